@@ -1,0 +1,156 @@
+/*
+ * addr.c: member addresses: their text form, and the interface addresses
+ * a daemon bound to a wildcard address can be reached at (for invites and
+ * hello frames).  Any thread; only addr_local does I/O (getifaddrs).
+ */
+#include <arpa/inet.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node/addr.h"
+
+static int
+addr_port(const char *s, uint16_t *port)
+{
+	char *end;
+	unsigned long v;
+
+	if (*s < '0' || *s > '9')
+		return -1;
+	v = strtoul(s, &end, 10);
+	if (*end != '\0' || v == 0 || v > 65535)
+		return -1;
+	*port = (uint16_t)v;
+	return 0;
+}
+
+int
+addr_parse(const char *s, struct addr *out)
+{
+	char host[64];
+	const char *colon;
+	size_t n;
+
+	memset(out, 0, sizeof(*out));
+	if (s[0] == '[') {
+		const char *close = strchr(s, ']');
+
+		if (close == NULL || close[1] != ':')
+			return -1;
+		n = (size_t)(close - s - 1);
+		if (n == 0 || n >= sizeof(host))
+			return -1;
+		memcpy(host, s + 1, n);
+		host[n] = '\0';
+		if (inet_pton(AF_INET6, host, out->ip) != 1)
+			return -1;
+		out->family = 6;
+		return addr_port(close + 2, &out->port);
+	}
+	if ((colon = strrchr(s, ':')) == NULL)
+		return -1;
+	n = (size_t)(colon - s);
+	if (n == 0 || n >= sizeof(host))
+		return -1;
+	memcpy(host, s, n);
+	host[n] = '\0';
+	if (inet_pton(AF_INET, host, out->ip) != 1)
+		return -1;
+	out->family = 4;
+	return addr_port(colon + 1, &out->port);
+}
+
+void
+addr_format(const struct addr *a, char out[ADDR_STRLEN])
+{
+	char host[INET6_ADDRSTRLEN];
+
+	if (a->family == 6) {
+		inet_ntop(AF_INET6, a->ip, host, sizeof(host));
+		snprintf(out, ADDR_STRLEN, "[%s]:%u", host, a->port);
+	} else {
+		inet_ntop(AF_INET, a->ip, host, sizeof(host));
+		snprintf(out, ADDR_STRLEN, "%s:%u", host, a->port);
+	}
+}
+
+int
+addr_equal(const struct addr *a, const struct addr *b)
+{
+	size_t n = a->family == 6 ? 16 : 4;
+
+	return a->family == b->family && a->port == b->port &&
+	    memcmp(a->ip, b->ip, n) == 0;
+}
+
+int
+addr_is_unspecified(const struct addr *a)
+{
+	static const uint8_t zero[16];
+
+	return memcmp(a->ip, zero, a->family == 6 ? 16 : 4) == 0;
+}
+
+/* Ranks an interface address: 0 global, 1 loopback, -1 unusable.  IPv6
+ * link-local addresses need a scope id an invite cannot carry. */
+static int
+addr_rank(const struct sockaddr *sa, struct addr *a, uint16_t port)
+{
+	memset(a, 0, sizeof(*a));
+	a->port = port;
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		a->family = 4;
+		memcpy(a->ip, &in->sin_addr, 4);
+		return a->ip[0] == 127 ? 1 : 0;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+		if (IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr) ||
+		    IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
+			return -1;
+		a->family = 6;
+		memcpy(a->ip, &in6->sin6_addr, 16);
+		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ? 1 : 0;
+	}
+	return -1;
+}
+
+int
+addr_local(const struct addr *listen, struct addr *out, size_t max)
+{
+	struct ifaddrs *ifs = NULL;
+	size_t n = 0;
+
+	if (!addr_is_unspecified(listen)) {
+		if (max == 0)
+			return 0;
+		out[0] = *listen;
+		return 1;
+	}
+	if (getifaddrs(&ifs) == -1)
+		return -1;
+	/* Two passes: global addresses first, so a peer elsewhere tries them
+	 * before loopback, which only works on this machine. */
+	for (int pass = 0; pass < 2; pass++) {
+		for (struct ifaddrs *i = ifs; i != NULL && n < max; i = i->ifa_next) {
+			struct addr a;
+
+			if (i->ifa_addr == NULL || !(i->ifa_flags & IFF_UP))
+				continue;
+			if (addr_rank(i->ifa_addr, &a, listen->port) != pass)
+				continue;
+			if (listen->family == 4 && a.family != 4)
+				continue;
+			out[n++] = a;
+		}
+	}
+	freeifaddrs(ifs);
+	return (int)n;
+}

@@ -1,0 +1,34 @@
+/*
+ * addr.h: a member's network address (IPv4 or IPv6 and a UDP port), its
+ * text form ("192.0.2.1:7778", "[2001:db8::1]:7778"), and the local
+ * addresses a daemon listening on a given address can be reached at.
+ */
+#ifndef PAPO_ADDR_H
+#define PAPO_ADDR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define ADDR_STRLEN 48   /* "[" 39 "]:" 5 NUL, rounded up */
+
+struct addr {
+	uint8_t family;  /* 4 or 6 */
+	uint8_t ip[16];  /* IPv4 in the first 4 bytes */
+	uint16_t port;
+};
+
+/* Parses "ADDR:PORT" (IPv6 in brackets).  Returns 0 or -1. */
+int addr_parse(const char *s, struct addr *out);
+void addr_format(const struct addr *a, char out[ADDR_STRLEN]);
+int addr_equal(const struct addr *a, const struct addr *b);
+int addr_is_unspecified(const struct addr *a);
+
+/*
+ * Fills out (room for max) with the addresses where a socket bound to
+ * listen is reached: listen itself when it names one address, else the
+ * up interfaces' addresses of its family (0.0.0.0 gives IPv4, :: gives
+ * both), global ones first, loopback last.  Returns the count, or -1.
+ */
+int addr_local(const struct addr *listen, struct addr *out, size_t max);
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * crypto.c: the member identity and the keys of a room, on libsodium
+ * (docs/PROTOCOL.md, "Identity" and "Keys").  Any thread.  Secret keys are
+ * wiped with sodium_memzero whenever they are released; this file never
+ * writes a secret anywhere but $PAPO_HOME/identity.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "node/b32.h"
+#include "node/crypto.h"
+#include "node/fsutil.h"
+
+/* The KDF context: exactly crypto_kdf_CONTEXTBYTES (8) characters. */
+#define SEC_KDF_CONTEXT "paporoom"
+#define SEC_KDF_SEAL 1
+#define SEC_KDF_ROOM_ID 2
+
+int
+sec_init(void)
+{
+	return sodium_init() < 0 ? -1 : 0;
+}
+
+/* The identity file holds the 32-byte Ed25519 seed; the key pair is
+ * derived from it, so the file cannot hold a mismatched public key. */
+struct identity *
+sec_identity_load(char err[PAPO_ERR_LEN], const char *home)
+{
+	struct identity *id = NULL;
+	uint8_t seed[crypto_sign_SEEDBYTES];
+	char path[4096];
+	char *data = NULL;
+	size_t len = 0;
+	struct stat st;
+	int exists;
+
+	if (sec_init() == -1) {
+		snprintf(err, PAPO_ERR_LEN, "libsodium failed to initialise");
+		return NULL;
+	}
+	if (fs_path(path, sizeof(path), home, "identity") == -1) {
+		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
+		return NULL;
+	}
+	if ((id = sodium_malloc(sizeof(*id))) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	if (fs_read(err, path, 4096, &data, &len, &exists) == -1) {
+		if (exists || fs_home(err, home) == -1)
+			goto fail;
+		randombytes_buf(seed, sizeof(seed));
+		if (fs_write(err, path, seed, sizeof(seed)) == -1)
+			goto fail;
+	} else {
+		if (len != sizeof(seed)) {
+			snprintf(err, PAPO_ERR_LEN, "%s is damaged: %zu bytes "
+			    "where an identity has %zu", path, len, sizeof(seed));
+			goto fail;
+		}
+		if (stat(path, &st) == 0 && (st.st_mode & 077) != 0) {
+			snprintf(err, PAPO_ERR_LEN, "%s can be read by others "
+			    "(mode %03o): chmod 600 it", path,
+			    (unsigned)(st.st_mode & 0777));
+			goto fail;
+		}
+		memcpy(seed, data, sizeof(seed));
+	}
+	crypto_sign_seed_keypair(id->pk, id->sk, seed);
+	sodium_memzero(seed, sizeof(seed));
+	if (data != NULL) {
+		sodium_memzero(data, len);
+		free(data);
+	}
+	return id;
+fail:
+	sodium_memzero(seed, sizeof(seed));
+	if (data != NULL) {
+		sodium_memzero(data, len);
+		free(data);
+	}
+	sec_identity_free(id);
+	return NULL;
+}
+
+void
+sec_identity_free(struct identity *id)
+{
+	/* sodium_free wipes the memory before releasing it. */
+	if (id != NULL)
+		sodium_free(id);
+}
+
+void
+sec_id_format(const uint8_t pk[32], char out[PAPO_ID_LEN + 1])
+{
+	b32_encode(pk, 32, out);
+}
+
+int
+sec_id_parse(const char *s, uint8_t pk[32])
+{
+	if (strlen(s) != PAPO_ID_LEN)
+		return -1;
+	for (size_t i = 0; i < PAPO_ID_LEN; i++)
+		if (s[i] >= 'A' && s[i] <= 'Z')
+			return -1;    /* one spelling per id */
+	return b32_decode(s, PAPO_ID_LEN, pk, 32, NULL) == 32 ? 0 : -1;
+}
+
+static const char sec_alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
+
+void
+sec_msgid_new(char out[PAPO_MSGID_LEN + 1])
+{
+	for (size_t i = 0; i < PAPO_MSGID_LEN; i++)
+		out[i] = sec_alphabet[randombytes_uniform(32)];
+	out[PAPO_MSGID_LEN] = '\0';
+}
+
+int
+sec_msgid_valid(const char *s, uint64_t *v)
+{
+	uint64_t acc = 0;
+	size_t i;
+
+	for (i = 0; i < PAPO_MSGID_LEN; i++) {
+		const char *p;
+
+		if (s[i] == '\0' || (p = strchr(sec_alphabet, s[i])) == NULL)
+			return 0;
+		acc = (acc << 5) | (uint64_t)(p - sec_alphabet);
+	}
+	if (s[i] != '\0')
+		return 0;
+	if (v != NULL)
+		*v = acc;
+	return 1;
+}
+
+void
+sec_room_keys(const uint8_t secret[32], struct room_keys *out)
+{
+	crypto_kdf_derive_from_key(out->seal, sizeof(out->seal), SEC_KDF_SEAL,
+	    SEC_KDF_CONTEXT, secret);
+	crypto_kdf_derive_from_key(out->id, sizeof(out->id), SEC_KDF_ROOM_ID,
+	    SEC_KDF_CONTEXT, secret);
+}
+
+void
+sec_room_id_format(const struct room_keys *k, char out[PAPO_ROOMID_LEN + 1])
+{
+	b32_encode(k->id, sizeof(k->id), out);
+}

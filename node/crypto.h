@@ -1,0 +1,53 @@
+/*
+ * crypto.h: everything papo does with libsodium apart from sealing frames:
+ * the member identity (an Ed25519 key pair kept in $PAPO_HOME/identity),
+ * member ids, message ids, and the keys derived from a room secret
+ * (docs/PROTOCOL.md, "Keys").  Prefix sec_ (libsodium owns crypto_).
+ */
+#ifndef PAPO_CRYPTO_H
+#define PAPO_CRYPTO_H
+
+#include <stdint.h>
+
+#include "node/node.h"
+
+struct identity {
+	uint8_t pk[32];   /* public key: the member id */
+	uint8_t sk[64];   /* secret key, libsodium layout (seed || pk) */
+};
+
+/* Initialises libsodium; safe to call more than once.  -1 on failure. */
+int sec_init(void);
+
+/*
+ * Loads home's identity, creating it (mode 0600) when there is none.
+ * Refuses a file of the wrong size or one that others may read.  Returns
+ * a new identity to release with sec_identity_free, or NULL with err set.
+ */
+struct identity *sec_identity_load(char err[PAPO_ERR_LEN], const char *home);
+
+/* Wipes and frees; NULL is a no-op. */
+void sec_identity_free(struct identity *id);
+
+/* The 52-character text of a member id (out holds PAPO_ID_LEN + 1). */
+void sec_id_format(const uint8_t pk[32], char out[PAPO_ID_LEN + 1]);
+/* Parses exactly PAPO_ID_LEN characters; 0 or -1. */
+int sec_id_parse(const char *s, uint8_t pk[32]);
+
+/* A fresh random message id (out holds PAPO_MSGID_LEN + 1). */
+void sec_msgid_new(char out[PAPO_MSGID_LEN + 1]);
+/* 1 when s is PAPO_MSGID_LEN base32 characters (then *v is its 50-bit
+ * value, if v is not NULL), else 0. */
+int sec_msgid_valid(const char *s, uint64_t *v);
+
+struct room_keys {
+	uint8_t seal[32];                 /* XChaCha20-Poly1305 key for frames */
+	uint8_t id[16];                   /* public room id */
+};
+
+/* Derives a room's keys from its secret (libsodium KDF). */
+void sec_room_keys(const uint8_t secret[32], struct room_keys *out);
+/* The public room id as text (out holds PAPO_ROOMID_LEN + 1). */
+void sec_room_id_format(const struct room_keys *k, char out[PAPO_ROOMID_LEN + 1]);
+
+#endif

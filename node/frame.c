@@ -1,0 +1,850 @@
+/*
+ * frame.c: the wire codec of docs/PROTOCOL.md, "Frames": typed frames to
+ * JSON (cJSON) and back, sealing with XChaCha20-Poly1305 under the room
+ * key, and the Ed25519 signatures of msg and ack frames.
+ *
+ * Pure: no I/O, no clock, no threads (the nonce comes from libsodium's
+ * random generator).  Decoding is strict: every field of every type is
+ * listed in a table, and a frame with an unknown, duplicated, mistyped or
+ * missing field, invalid UTF-8, or a value over its limit is refused with
+ * a typed error before anything is allocated for it.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <sodium.h>
+
+#include "node/b32.h"
+#include "node/frame.h"
+#include "node/utf8.h"
+
+/* The largest integer a JSON number carries exactly (2^53). */
+#define FRAME_INT_MAX 9007199254740992.0
+#define FRAME_SIG_B64_LEN 86   /* 64 bytes, base64url without padding */
+#define FRAME_SIG_INPUT_MAX (PAPO_BODY_MAX + 512)
+
+/* Field tables: every field a frame type may carry, its JSON type, and
+ * whether it must be present.  Up to 32 fields per object. */
+enum ftype { F_STRING, F_NUMBER, F_ARRAY };
+
+struct field {
+	const char *name;
+	enum ftype type;
+	int required;
+};
+
+static const struct field hello_fields[] = {
+	{ "t", F_STRING, 1 }, { "v", F_NUMBER, 1 }, { "id", F_STRING, 1 },
+	{ "name", F_STRING, 1 }, { "about", F_STRING, 1 },
+	{ "addrs", F_ARRAY, 1 }, { "msgs", F_NUMBER, 1 },
+	{ "digest", F_STRING, 1 }, { NULL, 0, 0 }
+};
+static const struct field msg_fields[] = {
+	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "from", F_STRING, 1 },
+	{ "name", F_STRING, 1 }, { "ts", F_NUMBER, 1 },
+	{ "body", F_STRING, 1 }, { "to", F_STRING, 0 },
+	{ "reply_to", F_STRING, 0 }, { "sig", F_STRING, 1 }, { NULL, 0, 0 }
+};
+static const struct field ack_fields[] = {
+	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "by", F_STRING, 1 },
+	{ "state", F_STRING, 1 }, { "ts", F_NUMBER, 1 },
+	{ "sig", F_STRING, 1 }, { NULL, 0, 0 }
+};
+static const struct field peers_fields[] = {
+	{ "t", F_STRING, 1 }, { "members", F_ARRAY, 1 }, { NULL, 0, 0 }
+};
+static const struct field peer_fields[] = {
+	{ "id", F_STRING, 1 }, { "name", F_STRING, 1 },
+	{ "about", F_STRING, 1 }, { "addrs", F_ARRAY, 1 },
+	{ "seen", F_NUMBER, 1 }, { NULL, 0, 0 }
+};
+static const struct field sync_fields[] = {
+	{ "t", F_STRING, 1 }, { "since", F_NUMBER, 1 },
+	{ "have", F_ARRAY, 1 }, { NULL, 0, 0 }
+};
+static const struct field bye_fields[] = {
+	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { NULL, 0, 0 }
+};
+
+static const struct {
+	const char *name;
+	const struct field *fields;
+} frame_types[] = {
+	[FRAME_HELLO] = { "hello", hello_fields },
+	[FRAME_MSG] = { "msg", msg_fields },
+	[FRAME_ACK] = { "ack", ack_fields },
+	[FRAME_PEERS] = { "peers", peers_fields },
+	[FRAME_SYNC] = { "sync", sync_fields },
+	[FRAME_BYE] = { "bye", bye_fields },
+};
+#define FRAME_NTYPES (sizeof(frame_types) / sizeof(frame_types[0]))
+
+static const char *const frame_errors[] = {
+	[FRAME_OK] = "ok",
+	[FRAME_ERR_TOO_BIG] = "frame larger than 64 KiB",
+	[FRAME_ERR_SEAL] = "frame does not open with this room's key",
+	[FRAME_ERR_UTF8] = "text that is not valid UTF-8",
+	[FRAME_ERR_JSON] = "not a JSON object",
+	[FRAME_ERR_TYPE] = "unknown frame type",
+	[FRAME_ERR_UNKNOWN_FIELD] = "unknown field",
+	[FRAME_ERR_DUPLICATE_FIELD] = "field given twice",
+	[FRAME_ERR_FIELD_TYPE] = "field of the wrong type",
+	[FRAME_ERR_MISSING_FIELD] = "missing field",
+	[FRAME_ERR_VALUE] = "malformed value",
+	[FRAME_ERR_NAME_LONG] = "name longer than 64 bytes",
+	[FRAME_ERR_ABOUT_LONG] = "about longer than 256 bytes",
+	[FRAME_ERR_BODY_LONG] = "body longer than 48 KiB",
+	[FRAME_ERR_TOO_MANY] = "list longer than its limit",
+	[FRAME_ERR_SIGNATURE] = "signature does not verify",
+	[FRAME_ERR_NOMEM] = "out of memory",
+};
+
+const char *
+frame_type_name(enum frame_type t)
+{
+	if ((size_t)t == 0 || (size_t)t >= FRAME_NTYPES)
+		return "?";
+	return frame_types[t].name;
+}
+
+const char *
+frame_strerror(enum frame_err e)
+{
+	if ((size_t)e >= sizeof(frame_errors) / sizeof(frame_errors[0]))
+		return "unknown error";
+	return frame_errors[e];
+}
+
+/* Signatures: over a fixed binary layout of the fields, prefixed with a
+ * label per frame type and the room id, so a signature is valid for one
+ * kind of frame in one room only, and re-encoding the JSON (other key
+ * order, other escapes) never breaks it. */
+static int
+frame_msg_signed(const struct frame_msg *m, const struct room_keys *k,
+    struct buf *b)
+{
+	size_t nlen = strlen(m->name);
+
+	buf_add(b, "papo msg v1", 12);
+	buf_add(b, k->id, sizeof(k->id));
+	buf_add(b, m->id, PAPO_MSGID_LEN);
+	buf_add(b, m->from, 32);
+	buf_u64(b, m->ts);
+	buf_u8(b, (uint8_t)nlen);
+	buf_add(b, m->name, nlen);
+	buf_u8(b, m->has_to ? 1 : 0);
+	if (m->has_to)
+		buf_add(b, m->to, 32);
+	buf_u8(b, m->has_reply_to ? 1 : 0);
+	if (m->has_reply_to)
+		buf_add(b, m->reply_to, PAPO_MSGID_LEN);
+	buf_u32(b, (uint32_t)m->body_len);
+	buf_add(b, m->body, m->body_len);
+	return b->toobig ? -1 : 0;
+}
+
+static int
+frame_ack_signed(const struct frame_ack *a, const struct room_keys *k,
+    struct buf *b)
+{
+	buf_add(b, "papo ack v1", 12);
+	buf_add(b, k->id, sizeof(k->id));
+	buf_add(b, a->id, PAPO_MSGID_LEN);
+	buf_add(b, a->by, 32);
+	buf_u8(b, (uint8_t)a->state);
+	buf_u64(b, a->ts);
+	return b->toobig ? -1 : 0;
+}
+
+/* Checks the limits a decoder enforces, so that an encoder never sends
+ * what the other side would refuse. */
+static enum frame_err
+frame_check_text(const char *s, size_t max, enum frame_err too_long,
+    int printable)
+{
+	size_t n = strlen(s);
+
+	if (n > max)
+		return too_long;
+	if (!utf8_valid(s, n))
+		return FRAME_ERR_UTF8;
+	if (printable && !utf8_printable(s, n))
+		return FRAME_ERR_VALUE;
+	return FRAME_OK;
+}
+
+static enum frame_err
+frame_check_person(const char *name, const char *about)
+{
+	enum frame_err e;
+
+	if (name[0] == '\0')
+		return FRAME_ERR_VALUE;
+	if ((e = frame_check_text(name, PAPO_NAME_MAX, FRAME_ERR_NAME_LONG, 1)))
+		return e;
+	return frame_check_text(about, PAPO_ABOUT_MAX, FRAME_ERR_ABOUT_LONG, 1);
+}
+
+static enum frame_err
+frame_check(const struct frame *f)
+{
+	const struct frame_msg *m = &f->u.msg;
+	enum frame_err e;
+
+	switch (f->type) {
+	case FRAME_HELLO:
+		if (f->u.hello.naddr > PAPO_ADDR_MAX)
+			return FRAME_ERR_TOO_MANY;
+		return frame_check_person(f->u.hello.name, f->u.hello.about);
+	case FRAME_MSG:
+		if (!sec_msgid_valid(m->id, NULL) ||
+		    (m->has_reply_to && !sec_msgid_valid(m->reply_to, NULL)) ||
+		    m->body == NULL || strlen(m->body) != m->body_len)
+			return FRAME_ERR_VALUE;
+		if (m->body_len > PAPO_BODY_MAX)
+			return FRAME_ERR_BODY_LONG;
+		if (!utf8_valid(m->body, m->body_len))
+			return FRAME_ERR_UTF8;
+		if ((e = frame_check_text(m->name, PAPO_NAME_MAX,
+		    FRAME_ERR_NAME_LONG, 1)) != FRAME_OK)
+			return e;
+		return m->name[0] == '\0' ? FRAME_ERR_VALUE : FRAME_OK;
+	case FRAME_ACK:
+		if (!sec_msgid_valid(f->u.ack.id, NULL) ||
+		    (f->u.ack.state != ACK_DELIVERED && f->u.ack.state != ACK_READ))
+			return FRAME_ERR_VALUE;
+		return FRAME_OK;
+	case FRAME_PEERS:
+		if (f->u.peers.n > FRAME_PEERS_MAX)
+			return FRAME_ERR_TOO_MANY;
+		for (size_t i = 0; i < f->u.peers.n; i++) {
+			const struct frame_peer *p = &f->u.peers.v[i];
+
+			if (p->naddr > PAPO_ADDR_MAX)
+				return FRAME_ERR_TOO_MANY;
+			if ((e = frame_check_person(p->name, p->about)))
+				return e;
+		}
+		return FRAME_OK;
+	case FRAME_SYNC:
+		if (f->u.sync.n > FRAME_SYNC_MAX)
+			return FRAME_ERR_TOO_MANY;
+		for (size_t i = 0; i < f->u.sync.n; i++)
+			if (!sec_msgid_valid(f->u.sync.have[i], NULL))
+				return FRAME_ERR_VALUE;
+		return FRAME_OK;
+	case FRAME_BYE:
+		return FRAME_OK;
+	}
+	return FRAME_ERR_TYPE;
+}
+
+/* Encoding. */
+
+static int
+json_key32(cJSON *o, const char *name, const uint8_t k[32])
+{
+	char text[PAPO_ID_LEN + 1];
+
+	b32_encode(k, 32, text);
+	return cJSON_AddStringToObject(o, name, text) == NULL ? -1 : 0;
+}
+
+static int
+json_addrs(cJSON *o, const struct addr *a, size_t n)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "addrs");
+
+	if (arr == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		char text[ADDR_STRLEN];
+		cJSON *s;
+
+		addr_format(&a[i], text);
+		if ((s = cJSON_CreateString(text)) == NULL)
+			return -1;
+		cJSON_AddItemToArray(arr, s);
+	}
+	return 0;
+}
+
+static int
+json_sig(cJSON *o, const uint8_t sig[64])
+{
+	char text[FRAME_SIG_B64_LEN + 1];
+
+	sodium_bin2base64(text, sizeof(text), sig, 64,
+	    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	return cJSON_AddStringToObject(o, "sig", text) == NULL ? -1 : 0;
+}
+
+static int
+json_num(cJSON *o, const char *name, uint64_t v)
+{
+	return cJSON_AddNumberToObject(o, name, (double)v) == NULL ? -1 : 0;
+}
+
+static int
+json_str(cJSON *o, const char *name, const char *v)
+{
+	return cJSON_AddStringToObject(o, name, v) == NULL ? -1 : 0;
+}
+
+static int
+frame_to_json(const struct frame *f, cJSON *o)
+{
+	int r = json_str(o, "t", frame_type_name(f->type));
+
+	switch (f->type) {
+	case FRAME_HELLO: {
+		const struct frame_hello *h = &f->u.hello;
+
+		r |= json_num(o, "v", h->version);
+		r |= json_key32(o, "id", h->id);
+		r |= json_str(o, "name", h->name);
+		r |= json_str(o, "about", h->about);
+		r |= json_addrs(o, h->addr, h->naddr);
+		r |= json_num(o, "msgs", h->msgs);
+		r |= json_key32(o, "digest", h->digest);
+		break;
+	}
+	case FRAME_MSG: {
+		const struct frame_msg *m = &f->u.msg;
+
+		r |= json_str(o, "id", m->id);
+		r |= json_key32(o, "from", m->from);
+		r |= json_str(o, "name", m->name);
+		r |= json_num(o, "ts", m->ts);
+		r |= json_str(o, "body", m->body);
+		if (m->has_to)
+			r |= json_key32(o, "to", m->to);
+		if (m->has_reply_to)
+			r |= json_str(o, "reply_to", m->reply_to);
+		r |= json_sig(o, m->sig);
+		break;
+	}
+	case FRAME_ACK: {
+		const struct frame_ack *a = &f->u.ack;
+
+		r |= json_str(o, "id", a->id);
+		r |= json_key32(o, "by", a->by);
+		r |= json_str(o, "state",
+		    a->state == ACK_READ ? "read" : "delivered");
+		r |= json_num(o, "ts", a->ts);
+		r |= json_sig(o, a->sig);
+		break;
+	}
+	case FRAME_PEERS: {
+		cJSON *arr = cJSON_AddArrayToObject(o, "members");
+
+		if (arr == NULL)
+			return -1;
+		for (size_t i = 0; i < f->u.peers.n; i++) {
+			const struct frame_peer *p = &f->u.peers.v[i];
+			cJSON *m = cJSON_CreateObject();
+
+			if (m == NULL)
+				return -1;
+			cJSON_AddItemToArray(arr, m);
+			r |= json_key32(m, "id", p->id);
+			r |= json_str(m, "name", p->name);
+			r |= json_str(m, "about", p->about);
+			r |= json_addrs(m, p->addr, p->naddr);
+			r |= json_num(m, "seen", p->seen);
+		}
+		break;
+	}
+	case FRAME_SYNC: {
+		cJSON *arr;
+
+		r |= json_num(o, "since", f->u.sync.since);
+		if ((arr = cJSON_AddArrayToObject(o, "have")) == NULL)
+			return -1;
+		for (size_t i = 0; i < f->u.sync.n; i++) {
+			cJSON *s = cJSON_CreateString(f->u.sync.have[i]);
+
+			if (s == NULL)
+				return -1;
+			cJSON_AddItemToArray(arr, s);
+		}
+		break;
+	}
+	case FRAME_BYE:
+		r |= json_key32(o, "id", f->u.bye.id);
+		break;
+	}
+	return r == 0 ? 0 : -1;
+}
+
+int
+frame_encode(const struct frame *f, struct buf *out)
+{
+	cJSON *o = NULL;
+	char *text = NULL;
+	size_t len;
+	int rc = -1;
+
+	if (frame_check(f) != FRAME_OK)
+		goto out;
+	if ((o = cJSON_CreateObject()) == NULL || frame_to_json(f, o) == -1)
+		goto out;
+	if ((text = cJSON_PrintUnformatted(o)) == NULL)
+		goto out;
+	len = strlen(text);
+	if (len > FRAME_JSON_MAX)
+		goto out;
+	rc = buf_add(out, text, len);
+out:
+	cJSON_free(text);
+	cJSON_Delete(o);
+	return rc;
+}
+
+/* Decoding. */
+
+/* Checks obj against a field table: no unknown, duplicate, mistyped or
+ * missing field. */
+static enum frame_err
+frame_fields(const cJSON *obj, const struct field *fields)
+{
+	uint32_t seen = 0;
+	const cJSON *c;
+	size_t i;
+
+	if (!cJSON_IsObject(obj))
+		return FRAME_ERR_FIELD_TYPE;
+	cJSON_ArrayForEach(c, obj) {
+		for (i = 0; fields[i].name != NULL; i++)
+			if (strcmp(c->string, fields[i].name) == 0)
+				break;
+		if (fields[i].name == NULL)
+			return FRAME_ERR_UNKNOWN_FIELD;
+		if (seen & (1u << i))
+			return FRAME_ERR_DUPLICATE_FIELD;
+		seen |= 1u << i;
+		if ((fields[i].type == F_STRING && !cJSON_IsString(c)) ||
+		    (fields[i].type == F_NUMBER && !cJSON_IsNumber(c)) ||
+		    (fields[i].type == F_ARRAY && !cJSON_IsArray(c)))
+			return FRAME_ERR_FIELD_TYPE;
+	}
+	for (i = 0; fields[i].name != NULL; i++)
+		if (fields[i].required && !(seen & (1u << i)))
+			return FRAME_ERR_MISSING_FIELD;
+	return FRAME_OK;
+}
+
+static const char *
+get_str(const cJSON *o, const char *name)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return c != NULL ? c->valuestring : NULL;
+}
+
+/* Copies text field name into out (max bytes plus NUL); too_long is the
+ * error for a longer one. */
+static enum frame_err
+get_text(const cJSON *o, const char *name, char *out, size_t max,
+    enum frame_err too_long)
+{
+	const char *s = get_str(o, name);
+	size_t n = strlen(s);
+
+	if (n > max)
+		return too_long;
+	memcpy(out, s, n + 1);
+	return FRAME_OK;
+}
+
+static enum frame_err
+get_u64(const cJSON *o, const char *name, uint64_t *v)
+{
+	double d = cJSON_GetObjectItemCaseSensitive(o, name)->valuedouble;
+
+	if (!(d >= 0 && d <= FRAME_INT_MAX) || floor(d) != d)
+		return FRAME_ERR_VALUE;
+	*v = (uint64_t)d;
+	return FRAME_OK;
+}
+
+static enum frame_err
+get_key32(const cJSON *o, const char *name, uint8_t out[32])
+{
+	return sec_id_parse(get_str(o, name), out) == 0 ?
+	    FRAME_OK : FRAME_ERR_VALUE;
+}
+
+static enum frame_err
+get_msgid(const cJSON *o, const char *name, char out[PAPO_MSGID_LEN + 1])
+{
+	const char *s = get_str(o, name);
+
+	if (!sec_msgid_valid(s, NULL))
+		return FRAME_ERR_VALUE;
+	memcpy(out, s, PAPO_MSGID_LEN + 1);
+	return FRAME_OK;
+}
+
+static enum frame_err
+get_sig(const cJSON *o, uint8_t sig[64])
+{
+	const char *s = get_str(o, "sig");
+	size_t n;
+
+	if (strlen(s) != FRAME_SIG_B64_LEN ||
+	    sodium_base642bin(sig, 64, s, FRAME_SIG_B64_LEN, NULL, &n, NULL,
+	    sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 || n != 64)
+		return FRAME_ERR_VALUE;
+	return FRAME_OK;
+}
+
+static enum frame_err
+get_addrs(const cJSON *o, struct addr *a, size_t *n)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "addrs"), *c;
+
+	*n = 0;
+	if (cJSON_GetArraySize(arr) > PAPO_ADDR_MAX)
+		return FRAME_ERR_TOO_MANY;
+	cJSON_ArrayForEach(c, arr) {
+		if (!cJSON_IsString(c))
+			return FRAME_ERR_FIELD_TYPE;
+		if (addr_parse(c->valuestring, &a[*n]) == -1)
+			return FRAME_ERR_VALUE;
+		(*n)++;
+	}
+	return FRAME_OK;
+}
+
+#define TRY(x) do { if ((e = (x)) != FRAME_OK) return e; } while (0)
+
+static enum frame_err
+decode_hello(const cJSON *o, struct frame_hello *h)
+{
+	enum frame_err e;
+	uint64_t v;
+
+	TRY(get_u64(o, "v", &v));
+	if (v == 0 || v > UINT32_MAX)
+		return FRAME_ERR_VALUE;
+	h->version = (uint32_t)v;
+	TRY(get_key32(o, "id", h->id));
+	TRY(get_text(o, "name", h->name, PAPO_NAME_MAX, FRAME_ERR_NAME_LONG));
+	TRY(get_text(o, "about", h->about, PAPO_ABOUT_MAX,
+	    FRAME_ERR_ABOUT_LONG));
+	TRY(get_addrs(o, h->addr, &h->naddr));
+	TRY(get_u64(o, "msgs", &h->msgs));
+	return get_key32(o, "digest", h->digest);
+}
+
+static enum frame_err
+decode_msg(const cJSON *o, struct frame_msg *m)
+{
+	const char *body;
+	enum frame_err e;
+
+	TRY(get_msgid(o, "id", m->id));
+	TRY(get_key32(o, "from", m->from));
+	TRY(get_text(o, "name", m->name, PAPO_NAME_MAX, FRAME_ERR_NAME_LONG));
+	TRY(get_u64(o, "ts", &m->ts));
+	if (cJSON_GetObjectItemCaseSensitive(o, "to") != NULL) {
+		m->has_to = 1;
+		TRY(get_key32(o, "to", m->to));
+	}
+	if (cJSON_GetObjectItemCaseSensitive(o, "reply_to") != NULL) {
+		m->has_reply_to = 1;
+		TRY(get_msgid(o, "reply_to", m->reply_to));
+	}
+	TRY(get_sig(o, m->sig));
+	body = get_str(o, "body");
+	m->body_len = strlen(body);
+	if (m->body_len > PAPO_BODY_MAX)
+		return FRAME_ERR_BODY_LONG;
+	if ((m->body = malloc(m->body_len + 1)) == NULL)
+		return FRAME_ERR_NOMEM;
+	memcpy(m->body, body, m->body_len + 1);
+	return FRAME_OK;
+}
+
+static enum frame_err
+decode_ack(const cJSON *o, struct frame_ack *a)
+{
+	const char *state;
+	enum frame_err e;
+
+	TRY(get_msgid(o, "id", a->id));
+	TRY(get_key32(o, "by", a->by));
+	state = get_str(o, "state");
+	if (strcmp(state, "delivered") == 0)
+		a->state = ACK_DELIVERED;
+	else if (strcmp(state, "read") == 0)
+		a->state = ACK_READ;
+	else
+		return FRAME_ERR_VALUE;
+	TRY(get_u64(o, "ts", &a->ts));
+	return get_sig(o, a->sig);
+}
+
+static enum frame_err
+decode_peers(const cJSON *o, struct frame_peers *ps)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "members"), *c;
+	int n = cJSON_GetArraySize(arr);
+	enum frame_err e;
+
+	if (n > FRAME_PEERS_MAX)
+		return FRAME_ERR_TOO_MANY;
+	if (n > 0 && (ps->v = calloc((size_t)n, sizeof(*ps->v))) == NULL)
+		return FRAME_ERR_NOMEM;
+	cJSON_ArrayForEach(c, arr) {
+		struct frame_peer *p = &ps->v[ps->n];
+
+		TRY(frame_fields(c, peer_fields));
+		TRY(get_key32(c, "id", p->id));
+		TRY(get_text(c, "name", p->name, PAPO_NAME_MAX,
+		    FRAME_ERR_NAME_LONG));
+		TRY(get_text(c, "about", p->about, PAPO_ABOUT_MAX,
+		    FRAME_ERR_ABOUT_LONG));
+		TRY(get_addrs(c, p->addr, &p->naddr));
+		TRY(get_u64(c, "seen", &p->seen));
+		ps->n++;
+	}
+	return FRAME_OK;
+}
+
+static enum frame_err
+decode_sync(const cJSON *o, struct frame_sync *s)
+{
+	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "have"), *c;
+	int n = cJSON_GetArraySize(arr);
+	enum frame_err e;
+
+	TRY(get_u64(o, "since", &s->since));
+	if (n > FRAME_SYNC_MAX)
+		return FRAME_ERR_TOO_MANY;
+	if (n > 0 && (s->have = calloc((size_t)n, sizeof(*s->have))) == NULL)
+		return FRAME_ERR_NOMEM;
+	cJSON_ArrayForEach(c, arr) {
+		if (!cJSON_IsString(c))
+			return FRAME_ERR_FIELD_TYPE;
+		if (!sec_msgid_valid(c->valuestring, NULL))
+			return FRAME_ERR_VALUE;
+		memcpy(s->have[s->n++], c->valuestring, PAPO_MSGID_LEN + 1);
+	}
+	return FRAME_OK;
+}
+
+static enum frame_err
+frame_verify(const struct frame *f, const struct room_keys *k)
+{
+	const uint8_t *sig, *pk;
+	struct buf b;
+	enum frame_err e = FRAME_ERR_SIGNATURE;
+
+	buf_init(&b, FRAME_SIG_INPUT_MAX);
+	if (f->type == FRAME_MSG) {
+		sig = f->u.msg.sig, pk = f->u.msg.from;
+		if (frame_msg_signed(&f->u.msg, k, &b) == -1)
+			goto out;
+	} else if (f->type == FRAME_ACK) {
+		sig = f->u.ack.sig, pk = f->u.ack.by;
+		if (frame_ack_signed(&f->u.ack, k, &b) == -1)
+			goto out;
+	} else {
+		e = FRAME_OK;
+		goto out;
+	}
+	if (crypto_sign_verify_detached(sig, b.p, b.len, pk) == 0)
+		e = FRAME_OK;
+out:
+	buf_free(&b);
+	return e;
+}
+
+/* The strings cJSON hands back are NUL-terminated copies, so a NUL byte
+ * inside the raw JSON would silently cut a field short: refuse it, and
+ * anything that is not UTF-8, before parsing. */
+static enum frame_err
+frame_precheck(const char *json, size_t len)
+{
+	if (len > FRAME_JSON_MAX)
+		return FRAME_ERR_TOO_BIG;
+	if (memchr(json, '\0', len) != NULL)
+		return FRAME_ERR_JSON;
+	if (!utf8_valid(json, len))
+		return FRAME_ERR_UTF8;
+	return FRAME_OK;
+}
+
+enum frame_err
+frame_decode(const struct room_keys *k, const char *json, size_t len,
+    unsigned flags, struct frame *out)
+{
+	cJSON *o = NULL;
+	const char *end = NULL, *t;
+	enum frame_err e;
+	size_t i;
+
+	memset(out, 0, sizeof(*out));
+	if ((e = frame_precheck(json, len)) != FRAME_OK)
+		return e;
+	o = cJSON_ParseWithLengthOpts(json, len, &end, 0);
+	if (o == NULL || !cJSON_IsObject(o)) {
+		e = FRAME_ERR_JSON;
+		goto out;
+	}
+	/* Nothing but white space may follow the object. */
+	for (; end < json + len; end++)
+		if (*end != ' ' && *end != '\t' && *end != '\n' && *end != '\r') {
+			e = FRAME_ERR_JSON;
+			goto out;
+		}
+	t = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "t")) ?
+	    get_str(o, "t") : NULL;
+	if (t == NULL) {
+		e = cJSON_GetObjectItemCaseSensitive(o, "t") == NULL ?
+		    FRAME_ERR_MISSING_FIELD : FRAME_ERR_FIELD_TYPE;
+		goto out;
+	}
+	for (i = 1; i < FRAME_NTYPES; i++)
+		if (strcmp(t, frame_types[i].name) == 0)
+			break;
+	if (i == FRAME_NTYPES) {
+		e = FRAME_ERR_TYPE;
+		goto out;
+	}
+	out->type = (enum frame_type)i;
+	if ((e = frame_fields(o, frame_types[i].fields)) != FRAME_OK)
+		goto out;
+	switch (out->type) {
+	case FRAME_HELLO:
+		e = decode_hello(o, &out->u.hello);
+		break;
+	case FRAME_MSG:
+		e = decode_msg(o, &out->u.msg);
+		break;
+	case FRAME_ACK:
+		e = decode_ack(o, &out->u.ack);
+		break;
+	case FRAME_PEERS:
+		e = decode_peers(o, &out->u.peers);
+		break;
+	case FRAME_SYNC:
+		e = decode_sync(o, &out->u.sync);
+		break;
+	case FRAME_BYE:
+		e = get_key32(o, "id", out->u.bye.id);
+		break;
+	}
+	if (e == FRAME_OK)
+		e = frame_check(out);
+	if (e == FRAME_OK && !(flags & FRAME_TRUSTED))
+		e = frame_verify(out, k);
+out:
+	cJSON_Delete(o);
+	if (e != FRAME_OK)
+		frame_clear(out);
+	return e;
+}
+
+int
+frame_seal(const struct room_keys *k, const struct frame *f, struct buf *out)
+{
+	struct buf plain;
+	uint8_t *sealed;
+	unsigned long long clen;
+	int rc = -1;
+
+	buf_init(&plain, FRAME_JSON_MAX);
+	if (frame_encode(f, &plain) == -1)
+		goto out;
+	if ((sealed = buf_reserve(out, FRAME_NONCE_LEN + plain.len +
+	    FRAME_TAG_LEN)) == NULL)
+		goto out;
+	randombytes_buf(sealed, FRAME_NONCE_LEN);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(sealed + FRAME_NONCE_LEN,
+	    &clen, plain.p, plain.len, NULL, 0, NULL, sealed, k->seal);
+	rc = 0;
+out:
+	if (plain.p != NULL)
+		sodium_memzero(plain.p, plain.cap);
+	buf_free(&plain);
+	return rc;
+}
+
+enum frame_err
+frame_open(const struct room_keys *k, const uint8_t *in, size_t len,
+    struct frame *out)
+{
+	uint8_t *plain = NULL;
+	unsigned long long plen;
+	enum frame_err e;
+
+	memset(out, 0, sizeof(*out));
+	if (len > PAPO_FRAME_MAX)
+		return FRAME_ERR_TOO_BIG;
+	if (len < FRAME_SEAL_OVERHEAD)
+		return FRAME_ERR_SEAL;
+	if ((plain = malloc(len)) == NULL)
+		return FRAME_ERR_NOMEM;
+	if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &plen, NULL,
+	    in + FRAME_NONCE_LEN, len - FRAME_NONCE_LEN, NULL, 0, in,
+	    k->seal) != 0)
+		e = FRAME_ERR_SEAL;
+	else
+		e = frame_decode(k, (const char *)plain, (size_t)plen, 0, out);
+	free(plain);
+	return e;
+}
+
+void
+frame_clear(struct frame *f)
+{
+	switch (f->type) {
+	case FRAME_MSG:
+		free(f->u.msg.body);
+		break;
+	case FRAME_PEERS:
+		free(f->u.peers.v);
+		break;
+	case FRAME_SYNC:
+		free(f->u.sync.have);
+		break;
+	default:
+		break;
+	}
+	memset(f, 0, sizeof(*f));
+}
+
+int
+frame_msg_sign(struct frame_msg *m, const struct room_keys *k,
+    const struct identity *id)
+{
+	struct buf b;
+	int rc = -1;
+
+	memcpy(m->from, id->pk, 32);
+	buf_init(&b, FRAME_SIG_INPUT_MAX);
+	if (m->body != NULL && frame_msg_signed(m, k, &b) == 0)
+		rc = crypto_sign_detached(m->sig, NULL, b.p, b.len, id->sk);
+	buf_free(&b);
+	return rc;
+}
+
+int
+frame_ack_sign(struct frame_ack *a, const struct room_keys *k,
+    const struct identity *id)
+{
+	struct buf b;
+	int rc = -1;
+
+	memcpy(a->by, id->pk, 32);
+	buf_init(&b, FRAME_SIG_INPUT_MAX);
+	if (frame_ack_signed(a, k, &b) == 0)
+		rc = crypto_sign_detached(a->sig, NULL, b.p, b.len, id->sk);
+	buf_free(&b);
+	return rc;
+}

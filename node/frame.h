@@ -1,0 +1,162 @@
+/*
+ * frame.h: the frames members exchange (docs/PROTOCOL.md, "Frames"), as
+ * typed structs; their JSON form (cJSON); sealing with XChaCha20-Poly1305
+ * under the room key; and the Ed25519 signatures of msg and ack frames,
+ * made over their fields rather than their JSON text.
+ *
+ * Pure apart from the random nonce of frame_seal: no I/O, no clock, no
+ * threads; fuzzed.  A decoded frame owns its heap parts: release them with
+ * frame_clear.
+ */
+#ifndef PAPO_FRAME_H
+#define PAPO_FRAME_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "node/addr.h"
+#include "node/buf.h"
+#include "node/crypto.h"
+#include "node/node.h"
+
+#define FRAME_VERSION 1
+#define FRAME_NONCE_LEN 24
+#define FRAME_TAG_LEN 16
+#define FRAME_SEAL_OVERHEAD (FRAME_NONCE_LEN + FRAME_TAG_LEN)
+#define FRAME_JSON_MAX (PAPO_FRAME_MAX - FRAME_SEAL_OVERHEAD)
+#define FRAME_PEERS_MAX 64     /* members in one peers frame */
+#define FRAME_SYNC_MAX 4096    /* ids in one sync frame */
+
+enum frame_type {
+	FRAME_HELLO = 1,
+	FRAME_MSG,
+	FRAME_ACK,
+	FRAME_PEERS,
+	FRAME_SYNC,
+	FRAME_BYE,
+};
+
+struct frame_hello {
+	uint32_t version;                  /* FRAME_VERSION */
+	uint8_t id[32];                    /* the sender */
+	char name[PAPO_NAME_MAX + 1];
+	char about[PAPO_ABOUT_MAX + 1];
+	size_t naddr;
+	struct addr addr[PAPO_ADDR_MAX];
+	uint64_t msgs;                     /* messages in its history */
+	uint8_t digest[32];                /* digest of their ids (store.h) */
+};
+
+struct frame_msg {
+	char id[PAPO_MSGID_LEN + 1];
+	uint8_t from[32];                  /* author */
+	char name[PAPO_NAME_MAX + 1];      /* author's name when sent */
+	uint64_t ts;                       /* ms since the epoch, author's clock */
+	char *body;                        /* owned, NUL-terminated UTF-8 */
+	size_t body_len;                   /* <= PAPO_BODY_MAX */
+	int has_to;
+	uint8_t to[32];                    /* addressee, if has_to */
+	int has_reply_to;
+	char reply_to[PAPO_MSGID_LEN + 1]; /* if has_reply_to */
+	uint8_t sig[64];                   /* by from, over frame_msg_signed() */
+};
+
+enum ack_state { ACK_DELIVERED = 1, ACK_READ };
+
+struct frame_ack {
+	char id[PAPO_MSGID_LEN + 1];       /* the message acknowledged */
+	uint8_t by[32];                    /* the acknowledging member */
+	enum ack_state state;
+	uint64_t ts;                       /* ms, by's clock */
+	uint8_t sig[64];                   /* by by */
+};
+
+struct frame_peer {
+	uint8_t id[32];
+	char name[PAPO_NAME_MAX + 1];
+	char about[PAPO_ABOUT_MAX + 1];
+	uint64_t seen;                     /* ms of last sign of life, 0 unknown */
+	size_t naddr;
+	struct addr addr[PAPO_ADDR_MAX];
+};
+
+struct frame_peers {
+	size_t n;                          /* <= FRAME_PEERS_MAX */
+	struct frame_peer *v;              /* owned */
+};
+
+struct frame_sync {
+	uint64_t since;                    /* asks for messages with ts >= since */
+	size_t n;                          /* <= FRAME_SYNC_MAX */
+	char (*have)[PAPO_MSGID_LEN + 1];  /* owned: ids it already has since then */
+};
+
+struct frame_bye {
+	uint8_t id[32];                    /* the member leaving */
+};
+
+struct frame {
+	enum frame_type type;
+	union {
+		struct frame_hello hello;
+		struct frame_msg msg;
+		struct frame_ack ack;
+		struct frame_peers peers;
+		struct frame_sync sync;
+		struct frame_bye bye;
+	} u;
+};
+
+enum frame_err {
+	FRAME_OK = 0,
+	FRAME_ERR_TOO_BIG,        /* frame over PAPO_FRAME_MAX */
+	FRAME_ERR_SEAL,           /* does not open with this room's key */
+	FRAME_ERR_UTF8,           /* text that is not valid UTF-8 */
+	FRAME_ERR_JSON,           /* not a JSON object */
+	FRAME_ERR_TYPE,           /* unknown "t" */
+	FRAME_ERR_UNKNOWN_FIELD,
+	FRAME_ERR_DUPLICATE_FIELD,
+	FRAME_ERR_FIELD_TYPE,     /* a field of the wrong JSON type */
+	FRAME_ERR_MISSING_FIELD,
+	FRAME_ERR_VALUE,          /* malformed id, address, state, number */
+	FRAME_ERR_NAME_LONG,      /* name over PAPO_NAME_MAX bytes */
+	FRAME_ERR_ABOUT_LONG,     /* about over PAPO_ABOUT_MAX bytes */
+	FRAME_ERR_BODY_LONG,      /* body over PAPO_BODY_MAX bytes */
+	FRAME_ERR_TOO_MANY,       /* a list over its limit */
+	FRAME_ERR_SIGNATURE,      /* signature does not verify */
+	FRAME_ERR_NOMEM,
+};
+
+/* Decoding flag: skip signature checks, for the member's own log only. */
+#define FRAME_TRUSTED 1u
+
+/* Appends f's JSON text to out.  -1 when out's limit or memory runs out,
+ * or f breaks a limit (a decoder would refuse what we sent). */
+int frame_encode(const struct frame *f, struct buf *out);
+
+/* Decodes len bytes of JSON text into *out (zeroed first).  On any error
+ * *out holds nothing to free. */
+enum frame_err frame_decode(const struct room_keys *k, const char *json,
+    size_t len, unsigned flags, struct frame *out);
+
+/* Appends nonce || ciphertext || tag of f to out. */
+int frame_seal(const struct room_keys *k, const struct frame *f, struct buf *out);
+
+/* Opens and decodes one sealed frame (signatures checked). */
+enum frame_err frame_open(const struct room_keys *k, const uint8_t *in,
+    size_t len, struct frame *out);
+
+/* Releases what a frame owns and zeroes it; safe on a zeroed frame. */
+void frame_clear(struct frame *f);
+
+/* Sign m or a as id, in the room of k: sets m->from / a->by and sig. */
+int frame_msg_sign(struct frame_msg *m, const struct room_keys *k,
+    const struct identity *id);
+int frame_ack_sign(struct frame_ack *a, const struct room_keys *k,
+    const struct identity *id);
+
+/* The name of a type ("msg") and of an error, for logs and replies. */
+const char *frame_type_name(enum frame_type t);
+const char *frame_strerror(enum frame_err e);
+
+#endif

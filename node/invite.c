@@ -1,0 +1,257 @@
+/*
+ * invite.c: the invite string that carries a room to a new member, its
+ * encoder and its decoder; docs/PROTOCOL.md, "Invite".  Pure: no I/O, no
+ * clock, no threads, no state, so any thread may call it and it is fuzzed
+ * (tests/fuzz/fuzz_invite.c).  It must never trust the text it is given:
+ * every byte is read through a bounds-checked cursor, and every way an
+ * invite can be broken has its own error a person can act on.
+ *
+ * The text is "papo1" and the lowercase base32 (no padding) of:
+ *
+ *	version u8 (1) | room secret 32 | inviter public key 32 |
+ *	address count u8 | addresses | checksum 4
+ *
+ * where each address is family u8 (4 or 6), 4 or 16 bytes of IP and the
+ * port as u16 big-endian.  The checksum is the first 4 bytes of a BLAKE2b
+ * hash (libsodium's crypto_generichash) with a 16-byte output
+ * (crypto_generichash_BYTES_MIN) over every byte before it.  The output
+ * length is part of BLAKE2b's parameters, so a 16-byte hash cut to 4
+ * differs from a 32-byte hash cut to 4; 16 is the value that is fixed.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <sodium.h>
+
+#include "node/b32.h"
+#include "node/buf.h"
+#include "node/invite.h"
+
+#define INVITE_PREFIX_LEN (sizeof(INVITE_PREFIX) - 1)
+#define INVITE_SUM_LEN 4
+#define INVITE_HEAD_LEN (1 + 32 + 32 + 1)
+#define INVITE_MIN_BYTES (INVITE_HEAD_LEN + INVITE_SUM_LEN)
+#define INVITE_ADDR_MAX_BYTES (1 + 16 + 2)
+#define INVITE_MAX_BYTES \
+	(INVITE_MIN_BYTES + PAPO_ADDR_MAX * INVITE_ADDR_MAX_BYTES)
+
+/*
+ * Writes the checksum of the n bytes at p.  BLAKE2b needs no sodium_init:
+ * libsodium selects its reference implementation statically, and
+ * sodium_init only swaps in a faster one that computes the same hash.
+ */
+static void
+invite_sum(const uint8_t *p, size_t n, uint8_t sum[INVITE_SUM_LEN])
+{
+	uint8_t h[crypto_generichash_BYTES_MIN];
+
+	crypto_generichash(h, sizeof(h), p, n, NULL, 0);
+	memcpy(sum, h, INVITE_SUM_LEN);
+}
+
+static size_t
+invite_ip_len(uint8_t family)
+{
+	return family == 4 ? 4 : 16;
+}
+
+char *
+invite_encode(const struct invite *inv)
+{
+	struct buf b;
+	uint8_t sum[INVITE_SUM_LEN];
+	char *s = NULL;
+
+	if (inv->naddr > PAPO_ADDR_MAX)
+		return NULL;
+	buf_init(&b, INVITE_MAX_BYTES);
+	buf_u8(&b, INVITE_VERSION);
+	buf_add(&b, inv->secret, sizeof(inv->secret));
+	buf_add(&b, inv->inviter, sizeof(inv->inviter));
+	buf_u8(&b, (uint8_t)inv->naddr);
+	for (size_t i = 0; i < inv->naddr; i++) {
+		const struct addr *a = &inv->addr[i];
+
+		/* The decoder refuses these, so an invite carrying one
+		 * would be useless to whoever receives it. */
+		if ((a->family != 4 && a->family != 6) || a->port == 0)
+			goto out;
+		buf_u8(&b, a->family);
+		buf_add(&b, a->ip, invite_ip_len(a->family));
+		buf_u16(&b, a->port);
+	}
+	/* A failed add sets toobig and refuses every later one, so one
+	 * check here covers them all. */
+	if (b.toobig)
+		goto out;
+	invite_sum(b.p, b.len, sum);
+	if (buf_add(&b, sum, sizeof(sum)) == -1)
+		goto out;
+	if ((s = malloc(INVITE_PREFIX_LEN + b32_len(b.len) + 1)) == NULL)
+		goto out;
+	memcpy(s, INVITE_PREFIX, INVITE_PREFIX_LEN);
+	b32_encode(b.p, b.len, s + INVITE_PREFIX_LEN);
+out:
+	/* The bytes hold the room secret. */
+	if (b.p != NULL)
+		sodium_memzero(b.p, b.cap);
+	buf_free(&b);
+	return s;
+}
+
+static int
+invite_b32_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	    (c >= '2' && c <= '7');
+}
+
+/* Reads the bytes between the count and the checksum into inv. */
+static enum invite_err
+invite_parse(struct rd *r, struct invite *inv)
+{
+	uint8_t n;
+
+	if (rd_u8(r, &inv->version) == -1)
+		return INVITE_TRUNCATED;
+	if (inv->version != INVITE_VERSION)
+		return INVITE_VERSION_BAD;
+	if (rd_bytes(r, inv->secret, sizeof(inv->secret)) == -1 ||
+	    rd_bytes(r, inv->inviter, sizeof(inv->inviter)) == -1 ||
+	    rd_u8(r, &n) == -1)
+		return INVITE_TRUNCATED;
+	if (n > PAPO_ADDR_MAX)
+		return INVITE_TOO_MANY_ADDRS;
+	for (size_t i = 0; i < n; i++) {
+		struct addr *a = &inv->addr[i];
+
+		if (rd_u8(r, &a->family) == -1)
+			return INVITE_TRUNCATED;
+		if (a->family != 4 && a->family != 6)
+			return INVITE_FAMILY;
+		if (rd_bytes(r, a->ip, invite_ip_len(a->family)) == -1 ||
+		    rd_u16(r, &a->port) == -1)
+			return INVITE_TRUNCATED;
+		if (a->port == 0)
+			return INVITE_PORT;
+	}
+	inv->naddr = n;
+	if (rd_left(r) > 0)
+		return INVITE_TRAILING;
+	return INVITE_OK;
+}
+
+enum invite_err
+invite_decode(const char *s, struct invite *out, size_t *pos)
+{
+	uint8_t raw[INVITE_MAX_BYTES], sum[INVITE_SUM_LEN];
+	struct invite inv;
+	struct rd r;
+	enum invite_err e;
+	const char *body;
+	size_t start, end, len;
+	long n;
+
+	memset(&inv, 0, sizeof(inv));
+	start = 0;
+	while (s[start] != '\0' && isspace((unsigned char)s[start]))
+		start++;
+	end = start + strlen(s + start);
+	while (end > start && isspace((unsigned char)s[end - 1]))
+		end--;
+	if (end == start)
+		return INVITE_EMPTY;
+	if (end - start < INVITE_PREFIX_LEN ||
+	    strncasecmp(s + start, INVITE_PREFIX, INVITE_PREFIX_LEN) != 0)
+		return INVITE_PREFIX_BAD;
+	body = s + start + INVITE_PREFIX_LEN;
+	len = end - start - INVITE_PREFIX_LEN;
+	if (len > b32_len(INVITE_MAX_BYTES))
+		return INVITE_LENGTH;
+	/*
+	 * Characters are checked before lengths because a stray character
+	 * (a quote, a line break inside the invite) also makes the length
+	 * wrong, and pointing at it tells the person what to fix.
+	 */
+	for (size_t i = 0; i < len; i++) {
+		if (!invite_b32_char(body[i])) {
+			if (pos != NULL)
+				*pos = (size_t)(body - s) + i;
+			return INVITE_CHAR;
+		}
+	}
+	/* Shorter than the smallest invite: whatever else is wrong, it was
+	 * cut short, and saying so is what helps. */
+	if (len < b32_len(INVITE_MIN_BYTES))
+		return INVITE_TRUNCATED;
+	n = b32_decode(body, len, raw, sizeof(raw), NULL);
+	if (n == -2) {
+		/* b32_decode gives -2 for a length no encoder makes and for
+		 * non-zero unused bits in the last character; the second
+		 * comes from a typo or a cut in the last characters, as a
+		 * checksum mismatch does, so it reads the same. */
+		len %= 8;
+		e = len == 1 || len == 3 || len == 6 ? INVITE_LENGTH :
+		    INVITE_CHECKSUM;
+		goto out;
+	}
+	if (n < 0) {
+		/* The characters and the capacity were checked above. */
+		e = INVITE_LENGTH;
+		goto out;
+	}
+	if ((size_t)n < INVITE_MIN_BYTES) {
+		e = INVITE_TRUNCATED;
+		goto out;
+	}
+	invite_sum(raw, (size_t)n - INVITE_SUM_LEN, sum);
+	if (sodium_memcmp(sum, raw + n - INVITE_SUM_LEN, INVITE_SUM_LEN) != 0) {
+		e = INVITE_CHECKSUM;
+		goto out;
+	}
+	rd_init(&r, raw, (size_t)n - INVITE_SUM_LEN);
+	if ((e = invite_parse(&r, &inv)) == INVITE_OK)
+		memcpy(out, &inv, sizeof(inv));
+out:
+	/* Both copies hold the room secret. */
+	sodium_memzero(raw, sizeof(raw));
+	sodium_memzero(&inv, sizeof(inv));
+	return e;
+}
+
+const char *
+invite_strerror(enum invite_err e)
+{
+	static const char *const msg[] = {
+		[INVITE_OK] = "ok",
+		[INVITE_EMPTY] = "invite is empty: paste the whole invite, "
+		    "which starts with papo1",
+		[INVITE_PREFIX_BAD] = "invite does not start with papo1: it is "
+		    "not a papo invite, or was copied incompletely at the start",
+		[INVITE_CHAR] = "invite has a character no invite contains "
+		    "(only a-z and 2-7): it was mistyped or changed in copying",
+		[INVITE_LENGTH] = "invite has a length no invite has: a "
+		    "character is missing or extra, or something was pasted "
+		    "with it",
+		[INVITE_TRUNCATED] = "invite is too short: it was cut off, "
+		    "copy all of it",
+		[INVITE_CHECKSUM] = "invite checksum does not match: it was "
+		    "mistyped or cut short, copy it again",
+		[INVITE_VERSION_BAD] = "invite was made by a newer papo: "
+		    "upgrade papo to join this room",
+		[INVITE_TOO_MANY_ADDRS] = "invite lists more addresses than "
+		    "papo accepts: it was made by a different papo",
+		[INVITE_FAMILY] = "invite has an address that is neither IPv4 "
+		    "nor IPv6: it was made by a different papo",
+		[INVITE_PORT] = "invite has an address with port 0, where no "
+		    "member can be reached: it was made by a different papo",
+		[INVITE_TRAILING] = "invite has bytes after its last address: "
+		    "it was made by a different papo",
+	};
+
+	if ((size_t)e >= sizeof(msg) / sizeof(msg[0]) || msg[e] == NULL)
+		return "invite is not valid";
+	return msg[e];
+}

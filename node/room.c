@@ -1,0 +1,384 @@
+/*
+ * room.c: $PAPO_HOME/room.json and the three things a person does with a
+ * room before any daemon runs: create one, join one from an invite, and
+ * print the invite for others (docs/PROTOCOL.md, "Files" and "Invite").
+ * Runs on the caller's thread; the secret is wiped before returning.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <sodium.h>
+
+#include "node/b32.h"
+#include "node/crypto.h"
+#include "node/fsutil.h"
+#include "node/invite.h"
+#include "node/room.h"
+#include "node/utf8.h"
+
+#define ROOM_FILE "room.json"
+#define ROOM_FILE_MAX (64 * 1024)
+
+int
+room_check_name(char err[PAPO_ERR_LEN], const char *name)
+{
+	size_t n = name != NULL ? strlen(name) : 0;
+
+	if (n == 0) {
+		snprintf(err, PAPO_ERR_LEN, "the member name is empty");
+		return -1;
+	}
+	if (n > PAPO_NAME_MAX) {
+		snprintf(err, PAPO_ERR_LEN, "the member name has %zu bytes; "
+		    "at most %d are allowed", n, PAPO_NAME_MAX);
+		return -1;
+	}
+	if (!utf8_printable(name, n)) {
+		snprintf(err, PAPO_ERR_LEN, "the member name must be UTF-8 "
+		    "text without control characters");
+		return -1;
+	}
+	return 0;
+}
+
+int
+room_check_about(char err[PAPO_ERR_LEN], const char *about)
+{
+	size_t n = about != NULL ? strlen(about) : 0;
+
+	if (n > PAPO_ABOUT_MAX) {
+		snprintf(err, PAPO_ERR_LEN, "the about text has %zu bytes; "
+		    "at most %d are allowed", n, PAPO_ABOUT_MAX);
+		return -1;
+	}
+	if (!utf8_printable(about != NULL ? about : "", n)) {
+		snprintf(err, PAPO_ERR_LEN, "the about text must be UTF-8 "
+		    "text without control characters");
+		return -1;
+	}
+	return 0;
+}
+
+void
+room_wipe(struct room *r)
+{
+	sodium_memzero(r, sizeof(*r));
+}
+
+static const char *
+room_json_str(const cJSON *o, const char *name)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return cJSON_IsString(c) ? c->valuestring : NULL;
+}
+
+int
+room_load(char err[PAPO_ERR_LEN], const char *home, struct room *out)
+{
+	char path[4096];
+	char *data = NULL;
+	const char *s, *what = NULL;
+	const cJSON *boot, *c;
+	cJSON *o = NULL;
+	size_t len;
+	int exists, rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if (fs_path(path, sizeof(path), home, ROOM_FILE) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
+		return -1;
+	}
+	if (fs_read(err, path, ROOM_FILE_MAX, &data, &len, &exists) == -1) {
+		if (!exists)
+			snprintf(err, PAPO_ERR_LEN, "%s has no room yet: run "
+			    "'papo new --name NAME' or 'papo join INVITE --name "
+			    "NAME' first", home);
+		goto out;
+	}
+	if ((o = cJSON_ParseWithLength(data, len)) == NULL) {
+		what = "it is not valid JSON";
+		goto bad;
+	}
+	if ((s = room_json_str(o, "room")) == NULL ||
+	    strlen(s) > ROOM_NAME_MAX) {
+		what = "\"room\" is missing or too long";
+		goto bad;
+	}
+	strcpy(out->name, s);
+	if ((s = room_json_str(o, "secret")) == NULL ||
+	    sec_id_parse(s, out->secret) == -1) {
+		what = "\"secret\" is missing or malformed";
+		goto bad;
+	}
+	if ((s = room_json_str(o, "name")) == NULL ||
+	    room_check_name(err, s) == -1) {
+		what = "\"name\" is missing or invalid";
+		goto bad;
+	}
+	strcpy(out->me, s);
+	if ((s = room_json_str(o, "about")) == NULL)
+		s = "";
+	if (room_check_about(err, s) == -1) {
+		what = "\"about\" is invalid";
+		goto bad;
+	}
+	strcpy(out->about, s);
+	if ((s = room_json_str(o, "inviter")) != NULL) {
+		if (sec_id_parse(s, out->inviter) == -1) {
+			what = "\"inviter\" is malformed";
+			goto bad;
+		}
+		out->has_inviter = 1;
+	}
+	boot = cJSON_GetObjectItemCaseSensitive(o, "bootstrap");
+	cJSON_ArrayForEach(c, boot) {
+		if (out->nboot == PAPO_ADDR_MAX || !cJSON_IsString(c) ||
+		    addr_parse(c->valuestring, &out->boot[out->nboot]) == -1) {
+			what = "\"bootstrap\" holds a malformed address";
+			goto bad;
+		}
+		out->nboot++;
+	}
+	rc = 0;
+	goto out;
+bad:
+	snprintf(err, PAPO_ERR_LEN, "%s is damaged: %s", path, what);
+out:
+	if (rc == -1)
+		room_wipe(out);
+	if (data != NULL) {
+		sodium_memzero(data, len);
+		free(data);
+	}
+	cJSON_Delete(o);
+	return rc;
+}
+
+int
+room_save(char err[PAPO_ERR_LEN], const char *home, const struct room *r)
+{
+	char path[4096], text[PAPO_ID_LEN + 1];
+	cJSON *o = NULL, *boot;
+	char *json = NULL;
+	int rc = -1;
+
+	if (fs_path(path, sizeof(path), home, ROOM_FILE) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
+		return -1;
+	}
+	if (fs_home(err, home) == -1)
+		return -1;
+	if ((o = cJSON_CreateObject()) == NULL)
+		goto nomem;
+	b32_encode(r->secret, sizeof(r->secret), text);
+	if (cJSON_AddStringToObject(o, "room", r->name) == NULL ||
+	    cJSON_AddStringToObject(o, "secret", text) == NULL ||
+	    cJSON_AddStringToObject(o, "name", r->me) == NULL ||
+	    cJSON_AddStringToObject(o, "about", r->about) == NULL)
+		goto nomem;
+	if (r->has_inviter) {
+		sec_id_format(r->inviter, text);
+		if (cJSON_AddStringToObject(o, "inviter", text) == NULL)
+			goto nomem;
+	}
+	if ((boot = cJSON_AddArrayToObject(o, "bootstrap")) == NULL)
+		goto nomem;
+	for (size_t i = 0; i < r->nboot; i++) {
+		char a[ADDR_STRLEN];
+
+		addr_format(&r->boot[i], a);
+		cJSON_AddItemToArray(boot, cJSON_CreateString(a));
+	}
+	if ((json = cJSON_Print(o)) == NULL)
+		goto nomem;
+	rc = fs_write(err, path, json, strlen(json));
+	goto out;
+nomem:
+	snprintf(err, PAPO_ERR_LEN, "out of memory writing %s", path);
+out:
+	sodium_memzero(text, sizeof(text));
+	if (json != NULL) {
+		sodium_memzero(json, strlen(json));
+		cJSON_free(json);
+	}
+	cJSON_Delete(o);
+	return rc;
+}
+
+/* Refuses to replace an existing room without force, saying which. */
+static int
+room_check_free(char err[PAPO_ERR_LEN], const char *home, int force)
+{
+	struct room old;
+	char path[4096];
+	FILE *f;
+
+	if (force || fs_path(path, sizeof(path), home, ROOM_FILE) == -1)
+		return 0;
+	if ((f = fopen(path, "r")) == NULL)
+		return 0;
+	fclose(f);
+	if (room_load(err, home, &old) == 0) {
+		snprintf(err, PAPO_ERR_LEN, "%s already holds room %s, where "
+		    "you are %s; pass --force to replace it and leave that room",
+		    home, old.name, old.me);
+		room_wipe(&old);
+	} else {
+		snprintf(err, PAPO_ERR_LEN, "%s already holds a room file; "
+		    "pass --force to replace it", home);
+	}
+	return -1;
+}
+
+static int
+room_listen(char err[PAPO_ERR_LEN], const char *listen, struct addr *a)
+{
+	if (addr_parse(listen, a) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "the QUIC listen address '%s' is not "
+		    "ADDR:PORT (for example 0.0.0.0:7778 or [::]:7778)", listen);
+		return -1;
+	}
+	return 0;
+}
+
+/* Encodes the invite of r for member id reachable at listen. */
+static int
+room_make_invite(char err[PAPO_ERR_LEN], const struct room *r,
+    const struct identity *id, const struct addr *listen, char **invite)
+{
+	struct invite inv;
+	int n;
+
+	memset(&inv, 0, sizeof(inv));
+	memcpy(inv.secret, r->secret, sizeof(inv.secret));
+	memcpy(inv.inviter, id->pk, sizeof(inv.inviter));
+	if ((n = addr_local(listen, inv.addr, PAPO_ADDR_MAX)) <= 0) {
+		snprintf(err, PAPO_ERR_LEN, "no network address to put in the "
+		    "invite: this machine has no interface that is up");
+		sodium_memzero(&inv, sizeof(inv));
+		return -1;
+	}
+	inv.naddr = (size_t)n;
+	*invite = invite_encode(&inv);
+	sodium_memzero(&inv, sizeof(inv));
+	if (*invite == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+int
+room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
+    const char *about, int force, const char *listen, char **invite)
+{
+	struct identity *id = NULL;
+	struct room_keys keys;
+	struct room r;
+	struct addr la;
+	char rid[PAPO_ROOMID_LEN + 1];
+	int rc = -1;
+
+	memset(&r, 0, sizeof(r));
+	if (room_check_name(err, name) == -1 ||
+	    room_check_about(err, about) == -1 ||
+	    room_listen(err, listen, &la) == -1 ||
+	    room_check_free(err, home, force) == -1)
+		goto out;
+	if ((id = sec_identity_load(err, home)) == NULL)
+		goto out;
+	randombytes_buf(r.secret, sizeof(r.secret));
+	sec_room_keys(r.secret, &keys);
+	sec_room_id_format(&keys, rid);
+	/* Invites carry no room name, so every member derives the same one
+	 * from the public room id. */
+	snprintf(r.name, sizeof(r.name), "papo-%.8s", rid);
+	snprintf(r.me, sizeof(r.me), "%s", name);
+	snprintf(r.about, sizeof(r.about), "%s", about != NULL ? about : "");
+	if (room_save(err, home, &r) == -1)
+		goto out;
+	rc = room_make_invite(err, &r, id, &la, invite);
+out:
+	sodium_memzero(&keys, sizeof(keys));
+	room_wipe(&r);
+	sec_identity_free(id);
+	return rc;
+}
+
+int
+room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
+    const char *name, const char *about, int force)
+{
+	struct identity *id = NULL;
+	struct room_keys keys;
+	struct invite inv;
+	struct room r;
+	char rid[PAPO_ROOMID_LEN + 1];
+	enum invite_err ie;
+	size_t pos = 0;
+	int rc = -1;
+
+	memset(&r, 0, sizeof(r));
+	memset(&keys, 0, sizeof(keys));
+	if ((ie = invite_decode(invite, &inv, &pos)) != INVITE_OK) {
+		if (ie == INVITE_CHAR)
+			snprintf(err, PAPO_ERR_LEN, "invalid invite: %s "
+			    "(character %zu, '%c')", invite_strerror(ie),
+			    pos + 1, invite[pos]);
+		else
+			snprintf(err, PAPO_ERR_LEN, "invalid invite: %s",
+			    invite_strerror(ie));
+		goto out;
+	}
+	if (room_check_name(err, name) == -1 ||
+	    room_check_about(err, about) == -1 ||
+	    room_check_free(err, home, force) == -1)
+		goto out;
+	if ((id = sec_identity_load(err, home)) == NULL)
+		goto out;
+	if (memcmp(id->pk, inv.inviter, sizeof(inv.inviter)) == 0) {
+		snprintf(err, PAPO_ERR_LEN, "this invite was made by this very "
+		    "member (%s); join it from another PAPO_HOME", home);
+		goto out;
+	}
+	memcpy(r.secret, inv.secret, sizeof(r.secret));
+	sec_room_keys(r.secret, &keys);
+	sec_room_id_format(&keys, rid);
+	snprintf(r.name, sizeof(r.name), "papo-%.8s", rid);
+	snprintf(r.me, sizeof(r.me), "%s", name);
+	snprintf(r.about, sizeof(r.about), "%s", about != NULL ? about : "");
+	r.has_inviter = 1;
+	memcpy(r.inviter, inv.inviter, sizeof(r.inviter));
+	r.nboot = inv.naddr;
+	memcpy(r.boot, inv.addr, inv.naddr * sizeof(inv.addr[0]));
+	rc = room_save(err, home, &r);
+out:
+	sodium_memzero(&inv, sizeof(inv));
+	sodium_memzero(&keys, sizeof(keys));
+	room_wipe(&r);
+	sec_identity_free(id);
+	return rc;
+}
+
+int
+room_invite(char err[PAPO_ERR_LEN], const char *home, const char *listen,
+    char **invite)
+{
+	struct identity *id = NULL;
+	struct room r;
+	struct addr la;
+	int rc = -1;
+
+	if (room_listen(err, listen, &la) == -1)
+		return -1;
+	if (room_load(err, home, &r) == -1)
+		return -1;
+	if ((id = sec_identity_load(err, home)) != NULL)
+		rc = room_make_invite(err, &r, id, &la, invite);
+	room_wipe(&r);
+	sec_identity_free(id);
+	return rc;
+}

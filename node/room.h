@@ -1,0 +1,39 @@
+/*
+ * room.h: $PAPO_HOME/room.json, the room this member belongs to: its
+ * secret, this member's name and about, and where to find the other
+ * members at first (the inviter's id and addresses).  The public
+ * operations (create, join, invite) are declared in node.h.
+ */
+#ifndef PAPO_ROOM_H
+#define PAPO_ROOM_H
+
+#include <stdint.h>
+
+#include "node/addr.h"
+#include "node/node.h"
+
+#define ROOM_NAME_MAX 32
+
+struct room {
+	char name[ROOM_NAME_MAX + 1];      /* "papo-" and the start of the room id */
+	uint8_t secret[32];
+	char me[PAPO_NAME_MAX + 1];
+	char about[PAPO_ABOUT_MAX + 1];
+	int has_inviter;
+	uint8_t inviter[32];
+	size_t nboot;
+	struct addr boot[PAPO_ADDR_MAX];   /* the inviter's addresses */
+};
+
+/* Reads home's room.json.  -1 with err set (naming the file) otherwise. */
+int room_load(char err[PAPO_ERR_LEN], const char *home, struct room *out);
+/* Replaces home's room.json atomically, mode 0600. */
+int room_save(char err[PAPO_ERR_LEN], const char *home, const struct room *r);
+/* Wipes the secret. */
+void room_wipe(struct room *r);
+
+/* Checks a member name or about text; -1 with err saying what is wrong. */
+int room_check_name(char err[PAPO_ERR_LEN], const char *name);
+int room_check_about(char err[PAPO_ERR_LEN], const char *about);
+
+#endif

@@ -1,0 +1,950 @@
+/*
+ * store.c: the member's durable history, $PAPO_HOME/log.jsonl, and its
+ * outbox, $PAPO_HOME/outbox.jsonl (docs/PROTOCOL.md, "Files").  It owns
+ * both files' descriptors, the in-memory index of the log (one compact
+ * entry per message and a hash set over their ids) and the outbox ids.
+ * The node thread runs it; nothing here is shared with another thread.
+ *
+ * It must never acknowledge a line that is not on disk: every append is
+ * one write() followed by fdatasync() before the call returns, and a
+ * failed append is cut back off so the file is as it was.  It must never
+ * read a whole log into memory: replay reads the file once, in chunks,
+ * and later reads fetch single lines with pread().  It does not check
+ * signatures; the caller verifies a frame before it stores it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "node/buf.h"
+#include "node/crypto.h"
+#include "node/frame.h"
+#include "node/fsutil.h"
+#include "node/node.h"
+#include "node/store.h"
+
+#define STORE_LOG "log.jsonl"
+#define STORE_OUTBOX "outbox.jsonl"
+#define STORE_CHUNK (64 * 1024)        /* bytes of one read() at replay */
+#define STORE_ENT_MAX (1u << 30)       /* messages one index holds */
+#define STORE_TAB_BITS0 10             /* first hash table: 1024 slots */
+#define SLOT_EMPTY UINT32_MAX
+
+/* An outbox line is exactly this prefix, the id, and this suffix. */
+#define OB_PREFIX "{\"id\":\""
+#define OB_SUFFIX "\"}"
+#define OB_LINE_LEN (sizeof(OB_PREFIX) - 1 + PAPO_MSGID_LEN + \
+    sizeof(OB_SUFFIX) - 1)
+
+/* frame_encode writes a message's type and id first, then later "ts";
+ * replay relies on that to index a line without decoding it. */
+static const char msg_prefix[] = "{\"t\":\"msg\",\"id\":\"";
+static const char ack_prefix[] = "{\"t\":\"ack\",";
+static const char ts_key[] = ",\"ts\":";
+static const char sig_key[] = ",\"sig\":\"";
+
+/* A signature as frame_encode writes it: 64 bytes in base64url. */
+#define SIG_B64_LEN 86
+_Static_assert(SIG_B64_LEN + 1 == sodium_base64_ENCODED_LEN(64,
+    sodium_base64_VARIANT_URLSAFE_NO_PADDING), "signature text length");
+
+/* One message of the log: where its line is and what history filters on. */
+struct ent {
+	uint64_t id;         /* the 50-bit value of the id text */
+	uint64_t off;        /* offset of its line in log.jsonl */
+	uint64_t ts;
+	uint32_t len;        /* bytes of the line without its '\n' */
+};
+
+struct store {
+	struct room_keys k;
+	char log_path[PATH_MAX];
+	char ob_path[PATH_MAX];
+	int log_fd;
+	int ob_fd;
+	uint64_t log_size;   /* where the next line of the log starts */
+
+	struct ent *ent;     /* in log order */
+	size_t nent;
+	size_t capent;
+	uint32_t *tab;       /* open addressing: indices into ent */
+	unsigned tabbits;    /* the table has 1 << tabbits slots */
+
+	size_t acks;
+	size_t dropped;
+	uint8_t digest[32];
+
+	char (*ob)[PAPO_MSGID_LEN + 1];   /* outbox ids, oldest first */
+	size_t nob;
+	size_t capob;
+};
+
+/*
+ * What replay does with one complete line: returns 0 when it was taken,
+ * 1 when it is damaged (*why says how), -1 on a failure that must stop
+ * the open (errno set).  last is set for the line that ends the file,
+ * which is the only one a crash can have damaged.
+ */
+typedef int line_fn(struct store *s, const char *line, size_t len,
+    uint64_t off, int last, const char **why);
+
+static size_t
+idx_hash(uint64_t id, unsigned bits)
+{
+	/* Ids are random, but multiplying spreads any pattern a peer might
+	 * choose over the high bits, which index the table. */
+	return (size_t)((id * UINT64_C(0x9e3779b97f4a7c15)) >> (64 - bits));
+}
+
+static const struct ent *
+idx_find(const struct store *s, uint64_t id)
+{
+	size_t mask = ((size_t)1 << s->tabbits) - 1;
+	size_t i;
+
+	for (i = idx_hash(id, s->tabbits);; i = (i + 1) & mask) {
+		uint32_t e = s->tab[i];
+
+		if (e == SLOT_EMPTY)
+			return NULL;
+		if (s->ent[e].id == id)
+			return &s->ent[e];
+	}
+}
+
+static void
+idx_place(uint32_t *tab, unsigned bits, uint64_t id, uint32_t e)
+{
+	size_t mask = ((size_t)1 << bits) - 1;
+	size_t i;
+
+	for (i = idx_hash(id, bits); tab[i] != SLOT_EMPTY; i = (i + 1) & mask)
+		;
+	tab[i] = e;
+}
+
+static int
+idx_rehash(struct store *s, unsigned bits)
+{
+	size_t n = (size_t)1 << bits;
+	uint32_t *tab;
+
+	if ((tab = malloc(n * sizeof(*tab))) == NULL)
+		return -1;
+	memset(tab, 0xff, n * sizeof(*tab));
+	for (size_t e = 0; e < s->nent; e++)
+		idx_place(tab, bits, s->ent[e].id, (uint32_t)e);
+	free(s->tab);
+	s->tab = tab;
+	s->tabbits = bits;
+	return 0;
+}
+
+/*
+ * Makes room for one more entry, so that adding it after its line is on
+ * disk cannot fail.  -1 with errno set.
+ */
+static int
+idx_reserve(struct store *s)
+{
+	if (s->nent >= STORE_ENT_MAX) {
+		errno = EFBIG;
+		return -1;
+	}
+	if (s->nent == s->capent) {
+		size_t cap = s->capent ? s->capent * 2 : 1024;
+		struct ent *ent;
+
+		if ((ent = realloc(s->ent, cap * sizeof(*ent))) == NULL)
+			return -1;
+		s->ent = ent;
+		s->capent = cap;
+	}
+	/* The load factor stays at most one half, so probes stay short. */
+	if ((s->nent + 1) * 2 > ((size_t)1 << s->tabbits))
+		return idx_rehash(s, s->tabbits + 1);
+	return 0;
+}
+
+static void
+digest_add(struct store *s, const char *id)
+{
+	char text[PAPO_MSGID_LEN];
+	uint8_t h[32];
+
+	/* The digest is of the canonical, lowercase text of the id, so two
+	 * members agree whatever case a line happened to carry. */
+	for (size_t i = 0; i < PAPO_MSGID_LEN; i++)
+		text[i] = (id[i] >= 'A' && id[i] <= 'Z') ?
+		    (char)(id[i] - 'A' + 'a') : id[i];
+	crypto_generichash(h, sizeof(h), (const unsigned char *)text,
+	    sizeof(text), NULL, 0);
+	for (size_t i = 0; i < sizeof(h); i++)
+		s->digest[i] ^= h[i];
+}
+
+/*
+ * Adds a message to the index after idx_reserve.  Returns 1 when added,
+ * 0 when its id was already there.
+ */
+static int
+idx_add(struct store *s, const char *id, uint64_t v, uint64_t off,
+    size_t len, uint64_t ts)
+{
+	struct ent *e;
+
+	if (idx_find(s, v) != NULL)
+		return 0;
+	e = &s->ent[s->nent];
+	e->id = v;
+	e->off = off;
+	e->len = (uint32_t)len;
+	e->ts = ts;
+	idx_place(s->tab, s->tabbits, v, (uint32_t)s->nent);
+	s->nent++;
+	digest_add(s, id);
+	return 1;
+}
+
+static int
+write_all(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+
+	while (n > 0) {
+		ssize_t w = write(fd, c, n);
+
+		if (w == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int
+read_all(int fd, void *p, size_t n, uint64_t off)
+{
+	char *c = p;
+
+	while (n > 0) {
+		ssize_t r = pread(fd, c, n, (off_t)off);
+
+		if (r == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0) {
+			errno = EIO;
+			return -1;
+		}
+		c += r;
+		n -= (size_t)r;
+		off += (uint64_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Appends n bytes to fd, which ends at size, and makes them durable.  On
+ * failure the file is cut back to size, so it is as it was, and errno
+ * tells the first failure.
+ */
+static int
+append(int fd, const void *p, size_t n, uint64_t size)
+{
+	int saved;
+
+	if (write_all(fd, p, n) == 0 && fdatasync(fd) == 0)
+		return 0;
+	saved = errno;
+	if (ftruncate(fd, (off_t)size) == -1 || fdatasync(fd) == -1)
+		log_msg(LOG_ERROR, "cannot undo a failed append: %s",
+		    strerror(errno));
+	errno = saved;
+	return -1;
+}
+
+/* Cuts fd back to size and makes that durable. */
+static int
+cut(char err[PAPO_ERR_LEN], int fd, const char *path, uint64_t size)
+{
+	if (ftruncate(fd, (off_t)size) == -1 || fdatasync(fd) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot truncate %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Reads fd from its start once, in chunks, and hands every complete line
+ * to fn.  Damaged lines are skipped with a warning; a damaged last line
+ * or bytes after the last newline (a torn write) are cut off the file.
+ * *end receives the file's size afterwards.
+ */
+static int
+replay(char err[PAPO_ERR_LEN], struct store *s, int fd, const char *path,
+    line_fn *fn, uint64_t *end)
+{
+	size_t cap = STORE_LINE_MAX + STORE_CHUNK;
+	char *b = NULL;
+	size_t have = 0;        /* bytes in b */
+	uint64_t base = 0;      /* file offset of b[0] */
+	uint64_t lstart = 0;    /* file offset of the line being read */
+	uint64_t cut_at = 0;
+	int skipping = 0;       /* inside a line too long to hold */
+	int must_cut = 0;
+	size_t lineno = 0;
+	struct stat st;
+	int rc = -1;
+
+	if (fstat(fd, &st) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot stat %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	if ((b = malloc(cap)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "cannot read %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	for (;;) {
+		ssize_t r = read(fd, b + have, cap - have);
+		size_t p = 0;
+		char *nl;
+
+		if (r == -1) {
+			if (errno == EINTR)
+				continue;
+			snprintf(err, PAPO_ERR_LEN, "cannot read %s: %s", path,
+			    strerror(errno));
+			goto out;
+		}
+		if (r == 0)
+			break;
+		have += (size_t)r;
+		while ((nl = memchr(b + p, '\n', have - p)) != NULL) {
+			size_t len = (size_t)(nl - (b + p));
+			uint64_t lend = base + (uint64_t)(nl - b) + 1;
+			int last = lend == (uint64_t)st.st_size;
+			const char *why = NULL;
+			int took;
+
+			lineno++;
+			if (skipping || len > STORE_LINE_MAX) {
+				why = "line too long";
+				took = 1;
+			} else {
+				took = fn(s, b + p, len, lstart, last, &why);
+			}
+			if (took == -1) {
+				snprintf(err, PAPO_ERR_LEN, "cannot load %s: %s",
+				    path, strerror(errno));
+				goto out;
+			}
+			if (took == 1) {
+				s->dropped++;
+				if (last) {
+					log_msg(LOG_WARN, "%s: line %zu: %s; "
+					    "damaged last line cut off", path,
+					    lineno, why);
+					must_cut = 1;
+					cut_at = lstart;
+				} else {
+					log_msg(LOG_WARN, "%s: line %zu: %s; "
+					    "line skipped", path, lineno, why);
+				}
+			}
+			skipping = 0;
+			p = (size_t)(nl - b) + 1;
+			lstart = base + p;
+		}
+		/* What is left is the start of a line.  Past the longest line
+		 * accepted it is only looked for its end, not kept. */
+		if (skipping || have - p > STORE_LINE_MAX) {
+			skipping = 1;
+			p = have;
+		}
+		memmove(b, b + p, have - p);
+		have -= p;
+		base += p;
+	}
+	if (skipping || have > 0) {
+		log_msg(LOG_WARN, "%s: line %zu: torn last line (%llu bytes "
+		    "without a newline) cut off", path, lineno + 1,
+		    (unsigned long long)((uint64_t)st.st_size - lstart));
+		s->dropped++;
+		must_cut = 1;
+		cut_at = lstart;
+	}
+	if (must_cut && cut(err, fd, path, cut_at) == -1)
+		goto out;
+	*end = must_cut ? cut_at : base + have;
+	rc = 0;
+out:
+	free(b);
+	return rc;
+}
+
+/*
+ * Whether a line ends the way frame_encode ends every msg and ack: with
+ * its signature.  A line cut short and later completed by a newline does
+ * not, so the cheap reading below still refuses it.
+ */
+static int
+ends_with_sig(const char *line, size_t len)
+{
+	size_t kl = sizeof(sig_key) - 1;
+	const char *p;
+
+	if (len < kl + SIG_B64_LEN + 2)
+		return 0;
+	p = line + len - SIG_B64_LEN - 2;
+	if (memcmp(p - kl, sig_key, kl) != 0 ||
+	    memcmp(p + SIG_B64_LEN, "\"}", 2) != 0)
+		return 0;
+	for (size_t i = 0; i < SIG_B64_LEN; i++) {
+		char ch = p[i];
+
+		if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+		    (ch >= '0' && ch <= '9') || ch == '-' || ch == '_'))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Reads the id and time of a message line from the fixed order that
+ * frame_encode writes, without decoding the JSON.  Returns 1 when the
+ * line has that shape, else 0 (and the caller decodes it in full).
+ */
+static int
+fast_msg(const char *line, size_t len, char id[PAPO_MSGID_LEN + 1],
+    uint64_t *v, uint64_t *ts)
+{
+	size_t pl = sizeof(msg_prefix) - 1;
+	const char *p, *end = line + len;
+	uint64_t t = 0;
+	size_t digits = 0;
+
+	if (len < pl + PAPO_MSGID_LEN + 2 || memcmp(line, msg_prefix, pl) != 0 ||
+	    line[pl + PAPO_MSGID_LEN] != '"' || !ends_with_sig(line, len))
+		return 0;
+	memcpy(id, line + pl, PAPO_MSGID_LEN);
+	id[PAPO_MSGID_LEN] = '\0';
+	if (!sec_msgid_valid(id, v))
+		return 0;
+	/* Inside a JSON string a quote is escaped, so the first unescaped
+	 * ,"ts": of a msg object (which nests no objects) is its key. */
+	for (p = line + pl + PAPO_MSGID_LEN + 1;; p++) {
+		if ((p = memchr(p, ',', (size_t)(end - p))) == NULL)
+			return 0;
+		if ((size_t)(end - p) > sizeof(ts_key) - 1 &&
+		    memcmp(p, ts_key, sizeof(ts_key) - 1) == 0)
+			break;
+	}
+	for (p += sizeof(ts_key) - 1; p < end && *p >= '0' && *p <= '9'; p++) {
+		if (t > (UINT64_MAX - 9) / 10)
+			return 0;
+		t = t * 10 + (uint64_t)(*p - '0');
+		digits++;
+	}
+	if (digits == 0 || p == end || (*p != ',' && *p != '}') ||
+	    (digits > 1 && p[-(ptrdiff_t)digits] == '0'))
+		return 0;
+	*ts = t;
+	return 1;
+}
+
+static int
+log_line(struct store *s, const char *line, size_t len, uint64_t off,
+    int last, const char **why)
+{
+	char id[PAPO_MSGID_LEN + 1];
+	struct frame f;
+	enum frame_err fe;
+	uint64_t v, ts;
+	int rc = 1;
+
+	/* A crash can damage only the last line, which is decoded in full.
+	 * A line before it that has the shape frame_encode gives (type and
+	 * id first, a "ts", the signature last) is taken from that shape
+	 * alone, which keeps opening a long log fast; store_get decodes it
+	 * when it is read.  Any other line is decoded in full too. */
+	if (!last) {
+		if (fast_msg(line, len, id, &v, &ts)) {
+			if (idx_reserve(s) == -1)
+				return -1;
+			if (idx_add(s, id, v, off, len, ts) == 0)
+				log_msg(LOG_DEBUG, "%s: message %s stored twice",
+				    s->log_path, id);
+			return 0;
+		}
+		if (len >= sizeof(ack_prefix) - 1 &&
+		    memcmp(line, ack_prefix, sizeof(ack_prefix) - 1) == 0 &&
+		    ends_with_sig(line, len)) {
+			s->acks++;
+			return 0;
+		}
+	}
+	if ((fe = frame_decode(&s->k, line, len, FRAME_TRUSTED, &f)) != FRAME_OK) {
+		*why = frame_strerror(fe);
+		return 1;
+	}
+	switch (f.type) {
+	case FRAME_MSG:
+		if (!sec_msgid_valid(f.u.msg.id, &v)) {
+			*why = "malformed message id";
+			break;
+		}
+		if (idx_reserve(s) == -1) {
+			rc = -1;
+			break;
+		}
+		if (idx_add(s, f.u.msg.id, v, off, len, f.u.msg.ts) == 0)
+			log_msg(LOG_DEBUG, "%s: message %s stored twice",
+			    s->log_path, f.u.msg.id);
+		rc = 0;
+		break;
+	case FRAME_ACK:
+		s->acks++;
+		rc = 0;
+		break;
+	default:
+		*why = "not a msg or ack frame";
+		break;
+	}
+	frame_clear(&f);
+	return rc;
+}
+
+static int
+ob_find(const struct store *s, const char *id)
+{
+	for (size_t i = 0; i < s->nob; i++)
+		if (strcmp(s->ob[i], id) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Makes room for one more outbox id, so that adding it after its line
+ * is on disk cannot fail. */
+static int
+ob_reserve(struct store *s)
+{
+	if (s->nob == s->capob) {
+		size_t cap = s->capob ? s->capob * 2 : 16;
+		char (*ob)[PAPO_MSGID_LEN + 1];
+
+		if ((ob = realloc(s->ob, cap * sizeof(*ob))) == NULL)
+			return -1;
+		s->ob = ob;
+		s->capob = cap;
+	}
+	return 0;
+}
+
+static void
+ob_push(struct store *s, const char *id)
+{
+	memcpy(s->ob[s->nob], id, PAPO_MSGID_LEN + 1);
+	s->nob++;
+}
+
+static int
+ob_line(struct store *s, const char *line, size_t len, uint64_t off,
+    int last, const char **why)
+{
+	size_t pl = sizeof(OB_PREFIX) - 1;
+	char id[PAPO_MSGID_LEN + 1];
+
+	(void)off;
+	(void)last;
+	if (len != OB_LINE_LEN || memcmp(line, OB_PREFIX, pl) != 0 ||
+	    memcmp(line + pl + PAPO_MSGID_LEN, OB_SUFFIX,
+	    sizeof(OB_SUFFIX) - 1) != 0) {
+		*why = "not an outbox entry";
+		return 1;
+	}
+	memcpy(id, line + pl, PAPO_MSGID_LEN);
+	id[PAPO_MSGID_LEN] = '\0';
+	if (!sec_msgid_valid(id, NULL)) {
+		*why = "malformed message id";
+		return 1;
+	}
+	if (ob_find(s, id) != -1)
+		return 0;
+	if (ob_reserve(s) == -1)
+		return -1;
+	ob_push(s, id);
+	return 0;
+}
+
+static int
+open_file(char err[PAPO_ERR_LEN], const char *path)
+{
+	int fd;
+
+	if ((fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC,
+	    0600)) == -1)
+		snprintf(err, PAPO_ERR_LEN, "cannot open %s: %s", path,
+		    strerror(errno));
+	return fd;
+}
+
+struct store *
+store_open(char err[PAPO_ERR_LEN], const char *home,
+    const struct room_keys *k)
+{
+	struct store *s = NULL;
+	uint64_t end;
+
+	err[0] = '\0';
+	if (sec_init() == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot initialise libsodium");
+		goto fail;
+	}
+	if ((s = calloc(1, sizeof(*s))) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "cannot open the store: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	s->log_fd = s->ob_fd = -1;
+	s->k = *k;
+	if (fs_path(s->log_path, sizeof(s->log_path), home, STORE_LOG) == -1 ||
+	    fs_path(s->ob_path, sizeof(s->ob_path), home, STORE_OUTBOX) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
+		goto fail;
+	}
+	if (idx_rehash(s, STORE_TAB_BITS0) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot open the store: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	if ((s->log_fd = open_file(err, s->log_path)) == -1 ||
+	    (s->ob_fd = open_file(err, s->ob_path)) == -1)
+		goto fail;
+	/* A file just created lasts only once its directory entry does. */
+	if (fs_sync_dir(s->log_path) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot sync the directory of %s: %s",
+		    s->log_path, strerror(errno));
+		goto fail;
+	}
+	if (replay(err, s, s->log_fd, s->log_path, log_line, &s->log_size) == -1 ||
+	    replay(err, s, s->ob_fd, s->ob_path, ob_line, &end) == -1)
+		goto fail;
+	return s;
+fail:
+	store_close(s);
+	return NULL;
+}
+
+void
+store_close(struct store *s)
+{
+	if (s == NULL)
+		return;
+	if (s->log_fd != -1)
+		close(s->log_fd);
+	if (s->ob_fd != -1)
+		close(s->ob_fd);
+	free(s->ent);
+	free(s->tab);
+	free(s->ob);
+	sodium_memzero(&s->k, sizeof(s->k));
+	free(s);
+}
+
+/* Encodes f as one log line, '\n' included, into b. */
+static int
+encode_line(const struct frame *f, struct buf *b)
+{
+	if (frame_encode(f, b) == -1 || buf_u8(b, '\n') == -1) {
+		errno = b->toobig ? E2BIG : EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+int
+store_add_msg(struct store *s, const struct frame_msg *m)
+{
+	struct frame f;
+	struct buf b;
+	uint64_t v;
+	int rc = -1;
+
+	buf_init(&b, STORE_LINE_MAX + 1);
+	if (!sec_msgid_valid(m->id, &v)) {
+		errno = EINVAL;
+		goto out;
+	}
+	if (idx_find(s, v) != NULL) {
+		rc = 0;
+		goto out;
+	}
+	if (idx_reserve(s) == -1)
+		goto out;
+	/* The frame borrows m's body for the encoding; nothing is freed. */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_MSG;
+	f.u.msg = *m;
+	if (encode_line(&f, &b) == -1)
+		goto out;
+	if (append(s->log_fd, b.p, b.len, s->log_size) == -1)
+		goto out;
+	idx_add(s, m->id, v, s->log_size, b.len - 1, m->ts);
+	s->log_size += b.len;
+	rc = 1;
+out:
+	buf_free(&b);
+	return rc;
+}
+
+int
+store_add_ack(struct store *s, const struct frame_ack *a)
+{
+	struct frame f;
+	struct buf b;
+	int rc = -1;
+
+	buf_init(&b, STORE_LINE_MAX + 1);
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_ACK;
+	f.u.ack = *a;
+	if (encode_line(&f, &b) == -1)
+		goto out;
+	if (append(s->log_fd, b.p, b.len, s->log_size) == -1)
+		goto out;
+	s->log_size += b.len;
+	s->acks++;
+	rc = 0;
+out:
+	buf_free(&b);
+	return rc;
+}
+
+int
+store_has(const struct store *s, const char *id)
+{
+	uint64_t v;
+
+	if (!sec_msgid_valid(id, &v))
+		return 0;
+	return idx_find(s, v) != NULL;
+}
+
+/* Reads e's line back and decodes it into *out, which then owns the body. */
+static int
+read_msg(struct store *s, const struct ent *e, struct frame_msg *out)
+{
+	char *line = NULL;
+	struct frame f;
+	enum frame_err fe;
+	uint64_t v;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if ((line = malloc(e->len ? e->len : 1)) == NULL)
+		goto out;
+	if (read_all(s->log_fd, line, e->len, e->off) == -1) {
+		log_msg(LOG_ERROR, "%s: cannot read at offset %llu: %s",
+		    s->log_path, (unsigned long long)e->off, strerror(errno));
+		goto out;
+	}
+	if ((fe = frame_decode(&s->k, line, e->len, FRAME_TRUSTED, &f)) !=
+	    FRAME_OK) {
+		log_msg(LOG_ERROR, "%s: line at offset %llu: %s", s->log_path,
+		    (unsigned long long)e->off, frame_strerror(fe));
+		errno = EIO;
+		goto out;
+	}
+	if (f.type != FRAME_MSG || !sec_msgid_valid(f.u.msg.id, &v) ||
+	    v != e->id) {
+		log_msg(LOG_ERROR, "%s: line at offset %llu is not the "
+		    "message indexed there", s->log_path,
+		    (unsigned long long)e->off);
+		frame_clear(&f);
+		errno = EIO;
+		goto out;
+	}
+	/* The body moves to *out: f is not cleared. */
+	*out = f.u.msg;
+	rc = 0;
+out:
+	free(line);
+	return rc;
+}
+
+int
+store_get(struct store *s, const char *id, struct frame_msg *out)
+{
+	const struct ent *e;
+	uint64_t v;
+
+	memset(out, 0, sizeof(*out));
+	if (!sec_msgid_valid(id, &v) || (e = idx_find(s, v)) == NULL) {
+		errno = ENOENT;
+		return -1;
+	}
+	return read_msg(s, e, out);
+}
+
+static int
+selected(const struct ent *e, uint64_t before, uint64_t since)
+{
+	return (before == 0 || e->ts < before) && e->ts >= since;
+}
+
+long
+store_history(struct store *s, size_t n, uint64_t before, uint64_t since,
+    struct frame_msg *out)
+{
+	size_t first = 0, count = 0, filled = 0;
+	long rc = -1;
+
+	/* Walking back from the end finds the earliest entry to return;
+	 * walking forward from it then fills out oldest first, without a
+	 * list of the chosen entries. */
+	for (size_t i = s->nent; i > 0 && count < n; i--) {
+		if (selected(&s->ent[i - 1], before, since)) {
+			first = i - 1;
+			count++;
+		}
+	}
+	for (size_t i = first; filled < count; i++) {
+		if (!selected(&s->ent[i], before, since))
+			continue;
+		if (read_msg(s, &s->ent[i], &out[filled]) == -1)
+			goto out;
+		filled++;
+	}
+	rc = (long)count;
+out:
+	if (rc == -1) {
+		int saved = errno;
+
+		for (size_t i = 0; i < filled; i++) {
+			free(out[i].body);
+			memset(&out[i], 0, sizeof(out[i]));
+		}
+		errno = saved;
+	}
+	return rc;
+}
+
+void
+store_digest(const struct store *s, uint8_t out[32])
+{
+	memcpy(out, s->digest, sizeof(s->digest));
+}
+
+void
+store_stats(const struct store *s, struct store_stats *out)
+{
+	out->msgs = s->nent;
+	out->acks = s->acks;
+	out->dropped = s->dropped;
+	out->outbox = s->nob;
+}
+
+int
+store_outbox_add(struct store *s, const char *id)
+{
+	char line[OB_LINE_LEN + 2];
+	struct stat st;
+	int rc = -1;
+
+	if (!sec_msgid_valid(id, NULL)) {
+		errno = EINVAL;
+		goto out;
+	}
+	if (ob_find(s, id) != -1) {
+		rc = 0;
+		goto out;
+	}
+	/* A failed reopen after a rewrite left no descriptor; try again. */
+	if (s->ob_fd == -1) {
+		char err[PAPO_ERR_LEN];
+
+		if ((s->ob_fd = open_file(err, s->ob_path)) == -1) {
+			log_msg(LOG_ERROR, "%s", err);
+			goto out;
+		}
+	}
+	if (fstat(s->ob_fd, &st) == -1)
+		goto out;
+	snprintf(line, sizeof(line), OB_PREFIX "%s" OB_SUFFIX "\n", id);
+	if (ob_reserve(s) == -1)
+		goto out;
+	if (append(s->ob_fd, line, OB_LINE_LEN + 1, (uint64_t)st.st_size) == -1)
+		goto out;
+	ob_push(s, id);
+	rc = 0;
+out:
+	return rc;
+}
+
+int
+store_outbox_del(struct store *s, const char *id)
+{
+	char err[PAPO_ERR_LEN];
+	char *text = NULL;
+	size_t len = 0;
+	int i, rc = -1;
+
+	if ((i = ob_find(s, id)) == -1) {
+		rc = 0;
+		goto out;
+	}
+	if ((text = malloc(s->nob * (OB_LINE_LEN + 1) + 1)) == NULL)
+		goto out;
+	for (size_t j = 0; j < s->nob; j++) {
+		if (j == (size_t)i)
+			continue;
+		len += (size_t)snprintf(text + len, OB_LINE_LEN + 2,
+		    OB_PREFIX "%s" OB_SUFFIX "\n", s->ob[j]);
+	}
+	if (fs_write(err, s->ob_path, text, len) == -1) {
+		log_msg(LOG_ERROR, "%s", err);
+		goto out;
+	}
+	memmove(s->ob[i], s->ob[i + 1],
+	    (s->nob - (size_t)i - 1) * sizeof(s->ob[0]));
+	s->nob--;
+	rc = 0;
+	/* The old descriptor points at the replaced file.  The removal is
+	 * durable already, so a failed reopen is only logged; the next add
+	 * opens the file again. */
+	if (s->ob_fd != -1)
+		close(s->ob_fd);
+	if ((s->ob_fd = open_file(err, s->ob_path)) == -1)
+		log_msg(LOG_ERROR, "%s", err);
+out:
+	free(text);
+	return rc;
+}
+
+int
+store_outbox_has(const struct store *s, const char *id)
+{
+	return ob_find(s, id) != -1;
+}
+
+const char *
+store_outbox_at(const struct store *s, size_t i)
+{
+	return i < s->nob ? s->ob[i] : NULL;
+}

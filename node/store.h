@@ -1,0 +1,75 @@
+/*
+ * store.h: the member's durable state of the room: log.jsonl (every
+ * message and receipt, one frame's JSON a line, each append fsync'd
+ * before it is acknowledged) and outbox.jsonl (ids of own messages not yet
+ * acknowledged).  Opening replays the log once to rebuild the set of
+ * message ids and a compact index (id, offset, time); later lookups read
+ * single lines back with pread.  A torn last line (a crash mid-write) is
+ * cut off with a warning; damaged lines elsewhere are skipped with a
+ * warning, and nothing else is lost.
+ *
+ * A store belongs to one thread.  Documented in docs/PROTOCOL.md, "Files".
+ */
+#ifndef PAPO_STORE_H
+#define PAPO_STORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "node/crypto.h"
+#include "node/frame.h"
+#include "node/node.h"
+
+#define STORE_LINE_MAX (4 * PAPO_FRAME_MAX)   /* longest log line accepted */
+
+struct store;
+
+struct store_stats {
+	size_t msgs;          /* messages in the log */
+	size_t acks;          /* receipts in the log */
+	size_t dropped;       /* lines dropped at open (torn or damaged) */
+	size_t outbox;        /* ids in the outbox */
+};
+
+/* Opens (creating as needed, mode 0600) home's log and outbox. */
+struct store *store_open(char err[PAPO_ERR_LEN], const char *home,
+    const struct room_keys *k);
+void store_close(struct store *s);
+
+/* Appends m (a decoded or signed message) and fsyncs.  Returns 1 when it
+ * was stored, 0 when its id was already there (nothing written), -1 on an
+ * I/O error (errno set; the log is left as before). */
+int store_add_msg(struct store *s, const struct frame_msg *m);
+
+/* Appends a receipt and fsyncs.  0 or -1. */
+int store_add_ack(struct store *s, const struct frame_ack *a);
+
+int store_has(const struct store *s, const char *id);
+
+/* Reads message id back into *out (frame_clear it).  0, or -1 when the
+ * id is unknown or the line cannot be read. */
+int store_get(struct store *s, const char *id, struct frame_msg *out);
+
+/*
+ * Fills out with up to n messages, oldest first: the last n in log order
+ * among those with ts < before (0: no bound) and ts >= since.  Returns the
+ * count filled, or -1 on an I/O error (nothing to free then).
+ */
+long store_history(struct store *s, size_t n, uint64_t before, uint64_t since,
+    struct frame_msg *out);
+
+/* XOR of BLAKE2b-256 of every stored message id: two members hold the
+ * same set of messages when their counts and digests agree. */
+void store_digest(const struct store *s, uint8_t out[32]);
+
+void store_stats(const struct store *s, struct store_stats *out);
+
+/* The outbox: ids of own messages still waiting for acks.  add and del
+ * are durable when they return 0. */
+int store_outbox_add(struct store *s, const char *id);
+int store_outbox_del(struct store *s, const char *id);
+int store_outbox_has(const struct store *s, const char *id);
+/* The i-th id in the outbox (oldest first), or NULL past the end. */
+const char *store_outbox_at(const struct store *s, size_t i);
+
+#endif

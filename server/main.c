@@ -1,0 +1,27 @@
+/*
+ * main.c: process start-up: the log level from PAPO_LOG, then the
+ * command.  The daemon's start and stop order will live here too.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "node/node.h"
+#include "server/cli.h"
+
+int
+main(int argc, char **argv)
+{
+	const char *level = getenv("PAPO_LOG");
+
+	if (level != NULL && level[0] != '\0') {
+		int l = log_parse_level(level);
+
+		if (l == -1) {
+			fprintf(stderr, "papo: PAPO_LOG must be error, warn, info "
+			    "or debug, not '%s'\n", level);
+			return CLI_USAGE;
+		}
+		log_set_level((enum log_level)l);
+	}
+	return cli_main(argc, argv);
+}

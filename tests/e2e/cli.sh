@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# cli.sh: papo new / join / invite as a person types them, in temporary
+# PAPO_HOMEs.  Usage: cli.sh PATH_TO_PAPO.  Prints "N passed, N failed".
+set -u
+PAPO=${1:?usage: cli.sh PATH_TO_PAPO}
+T=$(mktemp -d /tmp/papo-e2e-cli.XXXXXX)
+trap 'rm -rf "$T"' EXIT
+passed=0 failed=0
+
+ok()   { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+# expect STATUS DESCRIPTION -- COMMAND...: runs it, keeps stdout/stderr.
+expect() {
+	local want=$1 what=$2; shift 3
+	"$@" >"$T/out" 2>"$T/err"
+	local got=$?
+	if [ "$got" -eq "$want" ]; then ok; else
+		fail "$what: exit $got, wanted $want; stderr: $(cat "$T/err")"; fi
+}
+has() { # has FILE PATTERN DESCRIPTION
+	if grep -q -E -- "$2" "$1"; then ok; else fail "$3: '$2' not in: $(cat "$1")"; fi
+}
+lines() { # lines FILE N DESCRIPTION
+	local n; n=$(wc -l <"$1")
+	if [ "$n" -eq "$2" ]; then ok; else fail "$3: $n lines, wanted $2: $(cat "$1")"; fi
+}
+
+export PAPO_LISTEN=127.0.0.1:7778
+unset PAPO_NAME PAPO_HOME
+
+# papo new prints an invite and keeps its files private.
+export PAPO_HOME=$T/ana
+expect 0 "new" -- "$PAPO" new --name ana --about "reviews C"
+has "$T/out" '^papo1[a-z2-7]+$' "new prints the invite on a line of its own"
+INVITE=$(grep -E '^papo1' "$T/out")
+for f in identity room.json; do
+	mode=$(stat -c %a "$PAPO_HOME/$f" 2>/dev/null)
+	[ "$mode" = 600 ] && ok || fail "$f has mode '$mode', wanted 600"
+done
+mode=$(stat -c %a "$PAPO_HOME")
+[ "$mode" = 700 ] && ok || fail "PAPO_HOME has mode $mode, wanted 700"
+
+# new twice refuses and says why; --force replaces the room.
+expect 1 "new again" -- "$PAPO" new --name ana
+lines "$T/err" 1 "refusal is one line"
+has "$T/err" 'already holds room papo-[a-z2-7]{8}.*--force' "refusal says why"
+expect 0 "new --force" -- "$PAPO" new --name ana --force
+INVITE2=$(grep -E '^papo1' "$T/out")
+[ "$INVITE" != "$INVITE2" ] && ok || fail "--force made the same room"
+INVITE=$INVITE2
+
+# invite prints the same room, the address given, one line.
+expect 0 "invite" -- "$PAPO" invite
+lines "$T/out" 1 "invite is one line"
+[ "$(cat "$T/out")" = "$INVITE" ] && ok || fail "invite differs from new's"
+expect 0 "invite --listen" -- "$PAPO" invite --listen 127.0.0.1:9999
+[ "$(cat "$T/out")" != "$INVITE" ] && ok || fail "--listen did not change the invite"
+
+# The invite printed by new joins, in another home.
+export PAPO_HOME=$T/bo
+expect 0 "join" -- "$PAPO" join "$INVITE" --name bo
+has "$T/out" 'joined the room as bo' "join says what it did"
+room_a=$(grep -o '"room":[[:space:]]*"[^"]*"' "$T/ana/room.json")
+room_b=$(grep -o '"room":[[:space:]]*"[^"]*"' "$T/bo/room.json")
+[ -n "$room_a" ] && [ "$room_a" = "$room_b" ] && ok || fail "rooms differ: $room_a / $room_b"
+has "$T/bo/room.json" '"bootstrap":[[:space:]]*\[[[:space:]]*"127.0.0.1:7778"' "joiner keeps the inviter's address"
+# The joiner's own invite is for the same room.
+expect 0 "joiner's invite" -- "$PAPO" invite
+INVITE_B=$(cat "$T/out")
+export PAPO_HOME=$T/cy
+expect 0 "join through the joiner" -- "$PAPO" join "$INVITE_B" --name cy
+has "$T/cy/room.json" "$(echo "$room_a" | sed 's/[]["]/./g')" "third member in the same room"
+# Joining again refuses without --force.
+expect 1 "join again" -- "$PAPO" join "$INVITE" --name cy
+has "$T/err" 'already holds room' "second join says why"
+
+# A mangled invite fails with exit 1 and a one-line reason.
+export PAPO_HOME=$T/dee
+mangle() { # mangle INVITE POS CHAR
+	printf '%s%s%s' "${1:0:$2}" "$3" "${1:$(($2 + 1))}"
+}
+c=${INVITE:20:1}; r=a; [ "$c" = a ] && r=b
+for bad in "$(mangle "$INVITE" 20 "$r")" "${INVITE:0:60}" "papo2${INVITE:5}" \
+	"$(mangle "$INVITE" 30 1)" "$(mangle "$INVITE" 30 '!')" "" "   "; do
+	expect 1 "mangled invite '$bad'" -- "$PAPO" join "$bad" --name dee
+	lines "$T/err" 1 "mangled invite: one-line reason"
+	has "$T/err" '^papo: invalid invite: ' "mangled invite: says the invite is invalid"
+done
+expect 1 "typo" -- "$PAPO" join "$(mangle "$INVITE" 20 "$r")" --name dee
+has "$T/err" 'mistyped or cut short' "a typo is called a typo"
+expect 1 "bad char" -- "$PAPO" join "$(mangle "$INVITE" 30 1)" --name dee
+has "$T/err" "character 31, '1'" "a bad character is pointed at"
+[ ! -e "$T/dee/room.json" ] && ok || fail "a failed join left a room behind"
+
+# Usage errors exit 2; --help exits 0 for every command.
+expect 2 "no command" -- "$PAPO"
+expect 2 "unknown command" -- "$PAPO" frobnicate
+has "$T/err" "unknown command 'frobnicate'" "unknown command is named"
+expect 2 "new without --name" -- "$PAPO" new
+has "$T/err" 'usage: papo new' "usage shown"
+expect 2 "join without invite" -- "$PAPO" join --name x
+expect 2 "unknown option" -- "$PAPO" new --name x --colour blue
+expect 2 "option of another command" -- "$PAPO" invite --name x
+expect 2 "stray argument" -- "$PAPO" invite extra
+for cmd in new join invite; do
+	expect 0 "$cmd --help" -- "$PAPO" "$cmd" --help
+	has "$T/out" "usage: papo $cmd" "$cmd --help shows its usage"
+done
+expect 0 "help" -- "$PAPO" --help
+has "$T/out" 'papo join INVITE' "help lists the commands"
+
+# Bad names and settings are refused with the reason.
+expect 1 "long name" -- "$PAPO" new --name "$(printf 'x%.0s' $(seq 65))"
+has "$T/err" 'at most 64' "name limit is stated"
+expect 1 "control char in name" -- "$PAPO" new --name "$(printf 'a\tb')"
+expect 1 "bad listen" -- env PAPO_LISTEN=nowhere "$PAPO" new --name x
+has "$T/err" 'not ADDR:PORT' "listen format is stated"
+expect 2 "bad PAPO_LOG" -- env PAPO_LOG=loud "$PAPO" invite
+expect 0 "PAPO_NAME" -- env PAPO_NAME=eve PAPO_HOME="$T/eve" "$PAPO" new
+has "$T/eve/room.json" '"name":[[:space:]]*"eve"' "PAPO_NAME names the member"
+
+# Commands that need a room say how to make one.
+export PAPO_HOME=$T/nobody
+expect 1 "invite without room" -- "$PAPO" invite
+has "$T/err" "papo new --name NAME" "missing room explained"
+# A damaged room file is named, not trusted.
+mkdir -p "$T/broken" && echo '{"room":' >"$T/broken/room.json"
+expect 1 "damaged room.json" -- env PAPO_HOME="$T/broken" "$PAPO" invite
+has "$T/err" 'room.json is damaged' "damaged file named"
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]

@@ -1,0 +1,91 @@
+/* test_crypto.c: identity file, member and message ids, room keys. */
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "node/crypto.h"
+#include "tests/check.h"
+
+int
+main(void)
+{
+	char err[PAPO_ERR_LEN], home[] = "/tmp/papo-test-crypto-XXXXXX";
+	char path[4200], text[PAPO_ID_LEN + 1], mid[PAPO_MSGID_LEN + 1];
+	char rid1[PAPO_ROOMID_LEN + 1], rid2[PAPO_ROOMID_LEN + 1];
+	struct identity *a, *b;
+	struct room_keys k1, k2;
+	uint8_t secret[32] = { 1 }, pk[32];
+	struct stat st;
+	uint64_t v;
+	FILE *f;
+
+	CHECK(mkdtemp(home) != NULL);
+	snprintf(path, sizeof(path), "%s/sub/identity", home);
+
+	/* Created on first use, mode 0600, the same key the second time. */
+	snprintf(path, sizeof(path), "%s/sub", home);
+	CHECK((a = sec_identity_load(err, path)) != NULL);
+	snprintf(path, sizeof(path), "%s/sub/identity", home);
+	CHECK(stat(path, &st) == 0);
+	CHECK_EQ_INT(st.st_mode & 0777, 0600);
+	CHECK_EQ_INT(st.st_size, 32);
+	snprintf(path, sizeof(path), "%s/sub", home);
+	CHECK((b = sec_identity_load(err, path)) != NULL);
+	CHECK(a != NULL && b != NULL && memcmp(a->pk, b->pk, 32) == 0);
+	sec_identity_free(b);
+
+	/* A file others can read is refused, with the reason. */
+	snprintf(path, sizeof(path), "%s/sub/identity", home);
+	CHECK(chmod(path, 0644) == 0);
+	snprintf(path, sizeof(path), "%s/sub", home);
+	CHECK(sec_identity_load(err, path) == NULL);
+	CHECK(strstr(err, "chmod 600") != NULL);
+
+	/* A file of the wrong size is refused as damaged. */
+	snprintf(path, sizeof(path), "%s/sub/identity", home);
+	CHECK((f = fopen(path, "w")) != NULL);
+	fputs("short", f);
+	fclose(f);
+	CHECK(chmod(path, 0600) == 0);
+	snprintf(path, sizeof(path), "%s/sub", home);
+	CHECK(sec_identity_load(err, path) == NULL);
+	CHECK(strstr(err, "damaged") != NULL);
+
+	/* Member ids: 52 lowercase characters, one spelling per key. */
+	sec_id_format(a->pk, text);
+	CHECK_EQ_INT(strlen(text), PAPO_ID_LEN);
+	CHECK(sec_id_parse(text, pk) == 0 && memcmp(pk, a->pk, 32) == 0);
+	text[0] = (char)(text[0] - 'a' + 'A');
+	CHECK(sec_id_parse(text, pk) == -1);
+	CHECK(sec_id_parse("abc", pk) == -1);
+	sec_identity_free(a);
+	sec_identity_free(NULL);
+
+	/* Message ids: 10 base32 characters, random. */
+	sec_msgid_new(mid);
+	CHECK(sec_msgid_valid(mid, &v));
+	CHECK(v < (1ull << 50));
+	CHECK(sec_msgid_valid("aaaaaaaaab", &v) && v == 1);
+	CHECK(!sec_msgid_valid("aaaaaaaaa", NULL));
+	CHECK(!sec_msgid_valid("aaaaaaaaaaa", NULL));
+	CHECK(!sec_msgid_valid("aaaaaaaaa1", NULL));
+	CHECK(!sec_msgid_valid("AAAAAAAAAA", NULL));
+
+	/* Room keys: deterministic per secret, distinct across secrets, and
+	 * the public id reveals nothing of the sealing key. */
+	sec_room_keys(secret, &k1);
+	sec_room_keys(secret, &k2);
+	CHECK(memcmp(&k1, &k2, sizeof(k1)) == 0);
+	CHECK(memcmp(k1.seal, k1.id, sizeof(k1.id)) != 0);
+	secret[0] = 2;
+	sec_room_keys(secret, &k2);
+	CHECK(memcmp(k1.seal, k2.seal, 32) != 0);
+	sec_room_id_format(&k1, rid1);
+	sec_room_id_format(&k2, rid2);
+	CHECK_EQ_INT(strlen(rid1), PAPO_ROOMID_LEN);
+	CHECK(strcmp(rid1, rid2) != 0);
+
+	snprintf(path, sizeof(path), "rm -rf %s", home);
+	CHECK(system(path) == 0);
+	return check_exit();
+}

@@ -1,0 +1,623 @@
+/*
+ * test_frame.c: the frame codec as a peer sees it: every type survives
+ * seal and open; other rooms' keys, flipped bytes, forged authors and
+ * altered bodies are refused; every limit holds at exactly the limit and
+ * fails one byte over; malformed JSON gets its typed error.
+ */
+#include <stdlib.h>
+
+#include <sodium.h>
+
+#include "node/frame.h"
+#include "tests/check.h"
+
+static struct room_keys keys, other_keys;
+static struct identity *alice, *bob;
+
+static struct identity *
+make_identity(const char *tag)
+{
+	char err[PAPO_ERR_LEN], home[64];
+	struct identity *id;
+
+	snprintf(home, sizeof(home), "/tmp/papo-test-frame-%s-XXXXXX", tag);
+	if (mkdtemp(home) == NULL)
+		abort();
+	if ((id = sec_identity_load(err, home)) == NULL) {
+		fprintf(stderr, "%s\n", err);
+		abort();
+	}
+	return id;
+}
+
+/* A signed message from alice with the given body. */
+static void
+make_msg(struct frame *f, const char *body)
+{
+	memset(f, 0, sizeof(*f));
+	f->type = FRAME_MSG;
+	sec_msgid_new(f->u.msg.id);
+	strcpy(f->u.msg.name, "alice");
+	f->u.msg.ts = 1764480000123ull;
+	f->u.msg.body = strdup(body);
+	f->u.msg.body_len = strlen(body);
+	if (frame_msg_sign(&f->u.msg, &keys, alice) != 0)
+		abort();
+}
+
+/* Encodes f to JSON text (malloc'd, NUL-terminated). */
+static char *
+to_json(const struct frame *f)
+{
+	struct buf b;
+	char *s;
+
+	buf_init(&b, FRAME_JSON_MAX + 1);
+	if (frame_encode(f, &b) == -1 || buf_u8(&b, 0) == -1) {
+		buf_free(&b);
+		return NULL;
+	}
+	s = (char *)b.p;
+	return s;
+}
+
+/* Replaces the first "from" in s with "to" (malloc'd result). */
+static char *
+replace(const char *s, const char *from, const char *to)
+{
+	const char *p = strstr(s, from);
+	size_t n;
+	char *r;
+
+	if (p == NULL)
+		return strdup("not found");
+	n = strlen(s) - strlen(from) + strlen(to);
+	r = malloc(n + 1);
+	memcpy(r, s, (size_t)(p - s));
+	strcpy(r + (p - s), to);
+	strcat(r, p + strlen(from));
+	return r;
+}
+
+static enum frame_err
+decode_text(const char *json)
+{
+	struct frame f;
+	enum frame_err e = frame_decode(&keys, json, strlen(json), 0, &f);
+
+	frame_clear(&f);
+	return e;
+}
+
+/* Seals raw JSON text with keys k, as a peer could. */
+static size_t
+seal_raw(const struct room_keys *k, const char *json, size_t len, uint8_t *out)
+{
+	unsigned long long clen;
+
+	randombytes_buf(out, FRAME_NONCE_LEN);
+	crypto_aead_xchacha20poly1305_ietf_encrypt(out + FRAME_NONCE_LEN, &clen,
+	    (const uint8_t *)json, len, NULL, 0, NULL, out, k->seal);
+	return FRAME_NONCE_LEN + (size_t)clen;
+}
+
+static void
+test_roundtrip(void)
+{
+	struct frame in[6], out;
+	struct buf b;
+
+	memset(in, 0, sizeof(in));
+	in[0].type = FRAME_HELLO;
+	in[0].u.hello.version = FRAME_VERSION;
+	memcpy(in[0].u.hello.id, alice->pk, 32);
+	strcpy(in[0].u.hello.name, "alice");
+	strcpy(in[0].u.hello.about, "reviews C, \"quotes\" and ünïcode");
+	in[0].u.hello.naddr = 2;
+	addr_parse("127.0.0.1:7778", &in[0].u.hello.addr[0]);
+	addr_parse("[::1]:7779", &in[0].u.hello.addr[1]);
+	in[0].u.hello.msgs = 42;
+	memset(in[0].u.hello.digest, 0xab, 32);
+
+	make_msg(&in[1], "");
+	free(in[1].u.msg.body);
+	in[1].u.msg.body = strdup("hello\nworld \"quoted\" \\ 🚀");
+	in[1].u.msg.body_len = strlen(in[1].u.msg.body);
+	in[1].u.msg.has_to = 1;
+	memcpy(in[1].u.msg.to, bob->pk, 32);
+	in[1].u.msg.has_reply_to = 1;
+	strcpy(in[1].u.msg.reply_to, "abcdefgh23");
+	frame_msg_sign(&in[1].u.msg, &keys, alice);
+
+	in[2].type = FRAME_ACK;
+	strcpy(in[2].u.ack.id, "abcdefgh23");
+	in[2].u.ack.state = ACK_READ;
+	in[2].u.ack.ts = 1764480000999ull;
+	frame_ack_sign(&in[2].u.ack, &keys, bob);
+
+	in[3].type = FRAME_PEERS;
+	in[3].u.peers.n = 2;
+	in[3].u.peers.v = calloc(2, sizeof(struct frame_peer));
+	memcpy(in[3].u.peers.v[0].id, alice->pk, 32);
+	strcpy(in[3].u.peers.v[0].name, "alice");
+	in[3].u.peers.v[0].seen = 17;
+	in[3].u.peers.v[0].naddr = 1;
+	addr_parse("10.1.2.3:4000", &in[3].u.peers.v[0].addr[0]);
+	memcpy(in[3].u.peers.v[1].id, bob->pk, 32);
+	strcpy(in[3].u.peers.v[1].name, "bob");
+	strcpy(in[3].u.peers.v[1].about, "tests");
+
+	in[4].type = FRAME_SYNC;
+	in[4].u.sync.since = 1000;
+	in[4].u.sync.n = 2;
+	in[4].u.sync.have = calloc(2, sizeof(*in[4].u.sync.have));
+	strcpy(in[4].u.sync.have[0], "aaaaaaaaaa");
+	strcpy(in[4].u.sync.have[1], "bbbbbbbbbb");
+
+	in[5].type = FRAME_BYE;
+	memcpy(in[5].u.bye.id, bob->pk, 32);
+
+	for (int i = 0; i < 6; i++) {
+		buf_init(&b, PAPO_FRAME_MAX);
+		CHECK(frame_seal(&keys, &in[i], &b) == 0);
+		CHECK_EQ_INT(frame_open(&keys, b.p, b.len, &out), FRAME_OK);
+		CHECK_EQ_INT(out.type, in[i].type);
+		buf_free(&b);
+		switch (in[i].type) {
+		case FRAME_HELLO: {
+			struct frame_hello *h = &out.u.hello;
+			CHECK_EQ_INT(h->version, FRAME_VERSION);
+			CHECK(memcmp(h->id, alice->pk, 32) == 0);
+			CHECK_EQ_STR(h->name, "alice");
+			CHECK_EQ_STR(h->about, in[0].u.hello.about);
+			CHECK_EQ_INT(h->naddr, 2);
+			CHECK(addr_equal(&h->addr[1], &in[0].u.hello.addr[1]));
+			CHECK_EQ_INT(h->msgs, 42);
+			CHECK(memcmp(h->digest, in[0].u.hello.digest, 32) == 0);
+			break;
+		}
+		case FRAME_MSG: {
+			struct frame_msg *m = &out.u.msg;
+			CHECK_EQ_STR(m->id, in[1].u.msg.id);
+			CHECK(memcmp(m->from, alice->pk, 32) == 0);
+			CHECK_EQ_STR(m->name, "alice");
+			CHECK_EQ_INT(m->ts, 1764480000123ull);
+			CHECK_EQ_STR(m->body, in[1].u.msg.body);
+			CHECK_EQ_INT(m->body_len, in[1].u.msg.body_len);
+			CHECK(m->has_to && memcmp(m->to, bob->pk, 32) == 0);
+			CHECK(m->has_reply_to);
+			CHECK_EQ_STR(m->reply_to, "abcdefgh23");
+			break;
+		}
+		case FRAME_ACK:
+			CHECK_EQ_STR(out.u.ack.id, "abcdefgh23");
+			CHECK(memcmp(out.u.ack.by, bob->pk, 32) == 0);
+			CHECK_EQ_INT(out.u.ack.state, ACK_READ);
+			CHECK_EQ_INT(out.u.ack.ts, 1764480000999ull);
+			break;
+		case FRAME_PEERS:
+			CHECK_EQ_INT(out.u.peers.n, 2);
+			CHECK_EQ_STR(out.u.peers.v[1].name, "bob");
+			CHECK_EQ_STR(out.u.peers.v[1].about, "tests");
+			CHECK_EQ_INT(out.u.peers.v[0].seen, 17);
+			CHECK_EQ_INT(out.u.peers.v[0].naddr, 1);
+			CHECK_EQ_INT(out.u.peers.v[1].naddr, 0);
+			break;
+		case FRAME_SYNC:
+			CHECK_EQ_INT(out.u.sync.since, 1000);
+			CHECK_EQ_INT(out.u.sync.n, 2);
+			CHECK_EQ_STR(out.u.sync.have[1], "bbbbbbbbbb");
+			break;
+		case FRAME_BYE:
+			CHECK(memcmp(out.u.bye.id, bob->pk, 32) == 0);
+			break;
+		}
+		frame_clear(&out);
+		frame_clear(&in[i]);
+	}
+}
+
+static void
+test_seal(void)
+{
+	struct frame f, out;
+	struct buf b;
+	size_t opened = 0;
+
+	make_msg(&f, "sealed");
+	buf_init(&b, PAPO_FRAME_MAX);
+	CHECK(frame_seal(&keys, &f, &b) == 0);
+
+	/* Another room's key does not open it. */
+	CHECK_EQ_INT(frame_open(&other_keys, b.p, b.len, &out), FRAME_ERR_SEAL);
+
+	/* A flipped bit anywhere (nonce, ciphertext, tag) fails. */
+	for (size_t i = 0; i < b.len; i++) {
+		b.p[i] ^= 0x01;
+		if (frame_open(&keys, b.p, b.len, &out) != FRAME_ERR_SEAL)
+			opened++;
+		b.p[i] ^= 0x01;
+	}
+	CHECK_EQ_INT(opened, 0);
+	/* Cut short, or shorter than a nonce and a tag. */
+	CHECK_EQ_INT(frame_open(&keys, b.p, b.len - 1, &out), FRAME_ERR_SEAL);
+	CHECK_EQ_INT(frame_open(&keys, b.p, 10, &out), FRAME_ERR_SEAL);
+	CHECK_EQ_INT(frame_open(&keys, b.p, b.len, &out), FRAME_OK);
+	frame_clear(&out);
+
+	/* Two seals of one frame differ (fresh nonce). */
+	{
+		struct buf b2;
+		buf_init(&b2, PAPO_FRAME_MAX);
+		CHECK(frame_seal(&keys, &f, &b2) == 0);
+		CHECK(b2.len == b.len && memcmp(b2.p, b.p, 24) != 0);
+		buf_free(&b2);
+	}
+	buf_free(&b);
+	frame_clear(&f);
+}
+
+static void
+test_signatures(void)
+{
+	struct frame f, a;
+	char bob_id[PAPO_ID_LEN + 1], alice_id[PAPO_ID_LEN + 1];
+	char *json, *bad, *bad2;
+	struct buf b;
+	uint8_t sealed[PAPO_FRAME_MAX];
+	struct frame out;
+
+	sec_id_format(alice->pk, alice_id);
+	sec_id_format(bob->pk, bob_id);
+	make_msg(&f, "I, alice, approve");
+	json = to_json(&f);
+	CHECK_EQ_INT(decode_text(json), FRAME_OK);
+
+	/* Bob claims alice's words as his: the signature is alice's. */
+	bad = replace(json, alice_id, bob_id);
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_SIGNATURE);
+	free(bad);
+	/* An altered body, time, name, or reply fails too. */
+	bad = replace(json, "approve", "refuse!");
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_SIGNATURE);
+	free(bad);
+	bad = replace(json, "1764480000123", "1764480000124");
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_SIGNATURE);
+	free(bad);
+	bad = replace(json, "\"name\":\"alice\"", "\"name\":\"alicf\"");
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_SIGNATURE);
+	free(bad);
+	bad = replace(json, "\"sig\"", "\"reply_to\":\"aaaaaaaaaa\",\"sig\"");
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_SIGNATURE);
+	free(bad);
+	/* The log's own copies skip the check only when asked to. */
+	bad = replace(json, "approve", "refuse!");
+	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_TRUSTED, &out),
+	    FRAME_OK);
+	frame_clear(&out);
+	free(bad);
+
+	/* Re-encoding the same fields another way keeps the signature. */
+	bad = replace(json, "\"body\":\"I,", "\"body\":\"\\u0049,");
+	bad2 = replace(bad, "{\"t\":\"msg\",", "{ \"t\" : \"msg\" ,\n");
+	CHECK_EQ_INT(decode_text(bad2), FRAME_OK);
+	free(bad);
+	free(bad2);
+
+	/* A message signed for another room does not verify in this one,
+	 * even when sealed with this room's key. */
+	frame_msg_sign(&f.u.msg, &other_keys, alice);
+	free(json);
+	json = to_json(&f);
+	CHECK_EQ_INT(decode_text(json), FRAME_ERR_SIGNATURE);
+	CHECK_EQ_INT(frame_open(&keys, sealed, seal_raw(&keys, json,
+	    strlen(json), sealed), &out), FRAME_ERR_SIGNATURE);
+	free(json);
+	frame_clear(&f);
+
+	/* A receipt cannot be made in another member's name either. */
+	memset(&a, 0, sizeof(a));
+	a.type = FRAME_ACK;
+	strcpy(a.u.ack.id, "abcdefgh23");
+	a.u.ack.state = ACK_DELIVERED;
+	a.u.ack.ts = 5;
+	frame_ack_sign(&a.u.ack, &keys, alice);
+	json = to_json(&a);
+	CHECK_EQ_INT(decode_text(json), FRAME_OK);
+	bad = replace(json, alice_id, bob_id);
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_SIGNATURE);
+	free(bad);
+	bad = replace(json, "delivered", "read");
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_SIGNATURE);
+	free(bad);
+	free(json);
+	(void)b;
+}
+
+static void
+test_limits(void)
+{
+	struct frame f;
+	char *body, *json, *padded, name[PAPO_NAME_MAX + 2];
+	struct buf b;
+	uint8_t *sealed;
+	size_t n;
+	struct frame out;
+
+	/* Body: exactly 48 KiB passes both ways; one byte more is refused by
+	 * the encoder and by the decoder. */
+	body = malloc(PAPO_BODY_MAX + 2);
+	memset(body, 'x', PAPO_BODY_MAX);
+	body[PAPO_BODY_MAX] = '\0';
+	make_msg(&f, body);
+	json = to_json(&f);
+	CHECK(json != NULL);
+	CHECK_EQ_INT(decode_text(json), FRAME_OK);
+	free(json);
+	frame_clear(&f);
+	body[PAPO_BODY_MAX] = 'x';
+	body[PAPO_BODY_MAX + 1] = '\0';
+	make_msg(&f, "");
+	free(f.u.msg.body);
+	f.u.msg.body = body;
+	f.u.msg.body_len = PAPO_BODY_MAX + 1;
+	CHECK(to_json(&f) == NULL);
+	f.u.msg.body_len = 0;
+	f.u.msg.body = strdup("");
+	json = to_json(&f);
+	{
+		char *big = malloc(PAPO_BODY_MAX + 32);
+		char *bad;
+
+		sprintf(big, "\"body\":\"%s\"", body);
+		bad = replace(json, "\"body\":\"\"", big);
+		CHECK_EQ_INT(decode_text(bad), FRAME_ERR_BODY_LONG);
+		free(bad);
+		free(big);
+	}
+	free(json);
+	free(body);
+	frame_clear(&f);
+
+	/* Name: 64 bytes pass, 65 fail (encoder and decoder). */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_HELLO;
+	f.u.hello.version = 1;
+	memset(name, 'n', PAPO_NAME_MAX);
+	name[PAPO_NAME_MAX] = '\0';
+	strcpy(f.u.hello.name, name);
+	json = to_json(&f);
+	CHECK(json != NULL);
+	CHECK_EQ_INT(decode_text(json), FRAME_OK);
+	{
+		char longer[PAPO_NAME_MAX + 16], *bad;
+
+		snprintf(longer, sizeof(longer), "\"%sn\"", name);
+		char quoted[PAPO_NAME_MAX + 16];
+		snprintf(quoted, sizeof(quoted), "\"%s\"", name);
+		bad = replace(json, quoted, longer);
+		CHECK_EQ_INT(decode_text(bad), FRAME_ERR_NAME_LONG);
+		free(bad);
+	}
+	free(json);
+
+	/* About: 256 bytes pass, 257 fail. */
+	memset(f.u.hello.about, 'a', PAPO_ABOUT_MAX);
+	f.u.hello.about[PAPO_ABOUT_MAX] = '\0';
+	json = to_json(&f);
+	CHECK(json != NULL);
+	CHECK_EQ_INT(decode_text(json), FRAME_OK);
+	{
+		char *bad = replace(json, "\"about\":\"a", "\"about\":\"aa");
+		CHECK_EQ_INT(decode_text(bad), FRAME_ERR_ABOUT_LONG);
+		free(bad);
+	}
+	free(json);
+
+	/* Addresses: 8 pass, 9 fail. */
+	memset(f.u.hello.about, 0, sizeof(f.u.hello.about));
+	f.u.hello.naddr = PAPO_ADDR_MAX;
+	for (int i = 0; i < PAPO_ADDR_MAX; i++)
+		addr_parse("127.0.0.1:7000", &f.u.hello.addr[i]);
+	json = to_json(&f);
+	CHECK_EQ_INT(decode_text(json), FRAME_OK);
+	{
+		char *bad = replace(json, "\"addrs\":[", "\"addrs\":[\"1.2.3.4:5\",");
+		CHECK_EQ_INT(decode_text(bad), FRAME_ERR_TOO_MANY);
+		free(bad);
+	}
+	f.u.hello.naddr = PAPO_ADDR_MAX + 1;
+	CHECK(to_json(&f) == NULL);
+	f.u.hello.naddr = 0;
+	free(json);
+
+	/* Frame: a JSON text padded to exactly the largest plaintext seals to
+	 * exactly 64 KiB and opens; one byte more does not. */
+	json = to_json(&f);
+	n = strlen(json);
+	padded = malloc(FRAME_JSON_MAX + 2);
+	memcpy(padded, json, n);
+	memset(padded + n, ' ', FRAME_JSON_MAX + 1 - n);
+	padded[FRAME_JSON_MAX + 1] = '\0';
+	sealed = malloc(PAPO_FRAME_MAX + 1);
+	CHECK_EQ_INT(seal_raw(&keys, padded, FRAME_JSON_MAX, sealed), PAPO_FRAME_MAX);
+	CHECK_EQ_INT(frame_open(&keys, sealed, PAPO_FRAME_MAX, &out), FRAME_OK);
+	frame_clear(&out);
+	CHECK_EQ_INT(seal_raw(&keys, padded, FRAME_JSON_MAX + 1, sealed),
+	    PAPO_FRAME_MAX + 1);
+	CHECK_EQ_INT(frame_open(&keys, sealed, PAPO_FRAME_MAX + 1, &out),
+	    FRAME_ERR_TOO_BIG);
+	CHECK_EQ_INT(frame_decode(&keys, padded, FRAME_JSON_MAX + 1, 0, &out),
+	    FRAME_ERR_TOO_BIG);
+	free(sealed);
+	free(padded);
+	free(json);
+
+	/* An encoder refuses to produce a frame over the limit: 64 members
+	 * whose names and abouts are full of quotes, escaped on the wire. */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_PEERS;
+	f.u.peers.n = FRAME_PEERS_MAX;
+	f.u.peers.v = calloc(FRAME_PEERS_MAX, sizeof(struct frame_peer));
+	for (int i = 0; i < FRAME_PEERS_MAX; i++) {
+		memset(f.u.peers.v[i].name, '"', PAPO_NAME_MAX);
+		memset(f.u.peers.v[i].about, '"', PAPO_ABOUT_MAX);
+		f.u.peers.v[i].naddr = PAPO_ADDR_MAX;
+		for (int j = 0; j < PAPO_ADDR_MAX; j++)
+			addr_parse("[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535",
+			    &f.u.peers.v[i].addr[j]);
+	}
+	buf_init(&b, PAPO_FRAME_MAX);
+	CHECK(frame_seal(&keys, &f, &b) == -1);
+	buf_free(&b);
+	f.u.peers.n = FRAME_PEERS_MAX + 1;
+	CHECK(to_json(&f) == NULL);
+	frame_clear(&f);
+}
+
+static void
+test_malformed(void)
+{
+	char id[PAPO_ID_LEN + 1], json[1024];
+	struct frame f;
+	char *good, *bad;
+
+	sec_id_format(bob->pk, id);
+	snprintf(json, sizeof(json), "{\"t\":\"bye\",\"id\":\"%s\"}", id);
+	CHECK_EQ_INT(decode_text(json), FRAME_OK);
+
+	CHECK_EQ_INT(decode_text(""), FRAME_ERR_JSON);
+	CHECK_EQ_INT(decode_text("[1,2]"), FRAME_ERR_JSON);
+	CHECK_EQ_INT(decode_text("{\"t\":\"bye\""), FRAME_ERR_JSON);
+	CHECK_EQ_INT(decode_text("{} {}"), FRAME_ERR_JSON);
+	CHECK_EQ_INT(decode_text("{}"), FRAME_ERR_MISSING_FIELD);
+	CHECK_EQ_INT(decode_text("{\"t\":7}"), FRAME_ERR_FIELD_TYPE);
+	CHECK_EQ_INT(decode_text("{\"t\":\"shout\"}"), FRAME_ERR_TYPE);
+	CHECK_EQ_INT(decode_text("{\"t\":\"bye\"}"), FRAME_ERR_MISSING_FIELD);
+	CHECK_EQ_INT(decode_text("{\"t\":\"bye\",\"id\":\"abc\"}"), FRAME_ERR_VALUE);
+	CHECK_EQ_INT(decode_text("{\"t\":\"bye\",\"id\":5}"), FRAME_ERR_FIELD_TYPE);
+	snprintf(json, sizeof(json), "{\"t\":\"bye\",\"id\":\"%s\",\"x\":1}", id);
+	CHECK_EQ_INT(decode_text(json), FRAME_ERR_UNKNOWN_FIELD);
+	snprintf(json, sizeof(json), "{\"t\":\"bye\",\"id\":\"%s\",\"id\":\"%s\"}",
+	    id, id);
+	CHECK_EQ_INT(decode_text(json), FRAME_ERR_DUPLICATE_FIELD);
+	snprintf(json, sizeof(json), "{\"t\":\"bye\",\"ID\":\"%s\"}", id);
+	CHECK_EQ_INT(decode_text(json), FRAME_ERR_UNKNOWN_FIELD);
+	/* A NUL byte inside, and invalid UTF-8. */
+	{
+		char raw[] = "{\"t\":\"bye\"\0}";
+		struct frame o;
+		CHECK_EQ_INT(frame_decode(&keys, raw, sizeof(raw) - 1, 0, &o),
+		    FRAME_ERR_JSON);
+	}
+	CHECK_EQ_INT(decode_text("{\"t\":\"bye\",\"id\":\"\xff\"}"), FRAME_ERR_UTF8);
+	CHECK_EQ_INT(decode_text("{\"t\":\"bye\",\"id\":\"\xc0\x80\"}"), FRAME_ERR_UTF8);
+	CHECK_EQ_INT(decode_text("{\"t\":\"bye\",\"id\":\"\\ud800\"}"), FRAME_ERR_JSON);
+	/* Deep nesting in an unknown field is refused, not followed. */
+	{
+		char deep[4200];
+		size_t n = 0;
+		n += (size_t)sprintf(deep, "{\"t\":\"bye\",\"x\":");
+		for (int i = 0; i < 2000; i++)
+			deep[n++] = '[';
+		deep[n] = '\0';
+		CHECK(decode_text(deep) != FRAME_OK);
+	}
+
+	/* Sync and numbers. */
+	CHECK_EQ_INT(decode_text("{\"t\":\"sync\",\"since\":0,\"have\":[]}"), FRAME_OK);
+	CHECK_EQ_INT(decode_text("{\"t\":\"sync\",\"since\":-1,\"have\":[]}"), FRAME_ERR_VALUE);
+	CHECK_EQ_INT(decode_text("{\"t\":\"sync\",\"since\":1.5,\"have\":[]}"), FRAME_ERR_VALUE);
+	CHECK_EQ_INT(decode_text("{\"t\":\"sync\",\"since\":1e300,\"have\":[]}"), FRAME_ERR_VALUE);
+	CHECK_EQ_INT(decode_text("{\"t\":\"sync\",\"since\":\"0\",\"have\":[]}"), FRAME_ERR_FIELD_TYPE);
+	CHECK_EQ_INT(decode_text("{\"t\":\"sync\",\"since\":0,\"have\":[1]}"), FRAME_ERR_FIELD_TYPE);
+	CHECK_EQ_INT(decode_text("{\"t\":\"sync\",\"since\":0,\"have\":[\"short\"]}"), FRAME_ERR_VALUE);
+	CHECK_EQ_INT(decode_text("{\"t\":\"sync\",\"since\":0,\"have\":{}}"), FRAME_ERR_FIELD_TYPE);
+	{
+		/* have: 4096 ids pass (the encoder makes them), 4097 fail. */
+		struct frame s;
+		struct buf b;
+		memset(&s, 0, sizeof(s));
+		s.type = FRAME_SYNC;
+		s.u.sync.n = FRAME_SYNC_MAX;
+		s.u.sync.have = calloc(FRAME_SYNC_MAX, sizeof(*s.u.sync.have));
+		for (int i = 0; i < FRAME_SYNC_MAX; i++)
+			sec_msgid_new(s.u.sync.have[i]);
+		buf_init(&b, FRAME_JSON_MAX + 64);
+		CHECK(frame_encode(&s, &b) == 0);
+		buf_u8(&b, 0);
+		CHECK_EQ_INT(decode_text((char *)b.p), FRAME_OK);
+		bad = replace((char *)b.p, "\"have\":[", "\"have\":[\"aaaaaaaaaa\",");
+		CHECK_EQ_INT(decode_text(bad), FRAME_ERR_TOO_MANY);
+		free(bad);
+		buf_free(&b);
+		frame_clear(&s);
+	}
+
+	/* Message fields. */
+	make_msg(&f, "text");
+	good = to_json(&f);
+	bad = replace(good, "\"ts\":", "\"ts\":-");
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_VALUE);
+	free(bad);
+	bad = replace(good, "\"sig\":\"", "\"sig\":\"A");
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_VALUE);
+	free(bad);
+	bad = replace(good, "\"body\":\"text\"", "\"body\":null");
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_FIELD_TYPE);
+	free(bad);
+	bad = replace(good, "\"name\":\"alice\",", "");
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_MISSING_FIELD);
+	free(bad);
+	bad = replace(good, "\"name\":\"alice\"", "\"name\":\"ali\\nce\"");
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_VALUE);
+	free(bad);
+	bad = replace(good, "\"sig\"", "\"to\":\"nobody\",\"sig\"");
+	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_VALUE);
+	free(bad);
+	free(good);
+	frame_clear(&f);
+
+	/* Receipts with a state other than delivered or read. */
+	snprintf(json, sizeof(json), "{\"t\":\"ack\",\"id\":\"aaaaaaaaaa\","
+	    "\"by\":\"%s\",\"state\":\"seen\",\"ts\":1,\"sig\":\"%086d\"}", id, 0);
+	CHECK_EQ_INT(decode_text(json), FRAME_ERR_VALUE);
+
+	/* Peers: nested members are as strict as frames. */
+	snprintf(json, sizeof(json), "{\"t\":\"peers\",\"members\":[{\"id\":\"%s\","
+	    "\"name\":\"b\",\"about\":\"\",\"addrs\":[],\"seen\":0,\"x\":0}]}", id);
+	CHECK_EQ_INT(decode_text(json), FRAME_ERR_UNKNOWN_FIELD);
+	snprintf(json, sizeof(json), "{\"t\":\"peers\",\"members\":[7]}");
+	CHECK_EQ_INT(decode_text(json), FRAME_ERR_FIELD_TYPE);
+	snprintf(json, sizeof(json), "{\"t\":\"peers\",\"members\":[{\"id\":\"%s\","
+	    "\"name\":\"b\",\"about\":\"\",\"addrs\":[\"nowhere\"],\"seen\":0}]}", id);
+	CHECK_EQ_INT(decode_text(json), FRAME_ERR_VALUE);
+
+	for (int e = FRAME_OK; e <= FRAME_ERR_NOMEM; e++)
+		CHECK(strlen(frame_strerror((enum frame_err)e)) > 0);
+}
+
+int
+main(void)
+{
+	uint8_t secret[32];
+
+	CHECK(sec_init() == 0);
+	alice = make_identity("alice");
+	bob = make_identity("bob");
+	randombytes_buf(secret, sizeof(secret));
+	sec_room_keys(secret, &keys);
+	randombytes_buf(secret, sizeof(secret));
+	sec_room_keys(secret, &other_keys);
+
+	test_roundtrip();
+	test_seal();
+	test_signatures();
+	test_limits();
+	test_malformed();
+
+	sec_identity_free(alice);
+	sec_identity_free(bob);
+	CHECK(system("rm -rf /tmp/papo-test-frame-*") == 0);
+	return check_exit();
+}

@@ -1,0 +1,402 @@
+/*
+ * test_invite.c: node/invite.c.  Round trips of every shape of invite,
+ * and for each error an input a person could really paste (a typo, a
+ * truncation, a stray character, an invite from another papo), checking
+ * the error and, for a bad character, where it is.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "check.h"
+#include "node/b32.h"
+#include "node/invite.h"
+
+static void
+fill(uint8_t *p, size_t n, uint8_t seed)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (uint8_t)(seed + i * 7);
+}
+
+static struct addr
+v4(uint8_t a, uint8_t b, uint8_t c, uint8_t d, uint16_t port)
+{
+	struct addr x;
+
+	memset(&x, 0, sizeof(x));
+	x.family = 4;
+	x.ip[0] = a, x.ip[1] = b, x.ip[2] = c, x.ip[3] = d;
+	x.port = port;
+	return x;
+}
+
+static struct addr
+v6(uint8_t last, uint16_t port)
+{
+	struct addr x;
+
+	memset(&x, 0, sizeof(x));
+	x.family = 6;
+	x.ip[0] = 0x20, x.ip[1] = 0x01, x.ip[2] = 0x0d, x.ip[3] = 0xb8;
+	x.ip[15] = last;
+	x.port = port;
+	return x;
+}
+
+static void
+sample(struct invite *inv, size_t naddr)
+{
+	memset(inv, 0, sizeof(*inv));
+	fill(inv->secret, sizeof(inv->secret), 1);
+	fill(inv->inviter, sizeof(inv->inviter), 100);
+	inv->naddr = naddr;
+	for (size_t i = 0; i < naddr; i++)
+		inv->addr[i] = i % 2 == 0 ?
+		    v4(192, 0, 2, (uint8_t)(i + 1), (uint16_t)(7778 + i)) :
+		    v6((uint8_t)i, (uint16_t)(65535 - i));
+}
+
+static int
+same(const struct invite *a, const struct invite *b)
+{
+	if (b->version != INVITE_VERSION || a->naddr != b->naddr ||
+	    memcmp(a->secret, b->secret, 32) != 0 ||
+	    memcmp(a->inviter, b->inviter, 32) != 0)
+		return 0;
+	for (size_t i = 0; i < a->naddr; i++) {
+		const struct addr *x = &a->addr[i], *y = &b->addr[i];
+
+		if (x->family != y->family || x->port != y->port ||
+		    memcmp(x->ip, y->ip, x->family == 4 ? 4 : 16) != 0)
+			return 0;
+	}
+	return 1;
+}
+
+static void
+round_trip(size_t naddr)
+{
+	struct invite in, out;
+	char *s;
+
+	sample(&in, naddr);
+	in.version = 7;   /* ignored: the encoder writes INVITE_VERSION */
+	s = invite_encode(&in);
+	CHECK(s != NULL);
+	if (s == NULL)
+		return;
+	CHECK(strncmp(s, "papo1", 5) == 0);
+	CHECK_EQ_INT(strspn(s + 5, "abcdefghijklmnopqrstuvwxyz234567"),
+	    strlen(s + 5));
+	memset(&out, 0xaa, sizeof(out));
+	CHECK_EQ_INT(invite_decode(s, &out, NULL), INVITE_OK);
+	CHECK(same(&in, &out));
+	free(s);
+}
+
+/*
+ * Builds the invite text of n crafted bytes followed by their checksum,
+ * computed as the encoder does, so that the decoder gets past the
+ * checksum to the fault under test.
+ */
+static const char *
+craft(const uint8_t *p, size_t n)
+{
+	static char s[1024];
+	uint8_t b[512], h[crypto_generichash_BYTES_MIN];
+
+	memcpy(b, p, n);
+	crypto_generichash(h, sizeof(h), p, n, NULL, 0);
+	memcpy(b + n, h, 4);
+	memcpy(s, "papo1", 5);
+	b32_encode(b, n + 4, s + 5);
+	return s;
+}
+
+/* The first 66 bytes every crafted invite starts with. */
+static size_t
+head(uint8_t *b, uint8_t version, uint8_t count)
+{
+	b[0] = version;
+	fill(b + 1, 32, 1);
+	fill(b + 33, 32, 100);
+	b[65] = count;
+	return 66;
+}
+
+static size_t
+put_v4(uint8_t *b, uint8_t family, uint16_t port)
+{
+	b[0] = family;
+	b[1] = 127, b[2] = 0, b[3] = 0, b[4] = 1;
+	b[5] = (uint8_t)(port >> 8), b[6] = (uint8_t)port;
+	return 7;
+}
+
+static void
+test_round_trips(void)
+{
+	struct invite in;
+	char *s;
+
+	round_trip(0);
+	round_trip(1);
+	round_trip(2);
+	round_trip(PAPO_ADDR_MAX);
+
+	/* The length people will see: one IPv4 address, as a daemon on one
+	 * public address gives. */
+	sample(&in, 1);
+	s = invite_encode(&in);
+	CHECK(s != NULL);
+	if (s != NULL) {
+		printf("invite with one IPv4 address: %zu bytes, %zu "
+		    "characters: %s\n", (size_t)(1 + 32 + 32 + 1 + 7 + 4),
+		    strlen(s), s);
+		CHECK_EQ_INT(strlen(s), 5 + b32_len(77));
+	}
+	free(s);
+
+	/* An all-IPv6 invite at the limit is the longest there is. */
+	memset(&in, 0, sizeof(in));
+	in.naddr = PAPO_ADDR_MAX;
+	for (size_t i = 0; i < PAPO_ADDR_MAX; i++)
+		in.addr[i] = v6((uint8_t)i, 1);
+	s = invite_encode(&in);
+	CHECK(s != NULL);
+	if (s != NULL) {
+		struct invite out;
+
+		CHECK_EQ_INT(strlen(s), 5 + b32_len(70 + PAPO_ADDR_MAX * 19));
+		CHECK_EQ_INT(invite_decode(s, &out, NULL), INVITE_OK);
+		CHECK(same(&in, &out));
+	}
+	free(s);
+
+	/* Too many addresses, or ones no decoder accepts, are refused. */
+	sample(&in, PAPO_ADDR_MAX);
+	in.naddr = PAPO_ADDR_MAX + 1;
+	CHECK(invite_encode(&in) == NULL);
+	sample(&in, 1);
+	in.addr[0].family = 5;
+	CHECK(invite_encode(&in) == NULL);
+	sample(&in, 1);
+	in.addr[0].port = 0;
+	CHECK(invite_encode(&in) == NULL);
+}
+
+static void
+test_text(void)
+{
+	struct invite in, out;
+	char *s, t[512];
+	size_t pos;
+
+	sample(&in, 1);
+	s = invite_encode(&in);
+	if (s == NULL) {
+		CHECK(s != NULL);
+		return;
+	}
+
+	/* Surrounding white space, as a terminal copy brings, is fine. */
+	snprintf(t, sizeof(t), " \t\n%s\r\n ", s);
+	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_OK);
+	CHECK(same(&in, &out));
+
+	/* So is upper case, as a person reading it aloud might type. */
+	for (size_t i = 0; s[i] != '\0'; i++)
+		t[i] = (char)toupper((unsigned char)s[i]);
+	t[strlen(s)] = '\0';
+	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_OK);
+	CHECK(same(&in, &out));
+
+	/* Empty. */
+	CHECK_EQ_INT(invite_decode("", &out, NULL), INVITE_EMPTY);
+	CHECK_EQ_INT(invite_decode("  \t\r\n", &out, NULL), INVITE_EMPTY);
+
+	/* Not a papo invite, or another version's prefix. */
+	snprintf(t, sizeof(t), "papo2%s", s + 5);
+	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_PREFIX_BAD);
+	CHECK_EQ_INT(invite_decode("http://example.com/join?papo1abc", &out,
+	    NULL), INVITE_PREFIX_BAD);
+	CHECK_EQ_INT(invite_decode("pap", &out, NULL), INVITE_PREFIX_BAD);
+	CHECK_EQ_INT(invite_decode(s + 1, &out, NULL), INVITE_PREFIX_BAD);
+
+	/* A character base32 does not have, where it is, counting the
+	 * leading white space. */
+	const char bad[] = { '1', '0', '!', '8', '-', '"', ' ', '\n' };
+	for (size_t i = 0; i < sizeof(bad); i++) {
+		snprintf(t, sizeof(t), "  %s", s);
+		t[2 + 20] = bad[i];
+		pos = 9999;
+		CHECK_EQ_INT(invite_decode(t, &out, &pos), INVITE_CHAR);
+		CHECK_EQ_INT(pos, 22);
+	}
+	/* A stray character also makes the length impossible; the
+	 * character is what gets reported. */
+	snprintf(t, sizeof(t), "%.40s!%s", s, s + 40);
+	CHECK_EQ_INT(invite_decode(t, &out, &pos), INVITE_CHAR);
+	CHECK_EQ_INT(pos, 40);
+	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_CHAR);
+
+	/* A character lost or doubled in copying: impossible lengths. */
+	snprintf(t, sizeof(t), "%.40s%s", s, s + 41);
+	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
+	snprintf(t, sizeof(t), "%s%s", s, "aa");
+	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
+	/* Longer than any invite: three pasted together. */
+	snprintf(t, sizeof(t), "%s%s%s", s, s + 5, s + 5);
+	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
+	memset(t, 'a', 400);
+	memcpy(t, "papo1", 5);
+	t[400] = '\0';
+	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
+
+	/* Cut short, at any length below the smallest invite. */
+	for (size_t n = 5; n < 5 + b32_len(70); n++) {
+		snprintf(t, sizeof(t), "%.*s", (int)n, s);
+		CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_TRUNCATED);
+	}
+	snprintf(t, sizeof(t), "%.40s", s);
+	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_TRUNCATED);
+	/* Cut short but still long enough to hold an invite: the
+	 * checksum, now read from the wrong bytes, catches it. */
+	snprintf(t, sizeof(t), "%.*s", (int)(strlen(s) - 8), s);
+	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_CHECKSUM);
+
+	/* One character changed anywhere: every other base32 character at
+	 * every position must fail, and the checksum says so. */
+	const char alpha[] = "abcdefghijklmnopqrstuvwxyz234567";
+	size_t tries = 0, sums = 0;
+	for (size_t i = 5; s[i] != '\0'; i++) {
+		for (size_t j = 0; j < 32; j++) {
+			enum invite_err e;
+
+			if (alpha[j] == s[i])
+				continue;
+			strcpy(t, s);
+			t[i] = alpha[j];
+			e = invite_decode(t, &out, NULL);
+			tries++;
+			if (e == INVITE_CHECKSUM)
+				sums++;
+			else
+				fprintf(stderr, "change at %zu to %c: %s\n",
+				    i, alpha[j], invite_strerror(e));
+		}
+	}
+	CHECK_EQ_INT(tries, (strlen(s) - 5) * 31);
+	CHECK_EQ_INT(sums, tries);
+	free(s);
+}
+
+static void
+test_crafted(void)
+{
+	struct invite out;
+	uint8_t b[512];
+	size_t n;
+
+	/* The crafting itself: a valid invite crafted by hand decodes. */
+	n = head(b, 1, 1);
+	n += put_v4(b + n, 4, 7778);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_OK);
+	CHECK_EQ_INT(out.naddr, 1);
+	CHECK_EQ_INT(out.addr[0].port, 7778);
+	CHECK_EQ_INT(out.addr[0].ip[0], 127);
+
+	/* From a newer papo. */
+	n = head(b, 2, 0);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL),
+	    INVITE_VERSION_BAD);
+	n = head(b, 0, 0);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL),
+	    INVITE_VERSION_BAD);
+
+	/* Nine addresses, all present. */
+	n = head(b, 1, PAPO_ADDR_MAX + 1);
+	for (int i = 0; i < PAPO_ADDR_MAX + 1; i++)
+		n += put_v4(b + n, 4, 7778);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL),
+	    INVITE_TOO_MANY_ADDRS);
+	n = head(b, 1, 255);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL),
+	    INVITE_TOO_MANY_ADDRS);
+
+	/* An address family other than 4 or 6. */
+	n = head(b, 1, 1);
+	n += put_v4(b + n, 5, 7778);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_FAMILY);
+	n = head(b, 1, 2);
+	n += put_v4(b + n, 4, 7778);
+	n += put_v4(b + n, 0, 7778);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_FAMILY);
+
+	/* Port 0. */
+	n = head(b, 1, 1);
+	n += put_v4(b + n, 4, 0);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_PORT);
+
+	/* Bytes after the last address. */
+	n = head(b, 1, 0);
+	b[n++] = 0;
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_TRAILING);
+	n = head(b, 1, 1);
+	n += put_v4(b + n, 4, 7778);
+	n += put_v4(b + n, 4, 7778);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_TRAILING);
+
+	/* A count larger than the addresses present. */
+	n = head(b, 1, 2);
+	n += put_v4(b + n, 4, 7778);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL),
+	    INVITE_TRUNCATED);
+	/* An IPv6 family with only an IPv4 address's bytes behind it. */
+	n = head(b, 1, 1);
+	n += put_v4(b + n, 6, 7778);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL),
+	    INVITE_TRUNCATED);
+	/* An address cut inside its port. */
+	n = head(b, 1, 1);
+	n += put_v4(b + n, 4, 7778) - 1;
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL),
+	    INVITE_TRUNCATED);
+}
+
+static void
+test_strerror(void)
+{
+	const char *seen[INVITE_TRAILING + 1];
+
+	for (int e = INVITE_OK; e <= INVITE_TRAILING; e++) {
+		const char *m = invite_strerror((enum invite_err)e);
+
+		CHECK(m != NULL && m[0] != '\0');
+		CHECK(strchr(m, '\n') == NULL);
+		for (int i = INVITE_OK; i < e; i++)
+			CHECK(strcmp(seen[i], m) != 0);
+		seen[e] = m;
+	}
+	/* Every error's reason names what it is about. */
+	for (int e = INVITE_EMPTY; e <= INVITE_TRAILING; e++)
+		CHECK(strncmp(invite_strerror((enum invite_err)e), "invite ",
+		    7) == 0);
+	CHECK(strstr(invite_strerror(INVITE_PREFIX_BAD), "papo1") != NULL);
+	CHECK(strstr(invite_strerror(INVITE_CHECKSUM), "mistyped") != NULL);
+	CHECK(strstr(invite_strerror(INVITE_VERSION_BAD), "newer") != NULL);
+	CHECK(invite_strerror((enum invite_err)99) != NULL);
+}
+
+int
+main(void)
+{
+	test_round_trips();
+	test_text();
+	test_crafted();
+	test_strerror();
+	return check_exit();
+}

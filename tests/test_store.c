@@ -1,0 +1,893 @@
+/*
+ * test_store.c: the log and the outbox as a user of a daemon sees them
+ * across restarts: what was acknowledged is there after a reopen (even
+ * after kill -9), history comes back oldest first, a torn or damaged line
+ * costs only itself, and errors name the file.  Every message is signed
+ * for real by an identity made in a temporary $PAPO_HOME.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "node/buf.h"
+#include "node/crypto.h"
+#include "node/frame.h"
+#include "node/store.h"
+#include "tests/check.h"
+
+struct ctx {
+	struct identity *me;
+	struct room_keys k;
+	char idhome[64];       /* where the identity lives */
+};
+
+static void
+mkhome(char out[64])
+{
+	snprintf(out, 64, "/tmp/papo-store-XXXXXX");
+	if (mkdtemp(out) == NULL) {
+		perror("mkdtemp");
+		exit(1);
+	}
+}
+
+static void
+rmhome(const char *home)
+{
+	char path[512];
+	struct dirent *d;
+	DIR *dir;
+
+	if ((dir = opendir(home)) == NULL)
+		return;
+	while ((d = readdir(dir)) != NULL) {
+		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", home, d->d_name);
+		unlink(path);
+	}
+	closedir(dir);
+	rmdir(home);
+}
+
+static long long
+file_size(const char *home, const char *name)
+{
+	char path[512];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", home, name);
+	if (stat(path, &st) == -1)
+		return -1;
+	return (long long)st.st_size;
+}
+
+static void
+append_raw(const char *home, const char *name, const void *p, size_t n)
+{
+	char path[512];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", home, name);
+	if ((fd = open(path, O_WRONLY | O_APPEND | O_CREAT, 0600)) == -1 ||
+	    write(fd, p, n) != (ssize_t)n) {
+		perror(path);
+		exit(1);
+	}
+	close(fd);
+}
+
+static void
+append_str(const char *home, const char *name, const char *text)
+{
+	append_raw(home, name, text, strlen(text));
+}
+
+/* A signed message with a fresh id; the body is the caller's to free. */
+static void
+make_msg(const struct ctx *c, struct frame_msg *m, const char *body,
+    uint64_t ts)
+{
+	memset(m, 0, sizeof(*m));
+	sec_msgid_new(m->id);
+	snprintf(m->name, sizeof(m->name), "tester");
+	m->ts = ts;
+	if ((m->body = strdup(body)) == NULL)
+		exit(1);
+	m->body_len = strlen(body);
+	if (frame_msg_sign(m, &c->k, c->me) == -1) {
+		fprintf(stderr, "frame_msg_sign failed\n");
+		exit(1);
+	}
+}
+
+/* Releases what store_get or store_history put into m. */
+static void
+msg_free(struct frame_msg *m)
+{
+	struct frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_MSG;
+	f.u.msg = *m;
+	frame_clear(&f);
+	memset(m, 0, sizeof(*m));
+}
+
+static void
+check_same(const struct frame_msg *a, const struct frame_msg *b)
+{
+	CHECK_EQ_STR(a->id, b->id);
+	CHECK(memcmp(a->from, b->from, 32) == 0);
+	CHECK_EQ_STR(a->name, b->name);
+	CHECK_EQ_INT(a->ts, b->ts);
+	CHECK_EQ_INT(a->body_len, b->body_len);
+	CHECK_EQ_STR(a->body, b->body);
+	CHECK_EQ_INT(a->has_to, b->has_to);
+	if (a->has_to && b->has_to)
+		CHECK(memcmp(a->to, b->to, 32) == 0);
+	CHECK_EQ_INT(a->has_reply_to, b->has_reply_to);
+	if (a->has_reply_to && b->has_reply_to)
+		CHECK_EQ_STR(a->reply_to, b->reply_to);
+	CHECK(memcmp(a->sig, b->sig, 64) == 0);
+}
+
+static struct store *
+open_or_die(const char *home, const struct ctx *c)
+{
+	char err[PAPO_ERR_LEN];
+	struct store *s;
+
+	if ((s = store_open(err, home, &c->k)) == NULL) {
+		fprintf(stderr, "store_open %s: %s\n", home, err);
+		exit(1);
+	}
+	return s;
+}
+
+/* One log line as the store writes it, for tests that edit the file. */
+static void
+encode_line(const struct frame_msg *m, struct buf *b)
+{
+	struct frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_MSG;
+	f.u.msg = *m;
+	buf_init(b, STORE_LINE_MAX);
+	if (frame_encode(&f, b) == -1 || buf_u8(b, '\n') == -1) {
+		fprintf(stderr, "frame_encode failed\n");
+		exit(1);
+	}
+}
+
+static void
+test_roundtrip(const struct ctx *c)
+{
+	enum { N = 40 };
+	const char *bodies[] = {
+		"hello",
+		"quotes \" and \\ and a fake key ,\"ts\":5, here",
+		"line one\nline two\ttab",
+		"unicode: caf\xc3\xa9 \xe2\x9c\x93 \xf0\x9f\x98\x80",
+		"",
+	};
+	struct frame_msg m[N], got;
+	struct frame_ack a;
+	struct store_stats st;
+	char home[64], path[600];
+	struct store *s;
+	struct stat sb;
+	long long size;
+
+	mkhome(home);
+	s = open_or_die(home, c);
+	for (int i = 0; i < N; i++) {
+		make_msg(c, &m[i], bodies[i % 5], 1700000000000ull + (uint64_t)i);
+		if (i % 3 == 1) {
+			m[i].has_to = 1;
+			memcpy(m[i].to, c->me->pk, 32);
+		}
+		if (i % 4 == 2) {
+			m[i].has_reply_to = 1;
+			memcpy(m[i].reply_to, m[i - 1].id, sizeof(m[i].reply_to));
+		}
+		if (i % 3 == 1 || i % 4 == 2)
+			frame_msg_sign(&m[i], &c->k, c->me);
+		CHECK_EQ_INT(store_add_msg(s, &m[i]), 1);
+	}
+	memset(&a, 0, sizeof(a));
+	memcpy(a.id, m[0].id, sizeof(a.id));
+	a.state = ACK_DELIVERED;
+	a.ts = 1700000000999ull;
+	CHECK(frame_ack_sign(&a, &c->k, c->me) == 0);
+	CHECK_EQ_INT(store_add_ack(s, &a), 0);
+	a.state = ACK_READ;
+	CHECK(frame_ack_sign(&a, &c->k, c->me) == 0);
+	CHECK_EQ_INT(store_add_ack(s, &a), 0);
+	store_close(s);
+
+	snprintf(path, sizeof(path), "%s/log.jsonl", home);
+	CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600);
+	snprintf(path, sizeof(path), "%s/outbox.jsonl", home);
+	CHECK(stat(path, &sb) == 0 && (sb.st_mode & 0777) == 0600);
+
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, N);
+	CHECK_EQ_INT(st.acks, 2);
+	CHECK_EQ_INT(st.dropped, 0);
+	CHECK_EQ_INT(st.outbox, 0);
+	for (int i = 0; i < N; i++) {
+		CHECK(store_has(s, m[i].id));
+		CHECK_EQ_INT(store_get(s, m[i].id, &got), 0);
+		check_same(&got, &m[i]);
+		msg_free(&got);
+	}
+
+	/* A duplicate is refused without touching the file. */
+	size = file_size(home, "log.jsonl");
+	CHECK_EQ_INT(store_add_msg(s, &m[7]), 0);
+	CHECK_EQ_INT(file_size(home, "log.jsonl"), size);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, N);
+
+	CHECK(!store_has(s, "aaaaaaaaaa"));
+	CHECK(!store_has(s, "not an id"));
+	CHECK_EQ_INT(store_get(s, "aaaaaaaaaa", &got), -1);
+	CHECK(got.body == NULL);
+	store_close(s);
+
+	for (int i = 0; i < N; i++)
+		free(m[i].body);
+	rmhome(home);
+}
+
+/* Enough messages to grow the index many times, written straight to the
+ * file (without an fsync each) and replayed in one open. */
+static void
+test_many(const struct ctx *c)
+{
+	enum { N = 20000 };
+	char (*ids)[PAPO_MSGID_LEN + 1];
+	struct frame_msg m, got;
+	struct store_stats st;
+	char home[64], path[600];
+	struct buf all, line;
+	struct store *s;
+	struct timespec t0, t1;
+	int missing = 0;
+	FILE *fp;
+
+	mkhome(home);
+	if ((ids = calloc(N, sizeof(*ids))) == NULL)
+		exit(1);
+	buf_init(&all, (size_t)N * 1024);
+	for (int i = 0; i < N; i++) {
+		make_msg(c, &m, "a message among many", 1000 + (uint64_t)i);
+		memcpy(ids[i], m.id, sizeof(ids[i]));
+		encode_line(&m, &line);
+		if (buf_add(&all, line.p, line.len) == -1)
+			exit(1);
+		buf_free(&line);
+		free(m.body);
+	}
+	snprintf(path, sizeof(path), "%s/log.jsonl", home);
+	if ((fp = fopen(path, "w")) == NULL ||
+	    fwrite(all.p, 1, all.len, fp) != all.len || fclose(fp) != 0)
+		exit(1);
+	buf_free(&all);
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	s = open_or_die(home, c);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	fprintf(stderr, "test_many: replayed %d messages in %.1f ms\n", N,
+	    (double)(t1.tv_sec - t0.tv_sec) * 1e3 +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, N);
+	CHECK_EQ_INT(st.dropped, 0);
+	for (int i = 0; i < N; i++)
+		if (!store_has(s, ids[i]))
+			missing++;
+	CHECK_EQ_INT(missing, 0);
+	CHECK_EQ_INT(store_get(s, ids[0], &got), 0);
+	CHECK_EQ_INT(got.ts, 1000);
+	msg_free(&got);
+	CHECK_EQ_INT(store_get(s, ids[N / 2], &got), 0);
+	CHECK_EQ_INT(got.ts, 1000 + N / 2);
+	CHECK_EQ_STR(got.body, "a message among many");
+	msg_free(&got);
+	CHECK_EQ_INT(store_get(s, ids[N - 1], &got), 0);
+	CHECK_EQ_INT(got.ts, 1000 + N - 1);
+	msg_free(&got);
+	store_close(s);
+	free(ids);
+	rmhome(home);
+}
+
+static void
+test_history(const struct ctx *c)
+{
+	struct frame_msg m[11], out[20];
+	char home[64];
+	struct store *s;
+	long n;
+
+	mkhome(home);
+	s = open_or_die(home, c);
+	/* Times 1000..10000, then one whose author's clock is behind. */
+	for (int i = 0; i < 10; i++) {
+		char body[16];
+
+		snprintf(body, sizeof(body), "m%d", i + 1);
+		make_msg(c, &m[i], body, 1000 * (uint64_t)(i + 1));
+		CHECK_EQ_INT(store_add_msg(s, &m[i]), 1);
+	}
+	store_close(s);
+	s = open_or_die(home, c);
+
+	n = store_history(s, 3, 0, 0, out);
+	CHECK_EQ_INT(n, 3);
+	for (long i = 0; i < n; i++) {
+		check_same(&out[i], &m[7 + i]);
+		msg_free(&out[i]);
+	}
+
+	n = store_history(s, 20, 5000, 0, out);
+	CHECK_EQ_INT(n, 4);
+	for (long i = 0; i < n; i++) {
+		CHECK_EQ_STR(out[i].id, m[i].id);
+		msg_free(&out[i]);
+	}
+
+	n = store_history(s, 2, 5000, 0, out);
+	CHECK_EQ_INT(n, 2);
+	if (n == 2) {
+		CHECK_EQ_INT(out[0].ts, 3000);
+		CHECK_EQ_INT(out[1].ts, 4000);
+	}
+	for (long i = 0; i < n; i++)
+		msg_free(&out[i]);
+
+	n = store_history(s, 20, 0, 7000, out);
+	CHECK_EQ_INT(n, 4);
+	for (long i = 0; i < n; i++) {
+		CHECK_EQ_INT(out[i].ts, 7000 + 1000 * i);
+		msg_free(&out[i]);
+	}
+
+	n = store_history(s, 20, 6000, 3000, out);
+	CHECK_EQ_INT(n, 3);
+	for (long i = 0; i < n; i++) {
+		CHECK_EQ_STR(out[i].body, i == 0 ? "m3" : i == 1 ? "m4" : "m5");
+		msg_free(&out[i]);
+	}
+
+	CHECK_EQ_INT(store_history(s, 0, 0, 0, out), 0);
+	CHECK_EQ_INT(store_history(s, 20, 0, 20000, out), 0);
+	CHECK_EQ_INT(store_history(s, 20, 1000, 0, out), 0);
+
+	/* "Last" means last in the log, not latest by the author's clock. */
+	make_msg(c, &m[10], "late clock", 500);
+	CHECK_EQ_INT(store_add_msg(s, &m[10]), 1);
+	n = store_history(s, 2, 0, 0, out);
+	CHECK_EQ_INT(n, 2);
+	if (n == 2) {
+		CHECK_EQ_STR(out[0].body, "m10");
+		CHECK_EQ_STR(out[1].body, "late clock");
+	}
+	for (long i = 0; i < n; i++)
+		msg_free(&out[i]);
+	n = store_history(s, 20, 0, 0, out);
+	CHECK_EQ_INT(n, 11);
+	for (long i = 0; i < n; i++)
+		msg_free(&out[i]);
+	store_close(s);
+
+	for (int i = 0; i < 11; i++)
+		free(m[i].body);
+	rmhome(home);
+}
+
+static void
+test_digest(const struct ctx *c)
+{
+	uint8_t d1[32], d2[32], d3[32], d4[32], zero[32] = { 0 };
+	struct frame_msg m[5];
+	char h1[64], h2[64], h3[64];
+	struct store *s1, *s2, *s3;
+
+	mkhome(h1);
+	mkhome(h2);
+	mkhome(h3);
+	s1 = open_or_die(h1, c);
+	s2 = open_or_die(h2, c);
+	s3 = open_or_die(h3, c);
+	store_digest(s1, d1);
+	CHECK(memcmp(d1, zero, 32) == 0);
+	for (int i = 0; i < 5; i++)
+		make_msg(c, &m[i], "digest", 1000 + (uint64_t)i);
+	for (int i = 0; i < 5; i++) {
+		CHECK_EQ_INT(store_add_msg(s1, &m[i]), 1);
+		CHECK_EQ_INT(store_add_msg(s2, &m[4 - i]), 1);
+	}
+	for (int i = 0; i < 4; i++)
+		CHECK_EQ_INT(store_add_msg(s3, &m[i]), 1);
+	store_digest(s1, d1);
+	store_digest(s2, d2);
+	store_digest(s3, d3);
+	CHECK(memcmp(d1, d2, 32) == 0);
+	CHECK(memcmp(d1, d3, 32) != 0);
+	CHECK(memcmp(d1, zero, 32) != 0);
+
+	/* A duplicate does not change it; a reopen rebuilds the same. */
+	CHECK_EQ_INT(store_add_msg(s1, &m[2]), 0);
+	store_close(s1);
+	s1 = open_or_die(h1, c);
+	store_digest(s1, d4);
+	CHECK(memcmp(d1, d4, 32) == 0);
+
+	/* The same set again after the missing message arrives. */
+	CHECK_EQ_INT(store_add_msg(s3, &m[4]), 1);
+	store_digest(s3, d3);
+	CHECK(memcmp(d1, d3, 32) == 0);
+
+	store_close(s1);
+	store_close(s2);
+	store_close(s3);
+	for (int i = 0; i < 5; i++)
+		free(m[i].body);
+	rmhome(h1);
+	rmhome(h2);
+	rmhome(h3);
+}
+
+static void
+test_torn(const struct ctx *c)
+{
+	struct frame_msg m[7], got;
+	struct store_stats st;
+	char home[64];
+	struct store *s;
+	struct buf line;
+	long long good;
+
+	mkhome(home);
+	s = open_or_die(home, c);
+	for (int i = 0; i < 5; i++) {
+		make_msg(c, &m[i], "before the crash", 1000 + (uint64_t)i);
+		CHECK_EQ_INT(store_add_msg(s, &m[i]), 1);
+	}
+	store_close(s);
+	good = file_size(home, "log.jsonl");
+
+	/* Half of a sixth line, as a power cut mid-write leaves it. */
+	make_msg(c, &m[5], "torn", 2000);
+	encode_line(&m[5], &line);
+	append_raw(home, "log.jsonl", line.p, line.len / 2);
+	buf_free(&line);
+	CHECK(file_size(home, "log.jsonl") > good);
+
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 5);
+	CHECK_EQ_INT(st.dropped, 1);
+	CHECK_EQ_INT(file_size(home, "log.jsonl"), good);
+	CHECK(!store_has(s, m[5].id));
+	for (int i = 0; i < 5; i++) {
+		CHECK_EQ_INT(store_get(s, m[i].id, &got), 0);
+		check_same(&got, &m[i]);
+		msg_free(&got);
+	}
+	/* The torn message can arrive again, and a new one after it. */
+	CHECK_EQ_INT(store_add_msg(s, &m[5]), 1);
+	make_msg(c, &m[6], "after the crash", 3000);
+	CHECK_EQ_INT(store_add_msg(s, &m[6]), 1);
+	store_close(s);
+
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 7);
+	CHECK_EQ_INT(st.dropped, 0);
+	for (int i = 0; i < 7; i++) {
+		CHECK_EQ_INT(store_get(s, m[i].id, &got), 0);
+		check_same(&got, &m[i]);
+		msg_free(&got);
+	}
+	store_close(s);
+
+	/* A complete last line that is not a frame is cut off too. */
+	good = file_size(home, "log.jsonl");
+	append_str(home, "log.jsonl", "{\"t\":\"msg\",\"id\":\"abc\n");
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 7);
+	CHECK_EQ_INT(st.dropped, 1);
+	CHECK_EQ_INT(file_size(home, "log.jsonl"), good);
+	store_close(s);
+
+	for (int i = 0; i < 7; i++)
+		free(m[i].body);
+	rmhome(home);
+}
+
+static void
+test_damaged(const struct ctx *c)
+{
+	struct frame_msg m[6], got, half;
+	struct store_stats st;
+	char home[64], id[PAPO_ID_LEN + 1];
+	struct store *s;
+	struct buf line;
+	char *longline;
+	long long size;
+
+	mkhome(home);
+	s = open_or_die(home, c);
+	for (int i = 0; i < 3; i++) {
+		make_msg(c, &m[i], "good", 1000 + (uint64_t)i);
+		CHECK_EQ_INT(store_add_msg(s, &m[i]), 1);
+	}
+	store_close(s);
+
+	/* Garbage, a bye frame with a bad id, a valid bye frame (not
+	 * something a log holds), a line longer than any frame, then good
+	 * lines again. */
+	append_str(home, "log.jsonl", "this is not json\n");
+	append_str(home, "log.jsonl", "{\"t\":\"bye\",\"id\":\"x\"}\n");
+	{
+		char bye[PAPO_ID_LEN + 32];
+
+		sec_id_format(c->me->pk, id);
+		snprintf(bye, sizeof(bye), "{\"t\":\"bye\",\"id\":\"%s\"}\n", id);
+		append_str(home, "log.jsonl", bye);
+	}
+	/* The first half of a message line, then a newline: it starts like
+	 * a message but was never completed. */
+	make_msg(c, &half, "cut short", 1500);
+	encode_line(&half, &line);
+	append_raw(home, "log.jsonl", line.p, line.len / 2);
+	append_str(home, "log.jsonl", "\n");
+	buf_free(&line);
+	if ((longline = malloc(STORE_LINE_MAX + 11)) == NULL)
+		exit(1);
+	memset(longline, 'x', STORE_LINE_MAX + 10);
+	longline[STORE_LINE_MAX + 10] = '\n';
+	append_raw(home, "log.jsonl", longline, STORE_LINE_MAX + 11);
+	free(longline);
+	for (int i = 3; i < 6; i++) {
+		make_msg(c, &m[i], "good after", 2000 + (uint64_t)i);
+		encode_line(&m[i], &line);
+		append_raw(home, "log.jsonl", line.p, line.len);
+		buf_free(&line);
+	}
+	size = file_size(home, "log.jsonl");
+
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 6);
+	CHECK_EQ_INT(st.dropped, 5);
+	CHECK(!store_has(s, half.id));
+	/* Damaged lines in the middle are skipped, not cut. */
+	CHECK_EQ_INT(file_size(home, "log.jsonl"), size);
+	for (int i = 0; i < 6; i++) {
+		CHECK_EQ_INT(store_get(s, m[i].id, &got), 0);
+		check_same(&got, &m[i]);
+		msg_free(&got);
+	}
+	store_close(s);
+
+	for (int i = 0; i < 6; i++)
+		free(m[i].body);
+	free(half.body);
+	rmhome(home);
+}
+
+static void
+test_outbox(const struct ctx *c)
+{
+	char id[3][PAPO_MSGID_LEN + 1], id4[PAPO_MSGID_LEN + 1];
+	struct store_stats st;
+	char home[64];
+	struct store *s;
+
+	mkhome(home);
+	s = open_or_die(home, c);
+	CHECK(store_outbox_at(s, 0) == NULL);
+	for (int i = 0; i < 3; i++) {
+		sec_msgid_new(id[i]);
+		CHECK_EQ_INT(store_outbox_add(s, id[i]), 0);
+	}
+	CHECK_EQ_INT(store_outbox_add(s, id[1]), 0);
+	CHECK_EQ_INT(store_outbox_add(s, "bad id"), -1);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.outbox, 3);
+	CHECK_EQ_INT(file_size(home, "outbox.jsonl"), 3 * 20);
+	CHECK_EQ_INT(store_outbox_del(s, id[1]), 0);
+	CHECK(!store_outbox_has(s, id[1]));
+	CHECK(store_outbox_has(s, id[0]));
+	CHECK_EQ_INT(store_outbox_del(s, "aaaaaaaaaa"), 0);
+	store_close(s);
+
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.outbox, 2);
+	CHECK_EQ_STR(store_outbox_at(s, 0), id[0]);
+	CHECK_EQ_STR(store_outbox_at(s, 1), id[2]);
+	CHECK(store_outbox_at(s, 2) == NULL);
+	CHECK(!store_outbox_has(s, id[1]));
+	store_close(s);
+
+	/* A torn line is dropped. */
+	append_str(home, "outbox.jsonl", "{\"id\":\"abc");
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.outbox, 2);
+	CHECK_EQ_INT(st.dropped, 1);
+	CHECK_EQ_INT(file_size(home, "outbox.jsonl"), 2 * 20);
+	store_close(s);
+
+	/* A damaged line in the middle is skipped, the rest kept. */
+	append_str(home, "outbox.jsonl", "{\"id\":\"!!!!!!!!!!\"}\n");
+	append_str(home, "outbox.jsonl", "{\"id\":\"");
+	append_str(home, "outbox.jsonl", id[1]);
+	append_str(home, "outbox.jsonl", "\"}\n");
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.outbox, 3);
+	CHECK_EQ_INT(st.dropped, 1);
+	CHECK_EQ_STR(store_outbox_at(s, 0), id[0]);
+	CHECK_EQ_STR(store_outbox_at(s, 1), id[2]);
+	CHECK_EQ_STR(store_outbox_at(s, 2), id[1]);
+	/* Deleting rewrites the file without the damaged line, and an add
+	 * after the rewrite goes to the new file. */
+	CHECK_EQ_INT(store_outbox_del(s, id[0]), 0);
+	CHECK_EQ_INT(file_size(home, "outbox.jsonl"), 2 * 20);
+	sec_msgid_new(id4);
+	CHECK_EQ_INT(store_outbox_add(s, id4), 0);
+	CHECK_EQ_INT(file_size(home, "outbox.jsonl"), 3 * 20);
+	store_close(s);
+
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.outbox, 3);
+	CHECK_EQ_INT(st.dropped, 0);
+	CHECK_EQ_STR(store_outbox_at(s, 0), id[2]);
+	CHECK_EQ_STR(store_outbox_at(s, 1), id[1]);
+	CHECK_EQ_STR(store_outbox_at(s, 2), id4);
+	store_close(s);
+
+	rmhome(home);
+}
+
+/*
+ * The child appends until it is killed, and reports an id on the pipe
+ * only once store_add_msg has returned 1: each reported id is a promise
+ * the reopened store must keep.
+ */
+static void
+child_append(const struct ctx *c, const char *home, int wfd)
+{
+	char err[PAPO_ERR_LEN];
+	struct frame_msg m;
+	struct store *s;
+	char line[PAPO_MSGID_LEN + 1];
+	char body[64];
+
+	if ((s = store_open(err, home, &c->k)) == NULL) {
+		fprintf(stderr, "child: %s\n", err);
+		_exit(1);
+	}
+	for (unsigned i = 0;; i++) {
+		snprintf(body, sizeof(body), "message %u, padded out a bit", i);
+		make_msg(c, &m, body, 1000 + i);
+		if (store_add_msg(s, &m) != 1)
+			_exit(1);
+		free(m.body);
+		memcpy(line, m.id, PAPO_MSGID_LEN);
+		line[PAPO_MSGID_LEN] = '\n';
+		if (write(wfd, line, sizeof(line)) != (ssize_t)sizeof(line))
+			_exit(1);
+	}
+}
+
+static long long
+now_ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* Reads whole id lines from fd into ids until the deadline (or EOF when
+ * deadline is -1). */
+static void
+read_ids(int fd, long long deadline, char (**ids)[PAPO_MSGID_LEN + 1],
+    size_t *n, size_t *cap, char *part, size_t *partlen)
+{
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		char b[4096];
+		int timeout = -1;
+		ssize_t r;
+
+		if (deadline != -1) {
+			long long left = deadline - now_ms();
+
+			if (left <= 0)
+				return;
+			timeout = (int)left;
+		}
+		if (poll(&pfd, 1, timeout) <= 0)
+			continue;
+		if ((r = read(fd, b, sizeof(b))) <= 0)
+			return;
+		for (ssize_t i = 0; i < r; i++) {
+			if (b[i] != '\n') {
+				if (*partlen < PAPO_MSGID_LEN)
+					part[(*partlen)++] = b[i];
+				continue;
+			}
+			if (*n == *cap) {
+				*cap = *cap ? *cap * 2 : 1024;
+				*ids = realloc(*ids, *cap * sizeof(**ids));
+				if (*ids == NULL)
+					exit(1);
+			}
+			memcpy((*ids)[*n], part, PAPO_MSGID_LEN);
+			(*ids)[*n][PAPO_MSGID_LEN] = '\0';
+			(*n)++;
+			*partlen = 0;
+		}
+	}
+}
+
+static void
+test_kill(const struct ctx *c)
+{
+	char (*ids)[PAPO_MSGID_LEN + 1] = NULL;
+	size_t nids = 0, cap = 0;
+	char home[64];
+
+	mkhome(home);
+	for (int round = 0; round < 5; round++) {
+		char part[PAPO_MSGID_LEN];
+		size_t partlen = 0, before = nids, missing = 0;
+		struct store_stats st;
+		struct store *s;
+		int p[2], status;
+		pid_t pid;
+
+		if (pipe(p) == -1 || (pid = fork()) == -1) {
+			perror("pipe/fork");
+			exit(1);
+		}
+		if (pid == 0) {
+			close(p[0]);
+			child_append(c, home, p[1]);
+			_exit(1);
+		}
+		close(p[1]);
+		read_ids(p[0], now_ms() + 50 + (long long)randombytes_uniform(250),
+		    &ids, &nids, &cap, part, &partlen);
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+		read_ids(p[0], -1, &ids, &nids, &cap, part, &partlen);
+		close(p[0]);
+		CHECK(nids > before);
+
+		s = open_or_die(home, c);
+		store_stats(s, &st);
+		CHECK(st.msgs >= nids);
+		CHECK(st.dropped <= 1);
+		for (size_t i = 0; i < nids; i++)
+			if (!store_has(s, ids[i]))
+				missing++;
+		CHECK_EQ_INT(missing, 0);
+		if (nids > 0) {
+			struct frame_msg got;
+
+			CHECK_EQ_INT(store_get(s, ids[nids - 1], &got), 0);
+			msg_free(&got);
+		}
+		store_close(s);
+	}
+	fprintf(stderr, "test_kill: %zu acknowledged messages kept\n", nids);
+	free(ids);
+	rmhome(home);
+}
+
+static void
+test_errors(const struct ctx *c)
+{
+	char err[PAPO_ERR_LEN], home[64], file[128], under[160];
+	struct store *s;
+
+	mkhome(home);
+	snprintf(file, sizeof(file), "%s/plain", home);
+	append_raw(home, "plain", "x", 1);
+
+	/* A home that is a regular file. */
+	s = store_open(err, file, &c->k);
+	CHECK(s == NULL);
+	CHECK(strstr(err, file) != NULL);
+	CHECK(strstr(err, "Not a directory") != NULL);
+
+	/* A home below a regular file. */
+	snprintf(under, sizeof(under), "%s/sub", file);
+	s = store_open(err, under, &c->k);
+	CHECK(s == NULL);
+	CHECK(strstr(err, under) != NULL);
+
+	/* A home that does not exist. */
+	snprintf(under, sizeof(under), "%s/missing", home);
+	s = store_open(err, under, &c->k);
+	CHECK(s == NULL);
+	CHECK(strstr(err, under) != NULL);
+	rmhome(home);
+
+	/* What a store refuses to write. */
+	mkhome(home);
+	s = open_or_die(home, c);
+	{
+		struct frame_msg m;
+
+		make_msg(c, &m, "x", 1);
+		memcpy(m.id, "NOT-AN-ID!", sizeof(m.id));
+		errno = 0;
+		CHECK_EQ_INT(store_add_msg(s, &m), -1);
+		CHECK_EQ_INT(errno, EINVAL);
+		free(m.body);
+	}
+	CHECK_EQ_INT(file_size(home, "log.jsonl"), 0);
+	store_close(s);
+	rmhome(home);
+}
+
+int
+main(void)
+{
+	char err[PAPO_ERR_LEN];
+	uint8_t secret[32];
+	struct ctx c;
+
+	memset(&c, 0, sizeof(c));
+	if (sec_init() == -1)
+		return 1;
+	mkhome(c.idhome);
+	if ((c.me = sec_identity_load(err, c.idhome)) == NULL) {
+		fprintf(stderr, "sec_identity_load: %s\n", err);
+		return 1;
+	}
+	randombytes_buf(secret, sizeof(secret));
+	sec_room_keys(secret, &c.k);
+
+	test_roundtrip(&c);
+	test_many(&c);
+	test_history(&c);
+	test_digest(&c);
+	test_torn(&c);
+	test_damaged(&c);
+	test_outbox(&c);
+	test_kill(&c);
+	test_errors(&c);
+
+	sec_identity_free(c.me);
+	rmhome(c.idhome);
+	return check_exit();
+}
