@@ -805,7 +805,7 @@ frame_clear(struct frame *f)
 {
 	switch (f->type) {
 	case FRAME_MSG:
-		free(f->u.msg.body);
+		frame_msg_clear(&f->u.msg);
 		break;
 	case FRAME_PEERS:
 		free(f->u.peers.v);
@@ -817,6 +817,13 @@ frame_clear(struct frame *f)
 		break;
 	}
 	memset(f, 0, sizeof(*f));
+}
+
+void
+frame_msg_clear(struct frame_msg *m)
+{
+	free(m->body);
+	memset(m, 0, sizeof(*m));
 }
 
 int

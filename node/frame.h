@@ -148,6 +148,8 @@ enum frame_err frame_open(const struct room_keys *k, const uint8_t *in,
 
 /* Releases what a frame owns and zeroes it; safe on a zeroed frame. */
 void frame_clear(struct frame *f);
+/* The same for a message held outside a struct frame. */
+void frame_msg_clear(struct frame_msg *m);
 
 /* Sign m or a as id, in the room of k: sets m->from / a->by and sig. */
 int frame_msg_sign(struct frame_msg *m, const struct room_keys *k,

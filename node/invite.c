@@ -211,6 +211,8 @@ invite_decode(const char *s, struct invite *out, size_t *pos)
 		e = INVITE_CHECKSUM;
 		goto out;
 	}
+	/* The invite is parsed into a copy so that out never holds half an
+	 * invite: it is written only when everything checked out. */
 	rd_init(&r, raw, (size_t)n - INVITE_SUM_LEN);
 	if ((e = invite_parse(&r, &inv)) == INVITE_OK)
 		memcpy(out, &inv, sizeof(inv));

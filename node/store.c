@@ -13,6 +13,7 @@
  * signatures; the caller verifies a frame before it stores it.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -95,6 +96,20 @@ struct store {
 typedef int line_fn(struct store *s, const char *line, size_t len,
     uint64_t off, int last, const char **why);
 
+/* Fills err with one line; a long path is cut rather than overflowing. */
+static void set_err(char err[PAPO_ERR_LEN], const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+set_err(char err[PAPO_ERR_LEN], const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(err, PAPO_ERR_LEN, fmt, ap);
+	va_end(ap);
+}
+
 static size_t
 idx_hash(uint64_t id, unsigned bits)
 {
@@ -173,19 +188,15 @@ idx_reserve(struct store *s)
 	return 0;
 }
 
+/* The digest is over the id text, which sec_msgid_valid has already
+ * held to its one lowercase spelling. */
 static void
 digest_add(struct store *s, const char *id)
 {
-	char text[PAPO_MSGID_LEN];
 	uint8_t h[32];
 
-	/* The digest is of the canonical, lowercase text of the id, so two
-	 * members agree whatever case a line happened to carry. */
-	for (size_t i = 0; i < PAPO_MSGID_LEN; i++)
-		text[i] = (id[i] >= 'A' && id[i] <= 'Z') ?
-		    (char)(id[i] - 'A' + 'a') : id[i];
-	crypto_generichash(h, sizeof(h), (const unsigned char *)text,
-	    sizeof(text), NULL, 0);
+	crypto_generichash(h, sizeof(h), (const unsigned char *)id,
+	    PAPO_MSGID_LEN, NULL, 0);
 	for (size_t i = 0; i < sizeof(h); i++)
 		s->digest[i] ^= h[i];
 }
@@ -281,8 +292,7 @@ static int
 cut(char err[PAPO_ERR_LEN], int fd, const char *path, uint64_t size)
 {
 	if (ftruncate(fd, (off_t)size) == -1 || fdatasync(fd) == -1) {
-		snprintf(err, PAPO_ERR_LEN, "cannot truncate %s: %s", path,
-		    strerror(errno));
+		set_err(err, "cannot truncate %s: %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -311,13 +321,11 @@ replay(char err[PAPO_ERR_LEN], struct store *s, int fd, const char *path,
 	int rc = -1;
 
 	if (fstat(fd, &st) == -1) {
-		snprintf(err, PAPO_ERR_LEN, "cannot stat %s: %s", path,
-		    strerror(errno));
+		set_err(err, "cannot stat %s: %s", path, strerror(errno));
 		goto out;
 	}
 	if ((b = malloc(cap)) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "cannot read %s: %s", path,
-		    strerror(errno));
+		set_err(err, "cannot read %s: %s", path, strerror(errno));
 		goto out;
 	}
 	for (;;) {
@@ -328,7 +336,7 @@ replay(char err[PAPO_ERR_LEN], struct store *s, int fd, const char *path,
 		if (r == -1) {
 			if (errno == EINTR)
 				continue;
-			snprintf(err, PAPO_ERR_LEN, "cannot read %s: %s", path,
+			set_err(err, "cannot read %s: %s", path,
 			    strerror(errno));
 			goto out;
 		}
@@ -350,7 +358,7 @@ replay(char err[PAPO_ERR_LEN], struct store *s, int fd, const char *path,
 				took = fn(s, b + p, len, lstart, last, &why);
 			}
 			if (took == -1) {
-				snprintf(err, PAPO_ERR_LEN, "cannot load %s: %s",
+				set_err(err, "cannot load %s: %s",
 				    path, strerror(errno));
 				goto out;
 			}
@@ -384,7 +392,7 @@ replay(char err[PAPO_ERR_LEN], struct store *s, int fd, const char *path,
 	if (skipping || have > 0) {
 		log_msg(LOG_WARN, "%s: line %zu: torn last line (%llu bytes "
 		    "without a newline) cut off", path, lineno + 1,
-		    (unsigned long long)((uint64_t)st.st_size - lstart));
+		    (unsigned long long)(base + have - lstart));
 		s->dropped++;
 		must_cut = 1;
 		cut_at = lstart;
@@ -439,7 +447,8 @@ fast_msg(const char *line, size_t len, char id[PAPO_MSGID_LEN + 1],
 	uint64_t t = 0;
 	size_t digits = 0;
 
-	if (len < pl + PAPO_MSGID_LEN + 2 || memcmp(line, msg_prefix, pl) != 0 ||
+	if (len < pl + PAPO_MSGID_LEN + 2 ||
+	    memcmp(line, msg_prefix, pl) != 0 ||
 	    line[pl + PAPO_MSGID_LEN] != '"' || !ends_with_sig(line, len))
 		return 0;
 	memcpy(id, line + pl, PAPO_MSGID_LEN);
@@ -488,8 +497,8 @@ log_line(struct store *s, const char *line, size_t len, uint64_t off,
 			if (idx_reserve(s) == -1)
 				return -1;
 			if (idx_add(s, id, v, off, len, ts) == 0)
-				log_msg(LOG_DEBUG, "%s: message %s stored twice",
-				    s->log_path, id);
+				log_msg(LOG_DEBUG, "%s: message %s stored "
+				    "twice", s->log_path, id);
 			return 0;
 		}
 		if (len >= sizeof(ack_prefix) - 1 &&
@@ -499,7 +508,8 @@ log_line(struct store *s, const char *line, size_t len, uint64_t off,
 			return 0;
 		}
 	}
-	if ((fe = frame_decode(&s->k, line, len, FRAME_TRUSTED, &f)) != FRAME_OK) {
+	fe = frame_decode(&s->k, line, len, FRAME_TRUSTED, &f);
+	if (fe != FRAME_OK) {
 		*why = frame_strerror(fe);
 		return 1;
 	}
@@ -599,8 +609,7 @@ open_file(char err[PAPO_ERR_LEN], const char *path)
 
 	if ((fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC,
 	    0600)) == -1)
-		snprintf(err, PAPO_ERR_LEN, "cannot open %s: %s", path,
-		    strerror(errno));
+		set_err(err, "cannot open %s: %s", path, strerror(errno));
 	return fd;
 }
 
@@ -613,24 +622,22 @@ store_open(char err[PAPO_ERR_LEN], const char *home,
 
 	err[0] = '\0';
 	if (sec_init() == -1) {
-		snprintf(err, PAPO_ERR_LEN, "cannot initialise libsodium");
+		set_err(err, "cannot initialise libsodium");
 		goto fail;
 	}
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "cannot open the store: %s",
-		    strerror(errno));
+		set_err(err, "cannot open the store: %s", strerror(errno));
 		goto fail;
 	}
 	s->log_fd = s->ob_fd = -1;
 	s->k = *k;
 	if (fs_path(s->log_path, sizeof(s->log_path), home, STORE_LOG) == -1 ||
 	    fs_path(s->ob_path, sizeof(s->ob_path), home, STORE_OUTBOX) == -1) {
-		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
+		set_err(err, "path too long: %s", home);
 		goto fail;
 	}
 	if (idx_rehash(s, STORE_TAB_BITS0) == -1) {
-		snprintf(err, PAPO_ERR_LEN, "cannot open the store: %s",
-		    strerror(errno));
+		set_err(err, "cannot open the store: %s", strerror(errno));
 		goto fail;
 	}
 	if ((s->log_fd = open_file(err, s->log_path)) == -1 ||
@@ -638,11 +645,12 @@ store_open(char err[PAPO_ERR_LEN], const char *home,
 		goto fail;
 	/* A file just created lasts only once its directory entry does. */
 	if (fs_sync_dir(s->log_path) == -1) {
-		snprintf(err, PAPO_ERR_LEN, "cannot sync the directory of %s: %s",
+		set_err(err, "cannot sync the directory of %s: %s",
 		    s->log_path, strerror(errno));
 		goto fail;
 	}
-	if (replay(err, s, s->log_fd, s->log_path, log_line, &s->log_size) == -1 ||
+	if (replay(err, s, s->log_fd, s->log_path, log_line,
+	    &s->log_size) == -1 ||
 	    replay(err, s, s->ob_fd, s->ob_path, ob_line, &end) == -1)
 		goto fail;
 	return s;
@@ -837,7 +845,7 @@ out:
 		int saved = errno;
 
 		for (size_t i = 0; i < filled; i++) {
-			free(out[i].body);
+			frame_msg_clear(&out[i]);
 			memset(&out[i], 0, sizeof(out[i]));
 		}
 		errno = saved;

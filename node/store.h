@@ -31,14 +31,17 @@ struct store_stats {
 	size_t outbox;        /* ids in the outbox */
 };
 
-/* Opens (creating as needed, mode 0600) home's log and outbox. */
+/* Opens home's log and outbox, creating the files (mode 0600) when
+ * missing; home itself must exist.  stats.dropped counts the lines dropped
+ * from both files. */
 struct store *store_open(char err[PAPO_ERR_LEN], const char *home,
     const struct room_keys *k);
 void store_close(struct store *s);
 
 /* Appends m (a decoded or signed message) and fsyncs.  Returns 1 when it
- * was stored, 0 when its id was already there (nothing written), -1 on an
- * I/O error (errno set; the log is left as before). */
+ * was stored, 0 when its id was already there (nothing written), -1 with
+ * errno set (EINVAL: m breaks a frame limit; E2BIG, ENOMEM; or the I/O
+ * error) and the log as before. */
 int store_add_msg(struct store *s, const struct frame_msg *m);
 
 /* Appends a receipt and fsyncs.  0 or -1. */
@@ -46,14 +49,15 @@ int store_add_ack(struct store *s, const struct frame_ack *a);
 
 int store_has(const struct store *s, const char *id);
 
-/* Reads message id back into *out (frame_clear it).  0, or -1 when the
- * id is unknown or the line cannot be read. */
+/* Reads message id back into *out (release it with frame_msg_clear).
+ * 0, or -1 when the id is unknown or the line cannot be read. */
 int store_get(struct store *s, const char *id, struct frame_msg *out);
 
 /*
  * Fills out with up to n messages, oldest first: the last n in log order
  * among those with ts < before (0: no bound) and ts >= since.  Returns the
- * count filled, or -1 on an I/O error (nothing to free then).
+ * count filled, or -1 on an I/O error (nothing to free then).  Release
+ * each with frame_msg_clear.
  */
 long store_history(struct store *s, size_t n, uint64_t before, uint64_t since,
     struct frame_msg *out);
