@@ -38,12 +38,15 @@ enum invite_err {
 };
 
 /* Encodes inv (its version is ignored: INVITE_VERSION is written) into a
- * malloc'd string; NULL when out of memory or naddr is too large. */
+ * malloc'd string; NULL when out of memory, or when naddr is too large or
+ * an address has another family than 4 or 6 or port 0 (what a decoder
+ * would refuse). */
 char *invite_encode(const struct invite *inv);
 
 /*
- * Decodes s, ignoring surrounding white space.  On INVITE_CHAR, *pos (if
- * not NULL) is the offending character's index in s.
+ * Decodes s, ignoring surrounding white space; *out is written only on
+ * INVITE_OK.  On INVITE_CHAR, *pos (if not NULL) is the offending
+ * character's index in s.
  */
 enum invite_err invite_decode(const char *s, struct invite *out, size_t *pos);
 

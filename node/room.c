@@ -325,12 +325,11 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	memset(&keys, 0, sizeof(keys));
 	if ((ie = invite_decode(invite, &inv, &pos)) != INVITE_OK) {
 		if (ie == INVITE_CHAR)
-			snprintf(err, PAPO_ERR_LEN, "invalid invite: %s "
-			    "(character %zu, '%c')", invite_strerror(ie),
+			snprintf(err, PAPO_ERR_LEN, "%s (character %zu, '%c')",
+			    invite_strerror(ie),
 			    pos + 1, invite[pos]);
 		else
-			snprintf(err, PAPO_ERR_LEN, "invalid invite: %s",
-			    invite_strerror(ie));
+			snprintf(err, PAPO_ERR_LEN, "%s", invite_strerror(ie));
 		goto out;
 	}
 	if (room_check_name(err, name) == -1 ||

@@ -84,7 +84,7 @@ for bad in "$(mangle "$INVITE" 20 "$r")" "${INVITE:0:60}" "papo2${INVITE:5}" \
 	"$(mangle "$INVITE" 30 1)" "$(mangle "$INVITE" 30 '!')" "" "   "; do
 	expect 1 "mangled invite '$bad'" -- "$PAPO" join "$bad" --name dee
 	lines "$T/err" 1 "mangled invite: one-line reason"
-	has "$T/err" '^papo: invalid invite: ' "mangled invite: says the invite is invalid"
+	has "$T/err" '^papo: invite ' "mangled invite: says what is wrong with the invite"
 done
 expect 1 "typo" -- "$PAPO" join "$(mangle "$INVITE" 20 "$r")" --name dee
 has "$T/err" 'mistyped or cut short' "a typo is called a typo"
