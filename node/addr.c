@@ -14,7 +14,7 @@
 #include "node/addr.h"
 
 static int
-addr_port(const char *s, uint16_t *port)
+addr_port(const char *s, uint16_t *port, int any)
 {
 	char *end;
 	unsigned long v;
@@ -22,14 +22,14 @@ addr_port(const char *s, uint16_t *port)
 	if (*s < '0' || *s > '9')
 		return -1;
 	v = strtoul(s, &end, 10);
-	if (*end != '\0' || v == 0 || v > 65535)
+	if (*end != '\0' || (v == 0 && !any) || v > 65535)
 		return -1;
 	*port = (uint16_t)v;
 	return 0;
 }
 
-int
-addr_parse(const char *s, struct addr *out)
+static int
+addr_parse_port(const char *s, struct addr *out, int any)
 {
 	char host[64];
 	const char *colon;
@@ -49,7 +49,7 @@ addr_parse(const char *s, struct addr *out)
 		if (inet_pton(AF_INET6, host, out->ip) != 1)
 			return -1;
 		out->family = 6;
-		return addr_port(close + 2, &out->port);
+		return addr_port(close + 2, &out->port, any);
 	}
 	if ((colon = strrchr(s, ':')) == NULL)
 		return -1;
@@ -61,7 +61,19 @@ addr_parse(const char *s, struct addr *out)
 	if (inet_pton(AF_INET, host, out->ip) != 1)
 		return -1;
 	out->family = 4;
-	return addr_port(colon + 1, &out->port);
+	return addr_port(colon + 1, &out->port, any);
+}
+
+int
+addr_parse(const char *s, struct addr *out)
+{
+	return addr_parse_port(s, out, 0);
+}
+
+int
+addr_parse_listen(const char *s, struct addr *out)
+{
+	return addr_parse_port(s, out, 1);
 }
 
 void

@@ -17,8 +17,10 @@ struct addr {
 	uint16_t port;
 };
 
-/* Parses "ADDR:PORT" (IPv6 in brackets).  Returns 0 or -1. */
+/* Parses "ADDR:PORT" (IPv6 in brackets), port 1 to 65535.  0 or -1. */
 int addr_parse(const char *s, struct addr *out);
+/* The same for an address to listen on, where port 0 means any. */
+int addr_parse_listen(const char *s, struct addr *out);
 void addr_format(const struct addr *a, char out[ADDR_STRLEN]);
 int addr_equal(const struct addr *a, const struct addr *b);
 int addr_is_unspecified(const struct addr *a);

@@ -54,6 +54,97 @@ int room_invite(char err[PAPO_ERR_LEN], const char *home, const char *listen,
     char **invite);
 
 /*
+ * The event loop: epoll over file descriptors, plus timers, on one thread.
+ * Both the node thread and the daemon's HTTP thread run one.  Idle means
+ * asleep: with no ready descriptor and no due timer, loop_run sleeps in
+ * epoll_wait.  A loop and its timers belong to the thread that runs it.
+ */
+struct loop;
+struct loop_timer;
+typedef void loop_fd_cb(void *arg, uint32_t events);
+typedef void loop_timer_cb(void *arg);
+
+struct loop *loop_new(void);
+/* Frees the loop and any timer still attached; NULL is a no-op. */
+void loop_free(struct loop *l);
+/* Watches fd for events (EPOLLIN, EPOLLOUT...); one callback per fd. */
+int loop_add_fd(struct loop *l, int fd, uint32_t events, loop_fd_cb *cb,
+    void *arg);
+int loop_mod_fd(struct loop *l, int fd, uint32_t events);
+void loop_del_fd(struct loop *l, int fd);
+struct loop_timer *loop_timer_new(struct loop *l, loop_timer_cb *cb,
+    void *arg);
+/* Arms t to fire once at the monotonic time at_ns (loop_now_ns()), or
+ * disarms it when at_ns is 0. */
+void loop_timer_set(struct loop_timer *t, uint64_t at_ns);
+void loop_timer_free(struct loop_timer *t);
+uint64_t loop_now_ns(void);
+/* The wall clock in milliseconds since 1970 (message times). */
+uint64_t loop_wall_ms(void);
+/* Runs until loop_stop is called from one of its callbacks; -1 on an
+ * epoll error. */
+int loop_run(struct loop *l);
+void loop_stop(struct loop *l);
+
+/*
+ * The node: the thread that keeps the room (store, QUIC connections,
+ * gossip).  The rest of the program talks to it only by passing struct
+ * node_msg values: node_submit hands a request over (it is the node's
+ * until it comes back), and node_take returns finished requests and
+ * events, which are then the caller's.  node_fd becomes readable when
+ * node_take has something.
+ */
+struct node;
+
+struct node_config {
+	const char *home;        /* $PAPO_HOME, holding room.json */
+	const char *listen;      /* QUIC "ADDR:PORT"; port 0 picks one */
+};
+
+enum node_kind {
+	NODE_SEND = 1,       /* request: text, to, reply_to -> json result */
+	NODE_STATUS,         /* request: -> json status */
+	NODE_HISTORY,        /* request: limit, before, since, from -> json */
+	NODE_EV_MESSAGE,     /* event: a message from another member */
+	NODE_EV_RECEIPT,     /* event: a delivered/read receipt */
+	NODE_EV_PRESENCE,    /* event: a member went online or offline */
+};
+
+struct node_msg {
+	enum node_kind kind;
+	void *ctx;               /* the requester's; the node leaves it be */
+	/* Request fields, owned by the message. */
+	char *text;
+	char *to;                /* a member's name or id, or NULL */
+	char *from;              /* history: only this member's messages */
+	char reply_to[PAPO_MSGID_LEN + 1];
+	size_t limit;
+	uint64_t before, since;
+	/* Result: code 0, or an HTTP-like status (400 bad input, 404 no
+	 * such member or message, 413 too long, 500) with err saying why. */
+	int code;
+	char err[PAPO_ERR_LEN];
+	char *json;              /* result or event as JSON text */
+};
+
+struct node_msg *node_msg_new(enum node_kind kind);
+void node_msg_free(struct node_msg *m);
+
+/* Starts the node thread: loads the room, identity and store, binds the
+ * UDP socket.  NULL with err set when any of that fails. */
+struct node *node_start(char err[PAPO_ERR_LEN], const struct node_config *c);
+/* Says bye to the other members, stops the thread, closes files.  Requests
+ * still inside are dropped. */
+void node_stop(struct node *n);
+/* The QUIC address actually bound ("ADDR:PORT"), and this room's invite
+ * (malloc'd) with the addresses where the node is reached. */
+void node_quic_addr(const struct node *n, char *out, size_t len);
+char *node_invite(const struct node *n);
+int node_fd(const struct node *n);
+void node_submit(struct node *n, struct node_msg *m);
+struct node_msg *node_take(struct node *n);
+
+/*
  * Diagnostics: one line each on stderr, prefixed with the level.  The
  * level is the one process-wide setting papo keeps: main sets it once
  * from PAPO_LOG before any thread starts; afterwards it is only read.

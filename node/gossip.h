@@ -1,0 +1,40 @@
+/*
+ * gossip.h: the room as this member sees it: the other members, their
+ * connections, and everything that travels between them: hello, peers,
+ * messages and their acks, sync, bye (docs/PROTOCOL.md, "Gossip").  It
+ * belongs to the node thread and runs inside its loop.
+ */
+#ifndef PAPO_GOSSIP_H
+#define PAPO_GOSSIP_H
+
+#include "node/addr.h"
+#include "node/crypto.h"
+#include "node/node.h"
+#include "node/room.h"
+#include "node/store.h"
+
+struct gossip;
+
+struct gossip_env {
+	struct loop *loop;
+	struct store *store;
+	const struct identity *me;
+	const struct room_keys *keys;
+	const struct room *room;
+	const char *home;
+	struct addr listen;
+	/* Hands a finished request or an event to the rest of the program. */
+	void (*emit)(void *arg, struct node_msg *m);
+	void *arg;
+};
+
+/* Binds the QUIC socket, loads peers.json, starts dialling. */
+struct gossip *gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env);
+/* Says bye to every member and closes everything; NULL is a no-op. */
+void gossip_free(struct gossip *g);
+/* Takes a request (send, status, history) and emits it back when done. */
+void gossip_request(struct gossip *g, struct node_msg *m);
+/* The QUIC address bound, and the addresses others reach it at. */
+void gossip_local(const struct gossip *g, struct addr *bound);
+
+#endif

@@ -1,0 +1,269 @@
+/*
+ * loop.c: an epoll loop with one-shot timers, run by one thread (the node
+ * thread, and the daemon's HTTP thread).  It holds no business logic:
+ * callbacks do the work.  Timers are few (one per connection and a handful
+ * more), so they live in a list scanned for the earliest deadline; the
+ * loop sleeps in epoll_wait until that deadline or a ready descriptor, so
+ * an idle loop wakes for nothing.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "node/node.h"
+
+struct loop_fd {
+	int fd;
+	loop_fd_cb *cb;
+	void *arg;
+	struct loop_fd *next;
+};
+
+struct loop_timer {
+	struct loop *loop;
+	uint64_t at;              /* 0: disarmed */
+	loop_timer_cb *cb;
+	void *arg;
+	struct loop_timer *next;
+};
+
+struct loop {
+	int ep;
+	int stop;
+	struct loop_fd *fds;
+	struct loop_timer *timers;
+};
+
+uint64_t
+loop_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t
+loop_wall_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+struct loop *
+loop_new(void)
+{
+	struct loop *l = calloc(1, sizeof(*l));
+
+	if (l == NULL)
+		return NULL;
+	if ((l->ep = epoll_create1(EPOLL_CLOEXEC)) == -1) {
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+void
+loop_free(struct loop *l)
+{
+	if (l == NULL)
+		return;
+	while (l->fds != NULL) {
+		struct loop_fd *f = l->fds;
+
+		l->fds = f->next;
+		free(f);
+	}
+	while (l->timers != NULL) {
+		struct loop_timer *t = l->timers;
+
+		l->timers = t->next;
+		free(t);
+	}
+	close(l->ep);
+	free(l);
+}
+
+int
+loop_add_fd(struct loop *l, int fd, uint32_t events, loop_fd_cb *cb, void *arg)
+{
+	struct epoll_event ev;
+	struct loop_fd *f = calloc(1, sizeof(*f));
+
+	if (f == NULL)
+		return -1;
+	f->fd = fd;
+	f->cb = cb;
+	f->arg = arg;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events;
+	ev.data.ptr = f;
+	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) == -1) {
+		free(f);
+		return -1;
+	}
+	f->next = l->fds;
+	l->fds = f;
+	return 0;
+}
+
+static struct loop_fd *
+loop_find(struct loop *l, int fd, struct loop_fd ***prev)
+{
+	struct loop_fd **p;
+
+	for (p = &l->fds; *p != NULL; p = &(*p)->next)
+		if ((*p)->fd == fd) {
+			if (prev != NULL)
+				*prev = p;
+			return *p;
+		}
+	return NULL;
+}
+
+int
+loop_mod_fd(struct loop *l, int fd, uint32_t events)
+{
+	struct loop_fd *f = loop_find(l, fd, NULL);
+	struct epoll_event ev;
+
+	if (f == NULL)
+		return -1;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = events;
+	ev.data.ptr = f;
+	return epoll_ctl(l->ep, EPOLL_CTL_MOD, fd, &ev);
+}
+
+void
+loop_del_fd(struct loop *l, int fd)
+{
+	struct loop_fd **prev, *f = loop_find(l, fd, &prev);
+
+	if (f == NULL)
+		return;
+	epoll_ctl(l->ep, EPOLL_CTL_DEL, fd, NULL);
+	*prev = f->next;
+	/* A callback of this round may still be pending for f; mark it dead
+	 * rather than leave epoll's copy of the pointer dangling. */
+	f->cb = NULL;
+	f->next = NULL;
+	free(f);
+}
+
+struct loop_timer *
+loop_timer_new(struct loop *l, loop_timer_cb *cb, void *arg)
+{
+	struct loop_timer *t = calloc(1, sizeof(*t));
+
+	if (t == NULL)
+		return NULL;
+	t->loop = l;
+	t->cb = cb;
+	t->arg = arg;
+	t->next = l->timers;
+	l->timers = t;
+	return t;
+}
+
+void
+loop_timer_set(struct loop_timer *t, uint64_t at_ns)
+{
+	t->at = at_ns;
+}
+
+void
+loop_timer_free(struct loop_timer *t)
+{
+	struct loop_timer **p;
+
+	if (t == NULL)
+		return;
+	for (p = &t->loop->timers; *p != NULL; p = &(*p)->next)
+		if (*p == t) {
+			*p = t->next;
+			break;
+		}
+	free(t);
+}
+
+void
+loop_stop(struct loop *l)
+{
+	l->stop = 1;
+}
+
+/* Runs the first due timer; 1 when one ran, so the caller rescans (a
+ * callback may free or re-arm any timer). */
+static int
+loop_fire(struct loop *l, uint64_t now)
+{
+	for (struct loop_timer *t = l->timers; t != NULL; t = t->next)
+		if (t->at != 0 && t->at <= now) {
+			t->at = 0;
+			t->cb(t->arg);
+			return 1;
+		}
+	return 0;
+}
+
+static int
+loop_timeout_ms(struct loop *l, uint64_t now)
+{
+	uint64_t next = 0;
+
+	for (struct loop_timer *t = l->timers; t != NULL; t = t->next)
+		if (t->at != 0 && (next == 0 || t->at < next))
+			next = t->at;
+	if (next == 0)
+		return -1;
+	if (next <= now)
+		return 0;
+	/* Round up, so a timer never fires early and spins. */
+	if ((next - now) / 1000000u > 24u * 3600 * 1000)
+		return 24 * 3600 * 1000;
+	return (int)((next - now + 999999u) / 1000000u);
+}
+
+int
+loop_run(struct loop *l)
+{
+	struct epoll_event evs[64];
+
+	l->stop = 0;
+	while (!l->stop) {
+		int n, i;
+
+		while (!l->stop && loop_fire(l, loop_now_ns()))
+			;
+		if (l->stop)
+			break;
+		n = epoll_wait(l->ep, evs, 64, loop_timeout_ms(l, loop_now_ns()));
+		if (n == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		for (i = 0; i < n && !l->stop; i++) {
+			struct loop_fd *f = evs[i].data.ptr;
+
+			/* f may have been removed by an earlier callback of
+			 * this round: only call it if it is still listed. */
+			int live = 0;
+			for (struct loop_fd *g = l->fds; g != NULL; g = g->next)
+				if (g == f) {
+					live = 1;
+					break;
+				}
+			if (live && f->cb != NULL)
+				f->cb(f->arg, evs[i].events);
+		}
+	}
+	return 0;
+}

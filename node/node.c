@@ -1,0 +1,240 @@
+/*
+ * node.c: the node thread (node.h).  It owns the room, the identity, the
+ * store and the gossip, runs their loop, and talks to the rest of the
+ * program only through two channels: requests in, answers and events out.
+ * Everything is built on the caller's thread before the node thread
+ * starts and released after it has ended, so each object has one owner
+ * at a time.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <sodium.h>
+
+#include "node/chan.h"
+#include "node/crypto.h"
+#include "node/gossip.h"
+#include "node/invite.h"
+#include "node/room.h"
+#include "node/store.h"
+
+struct node {
+	pthread_t thread;
+	int started;
+	struct loop *loop;
+	struct chan *in, *out;
+	int stop_fd;
+	struct room room;
+	struct room_keys keys;
+	struct identity *me;
+	struct store *store;
+	struct gossip *gossip;
+	char quic[ADDR_STRLEN];
+	char *invite;
+};
+
+struct node_msg *
+node_msg_new(enum node_kind kind)
+{
+	struct node_msg *m = calloc(1, sizeof(*m));
+
+	if (m != NULL)
+		m->kind = kind;
+	return m;
+}
+
+void
+node_msg_free(struct node_msg *m)
+{
+	if (m == NULL)
+		return;
+	free(m->text);
+	free(m->to);
+	free(m->from);
+	free(m->json);
+	free(m);
+}
+
+static void
+node_emit(void *arg, struct node_msg *m)
+{
+	struct node *n = arg;
+
+	chan_push(n->out, m);
+}
+
+static void
+node_on_request(void *arg, uint32_t events)
+{
+	struct node *n = arg;
+	struct node_msg *m;
+
+	(void)events;
+	while ((m = chan_pop(n->in)) != NULL)
+		gossip_request(n->gossip, m);
+}
+
+static void
+node_on_stop(void *arg, uint32_t events)
+{
+	struct node *n = arg;
+
+	(void)events;
+	loop_stop(n->loop);
+}
+
+static void *
+node_main(void *arg)
+{
+	struct node *n = arg;
+
+	if (loop_run(n->loop) == -1)
+		log_msg(LOG_ERROR, "the node loop failed: %s", strerror(errno));
+	/* Bye to everyone from this thread, which owns the connections. */
+	gossip_free(n->gossip);
+	n->gossip = NULL;
+	return NULL;
+}
+
+/* The invite others can join with: this room, this member, the addresses
+ * the node is reached at. */
+static char *
+node_make_invite(const struct node *n, const struct addr *bound)
+{
+	struct invite inv;
+	char *s;
+	int k;
+
+	memset(&inv, 0, sizeof(inv));
+	memcpy(inv.secret, n->room.secret, 32);
+	memcpy(inv.inviter, n->me->pk, 32);
+	k = addr_local(bound, inv.addr, PAPO_ADDR_MAX);
+	inv.naddr = k > 0 ? (size_t)k : 0;
+	s = invite_encode(&inv);
+	sodium_memzero(&inv, sizeof(inv));
+	return s;
+}
+
+struct node *
+node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
+{
+	struct node *n = calloc(1, sizeof(*n));
+	struct gossip_env env;
+	struct addr bound;
+
+	if (n == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	n->stop_fd = -1;
+	if (room_load(err, c->home, &n->room) == -1 ||
+	    (n->me = sec_identity_load(err, c->home)) == NULL)
+		goto fail;
+	sec_room_keys(n->room.secret, &n->keys);
+	if ((n->store = store_open(err, c->home, &n->keys)) == NULL)
+		goto fail;
+	memset(&env, 0, sizeof(env));
+	if (addr_parse_listen(c->listen, &env.listen) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "the QUIC listen address '%s' is not "
+		    "ADDR:PORT (for example 0.0.0.0:7778)", c->listen);
+		goto fail;
+	}
+	if ((n->loop = loop_new()) == NULL || (n->in = chan_new()) == NULL ||
+	    (n->out = chan_new()) == NULL ||
+	    (n->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1 ||
+	    loop_add_fd(n->loop, chan_fd(n->in), EPOLLIN, node_on_request, n) == -1 ||
+	    loop_add_fd(n->loop, n->stop_fd, EPOLLIN, node_on_stop, n) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot set up the node: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	env.loop = n->loop;
+	env.store = n->store;
+	env.me = n->me;
+	env.keys = &n->keys;
+	env.room = &n->room;
+	env.home = c->home;
+	env.emit = node_emit;
+	env.arg = n;
+	if ((n->gossip = gossip_new(err, &env)) == NULL)
+		goto fail;
+	gossip_local(n->gossip, &bound);
+	addr_format(&bound, n->quic);
+	if ((n->invite = node_make_invite(n, &bound)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "cannot make the invite");
+		goto fail;
+	}
+	if ((errno = pthread_create(&n->thread, NULL, node_main, n)) != 0) {
+		snprintf(err, PAPO_ERR_LEN, "cannot start the node thread: %s",
+		    strerror(errno));
+		goto fail;
+	}
+	n->started = 1;
+	return n;
+fail:
+	node_stop(n);
+	return NULL;
+}
+
+void
+node_stop(struct node *n)
+{
+	uint64_t one = 1;
+
+	if (n == NULL)
+		return;
+	if (n->started) {
+		while (write(n->stop_fd, &one, sizeof(one)) == -1 && errno == EINTR)
+			;
+		pthread_join(n->thread, NULL);
+	}
+	gossip_free(n->gossip);
+	store_close(n->store);
+	chan_free(n->in);
+	chan_free(n->out);
+	loop_free(n->loop);
+	if (n->stop_fd != -1)
+		close(n->stop_fd);
+	sec_identity_free(n->me);
+	room_wipe(&n->room);
+	sodium_memzero(&n->keys, sizeof(n->keys));
+	free(n->invite);
+	free(n);
+}
+
+void
+node_quic_addr(const struct node *n, char *out, size_t len)
+{
+	snprintf(out, len, "%s", n->quic);
+}
+
+char *
+node_invite(const struct node *n)
+{
+	return strdup(n->invite);
+}
+
+int
+node_fd(const struct node *n)
+{
+	return chan_fd(n->out);
+}
+
+void
+node_submit(struct node *n, struct node_msg *m)
+{
+	chan_push(n->in, m);
+}
+
+struct node_msg *
+node_take(struct node *n)
+{
+	return chan_pop(n->out);
+}

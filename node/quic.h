@@ -1,0 +1,65 @@
+/*
+ * quic.h: papo's QUIC endpoint: one UDP socket serving as client and
+ * server at once, TLS 1.3 with ALPN papo/1, both sides authenticated by
+ * their member Ed25519 key in a self-signed certificate, and pinned.  Each
+ * connection carries one unidirectional stream each way, on which frames
+ * travel as a u32 big-endian length and the sealed bytes.
+ *
+ * The whole ngtcp2 and GnuTLS API stays inside quic.c, so that moving to
+ * ngtcp2 1.x touches nothing else.  Everything here runs on the node
+ * thread, inside its loop.
+ */
+#ifndef PAPO_QUIC_H
+#define PAPO_QUIC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "node/addr.h"
+#include "node/crypto.h"
+#include "node/node.h"
+
+#define QUIC_SENDQ_MAX (8u * 1024 * 1024)   /* unacknowledged bytes a conn */
+
+struct quic;
+struct quic_conn;
+
+/* What the endpoint tells its owner.  The callbacks may call quic_send
+ * and quic_close on any connection; the work happens after they return. */
+struct quic_cbs {
+	/* Handshake done and the peer's key checked: c may send. */
+	void (*open)(void *arg, struct quic_conn *c);
+	/* One whole frame (the sealed bytes, without the length). */
+	void (*frame)(void *arg, struct quic_conn *c, const uint8_t *p, size_t n);
+	/* c is gone (closed by either side, timed out, refused, or a dial
+	 * that never connected); called once, and c is invalid after. */
+	void (*closed)(void *arg, struct quic_conn *c);
+};
+
+/* Binds listen (port 0 picks one).  A wildcard IPv4 or IPv6 address gets
+ * one dual-stack socket when the system has IPv6. */
+struct quic *quic_new(char err[PAPO_ERR_LEN], struct loop *l,
+    const struct addr *listen, const struct identity *id,
+    const struct quic_cbs *cbs, void *arg);
+/* Writes what is queued, closes every connection (telling peers, and the
+ * owner through closed()); NULL is a no-op. */
+void quic_free(struct quic *q);
+/* The address actually bound. */
+void quic_local(const struct quic *q, struct addr *out);
+
+/* Dials to, accepting only a peer whose key is expect.  NULL when the
+ * connection cannot even be set up. */
+struct quic_conn *quic_dial(struct quic *q, const struct addr *to,
+    const uint8_t expect[32]);
+/* Queues one frame; -1 when c is closing or too much is unacknowledged. */
+int quic_send(struct quic_conn *c, const uint8_t *p, size_t n);
+/* Closes c gracefully; closed() follows. */
+void quic_close(struct quic_conn *c);
+
+const uint8_t *quic_peer(const struct quic_conn *c);   /* after open() */
+const struct addr *quic_remote(const struct quic_conn *c);
+int quic_is_client(const struct quic_conn *c);
+void quic_set_data(struct quic_conn *c, void *data);
+void *quic_data(const struct quic_conn *c);
+
+#endif
