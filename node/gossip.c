@@ -238,7 +238,7 @@ gossip_load_peers(struct gossip *g)
 	const cJSON *arr, *e;
 	char *text = NULL;
 	size_t len;
-	int exists;
+	int exists = 0;
 	cJSON *o;
 
 	if (fs_path(path, sizeof(path), g->env.home, "peers.json") == -1 ||
@@ -1315,12 +1315,12 @@ gossip_load_outbox(struct gossip *g)
 			log_msg(LOG_WARN, "outbox message %s is not in the log", id);
 			continue;
 		}
+		/* Whom it waited for died with the process: an addressee
+		 * still waits for its addressee; otherwise the first member
+		 * to store it is enough, and sync takes it further. */
 		if ((o = outmsg_new(g, id)) != NULL) {
 			if (m.has_to && (to = member_add(g, m.to)) != NULL)
 				o->wait[o->nwait++] = to;
-			else
-				for (size_t j = 0; j < g->nmembers; j++)
-					o->wait[o->nwait++] = g->members[j];
 			o->any = o->nwait == 0;
 		}
 		frame_msg_clear(&m);

@@ -1,24 +1,35 @@
 /*
  * cli.c: papo's commands, as a table of name, usage, options, help and
  * handler (the contract is SPEC's command table; README.md gives a tour).
- * Runs on the main thread
- * of a short-lived process; every error is one line on stderr starting
- * with "papo: ", and the exit status says which kind (cli.h).
+ * Runs on the main thread of a short-lived process, except 'serve',
+ * which hands the main thread to the daemon (serve.c).  Commands that
+ * talk to the daemon go through client.c.  Every error is one line on
+ * stderr starting with "papo: ", and the exit status says which kind
+ * (cli.h).  Text from other members is printed with control characters
+ * replaced, so that it cannot drive the terminal.
  */
 #include <getopt.h>
 #include <pwd.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "node/node.h"
+#include "server/api.h"
 #include "server/cli.h"
+#include "server/client.h"
+#include "server/http.h"
+#include "server/serve.h"
 
 struct cli_cmd {
 	const char *name;
 	const char *usage;
-	const char *opts;     /* the option codes it accepts: n a f l */
+	const char *opts;     /* the option codes it accepts (cli_parse) */
 	const char *help;
 	int (*run)(const struct cli_cmd *, int, char **);
 };
@@ -29,28 +40,68 @@ struct cli_opts {
 	const char *about;
 	int force;
 	const char *listen;
+	int listen_given;     /* --listen itself, not PAPO_LISTEN */
+	const char *http;
+	const char *token;
+	const char *to;
+	const char *reply_to;
+	int json;
+	const char *count;
 };
 
 static int cli_new(const struct cli_cmd *, int, char **);
 static int cli_join(const struct cli_cmd *, int, char **);
 static int cli_invite(const struct cli_cmd *, int, char **);
+static int cli_serve(const struct cli_cmd *, int, char **);
+static int cli_say(const struct cli_cmd *, int, char **);
+static int cli_status(const struct cli_cmd *, int, char **);
+static int cli_history(const struct cli_cmd *, int, char **);
 
 static const struct cli_cmd cli_cmds[] = {
-	{ "new", "papo new --name NAME [--about TEXT] [--force]", "naf",
+	{ "new", "papo new --name NAME [--about TEXT] [--force]", "maf",
 	  "Create this member's identity (if it has none) and a new room, and\n"
 	  "print the invite that lets others join it.  --name may also come\n"
 	  "from PAPO_NAME.  Refuses to replace an existing room without --force.",
 	  cli_new },
-	{ "join", "papo join INVITE --name NAME [--about TEXT] [--force]", "naf",
+	{ "join", "papo join INVITE --name NAME [--about TEXT] [--force]", "maf",
 	  "Store the room of INVITE (a papo1... string) as this member's room.\n"
 	  "--name may also come from PAPO_NAME.  Refuses to replace an existing\n"
 	  "room without --force.",
 	  cli_join },
 	{ "invite", "papo invite [--listen ADDR:PORT]", "l",
 	  "Print this room's invite, carrying this member's id and the addresses\n"
-	  "its daemon listens on (--listen, PAPO_LISTEN, default "
-	  PAPO_DEFAULT_LISTEN ").",
+	  "its daemon listens on: the running daemon's own invite, else the one\n"
+	  "for --listen (or PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN ").",
 	  cli_invite },
+	{ "serve", "papo serve [--http ADDR:PORT] [--listen ADDR:PORT] "
+	  "[--token T] [--name NAME] [--about TEXT]", "Hltma",
+	  "Run the daemon: the node that speaks QUIC with the other members\n"
+	  "(--listen, PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN "), and the\n"
+	  "HTTP API, MCP and dashboard (--http, PAPO_HTTP, default "
+	  HTTP_DEFAULT_BIND ").\n"
+	  "Port 0 picks a free port; serve.json in PAPO_HOME tells the real ones.\n"
+	  "An HTTP address other than loopback needs a token (--token or\n"
+	  "PAPO_TOKEN); with one, every request but /healthz must carry\n"
+	  "'Authorization: Bearer T'.  With no room yet, it joins PAPO_INVITE\n"
+	  "or creates a room, as --name (or PAPO_NAME, or the login name).\n"
+	  "It prints the MCP URL, the dashboard URL and the invite, and runs\n"
+	  "until SIGINT or SIGTERM.",
+	  cli_serve },
+	{ "say", "papo say TEXT [--to NAME] [--reply-to ID] [--json]", "Trj",
+	  "Send TEXT to the room through the running daemon (to one member with\n"
+	  "--to, as an answer to message ID with --reply-to).  Prints the\n"
+	  "message id and who has it, or who it waits for; --json prints the\n"
+	  "daemon's answer as is.",
+	  cli_say },
+	{ "status", "papo status [--json]", "j",
+	  "Print the room, this member, and every member with its online\n"
+	  "state, when it was last seen, and its about text.",
+	  cli_status },
+	{ "history", "papo history [-n N] [--json]", "nj",
+	  "Print the last N messages (default 20, at most 500), oldest first:\n"
+	  "time, id, author, \"\u2192 NAME\" when directed, \"\u21b3 ID\" when a\n"
+	  "reply, and the text.",
+	  cli_history },
 };
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
 
@@ -102,16 +153,29 @@ cli_home(char *out, size_t n)
 	return (size_t)snprintf(out, n, "%s/.papo", user_home) >= n ? -1 : 0;
 }
 
+static const char *
+cli_env(const char *name)
+{
+	const char *v = getenv(name);
+
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
 /* Parses the options of c into o.  Returns -1 after printing usage. */
 static int
 cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
     int *help)
 {
 	static const struct option longopts[] = {
-		{ "name", required_argument, NULL, 'n' },
+		{ "name", required_argument, NULL, 'm' },
 		{ "about", required_argument, NULL, 'a' },
 		{ "force", no_argument, NULL, 'f' },
 		{ "listen", required_argument, NULL, 'l' },
+		{ "http", required_argument, NULL, 'H' },
+		{ "token", required_argument, NULL, 't' },
+		{ "to", required_argument, NULL, 'T' },
+		{ "reply-to", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -121,16 +185,22 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 	*help = 0;
 	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "h", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hn:", longopts, NULL)) != -1) {
 		const char *flag = argv[optind - 1];
 
 		if (ch != 'h' && strchr(c->opts, ch) == NULL)
 			ch = '?';
 		switch (ch) {
-		case 'n': o->name = optarg; break;
+		case 'm': o->name = optarg; break;
 		case 'a': o->about = optarg; break;
 		case 'f': o->force = 1; break;
-		case 'l': o->listen = optarg; break;
+		case 'l': o->listen = optarg; o->listen_given = 1; break;
+		case 'H': o->http = optarg; break;
+		case 't': o->token = optarg; break;
+		case 'T': o->to = optarg; break;
+		case 'r': o->reply_to = optarg; break;
+		case 'j': o->json = 1; break;
+		case 'n': o->count = optarg; break;
 		case 'h': *help = 1; return 0;
 		default:
 			cli_usage(c, "unknown or incomplete option '%s'", flag);
@@ -140,9 +210,15 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 	if (o->name == NULL)
 		o->name = getenv("PAPO_NAME");
 	if (o->listen == NULL)
-		o->listen = getenv("PAPO_LISTEN");
-	if (o->listen == NULL || o->listen[0] == '\0')
+		o->listen = cli_env("PAPO_LISTEN");
+	if (o->listen == NULL)
 		o->listen = PAPO_DEFAULT_LISTEN;
+	if (o->http == NULL)
+		o->http = cli_env("PAPO_HTTP");
+	if (o->http == NULL)
+		o->http = HTTP_DEFAULT_BIND;
+	if (o->token == NULL)
+		o->token = cli_env("PAPO_TOKEN");
 	return 0;
 }
 
@@ -153,20 +229,42 @@ cli_help(const struct cli_cmd *c)
 	return CLI_OK;
 }
 
+/*
+ * Parses the options of a command that takes exactly npos positional
+ * arguments.  Returns -1 when the command is done (help shown, or usage
+ * error), with its exit status in *rc.
+ */
+static int
+cli_start(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
+    int npos, int *rc)
+{
+	int help;
+
+	if (cli_parse(c, argc, argv, o, &help) == -1) {
+		*rc = CLI_USAGE;
+		return -1;
+	}
+	if (help) {
+		*rc = cli_help(c);
+		return -1;
+	}
+	if (argc - optind > npos) {
+		*rc = cli_usage(c, "unexpected argument '%s'", argv[optind + npos]);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 cli_new(const struct cli_cmd *c, int argc, char **argv)
 {
 	char err[PAPO_ERR_LEN], home[4096];
 	struct cli_opts o;
 	char *invite = NULL;
-	int help;
+	int rc;
 
-	if (cli_parse(c, argc, argv, &o, &help) == -1)
-		return CLI_USAGE;
-	if (help)
-		return cli_help(c);
-	if (optind != argc)
-		return cli_usage(c, "unexpected argument '%s'", argv[optind]);
+	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
+		return rc;
 	if (o.name == NULL)
 		return cli_usage(c, "%s", "--name NAME is required");
 	if (cli_home(home, sizeof(home)) == -1)
@@ -185,16 +283,12 @@ cli_join(const struct cli_cmd *c, int argc, char **argv)
 {
 	char err[PAPO_ERR_LEN], home[4096];
 	struct cli_opts o;
-	int help;
+	int rc;
 
-	if (cli_parse(c, argc, argv, &o, &help) == -1)
-		return CLI_USAGE;
-	if (help)
-		return cli_help(c);
+	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
+		return rc;
 	if (optind == argc)
 		return cli_usage(c, "%s", "the INVITE is missing");
-	if (optind + 1 != argc)
-		return cli_usage(c, "unexpected argument '%s'", argv[optind + 1]);
 	if (o.name == NULL)
 		return cli_usage(c, "%s", "--name NAME is required");
 	if (cli_home(home, sizeof(home)) == -1)
@@ -211,22 +305,341 @@ cli_invite(const struct cli_cmd *c, int argc, char **argv)
 {
 	char err[PAPO_ERR_LEN], home[4096];
 	struct cli_opts o;
+	struct client cl;
 	char *invite = NULL;
-	int help;
+	int rc;
 
-	if (cli_parse(c, argc, argv, &o, &help) == -1)
-		return CLI_USAGE;
-	if (help)
-		return cli_help(c);
-	if (optind != argc)
-		return cli_usage(c, "unexpected argument '%s'", argv[optind]);
+	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
+		return rc;
 	if (cli_home(home, sizeof(home)) == -1)
 		return cli_fail("cannot tell the home directory: set PAPO_HOME");
+	/* A running daemon's invite carries the port it really bound. */
+	if (!o.listen_given && client_open(err, home, &cl) == 0) {
+		printf("%s\n", cl.invite);
+		client_close(&cl);
+		return CLI_OK;
+	}
 	if (room_invite(err, home, o.listen, &invite) == -1)
 		return cli_fail(err);
 	printf("%s\n", invite);
 	free(invite);
 	return CLI_OK;
+}
+
+static int
+cli_serve(const struct cli_cmd *c, int argc, char **argv)
+{
+	char err[PAPO_ERR_LEN], home[4096];
+	struct serve_config sc;
+	struct cli_opts o;
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
+		return rc;
+	if (cli_home(home, sizeof(home)) == -1)
+		return cli_fail("cannot tell the home directory: set PAPO_HOME");
+	memset(&sc, 0, sizeof(sc));
+	sc.home = home;
+	sc.http = o.http;
+	sc.listen = o.listen;
+	sc.token = o.token;
+	sc.name = o.name;
+	sc.about = o.about;
+	sc.invite = cli_env("PAPO_INVITE");
+	if (serve_run(err, &sc) == -1)
+		return cli_fail(err);
+	return CLI_OK;
+}
+
+/*
+ * Asks the running daemon: GET path, or POST body.  On a 2xx answer,
+ * returns CLI_OK with the parsed JSON in *out (and the text in *text when
+ * text is not NULL); otherwise prints the one-line error and returns
+ * CLI_ERROR.
+ */
+static int
+cli_call(const char *path, const char *body, cJSON **out, char **text)
+{
+	char err[PAPO_ERR_LEN], home[4096];
+	struct client cl;
+	const cJSON *e;
+	char *answer = NULL;
+	long status = 0;
+	int rc = CLI_ERROR;
+
+	*out = NULL;
+	if (cli_home(home, sizeof(home)) == -1)
+		return cli_fail("cannot tell the home directory: set PAPO_HOME");
+	if (client_open(err, home, &cl) == -1)
+		return cli_fail(err);
+	if (client_call(err, &cl, path, body, &status, &answer) == -1) {
+		cli_fail(err);
+		goto out;
+	}
+	*out = cJSON_Parse(answer);
+	if (status < 200 || status > 299) {
+		e = cJSON_GetObjectItemCaseSensitive(*out, "error");
+		if (cJSON_IsString(e))
+			snprintf(err, sizeof(err), "%s", e->valuestring);
+		else
+			snprintf(err, sizeof(err), "papo serve answered HTTP %ld",
+			    status);
+		cli_fail(err);
+		goto out;
+	}
+	if (*out == NULL) {
+		cli_fail("papo serve answered with something that is not JSON");
+		goto out;
+	}
+	if (text != NULL) {
+		*text = answer;
+		answer = NULL;
+	}
+	rc = CLI_OK;
+out:
+	if (rc != CLI_OK) {
+		cJSON_Delete(*out);
+		*out = NULL;
+	}
+	free(answer);
+	client_close(&cl);
+	return rc;
+}
+
+/*
+ * Prints text from the room for a terminal: a newline shows as a return
+ * sign and other control characters (C0, DEL, and C1 in UTF-8) as '?',
+ * so that a member cannot send escape sequences to another's terminal.
+ */
+static void
+cli_put(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p != '\0'; p++) {
+		if (*p == '\n')
+			fputs("\xe2\x8f\x8e", stdout);    /* U+23CE */
+		else if (*p == '\t')
+			putchar(' ');
+		else if (*p < 0x20 || *p == 0x7f)
+			putchar('?');
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			putchar('?');
+			p++;
+		} else
+			putchar(*p);
+	}
+}
+
+static const char *
+cli_str(const cJSON *o, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* Milliseconds since 1970 as local "YYYY-MM-DD HH:MM:SS". */
+static void
+cli_time(double ms, char out[32])
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (ms <= 0 || localtime_r(&t, &tm) == NULL ||
+	    strftime(out, 32, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(out, 32, "never");
+}
+
+/* Prints the names of a JSON array, comma-separated. */
+static void
+cli_names(const cJSON *arr)
+{
+	const cJSON *v;
+	int first = 1;
+
+	cJSON_ArrayForEach(v, arr) {
+		if (!cJSON_IsString(v))
+			continue;
+		printf("%s", first ? "" : ", ");
+		cli_put(v->valuestring);
+		first = 0;
+	}
+}
+
+static int
+cli_say(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	const cJSON *done, *wait;
+	const char *id, *state;
+	cJSON *req = NULL, *ans = NULL;
+	char *body = NULL, *text = NULL;
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
+		return rc;
+	if (optind == argc)
+		return cli_usage(c, "%s", "the TEXT is missing");
+	rc = CLI_ERROR;
+	if ((req = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddStringToObject(req, "text", argv[optind]) == NULL ||
+	    (o.to != NULL &&
+	    cJSON_AddStringToObject(req, "to", o.to) == NULL) ||
+	    (o.reply_to != NULL &&
+	    cJSON_AddStringToObject(req, "reply_to", o.reply_to) == NULL) ||
+	    (body = cJSON_PrintUnformatted(req)) == NULL) {
+		cli_fail("out of memory");
+		goto out;
+	}
+	if ((rc = cli_call("/api/send", body, &ans, &text)) != CLI_OK)
+		goto out;
+	if (o.json) {
+		fputs(text, stdout);
+		goto out;
+	}
+	id = cli_str(ans, "id");
+	state = cli_str(ans, "state");
+	done = cJSON_GetObjectItemCaseSensitive(ans, "delivered_to");
+	wait = cJSON_GetObjectItemCaseSensitive(ans, "waiting_for");
+	cli_put(id != NULL ? id : "?");
+	if (state != NULL && strcmp(state, "delivered") == 0) {
+		printf(" delivered to ");
+		cli_names(done);
+		if (cJSON_GetArraySize(wait) > 0) {
+			printf("; waiting for ");
+			cli_names(wait);
+		}
+	} else if (cJSON_GetArraySize(wait) > 0) {
+		printf(" queued: waiting for ");
+		cli_names(wait);
+	} else {
+		printf(" queued: no other member has joined yet");
+	}
+	printf("\n");
+out:
+	cJSON_Delete(req);
+	cJSON_Delete(ans);
+	cJSON_free(body);
+	free(text);
+	return rc;
+}
+
+static int
+cli_status(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	const cJSON *me, *members, *m, *v;
+	const char *s;
+	cJSON *ans = NULL;
+	char *text = NULL, when[32];
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
+		return rc;
+	if ((rc = cli_call("/api/status", NULL, &ans, &text)) != CLI_OK)
+		goto out;
+	if (o.json) {
+		fputs(text, stdout);
+		goto out;
+	}
+	printf("room: ");
+	cli_put((s = cli_str(ans, "room")) != NULL ? s : "?");
+	me = cJSON_GetObjectItemCaseSensitive(ans, "me");
+	printf("\nme: ");
+	cli_put((s = cli_str(me, "name")) != NULL ? s : "?");
+	if ((s = cli_str(me, "id")) != NULL) {
+		printf(" (");
+		cli_put(s);
+		printf(")");
+	}
+	if ((s = cli_str(me, "about")) != NULL && s[0] != '\0') {
+		printf(", ");
+		cli_put(s);
+	}
+	printf("\n");
+	v = cJSON_GetObjectItemCaseSensitive(ans, "messages");
+	if (cJSON_IsNumber(v))
+		printf("messages: %.0f", v->valuedouble);
+	v = cJSON_GetObjectItemCaseSensitive(ans, "outbox");
+	if (cJSON_IsNumber(v))
+		printf(", waiting for acks: %.0f", v->valuedouble);
+	printf("\nmembers:");
+	members = cJSON_GetObjectItemCaseSensitive(ans, "members");
+	if (cJSON_GetArraySize(members) == 0)
+		printf(" none yet; share the invite ('papo invite')");
+	printf("\n");
+	cJSON_ArrayForEach(m, members) {
+		v = cJSON_GetObjectItemCaseSensitive(m, "last_seen");
+		cli_time(cJSON_IsNumber(v) ? v->valuedouble : 0, when);
+		printf("  ");
+		cli_put((s = cli_str(m, "name")) != NULL ? s : "?");
+		printf("  %s  last seen %s",
+		    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "online")) ?
+		    "online" : "offline", when);
+		if ((s = cli_str(m, "about")) != NULL && s[0] != '\0') {
+			printf("  ");
+			cli_put(s);
+		}
+		printf("\n");
+	}
+out:
+	cJSON_Delete(ans);
+	free(text);
+	return rc;
+}
+
+static int
+cli_history(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	const cJSON *msgs, *m, *ts;
+	const char *s;
+	cJSON *ans = NULL;
+	char *text = NULL, *end, path[64], when[32];
+	long n = API_HISTORY_DEFAULT;
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
+		return rc;
+	if (o.count != NULL) {
+		n = strtol(o.count, &end, 10);
+		if (o.count[0] == '\0' || *end != '\0' || n < 1 ||
+		    n > API_HISTORY_MAX)
+			return cli_usage(c, "-n takes a number from 1 to 500, "
+			    "not '%s'", o.count);
+	}
+	snprintf(path, sizeof(path), "/api/history?limit=%ld", n);
+	if ((rc = cli_call(path, NULL, &ans, &text)) != CLI_OK)
+		goto out;
+	if (o.json) {
+		fputs(text, stdout);
+		goto out;
+	}
+	msgs = cJSON_GetObjectItemCaseSensitive(ans, "messages");
+	cJSON_ArrayForEach(m, msgs) {
+		ts = cJSON_GetObjectItemCaseSensitive(m, "ts");
+		cli_time(cJSON_IsNumber(ts) ? ts->valuedouble : 0, when);
+		printf("%s ", when);
+		cli_put((s = cli_str(m, "id")) != NULL ? s : "?");
+		printf(" ");
+		cli_put((s = cli_str(m, "from")) != NULL ? s : "?");
+		if ((s = cli_str(m, "to")) != NULL) {
+			printf(" \xe2\x86\x92 ");          /* → */
+			cli_put(s);
+		}
+		if ((s = cli_str(m, "reply_to")) != NULL) {
+			printf(" \xe2\x86\xb3 ");          /* ↳ */
+			cli_put(s);
+		}
+		printf(": ");
+		cli_put((s = cli_str(m, "text")) != NULL ? s : "");
+		printf("\n");
+	}
+out:
+	cJSON_Delete(ans);
+	free(text);
+	return rc;
 }
 
 int

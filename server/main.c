@@ -1,6 +1,6 @@
 /*
  * main.c: process start-up: the log level from PAPO_LOG, then the
- * command.  The daemon's start and stop order will live here too.
+ * command (cli.c).  The daemon's start and stop order is serve.c's.
  */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,0 +1,265 @@
+/*
+ * api.c: the JSON API for curl and scripts (SPEC "HTTP API"): /healthz,
+ * /api/status, /api/history and /api/send.  Its handlers run on the main
+ * thread, called by http.c once a request has passed the checks there:
+ * they check the query or body, turn it into a node request and the
+ * node's answer into the reply.  They never block; a request waits for
+ * the node as a suspended connection (http_submit), so a send that waits
+ * 8 s for acks holds up no one else.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "node/node.h"
+#include "server/api.h"
+#include "server/http.h"
+
+/* Times are milliseconds since 1970, kept to integers JSON carries
+ * exactly (docs/PROTOCOL.md, "Frames"). */
+#define API_TIME_MAX (1ULL << 53)
+
+/* Parses a decimal number of at most max; -1 for anything else (signs,
+ * spaces, empty text, overflow). */
+static int
+api_number(const char *s, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (*s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > max)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* Copies a message id, lowercased, into out; -1 unless it is 10
+ * characters of the base32 alphabet. */
+static int
+api_msgid(const char *s, char out[PAPO_MSGID_LEN + 1])
+{
+	if (strlen(s) != PAPO_MSGID_LEN)
+		return -1;
+	for (size_t i = 0; i < PAPO_MSGID_LEN; i++) {
+		char c = s[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= 'a' && c <= 'z') || (c >= '2' && c <= '7')))
+			return -1;
+		out[i] = c;
+	}
+	out[PAPO_MSGID_LEN] = '\0';
+	return 0;
+}
+
+/* A member is named by name (1..64 bytes) or id (52 characters); the
+ * node says whether one exists. */
+static int
+api_member_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	return n > 0 && n <= (PAPO_NAME_MAX > PAPO_ID_LEN ? PAPO_NAME_MAX :
+	    PAPO_ID_LEN);
+}
+
+/* The node's answer to any request: its JSON, or its error and status. */
+static void
+api_done(struct http_req *r, struct node_msg *m, void *arg)
+{
+	(void)arg;
+	if (m->code == 0 && m->json != NULL)
+		http_reply(r, 200, m->json);
+	else if (m->code >= 400 && m->code <= 599)
+		http_reply_error(r, m->code, "%s", m->err[0] != '\0' ? m->err :
+		    "the node refused the request");
+	else
+		http_reply_error(r, 500, "the node gave no answer");
+	node_msg_free(m);
+}
+
+static void
+api_healthz(struct http_req *r, void *node)
+{
+	(void)node;
+	http_reply(r, 200, "{\"ok\":true}");
+}
+
+static void
+api_status(struct http_req *r, void *node)
+{
+	struct node_msg *m;
+
+	if (http_req_query_unknown(r, (const char *const[]){ NULL }) != NULL) {
+		http_reply_error(r, 400, "status takes no parameters");
+		return;
+	}
+	if ((m = node_msg_new(NODE_STATUS)) == NULL) {
+		http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	http_submit(r, node, m, api_done, NULL);
+}
+
+static void
+api_history(struct http_req *r, void *node)
+{
+	static const char *const known[] = { "limit", "before", "since",
+	    "from", NULL };
+	const char *bad, *limit, *before, *since, *from;
+	uint64_t n = API_HISTORY_DEFAULT, b = 0, s = 0;
+	struct node_msg *m;
+
+	if ((bad = http_req_query_unknown(r, known)) != NULL) {
+		http_reply_error(r, 400, "unknown parameter '%s': history takes "
+		    "limit, before, since and from", bad);
+		return;
+	}
+	limit = http_req_query(r, "limit");
+	before = http_req_query(r, "before");
+	since = http_req_query(r, "since");
+	from = http_req_query(r, "from");
+	if (limit != NULL &&
+	    (api_number(limit, API_HISTORY_MAX, &n) == -1 || n == 0)) {
+		http_reply_error(r, 400, "limit must be a whole number from 1 "
+		    "to %d", API_HISTORY_MAX);
+		return;
+	}
+	if ((before != NULL && api_number(before, API_TIME_MAX, &b) == -1) ||
+	    (since != NULL && api_number(since, API_TIME_MAX, &s) == -1)) {
+		http_reply_error(r, 400, "before and since must be times in "
+		    "milliseconds since 1970");
+		return;
+	}
+	if (from != NULL && !api_member_ok(from)) {
+		http_reply_error(r, 400, "from must be a member's name or id");
+		return;
+	}
+	if ((m = node_msg_new(NODE_HISTORY)) == NULL ||
+	    (from != NULL && (m->from = strdup(from)) == NULL)) {
+		if (m != NULL)
+			node_msg_free(m);
+		http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	m->limit = (size_t)n;
+	m->before = b;
+	m->since = s;
+	http_submit(r, node, m, api_done, NULL);
+}
+
+/* The fields of a send, in the order of api_send's slots. */
+static const char *const api_send_fields[] = { "text", "to", "reply_to" };
+#define API_NFIELDS (sizeof(api_send_fields) / sizeof(api_send_fields[0]))
+
+static void
+api_send(struct http_req *r, void *node)
+{
+	const cJSON *f[API_NFIELDS] = { NULL, NULL, NULL }, *it;
+	const char *body, *text, *to = NULL;
+	char reply_to[PAPO_MSGID_LEN + 1] = "";
+	struct node_msg *m = NULL;
+	cJSON *o = NULL;
+	size_t len, i;
+
+	body = http_req_body(r, &len);
+	/* The body is NUL-terminated and the terminator is parsed too, so
+	 * that cJSON refuses anything but white space after the value. */
+	if (memchr(body, '\0', len) != NULL ||
+	    (o = cJSON_ParseWithLengthOpts(body, len + 1, NULL, 1)) == NULL) {
+		http_reply_error(r, 400, "the body is not valid JSON");
+		goto out;
+	}
+	if (!cJSON_IsObject(o)) {
+		http_reply_error(r, 400, "the body must be a JSON object");
+		goto out;
+	}
+	cJSON_ArrayForEach(it, o) {
+		for (i = 0; i < API_NFIELDS; i++)
+			if (strcmp(it->string, api_send_fields[i]) == 0)
+				break;
+		if (i == API_NFIELDS) {
+			http_reply_error(r, 400, "unknown field '%s': send takes "
+			    "text, to and reply_to", it->string);
+			goto out;
+		}
+		if (f[i] != NULL) {
+			http_reply_error(r, 400, "field '%s' is given twice",
+			    it->string);
+			goto out;
+		}
+		f[i] = it;
+	}
+	if (f[0] == NULL) {
+		http_reply_error(r, 400, "text is missing");
+		goto out;
+	}
+	/* Optional fields may be null, as many clients send absent ones. */
+	for (i = 0; i < API_NFIELDS; i++)
+		if (f[i] != NULL && !cJSON_IsString(f[i]) &&
+		    (i == 0 || !cJSON_IsNull(f[i]))) {
+			http_reply_error(r, 400, "%s must be a string",
+			    api_send_fields[i]);
+			goto out;
+		}
+	text = f[0]->valuestring;
+	if (text[0] == '\0') {
+		http_reply_error(r, 400, "text is empty");
+		goto out;
+	}
+	if (strlen(text) > PAPO_BODY_MAX) {
+		http_reply_error(r, 413, "text has %zu bytes; at most %d are "
+		    "allowed", strlen(text), PAPO_BODY_MAX);
+		goto out;
+	}
+	if (cJSON_IsString(f[1])) {
+		to = f[1]->valuestring;
+		if (!api_member_ok(to)) {
+			http_reply_error(r, 400, "to must be a member's name or "
+			    "id");
+			goto out;
+		}
+	}
+	if (cJSON_IsString(f[2]) && api_msgid(f[2]->valuestring,
+	    reply_to) == -1) {
+		http_reply_error(r, 400, "reply_to must be a message id: %d "
+		    "characters of a-z and 2-7", PAPO_MSGID_LEN);
+		goto out;
+	}
+	if ((m = node_msg_new(NODE_SEND)) == NULL ||
+	    (m->text = strdup(text)) == NULL ||
+	    (to != NULL && (m->to = strdup(to)) == NULL)) {
+		http_reply_error(r, 500, "out of memory");
+		goto out;
+	}
+	memcpy(m->reply_to, reply_to, sizeof(reply_to));
+	http_submit(r, node, m, api_done, NULL);
+	m = NULL;
+out:
+	if (m != NULL)
+		node_msg_free(m);
+	cJSON_Delete(o);
+}
+
+static const struct http_route api_table[] = {
+	{ "GET", "/healthz", api_healthz, 1 },
+	{ "GET", "/api/status", api_status, 0 },
+	{ "GET", "/api/history", api_history, 0 },
+	{ "POST", "/api/send", api_send, 0 },
+};
+
+const struct http_route *
+api_routes(size_t *n)
+{
+	*n = sizeof(api_table) / sizeof(api_table[0]);
+	return api_table;
+}

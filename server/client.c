@@ -1,0 +1,195 @@
+/*
+ * client.c: the CLI's side of the daemon's API (client.h).  It reads
+ * serve.json to find the daemon, and makes one HTTP request at a time
+ * with libcurl, with the bearer token from PAPO_TOKEN.  Runs on the main
+ * thread of a short-lived command; it must never talk to anything but
+ * the URL serve.json names (proxies from the environment are ignored).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+
+#include "node/node.h"
+#include "server/client.h"
+#include "server/serve.h"
+
+#define CLIENT_FILE_MAX (64 * 1024)   /* bytes of serve.json */
+#define CLIENT_TIMEOUT_S 30           /* a send waits up to 8 s for acks */
+
+/* Reads a whole small file; NULL when absent, unreadable or too big. */
+static char *
+client_read(const char *path)
+{
+	char *data = NULL;
+	size_t len;
+	FILE *f;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return NULL;
+	if ((data = malloc(CLIENT_FILE_MAX + 1)) != NULL) {
+		len = fread(data, 1, CLIENT_FILE_MAX + 1, f);
+		if (ferror(f) || len > CLIENT_FILE_MAX) {
+			free(data);
+			data = NULL;
+		} else {
+			data[len] = '\0';
+		}
+	}
+	fclose(f);
+	return data;
+}
+
+int
+client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c)
+{
+	char path[4096];
+	const cJSON *pid, *url, *invite;
+	cJSON *o = NULL;
+	char *data = NULL;
+	int rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), "%s/%s", home, SERVE_JSON);
+	if ((data = client_read(path)) == NULL) {
+		if (errno == ENOENT)
+			goto none;
+		snprintf(err, PAPO_ERR_LEN, "cannot read %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	o = cJSON_Parse(data);
+	pid = cJSON_GetObjectItemCaseSensitive(o, "pid");
+	url = cJSON_GetObjectItemCaseSensitive(o, "http");
+	invite = cJSON_GetObjectItemCaseSensitive(o, "invite");
+	if (!cJSON_IsNumber(pid) || pid->valuedouble < 1 ||
+	    !cJSON_IsString(url) || !cJSON_IsString(invite)) {
+		snprintf(err, PAPO_ERR_LEN, "%s is damaged: remove it and start "
+		    "'papo serve' again", path);
+		goto out;
+	}
+	c->pid = (long)pid->valuedouble;
+	/* A daemon killed without its clean stop leaves the file behind. */
+	if (kill((pid_t)c->pid, 0) == -1 && errno == ESRCH)
+		goto none;
+	if ((c->url = strdup(url->valuestring)) == NULL ||
+	    (c->invite = strdup(invite->valuestring)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto out;
+	}
+	c->token = getenv("PAPO_TOKEN");
+	if (c->token != NULL && c->token[0] == '\0')
+		c->token = NULL;
+	rc = 0;
+	goto out;
+none:
+	snprintf(err, PAPO_ERR_LEN, "no papo serve is running on %s: start "
+	    "one with 'papo serve'", home);
+out:
+	if (rc == -1)
+		client_close(c);
+	cJSON_Delete(o);
+	free(data);
+	return rc;
+}
+
+void
+client_close(struct client *c)
+{
+	free(c->url);
+	free(c->invite);
+	c->url = c->invite = NULL;
+}
+
+struct client_buf {
+	char *p;
+	size_t len;
+	int over;
+};
+
+static size_t
+client_write(char *data, size_t size, size_t n, void *arg)
+{
+	struct client_buf *b = arg;
+	size_t add = size * n;
+	char *p;
+
+	if (add > CLIENT_ANSWER_MAX - b->len) {
+		b->over = 1;
+		return 0;
+	}
+	if ((p = realloc(b->p, b->len + add + 1)) == NULL)
+		return 0;
+	b->p = p;
+	memcpy(b->p + b->len, data, add);
+	b->len += add;
+	b->p[b->len] = '\0';
+	return add;
+}
+
+int
+client_call(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
+    const char *body, long *status, char **out)
+{
+	char url[1024], auth[300];
+	struct curl_slist *headers = NULL;
+	struct client_buf b = { NULL, 0, 0 };
+	CURL *curl = NULL;
+	CURLcode cc;
+	int rc = -1;
+
+	*out = NULL;
+	snprintf(url, sizeof(url), "%s%s", c->url, path);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    (curl = curl_easy_init()) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "cannot start libcurl");
+		goto out;
+	}
+	if (body != NULL) {
+		headers = curl_slist_append(headers,
+		    "Content-Type: application/json");
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+	}
+	if (c->token != NULL) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s",
+		    c->token);
+		headers = curl_slist_append(headers, auth);
+		explicit_bzero(auth, sizeof(auth));
+	}
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_PROXY, "");
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)CLIENT_TIMEOUT_S);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, client_write);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
+	if ((cc = curl_easy_perform(curl)) != CURLE_OK) {
+		if (b.over)
+			snprintf(err, PAPO_ERR_LEN, "the answer of papo serve at "
+			    "%s is over %d bytes", c->url, CLIENT_ANSWER_MAX);
+		else
+			snprintf(err, PAPO_ERR_LEN, "cannot reach papo serve at "
+			    "%s: %s", c->url, curl_easy_strerror(cc));
+		goto out;
+	}
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+	if (b.p == NULL && (b.p = calloc(1, 1)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto out;
+	}
+	*out = b.p;
+	b.p = NULL;
+	rc = 0;
+out:
+	free(b.p);
+	curl_slist_free_all(headers);
+	if (curl != NULL)
+		curl_easy_cleanup(curl);
+	curl_global_cleanup();
+	return rc;
+}

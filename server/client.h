@@ -1,0 +1,35 @@
+/*
+ * client.h: how the CLI commands reach the running daemon: serve.json in
+ * $PAPO_HOME gives its URL and pid, and libcurl carries one request at a
+ * time.  For the main thread of a short-lived command.
+ */
+#ifndef PAPO_CLIENT_H
+#define PAPO_CLIENT_H
+
+#include "node/node.h"
+
+#define CLIENT_ANSWER_MAX (64 * 1024 * 1024)  /* bytes of an answer */
+
+struct client {
+	long pid;
+	char *url;             /* "http://HOST:PORT" */
+	char *invite;          /* the daemon's invite, with its real port */
+	const char *token;     /* PAPO_TOKEN, or NULL */
+};
+
+/*
+ * Reads home's serve.json into c.  -1 with err when no daemon runs there
+ * (no file, or its pid is gone) or the file is damaged.
+ */
+int client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c);
+void client_close(struct client *c);
+
+/*
+ * Sends GET path (body NULL) or POST path with body as JSON.  When the
+ * daemon answered: 0, its status in *status and its body in *out
+ * (malloc'd, NUL-terminated).  -1 with err when it could not be reached.
+ */
+int client_call(char err[PAPO_ERR_LEN], const struct client *c,
+    const char *path, const char *body, long *status, char **out);
+
+#endif

@@ -1,0 +1,950 @@
+/*
+ * http.c: libmicrohttpd in external-epoll mode, on the main thread.  MHD's
+ * epoll descriptor sits in the daemon's loop, and MHD_run is called when
+ * it is readable or when MHD's own timeout (one loop timer) expires, so
+ * there is no HTTP thread and an idle daemon sleeps.  This file owns the
+ * listening socket, the connections and their requests, the route
+ * lookup, and the checks every request passes before a handler sees it
+ * (in this order): Host and Origin (DNS rebinding, 403), the bearer token
+ * (401), the path and method (404, 405), the Content-Type of a POST
+ * (415) and the body size (413).  A request that waits (for the node, or
+ * anything else) is a suspended connection, resumed when its answer is
+ * ready.  Nothing here may block: a callback that waited would stop every
+ * other client and the node's answers with it.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <microhttpd.h>
+
+#include "node/node.h"
+#include "server/http.h"
+
+/* Body bytes read and dropped so that an error can be answered without
+ * resetting a client that is still sending; past this the connection is
+ * closed instead. */
+#define HTTP_DISCARD_MAX (1024 * 1024)
+#define HTTP_CONN_MAX 256          /* connections at once */
+#define HTTP_IDLE_S 60             /* an idle connection is closed after */
+#define HTTP_HOST_LEN 64           /* "[" IPv6 "]" NUL, rounded up */
+#define HTTP_ALLOW_LEN 32
+
+enum http_state {
+	HTTP_READING,       /* headers passed the checks; the body arrives */
+	HTTP_RUNNING,       /* inside its handler */
+	HTTP_WAITING,       /* deferred; its connection is suspended */
+	HTTP_ANSWERED,      /* the answer is ready to queue */
+	HTTP_DONE,          /* the answer is queued with MHD */
+};
+
+struct http_req {
+	struct http *h;
+	struct MHD_Connection *conn;
+	const struct http_route *route;
+	void *arg;
+	enum http_state state;
+	int suspended;
+	char method[8];
+	char path[128];         /* for the debug log only; may be cut */
+	char *body;
+	size_t len, cap;
+	size_t dropped;
+	int status;
+	char *json;
+	const char *hname;      /* one extra header: Allow or WWW-Authenticate */
+	char hvalue[HTTP_ALLOW_LEN];
+	http_node_cb *node_cb;
+	void *node_arg;
+	struct http_req *prev, *next;   /* in h->waiting while WAITING */
+};
+
+struct http {
+	struct loop *loop;
+	struct MHD_Daemon *mhd;
+	struct loop_timer *timer;
+	int epfd;
+	int kicked;
+	struct http_mount *mounts;
+	size_t nmounts;
+	char token[HTTP_TOKEN_MAX + 1];
+	size_t token_len;
+	unsigned port;
+	char host[HTTP_HOST_LEN];   /* the bound address as a Host names it */
+	int wildcard;
+	char url[HTTP_HOST_LEN + 16];
+	struct http_req *waiting;
+};
+
+/* A parsed bind address. */
+struct http_bind {
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	char host[HTTP_HOST_LEN];   /* "127.0.0.1", "[::1]" */
+	unsigned port;
+	int loopback, wildcard;
+};
+
+static void http_kick(struct http *);
+
+/* Parses "ADDR:PORT" (IPv6 in brackets, "localhost" for 127.0.0.1). */
+static int
+http_parse_bind(const char *s, struct http_bind *b)
+{
+	char ip[HTTP_HOST_LEN];
+	const char *end, *p;
+	size_t n;
+	unsigned long port;
+	char *stop;
+	int v6 = s[0] == '[';
+
+	memset(b, 0, sizeof(*b));
+	if (v6) {
+		if ((end = strchr(s, ']')) == NULL || end[1] != ':')
+			return -1;
+		n = (size_t)(end - s - 1);
+		s++;
+		p = end + 2;
+	} else {
+		if ((end = strrchr(s, ':')) == NULL)
+			return -1;
+		n = (size_t)(end - s);
+		p = end + 1;
+	}
+	if (n == 0 || n >= sizeof(ip) || *p < '0' || *p > '9' ||
+	    strlen(p) > 5)
+		return -1;
+	memcpy(ip, s, n);
+	ip[n] = '\0';
+	port = strtoul(p, &stop, 10);
+	if (*stop != '\0' || port > 65535)
+		return -1;
+	b->port = (unsigned)port;
+	if (!v6 && strcmp(ip, "localhost") == 0)
+		strcpy(ip, "127.0.0.1");
+	if (v6) {
+		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&b->ss;
+
+		if (inet_pton(AF_INET6, ip, &a->sin6_addr) != 1)
+			return -1;
+		a->sin6_family = AF_INET6;
+		a->sin6_port = htons((uint16_t)port);
+		b->sslen = sizeof(*a);
+		b->loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
+		b->wildcard = IN6_IS_ADDR_UNSPECIFIED(&a->sin6_addr);
+		inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+		snprintf(b->host, sizeof(b->host), "[%s]", ip);
+	} else {
+		struct sockaddr_in *a = (struct sockaddr_in *)&b->ss;
+
+		if (inet_pton(AF_INET, ip, &a->sin_addr) != 1)
+			return -1;
+		a->sin_family = AF_INET;
+		a->sin_port = htons((uint16_t)port);
+		b->sslen = sizeof(*a);
+		b->loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
+		b->wildcard = a->sin_addr.s_addr == htonl(INADDR_ANY);
+		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+		snprintf(b->host, sizeof(b->host), "%s", ip);
+	}
+	return 0;
+}
+
+static int
+http_token_valid(const char *t)
+{
+	size_t n = strlen(t);
+
+	if (n == 0 || n > HTTP_TOKEN_MAX)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (t[i] < 0x21 || t[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+int
+http_check(char err[PAPO_ERR_LEN], const char *addr, const char *token)
+{
+	struct http_bind b;
+
+	if (http_parse_bind(addr, &b) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "the HTTP address '%s' is not "
+		    "ADDR:PORT (for example 127.0.0.1:7777)", addr);
+		return -1;
+	}
+	if (token != NULL && token[0] != '\0' && !http_token_valid(token)) {
+		snprintf(err, PAPO_ERR_LEN, "the token must be 1 to %d visible "
+		    "ASCII characters, without spaces", HTTP_TOKEN_MAX);
+		return -1;
+	}
+	if (!b.loopback && (token == NULL || token[0] == '\0')) {
+		snprintf(err, PAPO_ERR_LEN, "refusing to serve HTTP on %s "
+		    "without a token, since anyone who reaches it could speak "
+		    "in the room: set --token or PAPO_TOKEN, or bind 127.0.0.1",
+		    addr);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Splits a Host value "NAME[:PORT]" (NAME may be a bracketed IPv6
+ * address); the port defaults to 80 as HTTP's does.
+ */
+static int
+http_split_host(const char *s, char name[HTTP_HOST_LEN], unsigned *port)
+{
+	const char *colon;
+	unsigned long p;
+	size_t n;
+	char *stop;
+
+	if (s[0] == '[') {
+		const char *end = strchr(s, ']');
+
+		if (end == NULL)
+			return -1;
+		colon = end[1] == ':' ? end + 1 : NULL;
+		if (end[1] != ':' && end[1] != '\0')
+			return -1;
+		n = (size_t)(end - s + 1);
+	} else {
+		colon = strchr(s, ':');
+		n = colon != NULL ? (size_t)(colon - s) : strlen(s);
+	}
+	if (n == 0 || n >= HTTP_HOST_LEN)
+		return -1;
+	memcpy(name, s, n);
+	name[n] = '\0';
+	*port = 80;
+	if (colon == NULL)
+		return 0;
+	if (colon[1] < '0' || colon[1] > '9' || strlen(colon + 1) > 5)
+		return -1;
+	p = strtoul(colon + 1, &stop, 10);
+	if (*stop != '\0' || p > 65535)
+		return -1;
+	*port = (unsigned)p;
+	return 0;
+}
+
+/* Is host one of the names this daemon answers to, with its port? */
+static int
+http_host_ours(const struct http *h, const char *host)
+{
+	static const char *const local[] = { "127.0.0.1", "localhost",
+	    "[::1]" };
+	char name[HTTP_HOST_LEN];
+	unsigned port;
+
+	if (http_split_host(host, name, &port) == -1 || port != h->port)
+		return 0;
+	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
+		if (strcasecmp(name, local[i]) == 0)
+			return 1;
+	return strcasecmp(name, h->host) == 0;
+}
+
+/*
+ * The DNS rebinding check.  On a loopback or named address only this
+ * daemon's own names pass.  On a wildcard address (which needs a token)
+ * the names it is reached by cannot be known (container names, mapped
+ * ports), so any Host passes and the token is the guard; a browser's
+ * Origin must then still be the page's own host.  A client without Host
+ * (HTTP/1.0) is not a browser, so it passes.
+ */
+static int
+http_origin_ok(const struct http *h, const char *host, const char *origin)
+{
+	if (host != NULL && !h->wildcard && !http_host_ours(h, host))
+		return 0;
+	if (origin == NULL)
+		return 1;
+	if (strncasecmp(origin, "http://", 7) != 0)
+		return 0;
+	origin += 7;
+	if (h->wildcard)
+		return host != NULL && strcasecmp(origin, host) == 0;
+	return http_host_ours(h, origin);
+}
+
+/*
+ * Compares the given token with ours in a time that depends only on
+ * their lengths, never on where they differ, so that timing answers
+ * does not reveal the token a byte at a time.
+ */
+static int
+http_token_equal(const char *given, const char *token, size_t n)
+{
+	size_t glen = strlen(given);
+	volatile unsigned char d = glen != n;
+
+	for (size_t i = 0; i < n; i++)
+		d |= (unsigned char)token[i] ^
+		    (unsigned char)(i < glen ? given[i] : 0);
+	return d == 0;
+}
+
+static int
+http_auth_ok(const struct http *h, const char *value)
+{
+	if (h->token_len == 0)
+		return 1;
+	if (value == NULL || strncasecmp(value, "Bearer ", 7) != 0)
+		return 0;
+	value += 7;
+	while (*value == ' ')
+		value++;
+	return http_token_equal(value, h->token, h->token_len);
+}
+
+static int
+http_method_is(const char *route, const char *method)
+{
+	return strcmp(route, method) == 0 ||
+	    (strcmp(route, "GET") == 0 && strcmp(method, "HEAD") == 0);
+}
+
+/*
+ * Finds the route of method and path, with its mount's argument.  When
+ * there is none, *known says whether the path exists under other
+ * methods, which allow then lists.  *open says whether the path is
+ * served without the token.
+ */
+static const struct http_route *
+http_route_find(const struct http *h, const char *method, const char *path,
+    void **arg, int *known, int *open, char allow[HTTP_ALLOW_LEN])
+{
+	const struct http_route *found = NULL;
+
+	*known = *open = 0;
+	allow[0] = '\0';
+	for (size_t m = 0; m < h->nmounts; m++)
+		for (size_t i = 0; i < h->mounts[m].nroutes; i++) {
+			const struct http_route *rt = &h->mounts[m].routes[i];
+
+			if (strcmp(rt->path, path) != 0)
+				continue;
+			*known = 1;
+			*open |= rt->open;
+			if (found == NULL && http_method_is(rt->method, method)) {
+				found = rt;
+				*arg = h->mounts[m].arg;
+			}
+			if (strlen(allow) + strlen(rt->method) + 3 <
+			    HTTP_ALLOW_LEN)
+				snprintf(allow + strlen(allow), HTTP_ALLOW_LEN -
+				    strlen(allow), "%s%s", allow[0] != '\0' ?
+				    ", " : "", rt->method);
+		}
+	return found;
+}
+
+/* Is the media type of a Content-Type application/json (any case,
+ * parameters such as charset allowed)? */
+static int
+http_is_json(const char *ctype)
+{
+	size_t n = strlen("application/json");
+
+	if (ctype == NULL)
+		return 0;
+	while (*ctype == ' ')
+		ctype++;
+	if (strncasecmp(ctype, "application/json", n) != 0)
+		return 0;
+	ctype += n;
+	while (*ctype == ' ')
+		ctype++;
+	return *ctype == '\0' || *ctype == ';';
+}
+
+static const char *
+http_header(struct http_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
+}
+
+/*
+ * Runs the checks that need only the headers, in the order the file's
+ * opening paragraph gives; a failure answers r at once (state ANSWERED).
+ */
+static void
+http_screen(struct http_req *r, const char *url, const char *method)
+{
+	struct http *h = r->h;
+	const char *cl;
+	char allow[HTTP_ALLOW_LEN];
+	int known, open;
+
+	r->route = http_route_find(h, method, url, &r->arg, &known, &open,
+	    allow);
+	if (!http_origin_ok(h, http_header(r, MHD_HTTP_HEADER_HOST),
+	    http_header(r, MHD_HTTP_HEADER_ORIGIN))) {
+		http_reply_error(r, MHD_HTTP_FORBIDDEN, "this daemon answers "
+		    "only requests addressed to it (Host) from its own pages "
+		    "(Origin)");
+		return;
+	}
+	if (!open && !http_auth_ok(h, http_header(r,
+	    MHD_HTTP_HEADER_AUTHORIZATION))) {
+		r->hname = MHD_HTTP_HEADER_WWW_AUTHENTICATE;
+		snprintf(r->hvalue, sizeof(r->hvalue), "Bearer realm=\"papo\"");
+		http_reply_error(r, MHD_HTTP_UNAUTHORIZED, "this daemon needs "
+		    "'Authorization: Bearer TOKEN' (its PAPO_TOKEN)");
+		return;
+	}
+	if (r->route == NULL && !known) {
+		http_reply_error(r, MHD_HTTP_NOT_FOUND, "no such path: %s", url);
+		return;
+	}
+	if (r->route == NULL) {
+		r->hname = MHD_HTTP_HEADER_ALLOW;
+		snprintf(r->hvalue, sizeof(r->hvalue), "%s", allow);
+		http_reply_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, "%s takes %s, "
+		    "not %s", url, allow, method);
+		return;
+	}
+	if (strcmp(method, "POST") == 0 &&
+	    !http_is_json(http_header(r, MHD_HTTP_HEADER_CONTENT_TYPE))) {
+		http_reply_error(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "the body "
+		    "must be JSON, sent as 'Content-Type: application/json'");
+		return;
+	}
+	cl = http_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+	if (cl != NULL && strtoull(cl, NULL, 10) > HTTP_BODY_MAX)
+		http_reply_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "the body has "
+		    "%s bytes; at most %d are allowed", cl, HTTP_BODY_MAX);
+}
+
+/*
+ * Whether an early answer goes out before the body: yes when the client
+ * waits for "100 Continue" (it has sent nothing yet) or announced more
+ * than is worth reading; else the body is read and dropped first, since
+ * closing on unread bytes would reset the connection under the answer.
+ */
+static int
+http_answer_early(struct http_req *r)
+{
+	const char *expect = http_header(r, MHD_HTTP_HEADER_EXPECT);
+	const char *cl = http_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
+
+	if (expect != NULL && strcasecmp(expect, "100-continue") == 0)
+		return 1;
+	return cl != NULL && strtoull(cl, NULL, 10) > HTTP_DISCARD_MAX;
+}
+
+static void
+http_unwait(struct http_req *r)
+{
+	struct http *h = r->h;
+
+	if (r->prev != NULL)
+		r->prev->next = r->next;
+	else if (h->waiting == r)
+		h->waiting = r->next;
+	if (r->next != NULL)
+		r->next->prev = r->prev;
+	r->prev = r->next = NULL;
+}
+
+static void
+http_req_free(struct http_req *r)
+{
+	if (r == NULL)
+		return;
+	if (r->state == HTTP_WAITING)
+		http_unwait(r);
+	free(r->body);
+	free(r->json);
+	free(r);
+}
+
+static enum MHD_Result
+http_queue(struct http_req *r)
+{
+	static const char nomem[] = "{\"error\":\"out of memory\"}\n";
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+	int status = r->status;
+
+	if (r->json != NULL) {
+		resp = MHD_create_response_from_buffer(strlen(r->json),
+		    r->json, MHD_RESPMEM_MUST_FREE);
+		if (resp != NULL)
+			r->json = NULL;
+	} else {
+		status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+		resp = MHD_create_response_from_buffer(strlen(nomem),
+		    (void *)nomem, MHD_RESPMEM_PERSISTENT);
+	}
+	if (resp == NULL)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "application/json");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+	    "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	if (r->hname != NULL)
+		MHD_add_response_header(resp, r->hname, r->hvalue);
+	ret = MHD_queue_response(r->conn, (unsigned)status, resp);
+	MHD_destroy_response(resp);
+	r->state = HTTP_DONE;
+	log_msg(LOG_DEBUG, "http: %s %s: %d", r->method, r->path, status);
+	return ret;
+}
+
+static enum MHD_Result
+http_begin(struct http *h, struct MHD_Connection *conn, const char *url,
+    const char *method, void **con_cls)
+{
+	struct http_req *r = calloc(1, sizeof(*r));
+
+	if (r == NULL)
+		return MHD_NO;
+	r->h = h;
+	r->conn = conn;
+	r->state = HTTP_READING;
+	snprintf(r->method, sizeof(r->method), "%s", method);
+	snprintf(r->path, sizeof(r->path), "%s", url);
+	*con_cls = r;
+	http_screen(r, url, method);
+	if (r->state == HTTP_ANSWERED && http_answer_early(r))
+		return http_queue(r);
+	return MHD_YES;
+}
+
+static enum MHD_Result
+http_body(struct http_req *r, const char *data, size_t n)
+{
+	if (r->state != HTTP_READING) {
+		r->dropped += n;
+		return r->dropped > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+	}
+	if (n > HTTP_BODY_MAX - r->len) {
+		http_reply_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "the body has "
+		    "more than %d bytes", HTTP_BODY_MAX);
+		r->dropped = r->len + n;
+		return MHD_YES;
+	}
+	if (r->len + n + 1 > r->cap) {
+		size_t cap = r->cap != 0 ? r->cap : 1024;
+		char *p;
+
+		while (cap < r->len + n + 1)
+			cap *= 2;
+		if ((p = realloc(r->body, cap)) == NULL)
+			return MHD_NO;
+		r->body = p;
+		r->cap = cap;
+	}
+	memcpy(r->body + r->len, data, n);
+	r->len += n;
+	r->body[r->len] = '\0';
+	return MHD_YES;
+}
+
+/* The final call: the whole request is in. */
+static enum MHD_Result
+http_end(struct http_req *r)
+{
+	switch (r->state) {
+	case HTTP_READING:
+		r->state = HTTP_RUNNING;
+		r->route->handler(r, r->arg);
+		if (r->state == HTTP_RUNNING)
+			http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+			    "the handler of %s gave no answer", r->path);
+		if (r->state == HTTP_WAITING) {
+			MHD_suspend_connection(r->conn);
+			r->suspended = 1;
+			return MHD_YES;
+		}
+		return http_queue(r);
+	case HTTP_ANSWERED:
+		return http_queue(r);
+	case HTTP_RUNNING:
+	case HTTP_WAITING:
+	case HTTP_DONE:
+		break;
+	}
+	return MHD_YES;
+}
+
+static enum MHD_Result
+http_access(void *cls, struct MHD_Connection *conn, const char *url,
+    const char *method, const char *version, const char *upload,
+    size_t *upload_size, void **con_cls)
+{
+	struct http_req *r = *con_cls;
+	size_t n;
+
+	(void)version;
+	if (r == NULL)
+		return http_begin(cls, conn, url, method, con_cls);
+	if (*upload_size != 0) {
+		n = *upload_size;
+		*upload_size = 0;
+		return http_body(r, upload, n);
+	}
+	return http_end(r);
+}
+
+static void
+http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+    enum MHD_RequestTerminationCode why)
+{
+	struct http_req *r = *con_cls;
+
+	(void)cls;
+	(void)conn;
+	if (r == NULL)
+		return;
+	if (why != MHD_REQUEST_TERMINATED_COMPLETED_OK)
+		log_msg(LOG_DEBUG, "http: %s %s ended early (%d)", r->method,
+		    r->path, (int)why);
+	*con_cls = NULL;
+	http_req_free(r);
+}
+
+static void
+http_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char line[512];
+	size_t n;
+
+	(void)cls;
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strlen(line);
+	while (n > 0 && line[n - 1] == '\n')
+		line[--n] = '\0';
+	log_msg(LOG_DEBUG, "http: %s", line);
+}
+
+/* Lets MHD do what it can, then sleeps until its next timeout. */
+static void
+http_run(struct http *h)
+{
+	MHD_UNSIGNED_LONG_LONG ms;
+
+	h->kicked = 0;
+	MHD_run(h->mhd);
+	if (h->kicked) {
+		loop_timer_set(h->timer, loop_now_ns());
+	} else if (MHD_get_timeout(h->mhd, &ms) == MHD_YES) {
+		if (ms > 3600 * 1000)
+			ms = 3600 * 1000;
+		loop_timer_set(h->timer, loop_now_ns() + ms * 1000000u);
+	} else {
+		loop_timer_set(h->timer, 0);
+	}
+}
+
+/*
+ * Has MHD run from the loop soon, rather than from here: an answer may
+ * be given from inside an MHD callback, and MHD_run must not be entered
+ * twice.
+ */
+static void
+http_kick(struct http *h)
+{
+	h->kicked = 1;
+	loop_timer_set(h->timer, loop_now_ns());
+}
+
+static void
+http_on_epoll(void *arg, uint32_t events)
+{
+	(void)events;
+	http_run(arg);
+}
+
+static void
+http_on_timer(void *arg)
+{
+	http_run(arg);
+}
+
+static int
+http_listen(char err[PAPO_ERR_LEN], const struct http_bind *b,
+    const char *text)
+{
+	int fd, one = 1;
+
+	fd = socket(b->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
+	    0);
+	if (fd == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot open the HTTP socket: %s",
+		    strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)&b->ss, b->sslen) == -1 ||
+	    listen(fd, 64) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot serve HTTP on %s: %s", text,
+		    strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static unsigned
+http_bound_port(int fd)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) == -1)
+		return 0;
+	if (ss.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+struct http *
+http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
+{
+	struct http *h = NULL;
+	struct http_bind b;
+	const union MHD_DaemonInfo *info;
+	int fd = -1;
+
+	if (http_check(err, c->bind, c->token) == -1)
+		return NULL;
+	http_parse_bind(c->bind, &b);
+	if ((h = calloc(1, sizeof(*h))) == NULL ||
+	    (h->mounts = calloc(c->nmounts + 1, sizeof(*h->mounts))) == NULL)
+		goto nomem;
+	h->loop = l;
+	h->epfd = -1;
+	memcpy(h->mounts, c->mounts, c->nmounts * sizeof(*h->mounts));
+	h->nmounts = c->nmounts;
+	if (c->token != NULL) {
+		snprintf(h->token, sizeof(h->token), "%s", c->token);
+		h->token_len = strlen(h->token);
+	}
+	snprintf(h->host, sizeof(h->host), "%s", b.host);
+	h->wildcard = b.wildcard;
+	if ((fd = http_listen(err, &b, c->bind)) == -1)
+		goto fail;
+	h->port = http_bound_port(fd);
+	if (b.wildcard)
+		snprintf(h->url, sizeof(h->url), "http://%s:%u",
+		    b.ss.ss_family == AF_INET6 ? "[::1]" : "127.0.0.1", h->port);
+	else
+		snprintf(h->url, sizeof(h->url), "http://%s:%u", b.host, h->port);
+	if ((h->timer = loop_timer_new(l, http_on_timer, h)) == NULL)
+		goto nomem;
+	/* From here MHD owns fd: it closes it when it stops, and on some of
+	 * its failure paths too, so it is never closed here again (a
+	 * second close could hit a descriptor the node thread has opened
+	 * since). */
+	h->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
+	    MHD_USE_ERROR_LOG, 0, NULL, NULL, http_access, h,
+	    MHD_OPTION_LISTEN_SOCKET, fd,
+	    MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
+	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_MAX,
+	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_S,
+	    MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, h,
+	    MHD_OPTION_END);
+	fd = -1;
+	if (h->mhd == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "cannot start the HTTP server on %s",
+		    c->bind);
+		goto fail;
+	}
+	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
+	if (info == NULL || loop_add_fd(l, info->epoll_fd, EPOLLIN,
+	    http_on_epoll, h) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot watch the HTTP server's "
+		    "events");
+		goto fail;
+	}
+	h->epfd = info->epoll_fd;
+	/* MHD puts the listening socket in its epoll set on its first run. */
+	http_run(h);
+	log_msg(LOG_INFO, "http: serving on %s (%s)", h->url,
+	    h->token_len != 0 ? "token required" : "no token");
+	return h;
+nomem:
+	snprintf(err, PAPO_ERR_LEN, "out of memory");
+fail:
+	if (fd != -1)
+		close(fd);
+	http_free(h);
+	return NULL;
+}
+
+void
+http_free(struct http *h)
+{
+	if (h == NULL)
+		return;
+	/* MHD refuses to stop with a suspended connection. */
+	while (h->waiting != NULL)
+		http_reply_error(h->waiting, MHD_HTTP_SERVICE_UNAVAILABLE,
+		    "papo serve is stopping");
+	if (h->epfd != -1)
+		loop_del_fd(h->loop, h->epfd);
+	if (h->mhd != NULL) {
+		/* One last run sends what can be sent at once. */
+		MHD_run(h->mhd);
+		MHD_stop_daemon(h->mhd);
+	}
+	loop_timer_free(h->timer);
+	explicit_bzero(h->token, sizeof(h->token));
+	free(h->mounts);
+	free(h);
+}
+
+const char *
+http_url(const struct http *h)
+{
+	return h->url;
+}
+
+const char *
+http_req_query(struct http_req *r, const char *name)
+{
+	return MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+}
+
+struct http_scan {
+	const char *const *known;
+	const char *unknown;
+};
+
+static enum MHD_Result
+http_scan_arg(void *cls, enum MHD_ValueKind kind, const char *key,
+    const char *value)
+{
+	struct http_scan *s = cls;
+
+	(void)kind;
+	(void)value;
+	for (size_t i = 0; s->known[i] != NULL; i++)
+		if (strcmp(key, s->known[i]) == 0)
+			return MHD_YES;
+	s->unknown = key;
+	return MHD_NO;
+}
+
+const char *
+http_req_query_unknown(struct http_req *r, const char *const *known)
+{
+	struct http_scan s = { known, NULL };
+
+	MHD_get_connection_values(r->conn, MHD_GET_ARGUMENT_KIND,
+	    http_scan_arg, &s);
+	return s.unknown;
+}
+
+const char *
+http_req_body(const struct http_req *r, size_t *len)
+{
+	*len = r->len;
+	return r->body != NULL ? r->body : "";
+}
+
+void
+http_reply(struct http_req *r, int status, const char *json)
+{
+	size_t n = strlen(json);
+	enum http_state was = r->state;
+
+	if (was == HTTP_ANSWERED || was == HTTP_DONE) {
+		log_msg(LOG_WARN, "http: %s %s answered twice", r->method,
+		    r->path);
+		return;
+	}
+	/* A newline ends the body, as curl users expect of a terminal. */
+	if ((r->json = malloc(n + 2)) != NULL) {
+		memcpy(r->json, json, n);
+		memcpy(r->json + n, "\n", 2);
+	}
+	r->status = status;
+	r->state = HTTP_ANSWERED;
+	if (was == HTTP_WAITING) {
+		http_unwait(r);
+		if (r->suspended) {
+			r->suspended = 0;
+			MHD_resume_connection(r->conn);
+			http_kick(r->h);
+		}
+	}
+}
+
+void
+http_reply_error(struct http_req *r, int status, const char *fmt, ...)
+{
+	char msg[PAPO_ERR_LEN];
+	cJSON *o;
+	char *json = NULL;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if ((o = cJSON_CreateObject()) != NULL &&
+	    cJSON_AddStringToObject(o, "error", msg) != NULL)
+		json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	http_reply(r, status, json != NULL ? json :
+	    "{\"error\":\"out of memory\"}");
+	cJSON_free(json);
+}
+
+void
+http_defer(struct http_req *r)
+{
+	struct http *h = r->h;
+
+	if (r->state != HTTP_RUNNING)
+		return;
+	r->state = HTTP_WAITING;
+	r->prev = NULL;
+	r->next = h->waiting;
+	if (h->waiting != NULL)
+		h->waiting->prev = r;
+	h->waiting = r;
+}
+
+void
+http_submit(struct http_req *r, struct node *n, struct node_msg *m,
+    http_node_cb *cb, void *arg)
+{
+	m->ctx = r;
+	r->node_cb = cb;
+	r->node_arg = arg;
+	http_defer(r);
+	node_submit(n, m);
+}
+
+void
+http_node_done(struct node_msg *m)
+{
+	struct http_req *r = m->ctx;
+	http_node_cb *cb;
+
+	if (r == NULL || r->node_cb == NULL) {
+		node_msg_free(m);
+		return;
+	}
+	cb = r->node_cb;
+	r->node_cb = NULL;
+	cb(r, m, r->node_arg);
+	if (r->state == HTTP_WAITING)
+		http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		    "the node's answer was not used");
+}

@@ -1,0 +1,102 @@
+/*
+ * http.h: the daemon's HTTP side.  libmicrohttpd runs inside the main
+ * thread's loop; requests are matched against route tables, checked
+ * (Host and Origin, the token, method, Content-Type, body size) and only
+ * then handed to a handler, which answers at once with http_reply or
+ * later, from another event of the same loop, after http_defer or
+ * http_submit.  Every error is JSON {"error":"..."} with its status.
+ * Everything declared here is for the main thread only.
+ */
+#ifndef PAPO_HTTP_H
+#define PAPO_HTTP_H
+
+#include <stddef.h>
+
+#include "node/node.h"
+
+#define HTTP_BODY_MAX (64 * 1024)     /* bytes of a request body */
+#define HTTP_TOKEN_MAX 256            /* bytes of the bearer token */
+#define HTTP_DEFAULT_BIND "127.0.0.1:7777"
+
+struct http;
+struct http_req;
+
+/*
+ * A handler runs once per request, after the checks passed and the whole
+ * body arrived.  It must not block: it answers with http_reply (or
+ * http_reply_error), or hands the request on with http_defer or
+ * http_submit and answers later.  arg is its mount's.
+ */
+typedef void http_handler(struct http_req *r, void *arg);
+
+struct http_route {
+	const char *method;       /* "GET" (which serves HEAD too) or "POST" */
+	const char *path;         /* matched exactly */
+	http_handler *handler;
+	int open;                 /* 1: served without the token (/healthz) */
+};
+
+/* A module's routes, and the argument its handlers get. */
+struct http_mount {
+	const struct http_route *routes;
+	size_t nroutes;
+	void *arg;
+};
+
+struct http_config {
+	const char *bind;         /* "ADDR:PORT"; port 0 picks a free one */
+	const char *token;        /* NULL or "": no token */
+	const struct http_mount *mounts;
+	size_t nmounts;
+};
+
+/*
+ * Checks a bind address and token before anything else starts: -1 with
+ * err when the address is not ADDR:PORT, when the token is malformed,
+ * or when the address is not loopback and there is no token.
+ */
+int http_check(char err[PAPO_ERR_LEN], const char *addr, const char *token);
+
+/* Binds the socket and starts serving from l.  NULL with err set. */
+struct http *http_new(char err[PAPO_ERR_LEN], struct loop *l,
+    const struct http_config *c);
+/*
+ * Answers every request still waiting with 503, closes every connection
+ * and the socket.  Call it after node_stop, so that no node answer can
+ * still arrive for a request it frees.  NULL is a no-op.
+ */
+void http_free(struct http *h);
+/* Where a client on this machine reaches the daemon: "http://HOST:PORT". */
+const char *http_url(const struct http *h);
+
+/* The value of query parameter name, or NULL. */
+const char *http_req_query(struct http_req *r, const char *name);
+/* The first query parameter not in the NULL-terminated list known, or
+ * NULL when there is none. */
+const char *http_req_query_unknown(struct http_req *r,
+    const char *const *known);
+/* The body, NUL-terminated (len excludes the NUL). */
+const char *http_req_body(const struct http_req *r, size_t *len);
+
+/* Answers r with status and JSON text (copied).  A second answer to the
+ * same request is ignored. */
+void http_reply(struct http_req *r, int status, const char *json);
+/* Answers r with status and {"error": the formatted text}. */
+void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Keeps r waiting (its connection suspended) until http_reply. */
+void http_defer(struct http_req *r);
+
+/*
+ * Hands m to the node on behalf of r, which waits.  When the node gives
+ * m back, http_node_done calls cb(r, m, arg) on the main thread; cb owns
+ * m and must answer r.
+ */
+typedef void http_node_cb(struct http_req *r, struct node_msg *m, void *arg);
+void http_submit(struct http_req *r, struct node *n, struct node_msg *m,
+    http_node_cb *cb, void *arg);
+/* Takes a finished request that node_take returned with a ctx set by
+ * http_submit. */
+void http_node_done(struct node_msg *m);
+
+#endif

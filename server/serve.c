@@ -1,0 +1,387 @@
+/*
+ * serve.c: "papo serve", the daemon.  It owns the order things start in
+ * (the HTTP address check, the lock, the room, signals, the node thread,
+ * HTTP, serve.json) and stop in (the node, which says bye; HTTP;
+ * serve.json; the lock), and the main thread's loop between the two,
+ * which carries MHD's events, the node's answers and events, and
+ * SIGINT/SIGTERM read from a signalfd.  It runs on the main thread; once
+ * the loop runs, nothing here may block, since every HTTP client and
+ * every answer of the node waits on this one thread.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "node/node.h"
+#include "server/api.h"
+#include "server/http.h"
+#include "server/serve.h"
+
+#define SERVE_PATH_MAX 4096
+
+/* Everything the daemon holds; built by serve_run, passed to its
+ * callbacks. */
+struct papo {
+	const struct serve_config *cfg;
+	struct loop *loop;
+	struct node *node;
+	struct http *http;
+	int lockfd;
+	int sigfd;
+	int json_written;
+	char lockpath[SERVE_PATH_MAX];
+	char jsonpath[SERVE_PATH_MAX];
+};
+
+static int
+serve_paths(char err[PAPO_ERR_LEN], struct papo *p)
+{
+	const char *home = p->cfg->home;
+
+	if ((size_t)snprintf(p->lockpath, sizeof(p->lockpath), "%s/%s", home,
+	    SERVE_LOCK) >= sizeof(p->lockpath) ||
+	    (size_t)snprintf(p->jsonpath, sizeof(p->jsonpath), "%s/%s", home,
+	    SERVE_JSON) >= sizeof(p->jsonpath)) {
+		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
+		return -1;
+	}
+	if (mkdir(home, 0700) == -1 && errno != EEXIST) {
+		snprintf(err, PAPO_ERR_LEN, "cannot create %s: %s", home,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Takes serve.lock, so that two daemons never share one home.  The lock
+ * file stays when the daemon stops: removing it would let a daemon that
+ * opened it just before lock a file no one else can see.
+ */
+static int
+serve_lock(char err[PAPO_ERR_LEN], struct papo *p)
+{
+	char buf[32];
+	ssize_t n;
+	long pid;
+	int fd;
+
+	if ((fd = open(p->lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot open %s: %s", p->lockpath,
+		    strerror(errno));
+		return -1;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
+		if (errno != EWOULDBLOCK) {
+			snprintf(err, PAPO_ERR_LEN, "cannot lock %s: %s",
+			    p->lockpath, strerror(errno));
+		} else {
+			n = pread(fd, buf, sizeof(buf) - 1, 0);
+			buf[n > 0 ? n : 0] = '\0';
+			if ((pid = strtol(buf, NULL, 10)) > 0)
+				snprintf(err, PAPO_ERR_LEN, "another papo serve "
+				    "(pid %ld) is running on %s", pid,
+				    p->cfg->home);
+			else
+				snprintf(err, PAPO_ERR_LEN, "another papo serve "
+				    "is running on %s", p->cfg->home);
+		}
+		close(fd);
+		return -1;
+	}
+	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) == -1 || pwrite(fd, buf, (size_t)n, 0) != n)
+		log_msg(LOG_WARN, "cannot write the pid into %s: %s",
+		    p->lockpath, strerror(errno));
+	p->lockfd = fd;
+	return 0;
+}
+
+/*
+ * The QUIC address for the invite room_create prints, which needs a real
+ * port: with port 0 the default port stands in, as that invite is
+ * dropped and the node's (with the bound port) is printed instead.
+ */
+static void
+serve_invite_listen(const char *listen, char *out, size_t n)
+{
+	const char *colon = strrchr(listen, ':');
+
+	if (colon != NULL && strcmp(colon, ":0") == 0)
+		snprintf(out, n, "%.*s:%s", (int)(colon - listen), listen,
+		    strrchr(PAPO_DEFAULT_LISTEN, ':') + 1);
+	else
+		snprintf(out, n, "%s", listen);
+}
+
+/* With no room in home yet, joins PAPO_INVITE's or creates one. */
+static int
+serve_room(char err[PAPO_ERR_LEN], const struct serve_config *c)
+{
+	char path[SERVE_PATH_MAX], listen[128], why[PAPO_ERR_LEN];
+	const char *name = c->name;
+	struct passwd *pw;
+	char *invite = NULL;
+
+	snprintf(path, sizeof(path), "%s/room.json", c->home);
+	if (access(path, F_OK) == 0)
+		return 0;
+	if (errno != ENOENT) {
+		snprintf(err, PAPO_ERR_LEN, "cannot read %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if ((name == NULL || name[0] == '\0') &&
+	    (pw = getpwuid(getuid())) != NULL)
+		name = pw->pw_name;
+	if (name == NULL || name[0] == '\0')
+		name = getenv("USER");
+	if (name == NULL || name[0] == '\0') {
+		snprintf(err, PAPO_ERR_LEN, "%s has no room yet and no member "
+		    "name is known: pass --name NAME or set PAPO_NAME", c->home);
+		return -1;
+	}
+	if (c->invite != NULL && c->invite[0] != '\0') {
+		if (room_join(why, c->home, c->invite, name, c->about, 0) == -1) {
+			snprintf(err, PAPO_ERR_LEN, "PAPO_INVITE: %s", why);
+			return -1;
+		}
+		log_msg(LOG_INFO, "joined the room of PAPO_INVITE as %s", name);
+		return 0;
+	}
+	serve_invite_listen(c->listen, listen, sizeof(listen));
+	if (room_create(err, c->home, name, c->about, 0, listen, &invite) == -1)
+		return -1;
+	free(invite);
+	log_msg(LOG_INFO, "created a new room in %s; you are %s", c->home, name);
+	return 0;
+}
+
+/*
+ * Blocks SIGINT and SIGTERM before the node thread starts (threads
+ * inherit the mask, so no thread is interrupted by them) and reads them
+ * from a signalfd in the loop instead.  The mask is never restored: a
+ * second signal during the stop must not kill the process halfway.
+ */
+static int
+serve_signals(char err[PAPO_ERR_LEN], struct papo *p)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
+	    (p->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot take signals: %s",
+		    strerror(errno));
+		return -1;
+	}
+	/* A client gone mid-answer must not kill the daemon. */
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static void
+serve_on_signal(void *arg, uint32_t events)
+{
+	struct papo *p = arg;
+	struct signalfd_siginfo si;
+
+	(void)events;
+	while (read(p->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		log_msg(LOG_INFO, "stopping on %s",
+		    si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+		loop_stop(p->loop);
+	}
+}
+
+/* Takes everything the node has finished or seen. */
+static void
+serve_on_node(void *arg, uint32_t events)
+{
+	struct papo *p = arg;
+	struct node_msg *m;
+
+	(void)events;
+	while ((m = node_take(p->node)) != NULL) {
+		switch (m->kind) {
+		case NODE_SEND:
+		case NODE_STATUS:
+		case NODE_HISTORY:
+			http_node_done(m);
+			break;
+		case NODE_EV_MESSAGE:
+		case NODE_EV_RECEIPT:
+		case NODE_EV_PRESENCE:
+			/* Events are streamed to SSE and MCP clients by
+			 * the modules that serve them; none does yet. */
+			log_msg(LOG_DEBUG, "event: %s",
+			    m->json != NULL ? m->json : "");
+			node_msg_free(m);
+			break;
+		default:
+			node_msg_free(m);
+			break;
+		}
+	}
+}
+
+/* Writes serve.json atomically: a private temporary file, fsync'd, then
+ * renamed, so a reader sees the old file or the whole new one. */
+static int
+serve_write_json(char err[PAPO_ERR_LEN], struct papo *p, const char *quic,
+    const char *invite)
+{
+	char tmp[SERVE_PATH_MAX + 8], mcp[128], dash[128];
+	const char *url = http_url(p->http);
+	char *text = NULL;
+	cJSON *o = NULL;
+	size_t len, off = 0;
+	ssize_t n;
+	int fd = -1, rc = -1;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", p->jsonpath);
+	snprintf(mcp, sizeof(mcp), "%s/mcp", url);
+	snprintf(dash, sizeof(dash), "%s/", url);
+	if ((o = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddNumberToObject(o, "pid", (double)getpid()) == NULL ||
+	    cJSON_AddStringToObject(o, "http", url) == NULL ||
+	    cJSON_AddStringToObject(o, "mcp", mcp) == NULL ||
+	    cJSON_AddStringToObject(o, "dashboard", dash) == NULL ||
+	    cJSON_AddStringToObject(o, "quic", quic) == NULL ||
+	    cJSON_AddStringToObject(o, "invite", invite) == NULL ||
+	    (text = cJSON_Print(o)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto out;
+	}
+	len = strlen(text);
+	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
+	    0600)) == -1 || fchmod(fd, 0600) == -1)
+		goto fail;
+	while (off < len) {
+		if ((n = write(fd, text + off, len - off)) == -1) {
+			if (errno == EINTR)
+				continue;
+			goto fail;
+		}
+		off += (size_t)n;
+	}
+	if (write(fd, "\n", 1) != 1 || fsync(fd) == -1 || close(fd) == -1) {
+		fd = -1;
+		goto fail;
+	}
+	fd = -1;
+	if (rename(tmp, p->jsonpath) == -1)
+		goto fail;
+	p->json_written = 1;
+	rc = 0;
+	goto out;
+fail:
+	snprintf(err, PAPO_ERR_LEN, "cannot write %s: %s", p->jsonpath,
+	    strerror(errno));
+	unlink(tmp);
+out:
+	if (fd != -1)
+		close(fd);
+	cJSON_free(text);
+	cJSON_Delete(o);
+	return rc;
+}
+
+int
+serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
+{
+	struct papo p;
+	struct node_config nc;
+	struct http_mount mount;
+	struct http_config hc;
+	char quic[128];
+	char *invite = NULL;
+	int rc = -1;
+
+	memset(&p, 0, sizeof(p));
+	p.cfg = c;
+	p.lockfd = p.sigfd = -1;
+	/* Refuse a bad or unsafe HTTP address before touching anything. */
+	if (http_check(err, c->http, c->token) == -1 ||
+	    serve_paths(err, &p) == -1 ||
+	    serve_lock(err, &p) == -1 ||
+	    serve_room(err, c) == -1 ||
+	    serve_signals(err, &p) == -1)
+		goto out;
+	if ((p.loop = loop_new()) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "cannot make the event loop: %s",
+		    strerror(errno));
+		goto out;
+	}
+	nc.home = c->home;
+	nc.listen = c->listen;
+	if ((p.node = node_start(err, &nc)) == NULL)
+		goto out;
+	mount.routes = api_routes(&mount.nroutes);
+	mount.arg = p.node;
+	hc.bind = c->http;
+	hc.token = c->token;
+	hc.mounts = &mount;
+	hc.nmounts = 1;
+	if ((p.http = http_new(err, p.loop, &hc)) == NULL)
+		goto out;
+	if (loop_add_fd(p.loop, node_fd(p.node), EPOLLIN, serve_on_node,
+	    &p) == -1 ||
+	    loop_add_fd(p.loop, p.sigfd, EPOLLIN, serve_on_signal, &p) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot watch the node and signals: "
+		    "%s", strerror(errno));
+		goto out;
+	}
+	node_quic_addr(p.node, quic, sizeof(quic));
+	if ((invite = node_invite(p.node)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "cannot make this room's invite");
+		goto out;
+	}
+	if (serve_write_json(err, &p, quic, invite) == -1)
+		goto out;
+	printf("mcp: %s/mcp\ndashboard: %s/\ninvite: %s\n", http_url(p.http),
+	    http_url(p.http), invite);
+	fflush(stdout);
+	log_msg(LOG_INFO, "serving: HTTP %s, QUIC %s", http_url(p.http), quic);
+	if (loop_run(p.loop) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "the main loop failed: %s",
+		    strerror(errno));
+		goto out;
+	}
+	rc = 0;
+out:
+	if (p.node != NULL) {
+		if (p.loop != NULL)
+			loop_del_fd(p.loop, node_fd(p.node));
+		node_stop(p.node);
+	}
+	/* After node_stop: no node answer can now arrive for a request
+	 * http_free answers and frees. */
+	http_free(p.http);
+	if (p.loop != NULL && p.sigfd != -1)
+		loop_del_fd(p.loop, p.sigfd);
+	loop_free(p.loop);
+	if (p.json_written)
+		unlink(p.jsonpath);
+	free(invite);
+	if (p.sigfd != -1)
+		close(p.sigfd);
+	if (p.lockfd != -1)
+		close(p.lockfd);
+	if (rc == 0)
+		log_msg(LOG_INFO, "stopped");
+	return rc;
+}

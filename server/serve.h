@@ -1,0 +1,35 @@
+/*
+ * serve.h: "papo serve", the daemon: what it is started with, and the
+ * files in $PAPO_HOME by which other commands find it.
+ */
+#ifndef PAPO_SERVE_H
+#define PAPO_SERVE_H
+
+#include "node/node.h"
+
+/* {"pid", "http", "mcp", "dashboard", "quic", "invite"} of the running
+ * daemon, mode 0600; written once both sockets are bound, removed when
+ * it stops. */
+#define SERVE_JSON "serve.json"
+/* Held with flock by the running daemon, and holding its pid. */
+#define SERVE_LOCK "serve.lock"
+
+struct serve_config {
+	const char *home;        /* $PAPO_HOME */
+	const char *http;        /* HTTP "ADDR:PORT"; port 0 picks one */
+	const char *listen;      /* QUIC "ADDR:PORT"; port 0 picks one */
+	const char *token;       /* NULL or "": no token */
+	const char *name;        /* the member name for a room made at first
+	                          * start; NULL: the login name */
+	const char *about;
+	const char *invite;      /* joined at first start (PAPO_INVITE) */
+};
+
+/*
+ * Runs the daemon on the calling (main) thread until SIGINT or SIGTERM.
+ * With no room in home yet, it first joins c->invite or creates one.
+ * Returns 0 after a clean stop; -1 with err when it could not start.
+ */
+int serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c);
+
+#endif

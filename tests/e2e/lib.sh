@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# lib.sh: what the end-to-end scripts share: temporary homes, starting and
+# stopping real `papo serve` daemons on 127.0.0.1 with ports of their own
+# choosing, waiting for conditions, and counting checks.  Source it after
+# setting PAPO to the binary.  Needs curl and jq.
+set -u
+T=$(mktemp -d /tmp/papo-e2e.XXXXXX)
+passed=0 failed=0
+declare -A URL QPORT
+
+cleanup() {
+	local p
+	for p in "$T"/*.pid; do
+		[ -e "$p" ] && kill -KILL "$(cat "$p")" 2>/dev/null
+	done
+	wait 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+ok()   { passed=$((passed + 1)); }
+fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
+	local what=$1; shift
+	if "$@"; then ok; else fail "$what"; fi
+}
+finish() {
+	echo "$passed passed, $failed failed"
+	[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+}
+# until_true SECONDS COMMAND...: polls every 0.1 s until the command succeeds.
+until_true() {
+	local deadline=$(( $(date +%s%N) + $1 * 1000000000 )); shift
+	while ! "$@"; do
+		[ "$(date +%s%N)" -gt "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+
+home() { echo "$T/$1"; }
+papo() { local n=$1; shift; PAPO_HOME=$T/$n "$PAPO" "$@"; }
+
+# start NAME [serve args...]: starts a daemon in $T/NAME and waits for it.
+# The QUIC port it picked is kept, so that a restart comes back on it.
+start() {
+	local n=$1; shift
+	local listen=127.0.0.1:${QPORT[$n]:-0}
+	rm -f "$T/$n/serve.json"
+	PAPO_HOME=$T/$n "$PAPO" serve --http 127.0.0.1:0 --listen "$listen" \
+		--name "$n" "$@" >>"$T/$n.out" 2>>"$T/$n.err" </dev/null &
+	echo $! >"$T/$n.pid"
+	if ! until_true 20 test -s "$T/$n/serve.json"; then
+		fail "$n did not start: $(tail -3 "$T/$n.err")"
+		return 1
+	fi
+	URL[$n]=$(jq -r .http "$T/$n/serve.json")
+	QPORT[$n]=$(jq -r .quic "$T/$n/serve.json" | sed 's/.*://')
+}
+stop() { # stop NAME: SIGTERM, then wait for the process to end
+	local pid; pid=$(cat "$T/$1.pid")
+	kill -TERM "$pid" 2>/dev/null
+	until_true 20 bash -c "! kill -0 $pid 2>/dev/null"
+	wait "$pid" 2>/dev/null
+	rm -f "$T/$1.pid"
+}
+crash() { # crash NAME: SIGKILL, as a power cut would
+	local pid; pid=$(cat "$T/$1.pid")
+	kill -KILL "$pid" 2>/dev/null
+	wait "$pid" 2>/dev/null
+	rm -f "$T/$1.pid"
+}
+invite() { jq -r .invite "$T/$1/serve.json"; }
+join() { # join NAME INVITE: a new member's home
+	PAPO_HOME=$T/$1 "$PAPO" join "$2" --name "$1" >/dev/null
+}
+api() { local n=$1; shift; curl -sS --max-time 30 "${URL[$n]}$@"; }
+
+# online A B: A sees B online.
+online() {
+	api "$1" /api/status | jq -e --arg b "$2" \
+		'.members[] | select(.name == $b) | .online == true' >/dev/null
+}
+offline() { ! online "$@"; }
+# texts NAME: the texts of NAME's history, oldest first, one a line.
+texts() { api "$1" '/api/history?limit=500' | jq -r '.messages[].text'; }
+has_text() { texts "$1" | grep -qxF -- "$2"; }

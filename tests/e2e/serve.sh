@@ -1,0 +1,303 @@
+#!/usr/bin/env bash
+# serve.sh: `papo serve` as curl, scripts and a person at the shell see
+# it: start-up output and serve.json, the HTTP API and every error status,
+# the lock, the token, a clean stop, and the commands say / status /
+# history / invite over the daemon.  Usage: serve.sh PATH_TO_PAPO.
+# Prints "N passed, N failed".  Needs curl and jq.
+PAPO=${1:?usage: serve.sh PATH_TO_PAPO}
+. "$(dirname "$0")/lib.sh"
+unset PAPO_HOME PAPO_NAME PAPO_INVITE PAPO_HTTP PAPO_LISTEN PAPO_TOKEN
+
+# req CURL_ARGS...: the status of one request; body in $T/body, headers
+# in $T/hdr.
+req() {
+	curl -sS --max-time 30 -o "$T/body" -D "$T/hdr" -w '%{http_code}' "$@" 2>"$T/curlerr"
+}
+# is WANT GOT DESCRIPTION
+is() {
+	if [ "$2" = "$1" ]; then ok; else
+		fail "$3: got '$2', wanted '$1' (body: $(head -c 300 "$T/body" 2>/dev/null))"; fi
+}
+# error_is STATUS DESCRIPTION CURL_ARGS...: the request fails with STATUS
+# and a JSON body {"error": "..."}.
+error_is() {
+	local want=$1 what=$2; shift 2
+	is "$want" "$(req "$@")" "$what"
+	if jq -e '(.error | type == "string") and (keys == ["error"])' "$T/body" >/dev/null 2>&1
+	then ok; else fail "$what: body is not {\"error\":...}: $(head -c 300 "$T/body")"; fi
+	grep -qi '^content-type: application/json' "$T/hdr" && ok ||
+		fail "$what: not sent as application/json"
+}
+# expect STATUS DESCRIPTION -- COMMAND...: runs it, keeps stdout/stderr.
+expect() {
+	local want=$1 what=$2; shift 3
+	"$@" >"$T/out" 2>"$T/err"
+	local got=$?
+	if [ "$got" -eq "$want" ]; then ok; else
+		fail "$what: exit $got, wanted $want; stderr: $(cat "$T/err")"; fi
+}
+has() { # has FILE PATTERN DESCRIPTION
+	if grep -q -E -- "$2" "$1"; then ok; else fail "$3: '$2' not in: $(cat "$1")"; fi
+}
+lines() { # lines FILE N DESCRIPTION
+	local n; n=$(wc -l <"$1")
+	if [ "$n" -eq "$2" ]; then ok; else fail "$3: $n lines, wanted $2: $(cat "$1")"; fi
+}
+post() { # post NAME PATH JSON [CURL_ARGS...]
+	local n=$1 path=$2 body=$3; shift 3
+	req -H 'Content-Type: application/json' --data-binary "$body" "$@" "${URL[$n]}$path"
+}
+
+# First start in an empty home: it creates the room, prints the MCP URL,
+# the dashboard URL and the invite, and writes serve.json.
+start ana --about "reviews C" || { finish; exit 1; }
+U=${URL[ana]}
+PORT=${U##*:}
+has "$T/ana.out" "^mcp: http://127\.0\.0\.1:$PORT/mcp\$" "serve prints the MCP URL with the real port"
+has "$T/ana.out" "^dashboard: http://127\.0\.0\.1:$PORT/\$" "serve prints the dashboard URL"
+has "$T/ana.out" '^invite: papo1[a-z2-7]+$' "serve prints the invite"
+lines "$T/ana.out" 3 "serve prints three lines"
+is "$(cat "$T/ana.pid")" "$(jq -r .pid "$T/ana/serve.json")" "serve.json has the daemon's pid"
+is 600 "$(stat -c %a "$T/ana/serve.json")" "serve.json is private"
+is "invite: $(invite ana)" "$(grep '^invite:' "$T/ana.out")" "serve.json has the printed invite"
+is "$U/mcp $U/" "$(jq -r '.mcp + " " + .dashboard' "$T/ana/serve.json")" "serve.json has the URLs"
+has "$T/ana/serve.json" '"quic":[[:space:]]*"127\.0\.0\.1:[1-9][0-9]*"' "serve.json has the bound QUIC address"
+has "$T/ana/room.json" '"name":[[:space:]]*"ana"' "the new room is ana's"
+
+# The API: health, status, send, history.
+is 200 "$(req "$U/healthz")" "healthz"
+is true "$(jq -r .ok "$T/body")" "healthz says ok"
+is 200 "$(req "$U/api/status")" "status"
+has "$T/body" '"room":"papo-[a-z2-7]{8}"' "status names the room"
+is ana "$(jq -r .me.name "$T/body")" "status names me"
+is "reviews C" "$(jq -r .me.about "$T/body")" "status has my about"
+is 200 "$(post ana /api/send '{"text":"first"}')" "send alone"
+is queued "$(jq -r .state "$T/body")" "with no other member a send is queued"
+has "$T/body" '"id":"[a-z2-7]{10}"' "send gives the message id"
+id1=$(jq -r .id "$T/body")
+for t in second third; do
+	sleep 0.02
+	is 200 "$(post ana /api/send "{\"text\":\"$t\",\"to\":null}")" "send $t"
+done
+is 200 "$(req "$U/api/history")" "history"
+is "first second third" "$(jq -r '[.messages[].text] | join(" ")' "$T/body")" "history holds them, oldest first"
+is "$id1" "$(jq -r '.messages[0].id' "$T/body")" "history has the id send gave"
+ts2=$(jq -r '.messages[1].ts' "$T/body")
+ts3=$(jq -r '.messages[2].ts' "$T/body")
+req "$U/api/history?limit=2" >/dev/null
+is "second third" "$(jq -r '[.messages[].text] | join(" ")' "$T/body")" "limit keeps the last ones"
+req "$U/api/history?before=$ts3" >/dev/null
+is "first second" "$(jq -r '[.messages[].text] | join(" ")' "$T/body")" "before excludes from that time on"
+req "$U/api/history?since=$ts2&limit=500" >/dev/null
+is "second third" "$(jq -r '[.messages[].text] | join(" ")' "$T/body")" "since starts at that time"
+req "$U/api/history?from=ana&limit=1" >/dev/null
+is "third" "$(jq -r '[.messages[].text] | join(" ")' "$T/body")" "from and limit together"
+
+# Every error is JSON with its status.
+error_is 400 "malformed JSON" -H 'Content-Type: application/json' -d '{"text":' "$U/api/send"
+error_is 400 "empty body" -H 'Content-Type: application/json' -X POST "$U/api/send"
+error_is 400 "trailing garbage" -H 'Content-Type: application/json' -d '{"text":"a"} x' "$U/api/send"
+error_is 400 "not an object" -H 'Content-Type: application/json' -d '["text"]' "$U/api/send"
+error_is 400 "text of the wrong type" -H 'Content-Type: application/json' -d '{"text":5}' "$U/api/send"
+error_is 400 "to of the wrong type" -H 'Content-Type: application/json' -d '{"text":"a","to":1}' "$U/api/send"
+error_is 400 "missing text" -H 'Content-Type: application/json' -d '{"to":"bo"}' "$U/api/send"
+error_is 400 "empty text" -H 'Content-Type: application/json' -d '{"text":""}' "$U/api/send"
+error_is 400 "unknown field" -H 'Content-Type: application/json' -d '{"text":"a","colour":"blue"}' "$U/api/send"
+has "$T/body" "colour" "the unknown field is named"
+error_is 400 "field twice" -H 'Content-Type: application/json' -d '{"text":"a","text":"b"}' "$U/api/send"
+error_is 400 "reply_to not an id" -H 'Content-Type: application/json' -d '{"text":"a","reply_to":"abc"}' "$U/api/send"
+error_is 404 "unknown addressee" -H 'Content-Type: application/json' -d '{"text":"a","to":"nobody"}' "$U/api/send"
+for q in limit=0 limit=501 limit=abc limit=-1 'limit=1%202' before=x since=1.5 colour=blue; do
+	error_is 400 "history?$q" "$U/api/history?$q"
+done
+error_is 404 "unknown path" "$U/api/nothing"
+error_is 404 "unknown path at the root" "$U/favicon.ico"
+error_is 405 "POST to a GET path" -X POST "$U/api/status"
+has "$T/hdr" '^Allow: GET' "405 says what is allowed"
+error_is 405 "GET of a POST path" "$U/api/send"
+has "$T/hdr" '^Allow: POST' "405 on send says POST"
+error_is 405 "DELETE" -X DELETE "$U/healthz"
+head -c 70000 /dev/zero | tr '\0' a >"$T/big"
+error_is 413 "body over 64 KiB" -H 'Content-Type: application/json' --data-binary @"$T/big" "$U/api/send"
+error_is 413 "chunked body over 64 KiB" -H 'Content-Type: application/json' \
+	-H 'Transfer-Encoding: chunked' --data-binary @"$T/big" "$U/api/send"
+printf '{"text":"%s"}' "$(head -c 50000 /dev/zero | tr '\0' a)" >"$T/long"
+error_is 413 "text over 48 KiB" -H 'Content-Type: application/json' --data-binary @"$T/long" "$U/api/send"
+error_is 415 "POST without JSON" -H 'Content-Type: text/plain' -d '{"text":"a"}' "$U/api/send"
+error_is 415 "POST with no Content-Type" -H 'Content-Type:' -d '{"text":"a"}' "$U/api/send"
+error_is 403 "foreign Host" -H 'Host: evil.example:'"$PORT" "$U/api/status"
+error_is 403 "our name, wrong port" -H "Host: localhost:1" "$U/api/status"
+error_is 403 "foreign Origin" -H 'Origin: http://evil.example' "$U/api/status"
+error_is 403 "foreign Origin on send" -H 'Origin: http://evil.example' \
+	-H 'Content-Type: application/json' -d '{"text":"a"}' "$U/api/send"
+error_is 403 "https Origin" -H "Origin: https://127.0.0.1:$PORT" "$U/api/status"
+is 200 "$(req -H "Host: localhost:$PORT" "$U/api/status")" "Host localhost:PORT is ours"
+is 200 "$(req -H "Origin: http://localhost:$PORT" "$U/api/status")" "our own Origin passes"
+is 200 "$(post ana /api/send '{"text":"after the errors"}' -H "Origin: http://127.0.0.1:$PORT")" "send from our own page"
+is 4 "$(api ana '/api/history?limit=500' | jq '.messages | length')" "no refused request stored a message"
+
+# The lock: a second daemon on the same home refuses, naming the first.
+expect 1 "second serve on one home" -- env PAPO_HOME="$T/ana" timeout 10 \
+	"$PAPO" serve --http 127.0.0.1:0 --listen 127.0.0.1:0
+is "papo: another papo serve (pid $(cat "$T/ana.pid")) is running on $T/ana" "$(cat "$T/err")" "the refusal names the pid"
+is "$(cat "$T/ana.pid")" "$(jq -r .pid "$T/ana/serve.json")" "the refused daemon left serve.json alone"
+# A taken HTTP port is a one-line error.
+expect 1 "HTTP port taken" -- env PAPO_HOME="$T/taken" PAPO_NAME=x timeout 10 \
+	"$PAPO" serve --http "127.0.0.1:$PORT" --listen 127.0.0.1:0
+has "$T/err" "^papo: cannot serve HTTP on 127\.0\.0\.1:$PORT: " "the taken port is named"
+[ ! -e "$T/taken/serve.json" ] && ok || fail "a failed start left serve.json"
+# Anything but loopback needs a token; nothing is created first.
+for a in 0.0.0.0:0 '[::]:0'; do
+	expect 1 "HTTP on $a without a token" -- env PAPO_HOME="$T/open" timeout 10 \
+		"$PAPO" serve --http "$a" --listen 127.0.0.1:0
+	lines "$T/err" 1 "refusal is one line"
+	has "$T/err" "^papo: refusing to serve HTTP on .*without a token.*--token" "refusal says why"
+done
+[ ! -e "$T/open" ] && ok || fail "a refused start created the home"
+expect 1 "HTTP from PAPO_HTTP without a token" -- env PAPO_HOME="$T/open" PAPO_HTTP=0.0.0.0:0 \
+	timeout 10 "$PAPO" serve --listen 127.0.0.1:0
+expect 1 "bad HTTP address" -- env PAPO_HOME="$T/open" timeout 10 "$PAPO" serve --http nowhere
+has "$T/err" "not ADDR:PORT" "a bad address is explained"
+expect 2 "serve takes no argument" -- "$PAPO" serve extra
+expect 0 "serve --help" -- "$PAPO" serve --help
+has "$T/out" "usage: papo serve" "serve --help shows its usage"
+
+# With a token: 401 and WWW-Authenticate without it, 200 with it,
+# /healthz open to all.
+start tok --token s3cret-t0ken || { finish; exit 1; }
+V=${URL[tok]}
+error_is 401 "no token" "$V/api/status"
+has "$T/hdr" '^WWW-Authenticate: Bearer' "401 says Bearer"
+error_is 401 "wrong token" -H 'Authorization: Bearer s3cret-t0kem' "$V/api/status"
+error_is 401 "token cut short" -H 'Authorization: Bearer s3cret' "$V/api/status"
+error_is 401 "token too long" -H 'Authorization: Bearer s3cret-t0ken2' "$V/api/status"
+error_is 401 "not Bearer" -H 'Authorization: Basic czNjcmV0LXQwa2Vu' "$V/api/status"
+error_is 401 "no token on an unknown path" "$V/api/nothing"
+is 200 "$(req -H 'Authorization: Bearer s3cret-t0ken' "$V/api/status")" "right token"
+is 200 "$(req -H 'Authorization: bearer s3cret-t0ken' "$V/api/history")" "the scheme is case-blind"
+is 200 "$(req "$V/healthz")" "healthz needs no token"
+expect 1 "CLI without PAPO_TOKEN" -- env PAPO_HOME="$T/tok" "$PAPO" status
+has "$T/err" "^papo: .*Bearer" "the CLI says a token is needed"
+expect 0 "CLI with PAPO_TOKEN" -- env PAPO_HOME="$T/tok" PAPO_TOKEN=s3cret-t0ken "$PAPO" status
+has "$T/out" "^me: tok" "status with the token"
+expect 1 "a token with a space" -- env PAPO_HOME="$T/tok2" timeout 10 \
+	"$PAPO" serve --http 127.0.0.1:0 --token "a b"
+stop tok
+# On a wildcard address (token required) the names the daemon is reached
+# by are not known (container names, mapped ports): any Host passes, the
+# token guards, and a browser's Origin must be the page's own host.
+start wild --http 0.0.0.0:0 --token s3cret-t0ken || { finish; exit 1; }
+W=${URL[wild]}
+is "http://127.0.0.1:" "${W%:*}:" "serve.json gives a wildcard daemon's loopback URL"
+auth='Authorization: Bearer s3cret-t0ken'
+is 200 "$(req -H "$auth" -H 'Host: papo-ana:8080' "$W/api/status")" "wildcard: any Host with the token"
+error_is 401 "wildcard: a Host without the token" -H 'Host: papo-ana:8080' "$W/api/status"
+is 200 "$(req -H "$auth" -H 'Host: papo-ana:8080' -H 'Origin: http://papo-ana:8080' "$W/api/status")" \
+	"wildcard: the page's own Origin"
+error_is 403 "wildcard: a foreign Origin" -H "$auth" -H 'Origin: http://evil.example' "$W/api/status"
+stop wild
+
+# PAPO_INVITE joins on first start, as the member PAPO_NAME; bo is then
+# a member ana sees.
+PAPO_INVITE=$(invite ana) PAPO_NAME=bo start bo || { finish; exit 1; }
+room_a=$(jq -r .room "$T/ana/room.json")
+is "$room_a" "$(jq -r .room "$T/bo/room.json")" "PAPO_INVITE joined ana's room"
+check "ana sees bo online" until_true 15 online ana bo
+
+# The commands over the daemon, as a person reads them.
+export PAPO_HOME=$T/ana
+expect 0 "say to bo" -- "$PAPO" say "hi bo" --to bo
+has "$T/out" '^[a-z2-7]{10} delivered to bo$' "say prints the id and who has it"
+lines "$T/out" 1 "say prints one line"
+id2=$(cut -d' ' -f1 "$T/out")
+expect 0 "say --json" -- "$PAPO" say "as json" --reply-to "$id2" --json
+is delivered "$(jq -r .state "$T/out")" "say --json prints the daemon's answer"
+expect 1 "say to nobody" -- "$PAPO" say "x" --to nobody
+has "$T/err" "^papo: no member is named 'nobody'" "say explains an unknown member"
+lines "$T/err" 1 "the error is one line"
+expect 1 "say with a bad reply id" -- "$PAPO" say "x" --reply-to nope
+has "$T/err" "^papo: reply_to must be a message id" "a bad reply id is explained"
+expect 2 "say without text" -- "$PAPO" say
+expect 2 "say with two texts" -- "$PAPO" say a b
+expect 0 "status" -- "$PAPO" status
+has "$T/out" "^room: $room_a\$" "status names the room"
+has "$T/out" '^me: ana \([a-z2-7]{52}\), reviews C$' "status names me"
+has "$T/out" '^  bo  online  last seen [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}$' "status lists bo online"
+expect 0 "status --json" -- "$PAPO" status --json
+is bo "$(jq -r '.members[0].name' "$T/out")" "status --json is the API's"
+expect 0 "history" -- "$PAPO" history
+has "$T/out" '^[0-9-]{10} [0-9:]{8} [a-z2-7]{10} ana: first$' "history shows time, id, author, text"
+has "$T/out" "^[0-9-]{10} [0-9:]{8} $id2 ana → bo: hi bo\$" "history shows the addressee"
+has "$T/out" "^[0-9-]{10} [0-9:]{8} [a-z2-7]{10} ana ↳ $id2: as json\$" "history shows the reply"
+lines "$T/out" 6 "one line a message"
+expect 0 "history -n 2" -- "$PAPO" history -n 2
+lines "$T/out" 2 "-n limits the lines"
+has "$T/out" 'as json$' "-n keeps the last"
+expect 0 "history --json" -- "$PAPO" history -n 1 --json
+is "as json" "$(jq -r '.messages[0].text' "$T/out")" "history --json is the API's"
+expect 2 "history -n 0" -- "$PAPO" history -n 0
+expect 2 "history -n x" -- "$PAPO" history -n x
+PAPO_HOME=$T/bo "$PAPO" say "$(printf 'bell\a esc\033[31m nl\nend')" >/dev/null
+seven() { [ "$(api ana '/api/history?limit=500' | jq '.messages | length')" = 7 ]; }
+check "ana has bo's message" until_true 5 seven
+expect 0 "history with control characters" -- "$PAPO" history -n 1
+has "$T/out" 'bo: bell\? esc\?\[31m nl⏎end$' "control characters never reach the terminal"
+expect 0 "invite" -- "$PAPO" invite
+is "$(invite ana)" "$(cat "$T/out")" "invite prints the running daemon's invite"
+expect 0 "invite --listen" -- "$PAPO" invite --listen 127.0.0.1:9999
+[ "$(cat "$T/out")" != "$(invite ana)" ] && ok || fail "invite --listen ignored --listen"
+
+# A send that waits for an ack (bo is stopped, so none comes) holds up
+# no one: the daemon answers others meanwhile, and the send ends queued.
+kill -STOP "$(cat "$T/bo.pid")"
+"$PAPO" say "while bo sleeps" >"$T/slow.out" 2>"$T/slow.err" &
+slow=$!
+sleep 0.5
+is 200 "$(req --max-time 2 "$U/healthz")" "healthz answers while a send waits"
+is 200 "$(req --max-time 2 "$U/api/status")" "status answers while a send waits"
+kill -0 "$slow" 2>/dev/null && ok || fail "the send did not wait for bo's ack"
+wait "$slow"
+is 0 $? "a queued send exits 0"
+has "$T/slow.out" '^[a-z2-7]{10} queued: waiting for bo$' "say tells who it waits for"
+
+# SIGTERM: a clean stop, exit 0, serve.json removed; a request still
+# waiting is answered 503.
+curl -sS --max-time 30 -o "$T/stopbody" -w '%{http_code}' -H 'Content-Type: application/json' \
+	-d '{"text":"at the stop"}' "$U/api/send" >"$T/stopcode" 2>/dev/null &
+pending=$!
+sleep 0.5
+pid=$(cat "$T/ana.pid")
+kill -TERM "$pid"
+wait "$pid"
+is 0 $? "SIGTERM stops the daemon with exit 0"
+wait "$pending"
+is 503 "$(cat "$T/stopcode")" "a request waiting at the stop is answered 503"
+has "$T/stopbody" '"error":"papo serve is stopping"' "the 503 says why"
+kill -CONT "$(cat "$T/bo.pid")"
+rm -f "$T/ana.pid"
+[ ! -e "$T/ana/serve.json" ] && ok || fail "serve.json left after a clean stop"
+has "$T/ana.err" 'stopping on SIGTERM' "the stop is logged"
+expect 1 "say with no daemon" -- "$PAPO" say "anyone?"
+is "papo: no papo serve is running on $T/ana: start one with 'papo serve'" "$(cat "$T/err")" "say says no daemon runs"
+expect 1 "status with no daemon" -- "$PAPO" status
+# A serve.json left by a killed daemon is seen through.
+crash bo
+[ -e "$T/bo/serve.json" ] && ok || fail "a killed daemon removed serve.json"
+expect 1 "say to a killed daemon" -- env PAPO_HOME="$T/bo" "$PAPO" say "anyone?"
+has "$T/err" "^papo: no papo serve is running on $T/bo" "a stale serve.json is not trusted"
+expect 0 "invite with a stale serve.json" -- env PAPO_HOME="$T/bo" PAPO_LISTEN=127.0.0.1:9 "$PAPO" invite
+has "$T/out" '^papo1' "invite falls back to room.json"
+
+# A restart on the same home, by SIGINT this time, with the login name
+# for a new room.
+mkdir -m 700 "$T/dee"
+PAPO_HOME=$T/dee "$PAPO" serve --http 127.0.0.1:0 --listen 127.0.0.1:0 >"$T/dee.out" 2>"$T/dee.err" &
+echo $! >"$T/dee.pid"
+check "dee starts" until_true 20 test -s "$T/dee/serve.json"
+is "$(id -un)" "$(jq -r .name "$T/dee/room.json")" "a new room takes the login name"
+kill -INT "$(cat "$T/dee.pid")"
+wait "$(cat "$T/dee.pid")"
+is 0 $? "SIGINT stops the daemon with exit 0"
+rm -f "$T/dee.pid"
+
+finish
