@@ -23,7 +23,12 @@
 #define GOSSIP_MEMBERS_MAX 256
 #define ACK_TIMEOUT_NS (8ull * 1000000000u)
 #define OUTBOX_RETRY_NS (30ull * 1000000000u)
-#define PRESENCE_TICK_NS (15ull * 1000000000u)
+#define ANNOUNCE_NS (10ull * 1000000000u)
+#define ALIVE_NS (35ull * 1000000000u)    /* life shown this recently: online */
+#define FULL_MESH_MAX 8                   /* members (with us) all connected */
+#define ACTIVE_DIAL 4                     /* neighbours we dial, above that */
+#define ACTIVE_MAX 8                      /* neighbours we keep, above that */
+#define EVICTED_REDIAL_NS (20ull * 1000000000u)
 #define DIAL_BACKOFF_MIN_MS 500u
 #define DIAL_BACKOFF_MAX_MS 30000u
 #define PEERS_SAVE_DELAY_NS (2ull * 1000000000u)
@@ -41,6 +46,11 @@ struct member {
 	struct addr addr[PAPO_ADDR_MAX];
 	size_t naddr;
 	uint64_t seen;              /* wall ms of the last sign of life */
+	uint64_t announced;         /* its clock's time of its latest announce */
+	uint64_t left_at;           /* announced when it said bye */
+	uint64_t alive_until;       /* monotonic ns: online until then */
+	int left;                   /* said bye since its last announce */
+	int shown_online;           /* the state last told to the program */
 	struct quic_conn *conn;     /* the connection in use, once greeted */
 	int ndial;                  /* dials in flight */
 	uint32_t backoff_ms;
@@ -78,6 +88,7 @@ struct gossip {
 	size_t nmembers;
 	struct outmsg *outbox;
 	struct loop_timer *dial_timer, *retry_timer, *presence_timer;
+	struct loop_timer *announce_timer;
 	struct loop_timer *save_timer;
 	struct {
 		uint64_t id;
@@ -89,6 +100,7 @@ struct gossip {
 };
 
 static void gossip_plan_dials(struct gossip *g);
+static void gossip_presence_check(struct gossip *g);
 
 /* Members. */
 
@@ -169,6 +181,43 @@ gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o)
 	cJSON_Delete(o);
 }
 
+/*
+ * Presence: a member is online while it has shown life lately: its
+ * hello, or an announcement of itself that it floods every 10 s and that
+ * reaches us directly or through other members; bye makes it offline at
+ * once.  In a small room, where every member is a neighbour, losing the
+ * connection also means it is gone; in a large one a connection may close
+ * because a neighbour made room for another.
+ */
+static int
+gossip_small(const struct gossip *g)
+{
+	return g->nmembers + 1 <= FULL_MESH_MAX;
+}
+
+static int
+member_online(const struct member *m)
+{
+	return !m->left && m->alive_until > loop_now_ns();
+}
+
+static void
+member_alive(struct member *m)
+{
+	m->alive_until = loop_now_ns() + ALIVE_NS;
+	m->seen = loop_wall_ms();
+}
+
+static size_t
+gossip_active(const struct gossip *g)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < g->nmembers; i++)
+		n += g->members[i]->conn != NULL;
+	return n;
+}
+
 static void
 gossip_presence(struct gossip *g, struct member *m)
 {
@@ -177,11 +226,38 @@ gossip_presence(struct gossip *g, struct member *m)
 
 	cJSON_AddStringToObject(o, "id", m->idtext);
 	cJSON_AddStringToObject(o, "name", member_name(m, nb));
-	cJSON_AddBoolToObject(o, "online", m->conn != NULL);
+	cJSON_AddBoolToObject(o, "online", m->shown_online);
 	cJSON_AddNumberToObject(o, "last_seen", (double)m->seen);
 	gossip_emit_json(g, NODE_EV_PRESENCE, o);
 	log_msg(LOG_INFO, "%s is %s", member_name(m, nb),
-	    m->conn != NULL ? "online" : "offline");
+	    m->shown_online ? "online" : "offline");
+}
+
+/* Tells the program of every change of presence, and wakes again when
+ * the next member would fall silent. */
+static void
+gossip_presence_check(struct gossip *g)
+{
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+		int on = member_online(m);
+
+		if (on != m->shown_online) {
+			m->shown_online = on;
+			gossip_presence(g, m);
+		}
+		if (on && (next == 0 || m->alive_until < next))
+			next = m->alive_until;
+	}
+	loop_timer_set(g->presence_timer, next);
+}
+
+static void
+gossip_presence_timer(void *arg)
+{
+	gossip_presence_check(arg);
 }
 
 /* peers.json: the members met, so a restart finds them again. */
@@ -371,7 +447,9 @@ gossip_peers(struct gossip *g, struct member *to, struct member *only)
 			memcpy(p->id, m->id, 32);
 			strcpy(p->name, m->name);
 			strcpy(p->about, m->about);
-			p->seen = m->seen;
+			/* Its own clock's time, so that what we pass on is
+			 * never newer than what it said itself. */
+			p->seen = m->announced;
 			p->naddr = m->naddr;
 			memcpy(p->addr, m->addr, m->naddr * sizeof(m->addr[0]));
 		}
@@ -602,6 +680,11 @@ gossip_retry(void *arg)
 
 	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
 		outmsg_resend(g, o, NULL);
+	/* Anti-entropy: greeting every neighbour again compares histories
+	 * and syncs what a lost frame or a closed connection left out. */
+	for (size_t i = 0; i < g->nmembers; i++)
+		if (g->members[i]->conn != NULL)
+			gossip_hello(g, quic_data(g->members[i]->conn));
 	loop_timer_set(g->retry_timer, loop_now_ns() + OUTBOX_RETRY_NS);
 }
 
@@ -709,13 +792,13 @@ gossip_do_send(struct gossip *g, struct node_msg *req)
 		o->wait[o->nwait++] = to;
 	else
 		for (size_t i = 0; i < g->nmembers; i++)
-			if (g->members[i]->conn != NULL)
+			if (member_online(g->members[i]))
 				o->wait[o->nwait++] = g->members[i];
 	o->any = o->nwait == 0;
 	o->req = req;
 	gossip_flood(g, &f, NULL);
 	/* Nobody to hear it now: say queued at once rather than in 8 s. */
-	if (o->any || (to != NULL && to->conn == NULL))
+	if (o->any || (to != NULL && !member_online(to)))
 		outmsg_answer(g, o);
 	else
 		loop_timer_set(o->timer, loop_now_ns() + ACK_TIMEOUT_NS);
@@ -753,7 +836,8 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		cJSON_AddStringToObject(e, "name", member_name(m, nb));
 		cJSON_AddStringToObject(e, "id", m->idtext);
 		cJSON_AddStringToObject(e, "about", m->about);
-		cJSON_AddBoolToObject(e, "online", m->conn != NULL);
+		cJSON_AddBoolToObject(e, "online", member_online(m));
+		cJSON_AddBoolToObject(e, "direct", m->conn != NULL);
 		if (m->seen != 0)
 			cJSON_AddNumberToObject(e, "last_seen", (double)m->seen);
 		else
@@ -1005,6 +1089,30 @@ gossip_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
 		    sent, l->m->name);
 }
 
+/* Makes room for a new neighbour in a large room: one other neighbour,
+ * picked at random, is let go, and not dialled again for a while. */
+static void
+gossip_evict(struct gossip *g, const struct member *keep)
+{
+	size_t n = gossip_active(g), k;
+
+	if (gossip_small(g) || n <= ACTIVE_MAX)
+		return;
+	k = randombytes_uniform((uint32_t)n - 1);
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		if (m->conn == NULL || m == keep)
+			continue;
+		if (k-- == 0) {
+			log_msg(LOG_DEBUG, "letting neighbour %s go", m->name);
+			quic_close(m->conn);
+			m->next_dial = loop_now_ns() + EVICTED_REDIAL_NS;
+			return;
+		}
+	}
+}
+
 /* A member whose hello arrived on l: keep one connection per pair. */
 static void
 gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
@@ -1013,7 +1121,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	struct member *m;
 	struct store_stats st;
 	uint8_t digest[32];
-	int fresh, was_online;
+	int fresh;
 
 	if (memcmp(h->id, peer, 32) != 0 || h->version != FRAME_VERSION) {
 		log_msg(LOG_WARN, "a peer's hello does not match its key: closing");
@@ -1025,7 +1133,6 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		quic_close(l->qc);
 		return;
 	}
-	was_online = m->conn != NULL;
 	if (m->conn != NULL && m->conn != l->qc) {
 		/* Both dialled at once: keep the connection opened by the
 		 * member with the smaller id, so both ends keep the same. */
@@ -1054,12 +1161,13 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		m->naddr = h->naddr;
 		memcpy(m->addr, h->addr, h->naddr * sizeof(h->addr[0]));
 	}
-	m->seen = loop_wall_ms();
+	m->left = 0;
+	member_alive(m);
 	m->backoff_ms = 0;
 	m->next_dial = 0;
 	gossip_save_later(g);
-	if (!was_online)
-		gossip_presence(g, m);
+	gossip_evict(g, m);
+	gossip_presence_check(g);
 	/* Tell it whom we know, and tell the others about it if new. */
 	gossip_peers(g, m, NULL);
 	if (fresh)
@@ -1074,11 +1182,22 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		outmsg_resend(g, o, m);
 }
 
+/*
+ * Members we hear of.  An entry newer (by its member's own clock) than
+ * the last we took from that member is news: it counts as a sign of life
+ * and is passed on to our other neighbours, once, which is how presence
+ * and addresses cross a room where not everyone is connected.
+ */
 static void
-gossip_on_peers(struct gossip *g, const struct frame_peers *ps)
+gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 {
+	struct frame fwd;
+	struct frame_peer v[FRAME_PEERS_MAX];
 	int changed = 0;
 
+	memset(&fwd, 0, sizeof(fwd));
+	fwd.type = FRAME_PEERS;
+	fwd.u.peers.v = v;
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct frame_peer *p = &ps->v[i];
 		int fresh = member_find(g, p->id) == NULL;
@@ -1086,42 +1205,87 @@ gossip_on_peers(struct gossip *g, const struct frame_peers *ps)
 
 		if ((m = member_add(g, p->id)) == NULL)
 			continue;
-		/* Newer news wins; what we hear from the member itself
-		 * (hello) is newest while it is connected. */
-		if (fresh || (m->conn == NULL && p->seen > m->seen)) {
+		if (!fresh && p->seen <= m->announced)
+			continue;
+		m->announced = p->seen;
+		if (m->conn == NULL || fresh) {
 			strcpy(m->name, p->name);
 			strcpy(m->about, p->about);
 			if (p->naddr > 0) {
 				m->naddr = p->naddr;
 				memcpy(m->addr, p->addr, p->naddr * sizeof(p->addr[0]));
 			}
-			if (p->seen > m->seen)
-				m->seen = p->seen;
-			m->next_dial = loop_now_ns();
-			changed = 1;
+			if (m->conn == NULL && m->next_dial == 0)
+				m->next_dial = loop_now_ns();
 		}
+		if (p->seen > m->left_at)
+			m->left = 0;
+		/* News of an old announcement (a member we had not heard of
+		 * yet) is not life: clocks agree to well within the window. */
+		if (p->seen + ALIVE_NS / 1000000u >= loop_wall_ms())
+			member_alive(m);
+		v[fwd.u.peers.n++] = *p;
+		changed = 1;
 	}
+	if (fwd.u.peers.n > 0)
+		gossip_flood(g, &fwd, l->m);
 	if (changed) {
 		gossip_save_later(g);
 		gossip_plan_dials(g);
+		gossip_presence_check(g);
 	}
 }
 
+/* Floods this member's own entry: the announcement that shows life. */
 static void
-gossip_on_bye(struct gossip *g, struct link *l)
+gossip_announce(void *arg)
 {
-	struct member *m = l->m;
+	struct gossip *g = arg;
+	struct frame_peer me;
+	struct frame f;
 
-	if (m->conn == l->qc) {
-		m->conn = NULL;
+	memset(&me, 0, sizeof(me));
+	memcpy(me.id, g->env.me->pk, 32);
+	strcpy(me.name, g->env.room->me);
+	strcpy(me.about, g->env.room->about);
+	me.seen = loop_wall_ms();
+	me.naddr = g->nlocal;
+	memcpy(me.addr, g->local, g->nlocal * sizeof(g->local[0]));
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_PEERS;
+	f.u.peers.n = 1;
+	f.u.peers.v = &me;
+	gossip_flood(g, &f, NULL);
+	loop_timer_set(g->announce_timer, loop_now_ns() + ANNOUNCE_NS);
+}
+
+/* A member leaving: offline at once, and the news passed on once. */
+static void
+gossip_on_bye(struct gossip *g, struct link *l, const struct frame_bye *b)
+{
+	struct member *m = member_find(g, b->id);
+	struct frame f;
+
+	if (m == NULL)
+		return;
+	if (!m->left) {
+		m->left = 1;
+		m->left_at = m->announced;
 		m->seen = loop_wall_ms();
-		gossip_presence(g, m);
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_BYE;
+		memcpy(f.u.bye.id, b->id, 32);
+		gossip_flood(g, &f, l->m);
+		gossip_presence_check(g);
+	}
+	if (m == l->m && m->conn == l->qc) {
+		m->conn = NULL;
 		/* It left on purpose: try again later, not at once. */
 		m->backoff_ms = DIAL_BACKOFF_MAX_MS / 4;
 		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * 1000000u;
+		l->m = NULL;
+		quic_close(l->qc);
 	}
-	l->m = NULL;
-	quic_close(l->qc);
 }
 
 /* QUIC callbacks. */
@@ -1182,13 +1346,13 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 		gossip_on_ack(g, l, &f);
 		break;
 	case FRAME_PEERS:
-		gossip_on_peers(g, &f.u.peers);
+		gossip_on_peers(g, l, &f.u.peers);
 		break;
 	case FRAME_SYNC:
 		gossip_on_sync(g, l, &f.u.sync);
 		break;
 	case FRAME_BYE:
-		gossip_on_bye(g, l);
+		gossip_on_bye(g, l, &f.u.bye);
 		break;
 	}
 	frame_clear(&f);
@@ -1207,9 +1371,13 @@ gossip_closed(void *arg, struct quic_conn *qc)
 	    l->m->name : "(not greeted)", quic_is_client(qc) ? "out" : "in");
 	if ((m = l->m) != NULL && m->conn == qc) {
 		m->conn = NULL;
-		m->seen = loop_wall_ms();
-		gossip_presence(g, m);
-		m->next_dial = loop_now_ns() + 1000000000u;
+		/* In a small room every member is a neighbour: a connection
+		 * lost without a new one means the member is gone. */
+		if (gossip_small(g))
+			m->alive_until = 0;
+		if (m->next_dial == 0)
+			m->next_dial = loop_now_ns() + 1000000000u;
+		gossip_presence_check(g);
 	}
 	if (l->target != NULL) {
 		m = l->target;
@@ -1232,70 +1400,88 @@ gossip_closed(void *arg, struct quic_conn *qc)
 /* Dialling: every member not connected, on all its addresses at once;
  * the first to answer is kept, the others closed once it greets. */
 
+/* Whether a member is one to dial now (when = 0) or later. */
+static int
+member_dialable(const struct member *m)
+{
+	return m->conn == NULL && m->ndial == 0 && m->naddr > 0 &&
+	    m->next_dial != 0;
+}
+
+/* How many more neighbours to dial: all in a small room, else up to
+ * ACTIVE_DIAL counting those connected and being dialled. */
+static size_t
+gossip_dial_room(const struct gossip *g)
+{
+	size_t busy = 0;
+
+	if (gossip_small(g))
+		return GOSSIP_MEMBERS_MAX;
+	for (size_t i = 0; i < g->nmembers; i++)
+		busy += g->members[i]->conn != NULL || g->members[i]->ndial > 0;
+	return busy >= ACTIVE_DIAL ? 0 : ACTIVE_DIAL - busy;
+}
+
 static void
 gossip_plan_dials(struct gossip *g)
 {
 	uint64_t next = 0;
 
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	if (gossip_dial_room(g) > 0)
+		for (size_t i = 0; i < g->nmembers; i++) {
+			struct member *m = g->members[i];
 
-		if (m->conn != NULL || m->ndial > 0 || m->naddr == 0 ||
-		    m->next_dial == 0)
-			continue;
-		if (next == 0 || m->next_dial < next)
-			next = m->next_dial;
-	}
+			if (member_dialable(m) && (next == 0 || m->next_dial < next))
+				next = m->next_dial;
+		}
 	loop_timer_set(g->dial_timer, next);
 }
 
+static void
+gossip_dial_member(struct gossip *g, struct member *m)
+{
+	m->next_dial = 0;
+	for (size_t j = 0; j < m->naddr; j++) {
+		struct link *l = calloc(1, sizeof(*l));
+
+		if (l == NULL)
+			break;
+		if ((l->qc = quic_dial(g->quic, &m->addr[j], m->id)) == NULL) {
+			free(l);
+			continue;
+		}
+		l->target = m;
+		quic_set_data(l->qc, l);
+		m->ndial++;
+	}
+	if (m->ndial == 0) {
+		m->backoff_ms = DIAL_BACKOFF_MAX_MS;
+		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * 1000000u;
+	}
+}
+
+/* Dials the members due: all of them in a small room; in a large one as
+ * many as make up ACTIVE_DIAL neighbours, members known to be online
+ * first, from a random starting point so the mesh comes out random. */
 static void
 gossip_dial(void *arg)
 {
 	struct gossip *g = arg;
 	uint64_t now = loop_now_ns();
+	size_t room = gossip_dial_room(g);
+	size_t start = g->nmembers ? randombytes_uniform((uint32_t)g->nmembers) : 0;
 
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (int pass = 0; pass < 2 && room > 0; pass++)
+		for (size_t k = 0; k < g->nmembers && room > 0; k++) {
+			struct member *m = g->members[(start + k) % g->nmembers];
 
-		if (m->conn != NULL || m->ndial > 0 || m->naddr == 0 ||
-		    m->next_dial == 0 || m->next_dial > now)
-			continue;
-		m->next_dial = 0;
-		for (size_t j = 0; j < m->naddr; j++) {
-			struct link *l = calloc(1, sizeof(*l));
-
-			if (l == NULL)
-				break;
-			if ((l->qc = quic_dial(g->quic, &m->addr[j], m->id)) == NULL) {
-				free(l);
+			if (!member_dialable(m) || m->next_dial > now ||
+			    (pass == 0 && !member_online(m)))
 				continue;
-			}
-			l->target = m;
-			quic_set_data(l->qc, l);
-			m->ndial++;
+			gossip_dial_member(g, m);
+			room--;
 		}
-		if (m->ndial == 0) {
-			m->backoff_ms = DIAL_BACKOFF_MAX_MS;
-			m->next_dial = now + (uint64_t)m->backoff_ms * 1000000u;
-		}
-	}
 	gossip_plan_dials(g);
-}
-
-static void
-gossip_presence_tick(void *arg)
-{
-	struct gossip *g = arg;
-	uint64_t now = loop_wall_ms();
-
-	/* A live connection is kept alive by QUIC pings and closed by its
-	 * idle timeout when the peer is gone: while it stands, it shows
-	 * life. */
-	for (size_t i = 0; i < g->nmembers; i++)
-		if (g->members[i]->conn != NULL)
-			g->members[i]->seen = now;
-	loop_timer_set(g->presence_timer, loop_now_ns() + PRESENCE_TICK_NS);
 }
 
 /* Start and stop. */
@@ -1350,7 +1536,9 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	g->nlocal = n > 0 ? (size_t)n : 0;
 	if ((g->dial_timer = loop_timer_new(env->loop, gossip_dial, g)) == NULL ||
 	    (g->retry_timer = loop_timer_new(env->loop, gossip_retry, g)) == NULL ||
-	    (g->presence_timer = loop_timer_new(env->loop, gossip_presence_tick,
+	    (g->presence_timer = loop_timer_new(env->loop, gossip_presence_timer,
+	    g)) == NULL ||
+	    (g->announce_timer = loop_timer_new(env->loop, gossip_announce,
 	    g)) == NULL ||
 	    (g->save_timer = loop_timer_new(env->loop, gossip_save_timer,
 	    g)) == NULL) {
@@ -1373,7 +1561,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	gossip_load_outbox(g);
 	gossip_plan_dials(g);
 	loop_timer_set(g->retry_timer, loop_now_ns() + OUTBOX_RETRY_NS);
-	loop_timer_set(g->presence_timer, loop_now_ns() + PRESENCE_TICK_NS);
+	loop_timer_set(g->announce_timer, loop_now_ns() + ANNOUNCE_NS);
 	return g;
 fail:
 	gossip_free(g);
@@ -1420,6 +1608,7 @@ gossip_free(struct gossip *g)
 	loop_timer_free(g->dial_timer);
 	loop_timer_free(g->retry_timer);
 	loop_timer_free(g->presence_timer);
+	loop_timer_free(g->announce_timer);
 	loop_timer_free(g->save_timer);
 	free(g);
 }

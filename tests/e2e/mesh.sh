@@ -21,6 +21,13 @@ all_online() {
 	done
 }
 check "all $N members see the $((N - 1)) others online" until_true 60 all_online
+if [ "$N" -gt 8 ]; then
+	# Above eight members each keeps a bounded set of neighbours.
+	for i in $(seq 1 "$N"); do
+		d=$(api "m$i" /api/status | jq '[.members[] | select(.direct)] | length')
+		check "m$i has 1 to 8 neighbours, not $d" test "$d" -ge 1 -a "$d" -le 8
+	done
+fi
 
 for k in $(seq 1 "$MSGS"); do
 	from=m$(( (RANDOM % N) + 1 ))
