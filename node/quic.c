@@ -354,6 +354,18 @@ cb_handshake_completed(ngtcp2_conn *conn, void *user)
 	return 0;
 }
 
+/* The length of the frame being received (rx holds at least 4 bytes). */
+static uint32_t
+quic_rx_len(const struct buf *rx)
+{
+	struct rd r;
+	uint32_t v = 0;
+
+	rd_init(&r, rx->p, rx->len);
+	rd_u32(&r, &v);
+	return v;
+}
+
 /* Stream data arrives in order; it is cut into frames here. */
 static int
 cb_recv_stream_data(ngtcp2_conn *conn, uint32_t flags, int64_t sid,
@@ -386,8 +398,7 @@ cb_recv_stream_data(ngtcp2_conn *conn, uint32_t flags, int64_t sid,
 		if (c->rx.len < QUIC_LEN_PREFIX) {
 			take = QUIC_LEN_PREFIX - c->rx.len;
 		} else {
-			flen = (uint32_t)c->rx.p[0] << 24 | (uint32_t)c->rx.p[1] << 16 |
-			    (uint32_t)c->rx.p[2] << 8 | c->rx.p[3];
+			flen = quic_rx_len(&c->rx);
 			if (flen > PAPO_FRAME_MAX) {
 				log_msg(LOG_WARN, "a peer sent a frame of %u bytes, "
 				    "over the limit: closing", flen);
@@ -406,8 +417,7 @@ cb_recv_stream_data(ngtcp2_conn *conn, uint32_t flags, int64_t sid,
 		data += take;
 		len -= take;
 		if (c->rx.len >= QUIC_LEN_PREFIX) {
-			flen = (uint32_t)c->rx.p[0] << 24 | (uint32_t)c->rx.p[1] << 16 |
-			    (uint32_t)c->rx.p[2] << 8 | c->rx.p[3];
+			flen = quic_rx_len(&c->rx);
 			if (c->rx.len == QUIC_LEN_PREFIX + (size_t)flen &&
 			    flen <= PAPO_FRAME_MAX) {
 				q->cbs.frame(q->arg, c, c->rx.p + QUIC_LEN_PREFIX, flen);

@@ -56,6 +56,10 @@ static int cli_serve(const struct cli_cmd *, int, char **);
 static int cli_say(const struct cli_cmd *, int, char **);
 static int cli_status(const struct cli_cmd *, int, char **);
 static int cli_history(const struct cli_cmd *, int, char **);
+static int cli_tail(const struct cli_cmd *, int, char **);
+
+#define CLI_TAIL_LINE_MAX (256 * 1024)   /* longest stream line */
+#define CLI_TAIL_WAIT_S 60                /* for a daemon to come back */
 
 static const struct cli_cmd cli_cmds[] = {
 	{ "new", "papo new --name NAME [--about TEXT] [--force]", "maf",
@@ -102,6 +106,12 @@ static const struct cli_cmd cli_cmds[] = {
 	  "time, id, author, \"\u2192 NAME\" when directed, \"\u21b3 ID\" when a\n"
 	  "reply, and the text.",
 	  cli_history },
+	{ "tail", "papo tail [--json]", "j",
+	  "Follow the room: print each new message as it arrives, in the form\n"
+	  "of 'papo history', until interrupted.  When the daemon restarts,\n"
+	  "it comes back and goes on where it left off.  --json prints every\n"
+	  "event (message, receipt, presence) as one JSON object a line.",
+	  cli_tail },
 };
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
 
@@ -589,14 +599,40 @@ out:
 	return rc;
 }
 
+/* One message, as history and tail print it: time, id, author, "→ TO"
+ * when directed, "↳ ID" when a reply, and the text. */
+static void
+cli_print_message(const cJSON *m)
+{
+	const cJSON *ts = cJSON_GetObjectItemCaseSensitive(m, "ts");
+	const char *s;
+	char when[32];
+
+	cli_time(cJSON_IsNumber(ts) ? ts->valuedouble : 0, when);
+	printf("%s ", when);
+	cli_put((s = cli_str(m, "id")) != NULL ? s : "?");
+	printf(" ");
+	cli_put((s = cli_str(m, "from")) != NULL ? s : "?");
+	if ((s = cli_str(m, "to")) != NULL) {
+		printf(" \xe2\x86\x92 ");          /* → */
+		cli_put(s);
+	}
+	if ((s = cli_str(m, "reply_to")) != NULL) {
+		printf(" \xe2\x86\xb3 ");          /* ↳ */
+		cli_put(s);
+	}
+	printf(": ");
+	cli_put((s = cli_str(m, "text")) != NULL ? s : "");
+	printf("\n");
+}
+
 static int
 cli_history(const struct cli_cmd *c, int argc, char **argv)
 {
 	struct cli_opts o;
-	const cJSON *msgs, *m, *ts;
-	const char *s;
+	const cJSON *msgs, *m;
 	cJSON *ans = NULL;
-	char *text = NULL, *end, path[64], when[32];
+	char *text = NULL, *end, path[64];
 	long n = API_HISTORY_DEFAULT;
 	int rc;
 
@@ -617,25 +653,8 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 		goto out;
 	}
 	msgs = cJSON_GetObjectItemCaseSensitive(ans, "messages");
-	cJSON_ArrayForEach(m, msgs) {
-		ts = cJSON_GetObjectItemCaseSensitive(m, "ts");
-		cli_time(cJSON_IsNumber(ts) ? ts->valuedouble : 0, when);
-		printf("%s ", when);
-		cli_put((s = cli_str(m, "id")) != NULL ? s : "?");
-		printf(" ");
-		cli_put((s = cli_str(m, "from")) != NULL ? s : "?");
-		if ((s = cli_str(m, "to")) != NULL) {
-			printf(" \xe2\x86\x92 ");          /* → */
-			cli_put(s);
-		}
-		if ((s = cli_str(m, "reply_to")) != NULL) {
-			printf(" \xe2\x86\xb3 ");          /* ↳ */
-			cli_put(s);
-		}
-		printf(": ");
-		cli_put((s = cli_str(m, "text")) != NULL ? s : "");
-		printf("\n");
-	}
+	cJSON_ArrayForEach(m, msgs)
+		cli_print_message(m);
 out:
 	cJSON_Delete(ans);
 	free(text);
@@ -662,4 +681,152 @@ cli_main(int argc, char **argv)
 	fprintf(stderr, "papo: unknown command '%s'\n", cmd);
 	cli_print_commands(stderr);
 	return CLI_USAGE;
+}
+
+/* papo tail: the event stream, cut into events as they arrive. */
+struct cli_tail {
+	int json;
+	char line[CLI_TAIL_LINE_MAX];
+	size_t len;
+	int toolong;
+	char id[128];
+	char event[32];
+	char *data;          /* the event's data lines, joined */
+	size_t datalen;
+};
+
+static void
+cli_tail_event(struct cli_tail *t)
+{
+	cJSON *d;
+
+	if (t->data == NULL)
+		return;
+	d = cJSON_Parse(t->data);
+	if (t->json) {
+		cJSON *o = cJSON_CreateObject();
+		char *s;
+
+		cJSON_AddStringToObject(o, "event", t->event[0] ? t->event :
+		    "message");
+		cJSON_AddStringToObject(o, "id", t->id);
+		cJSON_AddItemToObject(o, "data", d != NULL ? d :
+		    cJSON_CreateString(t->data));
+		d = NULL;
+		if ((s = cJSON_PrintUnformatted(o)) != NULL)
+			printf("%s\n", s);
+		cJSON_free(s);
+		cJSON_Delete(o);
+	} else if (d != NULL && strcmp(t->event, "message") == 0)
+		cli_print_message(d);
+	cJSON_Delete(d);
+	fflush(stdout);
+	free(t->data);
+	t->data = NULL;
+	t->datalen = 0;
+	t->event[0] = '\0';
+}
+
+/* One line of the stream (SSE: "field: value", a blank line ends an
+ * event, ":" starts a comment). */
+static void
+cli_tail_line(struct cli_tail *t, const char *l)
+{
+	const char *v = strchr(l, ':');
+	size_t n;
+
+	if (l[0] == '\0') {
+		cli_tail_event(t);
+		return;
+	}
+	if (v == NULL || v == l)
+		return;
+	n = (size_t)(v - l);
+	v++;
+	if (*v == ' ')
+		v++;
+	if (n == 2 && strncmp(l, "id", 2) == 0)
+		snprintf(t->id, sizeof(t->id), "%s", v);
+	else if (n == 5 && strncmp(l, "event", 5) == 0)
+		snprintf(t->event, sizeof(t->event), "%s", v);
+	else if (n == 4 && strncmp(l, "data", 4) == 0) {
+		size_t add = strlen(v);
+		char *p = realloc(t->data, t->datalen + add + 2);
+
+		if (p == NULL)
+			return;
+		t->data = p;
+		if (t->datalen > 0)
+			t->data[t->datalen++] = '\n';
+		memcpy(t->data + t->datalen, v, add + 1);
+		t->datalen += add;
+	}
+}
+
+static int
+cli_tail_chunk(const char *data, size_t n, void *arg)
+{
+	struct cli_tail *t = arg;
+
+	for (size_t i = 0; i < n; i++) {
+		if (data[i] == '\n') {
+			t->line[t->len] = '\0';
+			if (!t->toolong)
+				cli_tail_line(t, t->line);
+			t->len = 0;
+			t->toolong = 0;
+		} else if (data[i] != '\r') {
+			if (t->len + 1 < sizeof(t->line))
+				t->line[t->len++] = data[i];
+			else
+				t->toolong = 1;
+		}
+	}
+	return 0;
+}
+
+static int
+cli_tail(const struct cli_cmd *c, int argc, char **argv)
+{
+	char err[PAPO_ERR_LEN], home[4096];
+	struct cli_tail *t;
+	struct cli_opts o;
+	int rc, waited = 0;
+
+	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
+		return rc;
+	if (cli_home(home, sizeof(home)) == -1)
+		return cli_fail("cannot tell the home directory: set PAPO_HOME");
+	if ((t = calloc(1, sizeof(*t))) == NULL)
+		return cli_fail("out of memory");
+	t->json = o.json;
+	/* Follow until interrupted; when the daemon goes away, wait for it
+	 * to come back (serve.json may name a new port) and resume. */
+	for (;;) {
+		struct client cl;
+
+		if (client_open(err, home, &cl) == 0) {
+			int r = client_stream(err, &cl, "/api/events",
+			    t->id[0] != '\0' ? t->id : NULL, cli_tail_chunk, t);
+
+			client_close(&cl);
+			if (r == 0) {
+				waited = 0;
+				t->len = 0;
+				continue;
+			}
+		}
+		if (waited == 0 && t->id[0] == '\0') {
+			rc = cli_fail(err);
+			break;
+		}
+		if (waited++ >= CLI_TAIL_WAIT_S) {
+			rc = cli_fail("papo serve did not come back in 60 s");
+			break;
+		}
+		sleep(1);
+	}
+	free(t->data);
+	free(t);
+	return rc;
 }

@@ -193,3 +193,79 @@ out:
 	curl_global_cleanup();
 	return rc;
 }
+
+struct client_stream {
+	client_chunk_cb *cb;
+	void *arg;
+	CURL *curl;
+};
+
+static size_t
+client_stream_write(char *data, size_t size, size_t n, void *arg)
+{
+	struct client_stream *st = arg;
+	long status = 0;
+
+	/* An error answer is not a stream: stop at its first byte. */
+	curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200)
+		return 0;
+	return st->cb(data, size * n, st->arg) == -1 ? 0 : size * n;
+}
+
+int
+client_stream(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
+    const char *last, client_chunk_cb *cb, void *arg)
+{
+	char url[1024], auth[300], lastid[128];
+	struct curl_slist *headers = NULL;
+	struct client_stream st = { cb, arg, NULL };
+	long status = 0;
+	CURLcode cc;
+	int rc = -1;
+
+	snprintf(url, sizeof(url), "%s%s", c->url, path);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    (st.curl = curl_easy_init()) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "cannot start libcurl");
+		goto out;
+	}
+	headers = curl_slist_append(headers, "Accept: text/event-stream");
+	if (last != NULL) {
+		snprintf(lastid, sizeof(lastid), "Last-Event-ID: %s", last);
+		headers = curl_slist_append(headers, lastid);
+	}
+	if (c->token != NULL) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s",
+		    c->token);
+		headers = curl_slist_append(headers, auth);
+		explicit_bzero(auth, sizeof(auth));
+	}
+	curl_easy_setopt(st.curl, CURLOPT_URL, url);
+	curl_easy_setopt(st.curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(st.curl, CURLOPT_PROXY, "");
+	curl_easy_setopt(st.curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(st.curl, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(st.curl, CURLOPT_WRITEFUNCTION, client_stream_write);
+	curl_easy_setopt(st.curl, CURLOPT_WRITEDATA, &st);
+	cc = curl_easy_perform(st.curl);
+	curl_easy_getinfo(st.curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 0 && status != 200) {
+		snprintf(err, PAPO_ERR_LEN, "papo serve at %s answered HTTP %ld",
+		    c->url, status);
+		goto out;
+	}
+	if (cc != CURLE_OK && cc != CURLE_WRITE_ERROR &&
+	    cc != CURLE_PARTIAL_FILE && cc != CURLE_RECV_ERROR) {
+		snprintf(err, PAPO_ERR_LEN, "cannot reach papo serve at %s: %s",
+		    c->url, curl_easy_strerror(cc));
+		goto out;
+	}
+	rc = 0;
+out:
+	curl_slist_free_all(headers);
+	if (st.curl != NULL)
+		curl_easy_cleanup(st.curl);
+	curl_global_cleanup();
+	return rc;
+}

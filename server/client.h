@@ -32,4 +32,15 @@ void client_close(struct client *c);
 int client_call(char err[PAPO_ERR_LEN], const struct client *c,
     const char *path, const char *body, long *status, char **out);
 
+/*
+ * Follows the server-sent events at path: GET with Last-Event-ID when
+ * last is not NULL, no time limit, each chunk of the body handed to
+ * cb(data, n, arg) as it comes (cb returns -1 to stop).  Returns 0 when
+ * the daemon ended the stream, -1 with err when it could not be reached
+ * or answered with an error.
+ */
+typedef int client_chunk_cb(const char *data, size_t n, void *arg);
+int client_stream(char err[PAPO_ERR_LEN], const struct client *c,
+    const char *path, const char *last, client_chunk_cb *cb, void *arg);
+
 #endif

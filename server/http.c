@@ -65,7 +65,23 @@ struct http_req {
 	char hvalue[HTTP_ALLOW_LEN];
 	http_node_cb *node_cb;
 	void *node_arg;
+	struct http_stream *stream;     /* the answer is a stream */
 	struct http_req *prev, *next;   /* in h->waiting while WAITING */
+};
+
+/* An answer that stays open (server-sent events): bytes written to it
+ * wait in buf until MHD asks for them; with nothing to send, its
+ * connection is suspended, and a write resumes it. */
+struct http_stream {
+	struct http *h;
+	struct MHD_Connection *conn;
+	char *buf;
+	size_t len, off, cap;
+	int suspended;
+	int closing;
+	http_stream_gone *gone;
+	void *arg;
+	struct http_stream *prev, *next;  /* in h->streams */
 };
 
 struct http {
@@ -83,6 +99,7 @@ struct http {
 	int wildcard;
 	char url[HTTP_HOST_LEN + 16];
 	struct http_req *waiting;
+	struct http_stream *streams;
 };
 
 /* A parsed bind address. */
@@ -375,6 +392,12 @@ http_header(struct http_req *r, const char *name)
 	return MHD_lookup_connection_value(r->conn, MHD_HEADER_KIND, name);
 }
 
+const char *
+http_req_header(struct http_req *r, const char *name)
+{
+	return http_header(r, name);
+}
+
 /*
  * Runs the checks that need only the headers, in the order the file's
  * opening paragraph gives; a failure answers r at once (state ANSWERED).
@@ -470,6 +493,147 @@ http_req_free(struct http_req *r)
 	free(r);
 }
 
+/* Streams. */
+
+static ssize_t
+http_stream_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+	struct http_stream *st = cls;
+	size_t n;
+
+	(void)pos;
+	if (st->len > st->off) {
+		n = st->len - st->off;
+		if (n > max)
+			n = max;
+		memcpy(out, st->buf + st->off, n);
+		st->off += n;
+		if (st->off == st->len)
+			st->off = st->len = 0;
+		return (ssize_t)n;
+	}
+	if (st->closing)
+		return MHD_CONTENT_READER_END_OF_STREAM;
+	/* Nothing to send: sleep until http_stream_write wakes us. */
+	MHD_suspend_connection(st->conn);
+	st->suspended = 1;
+	return 0;
+}
+
+/* MHD is done with the response: the client left, or the stream ended. */
+static void
+http_stream_free(void *cls)
+{
+	struct http_stream *st = cls;
+	struct http *h = st->h;
+
+	if (st->prev != NULL)
+		st->prev->next = st->next;
+	else if (h->streams == st)
+		h->streams = st->next;
+	if (st->next != NULL)
+		st->next->prev = st->prev;
+	if (st->gone != NULL)
+		st->gone(st, st->arg);
+	free(st->buf);
+	free(st);
+}
+
+static void
+http_stream_wake(struct http_stream *st)
+{
+	if (st->suspended) {
+		st->suspended = 0;
+		MHD_resume_connection(st->conn);
+		http_kick(st->h);
+	}
+}
+
+static enum MHD_Result
+http_queue_stream(struct http_req *r)
+{
+	struct http_stream *st = r->stream;
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	r->stream = NULL;
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
+	    http_stream_read, st, http_stream_free);
+	if (resp == NULL) {
+		http_stream_free(st);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    "text/event-stream");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	ret = MHD_queue_response(r->conn, MHD_HTTP_OK, resp);
+	MHD_destroy_response(resp);
+	r->state = HTTP_DONE;
+	log_msg(LOG_DEBUG, "http: %s %s: stream", r->method, r->path);
+	return ret;
+}
+
+struct http_stream *
+http_stream_open(struct http_req *r, http_stream_gone *gone, void *arg)
+{
+	struct http_stream *st;
+
+	if (r->state != HTTP_RUNNING || (st = calloc(1, sizeof(*st))) == NULL)
+		return NULL;
+	st->h = r->h;
+	st->conn = r->conn;
+	st->gone = gone;
+	st->arg = arg;
+	st->next = r->h->streams;
+	if (st->next != NULL)
+		st->next->prev = st;
+	r->h->streams = st;
+	r->stream = st;
+	r->status = MHD_HTTP_OK;
+	r->state = HTTP_ANSWERED;
+	return st;
+}
+
+int
+http_stream_write(struct http_stream *st, const char *data, size_t n)
+{
+	if (st->closing)
+		return -1;
+	if (st->len + n > HTTP_STREAM_MAX) {
+		/* A client this far behind is not reading: let it go, and
+		 * let it come back with Last-Event-ID. */
+		log_msg(LOG_INFO, "http: a stream's client fell %zu bytes "
+		    "behind; closing it", st->len);
+		st->closing = 1;          /* gone() still follows */
+		http_stream_wake(st);
+		return -1;
+	}
+	if (st->len + n > st->cap) {
+		size_t cap = st->cap != 0 ? st->cap : 4096;
+		char *p;
+
+		while (cap < st->len + n)
+			cap *= 2;
+		if ((p = realloc(st->buf, cap)) == NULL)
+			return -1;
+		st->buf = p;
+		st->cap = cap;
+	}
+	memcpy(st->buf + st->len, data, n);
+	st->len += n;
+	http_stream_wake(st);
+	return 0;
+}
+
+void
+http_stream_close(struct http_stream *st)
+{
+	st->closing = 1;
+	st->gone = NULL;
+	http_stream_wake(st);
+}
+
 static enum MHD_Result
 http_queue(struct http_req *r)
 {
@@ -478,6 +642,8 @@ http_queue(struct http_req *r)
 	enum MHD_Result ret;
 	int status = r->status;
 
+	if (r->stream != NULL)
+		return http_queue_stream(r);
 	if (r->json != NULL) {
 		resp = MHD_create_response_from_buffer(strlen(r->json),
 		    r->json, MHD_RESPMEM_MUST_FREE);
@@ -795,6 +961,8 @@ http_free(struct http *h)
 	while (h->waiting != NULL)
 		http_reply_error(h->waiting, MHD_HTTP_SERVICE_UNAVAILABLE,
 		    "papo serve is stopping");
+	for (struct http_stream *st = h->streams; st != NULL; st = st->next)
+		http_stream_close(st);
 	if (h->epfd != -1)
 		loop_del_fd(h->loop, h->epfd);
 	if (h->mhd != NULL) {

@@ -78,6 +78,9 @@ const char *http_req_query_unknown(struct http_req *r,
 /* The body, NUL-terminated (len excludes the NUL). */
 const char *http_req_body(const struct http_req *r, size_t *len);
 
+/* A request header's value, or NULL. */
+const char *http_req_header(struct http_req *r, const char *name);
+
 /* Answers r with status and JSON text (copied).  A second answer to the
  * same request is ignored. */
 void http_reply(struct http_req *r, int status, const char *json);
@@ -98,5 +101,21 @@ void http_submit(struct http_req *r, struct node *n, struct node_msg *m,
 /* Takes a finished request that node_take returned with a ctx set by
  * http_submit. */
 void http_node_done(struct node_msg *m);
+
+/*
+ * Streams: answers r (from its handler) with 200 and a text/event-stream
+ * body that stays open.  http_stream_write queues bytes for it; a client
+ * more than HTTP_STREAM_MAX bytes behind is closed.  gone(st, arg) is
+ * called once when the client leaves or the daemon stops, and st is
+ * invalid after it; http_stream_close ends a stream after what is queued,
+ * and then gone is not called.  NULL when r cannot stream.
+ */
+#define HTTP_STREAM_MAX (1024 * 1024)
+struct http_stream;
+typedef void http_stream_gone(struct http_stream *st, void *arg);
+struct http_stream *http_stream_open(struct http_req *r,
+    http_stream_gone *gone, void *arg);
+int http_stream_write(struct http_stream *st, const char *data, size_t n);
+void http_stream_close(struct http_stream *st);
 
 #endif

@@ -27,6 +27,7 @@
 #include "server/api.h"
 #include "server/http.h"
 #include "server/serve.h"
+#include "server/sse.h"
 
 #define SERVE_PATH_MAX 4096
 
@@ -37,6 +38,7 @@ struct papo {
 	struct loop *loop;
 	struct node *node;
 	struct http *http;
+	struct sse *sse;
 	int lockfd;
 	int sigfd;
 	int json_written;
@@ -225,10 +227,7 @@ serve_on_node(void *arg, uint32_t events)
 		case NODE_EV_MESSAGE:
 		case NODE_EV_RECEIPT:
 		case NODE_EV_PRESENCE:
-			/* Events are streamed to SSE and MCP clients by
-			 * the modules that serve them; none does yet. */
-			log_msg(LOG_DEBUG, "event: %s",
-			    m->json != NULL ? m->json : "");
+			sse_publish(p->sse, m->kind, m->json);
 			node_msg_free(m);
 			break;
 		default:
@@ -305,7 +304,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 {
 	struct papo p;
 	struct node_config nc;
-	struct http_mount mount;
+	struct http_mount mounts[2];
 	struct http_config hc;
 	char quic[128];
 	char *invite = NULL;
@@ -330,12 +329,18 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	nc.listen = c->listen;
 	if ((p.node = node_start(err, &nc)) == NULL)
 		goto out;
-	mount.routes = api_routes(&mount.nroutes);
-	mount.arg = p.node;
+	if ((p.sse = sse_new(p.loop)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto out;
+	}
+	mounts[0].routes = api_routes(&mounts[0].nroutes);
+	mounts[0].arg = p.node;
+	mounts[1].routes = sse_routes(&mounts[1].nroutes);
+	mounts[1].arg = p.sse;
 	hc.bind = c->http;
 	hc.token = c->token;
-	hc.mounts = &mount;
-	hc.nmounts = 1;
+	hc.mounts = mounts;
+	hc.nmounts = 2;
 	if ((p.http = http_new(err, p.loop, &hc)) == NULL)
 		goto out;
 	if (loop_add_fd(p.loop, node_fd(p.node), EPOLLIN, serve_on_node,
@@ -368,8 +373,10 @@ out:
 			loop_del_fd(p.loop, node_fd(p.node));
 		node_stop(p.node);
 	}
-	/* After node_stop: no node answer can now arrive for a request
-	 * http_free answers and frees. */
+	/* Event streams are told to come back (retry:) and closed before
+	 * HTTP stops.  After node_stop: no node answer can now arrive for a
+	 * request http_free answers and frees. */
+	sse_free(p.sse);
 	http_free(p.http);
 	if (p.loop != NULL && p.sigfd != -1)
 		loop_del_fd(p.loop, p.sigfd);

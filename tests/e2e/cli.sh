@@ -3,27 +3,7 @@
 # PAPO_HOMEs.  Usage: cli.sh PATH_TO_PAPO.  Prints "N passed, N failed".
 set -u
 PAPO=${1:?usage: cli.sh PATH_TO_PAPO}
-T=$(mktemp -d /tmp/papo-e2e-cli.XXXXXX)
-trap 'rm -rf "$T"' EXIT
-passed=0 failed=0
-
-ok()   { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-# expect STATUS DESCRIPTION -- COMMAND...: runs it, keeps stdout/stderr.
-expect() {
-	local want=$1 what=$2; shift 3
-	"$@" >"$T/out" 2>"$T/err"
-	local got=$?
-	if [ "$got" -eq "$want" ]; then ok; else
-		fail "$what: exit $got, wanted $want; stderr: $(cat "$T/err")"; fi
-}
-has() { # has FILE PATTERN DESCRIPTION
-	if grep -q -E -- "$2" "$1"; then ok; else fail "$3: '$2' not in: $(cat "$1")"; fi
-}
-lines() { # lines FILE N DESCRIPTION
-	local n; n=$(wc -l <"$1")
-	if [ "$n" -eq "$2" ]; then ok; else fail "$3: $n lines, wanted $2: $(cat "$1")"; fi
-}
+. "$(dirname "$0")/lib.sh"
 
 export PAPO_LISTEN=127.0.0.1:7778
 unset PAPO_NAME PAPO_HOME
@@ -128,5 +108,4 @@ mkdir -p "$T/broken" && echo '{"room":' >"$T/broken/room.json"
 expect 1 "damaged room.json" -- env PAPO_HOME="$T/broken" "$PAPO" invite
 has "$T/err" 'room.json is damaged' "damaged file named"
 
-echo "$passed passed, $failed failed"
-[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
+finish

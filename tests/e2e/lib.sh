@@ -25,6 +25,14 @@ check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
 	if "$@"; then ok; else fail "$what"; fi
 }
 finish() {
+	# Under ASan+UBSan, a daemon's leak or error report fails the run.
+	local f
+	for f in "$T"/*.err; do
+		[ -e "$f" ] || continue
+		if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$f"; then
+			fail "sanitizer report in $(basename "$f"): $(grep -m1 -E 'Sanitizer|runtime error' "$f")"
+		fi
+	done
 	echo "$passed passed, $failed failed"
 	[ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]
 }
@@ -35,6 +43,23 @@ until_true() {
 		[ "$(date +%s%N)" -gt "$deadline" ] && return 1
 		sleep 0.1
 	done
+}
+
+# expect STATUS DESCRIPTION -- COMMAND...: runs it, keeps its stdout in
+# $T/out and stderr in $T/err, and checks its exit status.
+expect() {
+	local want=$1 what=$2; shift 3
+	"$@" >"$T/out" 2>"$T/err"
+	local got=$?
+	if [ "$got" -eq "$want" ]; then ok; else
+		fail "$what: exit $got, wanted $want; stderr: $(cat "$T/err")"; fi
+}
+has() { # has FILE PATTERN DESCRIPTION
+	if grep -q -E -- "$2" "$1"; then ok; else fail "$3: '$2' not in: $(cat "$1")"; fi
+}
+lines() { # lines FILE N DESCRIPTION
+	local n; n=$(wc -l <"$1")
+	if [ "$n" -eq "$2" ]; then ok; else fail "$3: $n lines, wanted $2: $(cat "$1")"; fi
 }
 
 home() { echo "$T/$1"; }
@@ -56,11 +81,13 @@ start() {
 	URL[$n]=$(jq -r .http "$T/$n/serve.json")
 	QPORT[$n]=$(jq -r .quic "$T/$n/serve.json" | sed 's/.*://')
 }
-stop() { # stop NAME: SIGTERM, then wait for the process to end
-	local pid; pid=$(cat "$T/$1.pid")
+stop() { # stop NAME: SIGTERM; the daemon must end cleanly (exit 0)
+	local pid rc; pid=$(cat "$T/$1.pid")
 	kill -TERM "$pid" 2>/dev/null
 	until_true 20 bash -c "! kill -0 $pid 2>/dev/null"
 	wait "$pid" 2>/dev/null
+	rc=$?
+	[ "$rc" -eq 0 ] || fail "$1 exited with $rc on SIGTERM: $(tail -3 "$T/$1.err")"
 	rm -f "$T/$1.pid"
 }
 crash() { # crash NAME: SIGKILL, as a power cut would

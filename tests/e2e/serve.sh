@@ -28,21 +28,6 @@ error_is() {
 	grep -qi '^content-type: application/json' "$T/hdr" && ok ||
 		fail "$what: not sent as application/json"
 }
-# expect STATUS DESCRIPTION -- COMMAND...: runs it, keeps stdout/stderr.
-expect() {
-	local want=$1 what=$2; shift 3
-	"$@" >"$T/out" 2>"$T/err"
-	local got=$?
-	if [ "$got" -eq "$want" ]; then ok; else
-		fail "$what: exit $got, wanted $want; stderr: $(cat "$T/err")"; fi
-}
-has() { # has FILE PATTERN DESCRIPTION
-	if grep -q -E -- "$2" "$1"; then ok; else fail "$3: '$2' not in: $(cat "$1")"; fi
-}
-lines() { # lines FILE N DESCRIPTION
-	local n; n=$(wc -l <"$1")
-	if [ "$n" -eq "$2" ]; then ok; else fail "$3: $n lines, wanted $2: $(cat "$1")"; fi
-}
 post() { # post NAME PATH JSON [CURL_ARGS...]
 	local n=$1 path=$2 body=$3; shift 3
 	req -H 'Content-Type: application/json' --data-binary "$body" "$@" "${URL[$n]}$path"
