@@ -657,12 +657,23 @@ static void
 outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only)
 {
 	struct frame f;
+	size_t i;
 
+	/* Read the message back only when someone is there to take it. */
+	for (i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		if (m->conn != NULL && (only == NULL || m == only) &&
+		    (o->any || member_in(o->wait, o->nwait, m)))
+			break;
+	}
+	if (i == g->nmembers)
+		return;
 	memset(&f, 0, sizeof(f));
 	if (store_get(g->env.store, o->id, &f.u.msg) == -1)
 		return;
 	f.type = FRAME_MSG;
-	for (size_t i = 0; i < g->nmembers; i++) {
+	for (i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
 
 		if (m->conn == NULL || (only != NULL && m != only))

@@ -34,7 +34,7 @@
  * resetting a client that is still sending; past this the connection is
  * closed instead. */
 #define HTTP_DISCARD_MAX (1024 * 1024)
-#define HTTP_CONN_MAX 256          /* connections at once */
+#define HTTP_CONN_MAX 4096         /* connections at once (streams too) */
 #define HTTP_IDLE_S 60             /* an idle connection is closed after */
 #define HTTP_HOST_LEN 64           /* "[" IPv6 "]" NUL, rounded up */
 #define HTTP_ALLOW_LEN 32

@@ -18,6 +18,7 @@
 #include <sys/epoll.h>
 #include <sys/file.h>
 #include <sys/signalfd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -176,6 +177,19 @@ serve_room(char err[PAPO_ERR_LEN], const struct serve_config *c)
  * from a signalfd in the loop instead.  The mask is never restored: a
  * second signal during the stop must not kill the process halfway.
  */
+/* Every event stream and MCP session is a descriptor: take as many as
+ * the system allows this user, not the soft default of 1,024. */
+static void
+serve_files(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
 static int
 serve_signals(char err[PAPO_ERR_LEN], struct papo *p)
 {
@@ -320,6 +334,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	    serve_room(err, c) == -1 ||
 	    serve_signals(err, &p) == -1)
 		goto out;
+	serve_files();
 	if ((p.loop = loop_new()) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "cannot make the event loop: %s",
 		    strerror(errno));

@@ -115,4 +115,29 @@ check "mal is not connected to ana" bash -c "! curl -s '${URL[ana]}/api/status' 
 stop mal
 stop ana
 
+# IPv6: a room over [::1], the second member on a dual-stack socket.
+if grep -q '^00000000000000000000000000000001 ' /proc/net/if_inet6 2>/dev/null; then
+	PAPO_HOME=$T/six "$PAPO" new --name six >/dev/null
+	QPORT[six]=0
+	PAPO_HOME=$T/six "$PAPO" serve --http 127.0.0.1:0 --listen '[::1]:0' \
+		>>"$T/six.out" 2>>"$T/six.err" </dev/null &
+	echo $! >"$T/six.pid"
+	check "six started on [::1]" until_true 20 test -s "$T/six/serve.json"
+	URL[six]=$(jq -r .http "$T/six/serve.json")
+	check "its invite carries [::1]" grep -q '^\[::1\]:' <<<"$(jq -r .quic "$T/six/serve.json")"
+	join sev "$(invite six)"
+	PAPO_HOME=$T/sev "$PAPO" serve --http 127.0.0.1:0 --listen '[::]:0' \
+		>>"$T/sev.out" 2>>"$T/sev.err" </dev/null &
+	echo $! >"$T/sev.pid"
+	check "sev started dual-stack" until_true 20 test -s "$T/sev/serve.json"
+	URL[sev]=$(jq -r .http "$T/sev/serve.json")
+	check "they meet over IPv6" until_true 15 online six sev
+	out=$(papo six say "over IPv6" --json)
+	check "delivered over IPv6: $out" test "$(jq -r .state <<<"$out")" = delivered
+	stop sev
+	stop six
+else
+	echo "skipped: IPv6 test (this machine has no ::1 loopback address)"
+fi
+
 finish
