@@ -21,6 +21,7 @@
 #include <string.h>
 #include <strings.h>
 #include <sys/epoll.h>
+#include <sys/queue.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -66,7 +67,7 @@ struct http_req {
 	http_node_cb *node_cb;
 	void *node_arg;
 	struct http_stream *stream;     /* the answer is a stream */
-	struct http_req *prev, *next;   /* in h->waiting while WAITING */
+	LIST_ENTRY(http_req) wait;      /* in h->waiting while WAITING */
 };
 
 /* An answer that stays open (server-sent events): bytes written to it
@@ -81,7 +82,7 @@ struct http_stream {
 	int closing;
 	http_stream_gone *gone;
 	void *arg;
-	struct http_stream *prev, *next;  /* in h->streams */
+	LIST_ENTRY(http_stream) entry;    /* in h->streams */
 };
 
 struct http {
@@ -98,8 +99,8 @@ struct http {
 	char host[HTTP_HOST_LEN];   /* the bound address as a Host names it */
 	int wildcard;
 	char url[HTTP_HOST_LEN + 16];
-	struct http_req *waiting;
-	struct http_stream *streams;
+	LIST_HEAD(, http_req) waiting;
+	LIST_HEAD(, http_stream) streams;
 };
 
 /* A parsed bind address. */
@@ -470,15 +471,7 @@ http_answer_early(struct http_req *r)
 static void
 http_unwait(struct http_req *r)
 {
-	struct http *h = r->h;
-
-	if (r->prev != NULL)
-		r->prev->next = r->next;
-	else if (h->waiting == r)
-		h->waiting = r->next;
-	if (r->next != NULL)
-		r->next->prev = r->prev;
-	r->prev = r->next = NULL;
+	LIST_REMOVE(r, wait);
 }
 
 static void
@@ -525,14 +518,8 @@ static void
 http_stream_free(void *cls)
 {
 	struct http_stream *st = cls;
-	struct http *h = st->h;
 
-	if (st->prev != NULL)
-		st->prev->next = st->next;
-	else if (h->streams == st)
-		h->streams = st->next;
-	if (st->next != NULL)
-		st->next->prev = st->prev;
+	LIST_REMOVE(st, entry);
 	if (st->gone != NULL)
 		st->gone(st, st->arg);
 	free(st->buf);
@@ -585,10 +572,7 @@ http_stream_open(struct http_req *r, http_stream_gone *gone, void *arg)
 	st->conn = r->conn;
 	st->gone = gone;
 	st->arg = arg;
-	st->next = r->h->streams;
-	if (st->next != NULL)
-		st->next->prev = st;
-	r->h->streams = st;
+	LIST_INSERT_HEAD(&r->h->streams, st, entry);
 	r->stream = st;
 	r->status = MHD_HTTP_OK;
 	r->state = HTTP_ANSWERED;
@@ -955,13 +939,15 @@ fail:
 void
 http_free(struct http *h)
 {
+	struct http_stream *st;
+
 	if (h == NULL)
 		return;
 	/* MHD refuses to stop with a suspended connection. */
-	while (h->waiting != NULL)
-		http_reply_error(h->waiting, MHD_HTTP_SERVICE_UNAVAILABLE,
-		    "papo serve is stopping");
-	for (struct http_stream *st = h->streams; st != NULL; st = st->next)
+	while (!LIST_EMPTY(&h->waiting))
+		http_reply_error(LIST_FIRST(&h->waiting),
+		    MHD_HTTP_SERVICE_UNAVAILABLE, "papo serve is stopping");
+	LIST_FOREACH(st, &h->streams, entry)
 		http_stream_close(st);
 	if (h->epfd != -1)
 		loop_del_fd(h->loop, h->epfd);
@@ -1081,11 +1067,7 @@ http_defer(struct http_req *r)
 	if (r->state != HTTP_RUNNING)
 		return;
 	r->state = HTTP_WAITING;
-	r->prev = NULL;
-	r->next = h->waiting;
-	if (h->waiting != NULL)
-		h->waiting->prev = r;
-	h->waiting = r;
+	LIST_INSERT_HEAD(&h->waiting, r, wait);
 }
 
 void

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 
 #include "server/sse.h"
 
@@ -24,7 +25,7 @@ struct sse_event {
 struct sse_sub {
 	struct http_stream *st;
 	struct sse *s;
-	struct sse_sub *prev, *next;
+	LIST_ENTRY(sse_sub) entry;
 };
 
 struct sse {
@@ -33,7 +34,7 @@ struct sse {
 	uint64_t boot;
 	uint64_t seq;
 	struct sse_event ring[SSE_KEEP];
-	struct sse_sub *subs;
+	LIST_HEAD(, sse_sub) subs;
 };
 
 static const char *
@@ -71,14 +72,9 @@ sse_unsub(struct sse_sub *sub)
 {
 	struct sse *s = sub->s;
 
-	if (sub->prev != NULL)
-		sub->prev->next = sub->next;
-	else
-		s->subs = sub->next;
-	if (sub->next != NULL)
-		sub->next->prev = sub->prev;
+	LIST_REMOVE(sub, entry);
 	free(sub);
-	if (s->subs == NULL)
+	if (LIST_EMPTY(&s->subs))
 		loop_timer_set(s->heartbeat, 0);
 }
 
@@ -93,10 +89,11 @@ static void
 sse_heartbeat(void *arg)
 {
 	struct sse *s = arg;
+	struct sse_sub *sub;
 
-	for (struct sse_sub *sub = s->subs; sub != NULL; sub = sub->next)
+	LIST_FOREACH(sub, &s->subs, entry)
 		http_stream_write(sub->st, ": keep-alive\n\n", 14);
-	if (s->subs != NULL)
+	if (!LIST_EMPTY(&s->subs))
 		loop_timer_set(s->heartbeat, loop_now_ns() + SSE_HEARTBEAT_NS);
 }
 
@@ -125,8 +122,8 @@ sse_free(struct sse *s)
 	if (s == NULL)
 		return;
 	n = snprintf(retry, sizeof(retry), "retry: %d\n\n", SSE_RETRY_MS);
-	while (s->subs != NULL) {
-		struct sse_sub *sub = s->subs;
+	while (!LIST_EMPTY(&s->subs)) {
+		struct sse_sub *sub = LIST_FIRST(&s->subs);
 
 		http_stream_write(sub->st, retry, (size_t)n);
 		http_stream_close(sub->st);
@@ -142,6 +139,7 @@ void
 sse_publish(struct sse *s, enum node_kind kind, const char *json)
 {
 	struct sse_event *e;
+	struct sse_sub *sub;
 	const char *name = sse_name(kind);
 	char *data;
 
@@ -153,10 +151,10 @@ sse_publish(struct sse *s, enum node_kind kind, const char *json)
 	e->seq = s->seq;
 	e->name = name;
 	e->data = data;
-	for (struct sse_sub *sub = s->subs, *next; sub != NULL; sub = next) {
-		next = sub->next;
+	/* A write that finds its client too far behind only marks the
+	 * stream closing; the list is not changed under us. */
+	LIST_FOREACH(sub, &s->subs, entry)
 		sse_write(s, sub->st, e);
-	}
 }
 
 /* The sequence number after which a client resumes: 0 for everything
@@ -195,10 +193,7 @@ sse_events(struct http_req *r, void *arg)
 	}
 	sub->st = st;
 	sub->s = s;
-	sub->next = s->subs;
-	if (sub->next != NULL)
-		sub->next->prev = sub;
-	s->subs = sub;
+	LIST_INSERT_HEAD(&s->subs, sub, entry);
 	n = snprintf(retry, sizeof(retry), "retry: %d\n\n", SSE_RETRY_MS);
 	http_stream_write(st, retry, (size_t)n);
 	/* Replay what the client missed, oldest first. */
