@@ -36,6 +36,7 @@
 #define ACK_SEEN_SLOTS 4096       /* acks forwarded lately */
 #define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */
 #define BAD_FRAMES_MAX 3
+#define READ_SLOTS 4096           /* read receipts remembered as sent */
 #define HISTORY_MAX 500
 
 struct member {
@@ -96,6 +97,8 @@ struct gossip {
 	} upstream[UPSTREAM_SLOTS];
 	uint64_t ack_seen[ACK_SEEN_SLOTS];
 	size_t ack_seen_next;
+	uint64_t read_sent[READ_SLOTS];   /* ids whose read receipt went out */
+	size_t read_next;
 	uint64_t bad_frames;
 };
 
@@ -924,6 +927,38 @@ gossip_do_history(struct gossip *g, struct node_msg *req)
 	g->env.emit(g->env.arg, req);
 }
 
+/* Messages shown to an agent: each author hears it once (a read
+ * receipt); own messages and unknown ids are passed over. */
+static void
+gossip_do_read(struct gossip *g, struct node_msg *req)
+{
+	char *save = NULL, *id;
+
+	for (id = req->text != NULL ? strtok_r(req->text, " ", &save) : NULL;
+	    id != NULL; id = strtok_r(NULL, " ", &save)) {
+		struct frame_msg m;
+		uint64_t v;
+		size_t i;
+
+		if (!sec_msgid_valid(id, &v))
+			continue;
+		for (i = 0; i < READ_SLOTS; i++)
+			if (g->read_sent[i] == v + 1)
+				break;
+		if (i < READ_SLOTS)
+			continue;
+		memset(&m, 0, sizeof(m));
+		if (store_get(g->env.store, id, &m) == -1)
+			continue;
+		if (memcmp(m.from, g->env.me->pk, 32) != 0) {
+			gossip_ack(g, &m, ACK_READ);
+			g->read_sent[g->read_next++ % READ_SLOTS] = v + 1;
+		}
+		frame_msg_clear(&m);
+	}
+	g->env.emit(g->env.arg, req);
+}
+
 void
 gossip_request(struct gossip *g, struct node_msg *m)
 {
@@ -936,6 +971,9 @@ gossip_request(struct gossip *g, struct node_msg *m)
 		break;
 	case NODE_HISTORY:
 		gossip_do_history(g, m);
+		break;
+	case NODE_READ:
+		gossip_do_read(g, m);
 		break;
 	default:
 		gossip_fail(g, m, 400, "%s", "not a request");

@@ -40,6 +40,12 @@ struct node {
 	char *invite;
 };
 
+void
+node_random(void *p, size_t n)
+{
+	randombytes_buf(p, n);
+}
+
 struct node_msg *
 node_msg_new(enum node_kind kind)
 {

@@ -105,6 +105,8 @@ enum node_kind {
 	NODE_SEND = 1,       /* request: text, to, reply_to -> json result */
 	NODE_STATUS,         /* request: -> json status */
 	NODE_HISTORY,        /* request: limit, before, since, from -> json */
+	NODE_READ,           /* request: text = ids shown to an agent, space-
+	                      * separated: their authors get read receipts */
 	NODE_EV_MESSAGE,     /* event: a message from another member */
 	NODE_EV_RECEIPT,     /* event: a delivered/read receipt */
 	NODE_EV_PRESENCE,    /* event: a member went online or offline */
@@ -126,6 +128,9 @@ struct node_msg {
 	char err[PAPO_ERR_LEN];
 	char *json;              /* result or event as JSON text */
 };
+
+/* n bytes from the system's secure random generator (libsodium). */
+void node_random(void *p, size_t n);
 
 struct node_msg *node_msg_new(enum node_kind kind);
 void node_msg_free(struct node_msg *m);

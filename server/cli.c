@@ -21,6 +21,7 @@
 
 #include "node/node.h"
 #include "server/api.h"
+#include "server/bridge.h"
 #include "server/cli.h"
 #include "server/client.h"
 #include "server/http.h"
@@ -53,6 +54,7 @@ static int cli_new(const struct cli_cmd *, int, char **);
 static int cli_join(const struct cli_cmd *, int, char **);
 static int cli_invite(const struct cli_cmd *, int, char **);
 static int cli_serve(const struct cli_cmd *, int, char **);
+static int cli_mcp(const struct cli_cmd *, int, char **);
 static int cli_say(const struct cli_cmd *, int, char **);
 static int cli_status(const struct cli_cmd *, int, char **);
 static int cli_history(const struct cli_cmd *, int, char **);
@@ -91,6 +93,16 @@ static const struct cli_cmd cli_cmds[] = {
 	  "It prints the MCP URL, the dashboard URL and the invite, and runs\n"
 	  "until SIGINT or SIGTERM.",
 	  cli_serve },
+	{ "mcp", "papo mcp", "",
+	  "Speak MCP over stdio, for clients that only start servers as\n"
+	  "programs (such as Claude Code): JSON-RPC messages, one a line, on\n"
+	  "stdin and stdout, carried to the running daemon's /mcp, whose\n"
+	  "notifications (new room messages) come out on stdout too.  When no\n"
+	  "daemon runs, it starts 'papo serve' in the background (its output\n"
+	  "appended to $PAPO_HOME/serve.log), which keeps running after.  Ends\n"
+	  "the MCP session and exits when stdin closes.  Diagnostics go to\n"
+	  "stderr.",
+	  cli_mcp },
 	{ "say", "papo say TEXT [--to NAME] [--reply-to ID] [--json]", "Trj",
 	  "Send TEXT to the room through the running daemon (to one member with\n"
 	  "--to, as an answer to message ID with --reply-to).  Prints the\n"
@@ -357,6 +369,22 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 	sc.about = o.about;
 	sc.invite = cli_env("PAPO_INVITE");
 	if (serve_run(err, &sc) == -1)
+		return cli_fail(err);
+	return CLI_OK;
+}
+
+static int
+cli_mcp(const struct cli_cmd *c, int argc, char **argv)
+{
+	char err[PAPO_ERR_LEN], home[4096];
+	struct cli_opts o;
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
+		return rc;
+	if (cli_home(home, sizeof(home)) == -1)
+		return cli_fail("cannot tell the home directory: set PAPO_HOME");
+	if (bridge_run(err, home) == -1)
 		return cli_fail(err);
 	return CLI_OK;
 }

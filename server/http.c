@@ -39,6 +39,8 @@
 #define HTTP_IDLE_S 60             /* an idle connection is closed after */
 #define HTTP_HOST_LEN 64           /* "[" IPv6 "]" NUL, rounded up */
 #define HTTP_ALLOW_LEN 32
+#define HTTP_HEADERS_MAX 4
+#define HTTP_HEADER_VALUE_MAX 128
 
 enum http_state {
 	HTTP_READING,       /* headers passed the checks; the body arrives */
@@ -62,8 +64,11 @@ struct http_req {
 	size_t dropped;
 	int status;
 	char *json;
-	const char *hname;      /* one extra header: Allow or WWW-Authenticate */
-	char hvalue[HTTP_ALLOW_LEN];
+	struct {
+		const char *name;   /* Allow, WWW-Authenticate, MCP-Session-Id */
+		char value[HTTP_HEADER_VALUE_MAX];
+	} hdr[HTTP_HEADERS_MAX];  /* extra answer headers */
+	size_t nhdr;
 	http_node_cb *node_cb;
 	void *node_arg;
 	struct http_stream *stream;     /* the answer is a stream */
@@ -422,8 +427,8 @@ http_screen(struct http_req *r, const char *url, const char *method)
 	}
 	if (!open && !http_auth_ok(h, http_header(r,
 	    MHD_HTTP_HEADER_AUTHORIZATION))) {
-		r->hname = MHD_HTTP_HEADER_WWW_AUTHENTICATE;
-		snprintf(r->hvalue, sizeof(r->hvalue), "Bearer realm=\"papo\"");
+		http_reply_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+		    "Bearer realm=\"papo\"");
 		http_reply_error(r, MHD_HTTP_UNAUTHORIZED, "this daemon needs "
 		    "'Authorization: Bearer TOKEN' (its PAPO_TOKEN)");
 		return;
@@ -433,8 +438,7 @@ http_screen(struct http_req *r, const char *url, const char *method)
 		return;
 	}
 	if (r->route == NULL) {
-		r->hname = MHD_HTTP_HEADER_ALLOW;
-		snprintf(r->hvalue, sizeof(r->hvalue), "%s", allow);
+		http_reply_header(r, MHD_HTTP_HEADER_ALLOW, allow);
 		http_reply_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, "%s takes %s, "
 		    "not %s", url, allow, method);
 		return;
@@ -484,6 +488,23 @@ http_req_free(struct http_req *r)
 	free(r->body);
 	free(r->json);
 	free(r);
+}
+
+void
+http_reply_header(struct http_req *r, const char *name, const char *value)
+{
+	if (r->nhdr == HTTP_HEADERS_MAX)
+		return;
+	r->hdr[r->nhdr].name = name;
+	snprintf(r->hdr[r->nhdr].value, sizeof(r->hdr[0].value), "%s", value);
+	r->nhdr++;
+}
+
+static void
+http_add_headers(struct http_req *r, struct MHD_Response *resp)
+{
+	for (size_t i = 0; i < r->nhdr; i++)
+		MHD_add_response_header(resp, r->hdr[i].name, r->hdr[i].value);
 }
 
 /* Streams. */
@@ -554,6 +575,7 @@ http_queue_stream(struct http_req *r)
 	    "text/event-stream");
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	http_add_headers(r, resp);
 	ret = MHD_queue_response(r->conn, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
 	r->state = HTTP_DONE;
@@ -645,8 +667,7 @@ http_queue(struct http_req *r)
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
 	    "no-store");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
-	if (r->hname != NULL)
-		MHD_add_response_header(resp, r->hname, r->hvalue);
+	http_add_headers(r, resp);
 	ret = MHD_queue_response(r->conn, (unsigned)status, resp);
 	MHD_destroy_response(resp);
 	r->state = HTTP_DONE;
@@ -1022,10 +1043,13 @@ http_reply(struct http_req *r, int status, const char *json)
 		    r->path);
 		return;
 	}
-	/* A newline ends the body, as curl users expect of a terminal. */
+	/* A newline ends the body, as curl users expect of a terminal; an
+	 * empty answer (202) stays empty. */
 	if ((r->json = malloc(n + 2)) != NULL) {
 		memcpy(r->json, json, n);
-		memcpy(r->json + n, "\n", 2);
+		if (n > 0)
+			r->json[n++] = '\n';
+		r->json[n] = '\0';
 	}
 	r->status = status;
 	r->state = HTTP_ANSWERED;

@@ -81,6 +81,11 @@ const char *http_req_body(const struct http_req *r, size_t *len);
 /* A request header's value, or NULL. */
 const char *http_req_header(struct http_req *r, const char *name);
 
+/* Adds a header to r's answer (name must outlive r; at most 4, values
+ * up to 127 bytes).  Call it before the answer. */
+void http_reply_header(struct http_req *r, const char *name,
+    const char *value);
+
 /* Answers r with status and JSON text (copied).  A second answer to the
  * same request is ignored. */
 void http_reply(struct http_req *r, int status, const char *json);

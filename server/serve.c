@@ -27,6 +27,7 @@
 #include "node/node.h"
 #include "server/api.h"
 #include "server/http.h"
+#include "server/mcp.h"
 #include "server/serve.h"
 #include "server/sse.h"
 
@@ -40,6 +41,7 @@ struct papo {
 	struct node *node;
 	struct http *http;
 	struct sse *sse;
+	struct mcp *mcp;
 	int lockfd;
 	int sigfd;
 	int json_written;
@@ -236,9 +238,12 @@ serve_on_node(void *arg, uint32_t events)
 		case NODE_SEND:
 		case NODE_STATUS:
 		case NODE_HISTORY:
+		case NODE_READ:
 			http_node_done(m);
 			break;
 		case NODE_EV_MESSAGE:
+			mcp_message(p->mcp, m->json);
+			/* FALLTHROUGH */
 		case NODE_EV_RECEIPT:
 		case NODE_EV_PRESENCE:
 			sse_publish(p->sse, m->kind, m->json);
@@ -318,7 +323,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 {
 	struct papo p;
 	struct node_config nc;
-	struct http_mount mounts[2];
+	struct http_mount mounts[3];
 	struct http_config hc;
 	char quic[128];
 	char *invite = NULL;
@@ -344,7 +349,8 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	nc.listen = c->listen;
 	if ((p.node = node_start(err, &nc)) == NULL)
 		goto out;
-	if ((p.sse = sse_new(p.loop)) == NULL) {
+	if ((p.sse = sse_new(p.loop)) == NULL ||
+	    (p.mcp = mcp_new(p.loop, p.node)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto out;
 	}
@@ -352,10 +358,12 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	mounts[0].arg = p.node;
 	mounts[1].routes = sse_routes(&mounts[1].nroutes);
 	mounts[1].arg = p.sse;
+	mounts[2].routes = mcp_routes(&mounts[2].nroutes);
+	mounts[2].arg = p.mcp;
 	hc.bind = c->http;
 	hc.token = c->token;
 	hc.mounts = mounts;
-	hc.nmounts = 2;
+	hc.nmounts = 3;
 	if ((p.http = http_new(err, p.loop, &hc)) == NULL)
 		goto out;
 	if (loop_add_fd(p.loop, node_fd(p.node), EPOLLIN, serve_on_node,
@@ -391,6 +399,7 @@ out:
 	/* Event streams are told to come back (retry:) and closed before
 	 * HTTP stops.  After node_stop: no node answer can now arrive for a
 	 * request http_free answers and frees. */
+	mcp_free(p.mcp);
 	sse_free(p.sse);
 	http_free(p.http);
 	if (p.loop != NULL && p.sigfd != -1)

@@ -1,0 +1,32 @@
+/*
+ * mcp.h: MCP over Streamable HTTP at /mcp (docs/MCP.md): sessions, the
+ * JSON-RPC methods and the tool table (send, wait, history, status), and
+ * the push of room messages to every session's notification stream.
+ * Main thread only.
+ */
+#ifndef PAPO_MCP_H
+#define PAPO_MCP_H
+
+#include <stddef.h>
+
+#include "node/node.h"
+#include "server/http.h"
+
+#define MCP_SESSIONS_MAX 4096
+#define MCP_KEEP 256                 /* events kept per session to resume */
+#define MCP_UNSEEN_MAX 500           /* messages kept for a session's wait */
+#define MCP_WAIT_DEFAULT_S 30
+#define MCP_WAIT_MAX_S 55
+#define MCP_PROGRESS_NS (10ull * 1000000000u)
+
+struct mcp;
+
+struct mcp *mcp_new(struct loop *l, struct node *n);
+/* Ends every session (streams get retry: and close); before http_free. */
+void mcp_free(struct mcp *m);
+/* A message from another member (NODE_EV_MESSAGE's JSON). */
+void mcp_message(struct mcp *m, const char *json);
+/* The routes, for an http_mount whose arg is the struct mcp. */
+const struct http_route *mcp_routes(size_t *n);
+
+#endif

@@ -1,0 +1,383 @@
+// mcp.test.mjs: papo's /mcp as a real MCP client sees it.  Two daemons
+// (ana and bo, in temporary homes, on ports of their own choosing) in one
+// room; the official MCP TypeScript SDK connects to each over Streamable
+// HTTP and drives initialize, tools/list, the four tools, the push of room
+// messages as notifications/claude/channel, tool errors and the end of a
+// session.  Each step's answer is also compared with the papo CLI's.
+//
+// Run: PAPO=path/to/papo node --test tests/clients/mcp.test.mjs
+//  or: node tests/clients/mcp.test.mjs path/to/papo
+// (after `npm ci --prefix tests/clients`).  On a failure the HTTP
+// exchanges of both clients are printed to stderr.
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const PAPO = path.resolve(
+  process.env.PAPO ||
+    (process.argv[2] && !process.argv[2].endsWith('.mjs') ? process.argv[2] : '') ||
+    path.join(HERE, '..', '..', 'build', 'papo'),
+);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// The promise's value, or an error after ms (the timer does not outlive it).
+function within(promise, ms, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} (after ${ms} ms)`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+// The daemons' environment: nothing of the caller's papo settings.
+const baseEnv = { ...process.env };
+for (const k of ['PAPO_HOME', 'PAPO_NAME', 'PAPO_INVITE', 'PAPO_HTTP', 'PAPO_LISTEN', 'PAPO_TOKEN'])
+  delete baseEnv[k];
+
+const root = fs.mkdtempSync(path.join(os.tmpdir(), 'papo-mcp-'));
+const daemons = {}; // name -> { home, proc, exit: Promise<{code, signal}>, info, err }
+process.on('exit', () => {
+  // Whatever happened, leave no daemon behind.
+  for (const d of Object.values(daemons)) if (d.proc.exitCode === null) d.proc.kill('SIGKILL');
+});
+
+function papo(home, args) {
+  return execFileSync(PAPO, args, {
+    env: { ...baseEnv, PAPO_HOME: home },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 30_000,
+  });
+}
+
+async function until(what, fn, ms = 20_000, every = 100) {
+  const deadline = Date.now() + ms;
+  let last;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+    } catch (e) {
+      last = e;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${last.message}` : ''}`);
+    await sleep(every);
+  }
+}
+
+async function serve(name) {
+  const home = path.join(root, name);
+  const errFile = path.join(root, `${name}.err`);
+  const err = fs.openSync(errFile, 'a');
+  const proc = spawn(PAPO, ['serve', '--http', '127.0.0.1:0', '--listen', '127.0.0.1:0'], {
+    env: { ...baseEnv, PAPO_HOME: home },
+    stdio: ['ignore', 'ignore', err],
+  });
+  fs.closeSync(err);
+  const exit = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+  const d = { home, proc, exit, errFile };
+  daemons[name] = d;
+  const stderr = () => fs.readFileSync(errFile, 'utf8').split('\n').slice(-5).join('\n');
+  d.info = await until(`${name}'s serve.json`, () => {
+    if (proc.exitCode !== null) throw new Error(`papo serve exited ${proc.exitCode}: ${stderr()}`);
+    const j = JSON.parse(fs.readFileSync(path.join(home, 'serve.json'), 'utf8'));
+    return j.mcp && j.http ? j : null;
+  }).catch((e) => {
+    throw new Error(`${e.message}\n${stderr()}`);
+  });
+  for (const k of ['http', 'mcp', 'invite', 'quic', 'pid'])
+    assert.ok(k in d.info, `serve.json has ${k}: ${JSON.stringify(d.info)}`);
+  assert.equal(d.info.pid, proc.pid, 'serve.json has the daemon pid');
+  return d;
+}
+
+// HTTP exchanges of the clients, for the report when something fails.
+const exchanges = [];
+let getStreamOpened = {};
+function recordingFetch(label) {
+  let opened;
+  getStreamOpened[label] = new Promise((r) => (opened = r));
+  return async (url, init = {}) => {
+    const h = new Headers(init.headers);
+    const e = {
+      who: label,
+      method: init.method || 'GET',
+      session: h.get('mcp-session-id'),
+      version: h.get('mcp-protocol-version'),
+      lastEventId: h.get('last-event-id'),
+      body: typeof init.body === 'string' ? init.body.slice(0, 300) : undefined,
+    };
+    exchanges.push(e);
+    let res;
+    try {
+      res = await fetch(url, init);
+    } catch (err) {
+      e.error = String(err);
+      throw err;
+    }
+    e.status = res.status;
+    e.type = res.headers.get('content-type');
+    e.sessionOut = res.headers.get('mcp-session-id');
+    if (e.method === 'GET' && res.ok && /text\/event-stream/.test(e.type || '')) opened();
+    if (!res.ok || /application\/json/.test(e.type || ''))
+      res.clone().text().then((t) => (e.response = t.slice(0, 300)), () => {});
+    return res;
+  };
+}
+
+async function connect(label, url) {
+  const client = new Client({ name: `papo-test-${label}`, version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: recordingFetch(label) });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+function parsedText(result) {
+  assert.ok(Array.isArray(result.content) && result.content.length > 0, 'result has content');
+  assert.equal(result.content[0].type, 'text');
+  return JSON.parse(result.content[0].text);
+}
+// A tool's structured answer, checked against its JSON text.
+function structured(result, what) {
+  assert.notEqual(result.isError, true, `${what} is not an error: ${JSON.stringify(result)}`);
+  assert.ok(result.structuredContent, `${what} has structuredContent: ${JSON.stringify(result)}`);
+  assert.deepEqual(parsedText(result), result.structuredContent, `${what}: content[0].text is the JSON of structuredContent`);
+  return result.structuredContent;
+}
+function errorText(result) {
+  assert.equal(result.isError, true, `isError: ${JSON.stringify(result)}`);
+  return result.content.map((c) => c.text || '').join('\n');
+}
+
+// A step that needs what an earlier one set up says so, instead of a TypeError.
+function need(ok) {
+  assert.ok(ok, 'needs the earlier steps (see the first failure above)');
+}
+
+let failed = false;
+function step(name, fn, timeout = 30_000) {
+  it(name, { timeout }, async (t) => {
+    try {
+      await fn(t);
+    } catch (e) {
+      failed = true;
+      throw e;
+    }
+  });
+}
+
+describe('papo /mcp with the MCP TypeScript SDK', { timeout: 85_000 }, () => {
+  let A, B, c1, c2;
+  const notes = []; // notifications client2 got
+  let M0, M1, pendingWait;
+
+  before(async () => {
+    assert.ok(fs.existsSync(PAPO), `no papo binary at ${PAPO} (set PAPO)`);
+    papo(path.join(root, 'A'), ['new', '--name', 'ana']);
+    A = await serve('A');
+    papo(path.join(root, 'B'), ['join', A.info.invite, '--name', 'bo']);
+    B = await serve('B');
+    await until('ana to see bo online', async () => {
+      const s = await (await fetch(`${A.info.http}/api/status`)).json();
+      return s.members?.some((m) => m.name === 'bo' && m.online === true);
+    }, 30_000, 200);
+  });
+
+  after(async () => {
+    for (const c of [c1, c2]) await c?.client.close().catch(() => {});
+    for (const d of Object.values(daemons)) if (d.proc.exitCode === null) d.proc.kill('SIGKILL');
+    await Promise.all(Object.values(daemons).map((d) => d.exit));
+    if (failed) {
+      console.error('HTTP exchanges of the clients:');
+      for (const e of exchanges) console.error('  ' + JSON.stringify(e));
+      for (const [n, d] of Object.entries(daemons))
+        console.error(`${n}'s stderr:\n` + fs.readFileSync(d.errFile, 'utf8').replace(/^(?=.)/gm, '  '));
+    }
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  step('initialize: capabilities and instructions', async () => {
+    c1 = await connect('client1', A.info.mcp);
+    c2 = await connect('client2', B.info.mcp);
+    c2.client.fallbackNotificationHandler = async (n) => {
+      notes.push(n);
+    };
+    for (const { client, transport } of [c1, c2]) {
+      const caps = client.getServerCapabilities();
+      assert.ok(caps, 'server capabilities');
+      assert.ok(caps.tools, `capabilities.tools: ${JSON.stringify(caps)}`);
+      assert.ok(caps.logging, `capabilities.logging: ${JSON.stringify(caps)}`);
+      assert.ok(caps.resources, `capabilities.resources: ${JSON.stringify(caps)}`);
+      assert.equal(caps.resources.subscribe, true, `capabilities.resources.subscribe: ${JSON.stringify(caps)}`);
+      assert.ok(caps.experimental?.['claude/channel'], `capabilities.experimental["claude/channel"]: ${JSON.stringify(caps)}`);
+      const ins = client.getInstructions();
+      assert.equal(typeof ins, 'string', 'instructions');
+      assert.match(ins, /data/i, 'instructions say room text is data');
+      assert.match(ins, /instruction/i, 'instructions say room text is not instructions');
+      assert.ok(transport.sessionId, 'the server gave a session id');
+      assert.match(transport.sessionId, /^[\x21-\x7e]+$/, 'session id is visible ASCII');
+    }
+    assert.notEqual(c1.transport.sessionId, c2.transport.sessionId);
+  });
+
+  step('tools/list: send, wait, history, status', async () => {
+    need(c1 && c2);
+    for (const { client } of [c1, c2]) {
+      const { tools } = await client.listTools();
+      const names = tools.map((t) => t.name).sort();
+      for (const n of ['history', 'send', 'status', 'wait'])
+        assert.ok(names.includes(n), `tool ${n} listed: ${names}`);
+      for (const t of tools) {
+        assert.equal(t.inputSchema?.type, 'object', `${t.name}'s inputSchema is an object schema`);
+        assert.equal(typeof t.description, 'string', `${t.name} has a description`);
+      }
+    }
+  });
+
+  step('a pending wait; send and reply_to; the push to the other session', async () => {
+    // The standalone GET stream (opened by the SDK after initialize) is
+    // where the pushes go: it must be open first.
+    need(c1 && c2);
+    await within(getStreamOpened.client2, 5_000, 'client2 has no GET event stream open after initialize');
+    pendingWait = c2.client.callTool({ name: 'wait', arguments: { timeout_s: 20 } }, undefined, { timeout: 40_000 });
+    pendingWait.catch(() => {}); // awaited in the next step
+    await sleep(300);
+
+    const r0 = structured(await c1.client.callTool({ name: 'send', arguments: { text: 'first' } }), 'send first');
+    assert.match(r0.id, /^[a-z2-7]{10}$/, `message id: ${JSON.stringify(r0)}`);
+    assert.equal(r0.state, 'delivered', `send first: ${JSON.stringify(r0)}`);
+    assert.deepEqual(r0.delivered_to, ['bo']);
+    M0 = r0.id;
+
+    const r1 = structured(
+      await c1.client.callTool({ name: 'send', arguments: { text: 'hello bo', reply_to: M0 } }),
+      'send hello bo',
+    );
+    assert.match(r1.id, /^[a-z2-7]{10}$/);
+    assert.notEqual(r1.id, M0);
+    assert.equal(r1.state, 'delivered', `send hello bo: ${JSON.stringify(r1)}`);
+    assert.deepEqual(r1.delivered_to, ['bo']);
+    M1 = r1.id;
+
+    const n = await until(
+      'notifications/claude/channel "hello bo" on client2',
+      () => notes.find((x) => x.method === 'notifications/claude/channel' && x.params?.content === 'hello bo'),
+      10_000,
+    ).catch((e) => {
+      throw new Error(`${e.message}; client2 got: ${JSON.stringify(notes)}`);
+    });
+    assert.equal(n.params.meta?.from, 'ana', JSON.stringify(n));
+    assert.equal(n.params.meta.id, M1, JSON.stringify(n));
+    assert.equal(n.params.meta.reply_to, M0, JSON.stringify(n));
+    // Sent to everyone: no addressee (meta.to absent or null).
+    assert.ok(n.params.meta.to === undefined || n.params.meta.to === null, `meta.to: ${JSON.stringify(n)}`);
+    assert.ok(['number', 'string'].includes(typeof n.params.meta.ts) && n.params.meta.ts,
+      `meta has ts: ${JSON.stringify(n)}`);
+    const n0 = notes.find((x) => x.method === 'notifications/claude/channel' && x.params?.content === 'first');
+    assert.ok(n0, `"first" was pushed too: ${JSON.stringify(notes)}`);
+    assert.equal(n0.params.meta?.id, M0);
+  }, 45_000);
+
+  step('the pending wait answers with the message; a second wait has nothing new', async () => {
+    need(c2 && pendingWait);
+    const w = structured(await pendingWait, 'wait');
+    assert.ok(Array.isArray(w.messages), `wait.messages is an array: ${JSON.stringify(w)}`);
+    assert.ok(w.messages.length >= 1, `wait returned a message: ${JSON.stringify(w)}`);
+    assert.ok(
+      w.messages.some((m) => m.text === 'first' || m.text === 'hello bo'),
+      `wait returned "first" or "hello bo": ${JSON.stringify(w)}`,
+    );
+    for (const m of w.messages) assert.ok([M0, M1].includes(m.id), `wait returned our messages: ${JSON.stringify(m)}`);
+    const t0 = Date.now();
+    const w2 = structured(
+      await c2.client.callTool({ name: 'wait', arguments: { timeout_s: 2 } }, undefined, { timeout: 20_000 }),
+      'second wait',
+    );
+    assert.deepEqual(w2.messages, [], `a message already pushed is not returned again: ${JSON.stringify(w2)}`);
+    assert.ok(Date.now() - t0 >= 1_500, 'the second wait waited its timeout');
+  });
+
+  step('history tool = papo history --json', async () => {
+    need(c2 && M0 && M1);
+    const h = structured(await c2.client.callTool({ name: 'history', arguments: { limit: 10 } }), 'history');
+    assert.ok(Array.isArray(h.messages), JSON.stringify(h));
+    assert.deepEqual(
+      h.messages.map((m) => m.text),
+      ['first', 'hello bo'],
+      `history has both, oldest first: ${JSON.stringify(h)}`,
+    );
+    assert.deepEqual(h.messages.map((m) => m.id), [M0, M1]);
+    assert.equal(h.messages[1].reply_to, M0);
+    assert.equal(h.messages[0].from, 'ana');
+    const cli = JSON.parse(papo(B.home, ['history', '--json']));
+    assert.deepEqual(
+      h.messages.map((m) => m.id),
+      cli.messages.map((m) => m.id),
+      'same ids in the same order as papo history --json',
+    );
+  });
+
+  step('status tool = papo status --json', async () => {
+    need(c1);
+    const s = structured(await c1.client.callTool({ name: 'status', arguments: {} }), 'status');
+    assert.equal(s.me?.name, 'ana', JSON.stringify(s));
+    assert.ok(Array.isArray(s.members), JSON.stringify(s));
+    const bo = s.members.find((m) => m.name === 'bo');
+    assert.ok(bo, `bo is a member: ${JSON.stringify(s)}`);
+    assert.equal(bo.online, true);
+    const cli = JSON.parse(papo(A.home, ['status', '--json']));
+    const pick = (ms) => ms.map((m) => [m.name, m.online]).sort();
+    assert.deepEqual(pick(s.members), pick(cli.members), 'same members and online states as papo status --json');
+  });
+
+  step('tool errors: unknown addressee, text too long', async () => {
+    need(c1);
+    const e1 = errorText(await c1.client.callTool({ name: 'send', arguments: { text: 'x', to: 'nobody' } }));
+    assert.match(e1, /bo/, `the error lists the members: ${e1}`);
+    const e2 = errorText(await c1.client.callTool({ name: 'send', arguments: { text: 'a'.repeat(50_000) } }));
+    assert.match(e2, /49152|48 ?KiB/i, `the error gives the limit: ${e2}`);
+  });
+
+  step('session end: DELETE, then the old session id gets 404', async () => {
+    need(c1);
+    const url = A.info.mcp;
+    const sid = c1.transport.sessionId;
+    assert.ok(sid);
+    const before = exchanges.length;
+    await c1.transport.terminateSession();
+    const del = exchanges.slice(before).find((e) => e.who === 'client1' && e.method === 'DELETE');
+    assert.ok(del, 'the SDK sent DELETE');
+    assert.ok(del.status >= 200 && del.status < 300, `DELETE answered ${del.status} (2xx ends the session)`);
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: {
+        'MCP-Session-Id': sid,
+        'MCP-Protocol-Version': '2025-11-25',
+        Accept: 'application/json, text/event-stream',
+        'Content-Type': 'application/json',
+      },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list', params: {} }),
+    });
+    const body = await res.text();
+    assert.equal(res.status, 404, `POST with the ended session: ${res.status} ${body}`);
+  });
+
+  step('daemons stop cleanly on SIGTERM', async () => {
+    for (const c of [c1, c2]) await c?.client.close().catch(() => {});
+    c1 = c2 = undefined;
+    for (const [n, d] of Object.entries(daemons)) {
+      d.proc.kill('SIGTERM');
+      const { code, signal } = await within(d.exit, 15_000, `${n} still runs after SIGTERM`);
+      assert.equal(code, 0, `${n} exit code on SIGTERM (signal ${signal})`);
+      const err = fs.readFileSync(d.errFile, 'utf8');
+      assert.doesNotMatch(err, /ERROR: (Address|Leak)Sanitizer|runtime error:/, `${n}: no sanitizer report`);
+    }
+  }, 40_000);
+});
