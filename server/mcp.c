@@ -287,6 +287,19 @@ mcp_from_matches(const char *from, const cJSON *msg)
 	    strcmp(i->valuestring, from) == 0);
 }
 
+/* Forgets a wait that has been answered, or whose client left. */
+static void
+mcp_wait_free(struct mcp_wait *w)
+{
+	w->s->wait = NULL;
+	loop_timer_free(w->timer);
+	loop_timer_free(w->tick);
+	cJSON_Delete(w->id);
+	cJSON_Delete(w->token);
+	free(w->from);
+	free(w);
+}
+
 /* Answers w with messages (NULL: none, the call timed out or the session
  * ended) and frees it. */
 static void
@@ -313,13 +326,7 @@ mcp_wait_end(struct mcp_wait *w, cJSON *messages)
 		cJSON_free(text);
 	} else
 		mcp_reply_text(w->r, 200, text);
-	s->wait = NULL;
-	loop_timer_free(w->timer);
-	loop_timer_free(w->tick);
-	cJSON_Delete(w->id);
-	cJSON_Delete(w->token);
-	free(w->from);
-	free(w);
+	mcp_wait_free(w);
 }
 
 static void
@@ -359,15 +366,7 @@ mcp_wait_gone(struct http_stream *st, void *arg)
 	struct mcp_wait *w = arg;
 
 	(void)st;
-	w->st = NULL;
-	w->r = NULL;
-	w->s->wait = NULL;
-	loop_timer_free(w->timer);
-	loop_timer_free(w->tick);
-	cJSON_Delete(w->id);
-	cJSON_Delete(w->token);
-	free(w->from);
-	free(w);
+	mcp_wait_free(w);
 }
 
 static int
