@@ -48,6 +48,7 @@ struct cli_opts {
 	const char *reply_to;
 	int json;
 	const char *count;
+	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 };
 
 static int cli_new(const struct cli_cmd *, int, char **);
@@ -274,13 +275,17 @@ cli_start(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		*rc = cli_usage(c, "unexpected argument '%s'", argv[optind + npos]);
 		return -1;
 	}
+	if (cli_home(o->home, sizeof(o->home)) == -1) {
+		*rc = cli_fail("cannot tell the home directory: set PAPO_HOME");
+		return -1;
+	}
 	return 0;
 }
 
 static int
 cli_new(const struct cli_cmd *c, int argc, char **argv)
 {
-	char err[PAPO_ERR_LEN], home[4096];
+	char err[PAPO_ERR_LEN];
 	struct cli_opts o;
 	char *invite = NULL;
 	int rc;
@@ -289,9 +294,7 @@ cli_new(const struct cli_cmd *c, int argc, char **argv)
 		return rc;
 	if (o.name == NULL)
 		return cli_usage(c, "%s", "--name NAME is required");
-	if (cli_home(home, sizeof(home)) == -1)
-		return cli_fail("cannot tell the home directory: set PAPO_HOME");
-	if (room_create(err, home, o.name, o.about, o.force, o.listen,
+	if (room_create(err, o.home, o.name, o.about, o.force, o.listen,
 	    &invite) == -1)
 		return cli_fail(err);
 	printf("new room created; you are %s.\n"
@@ -303,7 +306,7 @@ cli_new(const struct cli_cmd *c, int argc, char **argv)
 static int
 cli_join(const struct cli_cmd *c, int argc, char **argv)
 {
-	char err[PAPO_ERR_LEN], home[4096];
+	char err[PAPO_ERR_LEN];
 	struct cli_opts o;
 	int rc;
 
@@ -313,9 +316,7 @@ cli_join(const struct cli_cmd *c, int argc, char **argv)
 		return cli_usage(c, "%s", "the INVITE is missing");
 	if (o.name == NULL)
 		return cli_usage(c, "%s", "--name NAME is required");
-	if (cli_home(home, sizeof(home)) == -1)
-		return cli_fail("cannot tell the home directory: set PAPO_HOME");
-	if (room_join(err, home, argv[optind], o.name, o.about, o.force) == -1)
+	if (room_join(err, o.home, argv[optind], o.name, o.about, o.force) == -1)
 		return cli_fail(err);
 	printf("joined the room as %s; start the daemon with 'papo serve'.\n",
 	    o.name);
@@ -325,7 +326,7 @@ cli_join(const struct cli_cmd *c, int argc, char **argv)
 static int
 cli_invite(const struct cli_cmd *c, int argc, char **argv)
 {
-	char err[PAPO_ERR_LEN], home[4096];
+	char err[PAPO_ERR_LEN];
 	struct cli_opts o;
 	struct client cl;
 	char *invite = NULL;
@@ -333,15 +334,13 @@ cli_invite(const struct cli_cmd *c, int argc, char **argv)
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	if (cli_home(home, sizeof(home)) == -1)
-		return cli_fail("cannot tell the home directory: set PAPO_HOME");
 	/* A running daemon's invite carries the port it really bound. */
-	if (!o.listen_given && client_open(err, home, &cl) == 0) {
+	if (!o.listen_given && client_open(err, o.home, &cl) == 0) {
 		printf("%s\n", cl.invite);
 		client_close(&cl);
 		return CLI_OK;
 	}
-	if (room_invite(err, home, o.listen, &invite) == -1)
+	if (room_invite(err, o.home, o.listen, &invite) == -1)
 		return cli_fail(err);
 	printf("%s\n", invite);
 	free(invite);
@@ -351,17 +350,15 @@ cli_invite(const struct cli_cmd *c, int argc, char **argv)
 static int
 cli_serve(const struct cli_cmd *c, int argc, char **argv)
 {
-	char err[PAPO_ERR_LEN], home[4096];
+	char err[PAPO_ERR_LEN];
 	struct serve_config sc;
 	struct cli_opts o;
 	int rc;
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	if (cli_home(home, sizeof(home)) == -1)
-		return cli_fail("cannot tell the home directory: set PAPO_HOME");
 	memset(&sc, 0, sizeof(sc));
-	sc.home = home;
+	sc.home = o.home;
 	sc.http = o.http;
 	sc.listen = o.listen;
 	sc.token = o.token;
@@ -376,15 +373,13 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 static int
 cli_mcp(const struct cli_cmd *c, int argc, char **argv)
 {
-	char err[PAPO_ERR_LEN], home[4096];
+	char err[PAPO_ERR_LEN];
 	struct cli_opts o;
 	int rc;
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	if (cli_home(home, sizeof(home)) == -1)
-		return cli_fail("cannot tell the home directory: set PAPO_HOME");
-	if (bridge_run(err, home) == -1)
+	if (bridge_run(err, o.home) == -1)
 		return cli_fail(err);
 	return CLI_OK;
 }
@@ -396,9 +391,10 @@ cli_mcp(const struct cli_cmd *c, int argc, char **argv)
  * CLI_ERROR.
  */
 static int
-cli_call(const char *path, const char *body, cJSON **out, char **text)
+cli_call(const char *home, const char *path, const char *body, cJSON **out,
+    char **text)
 {
-	char err[PAPO_ERR_LEN], home[4096];
+	char err[PAPO_ERR_LEN];
 	struct client cl;
 	const cJSON *e;
 	char *answer = NULL;
@@ -406,8 +402,6 @@ cli_call(const char *path, const char *body, cJSON **out, char **text)
 	int rc = CLI_ERROR;
 
 	*out = NULL;
-	if (cli_home(home, sizeof(home)) == -1)
-		return cli_fail("cannot tell the home directory: set PAPO_HOME");
 	if (client_open(err, home, &cl) == -1)
 		return cli_fail(err);
 	if (client_call(err, &cl, path, body, &status, &answer) == -1) {
@@ -530,7 +524,7 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 		cli_fail("out of memory");
 		goto out;
 	}
-	if ((rc = cli_call("/api/send", body, &ans, &text)) != CLI_OK)
+	if ((rc = cli_call(o.home, "/api/send", body, &ans, &text)) != CLI_OK)
 		goto out;
 	if (o.json) {
 		fputs(text, stdout);
@@ -575,7 +569,7 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	if ((rc = cli_call("/api/status", NULL, &ans, &text)) != CLI_OK)
+	if ((rc = cli_call(o.home, "/api/status", NULL, &ans, &text)) != CLI_OK)
 		goto out;
 	if (o.json) {
 		fputs(text, stdout);
@@ -674,7 +668,7 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 			    "not '%s'", o.count);
 	}
 	snprintf(path, sizeof(path), "/api/history?limit=%ld", n);
-	if ((rc = cli_call(path, NULL, &ans, &text)) != CLI_OK)
+	if ((rc = cli_call(o.home, path, NULL, &ans, &text)) != CLI_OK)
 		goto out;
 	if (o.json) {
 		fputs(text, stdout);
@@ -816,15 +810,13 @@ cli_tail_chunk(const char *data, size_t n, void *arg)
 static int
 cli_tail(const struct cli_cmd *c, int argc, char **argv)
 {
-	char err[PAPO_ERR_LEN], home[4096];
+	char err[PAPO_ERR_LEN];
 	struct cli_tail *t;
 	struct cli_opts o;
 	int rc, waited = 0;
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	if (cli_home(home, sizeof(home)) == -1)
-		return cli_fail("cannot tell the home directory: set PAPO_HOME");
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return cli_fail("out of memory");
 	t->json = o.json;
@@ -833,7 +825,7 @@ cli_tail(const struct cli_cmd *c, int argc, char **argv)
 	for (;;) {
 		struct client cl;
 
-		if (client_open(err, home, &cl) == 0) {
+		if (client_open(err, o.home, &cl) == 0) {
 			int r = client_stream(err, &cl, "/api/events",
 			    t->id[0] != '\0' ? t->id : NULL, cli_tail_chunk, t);
 
