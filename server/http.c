@@ -64,6 +64,9 @@ struct http_req {
 	size_t dropped;
 	int status;
 	char *json;
+	const void *file;               /* a static answer (http_reply_file) */
+	size_t file_len;
+	const char *file_type;
 	struct {
 		const char *name;   /* Allow, WWW-Authenticate, MCP-Session-Id */
 		char value[HTTP_HEADER_VALUE_MAX];
@@ -650,7 +653,19 @@ http_queue(struct http_req *r)
 
 	if (r->stream != NULL)
 		return http_queue_stream(r);
-	if (r->json != NULL) {
+	if (r->file != NULL) {
+		resp = MHD_create_response_from_buffer(r->file_len,
+		    (void *)r->file, MHD_RESPMEM_PERSISTENT);
+		if (resp == NULL)
+			return MHD_NO;
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+		    r->file_type);
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+		    "no-cache");
+		MHD_add_response_header(resp, "Content-Security-Policy",
+		    HTTP_CSP_PAGE);
+		MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	} else if (r->json != NULL) {
 		resp = MHD_create_response_from_buffer(strlen(r->json),
 		    r->json, MHD_RESPMEM_MUST_FREE);
 		if (resp != NULL)
@@ -662,10 +677,14 @@ http_queue(struct http_req *r)
 	}
 	if (resp == NULL)
 		return MHD_NO;
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-	    "application/json");
-	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
-	    "no-store");
+	if (r->file == NULL) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+		    "application/json");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+		    "no-store");
+		MHD_add_response_header(resp, "Content-Security-Policy",
+		    HTTP_CSP_DATA);
+	}
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	http_add_headers(r, resp);
 	ret = MHD_queue_response(r->conn, (unsigned)status, resp);
@@ -1061,6 +1080,25 @@ http_reply(struct http_req *r, int status, const char *json)
 			http_kick(r->h);
 		}
 	}
+}
+
+void
+http_reply_file(struct http_req *r, const char *type, const void *data,
+    size_t len)
+{
+	if (r->state == HTTP_ANSWERED || r->state == HTTP_DONE)
+		return;
+	r->file = data;
+	r->file_len = len;
+	r->file_type = type;
+	r->status = MHD_HTTP_OK;
+	r->state = HTTP_ANSWERED;
+}
+
+const char *
+http_req_path(const struct http_req *r)
+{
+	return r->route->path;
 }
 
 void

@@ -18,6 +18,16 @@
 #define HTTP_TOKEN_MAX 256            /* bytes of the bearer token */
 #define HTTP_DEFAULT_BIND "127.0.0.1:7777"
 
+/*
+ * Content-Security-Policy of the dashboard's files: scripts, styles and
+ * connections only from this daemon, nothing inline, no frames, no
+ * forms posting elsewhere.  JSON answers get one that allows nothing.
+ */
+#define HTTP_CSP_PAGE "default-src 'none'; script-src 'self'; " \
+	"style-src 'self'; connect-src 'self'; img-src 'self' data:; " \
+	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+#define HTTP_CSP_DATA "default-src 'none'; frame-ancestors 'none'"
+
 struct http;
 struct http_req;
 
@@ -78,6 +88,9 @@ const char *http_req_query_unknown(struct http_req *r,
 /* The body, NUL-terminated (len excludes the NUL). */
 const char *http_req_body(const struct http_req *r, size_t *len);
 
+/* The path of the route r matched. */
+const char *http_req_path(const struct http_req *r);
+
 /* A request header's value, or NULL. */
 const char *http_req_header(struct http_req *r, const char *name);
 
@@ -89,6 +102,13 @@ void http_reply_header(struct http_req *r, const char *name,
 /* Answers r with status and JSON text (copied).  A second answer to the
  * same request is ignored. */
 void http_reply(struct http_req *r, int status, const char *json);
+/*
+ * Answers r from its handler with 200 and data (len bytes of type, which
+ * must outlive the daemon: a static file), under the page's
+ * Content-Security-Policy.
+ */
+void http_reply_file(struct http_req *r, const char *type, const void *data,
+    size_t len);
 /* Answers r with status and {"error": the formatted text}. */
 void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

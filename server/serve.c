@@ -30,6 +30,7 @@
 #include "server/mcp.h"
 #include "server/serve.h"
 #include "server/sse.h"
+#include "server/web.h"
 
 #define SERVE_PATH_MAX 4096
 
@@ -323,7 +324,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 {
 	struct papo p;
 	struct node_config nc;
-	struct http_mount mounts[3];
+	struct http_mount mounts[4];
 	struct http_config hc;
 	char quic[128];
 	char *invite = NULL;
@@ -360,10 +361,12 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	mounts[1].arg = p.sse;
 	mounts[2].routes = mcp_routes(&mounts[2].nroutes);
 	mounts[2].arg = p.mcp;
+	mounts[3].routes = web_routes(&mounts[3].nroutes);
+	mounts[3].arg = NULL;
 	hc.bind = c->http;
 	hc.token = c->token;
 	hc.mounts = mounts;
-	hc.nmounts = 3;
+	hc.nmounts = 4;
 	if ((p.http = http_new(err, p.loop, &hc)) == NULL)
 		goto out;
 	if (loop_add_fd(p.loop, node_fd(p.node), EPOLLIN, serve_on_node,
