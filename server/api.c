@@ -8,6 +8,7 @@
  * 8 s for acks holds up no one else.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -161,93 +162,95 @@ api_history(struct http_req *r, void *node)
 static const char *const api_send_fields[] = { "text", "to", "reply_to" };
 #define API_NFIELDS (sizeof(api_send_fields) / sizeof(api_send_fields[0]))
 
-static void
-api_send(struct http_req *r, void *node)
+int
+api_send_parse(const char *body, size_t len, struct node_msg **out,
+    char err[PAPO_ERR_LEN])
 {
 	const cJSON *f[API_NFIELDS] = { NULL, NULL, NULL }, *it;
-	const char *body, *text, *to = NULL;
+	const char *text, *to = NULL;
 	char reply_to[PAPO_MSGID_LEN + 1] = "";
 	struct node_msg *m = NULL;
 	cJSON *o = NULL;
-	size_t len, i;
+	size_t i;
+	int status = 400;
 
-	body = http_req_body(r, &len);
+#define API_FAIL(code, ...) do {					\
+	status = (code);						\
+	snprintf(err, PAPO_ERR_LEN, __VA_ARGS__);			\
+	goto out;							\
+} while (0)
+	*out = NULL;
 	/* The body is NUL-terminated and the terminator is parsed too, so
 	 * that cJSON refuses anything but white space after the value. */
 	if (memchr(body, '\0', len) != NULL ||
-	    (o = cJSON_ParseWithLengthOpts(body, len + 1, NULL, 1)) == NULL) {
-		http_reply_error(r, 400, "the body is not valid JSON");
-		goto out;
-	}
-	if (!cJSON_IsObject(o)) {
-		http_reply_error(r, 400, "the body must be a JSON object");
-		goto out;
-	}
+	    (o = cJSON_ParseWithLengthOpts(body, len + 1, NULL, 1)) == NULL)
+		API_FAIL(400, "the body is not valid JSON");
+	if (!cJSON_IsObject(o))
+		API_FAIL(400, "the body must be a JSON object");
 	cJSON_ArrayForEach(it, o) {
 		for (i = 0; i < API_NFIELDS; i++)
 			if (strcmp(it->string, api_send_fields[i]) == 0)
 				break;
-		if (i == API_NFIELDS) {
-			http_reply_error(r, 400, "unknown field '%s': send takes "
-			    "text, to and reply_to", it->string);
-			goto out;
-		}
-		if (f[i] != NULL) {
-			http_reply_error(r, 400, "field '%s' is given twice",
-			    it->string);
-			goto out;
-		}
+		if (i == API_NFIELDS)
+			API_FAIL(400, "unknown field '%.64s': send takes text, "
+			    "to and reply_to", it->string);
+		if (f[i] != NULL)
+			API_FAIL(400, "field '%s' is given twice", it->string);
 		f[i] = it;
 	}
-	if (f[0] == NULL) {
-		http_reply_error(r, 400, "text is missing");
-		goto out;
-	}
+	if (f[0] == NULL)
+		API_FAIL(400, "text is missing");
 	/* Optional fields may be null, as many clients send absent ones. */
 	for (i = 0; i < API_NFIELDS; i++)
 		if (f[i] != NULL && !cJSON_IsString(f[i]) &&
-		    (i == 0 || !cJSON_IsNull(f[i]))) {
-			http_reply_error(r, 400, "%s must be a string",
-			    api_send_fields[i]);
-			goto out;
-		}
+		    (i == 0 || !cJSON_IsNull(f[i])))
+			API_FAIL(400, "%s must be a string", api_send_fields[i]);
 	text = f[0]->valuestring;
-	if (text[0] == '\0') {
-		http_reply_error(r, 400, "text is empty");
-		goto out;
-	}
-	if (strlen(text) > PAPO_BODY_MAX) {
-		http_reply_error(r, 413, "text has %zu bytes; at most %d are "
-		    "allowed", strlen(text), PAPO_BODY_MAX);
-		goto out;
-	}
+	if (text[0] == '\0')
+		API_FAIL(400, "text is empty");
+	if (strlen(text) > PAPO_BODY_MAX)
+		API_FAIL(413, "text has %zu bytes; at most %d are allowed",
+		    strlen(text), PAPO_BODY_MAX);
 	if (cJSON_IsString(f[1])) {
 		to = f[1]->valuestring;
-		if (!api_member_ok(to)) {
-			http_reply_error(r, 400, "to must be a member's name or "
-			    "id");
-			goto out;
-		}
+		if (!api_member_ok(to))
+			API_FAIL(400, "to must be a member's name or id");
 	}
 	if (cJSON_IsString(f[2]) && api_msgid(f[2]->valuestring,
-	    reply_to) == -1) {
-		http_reply_error(r, 400, "reply_to must be a message id: %d "
-		    "characters of a-z and 2-7", PAPO_MSGID_LEN);
-		goto out;
-	}
+	    reply_to) == -1)
+		API_FAIL(400, "reply_to must be a message id: %d characters "
+		    "of a-z and 2-7", PAPO_MSGID_LEN);
 	if ((m = node_msg_new(NODE_SEND)) == NULL ||
 	    (m->text = strdup(text)) == NULL ||
-	    (to != NULL && (m->to = strdup(to)) == NULL)) {
-		http_reply_error(r, 500, "out of memory");
-		goto out;
-	}
+	    (to != NULL && (m->to = strdup(to)) == NULL))
+		API_FAIL(500, "out of memory");
+#undef API_FAIL
 	memcpy(m->reply_to, reply_to, sizeof(reply_to));
-	http_submit(r, node, m, api_done, NULL);
+	*out = m;
 	m = NULL;
+	status = 0;
 out:
 	if (m != NULL)
 		node_msg_free(m);
 	cJSON_Delete(o);
+	return status;
+}
+
+static void
+api_send(struct http_req *r, void *node)
+{
+	char err[PAPO_ERR_LEN];
+	struct node_msg *m;
+	const char *body;
+	size_t len;
+	int status;
+
+	body = http_req_body(r, &len);
+	if ((status = api_send_parse(body, len, &m, err)) != 0) {
+		http_reply_error(r, status, "%s", err);
+		return;
+	}
+	http_submit(r, node, m, api_done, NULL);
 }
 
 static const struct http_route api_table[] = {

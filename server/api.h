@@ -8,10 +8,20 @@
 
 #include <stddef.h>
 
+#include "node/node.h"
 #include "server/http.h"
 
 #define API_HISTORY_DEFAULT 20
 #define API_HISTORY_MAX 500
+
+/*
+ * Parses the body of POST /api/send (len bytes, NUL-terminated) into a
+ * NODE_SEND request in *out.  0 on success; otherwise the HTTP status
+ * (400, 413, 500) with err saying what is wrong.  Pure: the fuzz target
+ * calls it on its own.
+ */
+int api_send_parse(const char *body, size_t len, struct node_msg **out,
+    char err[PAPO_ERR_LEN]);
 
 /* The routes, for an http_mount whose arg is the node. */
 const struct http_route *api_routes(size_t *n);
