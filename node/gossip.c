@@ -19,6 +19,7 @@
 #include "node/frame.h"
 #include "node/gossip.h"
 #include "node/quic.h"
+#include "node/utf8.h"
 
 #define GOSSIP_MEMBERS_MAX 256
 #define ACK_TIMEOUT_NS (8ull * 1000000000u)
@@ -754,6 +755,10 @@ gossip_do_send(struct gossip *g, struct node_msg *req)
 		snprintf(n, sizeof(n), "%zu", len);
 		gossip_fail(g, req, 413, "text is %s bytes; at most 49152 "
 		    "(48 KiB) are allowed", n);
+		return;
+	}
+	if (!utf8_valid(req->text, len)) {
+		gossip_fail(g, req, 400, "%s", "text is not valid UTF-8");
 		return;
 	}
 	if (req->to != NULL && req->to[0] != '\0' &&

@@ -180,11 +180,8 @@ api_send_parse(const char *body, size_t len, struct node_msg **out,
 	goto out;							\
 } while (0)
 	*out = NULL;
-	/* The body is NUL-terminated and the terminator is parsed too, so
-	 * that cJSON refuses anything but white space after the value. */
-	if (memchr(body, '\0', len) != NULL ||
-	    (o = cJSON_ParseWithLengthOpts(body, len + 1, NULL, 1)) == NULL)
-		API_FAIL(400, "the body is not valid JSON");
+	if ((o = http_json_parse(body, len, err)) == NULL)
+		return 400;
 	if (!cJSON_IsObject(o))
 		API_FAIL(400, "the body must be a JSON object");
 	cJSON_ArrayForEach(it, o) {

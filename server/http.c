@@ -1082,6 +1082,46 @@ http_reply(struct http_req *r, int status, const char *json)
 	}
 }
 
+/* Has a valid JSON text a string with the escape \u0000 in it? */
+static int
+http_json_nul(const char *s, size_t len)
+{
+	int in = 0;
+
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '"')
+			in = !in;
+		else if (in && s[i] == '\\') {
+			if (i + 5 < len && s[i + 1] == 'u' &&
+			    memcmp(s + i + 2, "0000", 4) == 0)
+				return 1;
+			i++;
+		}
+	}
+	return 0;
+}
+
+cJSON *
+http_json_parse(const char *body, size_t len, char err[PAPO_ERR_LEN])
+{
+	cJSON *o;
+
+	/* The terminator is parsed too, so that cJSON refuses anything but
+	 * white space after the value. */
+	if (memchr(body, '\0', len) != NULL ||
+	    (o = cJSON_ParseWithLengthOpts(body, len + 1, NULL, 1)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "the body is not valid JSON");
+		return NULL;
+	}
+	if (http_json_nul(body, len)) {
+		cJSON_Delete(o);
+		snprintf(err, PAPO_ERR_LEN, "the body has a string with a NUL "
+		    "character (\\u0000), which papo does not carry");
+		return NULL;
+	}
+	return o;
+}
+
 void
 http_reply_file(struct http_req *r, const char *type, const void *data,
     size_t len)

@@ -88,6 +88,15 @@ const char *http_req_query_unknown(struct http_req *r,
 /* The body, NUL-terminated (len excludes the NUL). */
 const char *http_req_body(const struct http_req *r, size_t *len);
 
+/*
+ * Parses a request body (len bytes, NUL-terminated) as one JSON value:
+ * NULL with err when it is not JSON, when anything but white space
+ * follows the value, or when a string holds a NUL character (\u0000),
+ * which C strings would silently cut short.  The caller deletes it.
+ */
+struct cJSON *http_json_parse(const char *body, size_t len,
+    char err[PAPO_ERR_LEN]);
+
 /* The path of the route r matched. */
 const char *http_req_path(const struct http_req *r);
 
