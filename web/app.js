@@ -1,0 +1,866 @@
+/*
+ * app.js: papo's dashboard, a static client of the daemon's API (SPEC
+ * "HTTP API").  It loads /api/status and /api/history, then follows
+ * /api/events for new messages, receipts and presence.
+ *
+ * The event stream is read with fetch() and parsed here, because
+ * EventSource cannot send the Authorization header a daemon with a
+ * token needs.  It reconnects with backoff and Last-Event-ID, and after
+ * every reconnection reloads status and history, so nothing said while
+ * the daemon was away (or restarting) is missing.
+ *
+ * Everything the room provides (names, about, message text) is put in
+ * the page with textContent, never as HTML.  The page's CSP allows no
+ * inline script or style: looks come from classes in style.css.
+ */
+'use strict';
+
+(() => {
+  const HISTORY_PAGE = 200;        // messages loaded at start and per "earlier"
+  const BACKOFF_MIN_MS = 1000;
+  const BACKOFF_MAX_MS = 15000;
+  const STALL_MS = 75000;          // 3 missed heartbeats (every 25 s): reconnect
+  const TOKEN_KEY = 'papo.token';
+  const ID_RE = /^[a-z2-7]{10}$/;
+
+  const $ = (id) => document.getElementById(id);
+  const ui = {
+    room: $('room'), me: $('me'), conn: $('conn'), connText: $('conn-text'),
+    members: $('members'), membersCount: $('members-count'),
+    scroller: $('scroller'), messages: $('messages'), empty: $('empty'),
+    older: $('older'), composer: $('composer'), to: $('to'), text: $('text'),
+    send: $('send'), sendStatus: $('send-status'), replying: $('replying'),
+    replyingTo: $('replying-to'), replyCancel: $('reply-cancel'),
+    auth: $('auth'), authForm: $('auth-form'), authError: $('auth-error'),
+    authToken: $('auth-token'),
+  };
+
+  const state = {
+    status: null,                  // the last /api/status answer
+    members: new Map(),            // id -> member (status shape)
+    msgs: new Map(),               // id (or local key) -> message
+    receipts: new Map(),           // message id -> { delivered: Set, read: Set }
+    sendState: new Map(),          // message id -> send answer
+    elems: new Map(),              // message key -> its <li>
+    threadElems: new Map(),        // root key -> { li, ol } of its thread
+    arrivals: new Set(),           // ids to highlight as new at the next layout
+    replyTo: null,                 // id of the message being answered
+    oldestTs: null,
+    moreBefore: true,
+    lastEventId: null,             // BOOT-SEQ of the last event, for resuming
+    unseen: 0,
+  };
+
+  /* ---- the token and API calls ---- */
+
+  function storedToken() {
+    try {
+      return localStorage.getItem(TOKEN_KEY) || '';
+    } catch (e) {
+      return '';
+    }
+  }
+
+  let token = storedToken();
+  let asking = null;               // the pending token form, shared by all callers
+
+  // Shows the token form (once, however many calls need it) and resolves
+  // when a token is entered.
+  function askToken(error) {
+    if (asking) return asking;
+    asking = new Promise((resolve) => {
+      setConn('auth', 'needs the token');
+      ui.authError.hidden = !error;
+      ui.authError.textContent = error || '';
+      ui.auth.hidden = false;
+      ui.authToken.value = '';
+      ui.authToken.focus();
+      const done = (ev) => {
+        ev.preventDefault();
+        const t = ui.authToken.value.trim();
+        if (!t) return;
+        ui.authForm.removeEventListener('submit', done);
+        token = t;
+        try {
+          localStorage.setItem(TOKEN_KEY, t);
+        } catch (e) { /* private mode: kept for this page only */ }
+        ui.auth.hidden = true;
+        asking = null;
+        resolve();
+      };
+      ui.authForm.addEventListener('submit', done);
+    });
+    return asking;
+  }
+
+  function authHeaders(extra) {
+    const h = Object.assign({}, extra || {});
+    if (token) h.Authorization = 'Bearer ' + token;
+    return h;
+  }
+
+  async function errorText(res) {
+    try {
+      const j = await res.json();
+      if (j && typeof j.error === 'string') return j.error;
+    } catch (e) { /* not JSON */ }
+    return res.status + ' ' + res.statusText;
+  }
+
+  // A 401 asks for the token and tries again.  A request that was sent
+  // with an older token than the current one just tries again: someone
+  // else already asked.
+  async function authorize(res, used) {
+    if (used !== token) return;
+    const why = await errorText(res);
+    await askToken(used ? 'The daemon refused that token: ' + why : '');
+  }
+
+  class ApiError extends Error {
+    constructor(status, message) {
+      super(message);
+      this.status = status;
+    }
+  }
+
+  async function api(path, init) {
+    for (;;) {
+      const used = token;
+      const opts = Object.assign({ cache: 'no-store' }, init || {});
+      opts.headers = authHeaders(opts.headers);
+      const res = await fetch(path, opts);
+      if (res.status === 401) {
+        await authorize(res, used);
+        continue;
+      }
+      if (!res.ok) throw new ApiError(res.status, await errorText(res));
+      return res.json();
+    }
+  }
+
+  /* ---- small helpers ---- */
+
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    return e;
+  }
+
+  function sleep(ms) {
+    return new Promise((r) => setTimeout(r, ms));
+  }
+
+  const pad = (n) => String(n).padStart(2, '0');
+
+  function clock(ts) {
+    const d = new Date(ts);
+    const now = new Date();
+    const hm = pad(d.getHours()) + ':' + pad(d.getMinutes());
+    if (d.toDateString() === now.toDateString()) return hm;
+    const opts = { weekday: 'short', day: 'numeric', month: 'short' };
+    if (d.getFullYear() !== now.getFullYear()) opts.year = 'numeric';
+    return d.toLocaleDateString(undefined, opts) + ' ' + hm;
+  }
+
+  function ago(ts) {
+    const s = Math.max(0, Math.round((Date.now() - ts) / 1000));
+    if (s < 60) return 'just now';
+    const m = Math.round(s / 60);
+    if (m < 60) return m + ' min ago';
+    const h = Math.round(m / 60);
+    if (h < 48) return h + ' h ago';
+    return clock(ts);
+  }
+
+  // A stable colour class for a name, so authors are told apart at a glance.
+  function hue(name) {
+    let h = 0;
+    for (const c of String(name)) h = (h * 31 + c.codePointAt(0)) >>> 0;
+    return 'hue' + (h % 8);
+  }
+
+  function snippet(text, n) {
+    const t = String(text).replace(/\s+/g, ' ').trim();
+    return t.length > n ? t.slice(0, n - 1) + '…' : t;
+  }
+
+  function myName() {
+    return state.status && state.status.me ? state.status.me.name : '';
+  }
+
+  function myId() {
+    return state.status && state.status.me ? state.status.me.id : '';
+  }
+
+  function isMine(m) {
+    return m.local || (m.from_id ? m.from_id === myId() : m.from === myName());
+  }
+
+  /* ---- the connection indicator ---- */
+
+  function setConn(s, text) {
+    ui.conn.dataset.state = s;
+    ui.connText.textContent = text;
+  }
+
+  /* ---- members ---- */
+
+  function renderStatus() {
+    const st = state.status;
+    if (!st) return;
+    ui.room.textContent = st.room || 'papo';
+    ui.me.textContent = st.me ? st.me.name : '';
+    if (st.me && st.me.about) ui.me.title = st.me.about;
+    document.title = (st.room || 'papo') + ' · papo';
+    renderMembers();
+  }
+
+  function memberRow(m, me) {
+    const li = el('li', 'member ' + (m.online ? 'online' : 'offline'));
+    li.dataset.id = m.id || '';
+    li.dataset.name = m.name || '';
+    li.title = m.id || '';
+    const dot = el('span', 'dot');
+    dot.setAttribute('aria-hidden', 'true');
+    const body = el('div', 'member-body');
+    const line = el('div', 'member-line');
+    line.append(el('span', 'member-name ' + hue(m.name), m.name));
+    if (me) line.append(el('span', 'you', 'you'));
+    const seen = el('span', 'seen');
+    if (m.online) {
+      seen.textContent = 'online';
+    } else if (m.last_seen) {
+      seen.textContent = 'offline · seen ' + ago(m.last_seen);
+      seen.title = new Date(m.last_seen).toLocaleString();
+    } else {
+      seen.textContent = 'offline · never seen';
+    }
+    body.append(line, seen);
+    if (m.about) body.append(el('div', 'about', m.about));
+    li.append(dot, body);
+    return li;
+  }
+
+  function renderMembers() {
+    const st = state.status;
+    const list = [...state.members.values()].sort((a, b) =>
+      (b.online - a.online) || String(a.name).localeCompare(String(b.name)));
+    const rows = [];
+    if (st && st.me) rows.push(memberRow({ ...st.me, online: true }, true));
+    for (const m of list) rows.push(memberRow(m, false));
+    ui.members.replaceChildren(...rows);
+    const on = list.filter((m) => m.online).length + 1;
+    ui.membersCount.textContent = on + '/' + (list.length + 1) + ' online';
+
+    // The "to" choices: everyone, or one member.  Rebuilt only when they
+    // change, so an open list is not closed under the user; the choice
+    // survives.
+    const choices = [...state.members.values()].sort((a, b) =>
+      String(a.name).localeCompare(String(b.name)))
+      .map((m) => [m.id, m.name + (m.online ? '' : ' (offline)')]);
+    const sig = JSON.stringify(choices);
+    if (ui.to.dataset.sig === sig) return;
+    ui.to.dataset.sig = sig;
+    const keep = ui.to.value;
+    const opts = [el('option', '', 'everyone')];
+    opts[0].value = '';
+    for (const [id, label] of choices) {
+      const o = el('option', '', label);
+      o.value = id;
+      opts.push(o);
+    }
+    ui.to.replaceChildren(...opts);
+    ui.to.value = choices.some((c) => c[0] === keep) ? keep : '';
+  }
+
+  async function loadStatus() {
+    const st = await api('/api/status');
+    state.status = st;
+    state.members = new Map((st.members || []).map((m) => [m.id, m]));
+    renderStatus();
+  }
+
+  function onPresence(p) {
+    if (!p || !p.id) return;
+    const m = state.members.get(p.id);
+    if (m) {
+      m.online = !!p.online;
+      if (p.last_seen && p.last_seen > (m.last_seen || 0)) m.last_seen = p.last_seen;
+      if (p.name) m.name = p.name;
+      renderMembers();
+    } else if (p.id !== myId()) {
+      // Someone new: status has their about and the rest.
+      state.members.set(p.id, { id: p.id, name: p.name, online: !!p.online,
+        last_seen: p.last_seen || null, about: '' });
+      renderMembers();
+      loadStatus().catch(() => {});
+    }
+  }
+
+  /* ---- messages and threads ---- */
+
+  function receiptOf(id) {
+    let r = state.receipts.get(id);
+    if (!r) {
+      r = { delivered: new Set(), read: new Set() };
+      state.receipts.set(id, r);
+    }
+    return r;
+  }
+
+  // History entries may carry their delivery state; take what is there.
+  function absorbState(m) {
+    if (!m.id) return;
+    const add = (name, read) => (read ? receiptOf(m.id).read : receiptOf(m.id).delivered).add(name);
+    for (const n of m.delivered_to || []) add(n, false);
+    for (const n of m.read_by || []) add(n, true);
+    for (const x of m.receipts || []) if (x && x.by) add(x.by, x.state === 'read');
+    if (m.state && !state.sendState.has(m.id))
+      state.sendState.set(m.id, { state: m.state, waiting_for: m.waiting_for || [] });
+  }
+
+  function deliveryText(m) {
+    if (m.sending) return { cls: 'sending', text: 'sending…' };
+    const r = state.receipts.get(m.id);
+    const s = state.sendState.get(m.id);
+    const parts = [];
+    let cls = 'queued';
+    if (r && r.read.size) {
+      parts.push('read by ' + [...r.read].join(', '));
+      cls = 'read';
+    }
+    const deliveredOnly = r ? [...r.delivered].filter((n) => !r.read.has(n)) : [];
+    if (deliveredOnly.length) {
+      parts.push('delivered to ' + deliveredOnly.join(', '));
+      if (cls !== 'read') cls = 'delivered';
+    }
+    if (!parts.length && s) {
+      if (s.state === 'delivered') {
+        parts.push('delivered');
+        cls = 'delivered';
+      } else if (s.state === 'queued') {
+        const w = (s.waiting_for || []).join(', ');
+        parts.push(w ? 'queued for ' + w : 'queued');
+      }
+    }
+    if (!parts.length) return null;
+    return { cls, text: parts.join(' · ') };
+  }
+
+  // The thread a message belongs to: the oldest ancestor this page knows.
+  function rootOf(m) {
+    let cur = m;
+    const seen = new Set();
+    while (cur.reply_to && state.msgs.has(cur.reply_to) && !seen.has(cur.reply_to)) {
+      seen.add(cur.reply_to);
+      cur = state.msgs.get(cur.reply_to);
+    }
+    return cur;
+  }
+
+  function messageKey(m) {
+    return m.key || m.id;
+  }
+
+  function buildMessage(m) {
+    const mine = isMine(m);
+    const li = el('li', 'msg');
+    li.dataset.key = messageKey(m);
+    if (m.id) {
+      li.id = 'm-' + m.id;
+      li.dataset.id = m.id;
+    }
+    li.classList.toggle('mine', mine);
+    li.classList.toggle('reply', !!m.reply_to);
+    li.classList.toggle('to-me', !!m.to && (m.to_id ? m.to_id === myId() : m.to === myName()));
+
+    const meta = el('div', 'meta');
+    meta.append(el('span', 'from ' + hue(m.from), m.from));
+    if (m.to) {
+      const to = el('span', 'to');
+      to.append(el('span', 'arrow', '→ '), el('span', 'to-name', m.to));
+      to.title = 'only for ' + m.to;
+      meta.append(to);
+    }
+    const t = el('time', 'ts', clock(m.ts));
+    t.dateTime = new Date(m.ts).toISOString();
+    t.title = new Date(m.ts).toLocaleString();
+    meta.append(t);
+    if (m.id && !m.local) meta.append(el('span', 'mid', m.id));
+    const d = mine ? deliveryText(m) : null;
+    if (d) meta.append(el('span', 'delivery ' + d.cls, d.text));
+    if (m.id && !m.local) {
+      const b = el('button', 'reply-button link-button', 'Reply');
+      b.type = 'button';
+      b.dataset.reply = m.id;
+      b.title = 'Answer this message';
+      meta.append(b);
+    }
+    li.append(meta);
+
+    if (m.reply_to) {
+      const parent = state.msgs.get(m.reply_to);
+      const a = el('a', 'parent');
+      if (ID_RE.test(m.reply_to)) a.href = '#m-' + m.reply_to;
+      a.dataset.parent = m.reply_to;
+      a.append(el('span', 'parent-arrow', '↩ '));
+      if (parent) {
+        a.append(el('span', 'parent-from', parent.from),
+          el('span', 'parent-text', ' ' + snippet(parent.text, 80)));
+      } else {
+        a.append(el('span', 'parent-text', 'reply to ' + m.reply_to + ' (earlier)'));
+      }
+      li.append(a);
+    }
+    li.append(el('p', 'text', m.text));
+    return li;
+  }
+
+  // Signature of what a message's element shows, to rebuild it only on change.
+  function look(m) {
+    const d = isMine(m) ? deliveryText(m) : null;
+    const p = m.reply_to ? state.msgs.get(m.reply_to) : null;
+    return [m.id, m.ts, d ? d.text : '', p ? p.id : '', clock(m.ts),
+      state.replyTo === m.id].join('|');
+  }
+
+  function elementFor(m) {
+    const key = messageKey(m);
+    let li = state.elems.get(key);
+    const sig = look(m);
+    if (!li || li.dataset.sig !== sig) {
+      const fresh = buildMessage(m);
+      fresh.dataset.sig = sig;
+      fresh.classList.toggle('replying-here', state.replyTo === m.id);
+      if (li) {
+        if (li.classList.contains('arrived')) fresh.classList.add('arrived');
+        li.replaceWith(fresh);
+      }
+      li = fresh;
+      state.elems.set(key, li);
+    }
+    return li;
+  }
+
+  function nearBottom() {
+    const s = ui.scroller;
+    return s.scrollHeight - s.scrollTop - s.clientHeight < 80;
+  }
+
+  // Gives parent exactly these children, touching the DOM only when they
+  // differ (a moved element loses focus and selection).
+  function setChildren(parent, list) {
+    const cur = parent.children;
+    if (cur.length === list.length && list.every((c, i) => cur[i] === c)) return;
+    parent.replaceChildren(...list);
+  }
+
+  // Lays out every message: threads (a first message and the replies
+  // under it, oldest first), ordered by their latest activity so the
+  // newest words are always at the bottom.  Elements are reused.
+  function render(opts) {
+    clearTimeout(renderTimer);
+    renderTimer = null;
+    const stick = (opts && opts.stick) || renderStick || nearBottom();
+    renderStick = false;
+    const threads = new Map();     // root key -> { root, replies, last }
+    const all = [...state.msgs.values()].sort((a, b) => a.ts - b.ts ||
+      String(messageKey(a)).localeCompare(String(messageKey(b))));
+    for (const m of all) {
+      const root = rootOf(m);
+      const k = messageKey(root);
+      let t = threads.get(k);
+      if (!t) {
+        t = { key: k, root, replies: [], last: root.ts };
+        threads.set(k, t);
+      }
+      if (root !== m) t.replies.push(m);
+      t.last = Math.max(t.last, m.ts);
+    }
+    const ordered = [...threads.values()].sort((a, b) => a.last - b.last ||
+      a.root.ts - b.root.ts);
+
+    const wanted = new Set(all.map(messageKey));
+    for (const [k, li] of state.elems) {
+      if (!wanted.has(k)) {
+        li.remove();
+        state.elems.delete(k);
+      }
+    }
+    for (const k of state.threadElems.keys())
+      if (!threads.has(k)) state.threadElems.delete(k);
+    const items = [];
+    for (const t of ordered) {
+      let te = state.threadElems.get(t.key);
+      if (!te) {
+        te = { li: el('li', 'thread'), ol: el('ol', 'replies') };
+        state.threadElems.set(t.key, te);
+      }
+      setChildren(te.ol, t.replies.map(elementFor));
+      const root = elementFor(t.root);
+      setChildren(te.li, t.replies.length ? [root, te.ol] : [root]);
+      items.push(te.li);
+    }
+    setChildren(ui.messages, items);
+    for (const id of state.arrivals) {
+      const li = state.elems.get(id);
+      if (!li) continue;
+      li.classList.add('arrived');
+      setTimeout(() => li.classList.remove('arrived'), 4000);
+    }
+    state.arrivals.clear();
+    ui.empty.hidden = all.length > 0;
+    ui.older.hidden = !state.moreBefore || all.length === 0;
+    if (stick) ui.scroller.scrollTop = ui.scroller.scrollHeight;
+  }
+
+  // Events come in bursts (a replay after reconnecting): one layout each.
+  let renderTimer = null;
+  let renderStick = false;
+  function renderSoon() {
+    if (renderTimer === null) {
+      renderStick = nearBottom();
+      renderTimer = setTimeout(render, 15);
+    }
+  }
+
+  function addMessages(list, opts) {
+    let added = 0;
+    for (const m of list) {
+      if (!m || typeof m.id !== 'string') continue;
+      absorbState(m);
+      const had = state.msgs.get(m.id);
+      if (!had && isMine(m)) {
+        // Our own message, stored before its send was answered: it
+        // takes the place of the copy shown while sending.
+        for (const [k, p] of state.msgs) {
+          if (p.local && p.sending && p.text === m.text &&
+              (p.reply_to || null) === (m.reply_to || null)) {
+            state.msgs.delete(k);
+            break;
+          }
+        }
+      }
+      state.msgs.set(m.id, Object.assign(had || {}, m, { local: false, key: undefined }));
+      if (!had) added++;
+      if (state.oldestTs === null || m.ts < state.oldestTs) state.oldestTs = m.ts;
+    }
+    if (opts && opts.soon) {
+      if (added) renderSoon();
+    } else if (added || (opts && opts.always)) {
+      render(opts);
+    }
+    return added;
+  }
+
+  async function loadHistory() {
+    const h = await api('/api/history?limit=' + HISTORY_PAGE);
+    const msgs = h.messages || [];
+    if (state.msgs.size === 0) state.moreBefore = msgs.length >= HISTORY_PAGE;
+    addMessages(msgs, { always: true, stick: state.msgs.size === 0 });
+  }
+
+  async function loadOlder() {
+    if (state.oldestTs === null) return;
+    ui.older.disabled = true;
+    try {
+      const h = await api('/api/history?limit=' + HISTORY_PAGE +
+        '&before=' + state.oldestTs);
+      const msgs = h.messages || [];
+      state.moreBefore = msgs.length >= HISTORY_PAGE;
+      const s = ui.scroller;
+      const fromBottom = s.scrollHeight - s.scrollTop;
+      addMessages(msgs, { always: true, stick: false });
+      s.scrollTop = s.scrollHeight - fromBottom;
+    } catch (e) {
+      ui.sendStatus.textContent = 'Could not load earlier messages: ' + e.message;
+    } finally {
+      ui.older.disabled = false;
+    }
+  }
+
+  function onMessage(m) {
+    if (!m || !m.id) return;
+    const fresh = !state.msgs.has(m.id);
+    addMessages([m], { soon: true });
+    if (fresh) {
+      state.arrivals.add(m.id);
+      if (document.hidden) {
+        state.unseen++;
+        document.title = '(' + state.unseen + ') ' + (state.status ? state.status.room : 'papo') + ' · papo';
+      }
+    }
+  }
+
+  // A receipt for a message this page has not seen: this member said it
+  // elsewhere (its agent, another tab), and the stream carries only what
+  // others say.  The history has it.
+  let refreshTimer = null;
+  function refreshSoon() {
+    if (refreshTimer) return;
+    refreshTimer = setTimeout(() => {
+      refreshTimer = null;
+      loadHistory().catch(() => {});
+    }, 300);
+  }
+
+  function onReceipt(r) {
+    if (!r || !r.id) return;
+    const x = receiptOf(r.id);
+    (r.state === 'read' ? x.read : x.delivered).add(r.by || r.by_id || '?');
+    if (state.msgs.has(r.id)) renderSoon();
+    else refreshSoon();
+  }
+
+  /* ---- replying and sending ---- */
+
+  function setReply(id) {
+    state.replyTo = id && state.msgs.has(id) ? id : null;
+    if (state.replyTo) {
+      const m = state.msgs.get(id);
+      ui.replyingTo.replaceChildren(el('span', 'parent-from', m.from),
+        el('span', 'parent-text', ' ' + snippet(m.text, 60)));
+      ui.replying.hidden = false;
+      // A reply to a message addressed to me goes back to its author.
+      if (m.to && !isMine(m) && m.from_id && state.members.has(m.from_id))
+        ui.to.value = m.from_id;
+      ui.text.focus();
+    } else {
+      ui.replying.hidden = true;
+      ui.replyingTo.replaceChildren();
+    }
+    render();
+  }
+
+  let localSeq = 0;
+
+  async function send() {
+    const text = ui.text.value;
+    if (!text.trim()) return;
+    const to = ui.to.value || null;
+    const reply = state.replyTo;
+    const toName = to && state.members.has(to) ? state.members.get(to).name : null;
+    const key = 'local-' + (++localSeq);
+    const pending = { key, local: true, sending: true, from: myName(),
+      from_id: myId(), to: toName, to_id: to, reply_to: reply, text, ts: Date.now() };
+    state.msgs.set(key, pending);
+    ui.text.value = '';
+    autosize();
+    setReply(null);
+    ui.sendStatus.textContent = '';
+    render({ stick: true });
+    try {
+      const r = await api('/api/send', {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ text, to, reply_to: reply }),
+      });
+      state.msgs.delete(key);
+      state.sendState.set(r.id, r);
+      if (!state.msgs.has(r.id)) {
+        state.msgs.set(r.id, { id: r.id, from: myName(), from_id: myId(), to: toName,
+          to_id: to, reply_to: reply, text, ts: pending.ts });
+      }
+      const r2 = receiptOf(r.id);
+      for (const n of r.delivered_to || []) r2.delivered.add(n);
+      render({ stick: true });
+      // The daemon's own record has the exact time.
+      loadHistory().catch(() => {});
+    } catch (e) {
+      // Not sent: the words go back in the box, with the reason.
+      state.msgs.delete(key);
+      const why = e instanceof ApiError ? e.message :
+        'the daemon could not be reached (' + e.message + ')';
+      ui.sendStatus.textContent = 'Not sent: ' + why;
+      if (!ui.text.value) {
+        ui.text.value = text;
+        autosize();
+      }
+      if (to && [...ui.to.options].some((o) => o.value === to)) ui.to.value = to;
+      if (reply && !state.replyTo) setReply(reply);
+      render();
+    }
+  }
+
+  function autosize() {
+    ui.text.classList.toggle('tall', ui.text.value.includes('\n') || ui.text.value.length > 80);
+  }
+
+  /* ---- the event stream ---- */
+
+  // Parses SSE text (the WHATWG event-stream format) as it arrives; calls
+  // onEvent(name, data, id) for each dispatched event.
+  function sseParser(onEvent, onRetry) {
+    let buf = '';
+    let data = [];
+    let name = '';
+    let id = null;
+    function line(l) {
+      if (l === '') {
+        if (data.length) onEvent(name || 'message', data.join('\n'), id);
+        data = [];
+        name = '';
+        return;
+      }
+      if (l[0] === ':') return;          // a comment: the heartbeat
+      const i = l.indexOf(':');
+      const field = i === -1 ? l : l.slice(0, i);
+      let value = i === -1 ? '' : l.slice(i + 1);
+      if (value[0] === ' ') value = value.slice(1);
+      if (field === 'data') data.push(value);
+      else if (field === 'event') name = value;
+      else if (field === 'id') {
+        if (!value.includes('\0')) id = value;
+      } else if (field === 'retry' && /^\d+$/.test(value)) onRetry(Number(value));
+    }
+    return (chunk) => {
+      buf += chunk;
+      let start = 0;
+      for (;;) {
+        let i = start;
+        while (i < buf.length && buf[i] !== '\n' && buf[i] !== '\r') i++;
+        if (i >= buf.length) break;
+        // A lone \r at the end may be the first half of \r\n.
+        if (buf[i] === '\r' && i + 1 === buf.length) break;
+        line(buf.slice(start, i));
+        start = i + (buf[i] === '\r' && buf[i + 1] === '\n' ? 2 : 1);
+      }
+      buf = buf.slice(start);
+    };
+  }
+
+  function dispatch(name, data, id) {
+    if (id) state.lastEventId = id;
+    let j;
+    try {
+      j = JSON.parse(data);
+    } catch (e) {
+      return;
+    }
+    if (name === 'message') onMessage(j);
+    else if (name === 'receipt') onReceipt(j);
+    else if (name === 'presence') onPresence(j);
+  }
+
+  async function follow() {
+    let backoff = BACKOFF_MIN_MS;
+    let retry = 2000;
+    let opened = 0;
+    for (;;) {
+      const ctl = new AbortController();
+      let stall = null;
+      const arm = () => {
+        clearTimeout(stall);
+        stall = setTimeout(() => ctl.abort(), STALL_MS);
+      };
+      try {
+        const used = token;
+        const headers = authHeaders({ Accept: 'text/event-stream' });
+        if (state.lastEventId) headers['Last-Event-ID'] = state.lastEventId;
+        arm();
+        const res = await fetch('/api/events', { headers, cache: 'no-store', signal: ctl.signal });
+        if (res.status === 401) {
+          clearTimeout(stall);
+          setConn('auth', 'needs the token');
+          await authorize(res, used);
+          continue;
+        }
+        if (!res.ok || !res.body) throw new Error(await errorText(res));
+        // Whatever happened while we were away: status and history again.
+        if (opened++ > 0) await Promise.all([loadStatus(), loadHistory()]);
+        setConn('live', 'live');
+        backoff = BACKOFF_MIN_MS;
+        const parse = sseParser(dispatch, (ms) => { retry = ms; });
+        const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          arm();
+          parse(value);
+        }
+      } catch (e) {
+        // Refused, reset or stalled: try again after the pause below.
+      } finally {
+        clearTimeout(stall);
+        ctl.abort();               // whatever is left of this response
+      }
+      const wait = Math.min(Math.max(backoff, retry), BACKOFF_MAX_MS);
+      const jitter = Math.floor(Math.random() * 250);
+      setConn('down', 'reconnecting…');
+      await sleep(wait + jitter);
+      backoff = Math.min(backoff * 2, BACKOFF_MAX_MS);
+    }
+  }
+
+  /* ---- start ---- */
+
+  function wire() {
+    ui.composer.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      send();
+    });
+    ui.text.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Enter' && !ev.shiftKey && !ev.isComposing) {
+        ev.preventDefault();
+        send();
+      } else if (ev.key === 'Escape' && state.replyTo) {
+        setReply(null);
+      }
+    });
+    ui.text.addEventListener('input', autosize);
+    ui.replyCancel.addEventListener('click', () => setReply(null));
+    ui.older.addEventListener('click', loadOlder);
+    ui.messages.addEventListener('click', (ev) => {
+      const link = ev.target.closest('a.parent');
+      if (link) {
+        ev.preventDefault();
+        const target = $('m-' + link.dataset.parent);
+        if (target) {
+          target.scrollIntoView({ block: 'center', behavior: 'smooth' });
+          target.classList.remove('flash');
+          void target.offsetWidth;   // restart the animation
+          target.classList.add('flash');
+        }
+        return;
+      }
+      if (ev.target.closest('button.reply-button')) {
+        setReply(ev.target.closest('button.reply-button').dataset.reply);
+        return;
+      }
+      // Clicking a message answers it, unless text is being selected.
+      const li = ev.target.closest('li.msg');
+      if (!li || !li.dataset.id || String(window.getSelection()).length) return;
+      setReply(state.replyTo === li.dataset.id ? null : li.dataset.id);
+    });
+    document.addEventListener('visibilitychange', () => {
+      if (!document.hidden && state.unseen) {
+        state.unseen = 0;
+        renderStatus();
+      }
+    });
+    // Relative times ("seen 3 min ago") and clocks age.
+    setInterval(() => {
+      renderMembers();
+      render();
+    }, 30000);
+  }
+
+  async function start() {
+    wire();
+    setConn('connecting', 'connecting…');
+    for (;;) {
+      try {
+        await loadStatus();
+        await loadHistory();
+        break;
+      } catch (e) {
+        setConn('down', 'cannot reach the daemon: ' + e.message);
+        await sleep(3000);
+      }
+    }
+    follow();
+  }
+
+  start();
+})();
