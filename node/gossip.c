@@ -816,6 +816,7 @@ gossip_do_send(struct gossip *g, struct node_msg *req)
 	o->any = o->nwait == 0;
 	o->req = req;
 	gossip_flood(g, &f, NULL);
+	gossip_emit_json(g, NODE_EV_SENT, gossip_msg_json(g, m));
 	/* Nobody to hear it now: say queued at once rather than in 8 s. */
 	if (o->any || (to != NULL && !member_online(to)))
 		outmsg_answer(g, o);

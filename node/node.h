@@ -108,6 +108,8 @@ enum node_kind {
 	NODE_READ,           /* request: text = ids shown to an agent, space-
 	                      * separated: their authors get read receipts */
 	NODE_EV_MESSAGE,     /* event: a message from another member */
+	NODE_EV_SENT,        /* event: a message this member sent, for
+	                      * watchers (the dashboard), not its agents */
 	NODE_EV_RECEIPT,     /* event: a delivered/read receipt */
 	NODE_EV_PRESENCE,    /* event: a member went online or offline */
 };

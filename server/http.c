@@ -992,8 +992,12 @@ http_free(struct http *h)
 	if (h->epfd != -1)
 		loop_del_fd(h->loop, h->epfd);
 	if (h->mhd != NULL) {
-		/* One last run sends what can be sent at once. */
+		/* A few last runs send what is queued and end each stream
+		 * with its last chunk, so that clients see an end rather than
+		 * a cut; one that does not read is cut after 250 ms. */
 		MHD_run(h->mhd);
+		for (int i = 0; i < 25 && !LIST_EMPTY(&h->streams); i++)
+			MHD_run_wait(h->mhd, 10);
 		MHD_stop_daemon(h->mhd);
 	}
 	loop_timer_free(h->timer);

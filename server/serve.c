@@ -250,6 +250,12 @@ serve_on_node(void *arg, uint32_t events)
 			sse_publish(p->sse, m->kind, m->json);
 			node_msg_free(m);
 			break;
+		case NODE_EV_SENT:
+			/* Watchers see the room whole; agents are not told
+			 * what they said themselves. */
+			sse_publish(p->sse, NODE_EV_MESSAGE, m->json);
+			node_msg_free(m);
+			break;
 		default:
 			node_msg_free(m);
 			break;

@@ -29,6 +29,7 @@ ev_has() { grep -q -- "$1" "$T/events"; }
 check "the stream opens with a retry hint" until_true 5 grep -q '^retry: [0-9]' "$T/events"
 check "a presence event says bo is online" until_true 5 ev_has '"name":"bo","online":true'
 check "a message event carries bo's text" until_true 5 ev_has '"text":"hello ana"'
+check "and one carries what ana said herself" until_true 5 ev_has '"from":"ana".*"text":"hello bo"'
 check "a receipt event says bo stored ana's message" until_true 5 ev_has '"by":"bo".*"state":"delivered"'
 check "events are named" grep -q '^event: message$' "$T/events"
 check "events are named" grep -q '^event: receipt$' "$T/events"
