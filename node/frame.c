@@ -26,7 +26,8 @@
 #define FRAME_SIG_INPUT_MAX (PAPO_BODY_MAX + 512)
 
 /* Field tables: every field a frame type may carry, its JSON type, and
- * whether it must be present.  Up to 32 fields per object. */
+ * whether it must be present.  Up to FIELDS_MAX fields per object. */
+#define FIELDS_MAX 12
 enum ftype { F_STRING, F_NUMBER, F_ARRAY };
 
 struct field {
@@ -67,6 +68,17 @@ static const struct field sync_fields[] = {
 static const struct field bye_fields[] = {
 	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { NULL, 0, 0 }
 };
+
+/* Each field's place in its table, for the decoders. */
+enum { HELLO_T, HELLO_V, HELLO_ID, HELLO_NAME, HELLO_ABOUT, HELLO_ADDRS,
+	HELLO_MSGS, HELLO_DIGEST };
+enum { MSG_T, MSG_ID, MSG_FROM, MSG_NAME, MSG_TS, MSG_BODY, MSG_TO,
+	MSG_REPLY_TO, MSG_SIG };
+enum { ACK_T, ACK_ID, ACK_BY, ACK_STATE, ACK_TS, ACK_SIG };
+enum { PEERS_T, PEERS_MEMBERS };
+enum { PEER_ID, PEER_NAME, PEER_ABOUT, PEER_ADDRS, PEER_SEEN };
+enum { SYNC_T, SYNC_SINCE, SYNC_HAVE };
+enum { BYE_T, BYE_ID };
 
 static const struct {
 	const char *name;
@@ -406,63 +418,57 @@ out:
 /* Decoding. */
 
 /* Checks obj against a field table: no unknown, duplicate, mistyped or
- * missing field. */
+ * missing field.  got[i] is then field i's value, or NULL when an
+ * optional field is absent: the decoders read fields by their place in
+ * the table, in this one pass over the object. */
 static enum frame_err
-frame_fields(const cJSON *obj, const struct field *fields)
+frame_fields(const cJSON *obj, const struct field *fields,
+    const cJSON *got[FIELDS_MAX])
 {
-	uint32_t seen = 0;
 	const cJSON *c;
 	size_t i;
 
 	if (!cJSON_IsObject(obj))
 		return FRAME_ERR_FIELD_TYPE;
+	for (i = 0; fields[i].name != NULL; i++)
+		got[i] = NULL;
 	cJSON_ArrayForEach(c, obj) {
 		for (i = 0; fields[i].name != NULL; i++)
 			if (strcmp(c->string, fields[i].name) == 0)
 				break;
 		if (fields[i].name == NULL)
 			return FRAME_ERR_UNKNOWN_FIELD;
-		if (seen & (1u << i))
+		if (got[i] != NULL)
 			return FRAME_ERR_DUPLICATE_FIELD;
-		seen |= 1u << i;
+		got[i] = c;
 		if ((fields[i].type == F_STRING && !cJSON_IsString(c)) ||
 		    (fields[i].type == F_NUMBER && !cJSON_IsNumber(c)) ||
 		    (fields[i].type == F_ARRAY && !cJSON_IsArray(c)))
 			return FRAME_ERR_FIELD_TYPE;
 	}
 	for (i = 0; fields[i].name != NULL; i++)
-		if (fields[i].required && !(seen & (1u << i)))
+		if (fields[i].required && got[i] == NULL)
 			return FRAME_ERR_MISSING_FIELD;
 	return FRAME_OK;
 }
 
-static const char *
-get_str(const cJSON *o, const char *name)
-{
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, name);
-
-	return c != NULL ? c->valuestring : NULL;
-}
-
-/* Copies text field name into out (max bytes plus NUL); too_long is the
+/* Copies a text field into out (max bytes plus NUL); too_long is the
  * error for a longer one. */
 static enum frame_err
-get_text(const cJSON *o, const char *name, char *out, size_t max,
-    enum frame_err too_long)
+get_text(const cJSON *c, char *out, size_t max, enum frame_err too_long)
 {
-	const char *s = get_str(o, name);
-	size_t n = strlen(s);
+	size_t n = strlen(c->valuestring);
 
 	if (n > max)
 		return too_long;
-	memcpy(out, s, n + 1);
+	memcpy(out, c->valuestring, n + 1);
 	return FRAME_OK;
 }
 
 static enum frame_err
-get_u64(const cJSON *o, const char *name, uint64_t *v)
+get_u64(const cJSON *c, uint64_t *v)
 {
-	double d = cJSON_GetObjectItemCaseSensitive(o, name)->valuedouble;
+	double d = c->valuedouble;
 
 	if (!(d >= 0 && d <= FRAME_INT_MAX) || floor(d) != d)
 		return FRAME_ERR_VALUE;
@@ -471,27 +477,25 @@ get_u64(const cJSON *o, const char *name, uint64_t *v)
 }
 
 static enum frame_err
-get_key32(const cJSON *o, const char *name, uint8_t out[32])
+get_key32(const cJSON *c, uint8_t out[32])
 {
-	return sec_id_parse(get_str(o, name), out) == 0 ?
+	return sec_id_parse(c->valuestring, out) == 0 ?
 	    FRAME_OK : FRAME_ERR_VALUE;
 }
 
 static enum frame_err
-get_msgid(const cJSON *o, const char *name, char out[PAPO_MSGID_LEN + 1])
+get_msgid(const cJSON *c, char out[PAPO_MSGID_LEN + 1])
 {
-	const char *s = get_str(o, name);
-
-	if (!sec_msgid_valid(s, NULL))
+	if (!sec_msgid_valid(c->valuestring, NULL))
 		return FRAME_ERR_VALUE;
-	memcpy(out, s, PAPO_MSGID_LEN + 1);
+	memcpy(out, c->valuestring, PAPO_MSGID_LEN + 1);
 	return FRAME_OK;
 }
 
 static enum frame_err
-get_sig(const cJSON *o, uint8_t sig[64])
+get_sig(const cJSON *c, uint8_t sig[64])
 {
-	const char *s = get_str(o, "sig");
+	const char *s = c->valuestring;
 	size_t n;
 
 	if (strlen(s) != FRAME_SIG_B64_LEN ||
@@ -502,9 +506,9 @@ get_sig(const cJSON *o, uint8_t sig[64])
 }
 
 static enum frame_err
-get_addrs(const cJSON *o, struct addr *a, size_t *n)
+get_addrs(const cJSON *arr, struct addr *a, size_t *n)
 {
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "addrs"), *c;
+	const cJSON *c;
 
 	*n = 0;
 	if (cJSON_GetArraySize(arr) > PAPO_ADDR_MAX)
@@ -522,44 +526,46 @@ get_addrs(const cJSON *o, struct addr *a, size_t *n)
 #define TRY(x) do { if ((e = (x)) != FRAME_OK) return e; } while (0)
 
 static enum frame_err
-decode_hello(const cJSON *o, struct frame_hello *h)
+decode_hello(const cJSON *const *f, struct frame_hello *h)
 {
 	enum frame_err e;
 	uint64_t v;
 
-	TRY(get_u64(o, "v", &v));
+	TRY(get_u64(f[HELLO_V], &v));
 	if (v == 0 || v > UINT32_MAX)
 		return FRAME_ERR_VALUE;
 	h->version = (uint32_t)v;
-	TRY(get_key32(o, "id", h->id));
-	TRY(get_text(o, "name", h->name, PAPO_NAME_MAX, FRAME_ERR_NAME_LONG));
-	TRY(get_text(o, "about", h->about, PAPO_ABOUT_MAX,
+	TRY(get_key32(f[HELLO_ID], h->id));
+	TRY(get_text(f[HELLO_NAME], h->name, PAPO_NAME_MAX,
+	    FRAME_ERR_NAME_LONG));
+	TRY(get_text(f[HELLO_ABOUT], h->about, PAPO_ABOUT_MAX,
 	    FRAME_ERR_ABOUT_LONG));
-	TRY(get_addrs(o, h->addr, &h->naddr));
-	TRY(get_u64(o, "msgs", &h->msgs));
-	return get_key32(o, "digest", h->digest);
+	TRY(get_addrs(f[HELLO_ADDRS], h->addr, &h->naddr));
+	TRY(get_u64(f[HELLO_MSGS], &h->msgs));
+	return get_key32(f[HELLO_DIGEST], h->digest);
 }
 
 static enum frame_err
-decode_msg(const cJSON *o, struct frame_msg *m)
+decode_msg(const cJSON *const *f, struct frame_msg *m)
 {
 	const char *body;
 	enum frame_err e;
 
-	TRY(get_msgid(o, "id", m->id));
-	TRY(get_key32(o, "from", m->from));
-	TRY(get_text(o, "name", m->name, PAPO_NAME_MAX, FRAME_ERR_NAME_LONG));
-	TRY(get_u64(o, "ts", &m->ts));
-	if (cJSON_GetObjectItemCaseSensitive(o, "to") != NULL) {
+	TRY(get_msgid(f[MSG_ID], m->id));
+	TRY(get_key32(f[MSG_FROM], m->from));
+	TRY(get_text(f[MSG_NAME], m->name, PAPO_NAME_MAX,
+	    FRAME_ERR_NAME_LONG));
+	TRY(get_u64(f[MSG_TS], &m->ts));
+	if (f[MSG_TO] != NULL) {
 		m->has_to = 1;
-		TRY(get_key32(o, "to", m->to));
+		TRY(get_key32(f[MSG_TO], m->to));
 	}
-	if (cJSON_GetObjectItemCaseSensitive(o, "reply_to") != NULL) {
+	if (f[MSG_REPLY_TO] != NULL) {
 		m->has_reply_to = 1;
-		TRY(get_msgid(o, "reply_to", m->reply_to));
+		TRY(get_msgid(f[MSG_REPLY_TO], m->reply_to));
 	}
-	TRY(get_sig(o, m->sig));
-	body = get_str(o, "body");
+	TRY(get_sig(f[MSG_SIG], m->sig));
+	body = f[MSG_BODY]->valuestring;
 	m->body_len = strlen(body);
 	if (m->body_len > PAPO_BODY_MAX)
 		return FRAME_ERR_BODY_LONG;
@@ -570,28 +576,27 @@ decode_msg(const cJSON *o, struct frame_msg *m)
 }
 
 static enum frame_err
-decode_ack(const cJSON *o, struct frame_ack *a)
+decode_ack(const cJSON *const *f, struct frame_ack *a)
 {
-	const char *state;
+	const char *state = f[ACK_STATE]->valuestring;
 	enum frame_err e;
 
-	TRY(get_msgid(o, "id", a->id));
-	TRY(get_key32(o, "by", a->by));
-	state = get_str(o, "state");
+	TRY(get_msgid(f[ACK_ID], a->id));
+	TRY(get_key32(f[ACK_BY], a->by));
 	if (strcmp(state, "delivered") == 0)
 		a->state = ACK_DELIVERED;
 	else if (strcmp(state, "read") == 0)
 		a->state = ACK_READ;
 	else
 		return FRAME_ERR_VALUE;
-	TRY(get_u64(o, "ts", &a->ts));
-	return get_sig(o, a->sig);
+	TRY(get_u64(f[ACK_TS], &a->ts));
+	return get_sig(f[ACK_SIG], a->sig);
 }
 
 static enum frame_err
-decode_peers(const cJSON *o, struct frame_peers *ps)
+decode_peers(const cJSON *const *f, struct frame_peers *ps)
 {
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "members"), *c;
+	const cJSON *arr = f[PEERS_MEMBERS], *c, *pf[FIELDS_MAX];
 	int n = cJSON_GetArraySize(arr);
 	enum frame_err e;
 
@@ -602,27 +607,27 @@ decode_peers(const cJSON *o, struct frame_peers *ps)
 	cJSON_ArrayForEach(c, arr) {
 		struct frame_peer *p = &ps->v[ps->n];
 
-		TRY(frame_fields(c, peer_fields));
-		TRY(get_key32(c, "id", p->id));
-		TRY(get_text(c, "name", p->name, PAPO_NAME_MAX,
+		TRY(frame_fields(c, peer_fields, pf));
+		TRY(get_key32(pf[PEER_ID], p->id));
+		TRY(get_text(pf[PEER_NAME], p->name, PAPO_NAME_MAX,
 		    FRAME_ERR_NAME_LONG));
-		TRY(get_text(c, "about", p->about, PAPO_ABOUT_MAX,
+		TRY(get_text(pf[PEER_ABOUT], p->about, PAPO_ABOUT_MAX,
 		    FRAME_ERR_ABOUT_LONG));
-		TRY(get_addrs(c, p->addr, &p->naddr));
-		TRY(get_u64(c, "seen", &p->seen));
+		TRY(get_addrs(pf[PEER_ADDRS], p->addr, &p->naddr));
+		TRY(get_u64(pf[PEER_SEEN], &p->seen));
 		ps->n++;
 	}
 	return FRAME_OK;
 }
 
 static enum frame_err
-decode_sync(const cJSON *o, struct frame_sync *s)
+decode_sync(const cJSON *const *f, struct frame_sync *s)
 {
-	const cJSON *arr = cJSON_GetObjectItemCaseSensitive(o, "have"), *c;
+	const cJSON *arr = f[SYNC_HAVE], *c;
 	int n = cJSON_GetArraySize(arr);
 	enum frame_err e;
 
-	TRY(get_u64(o, "since", &s->since));
+	TRY(get_u64(f[SYNC_SINCE], &s->since));
 	if (n > FRAME_SYNC_MAX)
 		return FRAME_ERR_TOO_MANY;
 	if (n > 0 && (s->have = calloc((size_t)n, sizeof(*s->have))) == NULL)
@@ -683,8 +688,9 @@ enum frame_err
 frame_decode(const struct room_keys *k, const char *json, size_t len,
     unsigned flags, struct frame *out)
 {
+	const cJSON *c, *f[FIELDS_MAX];
 	cJSON *o = NULL;
-	const char *end = NULL, *t;
+	const char *end = NULL;
 	enum frame_err e;
 	size_t i;
 
@@ -702,41 +708,40 @@ frame_decode(const struct room_keys *k, const char *json, size_t len,
 			e = FRAME_ERR_JSON;
 			goto out;
 		}
-	t = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "t")) ?
-	    get_str(o, "t") : NULL;
-	if (t == NULL) {
-		e = cJSON_GetObjectItemCaseSensitive(o, "t") == NULL ?
-		    FRAME_ERR_MISSING_FIELD : FRAME_ERR_FIELD_TYPE;
+	/* The type first: it says which table the rest obeys. */
+	if ((c = cJSON_GetObjectItemCaseSensitive(o, "t")) == NULL ||
+	    !cJSON_IsString(c)) {
+		e = c == NULL ? FRAME_ERR_MISSING_FIELD : FRAME_ERR_FIELD_TYPE;
 		goto out;
 	}
 	for (i = 1; i < FRAME_NTYPES; i++)
-		if (strcmp(t, frame_types[i].name) == 0)
+		if (strcmp(c->valuestring, frame_types[i].name) == 0)
 			break;
 	if (i == FRAME_NTYPES) {
 		e = FRAME_ERR_TYPE;
 		goto out;
 	}
 	out->type = (enum frame_type)i;
-	if ((e = frame_fields(o, frame_types[i].fields)) != FRAME_OK)
+	if ((e = frame_fields(o, frame_types[i].fields, f)) != FRAME_OK)
 		goto out;
 	switch (out->type) {
 	case FRAME_HELLO:
-		e = decode_hello(o, &out->u.hello);
+		e = decode_hello(f, &out->u.hello);
 		break;
 	case FRAME_MSG:
-		e = decode_msg(o, &out->u.msg);
+		e = decode_msg(f, &out->u.msg);
 		break;
 	case FRAME_ACK:
-		e = decode_ack(o, &out->u.ack);
+		e = decode_ack(f, &out->u.ack);
 		break;
 	case FRAME_PEERS:
-		e = decode_peers(o, &out->u.peers);
+		e = decode_peers(f, &out->u.peers);
 		break;
 	case FRAME_SYNC:
-		e = decode_sync(o, &out->u.sync);
+		e = decode_sync(f, &out->u.sync);
 		break;
 	case FRAME_BYE:
-		e = get_key32(o, "id", out->u.bye.id);
+		e = get_key32(f[BYE_ID], out->u.bye.id);
 		break;
 	}
 	if (e == FRAME_OK)
