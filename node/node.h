@@ -47,6 +47,14 @@ int room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
     const char *name, const char *about, int force);
 
 /*
+ * Whether invite is for the room home holds: 1 if it is, 0 if it is for
+ * another room, -1 with err when the invite is malformed or home holds no
+ * readable room.  name gets the held room's name when there is one.
+ */
+int room_is(char err[PAPO_ERR_LEN], const char *home, const char *invite,
+    char name[PAPO_NAME_MAX + 1]);
+
+/*
  * Writes into *invite (malloc'd) this room's invite, carrying this
  * member's id and the addresses reachable at listen.
  */

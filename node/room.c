@@ -308,6 +308,43 @@ out:
 	return rc;
 }
 
+/* Decodes an invite; -1 with err giving the reason (and the place of a
+ * bad character) otherwise. */
+static int
+room_decode_invite(char err[PAPO_ERR_LEN], const char *invite,
+    struct invite *inv)
+{
+	enum invite_err ie;
+	size_t pos = 0;
+
+	if ((ie = invite_decode(invite, inv, &pos)) == INVITE_OK)
+		return 0;
+	if (ie == INVITE_CHAR)
+		snprintf(err, PAPO_ERR_LEN, "%s (character %zu, '%c')",
+		    invite_strerror(ie), pos + 1, invite[pos]);
+	else
+		snprintf(err, PAPO_ERR_LEN, "%s", invite_strerror(ie));
+	return -1;
+}
+
+int
+room_is(char err[PAPO_ERR_LEN], const char *home, const char *invite,
+    char name[PAPO_NAME_MAX + 1])
+{
+	struct invite inv;
+	struct room r;
+	int rc = -1;
+
+	if (room_load(err, home, &r) == -1)
+		return -1;
+	snprintf(name, PAPO_NAME_MAX + 1, "%s", r.name);
+	if (room_decode_invite(err, invite, &inv) == 0)
+		rc = sodium_memcmp(inv.secret, r.secret, sizeof(r.secret)) == 0;
+	sodium_memzero(&inv, sizeof(inv));
+	room_wipe(&r);
+	return rc;
+}
+
 int
 room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
     const char *name, const char *about, int force)
@@ -317,21 +354,12 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	struct invite inv;
 	struct room r;
 	char rid[PAPO_ROOMID_LEN + 1];
-	enum invite_err ie;
-	size_t pos = 0;
 	int rc = -1;
 
 	memset(&r, 0, sizeof(r));
 	memset(&keys, 0, sizeof(keys));
-	if ((ie = invite_decode(invite, &inv, &pos)) != INVITE_OK) {
-		if (ie == INVITE_CHAR)
-			snprintf(err, PAPO_ERR_LEN, "%s (character %zu, '%c')",
-			    invite_strerror(ie),
-			    pos + 1, invite[pos]);
-		else
-			snprintf(err, PAPO_ERR_LEN, "%s", invite_strerror(ie));
+	if (room_decode_invite(err, invite, &inv) == -1)
 		goto out;
-	}
 	if (room_check_name(err, name) == -1 ||
 	    room_check_about(err, about) == -1 ||
 	    room_check_free(err, home, force) == -1)

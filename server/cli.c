@@ -67,13 +67,14 @@ static int cli_tail(const struct cli_cmd *, int, char **);
 static const struct cli_cmd cli_cmds[] = {
 	{ "new", "papo new --name NAME [--about TEXT] [--force]", "maf",
 	  "Create this member's identity (if it has none) and a new room, and\n"
-	  "print the invite that lets others join it.  --name may also come\n"
-	  "from PAPO_NAME.  Refuses to replace an existing room without --force.",
+	  "print the invite that lets others join it.  --name and --about may\n"
+	  "also come from PAPO_NAME and PAPO_ABOUT.  Refuses to replace an\n"
+	  "existing room without --force.",
 	  cli_new },
 	{ "join", "papo join INVITE --name NAME [--about TEXT] [--force]", "maf",
 	  "Store the room of INVITE (a papo1... string) as this member's room.\n"
-	  "--name may also come from PAPO_NAME.  Refuses to replace an existing\n"
-	  "room without --force.",
+	  "--name and --about may also come from PAPO_NAME and PAPO_ABOUT.\n"
+	  "Refuses to replace an existing room without --force.",
 	  cli_join },
 	{ "invite", "papo invite [--listen ADDR:PORT]", "l",
 	  "Print this room's invite, carrying this member's id and the addresses\n"
@@ -89,8 +90,10 @@ static const struct cli_cmd cli_cmds[] = {
 	  "Port 0 picks a free port; serve.json in PAPO_HOME tells the real ones.\n"
 	  "An HTTP address other than loopback needs a token (--token or\n"
 	  "PAPO_TOKEN); with one, every request but /healthz must carry\n"
-	  "'Authorization: Bearer T'.  With no room yet, it joins PAPO_INVITE\n"
-	  "or creates a room, as --name (or PAPO_NAME, or the login name).\n"
+	  "'Authorization: Bearer T' (the dashboard's files are open too).\n"
+	  "With no room yet, it joins PAPO_INVITE or creates a room, as --name\n"
+	  "(or PAPO_NAME, or the login name) with --about (or PAPO_ABOUT); with\n"
+	  "a room, a PAPO_INVITE of another room is ignored, with a warning.\n"
 	  "It prints the MCP URL, the dashboard URL and the invite, and runs\n"
 	  "until SIGINT or SIGTERM.",
 	  cli_serve },
@@ -232,6 +235,8 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 	}
 	if (o->name == NULL)
 		o->name = getenv("PAPO_NAME");
+	if (o->about == NULL)
+		o->about = getenv("PAPO_ABOUT");
 	if (o->listen == NULL)
 		o->listen = cli_env("PAPO_LISTEN");
 	if (o->listen == NULL)

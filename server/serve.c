@@ -175,6 +175,29 @@ serve_room(char err[PAPO_ERR_LEN], const struct serve_config *c)
 }
 
 /*
+ * A daemon that holds a room keeps it and does not join PAPO_INVITE; when
+ * that invite is for another room (a container whose PAPO_INVITE was
+ * changed, say), the member would seem to be where it is not: say so.
+ * Reads only; nothing is refused for it.
+ */
+static void
+serve_note_invite(const struct serve_config *c)
+{
+	char why[PAPO_ERR_LEN], room[PAPO_NAME_MAX + 1] = "", path[SERVE_PATH_MAX];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/room.json", c->home);
+	if (c->invite == NULL || c->invite[0] == '\0' || access(path, F_OK) != 0)
+		return;
+	if ((r = room_is(why, c->home, c->invite, room)) == 1)
+		return;
+	log_msg(LOG_WARN, "PAPO_INVITE is ignored: %s, and %s already holds "
+	    "room %s, which is kept (start with an empty %s to join another "
+	    "room)", r == 0 ? "it is for another room" : why, c->home,
+	    room[0] != '\0' ? room : "?", c->home);
+}
+
+/*
  * Blocks SIGINT and SIGTERM before the node thread starts (threads
  * inherit the mask, so no thread is interrupted by them) and reads them
  * from a signalfd in the loop instead.  The mask is never restored: a
@@ -339,6 +362,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	memset(&p, 0, sizeof(p));
 	p.cfg = c;
 	p.lockfd = p.sigfd = -1;
+	serve_note_invite(c);
 	/* Refuse a bad or unsafe HTTP address before touching anything. */
 	if (http_check(err, c->http, c->token) == -1 ||
 	    serve_paths(err, &p) == -1 ||
