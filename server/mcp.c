@@ -1,6 +1,7 @@
 /*
  * mcp.c: MCP over Streamable HTTP (mcp.h; docs/MCP.md), protocol
- * revision 2025-11-25, also serving clients of 2025-06-18 and 2025-03-26.
+ * revision 2025-11-25, also serving clients of 2025-06-18 and 2025-03-26,
+ * and requests of revision 2026-07-28.
  *
  * POST /mcp carries one JSON-RPC message: initialize makes a session
  * (MCP-Session-Id); notifications and responses get 202; requests go
@@ -12,6 +13,14 @@
  * pushed on its stream when one is open, returned by its pending wait,
  * kept for its next wait otherwise; whatever an agent was shown, its
  * author gets a read receipt for.
+ *
+ * A request of 2026-07-28 has no session: it names its revision in
+ * params._meta and in headers, and runs in a session of its own that
+ * lives as long as the request does.  subscriptions/listen is one of
+ * them (or a request of a 2025 session): its answer is a stream of the
+ * notifications it asked for, each tagged with its request id, held by
+ * the same session and stream lists as the GET streams, and ended with
+ * its result when the daemon stops.
  *
  * Main thread only; nothing here blocks: a wait is a suspended request
  * and a timer.
@@ -27,9 +36,20 @@
 #include "server/mcp.h"
 
 #define MCP_LATEST "2025-11-25"
+#define MCP_MODERN "2026-07-28"      /* the revision without sessions */
 #define MCP_SESSION_HEADER "MCP-Session-Id"
 #define MCP_VERSION_HEADER "MCP-Protocol-Version"
 #define MCP_HISTORY_URI "papo://room/history"
+#define MCP_CHANNEL "claude/channel"
+#define MCP_RETRY "retry: 2000\n\n"
+/* Keys of _meta (2026-07-28). */
+#define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
+#define MCP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
+#define MCP_META_SERVER "io.modelcontextprotocol/serverInfo"
+#define MCP_META_SUB "io.modelcontextprotocol/subscriptionId"
+/* Error codes of 2026-07-28. */
+#define MCP_HEADER_MISMATCH (-32020)
+#define MCP_UNSUPPORTED_VERSION (-32022)
 
 static const char *const mcp_versions[] = {
 	"2025-11-25", "2025-06-18", "2025-03-26", NULL
@@ -49,10 +69,22 @@ static const char mcp_instructions[] =
 
 struct mcp_session;
 
+/* What a subscriptions/listen stream asked for (and was granted). */
+#define MCP_WANT_CHANNEL 0x1         /* notifications/claude/channel */
+#define MCP_WANT_HISTORY 0x2         /* resources/updated of the history */
+
+/*
+ * A stream of a session: a GET stream (sub NULL), which gets what the
+ * session asked for, with event ids; or the answer to a
+ * subscriptions/listen request (sub its id), which gets what want says,
+ * each notification tagged with sub, and ends with a result.
+ */
 struct mcp_stream {
 	LIST_ENTRY(mcp_stream) entry;
 	struct http_stream *st;
 	struct mcp_session *s;
+	cJSON *sub;
+	unsigned want;
 };
 
 /* A wait tool call in progress. */
@@ -72,8 +104,11 @@ struct mcp_wait {
 struct mcp_session {
 	LIST_ENTRY(mcp_session) entry;
 	struct mcp *m;
-	char id[33];
+	char id[33];                 /* "" for a 2026-07-28 request's */
 	char proto[16];
+	int modern;                  /* one 2026-07-28 request's: no id, it
+	                              * ends when its request does */
+	int closing;                 /* being freed */
 	int level;                   /* index in mcp_levels, -1: none set */
 	int subscribed;              /* to papo://room/history */
 	uint64_t seq;                /* event ids */
@@ -91,6 +126,8 @@ struct mcp {
 	struct node *node;
 	LIST_HEAD(, mcp_session) sessions;
 	size_t nsessions;
+	size_t nstreams;             /* GET and listen streams open */
+	struct loop_timer *heartbeat;
 };
 
 /* JSON-RPC text. */
@@ -104,11 +141,28 @@ mcp_print(cJSON *o)
 	return s;
 }
 
+/*
+ * A response.  Results of 2026-07-28 (modern) say what they are
+ * (resultType) and who made them (serverInfo in _meta).
+ */
 static char *
-mcp_result(const cJSON *id, cJSON *result)
+mcp_result(const cJSON *id, cJSON *result, int modern)
 {
 	cJSON *o = cJSON_CreateObject();
 
+	if (modern && result != NULL) {
+		cJSON *meta = cJSON_GetObjectItemCaseSensitive(result, "_meta");
+		cJSON *info;
+
+		if (!cJSON_HasObjectItem(result, "resultType"))
+			cJSON_AddStringToObject(result, "resultType",
+			    "complete");
+		if (meta == NULL)
+			meta = cJSON_AddObjectToObject(result, "_meta");
+		info = cJSON_AddObjectToObject(meta, MCP_META_SERVER);
+		cJSON_AddStringToObject(info, "name", "papo");
+		cJSON_AddStringToObject(info, "version", PAPO_VERSION);
+	}
 	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
 	cJSON_AddItemToObject(o, "id", id != NULL ? cJSON_Duplicate(id, 1) :
 	    cJSON_CreateNull());
@@ -117,7 +171,7 @@ mcp_result(const cJSON *id, cJSON *result)
 }
 
 static char *
-mcp_error(const cJSON *id, int code, const char *msg)
+mcp_error(const cJSON *id, int code, const char *msg, cJSON *data)
 {
 	cJSON *o = cJSON_CreateObject(), *e;
 
@@ -127,7 +181,31 @@ mcp_error(const cJSON *id, int code, const char *msg)
 	e = cJSON_AddObjectToObject(o, "error");
 	cJSON_AddNumberToObject(e, "code", code);
 	cJSON_AddStringToObject(e, "message", msg);
+	if (data != NULL)
+		cJSON_AddItemToObject(e, "data", data);
 	return mcp_print(o);
+}
+
+static char *
+mcp_notification(const char *method, cJSON *params)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
+	cJSON_AddStringToObject(o, "method", method);
+	cJSON_AddItemToObject(o, "params", params);
+	return mcp_print(o);
+}
+
+/* Adds what 2026-07-28 asks of a result clients may keep: how long, and
+ * whether for anyone (public) or this client only (private). */
+static void
+mcp_cacheable(cJSON *res, int modern, int ttl_ms, const char *scope)
+{
+	if (!modern)
+		return;
+	cJSON_AddNumberToObject(res, "ttlMs", ttl_ms);
+	cJSON_AddStringToObject(res, "cacheScope", scope);
 }
 
 static void
@@ -143,7 +221,7 @@ static void
 mcp_reply_error(struct http_req *r, int status, const cJSON *id, int code,
     const char *msg)
 {
-	mcp_reply_text(r, status, mcp_error(id, code, msg));
+	mcp_reply_text(r, status, mcp_error(id, code, msg, NULL));
 }
 
 /* A tool's answer: the JSON as text for the model, and as structure. */
@@ -181,19 +259,61 @@ mcp_find(struct mcp *m, const char *id)
 	if (id == NULL)
 		return NULL;
 	LIST_FOREACH(s, &m->sessions, entry)
-		if (strcmp(s->id, id) == 0)
+		if (!s->modern && strcmp(s->id, id) == 0)
 			return s;
 	return NULL;
 }
 
-static void mcp_wait_end(struct mcp_wait *w, cJSON *messages);
+/* A new session: a 2025 one, with an id to be named by, or a 2026-07-28
+ * request's (modern).  NULL when there are too many. */
+static struct mcp_session *
+mcp_session_new(struct mcp *m, int modern)
+{
+	struct mcp_session *s;
+	uint8_t rnd[16];
 
-/* Writes one event (with the next id) to the session's newest stream,
- * and keeps it for replay. */
+	if (m->nsessions >= MCP_SESSIONS_MAX || (s = calloc(1, sizeof(*s))) ==
+	    NULL)
+		return NULL;
+	if ((s->unseen = cJSON_CreateArray()) == NULL) {
+		free(s);
+		return NULL;
+	}
+	s->m = m;
+	s->modern = modern;
+	s->level = -1;
+	LIST_INIT(&s->streams);
+	if (!modern) {
+		node_random(rnd, sizeof(rnd));
+		for (size_t i = 0; i < sizeof(rnd); i++)
+			snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
+	}
+	LIST_INSERT_HEAD(&m->sessions, s, entry);
+	m->nsessions++;
+	return s;
+}
+
+static void mcp_wait_end(struct mcp_wait *w, cJSON *messages);
+static void mcp_session_release(struct mcp_session *s);
+
+/* The stream a session's events go to: its newest GET stream. */
+static struct mcp_stream *
+mcp_get_stream(struct mcp_session *s)
+{
+	struct mcp_stream *ms;
+
+	LIST_FOREACH(ms, &s->streams, entry)
+		if (ms->sub == NULL)
+			return ms;
+	return NULL;
+}
+
+/* Writes one event (with the next id) to the session's newest GET
+ * stream, and keeps it for replay. */
 static void
 mcp_event(struct mcp_session *s, const char *json)
 {
-	struct mcp_stream *ms = LIST_FIRST(&s->streams);
+	struct mcp_stream *ms = mcp_get_stream(s);
 	char head[48];
 	int n;
 
@@ -209,14 +329,131 @@ mcp_event(struct mcp_session *s, const char *json)
 	http_stream_write(ms->st, "\n\n", 2);
 }
 
+/* Writes one JSON-RPC message as an event without an id: on streams
+ * that are not resumed (a request's answer, a listen stream). */
+static void
+mcp_send(struct http_stream *st, const char *json)
+{
+	if (json == NULL)
+		return;
+	http_stream_write(st, "event: message\ndata: ", 21);
+	http_stream_write(st, json, strlen(json));
+	http_stream_write(st, "\n\n", 2);
+}
+
+/* Writes a notification to a listen stream, tagged with its
+ * subscription id in params._meta. */
+static void
+mcp_send_tagged(struct mcp_stream *ms, const char *method,
+    const cJSON *params)
+{
+	cJSON *p, *meta;
+	char *text;
+
+	p = params != NULL ? cJSON_Duplicate(params, 1) : cJSON_CreateObject();
+	if ((meta = cJSON_GetObjectItemCaseSensitive(p, "_meta")) == NULL)
+		meta = cJSON_AddObjectToObject(p, "_meta");
+	cJSON_AddItemToObject(meta, MCP_META_SUB, cJSON_Duplicate(ms->sub, 1));
+	text = mcp_notification(method, p);
+	mcp_send(ms->st, text);
+	cJSON_free(text);
+}
+
+/* A comment on every stream while any is open, so that a client that
+ * left is found out and proxies keep quiet streams open. */
+static void
+mcp_heartbeat(void *arg)
+{
+	struct mcp *m = arg;
+	struct mcp_session *s;
+	struct mcp_stream *ms;
+
+	LIST_FOREACH(s, &m->sessions, entry)
+		LIST_FOREACH(ms, &s->streams, entry)
+			http_stream_write(ms->st, ": keep-alive\n\n", 14);
+	if (m->nstreams > 0)
+		loop_timer_set(m->heartbeat, loop_now_ns() + MCP_HEARTBEAT_NS);
+}
+
+static void
+mcp_stream_gone(struct http_stream *st, void *arg);
+
+/* Answers r with a stream of s: a GET stream (sub NULL) or a listen
+ * stream.  NULL when it cannot; r is then still to be answered. */
+static struct mcp_stream *
+mcp_stream_open(struct mcp_session *s, struct http_req *r, const cJSON *sub,
+    unsigned want)
+{
+	struct mcp_stream *ms;
+
+	if ((ms = calloc(1, sizeof(*ms))) == NULL)
+		return NULL;
+	if (sub != NULL && (ms->sub = cJSON_Duplicate(sub, 1)) == NULL) {
+		free(ms);
+		return NULL;
+	}
+	http_reply_header(r, "X-Accel-Buffering", "no");
+	if ((ms->st = http_stream_open(r, mcp_stream_gone, ms)) == NULL) {
+		cJSON_Delete(ms->sub);
+		free(ms);
+		return NULL;
+	}
+	ms->s = s;
+	ms->want = want;
+	LIST_INSERT_HEAD(&s->streams, ms, entry);
+	if (s->m->nstreams++ == 0)
+		loop_timer_set(s->m->heartbeat, loop_now_ns() +
+		    MCP_HEARTBEAT_NS);
+	return ms;
+}
+
+static void
+mcp_stream_free(struct mcp_stream *ms)
+{
+	struct mcp *m = ms->s->m;
+
+	LIST_REMOVE(ms, entry);
+	if (--m->nstreams == 0)
+		loop_timer_set(m->heartbeat, 0);
+	cJSON_Delete(ms->sub);
+	free(ms);
+}
+
+/* The client closed the stream: for a listen stream, that cancels the
+ * subscription. */
 static void
 mcp_stream_gone(struct http_stream *st, void *arg)
 {
 	struct mcp_stream *ms = arg;
+	struct mcp_session *s = ms->s;
 
 	(void)st;
-	LIST_REMOVE(ms, entry);
-	free(ms);
+	mcp_stream_free(ms);
+	mcp_session_release(s);
+}
+
+/*
+ * Ends a stream from this side, after retry: (when to come back) if
+ * asked.  A listen stream ends with the result of its request, which
+ * tells the client the subscription ended rather than was cut.
+ */
+static void
+mcp_stream_end(struct mcp_stream *ms, int retry)
+{
+	if (retry)
+		http_stream_write(ms->st, MCP_RETRY, sizeof(MCP_RETRY) - 1);
+	if (ms->sub != NULL) {
+		cJSON *res = cJSON_CreateObject();
+		char *text;
+
+		cJSON_AddItemToObject(cJSON_AddObjectToObject(res, "_meta"),
+		    MCP_META_SUB, cJSON_Duplicate(ms->sub, 1));
+		text = mcp_result(ms->sub, res, 1);
+		mcp_send(ms->st, text);
+		cJSON_free(text);
+	}
+	http_stream_close(ms->st);
+	mcp_stream_free(ms);
 }
 
 static void
@@ -224,13 +461,9 @@ mcp_session_free(struct mcp_session *s, int retry)
 {
 	struct mcp_stream *ms;
 
-	while ((ms = LIST_FIRST(&s->streams)) != NULL) {
-		if (retry)
-			http_stream_write(ms->st, "retry: 2000\n\n", 13);
-		http_stream_close(ms->st);
-		LIST_REMOVE(ms, entry);
-		free(ms);
-	}
+	s->closing = 1;
+	while ((ms = LIST_FIRST(&s->streams)) != NULL)
+		mcp_stream_end(ms, retry);
 	if (s->wait != NULL)
 		mcp_wait_end(s->wait, NULL);
 	for (size_t i = 0; i < MCP_KEEP; i++)
@@ -239,6 +472,16 @@ mcp_session_free(struct mcp_session *s, int retry)
 	LIST_REMOVE(s, entry);
 	s->m->nsessions--;
 	free(s);
+}
+
+/* A 2026-07-28 request's session ends when nothing of it is open any
+ * more: its answer was sent, its wait answered, its stream closed. */
+static void
+mcp_session_release(struct mcp_session *s)
+{
+	if (s->modern && !s->closing && s->wait == NULL &&
+	    LIST_EMPTY(&s->streams))
+		mcp_session_free(s, 0);
 }
 
 /* Read receipts for messages shown to the agent of a session. */
@@ -291,13 +534,16 @@ mcp_from_matches(const char *from, const cJSON *msg)
 static void
 mcp_wait_free(struct mcp_wait *w)
 {
-	w->s->wait = NULL;
+	struct mcp_session *s = w->s;
+
+	s->wait = NULL;
 	loop_timer_free(w->timer);
 	loop_timer_free(w->tick);
 	cJSON_Delete(w->id);
 	cJSON_Delete(w->token);
 	free(w->from);
 	free(w);
+	mcp_session_release(s);
 }
 
 /* Answers w with messages (NULL: none, the call timed out or the session
@@ -315,13 +561,9 @@ mcp_wait_end(struct mcp_wait *w, cJSON *messages)
 	res = cJSON_CreateObject();
 	cJSON_AddItemToObject(res, "messages", messages);
 	cJSON_AddBoolToObject(res, "timed_out", cJSON_GetArraySize(messages) == 0);
-	text = mcp_result(w->id, mcp_tool_result(res, NULL));
+	text = mcp_result(w->id, mcp_tool_result(res, NULL), s->modern);
 	if (w->st != NULL) {
-		if (text != NULL) {
-			http_stream_write(w->st, "event: message\ndata: ", 21);
-			http_stream_write(w->st, text, strlen(text));
-			http_stream_write(w->st, "\n\n", 2);
-		}
+		mcp_send(w->st, text);
 		http_stream_close(w->st);
 		cJSON_free(text);
 	} else
@@ -350,11 +592,8 @@ mcp_wait_tick(void *arg)
 	cJSON_AddNumberToObject(p, "progress", (int)elapsed);
 	cJSON_AddNumberToObject(p, "total", w->timeout_s);
 	cJSON_AddStringToObject(p, "message", "waiting for a message");
-	if ((text = mcp_print(o)) != NULL) {
-		http_stream_write(w->st, "event: message\ndata: ", 21);
-		http_stream_write(w->st, text, strlen(text));
-		http_stream_write(w->st, "\n\n", 2);
-	}
+	text = mcp_print(o);
+	mcp_send(w->st, text);
 	cJSON_free(text);
 	loop_timer_set(w->tick, loop_now_ns() + MCP_PROGRESS_NS);
 }
@@ -416,13 +655,15 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 			cJSON_Delete(ready);
 			cJSON_Delete(res);
 			mcp_reply_text(r, 200, mcp_result(id, mcp_tool_result(
-			    NULL, "another wait of this session is in progress")));
+			    NULL, "another wait of this session is in progress"),
+			    s->modern));
 			return;
 		}
 		mcp_mark_read(s->m, ready);
 		cJSON_AddItemToObject(res, "messages", ready);
 		cJSON_AddBoolToObject(res, "timed_out", cJSON_GetArraySize(ready) == 0);
-		mcp_reply_text(r, 200, mcp_result(id, mcp_tool_result(res, NULL)));
+		mcp_reply_text(r, 200, mcp_result(id, mcp_tool_result(res, NULL),
+		    s->modern));
 		return;
 	}
 	cJSON_Delete(ready);
@@ -443,16 +684,22 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	/* With a progress token, answer as a stream: progress notifications
 	 * every 10 s, then the result. */
 	if (tok != NULL && (cJSON_IsString(tok) || cJSON_IsNumber(tok)) &&
-	    mcp_accepts(r, "text/event-stream") &&
-	    (w->st = http_stream_open(r, mcp_wait_gone, w)) != NULL) {
+	    mcp_accepts(r, "text/event-stream")) {
+		http_reply_header(r, "X-Accel-Buffering", "no");
+		w->st = http_stream_open(r, mcp_wait_gone, w);
+	}
+	if (w->st != NULL) {
 		char head[48];
 		int n;
 
-		/* Priming event, as on GET streams. */
-		s->seq++;
-		n = snprintf(head, sizeof(head), "id: %" PRIu64 "\ndata: \n\n",
-		    s->seq);
-		http_stream_write(w->st, head, (size_t)n);
+		/* Priming event, as on GET streams (2026-07-28 streams are
+		 * not resumed, and have no event ids). */
+		if (!s->modern) {
+			s->seq++;
+			n = snprintf(head, sizeof(head), "id: %" PRIu64
+			    "\ndata: \n\n", s->seq);
+			http_stream_write(w->st, head, (size_t)n);
+		}
 		w->token = cJSON_Duplicate(tok, 1);
 		w->tick = loop_timer_new(s->m->loop, mcp_wait_tick, w);
 		loop_timer_set(w->tick, w->start + MCP_PROGRESS_NS);
@@ -469,6 +716,8 @@ struct mcp_call {
 	int tool;                    /* index in mcp_tools */
 	int read;                    /* mark the messages read */
 	int resource;                /* answer as resources/read */
+	int modern;                  /* answer as 2026-07-28 (its session
+	                              * may be gone by then) */
 };
 
 static void
@@ -497,10 +746,12 @@ mcp_node_done(struct http_req *r, struct node_msg *msg, void *arg)
 			cJSON_AddStringToObject(e, "mimeType", "application/json");
 			cJSON_AddStringToObject(e, "text", msg->json);
 			cJSON_Delete(o);
+			/* The room's history changes with every message. */
+			mcp_cacheable(res, c->modern, 0, "private");
 		} else
 			res = mcp_tool_result(o, NULL);
 	}
-	mcp_reply_text(r, 200, mcp_result(c->id, res));
+	mcp_reply_text(r, 200, mcp_result(c->id, res, c->modern));
 	node_msg_free(msg);
 	cJSON_Delete(c->id);
 	free(c);
@@ -522,6 +773,7 @@ mcp_ask(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	c->id = cJSON_Duplicate(id, 1);
 	c->read = read;
 	c->resource = resource;
+	c->modern = s->modern;
 	http_submit(r, s->m->node, req, mcp_node_done, c);
 }
 
@@ -578,7 +830,7 @@ tool_send(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		node_msg_free(req);
 		mcp_reply_text(r, 200, mcp_result(id, mcp_tool_result(NULL,
 		    "reply_to must be a message id: 10 characters, as history "
-		    "and wait show them")));
+		    "and wait show them"), s->modern));
 		return;
 	}
 	req->text = strdup(text);
@@ -681,13 +933,32 @@ static const struct {
 typedef void mcp_method_fn(struct mcp_session *, struct http_req *,
     const cJSON *, const cJSON *);
 
+/* What this server can do, as initialize and server/discover say it. */
+static cJSON *
+mcp_capabilities(int modern)
+{
+	cJSON *caps = cJSON_CreateObject(), *rc;
+
+	cJSON_AddBoolToObject(cJSON_AddObjectToObject(caps, "tools"),
+	    "listChanged", 0);
+	/* 2026-07-28 sends notifications/message only for requests that
+	 * ask, and papo's logging is pushes; it has none to offer there. */
+	if (!modern)
+		cJSON_AddObjectToObject(caps, "logging");
+	rc = cJSON_AddObjectToObject(caps, "resources");
+	cJSON_AddBoolToObject(rc, "subscribe", 1);
+	cJSON_AddBoolToObject(rc, "listChanged", 0);
+	cJSON_AddObjectToObject(cJSON_AddObjectToObject(caps, "experimental"),
+	    MCP_CHANNEL);
+	return caps;
+}
+
 static void
 m_ping(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params)
 {
-	(void)s;
 	(void)params;
-	mcp_reply_text(r, 200, mcp_result(id, cJSON_CreateObject()));
+	mcp_reply_text(r, 200, mcp_result(id, cJSON_CreateObject(), s->modern));
 }
 
 static void
@@ -696,7 +967,6 @@ m_tools_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
 {
 	cJSON *res = cJSON_CreateObject(), *arr;
 
-	(void)s;
 	(void)params;
 	arr = cJSON_AddArrayToObject(res, "tools");
 	for (size_t i = 0; i < MCP_NTOOLS; i++) {
@@ -708,7 +978,8 @@ m_tools_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		cJSON_AddItemToObject(t, "inputSchema",
 		    cJSON_Parse(mcp_tools[i].schema));
 	}
-	mcp_reply_text(r, 200, mcp_result(id, res));
+	mcp_cacheable(res, s->modern, MCP_TTL_MS, "public");
+	mcp_reply_text(r, 200, mcp_result(id, res, s->modern));
 }
 
 static void
@@ -744,7 +1015,8 @@ m_set_level(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	for (int i = 0; cJSON_IsString(l) && mcp_levels[i] != NULL; i++)
 		if (strcmp(l->valuestring, mcp_levels[i]) == 0) {
 			s->level = i;
-			mcp_reply_text(r, 200, mcp_result(id, cJSON_CreateObject()));
+			mcp_reply_text(r, 200, mcp_result(id, cJSON_CreateObject(),
+			    s->modern));
 			return;
 		}
 	mcp_reply_error(r, 200, id, -32602, "level must be one of debug, info, "
@@ -759,13 +1031,29 @@ mcp_is_history(const cJSON *params)
 	return cJSON_IsString(u) && strcmp(u->valuestring, MCP_HISTORY_URI) == 0;
 }
 
+/* A resource that is not there: -32002 until 2025-11-25, invalid
+ * params (-32602) naming the uri in 2026-07-28. */
+static void
+mcp_no_resource(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const cJSON *params)
+{
+	const cJSON *u = cJSON_GetObjectItemCaseSensitive(params, "uri");
+	cJSON *data = NULL;
+
+	if (s->modern && cJSON_IsString(u)) {
+		data = cJSON_CreateObject();
+		cJSON_AddStringToObject(data, "uri", u->valuestring);
+	}
+	mcp_reply_text(r, 200, mcp_error(id, s->modern ? -32602 : -32002,
+	    "no such resource: the one resource is " MCP_HISTORY_URI, data));
+}
+
 static void
 m_resources_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params)
 {
 	cJSON *res = cJSON_CreateObject(), *arr, *e;
 
-	(void)s;
 	(void)params;
 	arr = cJSON_AddArrayToObject(res, "resources");
 	e = cJSON_CreateObject();
@@ -775,7 +1063,8 @@ m_resources_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	cJSON_AddStringToObject(e, "description", "The room's last 50 "
 	    "messages, oldest first; subscribe to hear when it changes.");
 	cJSON_AddStringToObject(e, "mimeType", "application/json");
-	mcp_reply_text(r, 200, mcp_result(id, res));
+	mcp_cacheable(res, s->modern, MCP_TTL_MS, "public");
+	mcp_reply_text(r, 200, mcp_result(id, res, s->modern));
 }
 
 static void
@@ -785,8 +1074,7 @@ m_resources_read(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	struct node_msg *req;
 
 	if (!mcp_is_history(params)) {
-		mcp_reply_error(r, 200, id, -32002, "no such resource: the one "
-		    "resource is " MCP_HISTORY_URI);
+		mcp_no_resource(s, r, id, params);
 		return;
 	}
 	if ((req = node_msg_new(NODE_HISTORY)) != NULL)
@@ -799,12 +1087,11 @@ m_subscribe(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params, int on)
 {
 	if (!mcp_is_history(params)) {
-		mcp_reply_error(r, 200, id, -32002, "no such resource: the one "
-		    "resource is " MCP_HISTORY_URI);
+		mcp_no_resource(s, r, id, params);
 		return;
 	}
 	s->subscribed = on;
-	mcp_reply_text(r, 200, mcp_result(id, cJSON_CreateObject()));
+	mcp_reply_text(r, 200, mcp_result(id, cJSON_CreateObject(), s->modern));
 }
 
 static void
@@ -821,20 +1108,131 @@ m_resources_unsubscribe(struct mcp_session *s, struct http_req *r,
 	m_subscribe(s, r, id, params, 0);
 }
 
+/*
+ * subscriptions/listen: the answer is a stream that stays open: first
+ * notifications/subscriptions/acknowledged with what will be sent, then
+ * those notifications as they happen, each tagged with the request's id
+ * in params._meta; when the daemon stops (or the session is deleted),
+ * the request's result, and the stream ends.  The client cancels by
+ * closing it.  papo's lists of tools and resources never change, so of
+ * the kinds of the revision only resourceSubscriptions of the history is
+ * granted; "claude/channel": true asks for the room's messages.  Kinds
+ * it cannot send are left out of the acknowledgement, as the revision
+ * says; a kind given with the wrong type is invalid params.
+ */
+static void
+m_listen(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const cJSON *params)
+{
+	static const char *const flags[] = {
+		"toolsListChanged", "promptsListChanged",
+		"resourcesListChanged", MCP_CHANNEL, NULL
+	};
+	const cJSON *f = cJSON_GetObjectItemCaseSensitive(params,
+	    "notifications");
+	const cJSON *uris, *u, *v;
+	struct mcp_stream *ms;
+	cJSON *p, *granted;
+	unsigned want = 0;
+	int bad;
+	char msg[128];
+
+	if (!cJSON_IsObject(f)) {
+		mcp_reply_error(r, 200, id, -32602, "subscriptions/listen takes "
+		    "notifications, an object such as {\"resourceSubscriptions\":"
+		    "[\"" MCP_HISTORY_URI "\"],\"" MCP_CHANNEL "\":true}");
+		return;
+	}
+	for (size_t i = 0; flags[i] != NULL; i++) {
+		v = cJSON_GetObjectItemCaseSensitive(f, flags[i]);
+		if (v != NULL && !cJSON_IsBool(v)) {
+			snprintf(msg, sizeof(msg), "notifications.%s must be true "
+			    "or false", flags[i]);
+			mcp_reply_error(r, 200, id, -32602, msg);
+			return;
+		}
+	}
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, MCP_CHANNEL)))
+		want |= MCP_WANT_CHANNEL;
+	uris = cJSON_GetObjectItemCaseSensitive(f, "resourceSubscriptions");
+	bad = uris != NULL && !cJSON_IsArray(uris);
+	if (!bad)
+		cJSON_ArrayForEach(u, uris) {
+			if (!cJSON_IsString(u))
+				bad = 1;
+			else if (strcmp(u->valuestring, MCP_HISTORY_URI) == 0)
+				want |= MCP_WANT_HISTORY;
+		}
+	if (bad) {
+		mcp_reply_error(r, 200, id, -32602, "notifications."
+		    "resourceSubscriptions must be an array of resource URIs "
+		    "(strings)");
+		return;
+	}
+	if ((ms = mcp_stream_open(s, r, id, want)) == NULL) {
+		mcp_reply_error(r, 500, id, -32603, "cannot open the stream");
+		return;
+	}
+	p = cJSON_CreateObject();
+	granted = cJSON_AddObjectToObject(p, "notifications");
+	if (want & MCP_WANT_HISTORY)
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(granted,
+		    "resourceSubscriptions"), cJSON_CreateString(MCP_HISTORY_URI));
+	if (want & MCP_WANT_CHANNEL)
+		cJSON_AddBoolToObject(granted, MCP_CHANNEL, 1);
+	mcp_send_tagged(ms, "notifications/subscriptions/acknowledged", p);
+	cJSON_Delete(p);
+}
+
+/* server/discover (2026-07-28): versions, capabilities, who we are. */
+static void
+m_discover(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const cJSON *params)
+{
+	cJSON *res = cJSON_CreateObject(), *v;
+
+	(void)params;
+	v = cJSON_AddArrayToObject(res, "supportedVersions");
+	cJSON_AddItemToArray(v, cJSON_CreateString(MCP_MODERN));
+	for (size_t i = 0; mcp_versions[i] != NULL; i++)
+		cJSON_AddItemToArray(v, cJSON_CreateString(mcp_versions[i]));
+	cJSON_AddItemToObject(res, "capabilities", mcp_capabilities(1));
+	cJSON_AddStringToObject(res, "instructions", mcp_instructions);
+	mcp_cacheable(res, 1, MCP_TTL_MS, "public");
+	mcp_reply_text(r, 200, mcp_result(id, res, s->modern));
+}
+
+/* Which requests a method serves: of a 2025 session, of 2026-07-28. */
+#define MCP_2025 0x1
+#define MCP_2026 0x2
+
 static const struct {
 	const char *name;
 	mcp_method_fn *fn;
+	unsigned eras;
 } mcp_methods[] = {
-	{ "ping", m_ping },
-	{ "tools/list", m_tools_list },
-	{ "tools/call", m_tools_call },
-	{ "logging/setLevel", m_set_level },
-	{ "resources/list", m_resources_list },
-	{ "resources/read", m_resources_read },
-	{ "resources/subscribe", m_resources_subscribe },
-	{ "resources/unsubscribe", m_resources_unsubscribe },
+	{ "ping", m_ping, MCP_2025 },
+	{ "tools/list", m_tools_list, MCP_2025 | MCP_2026 },
+	{ "tools/call", m_tools_call, MCP_2025 | MCP_2026 },
+	{ "logging/setLevel", m_set_level, MCP_2025 },
+	{ "resources/list", m_resources_list, MCP_2025 | MCP_2026 },
+	{ "resources/read", m_resources_read, MCP_2025 | MCP_2026 },
+	{ "resources/subscribe", m_resources_subscribe, MCP_2025 },
+	{ "resources/unsubscribe", m_resources_unsubscribe, MCP_2025 },
+	{ "subscriptions/listen", m_listen, MCP_2025 | MCP_2026 },
+	{ "server/discover", m_discover, MCP_2026 },
 };
 #define MCP_NMETHODS (sizeof(mcp_methods) / sizeof(mcp_methods[0]))
+
+static mcp_method_fn *
+mcp_method(const char *name, unsigned era)
+{
+	for (size_t i = 0; i < MCP_NMETHODS; i++)
+		if ((mcp_methods[i].eras & era) &&
+		    strcmp(name, mcp_methods[i].name) == 0)
+			return mcp_methods[i].fn;
+	return NULL;
+}
 
 /* initialize: a new session. */
 static void
@@ -844,8 +1242,7 @@ mcp_initialize(struct mcp *m, struct http_req *r, const cJSON *id,
 	const cJSON *v = cJSON_GetObjectItemCaseSensitive(params,
 	    "protocolVersion");
 	struct mcp_session *s;
-	cJSON *res, *caps, *info, *exp;
-	uint8_t rnd[16];
+	cJSON *res, *info;
 	const char *version = MCP_LATEST;
 
 	if (!cJSON_IsString(v)) {
@@ -856,41 +1253,29 @@ mcp_initialize(struct mcp *m, struct http_req *r, const cJSON *id,
 	for (size_t i = 0; mcp_versions[i] != NULL; i++)
 		if (strcmp(v->valuestring, mcp_versions[i]) == 0)
 			version = mcp_versions[i];
-	if (m->nsessions >= MCP_SESSIONS_MAX || (s = calloc(1, sizeof(*s))) ==
-	    NULL) {
+	if ((s = mcp_session_new(m, 0)) == NULL) {
 		mcp_reply_error(r, 503, id, -32603, "too many sessions");
 		return;
 	}
-	s->m = m;
-	s->level = -1;
-	s->unseen = cJSON_CreateArray();
-	LIST_INIT(&s->streams);
-	node_random(rnd, sizeof(rnd));
-	for (size_t i = 0; i < sizeof(rnd); i++)
-		snprintf(s->id + 2 * i, 3, "%02x", rnd[i]);
 	snprintf(s->proto, sizeof(s->proto), "%s", version);
-	LIST_INSERT_HEAD(&m->sessions, s, entry);
-	m->nsessions++;
 	res = cJSON_CreateObject();
 	cJSON_AddStringToObject(res, "protocolVersion", version);
-	caps = cJSON_AddObjectToObject(res, "capabilities");
-	cJSON_AddBoolToObject(cJSON_AddObjectToObject(caps, "tools"),
-	    "listChanged", 0);
-	cJSON_AddObjectToObject(caps, "logging");
-	{
-		cJSON *rc = cJSON_AddObjectToObject(caps, "resources");
-
-		cJSON_AddBoolToObject(rc, "subscribe", 1);
-		cJSON_AddBoolToObject(rc, "listChanged", 0);
-	}
-	exp = cJSON_AddObjectToObject(caps, "experimental");
-	cJSON_AddObjectToObject(exp, "claude/channel");
+	cJSON_AddItemToObject(res, "capabilities", mcp_capabilities(0));
 	info = cJSON_AddObjectToObject(res, "serverInfo");
 	cJSON_AddStringToObject(info, "name", "papo");
 	cJSON_AddStringToObject(info, "version", PAPO_VERSION);
 	cJSON_AddStringToObject(res, "instructions", mcp_instructions);
 	http_reply_header(r, MCP_SESSION_HEADER, s->id);
-	mcp_reply_text(r, 200, mcp_result(id, res));
+	mcp_reply_text(r, 200, mcp_result(id, res, 0));
+}
+
+static int
+mcp_known(const char *version)
+{
+	for (size_t i = 0; mcp_versions[i] != NULL; i++)
+		if (strcmp(version, mcp_versions[i]) == 0)
+			return 1;
+	return 0;
 }
 
 /* The session a request names, or an answer saying why there is none. */
@@ -900,11 +1285,11 @@ mcp_session_of(struct mcp *m, struct http_req *r)
 	const char *sid = http_req_header(r, MCP_SESSION_HEADER);
 	const char *v = http_req_header(r, MCP_VERSION_HEADER);
 	struct mcp_session *s;
-	int known = 0;
 
 	if (sid == NULL) {
 		mcp_reply_error(r, 400, NULL, -32600, "missing MCP-Session-Id: "
-		    "send initialize first");
+		    "send initialize first (requests of " MCP_MODERN " carry "
+		    "params._meta[\"" MCP_META_VERSION "\"] instead)");
 		return NULL;
 	}
 	if ((s = mcp_find(m, sid)) == NULL) {
@@ -912,15 +1297,196 @@ mcp_session_of(struct mcp *m, struct http_req *r)
 		    "ended or never was; initialize a new one");
 		return NULL;
 	}
-	for (size_t i = 0; v != NULL && mcp_versions[i] != NULL; i++)
-		known |= strcmp(v, mcp_versions[i]) == 0;
-	if (v != NULL && !known) {
+	if (v != NULL && !mcp_known(v)) {
 		mcp_reply_error(r, 400, NULL, -32600, "unsupported "
-		    "MCP-Protocol-Version: this server speaks 2025-11-25, "
-		    "2025-06-18 and 2025-03-26");
+		    "MCP-Protocol-Version: a session speaks 2025-11-25, "
+		    "2025-06-18 or 2025-03-26 (requests of " MCP_MODERN " have "
+		    "no MCP-Session-Id)");
 		return NULL;
 	}
 	return s;
+}
+
+/*
+ * Whether a request without a session is of 2026-07-28: it names its
+ * revision in params._meta, or in an MCP-Protocol-Version that is not
+ * one of 2025 (so that a wrong one gets the answers of 2026-07-28, which
+ * list the versions there are).  An initialize without _meta is of 2025
+ * whatever the header says: a client falling back to 2025 sends it.
+ */
+static int
+mcp_is_modern(struct http_req *r, const char *method, const cJSON *params)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+	const char *v = http_req_header(r, MCP_VERSION_HEADER);
+
+	if (cJSON_GetObjectItemCaseSensitive(meta, MCP_META_VERSION) != NULL)
+		return 1;
+	return strcmp(method, "initialize") != 0 && v != NULL && !mcp_known(v);
+}
+
+/*
+ * Whether request header name says value, as 2026-07-28 sends it: with
+ * the spaces around it not counted, and, for b64 (Mcp-Name), maybe as
+ * "=?base64?B64?=", its form for what is not plain ASCII.
+ */
+static int
+mcp_header_is(struct http_req *r, const char *name, const char *value,
+    int b64)
+{
+	static const char digits[] =
+	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+	const char *h = http_req_header(r, name), *end, *d;
+	char out[1024];
+	size_t o = 0;
+	uint32_t acc = 0;
+	int bits = 0;
+
+	if (h == NULL)
+		return 0;
+	while (*h == ' ' || *h == '\t')
+		h++;
+	end = h + strlen(h);
+	while (end > h && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	if (!b64 || end - h < 11 || strncmp(h, "=?base64?", 9) != 0 ||
+	    strncmp(end - 2, "?=", 2) != 0)
+		return (size_t)(end - h) == strlen(value) &&
+		    memcmp(h, value, (size_t)(end - h)) == 0;
+	for (h += 9, end -= 2; h < end && *h != '='; h++) {
+		if ((d = memchr(digits, *h, 64)) == NULL)
+			return 0;
+		acc = acc << 6 | (uint32_t)(d - digits);
+		if ((bits += 6) >= 8) {
+			bits -= 8;
+			if (o == sizeof(out))
+				return 0;
+			out[o++] = (char)(acc >> bits & 0xff);
+		}
+	}
+	while (h < end && *h == '=')
+		h++;
+	return h == end && o == strlen(value) && memcmp(out, value, o) == 0;
+}
+
+/*
+ * The checks of a 2026-07-28 request: params._meta names the revision
+ * and the client's capabilities, and the headers say what the body says
+ * (MCP-Protocol-Version, Mcp-Method, and Mcp-Name for tools/call and
+ * resources/read).  0, or -1 when r was answered with the error.
+ */
+static int
+mcp_check_modern(struct http_req *r, const cJSON *id, const char *method,
+    const cJSON *params)
+{
+	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, MCP_META_VERSION);
+	const cJSON *name = NULL;
+	const char *hv = http_req_header(r, MCP_VERSION_HEADER);
+	const char *hm = http_req_header(r, "Mcp-Method");
+	const char *hn = http_req_header(r, "Mcp-Name");
+	char msg[256];
+	cJSON *data;
+
+	if (!cJSON_IsString(v) || !cJSON_IsObject(
+	    cJSON_GetObjectItemCaseSensitive(meta, MCP_META_CAPS))) {
+		mcp_reply_error(r, 400, id, -32602, "a request of " MCP_MODERN
+		    " carries params._meta with \"" MCP_META_VERSION "\" (a "
+		    "string) and \"" MCP_META_CAPS "\" (an object)");
+		return -1;
+	}
+	if (!mcp_header_is(r, MCP_VERSION_HEADER, v->valuestring, 0)) {
+		snprintf(msg, sizeof(msg), "Header mismatch: MCP-Protocol-Version "
+		    "header '%.40s' does not match body value '%.40s'",
+		    hv != NULL ? hv : "(none)", v->valuestring);
+		mcp_reply_error(r, 400, id, MCP_HEADER_MISMATCH, msg);
+		return -1;
+	}
+	if (strcmp(v->valuestring, MCP_MODERN) != 0) {
+		data = cJSON_CreateObject();
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(data, "supported"),
+		    cJSON_CreateString(MCP_MODERN));
+		cJSON_AddStringToObject(data, "requested", v->valuestring);
+		mcp_reply_text(r, 400, mcp_error(id, MCP_UNSUPPORTED_VERSION,
+		    "Unsupported protocol version: requests without a session "
+		    "speak " MCP_MODERN "; 2025-11-25, 2025-06-18 and 2025-03-26 "
+		    "begin with initialize", data));
+		return -1;
+	}
+	if (!mcp_header_is(r, "Mcp-Method", method, 0)) {
+		snprintf(msg, sizeof(msg), "Header mismatch: Mcp-Method header "
+		    "'%.60s' does not match body value '%.60s'",
+		    hm != NULL ? hm : "(none)", method);
+		mcp_reply_error(r, 400, id, MCP_HEADER_MISMATCH, msg);
+		return -1;
+	}
+	if (strcmp(method, "tools/call") == 0)
+		name = cJSON_GetObjectItemCaseSensitive(params, "name");
+	else if (strcmp(method, "resources/read") == 0)
+		name = cJSON_GetObjectItemCaseSensitive(params, "uri");
+	/* A name that is not a string is the method's to refuse. */
+	if (cJSON_IsString(name) &&
+	    !mcp_header_is(r, "Mcp-Name", name->valuestring, 1)) {
+		snprintf(msg, sizeof(msg), "Header mismatch: Mcp-Name header "
+		    "'%.60s' does not match body value '%.60s'",
+		    hn != NULL ? hn : "(none)", name->valuestring);
+		mcp_reply_error(r, 400, id, MCP_HEADER_MISMATCH, msg);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * notifications/cancelled of a session's listen stream: what a client
+ * that cannot close the stream itself sends (papo mcp's stdio client,
+ * as the revision has it on stdio).  Nothing more is sent on it, not
+ * even the result.
+ */
+static void
+mcp_cancel(struct mcp_session *s, const cJSON *params)
+{
+	const cJSON *rid = cJSON_GetObjectItemCaseSensitive(params, "requestId");
+	struct mcp_stream *ms;
+
+	if (rid == NULL)
+		return;
+	LIST_FOREACH(ms, &s->streams, entry)
+		if (ms->sub != NULL && cJSON_Compare(ms->sub, rid, 1)) {
+			http_stream_close(ms->st);
+			mcp_stream_free(ms);
+			return;
+		}
+}
+
+/* A request of 2026-07-28: checked, then run in a session of its own,
+ * which ends with it. */
+static void
+mcp_post_modern(struct mcp *m, struct http_req *r, const cJSON *id,
+    const char *method, const cJSON *params)
+{
+	mcp_method_fn *fn;
+	struct mcp_session *s;
+	char msg[160];
+
+	if (id == NULL) {
+		http_reply(r, 202, "");      /* a notification or a response */
+		return;
+	}
+	if (mcp_check_modern(r, id, method, params) == -1)
+		return;
+	if ((fn = mcp_method(method, MCP_2026)) == NULL) {
+		snprintf(msg, sizeof(msg), "no such method in " MCP_MODERN
+		    ": %.60s", method);
+		mcp_reply_error(r, 404, id, -32601, msg);
+		return;
+	}
+	if ((s = mcp_session_new(m, 1)) == NULL) {
+		mcp_reply_error(r, 503, id, -32603, "too many requests at once");
+		return;
+	}
+	snprintf(s->proto, sizeof(s->proto), "%s", MCP_MODERN);
+	fn(s, r, id, params);
+	mcp_session_release(s);
 }
 
 static void
@@ -929,6 +1495,7 @@ mcp_post(struct http_req *r, void *arg)
 	struct mcp *m = arg;
 	const cJSON *id, *method, *params;
 	struct mcp_session *s;
+	mcp_method_fn *fn;
 	size_t len;
 	const char *body = http_req_body(r, &len);
 	cJSON *o;
@@ -958,6 +1525,13 @@ mcp_post(struct http_req *r, void *arg)
 		mcp_reply_error(r, 400, id, -32600, "not a JSON-RPC 2.0 message");
 		goto out;
 	}
+	/* Without a session, the request says which revision it is of: a
+	 * 2025 client begins with initialize, a 2026-07-28 one never does. */
+	if (method != NULL && http_req_header(r, MCP_SESSION_HEADER) == NULL &&
+	    mcp_is_modern(r, method->valuestring, params)) {
+		mcp_post_modern(m, r, id, method->valuestring, params);
+		goto out;
+	}
 	if (method != NULL && id != NULL &&
 	    strcmp(method->valuestring, "initialize") == 0) {
 		mcp_initialize(m, r, id, params);
@@ -966,6 +1540,9 @@ mcp_post(struct http_req *r, void *arg)
 	if ((s = mcp_session_of(m, r)) == NULL)
 		goto out;
 	if (method == NULL || id == NULL) {
+		if (method != NULL && strcmp(method->valuestring,
+		    "notifications/cancelled") == 0)
+			mcp_cancel(s, params);
 		http_reply(r, 202, "");      /* a notification or a response */
 		goto out;
 	}
@@ -973,12 +1550,10 @@ mcp_post(struct http_req *r, void *arg)
 		mcp_reply_error(r, 200, id, -32602, "params must be an object");
 		goto out;
 	}
-	for (size_t i = 0; i < MCP_NMETHODS; i++)
-		if (strcmp(method->valuestring, mcp_methods[i].name) == 0) {
-			mcp_methods[i].fn(s, r, id, params);
-			goto out;
-		}
-	mcp_reply_error(r, 200, id, -32601, "no such method");
+	if ((fn = mcp_method(method->valuestring, MCP_2025)) != NULL)
+		fn(s, r, id, params);
+	else
+		mcp_reply_error(r, 200, id, -32601, "no such method");
 out:
 	cJSON_Delete(o);
 }
@@ -1002,17 +1577,10 @@ mcp_get(struct http_req *r, void *arg)
 	}
 	if ((s = mcp_session_of(m, r)) == NULL)
 		return;
-	if ((ms = calloc(1, sizeof(*ms))) == NULL) {
-		mcp_reply_error(r, 500, NULL, -32603, "out of memory");
-		return;
-	}
-	if ((ms->st = http_stream_open(r, mcp_stream_gone, ms)) == NULL) {
-		free(ms);
+	if ((ms = mcp_stream_open(s, r, NULL, 0)) == NULL) {
 		mcp_reply_error(r, 500, NULL, -32603, "cannot open the stream");
 		return;
 	}
-	ms->s = s;
-	LIST_INSERT_HEAD(&s->streams, ms, entry);
 	/* What the client missed since Last-Event-ID, then the priming
 	 * event: an id and no data, so that it resumes from here.  Priming
 	 * last keeps a resume from skipping a replayed event. */
@@ -1047,30 +1615,27 @@ mcp_delete(struct http_req *r, void *arg)
 
 /* Pushing a message to every session. */
 
-static char *
-mcp_notification(const char *method, cJSON *params)
-{
-	cJSON *o = cJSON_CreateObject();
-
-	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
-	cJSON_AddStringToObject(o, "method", method);
-	cJSON_AddItemToObject(o, "params", params);
-	return mcp_print(o);
-}
+/* The params of the notifications a message makes, built once for every
+ * session. */
+struct mcp_note {
+	cJSON *channel;              /* notifications/claude/channel */
+	cJSON *updated;              /* notifications/resources/updated */
+	cJSON *log;                  /* notifications/message */
+};
 
 static void
-mcp_push(struct mcp_session *s, const cJSON *msg)
+mcp_note_new(struct mcp_note *nt, const cJSON *msg)
 {
-	cJSON *p, *meta;
 	const char *keys[] = { "from", "id", "reply_to", "to" };
 	const cJSON *text = cJSON_GetObjectItemCaseSensitive(msg, "text");
 	const cJSON *ts = cJSON_GetObjectItemCaseSensitive(msg, "ts");
-	char *n, num[32];
+	cJSON *meta;
+	char num[32];
 
-	p = cJSON_CreateObject();
-	cJSON_AddStringToObject(p, "content", cJSON_IsString(text) ?
+	nt->channel = cJSON_CreateObject();
+	cJSON_AddStringToObject(nt->channel, "content", cJSON_IsString(text) ?
 	    text->valuestring : "");
-	meta = cJSON_AddObjectToObject(p, "meta");
+	meta = cJSON_AddObjectToObject(nt->channel, "meta");
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, keys[i]);
 
@@ -1080,59 +1645,103 @@ mcp_push(struct mcp_session *s, const cJSON *msg)
 	snprintf(num, sizeof(num), "%.0f", cJSON_IsNumber(ts) ?
 	    ts->valuedouble : 0);
 	cJSON_AddStringToObject(meta, "ts", num);
-	if ((n = mcp_notification("notifications/claude/channel", p)) != NULL)
+	nt->updated = cJSON_CreateObject();
+	cJSON_AddStringToObject(nt->updated, "uri", MCP_HISTORY_URI);
+	nt->log = cJSON_CreateObject();
+	cJSON_AddStringToObject(nt->log, "level", "info");
+	cJSON_AddStringToObject(nt->log, "logger", "papo");
+	cJSON_AddItemToObject(nt->log, "data", cJSON_Duplicate(msg, 1));
+}
+
+static void
+mcp_note_clear(struct mcp_note *nt)
+{
+	cJSON_Delete(nt->channel);
+	cJSON_Delete(nt->updated);
+	cJSON_Delete(nt->log);
+}
+
+/* One event of a session's GET stream. */
+static void
+mcp_event_note(struct mcp_session *s, const char *method, const cJSON *params)
+{
+	char *n = mcp_notification(method, cJSON_Duplicate(params, 1));
+
+	if (n != NULL)
 		mcp_event(s, n);
 	cJSON_free(n);
-	if (s->subscribed) {
-		p = cJSON_CreateObject();
-		cJSON_AddStringToObject(p, "uri", MCP_HISTORY_URI);
-		if ((n = mcp_notification("notifications/resources/updated",
-		    p)) != NULL)
-			mcp_event(s, n);
-		cJSON_free(n);
+}
+
+/*
+ * Pushes a message to a session's streams: its newest GET stream gets
+ * what the session asked for (with event ids, kept for replay), each
+ * listen stream what it subscribed to, tagged.  1 when the agent was
+ * shown the text.
+ */
+static int
+mcp_push(struct mcp_session *s, const struct mcp_note *nt)
+{
+	struct mcp_stream *ms;
+	int shown = 0;
+
+	if (mcp_get_stream(s) != NULL) {
+		mcp_event_note(s, "notifications/claude/channel", nt->channel);
+		if (s->subscribed)
+			mcp_event_note(s, "notifications/resources/updated",
+			    nt->updated);
+		if (s->level >= 0 && s->level <= 1)    /* debug or info */
+			mcp_event_note(s, "notifications/message", nt->log);
+		shown = 1;
 	}
-	if (s->level >= 0 && s->level <= 1) {     /* debug or info */
-		p = cJSON_CreateObject();
-		cJSON_AddStringToObject(p, "level", "info");
-		cJSON_AddStringToObject(p, "logger", "papo");
-		cJSON_AddItemToObject(p, "data", cJSON_Duplicate(msg, 1));
-		if ((n = mcp_notification("notifications/message", p)) != NULL)
-			mcp_event(s, n);
-		cJSON_free(n);
+	LIST_FOREACH(ms, &s->streams, entry) {
+		if (ms->sub == NULL)
+			continue;
+		if (ms->want & MCP_WANT_CHANNEL) {
+			mcp_send_tagged(ms, "notifications/claude/channel",
+			    nt->channel);
+			shown = 1;
+		}
+		if (ms->want & MCP_WANT_HISTORY)
+			mcp_send_tagged(ms, "notifications/resources/updated",
+			    nt->updated);
 	}
+	return shown;
 }
 
 void
 mcp_message(struct mcp *m, const char *json)
 {
-	struct mcp_session *s;
-	cJSON *msg = cJSON_Parse(json), *shown = cJSON_CreateArray();
+	struct mcp_session *s, *next;
+	struct mcp_note nt;
+	cJSON *msg = cJSON_Parse(json), *one;
+	int shown = 0;
 
-	if (msg == NULL) {
-		cJSON_Delete(shown);
+	if (msg == NULL)
 		return;
-	}
-	LIST_FOREACH(s, &m->sessions, entry) {
-		int pushed = !LIST_EMPTY(&s->streams);
+	mcp_note_new(&nt, msg);
+	for (s = LIST_FIRST(&m->sessions); s != NULL; s = next) {
+		int pushed = mcp_push(s, &nt);
 
-		if (pushed) {
-			mcp_push(s, msg);
-			if (cJSON_GetArraySize(shown) == 0)
-				cJSON_AddItemToArray(shown, cJSON_Duplicate(msg, 1));
-		}
+		next = LIST_NEXT(s, entry);
+		shown |= pushed;
 		if (s->wait != NULL && mcp_from_matches(s->wait->from, msg)) {
-			cJSON *one = cJSON_CreateArray();
-
+			one = cJSON_CreateArray();
 			cJSON_AddItemToArray(one, cJSON_Duplicate(msg, 1));
+			/* This may end a 2026-07-28 request's session. */
 			mcp_wait_end(s->wait, one);
-		} else if (!pushed) {
+		} else if (!pushed && !s->modern) {
 			if (cJSON_GetArraySize(s->unseen) >= MCP_UNSEEN_MAX)
 				cJSON_DeleteItemFromArray(s->unseen, 0);
 			cJSON_AddItemToArray(s->unseen, cJSON_Duplicate(msg, 1));
 		}
 	}
-	mcp_mark_read(m, shown);
-	cJSON_Delete(shown);
+	if (shown) {
+		one = cJSON_CreateArray();
+		cJSON_AddItemToArray(one, cJSON_Duplicate(msg, 1));
+		mcp_mark_read(m, one);
+		cJSON_Delete(one);
+	}
+	mcp_note_clear(&nt);
 	cJSON_Delete(msg);
 }
 
@@ -1146,6 +1755,10 @@ mcp_new(struct loop *l, struct node *n)
 	m->loop = l;
 	m->node = n;
 	LIST_INIT(&m->sessions);
+	if ((m->heartbeat = loop_timer_new(l, mcp_heartbeat, m)) == NULL) {
+		free(m);
+		return NULL;
+	}
 	return m;
 }
 
@@ -1156,6 +1769,7 @@ mcp_free(struct mcp *m)
 		return;
 	while (!LIST_EMPTY(&m->sessions))
 		mcp_session_free(LIST_FIRST(&m->sessions), 1);
+	loop_timer_free(m->heartbeat);
 	free(m);
 }
 

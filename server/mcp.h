@@ -1,8 +1,9 @@
 /*
- * mcp.h: MCP over Streamable HTTP at /mcp (docs/MCP.md): sessions, the
- * JSON-RPC methods and the tool table (send, wait, history, status), and
- * the push of room messages to every session's notification stream.
- * Main thread only.
+ * mcp.h: MCP over Streamable HTTP at /mcp (docs/MCP.md): sessions (and
+ * the sessionless requests of 2026-07-28), the JSON-RPC methods and the
+ * tool table (send, wait, history, status), and the push of room
+ * messages to every session's notification streams and to
+ * subscriptions/listen streams.  Main thread only.
  */
 #ifndef PAPO_MCP_H
 #define PAPO_MCP_H
@@ -18,11 +19,14 @@
 #define MCP_WAIT_DEFAULT_S 30
 #define MCP_WAIT_MAX_S 55
 #define MCP_PROGRESS_NS (10ull * 1000000000u)
+#define MCP_HEARTBEAT_NS (25ull * 1000000000u)  /* comment on idle streams */
+#define MCP_TTL_MS 600000            /* how long lists may be cached */
 
 struct mcp;
 
 struct mcp *mcp_new(struct loop *l, struct node *n);
-/* Ends every session (streams get retry: and close); before http_free. */
+/* Ends every session (streams get retry: and close, listen streams after
+ * their result); before http_free. */
 void mcp_free(struct mcp *m);
 /* A message from another member (NODE_EV_MESSAGE's JSON). */
 void mcp_message(struct mcp *m, const char *json);

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # mcp_http.sh: /mcp as raw HTTP sees it: sessions, every status code of
 # the Streamable HTTP transport, the notification stream with its
-# priming event and Last-Event-ID resume, wait's progress stream, and the
-# read receipt an agent's reading sends.  Usage: mcp_http.sh PATH_TO_PAPO.
+# priming event and Last-Event-ID resume, wait's progress stream, the
+# read receipt an agent's reading sends, and the requests of revision
+# 2026-07-28 with their subscriptions/listen streams.
+# Usage: mcp_http.sh PATH_TO_PAPO.
 PAPO=${1:?usage: mcp_http.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
 unset PAPO_TOKEN
@@ -112,7 +114,131 @@ check "DELETE: 200" test "$code" = 200
 rpc "$SID" '{"jsonrpc":"2.0","id":12,"method":"ping"}'
 check "after DELETE: 404" test "$code" = 404
 
-# Shutdown: an open stream is told when to come back (retry:).
+# Revision 2026-07-28, on bo's daemon (messages come from ana's): no
+# session; every request names its revision in params._meta and in the
+# MCP-Protocol-Version and Mcp-Method headers.
+M=${URL[bo]}/mcp
+meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+V26='MCP-Protocol-Version: 2026-07-28'
+# rpc26 METHOD PARAMS [CURL ARGS]: one request of 2026-07-28; PARAMS are
+# the members of params besides _meta.
+rpc26() {
+	local method=$1 params=$2; shift 2
+	rpc "" "{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"$method\",\"params\":{$meta${params:+,$params}}}" \
+		-H "$V26" -H "Mcp-Method: $method" "$@"
+}
+# listen NAME ID FILTER [CURL ARGS]: opens a subscriptions/listen stream
+# in the background: its bytes in $T/NAME, its headers in $T/NAME.hdr.
+declare -A lpid
+listen() {
+	local name=$1 id=$2 filter=$3; shift 3
+	curl -sN --max-time 90 -D "$T/$name.hdr" -H "$ACC" -H "$CT" "$@" \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":$id,\"method\":\"subscriptions/listen\",\"params\":{$meta,\"notifications\":$filter}}" \
+		"$M" >"$T/$name" &
+	lpid[$name]=$!
+}
+listen26() { local n=$1; shift; listen "$n" "$@" -H "$V26" -H 'Mcp-Method: subscriptions/listen'; }
+# events NAME: the JSON-RPC messages a stream carried so far, one a line.
+events() { sed -n 's/^data: //p' "$T/$1" | grep -v '^$'; }
+# ev NAME JQ: the jq filter holds over the array of NAME's messages.
+ev() { events "$1" | jq -s -e "$2" >/dev/null; }
+acked() { ev "$1" 'length > 0'; }
+
+rpc26 server/discover ''
+check "server/discover lists 2026-07-28 and the 2025 revisions" jqt '.result.supportedVersions == ["2026-07-28","2025-11-25","2025-06-18","2025-03-26"]' "$T/body"
+check "server/discover: resultType, serverInfo, capabilities" jqt '.result.resultType == "complete" and .result._meta["io.modelcontextprotocol/serverInfo"].name == "papo" and .result.capabilities.resources.subscribe and .result.capabilities.experimental["claude/channel"]' "$T/body"
+check "no session is made" bash -c "! grep -qi '^mcp-session-id:' '$T/hdr'"
+rpc26 tools/call '"name":"status","arguments":{}' -H 'Mcp-Name: status'
+check "tools/call of 2026-07-28" jqt '.result.resultType == "complete" and .result.structuredContent.me.name == "bo"' "$T/body"
+rpc26 tools/call '"name":"status","arguments":{}' -H 'Mcp-Name: =?base64?c3RhdHVz?='
+check "Mcp-Name in base64" jqt '.result.structuredContent.me.name == "bo"' "$T/body"
+rpc26 tools/list ''
+check "tools/list of 2026-07-28 may be cached" jqt '(.result.tools | length) == 4 and .result.ttlMs > 0 and .result.cacheScope == "public"' "$T/body"
+rpc26 tools/call '"name":"status","arguments":{}' -H 'Mcp-Name: send'
+check "an Mcp-Name unlike the body: 400, -32020" test "$code" = 400 -a "$(jq .error.code "$T/body")" = -32020
+rpc "" '{"jsonrpc":"2.0","id":"r1","method":"tools/list","params":{'"$meta"'}}' -H "$V26"
+check "no Mcp-Method: 400, -32020" test "$code" = 400 -a "$(jq .error.code "$T/body")" = -32020
+rpc "" '{"jsonrpc":"2.0","id":"r1","method":"tools/list","params":{'"$meta"'}}' -H 'MCP-Protocol-Version: 2025-11-25' -H 'Mcp-Method: tools/list'
+check "an MCP-Protocol-Version unlike _meta: 400, -32020" test "$code" = 400 -a "$(jq .error.code "$T/body")" = -32020
+rpc "" '{"jsonrpc":"2.0","id":"r1","method":"tools/list","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2099-01-01","io.modelcontextprotocol/clientCapabilities":{}}}}' \
+	-H 'MCP-Protocol-Version: 2099-01-01' -H 'Mcp-Method: tools/list'
+check "an unknown revision: 400, -32022 with what is supported" jqt '.id == "r1" and .error.code == -32022 and .error.data.supported == ["2026-07-28"] and .error.data.requested == "2099-01-01"' "$T/body"
+check "(HTTP 400)" test "$code" = 400
+rpc "" '{"jsonrpc":"2.0","id":"r1","method":"tools/list","params":{}}' -H "$V26" -H 'Mcp-Method: tools/list'
+check "no _meta: 400, -32602" test "$code" = 400 -a "$(jq .error.code "$T/body")" = -32602
+rpc26 ping ''
+check "ping is not of 2026-07-28: 404, -32601" test "$code" = 404 -a "$(jq .error.code "$T/body")" = -32601
+rpc26 initialize '"protocolVersion":"2026-07-28"'
+check "nor initialize" test "$code" = 404 -a "$(jq .error.code "$T/body")" = -32601
+rpc "" "$init" -H "$V26"
+check "an initialize without _meta is of 2025, whatever the header says" jqt '.result.protocolVersion == "2025-11-25"' "$T/body"
+# Each request's state ends with it: more requests than there may be
+# sessions at once all succeed.
+echo "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\",\"params\":{$meta}}" >"$T/list.json"
+for i in $(seq 4200); do
+	printf 'url = "%s"\nheader = "%s"\nheader = "%s"\nheader = "%s"\nheader = "Mcp-Method: tools/list"\ndata = "@%s"\noutput = /dev/null\nwrite-out = "%%{http_code}\\n"\n' \
+		"$M" "$ACC" "$CT" "$V26" "$T/list.json"
+	[ "$i" -lt 4200 ] && echo next
+done >"$T/many.cfg"
+check "4,200 requests of 2026-07-28 in a row: every one 200" test "$(curl -s -K "$T/many.cfg" | sort | uniq -c | tr -s ' ')" = " 4200 200"
+
+# subscriptions/listen: bad params are refused at once.
+rpc26 subscriptions/listen ''
+check "listen without notifications: -32602" jqt '.error.code == -32602 and (.error.message | test("notifications"))' "$T/body"
+rpc26 subscriptions/listen '"notifications":{"resourceSubscriptions":"papo://room/history"}'
+check "resourceSubscriptions not an array: -32602" jqt '.error.code == -32602 and (.error.message | test("resourceSubscriptions"))' "$T/body"
+rpc26 subscriptions/listen '"notifications":{"toolsListChanged":"yes"}'
+check "a flag not a boolean: -32602" jqt '.error.code == -32602 and (.error.message | test("toolsListChanged"))' "$T/body"
+
+# Listeners: L1 wants the messages and the history's updates (and kinds
+# papo never sends), L2 only the history's updates, L3 is a request of a
+# 2025 session and wants the messages.
+listen26 L1 '"L1"' '{"claude/channel":true,"toolsListChanged":true,"resourceSubscriptions":["papo://room/history","papo://nothing"]}'
+listen26 L2 7 '{"resourceSubscriptions":["papo://room/history"]}'
+rpc "" "$init"
+SID2=$(grep -i '^mcp-session-id:' "$T/hdr" | cut -d' ' -f2 | tr -d '\r')
+listen L3 '"L3"' '{"claude/channel":true}' -H "MCP-Session-Id: $SID2" -H 'MCP-Protocol-Version: 2025-11-25'
+check "listen answers with a stream" until_true 10 grep -qi '^content-type: text/event-stream' "$T/L1.hdr"
+check "L1 acknowledged" until_true 10 acked L1
+check "L2 acknowledged" until_true 10 acked L2
+check "L3 acknowledged" until_true 10 acked L3
+check "the acknowledgement first, tagged, with what papo will send" ev L1 '.[0] == {"jsonrpc":"2.0","method":"notifications/subscriptions/acknowledged","params":{"notifications":{"resourceSubscriptions":["papo://room/history"],"claude/channel":true},"_meta":{"io.modelcontextprotocol/subscriptionId":"L1"}}}'
+check "a numeric request id is the tag as it was" ev L2 '.[0].params._meta["io.modelcontextprotocol/subscriptionId"] == 7 and .[0].params.notifications == {"resourceSubscriptions":["papo://room/history"]}'
+check "no event ids on a listen stream" bash -c "! grep -q '^id:' '$T/L1'"
+papo ana say "for the listeners" --to bo >/dev/null
+chan() { ev "$1" 'any(.[]; .method == "notifications/claude/channel")'; }
+upd() { ev "$1" 'any(.[]; .method == "notifications/resources/updated")'; }
+check "L1 got the message" until_true 10 chan L1
+check "L2 got the history's update" until_true 10 upd L2
+check "L3 got the message" until_true 10 chan L3
+check "the message: tagged, with its text and author" ev L1 'map(select(.method == "notifications/claude/channel")) | length == 1 and (.[0].params | .content == "for the listeners" and .meta.from == "ana" and .meta.to == "bo" and (.meta.id | test("^[a-z2-7]{10}$")) and ._meta["io.modelcontextprotocol/subscriptionId"] == "L1")'
+check "and the history's update, tagged" until_true 5 ev L1 'any(.[]; .method == "notifications/resources/updated" and .params.uri == "papo://room/history" and .params._meta["io.modelcontextprotocol/subscriptionId"] == "L1")'
+check "L2's update is tagged 7" ev L2 'map(select(.method == "notifications/resources/updated")) | length == 1 and .[0].params._meta["io.modelcontextprotocol/subscriptionId"] == 7'
+check "L2's filter kept the message out" ev L2 'all(.[]; .method != "notifications/claude/channel")'
+check "L3's filter kept the update out" ev L3 'all(.[]; .method != "notifications/resources/updated") and (map(select(.method == "notifications/claude/channel"))[0].params._meta["io.modelcontextprotocol/subscriptionId"] == "L3")'
+check "nothing untagged, nothing request-scoped" ev L1 'all(.[]; .params._meta["io.modelcontextprotocol/subscriptionId"] == "L1" and .method != "notifications/message")'
+# Closing L2 cancels it; the others go on.
+kill "${lpid[L2]}"; wait "${lpid[L2]}" 2>/dev/null
+papo ana say "after L2 left" >/dev/null
+check "L1 still gets messages" until_true 10 ev L1 'any(.[]; .params.content == "after L2 left")'
+# In a session, notifications/cancelled ends a listen stream (as on
+# stdio, for papo mcp's clients): no result, nothing more.
+listen L4 '"L4"' '{"claude/channel":true}' -H "MCP-Session-Id: $SID2" -H 'MCP-Protocol-Version: 2025-11-25'
+check "L4 acknowledged" until_true 10 acked L4
+rpc "$SID2" '{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"L4"}}'
+check "notifications/cancelled: 202" test "$code" = 202
+check "L4 ended" until_true 10 bash -c "! kill -0 ${lpid[L4]} 2>/dev/null"
+check "without a result" ev L4 'all(.[]; has("result") | not)'
+check "and L3 goes on" bash -c "kill -0 ${lpid[L3]}"
+# Deleting the session ends its listen stream with the listen's result.
+code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "MCP-Session-Id: $SID2" "$M")
+check "DELETE of L3's session: 200" test "$code" = 200
+wait "${lpid[L3]}"
+check "L3 ended with its result" ev L3 'last | .id == "L3" and .result.resultType == "complete" and .result._meta["io.modelcontextprotocol/subscriptionId"] == "L3" and .result._meta["io.modelcontextprotocol/serverInfo"].name == "papo"'
+
+# Shutdown: an open stream is told when to come back (retry:); a listen
+# stream ends with its request's result.
+M=${URL[ana]}/mcp
 rpc "" "$init"
 SID=$(grep -i '^mcp-session-id:' "$T/hdr" | cut -d' ' -f2 | tr -d '\r')
 curl -sN --max-time 10 -H 'Accept: text/event-stream' -H "MCP-Session-Id: $SID" "$M" >"$T/get3" &
@@ -121,5 +247,17 @@ sleep 0.5
 stop ana
 wait "$get3"
 check "retry: before the stream closes on shutdown" grep -q '^retry: [0-9]' "$T/get3"
+M=${URL[bo]}/mcp
+listen26 L5 5 '{"claude/channel":true}'
+check "L5 acknowledged" until_true 10 acked L5
 stop bo
+for l in L1 L5; do
+	wait "${lpid[$l]}"
+	rc=$?
+	check "$l ended with the daemon, cleanly (curl exit $rc)" test "$rc" = 0
+	check "$l ended with its result" ev $l 'last | .id == (.result._meta["io.modelcontextprotocol/subscriptionId"]) and .result.resultType == "complete"'
+	check "and retry: before it" grep -q '^retry: [0-9]' "$T/$l"
+done
+check "each its own: L1" ev L1 'last.id == "L1"'
+check "each its own: L5" ev L5 'last.id == 5'
 finish
