@@ -627,15 +627,15 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	struct mcp_wait *w;
 	double timeout = MCP_WAIT_DEFAULT_S;
 
-	if (t != NULL && (!cJSON_IsNumber(t) || t->valuedouble < 0)) {
+	if (t != NULL && (!cJSON_IsNumber(t) || !(t->valuedouble >= 0 &&
+	    t->valuedouble <= MCP_WAIT_MAX_S))) {
 		cJSON_Delete(ready);
 		mcp_reply_error(r, 200, id, -32602, "timeout_s must be a number "
 		    "of seconds from 0 to 55");
 		return;
 	}
 	if (t != NULL)
-		timeout = t->valuedouble > MCP_WAIT_MAX_S ? MCP_WAIT_MAX_S :
-		    t->valuedouble;
+		timeout = t->valuedouble;
 	if (f != NULL && !cJSON_IsString(f)) {
 		cJSON_Delete(ready);
 		mcp_reply_error(r, 200, id, -32602, "from must be a member name");
@@ -982,6 +982,34 @@ m_tools_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	mcp_reply_text(r, 200, mcp_result(id, res, s->modern));
 }
 
+/*
+ * The first argument in args that the tool's schema does not list, or
+ * NULL; known then gets the names it lists, for the error a model reads.
+ */
+static const char *
+mcp_unknown_arg(const char *schema, const cJSON *args, char *known,
+    size_t n)
+{
+	cJSON *sc = cJSON_Parse(schema);
+	const cJSON *props = cJSON_GetObjectItemCaseSensitive(sc, "properties");
+	const cJSON *a, *p;
+	const char *bad = NULL;
+	size_t off = 0;
+
+	cJSON_ArrayForEach(a, args)
+		if (cJSON_GetObjectItemCaseSensitive(props, a->string) == NULL) {
+			bad = a->string;
+			break;
+		}
+	known[0] = '\0';
+	cJSON_ArrayForEach(p, props)
+		if (off < n)
+			off += (size_t)snprintf(known + off, n - off, "%s%s",
+			    off > 0 ? ", " : "", p->string);
+	cJSON_Delete(sc);
+	return bad;
+}
+
 static void
 m_tools_call(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params)
@@ -989,7 +1017,7 @@ m_tools_call(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
 	const cJSON *args = cJSON_GetObjectItemCaseSensitive(params, "arguments");
 	const cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
-	char msg[128];
+	char msg[192];
 
 	if (!cJSON_IsString(name) || (args != NULL && !cJSON_IsObject(args))) {
 		mcp_reply_error(r, 200, id, -32602, "tools/call takes name and "
@@ -998,6 +1026,18 @@ m_tools_call(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	}
 	for (size_t i = 0; i < MCP_NTOOLS; i++)
 		if (strcmp(name->valuestring, mcp_tools[i].name) == 0) {
+			const char *bad;
+			char known[96];
+
+			if ((bad = mcp_unknown_arg(mcp_tools[i].schema, args,
+			    known, sizeof(known))) != NULL) {
+				snprintf(msg, sizeof(msg), "unknown argument "
+				    "'%.32s': %s takes %s", bad,
+				    mcp_tools[i].name, known[0] != '\0' ? known :
+				    "no arguments");
+				mcp_reply_error(r, 200, id, -32602, msg);
+				return;
+			}
 			mcp_tools[i].fn(s, r, id, args, meta);
 			return;
 		}
@@ -1493,11 +1533,12 @@ static void
 mcp_post(struct http_req *r, void *arg)
 {
 	struct mcp *m = arg;
-	const cJSON *id, *method, *params;
+	const cJSON *id, *method, *params, *v;
 	struct mcp_session *s;
 	mcp_method_fn *fn;
 	size_t len;
 	const char *body = http_req_body(r, &len);
+	char err[PAPO_ERR_LEN];
 	cJSON *o;
 
 	if (http_req_header(r, "Accept") == NULL ||
@@ -1507,19 +1548,21 @@ mcp_post(struct http_req *r, void *arg)
 		    "application/json and text/event-stream");
 		return;
 	}
-	if ((o = cJSON_ParseWithLength(body, len)) == NULL) {
-		mcp_reply_error(r, 400, NULL, -32700, "the body is not JSON");
+	if ((o = http_json_parse(body, len, err)) == NULL) {
+		mcp_reply_error(r, 400, NULL, -32700, err);
 		return;
 	}
 	if (!cJSON_IsObject(o)) {
-		mcp_reply_error(r, 400, NULL, -32600, "one JSON-RPC message per "
-		    "request: batches are not supported");
+		mcp_reply_error(r, 400, NULL, -32600, cJSON_IsArray(o) ?
+		    "one JSON-RPC message per request: batches are not "
+		    "supported" : "a JSON-RPC message is a JSON object");
 		goto out;
 	}
 	id = cJSON_GetObjectItemCaseSensitive(o, "id");
 	method = cJSON_GetObjectItemCaseSensitive(o, "method");
 	params = cJSON_GetObjectItemCaseSensitive(o, "params");
-	if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "jsonrpc")) ||
+	v = cJSON_GetObjectItemCaseSensitive(o, "jsonrpc");
+	if (!cJSON_IsString(v) || strcmp(v->valuestring, "2.0") != 0 ||
 	    (method != NULL && !cJSON_IsString(method)) ||
 	    (id != NULL && !cJSON_IsString(id) && !cJSON_IsNumber(id))) {
 		mcp_reply_error(r, 400, id, -32600, "not a JSON-RPC 2.0 message");
@@ -1552,8 +1595,11 @@ mcp_post(struct http_req *r, void *arg)
 	}
 	if ((fn = mcp_method(method->valuestring, MCP_2025)) != NULL)
 		fn(s, r, id, params);
-	else
-		mcp_reply_error(r, 200, id, -32601, "no such method");
+	else {
+		snprintf(err, sizeof(err), "no such method: %.64s",
+		    method->valuestring);
+		mcp_reply_error(r, 200, id, -32601, err);
+	}
 out:
 	cJSON_Delete(o);
 }
