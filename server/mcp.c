@@ -1529,17 +1529,58 @@ mcp_post_modern(struct mcp *m, struct http_req *r, const cJSON *id,
 	mcp_session_release(s);
 }
 
+int
+mcp_rpc_parse(const char *body, size_t len, struct mcp_rpc *rpc)
+{
+	const cJSON *v;
+
+	memset(rpc, 0, sizeof(*rpc));
+	rpc->code = -32600;
+	if ((rpc->msg = http_json_parse(body, len, rpc->err)) == NULL) {
+		rpc->code = -32700;
+		return -1;
+	}
+	if (!cJSON_IsObject(rpc->msg)) {
+		snprintf(rpc->err, sizeof(rpc->err), "%s",
+		    cJSON_IsArray(rpc->msg) ? "one JSON-RPC message per "
+		    "request: batches are not supported" :
+		    "a JSON-RPC message is a JSON object");
+		return -1;
+	}
+	rpc->id = cJSON_GetObjectItemCaseSensitive(rpc->msg, "id");
+	rpc->method = cJSON_GetObjectItemCaseSensitive(rpc->msg, "method");
+	rpc->params = cJSON_GetObjectItemCaseSensitive(rpc->msg, "params");
+	v = cJSON_GetObjectItemCaseSensitive(rpc->msg, "jsonrpc");
+	if (rpc->id != NULL && !cJSON_IsString(rpc->id) &&
+	    !cJSON_IsNumber(rpc->id))
+		rpc->id = NULL;    /* answered as null: it cannot be echoed */
+	else if (cJSON_IsString(v) && strcmp(v->valuestring, "2.0") == 0 &&
+	    (rpc->method == NULL || cJSON_IsString(rpc->method))) {
+		rpc->code = 0;
+		return 0;
+	}
+	snprintf(rpc->err, sizeof(rpc->err), "not a JSON-RPC 2.0 message");
+	return -1;
+}
+
+void
+mcp_rpc_free(struct mcp_rpc *rpc)
+{
+	cJSON_Delete(rpc->msg);
+	rpc->msg = NULL;
+}
+
 static void
 mcp_post(struct http_req *r, void *arg)
 {
 	struct mcp *m = arg;
-	const cJSON *id, *method, *params, *v;
+	const cJSON *id, *method, *params;
 	struct mcp_session *s;
 	mcp_method_fn *fn;
 	size_t len;
 	const char *body = http_req_body(r, &len);
 	char err[PAPO_ERR_LEN];
-	cJSON *o;
+	struct mcp_rpc rpc;
 
 	if (http_req_header(r, "Accept") == NULL ||
 	    !mcp_accepts(r, "application/json") ||
@@ -1548,26 +1589,13 @@ mcp_post(struct http_req *r, void *arg)
 		    "application/json and text/event-stream");
 		return;
 	}
-	if ((o = http_json_parse(body, len, err)) == NULL) {
-		mcp_reply_error(r, 400, NULL, -32700, err);
-		return;
-	}
-	if (!cJSON_IsObject(o)) {
-		mcp_reply_error(r, 400, NULL, -32600, cJSON_IsArray(o) ?
-		    "one JSON-RPC message per request: batches are not "
-		    "supported" : "a JSON-RPC message is a JSON object");
+	if (mcp_rpc_parse(body, len, &rpc) == -1) {
+		mcp_reply_error(r, 400, rpc.id, rpc.code, rpc.err);
 		goto out;
 	}
-	id = cJSON_GetObjectItemCaseSensitive(o, "id");
-	method = cJSON_GetObjectItemCaseSensitive(o, "method");
-	params = cJSON_GetObjectItemCaseSensitive(o, "params");
-	v = cJSON_GetObjectItemCaseSensitive(o, "jsonrpc");
-	if (!cJSON_IsString(v) || strcmp(v->valuestring, "2.0") != 0 ||
-	    (method != NULL && !cJSON_IsString(method)) ||
-	    (id != NULL && !cJSON_IsString(id) && !cJSON_IsNumber(id))) {
-		mcp_reply_error(r, 400, id, -32600, "not a JSON-RPC 2.0 message");
-		goto out;
-	}
+	id = rpc.id;
+	method = rpc.method;
+	params = rpc.params;
 	/* Without a session, the request says which revision it is of: a
 	 * 2025 client begins with initialize, a 2026-07-28 one never does. */
 	if (method != NULL && http_req_header(r, MCP_SESSION_HEADER) == NULL &&
@@ -1601,7 +1629,7 @@ mcp_post(struct http_req *r, void *arg)
 		mcp_reply_error(r, 200, id, -32601, err);
 	}
 out:
-	cJSON_Delete(o);
+	mcp_rpc_free(&rpc);
 }
 
 static void

@@ -24,6 +24,24 @@
 
 struct mcp;
 
+/* One JSON-RPC message as a POST carried it, checked for shape. */
+struct mcp_rpc {
+	struct cJSON *msg;              /* the whole message, or NULL */
+	const struct cJSON *id;         /* string or number, or NULL */
+	const struct cJSON *method;     /* string, or NULL (a response) */
+	const struct cJSON *params;     /* anything, or NULL: methods check */
+	int code;                       /* 0, -32700 or -32600 */
+	char err[PAPO_ERR_LEN];
+};
+
+/*
+ * Parses a POST body into rpc: 0, or -1 with code and err (id set when
+ * the message had a usable one, to be echoed in the error).  Pure: the
+ * fuzz target calls it on its own.  Free rpc with mcp_rpc_free either way.
+ */
+int mcp_rpc_parse(const char *body, size_t len, struct mcp_rpc *rpc);
+void mcp_rpc_free(struct mcp_rpc *rpc);
+
 struct mcp *mcp_new(struct loop *l, struct node *n);
 /* Ends every session (streams get retry: and close, listen streams after
  * their result); before http_free. */
