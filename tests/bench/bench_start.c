@@ -1,0 +1,105 @@
+/*
+ * bench_start.c: how long a daemon took to start, as a client sees it.
+ *
+ *   bench_start HOME T0_NS [TIMEOUT_S]
+ *
+ * run.sh notes the wall clock (date +%s%N) as T0_NS, starts `papo serve`
+ * in HOME in the background, and runs this at once.  It polls every
+ * millisecond for HOME/serve.json, then GETs /healthz at the URL written
+ * there until it answers 200, and prints the milliseconds from T0_NS to
+ * each: "serve.json TAB healthz".  Doing this in one process keeps the
+ * start of curl and jq (tens of ms each on a small machine) out of the
+ * figure.  Exits 1 after TIMEOUT_S (default 120) without an answer.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "tests/bench/bench.h"
+
+static void
+nap(void)
+{
+	struct timespec ts = { 0, 1000000 };
+
+	nanosleep(&ts, NULL);
+}
+
+/* The "http" of serve.json once it is whole, else NULL. */
+static char *
+serve_url(const char *path)
+{
+	char text[8192], *url = NULL;
+	cJSON *o, *http;
+	size_t n;
+	FILE *f;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return NULL;
+	n = fread(text, 1, sizeof(text) - 1, f);
+	text[n] = '\0';
+	fclose(f);
+	o = cJSON_Parse(text);
+	http = cJSON_GetObjectItemCaseSensitive(o, "http");
+	if (cJSON_IsString(http))
+		url = strdup(http->valuestring);
+	cJSON_Delete(o);
+	return url;
+}
+
+int
+main(int argc, char **argv)
+{
+	char path[4096], health[512];
+	uint64_t t0, deadline, t_json;
+	long timeout;
+	char *url = NULL;
+	CURL *h;
+
+	if (argc < 3)
+		bench_die("usage: bench_start HOME T0_NS [TIMEOUT_S]");
+	t0 = strtoull(argv[2], NULL, 10);
+	timeout = argc > 3 ? atol(argv[3]) : 120;
+	deadline = t0 + (uint64_t)timeout * 1000000000u;
+	snprintf(path, sizeof(path), "%s/serve.json", argv[1]);
+	while ((url = serve_url(path)) == NULL) {
+		if (bench_wall_ns() > deadline)
+			bench_die("no serve.json in %s after %ld s", argv[1],
+			    timeout);
+		nap();
+	}
+	t_json = bench_wall_ns();
+	curl_global_init(CURL_GLOBAL_DEFAULT);
+	if ((h = curl_easy_init()) == NULL)
+		bench_die("curl_easy_init failed");
+	snprintf(health, sizeof(health), "%s/healthz", url);
+	curl_easy_setopt(h, CURLOPT_URL, health);
+	curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, bench_body_write);
+	{
+		struct bench_body b = { 0 };
+		long status = 0;
+
+		curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+		curl_easy_setopt(h, CURLOPT_TIMEOUT, 5L);
+		for (;;) {
+			if (curl_easy_perform(h) == CURLE_OK &&
+			    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE,
+			    &status) == CURLE_OK && status == 200)
+				break;
+			if (bench_wall_ns() > deadline)
+				bench_die("%s did not answer 200 in %ld s",
+				    health, timeout);
+			nap();
+		}
+		free(b.p);
+	}
+	printf("%.3f\t%.3f\n", (double)(t_json - t0) / 1e6,
+	    (double)(bench_wall_ns() - t0) / 1e6);
+	curl_easy_cleanup(h);
+	curl_global_cleanup();
+	free(url);
+	return 0;
+}
