@@ -37,6 +37,14 @@
 #define HTTP_DISCARD_MAX (1024 * 1024)
 #define HTTP_CONN_MAX 4096         /* connections at once (streams too) */
 #define HTTP_IDLE_S 60             /* an idle connection is closed after */
+/* Memory per connection: MHD's pool (request line and headers, the read
+ * and write buffers) and the block a stream's answer is read in.  Event
+ * streams are what piles up (a thousand idle ones are the design load);
+ * MHD's defaults (32 KiB and the 16 KiB block we asked for) made them
+ * 41 KB each, these 25 KB (docs/PERFORMANCE.md).  Headers up to 16 KiB
+ * still fit; a larger event goes out in several blocks. */
+#define HTTP_CONN_MEMORY (16 * 1024)
+#define HTTP_STREAM_BLOCK 1024
 #define HTTP_HOST_LEN 64           /* "[" IPv6 "]" NUL, rounded up */
 #define HTTP_ALLOW_LEN 32
 #define HTTP_HEADERS_MAX 4
@@ -568,7 +576,8 @@ http_queue_stream(struct http_req *r)
 	enum MHD_Result ret;
 
 	r->stream = NULL;
-	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN, 16 * 1024,
+	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
+	    HTTP_STREAM_BLOCK,
 	    http_stream_read, st, http_stream_free);
 	if (resp == NULL) {
 		http_stream_free(st);
@@ -945,6 +954,7 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_MAX,
+	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_S,
 	    MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, h,
 	    MHD_OPTION_END);
