@@ -15,97 +15,23 @@
 // last log lines are printed to stderr.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { daemonSet, until } from './daemons.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const PAPO = path.resolve(
-  process.env.PAPO ||
-    (process.argv[2] && !process.argv[2].endsWith('.mjs') ? process.argv[2] : '') ||
-    path.join(HERE, '..', '..', 'build', 'papo'),
-);
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const XSS = '<img src=x onerror=alert(1)>';
 const TOKEN = 'dash-s3cret-token';
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-// The daemons' environment: nothing of the caller's papo settings.
-const baseEnv = { ...process.env };
-for (const k of ['PAPO_HOME', 'PAPO_NAME', 'PAPO_INVITE', 'PAPO_HTTP', 'PAPO_LISTEN', 'PAPO_TOKEN'])
-  delete baseEnv[k];
-
-const root = fs.mkdtempSync(path.join(os.tmpdir(), 'papo-web-'));
-const daemons = {}; // name -> { home, proc, exit, info, errFile }
-process.on('exit', () => {
-  // Whatever happened, leave no daemon behind.
-  for (const d of Object.values(daemons)) if (d.proc.exitCode === null && d.proc.signalCode === null) d.proc.kill('SIGKILL');
-});
-
-function papo(home, args) {
-  return execFileSync(PAPO, args, {
-    env: { ...baseEnv, PAPO_HOME: home },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 30_000,
-  });
-}
-
-// Polls fn until it returns something truthy; the last error or value is
-// in the message when it never does.
-async function until(what, fn, ms = 30_000, every = 150) {
-  const deadline = Date.now() + ms;
-  let last, seen;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-      seen = v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${ms} ms waiting for ${what}` +
-        (last ? `: ${last.message}` : seen !== undefined ? ` (last: ${JSON.stringify(seen)})` : ''));
-    await sleep(every);
-  }
-}
-
-// Starts `papo serve` for name (the room is created on ana's first start),
-// and waits for its serve.json.
-async function serve(name, { http = '127.0.0.1:0', listen = '127.0.0.1:0', token } = {}) {
-  const home = path.join(root, name);
-  const errFile = path.join(root, `${name}.err`);
-  const err = fs.openSync(errFile, 'a');
-  const args = ['serve', '--http', http, '--listen', listen, '--name', name];
-  if (token) args.push('--token', token);
-  const proc = spawn(PAPO, args, { env: { ...baseEnv, PAPO_HOME: home }, stdio: ['ignore', 'ignore', err] });
-  fs.closeSync(err);
-  const exit = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
-  const d = { name, home, proc, exit, errFile, token };
-  daemons[name] = d;
-  const tail = () => fs.readFileSync(errFile, 'utf8').split('\n').slice(-6).join('\n');
-  d.info = await until(`${name}'s serve.json`, () => {
-    if (proc.exitCode !== null) throw new Error(`papo serve exited ${proc.exitCode}: ${tail()}`);
-    const j = JSON.parse(fs.readFileSync(path.join(home, 'serve.json'), 'utf8'));
-    return j.pid === proc.pid && j.http ? j : null;
-  }).catch((e) => {
-    throw new Error(`${e.message}\n${tail()}`);
-  });
-  return d;
-}
-
-// Stops a daemon as a person would (SIGTERM) and checks it stopped cleanly.
-async function stop(d) {
-  d.proc.kill('SIGTERM');
-  const { code, signal } = await d.exit;
-  assert.equal(code, 0, `${d.name} exits 0 on SIGTERM (signal ${signal})`);
-}
+const { bin: PAPO, root, daemons, papo, serve: start, stop, killAll } = daemonSet('papo-web-');
+// Starts `papo serve` for name, as the member name (the room is created on
+// ana's first start), and waits for its serve.json.
+const serve = (name, opts = {}) => start(name, { member: name, ...opts });
 
 // The JSON API of a daemon, with its token.
 async function api(d, p, body) {
@@ -223,8 +149,7 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
 
   after(async () => {
     await browser?.close().catch(() => {});
-    for (const d of Object.values(daemons)) if (d.proc.exitCode === null && d.proc.signalCode === null) d.proc.kill('SIGKILL');
-    await Promise.all(Object.values(daemons).map((d) => d.exit));
+    await killAll();
     if (failed) {
       console.error('page console:');
       for (const l of consoleLog.slice(-40)) console.error('  ' + l);

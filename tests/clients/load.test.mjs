@@ -30,27 +30,17 @@
 // log lines are printed to stderr.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
-import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { cleanEnv, daemonSet, sleep, until, within } from './daemons.mjs';
 
 const FILE = fileURLToPath(import.meta.url);
-const HERE = path.dirname(FILE);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const MiB = 1024 * 1024;
-// The promise's value, or an error after ms (the timer does not outlive it).
-function within(promise, ms, what) {
-  let timer;
-  const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} (after ${ms} ms)`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
 
 // Message texts say who sent them and which they are: "load TAG b17" is
 // bo's 17th, "load TAG a3" ana's 3rd (TAG is this run's).  Every message of
@@ -384,11 +374,6 @@ async function streamsChild() {
 // The test.
 
 function suite() {
-  const PAPO = path.resolve(
-    process.env.PAPO ||
-      (process.argv[2] && !process.argv[2].endsWith('.mjs') ? process.argv[2] : '') ||
-      path.join(HERE, '..', '..', 'build', 'papo'),
-  );
   const S = sizes();
   const TOTAL = S.nb + S.na;
   const TAG = Math.floor(Math.random() * 0xffffffff).toString(16).padStart(8, '0');
@@ -400,68 +385,12 @@ function suite() {
   const text = (who, i) => `load ${TAG} ${who}${i}`;
   const say = (line) => console.log(`load: ${line}`);
 
-  // The daemons' environment: nothing of the caller's papo settings.
-  const baseEnv = { ...process.env };
-  for (const k of ['PAPO_HOME', 'PAPO_NAME', 'PAPO_INVITE', 'PAPO_HTTP', 'PAPO_LISTEN', 'PAPO_TOKEN', 'NODE_TEST_CONTEXT'])
-    delete baseEnv[k];
-
-  const root = fs.mkdtempSync(path.join(os.tmpdir(), 'papo-load-'));
-  const daemons = {}; // name -> { home, proc, exit, info, errFile }
+  const { bin: PAPO, root, daemons, papo, serve, stop, killAll } = daemonSet('papo-load-');
   let child = null;
   process.on('exit', () => {
-    // Whatever happened, leave no daemon or child behind.
-    for (const d of Object.values(daemons)) if (d.proc.exitCode === null && d.proc.signalCode === null) d.proc.kill('SIGKILL');
+    // Whatever happened, leave no child behind.
     if (child && child.exitCode === null) child.kill('SIGKILL');
   });
-
-  function papo(home, args) {
-    return execFileSync(PAPO, args, {
-      env: { ...baseEnv, PAPO_HOME: home },
-      encoding: 'utf8',
-      stdio: ['ignore', 'pipe', 'pipe'],
-      timeout: 30_000,
-    });
-  }
-
-  async function until(what, fn, ms = 30_000, every = 150) {
-    const deadline = Date.now() + ms;
-    let last;
-    for (;;) {
-      try {
-        const v = await fn();
-        if (v) return v;
-      } catch (e) {
-        last = e;
-      }
-      if (Date.now() > deadline)
-        throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${last.message}` : ''}`);
-      await sleep(every);
-    }
-  }
-
-  async function serve(name, args = []) {
-    const home = path.join(root, name);
-    const errFile = path.join(root, `${name}.err`);
-    const err = fs.openSync(errFile, 'a');
-    const proc = spawn(PAPO, ['serve', '--http', '127.0.0.1:0', '--listen', '127.0.0.1:0', ...args], {
-      env: { ...baseEnv, PAPO_HOME: home },
-      stdio: ['ignore', 'ignore', err],
-    });
-    fs.closeSync(err);
-    const exit = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
-    const d = { home, proc, exit, errFile };
-    daemons[name] = d;
-    const tail = () => fs.readFileSync(errFile, 'utf8').split('\n').slice(-5).join('\n');
-    d.info = await until(`${name}'s serve.json`, () => {
-      if (proc.exitCode !== null) throw new Error(`papo serve exited ${proc.exitCode}: ${tail()}`);
-      const j = JSON.parse(fs.readFileSync(path.join(home, 'serve.json'), 'utf8'));
-      return j.mcp && j.http && j.invite ? j : null;
-    }).catch((e) => {
-      throw new Error(`${e.message}\n${tail()}`);
-    });
-    assert.equal(d.info.pid, proc.pid, 'serve.json has the daemon pid');
-    return d;
-  }
 
   // What /proc says of a process: VmRSS and VmHWM in bytes, the file limit.
   function rss(pid) {
@@ -518,7 +447,7 @@ function suite() {
   }
   function startChild(http) {
     const env = {
-      ...baseEnv,
+      ...cleanEnv,
       PAPO_LOAD_ROLE: 'streams',
       PAPO_LOAD_CHILD: JSON.stringify({ http, tag: TAG, nb: S.nb, na: S.na }),
     };
@@ -766,7 +695,7 @@ function suite() {
     before(async () => {
       assert.ok(fs.existsSync(PAPO), `no papo binary at ${PAPO} (set PAPO)`);
       sanitized = fs.readFileSync(PAPO).includes('AddressSanitizer');
-      A = await serve('ana', ['--name', 'ana']); // the room is made on first start
+      A = await serve('ana', { member: 'ana' }); // the room is made on first start
       papo(path.join(root, 'bo'), ['join', A.info.invite, '--name', 'bo']);
       B = await serve('bo');
       for (const [d, other] of [[A, 'bo'], [B, 'ana']])
@@ -787,8 +716,7 @@ function suite() {
         if (child.connected) child.disconnect();
         await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
       }
-      for (const d of Object.values(daemons)) if (d.proc.exitCode === null && d.proc.signalCode === null) d.proc.kill('SIGKILL');
-      await Promise.all(Object.values(daemons).map((d) => d.exit));
+      await killAll();
       if (failed) {
         for (const [n, d] of Object.entries(daemons)) {
           const lines = fs.readFileSync(d.errFile, 'utf8').split('\n');
@@ -1073,14 +1001,9 @@ function suite() {
     }, 300_000);
 
     step('daemons stop cleanly on SIGTERM', async () => {
-      for (const [n, d] of Object.entries(daemons)) {
-        d.proc.kill('SIGTERM');
-        const { code, signal } = await within(d.exit, 60_000, `${n} still runs after SIGTERM`);
-        assert.equal(code, 0, `${n} exit code on SIGTERM (signal ${signal})`);
-        const err = fs.readFileSync(d.errFile, 'utf8');
-        assert.doesNotMatch(err, /ERROR: (Address|Leak)Sanitizer|runtime error:/, `${n}: no sanitizer report`);
-        const cut = (err.match(/fell \d+ bytes behind/g) || []).length;
-        if (cut) say(`${n} closed ${cut} streams whose client fell behind`);
+      for (const d of Object.values(daemons)) {
+        const cut = ((await stop(d, 60_000)).match(/fell \d+ bytes behind/g) || []).length;
+        if (cut) say(`${d.name} closed ${cut} streams whose client fell behind`);
       }
     }, 180_000);
   });

@@ -11,92 +11,13 @@
 // exchanges of both clients are printed to stderr.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { daemonSet, sleep, until, within } from './daemons.mjs';
 
-const HERE = path.dirname(fileURLToPath(import.meta.url));
-const PAPO = path.resolve(
-  process.env.PAPO ||
-    (process.argv[2] && !process.argv[2].endsWith('.mjs') ? process.argv[2] : '') ||
-    path.join(HERE, '..', '..', 'build', 'papo'),
-);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-// The promise's value, or an error after ms (the timer does not outlive it).
-function within(promise, ms, what) {
-  let timer;
-  const late = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`${what} (after ${ms} ms)`)), ms);
-  });
-  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
-}
-
-// The daemons' environment: nothing of the caller's papo settings.
-const baseEnv = { ...process.env };
-for (const k of ['PAPO_HOME', 'PAPO_NAME', 'PAPO_INVITE', 'PAPO_HTTP', 'PAPO_LISTEN', 'PAPO_TOKEN'])
-  delete baseEnv[k];
-
-const root = fs.mkdtempSync(path.join(os.tmpdir(), 'papo-mcp-'));
-const daemons = {}; // name -> { home, proc, exit: Promise<{code, signal}>, info, err }
-process.on('exit', () => {
-  // Whatever happened, leave no daemon behind.
-  for (const d of Object.values(daemons)) if (d.proc.exitCode === null) d.proc.kill('SIGKILL');
-});
-
-function papo(home, args) {
-  return execFileSync(PAPO, args, {
-    env: { ...baseEnv, PAPO_HOME: home },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 30_000,
-  });
-}
-
-async function until(what, fn, ms = 20_000, every = 100) {
-  const deadline = Date.now() + ms;
-  let last;
-  for (;;) {
-    try {
-      const v = await fn();
-      if (v) return v;
-    } catch (e) {
-      last = e;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${ms} ms waiting for ${what}${last ? `: ${last.message}` : ''}`);
-    await sleep(every);
-  }
-}
-
-async function serve(name) {
-  const home = path.join(root, name);
-  const errFile = path.join(root, `${name}.err`);
-  const err = fs.openSync(errFile, 'a');
-  const proc = spawn(PAPO, ['serve', '--http', '127.0.0.1:0', '--listen', '127.0.0.1:0'], {
-    env: { ...baseEnv, PAPO_HOME: home },
-    stdio: ['ignore', 'ignore', err],
-  });
-  fs.closeSync(err);
-  const exit = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
-  const d = { home, proc, exit, errFile };
-  daemons[name] = d;
-  const stderr = () => fs.readFileSync(errFile, 'utf8').split('\n').slice(-5).join('\n');
-  d.info = await until(`${name}'s serve.json`, () => {
-    if (proc.exitCode !== null) throw new Error(`papo serve exited ${proc.exitCode}: ${stderr()}`);
-    const j = JSON.parse(fs.readFileSync(path.join(home, 'serve.json'), 'utf8'));
-    return j.mcp && j.http ? j : null;
-  }).catch((e) => {
-    throw new Error(`${e.message}\n${stderr()}`);
-  });
-  for (const k of ['http', 'mcp', 'invite', 'quic', 'pid'])
-    assert.ok(k in d.info, `serve.json has ${k}: ${JSON.stringify(d.info)}`);
-  assert.equal(d.info.pid, proc.pid, 'serve.json has the daemon pid');
-  return d;
-}
+const { bin: PAPO, root, daemons, papo, serve, stop, killAll } = daemonSet('papo-mcp-');
 
 // HTTP exchanges of the clients, for the report when something fails.
 const exchanges = [];
@@ -192,8 +113,7 @@ describe('papo /mcp with the MCP TypeScript SDK', { timeout: 85_000 }, () => {
 
   after(async () => {
     for (const c of [c1, c2]) await c?.client.close().catch(() => {});
-    for (const d of Object.values(daemons)) if (d.proc.exitCode === null) d.proc.kill('SIGKILL');
-    await Promise.all(Object.values(daemons).map((d) => d.exit));
+    await killAll();
     if (failed) {
       console.error('HTTP exchanges of the clients:');
       for (const e of exchanges) console.error('  ' + JSON.stringify(e));
@@ -372,12 +292,6 @@ describe('papo /mcp with the MCP TypeScript SDK', { timeout: 85_000 }, () => {
   step('daemons stop cleanly on SIGTERM', async () => {
     for (const c of [c1, c2]) await c?.client.close().catch(() => {});
     c1 = c2 = undefined;
-    for (const [n, d] of Object.entries(daemons)) {
-      d.proc.kill('SIGTERM');
-      const { code, signal } = await within(d.exit, 15_000, `${n} still runs after SIGTERM`);
-      assert.equal(code, 0, `${n} exit code on SIGTERM (signal ${signal})`);
-      const err = fs.readFileSync(d.errFile, 'utf8');
-      assert.doesNotMatch(err, /ERROR: (Address|Leak)Sanitizer|runtime error:/, `${n}: no sanitizer report`);
-    }
+    for (const d of Object.values(daemons)) await stop(d, 15_000);
   }, 40_000);
 });

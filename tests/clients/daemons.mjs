@@ -1,0 +1,148 @@
+// daemons.mjs: what the Node tests of tests/clients/ share to run papo
+// daemons of their own: the papo binary to test, an environment without
+// the caller's papo settings, a temporary root for the daemons' homes,
+// `papo serve` on ports of the daemon's own choosing (waited for through
+// serve.json), the papo CLI, polling, and a clean stop.  No daemon
+// outlives the test process, whatever happens.  Importing it starts
+// nothing: load.test.mjs's stream process imports it too.
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const HERE = path.dirname(fileURLToPath(import.meta.url));
+const ANY = '127.0.0.1:0'; // the daemon picks the port, serve.json tells it
+const SANITIZER = /ERROR: (Address|Leak)Sanitizer|runtime error:/;
+
+// The papo to test: $PAPO, else the first argument (node x.test.mjs
+// path/to/papo), else the default build's.
+export function papoPath() {
+  return path.resolve(
+    process.env.PAPO ||
+      (process.argv[2] && !process.argv[2].endsWith('.mjs') ? process.argv[2] : '') ||
+      path.join(HERE, '..', '..', 'build', 'papo'),
+  );
+}
+
+export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+// The environment of the daemons, the CLI and any Node child: nothing of
+// the caller's papo settings, and not node --test's context (a Node child
+// that inherits it takes itself for a test file of the runner's).
+export const cleanEnv = { ...process.env };
+for (const k of ['PAPO_HOME', 'PAPO_NAME', 'PAPO_INVITE', 'PAPO_HTTP', 'PAPO_LISTEN', 'PAPO_TOKEN', 'NODE_TEST_CONTEXT'])
+  delete cleanEnv[k];
+
+// The promise's value, or an error after ms (the timer does not outlive it).
+export function within(promise, ms, what) {
+  let timer;
+  const late = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} (after ${ms} ms)`)), ms);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
+}
+
+// Polls fn until it returns something truthy, and returns that; the last
+// error, or else the last value, is in the message when it never does.
+// An error fn throws with final set ends the wait at once.
+export async function until(what, fn, ms = 30_000, every = 150) {
+  const deadline = Date.now() + ms;
+  let last, seen;
+  for (;;) {
+    try {
+      const v = await fn();
+      if (v) return v;
+      seen = v;
+    } catch (e) {
+      if (e.final) throw e;
+      last = e;
+    }
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${ms} ms waiting for ${what}` +
+        (last ? `: ${last.message}` : seen !== undefined ? ` (last: ${JSON.stringify(seen)})` : ''));
+    await sleep(every);
+  }
+}
+
+const running = (proc) => proc.exitCode === null && proc.signalCode === null;
+
+// A set of daemons whose homes are under a new temporary root (prefix:
+// its name's start, as papo-mcp-).  daemons maps the name each was
+// started with to the last one started with it: { name, home, proc,
+// exit (a promise of {code, signal}), errFile (its stderr), token, info
+// (its serve.json) }.  The caller removes root when it is done.
+export function daemonSet(prefix) {
+  const bin = papoPath();
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+  const daemons = {};
+  const started = []; // every one, restarts included
+  process.on('exit', () => {
+    // Whatever happened, leave no daemon behind.
+    for (const d of started) if (running(d.proc)) d.proc.kill('SIGKILL');
+  });
+
+  // The papo CLI with home as PAPO_HOME: its stdout, or it throws.
+  function papo(home, args) {
+    return execFileSync(bin, args, {
+      env: { ...cleanEnv, PAPO_HOME: home },
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 30_000,
+    });
+  }
+
+  // Starts `papo serve` in root/name (its stderr appended to
+  // root/name.err) and waits for the serve.json it writes, with this
+  // process's pid: one left by an earlier daemon in that home does not
+  // count.  http and listen: the addresses (a port of its choosing by
+  // default); member: --name; token: --token.
+  async function serve(name, { http = ANY, listen = ANY, member, token } = {}) {
+    const home = path.join(root, name);
+    const errFile = path.join(root, `${name}.err`);
+    const args = ['serve', '--http', http, '--listen', listen];
+    if (member) args.push('--name', member);
+    if (token) args.push('--token', token);
+    const err = fs.openSync(errFile, 'a');
+    const proc = spawn(bin, args, { env: { ...cleanEnv, PAPO_HOME: home }, stdio: ['ignore', 'ignore', err] });
+    fs.closeSync(err);
+    const exit = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
+    const d = { name, home, proc, exit, errFile, token };
+    daemons[name] = d;
+    started.push(d);
+    const tail = () => fs.readFileSync(errFile, 'utf8').split('\n').slice(-6).join('\n');
+    d.info = await until(`${name}'s serve.json`, () => {
+      if (!running(proc))
+        throw Object.assign(new Error(`papo serve exited ${proc.exitCode ?? proc.signalCode}`), { final: true });
+      const j = JSON.parse(fs.readFileSync(path.join(home, 'serve.json'), 'utf8'));
+      if (j.pid !== proc.pid) throw new Error(`serve.json is of pid ${j.pid}, not ${proc.pid}`);
+      return j.http && j.mcp && j.invite ? j : null;
+    }).catch((e) => {
+      throw new Error(`${e.message}\n${tail()}`);
+    });
+    for (const k of ['http', 'mcp', 'invite', 'quic', 'pid'])
+      assert.ok(k in d.info, `serve.json has ${k}: ${JSON.stringify(d.info)}`);
+    return d;
+  }
+
+  // Stops d as a person would (SIGTERM) and checks that it stopped
+  // cleanly within ms: exit code 0, no sanitizer report.  Returns its
+  // stderr.
+  async function stop(d, ms = 60_000) {
+    d.proc.kill('SIGTERM');
+    const { code, signal } = await within(d.exit, ms, `${d.name} still runs after SIGTERM`);
+    assert.equal(code, 0, `${d.name} exits 0 on SIGTERM (signal ${signal})`);
+    const log = fs.readFileSync(d.errFile, 'utf8');
+    assert.doesNotMatch(log, SANITIZER, `${d.name}: no sanitizer report`);
+    return log;
+  }
+
+  // Kills what still runs (after a failure) and waits until all are gone.
+  async function killAll() {
+    for (const d of started) if (running(d.proc)) d.proc.kill('SIGKILL');
+    await Promise.all(started.map((d) => d.exit));
+  }
+
+  return { bin, root, daemons, papo, serve, stop, killAll };
+}
