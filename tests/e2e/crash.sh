@@ -178,9 +178,8 @@ check "the answered ids are unique" test "$(uniq -d "$T/promised" | wc -l)" -eq 
 bad=$(cat "$T"/*.lost | grep -v ': 000 ' | head -3)
 check "every send answered 200 or not at all: $bad" test -z "$bad"
 
-# ids NAME: the sorted message ids of NAME's log.  While the daemon runs
-# its last line may be half written; fromjson? leaves it out.
-ids() { jq -R -r 'fromjson? | select(.t == "msg") | .id' "$T/$1/log.jsonl" | sort; }
+# converged: the same counts everywhere, empty outboxes, the same ids in
+# every log (log_ids, in lib.sh) and every answered one among them.
 converged() {
 	local m n0 n
 	n0=$(api a /api/status | jq -r '"\(.messages) \(.outbox)"')
@@ -192,42 +191,20 @@ converged() {
 		n=$(api "$m" /api/status | jq .outbox)
 		[ "$n" = 0 ] || { sleep 1; return 1; }
 	done
-	ids a >"$T/ids-a"
+	log_ids a >"$T/ids-a"
 	for m in b c; do
-		ids "$m" | cmp -s - "$T/ids-a" || { sleep 1; return 1; }
+		log_ids "$m" | cmp -s - "$T/ids-a" || { sleep 1; return 1; }
 	done
 	[ -z "$(comm -23 "$T/promised" "$T/ids-a")" ] || { sleep 1; return 1; }
 }
 check "a, b and c converge within $DEADLINE s, outboxes empty" \
 	until_true "$DEADLINE" converged
-for m in a b c; do
-	status=$(api "$m" /api/status)
-	echo "crash.sh: $m: $(jq -c '{messages, outbox}' <<<"$status")"
-	api "$m" '/api/history?limit=500' | jq -r '.messages[].id' | sort >"$T/hist-$m"
-	want=$(jq '[.messages, 500] | min' <<<"$status")
-	check "$m: /api/history gives $want messages" test "$(wc -l <"$T/hist-$m")" -eq "$want"
-	check "$m: /api/history has each once" test "$(uniq -d "$T/hist-$m" | wc -l)" -eq 0
-done
+for m in a b c; do history_once "$m"; done
 for m in a b c; do stop "$m"; done
 
 # The logs after a clean stop: whole lines only, each message once, every
 # promised message in each, the same set everywhere.
-for m in a b c; do
-	log=$T/$m/log.jsonl
-	check "$m: log.jsonl ends with a newline" test "$(tail -c 1 "$log" | od -An -c | tr -d ' ')" = '\n'
-	bad=$(jq -R -r 'try (fromjson | empty) catch .' "$log" 2>&1 | head -c 300)
-	check "$m: every line of log.jsonl is JSON: $bad" test -z "$bad"
-	bad=$(jq -r 'select(.t != "msg" and .t != "ack") | .t' "$log" | head -3)
-	check "$m: every line is a msg or an ack: $bad" test -z "$bad"
-	jq -r 'select(.t == "msg") | .id' "$log" | sort >"$T/log-$m"
-	dup=$(uniq -d "$T/log-$m" | head -5 | tr '\n' ' ')
-	check "$m: each message is in log.jsonl once: $dup" test -z "$dup"
-	miss=$(comm -23 "$T/promised" "$T/log-$m" | head -5 | tr '\n' ' ')
-	check "$m: no answered send is missing: $miss" test -z "$miss"
-	check "$m: /api/history's ids are in log.jsonl" test -z "$(comm -23 "$T/hist-$m" "$T/log-$m")"
-	skipped=$(grep -m 3 'line skipped' "$T/$m.err")
-	check "$m: no damaged line in the middle of a log: $skipped" test -z "$skipped"
-done
+for m in a b c; do log_whole "$m"; done
 check "b holds the same messages as a" cmp -s "$T/log-a" "$T/log-b"
 check "c holds the same messages as a" cmp -s "$T/log-a" "$T/log-c"
 finish

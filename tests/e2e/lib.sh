@@ -111,3 +111,39 @@ offline() { ! online "$@"; }
 # texts NAME: the texts of NAME's history, oldest first, one a line.
 texts() { api "$1" '/api/history?limit=500' | jq -r '.messages[].text'; }
 has_text() { texts "$1" | grep -qxF -- "$2"; }
+
+# What the reliability tests check of a member once all have converged.
+# log_ids NAME: the ids of the messages in NAME's log.jsonl, sorted.  While
+# the daemon runs its last line may be half written; fromjson? leaves it out.
+log_ids() { jq -R -r 'fromjson? | select(.t == "msg") | .id' "$T/$1/log.jsonl" | sort; }
+# history_once NAME: /api/history (up to 500) has as many messages as the
+# status counts, each once; the sorted ids are kept in $T/hist-NAME.
+history_once() {
+	local status want
+	status=$(api "$1" /api/status)
+	echo "$(basename "$0"): $1: $(jq -c '{messages, outbox}' <<<"$status")"
+	api "$1" '/api/history?limit=500' | jq -r '.messages[].id' | sort >"$T/hist-$1"
+	want=$(jq '[.messages, 500] | min' <<<"$status")
+	check "$1: /api/history gives $want messages" test "$(wc -l <"$T/hist-$1")" -eq "$want"
+	check "$1: /api/history has each once" test "$(uniq -d "$T/hist-$1" | wc -l)" -eq 0
+}
+# log_whole NAME: after a clean stop, NAME's log.jsonl is whole lines of
+# msg and ack frames, each message once, every id of $T/promised in it,
+# /api/history's ids ($T/hist-NAME) too, and the store never skipped a
+# damaged line; the sorted ids are kept in $T/log-NAME.
+log_whole() {
+	local n=$1 log=$T/$1/log.jsonl bad dup miss skipped
+	check "$n: log.jsonl ends with a newline" test "$(tail -c 1 "$log" | od -An -c | tr -d ' ')" = '\n'
+	bad=$(jq -R -r 'try (fromjson | empty) catch .' "$log" 2>&1 | head -c 300)
+	check "$n: every line of log.jsonl is JSON: $bad" test -z "$bad"
+	bad=$(jq -r 'select(.t != "msg" and .t != "ack") | .t' "$log" | head -3)
+	check "$n: every line is a msg or an ack: $bad" test -z "$bad"
+	log_ids "$n" >"$T/log-$n"
+	dup=$(uniq -d "$T/log-$n" | head -5 | tr '\n' ' ')
+	check "$n: each message is in log.jsonl once: $dup" test -z "$dup"
+	miss=$(comm -23 "$T/promised" "$T/log-$n" | head -5 | tr '\n' ' ')
+	check "$n: no answered send is missing: $miss" test -z "$miss"
+	check "$n: /api/history's ids are in log.jsonl" test -z "$(comm -23 "$T/hist-$n" "$T/log-$n")"
+	skipped=$(grep -m 3 'line skipped' "$T/$n.err")
+	check "$n: no damaged line in the middle of a log: $skipped" test -z "$skipped"
+}

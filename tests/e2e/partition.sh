@@ -206,39 +206,20 @@ for n in one two; do
 done
 check "the answered ids are unique" test "$(uniq -d "$T/promised" | wc -l)" -eq 0
 
-ids() { jq -R -r 'fromjson? | select(.t == "msg") | .id' "$T/$1/log.jsonl" | sort; }
 converged() {
 	local s1 s2
 	s1=$(api one /api/status | jq -r '"\(.messages) \(.outbox)"')
 	s2=$(api two /api/status | jq -r '"\(.messages) \(.outbox)"')
 	if [ "$s1" != "$s2" ] || [ "${s1#* }" != 0 ]; then sleep 1; return 1; fi
-	ids one >"$T/ids-one"
-	ids two | cmp -s - "$T/ids-one" || { sleep 1; return 1; }
+	log_ids one >"$T/ids-one"
+	log_ids two | cmp -s - "$T/ids-one" || { sleep 1; return 1; }
 	[ -z "$(comm -23 "$T/promised" "$T/ids-one")" ] || { sleep 1; return 1; }
 }
 check "one and two converge within $DEADLINE s, outboxes empty" \
 	until_true "$DEADLINE" converged
-for n in one two; do
-	status=$(api "$n" /api/status)
-	echo "partition.sh: $n: $(jq -c '{messages, outbox}' <<<"$status")"
-	api "$n" '/api/history?limit=500' | jq -r '.messages[].id' | sort >"$T/hist-$n"
-	want=$(jq '[.messages, 500] | min' <<<"$status")
-	check "$n: /api/history gives $want messages" test "$(wc -l <"$T/hist-$n")" -eq "$want"
-	check "$n: /api/history has each once" test "$(uniq -d "$T/hist-$n" | wc -l)" -eq 0
-done
+for n in one two; do history_once "$n"; done
 for n in one two; do stop "$n"; done
 
-for n in one two; do
-	log=$T/$n/log.jsonl
-	check "$n: log.jsonl ends with a newline" test "$(tail -c 1 "$log" | od -An -c | tr -d ' ')" = '\n'
-	bad=$(jq -R -r 'try (fromjson | empty) catch .' "$log" 2>&1 | head -c 300)
-	check "$n: every line of log.jsonl is JSON: $bad" test -z "$bad"
-	jq -r 'select(.t == "msg") | .id' "$log" | sort >"$T/log-$n"
-	dup=$(uniq -d "$T/log-$n" | head -5 | tr '\n' ' ')
-	check "$n: each message is in log.jsonl once: $dup" test -z "$dup"
-	miss=$(comm -23 "$T/promised" "$T/log-$n" | head -5 | tr '\n' ' ')
-	check "$n: no answered send is missing: $miss" test -z "$miss"
-	check "$n: /api/history's ids are in log.jsonl" test -z "$(comm -23 "$T/hist-$n" "$T/log-$n")"
-done
+for n in one two; do log_whole "$n"; done
 check "two holds the same messages as one" cmp -s "$T/log-one" "$T/log-two"
 finish
