@@ -15,7 +15,9 @@
 //  - memory is flat: once every stream and session is closed (sessions
 //    with DELETE) and the daemon has let go of their sockets, ana's RSS is
 //    within a stated bound of its RSS after a warm-up batch (the first
-//    10 % of the messages, at least 300) with everything open;
+//    10 % of the messages, at least 300) with everything open (on the
+//    normal build; under ASan, whose quarantine is most of the RSS,
+//    LeakSanitizer at the daemon's exit checks that everything was freed);
 //  - ana's /api/history holds each exactly once, and bo's equals ana's.
 //
 // Sizes: by default 100 sessions, 1,000 streams, 1,000 messages (about a
@@ -939,11 +941,13 @@ function suite() {
       //    behind on a busy machine) and keep their size until they end:
       //    the streams' as judged above, the sessions' as much again
       //    each (they see the same bursts);
-      //  - 8 MiB for the allocator;
-      //  - under ASan its quarantine of freed memory (256 MiB unless
-      //    ASAN_OPTIONS says quarantine_size_mb) and its shadow (a byte
-      //    for every 8): there only a gross leak is caught here, and
-      //    LeakSanitizer at exit the rest.
+      //  - 8 MiB for the allocator.
+      // Under ASan, RSS is mostly the sanitizer's own: its quarantine of
+      // freed memory (256 MiB), its shadow and its allocator's caches,
+      // which grew by 205 to 448 MiB over runs that leaked nothing.  So
+      // the bound is asserted on the normal build (the suite runs both),
+      // and on the sanitized one LeakSanitizer checks at the daemon's exit
+      // (stop, below, fails on its report) that everything was freed.
       // A leak per message on each stream or session, or per connection,
       // is far above it: 1,000 streams x 1,000 messages, 1,100
       // connections of about 50 KiB each.
@@ -953,14 +957,18 @@ function suite() {
       const sessionRing = S.sessions * Math.max(0, Math.min(MCP_KEEP, S.nb) - Math.min(MCP_KEEP, figures.wb)) * 400;
       const newMessages = TOTAL - figures.wb - figures.wa + late.length;
       const buffers = (r.bufferAlloc * (r.streams + S.sessions)) / Math.max(1, r.streams);
-      const quarantine = sanitized ? Number(/quarantine_size_mb=(\d+)/.exec(process.env.ASAN_OPTIONS || '')?.[1] ?? 256) * MiB * 1.125 : 0;
-      const bound = ringAdded * (perEvent + 96) + sessionRing + newMessages * 512 + buffers + 8 * MiB + quarantine;
+      const bound = ringAdded * (perEvent + 96) + sessionRing + newMessages * 512 + buffers + 8 * MiB;
       const grew = after.rss - figures.warm.rss;
       say(`memory: ana's RSS ${mb(figures.warm.rss)} after the warm-up (everything open), ${mb(figures.end.rss)} after the run, ` +
         `${mb(after.rss)} with every stream and session closed (${left} sockets, ${figures.baseSockets} before the load; ` +
         `released ${(tReleased / 1000).toFixed(1)} s after the clients closed, with ${late.length} messages sent meanwhile); ` +
         `VmHWM ${mb(after.hwm)}; grew ${mb(grew)}, bound ${mb(bound)} (ring +${ringAdded} events of ${perEvent.toFixed(0)} bytes, ` +
-        `${sessionRing ? `session rings ${mb(sessionRing)}, ` : ''}stream buffers ${mb(buffers)}, ${newMessages} messages${sanitized ? `, ASan quarantine ${mb(quarantine)}` : ''})`);
+        `${sessionRing ? `session rings ${mb(sessionRing)}, ` : ''}stream buffers ${mb(buffers)}, ${newMessages} messages)`);
+      if (sanitized) {
+        say('memory: a sanitized build: RSS is ASan\'s quarantine and shadow, so the bound is the normal build\'s ' +
+          'to check; LeakSanitizer checks this daemon at its exit');
+        return;
+      }
       assert.ok(grew <= bound, `ana's RSS grew by ${mb(grew)} over the run, more than ${mb(bound)}`);
     }, 300_000);
 
