@@ -128,6 +128,7 @@ struct mcp {
 	size_t nsessions;
 	size_t nstreams;             /* GET and listen streams open */
 	struct loop_timer *heartbeat;
+	cJSON **schemas;             /* each tool's input schema, parsed once */
 };
 
 /* JSON-RPC text. */
@@ -976,7 +977,7 @@ m_tools_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		cJSON_AddStringToObject(t, "name", mcp_tools[i].name);
 		cJSON_AddStringToObject(t, "description", mcp_tools[i].description);
 		cJSON_AddItemToObject(t, "inputSchema",
-		    cJSON_Parse(mcp_tools[i].schema));
+		    cJSON_Duplicate(s->m->schemas[i], 1));
 	}
 	mcp_cacheable(res, s->modern, MCP_TTL_MS, "public");
 	mcp_reply_text(r, 200, mcp_result(id, res, s->modern));
@@ -987,11 +988,11 @@ m_tools_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
  * NULL; known then gets the names it lists, for the error a model reads.
  */
 static const char *
-mcp_unknown_arg(const char *schema, const cJSON *args, char *known,
+mcp_unknown_arg(const cJSON *schema, const cJSON *args, char *known,
     size_t n)
 {
-	cJSON *sc = cJSON_Parse(schema);
-	const cJSON *props = cJSON_GetObjectItemCaseSensitive(sc, "properties");
+	const cJSON *props = cJSON_GetObjectItemCaseSensitive(schema,
+	    "properties");
 	const cJSON *a, *p;
 	const char *bad = NULL;
 	size_t off = 0;
@@ -1006,7 +1007,6 @@ mcp_unknown_arg(const char *schema, const cJSON *args, char *known,
 		if (off < n)
 			off += (size_t)snprintf(known + off, n - off, "%s%s",
 			    off > 0 ? ", " : "", p->string);
-	cJSON_Delete(sc);
 	return bad;
 }
 
@@ -1029,7 +1029,7 @@ m_tools_call(struct mcp_session *s, struct http_req *r, const cJSON *id,
 			const char *bad;
 			char known[96];
 
-			if ((bad = mcp_unknown_arg(mcp_tools[i].schema, args,
+			if ((bad = mcp_unknown_arg(s->m->schemas[i], args,
 			    known, sizeof(known))) != NULL) {
 				snprintf(msg, sizeof(msg), "unknown argument "
 				    "'%.32s': %s takes %s", bad,
@@ -1829,10 +1829,16 @@ mcp_new(struct loop *l, struct node *n)
 	m->loop = l;
 	m->node = n;
 	LIST_INIT(&m->sessions);
-	if ((m->heartbeat = loop_timer_new(l, mcp_heartbeat, m)) == NULL) {
-		free(m);
+	if ((m->heartbeat = loop_timer_new(l, mcp_heartbeat, m)) == NULL ||
+	    (m->schemas = calloc(MCP_NTOOLS, sizeof(*m->schemas))) == NULL) {
+		mcp_free(m);
 		return NULL;
 	}
+	for (size_t i = 0; i < MCP_NTOOLS; i++)
+		if ((m->schemas[i] = cJSON_Parse(mcp_tools[i].schema)) == NULL) {
+			mcp_free(m);
+			return NULL;
+		}
 	return m;
 }
 
@@ -1844,6 +1850,9 @@ mcp_free(struct mcp *m)
 	while (!LIST_EMPTY(&m->sessions))
 		mcp_session_free(LIST_FIRST(&m->sessions), 1);
 	loop_timer_free(m->heartbeat);
+	for (size_t i = 0; m->schemas != NULL && i < MCP_NTOOLS; i++)
+		cJSON_Delete(m->schemas[i]);
+	free(m->schemas);
 	free(m);
 }
 
