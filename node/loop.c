@@ -33,7 +33,9 @@ struct loop_timer {
 struct loop {
 	int ep;
 	int stop;
+	int dispatching;          /* inside a round of epoll events */
 	struct loop_fd *fds;
+	struct loop_fd *dead;     /* removed during the round: freed after */
 	struct loop_timer *timers;
 };
 
@@ -150,11 +152,15 @@ loop_del_fd(struct loop *l, int fd)
 		return;
 	epoll_ctl(l->ep, EPOLL_CTL_DEL, fd, NULL);
 	*prev = f->next;
-	/* A callback of this round may still be pending for f; mark it dead
-	 * rather than leave epoll's copy of the pointer dangling. */
+	/* An event of this round may still be pending for f: keep it, dead,
+	 * until the round is over, so that its pointer in the event neither
+	 * dangles nor names a newer descriptor's entry. */
 	f->cb = NULL;
-	f->next = NULL;
-	free(f);
+	if (l->dispatching) {
+		f->next = l->dead;
+		l->dead = f;
+	} else
+		free(f);
 }
 
 struct loop_timer *
@@ -250,19 +256,20 @@ loop_run(struct loop *l)
 				continue;
 			return -1;
 		}
+		l->dispatching = 1;
 		for (i = 0; i < n && !l->stop; i++) {
 			struct loop_fd *f = evs[i].data.ptr;
 
-			/* f may have been removed by an earlier callback of
-			 * this round: only call it if it is still listed. */
-			int live = 0;
-			for (struct loop_fd *g = l->fds; g != NULL; g = g->next)
-				if (g == f) {
-					live = 1;
-					break;
-				}
-			if (live && f->cb != NULL)
+			/* NULL: removed by an earlier callback of this round. */
+			if (f->cb != NULL)
 				f->cb(f->arg, evs[i].events);
+		}
+		l->dispatching = 0;
+		while (l->dead != NULL) {
+			struct loop_fd *f = l->dead;
+
+			l->dead = f->next;
+			free(f);
 		}
 	}
 	return 0;

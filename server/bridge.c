@@ -131,6 +131,7 @@ TAILQ_HEAD(xfer_list, xfer);
 
 struct bridge {
 	const char *home;
+	int channels;                 /* /mcp?channels=on: pushes are given */
 	CURLM *multi;
 	struct client cl;             /* the daemon, from serve.json */
 	struct xfer_list held;        /* messages waiting for a barrier */
@@ -634,7 +635,8 @@ xfer_start(struct xfer *x)
 	xfer_stop(x);
 	if ((x->curl = curl_easy_init()) == NULL)
 		return -1;
-	snprintf(url, sizeof(url), "%s/mcp", b->cl.url);
+	snprintf(url, sizeof(url), "%s/mcp%s", b->cl.url, b->channels ?
+	    "?channels=on" : "");
 	if (x->kind == XFER_POST) {
 		rc |= xfer_add(x, "Content-Type: application/json");
 		rc |= xfer_add(x, "Accept: application/json, text/event-stream");
@@ -1225,7 +1227,8 @@ bridge_delete(struct bridge *b)
 
 	if (b->session[0] == '\0' || (curl = curl_easy_init()) == NULL)
 		return;
-	snprintf(url, sizeof(url), "%s/mcp", b->cl.url);
+	snprintf(url, sizeof(url), "%s/mcp%s", b->cl.url, b->channels ?
+	    "?channels=on" : "");
 	snprintf(h, sizeof(h), "MCP-Session-Id: %s", b->session);
 	headers = curl_slist_append(headers, h);
 	if (headers != NULL && b->version[0] != '\0') {
@@ -1425,7 +1428,7 @@ bridge_wait(char err[PAPO_ERR_LEN], struct bridge *b, pid_t pid, off_t off)
 }
 
 int
-bridge_run(char err[PAPO_ERR_LEN], const char *home)
+bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels)
 {
 	struct bridge b;
 	char e[PAPO_ERR_LEN];
@@ -1436,6 +1439,7 @@ bridge_run(char err[PAPO_ERR_LEN], const char *home)
 
 	memset(&b, 0, sizeof(b));
 	b.home = home;
+	b.channels = channels;
 	TAILQ_INIT(&b.held);
 	TAILQ_INIT(&b.active);
 	/* A client that goes away shows as a failed write, not a signal. */

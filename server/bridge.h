@@ -15,8 +15,9 @@
  * and the daemon's messages to stdout until stdin closes; then it ends
  * the MCP session.  Diagnostics go to stderr.  Returns 0 after stdin
  * closed (or stdout did), -1 with err when no daemon could be found or
- * started.
+ * started.  channels: the session opts in to channel pushes
+ * (/mcp?channels=on), for a client that listens to them.
  */
-int bridge_run(char err[PAPO_ERR_LEN], const char *home);
+int bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels);
 
 #endif

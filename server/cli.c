@@ -48,6 +48,7 @@ struct cli_opts {
 	const char *reply_to;
 	int json;
 	const char *count;
+	int channels;         /* papo mcp: opt in to channel pushes */
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 };
 
@@ -97,11 +98,15 @@ static const struct cli_cmd cli_cmds[] = {
 	  "It prints the MCP URL, the dashboard URL and the invite, and runs\n"
 	  "until SIGINT or SIGTERM.",
 	  cli_serve },
-	{ "mcp", "papo mcp", "",
+	{ "mcp", "papo mcp [--channels]", "c",
 	  "Speak MCP over stdio, for clients that only start servers as\n"
 	  "programs (such as Claude Code): JSON-RPC messages, one a line, on\n"
 	  "stdin and stdout, carried to the running daemon's /mcp, whose\n"
-	  "notifications (new room messages) come out on stdout too.  When no\n"
+	  "notifications (new room messages) come out on stdout too.\n"
+	  "Messages are the agent's through the wait tool; with --channels\n"
+	  "(for a client that listens to notifications/claude/channel, such\n"
+	  "as Claude Code with channels on) they are given as pushes, and\n"
+	  "wait does not return them again.  When no\n"
 	  "daemon runs, it starts 'papo serve' in the background (its output\n"
 	  "appended to $PAPO_HOME/serve.log), which keeps running after.  Ends\n"
 	  "the MCP session and exits when stdin closes.  Diagnostics go to\n"
@@ -202,6 +207,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		{ "to", required_argument, NULL, 'T' },
 		{ "reply-to", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "channels", no_argument, NULL, 'c' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -227,6 +233,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'r': o->reply_to = optarg; break;
 		case 'j': o->json = 1; break;
 		case 'n': o->count = optarg; break;
+		case 'c': o->channels = 1; break;
 		case 'h': *help = 1; return 0;
 		default:
 			cli_usage(c, "unknown or incomplete option '%s'", flag);
@@ -352,6 +359,31 @@ cli_invite(const struct cli_cmd *c, int argc, char **argv)
 	return CLI_OK;
 }
 
+/* A time in seconds: "90", "90s", "30m", "2h".  NULL leaves *out 0. */
+static int
+cli_duration(const char *v, unsigned long *out)
+{
+	unsigned long n, unit = 1;
+	char *end;
+
+	*out = 0;
+	if (v == NULL)
+		return 0;
+	if (v[0] < '0' || v[0] > '9')
+		return -1;
+	n = strtoul(v, &end, 10);
+	if (strcmp(end, "m") == 0)
+		unit = 60;
+	else if (strcmp(end, "h") == 0)
+		unit = 3600;
+	else if (strcmp(end, "s") != 0 && *end != '\0')
+		return -1;
+	if (n == 0 || n > 30ul * 86400 / unit)
+		return -1;
+	*out = n * unit;
+	return 0;
+}
+
 static int
 cli_serve(const struct cli_cmd *c, int argc, char **argv)
 {
@@ -370,6 +402,11 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 	sc.name = o.name;
 	sc.about = o.about;
 	sc.invite = cli_env("PAPO_INVITE");
+	if (cli_duration(cli_env("PAPO_MCP_IDLE"), &sc.mcp_idle_s) == -1) {
+		fprintf(stderr, "papo: PAPO_MCP_IDLE must be a time such as "
+		    "1800, 90s, 30m or 2h (at least 1 s, at most 30 days)\n");
+		return CLI_ERROR;
+	}
 	if (serve_run(err, &sc) == -1)
 		return cli_fail(err);
 	return CLI_OK;
@@ -384,7 +421,7 @@ cli_mcp(const struct cli_cmd *c, int argc, char **argv)
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	if (bridge_run(err, o.home) == -1)
+	if (bridge_run(err, o.home, o.channels) == -1)
 		return cli_fail(err);
 	return CLI_OK;
 }

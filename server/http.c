@@ -84,6 +84,13 @@ struct http_req {
 	void *node_arg;
 	struct http_stream *stream;     /* the answer is a stream */
 	LIST_ENTRY(http_req) wait;      /* in h->waiting while WAITING */
+	int watch_fd;                   /* in the loop for hang-ups, or -1 */
+	int drop;                       /* close without an answer */
+	struct http_stream *live;       /* the stream it answers with */
+	http_req_gone *gone;            /* the client left while WAITING */
+	void *gone_arg;
+	http_req_done *done;            /* the answer was sent, or not */
+	void *done_arg;
 };
 
 /* An answer that stays open (server-sent events): bytes written to it
@@ -98,6 +105,7 @@ struct http_stream {
 	int closing;
 	http_stream_gone *gone;
 	void *arg;
+	struct http_req *req;             /* its request, until either ends */
 	LIST_ENTRY(http_stream) entry;    /* in h->streams */
 };
 
@@ -483,10 +491,67 @@ http_answer_early(struct http_req *r)
 	return cl != NULL && strtoull(cl, NULL, 10) > HTTP_DISCARD_MAX;
 }
 
+/* The descriptor of r's connection. */
+static int
+http_conn_fd(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
+	    MHD_CONNECTION_INFO_CONNECTION_FD);
+
+	return ci != NULL ? ci->connect_fd : -1;
+}
+
+/* Whether the client of conn has closed its side (or the connection is
+ * broken): what a suspended connection cannot tell MHD. */
+static int
+http_conn_hungup(struct MHD_Connection *conn)
+{
+	int fd = http_conn_fd(conn);
+	char c;
+	ssize_t n;
+
+	if (fd == -1)
+		return 1;
+	/* 0: the end of the client's side; bytes (a pipelined request):
+	 * still there; no bytes yet: still there. */
+	n = recv(fd, &c, 1, MSG_PEEK | MSG_DONTWAIT);
+	return n == 0 || (n == -1 && errno != EAGAIN && errno != EWOULDBLOCK &&
+	    errno != EINTR);
+}
+
+static void
+http_unwatch(struct http_req *r)
+{
+	if (r->watch_fd != -1) {
+		loop_del_fd(r->h->loop, r->watch_fd);
+		r->watch_fd = -1;
+	}
+}
+
+static void http_on_hangup(void *arg, uint32_t events);
+
+/*
+ * Watches r's connection for the client hanging up, in the daemon's own
+ * loop beside MHD's: while r waits (deferred) or streams, its connection
+ * is suspended and MHD would only notice at the next write.
+ */
+static void
+http_watch(struct http_req *r)
+{
+	int fd;
+
+	if (r->watch_fd != -1 || (fd = http_conn_fd(r->conn)) == -1)
+		return;
+	if (loop_add_fd(r->h->loop, fd, EPOLLRDHUP, http_on_hangup, r) == 0)
+		r->watch_fd = fd;
+}
+
 static void
 http_unwait(struct http_req *r)
 {
 	LIST_REMOVE(r, wait);
+	if (r->live == NULL)
+		http_unwatch(r);
 }
 
 static void
@@ -496,6 +561,9 @@ http_req_free(struct http_req *r)
 		return;
 	if (r->state == HTTP_WAITING)
 		http_unwait(r);
+	http_unwatch(r);
+	if (r->live != NULL)
+		r->live->req = NULL;
 	free(r->body);
 	free(r->json);
 	free(r);
@@ -552,6 +620,10 @@ http_stream_free(void *cls)
 	struct http_stream *st = cls;
 
 	LIST_REMOVE(st, entry);
+	if (st->req != NULL) {
+		st->req->live = NULL;
+		http_unwatch(st->req);
+	}
 	if (st->gone != NULL)
 		st->gone(st, st->arg);
 	free(st->buf);
@@ -606,8 +678,11 @@ http_stream_open(struct http_req *r, http_stream_gone *gone, void *arg)
 	st->conn = r->conn;
 	st->gone = gone;
 	st->arg = arg;
+	st->req = r;
 	LIST_INSERT_HEAD(&r->h->streams, st, entry);
 	r->stream = st;
+	r->live = st;
+	http_watch(r);
 	r->status = MHD_HTTP_OK;
 	r->state = HTTP_ANSWERED;
 	return st;
@@ -642,6 +717,12 @@ http_stream_write(struct http_stream *st, const char *data, size_t n)
 	st->len += n;
 	http_stream_wake(st);
 	return 0;
+}
+
+int
+http_stream_live(struct http_stream *st)
+{
+	return !st->closing && !http_conn_hungup(st->conn);
 }
 
 void
@@ -713,6 +794,7 @@ http_begin(struct http *h, struct MHD_Connection *conn, const char *url,
 		return MHD_NO;
 	r->h = h;
 	r->conn = conn;
+	r->watch_fd = -1;
 	r->state = HTTP_READING;
 	snprintf(r->method, sizeof(r->method), "%s", method);
 	snprintf(r->path, sizeof(r->path), "%s", url);
@@ -771,6 +853,8 @@ http_end(struct http_req *r)
 		}
 		return http_queue(r);
 	case HTTP_ANSWERED:
+		if (r->drop)
+			return MHD_NO;    /* its client left: close */
 		return http_queue(r);
 	case HTTP_RUNNING:
 	case HTTP_WAITING:
@@ -813,6 +897,9 @@ http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		log_msg(LOG_DEBUG, "http: %s %s ended early (%d)", r->method,
 		    r->path, (int)why);
 	*con_cls = NULL;
+	if (r->done != NULL)
+		r->done(r->done_arg, why == MHD_REQUEST_TERMINATED_COMPLETED_OK &&
+		    r->state == HTTP_DONE && !r->drop);
 	http_req_free(r);
 }
 
@@ -1184,6 +1271,60 @@ http_defer(struct http_req *r)
 		return;
 	r->state = HTTP_WAITING;
 	LIST_INSERT_HEAD(&h->waiting, r, wait);
+}
+
+void
+http_req_watch(struct http_req *r, http_req_gone *gone, void *arg)
+{
+	r->gone = gone;
+	r->gone_arg = arg;
+	if (gone != NULL)
+		http_watch(r);
+	else if (r->live == NULL)
+		http_unwatch(r);
+}
+
+int
+http_req_hungup(struct http_req *r)
+{
+	return http_conn_hungup(r->conn);
+}
+
+void
+http_req_on_done(struct http_req *r, http_req_done *done, void *arg)
+{
+	r->done = done;
+	r->done_arg = arg;
+}
+
+/*
+ * The client of a waiting or streaming request hung up.  A waiting one
+ * is closed without an answer once its owner has forgotten it (gone); a
+ * stream ends, and its gone() follows from http_stream_free.
+ */
+static void
+http_on_hangup(void *arg, uint32_t events)
+{
+	struct http_req *r = arg;
+	http_req_gone *gone = r->gone;
+
+	(void)events;
+	http_unwatch(r);
+	if (r->live != NULL) {
+		r->live->closing = 1;
+		http_stream_wake(r->live);
+		return;
+	}
+	if (r->state != HTTP_WAITING)
+		return;
+	log_msg(LOG_DEBUG, "http: %s %s: the client left", r->method, r->path);
+	r->gone = NULL;
+	if (gone != NULL)
+		gone(r, r->gone_arg);
+	if (r->state == HTTP_WAITING) {
+		r->drop = 1;
+		http_reply(r, MHD_HTTP_BAD_REQUEST, "");
+	}
 }
 
 void

@@ -125,6 +125,26 @@ void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
 void http_defer(struct http_req *r);
 
 /*
+ * While r waits (deferred), calls gone(r, arg) once if its client hangs
+ * up; r is then closed without an answer and must not be used after
+ * gone returns.  For requests answered from the main thread only (not
+ * http_submit's, whose node answer would find r gone).  gone NULL stops
+ * watching.
+ */
+typedef void http_req_gone(struct http_req *r, void *arg);
+void http_req_watch(struct http_req *r, http_req_gone *gone, void *arg);
+/* Whether r's client has hung up already (checked now, not waited for). */
+int http_req_hungup(struct http_req *r);
+/*
+ * Calls done(arg, sent) once when r's exchange is over: sent is 1 when
+ * its whole answer (a stream's last chunk included) went to the client's
+ * connection, 0 when the connection ended first or r was closed without
+ * an answer.  What an answer gave a client is counted only then.
+ */
+typedef void http_req_done(void *arg, int sent);
+void http_req_on_done(struct http_req *r, http_req_done *done, void *arg);
+
+/*
  * Hands m to the node on behalf of r, which waits.  When the node gives
  * m back, http_node_done calls cb(r, m, arg) on the main thread; cb owns
  * m and must answer r.
@@ -141,7 +161,8 @@ void http_node_done(struct node_msg *m);
  * body that stays open.  http_stream_write queues bytes for it; a client
  * more than HTTP_STREAM_MAX bytes behind is closed.  gone(st, arg) is
  * called once when the client leaves or the daemon stops, and st is
- * invalid after it; http_stream_close ends a stream after what is queued,
+ * invalid after it (a client that hangs up is noticed at once, not at
+ * the next write); http_stream_close ends a stream after what is queued,
  * and then gone is not called.  NULL when r cannot stream.
  */
 #define HTTP_STREAM_MAX (1024 * 1024)
@@ -150,6 +171,8 @@ typedef void http_stream_gone(struct http_stream *st, void *arg);
 struct http_stream *http_stream_open(struct http_req *r,
     http_stream_gone *gone, void *arg);
 int http_stream_write(struct http_stream *st, const char *data, size_t n);
+/* Whether st still has a client: open on this side, not hung up. */
+int http_stream_live(struct http_stream *st);
 void http_stream_close(struct http_stream *st);
 
 #endif

@@ -9,13 +9,15 @@
 #define PAPO_MCP_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "node/node.h"
 #include "server/http.h"
 
-#define MCP_SESSIONS_MAX 4096
+#define MCP_SESSIONS_MAX 4096        /* 2025 sessions at once */
+#define MCP_IDLE_DEFAULT_NS (30ull * 60 * 1000000000u) /* then one ends */
 #define MCP_KEEP 256                 /* events kept per session to resume */
-#define MCP_UNSEEN_MAX 500           /* messages kept for a session's wait */
+#define MCP_UNSEEN_MAX 500           /* messages queued for a session's wait */
 #define MCP_WAIT_DEFAULT_S 30
 #define MCP_WAIT_MAX_S 55
 #define MCP_PROGRESS_NS (10ull * 1000000000u)
@@ -42,7 +44,9 @@ struct mcp_rpc {
 int mcp_rpc_parse(const char *body, size_t len, struct mcp_rpc *rpc);
 void mcp_rpc_free(struct mcp_rpc *rpc);
 
-struct mcp *mcp_new(struct loop *l, struct node *n);
+/* idle_ns: how long a 2025 session may go unused (no request, no
+ * stream, no wait) before it ends; 0: MCP_IDLE_DEFAULT_NS. */
+struct mcp *mcp_new(struct loop *l, struct node *n, uint64_t idle_ns);
 /* Ends every session (streams get retry: and close, listen streams after
  * their result); before http_free. */
 void mcp_free(struct mcp *m);

@@ -381,7 +381,8 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	if ((p.node = node_start(err, &nc)) == NULL)
 		goto out;
 	if ((p.sse = sse_new(p.loop)) == NULL ||
-	    (p.mcp = mcp_new(p.loop, p.node)) == NULL) {
+	    (p.mcp = mcp_new(p.loop, p.node,
+	    (uint64_t)c->mcp_idle_s * 1000000000u)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto out;
 	}

@@ -23,6 +23,8 @@ struct serve_config {
 	                          * start; NULL: the login name */
 	const char *about;
 	const char *invite;      /* joined at first start (PAPO_INVITE) */
+	unsigned long mcp_idle_s; /* an unused MCP session ends after
+	                           * (PAPO_MCP_IDLE); 0: the default */
 };
 
 /*
