@@ -69,7 +69,8 @@ check "a forged Host: 403" test "$code" = 403
 code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept: application/json' -H "MCP-Session-Id: $SID" "$M")
 check "GET without text/event-stream: 406" test "$code" = 406
 
-# The notification stream: priming event, then pushed messages.
+# The notification stream: priming event, then pushed messages (for a
+# session that did not opt in, a courtesy: see below).
 curl -sN --max-time 6 -H 'Accept: text/event-stream' -H "MCP-Session-Id: $SID" "$M" >"$T/get1" &
 get1=$!
 sleep 0.5
@@ -85,10 +86,19 @@ check "Last-Event-ID replays what was missed" grep -q '"content":"two for the ag
 check "and not what was had" bash -c "! grep -q 'one for the agent' '$T/get2'"
 check "once" test "$(grep -c 'two for the agent' "$T/get2")" = 1
 
-# Shown to the agent: bo gets read receipts.
+# This session did not opt in to channel pushes: those were a courtesy,
+# not a delivery.  The messages wait for its wait, and bo gets read
+# receipts only once wait has returned them.
 ids_bo=$(api bo '/api/history?limit=10' | jq -r '.messages[] | select(.text | endswith("for the agent")) | .id')
 read_ok() { for i in $ids_bo; do grep "\"id\":\"$i\"" "$T/bo/log.jsonl" | grep -q '"state":"read"' || return 1; done; }
-check "bo got read receipts for what the agent was shown" until_true 5 read_ok
+read_none() { for i in $ids_bo; do grep "\"id\":\"$i\"" "$T/bo/log.jsonl" | grep -q '"state":"read"' && return 1; done; return 0; }
+sleep 1
+check "a courtesy push sends no read receipt" read_none
+rpc "$SID" '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"status","arguments":{}}}'
+check "status: two unread for this session, no channels" jqt '.result.structuredContent.unread == 2 and .result.structuredContent.channels == false' "$T/body"
+rpc "$SID" '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"wait","arguments":{"timeout_s":5}}}'
+check "wait returns both pushed messages, in order" jqt '[.result.structuredContent.messages[].text] == ["one for the agent","two for the agent"]' "$T/body"
+check "bo got read receipts once wait returned them" until_true 5 read_ok
 
 # wait: returns as soon as a message comes; with a progress token, as a
 # stream whose progress notifications come every 10 s.

@@ -72,7 +72,7 @@ check "ana online for bo" until_true 15 online bo ana
 
 # --help and usage.
 expect 0 "papo mcp --help" -- papo bo mcp --help
-has "$T/out" '^usage: papo mcp$' "help names the command"
+has "$T/out" '^usage: papo mcp \[--channels\]$' "help names the command"
 has "$T/out" 'stdio' "help says what it speaks"
 expect 2 "papo mcp with an argument" -- papo bo mcp extra
 has "$T/err" "unexpected argument 'extra'" "the usage error says why"
@@ -105,6 +105,11 @@ papo ana say "to the agent" >/dev/null
 check "a notifications/claude/channel line with ana's text within 5 s" \
 	recv 5 '.method == "notifications/claude/channel" and .params.content == "to the agent"'
 check "its meta says who wrote it" jqt '.params.meta.from == "ana"' <<<"${line:-null}"
+# This client did not opt in to channels: the push was a courtesy, and
+# the message is the agent's through wait, once.
+send "$(call 40 wait '{"timeout_s":5}')"
+check "a client without channels gets it from wait" \
+	recv 8 '.id == 40 and ([.result.structuredContent.messages[].text] == ["to the agent"])'
 
 # Requests run side by side: a status asked while a wait blocks is
 # answered first.
@@ -140,6 +145,24 @@ check "a new session: '$sid2'" test -n "$sid2" -a "$sid2" != "$sid"
 close_stdin 3
 check "bo's daemon forgot the session" session_gone bo "$sid2"
 check "nothing but JSON-RPC on stdout" jqt -s 'all(.jsonrpc == "2.0")' "$T/bridge.out"
+
+# papo mcp --channels: the session opts in; a push is a delivery, and
+# wait does not repeat it.
+coproc BR { PAPO_HOME=$T/bo exec "$PAPO" mcp --channels 2>"$T/bridge-ch.err"; }
+echo "$BR_PID" >"$T/bridge.pid"
+send "$init"
+check "--channels: initialized" recv 10 '.id == 1'
+send "$initialized"
+send "$(call 2 status '{}')"
+check "--channels: status says channels, nothing unread" \
+	recv 5 '.id == 2 and .result.structuredContent.channels == true and .result.structuredContent.unread == 0'
+sleep 0.5
+papo ana say "pushed to a channel client" >/dev/null
+check "--channels: the push comes" \
+	recv 5 '.method == "notifications/claude/channel" and .params.content == "pushed to a channel client"'
+send "$(call 3 wait '{"timeout_s":1}')"
+check "--channels: wait does not repeat it" recv 5 '.id == 3 and .result.structuredContent.messages == []'
+close_stdin 3
 
 # A client that writes everything at once and closes stdin: the messages
 # after initialize wait for its answer (they need the session), and the
