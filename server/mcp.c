@@ -1284,12 +1284,18 @@ tool_status(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *args, const cJSON *meta)
 {
 	cJSON *extra = cJSON_CreateObject();
+	const struct mcp_stream *ms;
+	int channels = s->channels;
 
 	(void)args;
 	(void)meta;
-	/* What this session's agent has still to get, and how. */
+	/* What this session's agent has still to get, and how: pushes
+	 * count when it opted in, or listens for them on a stream. */
+	LIST_FOREACH(ms, &s->streams, entry)
+		if (ms->want & MCP_WANT_CHANNEL)
+			channels = 1;
 	cJSON_AddNumberToObject(extra, "unread", (double)s->nqueue);
-	cJSON_AddBoolToObject(extra, "channels", s->channels);
+	cJSON_AddBoolToObject(extra, "channels", channels);
 	mcp_ask(s, r, id, node_msg_new(NODE_STATUS), 0, 0, extra);
 }
 

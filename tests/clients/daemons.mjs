@@ -32,7 +32,7 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // the caller's papo settings, and not node --test's context (a Node child
 // that inherits it takes itself for a test file of the runner's).
 export const cleanEnv = { ...process.env };
-for (const k of ['PAPO_HOME', 'PAPO_NAME', 'PAPO_INVITE', 'PAPO_HTTP', 'PAPO_LISTEN', 'PAPO_TOKEN', 'NODE_TEST_CONTEXT'])
+for (const k of ['PAPO_HOME', 'PAPO_NAME', 'PAPO_INVITE', 'PAPO_HTTP', 'PAPO_LISTEN', 'PAPO_TOKEN', 'PAPO_MCP_IDLE', 'NODE_TEST_CONTEXT'])
   delete cleanEnv[k];
 
 // The promise's value, or an error after ms (the timer does not outlive it).
@@ -97,15 +97,16 @@ export function daemonSet(prefix) {
   // root/name.err) and waits for the serve.json it writes, with this
   // process's pid: one left by an earlier daemon in that home does not
   // count.  http and listen: the addresses (a port of its choosing by
-  // default); member: --name; token: --token.
-  async function serve(name, { http = ANY, listen = ANY, member, token } = {}) {
+  // default); member: --name; token: --token; env: variables added to
+  // the daemon's environment (as { PAPO_MCP_IDLE: '2' }).
+  async function serve(name, { http = ANY, listen = ANY, member, token, env = {} } = {}) {
     const home = path.join(root, name);
     const errFile = path.join(root, `${name}.err`);
     const args = ['serve', '--http', http, '--listen', listen];
     if (member) args.push('--name', member);
     if (token) args.push('--token', token);
     const err = fs.openSync(errFile, 'a');
-    const proc = spawn(bin, args, { env: { ...cleanEnv, PAPO_HOME: home }, stdio: ['ignore', 'ignore', err] });
+    const proc = spawn(bin, args, { env: { ...cleanEnv, ...env, PAPO_HOME: home }, stdio: ['ignore', 'ignore', err] });
     fs.closeSync(err);
     const exit = new Promise((resolve) => proc.on('exit', (code, signal) => resolve({ code, signal })));
     const d = { name, home, proc, exit, errFile, token };

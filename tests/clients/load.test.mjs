@@ -11,7 +11,11 @@
 //  - every message whose send was answered arrives exactly once on every
 //    event stream (bo's and ana's own) and on every MCP session (bo's, as
 //    notifications/claude/channel with its text and meta.id; ana's own are
-//    not pushed to ana's agents); nothing duplicated, nothing extra;
+//    not pushed to ana's agents); nothing duplicated, nothing extra.  The
+//    sessions opt in to these pushes (capability
+//    experimental["claude/channel"]), as an agent that reads them does:
+//    a pushed message is then given to the agent, and not also kept for
+//    its wait (docs/MCP.md, issue 10);
 //  - memory is flat: once every stream and session is closed (sessions
 //    with DELETE) and the daemon has let go of their sockets, ana's RSS is
 //    within a stated bound of its RSS after a warm-up batch (the first
@@ -502,7 +506,10 @@ function suite() {
       if (method === 'DELETE') s.deleteStatus = res.status;
       return res;
     };
-    s.client = new Client({ name: `papo-load-${n}`, version: '1.0.0' });
+    // Opted in to channel pushes: they are how this agent reads the room
+    // (a session that did not opt in would also keep each message for a
+    // wait it never calls, up to 500).
+    s.client = new Client({ name: `papo-load-${n}`, version: '1.0.0' }, { capabilities: { experimental: { 'claude/channel': {} } } });
     s.transport = new StreamableHTTPClientTransport(new URL(url), {
       fetch: fetchFn,
       // As a long-lived agent would: keep coming back to the stream.
