@@ -42,6 +42,13 @@ static const struct field hello_fields[] = {
 	{ "addrs", F_ARRAY, 1 }, { "msgs", F_NUMBER, 1 },
 	{ "digest", F_STRING, 1 }, { NULL, 0, 0 }
 };
+/* Version 2's hello: the same, and where the sender sees the receiver. */
+static const struct field hello2_fields[] = {
+	{ "t", F_STRING, 1 }, { "v", F_NUMBER, 1 }, { "id", F_STRING, 1 },
+	{ "name", F_STRING, 1 }, { "about", F_STRING, 1 },
+	{ "addrs", F_ARRAY, 1 }, { "msgs", F_NUMBER, 1 },
+	{ "digest", F_STRING, 1 }, { "obs", F_STRING, 1 }, { NULL, 0, 0 }
+};
 static const struct field msg_fields[] = {
 	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "from", F_STRING, 1 },
 	{ "name", F_STRING, 1 }, { "ts", F_NUMBER, 1 },
@@ -71,7 +78,7 @@ static const struct field bye_fields[] = {
 
 /* Each field's place in its table, for the decoders. */
 enum { HELLO_T, HELLO_V, HELLO_ID, HELLO_NAME, HELLO_ABOUT, HELLO_ADDRS,
-	HELLO_MSGS, HELLO_DIGEST };
+	HELLO_MSGS, HELLO_DIGEST, HELLO_OBS };
 enum { MSG_T, MSG_ID, MSG_FROM, MSG_NAME, MSG_TS, MSG_BODY, MSG_TO,
 	MSG_REPLY_TO, MSG_SIG };
 enum { ACK_T, ACK_ID, ACK_BY, ACK_STATE, ACK_TS, ACK_SIG };
@@ -80,11 +87,14 @@ enum { PEER_ID, PEER_NAME, PEER_ABOUT, PEER_ADDRS, PEER_SEEN };
 enum { SYNC_T, SYNC_SINCE, SYNC_HAVE };
 enum { BYE_T, BYE_ID };
 
+/* Each type's table in version 1, and in version 2 where it differs
+ * (NULL: the same).  A version's decoder takes only its own fields. */
 static const struct {
 	const char *name;
 	const struct field *fields;
+	const struct field *fields2;
 } frame_types[] = {
-	[FRAME_HELLO] = { "hello", hello_fields },
+	[FRAME_HELLO] = { "hello", hello_fields, hello2_fields },
 	[FRAME_MSG] = { "msg", msg_fields },
 	[FRAME_ACK] = { "ack", ack_fields },
 	[FRAME_PEERS] = { "peers", peers_fields },
@@ -321,6 +331,12 @@ frame_to_json(const struct frame *f, cJSON *o)
 		r |= json_addrs(o, h->addr, h->naddr);
 		r |= json_num(o, "msgs", h->msgs);
 		r |= json_key32(o, "digest", h->digest);
+		if (h->version >= 2) {
+			char a[ADDR_STRLEN];
+
+			addr_format(&h->obs, a);
+			r |= json_str(o, "obs", a);
+		}
 		break;
 	}
 	case FRAME_MSG: {
@@ -526,7 +542,7 @@ get_addrs(const cJSON *arr, struct addr *a, size_t *n)
 #define TRY(x) do { if ((e = (x)) != FRAME_OK) return e; } while (0)
 
 static enum frame_err
-decode_hello(const cJSON *const *f, struct frame_hello *h)
+decode_hello(const cJSON *const *f, struct frame_hello *h, unsigned flags)
 {
 	enum frame_err e;
 	uint64_t v;
@@ -535,6 +551,9 @@ decode_hello(const cJSON *const *f, struct frame_hello *h)
 	if (v == 0 || v > UINT32_MAX)
 		return FRAME_ERR_VALUE;
 	h->version = (uint32_t)v;
+	if ((flags & FRAME_V2) &&
+	    addr_parse(f[HELLO_OBS]->valuestring, &h->obs) == -1)
+		return FRAME_ERR_VALUE;
 	TRY(get_key32(f[HELLO_ID], h->id));
 	TRY(get_text(f[HELLO_NAME], h->name, PAPO_NAME_MAX,
 	    FRAME_ERR_NAME_LONG));
@@ -722,11 +741,13 @@ frame_decode(const struct room_keys *k, const char *json, size_t len,
 		goto out;
 	}
 	out->type = (enum frame_type)i;
-	if ((e = frame_fields(o, frame_types[i].fields, f)) != FRAME_OK)
+	if ((e = frame_fields(o, (flags & FRAME_V2) && frame_types[i].fields2 !=
+	    NULL ? frame_types[i].fields2 : frame_types[i].fields, f)) !=
+	    FRAME_OK)
 		goto out;
 	switch (out->type) {
 	case FRAME_HELLO:
-		e = decode_hello(f, &out->u.hello);
+		e = decode_hello(f, &out->u.hello, flags);
 		break;
 	case FRAME_MSG:
 		e = decode_msg(f, &out->u.msg);
@@ -782,7 +803,7 @@ out:
 
 enum frame_err
 frame_open(const struct room_keys *k, const uint8_t *in, size_t len,
-    struct frame *out)
+    unsigned flags, struct frame *out)
 {
 	uint8_t *plain = NULL;
 	unsigned long long plen;
@@ -800,7 +821,8 @@ frame_open(const struct room_keys *k, const uint8_t *in, size_t len,
 	    k->seal) != 0)
 		e = FRAME_ERR_SEAL;
 	else
-		e = frame_decode(k, (const char *)plain, (size_t)plen, 0, out);
+		e = frame_decode(k, (const char *)plain, (size_t)plen,
+		    flags & ~FRAME_TRUSTED, out);
 	free(plain);
 	return e;
 }

@@ -19,7 +19,7 @@
 #include "node/crypto.h"
 #include "node/node.h"
 
-#define FRAME_VERSION 1
+#define FRAME_VERSION 2         /* the newest protocol version spoken */
 #define FRAME_NONCE_LEN 24
 #define FRAME_TAG_LEN 16
 #define FRAME_SEAL_OVERHEAD (FRAME_NONCE_LEN + FRAME_TAG_LEN)
@@ -45,6 +45,8 @@ struct frame_hello {
 	struct addr addr[PAPO_ADDR_MAX];
 	uint64_t msgs;                     /* messages in its history */
 	uint8_t digest[32];                /* digest of their ids (store.h) */
+	struct addr obs;                   /* version 2: where the sender
+	                                    * sees the receiver */
 };
 
 struct frame_msg {
@@ -127,8 +129,12 @@ enum frame_err {
 	FRAME_ERR_NOMEM,
 };
 
-/* Decoding flag: skip signature checks, for the member's own log only. */
+/* Decoding flags: skip signature checks, for the member's own log only;
+ * the frame came on a connection of protocol version 2, whose fields it
+ * may (and, where required, must) carry.  Without FRAME_V2 a decoder
+ * takes version 1's fields only, as daemons of version 1 do. */
 #define FRAME_TRUSTED 1u
+#define FRAME_V2 2u
 
 /* Appends f's JSON text to out.  -1 when out's limit or memory runs out,
  * or f breaks a limit (a decoder would refuse what we sent). */
@@ -142,9 +148,10 @@ enum frame_err frame_decode(const struct room_keys *k, const char *json,
 /* Appends nonce || ciphertext || tag of f to out. */
 int frame_seal(const struct room_keys *k, const struct frame *f, struct buf *out);
 
-/* Opens and decodes one sealed frame (signatures checked). */
+/* Opens and decodes one sealed frame (signatures checked); flags as for
+ * frame_decode (FRAME_V2). */
 enum frame_err frame_open(const struct room_keys *k, const uint8_t *in,
-    size_t len, struct frame *out);
+    size_t len, unsigned flags, struct frame *out);
 
 /* Releases what a frame owns and zeroes it; safe on a zeroed frame. */
 void frame_clear(struct frame *f);

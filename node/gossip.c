@@ -19,6 +19,7 @@
 #include "node/frame.h"
 #include "node/gossip.h"
 #include "node/quic.h"
+#include "node/reach.h"
 #include "node/utf8.h"
 
 #define GOSSIP_MEMBERS_MAX 256
@@ -54,6 +55,7 @@ struct member {
 	int left;                   /* said bye since its last announce */
 	int shown_online;           /* the state last told to the program */
 	struct quic_conn *conn;     /* the connection in use, once greeted */
+	struct member *via;         /* who last brought news of its life */
 	int ndial;                  /* dials in flight */
 	uint32_t backoff_ms;
 	uint64_t next_dial;         /* monotonic ns; 0 none planned */
@@ -65,6 +67,7 @@ struct link {
 	struct member *target;      /* whom we dialled; NULL when accepted */
 	struct member *m;           /* who it is, once its hello arrived */
 	int bad;                    /* frames that did not open */
+	unsigned version;           /* the protocol version agreed */
 };
 
 /* An own message not yet acknowledged by everyone it waits for, and the
@@ -84,8 +87,7 @@ struct gossip {
 	struct gossip_env env;
 	struct quic *quic;
 	struct addr bound;
-	struct addr local[PAPO_ADDR_MAX];
-	size_t nlocal;
+	struct reach reach;         /* how others reach us: what we advertise */
 	struct member **members;
 	size_t nmembers;
 	struct outmsg *outbox;
@@ -408,6 +410,28 @@ gossip_flood(struct gossip *g, const struct frame *f, const struct member *excep
 	buf_free(&b);
 }
 
+/* What we advertise changed (a public address learned or lost): the
+ * program prints invites with it from now on; members hear it in our
+ * next announcement. */
+static void
+gossip_addrs_changed(struct gossip *g)
+{
+	struct addr v[PAPO_ADDR_MAX];
+	size_t n = reach_addrs(&g->reach, v, PAPO_ADDR_MAX);
+	cJSON *o = cJSON_CreateObject(), *arr;
+	char a[ADDR_STRLEN];
+
+	arr = cJSON_AddArrayToObject(o, "addrs");
+	for (size_t i = 0; i < n; i++) {
+		addr_format(&v[i], a);
+		cJSON_AddItemToArray(arr, cJSON_CreateString(a));
+	}
+	log_msg(LOG_INFO, "reach: peers see this member as %s (%s NAT)",
+	    n > 0 ? cJSON_GetArrayItem(arr, 0)->valuestring : "nothing",
+	    reach_nat_name(reach_nat(&g->reach)));
+	gossip_emit_json(g, NODE_EV_ADDRS, o);
+}
+
 static void
 gossip_hello(struct gossip *g, struct link *l)
 {
@@ -417,12 +441,15 @@ gossip_hello(struct gossip *g, struct link *l)
 
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_HELLO;
-	h->version = FRAME_VERSION;
+	h->version = l->version;
 	memcpy(h->id, g->env.me->pk, 32);
 	strcpy(h->name, g->env.room->me);
 	strcpy(h->about, g->env.room->about);
-	h->naddr = g->nlocal;
-	memcpy(h->addr, g->local, g->nlocal * sizeof(g->local[0]));
+	h->naddr = reach_addrs(&g->reach, h->addr, PAPO_ADDR_MAX);
+	/* Version 2: where we see the peer, so that it learns how it is
+	 * reached from outside. */
+	if (l->version >= 2)
+		h->obs = *quic_remote(l->qc);
 	store_stats(g->env.store, &st);
 	h->msgs = st.msgs;
 	store_digest(g->env.store, h->digest);
@@ -825,13 +852,40 @@ gossip_do_send(struct gossip *g, struct node_msg *req)
 	m->body = NULL;   /* req->text, freed with req */
 }
 
+/*
+ * How a member is reached now: "direct" (our own connection: its
+ * protocol version and smoothed RTT), "via NAME" (no connection, but
+ * news of its life came lately through NAME's), or "none".
+ */
+static void
+gossip_path_json(const struct member *m, cJSON *e)
+{
+	char path[PAPO_NAME_MAX + 8], nb[16];
+
+	if (m->conn != NULL) {
+		cJSON_AddStringToObject(e, "path", "direct");
+		cJSON_AddNumberToObject(e, "rtt_ms",
+		    (double)(quic_rtt_us(m->conn) / 100) / 10.0);
+		cJSON_AddNumberToObject(e, "protocol", quic_version(m->conn));
+		return;
+	}
+	if (member_online(m) && m->via != NULL && m->via->conn != NULL) {
+		snprintf(path, sizeof(path), "via %s", member_name(m->via, nb));
+		cJSON_AddStringToObject(e, "path", path);
+	} else
+		cJSON_AddStringToObject(e, "path", "none");
+	cJSON_AddNullToObject(e, "rtt_ms");
+	cJSON_AddNullToObject(e, "protocol");
+}
+
 static void
 gossip_do_status(struct gossip *g, struct node_msg *req)
 {
 	cJSON *o = cJSON_CreateObject(), *me, *arr, *addrs;
 	char rid[PAPO_ROOMID_LEN + 1], id[PAPO_ID_LEN + 1], a[ADDR_STRLEN];
+	struct addr adv[PAPO_ADDR_MAX], pub;
 	struct store_stats st;
-	size_t nout = 0;
+	size_t nout = 0, n;
 
 	sec_room_id_format(g->env.keys, rid);
 	cJSON_AddStringToObject(o, "room", g->env.room->name);
@@ -842,10 +896,17 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 	cJSON_AddStringToObject(me, "id", id);
 	cJSON_AddStringToObject(me, "about", g->env.room->about);
 	addrs = cJSON_AddArrayToObject(me, "addrs");
-	for (size_t i = 0; i < g->nlocal; i++) {
-		addr_format(&g->local[i], a);
+	n = reach_addrs(&g->reach, adv, PAPO_ADDR_MAX);
+	for (size_t i = 0; i < n; i++) {
+		addr_format(&adv[i], a);
 		cJSON_AddItemToArray(addrs, cJSON_CreateString(a));
 	}
+	if (reach_public(&g->reach, &pub) == 0) {
+		addr_format(&pub, a);
+		cJSON_AddStringToObject(me, "observed", a);
+	} else
+		cJSON_AddNullToObject(me, "observed");
+	cJSON_AddStringToObject(me, "nat", reach_nat_name(reach_nat(&g->reach)));
 	arr = cJSON_AddArrayToObject(o, "members");
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
@@ -858,6 +919,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		cJSON_AddStringToObject(e, "about", m->about);
 		cJSON_AddBoolToObject(e, "online", member_online(m));
 		cJSON_AddBoolToObject(e, "direct", m->conn != NULL);
+		gossip_path_json(m, e);
 		if (m->seen != 0)
 			cJSON_AddNumberToObject(e, "last_seen", (double)m->seen);
 		else
@@ -1178,8 +1240,9 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	uint8_t digest[32];
 	int fresh;
 
-	if (memcmp(h->id, peer, 32) != 0 || h->version != FRAME_VERSION) {
-		log_msg(LOG_WARN, "a peer's hello does not match its key: closing");
+	if (memcmp(h->id, peer, 32) != 0 || h->version != l->version) {
+		log_msg(LOG_WARN, "a peer's hello does not match its key or "
+		    "the protocol version agreed: closing");
 		quic_close(l->qc);
 		return;
 	}
@@ -1210,6 +1273,8 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	}
 	l->m = m;
 	m->conn = l->qc;
+	if (h->version >= 2 && reach_observe(&g->reach, peer, &h->obs))
+		gossip_addrs_changed(g);
 	strcpy(m->name, h->name);
 	strcpy(m->about, h->about);
 	if (h->naddr > 0) {
@@ -1277,8 +1342,11 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 			m->left = 0;
 		/* News of an old announcement (a member we had not heard of
 		 * yet) is not life: clocks agree to well within the window. */
-		if (p->seen + ALIVE_NS / 1000000u >= loop_wall_ms())
+		if (p->seen + ALIVE_NS / 1000000u >= loop_wall_ms()) {
 			member_alive(m);
+			if (l->m != m)
+				m->via = l->m;
+		}
 		v[fwd.u.peers.n++] = *p;
 		changed = 1;
 	}
@@ -1304,8 +1372,7 @@ gossip_announce(void *arg)
 	strcpy(me.name, g->env.room->me);
 	strcpy(me.about, g->env.room->about);
 	me.seen = loop_wall_ms();
-	me.naddr = g->nlocal;
-	memcpy(me.addr, g->local, g->nlocal * sizeof(g->local[0]));
+	me.naddr = reach_addrs(&g->reach, me.addr, PAPO_ADDR_MAX);
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PEERS;
 	f.u.peers.n = 1;
@@ -1359,6 +1426,7 @@ gossip_open(void *arg, struct quic_conn *qc)
 		l->qc = qc;
 		quic_set_data(qc, l);
 	}
+	l->version = quic_version(qc);
 	gossip_hello(g, l);
 }
 
@@ -1372,7 +1440,8 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 
 	if (l == NULL)
 		return;
-	if ((e = frame_open(g->env.keys, p, n, &f)) != FRAME_OK) {
+	if ((e = frame_open(g->env.keys, p, n, l->version >= 2 ? FRAME_V2 : 0,
+	    &f)) != FRAME_OK) {
 		g->bad_frames++;
 		log_msg(LOG_WARN, "dropped a frame from %s: %s",
 		    l->m != NULL ? l->m->name : "a peer not yet greeted",
@@ -1426,6 +1495,8 @@ gossip_closed(void *arg, struct quic_conn *qc)
 	    l->m->name : "(not greeted)", quic_is_client(qc) ? "out" : "in");
 	if ((m = l->m) != NULL && m->conn == qc) {
 		m->conn = NULL;
+		if (reach_forget(&g->reach, m->id))
+			gossip_addrs_changed(g);
 		/* In a small room every member is a neighbour: a connection
 		 * lost without a new one means the member is gone. */
 		if (gossip_small(g))
@@ -1576,6 +1647,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	};
 	struct gossip *g = calloc(1, sizeof(*g));
 	const struct room *r = env->room;
+	struct addr local[PAPO_ADDR_MAX];
 	int n;
 
 	if (g == NULL) {
@@ -1583,12 +1655,13 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		return NULL;
 	}
 	g->env = *env;
-	if ((g->quic = quic_new(err, env->loop, &env->listen, env->me, &cbs,
-	    g)) == NULL)
+	if ((g->quic = quic_new(err, env->loop, &env->listen, env->me,
+	    env->version, &cbs, g)) == NULL)
 		goto fail;
 	quic_local(g->quic, &g->bound);
-	n = addr_local(&g->bound, g->local, PAPO_ADDR_MAX);
-	g->nlocal = n > 0 ? (size_t)n : 0;
+	n = addr_local(&g->bound, local, PAPO_ADDR_MAX);
+	reach_init(&g->reach, env->advertise, env->nadvertise, local,
+	    n > 0 ? (size_t)n : 0);
 	if ((g->dial_timer = loop_timer_new(env->loop, gossip_dial, g)) == NULL ||
 	    (g->retry_timer = loop_timer_new(env->loop, gossip_retry, g)) == NULL ||
 	    (g->presence_timer = loop_timer_new(env->loop, gossip_presence_timer,
@@ -1627,6 +1700,12 @@ void
 gossip_local(const struct gossip *g, struct addr *bound)
 {
 	*bound = g->bound;
+}
+
+size_t
+gossip_addrs(const struct gossip *g, struct addr *out, size_t max)
+{
+	return reach_addrs(&g->reach, out, max);
 }
 
 void

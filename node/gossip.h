@@ -23,6 +23,9 @@ struct gossip_env {
 	const struct room *room;
 	const char *home;
 	struct addr listen;
+	unsigned version;            /* the newest protocol version spoken */
+	const struct addr *advertise; /* given by the person, first */
+	size_t nadvertise;
 	/* Hands a finished request or an event to the rest of the program. */
 	void (*emit)(void *arg, struct node_msg *m);
 	void *arg;
@@ -34,7 +37,10 @@ struct gossip *gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env);
 void gossip_free(struct gossip *g);
 /* Takes a request (send, status, history) and emits it back when done. */
 void gossip_request(struct gossip *g, struct node_msg *m);
-/* The QUIC address bound, and the addresses others reach it at. */
+/* The QUIC address bound. */
 void gossip_local(const struct gossip *g, struct addr *bound);
+/* The addresses others reach it at, in the order it advertises them
+ * (reach.h); their count. */
+size_t gossip_addrs(const struct gossip *g, struct addr *out, size_t max);
 
 #endif

@@ -20,6 +20,7 @@
 
 #include "node/chan.h"
 #include "node/crypto.h"
+#include "node/frame.h"
 #include "node/gossip.h"
 #include "node/invite.h"
 #include "node/room.h"
@@ -38,7 +39,41 @@ struct node {
 	struct gossip *gossip;
 	char quic[ADDR_STRLEN];
 	char *invite;
+	struct addr advertise[PAPO_ADDR_MAX];
+	size_t nadvertise;
 };
+
+/* Parses "ADDR:PORT,ADDR:PORT" (--advertise, PAPO_ADVERTISE) into n. */
+static int
+node_parse_advertise(char err[PAPO_ERR_LEN], struct node *n, const char *list)
+{
+	char one[128];
+	const char *p = list, *end;
+	size_t len;
+
+	while (list != NULL && *p != '\0') {
+		end = strchr(p, ',');
+		len = end != NULL ? (size_t)(end - p) : strlen(p);
+		if (len > 0) {
+			snprintf(one, sizeof(one), "%.*s", (int)len, p);
+			if (n->nadvertise == PAPO_ADDR_MAX) {
+				snprintf(err, PAPO_ERR_LEN, "at most %d advertised "
+				    "addresses", PAPO_ADDR_MAX);
+				return -1;
+			}
+			if (addr_parse(one, &n->advertise[n->nadvertise]) == -1 ||
+			    addr_is_unspecified(&n->advertise[n->nadvertise])) {
+				snprintf(err, PAPO_ERR_LEN, "the advertised address "
+				    "'%s' is not ADDR:PORT (for example "
+				    "203.0.113.7:7778)", one);
+				return -1;
+			}
+			n->nadvertise++;
+		}
+		p += len + (end != NULL);
+	}
+	return 0;
+}
 
 void
 node_random(void *p, size_t n)
@@ -68,11 +103,15 @@ node_msg_free(struct node_msg *m)
 	free(m);
 }
 
+static char *node_make_invite(const struct node *n);
+
 static void
 node_emit(void *arg, struct node_msg *m)
 {
 	struct node *n = arg;
 
+	if (m->kind == NODE_EV_ADDRS)
+		m->text = node_make_invite(n);
 	chan_push(n->out, m);
 }
 
@@ -112,17 +151,15 @@ node_main(void *arg)
 /* The invite others can join with: this room, this member, the addresses
  * the node is reached at. */
 static char *
-node_make_invite(const struct node *n, const struct addr *bound)
+node_make_invite(const struct node *n)
 {
 	struct invite inv;
 	char *s;
-	int k;
 
 	memset(&inv, 0, sizeof(inv));
 	memcpy(inv.secret, n->room.secret, 32);
 	memcpy(inv.inviter, n->me->pk, 32);
-	k = addr_local(bound, inv.addr, PAPO_ADDR_MAX);
-	inv.naddr = k > 0 ? (size_t)k : 0;
+	inv.naddr = gossip_addrs(n->gossip, inv.addr, PAPO_ADDR_MAX);
 	s = invite_encode(&inv);
 	sodium_memzero(&inv, sizeof(inv));
 	return s;
@@ -167,13 +204,18 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	env.keys = &n->keys;
 	env.room = &n->room;
 	env.home = c->home;
+	env.version = c->version != 0 ? c->version : FRAME_VERSION;
+	if (node_parse_advertise(err, n, c->advertise) == -1)
+		goto fail;
+	env.advertise = n->advertise;
+	env.nadvertise = n->nadvertise;
 	env.emit = node_emit;
 	env.arg = n;
 	if ((n->gossip = gossip_new(err, &env)) == NULL)
 		goto fail;
 	gossip_local(n->gossip, &bound);
 	addr_format(&bound, n->quic);
-	if ((n->invite = node_make_invite(n, &bound)) == NULL) {
+	if ((n->invite = node_make_invite(n)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "cannot make the invite");
 		goto fail;
 	}

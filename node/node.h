@@ -107,6 +107,9 @@ struct node;
 struct node_config {
 	const char *home;        /* $PAPO_HOME, holding room.json */
 	const char *listen;      /* QUIC "ADDR:PORT"; port 0 picks one */
+	const char *advertise;   /* "ADDR:PORT,..." advertised first, or NULL */
+	unsigned version;        /* protocol version spoken: 0 the newest,
+	                          * 1 as a daemon of version 1 (tests) */
 };
 
 enum node_kind {
@@ -120,6 +123,8 @@ enum node_kind {
 	                      * watchers (the dashboard), not its agents */
 	NODE_EV_RECEIPT,     /* event: a delivered/read receipt */
 	NODE_EV_PRESENCE,    /* event: a member went online or offline */
+	NODE_EV_ADDRS,       /* event: what the node advertises changed;
+	                      * text is the invite to print from now on */
 };
 
 struct node_msg {

@@ -34,7 +34,11 @@
 #include "node/buf.h"
 #include "node/quic.h"
 
-#define QUIC_ALPN "papo/1"
+/* ALPN names the protocol version: a daemon offers (and, as the server,
+ * picks) the newest it speaks first; one of version 1 knows only
+ * papo/1, so a connection with it is of version 1. */
+#define QUIC_ALPN1 "papo/1"
+#define QUIC_ALPN2 "papo/2"
 #define QUIC_CIDLEN 16
 #define QUIC_MAXCID 8
 #define QUIC_PKT_MAX 1452
@@ -99,6 +103,7 @@ struct quic {
 	void *arg;
 	struct quic_conn *conns;
 	struct loop_timer *flush;
+	unsigned version;      /* the newest protocol version offered */
 };
 
 static void quic_process(struct quic *q);
@@ -271,9 +276,13 @@ quic_get_conn(ngtcp2_crypto_conn_ref *ref)
 static int
 quic_tls_init(struct quic_conn *c)
 {
-	static const gnutls_datum_t alpn = {
-		(unsigned char *)QUIC_ALPN, sizeof(QUIC_ALPN) - 1
+	static const gnutls_datum_t alpn[] = {
+		{ (unsigned char *)QUIC_ALPN2, sizeof(QUIC_ALPN2) - 1 },
+		{ (unsigned char *)QUIC_ALPN1, sizeof(QUIC_ALPN1) - 1 },
 	};
+	/* Version 1 only: the one name a daemon of version 1 offers. */
+	const gnutls_datum_t *offer = c->q->version >= 2 ? alpn : alpn + 1;
+	unsigned noffer = c->q->version >= 2 ? 2 : 1;
 	int rv;
 
 	if (gnutls_init(&c->tls, c->client ? GNUTLS_CLIENT : GNUTLS_SERVER) < 0) {
@@ -286,8 +295,8 @@ quic_tls_init(struct quic_conn *c)
 	    gnutls_priority_set_direct(c->tls, quic_priority, NULL) < 0 ||
 	    gnutls_credentials_set(c->tls, GNUTLS_CRD_CERTIFICATE,
 	    c->q->cred) < 0 ||
-	    gnutls_alpn_set_protocols(c->tls, &alpn, 1,
-	    GNUTLS_ALPN_MANDATORY) < 0)
+	    gnutls_alpn_set_protocols(c->tls, offer, noffer,
+	    GNUTLS_ALPN_MANDATORY | GNUTLS_ALPN_SERVER_PRECEDENCE) < 0)
 		return -1;
 	if (!c->client)
 		gnutls_certificate_server_set_request(c->tls, GNUTLS_CERT_REQUIRE);
@@ -882,7 +891,8 @@ quic_bind(char err[PAPO_ERR_LEN], struct quic *q, const struct addr *listen)
 
 struct quic *
 quic_new(char err[PAPO_ERR_LEN], struct loop *l, const struct addr *listen,
-    const struct identity *id, const struct quic_cbs *cbs, void *arg)
+    const struct identity *id, unsigned version, const struct quic_cbs *cbs,
+    void *arg)
 {
 	struct quic *q = calloc(1, sizeof(*q));
 
@@ -891,6 +901,7 @@ quic_new(char err[PAPO_ERR_LEN], struct loop *l, const struct addr *listen,
 		return NULL;
 	}
 	q->loop = l;
+	q->version = version;
 	q->fd = -1;
 	q->cbs = *cbs;
 	q->arg = arg;
@@ -1035,6 +1046,28 @@ const struct addr *
 quic_remote(const struct quic_conn *c)
 {
 	return &c->raddr;
+}
+
+unsigned
+quic_version(const struct quic_conn *c)
+{
+	gnutls_datum_t p;
+
+	if (c->tls == NULL || gnutls_alpn_get_selected_protocol(c->tls, &p) < 0)
+		return 1;
+	return p.size == sizeof(QUIC_ALPN2) - 1 &&
+	    memcmp(p.data, QUIC_ALPN2, p.size) == 0 ? 2 : 1;
+}
+
+uint64_t
+quic_rtt_us(const struct quic_conn *c)
+{
+	ngtcp2_conn_stat st;
+
+	if (c->conn == NULL)
+		return 0;
+	ngtcp2_conn_get_conn_stat(c->conn, &st);
+	return st.smoothed_rtt / 1000;
 }
 
 int

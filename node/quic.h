@@ -37,9 +37,10 @@ struct quic_cbs {
 };
 
 /* Binds listen (port 0 picks one).  A wildcard IPv4 or IPv6 address gets
- * one dual-stack socket when the system has IPv6. */
+ * one dual-stack socket when the system has IPv6.  version: the newest
+ * protocol version to offer (2; 1 speaks as a daemon of version 1). */
 struct quic *quic_new(char err[PAPO_ERR_LEN], struct loop *l,
-    const struct addr *listen, const struct identity *id,
+    const struct addr *listen, const struct identity *id, unsigned version,
     const struct quic_cbs *cbs, void *arg);
 /* Writes what is queued, closes every connection (telling peers, and the
  * owner through closed()); NULL is a no-op. */
@@ -58,6 +59,10 @@ void quic_close(struct quic_conn *c);
 
 const uint8_t *quic_peer(const struct quic_conn *c);   /* after open() */
 const struct addr *quic_remote(const struct quic_conn *c);
+/* The protocol version the handshake agreed (ALPN papo/2 or papo/1). */
+unsigned quic_version(const struct quic_conn *c);
+/* The connection's smoothed round-trip time, in microseconds. */
+uint64_t quic_rtt_us(const struct quic_conn *c);
 int quic_is_client(const struct quic_conn *c);
 void quic_set_data(struct quic_conn *c, void *data);
 void *quic_data(const struct quic_conn *c);

@@ -49,6 +49,7 @@ struct cli_opts {
 	int json;
 	const char *count;
 	int channels;         /* papo mcp: opt in to channel pushes */
+	char advertise[1024]; /* --advertise, each one, comma-separated */
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 };
 
@@ -83,12 +84,17 @@ static const struct cli_cmd cli_cmds[] = {
 	  "for --listen (or PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN ").",
 	  cli_invite },
 	{ "serve", "papo serve [--http ADDR:PORT] [--listen ADDR:PORT] "
-	  "[--token T] [--name NAME] [--about TEXT]", "Hltma",
+	  "[--advertise ADDR:PORT]... [--token T] [--name NAME] [--about TEXT]",
+	  "HltmaA",
 	  "Run the daemon: the node that speaks QUIC with the other members\n"
 	  "(--listen, PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN "), and the\n"
 	  "HTTP API, MCP and dashboard (--http, PAPO_HTTP, default "
 	  HTTP_DEFAULT_BIND ").\n"
 	  "Port 0 picks a free port; serve.json in PAPO_HOME tells the real ones.\n"
+	  "--advertise (or PAPO_ADVERTISE, comma-separated) names where other\n"
+	  "members reach this one when it cannot tell (a port forward, a\n"
+	  "container on another host): put first in what it tells them and in\n"
+	  "its invites.\n"
 	  "An HTTP address other than loopback needs a token (--token or\n"
 	  "PAPO_TOKEN); with one, every request but /healthz must carry\n"
 	  "'Authorization: Bearer T' (the dashboard's files are open too).\n"
@@ -208,6 +214,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		{ "reply-to", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "channels", no_argument, NULL, 'c' },
+		{ "advertise", required_argument, NULL, 'A' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -234,6 +241,16 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'j': o->json = 1; break;
 		case 'n': o->count = optarg; break;
 		case 'c': o->channels = 1; break;
+		case 'A':
+			if (strlen(o->advertise) + strlen(optarg) + 2 >
+			    sizeof(o->advertise)) {
+				cli_usage(c, "too many addresses in '%s'", flag);
+				return -1;
+			}
+			if (o->advertise[0] != '\0')
+				strcat(o->advertise, ",");
+			strcat(o->advertise, optarg);
+			break;
 		case 'h': *help = 1; return 0;
 		default:
 			cli_usage(c, "unknown or incomplete option '%s'", flag);
@@ -402,6 +419,16 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 	sc.name = o.name;
 	sc.about = o.about;
 	sc.invite = cli_env("PAPO_INVITE");
+	sc.advertise = o.advertise[0] != '\0' ? o.advertise :
+	    cli_env("PAPO_ADVERTISE");
+	if (cli_env("PAPO_PROTOCOL") != NULL) {
+		if (strcmp(cli_env("PAPO_PROTOCOL"), "1") != 0 &&
+		    strcmp(cli_env("PAPO_PROTOCOL"), "2") != 0) {
+			fprintf(stderr, "papo: PAPO_PROTOCOL must be 1 or 2\n");
+			return CLI_ERROR;
+		}
+		sc.protocol = (unsigned)atoi(cli_env("PAPO_PROTOCOL"));
+	}
 	if (cli_duration(cli_env("PAPO_MCP_IDLE"), &sc.mcp_idle_s) == -1) {
 		fprintf(stderr, "papo: PAPO_MCP_IDLE must be a time such as "
 		    "1800, 90s, 30m or 2h (at least 1 s, at most 30 days)\n");
@@ -631,6 +658,15 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 		printf(", ");
 		cli_put(s);
 	}
+	printf("\nreached at: ");
+	v = cJSON_GetObjectItemCaseSensitive(me, "addrs");
+	if (cJSON_GetArraySize(v) == 0)
+		printf("nowhere yet");
+	cJSON_ArrayForEach(m, v)
+		if (cJSON_IsString(m))
+			printf("%s%s", m == v->child ? "" : " ", m->valuestring);
+	if ((s = cli_str(me, "nat")) != NULL)
+		printf(" (NAT: %s)", s);
 	printf("\n");
 	v = cJSON_GetObjectItemCaseSensitive(ans, "messages");
 	if (cJSON_IsNumber(v))
@@ -651,6 +687,13 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 		printf("  %s  last seen %s",
 		    cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "online")) ?
 		    "online" : "offline", when);
+		if ((s = cli_str(m, "path")) != NULL) {
+			printf("  path: ");
+			cli_put(s);
+			v = cJSON_GetObjectItemCaseSensitive(m, "rtt_ms");
+			if (cJSON_IsNumber(v))
+				printf(", %.1f ms", v->valuedouble);
+		}
 		if ((s = cli_str(m, "about")) != NULL && s[0] != '\0') {
 			printf("  ");
 			cli_put(s);

@@ -46,6 +46,8 @@ struct papo {
 	int lockfd;
 	int sigfd;
 	int json_written;
+	char *invite;            /* the newest, as serve.json has it */
+	char quic[128];
 	char lockpath[SERVE_PATH_MAX];
 	char jsonpath[SERVE_PATH_MAX];
 };
@@ -249,6 +251,9 @@ serve_on_signal(void *arg, uint32_t events)
 	}
 }
 
+static int serve_write_json(char err[PAPO_ERR_LEN], struct papo *p,
+    const char *quic, const char *invite);
+
 /* Takes everything the node has finished or seen. */
 static void
 serve_on_node(void *arg, uint32_t events)
@@ -271,6 +276,21 @@ serve_on_node(void *arg, uint32_t events)
 		case NODE_EV_RECEIPT:
 		case NODE_EV_PRESENCE:
 			sse_publish(p->sse, m->kind, m->json);
+			node_msg_free(m);
+			break;
+		case NODE_EV_ADDRS:
+			/* What the node advertises changed: papo invite
+			 * prints the new invite from now on. */
+			if (m->text != NULL) {
+				char err[PAPO_ERR_LEN];
+
+				free(p->invite);
+				p->invite = m->text;
+				m->text = NULL;
+				if (serve_write_json(err, p, p->quic,
+				    p->invite) == -1)
+					log_msg(LOG_WARN, "%s", err);
+			}
 			node_msg_free(m);
 			break;
 		case NODE_EV_SENT:
@@ -355,8 +375,6 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	struct node_config nc;
 	struct http_mount mounts[4];
 	struct http_config hc;
-	char quic[128];
-	char *invite = NULL;
 	int rc = -1;
 
 	memset(&p, 0, sizeof(p));
@@ -378,6 +396,8 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	}
 	nc.home = c->home;
 	nc.listen = c->listen;
+	nc.advertise = c->advertise;
+	nc.version = c->protocol;
 	if ((p.node = node_start(err, &nc)) == NULL)
 		goto out;
 	if ((p.sse = sse_new(p.loop)) == NULL ||
@@ -407,17 +427,17 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 		    "%s", strerror(errno));
 		goto out;
 	}
-	node_quic_addr(p.node, quic, sizeof(quic));
-	if ((invite = node_invite(p.node)) == NULL) {
+	node_quic_addr(p.node, p.quic, sizeof(p.quic));
+	if ((p.invite = node_invite(p.node)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "cannot make this room's invite");
 		goto out;
 	}
-	if (serve_write_json(err, &p, quic, invite) == -1)
+	if (serve_write_json(err, &p, p.quic, p.invite) == -1)
 		goto out;
 	printf("mcp: %s/mcp\ndashboard: %s/\ninvite: %s\n", http_url(p.http),
-	    http_url(p.http), invite);
+	    http_url(p.http), p.invite);
 	fflush(stdout);
-	log_msg(LOG_INFO, "serving: HTTP %s, QUIC %s", http_url(p.http), quic);
+	log_msg(LOG_INFO, "serving: HTTP %s, QUIC %s", http_url(p.http), p.quic);
 	if (loop_run(p.loop) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "the main loop failed: %s",
 		    strerror(errno));
@@ -441,7 +461,7 @@ out:
 	loop_free(p.loop);
 	if (p.json_written)
 		unlink(p.jsonpath);
-	free(invite);
+	free(p.invite);
 	if (p.sigfd != -1)
 		close(p.sigfd);
 	if (p.lockfd != -1)

@@ -25,6 +25,10 @@ struct serve_config {
 	const char *invite;      /* joined at first start (PAPO_INVITE) */
 	unsigned long mcp_idle_s; /* an unused MCP session ends after
 	                           * (PAPO_MCP_IDLE); 0: the default */
+	const char *advertise;   /* "ADDR:PORT,..." (--advertise,
+	                          * PAPO_ADVERTISE), advertised first */
+	unsigned protocol;       /* 0: the newest; 1: speak as a daemon of
+	                          * protocol version 1 (PAPO_PROTOCOL=1) */
 };
 
 /*

@@ -101,6 +101,58 @@ seal_raw(const struct room_keys *k, const char *json, size_t len, uint8_t *out)
 	return FRAME_NONCE_LEN + (size_t)clen;
 }
 
+/*
+ * Protocol versions: version 2's hello carries obs, which a decoder of
+ * version 1 (a daemon deployed before, or a version 1 connection) must
+ * refuse as an unknown field, and a decoder of version 2 must have.
+ */
+static void
+test_versions(void)
+{
+	struct frame f, out;
+	struct buf b;
+	char a[ADDR_STRLEN];
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_HELLO;
+	f.u.hello.version = 2;
+	memcpy(f.u.hello.id, alice->pk, 32);
+	strcpy(f.u.hello.name, "alice");
+	addr_parse("203.0.113.7:40123", &f.u.hello.obs);
+	buf_init(&b, PAPO_FRAME_MAX);
+	CHECK(frame_seal(&keys, &f, &b) == 0);
+	CHECK_EQ_INT(frame_open(&keys, b.p, b.len, FRAME_V2, &out), FRAME_OK);
+	CHECK_EQ_INT(out.u.hello.version, 2);
+	addr_format(&out.u.hello.obs, a);
+	CHECK_EQ_STR(a, "203.0.113.7:40123");
+	frame_clear(&out);
+	/* A version 1 decoder refuses the new field. */
+	CHECK_EQ_INT(frame_open(&keys, b.p, b.len, 0, &out),
+	    FRAME_ERR_UNKNOWN_FIELD);
+	buf_free(&b);
+	/* A version 1 hello lacks it: a version 2 decoder refuses it. */
+	f.u.hello.version = 1;
+	buf_init(&b, PAPO_FRAME_MAX);
+	CHECK(frame_seal(&keys, &f, &b) == 0);
+	CHECK_EQ_INT(frame_open(&keys, b.p, b.len, FRAME_V2, &out),
+	    FRAME_ERR_MISSING_FIELD);
+	CHECK_EQ_INT(frame_open(&keys, b.p, b.len, 0, &out), FRAME_OK);
+	frame_clear(&out);
+	buf_free(&b);
+	/* And obs must be an address. */
+	{
+		const char *bad = "{\"t\":\"hello\",\"v\":2,\"id\":\"%s\","
+		    "\"name\":\"a\",\"about\":\"\",\"addrs\":[],\"msgs\":0,"
+		    "\"digest\":\"%s\",\"obs\":\"nowhere\"}";
+		char id[PAPO_ID_LEN + 1], text[512];
+
+		sec_id_format(alice->pk, id);
+		snprintf(text, sizeof(text), bad, id, id);
+		CHECK_EQ_INT(frame_decode(&keys, text, strlen(text), FRAME_V2,
+		    &out), FRAME_ERR_VALUE);
+	}
+}
+
 static void
 test_roundtrip(void)
 {
@@ -109,7 +161,7 @@ test_roundtrip(void)
 
 	memset(in, 0, sizeof(in));
 	in[0].type = FRAME_HELLO;
-	in[0].u.hello.version = FRAME_VERSION;
+	in[0].u.hello.version = 1;
 	memcpy(in[0].u.hello.id, alice->pk, 32);
 	strcpy(in[0].u.hello.name, "alice");
 	strcpy(in[0].u.hello.about, "reviews C, \"quotes\" and ünïcode");
@@ -160,13 +212,13 @@ test_roundtrip(void)
 	for (int i = 0; i < 6; i++) {
 		buf_init(&b, PAPO_FRAME_MAX);
 		CHECK(frame_seal(&keys, &in[i], &b) == 0);
-		CHECK_EQ_INT(frame_open(&keys, b.p, b.len, &out), FRAME_OK);
+		CHECK_EQ_INT(frame_open(&keys, b.p, b.len, 0, &out), FRAME_OK);
 		CHECK_EQ_INT(out.type, in[i].type);
 		buf_free(&b);
 		switch (in[i].type) {
 		case FRAME_HELLO: {
 			struct frame_hello *h = &out.u.hello;
-			CHECK_EQ_INT(h->version, FRAME_VERSION);
+			CHECK_EQ_INT(h->version, 1);
 			CHECK(memcmp(h->id, alice->pk, 32) == 0);
 			CHECK_EQ_STR(h->name, "alice");
 			CHECK_EQ_STR(h->about, in[0].u.hello.about);
@@ -229,20 +281,20 @@ test_seal(void)
 	CHECK(frame_seal(&keys, &f, &b) == 0);
 
 	/* Another room's key does not open it. */
-	CHECK_EQ_INT(frame_open(&other_keys, b.p, b.len, &out), FRAME_ERR_SEAL);
+	CHECK_EQ_INT(frame_open(&other_keys, b.p, b.len, 0, &out), FRAME_ERR_SEAL);
 
 	/* A flipped bit anywhere (nonce, ciphertext, tag) fails. */
 	for (size_t i = 0; i < b.len; i++) {
 		b.p[i] ^= 0x01;
-		if (frame_open(&keys, b.p, b.len, &out) != FRAME_ERR_SEAL)
+		if (frame_open(&keys, b.p, b.len, 0, &out) != FRAME_ERR_SEAL)
 			opened++;
 		b.p[i] ^= 0x01;
 	}
 	CHECK_EQ_INT(opened, 0);
 	/* Cut short, or shorter than a nonce and a tag. */
-	CHECK_EQ_INT(frame_open(&keys, b.p, b.len - 1, &out), FRAME_ERR_SEAL);
-	CHECK_EQ_INT(frame_open(&keys, b.p, 10, &out), FRAME_ERR_SEAL);
-	CHECK_EQ_INT(frame_open(&keys, b.p, b.len, &out), FRAME_OK);
+	CHECK_EQ_INT(frame_open(&keys, b.p, b.len - 1, 0, &out), FRAME_ERR_SEAL);
+	CHECK_EQ_INT(frame_open(&keys, b.p, 10, 0, &out), FRAME_ERR_SEAL);
+	CHECK_EQ_INT(frame_open(&keys, b.p, b.len, 0, &out), FRAME_OK);
 	frame_clear(&out);
 
 	/* Two seals of one frame differ (fresh nonce). */
@@ -311,7 +363,7 @@ test_signatures(void)
 	json = to_json(&f);
 	CHECK_EQ_INT(decode_text(json), FRAME_ERR_SIGNATURE);
 	CHECK_EQ_INT(frame_open(&keys, sealed, seal_raw(&keys, json,
-	    strlen(json), sealed), &out), FRAME_ERR_SIGNATURE);
+	    strlen(json), sealed), 0, &out), FRAME_ERR_SIGNATURE);
 	free(json);
 	frame_clear(&f);
 
@@ -441,11 +493,11 @@ test_limits(void)
 	padded[FRAME_JSON_MAX + 1] = '\0';
 	sealed = malloc(PAPO_FRAME_MAX + 1);
 	CHECK_EQ_INT(seal_raw(&keys, padded, FRAME_JSON_MAX, sealed), PAPO_FRAME_MAX);
-	CHECK_EQ_INT(frame_open(&keys, sealed, PAPO_FRAME_MAX, &out), FRAME_OK);
+	CHECK_EQ_INT(frame_open(&keys, sealed, PAPO_FRAME_MAX, 0, &out), FRAME_OK);
 	frame_clear(&out);
 	CHECK_EQ_INT(seal_raw(&keys, padded, FRAME_JSON_MAX + 1, sealed),
 	    PAPO_FRAME_MAX + 1);
-	CHECK_EQ_INT(frame_open(&keys, sealed, PAPO_FRAME_MAX + 1, &out),
+	CHECK_EQ_INT(frame_open(&keys, sealed, PAPO_FRAME_MAX + 1, 0, &out),
 	    FRAME_ERR_TOO_BIG);
 	CHECK_EQ_INT(frame_decode(&keys, padded, FRAME_JSON_MAX + 1, 0, &out),
 	    FRAME_ERR_TOO_BIG);
@@ -611,6 +663,7 @@ main(void)
 	sec_room_keys(secret, &other_keys);
 
 	test_roundtrip();
+	test_versions();
 	test_seal();
 	test_signatures();
 	test_limits();

@@ -54,7 +54,7 @@ static struct node *
 start(const char *home)
 {
 	char err[PAPO_ERR_LEN];
-	struct node_config c = { home, "127.0.0.1:0" };
+	struct node_config c = { .home = home, .listen = "127.0.0.1:0" };
 	struct node *n = node_start(err, &c);
 
 	if (n == NULL)

@@ -74,7 +74,8 @@ row(const struct ctx *c, const char *what, const struct frame *f,
 	if (b.len != jlen + FRAME_SEAL_OVERHEAD)
 		fail("%s: sealed %zu bytes, expected %zu + %d", what, b.len,
 		    jlen, FRAME_SEAL_OVERHEAD);
-	if ((e = frame_open(&c->keys, b.p, b.len, &back)) != FRAME_OK ||
+	if ((e = frame_open(&c->keys, b.p, b.len, f->type == FRAME_HELLO &&
+	    f->u.hello.version >= 2 ? FRAME_V2 : 0, &back)) != FRAME_OK ||
 	    back.type != f->type)
 		fail("%s: does not open again: %s", what, frame_strerror(e));
 	frame_clear(&back);
@@ -148,6 +149,7 @@ make_hello(const struct ctx *c, struct frame *f, const char *about,
 	set_addrs(f->u.hello.addr, &f->u.hello.naddr, naddr);
 	f->u.hello.msgs = msgs;
 	memset(f->u.hello.digest, 0xa5, 32);
+	addr_parse("203.0.113.7:40123", &f->u.hello.obs);   /* version 2 */
 }
 
 static const char *const member_names[] = {

@@ -207,7 +207,8 @@ expect 2 "say with two texts" -- "$PAPO" say a b
 expect 0 "status" -- "$PAPO" status
 has "$T/out" "^room: $room_a\$" "status names the room"
 has "$T/out" '^me: ana \([a-z2-7]{52}\), reviews C$' "status names me"
-has "$T/out" '^  bo  online  last seen [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}$' "status lists bo online"
+has "$T/out" '^  bo  online  last seen [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}  path: direct, [0-9.]+ ms$' "status lists bo online, reached directly, with the RTT"
+has "$T/out" '^reached at: 127\.0\.0\.1:[0-9]+ \(NAT: [a-z]+\)$' "status says where this member is reached"
 expect 0 "status --json" -- "$PAPO" status --json
 is bo "$(jq -r '.members[0].name' "$T/out")" "status --json is the API's"
 expect 0 "history" -- "$PAPO" history
