@@ -548,7 +548,8 @@ decode_hello(const cJSON *const *f, struct frame_hello *h, unsigned flags)
 	uint64_t v;
 
 	TRY(get_u64(f[HELLO_V], &v));
-	if (v == 0 || v > UINT32_MAX)
+	/* A hello names the version of its connection. */
+	if (v != ((flags & FRAME_V2) ? 2 : 1))
 		return FRAME_ERR_VALUE;
 	h->version = (uint32_t)v;
 	if ((flags & FRAME_V2) &&

@@ -139,15 +139,26 @@ test_versions(void)
 	CHECK_EQ_INT(frame_open(&keys, b.p, b.len, 0, &out), FRAME_OK);
 	frame_clear(&out);
 	buf_free(&b);
-	/* And obs must be an address. */
+	/* A hello names its connection's version, and obs must be an
+	 * address. */
 	{
-		const char *bad = "{\"t\":\"hello\",\"v\":2,\"id\":\"%s\","
+		const char *form = "{\"t\":\"hello\",\"v\":%d,\"id\":\"%s\","
 		    "\"name\":\"a\",\"about\":\"\",\"addrs\":[],\"msgs\":0,"
-		    "\"digest\":\"%s\",\"obs\":\"nowhere\"}";
+		    "\"digest\":\"%s\",\"obs\":\"%s\"}";
 		char id[PAPO_ID_LEN + 1], text[512];
 
 		sec_id_format(alice->pk, id);
-		snprintf(text, sizeof(text), bad, id, id);
+		snprintf(text, sizeof(text), form, 2, id, id, "10.0.0.1:9");
+		CHECK_EQ_INT(frame_decode(&keys, text, strlen(text), FRAME_V2,
+		    &out), FRAME_OK);
+		frame_clear(&out);
+		snprintf(text, sizeof(text), form, 1, id, id, "10.0.0.1:9");
+		CHECK_EQ_INT(frame_decode(&keys, text, strlen(text), FRAME_V2,
+		    &out), FRAME_ERR_VALUE);
+		snprintf(text, sizeof(text), form, 3, id, id, "10.0.0.1:9");
+		CHECK_EQ_INT(frame_decode(&keys, text, strlen(text), FRAME_V2,
+		    &out), FRAME_ERR_VALUE);
+		snprintf(text, sizeof(text), form, 2, id, id, "nowhere");
 		CHECK_EQ_INT(frame_decode(&keys, text, strlen(text), FRAME_V2,
 		    &out), FRAME_ERR_VALUE);
 	}

@@ -36,7 +36,7 @@ LLVMFuzzerInitialize(int *argc, char ***argv)
 /* Encodes f as JSON, decodes that as the member's own log would, and
  * seals and opens it as a peer would; traps when any step refuses. */
 static void
-again(const struct frame *f)
+again(const struct frame *f, unsigned version)
 {
 	struct frame g;
 	struct buf b;
@@ -44,15 +44,15 @@ again(const struct frame *f)
 	buf_init(&b, PAPO_FRAME_MAX);
 	if (frame_encode(f, &b) == -1)
 		__builtin_trap();
-	if (frame_decode(&keys, (const char *)b.p, b.len, FRAME_TRUSTED,
-	    &g) != FRAME_OK || g.type != f->type)
+	if (frame_decode(&keys, (const char *)b.p, b.len, FRAME_TRUSTED |
+	    version, &g) != FRAME_OK || g.type != f->type)
 		__builtin_trap();
 	frame_clear(&g);
 
 	buf_reset(&b);
 	if (frame_seal(&keys, f, &b) == -1)
 		__builtin_trap();
-	if (frame_open(&keys, b.p, b.len, &g) != FRAME_OK ||
+	if (frame_open(&keys, b.p, b.len, version, &g) != FRAME_OK ||
 	    g.type != f->type)
 		__builtin_trap();
 	frame_clear(&g);
@@ -64,11 +64,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct frame f;
 
-	if (frame_decode(&keys, (const char *)data, size, 0, &f) == FRAME_OK) {
-		again(&f);
-		frame_clear(&f);
+	/* As a connection of each protocol version would. */
+	for (unsigned v = 0; v <= FRAME_V2; v += FRAME_V2) {
+		if (frame_decode(&keys, (const char *)data, size, v, &f) ==
+		    FRAME_OK) {
+			again(&f, v);
+			frame_clear(&f);
+		}
+		if (frame_open(&keys, data, size, v, &f) == FRAME_OK)
+			frame_clear(&f);
 	}
-	if (frame_open(&keys, data, size, &f) == FRAME_OK)
-		frame_clear(&f);
 	return 0;
 }

@@ -1,0 +1,119 @@
+/* test_reach.c: observed addresses, NAT kinds and the advertised list. */
+#include <string.h>
+
+#include "node/reach.h"
+#include "tests/check.h"
+
+static struct addr
+A(const char *s)
+{
+	struct addr a;
+
+	CHECK(addr_parse(s, &a) == 0);
+	return a;
+}
+
+static const uint8_t *
+peer(int n)
+{
+	static uint8_t ids[8][32];
+
+	memset(ids[n], n + 1, 32);
+	return ids[n];
+}
+
+/* The advertised list as text, one space between. */
+static const char *
+addrs(const struct reach *r)
+{
+	static char out[8 * ADDR_STRLEN];
+	struct addr v[PAPO_ADDR_MAX];
+	char a[ADDR_STRLEN];
+	size_t n = reach_addrs(r, v, PAPO_ADDR_MAX);
+
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		addr_format(&v[i], a);
+		if (i > 0)
+			strcat(out, " ");
+		strcat(out, a);
+	}
+	return out;
+}
+
+int
+main(void)
+{
+	struct reach r;
+	struct addr local[3] = { A("192.168.1.20:7700"), A("10.9.0.2:7700"),
+	    A("127.0.0.1:7700") }, adv = A("198.51.100.9:7000"), pub, x;
+
+	/* Loopback is left out unless it is all there is. */
+	reach_init(&r, NULL, 0, local, 3);
+	CHECK_EQ_STR(addrs(&r), "192.168.1.20:7700 10.9.0.2:7700");
+	CHECK_EQ_INT(reach_nat(&r), REACH_UNKNOWN);
+	reach_init(&r, NULL, 0, local + 2, 1);
+	CHECK_EQ_STR(addrs(&r), "127.0.0.1:7700");
+
+	/* A cone NAT: two peers agree; the address goes first after the
+	 * advertised one, and changes what is advertised once. */
+	reach_init(&r, &adv, 1, local, 3);
+	x = A("203.0.113.5:40001");
+	CHECK_EQ_INT(reach_observe(&r, peer(0), &x), 0);
+	CHECK_EQ_INT(reach_nat(&r), REACH_UNKNOWN);
+	CHECK_EQ_INT(reach_observe(&r, peer(1), &x), 1);
+	CHECK_EQ_INT(reach_nat(&r), REACH_CONE);
+	CHECK(reach_public(&r, &pub) == 0 && addr_equal(&pub, &x));
+	CHECK_EQ_STR(addrs(&r), "198.51.100.9:7000 203.0.113.5:40001 "
+	    "192.168.1.20:7700 10.9.0.2:7700");
+	/* The same peer saying it again changes nothing. */
+	CHECK_EQ_INT(reach_observe(&r, peer(1), &x), 0);
+	/* One of them gone: no agreement, the address is withdrawn. */
+	CHECK_EQ_INT(reach_forget(&r, peer(0)), 1);
+	CHECK(reach_public(&r, &pub) == -1);
+	CHECK_EQ_STR(addrs(&r), "198.51.100.9:7000 192.168.1.20:7700 "
+	    "10.9.0.2:7700");
+
+	/* A symmetric NAT: same IP, other ports; no port advertised. */
+	reach_init(&r, NULL, 0, local, 2);
+	x = A("203.0.113.5:40001");
+	reach_observe(&r, peer(0), &x);
+	x = A("203.0.113.5:51234");
+	reach_observe(&r, peer(1), &x);
+	CHECK_EQ_INT(reach_nat(&r), REACH_SYMMETRIC);
+	CHECK_EQ_STR(addrs(&r), "192.168.1.20:7700 10.9.0.2:7700");
+
+	/* No NAT: peers see us where we are bound. */
+	reach_init(&r, NULL, 0, local, 2);
+	reach_observe(&r, peer(0), &local[0]);
+	CHECK_EQ_INT(reach_nat(&r), REACH_UNKNOWN);
+	reach_observe(&r, peer(1), &local[0]);
+	CHECK_EQ_INT(reach_nat(&r), REACH_OPEN);
+	CHECK_EQ_STR(reach_nat_name(REACH_OPEN), "open");
+
+	/* A LAN peer and two outside ones: the outside ones decide. */
+	reach_init(&r, NULL, 0, local, 2);
+	reach_observe(&r, peer(0), &local[0]);
+	x = A("203.0.113.5:40001");
+	reach_observe(&r, peer(1), &x);
+	reach_observe(&r, peer(2), &x);
+	CHECK_EQ_INT(reach_nat(&r), REACH_CONE);
+
+	/* A member lying about where it sees us cannot make us advertise
+	 * its address alone; nor can more peers than the table holds push
+	 * out an agreement for good. */
+	reach_init(&r, NULL, 0, local, 2);
+	x = A("192.0.2.66:6666");
+	reach_observe(&r, peer(3), &x);
+	CHECK(reach_public(&r, &pub) == -1);
+	for (int i = 0; i < REACH_OBS_MAX + 4; i++) {
+		uint8_t id[32];
+
+		memset(id, 0x80 + i, 32);
+		x = A("203.0.113.5:40001");
+		reach_observe(&r, id, &x);
+	}
+	CHECK(reach_public(&r, &pub) == 0);
+	CHECK_EQ_INT((int)r.nobs, REACH_OBS_MAX);
+	return check_exit();
+}
