@@ -75,6 +75,11 @@ static const struct field sync_fields[] = {
 static const struct field bye_fields[] = {
 	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { NULL, 0, 0 }
 };
+static const struct field punch_fields[] = {
+	{ "t", F_STRING, 1 }, { "from", F_STRING, 1 }, { "to", F_STRING, 1 },
+	{ "phase", F_STRING, 1 }, { "n", F_NUMBER, 1 }, { "ts", F_NUMBER, 1 },
+	{ "addrs", F_ARRAY, 1 }, { "sig", F_STRING, 1 }, { NULL, 0, 0 }
+};
 
 /* Each field's place in its table, for the decoders. */
 enum { HELLO_T, HELLO_V, HELLO_ID, HELLO_NAME, HELLO_ABOUT, HELLO_ADDRS,
@@ -86,6 +91,8 @@ enum { PEERS_T, PEERS_MEMBERS };
 enum { PEER_ID, PEER_NAME, PEER_ABOUT, PEER_ADDRS, PEER_SEEN };
 enum { SYNC_T, SYNC_SINCE, SYNC_HAVE };
 enum { BYE_T, BYE_ID };
+enum { PUNCH_T, PUNCH_FROM, PUNCH_TO, PUNCH_PHASE, PUNCH_N, PUNCH_TS,
+	PUNCH_ADDRS, PUNCH_SIG };
 
 /* Each type's table in version 1, and in version 2 where it differs
  * (NULL: the same).  A version's decoder takes only its own fields. */
@@ -95,11 +102,12 @@ static const struct {
 	const struct field *fields2;
 } frame_types[] = {
 	[FRAME_HELLO] = { "hello", hello_fields, hello2_fields },
-	[FRAME_MSG] = { "msg", msg_fields },
-	[FRAME_ACK] = { "ack", ack_fields },
-	[FRAME_PEERS] = { "peers", peers_fields },
-	[FRAME_SYNC] = { "sync", sync_fields },
-	[FRAME_BYE] = { "bye", bye_fields },
+	[FRAME_MSG] = { "msg", msg_fields, NULL },
+	[FRAME_ACK] = { "ack", ack_fields, NULL },
+	[FRAME_PEERS] = { "peers", peers_fields, NULL },
+	[FRAME_SYNC] = { "sync", sync_fields, NULL },
+	[FRAME_BYE] = { "bye", bye_fields, NULL },
+	[FRAME_PUNCH] = { "punch", NULL, punch_fields },   /* version 2 */
 };
 #define FRAME_NTYPES (sizeof(frame_types) / sizeof(frame_types[0]))
 
@@ -164,6 +172,27 @@ frame_msg_signed(const struct frame_msg *m, const struct room_keys *k,
 		buf_add(b, m->reply_to, PAPO_MSGID_LEN);
 	buf_u32(b, (uint32_t)m->body_len);
 	buf_add(b, m->body, m->body_len);
+	return b->toobig ? -1 : 0;
+}
+
+static int
+frame_punch_signed(const struct frame_punch *p, const struct room_keys *k,
+    struct buf *b)
+{
+	buf_add(b, "papo punch v2", 14);
+	buf_add(b, k->id, sizeof(k->id));
+	buf_add(b, p->from, 32);
+	buf_add(b, p->to, 32);
+	buf_u8(b, (uint8_t)p->phase);
+	buf_u64(b, p->n);
+	buf_u64(b, p->ts);
+	buf_u8(b, (uint8_t)p->naddr);
+	for (size_t i = 0; i < p->naddr && i < PAPO_ADDR_MAX; i++) {
+		buf_u8(b, p->addr[i].family);
+		buf_add(b, p->addr[i].ip, p->addr[i].family == 4 ? 4 : 16);
+		buf_u8(b, (uint8_t)(p->addr[i].port >> 8));
+		buf_u8(b, (uint8_t)p->addr[i].port);
+	}
 	return b->toobig ? -1 : 0;
 }
 
@@ -236,6 +265,14 @@ frame_check(const struct frame *f)
 	case FRAME_ACK:
 		if (!sec_msgid_valid(f->u.ack.id, NULL) ||
 		    (f->u.ack.state != ACK_DELIVERED && f->u.ack.state != ACK_READ))
+			return FRAME_ERR_VALUE;
+		return FRAME_OK;
+	case FRAME_PUNCH:
+		if (f->u.punch.naddr > PAPO_ADDR_MAX)
+			return FRAME_ERR_TOO_MANY;
+		if ((f->u.punch.phase != PUNCH_ASK &&
+		    f->u.punch.phase != PUNCH_READY) || f->u.punch.n == 0 ||
+		    f->u.punch.n > 3)
 			return FRAME_ERR_VALUE;
 		return FRAME_OK;
 	case FRAME_PEERS:
@@ -403,6 +440,18 @@ frame_to_json(const struct frame *f, cJSON *o)
 	case FRAME_BYE:
 		r |= json_key32(o, "id", f->u.bye.id);
 		break;
+	case FRAME_PUNCH: {
+		const struct frame_punch *p = &f->u.punch;
+
+		r |= json_key32(o, "from", p->from);
+		r |= json_key32(o, "to", p->to);
+		r |= json_str(o, "phase", p->phase == PUNCH_ASK ? "ask" : "ready");
+		r |= json_num(o, "n", p->n);
+		r |= json_num(o, "ts", p->ts);
+		r |= json_addrs(o, p->addr, p->naddr);
+		r |= json_sig(o, p->sig);
+		break;
+	}
 	}
 	return r == 0 ? 0 : -1;
 }
@@ -614,6 +663,26 @@ decode_ack(const cJSON *const *f, struct frame_ack *a)
 }
 
 static enum frame_err
+decode_punch(const cJSON *const *f, struct frame_punch *p)
+{
+	const char *phase = f[PUNCH_PHASE]->valuestring;
+	enum frame_err e;
+
+	TRY(get_key32(f[PUNCH_FROM], p->from));
+	TRY(get_key32(f[PUNCH_TO], p->to));
+	if (strcmp(phase, "ask") == 0)
+		p->phase = PUNCH_ASK;
+	else if (strcmp(phase, "ready") == 0)
+		p->phase = PUNCH_READY;
+	else
+		return FRAME_ERR_VALUE;
+	TRY(get_u64(f[PUNCH_N], &p->n));
+	TRY(get_u64(f[PUNCH_TS], &p->ts));
+	TRY(get_addrs(f[PUNCH_ADDRS], p->addr, &p->naddr));
+	return get_sig(f[PUNCH_SIG], p->sig);
+}
+
+static enum frame_err
 decode_peers(const cJSON *const *f, struct frame_peers *ps)
 {
 	const cJSON *arr = f[PEERS_MEMBERS], *c, *pf[FIELDS_MAX];
@@ -678,6 +747,10 @@ frame_verify(const struct frame *f, const struct room_keys *k)
 		sig = f->u.ack.sig, pk = f->u.ack.by;
 		if (frame_ack_signed(&f->u.ack, k, &b) == -1)
 			goto out;
+	} else if (f->type == FRAME_PUNCH) {
+		sig = f->u.punch.sig, pk = f->u.punch.from;
+		if (frame_punch_signed(&f->u.punch, k, &b) == -1)
+			goto out;
 	} else {
 		e = FRAME_OK;
 		goto out;
@@ -709,6 +782,7 @@ frame_decode(const struct room_keys *k, const char *json, size_t len,
     unsigned flags, struct frame *out)
 {
 	const cJSON *c, *f[FIELDS_MAX];
+	const struct field *fields;
 	cJSON *o = NULL;
 	const char *end = NULL;
 	enum frame_err e;
@@ -742,9 +816,14 @@ frame_decode(const struct room_keys *k, const char *json, size_t len,
 		goto out;
 	}
 	out->type = (enum frame_type)i;
-	if ((e = frame_fields(o, (flags & FRAME_V2) && frame_types[i].fields2 !=
-	    NULL ? frame_types[i].fields2 : frame_types[i].fields, f)) !=
-	    FRAME_OK)
+	fields = (flags & FRAME_V2) && frame_types[i].fields2 != NULL ?
+	    frame_types[i].fields2 : frame_types[i].fields;
+	/* A type of a later version is unknown to an earlier one. */
+	if (fields == NULL) {
+		e = FRAME_ERR_TYPE;
+		goto out;
+	}
+	if ((e = frame_fields(o, fields, f)) != FRAME_OK)
 		goto out;
 	switch (out->type) {
 	case FRAME_HELLO:
@@ -764,6 +843,9 @@ frame_decode(const struct room_keys *k, const char *json, size_t len,
 		break;
 	case FRAME_BYE:
 		e = get_key32(f[BYE_ID], out->u.bye.id);
+		break;
+	case FRAME_PUNCH:
+		e = decode_punch(f, &out->u.punch);
 		break;
 	}
 	if (e == FRAME_OK)
@@ -865,6 +947,21 @@ frame_msg_sign(struct frame_msg *m, const struct room_keys *k,
 	buf_init(&b, FRAME_SIG_INPUT_MAX);
 	if (m->body != NULL && frame_msg_signed(m, k, &b) == 0)
 		rc = crypto_sign_detached(m->sig, NULL, b.p, b.len, id->sk);
+	buf_free(&b);
+	return rc;
+}
+
+int
+frame_punch_sign(struct frame_punch *p, const struct room_keys *k,
+    const struct identity *id)
+{
+	struct buf b;
+	int rc = -1;
+
+	memcpy(p->from, id->pk, 32);
+	buf_init(&b, FRAME_SIG_INPUT_MAX);
+	if (frame_punch_signed(p, k, &b) == 0)
+		rc = crypto_sign_detached(p->sig, NULL, b.p, b.len, id->sk);
 	buf_free(&b);
 	return rc;
 }

@@ -34,6 +34,7 @@ enum frame_type {
 	FRAME_PEERS,
 	FRAME_SYNC,
 	FRAME_BYE,
+	FRAME_PUNCH,            /* version 2 only */
 };
 
 struct frame_hello {
@@ -97,6 +98,22 @@ struct frame_bye {
 	uint8_t id[32];                    /* the member leaving */
 };
 
+/* Hole punching arranged through a member both sides are connected to
+ * (docs/REACHABILITY.md): from asks to (ask), to answers it is ready
+ * (ready); each says where it may be reached.  Signed by from, carried
+ * by the mutual member to the one it names. */
+enum punch_phase { PUNCH_ASK = 1, PUNCH_READY };
+
+struct frame_punch {
+	uint8_t from[32], to[32];
+	enum punch_phase phase;
+	uint64_t n;                        /* the attempt, 1 to 3 */
+	uint64_t ts;                       /* ms, from's clock */
+	size_t naddr;
+	struct addr addr[PAPO_ADDR_MAX];
+	uint8_t sig[64];
+};
+
 struct frame {
 	enum frame_type type;
 	union {
@@ -106,6 +123,7 @@ struct frame {
 		struct frame_peers peers;
 		struct frame_sync sync;
 		struct frame_bye bye;
+		struct frame_punch punch;
 	} u;
 };
 
@@ -162,6 +180,8 @@ void frame_msg_clear(struct frame_msg *m);
 int frame_msg_sign(struct frame_msg *m, const struct room_keys *k,
     const struct identity *id);
 int frame_ack_sign(struct frame_ack *a, const struct room_keys *k,
+    const struct identity *id);
+int frame_punch_sign(struct frame_punch *p, const struct room_keys *k,
     const struct identity *id);
 
 /* The name of a type ("msg") and of an error, for logs and replies. */

@@ -18,6 +18,7 @@
 #include "node/fsutil.h"
 #include "node/frame.h"
 #include "node/gossip.h"
+#include "node/punch.h"
 #include "node/quic.h"
 #include "node/reach.h"
 #include "node/utf8.h"
@@ -56,6 +57,7 @@ struct member {
 	int shown_online;           /* the state last told to the program */
 	struct quic_conn *conn;     /* the connection in use, once greeted */
 	struct member *via;         /* who last brought news of its life */
+	int punched;                /* its connection came of a punch */
 	int ndial;                  /* dials in flight */
 	uint32_t backoff_ms;
 	uint64_t next_dial;         /* monotonic ns; 0 none planned */
@@ -88,6 +90,7 @@ struct gossip {
 	struct quic *quic;
 	struct addr bound;
 	struct reach reach;         /* how others reach us: what we advertise */
+	struct punch *punch;        /* direct paths arranged through others */
 	struct member **members;
 	size_t nmembers;
 	struct outmsg *outbox;
@@ -106,6 +109,9 @@ struct gossip {
 };
 
 static void gossip_plan_dials(struct gossip *g);
+static void gossip_punch_check(struct gossip *g);
+static void gossip_dial_at(struct gossip *g, struct member *m,
+    const struct addr *a, size_t n);
 static void gossip_presence_check(struct gossip *g);
 
 /* Members. */
@@ -863,7 +869,8 @@ gossip_path_json(const struct member *m, cJSON *e)
 	char path[PAPO_NAME_MAX + 8], nb[16];
 
 	if (m->conn != NULL) {
-		cJSON_AddStringToObject(e, "path", "direct");
+		cJSON_AddStringToObject(e, "path", m->punched ? "punched" :
+		    "direct");
 		cJSON_AddNumberToObject(e, "rtt_ms",
 		    (double)(quic_rtt_us(m->conn) / 100) / 10.0);
 		cJSON_AddNumberToObject(e, "protocol", quic_version(m->conn));
@@ -907,6 +914,21 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 	} else
 		cJSON_AddNullToObject(me, "observed");
 	cJSON_AddStringToObject(me, "nat", reach_nat_name(reach_nat(&g->reach)));
+	{
+		struct punch_stats ps;
+		cJSON *pj = cJSON_AddObjectToObject(o, "punch");
+
+		punch_stats(g->punch, &ps);
+		cJSON_AddNumberToObject(pj, "asked", (double)ps.asked);
+		cJSON_AddNumberToObject(pj, "answered", (double)ps.answered);
+		cJSON_AddNumberToObject(pj, "punched", (double)ps.punched);
+		cJSON_AddNumberToObject(pj, "datagrams_sent",
+		    (double)ps.datagrams_sent);
+		cJSON_AddNumberToObject(pj, "datagrams_ok",
+		    (double)ps.datagrams_ok);
+		cJSON_AddNumberToObject(pj, "datagrams_bad",
+		    (double)ps.datagrams_bad);
+	}
 	arr = cJSON_AddArrayToObject(o, "members");
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
@@ -1273,6 +1295,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	}
 	l->m = m;
 	m->conn = l->qc;
+	m->punched = punch_done(g->punch, peer);
 	if (h->version >= 2 && reach_observe(&g->reach, peer, &h->obs))
 		gossip_addrs_changed(g);
 	strcpy(m->name, h->name);
@@ -1356,6 +1379,7 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 		gossip_save_later(g);
 		gossip_plan_dials(g);
 		gossip_presence_check(g);
+		gossip_punch_check(g);
 	}
 }
 
@@ -1379,9 +1403,113 @@ gossip_announce(void *arg)
 	f.u.peers.v = &me;
 	gossip_flood(g, &f, NULL);
 	loop_timer_set(g->announce_timer, loop_now_ns() + ANNOUNCE_NS);
+	gossip_punch_check(g);
 }
 
 /* A member leaving: offline at once, and the news passed on once. */
+/* The protocol version of m's connection, 0 when it has none. */
+static unsigned
+member_version(const struct member *m)
+{
+	const struct link *l = m->conn != NULL ? quic_data(m->conn) : NULL;
+
+	return l != NULL ? l->version : 0;
+}
+
+/*
+ * Punching (punch.h).  A member online through others but without a
+ * connection of ours, whose addresses failed us, is punched to through a
+ * member connected to both.  Only in a small room: in a large one most
+ * members are not meant to be neighbours.
+ */
+static void
+gossip_punch_check(struct gossip *g)
+{
+	if (!gossip_small(g))
+		return;
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		if (m->conn == NULL && member_online(m) && m->backoff_ms > 0 &&
+		    m->via != NULL && member_version(m->via) >= 2)
+			punch_want(g->punch, m->id);
+	}
+}
+
+/* Carries a punch frame towards its addressee: straight to it when
+ * connected, else through the member news of it came by, else through
+ * every neighbour of version 2. */
+static int
+gossip_punch_relay(void *arg, const struct frame *f)
+{
+	struct gossip *g = arg;
+	struct member *t = member_find(g, f->u.punch.to);
+	int sent = 0;
+
+	if (t == NULL)
+		return -1;
+	if (member_version(t) >= 2) {
+		gossip_send_frame(g, t, f);
+		return 0;
+	}
+	if (t->via != NULL && member_version(t->via) >= 2) {
+		gossip_send_frame(g, t->via, f);
+		return 0;
+	}
+	for (size_t i = 0; i < g->nmembers; i++)
+		if (member_version(g->members[i]) >= 2) {
+			gossip_send_frame(g, g->members[i], f);
+			sent = 1;
+		}
+	return sent ? 0 : -1;
+}
+
+static void
+gossip_punch_dial(void *arg, const uint8_t id[32], const struct addr *a,
+    size_t n)
+{
+	struct gossip *g = arg;
+	struct member *m = member_find(g, id);
+
+	if (m != NULL && m->conn == NULL)
+		gossip_dial_at(g, m, a, n);
+}
+
+static size_t
+gossip_punch_addrs(void *arg, struct addr *out, size_t max)
+{
+	return reach_addrs(&((struct gossip *)arg)->reach, out, max);
+}
+
+/* A punch frame: ours to act on, or one to carry to a member we are
+ * connected to (never back where it came from). */
+static void
+gossip_on_punch(struct gossip *g, struct link *l, const struct frame_punch *p)
+{
+	struct member *to;
+	struct frame f;
+
+	if (memcmp(p->to, g->env.me->pk, 32) == 0) {
+		if (member_find(g, p->from) != NULL)
+			punch_frame(g->punch, p);
+		return;
+	}
+	if ((to = member_find(g, p->to)) != NULL && to != l->m &&
+	    member_version(to) >= 2) {
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_PUNCH;
+		f.u.punch = *p;
+		gossip_send_frame(g, to, &f);
+	}
+}
+
+static int
+gossip_datagram(void *arg, const struct addr *from, const uint8_t *p,
+    size_t n)
+{
+	return punch_datagram(((struct gossip *)arg)->punch, from, p, n);
+}
+
 static void
 gossip_on_bye(struct gossip *g, struct link *l, const struct frame_bye *b)
 {
@@ -1478,6 +1606,9 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 	case FRAME_BYE:
 		gossip_on_bye(g, l, &f.u.bye);
 		break;
+	case FRAME_PUNCH:
+		gossip_on_punch(g, l, &f.u.punch);
+		break;
 	}
 	frame_clear(&f);
 }
@@ -1495,6 +1626,7 @@ gossip_closed(void *arg, struct quic_conn *qc)
 	    l->m->name : "(not greeted)", quic_is_client(qc) ? "out" : "in");
 	if ((m = l->m) != NULL && m->conn == qc) {
 		m->conn = NULL;
+		m->punched = 0;
 		if (reach_forget(&g->reach, m->id))
 			gossip_addrs_changed(g);
 		/* In a small room every member is a neighbour: a connection
@@ -1521,6 +1653,7 @@ gossip_closed(void *arg, struct quic_conn *qc)
 	}
 	free(l);
 	gossip_plan_dials(g);
+	gossip_punch_check(g);
 }
 
 /* Dialling: every member not connected, on all its addresses at once;
@@ -1563,16 +1696,17 @@ gossip_plan_dials(struct gossip *g)
 	loop_timer_set(g->dial_timer, next);
 }
 
+/* Dials m at each of n addresses at once. */
 static void
-gossip_dial_member(struct gossip *g, struct member *m)
+gossip_dial_at(struct gossip *g, struct member *m, const struct addr *a,
+    size_t n)
 {
-	m->next_dial = 0;
-	for (size_t j = 0; j < m->naddr; j++) {
+	for (size_t j = 0; j < n; j++) {
 		struct link *l = calloc(1, sizeof(*l));
 
 		if (l == NULL)
 			break;
-		if ((l->qc = quic_dial(g->quic, &m->addr[j], m->id)) == NULL) {
+		if ((l->qc = quic_dial(g->quic, &a[j], m->id)) == NULL) {
 			free(l);
 			continue;
 		}
@@ -1580,6 +1714,13 @@ gossip_dial_member(struct gossip *g, struct member *m)
 		quic_set_data(l->qc, l);
 		m->ndial++;
 	}
+}
+
+static void
+gossip_dial_member(struct gossip *g, struct member *m)
+{
+	m->next_dial = 0;
+	gossip_dial_at(g, m, m->addr, m->naddr);
 	if (m->ndial == 0) {
 		m->backoff_ms = DIAL_BACKOFF_MAX_MS;
 		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * 1000000u;
@@ -1643,8 +1784,9 @@ struct gossip *
 gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 {
 	static const struct quic_cbs cbs = {
-		gossip_open, gossip_frame, gossip_closed
+		gossip_open, gossip_frame, gossip_closed, gossip_datagram
 	};
+	struct punch_env pe;
 	struct gossip *g = calloc(1, sizeof(*g));
 	const struct room *r = env->room;
 	struct addr local[PAPO_ADDR_MAX];
@@ -1659,6 +1801,19 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	    env->version, &cbs, g)) == NULL)
 		goto fail;
 	quic_local(g->quic, &g->bound);
+	memset(&pe, 0, sizeof(pe));
+	pe.loop = env->loop;
+	pe.quic = g->quic;
+	pe.keys = env->keys;
+	pe.me = env->me;
+	pe.arg = g;
+	pe.relay = gossip_punch_relay;
+	pe.dial = gossip_punch_dial;
+	pe.addrs = gossip_punch_addrs;
+	if ((g->punch = punch_new(&pe)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto fail;
+	}
 	n = addr_local(&g->bound, local, PAPO_ADDR_MAX);
 	reach_init(&g->reach, env->advertise, env->nadvertise, local,
 	    n > 0 ? (size_t)n : 0);
@@ -1744,5 +1899,6 @@ gossip_free(struct gossip *g)
 	loop_timer_free(g->presence_timer);
 	loop_timer_free(g->announce_timer);
 	loop_timer_free(g->save_timer);
+	punch_free(g->punch);
 	free(g);
 }

@@ -515,6 +515,10 @@ quic_settings(ngtcp2_settings *s, ngtcp2_transport_params *p)
 	p->initial_max_stream_data_uni = 1024 * 1024;
 	p->initial_max_data = 4 * 1024 * 1024;
 	p->max_idle_timeout = QUIC_IDLE_TIMEOUT;
+	/* Peers must keep bit 0x40 of every packet set (RFC 9287 lets them
+	 * clear it when we allow it): papo's own datagrams are the ones
+	 * without it. */
+	p->grease_quic_bit = 0;
 }
 
 /* Connections. */
@@ -797,6 +801,17 @@ quic_read(void *arg, uint32_t events)
 				continue;
 			break;
 		}
+		/* papo's own datagrams (punches) look like a short header
+		 * (bit 0x80 clear) and the owner knows them by their length,
+		 * first byte and MAC: bit 0x40 does not tell, since ngtcp2
+		 * greases it (RFC 9287). */
+		if (n > 0 && (pkt[0] & 0x80) == 0 && q->cbs.datagram != NULL) {
+			struct addr a;
+
+			quic_from_sockaddr(&from, &a);
+			if (q->cbs.datagram(q->arg, &a, pkt, (size_t)n))
+				continue;
+		}
 		if (ngtcp2_pkt_decode_version_cid(&vc, pkt, (size_t)n,
 		    QUIC_CIDLEN) != 0)
 			continue;
@@ -1046,6 +1061,39 @@ const struct addr *
 quic_remote(const struct quic_conn *c)
 {
 	return &c->raddr;
+}
+
+int
+quic_send_raw(struct quic *q, const struct addr *to, const uint8_t *p,
+    size_t n, int ttl)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int def = 64, rc;
+
+	if (n == 0 || (p[0] & 0x80) != 0 ||
+	    (q->family == AF_INET && to->family != 4))
+		return -1;
+	len = quic_to_sockaddr(q, to, &ss);
+	/* A low TTL opens our own NAT's mapping without the packet reaching
+	 * the far NAT; both options, for a dual-stack socket's IPv4 peers. */
+	if (ttl > 0) {
+		setsockopt(q->fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
+		if (q->family == AF_INET6)
+			setsockopt(q->fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &ttl,
+			    sizeof(ttl));
+	}
+	rc = sendto(q->fd, p, n, MSG_DONTWAIT, (struct sockaddr *)&ss, len) ==
+	    (ssize_t)n ? 0 : -1;
+	if (ttl > 0) {
+		setsockopt(q->fd, IPPROTO_IP, IP_TTL, &def, sizeof(def));
+		if (q->family == AF_INET6) {
+			def = -1;    /* the route's default */
+			setsockopt(q->fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &def,
+			    sizeof(def));
+		}
+	}
+	return rc;
 }
 
 unsigned

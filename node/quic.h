@@ -34,6 +34,10 @@ struct quic_cbs {
 	/* c is gone (closed by either side, timed out, refused, or a dial
 	 * that never connected); called once, and c is invalid after. */
 	void (*closed)(void *arg, struct quic_conn *c);
+	/* A datagram without a long header: 1 when it was one of papo's
+	 * own (a punch), taken; 0 to treat it as QUIC.  May be NULL. */
+	int (*datagram)(void *arg, const struct addr *from, const uint8_t *p,
+	    size_t n);
 };
 
 /* Binds listen (port 0 picks one).  A wildcard IPv4 or IPv6 address gets
@@ -52,6 +56,11 @@ void quic_local(const struct quic *q, struct addr *out);
  * connection cannot even be set up. */
 struct quic_conn *quic_dial(struct quic *q, const struct addr *to,
     const uint8_t expect[32]);
+/* Sends one datagram of papo's own (not QUIC: the datagram callback
+ * tells them apart) to to, with the given TTL (0: the default); -1 when
+ * it could not. */
+int quic_send_raw(struct quic *q, const struct addr *to, const uint8_t *p,
+    size_t n, int ttl);
 /* Queues one frame; -1 when c is closing or too much is unacknowledged. */
 int quic_send(struct quic_conn *c, const uint8_t *p, size_t n);
 /* Closes c gracefully; closed() follows. */

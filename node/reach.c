@@ -36,9 +36,11 @@ reach_init(struct reach *r, const struct addr *advertise, size_t nadv,
 {
 	memset(r, 0, sizeof(*r));
 	r->nadvertise = nadv < PAPO_ADDR_MAX ? nadv : PAPO_ADDR_MAX;
-	memcpy(r->advertise, advertise, r->nadvertise * sizeof(*advertise));
+	if (r->nadvertise > 0)
+		memcpy(r->advertise, advertise, r->nadvertise * sizeof(*advertise));
 	r->nlocal = nlocal < PAPO_ADDR_MAX ? nlocal : PAPO_ADDR_MAX;
-	memcpy(r->local, local, r->nlocal * sizeof(*local));
+	if (r->nlocal > 0)
+		memcpy(r->local, local, r->nlocal * sizeof(*local));
 }
 
 /* What reach_addrs gives, to tell a change. */

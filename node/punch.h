@@ -1,0 +1,84 @@
+/*
+ * punch.h: hole punching arranged through a mutual member
+ * (docs/REACHABILITY.md).  When this member and another are both
+ * connected to some member M but not to each other, they agree a
+ * simultaneous open through M with signed punch frames: the responder
+ * first sends a few punch datagrams with a low TTL towards the other's
+ * addresses (its own NAT opens a mapping; the far NAT sees nothing that
+ * could clash), then says it is ready; both then send punches and the
+ * initiator dials.  Up to 3 attempts, the roles swapped each time; the
+ * first connection to greet wins, as for any dial.
+ *
+ * Punch datagrams go on the QUIC socket: 57 bytes, a first byte (0x21)
+ * without the long-header bit, the sender's id, a time, and a MAC under
+ * the room key.  A datagram is a punch only when all of that holds, so
+ * neither is taken for the other (bit 0x40 cannot tell: ngtcp2 greases
+ * it, RFC 9287); one from a stranger costs one keyed hash, then goes to
+ * QUIC, which drops it.  Node thread only.
+ */
+#ifndef PAPO_PUNCH_H
+#define PAPO_PUNCH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "node/addr.h"
+#include "node/crypto.h"
+#include "node/frame.h"
+#include "node/node.h"
+#include "node/quic.h"
+
+#define PUNCH_DATAGRAM_LEN 57     /* kind, id (32), ms (8), MAC (16) */
+#define PUNCH_TTL_LOW 2           /* passes our NAT, dies before theirs */
+#define PUNCH_TRIES 3
+#define PUNCH_TRY_NS (5ull * 1000000000u)      /* an attempt's time */
+#define PUNCH_REST_NS (60ull * 1000000000u)    /* after 3 failed */
+
+struct punch_env {
+	struct loop *loop;
+	struct quic *quic;
+	const struct room_keys *keys;
+	const struct identity *me;
+	void *arg;
+	/* Carries a punch frame towards the member it names, through one
+	 * connected to it; -1 when there is none. */
+	int (*relay)(void *arg, const struct frame *f);
+	/* Dials member id at these addresses. */
+	void (*dial)(void *arg, const uint8_t id[32], const struct addr *a,
+	    size_t n);
+	/* The addresses this member offers (reach.h's order). */
+	size_t (*addrs)(void *arg, struct addr *out, size_t max);
+};
+
+struct punch_stats {
+	uint64_t asked, answered;      /* attempts begun, asks answered */
+	uint64_t datagrams_sent, datagrams_ok, datagrams_bad;
+	uint64_t punched;              /* connections that came of one */
+};
+
+struct punch;
+
+struct punch *punch_new(const struct punch_env *env);
+void punch_free(struct punch *p);
+/* peer is reachable through others only: start trying, unless already
+ * trying or resting after 3 failed attempts. */
+void punch_want(struct punch *p, const uint8_t peer[32]);
+/* A punch frame addressed to this member (signature checked). */
+void punch_frame(struct punch *p, const struct frame_punch *f);
+/* A connection with peer greeted: 1 when a punch was under way for it
+ * (the path is "punched"), and trying stops. */
+int punch_done(struct punch *p, const uint8_t peer[32]);
+/* A datagram without a QUIC long header arrived from: 1 when it was a
+ * punch of this room (taken), 0 when it may be QUIC. */
+int punch_datagram(struct punch *p, const struct addr *from,
+    const uint8_t *d, size_t n);
+void punch_stats(const struct punch *p, struct punch_stats *out);
+
+/* The datagram, for tests: made for id at ms; checked (0) against keys
+ * and the time now_ms, within a minute. */
+void punch_datagram_make(const struct room_keys *k, const uint8_t id[32],
+    uint64_t ms, uint8_t out[PUNCH_DATAGRAM_LEN]);
+int punch_datagram_check(const struct room_keys *k, const uint8_t *d,
+    size_t n, uint64_t now_ms, uint8_t id[32]);
+
+#endif
