@@ -207,10 +207,28 @@ gossip_small(const struct gossip *g)
 	return g->nmembers + 1 <= FULL_MESH_MAX;
 }
 
+/*
+ * Online means reachable now: by our own connection, or, while it shows
+ * life, through the member its news came by, if we are connected to that
+ * one.  In a small room (a full mesh) that is the whole story, so a
+ * member whose last path went shows offline at once; in a large one a
+ * member is often reached over several hops, and life shown lately is
+ * enough while we have any neighbour.
+ */
+static size_t gossip_active(const struct gossip *g);
+
 static int
-member_online(const struct member *m)
+member_online(const struct gossip *g, const struct member *m)
 {
-	return !m->left && m->alive_until > loop_now_ns();
+	if (m->left)
+		return 0;
+	if (m->conn != NULL)
+		return 1;
+	if (m->alive_until <= loop_now_ns())
+		return 0;
+	if (m->via != NULL && m->via->conn != NULL)
+		return 1;
+	return !gossip_small(g) && gossip_active(g) > 0;
 }
 
 static void
@@ -254,7 +272,7 @@ gossip_presence_check(struct gossip *g)
 
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
-		int on = member_online(m);
+		int on = member_online(g, m);
 
 		if (on != m->shown_online) {
 			m->shown_online = on;
@@ -844,14 +862,14 @@ gossip_do_send(struct gossip *g, struct node_msg *req)
 		o->wait[o->nwait++] = to;
 	else
 		for (size_t i = 0; i < g->nmembers; i++)
-			if (member_online(g->members[i]))
+			if (member_online(g, g->members[i]))
 				o->wait[o->nwait++] = g->members[i];
 	o->any = o->nwait == 0;
 	o->req = req;
 	gossip_flood(g, &f, NULL);
 	gossip_emit_json(g, NODE_EV_SENT, gossip_msg_json(g, m));
 	/* Nobody to hear it now: say queued at once rather than in 8 s. */
-	if (o->any || (to != NULL && !member_online(to)))
+	if (o->any || (to != NULL && !member_online(g, to)))
 		outmsg_answer(g, o);
 	else
 		loop_timer_set(o->timer, loop_now_ns() + ACK_TIMEOUT_NS);
@@ -859,12 +877,13 @@ gossip_do_send(struct gossip *g, struct node_msg *req)
 }
 
 /*
- * How a member is reached now: "direct" (our own connection: its
- * protocol version and smoothed RTT), "via NAME" (no connection, but
- * news of its life came lately through NAME's), or "none".
+ * How a member is reached now: "direct", "punched" or "lan" (our own
+ * connection: its protocol version and smoothed RTT), "via NAME" (no
+ * connection, but news of its life came lately through NAME's), "via
+ * others" (a large room, over several hops), or "none".
  */
 static void
-gossip_path_json(const struct member *m, cJSON *e)
+gossip_path_json(const struct gossip *g, const struct member *m, cJSON *e)
 {
 	char path[PAPO_NAME_MAX + 8], nb[16];
 
@@ -876,10 +895,12 @@ gossip_path_json(const struct member *m, cJSON *e)
 		cJSON_AddNumberToObject(e, "protocol", quic_version(m->conn));
 		return;
 	}
-	if (member_online(m) && m->via != NULL && m->via->conn != NULL) {
+	if (member_online(g, m) && m->via != NULL) {
 		snprintf(path, sizeof(path), "via %s", member_name(m->via, nb));
 		cJSON_AddStringToObject(e, "path", path);
-	} else
+	} else if (member_online(g, m))    /* a large room, several hops */
+		cJSON_AddStringToObject(e, "path", "via others");
+	else
 		cJSON_AddStringToObject(e, "path", "none");
 	cJSON_AddNullToObject(e, "rtt_ms");
 	cJSON_AddNullToObject(e, "protocol");
@@ -939,9 +960,9 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		cJSON_AddStringToObject(e, "name", member_name(m, nb));
 		cJSON_AddStringToObject(e, "id", m->idtext);
 		cJSON_AddStringToObject(e, "about", m->about);
-		cJSON_AddBoolToObject(e, "online", member_online(m));
+		cJSON_AddBoolToObject(e, "online", member_online(g, m));
 		cJSON_AddBoolToObject(e, "direct", m->conn != NULL);
-		gossip_path_json(m, e);
+		gossip_path_json(g, m, e);
 		if (m->seen != 0)
 			cJSON_AddNumberToObject(e, "last_seen", (double)m->seen);
 		else
@@ -1076,6 +1097,7 @@ gossip_request(struct gossip *g, struct node_msg *m)
 static void
 gossip_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 {
+	struct member *author;
 	struct frame f;
 	int r;
 
@@ -1094,6 +1116,15 @@ gossip_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 		return;
 	}
 	upstream_put(g, m->id, l->m);
+	/* A message just written is a sign of its author's life, and of a
+	 * path to it through the member it came from. */
+	if ((author = member_find(g, m->from)) != NULL && author->conn == NULL &&
+	    m->ts + ALIVE_NS / 1000000u >= loop_wall_ms()) {
+		member_alive(author);
+		if (l->m != NULL && l->m != author)
+			author->via = l->m;
+		gossip_presence_check(g);
+	}
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_MSG;
 	f.u.msg = *m;
@@ -1430,7 +1461,7 @@ gossip_punch_check(struct gossip *g)
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
 
-		if (m->conn == NULL && member_online(m) && m->backoff_ms > 0 &&
+		if (m->conn == NULL && member_online(g, m) && m->backoff_ms > 0 &&
 		    m->via != NULL && member_version(m->via) >= 2)
 			punch_want(g->punch, m->id);
 	}
@@ -1743,7 +1774,7 @@ gossip_dial(void *arg)
 			struct member *m = g->members[(start + k) % g->nmembers];
 
 			if (!member_dialable(m) || m->next_dial > now ||
-			    (pass == 0 && !member_online(m)))
+			    (pass == 0 && !member_online(g, m)))
 				continue;
 			gossip_dial_member(g, m);
 			room--;
