@@ -166,3 +166,40 @@ addr_local(const struct addr *listen, struct addr *out, size_t max)
 	freeifaddrs(ifs);
 	return (int)n;
 }
+
+int
+addr_on_link(const struct addr *a)
+{
+	struct ifaddrs *ifs = NULL, *i;
+	int found = 0;
+
+	if (getifaddrs(&ifs) == -1)
+		return 0;
+	for (i = ifs; i != NULL && !found; i = i->ifa_next) {
+		const uint8_t *ip, *mask;
+		size_t len;
+
+		if (i->ifa_addr == NULL || i->ifa_netmask == NULL ||
+		    !(i->ifa_flags & IFF_UP) || (i->ifa_flags & IFF_LOOPBACK))
+			continue;
+		if (a->family == 4 && i->ifa_addr->sa_family == AF_INET) {
+			ip = (const uint8_t *)&((struct sockaddr_in *)
+			    i->ifa_addr)->sin_addr;
+			mask = (const uint8_t *)&((struct sockaddr_in *)
+			    i->ifa_netmask)->sin_addr;
+			len = 4;
+		} else if (a->family == 6 && i->ifa_addr->sa_family == AF_INET6) {
+			ip = ((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr.s6_addr;
+			mask = ((struct sockaddr_in6 *)
+			    i->ifa_netmask)->sin6_addr.s6_addr;
+			len = 16;
+		} else
+			continue;
+		found = 1;
+		for (size_t k = 0; k < len; k++)
+			if ((ip[k] & mask[k]) != (a->ip[k] & mask[k]))
+				found = 0;
+	}
+	freeifaddrs(ifs);
+	return found;
+}

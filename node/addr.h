@@ -32,5 +32,8 @@ int addr_is_unspecified(const struct addr *a);
  * both), global ones first, loopback last.  Returns the count, or -1.
  */
 int addr_local(const struct addr *listen, struct addr *out, size_t max);
+/* Whether a is on the same link as one of this machine's interfaces
+ * (inside an up, non-loopback interface's subnet): a LAN neighbour. */
+int addr_on_link(const struct addr *a);
 
 #endif

@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include "node/beacon.h"
 #include "node/fsutil.h"
 #include "node/frame.h"
 #include "node/gossip.h"
@@ -58,6 +59,8 @@ struct member {
 	struct quic_conn *conn;     /* the connection in use, once greeted */
 	struct member *via;         /* who last brought news of its life */
 	int punched;                /* its connection came of a punch */
+	int lan;                    /* its connection is on our link */
+	uint64_t beacon_dial;       /* ns of the last dial a beacon made */
 	int ndial;                  /* dials in flight */
 	uint32_t backoff_ms;
 	uint64_t next_dial;         /* monotonic ns; 0 none planned */
@@ -91,6 +94,7 @@ struct gossip {
 	struct addr bound;
 	struct reach reach;         /* how others reach us: what we advertise */
 	struct punch *punch;        /* direct paths arranged through others */
+	struct beacon *beacon;      /* LAN discovery, or NULL when off */
 	struct member **members;
 	size_t nmembers;
 	struct outmsg *outbox;
@@ -889,7 +893,7 @@ gossip_path_json(const struct gossip *g, const struct member *m, cJSON *e)
 
 	if (m->conn != NULL) {
 		cJSON_AddStringToObject(e, "path", m->punched ? "punched" :
-		    "direct");
+		    m->lan ? "lan" : "direct");
 		cJSON_AddNumberToObject(e, "rtt_ms",
 		    (double)(quic_rtt_us(m->conn) / 100) / 10.0);
 		cJSON_AddNumberToObject(e, "protocol", quic_version(m->conn));
@@ -950,6 +954,16 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		cJSON_AddNumberToObject(pj, "datagrams_bad",
 		    (double)ps.datagrams_bad);
 	}
+	if (g->beacon != NULL) {
+		uint64_t sent, heard, bad;
+		cJSON *lj = cJSON_AddObjectToObject(o, "lan");
+
+		beacon_counts(g->beacon, &sent, &heard, &bad);
+		cJSON_AddNumberToObject(lj, "beacons_sent", (double)sent);
+		cJSON_AddNumberToObject(lj, "beacons_heard", (double)heard);
+		cJSON_AddNumberToObject(lj, "beacons_bad", (double)bad);
+	} else
+		cJSON_AddNullToObject(o, "lan");
 	arr = cJSON_AddArrayToObject(o, "members");
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
@@ -1327,6 +1341,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	l->m = m;
 	m->conn = l->qc;
 	m->punched = punch_done(g->punch, peer);
+	m->lan = addr_on_link(quic_remote(l->qc));
 	if (h->version >= 2 && reach_observe(&g->reach, peer, &h->obs))
 		gossip_addrs_changed(g);
 	strcpy(m->name, h->name);
@@ -1532,6 +1547,46 @@ gossip_on_punch(struct gossip *g, struct link *l, const struct frame_punch *p)
 		f.u.punch = *p;
 		gossip_send_frame(g, to, &f);
 	}
+}
+
+/* LAN discovery (beacon.h): beacons go out while a member we know is
+ * not connected; one heard is dialled at once (every 5 s at most),
+ * whether we knew of that member or not: it holds the room key. */
+static int
+gossip_beacon_wanted(void *arg)
+{
+	struct gossip *g = arg;
+
+	for (size_t i = 0; i < g->nmembers; i++)
+		if (g->members[i]->conn == NULL && !g->members[i]->left)
+			return 1;
+	return 0;
+}
+
+static void
+gossip_beacon_heard(void *arg, const uint8_t id[32], const struct addr *at)
+{
+	struct gossip *g = arg;
+	struct member *m = member_add(g, id);
+	uint64_t now = loop_now_ns();
+	size_t i;
+
+	if (m == NULL || m->conn != NULL ||
+	    (m->beacon_dial != 0 && now < m->beacon_dial + BEACON_EVERY_NS))
+		return;
+	m->beacon_dial = now;
+	/* Its LAN address first among those we try. */
+	for (i = 0; i < m->naddr && !addr_equal(&m->addr[i], at); i++)
+		;
+	if (i == m->naddr) {
+		if (m->naddr == PAPO_ADDR_MAX)
+			m->naddr--;
+		memmove(m->addr + 1, m->addr, m->naddr * sizeof(m->addr[0]));
+		m->addr[0] = *at;
+		m->naddr++;
+	}
+	log_msg(LOG_DEBUG, "a beacon of %s: dialling it on the LAN", m->idtext);
+	gossip_dial_at(g, m, at, 1);
 }
 
 static int
@@ -1845,6 +1900,21 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
+	if (env->lan) {
+		struct beacon_env be;
+		char why[PAPO_ERR_LEN];
+
+		memset(&be, 0, sizeof(be));
+		be.loop = env->loop;
+		be.keys = env->keys;
+		be.me = env->me;
+		be.port = g->bound.port;
+		be.arg = g;
+		be.wanted = gossip_beacon_wanted;
+		be.heard = gossip_beacon_heard;
+		if ((g->beacon = beacon_new(why, &be)) == NULL)
+			log_msg(LOG_WARN, "LAN discovery is off: %s", why);
+	}
 	n = addr_local(&g->bound, local, PAPO_ADDR_MAX);
 	reach_init(&g->reach, env->advertise, env->nadvertise, local,
 	    n > 0 ? (size_t)n : 0);
@@ -1931,5 +2001,6 @@ gossip_free(struct gossip *g)
 	loop_timer_free(g->announce_timer);
 	loop_timer_free(g->save_timer);
 	punch_free(g->punch);
+	beacon_free(g->beacon);
 	free(g);
 }

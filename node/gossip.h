@@ -26,6 +26,7 @@ struct gossip_env {
 	unsigned version;            /* the newest protocol version spoken */
 	const struct addr *advertise; /* given by the person, first */
 	size_t nadvertise;
+	int lan;                     /* LAN discovery by beacons (beacon.h) */
 	/* Hands a finished request or an event to the rest of the program. */
 	void (*emit)(void *arg, struct node_msg *m);
 	void *arg;

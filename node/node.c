@@ -208,6 +208,8 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	if (node_parse_advertise(err, n, c->advertise) == -1)
 		goto fail;
 	env.advertise = n->advertise;
+	/* A daemon speaking as one of version 1 keeps to what those did. */
+	env.lan = !c->nolan && env.version >= 2;
 	env.nadvertise = n->nadvertise;
 	env.emit = node_emit;
 	env.arg = n;

@@ -110,6 +110,7 @@ struct node_config {
 	const char *advertise;   /* "ADDR:PORT,..." advertised first, or NULL */
 	unsigned version;        /* protocol version spoken: 0 the newest,
 	                          * 1 as a daemon of version 1 (tests) */
+	int nolan;               /* no LAN discovery (PAPO_LAN=off) */
 };
 
 enum node_kind {

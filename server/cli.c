@@ -429,6 +429,14 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 		}
 		sc.protocol = (unsigned)atoi(cli_env("PAPO_PROTOCOL"));
 	}
+	if (cli_env("PAPO_LAN") != NULL) {
+		if (strcmp(cli_env("PAPO_LAN"), "off") != 0 &&
+		    strcmp(cli_env("PAPO_LAN"), "on") != 0) {
+			fprintf(stderr, "papo: PAPO_LAN must be on or off\n");
+			return CLI_ERROR;
+		}
+		sc.nolan = strcmp(cli_env("PAPO_LAN"), "off") == 0;
+	}
 	if (cli_duration(cli_env("PAPO_MCP_IDLE"), &sc.mcp_idle_s) == -1) {
 		fprintf(stderr, "papo: PAPO_MCP_IDLE must be a time such as "
 		    "1800, 90s, 30m or 2h (at least 1 s, at most 30 days)\n");

@@ -398,6 +398,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	nc.listen = c->listen;
 	nc.advertise = c->advertise;
 	nc.version = c->protocol;
+	nc.nolan = c->nolan;
 	if ((p.node = node_start(err, &nc)) == NULL)
 		goto out;
 	if ((p.sse = sse_new(p.loop)) == NULL ||

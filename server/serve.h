@@ -29,6 +29,7 @@ struct serve_config {
 	                          * PAPO_ADVERTISE), advertised first */
 	unsigned protocol;       /* 0: the newest; 1: speak as a daemon of
 	                          * protocol version 1 (PAPO_PROTOCOL=1) */
+	int nolan;               /* PAPO_LAN=off: no LAN discovery */
 };
 
 /*

@@ -54,7 +54,9 @@ static struct node *
 start(const char *home)
 {
 	char err[PAPO_ERR_LEN];
-	struct node_config c = { .home = home, .listen = "127.0.0.1:0" };
+	/* No LAN beacons on this machine's interfaces. */
+	struct node_config c = { .home = home, .listen = "127.0.0.1:0",
+	    .nolan = 1 };
 	struct node *n = node_start(err, &c);
 
 	if (n == NULL)

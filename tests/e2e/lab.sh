@@ -46,6 +46,10 @@
 # "SKIPPED: reason" and exits 77.
 LAB=papo-lab-$$
 LAB_PORT=7700
+# Inside the lab's namespaces LAN discovery is on, as for a user (lib.sh
+# turns it off for daemons on this machine's own network; its start()
+# still does).  A caller may say PAPO_LAN=off for one daemon.
+export PAPO_LAN=on
 LAB_NAMESPACES=()
 LAB_NATS=0
 declare -A LABNS LABIP LABNET LABHOSTS
