@@ -167,6 +167,21 @@ addr_local(const struct addr *listen, struct addr *out, size_t max)
 	return (int)n;
 }
 
+/* RFC 1918, link-local (169.254/16), unique local (fc00::/7) and
+ * link-local (fe80::/10) IPv6: addresses that only mean something on a
+ * private network. */
+int
+addr_is_private(const struct addr *a)
+{
+	const uint8_t *ip = a->ip;
+
+	if (a->family == 4)
+		return ip[0] == 10 || (ip[0] == 172 && (ip[1] & 0xf0) == 16) ||
+		    (ip[0] == 192 && ip[1] == 168) ||
+		    (ip[0] == 169 && ip[1] == 254);
+	return (ip[0] & 0xfe) == 0xfc || (ip[0] == 0xfe && (ip[1] & 0xc0) == 0x80);
+}
+
 int
 addr_on_link(const struct addr *a)
 {

@@ -33,7 +33,10 @@ int addr_is_unspecified(const struct addr *a);
  */
 int addr_local(const struct addr *listen, struct addr *out, size_t max);
 /* Whether a is on the same link as one of this machine's interfaces
- * (inside an up, non-loopback interface's subnet): a LAN neighbour. */
+ * (inside an up, non-loopback interface's subnet). */
 int addr_on_link(const struct addr *a);
+/* Whether a is a private address (RFC 1918, link-local, IPv6 unique or
+ * link-local), meaningful on a private network only. */
+int addr_is_private(const struct addr *a);
 
 #endif

@@ -1341,7 +1341,10 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	l->m = m;
 	m->conn = l->qc;
 	m->punched = punch_done(g->punch, peer);
-	m->lan = addr_on_link(quic_remote(l->qc));
+	/* A LAN: a private address on one of our links (two public hosts
+	 * on one switch are simply direct). */
+	m->lan = addr_is_private(quic_remote(l->qc)) &&
+	    addr_on_link(quic_remote(l->qc));
 	if (h->version >= 2 && reach_observe(&g->reach, peer, &h->obs))
 		gossip_addrs_changed(g);
 	strcpy(m->name, h->name);

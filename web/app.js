@@ -1,7 +1,10 @@
 /*
  * app.js: papo's dashboard, a static client of the daemon's API (SPEC
  * "HTTP API").  It loads /api/status and /api/history, then follows
- * /api/events for new messages, receipts and presence.
+ * /api/events for new messages, receipts and presence.  Status (who is
+ * reachable, and how) is loaded again after a presence event and every
+ * STATUS_EVERY_MS while the page is shown; the member list and the
+ * network view (an SVG built with DOM calls) are drawn from it.
  *
  * The event stream is read with fetch() and parsed here, because
  * EventSource cannot send the Authorization header a daemon with a
@@ -20,6 +23,8 @@
   const BACKOFF_MIN_MS = 1000;
   const BACKOFF_MAX_MS = 15000;
   const STALL_MS = 75000;          // 3 missed heartbeats (every 25 s): reconnect
+  const STATUS_EVERY_MS = 15000;   // status again (paths, RTTs) while shown
+  const STATUS_AFTER_PRESENCE_MS = 250;
   const TOKEN_KEY = 'papo.token';
   const ID_RE = /^[a-z2-7]{10}$/;
 
@@ -32,7 +37,8 @@
     send: $('send'), sendStatus: $('send-status'), replying: $('replying'),
     replyingTo: $('replying-to'), replyCancel: $('reply-cancel'),
     auth: $('auth'), authForm: $('auth-form'), authError: $('auth-error'),
-    authToken: $('auth-token'),
+    authToken: $('auth-token'), reach: $('reach'), netBox: $('net-box'),
+    net: $('net'), netCount: $('net-count'),
   };
 
   const state = {
@@ -213,7 +219,101 @@
     ui.me.textContent = st.me ? st.me.name : '';
     if (st.me && st.me.about) ui.me.title = st.me.about;
     document.title = (st.room || 'papo') + ' · papo';
+    renderReach();
     renderMembers();
+  }
+
+  /* ---- paths: how this member reaches the others (docs/REACHABILITY.md) ---- */
+
+  const NAT_TEXT = {
+    open: 'no NAT',
+    cone: 'cone NAT',
+    symmetric: 'symmetric NAT',
+    unknown: 'NAT not known yet',
+  };
+  const NAT_HELP = {
+    open: 'Other members see this daemon at one of its own addresses: no NAT is in the way.',
+    cone: 'Behind a NAT that keeps one public port for every peer: members behind other NATs can reach it by hole punching.',
+    symmetric: 'Behind a NAT that picks a new port for each peer: members behind NATs reach it only through others.',
+    unknown: 'Fewer than two members have said where they see this daemon.',
+  };
+  const OWN_PATHS = { direct: 'direct', lan: 'LAN', punched: 'hole-punched' };
+
+  // The address others reach this member at: the one they see, else its own.
+  function myAddress(me) {
+    if (me.observed) return me.observed;
+    return Array.isArray(me.addrs) && me.addrs.length ? me.addrs[0] : '';
+  }
+
+  function renderReach() {
+    const me = state.status && state.status.me;
+    if (!me || !me.nat) {
+      ui.reach.hidden = true;        // a daemon that does not tell
+      return;
+    }
+    const nat = NAT_TEXT[me.nat] ? me.nat : 'unknown';
+    const addr = myAddress(me);
+    ui.reach.dataset.nat = nat;
+    ui.reach.textContent = NAT_TEXT[nat] + (addr ? ' · reached at ' + addr : '');
+    ui.reach.title = NAT_HELP[nat] + (addr ? ' ' + (me.observed ?
+      'Other members see it at ' + addr + '.' :
+      addr + ' is its own address: no member has told it another yet.') : '');
+    ui.reach.hidden = false;
+  }
+
+  // A member's path: as status says it (or a daemon older than paths:
+  // guessed from 'direct'); null when not known (online again, but status
+  // not loaded since).
+  function pathOf(m) {
+    if (typeof m.path === 'string' && m.path) return m.path;
+    if (!m.online) return 'none';
+    return m.path === undefined && m.direct ? 'direct' : null;
+  }
+
+  const isOwnPath = (p) => Object.prototype.hasOwnProperty.call(OWN_PATHS, p);
+
+  // NAME of 'via NAME' ('others' for 'via others'), else null.
+  function viaOf(p) {
+    return typeof p === 'string' && p.startsWith('via ') ? p.slice(4) : null;
+  }
+
+  function rttText(ms) {
+    if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return '';
+    if (ms < 0.1) return '<0.1 ms';
+    return (ms < 10 ? ms.toFixed(1) : String(Math.round(ms))) + ' ms';
+  }
+
+  // What the member list says of a member's path: "direct · 1.2 ms",
+  // "via bo", "unreachable"; '' when not known.
+  function pathText(m) {
+    const p = pathOf(m);
+    if (isOwnPath(p)) {
+      const rtt = rttText(m.rtt_ms);
+      return OWN_PATHS[p] + (rtt ? ' · ' + rtt : '');
+    }
+    if (p === 'none') return 'unreachable';
+    const via = viaOf(p);
+    if (via === 'others') return 'via other members';
+    if (via !== null) return 'via ' + via;
+    return p ? String(p) : '';
+  }
+
+  // The same in a sentence, for tooltips and the network view's titles.
+  function pathHelp(m) {
+    const p = pathOf(m);
+    if (isOwnPath(p)) {
+      const what = { direct: 'our own connection',
+        lan: 'our own connection, on a local network',
+        punched: 'our own connection, made by hole punching' }[p];
+      const rtt = rttText(m.rtt_ms);
+      return what + (m.protocol ? ' (protocol ' + m.protocol + ')' : '') +
+        (rtt ? ', round trip ' + rtt : '');
+    }
+    if (p === 'none') return 'unreachable now: messages to it wait until a path appears';
+    const via = viaOf(p);
+    if (via === 'others') return 'reached through other members, over several hops';
+    if (via !== null) return 'no connection of ours: reached through ' + via;
+    return 'path not known yet';
   }
 
   function memberRow(m, me) {
@@ -227,6 +327,7 @@
     const line = el('div', 'member-line');
     line.append(el('span', 'member-name ' + hue(m.name), m.name));
     if (me) line.append(el('span', 'you', 'you'));
+    li.dataset.path = me ? 'self' : pathOf(m) || '';
     const seen = el('span', 'seen');
     if (m.online) {
       seen.textContent = 'online';
@@ -237,6 +338,12 @@
       seen.textContent = 'offline · never seen';
     }
     body.append(line, seen);
+    const how = me ? '' : pathText(m);
+    if (how) {
+      const p = el('span', 'path', how);
+      p.title = pathHelp(m);
+      body.append(p);
+    }
     if (m.about) body.append(el('div', 'about', m.about));
     li.append(dot, body);
     return li;
@@ -252,6 +359,7 @@
     ui.members.replaceChildren(...rows);
     const on = list.filter((m) => m.online).length + 1;
     ui.membersCount.textContent = on + '/' + (list.length + 1) + ' online';
+    renderNet();
 
     // The "to" choices: everyone, or one member.  Rebuilt only when they
     // change, so an open list is not closed under the user; the choice
@@ -274,28 +382,253 @@
     ui.to.value = choices.some((c) => c[0] === keep) ? keep : '';
   }
 
+  // Answers may come back out of order (a poll and a presence event):
+  // only the newest request's is shown.
+  let statusAsked = 0;
+  let statusShown = 0;
   async function loadStatus() {
+    const n = ++statusAsked;
     const st = await api('/api/status');
+    if (n < statusShown) return;
+    statusShown = n;
     state.status = st;
     state.members = new Map((st.members || []).map((m) => [m.id, m]));
     renderStatus();
   }
 
+  // Status again shortly: a presence event says who is reachable, status
+  // also says how.  Several events in a burst make one request.
+  let statusTimer = null;
+  function statusSoon() {
+    if (statusTimer) return;
+    statusTimer = setTimeout(() => {
+      statusTimer = null;
+      loadStatus().catch(() => {});
+    }, STATUS_AFTER_PRESENCE_MS);
+  }
+
   function onPresence(p) {
-    if (!p || !p.id) return;
+    if (!p || !p.id || p.id === myId()) return;
     const m = state.members.get(p.id);
     if (m) {
       m.online = !!p.online;
       if (p.last_seen && p.last_seen > (m.last_seen || 0)) m.last_seen = p.last_seen;
       if (p.name) m.name = p.name;
-      renderMembers();
-    } else if (p.id !== myId()) {
+      // Offline means no path; online, the path comes with status.
+      if (!m.online) {
+        m.path = 'none';
+        m.rtt_ms = null;
+      } else if (m.path === 'none') {
+        m.path = null;
+      }
+    } else {
       // Someone new: status has their about and the rest.
       state.members.set(p.id, { id: p.id, name: p.name, online: !!p.online,
         last_seen: p.last_seen || null, about: '' });
-      renderMembers();
-      loadStatus().catch(() => {});
     }
+    renderMembers();
+    statusSoon();
+  }
+
+  /* ---- the network view: this member in the middle, the others around ---- */
+
+  const SVG_NS = 'http://www.w3.org/2000/svg';
+  const NET_W = 260;               // the viewBox of #net in index.html
+  const NET_H = 190;
+
+  function svgEl(tag, cls, attrs) {
+    const e = document.createElementNS(SVG_NS, tag);
+    if (cls) e.setAttribute('class', cls);
+    for (const k of Object.keys(attrs || {})) e.setAttribute(k, String(attrs[k]));
+    return e;
+  }
+
+  function svgText(cls, attrs, text) {
+    const t = svgEl('text', cls, attrs);
+    t.textContent = text;
+    return t;
+  }
+
+  // Its first child, so that it names the element for assistive technology.
+  function svgTitle(text) {
+    const t = document.createElementNS(SVG_NS, 'title');
+    t.textContent = text;
+    return t;
+  }
+
+  const fx = (v) => v.toFixed(1);
+
+  function shortName(name, n) {
+    const cs = [...String(name)];
+    return cs.length > n ? cs.slice(0, n - 1).join('') + '…' : cs.join('');
+  }
+
+  function initial(name) {
+    const c = [...String(name).trim()][0];
+    return c ? c.toUpperCase() : '?';
+  }
+
+  function netNode(m, x, y, r, opts) {
+    const g = svgEl('g', 'net-node ' + (opts.me ? 'me' : hue(m.name)) +
+      (opts.dim ? ' dim' : ''));
+    g.dataset.id = m.id || '';
+    g.dataset.name = m.name || '';
+    g.dataset.path = opts.me ? 'self' : pathOf(m) || '';
+    g.append(svgTitle(opts.title),
+      svgEl('circle', 'net-dot', { cx: fx(x), cy: fx(y), r }),
+      svgText('net-initial', { x: fx(x), y: fx(y + r * 0.36), 'font-size': fx(r * 1.05) },
+        initial(m.name)));
+    if (opts.label) g.append(svgText('net-name', { x: fx(x), y: fx(y + r + 10) }, opts.label));
+    return g;
+  }
+
+  // kind: 'direct', 'lan', 'punched' (our own connection: a solid line
+  // from the middle, labelled), 'via' (a dashed curve from the member to
+  // the one it is reached through) or 'others' (a dotted line to the
+  // middle: reached over several hops).
+  function netEdge(kind, from, to, a, b, c, title, label) {
+    const g = svgEl('g', 'net-edge ' + (isOwnPath(kind) ? 'own' : kind));
+    g.dataset.kind = kind;
+    g.dataset.from = from;
+    g.dataset.to = to;
+    g.append(svgTitle(title));
+    if (kind === 'via') {
+      // Bowed away from the middle, so it is not taken for a link of ours.
+      const mx = (a.x + b.x) / 2;
+      const my = (a.y + b.y) / 2;
+      let ox = mx - c.x;
+      let oy = my - c.y;
+      const len = Math.hypot(ox, oy);
+      if (len < 1) {
+        ox = a.y - b.y;
+        oy = b.x - a.x;
+      }
+      const k = len < 1 ? 30 / Math.hypot(ox, oy) : 0.35;
+      g.append(svgEl('path', 'net-line', {
+        d: 'M' + fx(a.x) + ' ' + fx(a.y) + ' Q' + fx(mx + ox * k) + ' ' + fx(my + oy * k) +
+          ' ' + fx(b.x) + ' ' + fx(b.y) }));
+    } else {
+      g.append(svgEl('line', 'net-line', { x1: fx(a.x), y1: fx(a.y), x2: fx(b.x), y2: fx(b.y) }));
+    }
+    if (label) {
+      // Above the middle of a flat line; else 60 % of the way out, on
+      // its outer side, clear of the labels of lines beside it.
+      const dx = b.x - a.x;
+      const flat = Math.abs(b.y - a.y) < Math.abs(dx) * 0.4;
+      const x = a.x + dx * (flat ? 0.5 : 0.6);
+      const y = a.y + (b.y - a.y) * (flat ? 0.5 : 0.6);
+      g.append(svgText('net-label', flat ?
+        { x: fx(x), y: fx(y - 5), 'text-anchor': 'middle' } :
+        { x: fx(x + (dx < -1 ? -5 : 5)), y: fx(y + 3), 'text-anchor': dx < -1 ? 'end' : 'start' },
+      label));
+    }
+    return g;
+  }
+
+  // The member a 'via NAME' member is reached through (one we reach on
+  // our own, if several have that name), or null.
+  function hopOf(m, others) {
+    const via = viaOf(pathOf(m));
+    if (via === null || via === 'others') return null;
+    const named = others.filter((o) => o !== m && o.name === via);
+    return named.find((o) => isOwnPath(pathOf(o))) || named[0] || null;
+  }
+
+  // Around the circle by name, each member followed by those reached
+  // through it: a dashed curve joins neighbours.
+  function netOrder(others, hops) {
+    const order = [];
+    const placed = new Set();
+    const place = (m) => {
+      if (placed.has(m)) return;
+      placed.add(m);
+      order.push(m);
+      for (const d of others) if (hops.get(d) === m) place(d);
+    };
+    for (const m of others) if (!hops.get(m)) place(m);
+    for (const m of others) place(m);   // a loop of vias, should one be told
+    return order;
+  }
+
+  function renderNet() {
+    const st = state.status;
+    if (!st || !st.me) return;
+    const me = st.me;
+    const others = [...state.members.values()].sort((a, b) =>
+      String(a.name).localeCompare(String(b.name)) || String(a.id).localeCompare(String(b.id)));
+
+    // Drawn again only when what it shows changed: a tooltip being read
+    // is not pulled away every few seconds.
+    const sig = JSON.stringify([me.id, me.name, me.nat, myAddress(me),
+      others.map((m) => [m.id, m.name, pathOf(m), rttText(m.rtt_ms), m.protocol || 0,
+        !m.online && m.last_seen ? ago(m.last_seen) : ''])]);
+    if (ui.net.dataset.sig === sig) return;
+    ui.net.dataset.sig = sig;
+
+    const hops = new Map(others.map((m) => [m, hopOf(m, others)]));
+    const ring = netOrder(others, hops);
+    const n = ring.length;
+    const c = { x: NET_W / 2, y: NET_H / 2 - 4 };
+    const r = n <= 8 ? 11 : n <= 16 ? 8 : 5;
+    const pos = new Map();
+    ring.forEach((m, i) => {
+      const a = 2 * Math.PI * i / n;   // the first on the right, then clockwise
+      pos.set(m, { x: c.x + 98 * Math.cos(a), y: c.y + 64 * Math.sin(a) });
+    });
+
+    const edges = [];
+    const nodes = [];
+    let own = 0;
+    let relayed = 0;
+    let unreachable = 0;
+    for (const m of ring) {
+      const p = pathOf(m);
+      const at = pos.get(m);
+      const hop = hops.get(m);
+      if (isOwnPath(p)) {
+        own++;
+        const rtt = rttText(m.rtt_ms);
+        edges.push(netEdge(p, me.id, m.id, c, at, c, me.name + ' to ' + m.name + ': ' + pathHelp(m),
+          n <= 8 ? (p === 'punched' ? 'punched' : OWN_PATHS[p]) + (rtt ? ' ' + rtt : '') : ''));
+      } else if (hop) {
+        relayed++;
+        edges.push(netEdge('via', m.id, hop.id, at, pos.get(hop), c,
+          m.name + ' is reached through ' + hop.name, ''));
+      } else if (viaOf(p) !== null) {
+        // Over several hops, or through a member this page does not know.
+        relayed++;
+        const via = viaOf(p);
+        edges.push(netEdge('others', m.id, me.id, at, c, c,
+          m.name + ' is reached through ' + (via === 'others' ? 'other members' : via), ''));
+      } else if (p === 'none') {
+        unreachable++;
+      }
+      const seen = !m.online && m.last_seen ? ', last seen ' + ago(m.last_seen) : '';
+      nodes.push(netNode(m, at.x, at.y, r, {
+        dim: p === 'none',
+        title: m.name + ': ' + pathHelp(m) + seen,
+        label: n <= 16 ? shortName(m.name, 10) : '',
+      }));
+    }
+    const addr = myAddress(me);
+    const nat = NAT_TEXT[me.nat] || '';
+    nodes.push(netNode(me, c.x, c.y, r + 3, {
+      me: true,
+      title: me.name + ' (you)' + (nat ? ', ' + nat : '') + (addr ? ', reached at ' + addr : ''),
+    }));
+
+    const title = ui.net.querySelector('title');
+    const edgeLayer = svgEl('g', 'net-edges');
+    const nodeLayer = svgEl('g', 'net-nodes');
+    edgeLayer.append(...edges);
+    nodeLayer.append(...nodes);
+    ui.net.replaceChildren(title, edgeLayer, nodeLayer);
+
+    const parts = [];
+    if (own) parts.push(own + ' direct');
+    if (relayed) parts.push(relayed + ' via others');
+    if (unreachable) parts.push(unreachable + ' unreachable');
+    ui.netCount.textContent = n ? parts.join(' · ') : 'nobody else yet';
   }
 
   /* ---- messages and threads ---- */
@@ -838,7 +1171,14 @@
         state.unseen = 0;
         renderStatus();
       }
+      if (!document.hidden && ui.conn.dataset.state === 'live') statusSoon();
     });
+    // Paths and round trips change without presence events.
+    setInterval(() => {
+      if (!document.hidden && ui.conn.dataset.state === 'live') loadStatus().catch(() => {});
+    }, STATUS_EVERY_MS);
+    // A phone shows the network view when asked: the room comes first.
+    if (window.matchMedia('(max-width: 720px)').matches) ui.netBox.open = false;
     // Relative times ("seen 3 min ago") and clocks age.
     setInterval(() => {
       renderMembers();

@@ -4,8 +4,10 @@
 // dashboard and checks what is on the screen: the room, the members and
 // their online state, messages arriving live from bo, messages sent from
 // the page reaching bo (to everyone, to one member, as a reply), hostile
-// text shown as text, the event stream coming back after ana's daemon
-// restarts, and the token form of a daemon started with --token.  It
+// text shown as text, how each member is reached (the member list, the
+// header's NAT line and the network view, live and from a status answer
+// with every kind of path), the event stream coming back after ana's
+// daemon restarts, and the token form of a daemon started with --token.  It
 // saves dashboard.png (desktop) and dashboard-phone.png (390 px wide)
 // beside itself.
 //
@@ -83,7 +85,40 @@ function memberRow(page, name) {
   return page.evaluate((n) => {
     const li = [...document.querySelectorAll('#members li.member')].find(
       (e) => e.querySelector('.member-name')?.textContent === n);
-    return li ? { text: li.innerText, online: li.classList.contains('online'), html: li.innerHTML } : null;
+    return li ? { text: li.innerText, online: li.classList.contains('online'), html: li.innerHTML,
+      path: li.dataset.path } : null;
+  }, name);
+}
+
+// What the network view shows of the member named name: its node (the
+// path it is drawn for, its opacity, its title) and the edges that touch
+// it, each as drawn (dashed or not, how long on the screen, its label).
+function netNode(page, name) {
+  return page.evaluate((n) => {
+    const svg = document.querySelector('#net');
+    const node = [...svg.querySelectorAll('g.net-node')].find((g) => g.dataset.name === n);
+    if (!node) return null;
+    const id = node.dataset.id;
+    const box = node.getBoundingClientRect();
+    const edges = [...svg.querySelectorAll('g.net-edge')]
+      .filter((g) => g.dataset.from === id || g.dataset.to === id)
+      .map((g) => {
+        const line = g.querySelector('.net-line');
+        const b = line.getBoundingClientRect();
+        return {
+          kind: g.dataset.kind, from: g.dataset.from, to: g.dataset.to,
+          title: g.querySelector('title')?.textContent || '',
+          label: g.querySelector('.net-label')?.textContent || '',
+          dashed: getComputedStyle(line).strokeDasharray !== 'none',
+          length: Math.hypot(b.width, b.height),
+        };
+      });
+    return {
+      id, path: node.dataset.path, title: node.querySelector('title')?.textContent || '',
+      label: node.querySelector('.net-name')?.textContent || '',
+      opacity: Number(getComputedStyle(node).opacity),
+      visible: box.width > 0 && box.height > 0, edges,
+    };
   }, name);
 }
 
@@ -191,6 +226,42 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
     assert.equal(await page.textContent('#conn-text'), 'live');
   });
 
+  step('the member list, the header and the network view show how ana reaches bo', async () => {
+    const row = await until('bo\'s path and round trip in the list', async () => {
+      const r = await memberRow(page, 'bo');
+      return r && /direct · [\d.]+ ms/.test(r.text) ? r : null;
+    });
+    assert.equal(row.path, 'direct');
+    const me = (await api(A, '/api/status')).me;
+    const addr = me.observed ?? me.addrs[0];
+    assert.ok(addr, `ana has an address: ${JSON.stringify(me)}`);
+    assert.equal(await page.getAttribute('#reach', 'data-nat'), me.nat);
+    const reach = await page.textContent('#reach');
+    assert.match(reach, /NAT/, `the NAT kind near the room's name: ${reach}`);
+    assert.ok(reach.endsWith('reached at ' + addr), `and the address ana is reached at: ${reach}`);
+    assert.ok(await page.isVisible('#reach'));
+
+    const bo = await until('bo in the network view, joined to ana', async () => {
+      const n = await netNode(page, 'bo');
+      return n && n.edges.length === 1 && /direct [\d.]+ ms/.test(n.edges[0].label) ? n : null;
+    });
+    assert.ok(bo.visible, 'bo\'s node is on the screen');
+    assert.equal(bo.path, 'direct');
+    assert.equal(bo.opacity, 1, 'not faded');
+    assert.equal(bo.label, 'bo');
+    assert.match(bo.title, /^bo: our own connection.*round trip [\d.]+ ms/, bo.title);
+    const [edge] = bo.edges;
+    assert.equal(edge.kind, 'direct');
+    assert.equal(edge.from, status.me.id, 'the edge runs from ana');
+    assert.equal(edge.to, bo.id);
+    assert.equal(edge.dashed, false, 'our own connection is a solid line');
+    assert.ok(edge.length > 40, `the line is drawn: ${edge.length} px`);
+    assert.match(edge.title, /ana to bo: our own connection/);
+    const ana = await netNode(page, 'ana');
+    assert.equal(ana?.path, 'self', 'ana is in the view too');
+    assert.match(ana.title, /ana \(you\)/);
+  });
+
   step('a message bo sends appears without a reload', async () => {
     const r = await api(B, '/api/send', { text: 'hello ana, this is bo' });
     boMsg = r.id;
@@ -295,6 +366,80 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
     assert.deepEqual(problems, [], 'no page error or CSP violation');
   });
 
+  step('every kind of path is drawn as status tells it, names as text', async () => {
+    // A status answer with members reached in every way: a LAN link, a
+    // punched one, one member through bo, one through others, one gone,
+    // and a hostile name.  The rest of the page talks to ana.
+    const HOSTILE = '<svg onload=alert(2)><img src=x onerror=alert(3)>';
+    const ids = { carla: 'c'.repeat(52), dee: 'd'.repeat(52), eli: 'e'.repeat(52),
+      fay: 'f'.repeat(52), gus: 'g'.repeat(52), hostile: 'h'.repeat(52) };
+    const now = Date.now();
+    const ctx2 = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
+    try {
+      const p = await ctx2.newPage();
+      watch(p, 'paths');
+      await p.route('**/api/status', async (route) => {
+        const st = await api(A, '/api/status');
+        st.me.nat = 'cone';
+        st.me.observed = '203.0.113.7:41641';
+        const m = (name, id, path, rtt, online = true) => ({ name, id, about: '', online,
+          direct: rtt !== null, path, rtt_ms: rtt, protocol: rtt === null ? null : 2,
+          last_seen: online ? now : now - 600_000 });
+        st.members.push(m('carla', ids.carla, 'lan', 0.4), m('dee', ids.dee, 'punched', 38.2),
+          m('eli', ids.eli, 'via bo', null), m('fay', ids.fay, 'via others', null),
+          m('gus', ids.gus, 'none', null, false), m(HOSTILE, ids.hostile, 'via dee', null));
+        await route.fulfill({ json: st });
+      });
+      await p.goto(`${A.info.http}/`);
+      await until('the NAT line', async () =>
+        (await p.textContent('#reach')) === 'cone NAT · reached at 203.0.113.7:41641');
+      assert.equal(await p.getAttribute('#reach', 'data-nat'), 'cone');
+
+      const rows = {};
+      for (const n of ['carla', 'dee', 'eli', 'fay', 'gus']) rows[n] = await until(`${n} listed`, () => memberRow(p, n));
+      assert.match(rows.carla.text, /LAN · 0\.4 ms/);
+      assert.match(rows.dee.text, /hole-punched · 38 ms/);
+      assert.match(rows.eli.text, /via bo/);
+      assert.match(rows.fay.text, /via other members/);
+      assert.match(rows.gus.text, /unreachable/);
+      assert.deepEqual(Object.values(rows).map((r) => r.path), ['lan', 'punched', 'via bo', 'via others', 'none']);
+
+      const carla = await netNode(p, 'carla');
+      assert.deepEqual(carla.edges.map((e) => [e.kind, e.from, e.dashed]), [['lan', status.me.id, false]]);
+      assert.match(carla.edges[0].label, /LAN 0\.4 ms/);
+      const dee = await netNode(p, 'dee');
+      const deeOwn = dee.edges.filter((e) => e.from === status.me.id);
+      assert.deepEqual(deeOwn.map((e) => [e.kind, e.dashed]), [['punched', false]]);
+      assert.match(deeOwn[0].label, /punched 38 ms/);
+      // eli: a dashed line to bo, none from ana.
+      const eli = await netNode(p, 'eli');
+      assert.deepEqual(eli.edges.map((e) => [e.kind, e.from, e.to, e.dashed]), [['via', ids.eli, boId, true]]);
+      assert.ok(eli.edges[0].length > 10, 'the dashed line is drawn');
+      assert.match(eli.edges[0].title, /eli is reached through bo/);
+      assert.equal(eli.opacity, 1);
+      const fay = await netNode(p, 'fay');
+      assert.deepEqual(fay.edges.map((e) => [e.kind, e.dashed]), [['others', true]]);
+      const gus = await netNode(p, 'gus');
+      assert.deepEqual(gus.edges, [], 'no line to the unreachable');
+      assert.ok(gus.opacity < 1, `gus is faded: ${gus.opacity}`);
+      assert.match(gus.title, /gus: unreachable now/);
+      assert.match(await p.textContent('#net-count'), /3 direct · 3 via others · 1 unreachable/);
+
+      // The hostile name: text in the view and the list, no element made of it.
+      const h = await netNode(p, HOSTILE);
+      assert.ok(h, 'the hostile name has its node');
+      assert.ok(h.title.startsWith(HOSTILE + ':'), `its title is the literal name: ${h.title}`);
+      assert.deepEqual(h.edges.filter((e) => e.from === ids.hostile).map((e) => [e.kind, e.to]), [['via', ids.dee]]);
+      assert.match((await memberRow(p, HOSTILE)).text, /via dee/);
+      assert.equal(await p.locator('img').count(), 0, 'no img element');
+      assert.equal(await p.locator('#net svg').count(), 0, 'no svg element inside the view');
+      assert.deepEqual(dialogs, [], 'no dialog opened');
+      assert.deepEqual(problems, [], 'no page error or CSP violation');
+    } finally {
+      await ctx2.close();
+    }
+  });
+
   step('screenshots: desktop and a 390 px phone', async () => {
     await page.screenshot({ path: path.join(HERE, 'dashboard.png'), animations: 'disabled' });
     const phone = await browser.newContext({
@@ -321,6 +466,18 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
         assert.ok(fit[k].top >= 0 && fit[k].bottom <= fit.height, `${k} is on screen: ${JSON.stringify(fit[k])}`);
       }
       assert.ok(fit.last.bottom <= fit.composer.top + 1 && fit.last.bottom > 0, 'the newest message is in view, above the box');
+      // The network view, folded on a phone, opens within its width.
+      assert.equal(await p.isVisible('#net'), false, 'the network view is folded on a phone');
+      await p.tap('#net-box summary');
+      const net = await until('the network view open on the phone', () => p.evaluate(() => {
+        const svg = document.querySelector('#net').getBoundingClientRect();
+        const bo = document.querySelector('#net g.net-node[data-name="bo"]')?.getBoundingClientRect();
+        return svg.height > 0 && bo && bo.width > 0 ?
+          { svg, bo, scrollWidth: document.documentElement.scrollWidth } : null;
+      }));
+      assert.ok(net.svg.left >= 0 && net.svg.right <= 390, `the view fits across: ${JSON.stringify(net.svg)}`);
+      assert.ok(net.bo.left >= 0 && net.bo.right <= 390, `bo's node fits across: ${JSON.stringify(net.bo)}`);
+      assert.ok(net.scrollWidth <= 390, `nothing wider than the phone: ${net.scrollWidth}`);
       // Sending works with a thumb too.
       await p.fill('#text', 'from a phone');
       await p.tap('#send');
@@ -368,8 +525,30 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
     }, 30_000);
     assert.match(off.text, /seen/, `when bo was last seen: ${off.text}`);
     assert.doesNotMatch(off.text, /\bonline\b/);
+    assert.match(off.text, /unreachable/, `bo has no path: ${off.text}`);
+    assert.doesNotMatch(off.text, /direct|ms/);
+    assert.equal(off.path, 'none');
+    // In the network view: faded, and no line to it.
+    const gone = await until('bo faded in the network view', async () => {
+      const n = await netNode(page, 'bo');
+      return n && n.path === 'none' ? n : null;
+    }, 30_000);
+    assert.ok(gone.visible, 'bo is still drawn');
+    assert.ok(gone.opacity < 1, `faded: ${gone.opacity}`);
+    assert.deepEqual(gone.edges, [], 'no line to bo');
+    assert.equal(await page.locator('#net g.net-edge').count(), 0, 'no line at all');
+    assert.match(gone.title, /bo: unreachable now/);
+
     B = await serve('bo');
     await until('bo shown online again', async () => (await memberRow(page, 'bo'))?.online, 60_000);
+    // The path comes back with status, loaded again on the presence event.
+    const back = await until('bo joined to ana again', async () => {
+      const n = await netNode(page, 'bo');
+      return n && n.path === 'direct' && n.edges.length === 1 ? n : null;
+    }, 30_000);
+    assert.equal(back.opacity, 1);
+    assert.equal(back.edges[0].dashed, false);
+    assert.match((await memberRow(page, 'bo')).text, /direct/);
     assert.equal(navigations, 1, 'the page was not reloaded');
   }, 120_000);
 

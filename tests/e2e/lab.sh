@@ -3,9 +3,9 @@
 # behind NATs.  Source it after lib.sh (it uses T, fail, finish, until_true,
 # URL and PAPO), then call lab_up.
 #
-#   "internet" namespace: a bridge with 10.88.0.1/24, the public side.
+#   "internet" namespace: a bridge with 203.0.113.1/24, the public side.
 #   lab_public NAME IP          a public host: eth0 with IP/24 on the
-#                               bridge, default route via 10.88.0.1.
+#                               bridge, default route via 203.0.113.1.
 #   lab_nat NAME FLAVOUR WAN_IP [drop]
 #                               a NAT router: "wan" with WAN_IP/24 on the
 #                               bridge, "lan" a bridge with 192.168.K.1/24
@@ -90,7 +90,7 @@ lab_up() {
 		lab_skip "nftables does not work in a namespace: $(cat "$T/lab.err")"
 	lab_net ip netns exec "${LABNS[inet]}" nft delete table ip probe
 	lab_net ip -n "${LABNS[inet]}" link add br0 type bridge forward_delay 0
-	lab_net ip -n "${LABNS[inet]}" addr add 10.88.0.1/24 dev br0
+	lab_net ip -n "${LABNS[inet]}" addr add 203.0.113.1/24 dev br0
 	lab_net ip -n "${LABNS[inet]}" link set br0 up
 }
 
@@ -108,7 +108,7 @@ lab_public() {
 	lab_ns "$n" || { fail "lab: ip netns add: $(cat "$T/lab.err")"; finish; exit 1; }
 	lab_wire "${LABNS[$n]}" eth0 "${LABNS[inet]}" "p-$n" br0
 	lab_net ip -n "${LABNS[$n]}" addr add "$ip/24" dev eth0
-	lab_net ip -n "${LABNS[$n]}" route add default via 10.88.0.1
+	lab_net ip -n "${LABNS[$n]}" route add default via 203.0.113.1
 	LABIP[$n]=$ip
 }
 
@@ -128,7 +128,7 @@ lab_nat() {
 	LAB_NATS=$((LAB_NATS + 1)); k=$LAB_NATS
 	lab_wire "$ns" wan "${LABNS[inet]}" "n-$n" br0
 	lab_net ip -n "$ns" addr add "$wan/24" dev wan
-	lab_net ip -n "$ns" route add default via 10.88.0.1
+	lab_net ip -n "$ns" route add default via 203.0.113.1
 	lab_net ip -n "$ns" link add lan type bridge forward_delay 0
 	lab_net ip -n "$ns" addr add "192.168.$k.1/24" dev lan
 	lab_net ip -n "$ns" link set lan up

@@ -2,15 +2,15 @@
 # reach.sh: members behind NATs, in the lab of lab.sh (network namespaces,
 # nftables NATs).  Every daemon there listens on 0.0.0.0:7700.
 #
-#   r1 10.88.0.11, r2 10.88.0.12, d 10.88.0.14: public hosts
-#   a behind nata, a cone NAT (WAN 10.88.0.21)
-#   b behind natb, a symmetric NAT (WAN 10.88.0.22)
-#   c behind natc, a symmetric NAT (WAN 10.88.0.23) that drops unsolicited
+#   r1 203.0.113.11, r2 203.0.113.12, d 203.0.113.14: public hosts
+#   a behind nata, a cone NAT (WAN 203.0.113.21)
+#   b behind natb, a symmetric NAT (WAN 203.0.113.22)
+#   c behind natc, a symmetric NAT (WAN 203.0.113.23) that drops unsolicited
 #     inbound but forwards its WAN UDP port 7700 to c
 #
 # The promises under test:
 #  1. Observed address, cone NAT: once a is connected to r1 and r2, its
-#     status says nat "cone" and observed 10.88.0.21:PORT, that address
+#     status says nat "cone" and observed 203.0.113.21:PORT, that address
 #     comes first in me.addrs and in the invite a prints; r1 and r2 show a
 #     with path "direct", protocol 2 and a numeric rtt_ms.
 #  2. Symmetric NAT: b says nat "symmetric", observed null, and advertises
@@ -19,7 +19,7 @@
 #     `papo status`.
 #  3. No NAT: r1 says nat "open".
 #  4. --advertise behind a port forward: c (a room of its own) serves with
-#     --advertise 10.88.0.23:7700; its invite starts with it; d joins from
+#     --advertise 203.0.113.23:7700; its invite starts with it; d joins from
 #     that invite, and c and d exchange messages both ways, directly.
 #  5. An old daemon in a new room (loopback, lib.sh's start): a daemon with
 #     PAPO_PROTOCOL=1 and two new ones exchange messages; a new one shows
@@ -87,8 +87,8 @@ nat_room() {
 
 	# 6. A daemon on 0.0.0.0 prints no loopback address.
 	addrs=$(invite_addrs "$inv")
-	check "r1's invite carries its address 10.88.0.11:7700: $(oneline "$addrs")" \
-		grep -qx '10\.88\.0\.11:7700' <<<"$addrs"
+	check "r1's invite carries its address 203.0.113.11:7700: $(oneline "$addrs")" \
+		grep -qx '203\.0\.113\.11:7700' <<<"$addrs"
 	check "r1's invite (listening on 0.0.0.0) has no loopback address: $(oneline "$addrs")" \
 		no_loopback "$addrs"
 
@@ -102,8 +102,8 @@ nat_room() {
 	eventually 15 a "[$(m r1), $(m r2) | .path] == [\"direct\", \"direct\"]" \
 		"a's status shows path direct to r1 and to r2"
 	eventually 20 a '.me.nat == "cone"' "a's status says nat cone"
-	eventually 5 a '.me.observed | startswith("10.88.0.21:")' \
-		"a's status says observed 10.88.0.21:PORT, its NAT's public address"
+	eventually 5 a '.me.observed | startswith("203.0.113.21:")' \
+		"a's status says observed 203.0.113.21:PORT, its NAT's public address"
 	observed=$(jq -r .me.observed "$T/status-a")
 	say "a: nat $(jq -r .me.nat "$T/status-a"), observed $observed, addrs $(jq -c .me.addrs "$T/status-a")"
 	eventually 5 a '.me.observed != null and .me.addrs[0] == .me.observed' \
@@ -129,8 +129,8 @@ nat_room() {
 	eventually 5 b '.me | has("observed") and .observed == null' \
 		"b's status says observed null"
 	say "b: nat $(jq -r .me.nat "$T/status-b"), observed $(jq -r .me.observed "$T/status-b"), addrs $(jq -c .me.addrs "$T/status-b")"
-	eventually 5 b '.me.addrs | length > 0 and all(startswith("10.88.0.22:") | not)' \
-		"b's me.addrs has no address of its NAT (10.88.0.22)"
+	eventually 5 b '.me.addrs | length > 0 and all(startswith("203.0.113.22:") | not)' \
+		"b's me.addrs has no address of its NAT (203.0.113.22)"
 	eventually 10 r1 "$(m b) | .path == \"direct\" and .protocol == 2" \
 		"r1 shows b with path direct and protocol 2"
 	# Between a's NAT and b's there is no way through: each sees the
@@ -146,8 +146,8 @@ nat_room() {
 
 	# 3. r1 has no NAT: its peers see it at its own address.
 	eventually 20 r1 '.me.nat == "open"' "r1, a public host, says nat open"
-	eventually 5 r1 '.me.addrs[0] == "10.88.0.11:7700"' \
-		"r1's me.addrs starts with 10.88.0.11:7700"
+	eventually 5 r1 '.me.addrs[0] == "203.0.113.11:7700"' \
+		"r1's me.addrs starts with 203.0.113.11:7700"
 	check "r1's me.addrs has no loopback address: $(jq -c .me.addrs "$T/status-r1")" \
 		no_loopback "$(jq -r '.me.addrs[]' "$T/status-r1")"
 }
@@ -157,12 +157,12 @@ nat_room() {
 port_forward() {
 	local inv addrs
 	lab_papo c new --name c >/dev/null
-	lab_start c --advertise 10.88.0.23:7700 || return
+	lab_start c --advertise 203.0.113.23:7700 || return
 	inv=$(lab_papo c invite)
 	addrs=$(invite_addrs "$inv")
-	check "c's invite starts with its --advertise address 10.88.0.23:7700: $(oneline "$addrs")" \
-		test "$(head -n 1 <<<"$addrs")" = 10.88.0.23:7700
-	eventually 5 c '.me.addrs[0] == "10.88.0.23:7700"' \
+	check "c's invite starts with its --advertise address 203.0.113.23:7700: $(oneline "$addrs")" \
+		test "$(head -n 1 <<<"$addrs")" = 203.0.113.23:7700
+	eventually 5 c '.me.addrs[0] == "203.0.113.23:7700"' \
 		"c's me.addrs starts with its --advertise address"
 	lab_papo d join "$inv" --name d >/dev/null
 	lab_start d || return
@@ -222,14 +222,14 @@ advertise_env() {
 }
 
 lab_up
-lab_public r1 10.88.0.11
-lab_public r2 10.88.0.12
-lab_public d 10.88.0.14
-lab_nat nata cone 10.88.0.21
+lab_public r1 203.0.113.11
+lab_public r2 203.0.113.12
+lab_public d 203.0.113.14
+lab_nat nata cone 203.0.113.21
 lab_host a nata
-lab_nat natb symmetric 10.88.0.22
+lab_nat natb symmetric 203.0.113.22
 lab_host b natb
-lab_nat natc symmetric 10.88.0.23 drop
+lab_nat natc symmetric 203.0.113.23 drop
 lab_host c natc
 lab_forward natc 7700 c
 say "lab up: r1, r2, d public; a behind a cone NAT, b behind a symmetric one, c behind a symmetric one that drops unsolicited inbound but forwards port 7700"
