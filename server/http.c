@@ -115,6 +115,7 @@ struct http {
 	struct loop_timer *timer;
 	int epfd;
 	int kicked;
+	int stopping;               /* http_free runs: no handler may start */
 	struct http_mount *mounts;
 	size_t nmounts;
 	char token[HTTP_TOKEN_MAX + 1];
@@ -842,7 +843,14 @@ http_end(struct http_req *r)
 	switch (r->state) {
 	case HTTP_READING:
 		r->state = HTTP_RUNNING;
-		r->route->handler(r, r->arg);
+		/* While stopping, the handlers' modules are gone or going (the
+		 * node stopped first): a request that came in the last runs
+		 * is answered here, never left waiting. */
+		if (r->h->stopping)
+			http_reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE,
+			    "papo serve is stopping");
+		else
+			r->route->handler(r, r->arg);
 		if (r->state == HTTP_RUNNING)
 			http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 			    "the handler of %s gave no answer", r->path);
@@ -1081,6 +1089,7 @@ http_free(struct http *h)
 	if (h == NULL)
 		return;
 	/* MHD refuses to stop with a suspended connection. */
+	h->stopping = 1;
 	while (!LIST_EMPTY(&h->waiting))
 		http_reply_error(LIST_FIRST(&h->waiting),
 		    MHD_HTTP_SERVICE_UNAVAILABLE, "papo serve is stopping");
