@@ -321,6 +321,54 @@ function need(ok) {
   assert.ok(ok, 'needs the earlier steps (see the first failure above)');
 }
 
+/*
+ * A client waits in a loop (every other time after a pause, so that
+ * messages come both while it is inside a wait and between waits) while
+ * bo sends n messages (send) with the gaps given.  Returns what bo sent ({ id,
+ * t0, t1 }: when its send began and was answered), their texts, each
+ * wait ({ start, answer, ids }; answer from answeredAt when given), and
+ * every message the waits returned, a last short wait included.
+ */
+async function waitsWhileBoSends(client, { send, n, what, label, pauseMs, waitS, deadlineS, gapsMs, answeredAt }) {
+  const sent = [];
+  const texts = new Map();
+  const waits = [];
+  const got = [];
+  let sending = true;
+  const deadline = Date.now() + deadlineS * 1000;
+  const reader = (async () => {
+    for (let k = 0; ; k++) {
+      assert.ok(Date.now() < deadline, `the waits${label} returned ${got.length} of ${n} messages in ${deadlineS} s`);
+      if (k % 2 === 0) await sleep(pauseMs);
+      const start = now();
+      const r = await client.callTool({ name: 'wait', arguments: { timeout_s: waitS } }, undefined, { timeout: 30_000 });
+      const w = waitResult(r, `wait ${k}${label}`);
+      waits.push({ start, answer: answeredAt ? answeredAt() : null, ids: w.messages.map((m) => m.id) });
+      got.push(...w.messages);
+      if (!sending && (got.length >= n || w.messages.length === 0)) break;
+    }
+  })();
+  const writer = (async () => {
+    try {
+      for (let i = 0; i < n; i++) {
+        const t = text(what, i);
+        const t0 = now();
+        const id = await send(t);
+        texts.set(id, t);
+        sent.push({ id, t0, t1: now() });
+        await sleep(gapsMs[i % gapsMs.length]);
+      }
+    } finally {
+      sending = false;
+    }
+  })();
+  await Promise.all([reader, writer]);
+  // One more wait: nothing is left, nothing comes twice.
+  const last = waitResult(await client.callTool({ name: 'wait', arguments: { timeout_s: 1 } }, undefined, { timeout: 20_000 }), `the last wait${label}`);
+  got.push(...last.messages);
+  return { sent, texts, waits, got };
+}
+
 describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () => {
   let A, B, C;
   let boId;
@@ -457,45 +505,10 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
       assert.equal(s0.channels, false, `status of a client that did not opt in says channels: false: ${short(s0)}`);
       assert.equal(s0.unread, 0, `status of a new session says unread: 0: ${short(s0)}`);
 
-      const sent = []; // { id, t0, t1 }: when bo's send of it began and was answered
-      const texts = new Map();
-      const waits = []; // { start, answer, ids }
-      const got = [];
-      let sending = true;
-      const deadline = Date.now() + 120_000;
-
-      const reader = (async () => {
-        for (let k = 0; ; k++) {
-          assert.ok(Date.now() < deadline, `the waits returned ${got.length} of ${N} messages in 120 s`);
-          // Every other time, a pause between waits: messages come while
-          // the client is not inside a wait.
-          if (k % 2 === 0) await sleep(400);
-          const start = now();
-          const r = await client.callTool({ name: 'wait', arguments: { timeout_s: 10 } }, undefined, { timeout: 30_000 });
-          const w = waitResult(r, `wait ${k}`);
-          waits.push({ start, answer: lastWaitAnswer, ids: w.messages.map((m) => m.id) });
-          got.push(...w.messages);
-          if (!sending && (got.length >= N || w.messages.length === 0)) break;
-        }
-      })();
-      const writer = (async () => {
-        try {
-          for (let i = 0; i < N; i++) {
-            const t = text('stock', i);
-            const t0 = now();
-            const id = await boSay(t);
-            texts.set(id, t);
-            sent.push({ id, t0, t1: now() });
-            await sleep([0, 90, 260][i % 3]);
-          }
-        } finally {
-          sending = false;
-        }
-      })();
-      await Promise.all([reader, writer]);
-      // One more wait: nothing is left, nothing comes twice.
-      const last = waitResult(await client.callTool({ name: 'wait', arguments: { timeout_s: 1 } }, undefined, { timeout: 20_000 }), 'the last wait');
-      got.push(...last.messages);
+      const { sent, texts, waits, got } = await waitsWhileBoSends(client, {
+        send: boSay, n: N, what: 'stock', label: '', pauseMs: 400, waitS: 10, deadlineS: 120,
+        gapsMs: [0, 90, 260], answeredAt: () => lastWaitAnswer,
+      });
 
       fromBo(got, texts, 'the waits');
       assert.deepEqual(got.map((m) => m.id), sent.map((s) => s.id), 'the waits returned every message bo sent, once each, in the order sent');
@@ -758,36 +771,11 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
       const s0 = statusResult(await client.callTool({ name: 'status', arguments: {} }), 'status through papo mcp');
       assert.equal(s0.channels, false, `a stdio client that declared no channels: channels false: ${short(s0)}`);
       const N = 20;
-      const sent = [];
-      const texts = new Map();
-      const got = [];
-      let sending = true;
-      const reader = (async () => {
-        const deadline = Date.now() + 60_000;
-        for (let k = 0; ; k++) {
-          assert.ok(Date.now() < deadline, `the waits through papo mcp returned ${got.length} of ${N} messages in 60 s`);
-          if (k % 2 === 0) await sleep(300);
-          const w = waitResult(await client.callTool({ name: 'wait', arguments: { timeout_s: 5 } }, undefined, { timeout: 30_000 }), `wait ${k} through papo mcp`);
-          got.push(...w.messages);
-          if (!sending && (got.length >= N || w.messages.length === 0)) break;
-        }
-      })();
-      const writer = (async () => {
-        try {
-          for (let i = 0; i < N; i++) {
-            const t = text('stdio', i);
-            const id = await boSay(t);
-            sent.push(id);
-            texts.set(id, t);
-            await sleep([0, 120, 250][i % 3]);
-          }
-        } finally {
-          sending = false;
-        }
-      })();
-      await Promise.all([reader, writer]);
-      const last = waitResult(await client.callTool({ name: 'wait', arguments: { timeout_s: 1 } }, undefined, { timeout: 20_000 }), 'the last wait through papo mcp');
-      got.push(...last.messages);
+      const { sent: sentAt, texts, got } = await waitsWhileBoSends(client, {
+        send: boSay, n: N, what: 'stdio', label: ' through papo mcp', pauseMs: 300, waitS: 5,
+        deadlineS: 60, gapsMs: [0, 120, 250],
+      });
+      const sent = sentAt.map((x) => x.id);
       fromBo(got, texts, 'the waits through papo mcp');
       assert.deepEqual(got.map((m) => m.id), sent, 'the waits through papo mcp returned every message once, in the order sent');
       await allRead(sent, 'the messages returned through papo mcp');
