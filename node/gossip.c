@@ -1305,7 +1305,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	struct member *m;
 	struct store_stats st;
 	uint8_t digest[32];
-	int fresh;
+	int fresh, punched;
 
 	if (memcmp(h->id, peer, 32) != 0 || h->version != l->version) {
 		log_msg(LOG_WARN, "a peer's hello does not match its key or "
@@ -1339,12 +1339,17 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		}
 	}
 	l->m = m;
+	/* What a connection is (punched, on the LAN) is said when it
+	 * greets first; the greetings every 30 s keep it. */
+	punched = punch_done(g->punch, peer);
+	if (m->conn != l->qc) {
+		m->punched = punched;
+		/* A LAN: a private address on one of our links (two public
+		 * hosts on one switch are simply direct). */
+		m->lan = addr_is_private(quic_remote(l->qc)) &&
+		    addr_on_link(quic_remote(l->qc));
+	}
 	m->conn = l->qc;
-	m->punched = punch_done(g->punch, peer);
-	/* A LAN: a private address on one of our links (two public hosts
-	 * on one switch are simply direct). */
-	m->lan = addr_is_private(quic_remote(l->qc)) &&
-	    addr_on_link(quic_remote(l->qc));
 	if (h->version >= 2 && reach_observe(&g->reach, peer, &h->obs))
 		gossip_addrs_changed(g);
 	strcpy(m->name, h->name);
@@ -1527,7 +1532,7 @@ gossip_punch_dial(void *arg, const uint8_t id[32], const struct addr *a,
 static size_t
 gossip_punch_addrs(void *arg, struct addr *out, size_t max)
 {
-	return reach_addrs(&((struct gossip *)arg)->reach, out, max);
+	return reach_punch_addrs(&((struct gossip *)arg)->reach, out, max);
 }
 
 /* A punch frame: ours to act on, or one to carry to a member we are

@@ -159,6 +159,17 @@ reach_addrs(const struct reach *r, struct addr *out, size_t max)
 	return n;
 }
 
+size_t
+reach_punch_addrs(const struct reach *r, struct addr *out, size_t max)
+{
+	size_t n = reach_addrs(r, out, max);
+
+	for (size_t i = 0; i < r->nobs; i++)
+		if (!reach_is_local(r, &r->obs[i].seen))
+			n = reach_add(out, n, max, &r->obs[i].seen);
+	return n;
+}
+
 const char *
 reach_nat_name(enum reach_nat n)
 {

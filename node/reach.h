@@ -56,6 +56,11 @@ int reach_public(const struct reach *r, struct addr *out);
  * then local ones (loopback only when every local address is loopback).
  * Returns the count (at most max). */
 size_t reach_addrs(const struct reach *r, struct addr *out, size_t max);
+/* What to offer for a punch: reach_addrs, then every address a single
+ * peer said it sees us at.  One peer's word is not enough to advertise,
+ * but it is the best guess of our NAT's mapping when only the member
+ * arranging the punch is outside: a wrong one costs a few datagrams. */
+size_t reach_punch_addrs(const struct reach *r, struct addr *out, size_t max);
 const char *reach_nat_name(enum reach_nat n);
 
 #endif

@@ -623,7 +623,8 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 		printf(" queued: waiting for ");
 		cli_names(wait);
 	} else {
-		printf(" queued: no other member has joined yet");
+		printf(" queued: no member can be reached now; it goes out "
+		    "when one can");
 	}
 	printf("\n");
 out:

@@ -74,6 +74,19 @@ main(void)
 	CHECK_EQ_STR(addrs(&r), "198.51.100.9:7000 192.168.1.20:7700 "
 	    "10.9.0.2:7700");
 
+	/* One peer's word is offered for a punch, not advertised. */
+	reach_init(&r, NULL, 0, local, 2);
+	x = A("203.0.113.5:40001");
+	reach_observe(&r, peer(0), &x);
+	CHECK_EQ_STR(addrs(&r), "192.168.1.20:7700 10.9.0.2:7700");
+	{
+		struct addr v[PAPO_ADDR_MAX];
+		size_t n = reach_punch_addrs(&r, v, PAPO_ADDR_MAX);
+
+		CHECK_EQ_INT((int)n, 3);
+		CHECK(addr_equal(&v[2], &x));
+	}
+
 	/* A symmetric NAT: same IP, other ports; no port advertised. */
 	reach_init(&r, NULL, 0, local, 2);
 	x = A("203.0.113.5:40001");

@@ -3,12 +3,16 @@
 # behind NATs.  Source it after lib.sh (it uses T, fail, finish, until_true,
 # URL and PAPO), then call lab_up.
 #
-#   "internet" namespace: a bridge with 203.0.113.1/24, the public side.
-#   lab_public NAME IP          a public host: eth0 with IP/24 on the
-#                               bridge, default route via 203.0.113.1.
+#   "internet" namespace: a router (203.0.113.1 on each of its links);
+#                               every public host and NAT has a link of
+#                               its own to it, so any two are one routed
+#                               hop apart, as on the real internet.
+#   lab_public NAME IP          a public host: eth0 with IP/32 on its link
+#                               to the router, default route via it.
 #   lab_nat NAME FLAVOUR WAN_IP [drop]
-#                               a NAT router: "wan" with WAN_IP/24 on the
-#                               bridge, "lan" a bridge with 192.168.K.1/24
+#                               a NAT router: "wan" with WAN_IP/32 on its
+#                               link to the router, "lan" a bridge with
+#                               192.168.K.1/24
 #                               (K = 1 for the first router, 2 for the
 #                               next...), ip_forward on, and in nftables:
 #                                 cone       masquerade on wan (Linux keeps
@@ -39,7 +43,7 @@
 #
 # NAME is a lower-case letter and up to 11 letters or digits.  The
 # namespaces are papo-lab-PID-NAME, unique to this run; the interfaces
-# (eth0, wan, lan, and p-NAME, n-NAME, h-NAME on the bridges) are made
+# (eth0, wan, lan, u-NAME at the router, h-NAME on a NAT's bridge) are made
 # straight inside them and never exist outside, so deleting the namespaces
 # on exit removes all of it, daemons first (lib.sh's cleanup kills every
 # $T/*.pid).  Without root, ip or nft, lab_up prints
@@ -89,9 +93,27 @@ lab_up() {
 	ip netns exec "${LABNS[inet]}" nft add table ip probe 2>"$T/lab.err" ||
 		lab_skip "nftables does not work in a namespace: $(cat "$T/lab.err")"
 	lab_net ip netns exec "${LABNS[inet]}" nft delete table ip probe
-	lab_net ip -n "${LABNS[inet]}" link add br0 type bridge forward_delay 0
-	lab_net ip -n "${LABNS[inet]}" addr add 203.0.113.1/24 dev br0
-	lab_net ip -n "${LABNS[inet]}" link set br0 up
+	# The internet is a router: every host and NAT is on a link of its
+	# own to it, one hop apart, as on the real internet (a NAT's low-TTL
+	# punch must die between the two NATs).
+	lab_net ip netns exec "${LABNS[inet]}" sh -c \
+	    'echo 1 >/proc/sys/net/ipv4/ip_forward'
+}
+
+# lab_uplink NAME NS IF IP: a link of its own from NS (interface IF, with
+# IP) to the internet router (interface u-NAME, with 203.0.113.1), and
+# NS's default route through it.
+lab_uplink() {
+	local n=$1 ns=$2 ifname=$3 ip=$4
+	lab_net ip link add "$ifname" netns "$ns" type veth peer name "u-$n" \
+	    netns "${LABNS[inet]}"
+	lab_net ip -n "$ns" addr add "$ip/32" dev "$ifname"
+	lab_net ip -n "$ns" link set "$ifname" up
+	lab_net ip -n "$ns" route add 203.0.113.1/32 dev "$ifname"
+	lab_net ip -n "$ns" route add default via 203.0.113.1 dev "$ifname"
+	lab_net ip -n "${LABNS[inet]}" addr add 203.0.113.1/32 dev "u-$n"
+	lab_net ip -n "${LABNS[inet]}" link set "u-$n" up
+	lab_net ip -n "${LABNS[inet]}" route add "$ip/32" dev "u-$n"
 }
 
 # lab_wire NS IF NS2 IF2 BRIDGE2: a veth pair, IF in NS and IF2 in NS2,
@@ -106,9 +128,7 @@ lab_wire() {
 lab_public() {
 	local n=$1 ip=$2
 	lab_ns "$n" || { fail "lab: ip netns add: $(cat "$T/lab.err")"; finish; exit 1; }
-	lab_wire "${LABNS[$n]}" eth0 "${LABNS[inet]}" "p-$n" br0
-	lab_net ip -n "${LABNS[$n]}" addr add "$ip/24" dev eth0
-	lab_net ip -n "${LABNS[$n]}" route add default via 203.0.113.1
+	lab_uplink "$n" "${LABNS[$n]}" eth0 "$ip"
 	LABIP[$n]=$ip
 }
 
@@ -126,9 +146,7 @@ lab_nat() {
 	lab_ns "$n" || { fail "lab: ip netns add: $(cat "$T/lab.err")"; finish; exit 1; }
 	ns=${LABNS[$n]}
 	LAB_NATS=$((LAB_NATS + 1)); k=$LAB_NATS
-	lab_wire "$ns" wan "${LABNS[inet]}" "n-$n" br0
-	lab_net ip -n "$ns" addr add "$wan/24" dev wan
-	lab_net ip -n "$ns" route add default via 203.0.113.1
+	lab_uplink "$n" "$ns" wan "$wan"
 	lab_net ip -n "$ns" link add lan type bridge forward_delay 0
 	lab_net ip -n "$ns" addr add "192.168.$k.1/24" dev lan
 	lab_net ip -n "$ns" link set lan up
