@@ -38,6 +38,8 @@
 #   lab_api NAME PATH [CURL ARGS...]   curl of NAME's HTTP API, from inside
 #                               its namespace.
 #   lab_papo NAME ARGS...       the papo CLI in NAME's namespace and home.
+#   invite_addrs INVITE         the invite's addresses, one a line, as a
+#                               joiner reads them.
 #   (lab_api and lab_papo work for lib.sh's loopback daemons too: a name
 #   with no namespace runs in this one.)
 #
@@ -229,4 +231,16 @@ lab_api() {
 lab_papo() {
 	local n=$1; shift
 	lab_in "$n" env PAPO_HOME="$T/$n" "$PAPO" "$@"
+}
+
+# invite_addrs INVITE: the invite's addresses, one a line, in order, as a
+# joiner reads them (room.json's "bootstrap" after papo join in a fresh
+# home).
+invite_addrs() {
+	local h; h=$(mktemp -d "$T/probe.XXXXXX")
+	if ! PAPO_HOME=$h "$PAPO" join "$1" --name probe >/dev/null 2>"$h.err"; then
+		echo "papo join failed: $(cat "$h.err")"
+		return 1
+	fi
+	jq -r '.bootstrap[]' "$h/room.json"
 }

@@ -60,15 +60,6 @@ eventually() {
 # m NAME: the jq filter for member NAME in a status.
 m() { echo "(.members[] | select(.name == \"$1\"))"; }
 
-# invite_addrs INVITE: the invite's addresses, one a line, in order.
-invite_addrs() {
-	local h; h=$(mktemp -d "$T/probe.XXXXXX")
-	if ! PAPO_HOME=$h "$PAPO" join "$1" --name probe >/dev/null 2>"$h.err"; then
-		echo "papo join failed: $(cat "$h.err")"
-		return 1
-	fi
-	jq -r '.bootstrap[]' "$h/room.json"
-}
 no_loopback() { test -n "$1" && ! grep -qE '^(127\.|\[::1\]:)' <<<"$1"; }
 oneline() { tr '\n' ' ' <<<"$1"; }
 # history_has NAME TEXT: `papo history --json` on NAME lists TEXT.

@@ -126,16 +126,6 @@ talk() {
 	done
 }
 
-# invite_addrs INVITE: the invite's addresses, one a line, in order, as a
-# joiner reads them (room.json's "bootstrap" after papo join).
-invite_addrs() {
-	local h; h=$(mktemp -d "$T/probe.XXXXXX")
-	if ! PAPO_HOME=$h "$PAPO" join "$1" --name probe >/dev/null 2>"$h.err"; then
-		echo "papo join failed: $(cat "$h.err")"
-		return 1
-	fi
-	jq -r '.bootstrap[]' "$h/room.json"
-}
 # invite_only INVITE IP PORT: the same invite (room secret, inviter) with
 # IP:PORT as its only address (docs/PROTOCOL.md, "Invite": version,
 # secret, inviter, count, addresses, 4 bytes of a 16-byte BLAKE2b).
