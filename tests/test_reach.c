@@ -1,8 +1,51 @@
 /* test_reach.c: observed addresses, NAT kinds and the advertised list. */
 #include <string.h>
 
+#include "node/beacon.h"
+#include "node/punch.h"
 #include "node/reach.h"
 #include "tests/check.h"
+
+/*
+ * Punch datagrams and LAN beacons: made and checked under the room key;
+ * another room's, a flipped byte, and one too old (a replay) are refused.
+ */
+static void
+test_datagrams(void)
+{
+	struct room_keys k, other;
+	uint8_t secret[32], id[32], got[32], d[PUNCH_DATAGRAM_LEN];
+	uint8_t b[BEACON_LEN];
+	uint64_t now_ms = 1796000000000ull, now_s = now_ms / 1000;
+	uint16_t port = 0;
+
+	memset(secret, 7, sizeof(secret));
+	sec_room_keys(secret, &k);
+	memset(secret, 8, sizeof(secret));
+	sec_room_keys(secret, &other);
+	memset(id, 0x42, sizeof(id));
+
+	punch_datagram_make(&k, id, now_ms, d);
+	CHECK_EQ_INT(d[0] & 0x80, 0);            /* never a QUIC long header */
+	CHECK(punch_datagram_check(&k, d, sizeof(d), now_ms + 5000, got) == 0);
+	CHECK(memcmp(got, id, 32) == 0);
+	CHECK(punch_datagram_check(&other, d, sizeof(d), now_ms, got) == -1);
+	CHECK(punch_datagram_check(&k, d, sizeof(d), now_ms + 120000, got) == -1);
+	CHECK(punch_datagram_check(&k, d, sizeof(d) - 1, now_ms, got) == -1);
+	d[10] ^= 1;
+	CHECK(punch_datagram_check(&k, d, sizeof(d), now_ms, got) == -1);
+
+	beacon_make(&k, id, 7700, now_s, b);
+	CHECK(beacon_open(&k, b, sizeof(b), now_s + 20, got, &port) == 0);
+	CHECK(memcmp(got, id, 32) == 0 && port == 7700);
+	/* Sealed: the member id does not appear in the clear. */
+	for (size_t i = 0; i + 8 <= sizeof(b); i++)
+		CHECK(memcmp(b + i, id, 8) != 0);
+	CHECK(beacon_open(&other, b, sizeof(b), now_s, got, &port) == -1);
+	CHECK(beacon_open(&k, b, sizeof(b), now_s + 120, got, &port) == -1);
+	b[40] ^= 1;
+	CHECK(beacon_open(&k, b, sizeof(b), now_s, got, &port) == -1);
+}
 
 static struct addr
 A(const char *s)
@@ -128,5 +171,6 @@ main(void)
 	}
 	CHECK(reach_public(&r, &pub) == 0);
 	CHECK_EQ_INT((int)r.nobs, REACH_OBS_MAX);
+	test_datagrams();
 	return check_exit();
 }
