@@ -2220,14 +2220,14 @@ mcp_push(struct mcp_session *s, const struct mcp_note *nt)
 	int given = 0;
 
 	if (get != NULL && nt->tchannel != NULL) {
-		int live = http_stream_live(get->st);
-
+		/* Asked before writing, and only where a push can count: a
+		 * courtesy push costs no look at the socket. */
+		given = s->channels && http_stream_live(get->st);
 		mcp_event(s, get, nt->tchannel);
 		if (s->subscribed && nt->tupdated != NULL)
 			mcp_event(s, get, nt->tupdated);
 		if (s->level >= 0 && s->level <= 1 && nt->tlog != NULL)
 			mcp_event(s, get, nt->tlog);   /* debug or info */
-		given = s->channels && live;
 	}
 	LIST_FOREACH(ms, &s->streams, entry) {
 		if (ms->sub == NULL)
