@@ -100,6 +100,15 @@ addr_equal(const struct addr *a, const struct addr *b)
 }
 
 int
+addr_in(const struct addr *a, const struct addr *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addr_equal(a, &v[i]))
+			return 1;
+	return 0;
+}
+
+int
 addr_is_unspecified(const struct addr *a)
 {
 	static const uint8_t zero[16];

@@ -60,6 +60,9 @@ struct member {
 	struct member *via;         /* who last brought news of its life */
 	int punched;                /* its connection came of a punch */
 	int lan;                    /* its connection is on our link */
+	int open;                   /* takes connections we start: it
+	                             * answered our dial, or greeted us from
+	                             * an address it advertises */
 	uint64_t beacon_dial;       /* ns of the last dial a beacon made */
 	int ndial;                  /* dials in flight */
 	uint32_t backoff_ms;
@@ -1273,27 +1276,40 @@ gossip_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
 		    sent, l->m->name);
 }
 
-/* Makes room for a new neighbour in a large room: one other neighbour,
- * picked at random, is let go, and not dialled again for a while. */
+/*
+ * Makes room for a new neighbour in a large room: one other neighbour,
+ * picked at random among those we could dial again, is let go and not
+ * dialled again for a while.  A member we cannot dial (behind a NAT) is
+ * never let go: its connection to us may be its only way into the room,
+ * so a room with a single reachable member holds together however large.
+ */
+static int
+member_evictable(const struct member *m, const struct member *keep)
+{
+	return m->conn != NULL && m != keep && m->open;
+}
+
 static void
 gossip_evict(struct gossip *g, const struct member *keep)
 {
-	size_t n = gossip_active(g), k;
+	size_t n = 0, k;
 
-	if (gossip_small(g) || n <= ACTIVE_MAX)
+	if (gossip_small(g) || gossip_active(g) <= ACTIVE_MAX)
 		return;
-	k = randombytes_uniform((uint32_t)n - 1);
+	for (size_t i = 0; i < g->nmembers; i++)
+		n += member_evictable(g->members[i], keep);
+	if (n == 0)
+		return;
+	k = randombytes_uniform((uint32_t)n);
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
 
-		if (m->conn == NULL || m == keep)
+		if (!member_evictable(m, keep) || k-- > 0)
 			continue;
-		if (k-- == 0) {
-			log_msg(LOG_DEBUG, "letting neighbour %s go", m->name);
-			quic_close(m->conn);
-			m->next_dial = loop_now_ns() + EVICTED_REDIAL_NS;
-			return;
-		}
+		log_msg(LOG_DEBUG, "letting neighbour %s go", m->name);
+		quic_close(m->conn);
+		m->next_dial = loop_now_ns() + EVICTED_REDIAL_NS;
+		return;
 	}
 }
 
@@ -1348,6 +1364,8 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		 * hosts on one switch are simply direct). */
 		m->lan = addr_is_private(quic_remote(l->qc)) &&
 		    addr_on_link(quic_remote(l->qc));
+		m->open |= (quic_is_client(l->qc) && !punched) ||
+		    addr_in(quic_remote(l->qc), h->addr, h->naddr);
 	}
 	m->conn = l->qc;
 	if (h->version >= 2 && reach_observe(&g->reach, peer, &h->obs))
@@ -1577,16 +1595,13 @@ gossip_beacon_heard(void *arg, const uint8_t id[32], const struct addr *at)
 	struct gossip *g = arg;
 	struct member *m = member_add(g, id);
 	uint64_t now = loop_now_ns();
-	size_t i;
 
 	if (m == NULL || m->conn != NULL ||
 	    (m->beacon_dial != 0 && now < m->beacon_dial + BEACON_EVERY_NS))
 		return;
 	m->beacon_dial = now;
 	/* Its LAN address first among those we try. */
-	for (i = 0; i < m->naddr && !addr_equal(&m->addr[i], at); i++)
-		;
-	if (i == m->naddr) {
+	if (!addr_in(at, m->addr, m->naddr)) {
 		if (m->naddr == PAPO_ADDR_MAX)
 			m->naddr--;
 		memmove(m->addr + 1, m->addr, m->naddr * sizeof(m->addr[0]));
@@ -1821,9 +1836,14 @@ gossip_dial_member(struct gossip *g, struct member *m)
 	}
 }
 
-/* Dials the members due: all of them in a small room; in a large one as
- * many as make up ACTIVE_DIAL neighbours, members known to be online
- * first, from a random starting point so the mesh comes out random. */
+/*
+ * Dials the members due: all of them in a small room; in a large one as
+ * many as make up ACTIVE_DIAL neighbours: members known to take our
+ * connections and online first, then others online, then the rest, each
+ * pass from a random starting point so the mesh comes out random.  A
+ * member behind a NAT so finds the members it can reach before wasting
+ * its dials on those it cannot.
+ */
 static void
 gossip_dial(void *arg)
 {
@@ -1832,12 +1852,13 @@ gossip_dial(void *arg)
 	size_t room = gossip_dial_room(g);
 	size_t start = g->nmembers ? randombytes_uniform((uint32_t)g->nmembers) : 0;
 
-	for (int pass = 0; pass < 2 && room > 0; pass++)
+	for (int pass = 0; pass < 3 && room > 0; pass++)
 		for (size_t k = 0; k < g->nmembers && room > 0; k++) {
 			struct member *m = g->members[(start + k) % g->nmembers];
 
 			if (!member_dialable(m) || m->next_dial > now ||
-			    (pass == 0 && !member_online(g, m)))
+			    (pass < 2 && !member_online(g, m)) ||
+			    (pass == 0 && !m->open))
 				continue;
 			gossip_dial_member(g, m);
 			room--;

@@ -17,10 +17,7 @@ reach_is_loopback(const struct addr *a)
 static int
 reach_is_local(const struct reach *r, const struct addr *a)
 {
-	for (size_t i = 0; i < r->nlocal; i++)
-		if (addr_equal(&r->local[i], a))
-			return 1;
-	return 0;
+	return addr_in(a, r->local, r->nlocal);
 }
 
 static int
@@ -133,9 +130,8 @@ reach_nat(const struct reach *r)
 static size_t
 reach_add(struct addr *out, size_t n, size_t max, const struct addr *a)
 {
-	for (size_t i = 0; i < n; i++)
-		if (addr_equal(&out[i], a))
-			return n;
+	if (addr_in(a, out, n))
+		return n;
 	if (n < max)
 		out[n++] = *a;
 	return n;

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# neighbours.sh: a room above 8 members held together by its one reachable
+# member, in the lab of lab.sh (network namespaces, nftables NATs).
+#
+#   r 203.0.113.11: a public host, the room's only reachable member
+#   h1..h9 each behind a NAT of its own (n1..n9, cone, dropping
+#     unsolicited inbound: nobody can dial them, and none can punch in a
+#     room this large)
+#
+# Above 8 members a member keeps 4 to 8 neighbours and lets one go to make
+# room for a new one.  The promises under test (docs/PROTOCOL.md, "Dialling
+# and neighbours"):
+#  1. r keeps every member behind a NAT as a neighbour: its status shows
+#     all nine online with path "direct", and goes on showing it for 30 s
+#     (longer than a let-go member waits before it is dialled again).
+#  2. Each of h1..h9 shows r online with path "direct".
+#  3. A message from each of h1..h9 reaches every member: r and the eight
+#     others have all nine in their history.
+#
+# Needs root, iproute2 and nftables.  Without them it prints
+# "SKIPPED: reason" and exits 77, which ctest shows as skipped.
+# Usage: neighbours.sh PATH_TO_PAPO
+PAPO=${1:?usage: neighbours.sh PATH_TO_PAPO}
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/lab.sh"
+unset PAPO_TOKEN PAPO_ADVERTISE PAPO_PROTOCOL PAPO_INVITE PAPO_LISTEN PAPO_HTTP
+N=9
+began=$(date +%s)
+say() { echo "neighbours.sh: $*"; }
+
+# status_is NAME FILTER: NAME's /api/status satisfies the jq filter; the
+# answer is kept in $T/status-NAME for the failure message.
+status_is() {
+	lab_api "$1" /api/status >"$T/status-$1" 2>&1 &&
+		jq -e "$2" "$T/status-$1" >/dev/null 2>&1
+}
+paths() {
+	jq -c '[.members[] | "\(.name) \(.online) \(.path)"]' "$T/status-$1" \
+		2>/dev/null || cat "$T/status-$1"
+}
+eventually() {
+	if until_true "$1" status_is "$2" "$3"; then ok; else
+		fail "$4; $2's members: $(paths "$2")"
+	fi
+}
+# has_all NAME: NAME's history has the message of each of h1..h9.
+has_all() {
+	lab_papo "$1" history --json -n 100 >"$T/hist-$1" 2>&1 &&
+		jq -e --argjson n "$N" '[.messages[].text |
+			select(startswith("hello from h"))] | unique | length == $n' \
+			"$T/hist-$1" >/dev/null
+}
+
+lab_up
+lab_public r 203.0.113.11
+for i in $(seq 1 $N); do
+	lab_nat "n$i" cone "203.0.113.$((20 + i))" drop
+	lab_host "h$i" "n$i"
+done
+
+lab_papo r new --name r >/dev/null
+lab_start r || finish
+inv=$(lab_papo r invite)
+for i in $(seq 1 $N); do
+	lab_papo "h$i" join "$inv" --name "h$i" >/dev/null
+	lab_start "h$i" || finish
+done
+
+direct_all=".members | map(select(.name | startswith(\"h\")) |
+	select(.online and .path == \"direct\")) | length == $N"
+# 1. r keeps all nine.
+eventually 60 r "$direct_all" "r shows all $N members behind NATs online, path direct"
+say "r's members after $(($(date +%s) - began)) s: $(paths r)"
+drops=0
+for k in $(seq 1 15); do
+	sleep 2
+	status_is r "$direct_all" || {
+		drops=$((drops + 1))
+		say "at +$((k * 2)) s r's members: $(paths r)"
+	}
+done
+check "r shows all $N members online, path direct, in each of 15 looks over 30 s ($drops looks short)" \
+	test "$drops" -eq 0
+
+# 2. Each shows r direct.
+for i in $(seq 1 $N); do
+	eventually 10 "h$i" '.members[] | select(.name == "r") |
+		.online and .path == "direct"' "h$i shows r online, path direct"
+done
+
+# 3. One message from each reaches everyone.
+for i in $(seq 1 $N); do
+	lab_papo "h$i" say "hello from h$i" >"$T/out" 2>&1 ||
+		fail "papo say on h$i: $(cat "$T/out")"
+done
+for n in r $(seq -f 'h%g' 1 $N); do
+	if until_true 30 has_all "$n"; then ok; else
+		fail "$n's history has the message of each of h1..h$N: $(jq -c \
+			'[.messages[].text]' "$T/hist-$n" 2>/dev/null || cat "$T/hist-$n")"
+	fi
+done
+# Every daemon stops cleanly (under ASan+UBSan: with no report).
+for p in "$T"/*.pid; do
+	[ -e "$p" ] && stop "$(basename "$p" .pid)"
+done
+say "done in $(($(date +%s) - began)) s"
+finish
