@@ -1,7 +1,7 @@
 /*
  * bench_start.c: how long a daemon took to start, as a client sees it.
  *
- *   bench_start HOME T0_NS [TIMEOUT_S]
+ *   bench_start HOME T0_NS [TIMEOUT_S [TEXT]]
  *
  * run.sh notes the wall clock (date +%s%N) as T0_NS, starts `papo serve`
  * in HOME in the background, and runs this at once.  It polls every
@@ -9,7 +9,10 @@
  * there until it answers 200, and prints the milliseconds from T0_NS to
  * each: "serve.json TAB healthz".  Doing this in one process keeps the
  * start of curl and jq (tens of ms each on a small machine) out of the
- * figure.  Exits 1 after TIMEOUT_S (default 120) without an answer.
+ * figure.  With TEXT it then sends TEXT (POST /api/send, with the token
+ * of serve.json if any) at once and prints a third column, the ms to that
+ * answer, and a fourth, its state ("queued" while no member is connected
+ * yet).  PAPO_TOKEN, when set, is sent as the bearer token.  Exits 1 after TIMEOUT_S (default 120) without an answer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,11 +53,55 @@ serve_url(const char *path)
 	return url;
 }
 
+static uint64_t t_sent;
+static char state[32] = "?";
+
+/* POST /api/send {"text": text}: notes when the answer came and its state. */
+static void
+send_text(CURL *h, const char *url, const char *text)
+{
+	const char *token = getenv("PAPO_TOKEN");
+	struct bench_body b = { 0 };
+	struct curl_slist *hd = NULL;
+	char target[512], auth[160];
+	cJSON *body = cJSON_CreateObject(), *ans, *st;
+	char *json;
+	long status = 0;
+
+	cJSON_AddStringToObject(body, "text", text);
+	json = cJSON_PrintUnformatted(body);
+	snprintf(target, sizeof(target), "%s/api/send", url);
+	hd = curl_slist_append(hd, "Content-Type: application/json");
+	if (token != NULL && token[0] != '\0') {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+		hd = curl_slist_append(hd, auth);
+	}
+	curl_easy_setopt(h, CURLOPT_URL, target);
+	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
+	curl_easy_setopt(h, CURLOPT_POSTFIELDS, json);
+	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	if (curl_easy_perform(h) != CURLE_OK ||
+	    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK ||
+	    status != 200)
+		bench_die("POST %s: status %ld: %.*s", target, status,
+		    (int)b.len, b.p ? b.p : "");
+	t_sent = bench_wall_ns();
+	ans = cJSON_ParseWithLength(b.p, b.len);
+	st = cJSON_GetObjectItemCaseSensitive(ans, "state");
+	if (cJSON_IsString(st))
+		snprintf(state, sizeof(state), "%s", st->valuestring);
+	cJSON_Delete(ans);
+	curl_slist_free_all(hd);
+	cJSON_Delete(body);
+	free(json);
+	free(b.p);
+}
+
 int
 main(int argc, char **argv)
 {
 	char path[4096], health[512];
-	uint64_t t0, deadline, t_json;
+	uint64_t t0, deadline, t_json, t_health;
 	long timeout;
 	char *url = NULL;
 	CURL *h;
@@ -96,8 +143,14 @@ main(int argc, char **argv)
 		}
 		free(b.p);
 	}
-	printf("%.3f\t%.3f\n", (double)(t_json - t0) / 1e6,
-	    (double)(bench_wall_ns() - t0) / 1e6);
+	t_health = bench_wall_ns();
+	if (argc > 4)
+		send_text(h, url, argv[4]);
+	printf("%.3f\t%.3f", (double)(t_json - t0) / 1e6,
+	    (double)(t_health - t0) / 1e6);
+	if (argc > 4)
+		printf("\t%.3f\t%s", (double)(t_sent - t0) / 1e6, state);
+	printf("\n");
 	curl_easy_cleanup(h);
 	curl_global_cleanup();
 	free(url);
