@@ -53,7 +53,12 @@ reach_changed(const struct reach *r, const struct addr *before, size_t n)
 	struct addr now[PAPO_ADDR_MAX];
 	size_t k = reach_snapshot(r, now);
 
-	return k != n || memcmp(now, before, n * sizeof(*now)) != 0;
+	if (k != n)
+		return 1;
+	for (size_t i = 0; i < n; i++)
+		if (!addr_equal(&now[i], &before[i]))
+			return 1;
+	return 0;
 }
 
 int
@@ -137,21 +142,53 @@ reach_add(struct addr *out, size_t n, size_t max, const struct addr *a)
 	return n;
 }
 
+/* Sets or clears one learned address; 1 when the advertised list changed. */
+static int
+reach_set(struct reach *r, struct addr *slot, int *has, const struct addr *a)
+{
+	struct addr before[PAPO_ADDR_MAX];
+	size_t n = reach_snapshot(r, before);
+
+	*has = a != NULL;
+	if (a != NULL)
+		*slot = *a;
+	return reach_changed(r, before, n);
+}
+
+int
+reach_set_mapped(struct reach *r, const struct addr *a)
+{
+	return reach_set(r, &r->mapped, &r->has_mapped, a);
+}
+
+int
+reach_set_relayed(struct reach *r, const struct addr *a)
+{
+	return reach_set(r, &r->relayed, &r->has_relayed, a);
+}
+
 size_t
 reach_addrs(const struct reach *r, struct addr *out, size_t max)
 {
 	struct addr pub;
-	size_t n = 0, nloop = 0;
+	size_t n = 0, nloop = 0, room;
 
+	if (max == 0)
+		return 0;
+	room = r->has_relayed ? max - 1 : max;
 	for (size_t i = 0; i < r->nadvertise; i++)
-		n = reach_add(out, n, max, &r->advertise[i]);
+		n = reach_add(out, n, room, &r->advertise[i]);
+	if (r->has_mapped)
+		n = reach_add(out, n, room, &r->mapped);
 	if (reach_public(r, &pub) == 0)
-		n = reach_add(out, n, max, &pub);
+		n = reach_add(out, n, room, &pub);
 	for (size_t i = 0; i < r->nlocal; i++)
 		nloop += reach_is_loopback(&r->local[i]);
 	for (size_t i = 0; i < r->nlocal; i++)
 		if (nloop == r->nlocal || !reach_is_loopback(&r->local[i]))
-			n = reach_add(out, n, max, &r->local[i]);
+			n = reach_add(out, n, room, &r->local[i]);
+	if (r->has_relayed)
+		n = reach_add(out, n, max, &r->relayed);
 	return n;
 }
 

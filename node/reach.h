@@ -3,8 +3,9 @@
  * the addresses its peers say they see it at (a version 2 hello's "obs"),
  * what they tell of its NAT, and the addresses it advertises (in its
  * hello, in its entry of peers frames, in the invites it prints): the
- * ones the person gave (--advertise) first, then the public address its
- * peers agree on, then its local ones.
+ * ones the person gave (--advertise) first, then the one its router
+ * mapped for it (UPnP-IGD or NAT-PMP), then the public address its peers
+ * agree on, then its local ones, and last its TURN relay's address.
  *
  * Pure: no I/O, no clock; the node thread owns one.
  */
@@ -31,6 +32,9 @@ struct reach {
 	size_t nadvertise;
 	struct addr local[PAPO_ADDR_MAX];       /* where the socket is bound */
 	size_t nlocal;
+	struct addr mapped;                     /* by the router, if has_mapped */
+	struct addr relayed;                    /* by a TURN server, if has_relayed */
+	int has_mapped, has_relayed;
 	struct {
 		uint8_t peer[32];
 		struct addr seen;
@@ -49,12 +53,20 @@ int reach_observe(struct reach *r, const uint8_t peer[32],
 /* A peer is gone: its word no longer counts.  1 when what we advertise
  * changed. */
 int reach_forget(struct reach *r, const uint8_t peer[32]);
+/* The address the router mapped for us, or NULL when there is none any
+ * more.  1 when what we advertise changed. */
+int reach_set_mapped(struct reach *r, const struct addr *a);
+/* The relayed address of our TURN allocation, or NULL.  1 when what we
+ * advertise changed. */
+int reach_set_relayed(struct reach *r, const struct addr *a);
 enum reach_nat reach_nat(const struct reach *r);
 /* The public address two peers agree on (a cone NAT's mapping), or -1. */
 int reach_public(const struct reach *r, struct addr *out);
-/* The addresses to advertise, in order, without repeats: given, public,
- * then local ones (loopback only when every local address is loopback).
- * Returns the count (at most max). */
+/* The addresses to advertise, in order, without repeats: given, mapped,
+ * public, local ones (loopback only when every local address is
+ * loopback), relayed; the relayed one is kept when the list is full (it
+ * is the one that works where nothing else does).  Returns the count (at
+ * most max). */
 size_t reach_addrs(const struct reach *r, struct addr *out, size_t max);
 /* What to offer for a punch: reach_addrs, then every address a single
  * peer said it sees us at.  One peer's word is not enough to advertise,

@@ -139,6 +139,45 @@ main(void)
 	CHECK_EQ_INT(reach_nat(&r), REACH_SYMMETRIC);
 	CHECK_EQ_STR(addrs(&r), "192.168.1.20:7700 10.9.0.2:7700");
 
+	/* A router's mapping comes after the given addresses and before the
+	 * agreed public one; a relayed address comes last, and stays when
+	 * the list is full.  Setting or clearing either says whether the
+	 * list changed. */
+	reach_init(&r, &adv, 1, local, 3);
+	x = A("203.0.113.5:40001");
+	reach_observe(&r, peer(0), &x);
+	reach_observe(&r, peer(1), &x);
+	{
+		struct addr m = A("198.51.100.20:7700"), rel = A("192.0.2.7:49152");
+		struct addr many[PAPO_ADDR_MAX];
+
+		CHECK_EQ_INT(reach_set_mapped(&r, &m), 1);
+		CHECK_EQ_INT(reach_set_mapped(&r, &m), 0);
+		CHECK_EQ_INT(reach_set_relayed(&r, &rel), 1);
+		CHECK_EQ_STR(addrs(&r), "198.51.100.9:7000 198.51.100.20:7700 "
+		    "203.0.113.5:40001 192.168.1.20:7700 10.9.0.2:7700 "
+		    "192.0.2.7:49152");
+		/* The mapping is the agreed address: said once. */
+		CHECK_EQ_INT(reach_set_mapped(&r, &x), 1);
+		CHECK_EQ_STR(addrs(&r), "198.51.100.9:7000 203.0.113.5:40001 "
+		    "192.168.1.20:7700 10.9.0.2:7700 192.0.2.7:49152");
+		CHECK_EQ_INT(reach_set_mapped(&r, NULL), 0);
+		CHECK_EQ_INT(reach_set_relayed(&r, NULL), 1);
+		CHECK_EQ_STR(addrs(&r), "198.51.100.9:7000 203.0.113.5:40001 "
+		    "192.168.1.20:7700 10.9.0.2:7700");
+		for (int i = 0; i < PAPO_ADDR_MAX; i++) {
+			char t[32];
+
+			snprintf(t, sizeof(t), "10.0.0.%d:7700", i + 1);
+			addr_parse(t, &many[i]);
+		}
+		reach_init(&r, NULL, 0, many, PAPO_ADDR_MAX);
+		reach_set_relayed(&r, &rel);
+		CHECK_EQ_STR(addrs(&r), "10.0.0.1:7700 10.0.0.2:7700 "
+		    "10.0.0.3:7700 10.0.0.4:7700 10.0.0.5:7700 10.0.0.6:7700 "
+		    "10.0.0.7:7700 192.0.2.7:49152");
+	}
+
 	/* No NAT: peers see us where we are bound. */
 	reach_init(&r, NULL, 0, local, 2);
 	reach_observe(&r, peer(0), &local[0]);
