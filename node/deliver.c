@@ -1,0 +1,659 @@
+/*
+ * deliver.c: messages, on the node thread (gossip_int.h; docs/PROTOCOL.md,
+ * "Gossip").  It sends messages and floods those it receives with dedup by
+ * id, routes acks back toward their authors, keeps the outbox of own
+ * messages until they are acked and resends it, sends read receipts,
+ * answers history requests, and syncs histories that differ.  It never
+ * blocks: the only waits are loop timers.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "node/gossip_int.h"
+#include "node/utf8.h"
+
+#define ACK_TIMEOUT_NS (8ull * 1000000000u)
+#define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */
+#define HISTORY_MAX 500
+
+/* The message JSON the API and events share. */
+static cJSON *
+deliver_msg_json(const struct gossip *g, const struct frame_msg *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	char id[PAPO_ID_LEN + 1], nb[16];
+
+	cJSON_AddStringToObject(o, "id", m->id);
+	cJSON_AddStringToObject(o, "from", m->name);
+	sec_id_format(m->from, id);
+	cJSON_AddStringToObject(o, "from_id", id);
+	if (m->has_to) {
+		const struct member *t = member_find(g, m->to);
+
+		sec_id_format(m->to, id);
+		cJSON_AddStringToObject(o, "to", memcmp(m->to, g->env.me->pk,
+		    32) == 0 ? g->env.room->me : t != NULL ? member_name(t, nb) : id);
+		cJSON_AddStringToObject(o, "to_id", id);
+	} else {
+		cJSON_AddNullToObject(o, "to");
+		cJSON_AddNullToObject(o, "to_id");
+	}
+	if (m->has_reply_to)
+		cJSON_AddStringToObject(o, "reply_to", m->reply_to);
+	else
+		cJSON_AddNullToObject(o, "reply_to");
+	cJSON_AddNumberToObject(o, "ts", (double)m->ts);
+	cJSON_AddStringToObject(o, "text", m->body);
+	return o;
+}
+
+/* Acks: sent straight to the author when connected, else back the way
+ * the message came, else to everyone. */
+
+static void
+upstream_put(struct gossip *g, const char *id, struct member *m)
+{
+	uint64_t v;
+
+	if (!sec_msgid_valid(id, &v))
+		return;
+	g->upstream[v % UPSTREAM_SLOTS].id = v;
+	g->upstream[v % UPSTREAM_SLOTS].m = m;
+}
+
+static struct member *
+upstream_get(struct gossip *g, const char *id)
+{
+	uint64_t v;
+
+	if (!sec_msgid_valid(id, &v) || g->upstream[v % UPSTREAM_SLOTS].id != v)
+		return NULL;
+	return g->upstream[v % UPSTREAM_SLOTS].m;
+}
+
+static void
+deliver_route_ack(struct gossip *g, const struct frame *f, const uint8_t author[32],
+    struct member *came_from)
+{
+	struct member *a = member_find(g, author), *up;
+
+	if (a != NULL && a->conn != NULL) {
+		gossip_send_frame(g, a, f);
+		return;
+	}
+	up = upstream_get(g, f->u.ack.id);
+	if (up != NULL && up->conn != NULL && up != came_from) {
+		gossip_send_frame(g, up, f);
+		return;
+	}
+	gossip_flood(g, f, came_from);
+}
+
+static void
+deliver_ack(struct gossip *g, const struct frame_msg *m, enum ack_state state)
+{
+	struct frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_ACK;
+	strcpy(f.u.ack.id, m->id);
+	f.u.ack.state = state;
+	f.u.ack.ts = loop_wall_ms();
+	if (frame_ack_sign(&f.u.ack, g->env.keys, g->env.me) == 0)
+		deliver_route_ack(g, &f, m->from, NULL);
+}
+
+/* The outbox. */
+
+static int
+member_in(struct member **v, size_t n, const struct member *m)
+{
+	for (size_t i = 0; i < n; i++)
+		if (v[i] == m)
+			return 1;
+	return 0;
+}
+
+static cJSON *
+names_json(struct member **v, size_t n)
+{
+	cJSON *arr = cJSON_CreateArray();
+	char nb[16];
+
+	for (size_t i = 0; i < n; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(member_name(v[i], nb)));
+	return arr;
+}
+
+/* Answers the send request of o, if it still waits. */
+static void
+outmsg_answer(struct gossip *g, struct outmsg *o)
+{
+	struct node_msg *req = o->req;
+	cJSON *r;
+	int delivered = o->nwait == 0 && (o->ndone > 0 || !o->any);
+
+	if (req == NULL)
+		return;
+	o->req = NULL;
+	loop_timer_set(o->timer, 0);
+	r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "id", o->id);
+	cJSON_AddStringToObject(r, "state", delivered ? "delivered" : "queued");
+	cJSON_AddItemToObject(r, "delivered_to", names_json(o->done, o->ndone));
+	cJSON_AddItemToObject(r, "waiting_for", names_json(o->wait, o->nwait));
+	req->json = cJSON_PrintUnformatted(r);
+	cJSON_Delete(r);
+	if (req->json == NULL) {
+		req->code = 500;
+		snprintf(req->err, sizeof(req->err), "out of memory");
+	}
+	g->env.emit(g->env.arg, req);
+}
+
+void
+outmsg_free(struct gossip *g, struct outmsg *o)
+{
+	struct outmsg **p;
+
+	for (p = &g->outbox; *p != NULL; p = &(*p)->next)
+		if (*p == o) {
+			*p = o->next;
+			break;
+		}
+	outmsg_answer(g, o);
+	loop_timer_free(o->timer);
+	free(o->wait);
+	free(o->done);
+	free(o);
+}
+
+static void
+outmsg_timeout(void *arg)
+{
+	struct outmsg *o = arg;
+
+	outmsg_answer(o->g, o);
+}
+
+static struct outmsg *
+outmsg_new(struct gossip *g, const char *id)
+{
+	struct outmsg *o = calloc(1, sizeof(*o));
+
+	if (o == NULL)
+		return NULL;
+	strcpy(o->id, id);
+	o->g = g;
+	if ((o->timer = loop_timer_new(g->env.loop, outmsg_timeout, o)) == NULL ||
+	    (o->wait = calloc(GOSSIP_MEMBERS_MAX, sizeof(*o->wait))) == NULL ||
+	    (o->done = calloc(GOSSIP_MEMBERS_MAX, sizeof(*o->done))) == NULL) {
+		loop_timer_free(o->timer);
+		free(o->wait);
+		free(o);
+		return NULL;
+	}
+	o->next = g->outbox;
+	g->outbox = o;
+	return o;
+}
+
+static struct outmsg *
+outmsg_find(struct gossip *g, const char *id)
+{
+	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
+		if (strcmp(o->id, id) == 0)
+			return o;
+	return NULL;
+}
+
+/* Sends the message of o again to the members it waits for that are
+ * connected (only, when not NULL). */
+void
+outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only)
+{
+	struct frame f;
+	size_t i;
+
+	/* Read the message back only when someone is there to take it. */
+	for (i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		if (m->conn != NULL && (only == NULL || m == only) &&
+		    (o->any || member_in(o->wait, o->nwait, m)))
+			break;
+	}
+	if (i == g->nmembers)
+		return;
+	memset(&f, 0, sizeof(f));
+	if (store_get(g->env.store, o->id, &f.u.msg) == -1)
+		return;
+	f.type = FRAME_MSG;
+	for (i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		if (m->conn == NULL || (only != NULL && m != only))
+			continue;
+		if (o->any || member_in(o->wait, o->nwait, m))
+			gossip_send_frame(g, m, &f);
+	}
+	frame_clear(&f);
+}
+
+void
+deliver_retry(void *arg)
+{
+	struct gossip *g = arg;
+
+	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
+		outmsg_resend(g, o, NULL);
+	/* Anti-entropy: greeting every neighbour again compares histories
+	 * and syncs what a lost frame or a closed connection left out. */
+	for (size_t i = 0; i < g->nmembers; i++)
+		if (g->members[i]->conn != NULL)
+			gossip_hello(g, quic_data(g->members[i]->conn));
+	loop_timer_set(g->retry_timer, loop_now_ns() + OUTBOX_RETRY_NS);
+}
+
+/* A delivered ack for an own message. */
+static void
+outmsg_acked(struct gossip *g, struct outmsg *o, struct member *by)
+{
+	size_t i;
+
+	for (i = 0; i < o->nwait; i++)
+		if (o->wait[i] == by) {
+			o->wait[i] = o->wait[--o->nwait];
+			break;
+		}
+	if (!member_in(o->done, o->ndone, by))
+		o->done[o->ndone++] = by;
+	if (o->nwait > 0)
+		return;
+	if (store_outbox_del(g->env.store, o->id) == -1)
+		log_msg(LOG_WARN, "cannot update the outbox: %s", strerror(errno));
+	outmsg_free(g, o);
+}
+
+/* At start: the messages outbox.jsonl kept wait for acks again. */
+void
+deliver_load_outbox(struct gossip *g)
+{
+	const char *id;
+
+	for (size_t i = 0; (id = store_outbox_at(g->env.store, i)) != NULL; i++) {
+		struct frame_msg m;
+		struct outmsg *o;
+		struct member *to;
+
+		memset(&m, 0, sizeof(m));
+		if (store_get(g->env.store, id, &m) == -1) {
+			log_msg(LOG_WARN, "outbox message %s is not in the log", id);
+			continue;
+		}
+		/* Whom it waited for died with the process: an addressee
+		 * still waits for its addressee; otherwise the first member
+		 * to store it is enough, and sync takes it further. */
+		if ((o = outmsg_new(g, id)) != NULL) {
+			if (m.has_to && (to = member_add(g, m.to)) != NULL)
+				o->wait[o->nwait++] = to;
+			o->any = o->nwait == 0;
+		}
+		frame_msg_clear(&m);
+	}
+}
+
+/* Requests. */
+
+void
+deliver_send(struct gossip *g, struct node_msg *req)
+{
+	struct frame f;
+	struct frame_msg *m = &f.u.msg;
+	struct member *to = NULL;
+	struct outmsg *o;
+	size_t len = req->text != NULL ? strlen(req->text) : 0;
+	char list[PAPO_ERR_LEN / 2], nb[16];
+	int amb;
+
+	if (req->text == NULL || len == 0) {
+		gossip_fail(g, req, 400, "%s", "text is empty");
+		return;
+	}
+	if (len > PAPO_BODY_MAX) {
+		char n[32];
+
+		snprintf(n, sizeof(n), "%zu", len);
+		gossip_fail(g, req, 413, "text is %s bytes; at most 49152 "
+		    "(48 KiB) are allowed", n);
+		return;
+	}
+	if (!utf8_valid(req->text, len)) {
+		gossip_fail(g, req, 400, "%s", "text is not valid UTF-8");
+		return;
+	}
+	if (req->to != NULL && req->to[0] != '\0' &&
+	    (to = member_lookup(g, req->to, &amb)) == NULL) {
+		size_t off = 0;
+
+		list[0] = '\0';
+		for (size_t i = 0; i < g->nmembers && off < sizeof(list) - 70; i++)
+			off += (size_t)snprintf(list + off, sizeof(list) - off,
+			    "%s%s", i ? ", " : "", member_name(g->members[i], nb));
+		req->code = 404;
+		snprintf(req->err, sizeof(req->err), "%s '%s'; the members are: "
+		    "%s", amb ? "more than one member is named" :
+		    "no member is named", req->to, off ? list : "(none yet)");
+		g->env.emit(g->env.arg, req);
+		return;
+	}
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_MSG;
+	sec_msgid_new(m->id);
+	strcpy(m->name, g->env.room->me);
+	m->ts = loop_wall_ms();
+	m->body = req->text;
+	m->body_len = len;
+	if (to != NULL) {
+		m->has_to = 1;
+		memcpy(m->to, to->id, 32);
+	}
+	if (req->reply_to[0] != '\0') {
+		if (!sec_msgid_valid(req->reply_to, NULL)) {
+			gossip_fail(g, req, 400, "reply_to '%s' is not a message id",
+			    req->reply_to);
+			return;
+		}
+		m->has_reply_to = 1;
+		strcpy(m->reply_to, req->reply_to);
+	}
+	if (frame_msg_sign(m, g->env.keys, g->env.me) == -1 ||
+	    store_add_msg(g->env.store, m) != 1 ||
+	    store_outbox_add(g->env.store, m->id) == -1) {
+		gossip_fail(g, req, 500, "cannot store the message: %s",
+		    strerror(errno));
+		return;
+	}
+	if ((o = outmsg_new(g, m->id)) == NULL) {
+		gossip_fail(g, req, 500, "%s", "out of memory");
+		return;
+	}
+	if (to != NULL)
+		o->wait[o->nwait++] = to;
+	else
+		for (size_t i = 0; i < g->nmembers; i++)
+			if (member_online(g, g->members[i]))
+				o->wait[o->nwait++] = g->members[i];
+	o->any = o->nwait == 0;
+	o->req = req;
+	gossip_flood(g, &f, NULL);
+	gossip_emit_json(g, NODE_EV_SENT, deliver_msg_json(g, m));
+	/* Nobody to hear it now: say queued at once rather than in 8 s. */
+	if (o->any || (to != NULL && !member_online(g, to)))
+		outmsg_answer(g, o);
+	else
+		loop_timer_set(o->timer, loop_now_ns() + ACK_TIMEOUT_NS);
+	m->body = NULL;   /* req->text, freed with req */
+}
+
+void
+deliver_history(struct gossip *g, struct node_msg *req)
+{
+	size_t limit = req->limit == 0 ? 20 : req->limit;
+	size_t want = limit, fetch;
+	struct frame_msg *v = NULL;
+	struct member *from = NULL;
+	int from_me = 0, amb;
+	cJSON *o, *arr;
+	long n;
+
+	if (limit > HISTORY_MAX)
+		limit = want = HISTORY_MAX;
+	if (req->from != NULL && req->from[0] != '\0') {
+		from_me = strcmp(req->from, g->env.room->me) == 0;
+		if (!from_me && (from = member_lookup(g, req->from, &amb)) == NULL) {
+			gossip_fail(g, req, 404, "no member is named '%s'", req->from);
+			return;
+		}
+	}
+	/* With an author to match, read further back and keep the last
+	 * limit of theirs. */
+	fetch = (from != NULL || from_me) ? 10 * want + 1000 : want;
+	if ((v = calloc(fetch, sizeof(*v))) == NULL) {
+		gossip_fail(g, req, 500, "%s", "out of memory");
+		return;
+	}
+	n = store_history(g->env.store, fetch, req->before, req->since, v);
+	if (n < 0) {
+		free(v);
+		gossip_fail(g, req, 500, "cannot read the history: %s",
+		    strerror(errno));
+		return;
+	}
+	o = cJSON_CreateObject();
+	arr = cJSON_AddArrayToObject(o, "messages");
+	{
+		long first = 0, kept = 0;
+		const uint8_t *who = from != NULL ? from->id :
+		    from_me ? g->env.me->pk : NULL;
+
+		for (long i = n - 1; i >= 0 && (size_t)kept < want; i--)
+			if (who == NULL || memcmp(v[i].from, who, 32) == 0) {
+				kept++;
+				first = i;
+			}
+		for (long i = first; i < n && kept > 0; i++)
+			if (who == NULL || memcmp(v[i].from, who, 32) == 0)
+				cJSON_AddItemToArray(arr, deliver_msg_json(g, &v[i]));
+	}
+	for (long i = 0; i < n; i++)
+		frame_msg_clear(&v[i]);
+	free(v);
+	req->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	g->env.emit(g->env.arg, req);
+}
+
+/* Messages shown to an agent: each author hears it once (a read
+ * receipt); own messages and unknown ids are passed over. */
+void
+deliver_read(struct gossip *g, struct node_msg *req)
+{
+	char *save = NULL, *id;
+
+	for (id = req->text != NULL ? strtok_r(req->text, " ", &save) : NULL;
+	    id != NULL; id = strtok_r(NULL, " ", &save)) {
+		struct frame_msg m;
+		uint64_t v;
+		size_t i;
+
+		if (!sec_msgid_valid(id, &v))
+			continue;
+		for (i = 0; i < READ_SLOTS; i++)
+			if (g->read_sent[i] == v + 1)
+				break;
+		if (i < READ_SLOTS)
+			continue;
+		memset(&m, 0, sizeof(m));
+		if (store_get(g->env.store, id, &m) == -1)
+			continue;
+		if (memcmp(m.from, g->env.me->pk, 32) != 0) {
+			deliver_ack(g, &m, ACK_READ);
+			g->read_sent[g->read_next++ % READ_SLOTS] = v + 1;
+		}
+		frame_msg_clear(&m);
+	}
+	g->env.emit(g->env.arg, req);
+}
+
+/* Frames received. */
+
+void
+deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
+{
+	struct member *author;
+	struct frame f;
+	int r;
+
+	if (memcmp(m->from, g->env.me->pk, 32) == 0)
+		return;       /* our own, come back round */
+	if (store_has(g->env.store, m->id)) {
+		/* The author sending again means our ack was lost. */
+		if (memcmp(l->m->id, m->from, 32) == 0)
+			deliver_ack(g, m, ACK_DELIVERED);
+		return;
+	}
+	if ((r = store_add_msg(g->env.store, m)) != 1) {
+		if (r == -1)
+			log_msg(LOG_ERROR, "cannot store a message: %s",
+			    strerror(errno));
+		return;
+	}
+	upstream_put(g, m->id, l->m);
+	/* A message just written is a sign of its author's life, and of a
+	 * path to it through the member it came from. */
+	if ((author = member_find(g, m->from)) != NULL && author->conn == NULL &&
+	    m->ts + ALIVE_NS / 1000000u >= loop_wall_ms()) {
+		member_alive(author);
+		if (l->m != NULL && l->m != author)
+			author->via = l->m;
+		members_presence_check(g);
+	}
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_MSG;
+	f.u.msg = *m;
+	gossip_flood(g, &f, l->m);
+	deliver_ack(g, m, ACK_DELIVERED);
+	gossip_emit_json(g, NODE_EV_MESSAGE, deliver_msg_json(g, m));
+}
+
+static int
+ack_seen(struct gossip *g, const struct frame_ack *a)
+{
+	uint8_t h[8];
+	uint64_t v;
+
+	crypto_generichash(h, sizeof(h), (const uint8_t *)a, offsetof(struct
+	    frame_ack, ts), NULL, 0);
+	memcpy(&v, h, sizeof(v));
+	for (size_t i = 0; i < ACK_SEEN_SLOTS; i++)
+		if (g->ack_seen[i] == v)
+			return 1;
+	g->ack_seen[g->ack_seen_next++ % ACK_SEEN_SLOTS] = v;
+	return 0;
+}
+
+void
+deliver_on_ack(struct gossip *g, struct link *l, struct frame *f)
+{
+	struct frame_ack *a = &f->u.ack;
+	struct frame_msg m;
+	struct outmsg *o;
+	struct member *by;
+	cJSON *j;
+	char nb[16], id[PAPO_ID_LEN + 1];
+
+	if (ack_seen(g, a))
+		return;
+	memset(&m, 0, sizeof(m));
+	if (store_get(g->env.store, a->id, &m) == -1)
+		return;       /* a message we never saw: nowhere to route it */
+	if (memcmp(m.from, g->env.me->pk, 32) != 0) {
+		deliver_route_ack(g, f, m.from, l->m);
+		frame_msg_clear(&m);
+		return;
+	}
+	frame_msg_clear(&m);
+	if ((by = member_find(g, a->by)) == NULL)
+		return;
+	if (store_add_ack(g->env.store, a) == -1)
+		log_msg(LOG_WARN, "cannot store a receipt: %s", strerror(errno));
+	if (a->state == ACK_DELIVERED && (o = outmsg_find(g, a->id)) != NULL)
+		outmsg_acked(g, o, by);
+	j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "id", a->id);
+	cJSON_AddStringToObject(j, "by", member_name(by, nb));
+	sec_id_format(a->by, id);
+	cJSON_AddStringToObject(j, "by_id", id);
+	cJSON_AddStringToObject(j, "state",
+	    a->state == ACK_READ ? "read" : "delivered");
+	cJSON_AddNumberToObject(j, "ts", (double)a->ts);
+	gossip_emit_json(g, NODE_EV_RECEIPT, j);
+}
+
+void
+deliver_sync_request(struct gossip *g, struct member *to)
+{
+	struct frame f;
+	struct frame_msg *v;
+	long n;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_SYNC;
+	if ((v = calloc(FRAME_SYNC_MAX, sizeof(*v))) == NULL)
+		return;
+	n = store_history(g->env.store, FRAME_SYNC_MAX, 0, 0, v);
+	if (n >= 0 && (f.u.sync.have = calloc((size_t)n + 1,
+	    sizeof(*f.u.sync.have))) != NULL) {
+		struct store_stats st;
+
+		store_stats(g->env.store, &st);
+		/* With all of our history in the list, ask from the start;
+		 * else from the oldest message listed. */
+		f.u.sync.since = UINT64_MAX;
+		for (long i = 0; i < n; i++) {
+			strcpy(f.u.sync.have[i], v[i].id);
+			if (v[i].ts < f.u.sync.since)
+				f.u.sync.since = v[i].ts;
+		}
+		if (st.msgs <= FRAME_SYNC_MAX || n == 0)
+			f.u.sync.since = 0;
+		f.u.sync.n = (size_t)n;
+		gossip_send_frame(g, to, &f);
+	}
+	for (long i = 0; i < n; i++)
+		frame_msg_clear(&v[i]);
+	free(v);
+	frame_clear(&f);
+}
+
+static int
+id_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, PAPO_MSGID_LEN);
+}
+
+void
+deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
+{
+	struct frame_msg *v;
+	struct frame f;
+	long n;
+	size_t sent = 0;
+
+	if ((v = calloc(SYNC_SEND_MAX, sizeof(*v))) == NULL)
+		return;
+	if (s->n > 0)
+		qsort(s->have, s->n, sizeof(*s->have), id_cmp);
+	n = store_history(g->env.store, SYNC_SEND_MAX, 0, s->since, v);
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_MSG;
+	for (long i = 0; i < n; i++) {
+		if (s->n == 0 || bsearch(v[i].id, s->have, s->n,
+		    sizeof(*s->have), id_cmp) == NULL) {
+			f.u.msg = v[i];
+			if (gossip_send_frame(g, l->m, &f) == 0)
+				sent++;
+		}
+		frame_msg_clear(&v[i]);
+	}
+	free(v);
+	if (sent > 0)
+		log_msg(LOG_INFO, "sent %zu messages to %s, who missed them",
+		    sent, l->m->name);
+}

@@ -1,0 +1,188 @@
+/*
+ * gossip_int.h: what gossip's own files share, and nothing else includes:
+ * gossip.c (connections, hello and peers, requests, the glue to punch,
+ * beacon and reach), member.c (the member table, presence, dialling,
+ * peers.json) and deliver.c (messages: outbox, acks, receipts, history,
+ * sync).  server/ and the other node modules see only gossip.h.  All of
+ * it belongs to the node thread, and none of it may block.
+ */
+#ifndef PAPO_GOSSIP_INT_H
+#define PAPO_GOSSIP_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "node/beacon.h"
+#include "node/frame.h"
+#include "node/gossip.h"
+#include "node/punch.h"
+#include "node/quic.h"
+#include "node/reach.h"
+
+#define GOSSIP_MEMBERS_MAX 256
+#define OUTBOX_RETRY_NS (30ull * 1000000000u)
+#define ALIVE_NS (35ull * 1000000000u)    /* life shown this recently: online */
+#define DIAL_BACKOFF_MIN_MS 500u
+#define DIAL_BACKOFF_MAX_MS 30000u
+#define UPSTREAM_SLOTS 4096       /* remembered msg id -> who sent it */
+#define ACK_SEEN_SLOTS 4096       /* acks forwarded lately */
+#define READ_SLOTS 4096           /* read receipts remembered as sent */
+
+struct member {
+	uint8_t id[32];
+	char idtext[PAPO_ID_LEN + 1];
+	char name[PAPO_NAME_MAX + 1];
+	char about[PAPO_ABOUT_MAX + 1];
+	struct addr addr[PAPO_ADDR_MAX];
+	size_t naddr;
+	uint64_t seen;              /* wall ms of the last sign of life */
+	uint64_t announced;         /* its clock's time of its latest announce */
+	uint64_t left_at;           /* announced when it said bye */
+	uint64_t alive_until;       /* monotonic ns: online until then */
+	int left;                   /* said bye since its last announce */
+	int shown_online;           /* the state last told to the program */
+	struct quic_conn *conn;     /* the connection in use, once greeted */
+	struct member *via;         /* who last brought news of its life */
+	int punched;                /* its connection came of a punch */
+	int lan;                    /* its connection is on our link */
+	int open;                   /* takes connections we start: it
+	                             * answered our dial, or greeted us from
+	                             * an address it advertises */
+	uint64_t beacon_dial;       /* ns of the last dial a beacon made */
+	int ndial;                  /* dials in flight */
+	uint32_t backoff_ms;
+	uint64_t next_dial;         /* monotonic ns; 0 none planned */
+};
+
+/* What gossip keeps about one QUIC connection. */
+struct link {
+	struct quic_conn *qc;
+	struct member *target;      /* whom we dialled; NULL when accepted */
+	struct member *m;           /* who it is, once its hello arrived */
+	int bad;                    /* frames that did not open */
+	unsigned version;           /* the protocol version agreed */
+};
+
+/* An own message not yet acknowledged by everyone it waits for, and the
+ * send request still waiting for its answer, if any. */
+struct outmsg {
+	char id[PAPO_MSGID_LEN + 1];
+	struct member **wait, **done;
+	size_t nwait, ndone;
+	int any;                    /* nobody to wait for: any ack will do */
+	struct node_msg *req;
+	struct loop_timer *timer;
+	struct gossip *g;
+	struct outmsg *next;
+};
+
+struct gossip {
+	struct gossip_env env;
+	struct quic *quic;
+	struct addr bound;
+	struct reach reach;         /* how others reach us: what we advertise */
+	struct punch *punch;        /* direct paths arranged through others */
+	struct beacon *beacon;      /* LAN discovery, or NULL when off */
+	struct member **members;
+	size_t nmembers;
+	struct outmsg *outbox;
+	struct loop_timer *dial_timer, *retry_timer, *presence_timer;
+	struct loop_timer *announce_timer;
+	struct loop_timer *save_timer;
+	struct {
+		uint64_t id;
+		struct member *m;
+	} upstream[UPSTREAM_SLOTS];
+	uint64_t ack_seen[ACK_SEEN_SLOTS];
+	size_t ack_seen_next;
+	uint64_t read_sent[READ_SLOTS];   /* ids whose read receipt went out */
+	size_t read_next;
+	uint64_t bad_frames;
+};
+
+/* gossip.c: connections and requests. */
+
+/* Hands o to the program as an event of kind, and frees o. */
+void gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o);
+/* Seals f and queues it on m's connection; -1 when m has none or it
+ * cannot be sent. */
+int gossip_send_frame(struct gossip *g, struct member *m, const struct frame *f);
+/* Sends f to every connected member but except (may be NULL). */
+void gossip_flood(struct gossip *g, const struct frame *f,
+    const struct member *except);
+/* Greets the member at the other end of l: our hello, with our history's
+ * count and digest. */
+void gossip_hello(struct gossip *g, struct link *l);
+/* Answers req with an error: code and fmt filled with arg. */
+void gossip_fail(struct gossip *g, struct node_msg *req, int code,
+    const char *fmt, const char *arg);
+
+/* member.c: the member table, presence, dialling, peers.json. */
+
+/* The member of that id; NULL when not in the table. */
+struct member *member_find(const struct gossip *g, const uint8_t id[32]);
+/* The member of that id, added when new; NULL for ourselves, when the
+ * table is full, or out of memory. */
+struct member *member_add(struct gossip *g, const uint8_t id[32]);
+/* Its name for people, in buf when it has none yet. */
+const char *member_name(const struct member *m, char buf[16]);
+/* By name or id; NULL when none or ambiguous (*ambiguous set). */
+struct member *member_lookup(const struct gossip *g, const char *who,
+    int *ambiguous);
+/* The protocol version of m's connection, 0 when it has none. */
+unsigned member_version(const struct member *m);
+/* Whether the room is small enough for a full mesh. */
+int members_small(const struct gossip *g);
+/* Whether m is reachable now (presence). */
+int member_online(const struct gossip *g, const struct member *m);
+/* m showed life: online for ALIVE_NS from now. */
+void member_alive(struct member *m);
+/* Tells the program of every change of presence; sets the presence
+ * timer. */
+void members_presence_check(struct gossip *g);
+void members_presence_timer(void *arg);
+/* Sets the dial timer for the next member due, if there is room. */
+void members_plan_dials(struct gossip *g);
+/* Dials m at each of n addresses at once. */
+void member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
+    size_t n);
+/* The dial timer: dials the members due. */
+void members_dial(void *arg);
+/* In a large room over its limit of neighbours, lets a random open one
+ * go, never keep. */
+void members_evict(struct gossip *g, const struct member *keep);
+/* Writes peers.json now, or in a moment (the save timer). */
+void members_save(struct gossip *g);
+void members_save_later(struct gossip *g);
+void members_save_timer(void *arg);
+/* Reads peers.json into the table; a missing or damaged one is logged. */
+void members_load(struct gossip *g);
+
+/* deliver.c: messages. */
+
+/* Takes req (a send) and answers it: delivered, queued, or an error. */
+void deliver_send(struct gossip *g, struct node_msg *req);
+/* Takes req (a history request) and answers it. */
+void deliver_history(struct gossip *g, struct node_msg *req);
+/* Takes req (message ids shown to an agent), sends their read receipts
+ * and answers it. */
+void deliver_read(struct gossip *g, struct node_msg *req);
+/* Frames received on l. */
+void deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m);
+void deliver_on_ack(struct gossip *g, struct link *l, struct frame *f);
+void deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s);
+/* Sends to a sync request: the ids of our latest messages. */
+void deliver_sync_request(struct gossip *g, struct member *to);
+/* Sends o's message again to the members it waits for that are
+ * connected (only, when not NULL). */
+void outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only);
+/* Answers o's send request if it waits, unlinks and frees o. */
+void outmsg_free(struct gossip *g, struct outmsg *o);
+/* The retry timer: resends the outbox and greets every neighbour again. */
+void deliver_retry(void *arg);
+/* At start: the messages outbox.jsonl kept wait for acks again. */
+void deliver_load_outbox(struct gossip *g);
+
+#endif

@@ -1,0 +1,430 @@
+/*
+ * member.c: the members of the room, on the node thread (gossip_int.h;
+ * docs/PROTOCOL.md, "Gossip").  It keeps the member table, works out who
+ * is online and tells the program when that changes (presence), dials and
+ * redials members and, in a room above 8, picks the neighbours and lets
+ * one go to make room, and keeps peers.json so that a restart finds the
+ * members again.  It never blocks: the only waits are loop timers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "node/fsutil.h"
+#include "node/gossip_int.h"
+
+#define FULL_MESH_MAX 8                   /* members (with us) all connected */
+#define ACTIVE_DIAL 4                     /* neighbours we dial, above that */
+#define ACTIVE_MAX 8                      /* neighbours we keep, above that */
+#define EVICTED_REDIAL_NS (20ull * 1000000000u)
+#define PEERS_SAVE_DELAY_NS (2ull * 1000000000u)
+
+/* The member table. */
+
+struct member *
+member_find(const struct gossip *g, const uint8_t id[32])
+{
+	for (size_t i = 0; i < g->nmembers; i++)
+		if (memcmp(g->members[i]->id, id, 32) == 0)
+			return g->members[i];
+	return NULL;
+}
+
+struct member *
+member_add(struct gossip *g, const uint8_t id[32])
+{
+	struct member **v, *m;
+
+	if (memcmp(id, g->env.me->pk, 32) == 0)
+		return NULL;
+	if ((m = member_find(g, id)) != NULL)
+		return m;
+	if (g->nmembers == GOSSIP_MEMBERS_MAX)
+		return NULL;
+	if ((m = calloc(1, sizeof(*m))) == NULL)
+		return NULL;
+	if ((v = realloc(g->members, (g->nmembers + 1) * sizeof(*v))) == NULL) {
+		free(m);
+		return NULL;
+	}
+	memcpy(m->id, id, 32);
+	sec_id_format(id, m->idtext);
+	g->members = v;
+	g->members[g->nmembers++] = m;
+	return m;
+}
+
+/* A member's name for people: its name, or the start of its id while we
+ * have not heard it yet. */
+const char *
+member_name(const struct member *m, char buf[16])
+{
+	if (m->name[0] != '\0')
+		return m->name;
+	snprintf(buf, 16, "%.8s…", m->idtext);
+	return buf;
+}
+
+/* Finds a member by name or id; NULL when none or ambiguous. */
+struct member *
+member_lookup(const struct gossip *g, const char *who, int *ambiguous)
+{
+	struct member *found = NULL;
+
+	*ambiguous = 0;
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		if (strcmp(m->idtext, who) == 0)
+			return m;
+		if (strcmp(m->name, who) == 0) {
+			if (found != NULL)
+				*ambiguous = 1;
+			found = m;
+		}
+	}
+	return *ambiguous ? NULL : found;
+}
+
+/* The protocol version of m's connection, 0 when it has none. */
+unsigned
+member_version(const struct member *m)
+{
+	const struct link *l = m->conn != NULL ? quic_data(m->conn) : NULL;
+
+	return l != NULL ? l->version : 0;
+}
+
+/*
+ * Presence: a member is online while it has shown life lately: its
+ * hello, or an announcement of itself that it floods every 10 s and that
+ * reaches us directly or through other members; bye makes it offline at
+ * once.  In a small room, where every member is a neighbour, losing the
+ * connection also means it is gone; in a large one a connection may close
+ * because a neighbour made room for another.
+ */
+int
+members_small(const struct gossip *g)
+{
+	return g->nmembers + 1 <= FULL_MESH_MAX;
+}
+
+static size_t
+members_active(const struct gossip *g)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < g->nmembers; i++)
+		n += g->members[i]->conn != NULL;
+	return n;
+}
+
+/*
+ * Online means reachable now: by our own connection, or, while it shows
+ * life, through the member its news came by, if we are connected to that
+ * one.  In a small room (a full mesh) that is the whole story, so a
+ * member whose last path went shows offline at once; in a large one a
+ * member is often reached over several hops, and life shown lately is
+ * enough while we have any neighbour.
+ */
+int
+member_online(const struct gossip *g, const struct member *m)
+{
+	if (m->left)
+		return 0;
+	if (m->conn != NULL)
+		return 1;
+	if (m->alive_until <= loop_now_ns())
+		return 0;
+	if (m->via != NULL && m->via->conn != NULL)
+		return 1;
+	return !members_small(g) && members_active(g) > 0;
+}
+
+void
+member_alive(struct member *m)
+{
+	m->alive_until = loop_now_ns() + ALIVE_NS;
+	m->seen = loop_wall_ms();
+}
+
+static void
+member_presence(struct gossip *g, struct member *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	char nb[16];
+
+	cJSON_AddStringToObject(o, "id", m->idtext);
+	cJSON_AddStringToObject(o, "name", member_name(m, nb));
+	cJSON_AddBoolToObject(o, "online", m->shown_online);
+	cJSON_AddNumberToObject(o, "last_seen", (double)m->seen);
+	gossip_emit_json(g, NODE_EV_PRESENCE, o);
+	log_msg(LOG_INFO, "%s is %s", member_name(m, nb),
+	    m->shown_online ? "online" : "offline");
+}
+
+/* Tells the program of every change of presence, and wakes again when
+ * the next member would fall silent. */
+void
+members_presence_check(struct gossip *g)
+{
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+		int on = member_online(g, m);
+
+		if (on != m->shown_online) {
+			m->shown_online = on;
+			member_presence(g, m);
+		}
+		if (on && (next == 0 || m->alive_until < next))
+			next = m->alive_until;
+	}
+	loop_timer_set(g->presence_timer, next);
+}
+
+void
+members_presence_timer(void *arg)
+{
+	members_presence_check(arg);
+}
+
+/* Dialling: every member not connected, on all its addresses at once;
+ * the first to answer is kept, the others closed once it greets. */
+
+/* Whether a member is one to dial now (when = 0) or later. */
+static int
+member_dialable(const struct member *m)
+{
+	return m->conn == NULL && m->ndial == 0 && m->naddr > 0 &&
+	    m->next_dial != 0;
+}
+
+/* How many more neighbours to dial: all in a small room, else up to
+ * ACTIVE_DIAL counting those connected and being dialled. */
+static size_t
+members_dial_room(const struct gossip *g)
+{
+	size_t busy = 0;
+
+	if (members_small(g))
+		return GOSSIP_MEMBERS_MAX;
+	for (size_t i = 0; i < g->nmembers; i++)
+		busy += g->members[i]->conn != NULL || g->members[i]->ndial > 0;
+	return busy >= ACTIVE_DIAL ? 0 : ACTIVE_DIAL - busy;
+}
+
+void
+members_plan_dials(struct gossip *g)
+{
+	uint64_t next = 0;
+
+	if (members_dial_room(g) > 0)
+		for (size_t i = 0; i < g->nmembers; i++) {
+			struct member *m = g->members[i];
+
+			if (member_dialable(m) && (next == 0 || m->next_dial < next))
+				next = m->next_dial;
+		}
+	loop_timer_set(g->dial_timer, next);
+}
+
+/* Dials m at each of n addresses at once. */
+void
+member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
+    size_t n)
+{
+	for (size_t j = 0; j < n; j++) {
+		struct link *l = calloc(1, sizeof(*l));
+
+		if (l == NULL)
+			break;
+		if ((l->qc = quic_dial(g->quic, &a[j], m->id)) == NULL) {
+			free(l);
+			continue;
+		}
+		l->target = m;
+		quic_set_data(l->qc, l);
+		m->ndial++;
+	}
+}
+
+static void
+member_dial(struct gossip *g, struct member *m)
+{
+	m->next_dial = 0;
+	member_dial_at(g, m, m->addr, m->naddr);
+	if (m->ndial == 0) {
+		m->backoff_ms = DIAL_BACKOFF_MAX_MS;
+		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * 1000000u;
+	}
+}
+
+/*
+ * Dials the members due: all of them in a small room; in a large one as
+ * many as make up ACTIVE_DIAL neighbours: members known to take our
+ * connections and online first, then others online, then the rest, each
+ * pass from a random starting point so the mesh comes out random.  A
+ * member behind a NAT so finds the members it can reach before wasting
+ * its dials on those it cannot.
+ */
+void
+members_dial(void *arg)
+{
+	struct gossip *g = arg;
+	uint64_t now = loop_now_ns();
+	size_t room = members_dial_room(g);
+	size_t start = g->nmembers ? randombytes_uniform((uint32_t)g->nmembers) : 0;
+
+	for (int pass = 0; pass < 3 && room > 0; pass++)
+		for (size_t k = 0; k < g->nmembers && room > 0; k++) {
+			struct member *m = g->members[(start + k) % g->nmembers];
+
+			if (!member_dialable(m) || m->next_dial > now ||
+			    (pass < 2 && !member_online(g, m)) ||
+			    (pass == 0 && !m->open))
+				continue;
+			member_dial(g, m);
+			room--;
+		}
+	members_plan_dials(g);
+}
+
+/*
+ * Makes room for a new neighbour in a large room: one other neighbour,
+ * picked at random among those we could dial again, is let go and not
+ * dialled again for a while.  A member we cannot dial (behind a NAT) is
+ * never let go: its connection to us may be its only way into the room,
+ * so a room with a single reachable member holds together however large.
+ */
+static int
+member_evictable(const struct member *m, const struct member *keep)
+{
+	return m->conn != NULL && m != keep && m->open;
+}
+
+void
+members_evict(struct gossip *g, const struct member *keep)
+{
+	size_t n = 0, k;
+
+	if (members_small(g) || members_active(g) <= ACTIVE_MAX)
+		return;
+	for (size_t i = 0; i < g->nmembers; i++)
+		n += member_evictable(g->members[i], keep);
+	if (n == 0)
+		return;
+	k = randombytes_uniform((uint32_t)n);
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		if (!member_evictable(m, keep) || k-- > 0)
+			continue;
+		log_msg(LOG_DEBUG, "letting neighbour %s go", m->name);
+		quic_close(m->conn);
+		m->next_dial = loop_now_ns() + EVICTED_REDIAL_NS;
+		return;
+	}
+}
+
+/* peers.json: the members met, so a restart finds them again. */
+
+void
+members_save(struct gossip *g)
+{
+	char path[4096], err[PAPO_ERR_LEN];
+	cJSON *o = cJSON_CreateObject(), *arr;
+	char *text = NULL;
+
+	arr = cJSON_AddArrayToObject(o, "members");
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+		cJSON *e = cJSON_CreateObject(), *addrs;
+
+		cJSON_AddItemToArray(arr, e);
+		cJSON_AddStringToObject(e, "id", m->idtext);
+		cJSON_AddStringToObject(e, "name", m->name);
+		cJSON_AddStringToObject(e, "about", m->about);
+		cJSON_AddNumberToObject(e, "seen", (double)m->seen);
+		addrs = cJSON_AddArrayToObject(e, "addrs");
+		for (size_t j = 0; j < m->naddr; j++) {
+			char a[ADDR_STRLEN];
+
+			addr_format(&m->addr[j], a);
+			cJSON_AddItemToArray(addrs, cJSON_CreateString(a));
+		}
+	}
+	if ((text = cJSON_Print(o)) != NULL &&
+	    fs_path(path, sizeof(path), g->env.home, "peers.json") == 0 &&
+	    fs_write(err, path, text, strlen(text)) == -1)
+		log_msg(LOG_WARN, "%s", err);
+	cJSON_free(text);
+	cJSON_Delete(o);
+}
+
+void
+members_save_later(struct gossip *g)
+{
+	loop_timer_set(g->save_timer, loop_now_ns() + PEERS_SAVE_DELAY_NS);
+}
+
+void
+members_save_timer(void *arg)
+{
+	members_save(arg);
+}
+
+void
+members_load(struct gossip *g)
+{
+	char path[4096], err[PAPO_ERR_LEN];
+	const cJSON *arr, *e;
+	char *text = NULL;
+	size_t len;
+	int exists = 0;
+	cJSON *o;
+
+	if (fs_path(path, sizeof(path), g->env.home, "peers.json") == -1 ||
+	    fs_read(err, path, 4 * 1024 * 1024, &text, &len, &exists) == -1) {
+		if (exists)
+			log_msg(LOG_WARN, "%s", err);
+		return;
+	}
+	if ((o = cJSON_ParseWithLength(text, len)) == NULL) {
+		log_msg(LOG_WARN, "%s is damaged; starting from the invite",
+		    path);
+		free(text);
+		return;
+	}
+	arr = cJSON_GetObjectItemCaseSensitive(o, "members");
+	cJSON_ArrayForEach(e, arr) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(e, "id");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+		const cJSON *about = cJSON_GetObjectItemCaseSensitive(e, "about");
+		const cJSON *seen = cJSON_GetObjectItemCaseSensitive(e, "seen");
+		const cJSON *addrs = cJSON_GetObjectItemCaseSensitive(e, "addrs");
+		const cJSON *a;
+		uint8_t pk[32];
+		struct member *m;
+
+		if (!cJSON_IsString(id) || sec_id_parse(id->valuestring, pk) == -1 ||
+		    (m = member_add(g, pk)) == NULL)
+			continue;
+		if (cJSON_IsString(name) && strlen(name->valuestring) <= PAPO_NAME_MAX)
+			strcpy(m->name, name->valuestring);
+		if (cJSON_IsString(about) &&
+		    strlen(about->valuestring) <= PAPO_ABOUT_MAX)
+			strcpy(m->about, about->valuestring);
+		if (cJSON_IsNumber(seen) && seen->valuedouble > 0)
+			m->seen = (uint64_t)seen->valuedouble;
+		cJSON_ArrayForEach(a, addrs)
+			if (m->naddr < PAPO_ADDR_MAX && cJSON_IsString(a) &&
+			    addr_parse(a->valuestring, &m->addr[m->naddr]) == 0)
+				m->naddr++;
+	}
+	cJSON_Delete(o);
+	free(text);
+}
