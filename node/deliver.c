@@ -111,7 +111,7 @@ deliver_ack(struct gossip *g, const struct frame_msg *m, enum ack_state state)
 /* The outbox. */
 
 static int
-member_in(struct member **v, size_t n, const struct member *m)
+outmsg_has(struct member **v, size_t n, const struct member *m)
 {
 	for (size_t i = 0; i < n; i++)
 		if (v[i] == m)
@@ -225,7 +225,7 @@ outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only)
 		struct member *m = g->members[i];
 
 		if (m->conn != NULL && (only == NULL || m == only) &&
-		    (o->any || member_in(o->wait, o->nwait, m)))
+		    (o->any || outmsg_has(o->wait, o->nwait, m)))
 			break;
 	}
 	if (i == g->nmembers)
@@ -239,7 +239,7 @@ outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only)
 
 		if (m->conn == NULL || (only != NULL && m != only))
 			continue;
-		if (o->any || member_in(o->wait, o->nwait, m))
+		if (o->any || outmsg_has(o->wait, o->nwait, m))
 			gossip_send_frame(g, m, &f);
 	}
 	frame_clear(&f);
@@ -271,7 +271,7 @@ outmsg_acked(struct gossip *g, struct outmsg *o, struct member *by)
 			o->wait[i] = o->wait[--o->nwait];
 			break;
 		}
-	if (!member_in(o->done, o->ndone, by))
+	if (!outmsg_has(o->done, o->ndone, by))
 		o->done[o->ndone++] = by;
 	if (o->nwait > 0)
 		return;
