@@ -16,7 +16,6 @@
 #define ANNOUNCE_NS (10ull * 1000000000u)
 #define BAD_FRAMES_MAX 3
 
-static void gossip_punch_check(struct gossip *g);
 
 void
 gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o)
@@ -501,22 +500,42 @@ gossip_announce(void *arg)
 
 /*
  * Punching (punch.h).  A member online through others but without a
- * connection of ours, whose addresses failed us, is punched to through a
- * member connected to both.  Only in a small room: in a large one most
- * members are not meant to be neighbours.
+ * connection of ours, whose addresses failed us or have not answered
+ * within PUNCH_AFTER_NS (a handshake that works on a path with any
+ * sense in it answers well within that; a QUIC dial gives up only after
+ * 5 s), is punched to through a member connected to both.  Only in a
+ * small room: in a large one most members are not meant to be
+ * neighbours.
  */
-static void
+void
 gossip_punch_check(struct gossip *g)
 {
-	if (!members_small(g))
+	uint64_t now = loop_now_ns(), next = 0;
+
+	if (!members_small(g)) {
+		loop_timer_set(g->punch_timer, 0);
 		return;
+	}
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
+		uint64_t due = m->dial_since + PUNCH_AFTER_NS;
+		int waited = m->ndial > 0 && due <= now;
 
-		if (m->conn == NULL && member_online(g, m) && m->backoff_ms > 0 &&
+		if (m->conn != NULL)
+			continue;
+		if (m->ndial > 0 && !waited && (next == 0 || due < next))
+			next = due;
+		if (member_online(g, m) && (m->backoff_ms > 0 || waited) &&
 		    m->via != NULL && member_version(m->via) >= 2)
 			punch_want(g->punch, m->id);
 	}
+	loop_timer_set(g->punch_timer, next);
+}
+
+static void
+gossip_punch_timer(void *arg)
+{
+	gossip_punch_check(arg);
 }
 
 /* Carries a punch frame towards its addressee: straight to it when
@@ -806,6 +825,8 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	    (g->retry_timer = loop_timer_new(env->loop, deliver_retry, g)) == NULL ||
 	    (g->presence_timer = loop_timer_new(env->loop, members_presence_timer,
 	    g)) == NULL ||
+	    (g->punch_timer = loop_timer_new(env->loop, gossip_punch_timer,
+	    g)) == NULL ||
 	    (g->announce_timer = loop_timer_new(env->loop, gossip_announce,
 	    g)) == NULL ||
 	    (g->save_timer = loop_timer_new(env->loop, members_save_timer,
@@ -882,6 +903,7 @@ gossip_free(struct gossip *g)
 	loop_timer_free(g->dial_timer);
 	loop_timer_free(g->retry_timer);
 	loop_timer_free(g->presence_timer);
+	loop_timer_free(g->punch_timer);
 	loop_timer_free(g->announce_timer);
 	loop_timer_free(g->save_timer);
 	punch_free(g->punch);

@@ -52,6 +52,7 @@ struct member {
 	                             * an address it advertises */
 	uint64_t beacon_dial;       /* ns of the last dial a beacon made */
 	int ndial;                  /* dials in flight */
+	uint64_t dial_since;        /* monotonic ns the dials in flight began */
 	uint32_t backoff_ms;
 	uint64_t next_dial;         /* monotonic ns; 0 none planned */
 };
@@ -89,6 +90,7 @@ struct gossip {
 	size_t nmembers;
 	struct outmsg *outbox;
 	struct loop_timer *dial_timer, *retry_timer, *presence_timer;
+	struct loop_timer *punch_timer;   /* dials unanswered long enough */
 	struct loop_timer *announce_timer;
 	struct loop_timer *save_timer;
 	struct {
@@ -142,6 +144,9 @@ void member_alive(struct member *m);
 /* Tells the program of every change of presence; sets the presence
  * timer. */
 void members_presence_check(struct gossip *g);
+/* Starts punching to the members that need it (gossip.c, "Punching"),
+ * and arms the timer for the next that will. */
+void gossip_punch_check(struct gossip *g);
 void members_presence_timer(void *arg);
 /* Sets the dial timer for the next member due, if there is room. */
 void members_plan_dials(struct gossip *g);

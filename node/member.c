@@ -248,8 +248,11 @@ member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
 		}
 		l->target = m;
 		quic_set_data(l->qc, l);
-		m->ndial++;
+		if (m->ndial++ == 0)
+			m->dial_since = loop_now_ns();
 	}
+	/* Dials left unanswered for a while are a reason to punch. */
+	gossip_punch_check(g);
 }
 
 static void

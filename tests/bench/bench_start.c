@@ -80,6 +80,8 @@ send_text(CURL *h, const char *url, const char *text)
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, hd);
 	curl_easy_setopt(h, CURLOPT_POSTFIELDS, json);
 	curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+	/* The answer waits for acks, up to the daemon's own bound (8 s). */
+	curl_easy_setopt(h, CURLOPT_TIMEOUT, 30L);
 	if (curl_easy_perform(h) != CURLE_OK ||
 	    curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status) != CURLE_OK ||
 	    status != 200)
