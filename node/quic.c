@@ -627,6 +627,7 @@ quic_conn_write(struct quic_conn *c)
 	uint8_t pkt[QUIC_PKT_MAX];
 	ngtcp2_path_storage ps;
 	ngtcp2_pkt_info pi;
+	ngtcp2_conn_stat st;
 	uint64_t now = quic_now();
 	int blocked = 0;
 
@@ -672,7 +673,18 @@ quic_conn_write(struct quic_conn *c)
 			break;
 		quic_sendto(c->q, &ps.path, pkt, (size_t)n);
 	}
-	ngtcp2_conn_update_pkt_tx_time(c->conn, now);
+	/* ngtcp2 0.12 paces at cwnd / smoothed RTT, and until the first RTT
+	 * sample that RTT is the initial 333 ms: the client's padded Initial
+	 * alone then bars all but ACKs for ~27 ms, so its Handshake flight,
+	 * ready as soon as the server's is read, waited for the PTO, and the
+	 * server's HANDSHAKE_DONE and hello for the pacing timer.  Pacing
+	 * starts with the first sample instead, as ngtcp2 itself does from
+	 * 0.14 (it takes the RTT as 1 ms until then); what was sent before is
+	 * charged at the measured rate.  In 0.12 this call does nothing but
+	 * pace. */
+	ngtcp2_conn_get_conn_stat(c->conn, &st);
+	if (st.first_rtt_sample_ts != UINT64_MAX)
+		ngtcp2_conn_update_pkt_tx_time(c->conn, now);
 	return 0;
 }
 
