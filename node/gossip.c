@@ -357,6 +357,11 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		    addr_on_link(quic_remote(l->qc));
 		m->open |= (quic_is_client(l->qc) && !punched) ||
 		    addr_in(quic_remote(l->qc), h->addr, h->naddr);
+		/* A new connection: announce ourselves at once rather than
+		 * at the next round.  What this neighbour tells others of us
+		 * carries the time of our latest announcement; until it has
+		 * one, they cannot count us as alive, nor punch to us. */
+		loop_timer_set(g->announce_timer, 1);
 	}
 	m->conn = l->qc;
 	if (h->version >= 2 && reach_observe(&g->reach, peer, &h->obs))
