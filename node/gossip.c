@@ -134,8 +134,11 @@ gossip_peers(struct gossip *g, struct member *to, struct member *only)
 	for (size_t i = 0; i <= g->nmembers; i++) {
 		struct member *m = i < g->nmembers ? g->members[i] : NULL;
 
+		/* A member that said bye is left out: its entry carries
+		 * the time of its last announcement, which a member that had
+		 * not heard of it would take for life. */
 		if (m != NULL && m != to && (only == NULL || m == only) &&
-		    m->name[0] != '\0') {
+		    m->name[0] != '\0' && !m->left) {
 			struct frame_peer *p = &v[f.u.peers.n++];
 
 			memset(p, 0, sizeof(*p));

@@ -9,10 +9,12 @@
 #
 # Each run: B joins A's room from an invite in a fresh home (a new member
 # each time); a watcher on A's /api/events waits for B's text
-# (bench_room watch); the clock starts (date +%s%N) just before B's
-# `papo serve`; bench_start polls B's serve.json every millisecond, and
-# the moment B answers /healthz it sends the text (POST /api/send).  The
-# clock stops when the watcher reads the text from A's stream.  Paths:
+# (bench_room watch); bench_start starts B's `papo serve` itself, the
+# clock just before (so no shell's fork, nor the loading of bench_start's
+# own libraries beside the daemon's, is counted), polls B's serve.json
+# every millisecond, and the moment B answers /healthz it sends the text
+# (POST /api/send).  The clock stops when the watcher reads the text from
+# A's stream.  Paths:
 #
 #   loopback  A and B on 127.0.0.1, B joining from A's invite
 #   lan       A and B on one LAN behind a NAT, B joining from A's invite
@@ -20,7 +22,7 @@
 #             exist), R public; B joins from R's invite: its text reaches
 #             A through R
 #   punched   A and B each behind a cone NAT dropping unsolicited inbound,
-#             R public; B joins from R's invite: its first text goes
+#             R2 public (a room of its own); B joins from R2's invite: its first text goes
 #             through R, and the row also gives when B's status first
 #             shows A with path "punched" (polled by curl, every ~20 ms),
 #             and the punch datagrams both spent (status "punch")
@@ -45,7 +47,7 @@ unset PAPO_TOKEN PAPO_HOME PAPO_NAME PAPO_INVITE PAPO_HTTP PAPO_LISTEN \
 	PAPO_ADVERTISE PAPO_PROTOCOL
 . "$ROOT/tests/e2e/lib.sh"
 . "$ROOT/tests/e2e/lab.sh"
-RUNS=$([ "$QUICK" = 1 ] && echo 3 || echo 7)
+RUNS=$([ "$QUICK" = 1 ] && echo 3 || echo 6)   # at most 8 members a room
 START=$(date -u '+%Y-%m-%d %H:%M UTC')
 progress() { echo "reach.sh: $*" >&2; }
 die() { echo "reach.sh: $*" >&2; exit 1; }
@@ -58,20 +60,19 @@ spread() { sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s–%s"
 # first NAME_A NAME_B INVITE LISTEN RUN: one run; appends the figures to
 # $T/first (ms to delivery), $T/ready (ms to /healthz), $T/state.
 first() {
-	local a=$1 b=$2 inv=$3 listen=$4 text w t0 t1 r in=()
+	local a=$1 b=$2 inv=$3 listen=$4 text w t0 t1 r
 	text="first from $b"
 	lab_papo "$b" join "$inv" --name "$b" >/dev/null || die "papo join on $b failed"
 	lab_in "$a" "$BENCH/bench_room" watch "${URL[$a]}" "$text" 60 >"$T/watch" \
 		2>>"$T/watch.err" &
 	w=$!
 	until_true 10 grep -q ready "$T/watch" || die "the watcher on $a did not start"
-	[ -z "${LABNS[$b]:-}" ] || in=(ip netns exec "${LABNS[$b]}")
-	t0=$(now)
-	"${in[@]}" env PAPO_HOME="$T/$b" "$PAPO" serve --http 127.0.0.1:0 \
-		--listen "$listen" --name "$b" >>"$T/$b.out" 2>>"$T/$b.err" </dev/null &
-	echo $! >"$T/$b.pid"
-	r=$(lab_in "$b" "$BENCH/bench_start" "$T/$b" "$t0" 30 "$text") ||
+	# bench_start starts B's daemon itself, the clock just before.
+	r=$(lab_in "$b" "$BENCH/bench_start" "$T/$b" spawn 30 "$text" \
+		"$T/$b.err" "$T/$b.pid" env PAPO_HOME="$T/$b" "$PAPO" serve \
+		--http 127.0.0.1:0 --listen "$listen" --name "$b") ||
 		die "$b did not start: $(tail -3 "$T/$b.err")"
+	t0=$(cut -f5 <<<"$r")
 	URL[$b]=$(jq -r .http "$T/$b/serve.json")
 	wait "$w" || die "$b's text did not reach $a in 60 s"
 	t1=$(tail -1 "$T/watch")
@@ -90,8 +91,22 @@ row() {
 		"$(wc -l <"$T/first")" "$(median <"$T/ready")" "$states" "${2:-}"
 	: >"$T/first"; : >"$T/ready"; : >"$T/state"
 }
-# done_with NAME: stops it and forgets its home (the next run is a new member).
-done_with() { stop "$1"; rm -rf "${T:?}/$1"; unset "URL[$1]"; }
+# done_with NAME: stops it and forgets its home (the next run is a new
+# member).  B's daemons are bench_start's children, not this shell's: they
+# are waited for by their pid.
+done_with() {
+	local pid; pid=$(cat "$T/$1.pid")
+	if [ "${2:-}" = spawned ]; then
+		kill -TERM "$pid" 2>/dev/null
+		until_true 20 bash -c "! kill -0 $pid 2>/dev/null" ||
+			die "$1 did not stop on SIGTERM"
+		rm -f "$T/$1.pid"
+	else
+		stop "$1"
+	fi
+	rm -rf "${T:?}/$1"
+	unset "URL[$1]"
+}
 
 ROWS=()
 : >"$T/first"; : >"$T/ready"; : >"$T/state"
@@ -102,7 +117,7 @@ papo a new --name a >/dev/null
 start a || die "a did not start"
 for k in $(seq "$RUNS"); do
 	first a "lb$k" "$(invite a)" 127.0.0.1:0
-	done_with "lb$k"
+	done_with "lb$k" spawned
 done
 ROWS+=("$(row loopback)")
 stop a
@@ -112,6 +127,7 @@ if [ "$(id -u)" != 0 ] || ! command -v nft >/dev/null || ! command -v ip >/dev/n
 else
 	lab_up
 	lab_public r 203.0.113.11
+	lab_public r2 203.0.113.12
 	lab_nat lan cone 203.0.113.31
 	lab_host la lan
 	lab_nat syma symmetric 203.0.113.32
@@ -132,7 +148,7 @@ else
 	lab_start la || die "la did not start"
 	for k in $(seq "$RUNS"); do
 		first la "lb$k" "$(lab_papo la invite)" "0.0.0.0:$LAB_PORT"
-		done_with "lb$k"
+		done_with "lb$k" spawned
 	done
 	ROWS+=("$(row lan)")
 	done_with la
@@ -149,18 +165,25 @@ else
 		die "sa never saw r online"
 	for k in $(seq "$RUNS"); do
 		first sa "sb$k" "$inv" "0.0.0.0:$LAB_PORT"
-		done_with "sb$k"
+		done_with "sb$k" spawned
 	done
 	ROWS+=("$(row "via R (both behind symmetric NATs)")")
 	done_with sa
 
-	# Punched: both behind cone NATs dropping unsolicited inbound.
+	done_with r
+
+	# Punched: both behind cone NATs dropping unsolicited inbound, in a
+	# room of its own (at most 8 members, where punching is tried: each
+	# run adds a member).
 	progress "punched"
+	lab_papo r2 new --name r2 >/dev/null
+	lab_start r2 || die "r2 did not start"
+	inv=$(lab_papo r2 invite)
 	lab_papo ca join "$inv" --name ca >/dev/null
 	lab_start ca || die "ca did not start"
 	until_true 30 bash -c "ip netns exec ${LABNS[ca]} curl -s ${URL[ca]}/api/status |
-		jq -e '.members[] | select(.name == \"r\") | .online' >/dev/null" ||
-		die "ca never saw r online"
+		jq -e '.members[] | select(.name == \"r2\") | .online' >/dev/null" ||
+		die "ca never saw r2 online"
 	: >"$T/punched"; : >"$T/dgrams"
 	for k in $(seq "$RUNS"); do
 		b=cb$k
@@ -174,7 +197,7 @@ else
 		else
 			progress "run $k: no punched path in 20 s"
 		fi
-		done_with "$b"
+		done_with "$b" spawned
 	done
 	# Datagrams per punch: ca's counter grows run by run; b's is its own.
 	prev=0
@@ -187,7 +210,7 @@ else
 	ROWS+=("$(row "punched (both behind cone NATs), first text through R" \
 		"path \`punched\` on B: median $(median <"$T/punched") ms after serve ($(spread <"$T/punched") ms, $(wc -l <"$T/punched") of $RUNS); punch datagrams (57 bytes each) per run, both sides: median $(median <"$T/dgrams")")")
 	done_with ca
-	done_with r
+	done_with r2
 fi
 
 echo "Run $START on $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg) at the end; $RUNS runs per row; papo $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
