@@ -509,9 +509,11 @@ gossip_announce(void *arg)
 /*
  * Punching (punch.h).  A member online through others but without a
  * connection of ours, whose addresses failed us or have not answered
- * within PUNCH_AFTER_NS (a handshake that works on a path with any
- * sense in it answers well within that; a QUIC dial gives up only after
- * 5 s), is punched to through a member connected to both.  Only in a
+ * within PUNCH_AFTER_NS (a handshake answers in two round trips, well
+ * within that on most paths; a QUIC dial gives up only after 5 s; a punch
+ * begun where the dial would have worked costs 8 small datagrams, and the
+ * first connection to greet wins anyway), is punched to through a member
+ * connected to both.  Only in a
  * small room: in a large one most members are not meant to be
  * neighbours.
  */

@@ -32,7 +32,7 @@
 #define PUNCH_TTL_LOW 2           /* passes our NAT, dies before theirs */
 #define PUNCH_TRIES 3
 #define PUNCH_TRY_NS (5ull * 1000000000u)      /* an attempt's time */
-#define PUNCH_AFTER_NS (1000000000ull)         /* dials unanswered: punch */
+#define PUNCH_AFTER_NS (500000000ull)          /* dials unanswered: punch */
 #define PUNCH_REST_NS (60ull * 1000000000u)    /* after 3 failed */
 
 struct punch_env {
