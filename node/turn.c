@@ -36,6 +36,9 @@
 #define TURN_BACKOFF_NS (5 * NS)  /* first re-Allocate after a failure */
 #define TURN_BACKOFF_MAX_NS (300 * NS)
 #define TURN_PEER_RETRY_NS (30 * NS)  /* after a refused permission */
+#define TURN_RELEASED_NS NS       /* coturn frees a released allocation
+                                   * about a second later */
+#define TURN_RELEASED_TRIES 4
 #define TURN_REST_TTL_S 86400     /* validity of a REST user name */
 #define TURN_TEXT_MAX 763         /* REALM, NONCE (RFC 8489 14.9, 14.10) */
 #define TURN_OUT_MAX 8192         /* one message we send */
@@ -125,7 +128,8 @@ struct turn {
 
 	struct addr relayed, mapped;
 	struct tx tx;                     /* Allocate, Refresh or release */
-	int recovering;                   /* released a stale allocation */
+	unsigned recovering;              /* Allocates since releasing a stale
+	                                   * allocation, 0: none released */
 	uint64_t refresh_at;              /* ns: next Refresh, 0: none */
 	uint64_t retry_at;                /* ns: next Allocate, 0: none */
 	uint64_t backoff;                 /* ns: the wait after a failure */
@@ -335,9 +339,13 @@ tx_build(struct turn *t, struct tx *x, const struct peer *p)
 	case TX_ALLOCATE:
 		stun_add_u32(&o, STUN_A_REQUESTED_TRANSPORT,
 		    (uint32_t)TURN_UDP << 24);
+		if (t->conf.lifetime_s != 0)
+			stun_add_u32(&o, STUN_A_LIFETIME, t->conf.lifetime_s);
 		break;
 	case TX_REFRESH:
-		break;          /* the server's default lifetime */
+		if (t->conf.lifetime_s != 0)
+			stun_add_u32(&o, STUN_A_LIFETIME, t->conf.lifetime_s);
+		break;
 	case TX_RELEASE:
 		stun_add_u32(&o, STUN_A_LIFETIME, 0);
 		break;
@@ -633,17 +641,23 @@ tx_failed(struct turn *t, struct tx *x, struct peer *p, int code,
 	char reason[PAPO_ERR_LEN], a[ADDR_STRLEN];
 
 	memset(x, 0, sizeof(*x));
-	if (kind == TX_ALLOCATE && code == 437 && !t->recovering && t->auth) {
+	if (kind == TX_ALLOCATE && code == 437 && t->recovering == 0) {
 		/* An allocation of ours from before (a restart on the same
-		 * port) is still there: release it, then allocate again. */
+		 * port) is still there: release it, then allocate again.
+		 * Without a nonce yet, the release's first try draws the 401
+		 * that brings one. */
 		log_msg(LOG_INFO, "turn %s: releasing a stale allocation",
 		    t->server);
 		t->recovering = 1;
 		tx_start(t, x, TX_RELEASE, NULL);
 		return;
 	}
-	if (kind == TX_RELEASE) {
-		turn_allocate(t);
+	if ((kind == TX_ALLOCATE && code == 437 &&
+	    t->recovering < TURN_RELEASED_TRIES) || kind == TX_RELEASE) {
+		/* Released, but the server lets it go a little later. */
+		t->recovering++;
+		t->retry_at = loop_now_ns() + TURN_RELEASED_NS;
+		turn_arm(t);
 		return;
 	}
 	if (code == 437 || kind == TX_ALLOCATE || kind == TX_REFRESH) {
@@ -730,7 +744,10 @@ tx_answer(struct turn *t, struct tx *x, struct peer *p,
 			turn_arm(t);
 			break;
 		case TX_RELEASE:
-			turn_allocate(t);
+			memset(x, 0, sizeof(*x));
+			t->recovering++;
+			t->retry_at = loop_now_ns() + TURN_RELEASED_NS;
+			turn_arm(t);
 			break;
 		case TX_PERMISSION:
 		case TX_CHANNEL:

@@ -45,6 +45,8 @@ struct turn_conf {
 	unsigned perm_s;                /* a permission's lifetime on the
 	                                 * server: 300 (RFC 8656); channels
 	                                 * last twice that */
+	unsigned lifetime_s;            /* allocation lifetime asked for
+	                                 * (LIFETIME); 0: the server's */
 };
 
 struct turn_env {
