@@ -224,9 +224,9 @@ test_roundtrip(void)
 	CHECK_EQ_INT(m.method, STUN_REFRESH);
 	CHECK_EQ_INT(m.cls, STUN_ERROR);
 	{
-		const uint8_t *ph;
-		size_t phl;
-		int code;
+		const uint8_t *ph = NULL;
+		size_t phl = 0;
+		int code = 0;
 
 		CHECK((a = stun_get(&m, STUN_A_ERROR_CODE)) != NULL &&
 		    stun_error_code(a, &code, &ph, &phl) == 0);
