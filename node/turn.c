@@ -295,10 +295,8 @@ turn_describe(const struct turn *t, int code, const char *phrase, char *out,
 			hint = turn_hints[i].hint;
 	if (code == 401 && t->conf.secret[0] != '\0')
 		hint = "wrong TURN shared secret (or clocks apart)";
-	if (hint != NULL)
-		snprintf(out, len, "%d %s: %s", code, phrase, hint);
-	else
-		snprintf(out, len, "%d %s", code, phrase);
+	snprintf(out, len, "%d%s%s%s%s", code, phrase[0] != '\0' ? " " : "",
+	    phrase, hint != NULL ? ": " : "", hint != NULL ? hint : "");
 }
 
 static void
@@ -670,8 +668,10 @@ tx_failed(struct turn *t, struct tx *x, struct peer *p, int code,
 	addr_format(&p->addr, a);
 	log_msg(LOG_WARN, "turn %s: %s for %s: %s", t->server, tx_name[kind],
 	    a, why);
-	if (kind == TX_CHANNEL && code != 0) {
-		/* Relay through Send indications and a plain permission. */
+	if (kind == TX_CHANNEL && code == 400) {
+		/* The number or the peer is bound otherwise on the server
+		 * (a binding of ours it still keeps): relay through Send
+		 * indications and a plain permission. */
 		p->nochan = 1;
 		p->chan = 0;
 		p->bound = 0;
@@ -967,6 +967,11 @@ turn_new(char err[PAPO_ERR_LEN], const struct turn_conf *c,
 	if (c->secret[0] == '\0' && (c->user[0] == '\0' || c->pass[0] == '\0')) {
 		snprintf(err, PAPO_ERR_LEN, "a TURN server needs a user and "
 		    "password, or a shared secret");
+		goto err;
+	}
+	if ((c->server.family != 4 && c->server.family != 6) ||
+	    c->server.port == 0) {
+		snprintf(err, PAPO_ERR_LEN, "no TURN server address");
 		goto err;
 	}
 	if (env->send == NULL || env->loop == NULL) {

@@ -871,6 +871,36 @@ test_relay(uint16_t port)
 	CHECK(sock_got(&a, &b.local, "hi"));
 	CHECK_EQ_INT(a.direct, 0);
 
+	/*
+	 * Only the server's address is TURN's; what comes from it malformed
+	 * is taken and dropped: ChannelData on a channel never bound, on a
+	 * number outside 0x4000-0x4fff, longer than the datagram; a success
+	 * answer to no request; a Data indication without DATA.
+	 */
+	{
+		static const uint8_t bad[][24] = {
+			{ 0x4f, 0xff, 0x00, 0x01, 'x' },
+			{ 0x50, 0x00, 0x00, 0x01, 'x' },
+			{ 0x40, 0x00, 0x00, 0x09, 'x' },
+			{ 0x01, 0x03, 0x00, 0x00, 0x21, 0x12, 0xa4, 0x42, 1 },
+			{ 0x00, 0x17, 0x00, 0x04, 0x21, 0x12, 0xa4, 0x42, 1,
+			    [20] = 0x00, 0x12, 0x00, 0x00 },
+		};
+		struct addr srv = A("127.0.0.1:1");
+		size_t before = a.nrx;
+
+		srv.port = port;
+		CHECK_EQ_INT(turn_input(a.t, &b.local, bad[0], 5), 0);
+		CHECK_EQ_INT(turn_input(a.t, &srv, bad[0], 5), 1);
+		CHECK_EQ_INT(turn_input(a.t, &srv, bad[1], 5), 1);
+		CHECK_EQ_INT(turn_input(a.t, &srv, bad[2], 5), 1);
+		CHECK_EQ_INT(turn_input(a.t, &srv, bad[3], 20), 1);
+		CHECK_EQ_INT(turn_input(a.t, &srv, bad[4], 24), 1);
+		CHECK_EQ_INT(turn_input(a.t, &srv, bad[4], 3), 1);
+		CHECK_EQ_INT(a.nrx, before);
+		CHECK_EQ_INT(turn_state(a.t), TURN_ALLOCATED);
+	}
+
 	/* 100 each way, all arrive; by then over a channel. */
 	a.nrx = b.nrx = 0;
 	for (int i = 0; i < 100; i++) {
@@ -1058,11 +1088,15 @@ test_dead(void)
 	CHECK_EQ_STR(turn_reason(d.t), want);
 	sock_close(&d);
 
-	/* No credentials at all: refused by turn_new. */
+	/* No credentials at all, or no server: refused by turn_new. */
 	memset(&c, 0, sizeof(c));
 	c.server = A("127.0.0.1:3478");
 	CHECK(turn_new(err, &c, &e) == NULL);
 	CHECK(strstr(err, "password") != NULL);
+	memset(&c, 0, sizeof(c));
+	snprintf(c.secret, sizeof(c.secret), "s");
+	CHECK(turn_new(err, &c, &e) == NULL);
+	CHECK_EQ_STR(err, "no TURN server address");
 }
 
 /* coturn's REST API: a user name with an expiry, the password its HMAC. */
