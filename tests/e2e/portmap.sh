@@ -19,9 +19,10 @@
 #     203.0.113.21:7700 reaches the probe's socket; asked for a lease of
 #     4 s, the probe renews it (the lease file's expiry moves on, and a
 #     datagram still arrives after three leases).  On SIGTERM it prints
-#     "stopped", exits 0, and the mapping is gone: not in the chain nor
-#     the lease file, and a datagram from p no longer reaches a socket on
-#     a's port 7700 (a probe with PAPO_PORTMAP=off, which only listens).
+#     "stopped", exits 0, and the mapping is gone from the chain and the
+#     lease file.  Mapped again for an hour and stopped, a datagram from
+#     p no longer reaches a socket on a's port 7700 (a probe with
+#     PAPO_PORTMAP=off, which only listens).
 #  2. NAT-PMP: with UPnP off in miniupnpd, b's probe maps by natpmp at
 #     203.0.113.22:7700, reached from p; removed on SIGTERM.
 #  3. No router: c's probe says "failed reason no UPnP or NAT-PMP router
@@ -152,6 +153,17 @@ rules nata >"$T/rules-a" 2>&1
 check "the mapping is gone from nata's chain: $(cat "$T/rules-a")" \
 	bash -c "! grep -q 'dport $PORT' '$T/rules-a'"
 check "the mapping is gone from nata's lease file: $(lease nata)" \
+	test -z "$(lease nata)"
+# Again with the lease of an hour, so that only the removal can end it
+# before the datagram below.
+probe a a2
+expect_state a2 "state mapped method upnp external 203.0.113.21:$PORT" \
+	"a maps again, for an hour"
+check "a's lease is an hour: expires $(expiry nata), now $(date +%s)" \
+	test "$(expiry nata)" -gt "$(( $(date +%s) + 3000 ))"
+check "a datagram from p reaches a" reaches p 203.0.113.21 a2 one
+stop_probe a2
+check "the hour's mapping is gone from nata's lease file: $(lease nata)" \
 	test -z "$(lease nata)"
 # A socket on a's port that maps nothing: it hears the LAN, not p.
 probe a a-off PAPO_PORTMAP=off
