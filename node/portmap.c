@@ -40,6 +40,15 @@
 
 #include "node/portmap.h"
 
+/* Whether either library is in: without both, every portmap is OFF.  A
+ * plain 0 or 1 rather than #if around the code, so that each build
+ * compiles (and warns about) all of it. */
+#if defined(PAPO_HAVE_MINIUPNPC) || defined(PAPO_HAVE_NATPMP)
+#define PORTMAP_BUILT 1
+#else
+#define PORTMAP_BUILT 0
+#endif
+
 #define NS_PER_S 1000000000ull
 #define NS_PER_MS 1000000ull
 /* How long the worker listens for routers: UPnP's SSDP search, then each
@@ -105,13 +114,9 @@ portmap_now(void)
 	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
-/*
- * Why an external address cannot be advertised, or NULL when it is a
- * public one.  The lab's "internet", 203.0.113.0/24, is a documentation
- * range: it counts as public here, as any address a router reports that
- * is not one of these.
- */
-static const char *
+/* The lab's "internet", 203.0.113.0/24, is a documentation range: it
+ * counts as public here, as does any address that is none of these. */
+const char *
 portmap_private(const struct addr *a)
 {
 	const uint8_t *ip = a->ip;
@@ -520,33 +525,33 @@ static void
 portmap_ask(struct portmap_shared *sh, struct portmap_router *r,
     struct portmap_result *res)
 {
-	uint16_t port = sh->port;
 	struct portmap_result refused;
+	int ok = 0;
 
 	memset(res, 0, sizeof(*res));
 	memset(&refused, 0, sizeof(refused));
 	portmap_router_close(r);
 	r->asked = sh->lease;
 #ifdef PAPO_HAVE_MINIUPNPC
-	if (portmap_upnp_find(r) == 0 &&
-	    portmap_upnp_map(r, port, &refused) == 0)
-		goto mapped;
+	/* Discovery takes seconds: a stop meanwhile maps nothing. */
+	ok = portmap_upnp_find(r) == 0 && !portmap_stopping(sh) &&
+	    portmap_upnp_map(r, sh->port, &refused) == 0;
 #endif
 #ifdef PAPO_HAVE_NATPMP
-	if (!portmap_stopping(sh) &&
-	    portmap_natpmp_map(sh, r, port, res) == 0)
-		goto mapped;
+	if (!ok && !portmap_stopping(sh))
+		ok = portmap_natpmp_map(sh, r, sh->port, res) == 0;
 #endif
+	if (ok) {
+		res->state = PORTMAP_MAPPED;
+		res->method = r->method == PM_UPNP ? "upnp" : "natpmp";
+		res->ext = r->ext;
+		return;
+	}
 	if (res->state != PORTMAP_FAILED && refused.state == PORTMAP_FAILED)
 		*res = refused;
 	if (res->state != PORTMAP_FAILED)
 		portmap_fail(res, "no UPnP or NAT-PMP router answered");
 	portmap_router_close(r);
-	return;
-mapped:
-	res->state = PORTMAP_MAPPED;
-	res->method = r->method == PM_UPNP ? "upnp" : "natpmp";
-	res->ext = r->ext;
 }
 
 /* Renews the mapping with the router that holds it; a failure leads to a
@@ -582,15 +587,21 @@ portmap_renew(struct portmap_shared *sh, struct portmap_router *r,
 static void
 portmap_remove(struct portmap_shared *sh, struct portmap_router *r)
 {
+	switch (r->method) {
 #ifdef PAPO_HAVE_MINIUPNPC
-	if (r->method == PM_UPNP)
+	case PM_UPNP:
 		portmap_upnp_remove(r, sh->port);
+		break;
 #endif
 #ifdef PAPO_HAVE_NATPMP
-	if (r->method == PM_NATPMP)
+	case PM_NATPMP:
 		portmap_natpmp_remove(r, sh->port);
+		break;
 #endif
-	log_msg(LOG_DEBUG, "port mapping: removed");
+	default:
+		break;
+	}
+	log_msg(LOG_DEBUG, "port mapping: UDP %u removed", sh->port);
 }
 
 static void *
@@ -607,6 +618,10 @@ portmap_main(void *arg)
 			portmap_renew(sh, &r, &res);
 		else
 			portmap_ask(sh, &r, &res);
+		/* Stopped meanwhile: nobody reads it; a mapping made is
+		 * removed below. */
+		if (portmap_stopping(sh))
+			break;
 		portmap_publish(sh, &res);
 		if (res.state == PORTMAP_MAPPED) {
 			uint64_t half = r.lease / 2;
@@ -708,11 +723,11 @@ portmap_new(char err[PAPO_ERR_LEN], const struct portmap_env *env)
 		goto nomem;
 	pm->env = *env;
 	pm->state = PORTMAP_OFF;
-#if !defined(PAPO_HAVE_MINIUPNPC) && !defined(PAPO_HAVE_NATPMP)
-	snprintf(pm->reason, sizeof(pm->reason),
-	    "built without libminiupnpc and libnatpmp");
-	return pm;
-#endif
+	if (!PORTMAP_BUILT) {
+		snprintf(pm->reason, sizeof(pm->reason),
+		    "built without libminiupnpc and libnatpmp");
+		return pm;
+	}
 	if (env->off) {
 		snprintf(pm->reason, sizeof(pm->reason),
 		    "turned off (PAPO_PORTMAP=off)");

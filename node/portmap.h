@@ -76,6 +76,10 @@ const char *portmap_method(const struct portmap *pm);
  * address 192.168.1.1 is private: not advertised"); NULL when MAPPED and
  * usable, or still ASKING. */
 const char *portmap_reason(const struct portmap *pm);
+/* Why an external address is not advertised ("private", "shared address
+ * space (100.64.0.0/10, carrier-grade NAT)", "loopback"...), or NULL when
+ * it is public.  Pure. */
+const char *portmap_private(const struct addr *a);
 /* "off", "asking", "mapped" or "failed": for status and logs. */
 const char *portmap_state_name(enum portmap_state s);
 
