@@ -22,7 +22,9 @@
 #     "stopped", exits 0, and the mapping is gone from the chain and the
 #     lease file.  Mapped again for an hour and stopped, a datagram from
 #     p no longer reaches a socket on a's port 7700 (a probe with
-#     PAPO_PORTMAP=off, which only listens).
+#     PAPO_PORTMAP=off, which only listens).  Stopped half a second after
+#     its start, while discovering, it exits as cleanly and leaves no
+#     mapping.
 #  2. NAT-PMP: with UPnP off in miniupnpd, b's probe maps by natpmp at
 #     203.0.113.22:7700, reached from p; removed on SIGTERM.
 #  3. No router: c's probe says "failed reason no UPnP or NAT-PMP router
@@ -175,6 +177,14 @@ send p 203.0.113.21 three; sleep 0.5; send p 203.0.113.21 three; sleep 2
 check "after the removal p's datagram no longer reaches a" \
 	bash -c "! grep -q ': three\$' '$T/a-off.out'"
 stop_probe a-off
+# Stopped while still discovering (UPnP's search lasts 2 s): it ends
+# within PORTMAP_STOP_MS, cleanly, and leaves no mapping behind.
+probe a a3
+sleep 0.5
+stop_probe a3
+sleep 1
+check "a stop during discovery leaves no mapping: $(lease nata)" \
+	test -z "$(lease nata)"
 say "1 done"
 
 # 2. NAT-PMP only.
