@@ -72,7 +72,8 @@ struct portmap_result {
 	char reason[PAPO_ERR_LEN];
 };
 
-/* Shared by the worker and the owner, under mu. */
+/* Shared by the worker and the owner, under mu; port and lease are set
+ * before the worker starts and only read after. */
 struct portmap_shared {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;           /* stop (to the worker), done (to free) */
@@ -105,15 +106,6 @@ const char *
 portmap_state_name(enum portmap_state s)
 {
 	return portmap_state_names[s];
-}
-
-static uint64_t
-portmap_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 /* The lab's "internet", 203.0.113.0/24, is a documentation range: it
@@ -420,13 +412,13 @@ static int
 portmap_natpmp_wait(struct portmap_shared *sh, natpmp_t *np,
     natpmpresp_t *resp, unsigned ms)
 {
-	uint64_t until = portmap_now() + ms * NS_PER_MS;
+	uint64_t until = loop_now_ns() + ms * NS_PER_MS;
 	int e;
 
 	for (;;) {
 		struct timeval tv;
 		struct pollfd pfd = { .fd = np->s, .events = POLLIN };
-		uint64_t now = portmap_now(), wait_ms = 100;
+		uint64_t now = loop_now_ns(), wait_ms = 100;
 
 		e = readnatpmpresponseorretry(np, resp);
 		if (e != NATPMP_TRYAGAIN)
@@ -504,8 +496,8 @@ portmap_natpmp_remove(struct portmap_router *r, uint16_t port)
 	if (sendnewportmappingrequest(&r->np, NATPMP_PROTOCOL_UDP, port, 0,
 	    0) < 0)
 		return;
-	for (uint64_t until = portmap_now() + PORTMAP_REMOVE_MS * NS_PER_MS;
-	    portmap_now() < until;) {
+	for (uint64_t until = loop_now_ns() + PORTMAP_REMOVE_MS * NS_PER_MS;
+	    loop_now_ns() < until;) {
 		struct pollfd pfd = { .fd = r->np.s, .events = POLLIN };
 
 		if (readnatpmpresponseorretry(&r->np, &resp) != NATPMP_TRYAGAIN)
@@ -632,9 +624,9 @@ portmap_main(void *arg)
 			if (half < PORTMAP_RENEW_MIN_S)
 				half = PORTMAP_RENEW_MIN_S;
 			next = r.lease == 0 ? PORTMAP_NEVER :
-			    portmap_now() + half * NS_PER_S;
+			    loop_now_ns() + half * NS_PER_S;
 		} else {
-			next = portmap_now() + backoff * NS_PER_S;
+			next = loop_now_ns() + backoff * NS_PER_S;
 			backoff *= 2;
 			if (backoff > PORTMAP_RETRY_MAX_S)
 				backoff = PORTMAP_RETRY_MAX_S;
@@ -790,7 +782,7 @@ portmap_free(struct portmap *pm)
 		return;
 	if ((sh = pm->sh) != NULL) {
 		loop_del_fd(pm->env.loop, sh->efd);
-		until = portmap_now() + PORTMAP_STOP_MS * NS_PER_MS;
+		until = loop_now_ns() + PORTMAP_STOP_MS * NS_PER_MS;
 		ts.tv_sec = (time_t)(until / NS_PER_S);
 		ts.tv_nsec = (long)(until % NS_PER_S);
 		pthread_mutex_lock(&sh->mu);
