@@ -796,11 +796,14 @@ portmap_free(struct portmap *pm)
 		if (done)
 			pthread_join(pm->thread, NULL);
 		else {
-			/* Still talking to a router: it ends on its own
-			 * and frees the shared block (the last reference). */
-			log_msg(LOG_WARN, "port mapping: the router did not "
-			    "answer within %d ms; the mapping ends with its "
-			    "lease", PORTMAP_STOP_MS);
+			/* Still searching or talking to a router: it ends
+			 * on its own (making no new mapping, as it is told
+			 * to stop) and frees the shared block, the last
+			 * reference.  If the process ends first, a mapping
+			 * it holds ends with its lease. */
+			log_msg(LOG_WARN, "port mapping: stopped without "
+			    "waiting more than %d ms for the router",
+			    PORTMAP_STOP_MS);
 			pthread_detach(pm->thread);
 		}
 		portmap_shared_unref(sh);

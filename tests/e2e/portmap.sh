@@ -28,7 +28,9 @@
 #  2. NAT-PMP: with UPnP off in miniupnpd, b's probe maps by natpmp at
 #     203.0.113.22:7700, reached from p; removed on SIGTERM.
 #  3. No router: c's probe says "failed reason no UPnP or NAT-PMP router
-#     answered" within 15 s and keeps running; SIGTERM still stops it.
+#     answered" within 10 s and keeps running; SIGTERM still stops it.
+#     Stopped in the middle of that search, it waits 2 s at most, says
+#     so, and exits 0.
 #  4. A private external address: d's mapping at 100.64.0.24 is not
 #     usable, and the reason says why; with PAPO_PORTMAP_PRIVATE=1 (the
 #     test setting) it is, and p's datagram reaches d.
@@ -212,6 +214,13 @@ has "$T/c.err" 'port mapping failed: no UPnP or NAT-PMP router answered' \
 sleep 2
 check "c's probe keeps running after the failure" kill -0 "$(cat "$T/c.pid")"
 stop_probe c
+# Stopped while searching a LAN without a router (which takes 4 s): it
+# waits 2 s, says so, and exits cleanly all the same.
+probe c c2
+sleep 0.5
+stop_probe c2
+has "$T/c2.err" 'stopped without waiting more than 2000 ms for the router' \
+	"c2 says it did not wait for the search"
 say "3 done"
 
 # 4. A private external address.
