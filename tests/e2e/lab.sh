@@ -29,6 +29,18 @@
 #                               192.168.K.1.
 #   lab_forward NAT PORT HOST   NAT's WAN UDP PORT goes to HOST's PORT
 #                               (DNAT).
+#   lab_stun NAME IP IP2        a public host with two addresses, running
+#                               coturn as an RFC 5780 STUN server on both
+#                               (ports 3478 and 3479): what miniupnpd
+#                               needs to believe a WAN in 203.0.113.0/24.
+#   lab_upnpd NAT [both|upnp|natpmp]
+#                               miniupnpd 2.3 on NAT (UPnP-IGD and NAT-PMP,
+#                               or one of them) for the hosts of its LAN,
+#                               with its rules in NAT's table "inet
+#                               miniupnpd", its conf, log and lease file in
+#                               $T/upnpd-NAT.{conf,log,leases}.  Needs
+#                               lab_stun first and a NAT made without drop
+#                               (see lab_upnpd below for why).
 #
 #   lab_start NAME [ARGS...]    `papo serve` in NAME's namespace, QUIC on
 #                               0.0.0.0:$LAB_PORT (7700 on every host),
@@ -243,4 +255,107 @@ invite_addrs() {
 		return 1
 	fi
 	jq -r '.bootstrap[]' "$h/room.json"
+}
+
+# lab_listening NAME PORT: something in NAME's namespace listens on UDP
+# PORT.
+lab_listening() {
+	[ -n "$(lab_in "$1" ss -Hlun "sport = :$2")" ]
+}
+
+lab_stun() {
+	local n=$1 ip=$2 ip2=$3
+	command -v turnserver >/dev/null || lab_skip "no turnserver (apt-get install coturn)"
+	lab_public "$n" "$ip"
+	lab_net ip -n "${LABNS[$n]}" addr add "$ip2/32" dev eth0
+	lab_net ip -n "${LABNS[inet]}" route add "$ip2/32" dev "u-$n"
+	# Two listening addresses of one family turn on coturn's RFC 5780
+	# (CHANGE-REQUEST answered from the other address and port).
+	# Started from a subshell, so that it is no job of this shell's and
+	# its end at cleanup (kill -KILL) is not announced.
+	(ip netns exec "${LABNS[$n]}" turnserver -n --stun-only --no-cli \
+		--no-tls --no-dtls --no-tcp -L "$ip" -L "$ip2" -p 3478 \
+		--userdb "$T/$n.db" --pidfile "$T/$n.tpid" \
+		--log-file "$T/$n.log" --simple-log --no-stdout-log \
+		>>"$T/$n.out" 2>>"$T/$n.err" </dev/null &
+	echo $! >"$T/$n.pid")
+	until_true 10 lab_listening "$n" 3479 ||
+		{ fail "lab: turnserver did not start: $(tail -3 "$T/$n.log")"; finish; exit 1; }
+	LAB_STUN=$ip
+}
+
+# miniupnpd 2.3.1 (Debian 12's miniupnpd-nftables) and the lab, measured:
+# - It refuses to map while the WAN address is in a reserved range, and
+#   203.0.113.0/24 is one; ext_ip= refuses such an address too, and there
+#   is no ext_allow_private_ipv4 option before 2.3.4.  What works is
+#   ext_perform_stun=yes: at start it sends four Binding requests to the
+#   STUN server (plain, change port, change IP, change both) and maps only
+#   if all four answers come back with the WAN address and the same
+#   ports: "unrestricted full-cone NAT 1:1".  So the server must answer
+#   CHANGE-REQUEST, from a second address: coturn does with two
+#   listening IPs (lab_stun).  The address clients are then told is the
+#   one STUN saw: the WAN address itself, as no NAT is above it.
+# - The answers from the second address are unsolicited for conntrack, so
+#   a NAT already dropping unsolicited inbound (lab_nat ... drop) fails
+#   that check: "Port forwarding is now disabled".
+# - With the nftables backend it adds its rules to chains that must exist:
+#   the tables and chains below (names set in its conf), family inet.
+lab_upnpd() {
+	local nat=$1 what=${2:-both} ns upnp=yes natpmp=yes c=$T/upnpd-$1
+	ns=${LABNS[$nat]:-}
+	[ -n "${LABNET[$nat]:-}" ] || { fail "lab: no NAT router '$nat'"; finish; exit 1; }
+	[ -n "${LAB_STUN:-}" ] || { fail "lab: lab_upnpd needs lab_stun first"; finish; exit 1; }
+	command -v miniupnpd >/dev/null || lab_skip "no miniupnpd (apt-get install miniupnpd-nftables)"
+	case $what in
+	both) ;;
+	upnp) natpmp=no ;;
+	natpmp) upnp=no ;;
+	*) fail "lab: '$what' is not both, upnp or natpmp"; finish; exit 1 ;;
+	esac
+	{
+		echo 'table inet miniupnpd {'
+		echo '  chain miniupnpd { }'
+		echo '  chain prerouting_miniupnpd { }'
+		echo '  chain postrouting_miniupnpd { }'
+		echo '  chain forward { type filter hook forward priority filter;'
+		echo '    jump miniupnpd; }'
+		echo '  chain prerouting { type nat hook prerouting priority dstnat;'
+		echo '    jump prerouting_miniupnpd; }'
+		echo '  chain postrouting { type nat hook postrouting priority srcnat;'
+		echo '    jump postrouting_miniupnpd; }'
+		echo '}'
+	} >"$c.nft"
+	lab_net ip netns exec "$ns" nft -f "$c.nft"
+	# Mappings only for the LAN's own hosts, to themselves (secure_mode);
+	# min_lifetime 1 lets a test ask NAT-PMP for a lease of seconds.
+	cat >"$c.conf" <<-EOF
+		ext_ifname=wan
+		listening_ip=lan
+		http_port=0
+		ipv6_disable=yes
+		enable_upnp=$upnp
+		enable_natpmp=$natpmp
+		ext_perform_stun=yes
+		ext_stun_host=$LAB_STUN
+		ext_stun_port=3478
+		upnp_table_name=miniupnpd
+		upnp_nat_table_name=miniupnpd
+		lease_file=$c.leases
+		min_lifetime=1
+		secure_mode=yes
+		system_uptime=no
+		uuid=$(cat /proc/sys/kernel/random/uuid)
+		allow 1024-65535 ${LABNET[$nat]}.0/24 1024-65535
+		deny 0-65535 0.0.0.0/0 0-65535
+	EOF
+	(ip netns exec "$ns" miniupnpd -f "$c.conf" -d -P "$c.mpid" \
+		>>"$c.log" 2>&1 </dev/null &
+	echo $! >"$c.pid")
+	if ! until_true 15 grep -qE 'Port forwarding is now (en|dis)abled' "$c.log" ||
+	    ! grep -q 'Port forwarding is now enabled' "$c.log" ||
+	    { [ $upnp = yes ] && ! until_true 5 grep -q 'HTTP listening' "$c.log"; } ||
+	    { [ $natpmp = yes ] && ! until_true 5 grep -q 'Listening for NAT-PMP' "$c.log"; }; then
+		fail "lab: miniupnpd on $nat did not start mapping: $(tail -5 "$c.log")"
+		finish; exit 1
+	fi
 }
