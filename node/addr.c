@@ -109,6 +109,14 @@ addr_in(const struct addr *a, const struct addr *v, size_t n)
 }
 
 int
+addr_is_loopback(const struct addr *a)
+{
+	static const uint8_t v6[16] = { [15] = 1 };
+
+	return a->family == 4 ? a->ip[0] == 127 : memcmp(a->ip, v6, 16) == 0;
+}
+
+int
 addr_is_unspecified(const struct addr *a)
 {
 	static const uint8_t zero[16];

@@ -26,6 +26,7 @@ int addr_equal(const struct addr *a, const struct addr *b);
 /* Whether a is one of the n addresses v. */
 int addr_in(const struct addr *a, const struct addr *v, size_t n);
 int addr_is_unspecified(const struct addr *a);
+int addr_is_loopback(const struct addr *a);
 
 /*
  * Fills out (room for max) with the addresses where a socket bound to

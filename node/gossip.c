@@ -158,6 +158,54 @@ gossip_peers(struct gossip *g, struct member *to, struct member *only)
 	}
 }
 
+/*
+ * Port mapping (portmap.h): the router's mapping, when it has a public
+ * external address, is advertised after the addresses the person gave.
+ */
+static void
+gossip_portmap_changed(void *arg, const struct portmap *pm)
+{
+	struct gossip *g = arg;
+	struct addr a;
+	int usable = portmap_mapped(pm, &a) == 0;
+
+	if (reach_set_mapped(&g->reach, usable ? &a : NULL))
+		gossip_addrs_changed(g);
+}
+
+static void
+gossip_portmap_json(const struct gossip *g, cJSON *me)
+{
+	cJSON *pj = cJSON_AddObjectToObject(me, "portmap");
+	const char *method, *reason;
+	char text[ADDR_STRLEN];
+	struct addr a;
+
+	if (g->portmap == NULL) {
+		cJSON_AddStringToObject(pj, "state", "off");
+		cJSON_AddNullToObject(pj, "method");
+		cJSON_AddNullToObject(pj, "external");
+		cJSON_AddStringToObject(pj, "reason",
+		    "listening on loopback only");
+		return;
+	}
+	cJSON_AddStringToObject(pj, "state",
+	    portmap_state_name(portmap_state(g->portmap)));
+	if ((method = portmap_method(g->portmap)) != NULL)
+		cJSON_AddStringToObject(pj, "method", method);
+	else
+		cJSON_AddNullToObject(pj, "method");
+	if (portmap_mapped(g->portmap, &a) == 0) {
+		addr_format(&a, text);
+		cJSON_AddStringToObject(pj, "external", text);
+	} else
+		cJSON_AddNullToObject(pj, "external");
+	if ((reason = portmap_reason(g->portmap)) != NULL)
+		cJSON_AddStringToObject(pj, "reason", reason);
+	else
+		cJSON_AddNullToObject(pj, "reason");
+}
+
 /* Requests. */
 
 void
@@ -228,6 +276,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 	} else
 		cJSON_AddNullToObject(me, "observed");
 	cJSON_AddStringToObject(me, "nat", reach_nat_name(reach_nat(&g->reach)));
+	gossip_portmap_json(g, me);
 	{
 		struct punch_stats ps;
 		cJSON *pj = cJSON_AddObjectToObject(o, "punch");
@@ -844,6 +893,21 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
+	/* A router can map a port for a socket others can reach at all:
+	 * not for one bound to loopback. */
+	if (!addr_is_loopback(&g->bound)) {
+		struct portmap_env penv;
+
+		memset(&penv, 0, sizeof(penv));
+		penv.loop = env->loop;
+		penv.port = g->bound.port;
+		penv.off = !env->portmap;
+		penv.allow_private = env->portmap_private;
+		penv.changed = gossip_portmap_changed;
+		penv.arg = g;
+		if ((g->portmap = portmap_new(err, &penv)) == NULL)
+			goto fail;
+	}
 	members_load(g);
 	if (r->has_inviter) {
 		struct member *m = member_add(g, r->inviter);
@@ -905,6 +969,8 @@ gossip_free(struct gossip *g)
 	}
 	if (g->nmembers > 0)
 		members_save(g);
+	/* The router's mapping goes before the socket (at most 2 s). */
+	portmap_free(g->portmap);
 	/* quic_free writes the byes queued above, then closes. */
 	quic_free(g->quic);
 	for (size_t i = 0; i < g->nmembers; i++)

@@ -27,6 +27,8 @@ struct gossip_env {
 	const struct addr *advertise; /* given by the person, first */
 	size_t nadvertise;
 	int lan;                     /* LAN discovery by beacons (beacon.h) */
+	int portmap;                 /* ask the router for our port (portmap.h) */
+	int portmap_private;         /* a private external address counts */
 	/* Hands a finished request or an event to the rest of the program. */
 	void (*emit)(void *arg, struct node_msg *m);
 	void *arg;

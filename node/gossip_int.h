@@ -17,6 +17,7 @@
 #include "node/beacon.h"
 #include "node/frame.h"
 #include "node/gossip.h"
+#include "node/portmap.h"
 #include "node/punch.h"
 #include "node/quic.h"
 #include "node/reach.h"
@@ -85,7 +86,8 @@ struct gossip {
 	struct addr bound;
 	struct reach reach;         /* how others reach us: what we advertise */
 	struct punch *punch;        /* direct paths arranged through others */
-	struct beacon *beacon;      /* LAN discovery, or NULL when off */
+	struct beacon *beacon;
+	struct portmap *portmap;    /* our port on the router, or NULL */      /* LAN discovery, or NULL when off */
 	struct member **members;
 	size_t nmembers;
 	struct outmsg *outbox;

@@ -210,6 +210,8 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	env.advertise = n->advertise;
 	/* A daemon speaking as one of version 1 keeps to what those did. */
 	env.lan = !c->nolan && env.version >= 2;
+	env.portmap = !c->noportmap;
+	env.portmap_private = c->portmap_private;
 	env.nadvertise = n->nadvertise;
 	env.emit = node_emit;
 	env.arg = n;

@@ -111,6 +111,9 @@ struct node_config {
 	unsigned version;        /* protocol version spoken: 0 the newest,
 	                          * 1 as a daemon of version 1 (tests) */
 	int nolan;               /* no LAN discovery (PAPO_LAN=off) */
+	int noportmap;           /* no port mapping (PAPO_PORTMAP=off) */
+	int portmap_private;     /* a mapping to a private address counts
+	                          * (PAPO_PORTMAP_PRIVATE=1, for tests) */
 };
 
 enum node_kind {

@@ -7,14 +7,6 @@
 #include "node/reach.h"
 
 static int
-reach_is_loopback(const struct addr *a)
-{
-	static const uint8_t v6[16] = { [15] = 1 };
-
-	return a->family == 4 ? a->ip[0] == 127 : memcmp(a->ip, v6, 16) == 0;
-}
-
-static int
 reach_is_local(const struct reach *r, const struct addr *a)
 {
 	return addr_in(a, r->local, r->nlocal);
@@ -183,9 +175,9 @@ reach_addrs(const struct reach *r, struct addr *out, size_t max)
 	if (reach_public(r, &pub) == 0)
 		n = reach_add(out, n, room, &pub);
 	for (size_t i = 0; i < r->nlocal; i++)
-		nloop += reach_is_loopback(&r->local[i]);
+		nloop += addr_is_loopback(&r->local[i]);
 	for (size_t i = 0; i < r->nlocal; i++)
-		if (nloop == r->nlocal || !reach_is_loopback(&r->local[i]))
+		if (nloop == r->nlocal || !addr_is_loopback(&r->local[i]))
 			n = reach_add(out, n, room, &r->local[i]);
 	if (r->has_relayed)
 		n = reach_add(out, n, max, &r->relayed);

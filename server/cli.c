@@ -94,7 +94,9 @@ static const struct cli_cmd cli_cmds[] = {
 	  "--advertise (or PAPO_ADVERTISE, comma-separated) names where other\n"
 	  "members reach this one when it cannot tell (a port forward, a\n"
 	  "container on another host): put first in what it tells them and in\n"
-	  "its invites.\n"
+	  "its invites.  It also asks the home router for its UDP port\n"
+	  "(UPnP-IGD, NAT-PMP) and advertises a public one it gets\n"
+	  "(PAPO_PORTMAP=off: not).\n"
 	  "An HTTP address other than loopback needs a token (--token or\n"
 	  "PAPO_TOKEN); with one, every request but /healthz must carry\n"
 	  "'Authorization: Bearer T' (the dashboard's files are open too).\n"
@@ -437,6 +439,16 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 		}
 		sc.nolan = strcmp(cli_env("PAPO_LAN"), "off") == 0;
 	}
+	if (cli_env("PAPO_PORTMAP") != NULL) {
+		if (strcmp(cli_env("PAPO_PORTMAP"), "off") != 0 &&
+		    strcmp(cli_env("PAPO_PORTMAP"), "on") != 0) {
+			fprintf(stderr, "papo: PAPO_PORTMAP must be on or off\n");
+			return CLI_ERROR;
+		}
+		sc.noportmap = strcmp(cli_env("PAPO_PORTMAP"), "off") == 0;
+	}
+	sc.portmap_private = cli_env("PAPO_PORTMAP_PRIVATE") != NULL &&
+	    strcmp(cli_env("PAPO_PORTMAP_PRIVATE"), "1") == 0;
 	if (cli_duration(cli_env("PAPO_MCP_IDLE"), &sc.mcp_idle_s) == -1) {
 		fprintf(stderr, "papo: PAPO_MCP_IDLE must be a time such as "
 		    "1800, 90s, 30m or 2h (at least 1 s, at most 30 days)\n");

@@ -399,6 +399,8 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	nc.advertise = c->advertise;
 	nc.version = c->protocol;
 	nc.nolan = c->nolan;
+	nc.noportmap = c->noportmap;
+	nc.portmap_private = c->portmap_private;
 	if ((p.node = node_start(err, &nc)) == NULL)
 		goto out;
 	if ((p.sse = sse_new(p.loop)) == NULL ||

@@ -30,6 +30,9 @@ struct serve_config {
 	unsigned protocol;       /* 0: the newest; 1: speak as a daemon of
 	                          * protocol version 1 (PAPO_PROTOCOL=1) */
 	int nolan;               /* PAPO_LAN=off: no LAN discovery */
+	int noportmap;           /* PAPO_PORTMAP=off: no port mapping */
+	int portmap_private;     /* PAPO_PORTMAP_PRIVATE=1 (tests): a
+	                          * mapping to a private address counts */
 };
 
 /*

@@ -13,8 +13,8 @@
 # suite.  Nothing here passes or fails on time: a run fails only when a
 # benchmark could not run (a daemon that did not start, an error answer).
 set -u
-# Daemons here talk on loopback only: no LAN beacons on the interfaces.
-export PAPO_LAN=off
+# Daemons here talk on loopback only: no LAN beacons, no port mapping.
+export PAPO_LAN=off PAPO_PORTMAP=off
 QUICK=0
 case "${1:-}" in
 --quick) QUICK=1 ;;

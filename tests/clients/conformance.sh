@@ -67,7 +67,7 @@ cleanup() {
 trap cleanup EXIT
 PAPO_HOME=$T/home "$PAPO" new --name conf >/dev/null 2>"$T/new.err" ||
 	die "papo new failed: $(cat "$T/new.err")"
-PAPO_LAN=off PAPO_HOME=$T/home "$PAPO" serve --http 127.0.0.1:0 --listen 127.0.0.1:0 \
+PAPO_LAN=off PAPO_PORTMAP=off PAPO_HOME=$T/home "$PAPO" serve --http 127.0.0.1:0 --listen 127.0.0.1:0 \
 	>"$T/serve.out" 2>"$T/serve.err" </dev/null &
 PID=$!
 URL=

@@ -34,9 +34,10 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 export const cleanEnv = { ...process.env };
 for (const k of ['PAPO_HOME', 'PAPO_NAME', 'PAPO_INVITE', 'PAPO_HTTP', 'PAPO_LISTEN', 'PAPO_TOKEN', 'PAPO_MCP_IDLE', 'NODE_TEST_CONTEXT'])
   delete cleanEnv[k];
-// Tests send traffic only to loopback: no LAN beacons on this machine's
-// interfaces.
+// Tests send traffic only to loopback: no LAN beacons, and no asking a
+// router for a port, on this machine's interfaces.
 cleanEnv.PAPO_LAN = 'off';
+cleanEnv.PAPO_PORTMAP = 'off';
 
 // The promise's value, or an error after ms (the timer does not outlive it).
 export function within(promise, ms, what) {

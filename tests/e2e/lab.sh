@@ -64,10 +64,11 @@
 # "SKIPPED: reason" and exits 77.
 LAB=papo-lab-$$
 LAB_PORT=7700
-# Inside the lab's namespaces LAN discovery is on, as for a user (lib.sh
-# turns it off for daemons on this machine's own network; its start()
-# still does).  A caller may say PAPO_LAN=off for one daemon.
-export PAPO_LAN=on
+# Inside the lab's namespaces LAN discovery and port mapping are on, as
+# for a user (lib.sh turns them off for daemons on this machine's own
+# network; its start() still does).  A caller may say PAPO_LAN=off or
+# PAPO_PORTMAP=off for one daemon.
+export PAPO_LAN=on PAPO_PORTMAP=on
 LAB_NAMESPACES=()
 LAB_NATS=0
 declare -A LABNS LABIP LABNET LABHOSTS

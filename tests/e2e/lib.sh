@@ -6,9 +6,9 @@
 set -u
 T=$(mktemp -d /tmp/papo-e2e.XXXXXX)
 # Tests send traffic only to loopback and to namespaces they made: no LAN
-# beacons on this machine's own interfaces (lab.sh turns them on inside
-# its namespaces).
-export PAPO_LAN=off
+# beacons and no asking a router for a port on this machine's own
+# interfaces (lab.sh turns both on inside its namespaces).
+export PAPO_LAN=off PAPO_PORTMAP=off
 passed=0 failed=0
 declare -A URL QPORT
 
@@ -75,7 +75,7 @@ start() {
 	local n=$1; shift
 	local listen=127.0.0.1:${QPORT[$n]:-0}
 	rm -f "$T/$n/serve.json"
-	PAPO_LAN=off PAPO_HOME=$T/$n "$PAPO" serve --http 127.0.0.1:0 --listen "$listen" \
+	PAPO_LAN=off PAPO_PORTMAP=off PAPO_HOME=$T/$n "$PAPO" serve --http 127.0.0.1:0 --listen "$listen" \
 		--name "$n" "$@" >>"$T/$n.out" 2>>"$T/$n.err" </dev/null &
 	echo $! >"$T/$n.pid"
 	if ! until_true 20 test -s "$T/$n/serve.json"; then
