@@ -689,6 +689,24 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 	if ((s = cli_str(me, "nat")) != NULL)
 		printf(" (NAT: %s)", s);
 	printf("\n");
+	/* The router's port mapping, when there is something to say. */
+	v = cJSON_GetObjectItemCaseSensitive(me, "portmap");
+	if ((s = cli_str(v, "state")) != NULL && strcmp(s, "off") != 0) {
+		const char *ext = cli_str(v, "external");
+		const char *why = cli_str(v, "reason");
+
+		printf("port mapping: %s", s);
+		if ((s = cli_str(v, "method")) != NULL)
+			printf(" by %s", s);
+		if (ext != NULL)
+			printf(" at %s", ext);
+		if (why != NULL) {
+			printf(" (");
+			cli_put(why);
+			printf(")");
+		}
+		printf("\n");
+	}
 	v = cJSON_GetObjectItemCaseSensitive(ans, "messages");
 	if (cJSON_IsNumber(v))
 		printf("messages: %.0f", v->valuedouble);

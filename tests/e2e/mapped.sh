@@ -10,8 +10,9 @@
 #
 # The promises under test (docs/REACHABILITY.md, "Port mapping"):
 #  1. a's status says portmap "mapped", method "upnp", external
-#     203.0.113.21:7700, and that address comes first in me.addrs and in
-#     the invite `papo invite` prints.
+#     203.0.113.21:7700 (and `papo status` says so in a line), and that
+#     address comes first in me.addrs and in the invite `papo invite`
+#     prints.
 #  2. b joins from that invite, with nobody else in the room and no relay:
 #     each shows the other online with path "direct", and messages go
 #     both ways.
@@ -66,6 +67,9 @@ eventually 20 a ".me.portmap | .state == \"mapped\" and .method == \"upnp\" and
 	.external == \"$mapped\" and .reason == null" \
 	"a's status says portmap mapped by upnp at $mapped"
 eventually 5 a ".me.addrs[0] == \"$mapped\"" "a's me.addrs starts with $mapped"
+lab_papo a status >"$T/out" 2>&1
+has "$T/out" "^port mapping: mapped by upnp at $mapped\$" \
+	"papo status on a says the port mapping"
 inv=$(lab_papo a invite)
 addrs=$(invite_addrs "$inv")
 check "a's invite starts with $mapped: $(tr '\n' ' ' <<<"$addrs")" \
