@@ -378,6 +378,23 @@ cli_invite(const struct cli_cmd *c, int argc, char **argv)
 	return CLI_OK;
 }
 
+/* A switch in the environment, "on" or "off": *off is set when it says
+ * off and left alone when unset; -1 (said on stderr) for anything else. */
+static int
+cli_switch(const char *name, int *off)
+{
+	const char *v = cli_env(name);
+
+	if (v == NULL)
+		return 0;
+	if (strcmp(v, "off") != 0 && strcmp(v, "on") != 0) {
+		fprintf(stderr, "papo: %s must be on or off\n", name);
+		return -1;
+	}
+	*off = strcmp(v, "off") == 0;
+	return 0;
+}
+
 /* A time in seconds: "90", "90s", "30m", "2h".  NULL leaves *out 0. */
 static int
 cli_duration(const char *v, unsigned long *out)
@@ -431,22 +448,9 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 		}
 		sc.protocol = (unsigned)atoi(cli_env("PAPO_PROTOCOL"));
 	}
-	if (cli_env("PAPO_LAN") != NULL) {
-		if (strcmp(cli_env("PAPO_LAN"), "off") != 0 &&
-		    strcmp(cli_env("PAPO_LAN"), "on") != 0) {
-			fprintf(stderr, "papo: PAPO_LAN must be on or off\n");
-			return CLI_ERROR;
-		}
-		sc.nolan = strcmp(cli_env("PAPO_LAN"), "off") == 0;
-	}
-	if (cli_env("PAPO_PORTMAP") != NULL) {
-		if (strcmp(cli_env("PAPO_PORTMAP"), "off") != 0 &&
-		    strcmp(cli_env("PAPO_PORTMAP"), "on") != 0) {
-			fprintf(stderr, "papo: PAPO_PORTMAP must be on or off\n");
-			return CLI_ERROR;
-		}
-		sc.noportmap = strcmp(cli_env("PAPO_PORTMAP"), "off") == 0;
-	}
+	if (cli_switch("PAPO_LAN", &sc.nolan) == -1 ||
+	    cli_switch("PAPO_PORTMAP", &sc.noportmap) == -1)
+		return CLI_ERROR;
 	sc.portmap_private = cli_env("PAPO_PORTMAP_PRIVATE") != NULL &&
 	    strcmp(cli_env("PAPO_PORTMAP_PRIVATE"), "1") == 0;
 	if (cli_duration(cli_env("PAPO_MCP_IDLE"), &sc.mcp_idle_s) == -1) {

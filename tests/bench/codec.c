@@ -313,6 +313,8 @@ scenario_init(struct scenario *sc, size_t nmsgs)
 	h->msgs = 1234;
 	for (i = 0; i < 32; i++)
 		h->digest[i] = (uint8_t)rng_next(&r);
+	if (addr_parse("203.0.113.7:40001", &h->obs) == -1)
+		fail("addr_parse refused a test address");
 
 	for (i = 1; i < sc->n; i++) {
 		struct frame_msg *m = &sc->f[i].u.msg;
@@ -523,6 +525,10 @@ bl_tree(const struct frame *f)
 		}
 		r |= cJSON_AddNumberToObject(o, "msgs", (double)h->msgs) == NULL;
 		r |= bl_add_key(o, "digest", h->digest);
+		if (h->version >= 2) {
+			addr_format(&h->obs, text);
+			r |= cJSON_AddStringToObject(o, "obs", text) == NULL;
+		}
 	} else {
 		const struct frame_msg *m = &f->u.msg;
 
@@ -726,7 +732,7 @@ bl_walk_msg(const cJSON *o, struct frame_msg *m)
 }
 
 enum { H_T = 1, H_V = 2, H_ID = 4, H_NAME = 8, H_ABOUT = 16, H_ADDRS = 32,
-    H_MSGS = 64, H_DIGEST = 128, H_REQUIRED = 255 };
+    H_MSGS = 64, H_DIGEST = 128, H_REQUIRED = 255, H_OBS = 256 };
 
 static enum frame_err
 bl_walk_hello(const cJSON *o, struct frame_hello *h)
@@ -756,6 +762,8 @@ bl_walk_hello(const cJSON *o, struct frame_hello *h)
 			bit = H_MSGS, ok = cJSON_IsNumber(c);
 		else if (strcmp(k, "digest") == 0)
 			bit = H_DIGEST, ok = cJSON_IsString(c);
+		else if (strcmp(k, "obs") == 0)
+			bit = H_OBS, ok = cJSON_IsString(c);
 		else
 			return FRAME_ERR_UNKNOWN_FIELD;
 		if (seen & bit)
@@ -799,12 +807,20 @@ bl_walk_hello(const cJSON *o, struct frame_hello *h)
 		case H_DIGEST:
 			e = bl_key(c, h->digest);
 			break;
+		case H_OBS:
+			if (addr_parse(c->valuestring, &h->obs) == -1)
+				e = FRAME_ERR_VALUE;
+			break;
 		}
 		if (e != FRAME_OK)
 			return e;
 	}
 	if ((seen & H_REQUIRED) != H_REQUIRED)
 		return FRAME_ERR_MISSING_FIELD;
+	/* Version 2 says where it sees us; version 1 knows no such field. */
+	if (!!(seen & H_OBS) != (h->version >= 2))
+		return (seen & H_OBS) ? FRAME_ERR_UNKNOWN_FIELD :
+		    FRAME_ERR_MISSING_FIELD;
 	return bl_check_person(h->name, h->about);
 }
 
@@ -889,12 +905,12 @@ struct side {
 	    size_t, struct frame *);
 };
 
-/* Ours, as a connection of version 1 opens frames. */
+/* Ours, as a connection of the version spoken opens frames. */
 static enum frame_err
 ours_open(const struct room_keys *k, const uint8_t *in, size_t len,
     struct frame *out)
 {
-	return frame_open(k, in, len, 0, out);
+	return frame_open(k, in, len, FRAME_VERSION >= 2 ? FRAME_V2 : 0, out);
 }
 
 static const struct side sides[2] = {
@@ -917,7 +933,8 @@ frame_equal(const struct frame *a, const struct frame *b)
 		if (x->version != y->version || memcmp(x->id, y->id, 32) ||
 		    strcmp(x->name, y->name) || strcmp(x->about, y->about) ||
 		    x->naddr != y->naddr || x->msgs != y->msgs ||
-		    memcmp(x->digest, y->digest, 32))
+		    memcmp(x->digest, y->digest, 32) ||
+		    (x->version >= 2 && !addr_equal(&x->obs, &y->obs)))
 			return 0;
 		for (size_t i = 0; i < x->naddr; i++)
 			if (!addr_equal(&x->addr[i], &y->addr[i]))
@@ -1189,8 +1206,17 @@ check_refusals(const struct scenario *sc)
 		expect_text(k, "a 257-byte about", t, strlen(t),
 		    FRAME_ERR_ABOUT_LONG);
 		free(t);
-		t = subst(hg, "\"v\":1", "\"v\":0");
+		{
+			char v[16];
+
+			snprintf(v, sizeof(v), "\"v\":%u", (unsigned)FRAME_VERSION);
+			t = subst(hg, v, "\"v\":0");
+		}
 		expect_text(k, "version 0", t, strlen(t), FRAME_ERR_VALUE);
+		free(t);
+		t = subst(hg, ",\"obs\":\"203.0.113.7:40001\"", "");
+		expect_text(k, "a version 2 hello without obs", t, strlen(t),
+		    FRAME_ERR_MISSING_FIELD);
 		free(t);
 		free(hg);
 	}
@@ -1480,7 +1506,8 @@ run_stage(enum stage st, struct scenario *sc, struct stage_data *d)
 			break;
 		case ST_JDEC:
 			if (frame_decode(k, (const char *)d->json[i].p,
-			    d->json[i].len, FRAME_TRUSTED, &out) != FRAME_OK)
+			    d->json[i].len, FRAME_TRUSTED |
+			    (FRAME_VERSION >= 2 ? FRAME_V2 : 0), &out) != FRAME_OK)
 				fail("frame_decode failed");
 			frame_clear(&out);
 			break;

@@ -30,19 +30,9 @@
 # Figures, never pass/fail on time: a run fails only when something did
 # not work (a daemon that did not start, a message that never came).
 set -u
-QUICK=0
-case "${1:-}" in
---quick) QUICK=1 ;;
-"") ;;
-*) echo "usage: bash tests/bench/reach.sh [--quick]" >&2; exit 2 ;;
-esac
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-PAPO=${PAPO:-$ROOT/build/papo}
-PAPO=$(realpath "$PAPO" 2>/dev/null || echo "$PAPO")
-BENCH=${PAPO_BENCH:-$(dirname "$PAPO")/tests/bench}
-for b in "$PAPO" "$BENCH/bench_start" "$BENCH/bench_room"; do
-	[ -x "$b" ] || { echo "reach.sh: $b is missing: build first" >&2; exit 1; }
-done
+. "$(dirname "$0")/common.sh"
+bench_args reach.sh "$@"
+bench_need bench_start bench_room
 unset PAPO_TOKEN PAPO_HOME PAPO_NAME PAPO_INVITE PAPO_HTTP PAPO_LISTEN \
 	PAPO_ADVERTISE PAPO_PROTOCOL
 . "$ROOT/tests/e2e/lib.sh"
@@ -160,9 +150,7 @@ else
 	inv=$(lab_papo r invite)
 	lab_papo sa join "$inv" --name sa >/dev/null
 	lab_start sa || die "sa did not start"
-	until_true 30 bash -c "ip netns exec ${LABNS[sa]} curl -s ${URL[sa]}/api/status |
-		jq -e '.members[] | select(.name == \"r\") | .online' >/dev/null" ||
-		die "sa never saw r online"
+	until_true 30 status_is sa "$(m r) | .online" || die "sa never saw r online"
 	for k in $(seq "$RUNS"); do
 		first sa "sb$k" "$inv" "0.0.0.0:$LAB_PORT"
 		done_with "sb$k" spawned
@@ -181,15 +169,12 @@ else
 	inv=$(lab_papo r2 invite)
 	lab_papo ca join "$inv" --name ca >/dev/null
 	lab_start ca || die "ca did not start"
-	until_true 30 bash -c "ip netns exec ${LABNS[ca]} curl -s ${URL[ca]}/api/status |
-		jq -e '.members[] | select(.name == \"r2\") | .online' >/dev/null" ||
-		die "ca never saw r2 online"
+	until_true 30 status_is ca "$(m r2) | .online" || die "ca never saw r2 online"
 	: >"$T/punched"; : >"$T/dgrams"
 	for k in $(seq "$RUNS"); do
 		b=cb$k
 		first ca "$b" "$inv" "0.0.0.0:$LAB_PORT"
-		if until_true 20 bash -c "ip netns exec ${LABNS[$b]} curl -s ${URL[$b]}/api/status |
-			jq -e '.members[] | select(.name == \"ca\") | .path == \"punched\"' >/dev/null"; then
+		if until_true 20 status_is "$b" "$(m ca) | .path == \"punched\""; then
 			awk -v d=$(($(now) - T0)) 'BEGIN { printf "%.0f\n", d / 1e6 }' >>"$T/punched"
 			s1=$(lab_api "$b" /api/status | jq '.punch.datagrams_sent')
 			s2=$(lab_api ca /api/status | jq '.punch.datagrams_sent')

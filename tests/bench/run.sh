@@ -15,23 +15,9 @@
 set -u
 # Daemons here talk on loopback only: no LAN beacons, no port mapping.
 export PAPO_LAN=off PAPO_PORTMAP=off
-QUICK=0
-case "${1:-}" in
---quick) QUICK=1 ;;
-"") ;;
-*) echo "usage: bash tests/bench/run.sh [--quick]" >&2; exit 2 ;;
-esac
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-PAPO=${PAPO:-$ROOT/build/papo}
-PAPO=$(realpath "$PAPO" 2>/dev/null || echo "$PAPO")
-BENCH=${PAPO_BENCH:-$(dirname "$PAPO")/tests/bench}
-for b in "$PAPO" "$BENCH/bench_mcp" "$BENCH/bench_streams" "$BENCH/bench_room" \
-	"$BENCH/bench_start" "$BENCH/gen_log"; do
-	if [ ! -x "$b" ]; then
-		echo "run.sh: $b is missing: build first (cmake --build build)" >&2
-		exit 1
-	fi
-done
+. "$(dirname "$0")/common.sh"
+bench_args run.sh "$@"
+bench_need bench_mcp bench_streams bench_room bench_start gen_log
 for tool in curl jq strip; do
 	command -v $tool >/dev/null || { echo "run.sh: needs $tool" >&2; exit 1; }
 done

@@ -52,6 +52,14 @@
 #   lab_papo NAME ARGS...       the papo CLI in NAME's namespace and home.
 #   invite_addrs INVITE         the invite's addresses, one a line, as a
 #                               joiner reads them.
+#   status_is NAME FILTER       NAME's /api/status satisfies the jq filter
+#                               (kept in $T/status-NAME).
+#   eventually SECONDS NAME FILTER DESCRIPTION
+#                               a check: NAME's status comes to satisfy
+#                               FILTER within SECONDS; a failure shows
+#                               what `shown NAME` gives of the last one.
+#   m NAME                      the jq filter for member NAME in a status.
+#   history_has NAME TEXT       NAME's history lists TEXT.
 #   (lab_api and lab_papo work for lib.sh's loopback daemons too: a name
 #   with no namespace runs in this one.)
 #
@@ -244,6 +252,31 @@ lab_api() {
 lab_papo() {
 	local n=$1; shift
 	lab_in "$n" env PAPO_HOME="$T/$n" "$PAPO" "$@"
+}
+
+# status_is NAME FILTER: NAME's /api/status satisfies the jq filter; the
+# answer is kept in $T/status-NAME for the failure message.
+status_is() {
+	lab_api "$1" /api/status >"$T/status-$1" 2>&1 &&
+		jq -e "$2" "$T/status-$1" >/dev/null 2>&1
+}
+# shown NAME: what a failure message shows of NAME's last status: me, the
+# punch counters, and each member's fields about its path.
+shown() {
+	jq -c '{me: (.me | {name, addrs, observed, nat, portmap}), punch,
+		members: [.members[]? | with_entries(select(.key | IN("name",
+		"online", "path", "rtt_ms", "protocol", "last_seen")))]}' \
+		"$T/status-$1" 2>/dev/null || cat "$T/status-$1"
+}
+eventually() {
+	if until_true "$1" status_is "$2" "$3"; then ok; else
+		fail "$4; $2's status: $(shown "$2")"
+	fi
+}
+m() { echo "(.members[] | select(.name == \"$1\"))"; }
+history_has() {
+	lab_papo "$1" history --json | jq -e --arg t "$2" \
+		'any(.messages[]; .text == $t)' >/dev/null
 }
 
 # invite_addrs INVITE: the invite's addresses, one a line, in order, as a

@@ -32,21 +32,6 @@ unset PAPO_TOKEN PAPO_ADVERTISE PAPO_PROTOCOL PAPO_INVITE PAPO_LISTEN \
 	PAPO_HTTP PAPO_PORTMAP PAPO_PORTMAP_PRIVATE
 say() { echo "mapped.sh: $*"; }
 
-status_is() {
-	lab_api "$1" /api/status >"$T/status-$1" 2>&1 &&
-		jq -e "$2" "$T/status-$1" >/dev/null 2>&1
-}
-eventually() {
-	if until_true "$1" status_is "$2" "$3"; then ok; else
-		fail "$4; $2's status: $(jq -c '{me, members: [.members[]? |
-			{name, online, path}]}' "$T/status-$2" 2>/dev/null ||
-			cat "$T/status-$2")"
-	fi
-}
-history_has() {
-	lab_papo "$1" history --json | jq -e --arg t "$2" \
-		'any(.messages[]; .text == $t)' >/dev/null
-}
 lease() { grep "^UDP:$LAB_PORT:" "$T/upnpd-nata.leases" 2>/dev/null; }
 
 lab_up

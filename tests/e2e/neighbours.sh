@@ -28,20 +28,10 @@ N=9
 began=$(date +%s)
 say() { echo "neighbours.sh: $*"; }
 
-# status_is NAME FILTER: NAME's /api/status satisfies the jq filter; the
-# answer is kept in $T/status-NAME for the failure message.
-status_is() {
-	lab_api "$1" /api/status >"$T/status-$1" 2>&1 &&
-		jq -e "$2" "$T/status-$1" >/dev/null 2>&1
-}
+# paths NAME: each member of NAME's last status, whether online, its path.
 paths() {
 	jq -c '[.members[] | "\(.name) \(.online) \(.path)"]' "$T/status-$1" \
 		2>/dev/null || cat "$T/status-$1"
-}
-eventually() {
-	if until_true "$1" status_is "$2" "$3"; then ok; else
-		fail "$4; $2's members: $(paths "$2")"
-	fi
 }
 # has_all NAME: NAME's history has the message of each of h1..h9.
 has_all() {

@@ -40,33 +40,9 @@ unset PAPO_TOKEN PAPO_ADVERTISE PAPO_PROTOCOL PAPO_INVITE PAPO_LISTEN PAPO_HTTP
 began=$(date +%s)
 say() { echo "reach.sh: $*"; }
 
-# status_is NAME FILTER: NAME's /api/status satisfies the jq filter; the
-# answer is kept in $T/status-NAME for the failure message.
-status_is() {
-	lab_api "$1" /api/status >"$T/status-$1" 2>&1 &&
-		jq -e "$2" "$T/status-$1" >/dev/null 2>&1
-}
-# eventually SECONDS NAME FILTER DESCRIPTION: NAME's status comes to
-# satisfy FILTER within SECONDS; a failure shows the last status seen
-# (me, and each member's fields about its path).
-eventually() {
-	if until_true "$1" status_is "$2" "$3"; then ok; else
-		fail "$4; $2's status: $(jq -c '{me, members: [.members[]? |
-			with_entries(select(.key | IN("name", "online", "path",
-			"rtt_ms", "protocol")))]}' "$T/status-$2" 2>/dev/null ||
-			cat "$T/status-$2")"
-	fi
-}
-# m NAME: the jq filter for member NAME in a status.
-m() { echo "(.members[] | select(.name == \"$1\"))"; }
 
 no_loopback() { test -n "$1" && ! grep -qE '^(127\.|\[::1\]:)' <<<"$1"; }
 oneline() { tr '\n' ' ' <<<"$1"; }
-# history_has NAME TEXT: `papo history --json` on NAME lists TEXT.
-history_has() {
-	lab_papo "$1" history --json | jq -e --arg t "$2" \
-		'any(.messages[]; .text == $t)' >/dev/null
-}
 
 # Cases 1, 2, 3 and r1's part of 6 share a room: r1 made it; r2, a and b
 # join from r1's invite.

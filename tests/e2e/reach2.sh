@@ -57,35 +57,13 @@ began=$(date +%s)
 note() { echo "reach2.sh: $*"; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
-# status_is NAME FILTER: NAME's /api/status satisfies the jq filter; the
-# answer is kept in $T/status-NAME for the failure message.
-status_is() {
-	lab_api "$1" /api/status >"$T/status-$1" 2>&1 &&
-		jq -e "$2" "$T/status-$1" >/dev/null 2>&1
-}
-# shown NAME: what a failure message shows of NAME's last status: me, the
-# punch counters, and each member's fields about its path.
-shown() {
-	jq -c '{me: (.me | {name, addrs, observed, nat}), punch, members: [.members[]? |
-		with_entries(select(.key | IN("name", "online", "path",
-		"rtt_ms", "protocol", "last_seen")))]}' "$T/status-$1" 2>/dev/null ||
-		cat "$T/status-$1"
-}
 # punch_lines NAME: NAME's last punch: log lines, on one line.
 punch_lines() { grep -h 'punch:' "$T/$1.err" 2>/dev/null | tail -4 | tr '\n' '|'; }
-# eventually SECONDS NAME FILTER DESCRIPTION: NAME's status comes to
-# satisfy FILTER within SECONDS.
-eventually() {
-	if until_true "$1" status_is "$2" "$3"; then ok; else
-		fail "$4; $2's status: $(shown "$2")"
-	fi
-}
 # now_is NAME FILTER DESCRIPTION: NAME's status satisfies FILTER now.
 now_is() {
 	if status_is "$1" "$2"; then ok; else fail "$3; $1's status: $(shown "$1")"; fi
 }
-# m NAME: the jq filter for member NAME in a status; mid ID: by its id.
-m() { echo "(.members[] | select(.name == \"$1\"))"; }
+# mid ID: the jq filter for a member in a status, by its id.
 mid() { echo "(.members[] | select(.id == \"$1\"))"; }
 
 # say_ok NAME TEXT PATTERN DESCRIPTION: `papo say TEXT` on NAME answers
