@@ -94,6 +94,12 @@ stop() { # stop NAME: SIGTERM; the daemon must end cleanly (exit 0)
 	[ "$rc" -eq 0 ] || fail "$1 exited with $rc on SIGTERM: $(tail -3 "$T/$1.err")"
 	rm -f "$T/$1.pid"
 }
+stop_all() { # stop_all: stop for every daemon still running
+	local p
+	for p in "$T"/*.pid; do
+		[ -e "$p" ] && stop "$(basename "$p" .pid)"
+	done
+}
 crash() { # crash NAME: SIGKILL, as a power cut would
 	local pid; pid=$(cat "$T/$1.pid")
 	kill -KILL "$pid" 2>/dev/null

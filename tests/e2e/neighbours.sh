@@ -90,8 +90,6 @@ for n in r $(seq -f 'h%g' 1 $N); do
 	fi
 done
 # Every daemon stops cleanly (under ASan+UBSan: with no report).
-for p in "$T"/*.pid; do
-	[ -e "$p" ] && stop "$(basename "$p" .pid)"
-done
+stop_all
 say "done in $(($(date +%s) - began)) s"
 finish

@@ -208,8 +208,6 @@ say "case 4 done after $(( $(date +%s) - began )) s"
 old_daemon
 advertise_env
 # Every daemon still running must end cleanly on SIGTERM.
-for p in "$T"/*.pid; do
-	[ -e "$p" ] && stop "$(basename "$p" .pid)"
-done
+stop_all
 say "took $(( $(date +%s) - began )) s"
 finish

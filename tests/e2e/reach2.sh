@@ -387,8 +387,6 @@ note "case 5 done after $(( $(date +%s) - began )) s"
 bad_input
 note "case 6 done after $(( $(date +%s) - began )) s"
 # Every daemon still running must end cleanly on SIGTERM.
-for p in "$T"/*.pid; do
-	[ -e "$p" ] && stop "$(basename "$p" .pid)"
-done
+stop_all
 note "took $(( $(date +%s) - began )) s"
 finish
