@@ -206,6 +206,73 @@ gossip_portmap_json(const struct gossip *g, cJSON *me)
 		cJSON_AddNullToObject(pj, "reason");
 }
 
+/*
+ * The TURN relay (turn.h): the client talks to its server on our QUIC
+ * socket.  An allocation's relayed address is advertised last, after the
+ * direct ones (reach.h).
+ */
+static int
+gossip_turn_send(void *arg, const struct addr *to, const uint8_t *p,
+    size_t n)
+{
+	return quic_send_raw(((struct gossip *)arg)->quic, to, p, n, 0);
+}
+
+static void
+gossip_turn_state(void *arg, const struct turn *t)
+{
+	struct gossip *g = arg;
+	char server[ADDR_STRLEN], relayed[ADDR_STRLEN];
+	struct addr a;
+	int has = turn_relayed(t, &a) == 0;
+
+	addr_format(&g->turn_server, server);
+	if (has) {
+		addr_format(&a, relayed);
+		log_msg(LOG_INFO, "relay: allocated at %s on %s", relayed, server);
+	} else if (turn_state(t) == TURN_FAILED)
+		log_msg(LOG_WARN, "relay: %s failed: %s", server, turn_reason(t));
+	if (reach_set_relayed(&g->reach, has ? &a : NULL)) {
+		gossip_addrs_changed(g);
+		/* Members learn the new address now, not in up to 10 s. */
+		loop_timer_set(g->announce_timer, 1);
+	}
+}
+
+static void
+gossip_turn_json(const struct gossip *g, cJSON *me)
+{
+	cJSON *tj = cJSON_AddObjectToObject(me, "turn");
+	static const char *const names[] = {
+		[TURN_ALLOCATING] = "allocating",
+		[TURN_ALLOCATED] = "allocated",
+		[TURN_FAILED] = "failed",
+	};
+	const char *reason;
+	char text[ADDR_STRLEN];
+	struct addr a;
+
+	if (g->turn == NULL) {
+		cJSON_AddStringToObject(tj, "state", "off");
+		cJSON_AddNullToObject(tj, "server");
+		cJSON_AddNullToObject(tj, "relayed");
+		cJSON_AddNullToObject(tj, "reason");
+		return;
+	}
+	cJSON_AddStringToObject(tj, "state", names[turn_state(g->turn)]);
+	addr_format(&g->turn_server, text);
+	cJSON_AddStringToObject(tj, "server", text);
+	if (turn_relayed(g->turn, &a) == 0) {
+		addr_format(&a, text);
+		cJSON_AddStringToObject(tj, "relayed", text);
+	} else
+		cJSON_AddNullToObject(tj, "relayed");
+	if ((reason = turn_reason(g->turn)) != NULL)
+		cJSON_AddStringToObject(tj, "reason", reason);
+	else
+		cJSON_AddNullToObject(tj, "reason");
+}
+
 /* Requests. */
 
 void
@@ -277,6 +344,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		cJSON_AddNullToObject(me, "observed");
 	cJSON_AddStringToObject(me, "nat", reach_nat_name(reach_nat(&g->reach)));
 	gossip_portmap_json(g, me);
+	gossip_turn_json(g, me);
 	{
 		struct punch_stats ps;
 		cJSON *pj = cJSON_AddObjectToObject(o, "punch");
@@ -701,11 +769,18 @@ gossip_beacon_heard(void *arg, const uint8_t id[32], const struct addr *at)
 	member_dial_at(g, m, at, 1);
 }
 
+/* A datagram without a QUIC long header: the TURN server's (known by
+ * its source address alone: ChannelData's first byte is also a QUIC
+ * short header's), a punch, or else QUIC's. */
 static int
 gossip_datagram(void *arg, const struct addr *from, const uint8_t *p,
     size_t n)
 {
-	return punch_datagram(((struct gossip *)arg)->punch, from, p, n);
+	struct gossip *g = arg;
+
+	if (g->turn != NULL && turn_input(g->turn, from, p, n))
+		return 1;
+	return punch_datagram(g->punch, from, p, n);
 }
 
 /* QUIC callbacks. */
@@ -908,6 +983,19 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		if ((g->portmap = portmap_new(err, &penv)) == NULL)
 			goto fail;
 	}
+	if (env->turn != NULL) {
+		struct turn_env tenv;
+
+		memset(&tenv, 0, sizeof(tenv));
+		tenv.loop = env->loop;
+		tenv.arg = g;
+		tenv.send = gossip_turn_send;
+		tenv.state = gossip_turn_state;
+		g->env.turn = NULL;          /* the caller's; turn_new copies it */
+		g->turn_server = env->turn->server;
+		if ((g->turn = turn_new(err, env->turn, &tenv)) == NULL)
+			goto fail;
+	}
 	members_load(g);
 	if (r->has_inviter) {
 		struct member *m = member_add(g, r->inviter);
@@ -971,7 +1059,13 @@ gossip_free(struct gossip *g)
 		members_save(g);
 	/* The router's mapping goes before the socket (at most 2 s). */
 	portmap_free(g->portmap);
-	/* quic_free writes the byes queued above, then closes. */
+	/* The byes queued above go out and every connection closes, the
+	 * relayed ones through the relay; then the allocation is released
+	 * on the socket still open, and the socket closes. */
+	if (g->quic != NULL)
+		quic_close_all(g->quic);
+	turn_free(g->turn);
+	g->turn = NULL;
 	quic_free(g->quic);
 	for (size_t i = 0; i < g->nmembers; i++)
 		free(g->members[i]);

@@ -21,6 +21,7 @@
 #include "node/punch.h"
 #include "node/quic.h"
 #include "node/reach.h"
+#include "node/turn.h"
 
 #define GOSSIP_MEMBERS_MAX 256
 #define OUTBOX_RETRY_NS (30ull * 1000000000u)
@@ -86,8 +87,10 @@ struct gossip {
 	struct addr bound;
 	struct reach reach;         /* how others reach us: what we advertise */
 	struct punch *punch;        /* direct paths arranged through others */
-	struct beacon *beacon;
-	struct portmap *portmap;    /* our port on the router, or NULL */      /* LAN discovery, or NULL when off */
+	struct beacon *beacon;      /* LAN discovery, or NULL when off */
+	struct portmap *portmap;    /* our port on the router, or NULL */
+	struct turn *turn;          /* our TURN relay, or NULL (none set) */
+	struct addr turn_server;    /* its server, when turn is set */
 	struct member **members;
 	size_t nmembers;
 	struct outmsg *outbox;

@@ -952,10 +952,8 @@ fail:
 }
 
 void
-quic_free(struct quic *q)
+quic_close_all(struct quic *q)
 {
-	if (q == NULL)
-		return;
 	while (q->conns != NULL) {
 		struct quic_conn *c = q->conns;
 
@@ -967,6 +965,14 @@ quic_free(struct quic *q)
 		q->cbs.closed(q->arg, c);
 		quic_conn_free(c);
 	}
+}
+
+void
+quic_free(struct quic *q)
+{
+	if (q == NULL)
+		return;
+	quic_close_all(q);
 	if (q->fd != -1) {
 		loop_del_fd(q->loop, q->fd);
 		close(q->fd);

@@ -46,8 +46,12 @@ struct quic_cbs {
 struct quic *quic_new(char err[PAPO_ERR_LEN], struct loop *l,
     const struct addr *listen, const struct identity *id, unsigned version,
     const struct quic_cbs *cbs, void *arg);
-/* Writes what is queued, closes every connection (telling peers, and the
- * owner through closed()); NULL is a no-op. */
+/* Writes what is queued and closes every connection (telling peers, and
+ * the owner through closed()); the socket stays open for quic_send_raw,
+ * so that an owner can still say goodbye to others (a TURN server) before
+ * quic_free. */
+void quic_close_all(struct quic *q);
+/* quic_close_all, then closes the socket and frees q; NULL is a no-op. */
 void quic_free(struct quic *q);
 /* The address actually bound. */
 void quic_local(const struct quic *q, struct addr *out);

@@ -13,7 +13,9 @@
  * relayed address is known), FAILED (with turn_reason).  After a failure
  * or the loss of the allocation it allocates again by itself, backing
  * off from 5 s to 5 min; it stays FAILED until that works.  The callbacks
- * may call turn_send, turn_permit and the getters, never turn_free.
+ * may call turn_send, turn_permit and the getters, never turn_free.  It
+ * logs states at debug level only: the owner, told by env.state, says
+ * what a person needs to know.
  */
 #ifndef PAPO_TURN_H
 #define PAPO_TURN_H
