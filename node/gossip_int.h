@@ -31,6 +31,8 @@
 #define UPSTREAM_SLOTS 4096       /* remembered msg id -> who sent it */
 #define ACK_SEEN_SLOTS 4096       /* acks forwarded lately */
 #define READ_SLOTS 4096           /* read receipts remembered as sent */
+#define TURN_PERMITS_MAX (TURN_PEERS_MAX / 2)  /* IPs let in to our relay */
+#define RELAY_REDIAL_NS (30ull * 1000000000u)   /* direct tries, relayed */
 
 struct member {
 	uint8_t id[32];
@@ -91,6 +93,7 @@ struct gossip {
 	struct portmap *portmap;    /* our port on the router, or NULL */
 	struct turn *turn;          /* our TURN relay, or NULL (none set) */
 	struct addr turn_server;    /* its server, when turn is set */
+	uint64_t turn_checked;      /* ns of the last turn_refresh asked */
 	struct member **members;
 	size_t nmembers;
 	struct outmsg *outbox;
@@ -122,6 +125,9 @@ void gossip_flood(struct gossip *g, const struct frame *f,
 /* Greets the member at the other end of l: our hello, with our history's
  * count and digest. */
 void gossip_hello(struct gossip *g, struct link *l);
+/* Lets the relay's own IP and members' public IPs reach our relayed
+ * address (when we have one). */
+void gossip_turn_permits(struct gossip *g);
 /* Answers req with an error: code and fmt filled with arg. */
 void gossip_fail(struct gossip *g, struct node_msg *req, int code,
     const char *fmt, const char *arg);
@@ -140,6 +146,8 @@ struct member *member_lookup(const struct gossip *g, const char *who,
     int *ambiguous);
 /* The protocol version of m's connection, 0 when it has none. */
 unsigned member_version(const struct member *m);
+/* Whether m's connection goes through our TURN relay. */
+int member_relayed(const struct member *m);
 /* Whether the room is small enough for a full mesh. */
 int members_small(const struct gossip *g);
 /* Whether m is reachable now (presence). */

@@ -38,6 +38,12 @@ struct quic_cbs {
 	 * own (a punch), taken; 0 to treat it as QUIC.  May be NULL. */
 	int (*datagram)(void *arg, const struct addr *from, const uint8_t *p,
 	    size_t n);
+	/* Sends one packet of a relayed connection to `to` through the
+	 * owner's relay (a TURN allocation) rather than on the socket; 0 or
+	 * -1 (a lost packet, for QUIC to recover).  May be NULL: no
+	 * connection is relayed then. */
+	int (*relay_send)(void *arg, const struct addr *to, const uint8_t *p,
+	    size_t n);
 };
 
 /* Binds listen (port 0 picks one).  A wildcard IPv4 or IPv6 address gets
@@ -56,10 +62,16 @@ void quic_free(struct quic *q);
 /* The address actually bound. */
 void quic_local(const struct quic *q, struct addr *out);
 
-/* Dials to, accepting only a peer whose key is expect.  NULL when the
- * connection cannot even be set up. */
+/* Dials to, accepting only a peer whose key is expect; relayed: through
+ * cbs.relay_send (to is then a peer of the relay: another member's
+ * relayed address).  NULL when the connection cannot even be set up. */
 struct quic_conn *quic_dial(struct quic *q, const struct addr *to,
-    const uint8_t expect[32]);
+    const uint8_t expect[32], int relayed);
+/* A datagram that reached us other than on the socket: through our relay
+ * from `from` (relayed set).  Goes to its connection as one read on the
+ * socket would; a new connection it opens is relayed. */
+void quic_input(struct quic *q, const struct addr *from, const uint8_t *p,
+    size_t n, int relayed);
 /* Sends one datagram of papo's own (not QUIC: the datagram callback
  * tells them apart) to to, with the given TTL (0: the default); -1 when
  * it could not. */
@@ -77,6 +89,9 @@ unsigned quic_version(const struct quic_conn *c);
 /* The connection's smoothed round-trip time, in microseconds. */
 uint64_t quic_rtt_us(const struct quic_conn *c);
 int quic_is_client(const struct quic_conn *c);
+/* Whether c's packets go through the relay (quic_dial's relayed, or
+ * accepted from a relayed datagram). */
+int quic_is_relayed(const struct quic_conn *c);
 void quic_set_data(struct quic_conn *c, void *data);
 void *quic_data(const struct quic_conn *c);
 

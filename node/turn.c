@@ -552,6 +552,15 @@ turn_send(struct turn *t, const struct addr *peer, const uint8_t *p, size_t n)
 	}
 }
 
+void
+turn_refresh(struct turn *t)
+{
+	if (t->state != TURN_ALLOCATED || t->tx.kind != TX_NONE)
+		return;
+	t->refresh_at = 0;
+	tx_start(t, &t->tx, TX_REFRESH, NULL);
+}
+
 int
 turn_permit(struct turn *t, const struct addr *peer)
 {

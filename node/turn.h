@@ -100,6 +100,13 @@ int turn_send(struct turn *t, const struct addr *peer, const uint8_t *p,
  * anything (CreatePermission); refreshed the same way.  0 or -1. */
 int turn_permit(struct turn *t, const struct addr *peer);
 
+/* Refreshes the allocation now (unless a request for it is under way),
+ * so that its loss is found out soon rather than at the next refresh:
+ * a server that restarted answers 437 (the allocation is lost: FAILED,
+ * then allocated again), one that is gone does not answer (FAILED after
+ * the retransmissions).  For an owner whose relayed traffic stopped. */
+void turn_refresh(struct turn *t);
+
 enum turn_state turn_state(const struct turn *t);
 /* The relayed address (XOR-RELAYED-ADDRESS), and our address as the
  * server sees it (XOR-MAPPED-ADDRESS); -1 when not ALLOCATED. */
