@@ -294,6 +294,18 @@ gossip_turn_check(struct gossip *g)
 	turn_refresh(g->turn);
 }
 
+int
+gossip_on_relay(const struct gossip *g, const struct addr *a)
+{
+	return g->turn != NULL && addr_same_ip(a, &g->relay_ip);
+}
+
+int
+gossip_relayed_both(const struct gossip *g, const struct quic_conn *c)
+{
+	return quic_is_relayed(c) && gossip_on_relay(g, quic_remote(c));
+}
+
 static void
 gossip_turn_state(void *arg, const struct turn *t)
 {
@@ -306,13 +318,15 @@ gossip_turn_state(void *arg, const struct turn *t)
 	if (has) {
 		addr_format(&a, relayed);
 		log_msg(LOG_INFO, "relay: allocated at %s on %s", relayed, server);
+		g->relay_ip = a;
 		gossip_turn_permits(g);
 	} else if (turn_state(t) == TURN_FAILED) {
 		log_msg(LOG_WARN, "relay: %s failed: %s", server, turn_reason(t));
 		/* Nothing goes through the relay any more: its connections
 		 * end now rather than at their idle timeout. */
 		for (size_t i = 0; i < g->nmembers; i++)
-			if (member_relayed(g->members[i]))
+			if (g->members[i]->conn != NULL &&
+			    quic_is_relayed(g->members[i]->conn))
 				quic_close(g->members[i]->conn);
 	}
 	if (reach_set_relayed(&g->reach, has ? &a : NULL)) {
@@ -516,7 +530,9 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	struct member *m;
 	struct store_stats st;
 	uint8_t digest[32];
-	int fresh, punched, relayed = quic_is_relayed(l->qc);
+	int fresh, punched, is_new;
+	int relayed = quic_is_relayed(l->qc);      /* through our relay */
+	int both = gossip_relayed_both(g, l->qc);  /* and it knows */
 
 	if (memcmp(h->id, peer, 32) != 0 || h->version != l->version) {
 		log_msg(LOG_WARN, "a peer's hello does not match its key or "
@@ -529,6 +545,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		quic_close(l->qc);
 		return;
 	}
+	is_new = m->conn != l->qc;
 	if (m->conn != NULL && m->conn != l->qc) {
 		/* Both dialled at once: keep the connection opened by the
 		 * member with the smaller id, so both ends keep the same.  But
@@ -537,20 +554,19 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		int mine_new = quic_is_client(l->qc);
 		int mine_old = quic_is_client(m->conn);
 		int me_smaller = memcmp(g->env.me->pk, peer, 32) < 0;
-		int relayed_old = quic_is_relayed(m->conn);
+		int both_old = gossip_relayed_both(g, m->conn);
 
 		log_msg(LOG_DEBUG, "two connections with %s (new mine %d, old "
 		    "mine %d, me smaller %d, new relayed %d, old relayed %d)",
-		    h->name, mine_new, mine_old, me_smaller, relayed,
-		    relayed_old);
-		if (relayed_old && !relayed) {
+		    h->name, mine_new, mine_old, me_smaller, both, both_old);
+		if (both_old && !both) {
 			struct quic_conn *old = m->conn;
 
 			log_msg(LOG_INFO, "%s: a direct path replaces the relay",
 			    h->name);
 			m->conn = l->qc;
 			quic_close(old);
-		} else if (relayed && !relayed_old) {
+		} else if (both && !both_old) {
 			quic_close(l->qc);
 			return;
 		} else if (mine_new != mine_old && mine_new == me_smaller) {
@@ -568,7 +584,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	 * greets first; the greetings every 30 s keep it.  A relayed one
 	 * leaves a punch under way be: it is what the punch is to replace. */
 	punched = relayed ? 0 : punch_done(g->punch, peer);
-	if (m->conn != l->qc) {
+	if (is_new) {
 		m->punched = punched;
 		/* A LAN: a private address on one of our links (two public
 		 * hosts on one switch are simply direct). */
@@ -601,9 +617,9 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	m->backoff_ms = 0;
 	/* Reached through the relay only: its direct addresses are tried
 	 * again every RELAY_REDIAL_NS (members_dial). */
-	if (!relayed)
+	if (!both)
 		m->next_dial = 0;
-	else if (m->next_dial == 0)
+	else if (is_new || m->next_dial == 0)
 		m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
 	members_save_later(g);
 	if (h->naddr > 0)
@@ -761,7 +777,7 @@ gossip_punch_check(struct gossip *g)
 		struct member *m = g->members[i];
 		uint64_t due = m->dial_since + PUNCH_AFTER_NS;
 		int waited = m->ndial > 0 && due <= now;
-		int relayed = member_relayed(m);
+		int relayed = member_relayed(g, m);
 
 		/* A connection through the relay counts as none here; the
 		 * punch frames then go over it, with no member between. */
@@ -818,7 +834,7 @@ gossip_punch_dial(void *arg, const uint8_t id[32], const struct addr *a,
 	struct gossip *g = arg;
 	struct member *m = member_find(g, id);
 
-	if (m != NULL && (m->conn == NULL || member_relayed(m)))
+	if (m != NULL && (m->conn == NULL || member_relayed(g, m)))
 		member_dial_at(g, m, a, n);
 }
 
@@ -860,7 +876,7 @@ gossip_beacon_wanted(void *arg)
 
 	for (size_t i = 0; i < g->nmembers; i++)
 		if ((g->members[i]->conn == NULL ||
-		    member_relayed(g->members[i])) && !g->members[i]->left)
+		    member_relayed(g, g->members[i])) && !g->members[i]->left)
 			return 1;
 	return 0;
 }
@@ -872,7 +888,7 @@ gossip_beacon_heard(void *arg, const uint8_t id[32], const struct addr *at)
 	struct member *m = member_add(g, id);
 	uint64_t now = loop_now_ns();
 
-	if (m == NULL || (m->conn != NULL && !member_relayed(m)) ||
+	if (m == NULL || (m->conn != NULL && !member_relayed(g, m)) ||
 	    (m->beacon_dial != 0 && now < m->beacon_dial + BEACON_EVERY_NS))
 		return;
 	m->beacon_dial = now;
@@ -1119,6 +1135,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		tenv.state = gossip_turn_state;
 		g->env.turn = NULL;          /* the caller's; turn_new copies it */
 		g->turn_server = env->turn->server;
+		g->relay_ip = env->turn->server;
 		if ((g->turn = turn_new(err, env->turn, &tenv)) == NULL)
 			goto fail;
 	}

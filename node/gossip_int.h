@@ -93,6 +93,9 @@ struct gossip {
 	struct portmap *portmap;    /* our port on the router, or NULL */
 	struct turn *turn;          /* our TURN relay, or NULL (none set) */
 	struct addr turn_server;    /* its server, when turn is set */
+	struct addr relay_ip;       /* the relay's IP as far as we know: our
+	                             * relayed address (the last one, when
+	                             * none now), else the server's */
 	uint64_t turn_checked;      /* ns of the last turn_refresh asked */
 	struct member **members;
 	size_t nmembers;
@@ -128,6 +131,15 @@ void gossip_hello(struct gossip *g, struct link *l);
 /* Lets the relay's own IP and members' public IPs reach our relayed
  * address (when we have one). */
 void gossip_turn_permits(struct gossip *g);
+/* Whether a is on our TURN relay's IP: another member's relayed address,
+ * as members of a room use one TURN server.  0 without a relay. */
+int gossip_on_relay(const struct gossip *g, const struct addr *a);
+/* Whether c goes through the relay at both ends: ours, to another
+ * member's relayed address, so that both ends know.  Only those are
+ * replaced by a path of our own whoever opened them; one relayed at one
+ * end only (a member without a relay dialled our relayed address: to it,
+ * it is direct) is judged as a direct one at both. */
+int gossip_relayed_both(const struct gossip *g, const struct quic_conn *c);
 /* Answers req with an error: code and fmt filled with arg. */
 void gossip_fail(struct gossip *g, struct node_msg *req, int code,
     const char *fmt, const char *arg);
@@ -146,8 +158,9 @@ struct member *member_lookup(const struct gossip *g, const char *who,
     int *ambiguous);
 /* The protocol version of m's connection, 0 when it has none. */
 unsigned member_version(const struct member *m);
-/* Whether m's connection goes through our TURN relay. */
-int member_relayed(const struct member *m);
+/* Whether m's connection goes through the relay at both ends
+ * (gossip_relayed_both). */
+int member_relayed(const struct gossip *g, const struct member *m);
 /* Whether the room is small enough for a full mesh. */
 int members_small(const struct gossip *g);
 /* Whether m is reachable now (presence). */

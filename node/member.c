@@ -98,9 +98,9 @@ member_version(const struct member *m)
 }
 
 int
-member_relayed(const struct member *m)
+member_relayed(const struct gossip *g, const struct member *m)
 {
-	return m->conn != NULL && quic_is_relayed(m->conn);
+	return m->conn != NULL && gossip_relayed_both(g, m->conn);
 }
 
 /*
@@ -213,9 +213,9 @@ member_dialable(const struct member *m)
  * on its direct addresses, now or later: whatever the room for
  * neighbours, as it is one already. */
 static int
-member_redialable(const struct member *m)
+member_redialable(const struct gossip *g, const struct member *m)
 {
-	return member_relayed(m) && m->ndial == 0 && m->next_dial != 0;
+	return member_relayed(g, m) && m->ndial == 0 && m->next_dial != 0;
 }
 
 /* How many more neighbours to dial: all in a small room, else up to
@@ -240,7 +240,7 @@ members_plan_dials(struct gossip *g)
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
 
-		if (member_redialable(m) && (next == 0 || m->next_dial < next))
+		if (member_redialable(g, m) && (next == 0 || m->next_dial < next))
 			next = m->next_dial;
 	}
 	if (members_dial_room(g) > 0)
@@ -255,12 +255,14 @@ members_plan_dials(struct gossip *g)
 
 /*
  * Dials m at each of n addresses at once.  Members of a room use one TURN
- * server, so an address with our relayed address's IP is another
- * member's relayed address: dialled through our relay (relay to relay on
- * the one server), since that member's allocation lets in the relay's
- * own IP (gossip_turn_permits) but may not know ours (behind a
- * symmetric NAT we advertise no public address).  Everything else is
- * dialled directly.
+ * server, so an address on its IP is another member's relayed address:
+ * dialled through our relay (relay to relay on the one server), since
+ * that member's allocation lets in the relay's own IP
+ * (gossip_turn_permits) but may not know ours (behind a symmetric NAT we
+ * advertise no public address), and so that both ends know the
+ * connection for relayed (gossip_relayed_both).  Without an allocation
+ * just now, such addresses wait.  Everything else is dialled directly;
+ * so are relayed addresses by a member with no relay set.
  */
 void
 member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
@@ -270,11 +272,11 @@ member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
 	int has = g->turn != NULL && turn_relayed(g->turn, &relayed) == 0;
 
 	for (size_t j = 0; j < n; j++) {
-		int via = has && addr_same_ip(&a[j], &relayed);
+		int via = gossip_on_relay(g, &a[j]);
 		struct link *l;
 
-		if (has && addr_equal(&a[j], &relayed))
-			continue;        /* our own: never a way to m */
+		if (via && (!has || addr_equal(&a[j], &relayed)))
+			continue;        /* no relay now, or our own address */
 		if ((l = calloc(1, sizeof(*l))) == NULL)
 			break;
 		if ((l->qc = quic_dial(g->quic, &a[j], m->id, via)) == NULL) {
@@ -306,12 +308,11 @@ member_dial(struct gossip *g, struct member *m)
 static void
 member_redial(struct gossip *g, struct member *m)
 {
-	struct addr relayed, a[PAPO_ADDR_MAX];
-	int has = g->turn != NULL && turn_relayed(g->turn, &relayed) == 0;
+	struct addr a[PAPO_ADDR_MAX];
 	size_t n = 0;
 
 	for (size_t j = 0; j < m->naddr; j++)
-		if (!has || !addr_same_ip(&m->addr[j], &relayed))
+		if (!gossip_on_relay(g, &m->addr[j]))
 			a[n++] = m->addr[j];
 	if (n > 0)
 		member_dial_at(g, m, a, n);
@@ -337,7 +338,7 @@ members_dial(void *arg)
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
 
-		if (member_redialable(m) && m->next_dial <= now)
+		if (member_redialable(g, m) && m->next_dial <= now)
 			member_redial(g, m);
 	}
 	for (int pass = 0; pass < 3 && room > 0; pass++)
