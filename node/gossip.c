@@ -287,7 +287,7 @@ gossip_turn_check(struct gossip *g)
 {
 	uint64_t now = loop_now_ns();
 
-	if (g->turn == NULL || (g->turn_checked != 0 &&
+	if (g->turn == NULL || g->stopping || (g->turn_checked != 0 &&
 	    now < g->turn_checked + TURN_CHECK_NS))
 		return;
 	g->turn_checked = now;
@@ -320,6 +320,13 @@ gossip_turn_state(void *arg, const struct turn *t)
 		log_msg(LOG_INFO, "relay: allocated at %s on %s", relayed, server);
 		g->relay_ip = a;
 		gossip_turn_permits(g);
+		/* Relayed addresses can be dialled now: members we have no
+		 * connection with are tried again at once. */
+		for (size_t i = 0; i < g->nmembers; i++)
+			if (g->members[i]->conn == NULL &&
+			    g->members[i]->ndial == 0)
+				g->members[i]->next_dial = loop_now_ns();
+		members_plan_dials(g);
 	} else if (turn_state(t) == TURN_FAILED) {
 		log_msg(LOG_WARN, "relay: %s failed: %s", server, turn_reason(t));
 		/* Nothing goes through the relay any more: its connections
@@ -616,14 +623,21 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	member_alive(m);
 	m->backoff_ms = 0;
 	/* Reached through the relay only: its direct addresses are tried
-	 * again every RELAY_REDIAL_NS (members_dial). */
+	 * again every RELAY_REDIAL_NS (members_dial), the first time at
+	 * once unless our dials of them are still under way (the relayed
+	 * connection came of its dial, or ours gave up already). */
 	if (!both)
 		m->next_dial = 0;
-	else if (is_new || m->next_dial == 0)
+	else if (is_new)
+		m->next_dial = loop_now_ns() +
+		    (member_dials(m) == 0 ? 0 : RELAY_REDIAL_NS);
+	else if (m->next_dial == 0)
 		m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
 	members_save_later(g);
 	if (h->naddr > 0)
 		gossip_turn_permits(g);
+	if (both)
+		members_plan_dials(g);
 	members_evict(g, m);
 	members_presence_check(g);
 	/* Tell it whom we know, and tell the others about it if new. */
@@ -777,17 +791,21 @@ gossip_punch_check(struct gossip *g)
 		struct member *m = g->members[i];
 		uint64_t due = m->dial_since + PUNCH_AFTER_NS;
 		int waited = m->ndial > 0 && due <= now;
-		int relayed = member_relayed(g, m);
 
-		/* A connection through the relay counts as none here; the
-		 * punch frames then go over it, with no member between. */
-		if (m->conn != NULL && !relayed)
+		/* Reached through the relay only: punch, over the relayed
+		 * connection itself (no member between), for as long as that
+		 * lasts; punch.c rests 60 s after every 3 failed attempts. */
+		if (member_relayed(g, m)) {
+			if (member_version(m) >= 2)
+				punch_want(g->punch, m->id);
+			continue;
+		}
+		if (m->conn != NULL)
 			continue;
 		if (m->ndial > 0 && !waited && (next == 0 || due < next))
 			next = due;
 		if (member_online(g, m) && (m->backoff_ms > 0 || waited) &&
-		    ((relayed && member_version(m) >= 2) ||
-		    (m->via != NULL && member_version(m->via) >= 2)))
+		    m->via != NULL && member_version(m->via) >= 2)
 			punch_want(g->punch, m->id);
 	}
 	loop_timer_set(g->punch_timer, next);
@@ -838,10 +856,20 @@ gossip_punch_dial(void *arg, const uint8_t id[32], const struct addr *a,
 		member_dial_at(g, m, a, n);
 }
 
+/* What we offer for a punch (reach.h), and where the TURN server sees
+ * us: a cone NAT's mapping, the guess that matters when no member is
+ * connected to both (the punch arranged over a relayed connection). */
 static size_t
 gossip_punch_addrs(void *arg, struct addr *out, size_t max)
 {
-	return reach_punch_addrs(&((struct gossip *)arg)->reach, out, max);
+	struct gossip *g = arg;
+	size_t n = reach_punch_addrs(&g->reach, out, max);
+	struct addr a;
+
+	if (g->turn != NULL && turn_mapped(g->turn, &a) == 0 && n < max &&
+	    !addr_in(&a, out, n))
+		out[n++] = a;
+	return n;
 }
 
 /* A punch frame: ours to act on, or one to carry to a member we are
@@ -1205,6 +1233,7 @@ gossip_free(struct gossip *g)
 	/* The byes queued above go out and every connection closes, the
 	 * relayed ones through the relay; then the allocation is released
 	 * on the socket still open, and the socket closes. */
+	g->stopping = 1;
 	if (g->quic != NULL)
 		quic_close_all(g->quic);
 	turn_free(g->turn);

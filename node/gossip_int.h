@@ -97,6 +97,7 @@ struct gossip {
 	                             * relayed address (the last one, when
 	                             * none now), else the server's */
 	uint64_t turn_checked;      /* ns of the last turn_refresh asked */
+	int stopping;               /* in gossip_free: nothing new starts */
 	struct member **members;
 	size_t nmembers;
 	struct outmsg *outbox;
@@ -161,6 +162,9 @@ unsigned member_version(const struct member *m);
 /* Whether m's connection goes through the relay at both ends
  * (gossip_relayed_both). */
 int member_relayed(const struct gossip *g, const struct member *m);
+/* m's dials still under way, not counting the one whose connection m
+ * now has. */
+size_t member_dials(const struct member *m);
 /* Whether the room is small enough for a full mesh. */
 int members_small(const struct gossip *g);
 /* Whether m is reachable now (presence). */

@@ -103,6 +103,15 @@ member_relayed(const struct gossip *g, const struct member *m)
 	return m->conn != NULL && gossip_relayed_both(g, m->conn);
 }
 
+size_t
+member_dials(const struct member *m)
+{
+	const struct link *l = m->conn != NULL ? quic_data(m->conn) : NULL;
+
+	/* ndial counts a dial until its connection closes. */
+	return (size_t)m->ndial - (l != NULL && l->target == m);
+}
+
 /*
  * Presence: a member is online while it has shown life lately: its
  * hello, or an announcement of itself that it floods every 10 s and that
@@ -215,7 +224,8 @@ member_dialable(const struct member *m)
 static int
 member_redialable(const struct gossip *g, const struct member *m)
 {
-	return member_relayed(g, m) && m->ndial == 0 && m->next_dial != 0;
+	return member_relayed(g, m) && member_dials(m) == 0 &&
+	    m->next_dial != 0;
 }
 
 /* How many more neighbours to dial: all in a small room, else up to
