@@ -100,6 +100,14 @@ addr_equal(const struct addr *a, const struct addr *b)
 }
 
 int
+addr_same_ip(const struct addr *a, const struct addr *b)
+{
+	size_t n = a->family == 6 ? 16 : 4;
+
+	return a->family == b->family && memcmp(a->ip, b->ip, n) == 0;
+}
+
+int
 addr_in(const struct addr *a, const struct addr *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)

@@ -23,6 +23,8 @@ int addr_parse(const char *s, struct addr *out);
 int addr_parse_listen(const char *s, struct addr *out);
 void addr_format(const struct addr *a, char out[ADDR_STRLEN]);
 int addr_equal(const struct addr *a, const struct addr *b);
+/* Whether a and b have the same IP address, whatever their ports. */
+int addr_same_ip(const struct addr *a, const struct addr *b);
 /* Whether a is one of the n addresses v. */
 int addr_in(const struct addr *a, const struct addr *v, size_t n);
 int addr_is_unspecified(const struct addr *a);

@@ -14,6 +14,7 @@
 #include "node/gossip_int.h"
 
 #define ANNOUNCE_NS (10ull * 1000000000u)
+#define TURN_CHECK_NS (10ull * 1000000000u)
 #define BAD_FRAMES_MAX 3
 
 
@@ -206,6 +207,176 @@ gossip_portmap_json(const struct gossip *g, cJSON *me)
 		cJSON_AddNullToObject(pj, "reason");
 }
 
+/*
+ * The TURN relay (turn.h): the client talks to its server on our QUIC
+ * socket.  An allocation's relayed address is advertised last, after the
+ * direct ones (reach.h).
+ */
+static int
+gossip_turn_send(void *arg, const struct addr *to, const uint8_t *p,
+    size_t n)
+{
+	return quic_send_raw(((struct gossip *)arg)->quic, to, p, n, 0);
+}
+
+/* A datagram that came to our relayed address from peer: QUIC's. */
+static void
+gossip_turn_data(void *arg, const struct addr *peer, const uint8_t *p,
+    size_t n)
+{
+	quic_input(((struct gossip *)arg)->quic, peer, p, n, 1);
+}
+
+/* A packet of a relayed connection (quic.h), to peer through our relay. */
+static int
+gossip_relay_send(void *arg, const struct addr *peer, const uint8_t *p,
+    size_t n)
+{
+	struct gossip *g = arg;
+
+	return g->turn != NULL ? turn_send(g->turn, peer, p, n) : -1;
+}
+
+/*
+ * The TURN server drops what reaches our relayed address from an IP
+ * without a permission.  Members of a room use one TURN server, so the
+ * relay's own IP comes first (other members' relayed addresses send
+ * from it), then the IPs of members' public addresses (a member without
+ * an allocation of its own dials our relayed address from one of them).
+ * At most TURN_PERMITS_MAX IPs, leaving the rest of the client's peer
+ * table to the relayed connections.  Called again on every announcement
+ * (10 s), which keeps the permissions in use and so renewed.
+ */
+void
+gossip_turn_permits(struct gossip *g)
+{
+	struct addr relayed, done[TURN_PERMITS_MAX];
+	size_t n = 0;
+
+	if (g->turn == NULL || turn_relayed(g->turn, &relayed) == -1)
+		return;
+	turn_permit(g->turn, &relayed);
+	done[n++] = relayed;
+	for (size_t i = 0; i < g->nmembers; i++) {
+		const struct member *m = g->members[i];
+
+		for (size_t j = 0; j < m->naddr; j++) {
+			const struct addr *a = &m->addr[j];
+			int seen = 0;
+
+			if (addr_is_private(a) || addr_is_loopback(a) ||
+			    addr_is_unspecified(a) || a->family != relayed.family)
+				continue;
+			for (size_t k = 0; k < n && !seen; k++)
+				seen = addr_same_ip(a, &done[k]);
+			if (seen)
+				continue;
+			if (n == TURN_PERMITS_MAX)
+				return;
+			turn_permit(g->turn, a);
+			done[n++] = *a;
+		}
+	}
+}
+
+/* A relayed connection ended or a dial through the relay failed: maybe
+ * the TURN server lost our allocation (a restart) or is gone.  A Refresh
+ * finds out (turn.h), at most once every TURN_CHECK_NS. */
+static void
+gossip_turn_check(struct gossip *g)
+{
+	uint64_t now = loop_now_ns();
+
+	if (g->turn == NULL || g->stopping || (g->turn_checked != 0 &&
+	    now < g->turn_checked + TURN_CHECK_NS))
+		return;
+	g->turn_checked = now;
+	turn_refresh(g->turn);
+}
+
+int
+gossip_on_relay(const struct gossip *g, const struct addr *a)
+{
+	return g->turn != NULL && addr_same_ip(a, &g->relay_ip);
+}
+
+int
+gossip_relayed_both(const struct gossip *g, const struct quic_conn *c)
+{
+	return quic_is_relayed(c) && gossip_on_relay(g, quic_remote(c));
+}
+
+static void
+gossip_turn_state(void *arg, const struct turn *t)
+{
+	struct gossip *g = arg;
+	char server[ADDR_STRLEN], relayed[ADDR_STRLEN];
+	struct addr a;
+	int has = turn_relayed(t, &a) == 0;
+
+	addr_format(&g->turn_server, server);
+	if (has) {
+		addr_format(&a, relayed);
+		log_msg(LOG_INFO, "relay: allocated at %s on %s", relayed, server);
+		g->relay_ip = a;
+		gossip_turn_permits(g);
+		/* Relayed addresses can be dialled now: members we have no
+		 * connection with are tried again at once. */
+		for (size_t i = 0; i < g->nmembers; i++)
+			if (g->members[i]->conn == NULL &&
+			    g->members[i]->ndial == 0)
+				g->members[i]->next_dial = loop_now_ns();
+		members_plan_dials(g);
+	} else if (turn_state(t) == TURN_FAILED) {
+		log_msg(LOG_WARN, "relay: %s failed: %s", server, turn_reason(t));
+		/* Nothing goes through the relay any more: its connections
+		 * end now rather than at their idle timeout. */
+		for (size_t i = 0; i < g->nmembers; i++)
+			if (g->members[i]->conn != NULL &&
+			    quic_is_relayed(g->members[i]->conn))
+				quic_close(g->members[i]->conn);
+	}
+	if (reach_set_relayed(&g->reach, has ? &a : NULL)) {
+		gossip_addrs_changed(g);
+		/* Members learn the new address now, not in up to 10 s. */
+		loop_timer_set(g->announce_timer, 1);
+	}
+}
+
+static void
+gossip_turn_json(const struct gossip *g, cJSON *me)
+{
+	cJSON *tj = cJSON_AddObjectToObject(me, "turn");
+	static const char *const names[] = {
+		[TURN_ALLOCATING] = "allocating",
+		[TURN_ALLOCATED] = "allocated",
+		[TURN_FAILED] = "failed",
+	};
+	const char *reason;
+	char text[ADDR_STRLEN];
+	struct addr a;
+
+	if (g->turn == NULL) {
+		cJSON_AddStringToObject(tj, "state", "off");
+		cJSON_AddNullToObject(tj, "server");
+		cJSON_AddNullToObject(tj, "relayed");
+		cJSON_AddNullToObject(tj, "reason");
+		return;
+	}
+	cJSON_AddStringToObject(tj, "state", names[turn_state(g->turn)]);
+	addr_format(&g->turn_server, text);
+	cJSON_AddStringToObject(tj, "server", text);
+	if (turn_relayed(g->turn, &a) == 0) {
+		addr_format(&a, text);
+		cJSON_AddStringToObject(tj, "relayed", text);
+	} else
+		cJSON_AddNullToObject(tj, "relayed");
+	if ((reason = turn_reason(g->turn)) != NULL)
+		cJSON_AddStringToObject(tj, "reason", reason);
+	else
+		cJSON_AddNullToObject(tj, "reason");
+}
+
 /* Requests. */
 
 void
@@ -218,8 +389,9 @@ gossip_fail(struct gossip *g, struct node_msg *req, int code, const char *fmt,
 }
 
 /*
- * How a member is reached now: "direct", "punched" or "lan" (our own
- * connection: its protocol version and smoothed RTT), "via NAME" (no
+ * How a member is reached now: "direct", "punched", "lan" or "relay" (our
+ * own connection, the last through our TURN relay: its protocol version
+ * and smoothed RTT), "via NAME" (no
  * connection, but news of its life came lately through NAME's), "via
  * others" (a large room, over several hops), or "none".
  */
@@ -229,8 +401,8 @@ gossip_path_json(const struct gossip *g, const struct member *m, cJSON *e)
 	char path[PAPO_NAME_MAX + 8], nb[16];
 
 	if (m->conn != NULL) {
-		cJSON_AddStringToObject(e, "path", m->punched ? "punched" :
-		    m->lan ? "lan" : "direct");
+		cJSON_AddStringToObject(e, "path", quic_is_relayed(m->conn) ?
+		    "relay" : m->punched ? "punched" : m->lan ? "lan" : "direct");
 		cJSON_AddNumberToObject(e, "rtt_ms",
 		    (double)(quic_rtt_us(m->conn) / 100) / 10.0);
 		cJSON_AddNumberToObject(e, "protocol", quic_version(m->conn));
@@ -277,6 +449,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		cJSON_AddNullToObject(me, "observed");
 	cJSON_AddStringToObject(me, "nat", reach_nat_name(reach_nat(&g->reach)));
 	gossip_portmap_json(g, me);
+	gossip_turn_json(g, me);
 	{
 		struct punch_stats ps;
 		cJSON *pj = cJSON_AddObjectToObject(o, "punch");
@@ -364,7 +537,9 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	struct member *m;
 	struct store_stats st;
 	uint8_t digest[32];
-	int fresh, punched;
+	int fresh, punched, is_new;
+	int relayed = quic_is_relayed(l->qc);      /* through our relay */
+	int both = gossip_relayed_both(g, l->qc);  /* and it knows */
 
 	if (memcmp(h->id, peer, 32) != 0 || h->version != l->version) {
 		log_msg(LOG_WARN, "a peer's hello does not match its key or "
@@ -377,17 +552,31 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		quic_close(l->qc);
 		return;
 	}
+	is_new = m->conn != l->qc;
 	if (m->conn != NULL && m->conn != l->qc) {
 		/* Both dialled at once: keep the connection opened by the
-		 * member with the smaller id, so both ends keep the same. */
+		 * member with the smaller id, so both ends keep the same.  But
+		 * a path of our own beats the relay, whoever opened it: both
+		 * ends see both connections greet, and keep the same one. */
 		int mine_new = quic_is_client(l->qc);
 		int mine_old = quic_is_client(m->conn);
 		int me_smaller = memcmp(g->env.me->pk, peer, 32) < 0;
+		int both_old = gossip_relayed_both(g, m->conn);
 
 		log_msg(LOG_DEBUG, "two connections with %s (new mine %d, old "
-		    "mine %d, me smaller %d)", h->name, mine_new, mine_old,
-		    me_smaller);
-		if (mine_new != mine_old && mine_new == me_smaller) {
+		    "mine %d, me smaller %d, new relayed %d, old relayed %d)",
+		    h->name, mine_new, mine_old, me_smaller, both, both_old);
+		if (both_old && !both) {
+			struct quic_conn *old = m->conn;
+
+			log_msg(LOG_INFO, "%s: a direct path replaces the relay",
+			    h->name);
+			m->conn = l->qc;
+			quic_close(old);
+		} else if (both && !both_old) {
+			quic_close(l->qc);
+			return;
+		} else if (mine_new != mine_old && mine_new == me_smaller) {
 			struct quic_conn *old = m->conn;
 
 			m->conn = l->qc;
@@ -399,16 +588,19 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	}
 	l->m = m;
 	/* What a connection is (punched, on the LAN) is said when it
-	 * greets first; the greetings every 30 s keep it. */
-	punched = punch_done(g->punch, peer);
-	if (m->conn != l->qc) {
+	 * greets first; the greetings every 30 s keep it.  A relayed one
+	 * leaves a punch under way be: it is what the punch is to replace. */
+	punched = relayed ? 0 : punch_done(g->punch, peer);
+	if (is_new) {
 		m->punched = punched;
 		/* A LAN: a private address on one of our links (two public
 		 * hosts on one switch are simply direct). */
-		m->lan = addr_is_private(quic_remote(l->qc)) &&
+		m->lan = !relayed && addr_is_private(quic_remote(l->qc)) &&
 		    addr_on_link(quic_remote(l->qc));
-		m->open |= (quic_is_client(l->qc) && !punched) ||
-		    addr_in(quic_remote(l->qc), h->addr, h->naddr);
+		/* Open: it takes connections we start.  Not learnt from the
+		 * relay, which anyone can be reached through. */
+		m->open |= !relayed && ((quic_is_client(l->qc) && !punched) ||
+		    addr_in(quic_remote(l->qc), h->addr, h->naddr));
 		/* A new connection: announce ourselves at once rather than
 		 * at the next round.  What this neighbour tells others of us
 		 * carries the time of our latest announcement; until it has
@@ -416,7 +608,10 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		loop_timer_set(g->announce_timer, 1);
 	}
 	m->conn = l->qc;
-	if (h->version >= 2 && reach_observe(&g->reach, peer, &h->obs))
+	/* Where a peer sees us through the relay is our relayed address,
+	 * nothing our NAT did. */
+	if (h->version >= 2 && !relayed &&
+	    reach_observe(&g->reach, peer, &h->obs))
 		gossip_addrs_changed(g);
 	strcpy(m->name, h->name);
 	strcpy(m->about, h->about);
@@ -427,8 +622,22 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	m->left = 0;
 	member_alive(m);
 	m->backoff_ms = 0;
-	m->next_dial = 0;
+	/* Reached through the relay only: its direct addresses are tried
+	 * again every RELAY_REDIAL_NS (members_dial), the first time at
+	 * once unless our dials of them are still under way (the relayed
+	 * connection came of its dial, or ours gave up already). */
+	if (!both)
+		m->next_dial = 0;
+	else if (is_new)
+		m->next_dial = loop_now_ns() +
+		    (member_dials(m) == 0 ? 0 : RELAY_REDIAL_NS);
+	else if (m->next_dial == 0)
+		m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
 	members_save_later(g);
+	if (h->naddr > 0)
+		gossip_turn_permits(g);
+	if (both)
+		members_plan_dials(g);
 	members_evict(g, m);
 	members_presence_check(g);
 	/* Tell it whom we know, and tell the others about it if new. */
@@ -497,6 +706,7 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 		gossip_flood(g, &fwd, l->m);
 	if (changed) {
 		members_save_later(g);
+		gossip_turn_permits(g);
 		members_plan_dials(g);
 		members_presence_check(g);
 		gossip_punch_check(g);
@@ -552,12 +762,14 @@ gossip_announce(void *arg)
 	f.u.peers.v = &me;
 	gossip_flood(g, &f, NULL);
 	loop_timer_set(g->announce_timer, loop_now_ns() + ANNOUNCE_NS);
+	gossip_turn_permits(g);
 	gossip_punch_check(g);
 }
 
 /*
  * Punching (punch.h).  A member online through others but without a
- * connection of ours, whose addresses failed us or have not answered
+ * connection of ours (or with one through the relay only), whose
+ * addresses failed us or have not answered
  * within PUNCH_AFTER_NS (a handshake answers in two round trips, well
  * within that on most paths; a QUIC dial gives up only after 5 s; a punch
  * begun where the dial would have worked costs 8 small datagrams, and the
@@ -580,6 +792,14 @@ gossip_punch_check(struct gossip *g)
 		uint64_t due = m->dial_since + PUNCH_AFTER_NS;
 		int waited = m->ndial > 0 && due <= now;
 
+		/* Reached through the relay only: punch, over the relayed
+		 * connection itself (no member between), for as long as that
+		 * lasts; punch.c rests 60 s after every 3 failed attempts. */
+		if (member_relayed(g, m)) {
+			if (member_version(m) >= 2)
+				punch_want(g->punch, m->id);
+			continue;
+		}
 		if (m->conn != NULL)
 			continue;
 		if (m->ndial > 0 && !waited && (next == 0 || due < next))
@@ -632,14 +852,24 @@ gossip_punch_dial(void *arg, const uint8_t id[32], const struct addr *a,
 	struct gossip *g = arg;
 	struct member *m = member_find(g, id);
 
-	if (m != NULL && m->conn == NULL)
+	if (m != NULL && (m->conn == NULL || member_relayed(g, m)))
 		member_dial_at(g, m, a, n);
 }
 
+/* What we offer for a punch (reach.h), and where the TURN server sees
+ * us: a cone NAT's mapping, the guess that matters when no member is
+ * connected to both (the punch arranged over a relayed connection). */
 static size_t
 gossip_punch_addrs(void *arg, struct addr *out, size_t max)
 {
-	return reach_punch_addrs(&((struct gossip *)arg)->reach, out, max);
+	struct gossip *g = arg;
+	size_t n = reach_punch_addrs(&g->reach, out, max);
+	struct addr a;
+
+	if (g->turn != NULL && turn_mapped(g->turn, &a) == 0 && n < max &&
+	    !addr_in(&a, out, n))
+		out[n++] = a;
+	return n;
 }
 
 /* A punch frame: ours to act on, or one to carry to a member we are
@@ -665,7 +895,7 @@ gossip_on_punch(struct gossip *g, struct link *l, const struct frame_punch *p)
 }
 
 /* LAN discovery (beacon.h): beacons go out while a member we know is
- * not connected; one heard is dialled at once (every 5 s at most),
+ * not connected (or through the relay only); one heard is dialled at once (every 5 s at most),
  * whether we knew of that member or not: it holds the room key. */
 static int
 gossip_beacon_wanted(void *arg)
@@ -673,7 +903,8 @@ gossip_beacon_wanted(void *arg)
 	struct gossip *g = arg;
 
 	for (size_t i = 0; i < g->nmembers; i++)
-		if (g->members[i]->conn == NULL && !g->members[i]->left)
+		if ((g->members[i]->conn == NULL ||
+		    member_relayed(g, g->members[i])) && !g->members[i]->left)
 			return 1;
 	return 0;
 }
@@ -685,7 +916,7 @@ gossip_beacon_heard(void *arg, const uint8_t id[32], const struct addr *at)
 	struct member *m = member_add(g, id);
 	uint64_t now = loop_now_ns();
 
-	if (m == NULL || m->conn != NULL ||
+	if (m == NULL || (m->conn != NULL && !member_relayed(g, m)) ||
 	    (m->beacon_dial != 0 && now < m->beacon_dial + BEACON_EVERY_NS))
 		return;
 	m->beacon_dial = now;
@@ -701,11 +932,18 @@ gossip_beacon_heard(void *arg, const uint8_t id[32], const struct addr *at)
 	member_dial_at(g, m, at, 1);
 }
 
+/* A datagram without a QUIC long header: the TURN server's (known by
+ * its source address alone: ChannelData's first byte is also a QUIC
+ * short header's), a punch, or else QUIC's. */
 static int
 gossip_datagram(void *arg, const struct addr *from, const uint8_t *p,
     size_t n)
 {
-	return punch_datagram(((struct gossip *)arg)->punch, from, p, n);
+	struct gossip *g = arg;
+
+	if (g->turn != NULL && turn_input(g->turn, from, p, n))
+		return 1;
+	return punch_datagram(g->punch, from, p, n);
 }
 
 /* QUIC callbacks. */
@@ -792,8 +1030,11 @@ gossip_closed(void *arg, struct quic_conn *qc)
 
 	if (l == NULL)
 		return;
-	log_msg(LOG_DEBUG, "connection %s %s closed", l->m != NULL ?
-	    l->m->name : "(not greeted)", quic_is_client(qc) ? "out" : "in");
+	log_msg(LOG_DEBUG, "connection %s %s%s closed", l->m != NULL ?
+	    l->m->name : "(not greeted)", quic_is_client(qc) ? "out" : "in",
+	    quic_is_relayed(qc) ? " (relayed)" : "");
+	if (quic_is_relayed(qc))
+		gossip_turn_check(g);
 	if ((m = l->m) != NULL && m->conn == qc) {
 		m->conn = NULL;
 		m->punched = 0;
@@ -803,7 +1044,9 @@ gossip_closed(void *arg, struct quic_conn *qc)
 		 * lost without a new one means the member is gone. */
 		if (members_small(g))
 			m->alive_until = 0;
-		if (m->next_dial == 0)
+		/* Soon, also when only its direct addresses were planned
+		 * (the relay's 30 s). */
+		if (m->next_dial == 0 || quic_is_relayed(qc))
 			m->next_dial = loop_now_ns() + 1000000000u;
 		members_presence_check(g);
 	}
@@ -832,7 +1075,8 @@ struct gossip *
 gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 {
 	static const struct quic_cbs cbs = {
-		gossip_open, gossip_frame, gossip_closed, gossip_datagram
+		gossip_open, gossip_frame, gossip_closed, gossip_datagram,
+		gossip_relay_send
 	};
 	struct punch_env pe;
 	struct gossip *g = calloc(1, sizeof(*g));
@@ -908,6 +1152,21 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		if ((g->portmap = portmap_new(err, &penv)) == NULL)
 			goto fail;
 	}
+	if (env->turn != NULL) {
+		struct turn_env tenv;
+
+		memset(&tenv, 0, sizeof(tenv));
+		tenv.loop = env->loop;
+		tenv.arg = g;
+		tenv.send = gossip_turn_send;
+		tenv.data = gossip_turn_data;
+		tenv.state = gossip_turn_state;
+		g->env.turn = NULL;          /* the caller's; turn_new copies it */
+		g->turn_server = env->turn->server;
+		g->relay_ip = env->turn->server;
+		if ((g->turn = turn_new(err, env->turn, &tenv)) == NULL)
+			goto fail;
+	}
 	members_load(g);
 	if (r->has_inviter) {
 		struct member *m = member_add(g, r->inviter);
@@ -971,7 +1230,14 @@ gossip_free(struct gossip *g)
 		members_save(g);
 	/* The router's mapping goes before the socket (at most 2 s). */
 	portmap_free(g->portmap);
-	/* quic_free writes the byes queued above, then closes. */
+	/* The byes queued above go out and every connection closes, the
+	 * relayed ones through the relay; then the allocation is released
+	 * on the socket still open, and the socket closes. */
+	g->stopping = 1;
+	if (g->quic != NULL)
+		quic_close_all(g->quic);
+	turn_free(g->turn);
+	g->turn = NULL;
 	quic_free(g->quic);
 	for (size_t i = 0; i < g->nmembers; i++)
 		free(g->members[i]);

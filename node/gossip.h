@@ -12,6 +12,7 @@
 #include "node/node.h"
 #include "node/room.h"
 #include "node/store.h"
+#include "node/turn.h"
 
 struct gossip;
 
@@ -29,6 +30,9 @@ struct gossip_env {
 	int lan;                     /* LAN discovery by beacons (beacon.h) */
 	int portmap;                 /* ask the router for our port (portmap.h) */
 	int portmap_private;         /* a private external address counts */
+	/* A TURN server to relay through (turn.h), or NULL; read during
+	 * gossip_new only. */
+	const struct turn_conf *turn;
 	/* Hands a finished request or an event to the rest of the program. */
 	void (*emit)(void *arg, struct node_msg *m);
 	void *arg;

@@ -21,6 +21,7 @@
 #include "node/punch.h"
 #include "node/quic.h"
 #include "node/reach.h"
+#include "node/turn.h"
 
 #define GOSSIP_MEMBERS_MAX 256
 #define OUTBOX_RETRY_NS (30ull * 1000000000u)
@@ -30,6 +31,8 @@
 #define UPSTREAM_SLOTS 4096       /* remembered msg id -> who sent it */
 #define ACK_SEEN_SLOTS 4096       /* acks forwarded lately */
 #define READ_SLOTS 4096           /* read receipts remembered as sent */
+#define TURN_PERMITS_MAX (TURN_PEERS_MAX / 2)  /* IPs let in to our relay */
+#define RELAY_REDIAL_NS (30ull * 1000000000u)   /* direct tries, relayed */
 
 struct member {
 	uint8_t id[32];
@@ -86,8 +89,15 @@ struct gossip {
 	struct addr bound;
 	struct reach reach;         /* how others reach us: what we advertise */
 	struct punch *punch;        /* direct paths arranged through others */
-	struct beacon *beacon;
-	struct portmap *portmap;    /* our port on the router, or NULL */      /* LAN discovery, or NULL when off */
+	struct beacon *beacon;      /* LAN discovery, or NULL when off */
+	struct portmap *portmap;    /* our port on the router, or NULL */
+	struct turn *turn;          /* our TURN relay, or NULL (none set) */
+	struct addr turn_server;    /* its server, when turn is set */
+	struct addr relay_ip;       /* the relay's IP as far as we know: our
+	                             * relayed address (the last one, when
+	                             * none now), else the server's */
+	uint64_t turn_checked;      /* ns of the last turn_refresh asked */
+	int stopping;               /* in gossip_free: nothing new starts */
 	struct member **members;
 	size_t nmembers;
 	struct outmsg *outbox;
@@ -119,6 +129,18 @@ void gossip_flood(struct gossip *g, const struct frame *f,
 /* Greets the member at the other end of l: our hello, with our history's
  * count and digest. */
 void gossip_hello(struct gossip *g, struct link *l);
+/* Lets the relay's own IP and members' public IPs reach our relayed
+ * address (when we have one). */
+void gossip_turn_permits(struct gossip *g);
+/* Whether a is on our TURN relay's IP: another member's relayed address,
+ * as members of a room use one TURN server.  0 without a relay. */
+int gossip_on_relay(const struct gossip *g, const struct addr *a);
+/* Whether c goes through the relay at both ends: ours, to another
+ * member's relayed address, so that both ends know.  Only those are
+ * replaced by a path of our own whoever opened them; one relayed at one
+ * end only (a member without a relay dialled our relayed address: to it,
+ * it is direct) is judged as a direct one at both. */
+int gossip_relayed_both(const struct gossip *g, const struct quic_conn *c);
 /* Answers req with an error: code and fmt filled with arg. */
 void gossip_fail(struct gossip *g, struct node_msg *req, int code,
     const char *fmt, const char *arg);
@@ -137,6 +159,12 @@ struct member *member_lookup(const struct gossip *g, const char *who,
     int *ambiguous);
 /* The protocol version of m's connection, 0 when it has none. */
 unsigned member_version(const struct member *m);
+/* Whether m's connection goes through the relay at both ends
+ * (gossip_relayed_both). */
+int member_relayed(const struct gossip *g, const struct member *m);
+/* m's dials still under way, not counting the one whose connection m
+ * now has. */
+size_t member_dials(const struct member *m);
 /* Whether the room is small enough for a full mesh. */
 int members_small(const struct gossip *g);
 /* Whether m is reachable now (presence). */

@@ -97,6 +97,21 @@ member_version(const struct member *m)
 	return l != NULL ? l->version : 0;
 }
 
+int
+member_relayed(const struct gossip *g, const struct member *m)
+{
+	return m->conn != NULL && gossip_relayed_both(g, m->conn);
+}
+
+size_t
+member_dials(const struct member *m)
+{
+	const struct link *l = m->conn != NULL ? quic_data(m->conn) : NULL;
+
+	/* ndial counts a dial until its connection closes. */
+	return (size_t)m->ndial - (l != NULL && l->target == m);
+}
+
 /*
  * Presence: a member is online while it has shown life lately: its
  * hello, or an announcement of itself that it floods every 10 s and that
@@ -203,6 +218,16 @@ member_dialable(const struct member *m)
 	    m->next_dial != 0;
 }
 
+/* Whether a member reached through the relay only is to be tried again
+ * on its direct addresses, now or later: whatever the room for
+ * neighbours, as it is one already. */
+static int
+member_redialable(const struct gossip *g, const struct member *m)
+{
+	return member_relayed(g, m) && member_dials(m) == 0 &&
+	    m->next_dial != 0;
+}
+
 /* How many more neighbours to dial: all in a small room, else up to
  * ACTIVE_DIAL counting those connected and being dialled. */
 static size_t
@@ -222,6 +247,12 @@ members_plan_dials(struct gossip *g)
 {
 	uint64_t next = 0;
 
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		if (member_redialable(g, m) && (next == 0 || m->next_dial < next))
+			next = m->next_dial;
+	}
 	if (members_dial_room(g) > 0)
 		for (size_t i = 0; i < g->nmembers; i++) {
 			struct member *m = g->members[i];
@@ -232,17 +263,33 @@ members_plan_dials(struct gossip *g)
 	loop_timer_set(g->dial_timer, next);
 }
 
-/* Dials m at each of n addresses at once. */
+/*
+ * Dials m at each of n addresses at once.  Members of a room use one TURN
+ * server, so an address on its IP is another member's relayed address:
+ * dialled through our relay (relay to relay on the one server), since
+ * that member's allocation lets in the relay's own IP
+ * (gossip_turn_permits) but may not know ours (behind a symmetric NAT we
+ * advertise no public address), and so that both ends know the
+ * connection for relayed (gossip_relayed_both).  Without an allocation
+ * just now, such addresses wait.  Everything else is dialled directly;
+ * so are relayed addresses by a member with no relay set.
+ */
 void
 member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
     size_t n)
 {
-	for (size_t j = 0; j < n; j++) {
-		struct link *l = calloc(1, sizeof(*l));
+	struct addr relayed;
+	int has = g->turn != NULL && turn_relayed(g->turn, &relayed) == 0;
 
-		if (l == NULL)
+	for (size_t j = 0; j < n; j++) {
+		int via = gossip_on_relay(g, &a[j]);
+		struct link *l;
+
+		if (via && (!has || addr_equal(&a[j], &relayed)))
+			continue;        /* no relay now, or our own address */
+		if ((l = calloc(1, sizeof(*l))) == NULL)
 			break;
-		if ((l->qc = quic_dial(g->quic, &a[j], m->id)) == NULL) {
+		if ((l->qc = quic_dial(g->quic, &a[j], m->id, via)) == NULL) {
 			free(l);
 			continue;
 		}
@@ -266,6 +313,22 @@ member_dial(struct gossip *g, struct member *m)
 	}
 }
 
+/* A member reached through the relay only: its other addresses again
+ * (not the relayed ones: that path it has), and again in a while. */
+static void
+member_redial(struct gossip *g, struct member *m)
+{
+	struct addr a[PAPO_ADDR_MAX];
+	size_t n = 0;
+
+	for (size_t j = 0; j < m->naddr; j++)
+		if (!gossip_on_relay(g, &m->addr[j]))
+			a[n++] = m->addr[j];
+	if (n > 0)
+		member_dial_at(g, m, a, n);
+	m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
+}
+
 /*
  * Dials the members due: all of them in a small room; in a large one as
  * many as make up ACTIVE_DIAL neighbours: members known to take our
@@ -282,6 +345,12 @@ members_dial(void *arg)
 	size_t room = members_dial_room(g);
 	size_t start = g->nmembers ? randombytes_uniform((uint32_t)g->nmembers) : 0;
 
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		if (member_redialable(g, m) && m->next_dial <= now)
+			member_redial(g, m);
+	}
 	for (int pass = 0; pass < 3 && room > 0; pass++)
 		for (size_t k = 0; k < g->nmembers && room > 0; k++) {
 			struct member *m = g->members[(start + k) % g->nmembers];

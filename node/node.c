@@ -25,6 +25,7 @@
 #include "node/invite.h"
 #include "node/room.h"
 #include "node/store.h"
+#include "node/turn.h"
 
 struct node {
 	pthread_t thread;
@@ -41,6 +42,7 @@ struct node {
 	char *invite;
 	struct addr advertise[PAPO_ADDR_MAX];
 	size_t nadvertise;
+	struct turn_conf turn;   /* holds the TURN password: wiped at stop */
 };
 
 /* Parses "ADDR:PORT,ADDR:PORT" (--advertise, PAPO_ADVERTISE) into n. */
@@ -71,6 +73,48 @@ node_parse_advertise(char err[PAPO_ERR_LEN], struct node *n, const char *list)
 			n->nadvertise++;
 		}
 		p += len + (end != NULL);
+	}
+	return 0;
+}
+
+/* Copies one TURN credential; -1 with err when it does not fit. */
+static int
+node_turn_cred(char err[PAPO_ERR_LEN], const char *what, const char *v,
+    char out[TURN_CRED_MAX])
+{
+	if (v == NULL)
+		return 0;
+	if (strlen(v) >= TURN_CRED_MAX) {
+		snprintf(err, PAPO_ERR_LEN, "the TURN %s is longer than %d "
+		    "bytes", what, TURN_CRED_MAX - 1);
+		return -1;
+	}
+	strcpy(out, v);
+	return 0;
+}
+
+/* The TURN server of c, resolved (on the caller's thread: a name may
+ * take a while), and its credentials, into n->turn. */
+static int
+node_turn_conf(char err[PAPO_ERR_LEN], struct node *n,
+    const struct node_config *c)
+{
+	char why[PAPO_ERR_LEN];
+
+	if (turn_parse_url(c->turn, &n->turn.server, why) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "TURN server: %s", why);
+		return -1;
+	}
+	if (node_turn_cred(err, "user", c->turn_user, n->turn.user) == -1 ||
+	    node_turn_cred(err, "password", c->turn_pass, n->turn.pass) == -1 ||
+	    node_turn_cred(err, "shared secret", c->turn_secret,
+	    n->turn.secret) == -1)
+		return -1;
+	if (n->turn.secret[0] == '\0' &&
+	    (n->turn.user[0] == '\0' || n->turn.pass[0] == '\0')) {
+		snprintf(err, PAPO_ERR_LEN, "the TURN server %s needs a user "
+		    "and password, or a shared secret", c->turn);
+		return -1;
 	}
 	return 0;
 }
@@ -213,6 +257,11 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	env.portmap = !c->noportmap;
 	env.portmap_private = c->portmap_private;
 	env.nadvertise = n->nadvertise;
+	if (c->turn != NULL && c->turn[0] != '\0') {
+		if (node_turn_conf(err, n, c) == -1)
+			goto fail;
+		env.turn = &n->turn;
+	}
 	env.emit = node_emit;
 	env.arg = n;
 	if ((n->gossip = gossip_new(err, &env)) == NULL)
@@ -257,6 +306,7 @@ node_stop(struct node *n)
 	sec_identity_free(n->me);
 	room_wipe(&n->room);
 	sodium_memzero(&n->keys, sizeof(n->keys));
+	sodium_memzero(&n->turn, sizeof(n->turn));
 	free(n->invite);
 	free(n);
 }

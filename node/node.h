@@ -114,6 +114,13 @@ struct node_config {
 	int noportmap;           /* no port mapping (PAPO_PORTMAP=off) */
 	int portmap_private;     /* a mapping to a private address counts
 	                          * (PAPO_PORTMAP_PRIVATE=1, for tests) */
+	/* A TURN server members without a direct path reach this one
+	 * through ("turn:HOST[:PORT]", PAPO_TURN), or NULL; with the user
+	 * and password of its long-term credentials, or coturn's "REST API"
+	 * shared secret (then user is optional).  node_start resolves HOST,
+	 * which may block. */
+	const char *turn;
+	const char *turn_user, *turn_pass, *turn_secret;
 };
 
 enum node_kind {

@@ -42,6 +42,11 @@
 #define QUIC_CIDLEN 16
 #define QUIC_MAXCID 8
 #define QUIC_PKT_MAX 1452
+/* A relayed packet gains a TURN header on its way (ChannelData 4 bytes, a
+ * Send or Data indication up to 56): 1400 keeps it within an Ethernet
+ * MTU, for both directions (our packets, and the peer's by the
+ * max_udp_payload_size we announce). */
+#define QUIC_RELAY_PKT_MAX 1400
 #define QUIC_IDLE_TIMEOUT (30 * NGTCP2_SECONDS)
 #define QUIC_KEEPALIVE (10 * NGTCP2_SECONDS)
 #define QUIC_HANDSHAKE_TIMEOUT (5 * NGTCP2_SECONDS)
@@ -70,6 +75,7 @@ struct quic_conn {
 	socklen_t remotelen;
 	struct addr raddr;
 	int client;
+	int relayed;           /* every packet goes through cbs.relay_send */
 	int has_expect;
 	uint8_t expect[32];
 	uint8_t peer[32];
@@ -108,6 +114,7 @@ struct quic {
 
 static void quic_process(struct quic *q);
 static void quic_conn_open(struct quic_conn *c);
+static void quic_kick(struct quic *q);
 
 static uint64_t
 quic_now(void)
@@ -504,7 +511,7 @@ quic_callbacks(ngtcp2_callbacks *cb, int client)
 }
 
 static void
-quic_settings(ngtcp2_settings *s, ngtcp2_transport_params *p)
+quic_settings(ngtcp2_settings *s, ngtcp2_transport_params *p, int relayed)
 {
 	ngtcp2_settings_default(s);
 	s->initial_ts = quic_now();
@@ -519,6 +526,10 @@ quic_settings(ngtcp2_settings *s, ngtcp2_transport_params *p)
 	 * clear it when we allow it): papo's own datagrams are the ones
 	 * without it. */
 	p->grease_quic_bit = 0;
+	if (relayed) {
+		s->max_tx_udp_payload_size = QUIC_RELAY_PKT_MAX;
+		p->max_udp_payload_size = QUIC_RELAY_PKT_MAX;
+	}
 }
 
 /* Connections. */
@@ -583,11 +594,27 @@ quic_conn_free(struct quic_conn *c)
 	free(c);
 }
 
+/* Sends one packet of c: on the socket, or, for a relayed connection,
+ * through the owner's relay. */
 static void
-quic_sendto(struct quic *q, const ngtcp2_path *path, const uint8_t *p, size_t n)
+quic_sendto(struct quic_conn *c, const ngtcp2_path *path, const uint8_t *p,
+    size_t n)
 {
+	struct quic *q = c->q;
 	ssize_t r;
 
+	if (c->relayed) {
+		struct sockaddr_storage ss;
+		struct addr to;
+
+		memset(&ss, 0, sizeof(ss));
+		memcpy(&ss, path->remote.addr, path->remote.addrlen <= sizeof(ss) ?
+		    path->remote.addrlen : sizeof(ss));
+		quic_from_sockaddr(&ss, &to);
+		if (q->cbs.relay_send != NULL)
+			q->cbs.relay_send(q->arg, &to, p, n);
+		return;
+	}
 	do {
 		r = sendto(q->fd, p, n, 0, path->remote.addr, path->remote.addrlen);
 	} while (r == -1 && errno == EINTR);
@@ -616,7 +643,7 @@ quic_write_close(struct quic_conn *c)
 	n = ngtcp2_conn_write_connection_close(c->conn, &ps.path, &pi, pkt,
 	    sizeof(pkt), &ccerr, quic_now());
 	if (n > 0)
-		quic_sendto(c->q, &ps.path, pkt, (size_t)n);
+		quic_sendto(c, &ps.path, pkt, (size_t)n);
 }
 
 /* Writes every packet ngtcp2 has for c, feeding it queued stream data.
@@ -671,7 +698,7 @@ quic_conn_write(struct quic_conn *c)
 			c->sq_sent += (uint64_t)wlen;
 		if (n == 0)
 			break;
-		quic_sendto(c->q, &ps.path, pkt, (size_t)n);
+		quic_sendto(c, &ps.path, pkt, (size_t)n);
 	}
 	/* ngtcp2 0.12 paces at cwnd / smoothed RTT, and until the first RTT
 	 * sample that RTT is the initial 333 ms: the client's padded Initial
@@ -752,7 +779,7 @@ quic_find(struct quic *q, const uint8_t *dcid, size_t dcidlen)
 
 static struct quic_conn *
 quic_accept(struct quic *q, const uint8_t *pkt, size_t n,
-    const struct sockaddr_storage *from, socklen_t fromlen)
+    const struct sockaddr_storage *from, socklen_t fromlen, int relayed)
 {
 	ngtcp2_settings settings;
 	ngtcp2_transport_params params;
@@ -766,9 +793,10 @@ quic_accept(struct quic *q, const uint8_t *pkt, size_t n,
 		return NULL;
 	if ((c = quic_conn_new(q, from, fromlen, 0)) == NULL)
 		return NULL;
+	c->relayed = relayed;
 	scid.datalen = QUIC_CIDLEN;
 	quic_random(scid.data, scid.datalen);
-	quic_settings(&settings, &params);
+	quic_settings(&settings, &params, relayed);
 	params.original_dcid = hd.dcid;
 	quic_callbacks(&cb, 0);
 	path.local.addr = (struct sockaddr *)&q->local;
@@ -789,6 +817,47 @@ quic_accept(struct quic *q, const uint8_t *pkt, size_t n,
 	return c;
 }
 
+/* One datagram from `from` (through the relay when relayed): to the
+ * connection its destination id names, or to a new one it opens. */
+static void
+quic_packet(struct quic *q, const struct sockaddr_storage *from,
+    socklen_t fromlen, const uint8_t *pkt, size_t n, int relayed)
+{
+	ngtcp2_version_cid vc;
+	struct quic_conn *c;
+	ngtcp2_pkt_info pi;
+	ngtcp2_path path;
+	int rv;
+
+	if (ngtcp2_pkt_decode_version_cid(&vc, pkt, n, QUIC_CIDLEN) != 0)
+		return;
+	c = quic_find(q, vc.dcid, vc.dcidlen);
+	if (c == NULL) {
+		if (vc.version == 0)
+			return;     /* short header of a connection gone */
+		if ((c = quic_accept(q, pkt, n, from, fromlen, relayed)) == NULL)
+			return;
+	}
+	if (c->dead || c->closing)
+		return;
+	memset(&pi, 0, sizeof(pi));
+	path.local.addr = (struct sockaddr *)&q->local;
+	path.local.addrlen = q->locallen;
+	path.remote.addr = (struct sockaddr *)from;
+	path.remote.addrlen = fromlen;
+	path.user_data = NULL;
+	rv = ngtcp2_conn_read_pkt(c->conn, &path, &pi, pkt, n, quic_now());
+	if (rv != 0) {
+		log_msg(LOG_DEBUG, "quic read: %s", ngtcp2_strerror(rv));
+		if (rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_CLOSING ||
+		    rv == NGTCP2_ERR_DROP_CONN)
+			c->dead = 1;
+		else
+			c->closing = 1;
+	}
+	c->dirty = 1;
+}
+
 static void
 quic_read(void *arg, uint32_t events)
 {
@@ -799,12 +868,7 @@ quic_read(void *arg, uint32_t events)
 	for (;;) {
 		struct sockaddr_storage from;
 		socklen_t fromlen = sizeof(from);
-		ngtcp2_version_cid vc;
-		struct quic_conn *c;
-		ngtcp2_pkt_info pi;
-		ngtcp2_path path;
 		ssize_t n;
-		int rv;
 
 		n = recvfrom(q->fd, pkt, sizeof(pkt), MSG_DONTWAIT,
 		    (struct sockaddr *)&from, &fromlen);
@@ -813,9 +877,10 @@ quic_read(void *arg, uint32_t events)
 				continue;
 			break;
 		}
-		/* papo's own datagrams (punches) look like a short header
-		 * (bit 0x80 clear) and the owner knows them by their length,
-		 * first byte and MAC: bit 0x40 does not tell, since ngtcp2
+		/* papo's own datagrams (punches) and the TURN server's look
+		 * like a short header (bit 0x80 clear); the owner knows them
+		 * (punches by their length, first byte and MAC, the server's
+		 * by its address): bit 0x40 does not tell, since ngtcp2
 		 * greases it (RFC 9287). */
 		if (n > 0 && (pkt[0] & 0x80) == 0 && q->cbs.datagram != NULL) {
 			struct addr a;
@@ -824,38 +889,25 @@ quic_read(void *arg, uint32_t events)
 			if (q->cbs.datagram(q->arg, &a, pkt, (size_t)n))
 				continue;
 		}
-		if (ngtcp2_pkt_decode_version_cid(&vc, pkt, (size_t)n,
-		    QUIC_CIDLEN) != 0)
-			continue;
-		c = quic_find(q, vc.dcid, vc.dcidlen);
-		if (c == NULL) {
-			if (vc.version == 0)
-				continue;   /* short header of a connection gone */
-			if ((c = quic_accept(q, pkt, (size_t)n, &from,
-			    fromlen)) == NULL)
-				continue;
-		}
-		if (c->dead || c->closing)
-			continue;
-		memset(&pi, 0, sizeof(pi));
-		path.local.addr = (struct sockaddr *)&q->local;
-		path.local.addrlen = q->locallen;
-		path.remote.addr = (struct sockaddr *)&from;
-		path.remote.addrlen = fromlen;
-		path.user_data = NULL;
-		rv = ngtcp2_conn_read_pkt(c->conn, &path, &pi, pkt, (size_t)n,
-		    quic_now());
-		if (rv != 0) {
-			log_msg(LOG_DEBUG, "quic read: %s", ngtcp2_strerror(rv));
-			if (rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_CLOSING ||
-			    rv == NGTCP2_ERR_DROP_CONN)
-				c->dead = 1;
-			else
-				c->closing = 1;
-		}
-		c->dirty = 1;
+		quic_packet(q, &from, fromlen, pkt, (size_t)n, 0);
 	}
 	quic_process(q);
+}
+
+void
+quic_input(struct quic *q, const struct addr *from, const uint8_t *p,
+    size_t n, int relayed)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+
+	if (q->family == AF_INET && from->family != 4)
+		return;
+	len = quic_to_sockaddr(q, from, &ss);
+	quic_packet(q, &ss, len, p, n, relayed);
+	/* Called from inside quic_read (the TURN client's datagrams) or
+	 * from anywhere else: the connections are written either way. */
+	quic_kick(q);
 }
 
 static void
@@ -952,10 +1004,8 @@ fail:
 }
 
 void
-quic_free(struct quic *q)
+quic_close_all(struct quic *q)
 {
-	if (q == NULL)
-		return;
 	while (q->conns != NULL) {
 		struct quic_conn *c = q->conns;
 
@@ -967,6 +1017,14 @@ quic_free(struct quic *q)
 		q->cbs.closed(q->arg, c);
 		quic_conn_free(c);
 	}
+}
+
+void
+quic_free(struct quic *q)
+{
+	if (q == NULL)
+		return;
+	quic_close_all(q);
 	if (q->fd != -1) {
 		loop_del_fd(q->loop, q->fd);
 		close(q->fd);
@@ -984,7 +1042,8 @@ quic_local(const struct quic *q, struct addr *out)
 }
 
 struct quic_conn *
-quic_dial(struct quic *q, const struct addr *to, const uint8_t expect[32])
+quic_dial(struct quic *q, const struct addr *to, const uint8_t expect[32],
+    int relayed)
 {
 	ngtcp2_settings settings;
 	ngtcp2_transport_params params;
@@ -995,18 +1054,20 @@ quic_dial(struct quic *q, const struct addr *to, const uint8_t expect[32])
 	ngtcp2_path path;
 	struct quic_conn *c;
 
-	if (q->family == AF_INET && to->family == 6)
+	if ((q->family == AF_INET && to->family == 6) ||
+	    (relayed && q->cbs.relay_send == NULL))
 		return NULL;
 	len = quic_to_sockaddr(q, to, &ss);
 	if ((c = quic_conn_new(q, &ss, len, 1)) == NULL)
 		return NULL;
+	c->relayed = relayed;
 	c->has_expect = 1;
 	memcpy(c->expect, expect, 32);
 	dcid.datalen = QUIC_CIDLEN;
 	scid.datalen = QUIC_CIDLEN;
 	quic_random(dcid.data, dcid.datalen);
 	quic_random(scid.data, scid.datalen);
-	quic_settings(&settings, &params);
+	quic_settings(&settings, &params, relayed);
 	quic_callbacks(&cb, 1);
 	path.local.addr = (struct sockaddr *)&q->local;
 	path.local.addrlen = q->locallen;
@@ -1134,6 +1195,12 @@ int
 quic_is_client(const struct quic_conn *c)
 {
 	return c->client;
+}
+
+int
+quic_is_relayed(const struct quic_conn *c)
+{
+	return c->relayed;
 }
 
 void

@@ -38,6 +38,12 @@ struct quic_cbs {
 	 * own (a punch), taken; 0 to treat it as QUIC.  May be NULL. */
 	int (*datagram)(void *arg, const struct addr *from, const uint8_t *p,
 	    size_t n);
+	/* Sends one packet of a relayed connection to `to` through the
+	 * owner's relay (a TURN allocation) rather than on the socket; 0 or
+	 * -1 (a lost packet, for QUIC to recover).  May be NULL: no
+	 * connection is relayed then. */
+	int (*relay_send)(void *arg, const struct addr *to, const uint8_t *p,
+	    size_t n);
 };
 
 /* Binds listen (port 0 picks one).  A wildcard IPv4 or IPv6 address gets
@@ -46,16 +52,26 @@ struct quic_cbs {
 struct quic *quic_new(char err[PAPO_ERR_LEN], struct loop *l,
     const struct addr *listen, const struct identity *id, unsigned version,
     const struct quic_cbs *cbs, void *arg);
-/* Writes what is queued, closes every connection (telling peers, and the
- * owner through closed()); NULL is a no-op. */
+/* Writes what is queued and closes every connection (telling peers, and
+ * the owner through closed()); the socket stays open for quic_send_raw,
+ * so that an owner can still say goodbye to others (a TURN server) before
+ * quic_free. */
+void quic_close_all(struct quic *q);
+/* quic_close_all, then closes the socket and frees q; NULL is a no-op. */
 void quic_free(struct quic *q);
 /* The address actually bound. */
 void quic_local(const struct quic *q, struct addr *out);
 
-/* Dials to, accepting only a peer whose key is expect.  NULL when the
- * connection cannot even be set up. */
+/* Dials to, accepting only a peer whose key is expect; relayed: through
+ * cbs.relay_send (to is then a peer of the relay: another member's
+ * relayed address).  NULL when the connection cannot even be set up. */
 struct quic_conn *quic_dial(struct quic *q, const struct addr *to,
-    const uint8_t expect[32]);
+    const uint8_t expect[32], int relayed);
+/* A datagram that reached us other than on the socket: through our relay
+ * from `from` (relayed set).  Goes to its connection as one read on the
+ * socket would; a new connection it opens is relayed. */
+void quic_input(struct quic *q, const struct addr *from, const uint8_t *p,
+    size_t n, int relayed);
 /* Sends one datagram of papo's own (not QUIC: the datagram callback
  * tells them apart) to to, with the given TTL (0: the default); -1 when
  * it could not. */
@@ -73,6 +89,9 @@ unsigned quic_version(const struct quic_conn *c);
 /* The connection's smoothed round-trip time, in microseconds. */
 uint64_t quic_rtt_us(const struct quic_conn *c);
 int quic_is_client(const struct quic_conn *c);
+/* Whether c's packets go through the relay (quic_dial's relayed, or
+ * accepted from a relayed datagram). */
+int quic_is_relayed(const struct quic_conn *c);
 void quic_set_data(struct quic_conn *c, void *data);
 void *quic_data(const struct quic_conn *c);
 

@@ -405,10 +405,10 @@ turn_fail(struct turn *t, const char *reason)
 {
 	uint64_t now = loop_now_ns();
 
-	if (t->state != TURN_FAILED || strcmp(t->reason, reason) != 0)
-		log_msg(LOG_WARN, "turn %s: %s", t->server, reason);
-	else
-		log_msg(LOG_DEBUG, "turn %s: again: %s", t->server, reason);
+	/* The owner hears of it through env.state and tells people. */
+	log_msg(LOG_DEBUG, "turn %s: %s%s", t->server,
+	    t->state == TURN_FAILED && strcmp(t->reason, reason) == 0 ?
+	    "again: " : "", reason);
 	for (size_t i = 0; i < TURN_PEERS_MAX; i++)
 		peer_clear(&t->peers[i]);
 	memset(&t->tx, 0, sizeof(t->tx));
@@ -552,6 +552,15 @@ turn_send(struct turn *t, const struct addr *peer, const uint8_t *p, size_t n)
 	}
 }
 
+void
+turn_refresh(struct turn *t)
+{
+	if (t->state != TURN_ALLOCATED || t->tx.kind != TX_NONE)
+		return;
+	t->refresh_at = 0;
+	tx_start(t, &t->tx, TX_REFRESH, NULL);
+}
+
 int
 turn_permit(struct turn *t, const struct addr *peer)
 {
@@ -605,8 +614,8 @@ turn_allocated(struct turn *t, const struct stun_msg *m)
 	turn_schedule_refresh(t, m);
 	turn_arm(t);
 	addr_format(&t->relayed, rs);
-	log_msg(LOG_INFO, "turn %s: relayed address %s (we are %s)", t->server,
-	    rs, ms);
+	log_msg(LOG_DEBUG, "turn %s: relayed address %s (we are %s)",
+	    t->server, rs, ms);
 	turn_set_state(t, TURN_ALLOCATED, NULL);
 }
 

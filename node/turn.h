@@ -13,7 +13,9 @@
  * relayed address is known), FAILED (with turn_reason).  After a failure
  * or the loss of the allocation it allocates again by itself, backing
  * off from 5 s to 5 min; it stays FAILED until that works.  The callbacks
- * may call turn_send, turn_permit and the getters, never turn_free.
+ * may call turn_send, turn_permit and the getters, never turn_free.  It
+ * logs states at debug level only: the owner, told by env.state, says
+ * what a person needs to know.
  */
 #ifndef PAPO_TURN_H
 #define PAPO_TURN_H
@@ -97,6 +99,13 @@ int turn_send(struct turn *t, const struct addr *peer, const uint8_t *p,
 /* Lets peer's IP address reach the relayed address before we sent it
  * anything (CreatePermission); refreshed the same way.  0 or -1. */
 int turn_permit(struct turn *t, const struct addr *peer);
+
+/* Refreshes the allocation now (unless a request for it is under way),
+ * so that its loss is found out soon rather than at the next refresh:
+ * a server that restarted answers 437 (the allocation is lost: FAILED,
+ * then allocated again), one that is gone does not answer (FAILED after
+ * the retransmissions).  For an owner whose relayed traffic stopped. */
+void turn_refresh(struct turn *t);
 
 enum turn_state turn_state(const struct turn *t);
 /* The relayed address (XOR-RELAYED-ADDRESS), and our address as the

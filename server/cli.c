@@ -50,6 +50,7 @@ struct cli_opts {
 	const char *count;
 	int channels;         /* papo mcp: opt in to channel pushes */
 	char advertise[1024]; /* --advertise, each one, comma-separated */
+	const char *turn;     /* --turn, else PAPO_TURN */
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 };
 
@@ -84,8 +85,9 @@ static const struct cli_cmd cli_cmds[] = {
 	  "for --listen (or PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN ").",
 	  cli_invite },
 	{ "serve", "papo serve [--http ADDR:PORT] [--listen ADDR:PORT] "
-	  "[--advertise ADDR:PORT]... [--token T] [--name NAME] [--about TEXT]",
-	  "HltmaA",
+	  "[--advertise ADDR:PORT]... [--turn turn:HOST[:PORT]] [--token T] "
+	  "[--name NAME] [--about TEXT]",
+	  "HltmaAU",
 	  "Run the daemon: the node that speaks QUIC with the other members\n"
 	  "(--listen, PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN "), and the\n"
 	  "HTTP API, MCP and dashboard (--http, PAPO_HTTP, default "
@@ -97,6 +99,11 @@ static const struct cli_cmd cli_cmds[] = {
 	  "its invites.  It also asks the home router for its UDP port\n"
 	  "(UPnP-IGD, NAT-PMP) and advertises a public one it gets\n"
 	  "(PAPO_PORTMAP=off: not).\n"
+	  "--turn (or PAPO_TURN) names a TURN server through which members\n"
+	  "with no direct path reach this one, and it them; its credentials\n"
+	  "come only from the environment, never the command line:\n"
+	  "PAPO_TURN_USER and PAPO_TURN_PASS, or PAPO_TURN_SECRET (coturn's\n"
+	  "REST API shared secret; PAPO_TURN_USER then optional).\n"
 	  "An HTTP address other than loopback needs a token (--token or\n"
 	  "PAPO_TOKEN); with one, every request but /healthz must carry\n"
 	  "'Authorization: Bearer T' (the dashboard's files are open too).\n"
@@ -217,6 +224,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		{ "json", no_argument, NULL, 'j' },
 		{ "channels", no_argument, NULL, 'c' },
 		{ "advertise", required_argument, NULL, 'A' },
+		{ "turn", required_argument, NULL, 'U' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -243,6 +251,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'j': o->json = 1; break;
 		case 'n': o->count = optarg; break;
 		case 'c': o->channels = 1; break;
+		case 'U': o->turn = optarg; break;
 		case 'A':
 			if (strlen(o->advertise) + strlen(optarg) + 2 >
 			    sizeof(o->advertise)) {
@@ -273,6 +282,8 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		o->http = HTTP_DEFAULT_BIND;
 	if (o->token == NULL)
 		o->token = cli_env("PAPO_TOKEN");
+	if (o->turn == NULL)
+		o->turn = cli_env("PAPO_TURN");
 	return 0;
 }
 
@@ -453,6 +464,23 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 		return CLI_ERROR;
 	sc.portmap_private = cli_env("PAPO_PORTMAP_PRIVATE") != NULL &&
 	    strcmp(cli_env("PAPO_PORTMAP_PRIVATE"), "1") == 0;
+	sc.turn = o.turn;
+	sc.turn_user = cli_env("PAPO_TURN_USER");
+	sc.turn_pass = cli_env("PAPO_TURN_PASS");
+	sc.turn_secret = cli_env("PAPO_TURN_SECRET");
+	if (sc.turn == NULL && (sc.turn_user != NULL || sc.turn_pass != NULL ||
+	    sc.turn_secret != NULL)) {
+		fprintf(stderr, "papo: PAPO_TURN_USER, PAPO_TURN_PASS or "
+		    "PAPO_TURN_SECRET is set without a TURN server: set "
+		    "PAPO_TURN=turn:HOST:PORT (or --turn)\n");
+		return CLI_ERROR;
+	}
+	if (sc.turn != NULL && sc.turn_secret == NULL &&
+	    (sc.turn_user == NULL || sc.turn_pass == NULL)) {
+		fprintf(stderr, "papo: the TURN server %s needs PAPO_TURN_USER "
+		    "and PAPO_TURN_PASS, or PAPO_TURN_SECRET\n", sc.turn);
+		return CLI_ERROR;
+	}
 	if (cli_duration(cli_env("PAPO_MCP_IDLE"), &sc.mcp_idle_s) == -1) {
 		fprintf(stderr, "papo: PAPO_MCP_IDLE must be a time such as "
 		    "1800, 90s, 30m or 2h (at least 1 s, at most 30 days)\n");
@@ -704,6 +732,26 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 			printf(" by %s", s);
 		if (ext != NULL)
 			printf(" at %s", ext);
+		if (why != NULL) {
+			printf(" (");
+			cli_put(why);
+			printf(")");
+		}
+		printf("\n");
+	}
+	/* The TURN relay, when one is set: "allocated at RELAYED on SERVER",
+	 * "allocating on SERVER", "failed (REASON)". */
+	v = cJSON_GetObjectItemCaseSensitive(me, "turn");
+	if ((s = cli_str(v, "state")) != NULL && strcmp(s, "off") != 0) {
+		const char *relayed = cli_str(v, "relayed");
+		const char *server = cli_str(v, "server");
+		const char *why = cli_str(v, "reason");
+
+		printf("relay: %s", s);
+		if (relayed != NULL)
+			printf(" at %s", relayed);
+		if (server != NULL && why == NULL)
+			printf(" on %s", server);
 		if (why != NULL) {
 			printf(" (");
 			cli_put(why);

@@ -401,6 +401,10 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	nc.nolan = c->nolan;
 	nc.noportmap = c->noportmap;
 	nc.portmap_private = c->portmap_private;
+	nc.turn = c->turn;
+	nc.turn_user = c->turn_user;
+	nc.turn_pass = c->turn_pass;
+	nc.turn_secret = c->turn_secret;
 	if ((p.node = node_start(err, &nc)) == NULL)
 		goto out;
 	if ((p.sse = sse_new(p.loop)) == NULL ||

@@ -33,6 +33,11 @@ struct serve_config {
 	int noportmap;           /* PAPO_PORTMAP=off: no port mapping */
 	int portmap_private;     /* PAPO_PORTMAP_PRIVATE=1 (tests): a
 	                          * mapping to a private address counts */
+	const char *turn;        /* "turn:HOST[:PORT]" (--turn, PAPO_TURN),
+	                          * or NULL: no relay */
+	const char *turn_user;   /* PAPO_TURN_USER */
+	const char *turn_pass;   /* PAPO_TURN_PASS */
+	const char *turn_secret; /* PAPO_TURN_SECRET */
 };
 
 /*

@@ -237,7 +237,7 @@
     symmetric: 'Behind a NAT that picks a new port for each peer: members behind NATs reach it only through others.',
     unknown: 'Fewer than two members have said where they see this daemon.',
   };
-  const OWN_PATHS = { direct: 'direct', lan: 'LAN', punched: 'hole-punched' };
+  const OWN_PATHS = { direct: 'direct', lan: 'LAN', punched: 'hole-punched', relay: 'relay' };
 
   // The address others reach this member at: the one they see, else its own.
   function myAddress(me) {
@@ -304,7 +304,8 @@
     if (isOwnPath(p)) {
       const what = { direct: 'our own connection',
         lan: 'our own connection, on a local network',
-        punched: 'our own connection, made by hole punching' }[p];
+        punched: 'our own connection, made by hole punching',
+        relay: 'our own connection, through the TURN relay (sealed end to end)' }[p];
       const rtt = rttText(m.rtt_ms);
       return what + (m.protocol ? ' (protocol ' + m.protocol + ')' : '') +
         (rtt ? ', round trip ' + rtt : '');
@@ -483,7 +484,8 @@
   }
 
   // kind: 'direct', 'lan', 'punched' (our own connection: a solid line
-  // from the middle, labelled), 'via' (a dashed curve from the member to
+  // from the middle, labelled), 'relay' (our own connection through the
+  // TURN relay: the same, dashed), 'via' (a dashed curve from the member to
   // the one it is reached through) or 'others' (a dotted line to the
   // middle: reached over several hops).
   function netEdge(kind, from, to, a, b, c, title, label) {
@@ -579,6 +581,7 @@
     const edges = [];
     const nodes = [];
     let own = 0;
+    let turned = 0;
     let relayed = 0;
     let unreachable = 0;
     for (const m of ring) {
@@ -586,7 +589,8 @@
       const at = pos.get(m);
       const hop = hops.get(m);
       if (isOwnPath(p)) {
-        own++;
+        if (p === 'relay') turned++;
+        else own++;
         const rtt = rttText(m.rtt_ms);
         edges.push(netEdge(p, me.id, m.id, c, at, c, me.name + ' to ' + m.name + ': ' + pathHelp(m),
           n <= 8 ? (p === 'punched' ? 'punched' : OWN_PATHS[p]) + (rtt ? ' ' + rtt : '') : ''));
@@ -626,6 +630,7 @@
 
     const parts = [];
     if (own) parts.push(own + ' direct');
+    if (turned) parts.push(turned + ' through the relay');
     if (relayed) parts.push(relayed + ' via others');
     if (unreachable) parts.push(unreachable + ' unreachable');
     ui.netCount.textContent = n ? parts.join(' · ') : 'nobody else yet';

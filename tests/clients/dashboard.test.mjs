@@ -368,11 +368,12 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
 
   step('every kind of path is drawn as status tells it, names as text', async () => {
     // A status answer with members reached in every way: a LAN link, a
-    // punched one, one member through bo, one through others, one gone,
-    // and a hostile name.  The rest of the page talks to ana.
+    // punched one, one through the TURN relay, one member through bo, one
+    // through others, one gone, and a hostile name.  The rest of the page talks to ana.
     const HOSTILE = '<svg onload=alert(2)><img src=x onerror=alert(3)>';
     const ids = { carla: 'c'.repeat(52), dee: 'd'.repeat(52), eli: 'e'.repeat(52),
-      fay: 'f'.repeat(52), gus: 'g'.repeat(52), hostile: 'h'.repeat(52) };
+      fay: 'f'.repeat(52), gus: 'g'.repeat(52), hostile: 'h'.repeat(52),
+      ivy: 'i'.repeat(52) };
     const now = Date.now();
     const ctx2 = await browser.newContext({ viewport: { width: 1280, height: 1000 } });
     try {
@@ -386,7 +387,7 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
           direct: rtt !== null, path, rtt_ms: rtt, protocol: rtt === null ? null : 2,
           last_seen: online ? now : now - 600_000 });
         st.members.push(m('carla', ids.carla, 'lan', 0.4), m('dee', ids.dee, 'punched', 38.2),
-          m('eli', ids.eli, 'via bo', null), m('fay', ids.fay, 'via others', null),
+          m('ivy', ids.ivy, 'relay', 21.6), m('eli', ids.eli, 'via bo', null), m('fay', ids.fay, 'via others', null),
           m('gus', ids.gus, 'none', null, false), m(HOSTILE, ids.hostile, 'via dee', null));
         await route.fulfill({ json: st });
       });
@@ -396,13 +397,14 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
       assert.equal(await p.getAttribute('#reach', 'data-nat'), 'cone');
 
       const rows = {};
-      for (const n of ['carla', 'dee', 'eli', 'fay', 'gus']) rows[n] = await until(`${n} listed`, () => memberRow(p, n));
+      for (const n of ['carla', 'dee', 'ivy', 'eli', 'fay', 'gus']) rows[n] = await until(`${n} listed`, () => memberRow(p, n));
       assert.match(rows.carla.text, /LAN · 0\.4 ms/);
       assert.match(rows.dee.text, /hole-punched · 38 ms/);
+      assert.match(rows.ivy.text, /relay · 22 ms/);
       assert.match(rows.eli.text, /via bo/);
       assert.match(rows.fay.text, /via other members/);
       assert.match(rows.gus.text, /unreachable/);
-      assert.deepEqual(Object.values(rows).map((r) => r.path), ['lan', 'punched', 'via bo', 'via others', 'none']);
+      assert.deepEqual(Object.values(rows).map((r) => r.path), ['lan', 'punched', 'relay', 'via bo', 'via others', 'none']);
 
       const carla = await netNode(p, 'carla');
       assert.deepEqual(carla.edges.map((e) => [e.kind, e.from, e.dashed]), [['lan', status.me.id, false]]);
@@ -411,6 +413,11 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
       const deeOwn = dee.edges.filter((e) => e.from === status.me.id);
       assert.deepEqual(deeOwn.map((e) => [e.kind, e.dashed]), [['punched', false]]);
       assert.match(deeOwn[0].label, /punched 38 ms/);
+      // ivy: our own connection through the relay, dashed, with its RTT.
+      const ivy = await netNode(p, 'ivy');
+      assert.deepEqual(ivy.edges.map((e) => [e.kind, e.from, e.dashed]), [['relay', status.me.id, true]]);
+      assert.match(ivy.edges[0].label, /relay 22 ms/);
+      assert.match(ivy.edges[0].title, /through the TURN relay/);
       // eli: a dashed line to bo, none from ana.
       const eli = await netNode(p, 'eli');
       assert.deepEqual(eli.edges.map((e) => [e.kind, e.from, e.to, e.dashed]), [['via', ids.eli, boId, true]]);
@@ -423,7 +430,7 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
       assert.deepEqual(gus.edges, [], 'no line to the unreachable');
       assert.ok(gus.opacity < 1, `gus is faded: ${gus.opacity}`);
       assert.match(gus.title, /gus: unreachable now/);
-      assert.match(await p.textContent('#net-count'), /3 direct · 3 via others · 1 unreachable/);
+      assert.match(await p.textContent('#net-count'), /3 direct · 1 through the relay · 3 via others · 1 unreachable/);
 
       // The hostile name: text in the view and the list, no element made of it.
       const h = await netNode(p, HOSTILE);

@@ -33,6 +33,16 @@
 #                               coturn as an RFC 5780 STUN server on both
 #                               (ports 3478 and 3479): what miniupnpd
 #                               needs to believe a WAN in 203.0.113.0/24.
+#   lab_turn NAME IP            a public host running coturn as a TURN
+#                               server on IP:3478 (UDP, long-term
+#                               credentials u:p, realm papo), its log in
+#                               $T/NAME.log; lab_turn_start NAME starts it
+#                               again on the same address after a kill
+#                               (crash NAME).
+#   lab_block A B / lab_unblock A B
+#                               the internet router drops (or no longer
+#                               drops) what A and B (public hosts or NATs)
+#                               send each other.
 #   lab_upnpd NAT [both|upnp|natpmp]
 #                               miniupnpd 2.3 on NAT (UPnP-IGD and NAT-PMP,
 #                               or one of them) for the hosts of its LAN,
@@ -392,4 +402,50 @@ lab_upnpd() {
 		fail "lab: miniupnpd on $nat did not start mapping: $(tail -5 "$c.log")"
 		finish; exit 1
 	fi
+}
+
+# coturn 4.6 and the lab, measured: a relayed address in 203.0.113.0/24
+# is a peer like any other (no --allowed-peer-ip needed), and it relays
+# between two of its own relayed addresses (members on one server reach
+# each other relay to relay).  -v logs each session and permission.
+lab_turn() {
+	command -v turnserver >/dev/null || lab_skip "no turnserver (apt-get install coturn)"
+	lab_public "$1" "$2"
+	lab_turn_start "$1"
+}
+
+lab_turn_start() {
+	local n=$1 ip=${LABIP[$1]}
+	# From a subshell, as lab_stun: no job of this shell's.
+	(ip netns exec "${LABNS[$n]}" turnserver -n --listening-ip "$ip" \
+		--relay-ip "$ip" --listening-port 3478 --lt-cred-mech --user u:p \
+		--realm papo --no-tls --no-dtls --no-tcp --no-cli \
+		--pidfile "$T/$n.tpid" --userdb "$T/$n.db" -v \
+		--log-file "$T/$n.log" --simple-log --no-stdout-log \
+		>>"$T/$n.out" 2>>"$T/$n.err" </dev/null &
+	echo $! >"$T/$n.pid")
+	until_true 10 lab_listening "$n" 3478 ||
+		{ fail "lab: turnserver did not start: $(tail -3 "$T/$n.log")"; finish; exit 1; }
+}
+
+# The internet router's filter: a table made on first use.
+lab_block() {
+	if [ -z "${LAB_FILTER:-}" ]; then
+		lab_net ip netns exec "${LABNS[inet]}" nft add table ip labfw
+		lab_net ip netns exec "${LABNS[inet]}" nft add chain ip labfw \
+			forward '{ type filter hook forward priority filter; }'
+		LAB_FILTER=1
+	fi
+	lab_net ip netns exec "${LABNS[inet]}" nft add rule ip labfw forward \
+		ip saddr "${LABIP[$1]}" ip daddr "${LABIP[$2]}" drop comment "\"$1-$2\""
+	lab_net ip netns exec "${LABNS[inet]}" nft add rule ip labfw forward \
+		ip saddr "${LABIP[$2]}" ip daddr "${LABIP[$1]}" drop comment "\"$2-$1\""
+}
+
+lab_unblock() {
+	local h
+	for h in $(ip netns exec "${LABNS[inet]}" nft -a list chain ip labfw forward |
+	    grep -E "comment \"($1-$2|$2-$1)\"" | sed 's/.*# handle //'); do
+		lab_net ip netns exec "${LABNS[inet]}" nft delete rule ip labfw forward handle "$h"
+	done
 }
