@@ -68,8 +68,14 @@
 #                               a check: NAME's status comes to satisfy
 #                               FILTER within SECONDS; a failure shows
 #                               what `shown NAME` gives of the last one.
+#   now_is NAME FILTER DESCRIPTION   the same check, once, now.
 #   m NAME                      the jq filter for member NAME in a status.
-#   history_has NAME TEXT       NAME's history lists TEXT.
+#   say_ok NAME TEXT PATTERN DESCRIPTION
+#                               a check: `papo say TEXT` on NAME answers
+#                               something matching PATTERN.
+#   history_count NAME TEXT     how many times NAME's history (the last
+#                               500) lists TEXT; history_has NAME TEXT: at
+#                               least once.
 #   (lab_api and lab_papo work for lib.sh's loopback daemons too: a name
 #   with no namespace runs in this one.)
 #
@@ -273,7 +279,7 @@ status_is() {
 # shown NAME: what a failure message shows of NAME's last status: me, the
 # punch counters, and each member's fields about its path.
 shown() {
-	jq -c '{me: (.me | {name, addrs, observed, nat, portmap}), punch,
+	jq -c '{me: (.me | {name, addrs, observed, nat, portmap, turn}), punch,
 		members: [.members[]? | with_entries(select(.key | IN("name",
 		"online", "path", "rtt_ms", "protocol", "last_seen")))]}' \
 		"$T/status-$1" 2>/dev/null || cat "$T/status-$1"
@@ -283,11 +289,21 @@ eventually() {
 		fail "$4; $2's status: $(shown "$2")"
 	fi
 }
-m() { echo "(.members[] | select(.name == \"$1\"))"; }
-history_has() {
-	lab_papo "$1" history --json | jq -e --arg t "$2" \
-		'any(.messages[]; .text == $t)' >/dev/null
+now_is() {
+	if status_is "$1" "$2"; then ok; else fail "$3; $1's status: $(shown "$1")"; fi
 }
+m() { echo "(.members[] | select(.name == \"$1\"))"; }
+say_ok() {
+	lab_papo "$1" say "$2" >"$T/say-$1" 2>&1
+	if grep -qE -- "$3" "$T/say-$1"; then ok; else
+		fail "$4: papo say on $1 answered: $(cat "$T/say-$1")"
+	fi
+}
+history_count() {
+	lab_papo "$1" history --json -n 500 | jq --arg t "$2" \
+		'[.messages[] | select(.text == $t)] | length'
+}
+history_has() { [ "$(history_count "$1" "$2" 2>/dev/null)" -ge 1 ] 2>/dev/null; }
 
 # invite_addrs INVITE: the invite's addresses, one a line, in order, as a
 # joiner reads them (room.json's "bootstrap" after papo join in a fresh

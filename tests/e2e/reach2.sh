@@ -59,21 +59,9 @@ ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
 # punch_lines NAME: NAME's last punch: log lines, on one line.
 punch_lines() { grep -h 'punch:' "$T/$1.err" 2>/dev/null | tail -4 | tr '\n' '|'; }
-# now_is NAME FILTER DESCRIPTION: NAME's status satisfies FILTER now.
-now_is() {
-	if status_is "$1" "$2"; then ok; else fail "$3; $1's status: $(shown "$1")"; fi
-}
 # mid ID: the jq filter for a member in a status, by its id.
 mid() { echo "(.members[] | select(.id == \"$1\"))"; }
 
-# say_ok NAME TEXT PATTERN DESCRIPTION: `papo say TEXT` on NAME answers
-# something that matches PATTERN.
-say_ok() {
-	lab_papo "$1" say "$2" >"$T/say-$1" 2>&1
-	if grep -qE -- "$3" "$T/say-$1"; then ok; else
-		fail "$4: papo say on $1 answered: $(cat "$T/say-$1")"
-	fi
-}
 # say_queued NAME TEXT PEER: `papo say TEXT` on NAME answers queued, and
 # does not claim that nobody else joined (PEER has).
 say_queued() {
@@ -85,13 +73,6 @@ say_queued() {
 		fail "papo say on $1 says no other member has joined, but $3 has: $(cat "$T/say-$1")"
 	fi
 }
-# history_has NAME TEXT: `papo history --json` on NAME lists TEXT;
-# history_count NAME TEXT: how many times.
-history_count() {
-	lab_papo "$1" history --json | jq --arg t "$2" \
-		'[.messages[] | select(.text == $t)] | length'
-}
-history_has() { [ "$(history_count "$1" "$2" 2>/dev/null)" -ge 1 ] 2>/dev/null; }
 # talk A B WHY: A says a line and B's history gets it, then the other way;
 # each say must answer "delivered to ... B".
 talk() {

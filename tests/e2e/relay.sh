@@ -53,39 +53,6 @@ began=$(date +%s)
 note() { echo "relay.sh: $*"; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
-# status_is NAME FILTER: NAME's /api/status satisfies the jq filter; the
-# answer is kept in $T/status-NAME for the failure message.
-status_is() {
-	lab_api "$1" /api/status >"$T/status-$1" 2>&1 &&
-		jq -e "$2" "$T/status-$1" >/dev/null 2>&1
-}
-# shown NAME: what a failure message shows of NAME's last status.
-shown() {
-	jq -c '{me: (.me | {name, addrs, nat, turn}), punch, members:
-		[.members[]? | {name, online, path, rtt_ms}]}' "$T/status-$1" \
-		2>/dev/null || cat "$T/status-$1"
-}
-eventually() {
-	if until_true "$1" status_is "$2" "$3"; then ok; else
-		fail "$4; $2's status: $(shown "$2")"
-	fi
-}
-now_is() {
-	if status_is "$1" "$2"; then ok; else fail "$3; $1's status: $(shown "$1")"; fi
-}
-m() { echo "(.members[] | select(.name == \"$1\"))"; }
-
-say_ok() {
-	lab_papo "$1" say "$2" >"$T/say-$1" 2>&1
-	if grep -qE -- "$3" "$T/say-$1"; then ok; else
-		fail "$4: papo say on $1 answered: $(cat "$T/say-$1")"
-	fi
-}
-history_count() {
-	lab_papo "$1" history --json -n 500 | jq --arg t "$2" \
-		'[.messages[] | select(.text == $t)] | length'
-}
-history_has() { [ "$(history_count "$1" "$2" 2>/dev/null)" -ge 1 ] 2>/dev/null; }
 # once NAME TEXT: TEXT is in NAME's history exactly once.
 once() {
 	local n; n=$(history_count "$1" "$2")
