@@ -589,7 +589,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	l->m = m;
 	/* What a connection is (punched, on the LAN) is said when it
 	 * greets first; the greetings every 30 s keep it.  A relayed one
-	 * leaves a punch under way be: it is what the punch is to replace. */
+	 * leaves a punch under way alone: it is what the punch is for. */
 	punched = relayed ? 0 : punch_done(g->punch, peer);
 	if (is_new) {
 		m->punched = punched;

@@ -271,7 +271,8 @@ members_plan_dials(struct gossip *g)
  * (gossip_turn_permits) but may not know ours (behind a symmetric NAT we
  * advertise no public address), and so that both ends know the
  * connection for relayed (gossip_relayed_both).  Without an allocation
- * just now, such addresses wait.  Everything else is dialled directly;
+ * just now, or with a relayed connection to m already (a punch, a
+ * redial), such addresses wait.  Everything else is dialled directly;
  * so are relayed addresses by a member with no relay set.
  */
 void
@@ -285,8 +286,11 @@ member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
 		int via = gossip_on_relay(g, &a[j]);
 		struct link *l;
 
-		if (via && (!has || addr_equal(&a[j], &relayed)))
-			continue;        /* no relay now, or our own address */
+		/* No relay now, our own address, or one more way through
+		 * the relay to a member we reach through it already. */
+		if (via && (!has || addr_equal(&a[j], &relayed) ||
+		    member_relayed(g, m)))
+			continue;
 		if ((l = calloc(1, sizeof(*l))) == NULL)
 			break;
 		if ((l->qc = quic_dial(g->quic, &a[j], m->id, via)) == NULL) {
@@ -314,18 +318,12 @@ member_dial(struct gossip *g, struct member *m)
 }
 
 /* A member reached through the relay only: its other addresses again
- * (not the relayed ones: that path it has), and again in a while. */
+ * (member_dial_at leaves out the relayed ones: that path it has), and
+ * again in a while. */
 static void
 member_redial(struct gossip *g, struct member *m)
 {
-	struct addr a[PAPO_ADDR_MAX];
-	size_t n = 0;
-
-	for (size_t j = 0; j < m->naddr; j++)
-		if (!gossip_on_relay(g, &m->addr[j]))
-			a[n++] = m->addr[j];
-	if (n > 0)
-		member_dial_at(g, m, a, n);
+	member_dial_at(g, m, m->addr, m->naddr);
 	m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
 }
 

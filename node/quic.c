@@ -43,10 +43,10 @@
 #define QUIC_MAXCID 8
 #define QUIC_PKT_MAX 1452
 /* A relayed packet gains a TURN header on its way (ChannelData 4 bytes, a
- * Send or Data indication up to 56): 1400 keeps it within an Ethernet
- * MTU, for both directions (our packets, and the peer's by the
- * max_udp_payload_size we announce). */
-#define QUIC_RELAY_PKT_MAX 1400
+ * Send or Data indication up to 59 with an IPv6 peer): 1380 keeps it
+ * within an Ethernet MTU over IPv6 too, both ways (our packets, and the
+ * peer's by the max_udp_payload_size we announce). */
+#define QUIC_RELAY_PKT_MAX 1380
 #define QUIC_IDLE_TIMEOUT (30 * NGTCP2_SECONDS)
 #define QUIC_KEEPALIVE (10 * NGTCP2_SECONDS)
 #define QUIC_HANDSHAKE_TIMEOUT (5 * NGTCP2_SECONDS)

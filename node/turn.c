@@ -118,6 +118,7 @@ struct turn {
 	uint64_t perm_ns;
 
 	char name[TURN_NAME_MAX];         /* USERNAME */
+	uint64_t name_expiry;             /* a REST name's, Unix s; 0: none */
 	char pass[TURN_CRED_MAX];
 	uint8_t realm[TURN_TEXT_MAX];
 	size_t realmlen;
@@ -285,8 +286,8 @@ turn_phrase(const uint8_t *p, size_t n, char *out, size_t len)
 
 /* "401 Unauthorized: wrong TURN user or password". */
 static void
-turn_describe(const struct turn *t, int code, const char *phrase, char *out,
-    size_t len)
+turn_describe(const struct turn *t, enum tx_kind kind, int code,
+    const char *phrase, char *out, size_t len)
 {
 	const char *hint = NULL;
 
@@ -295,6 +296,8 @@ turn_describe(const struct turn *t, int code, const char *phrase, char *out,
 			hint = turn_hints[i].hint;
 	if (code == 401 && t->conf.secret[0] != '\0')
 		hint = "wrong TURN shared secret (or clocks apart)";
+	if (code == 437 && kind != TX_ALLOCATE)
+		hint = "the server no longer has our allocation (restarted?)";
 	snprintf(out, len, "%d%s%s%s%s", code, phrase[0] != '\0' ? " " : "",
 	    phrase, hint != NULL ? ": " : "", hint != NULL ? hint : "");
 }
@@ -424,11 +427,19 @@ turn_fail(struct turn *t, const char *reason)
 static void
 turn_allocate(struct turn *t)
 {
-	/* A REST user name carries its expiry: a fresh one for each
-	 * allocation, so that a daemon running for days keeps working. */
-	if (t->conf.secret[0] != '\0') {
-		turn_rest_cred(t->conf.secret, t->conf.user,
-		    loop_wall_ms() / 1000 + TURN_REST_TTL_S, t->name, t->pass);
+	uint64_t now_s = loop_wall_ms() / 1000;
+
+	/* A REST user name carries its expiry: a fresh one for an
+	 * allocation once the last has used half its day, so that a daemon
+	 * running for days keeps working.  Not for each allocation: coturn
+	 * ties our address to the first user name it saw there, and after
+	 * a restart of the server it would refuse a new one for a while
+	 * (437 "Allocation mismatch: wrong credentials"). */
+	if (t->conf.secret[0] != '\0' &&
+	    t->name_expiry < now_s + TURN_REST_TTL_S / 2) {
+		t->name_expiry = now_s + TURN_REST_TTL_S;
+		turn_rest_cred(t->conf.secret, t->conf.user, t->name_expiry,
+		    t->name, t->pass);
 		if (t->auth && stun_lt_key(t->name, (const char *)t->realm,
 		    t->realmlen, t->pass, t->key) != 0)
 			t->auth = 0;
@@ -790,7 +801,7 @@ tx_answer(struct turn *t, struct tx *x, struct peer *p,
 		tx_start(t, x, x->kind, p);
 		return;
 	}
-	turn_describe(t, code, phrase, why, sizeof(why));
+	turn_describe(t, x->kind, code, phrase, why, sizeof(why));
 	tx_failed(t, x, p, code, why);
 }
 

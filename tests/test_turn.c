@@ -4,7 +4,8 @@
  * real coturn servers this test starts on 127.0.0.1: allocating, relaying
  * both ways, permissions, refreshes through stale nonces, lapsing, wrong
  * credentials, a dead server, a restart on the same port, the shared
- * secret.  Without turnserver (Debian's coturn) that half is skipped,
+ * secret, a server restarted under an allocation found out by
+ * turn_refresh.  Without turnserver (Debian's coturn) that half is skipped,
  * exit 77.
  */
 #include <errno.h>
@@ -1131,6 +1132,58 @@ test_secret(uint16_t port)
 	sock_close(&b);
 }
 
+/*
+ * turn_refresh: the owner's way to find out soon that a server lost the
+ * allocation (a restart), where the next refresh of a 10-minute one is
+ * 9 minutes away.  On the REST server, whose allocations last the
+ * default 10 minutes.
+ */
+static void
+test_refresh(uint16_t port, const char **args)
+{
+	struct sock a;
+	const char *r;
+	uint64_t t0;
+
+	CHECK(sock_open(&a, "127.0.0.1") == 0);
+	CHECK(turn_for(&a, port, "", "", "s3cret", 0, 0) != NULL);
+	CHECK(run_until(is_allocated, &a, 5000));
+	/* A server that has it: one Refresh, still allocated. */
+	a.sent_refresh = 0;
+	turn_refresh(a.t);
+	run_until(NULL, NULL, 500);
+	CHECK_EQ_INT(a.sent_refresh, 1);
+	CHECK_EQ_INT(turn_state(a.t), TURN_ALLOCATED);
+	/* The server restarts on the same port and forgets it: nothing
+	 * tells us, until we ask. */
+	kill(servers[1], SIGTERM);
+	waitpid(servers[1], NULL, 0);
+	servers[1] = 0;
+	CHECK(start_server(1, port, "rest", args) == 0);
+	run_until(NULL, NULL, 1000);
+	CHECK_EQ_INT(turn_state(a.t), TURN_ALLOCATED);
+	a.states = 0;
+	t0 = loop_now_ns();
+	turn_refresh(a.t);
+	CHECK(run_until(is_failed, &a, 3000));
+	CHECK((r = turn_reason(a.t)) != NULL && strstr(r, "allocation lost") !=
+	    NULL && strstr(r, "437") != NULL);
+	/* Allocated again after the first back-off (5 s). */
+	CHECK(run_until(is_allocated, &a, 8000));
+	CHECK(loop_now_ns() - t0 < 8000000000ull);
+	CHECK_EQ_INT(a.states, 2);
+	sock_close(&a);
+	/* Not allocated: nothing to refresh. */
+	CHECK(sock_open(&a, "127.0.0.1") == 0);
+	CHECK(turn_for(&a, port, "", "", "wrong", 0, 0) != NULL);
+	CHECK(run_until(is_failed, &a, 5000));
+	a.sent_refresh = 0;
+	turn_refresh(a.t);
+	run_until(NULL, NULL, 300);
+	CHECK_EQ_INT(a.sent_refresh, 0);
+	sock_close(&a);
+}
+
 static int
 test_live(void)
 {
@@ -1157,6 +1210,7 @@ test_live(void)
 	test_fail(p1);
 	test_dead();
 	test_secret(p2);
+	test_refresh(p2, rest);
 	loop_free(lp);
 	stop_servers();
 	if (check_failed == 0) {

@@ -3,7 +3,8 @@
 # exposes (the HTTP API's bodies and queries, JSON-RPC at /mcp, invites
 # given to serve and join), table-driven: each input gets its status and a
 # clear error naming what is wrong, nothing malformed reaches the log, and
-# the daemon serves on after every one.  The frame decoder has its own
+# the daemon serves on after every one; wrong TURN settings stop serve
+# from starting, with the reason.  The frame decoder has its own
 # table in tests/test_frame.c (truncated, flipped bytes, forged authors,
 # wrong room, every limit) and the fuzz targets in tests/fuzz/.
 # Usage: badinput.sh PATH_TO_PAPO.  Prints "N passed, N failed".
@@ -151,6 +152,25 @@ expect 1 "serve with a bad PAPO_INVITE" -- env PAPO_HOME="$T/nope" \
 	PAPO_INVITE="${good%?}" timeout 10 "$PAPO" serve --http 127.0.0.1:0 --listen 127.0.0.1:0
 has "$T/err" '^papo: .*invite' "serve says the invite is wrong"
 [ ! -e "$T/nope/room.json" ] && ok || fail "serve with a bad invite left a room"
+# Wrong TURN settings: serve refuses to start, saying what is wrong.
+turn_bad() { # turn_bad DESCRIPTION PATTERN ENV...
+	local what=$1 pat=$2; shift 2
+	expect 1 "serve with $what" -- env PAPO_HOME="$T/turnbad" "$@" \
+		timeout 10 "$PAPO" serve --name x --http 127.0.0.1:0 --listen 127.0.0.1:0
+	has "$T/err" "$pat" "serve with $what says why"
+}
+turn_bad "a TURN port of 0" '^papo: TURN server: turn:127\.0\.0\.1:0: the port must be 1 to 65535$' \
+	PAPO_TURN=turn:127.0.0.1:0 PAPO_TURN_USER=u PAPO_TURN_PASS=p
+turn_bad "turns:" '^papo: TURN server: turns:127\.0\.0\.1: TURN over TLS .* not supported' \
+	PAPO_TURN=turns:127.0.0.1 PAPO_TURN_USER=u PAPO_TURN_PASS=p
+turn_bad "an http URL" '^papo: TURN server: http://x: a TURN server is turn:HOST\[:PORT\]$' \
+	PAPO_TURN=http://x PAPO_TURN_USER=u PAPO_TURN_PASS=p
+turn_bad "no TURN credentials" '^papo: the TURN server turn:127\.0\.0\.1 needs PAPO_TURN_USER and PAPO_TURN_PASS, or PAPO_TURN_SECRET$' \
+	PAPO_TURN=turn:127.0.0.1 PAPO_TURN_USER=u
+turn_bad "TURN credentials without a server" '^papo: .*without a TURN server' \
+	PAPO_TURN_USER=u PAPO_TURN_PASS=p
+turn_bad "a TURN password of 200 bytes" '^papo: the TURN password is longer than 127 bytes$' \
+	PAPO_TURN=turn:127.0.0.1 PAPO_TURN_USER=u PAPO_TURN_PASS="$(big 200 p)"
 check "ana serves on at the end" alive
 stop bo
 stop ana

@@ -19,7 +19,8 @@
 #     "relay" (a numeric rtt_ms), and me.turn is allocated (`papo status`:
 #     "relay: allocated at 203.0.113.5:PORT on 203.0.113.5:3478").  r1
 #     stops: within 10 s messages go both ways, `papo say` answering
-#     delivered, and the paths stay "relay".
+#     delivered, and the paths stay "relay"; so does one of 40 kB (full
+#     packets in TURN's wrapping).
 #  4. Then the TURN server is killed (r1 still stopped): a say answers
 #     queued, on each side; me.turn comes to say failed, with the reason
 #     (no answer).  turnserver starts again on the same address: both
@@ -121,6 +122,10 @@ cone_symmetric() {
 			(.rtt_ms | type) == \"number\" and .protocol == 2" \
 			"with r1 stopped, $1 shows $2 online, path relay, a numeric rtt_ms, protocol 2"
 	done
+	# A message of 40,000 bytes: full-size packets through the relay.
+	x="a1's long one $(head -c 40000 /dev/zero | tr '\0' x)"
+	say_ok a1 "$x" ' delivered to .*\bb1\b' "a message of 40 kB from a1 is delivered through the relay"
+	check "b1's history has a1's 40 kB message" until_true 10 history_has b1 "$x"
 	lab_papo a1 status >"$T/papo-status-a1" 2>&1
 	has "$T/papo-status-a1" '^  b1  online .* path: relay, [0-9.]+ ms' \
 		"papo status on a1 says b1's path is relay, with its RTT"
