@@ -75,6 +75,19 @@ gossip_flood(struct gossip *g, const struct frame *f, const struct member *excep
 	buf_free(&b);
 }
 
+/* The relay's state as status names it: "off" with none set. */
+static const char *
+gossip_turn_name(const struct gossip *g)
+{
+	static const char *const names[] = {
+		[TURN_ALLOCATING] = "allocating",
+		[TURN_ALLOCATED] = "allocated",
+		[TURN_FAILED] = "failed",
+	};
+
+	return g->turn != NULL ? names[turn_state(g->turn)] : "off";
+}
+
 /* What we advertise changed (a public address learned or lost): the
  * program prints invites with it from now on; members hear it in our
  * next announcement. */
@@ -94,6 +107,9 @@ gossip_addrs_changed(struct gossip *g)
 	log_msg(LOG_INFO, "reach: peers see this member as %s (%s NAT)",
 	    n > 0 ? cJSON_GetArrayItem(arr, 0)->valuestring : "nothing",
 	    reach_nat_name(reach_nat(&g->reach)));
+	/* serve waits for the relay's first answer before printing the
+	 * invite (serve.c), which says whether it holds the relayed address. */
+	cJSON_AddStringToObject(o, "relay", gossip_turn_name(g));
 	gossip_emit_json(g, NODE_EV_ADDRS, o);
 }
 
@@ -336,7 +352,11 @@ gossip_turn_state(void *arg, const struct turn *t)
 			    quic_is_relayed(g->members[i]->conn))
 				quic_close(g->members[i]->conn);
 	}
-	if (reach_set_relayed(&g->reach, has ? &a : NULL)) {
+	/* The first failure changes no address, but serve waits to hear of
+	 * it (gossip_addrs_changed). */
+	if (reach_set_relayed(&g->reach, has ? &a : NULL) ||
+	    (turn_state(t) == TURN_FAILED && !g->turn_told)) {
+		g->turn_told = 1;
 		gossip_addrs_changed(g);
 		/* Members learn the new address now, not in up to 10 s. */
 		loop_timer_set(g->announce_timer, 1);
@@ -347,11 +367,6 @@ static void
 gossip_turn_json(const struct gossip *g, cJSON *me)
 {
 	cJSON *tj = cJSON_AddObjectToObject(me, "turn");
-	static const char *const names[] = {
-		[TURN_ALLOCATING] = "allocating",
-		[TURN_ALLOCATED] = "allocated",
-		[TURN_FAILED] = "failed",
-	};
 	const char *reason;
 	char text[ADDR_STRLEN];
 	struct addr a;
@@ -361,9 +376,11 @@ gossip_turn_json(const struct gossip *g, cJSON *me)
 		cJSON_AddNullToObject(tj, "server");
 		cJSON_AddNullToObject(tj, "relayed");
 		cJSON_AddNullToObject(tj, "reason");
+		cJSON_AddNullToObject(tj, "from");
 		return;
 	}
-	cJSON_AddStringToObject(tj, "state", names[turn_state(g->turn)]);
+	cJSON_AddStringToObject(tj, "state", gossip_turn_name(g));
+	cJSON_AddStringToObject(tj, "from", g->turn_from);
 	addr_format(&g->turn_server, text);
 	cJSON_AddStringToObject(tj, "server", text);
 	if (turn_relayed(g->turn, &a) == 0) {
@@ -1163,6 +1180,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		tenv.state = gossip_turn_state;
 		g->env.turn = NULL;          /* the caller's; turn_new copies it */
 		g->turn_server = env->turn->server;
+		g->turn_from = env->turn_from;
 		g->relay_ip = env->turn->server;
 		if ((g->turn = turn_new(err, env->turn, &tenv)) == NULL)
 			goto fail;

@@ -93,6 +93,8 @@ struct gossip {
 	struct portmap *portmap;    /* our port on the router, or NULL */
 	struct turn *turn;          /* our TURN relay, or NULL (none set) */
 	struct addr turn_server;    /* its server, when turn is set */
+	const char *turn_from;      /* where it was set: gossip_env */
+	int turn_told;              /* its first outcome was emitted */
 	struct addr relay_ip;       /* the relay's IP as far as we know: our
 	                             * relayed address (the last one, when
 	                             * none now), else the server's */

@@ -8,11 +8,16 @@
  *
  * The text is "papo1" and the lowercase base32 (no padding) of:
  *
- *	version u8 (1) | room secret 32 | inviter public key 32 |
- *	address count u8 | addresses | checksum 4
+ *	version u8 (1 or 2) | room secret 32 | inviter public key 32 |
+ *	address count u8 | addresses | [relay] | checksum 4
  *
  * where each address is family u8 (4 or 6), 4 or 16 bytes of IP and the
- * port as u16 big-endian.  The checksum is the first 4 bytes of a BLAKE2b
+ * port as u16 big-endian.  Version 2 is version 1 with the room's TURN
+ * relay after the addresses: four strings, each a length u8 and its
+ * bytes (printable ASCII, no NUL): the URL (1 to 200 bytes), user,
+ * password and shared secret (0 to 127 each; a secret, or a user and a
+ * password).  An invite without a relay stays version 1, so papo that
+ * predates relays still joins it.  The checksum is the first 4 bytes of a BLAKE2b
  * hash (libsodium's crypto_generichash) with a 16-byte output
  * (crypto_generichash_BYTES_MIN) over every byte before it.  The output
  * length is part of BLAKE2b's parameters, so a 16-byte hash cut to 4
@@ -34,8 +39,9 @@
 #define INVITE_HEAD_LEN (1 + 32 + 32 + 1)
 #define INVITE_MIN_BYTES (INVITE_HEAD_LEN + INVITE_SUM_LEN)
 #define INVITE_ADDR_MAX_BYTES (1 + 16 + 2)
-#define INVITE_MAX_BYTES \
-	(INVITE_MIN_BYTES + PAPO_ADDR_MAX * INVITE_ADDR_MAX_BYTES)
+#define INVITE_RELAY_MAX_BYTES (1 + INVITE_URL_MAX + 3 * (1 + INVITE_CRED_MAX))
+#define INVITE_MAX_BYTES (INVITE_MIN_BYTES + \
+	PAPO_ADDR_MAX * INVITE_ADDR_MAX_BYTES + INVITE_RELAY_MAX_BYTES)
 
 /*
  * Writes the checksum of the n bytes at p.  BLAKE2b needs no sodium_init:
@@ -57,17 +63,55 @@ invite_ip_len(uint8_t family)
 	return family == 4 ? 4 : 16;
 }
 
+/* 1 when the n bytes at p are printable ASCII; space too when sp. */
+static int
+invite_text(const char *p, size_t n, int sp)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] < (sp ? 0x20 : 0x21) || p[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* 1 when r is a relay a decoder accepts (invite_parse_relay). */
+static int
+invite_relay_ok(const struct invite_relay *r)
+{
+	size_t n = strlen(r->url);
+
+	return n > 0 && n <= INVITE_URL_MAX && invite_text(r->url, n, 0) &&
+	    strlen(r->user) <= INVITE_CRED_MAX &&
+	    strlen(r->pass) <= INVITE_CRED_MAX &&
+	    strlen(r->secret) <= INVITE_CRED_MAX &&
+	    invite_text(r->user, strlen(r->user), 1) &&
+	    invite_text(r->pass, strlen(r->pass), 1) &&
+	    invite_text(r->secret, strlen(r->secret), 1) &&
+	    (r->secret[0] != '\0' ||
+	    (r->user[0] != '\0' && r->pass[0] != '\0'));
+}
+
+static void
+invite_put_str(struct buf *b, const char *s)
+{
+	buf_u8(b, (uint8_t)strlen(s));
+	buf_add(b, s, strlen(s));
+}
+
 char *
 invite_encode(const struct invite *inv)
 {
 	struct buf b;
 	uint8_t sum[INVITE_SUM_LEN];
 	char *s = NULL;
+	int relay;
 
 	if (inv->naddr > PAPO_ADDR_MAX)
 		return NULL;
+	relay = inv->relay.url[0] != '\0';
+	if (relay && !invite_relay_ok(&inv->relay))
+		return NULL;
 	buf_init(&b, INVITE_MAX_BYTES);
-	buf_u8(&b, INVITE_VERSION);
+	buf_u8(&b, relay ? INVITE_VERSION_RELAY : INVITE_VERSION);
 	buf_add(&b, inv->secret, sizeof(inv->secret));
 	buf_add(&b, inv->inviter, sizeof(inv->inviter));
 	buf_u8(&b, (uint8_t)inv->naddr);
@@ -81,6 +125,12 @@ invite_encode(const struct invite *inv)
 		buf_u8(&b, a->family);
 		buf_add(&b, a->ip, invite_ip_len(a->family));
 		buf_u16(&b, a->port);
+	}
+	if (relay) {
+		invite_put_str(&b, inv->relay.url);
+		invite_put_str(&b, inv->relay.user);
+		invite_put_str(&b, inv->relay.pass);
+		invite_put_str(&b, inv->relay.secret);
 	}
 	/* A failed add sets toobig and refuses every later one, so one
 	 * check here covers them all. */
@@ -108,15 +158,47 @@ invite_b32_char(char c)
 	    (c >= '2' && c <= '7');
 }
 
+/* Reads one string of the relay into out (max bytes and a NUL). */
+static enum invite_err
+invite_get_str(struct rd *r, char *out, size_t max, int sp)
+{
+	uint8_t n;
+
+	if (rd_u8(r, &n) == -1)
+		return INVITE_TRUNCATED;
+	if (n > max)
+		return INVITE_RELAY;
+	if (rd_bytes(r, out, n) == -1)
+		return INVITE_TRUNCATED;
+	out[n] = '\0';
+	return invite_text(out, n, sp) ? INVITE_OK : INVITE_RELAY;
+}
+
+/* Reads the relay of a version 2 invite into rl. */
+static enum invite_err
+invite_parse_relay(struct rd *r, struct invite_relay *rl)
+{
+	enum invite_err e;
+
+	if ((e = invite_get_str(r, rl->url, INVITE_URL_MAX, 0)) != INVITE_OK ||
+	    (e = invite_get_str(r, rl->user, INVITE_CRED_MAX, 1)) != INVITE_OK ||
+	    (e = invite_get_str(r, rl->pass, INVITE_CRED_MAX, 1)) != INVITE_OK ||
+	    (e = invite_get_str(r, rl->secret, INVITE_CRED_MAX, 1)) != INVITE_OK)
+		return e;
+	return invite_relay_ok(rl) ? INVITE_OK : INVITE_RELAY;
+}
+
 /* Reads the bytes between the count and the checksum into inv. */
 static enum invite_err
 invite_parse(struct rd *r, struct invite *inv)
 {
+	enum invite_err e;
 	uint8_t n;
 
 	if (rd_u8(r, &inv->version) == -1)
 		return INVITE_TRUNCATED;
-	if (inv->version != INVITE_VERSION)
+	if (inv->version != INVITE_VERSION &&
+	    inv->version != INVITE_VERSION_RELAY)
 		return INVITE_VERSION_BAD;
 	if (rd_bytes(r, inv->secret, sizeof(inv->secret)) == -1 ||
 	    rd_bytes(r, inv->inviter, sizeof(inv->inviter)) == -1 ||
@@ -138,6 +220,9 @@ invite_parse(struct rd *r, struct invite *inv)
 			return INVITE_PORT;
 	}
 	inv->naddr = n;
+	if (inv->version == INVITE_VERSION_RELAY &&
+	    (e = invite_parse_relay(r, &inv->relay)) != INVITE_OK)
+		return e;
 	if (rd_left(r) > 0)
 		return INVITE_TRAILING;
 	return INVITE_OK;
@@ -251,6 +336,8 @@ invite_strerror(enum invite_err e)
 		    "member can be reached: it was made by a different papo",
 		[INVITE_TRAILING] = "invite has bytes after its last address: "
 		    "it was made by a different papo",
+		[INVITE_RELAY] = "invite has a relay that is empty, too long "
+		    "or not text: it was made by a different papo",
 	};
 
 	if ((size_t)e >= sizeof(msg) / sizeof(msg[0]) || msg[e] == NULL)

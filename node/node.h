@@ -121,6 +121,9 @@ struct node_config {
 	 * which may block. */
 	const char *turn;
 	const char *turn_user, *turn_pass, *turn_secret;
+	/* Invites leave the relay out (PAPO_TURN_SHARE=off).  Without one
+	 * set here, the relay room.json has from the invite is used. */
+	int turn_noshare;
 };
 
 enum node_kind {
@@ -171,6 +174,8 @@ void node_stop(struct node *n);
  * (malloc'd) with the addresses where the node is reached. */
 void node_quic_addr(const struct node *n, char *out, size_t len);
 char *node_invite(const struct node *n);
+/* 1 when the node has a TURN relay, set for it or from its invite. */
+int node_relay(const struct node *n);
 int node_fd(const struct node *n);
 void node_submit(struct node *n, struct node_msg *m);
 struct node_msg *node_take(struct node *n);

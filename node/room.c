@@ -75,6 +75,41 @@ room_json_str(const cJSON *o, const char *name)
 	return cJSON_IsString(c) ? c->valuestring : NULL;
 }
 
+/* Copies o's string field name (absent: "") into out of size n; -1 when
+ * it is not a string or is too long. */
+static int
+room_json_copy(const cJSON *o, const char *name, char *out, size_t n)
+{
+	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	if (c == NULL) {
+		out[0] = '\0';
+		return 0;
+	}
+	if (!cJSON_IsString(c) || strlen(c->valuestring) >= n)
+		return -1;
+	strcpy(out, c->valuestring);
+	return 0;
+}
+
+/* The relay the invite carried ("relay" in room.json), if any. */
+static int
+room_load_relay(const cJSON *o, struct invite_relay *r)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "relay");
+
+	if (v == NULL)
+		return 0;
+	if (!cJSON_IsObject(v) ||
+	    room_json_copy(v, "url", r->url, sizeof(r->url)) == -1 ||
+	    room_json_copy(v, "user", r->user, sizeof(r->user)) == -1 ||
+	    room_json_copy(v, "pass", r->pass, sizeof(r->pass)) == -1 ||
+	    room_json_copy(v, "secret", r->secret, sizeof(r->secret)) == -1 ||
+	    r->url[0] == '\0')
+		return -1;
+	return 0;
+}
+
 int
 room_load(char err[PAPO_ERR_LEN], const char *home, struct room *out)
 {
@@ -142,6 +177,10 @@ room_load(char err[PAPO_ERR_LEN], const char *home, struct room *out)
 		}
 		out->nboot++;
 	}
+	if (room_load_relay(o, &out->relay) == -1) {
+		what = "\"relay\" is malformed";
+		goto bad;
+	}
 	rc = 0;
 	goto out;
 bad:
@@ -161,7 +200,7 @@ int
 room_save(char err[PAPO_ERR_LEN], const char *home, const struct room *r)
 {
 	char path[4096], text[PAPO_ID_LEN + 1];
-	cJSON *o = NULL, *boot;
+	cJSON *o = NULL, *boot, *relay;
 	char *json = NULL;
 	int rc = -1;
 
@@ -192,6 +231,13 @@ room_save(char err[PAPO_ERR_LEN], const char *home, const struct room *r)
 		addr_format(&r->boot[i], a);
 		cJSON_AddItemToArray(boot, cJSON_CreateString(a));
 	}
+	if (r->relay.url[0] != '\0' &&
+	    ((relay = cJSON_AddObjectToObject(o, "relay")) == NULL ||
+	    cJSON_AddStringToObject(relay, "url", r->relay.url) == NULL ||
+	    cJSON_AddStringToObject(relay, "user", r->relay.user) == NULL ||
+	    cJSON_AddStringToObject(relay, "pass", r->relay.pass) == NULL ||
+	    cJSON_AddStringToObject(relay, "secret", r->relay.secret) == NULL))
+		goto nomem;
 	if ((json = cJSON_Print(o)) == NULL)
 		goto nomem;
 	rc = fs_write(err, path, json, strlen(json));
@@ -244,7 +290,9 @@ room_listen(char err[PAPO_ERR_LEN], const char *listen, struct addr *a)
 	return 0;
 }
 
-/* Encodes the invite of r for member id reachable at listen. */
+/* Encodes the invite of r for member id reachable at listen, with the
+ * relay r's own invite carried (a daemon's invite says which relay it
+ * uses: node.c). */
 static int
 room_make_invite(char err[PAPO_ERR_LEN], const struct room *r,
     const struct identity *id, const struct addr *listen, char **invite)
@@ -262,6 +310,7 @@ room_make_invite(char err[PAPO_ERR_LEN], const struct room *r,
 		return -1;
 	}
 	inv.naddr = (size_t)n;
+	inv.relay = r->relay;
 	*invite = invite_encode(&inv);
 	sodium_memzero(&inv, sizeof(inv));
 	if (*invite == NULL) {
@@ -381,6 +430,7 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	memcpy(r.inviter, inv.inviter, sizeof(r.inviter));
 	r.nboot = inv.naddr;
 	memcpy(r.boot, inv.addr, inv.naddr * sizeof(inv.addr[0]));
+	r.relay = inv.relay;
 	rc = room_save(err, home, &r);
 out:
 	sodium_memzero(&inv, sizeof(inv));

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "node/addr.h"
+#include "node/invite.h"
 #include "node/node.h"
 
 #define ROOM_NAME_MAX 32
@@ -23,6 +24,7 @@ struct room {
 	uint8_t inviter[32];
 	size_t nboot;
 	struct addr boot[PAPO_ADDR_MAX];   /* the inviter's addresses */
+	struct invite_relay relay;         /* the invite's relay, or url "" */
 };
 
 /* Reads home's room.json.  -1 with err set (naming the file) otherwise. */

@@ -460,7 +460,8 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 		sc.protocol = (unsigned)atoi(cli_env("PAPO_PROTOCOL"));
 	}
 	if (cli_switch("PAPO_LAN", &sc.nolan) == -1 ||
-	    cli_switch("PAPO_PORTMAP", &sc.noportmap) == -1)
+	    cli_switch("PAPO_PORTMAP", &sc.noportmap) == -1 ||
+	    cli_switch("PAPO_TURN_SHARE", &sc.turn_noshare) == -1)
 		return CLI_ERROR;
 	sc.portmap_private = cli_env("PAPO_PORTMAP_PRIVATE") != NULL &&
 	    strcmp(cli_env("PAPO_PORTMAP_PRIVATE"), "1") == 0;
@@ -740,18 +741,22 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 		printf("\n");
 	}
 	/* The TURN relay, when one is set: "allocated at RELAYED on SERVER",
-	 * "allocating on SERVER", "failed (REASON)". */
+	 * "allocating on SERVER", "failed (REASON)"; "(from the invite)"
+	 * when this member was not given one but its invite carried it. */
 	v = cJSON_GetObjectItemCaseSensitive(me, "turn");
 	if ((s = cli_str(v, "state")) != NULL && strcmp(s, "off") != 0) {
 		const char *relayed = cli_str(v, "relayed");
 		const char *server = cli_str(v, "server");
 		const char *why = cli_str(v, "reason");
+		const char *from = cli_str(v, "from");
 
 		printf("relay: %s", s);
 		if (relayed != NULL)
 			printf(" at %s", relayed);
 		if (server != NULL && why == NULL)
 			printf(" on %s", server);
+		if (from != NULL && strcmp(from, "invite") == 0)
+			printf(" (from the invite)");
 		if (why != NULL) {
 			printf(" (");
 			cli_put(why);

@@ -38,6 +38,8 @@ struct serve_config {
 	const char *turn_user;   /* PAPO_TURN_USER */
 	const char *turn_pass;   /* PAPO_TURN_PASS */
 	const char *turn_secret; /* PAPO_TURN_SECRET */
+	int turn_noshare;        /* PAPO_TURN_SHARE=off: invites leave the
+	                          * relay out */
 };
 
 /*

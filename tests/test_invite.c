@@ -105,8 +105,8 @@ round_trip(size_t naddr)
 static const char *
 craft(const uint8_t *p, size_t n)
 {
-	static char s[1024];
-	uint8_t b[512], h[crypto_generichash_BYTES_MIN];
+	static char s[2048];
+	uint8_t b[1024], h[crypto_generichash_BYTES_MIN];
 
 	memcpy(b, p, n);
 	crypto_generichash(h, sizeof(h), p, n, NULL, 0);
@@ -192,7 +192,7 @@ static void
 test_text(void)
 {
 	struct invite in, out;
-	char *s, t[512];
+	char *s, t[2048];
 	size_t pos;
 
 	sample(&in, 1);
@@ -248,12 +248,17 @@ test_text(void)
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
 	snprintf(t, sizeof(t), "%s%s", s, "aa");
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
-	/* Longer than any invite: three pasted together. */
+	/* Longer than any invite: eleven pasted together; three make a
+	 * length a relay's invite can have, and fail their checksum. */
 	snprintf(t, sizeof(t), "%s%s%s", s, s + 5, s + 5);
+	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_CHECKSUM);
+	snprintf(t, sizeof(t), "%s", s);
+	for (int i = 1; i < 11; i++)
+		strcat(t, s + 5);
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
-	memset(t, 'a', 400);
+	memset(t, 'a', 1400);   /* the longest invite has 1,297 */
 	memcpy(t, "papo1", 5);
-	t[400] = '\0';
+	t[1400] = '\0';
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
 
 	/* Cut short, at any length below the smallest invite. */
@@ -310,7 +315,7 @@ test_crafted(void)
 	CHECK_EQ_INT(out.addr[0].ip[0], 127);
 
 	/* From a newer papo. */
-	n = head(b, 2, 0);
+	n = head(b, 3, 0);
 	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL),
 	    INVITE_VERSION_BAD);
 	n = head(b, 0, 0);
@@ -391,9 +396,159 @@ test_strerror(void)
 	CHECK(invite_strerror((enum invite_err)99) != NULL);
 }
 
+static void
+relay_sample(struct invite *inv, const char *url, const char *user,
+    const char *pass, const char *secret)
+{
+	sample(inv, 2);
+	snprintf(inv->relay.url, sizeof(inv->relay.url), "%s", url);
+	snprintf(inv->relay.user, sizeof(inv->relay.user), "%s", user);
+	snprintf(inv->relay.pass, sizeof(inv->relay.pass), "%s", pass);
+	snprintf(inv->relay.secret, sizeof(inv->relay.secret), "%s", secret);
+}
+
+static int
+same_relay(const struct invite_relay *a, const struct invite_relay *b)
+{
+	return strcmp(a->url, b->url) == 0 && strcmp(a->user, b->user) == 0 &&
+	    strcmp(a->pass, b->pass) == 0 && strcmp(a->secret, b->secret) == 0;
+}
+
+/* Puts a length byte and the string s at b; its size. */
+static size_t
+put_str(uint8_t *b, const char *s)
+{
+	b[0] = (uint8_t)strlen(s);
+	memcpy(b + 1, s, strlen(s));
+	return 1 + strlen(s);
+}
+
+/* The relay of version 2: kept whole, refused when it could not be
+ * used, and absent from version 1, which older papo still reads. */
+static void
+test_relay(void)
+{
+	struct invite in, out;
+	char url[INVITE_URL_MAX + 2], cred[INVITE_CRED_MAX + 2];
+	uint8_t b[1024];
+	size_t n;
+	char *s;
+
+	/* Long-term credentials (a password with a space), and a secret. */
+	relay_sample(&in, "turn:relay.example.net:3478", "u", "p w!", "");
+	s = invite_encode(&in);
+	CHECK(s != NULL);
+	memset(&out, 0xaa, sizeof(out));
+	CHECK_EQ_INT(invite_decode(s, &out, NULL), INVITE_OK);
+	CHECK_EQ_INT(out.version, INVITE_VERSION_RELAY);
+	CHECK(same_relay(&in.relay, &out.relay));
+	CHECK_EQ_INT(out.naddr, 2);
+	CHECK(memcmp(out.secret, in.secret, 32) == 0);
+	free(s);
+	relay_sample(&in, "turn:[2001:db8::1]", "", "", "s3cret");
+	s = invite_encode(&in);
+	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
+	CHECK(same_relay(&in.relay, &out.relay));
+	free(s);
+
+	/* The largest: 8 IPv6 addresses, every field at its most. */
+	sample(&in, PAPO_ADDR_MAX);
+	for (size_t i = 0; i < PAPO_ADDR_MAX; i++)
+		in.addr[i] = v6((uint8_t)i, 7778);
+	memset(in.relay.url, 'u', INVITE_URL_MAX);
+	memset(in.relay.user, 'a', INVITE_CRED_MAX);
+	memset(in.relay.pass, 'b', INVITE_CRED_MAX);
+	memset(in.relay.secret, 'c', INVITE_CRED_MAX);
+	s = invite_encode(&in);
+	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
+	CHECK(same_relay(&in.relay, &out.relay));
+	CHECK_EQ_INT(out.naddr, PAPO_ADDR_MAX);
+	free(s);
+
+	/* No relay: version 1, 129 characters with one IPv4 address. */
+	sample(&in, 1);
+	s = invite_encode(&in);
+	CHECK(s != NULL && strlen(s) == 129);
+	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
+	CHECK_EQ_INT(out.version, INVITE_VERSION);
+	CHECK_EQ_STR(out.relay.url, "");
+	free(s);
+
+	/* What a decoder would refuse is never encoded. */
+	memset(url, 'u', sizeof(url) - 1);
+	url[sizeof(url) - 1] = '\0';
+	memset(cred, 'c', sizeof(cred) - 1);
+	cred[sizeof(cred) - 1] = '\0';
+	relay_sample(&in, "turn:h", "", "", "");
+	CHECK(invite_encode(&in) == NULL);          /* no credentials */
+	relay_sample(&in, "turn:h", "u", "", "");
+	CHECK(invite_encode(&in) == NULL);          /* no password */
+	relay_sample(&in, "turn:h", "u", "p\n", "");
+	CHECK(invite_encode(&in) == NULL);          /* not printable */
+	relay_sample(&in, "turn: h", "u", "p", "");
+	CHECK(invite_encode(&in) == NULL);          /* a space in the URL */
+	relay_sample(&in, "turn:h", "u", "p\xc3\xa9", "");
+	CHECK(invite_encode(&in) == NULL);          /* not ASCII */
+	sample(&in, 1);
+	memcpy(in.relay.url, url, INVITE_URL_MAX + 1);   /* 201 bytes */
+	strcpy(in.relay.secret, "s");
+	CHECK(invite_encode(&in) == NULL);
+
+	/* Crafted: each fault of the relay has its error. */
+	n = head(b, 2, 1);
+	n += put_v4(b + n, 4, 7778);
+	n += put_str(b + n, "turn:h");
+	n += put_str(b + n, "u");
+	n += put_str(b + n, "p");
+	n += put_str(b + n, "");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_OK);
+	CHECK_EQ_STR(out.relay.url, "turn:h");
+	CHECK_EQ_STR(out.relay.pass, "p");
+	b[n] = 0;                                   /* one byte too many */
+	CHECK_EQ_INT(invite_decode(craft(b, n + 1), &out, NULL),
+	    INVITE_TRAILING);
+	CHECK_EQ_INT(invite_decode(craft(b, n - 1), &out, NULL),
+	    INVITE_TRUNCATED);
+	n = head(b, 2, 1);                          /* version 2, no relay */
+	n += put_v4(b + n, 4, 7778);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_TRUNCATED);
+	b[n] = 0;                                   /* an empty URL */
+	n += 1;
+	n += put_str(b + n, "u");
+	n += put_str(b + n, "p");
+	n += put_str(b + n, "");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* a URL of 201 bytes */
+	n += put_str(b + n, url);
+	n += put_str(b + n, "");
+	n += put_str(b + n, "");
+	n += put_str(b + n, "s");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* a user of 128 bytes */
+	n += put_str(b + n, "turn:h");
+	n += put_str(b + n, cred);
+	n += put_str(b + n, "p");
+	n += put_str(b + n, "");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* a NUL in the secret */
+	n += put_str(b + n, "turn:h");
+	n += put_str(b + n, "");
+	n += put_str(b + n, "");
+	n += put_str(b + n, "ab");
+	b[n - 1] = 0;
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* no credentials */
+	n += put_str(b + n, "turn:h");
+	n += put_str(b + n, "u");
+	n += put_str(b + n, "");
+	n += put_str(b + n, "");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+}
+
 int
 main(void)
 {
+	test_relay();
 	test_round_trips();
 	test_text();
 	test_crafted();
