@@ -132,9 +132,17 @@ node_turn_conf(char err[PAPO_ERR_LEN], struct node *n,
 	} else
 		return 0;
 	if (turn_parse_url(r->url, &n->turn.server, why) == -1) {
-		snprintf(err, PAPO_ERR_LEN, "TURN server%s: %s",
-		    strcmp(n->relay_from, "invite") == 0 ?
-		    " (from the invite)" : "", why);
+		/* A relay set for us that cannot work stops the start, as
+		 * any wrong setting; one the invite brought (a name only the
+		 * inviter's network resolves, say) must not. */
+		if (strcmp(n->relay_from, "invite") == 0) {
+			log_msg(LOG_WARN, "relay: the invite's TURN server "
+			    "cannot be used, going on without one: %s", why);
+			n->relay_from = NULL;
+			sodium_memzero(r, sizeof(*r));
+			return 0;
+		}
+		snprintf(err, PAPO_ERR_LEN, "TURN server: %s", why);
 		return -1;
 	}
 	if (r->secret[0] == '\0' && (r->user[0] == '\0' || r->pass[0] == '\0')) {
