@@ -64,32 +64,6 @@ began=$(date +%s)
 note() { echo "relay.sh: $*"; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
-# once NAME TEXT: TEXT is in NAME's history exactly once.
-once() {
-	local n; n=$(history_count "$1" "$2")
-	check "$1's history has '$2' once (has it $n times)" test "$n" = 1
-}
-# talk A B WHY: A says a line and B's history gets it, then the other way;
-# each say must answer "delivered to ... B".
-talk() {
-	local a=$1 b=$2 why=$3 x y
-	for x in "$a $b" "$b $a"; do
-		set -- $x
-		y="$1 to $2, $why"
-		say_ok "$1" "$y" " delivered to .*\\b$2\\b" "$1 to $2 ($why) is delivered"
-		check "$2's history has '$y'" until_true 10 history_has "$2" "$y"
-	done
-}
-room() {
-	local r=$1 n inv; shift
-	lab_papo "$r" new --name "$r" >/dev/null
-	lab_start "$r" || return
-	inv=$(lab_papo "$r" invite)
-	for n in "$@"; do
-		lab_papo "$n" join "$inv" --name "$n" >/dev/null
-		lab_start "$n" || return
-	done
-}
 relayed_both() {
 	status_is "$1" "$(m "$2") | .online and .path == \"relay\"" &&
 		status_is "$2" "$(m "$1") | .online and .path == \"relay\""
