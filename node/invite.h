@@ -11,11 +11,12 @@
 #include "node/addr.h"
 #include "node/node.h"
 
-#define INVITE_VERSION 1        /* an invite without a relay */
-#define INVITE_VERSION_RELAY 2  /* one carrying the room's TURN relay */
+#define INVITE_VERSION 1        /* an invite without extensions */
+#define INVITE_VERSION_EXT 2    /* one with: a relay, a room name */
 #define INVITE_PREFIX "papo1"
 #define INVITE_URL_MAX 200      /* bytes of the relay's URL */
 #define INVITE_CRED_MAX 127     /* bytes of a relay user, password, secret */
+#define INVITE_ROOM_MAX 64      /* bytes of a room's name */
 
 /*
  * The TURN relay an invite hands to the joiner, as the inviter was given
@@ -36,6 +37,7 @@ struct invite {
 	size_t naddr;
 	struct addr addr[PAPO_ADDR_MAX];
 	struct invite_relay relay;
+	char room[INVITE_ROOM_MAX + 1];   /* the room's name, or "" */
 };
 
 enum invite_err {
@@ -52,14 +54,16 @@ enum invite_err {
 	INVITE_PORT,           /* port 0 */
 	INVITE_TRAILING,       /* bytes after the last address */
 	INVITE_RELAY,          /* a relay that is empty, too long or not text */
+	INVITE_ROOM,           /* a room name that is empty, too long, not text */
+	INVITE_EXTENSION,      /* an extension given twice */
 };
 
 /* Encodes inv (its version is ignored: INVITE_VERSION is written, or
- * INVITE_VERSION_RELAY when relay.url is set) into a malloc'd string;
- * NULL when out of memory, or when it holds what a decoder would refuse:
- * too many addresses, a family other than 4 or 6, port 0, a relay whose
- * fields are too long or not printable ASCII, or one without
- * credentials. */
+ * INVITE_VERSION_EXT when relay.url or room is set) into a malloc'd
+ * string; NULL when out of memory, or when it holds what a decoder would
+ * refuse: too many addresses, a family other than 4 or 6, port 0, a relay
+ * whose fields are too long or not printable ASCII, or one without
+ * credentials, a room name too long or with control characters. */
 char *invite_encode(const struct invite *inv);
 
 /*

@@ -192,7 +192,7 @@ static void
 test_text(void)
 {
 	struct invite in, out;
-	char *s, t[2048];
+	char *s, t[4096];
 	size_t pos;
 
 	sample(&in, 1);
@@ -248,17 +248,18 @@ test_text(void)
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
 	snprintf(t, sizeof(t), "%s%s", s, "aa");
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
-	/* Longer than any invite: eleven pasted together; three make a
-	 * length a relay's invite can have, and fail their checksum. */
+	/* Longer than any invite: twenty pasted together; three make a
+	 * length an invite with extensions can have, and fail their
+	 * checksum. */
 	snprintf(t, sizeof(t), "%s%s%s", s, s + 5, s + 5);
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_CHECKSUM);
 	snprintf(t, sizeof(t), "%s", s);
-	for (int i = 1; i < 11; i++)
+	for (int i = 1; i < 20; i++)
 		strcat(t, s + 5);
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
-	memset(t, 'a', 1400);   /* the longest invite has 1,297 */
+	memset(t, 'a', 2600);   /* invites have at most 2,463 */
 	memcpy(t, "papo1", 5);
-	t[1400] = '\0';
+	t[2600] = '\0';
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
 
 	/* Cut short, at any length below the smallest invite. */
@@ -423,6 +424,34 @@ put_str(uint8_t *b, const char *s)
 	return 1 + strlen(s);
 }
 
+/* Puts an extension of type with the value v at b; its size. */
+static size_t
+put_ext(uint8_t *b, uint8_t type, const char *v)
+{
+	size_t n = strlen(v);
+
+	b[0] = type;
+	b[1] = (uint8_t)(n >> 8), b[2] = (uint8_t)n;
+	memcpy(b + 3, v, n);
+	return 3 + n;
+}
+
+/* Puts a relay extension at b; its size. */
+static size_t
+put_relay(uint8_t *b, const char *url, const char *user, const char *pass,
+    const char *secret)
+{
+	size_t n = 3;
+
+	b[0] = 1;
+	n += put_str(b + n, url);
+	n += put_str(b + n, user);
+	n += put_str(b + n, pass);
+	n += put_str(b + n, secret);
+	b[1] = (uint8_t)((n - 3) >> 8), b[2] = (uint8_t)(n - 3);
+	return n;
+}
+
 /* The relay of version 2: kept whole, refused when it could not be
  * used, and absent from version 1, which older papo still reads. */
 static void
@@ -440,7 +469,7 @@ test_relay(void)
 	CHECK(s != NULL);
 	memset(&out, 0xaa, sizeof(out));
 	CHECK_EQ_INT(invite_decode(s, &out, NULL), INVITE_OK);
-	CHECK_EQ_INT(out.version, INVITE_VERSION_RELAY);
+	CHECK_EQ_INT(out.version, INVITE_VERSION_EXT);
 	CHECK(same_relay(&in.relay, &out.relay));
 	CHECK_EQ_INT(out.naddr, 2);
 	CHECK(memcmp(out.secret, in.secret, 32) == 0);
@@ -494,61 +523,101 @@ test_relay(void)
 	strcpy(in.relay.secret, "s");
 	CHECK(invite_encode(&in) == NULL);
 
-	/* Crafted: each fault of the relay has its error. */
+	/* Crafted: each fault of an extension has its error. */
 	n = head(b, 2, 1);
 	n += put_v4(b + n, 4, 7778);
-	n += put_str(b + n, "turn:h");
-	n += put_str(b + n, "u");
-	n += put_str(b + n, "p");
-	n += put_str(b + n, "");
+	n += put_relay(b + n, "turn:h", "u", "p", "");
 	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_OK);
 	CHECK_EQ_STR(out.relay.url, "turn:h");
 	CHECK_EQ_STR(out.relay.pass, "p");
-	b[n] = 0;                                   /* one byte too many */
-	CHECK_EQ_INT(invite_decode(craft(b, n + 1), &out, NULL),
-	    INVITE_TRAILING);
+	CHECK_EQ_STR(out.room, "");
 	CHECK_EQ_INT(invite_decode(craft(b, n - 1), &out, NULL),
+	    INVITE_TRUNCATED);                      /* the value cut */
+	CHECK_EQ_INT(invite_decode(craft(b, n + put_ext(b + n, 9, "")), &out,
+	    NULL), INVITE_OK);                      /* an empty unknown one */
+	n += put_ext(b + n, 77, "from a later papo");
+	n += put_ext(b + n, 2, "ops");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_OK);
+	CHECK_EQ_STR(out.room, "ops");
+	CHECK_EQ_STR(out.relay.user, "u");
+	b[n] = 2;                                   /* a type, no length */
+	CHECK_EQ_INT(invite_decode(craft(b, n + 1), &out, NULL),
 	    INVITE_TRUNCATED);
-	n = head(b, 2, 1);                          /* version 2, no relay */
-	n += put_v4(b + n, 4, 7778);
-	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_TRUNCATED);
-	b[n] = 0;                                   /* an empty URL */
-	n += 1;
-	n += put_str(b + n, "u");
-	n += put_str(b + n, "p");
-	n += put_str(b + n, "");
+	CHECK_EQ_INT(invite_decode(craft(b, n + put_ext(b + n, 2, "x")), &out,
+	    NULL), INVITE_EXTENSION);               /* a name twice */
+	n = head(b, 2, 0);                          /* version 2, nothing */
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_OK);
+	n = head(b, 2, 0);                          /* an empty URL */
+	n += put_relay(b + n, "", "u", "p", "");
 	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
 	n = head(b, 2, 0);                          /* a URL of 201 bytes */
-	n += put_str(b + n, url);
-	n += put_str(b + n, "");
-	n += put_str(b + n, "");
-	n += put_str(b + n, "s");
+	n += put_relay(b + n, url, "", "", "s");
 	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
 	n = head(b, 2, 0);                          /* a user of 128 bytes */
-	n += put_str(b + n, "turn:h");
-	n += put_str(b + n, cred);
-	n += put_str(b + n, "p");
-	n += put_str(b + n, "");
+	n += put_relay(b + n, "turn:h", cred, "p", "");
 	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
 	n = head(b, 2, 0);                          /* a NUL in the secret */
-	n += put_str(b + n, "turn:h");
-	n += put_str(b + n, "");
-	n += put_str(b + n, "");
-	n += put_str(b + n, "ab");
+	n += put_relay(b + n, "turn:h", "", "", "ab");
 	b[n - 1] = 0;
 	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
 	n = head(b, 2, 0);                          /* no credentials */
-	n += put_str(b + n, "turn:h");
-	n += put_str(b + n, "u");
-	n += put_str(b + n, "");
-	n += put_str(b + n, "");
+	n += put_relay(b + n, "turn:h", "u", "", "");
 	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* strings cut short */
+	n += put_ext(b + n, 1, "\x06turn:h\x01u");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* a byte after them */
+	n += put_ext(b + n, 1, "\x06turn:h\x01u\x01p\x00z");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* an empty name */
+	n += put_ext(b + n, 2, "");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_ROOM);
+	n = head(b, 2, 0);                          /* a control character */
+	n += put_ext(b + n, 2, "a\tb");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_ROOM);
+	n = head(b, 2, 0);                          /* a name of 65 bytes */
+	cred[65] = '\0';
+	n += put_ext(b + n, 2, cred);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_ROOM);
+}
+
+/* A room name: kept whole (UTF-8), alone or with a relay. */
+static void
+test_room(void)
+{
+	struct invite in, out;
+	char *s;
+
+	sample(&in, 1);
+	snprintf(in.room, sizeof(in.room), "%s", "équipe ops");
+	s = invite_encode(&in);
+	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
+	CHECK_EQ_INT(out.version, INVITE_VERSION_EXT);
+	CHECK_EQ_STR(out.room, "équipe ops");
+	CHECK_EQ_STR(out.relay.url, "");
+	free(s);
+	relay_sample(&in, "turn:h", "u", "p", "");
+	snprintf(in.room, sizeof(in.room), "%s", "ops");
+	s = invite_encode(&in);
+	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
+	CHECK_EQ_STR(out.room, "ops");
+	CHECK(same_relay(&in.relay, &out.relay));
+	free(s);
+	snprintf(in.room, sizeof(in.room), "%s", "a\nb");
+	CHECK(invite_encode(&in) == NULL);
+	memset(in.room, 'r', INVITE_ROOM_MAX);
+	in.room[INVITE_ROOM_MAX] = '\0';
+	s = invite_encode(&in);
+	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
+	CHECK_EQ_INT(strlen(out.room), INVITE_ROOM_MAX);
+	free(s);
 }
 
 int
 main(void)
 {
 	test_relay();
+	test_room();
 	test_round_trips();
 	test_text();
 	test_crafted();
