@@ -230,8 +230,9 @@ node_main(void *arg)
 }
 
 /*
- * The invite others can join with: this room, this member, the addresses
- * the node is reached at, and the relay it uses (unless
+ * The invite others can join with: this room (and the name its maker gave
+ * it), this member, the addresses the node is reached at, and the relay it
+ * uses (unless
  * PAPO_TURN_SHARE=off), so that a joiner behind another NAT reaches our
  * relayed address through it with nothing set (docs/REACHABILITY.md).
  * Credentials an invite cannot carry (not printable ASCII) leave the
@@ -241,12 +242,15 @@ static char *
 node_make_invite(struct node *n)
 {
 	struct invite inv;
+	const char *room;
 	char *s;
 
 	memset(&inv, 0, sizeof(inv));
 	memcpy(inv.secret, n->room.secret, 32);
 	memcpy(inv.inviter, n->me->pk, 32);
 	inv.naddr = gossip_addrs(n->gossip, inv.addr, PAPO_ADDR_MAX);
+	if ((room = room_given_name(&n->room)) != NULL)
+		snprintf(inv.room, sizeof(inv.room), "%s", room);
 	if (n->relay_from != NULL && n->relay_share) {
 		inv.relay = n->relay;
 		if ((s = invite_encode(&inv)) != NULL)

@@ -30,13 +30,15 @@
 /*
  * Creates this member's identity in home if it has none, and a new room
  * whose member name is name (1..64 bytes of UTF-8) and about text about
- * (may be NULL).  Refuses when home already holds a room unless force is
- * set.  listen is the QUIC address the daemon will use ("ADDR:PORT"); it
+ * (may be NULL), named room (1..64 bytes of UTF-8; NULL: "papo-" and the
+ * start of its id).  Refuses when home already holds a room unless force
+ * is set.  listen is the QUIC address the daemon will use ("ADDR:PORT"); it
  * fills the invite's addresses.  On success *invite is a malloc'd string
  * the caller frees.
  */
 int room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
-    const char *about, int force, const char *listen, char **invite);
+    const char *about, const char *room, int force, const char *listen,
+    char **invite);
 
 /*
  * Stores the room of an invite in home, with this member's name and

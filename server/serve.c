@@ -172,7 +172,8 @@ serve_room(char err[PAPO_ERR_LEN], const struct serve_config *c)
 		return 0;
 	}
 	serve_invite_listen(c->listen, listen, sizeof(listen));
-	if (room_create(err, c->home, name, c->about, 0, listen, &invite) == -1)
+	if (room_create(err, c->home, name, c->about, c->room, 0, listen,
+	    &invite) == -1)
 		return -1;
 	free(invite);
 	log_msg(LOG_INFO, "created a new room in %s; you are %s", c->home, name);

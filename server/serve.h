@@ -22,6 +22,8 @@ struct serve_config {
 	const char *name;        /* the member name for a room made at first
 	                          * start; NULL: the login name */
 	const char *about;
+	const char *room;        /* the name of a room made at first start
+	                          * (--room, PAPO_ROOM), or NULL */
 	const char *invite;      /* joined at first start (PAPO_INVITE) */
 	unsigned long mcp_idle_s; /* an unused MCP session ends after
 	                           * (PAPO_MCP_IDLE); 0: the default */
