@@ -299,8 +299,11 @@ relay_then_punch() {
 			(.rtt_ms | type) == \"number\"" \
 			"with r6 back, $1 still shows $2 punched"
 		# (punched too, when the member that brought news of r6's
-		# return started a punch before r6's own dial greeted)
-		eventually 10 "$1" "$(m r6) | .online and (.path | IN(\"direct\", \"punched\"))" \
+		# return started a punch before r6's own dial greeted).  r6's
+		# dials pass $1's NAT only while $1's last dial to r6 (every
+		# 30 s at most, backing off) keeps its mapping, 30 s in Linux's
+		# conntrack: else $1's next dial finds r6, up to 35 s on.
+		eventually 40 "$1" "$(m r6) | .online and (.path | IN(\"direct\", \"punched\"))" \
 			"$1 reaches r6 on a path of its own, not the relay"
 	done
 	n=$(cat "$T/chatter.n")
