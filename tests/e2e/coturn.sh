@@ -17,17 +17,17 @@
 #
 # The promises under test (docker/README.md, "A relay for the room on a
 # small VPS"):
-#  1. The entrypoint refuses a missing, short or spaced TURN_SECRET and a
-#     bad TURN_ALLOWED_PEER_IP, with one line saying which, starting
-#     nothing.
+#  1. The entrypoint refuses a missing, empty, short or spaced
+#     TURN_SECRET and a TURN_ALLOWED_PEER_IP or TURN_EXTERNAL_IP that is no
+#     address, with one line saying which, starting nothing.
 #  2. The relay listens on UDP 3478 and on no TCP port at all (no TCP, no
 #     TLS, no CLI); the config it runs with holds the secret and is
 #     readable by its user alone.
 #  3. Denied peers: started without TURN_ALLOWED_PEER_IP, the README's
 #     check (turnutils_uclient -y: two allocations sending to each other)
 #     from behind a NAT gets no data through, as the relay's own addresses
-#     are in the documentation range it denies; a member's allocation still
-#     works.  Started with it, the check passes: every packet back.
+#     are in the documentation range it denies (403 Forbidden IP).
+#     Started with it, the check passes: every packet back.
 #  4. a makes the room; its invite, taken once a is allocated, carries its
 #     relayed address; b joins with it.  No member is reachable directly,
 #     and no other member exists: a and b reach each other relay to relay
