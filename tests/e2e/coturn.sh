@@ -192,6 +192,7 @@ room_through_relay() {
 	x="a's long one $(head -c 48000 /dev/zero | tr '\0' y)"
 	say_ok a "$x" ' delivered to .*\bb\b' "48 kB from a (near the most a message holds) is delivered through the relay"
 	check "b's history has a's 48 kB message" until_true 20 history_has b "$x"
+	note "turnserver's resident memory while relaying for a and b: $(awk '/^VmRSS/ { print $2, $3 }' "/proc/$(cat "$T/turn.pid")/status")"
 	lab_papo b status >"$T/papo-status-b" 2>&1
 	has "$T/papo-status-b" '^relay: allocated at 203\.0\.113\.5:[0-9]+ on 203\.0\.113\.5:3478$' \
 		"papo status on b has the relay line"
