@@ -31,13 +31,16 @@ case $secret in
 esac
 [ ${#secret} -ge 16 ] || die "TURN_SECRET is too short (${#secret} characters; at least 16)"
 [ ${#secret} -le 256 ] || die "TURN_SECRET is too long (${#secret} characters; at most 256)"
-# An address or a range: digits, hex, dots, colons, a slash or a dash.
-for v in TURN_EXTERNAL_IP TURN_ALLOWED_PEER_IP; do
-	eval "x=\${$v:-}"
-	case $x in
-	*[!0-9a-fA-F.:/-]*) die "$v is not an address: '$x'" ;;
+# address NAME VALUE: VALUE is empty, an address or a range (digits,
+# hex, dots, colons, a slash or a dash), nothing a config line could
+# carry more in.
+address() {
+	case $2 in
+	*[!0-9a-fA-F.:/-]*) die "$1 is not an address: '$2'" ;;
 	esac
-done
+}
+address TURN_EXTERNAL_IP "${TURN_EXTERNAL_IP:-}"
+address TURN_ALLOWED_PEER_IP "${TURN_ALLOWED_PEER_IP:-}"
 [ -r "$conf" ] || die "cannot read $conf"
 
 umask 077

@@ -124,7 +124,7 @@ uclient() {
 }
 # 2 and 3: what the relay listens on, and denied peers.
 listening_and_denied() {
-	local n tcp perm
+	local tcp perm
 	turn_start || return
 	tcp=$(lab_in turn ss -Hltn)
 	check "the relay listens on no TCP port (no TCP, TLS or CLI): $tcp" test -z "$tcp"
