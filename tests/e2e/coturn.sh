@@ -60,13 +60,16 @@ command -v turnutils_uclient >/dev/null || lab_skip "no turnutils_uclient (cotur
 
 # The relay runs as the image runs it: the unprivileged user Debian's
 # coturn package makes, in a run directory of its own.
+# Its two files are copied into a directory of its own, which it can read
+# wherever the checkout is (a home of mode 0700, say), and it runs there.
 RUN=$T/turn/run
 AS=()
 mkdir -m 0700 "$T/turn"
+cp "$DOCKER/turnserver.conf" "$DOCKER/coturn-entrypoint.sh" "$T/turn/"
 if id turnserver >/dev/null 2>&1 && command -v setpriv >/dev/null; then
 	AS=(setpriv --reuid=turnserver --regid=turnserver --clear-groups)
 	chmod 0711 "$T"
-	chown turnserver: "$T/turn"
+	chown -R turnserver: "$T/turn"
 fi
 
 # entrypoint [VAR=VALUE...] [-- TURNSERVER ARGS...]: coturn-entrypoint.sh
@@ -75,8 +78,8 @@ entrypoint() {
 	local envs=()
 	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
 	[ $# -eq 0 ] || shift
-	env -u TURN_SECRET TURN_CONF="$DOCKER/turnserver.conf" TURN_RUNDIR="$RUN" \
-		"${envs[@]}" "${AS[@]}" sh "$DOCKER/coturn-entrypoint.sh" "$@"
+	(cd "$T/turn" && exec env -u TURN_SECRET TURN_CONF="$T/turn/turnserver.conf" \
+		TURN_RUNDIR="$RUN" "${envs[@]}" "${AS[@]}" sh "$T/turn/coturn-entrypoint.sh" "$@")
 }
 
 # refused WHAT WHY VAR=VALUE...: the entrypoint refuses these settings
@@ -107,9 +110,10 @@ turn_start() {
 	# From a subshell, as lab.sh starts its servers: no job of this
 	# shell's.  ip netns exec execs env, which execs the rest: the pid
 	# is turnserver's in the end.
-	(ip netns exec "${LABNS[turn]}" env -u TURN_SECRET \
-		TURN_CONF="$DOCKER/turnserver.conf" TURN_RUNDIR="$RUN" \
-		TURN_SECRET="$SECRET" "$@" "${AS[@]}" sh "$DOCKER/coturn-entrypoint.sh" \
+	(cd "$T/turn" || exit
+	ip netns exec "${LABNS[turn]}" env -u TURN_SECRET \
+		TURN_CONF="$T/turn/turnserver.conf" TURN_RUNDIR="$RUN" \
+		TURN_SECRET="$SECRET" "$@" "${AS[@]}" sh "$T/turn/coturn-entrypoint.sh" \
 		>>"$T/turn.log" 2>&1 </dev/null &
 	echo $! >"$T/turn.pid")
 	until_true 10 lab_listening turn 3478 ||
@@ -122,6 +126,8 @@ uclient() {
 	lab_in "$1" timeout 60 turnutils_uclient -y -c -n 20 -W "$SECRET" \
 		203.0.113.5 >"$T/uclient-$1" 2>&1
 }
+not_listening() { ! lab_listening "$1" "$2"; }
+
 # 2 and 3: what the relay listens on, and denied peers.
 listening_and_denied() {
 	local tcp perm
@@ -143,7 +149,7 @@ listening_and_denied() {
 	check "and nothing went through: $(tail -2 "$T/uclient-a")" \
 		bash -c "! grep -q 'Total lost packets' '$T/uclient-a'"
 	crash turn
-	until_true 10 bash -c "! ip netns exec ${LABNS[turn]} ss -Hlun 'sport = :3478' | grep -q ."
+	check "the relay is gone once killed" until_true 10 not_listening turn 3478
 	# (TURN_EXTERNAL_IP as on a host behind a 1:1 NAT, here the host's
 	# own address: the relayed addresses stay what they are.)
 	turn_start TURN_ALLOWED_PEER_IP="$ALLOW" TURN_EXTERNAL_IP=203.0.113.5 || return
