@@ -2,9 +2,10 @@
  * gossip.c: the room, on the node thread (gossip.h; docs/PROTOCOL.md,
  * "Gossip").  It owns the QUIC endpoint and every connection: it greets
  * each with hello and peers, floods frames, hands each frame received to
- * its part (member.c keeps the members, deliver.c the messages), announces
- * this member, answers status and passes the other requests on, and is the
- * glue to punch.c, beacon.c and reach.c.  It never blocks: the only waits
+ * its part (member.c keeps the members, deliver.c the messages, relay.c
+ * the port mapping and the TURN relay), announces this member, answers
+ * status and passes the other requests on, and is the glue to punch.c,
+ * beacon.c and reach.c.  It never blocks: the only waits
  * are loop timers.
  */
 #include <stdio.h>
@@ -14,7 +15,6 @@
 #include "node/gossip_int.h"
 
 #define ANNOUNCE_NS (10ull * 1000000000u)
-#define TURN_CHECK_NS (10ull * 1000000000u)
 #define BAD_FRAMES_MAX 3
 
 
@@ -78,7 +78,7 @@ gossip_flood(struct gossip *g, const struct frame *f, const struct member *excep
 /* What we advertise changed (a public address learned or lost): the
  * program prints invites with it from now on; members hear it in our
  * next announcement. */
-static void
+void
 gossip_addrs_changed(struct gossip *g)
 {
 	struct addr v[PAPO_ADDR_MAX];
@@ -94,6 +94,9 @@ gossip_addrs_changed(struct gossip *g)
 	log_msg(LOG_INFO, "reach: peers see this member as %s (%s NAT)",
 	    n > 0 ? cJSON_GetArrayItem(arr, 0)->valuestring : "nothing",
 	    reach_nat_name(reach_nat(&g->reach)));
+	/* serve waits for the relay's first answer before printing the
+	 * invite (serve.c), which says whether it holds the relayed address. */
+	cJSON_AddStringToObject(o, "relay", relay_turn_name(g));
 	gossip_emit_json(g, NODE_EV_ADDRS, o);
 }
 
@@ -157,224 +160,6 @@ gossip_peers(struct gossip *g, struct member *to, struct member *only)
 			f.u.peers.n = 0;
 		}
 	}
-}
-
-/*
- * Port mapping (portmap.h): the router's mapping, when it has a public
- * external address, is advertised after the addresses the person gave.
- */
-static void
-gossip_portmap_changed(void *arg, const struct portmap *pm)
-{
-	struct gossip *g = arg;
-	struct addr a;
-	int usable = portmap_mapped(pm, &a) == 0;
-
-	if (reach_set_mapped(&g->reach, usable ? &a : NULL))
-		gossip_addrs_changed(g);
-}
-
-static void
-gossip_portmap_json(const struct gossip *g, cJSON *me)
-{
-	cJSON *pj = cJSON_AddObjectToObject(me, "portmap");
-	const char *method, *reason;
-	char text[ADDR_STRLEN];
-	struct addr a;
-
-	if (g->portmap == NULL) {
-		cJSON_AddStringToObject(pj, "state", "off");
-		cJSON_AddNullToObject(pj, "method");
-		cJSON_AddNullToObject(pj, "external");
-		cJSON_AddStringToObject(pj, "reason",
-		    "listening on loopback only");
-		return;
-	}
-	cJSON_AddStringToObject(pj, "state",
-	    portmap_state_name(portmap_state(g->portmap)));
-	if ((method = portmap_method(g->portmap)) != NULL)
-		cJSON_AddStringToObject(pj, "method", method);
-	else
-		cJSON_AddNullToObject(pj, "method");
-	if (portmap_mapped(g->portmap, &a) == 0) {
-		addr_format(&a, text);
-		cJSON_AddStringToObject(pj, "external", text);
-	} else
-		cJSON_AddNullToObject(pj, "external");
-	if ((reason = portmap_reason(g->portmap)) != NULL)
-		cJSON_AddStringToObject(pj, "reason", reason);
-	else
-		cJSON_AddNullToObject(pj, "reason");
-}
-
-/*
- * The TURN relay (turn.h): the client talks to its server on our QUIC
- * socket.  An allocation's relayed address is advertised last, after the
- * direct ones (reach.h).
- */
-static int
-gossip_turn_send(void *arg, const struct addr *to, const uint8_t *p,
-    size_t n)
-{
-	return quic_send_raw(((struct gossip *)arg)->quic, to, p, n, 0);
-}
-
-/* A datagram that came to our relayed address from peer: QUIC's. */
-static void
-gossip_turn_data(void *arg, const struct addr *peer, const uint8_t *p,
-    size_t n)
-{
-	quic_input(((struct gossip *)arg)->quic, peer, p, n, 1);
-}
-
-/* A packet of a relayed connection (quic.h), to peer through our relay. */
-static int
-gossip_relay_send(void *arg, const struct addr *peer, const uint8_t *p,
-    size_t n)
-{
-	struct gossip *g = arg;
-
-	return g->turn != NULL ? turn_send(g->turn, peer, p, n) : -1;
-}
-
-/*
- * The TURN server drops what reaches our relayed address from an IP
- * without a permission.  Members of a room use one TURN server, so the
- * relay's own IP comes first (other members' relayed addresses send
- * from it), then the IPs of members' public addresses (a member without
- * an allocation of its own dials our relayed address from one of them).
- * At most TURN_PERMITS_MAX IPs, leaving the rest of the client's peer
- * table to the relayed connections.  Called again on every announcement
- * (10 s), which keeps the permissions in use and so renewed.
- */
-void
-gossip_turn_permits(struct gossip *g)
-{
-	struct addr relayed, done[TURN_PERMITS_MAX];
-	size_t n = 0;
-
-	if (g->turn == NULL || turn_relayed(g->turn, &relayed) == -1)
-		return;
-	turn_permit(g->turn, &relayed);
-	done[n++] = relayed;
-	for (size_t i = 0; i < g->nmembers; i++) {
-		const struct member *m = g->members[i];
-
-		for (size_t j = 0; j < m->naddr; j++) {
-			const struct addr *a = &m->addr[j];
-			int seen = 0;
-
-			if (addr_is_private(a) || addr_is_loopback(a) ||
-			    addr_is_unspecified(a) || a->family != relayed.family)
-				continue;
-			for (size_t k = 0; k < n && !seen; k++)
-				seen = addr_same_ip(a, &done[k]);
-			if (seen)
-				continue;
-			if (n == TURN_PERMITS_MAX)
-				return;
-			turn_permit(g->turn, a);
-			done[n++] = *a;
-		}
-	}
-}
-
-/* A relayed connection ended or a dial through the relay failed: maybe
- * the TURN server lost our allocation (a restart) or is gone.  A Refresh
- * finds out (turn.h), at most once every TURN_CHECK_NS. */
-static void
-gossip_turn_check(struct gossip *g)
-{
-	uint64_t now = loop_now_ns();
-
-	if (g->turn == NULL || g->stopping || (g->turn_checked != 0 &&
-	    now < g->turn_checked + TURN_CHECK_NS))
-		return;
-	g->turn_checked = now;
-	turn_refresh(g->turn);
-}
-
-int
-gossip_on_relay(const struct gossip *g, const struct addr *a)
-{
-	return g->turn != NULL && addr_same_ip(a, &g->relay_ip);
-}
-
-int
-gossip_relayed_both(const struct gossip *g, const struct quic_conn *c)
-{
-	return quic_is_relayed(c) && gossip_on_relay(g, quic_remote(c));
-}
-
-static void
-gossip_turn_state(void *arg, const struct turn *t)
-{
-	struct gossip *g = arg;
-	char server[ADDR_STRLEN], relayed[ADDR_STRLEN];
-	struct addr a;
-	int has = turn_relayed(t, &a) == 0;
-
-	addr_format(&g->turn_server, server);
-	if (has) {
-		addr_format(&a, relayed);
-		log_msg(LOG_INFO, "relay: allocated at %s on %s", relayed, server);
-		g->relay_ip = a;
-		gossip_turn_permits(g);
-		/* Relayed addresses can be dialled now: members we have no
-		 * connection with are tried again at once. */
-		for (size_t i = 0; i < g->nmembers; i++)
-			if (g->members[i]->conn == NULL &&
-			    g->members[i]->ndial == 0)
-				g->members[i]->next_dial = loop_now_ns();
-		members_plan_dials(g);
-	} else if (turn_state(t) == TURN_FAILED) {
-		log_msg(LOG_WARN, "relay: %s failed: %s", server, turn_reason(t));
-		/* Nothing goes through the relay any more: its connections
-		 * end now rather than at their idle timeout. */
-		for (size_t i = 0; i < g->nmembers; i++)
-			if (g->members[i]->conn != NULL &&
-			    quic_is_relayed(g->members[i]->conn))
-				quic_close(g->members[i]->conn);
-	}
-	if (reach_set_relayed(&g->reach, has ? &a : NULL)) {
-		gossip_addrs_changed(g);
-		/* Members learn the new address now, not in up to 10 s. */
-		loop_timer_set(g->announce_timer, 1);
-	}
-}
-
-static void
-gossip_turn_json(const struct gossip *g, cJSON *me)
-{
-	cJSON *tj = cJSON_AddObjectToObject(me, "turn");
-	static const char *const names[] = {
-		[TURN_ALLOCATING] = "allocating",
-		[TURN_ALLOCATED] = "allocated",
-		[TURN_FAILED] = "failed",
-	};
-	const char *reason;
-	char text[ADDR_STRLEN];
-	struct addr a;
-
-	if (g->turn == NULL) {
-		cJSON_AddStringToObject(tj, "state", "off");
-		cJSON_AddNullToObject(tj, "server");
-		cJSON_AddNullToObject(tj, "relayed");
-		cJSON_AddNullToObject(tj, "reason");
-		return;
-	}
-	cJSON_AddStringToObject(tj, "state", names[turn_state(g->turn)]);
-	addr_format(&g->turn_server, text);
-	cJSON_AddStringToObject(tj, "server", text);
-	if (turn_relayed(g->turn, &a) == 0) {
-		addr_format(&a, text);
-		cJSON_AddStringToObject(tj, "relayed", text);
-	} else
-		cJSON_AddNullToObject(tj, "relayed");
-	if ((reason = turn_reason(g->turn)) != NULL)
-		cJSON_AddStringToObject(tj, "reason", reason);
-	else
-		cJSON_AddNullToObject(tj, "reason");
 }
 
 /* Requests. */
@@ -448,8 +233,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 	} else
 		cJSON_AddNullToObject(me, "observed");
 	cJSON_AddStringToObject(me, "nat", reach_nat_name(reach_nat(&g->reach)));
-	gossip_portmap_json(g, me);
-	gossip_turn_json(g, me);
+	relay_json(g, me);
 	{
 		struct punch_stats ps;
 		cJSON *pj = cJSON_AddObjectToObject(o, "punch");
@@ -539,7 +323,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	uint8_t digest[32];
 	int fresh, punched, is_new;
 	int relayed = quic_is_relayed(l->qc);      /* through our relay */
-	int both = gossip_relayed_both(g, l->qc);  /* and it knows */
+	int both = relay_both_ends(g, l->qc);  /* and it knows */
 
 	if (memcmp(h->id, peer, 32) != 0 || h->version != l->version) {
 		log_msg(LOG_WARN, "a peer's hello does not match its key or "
@@ -561,7 +345,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		int mine_new = quic_is_client(l->qc);
 		int mine_old = quic_is_client(m->conn);
 		int me_smaller = memcmp(g->env.me->pk, peer, 32) < 0;
-		int both_old = gossip_relayed_both(g, m->conn);
+		int both_old = relay_both_ends(g, m->conn);
 
 		log_msg(LOG_DEBUG, "two connections with %s (new mine %d, old "
 		    "mine %d, me smaller %d, new relayed %d, old relayed %d)",
@@ -635,7 +419,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
 	members_save_later(g);
 	if (h->naddr > 0)
-		gossip_turn_permits(g);
+		relay_permits(g);
 	if (both)
 		members_plan_dials(g);
 	members_evict(g, m);
@@ -706,7 +490,7 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 		gossip_flood(g, &fwd, l->m);
 	if (changed) {
 		members_save_later(g);
-		gossip_turn_permits(g);
+		relay_permits(g);
 		members_plan_dials(g);
 		members_presence_check(g);
 		gossip_punch_check(g);
@@ -762,7 +546,7 @@ gossip_announce(void *arg)
 	f.u.peers.v = &me;
 	gossip_flood(g, &f, NULL);
 	loop_timer_set(g->announce_timer, loop_now_ns() + ANNOUNCE_NS);
-	gossip_turn_permits(g);
+	relay_permits(g);
 	gossip_punch_check(g);
 }
 
@@ -1034,7 +818,7 @@ gossip_closed(void *arg, struct quic_conn *qc)
 	    l->m->name : "(not greeted)", quic_is_client(qc) ? "out" : "in",
 	    quic_is_relayed(qc) ? " (relayed)" : "");
 	if (quic_is_relayed(qc))
-		gossip_turn_check(g);
+		relay_check(g);
 	if ((m = l->m) != NULL && m->conn == qc) {
 		m->conn = NULL;
 		m->punched = 0;
@@ -1076,7 +860,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 {
 	static const struct quic_cbs cbs = {
 		gossip_open, gossip_frame, gossip_closed, gossip_datagram,
-		gossip_relay_send
+		relay_quic_send
 	};
 	struct punch_env pe;
 	struct gossip *g = calloc(1, sizeof(*g));
@@ -1137,36 +921,8 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
-	/* A router can map a port for a socket others can reach at all:
-	 * not for one bound to loopback. */
-	if (!addr_is_loopback(&g->bound)) {
-		struct portmap_env penv;
-
-		memset(&penv, 0, sizeof(penv));
-		penv.loop = env->loop;
-		penv.port = g->bound.port;
-		penv.off = !env->portmap;
-		penv.allow_private = env->portmap_private;
-		penv.changed = gossip_portmap_changed;
-		penv.arg = g;
-		if ((g->portmap = portmap_new(err, &penv)) == NULL)
-			goto fail;
-	}
-	if (env->turn != NULL) {
-		struct turn_env tenv;
-
-		memset(&tenv, 0, sizeof(tenv));
-		tenv.loop = env->loop;
-		tenv.arg = g;
-		tenv.send = gossip_turn_send;
-		tenv.data = gossip_turn_data;
-		tenv.state = gossip_turn_state;
-		g->env.turn = NULL;          /* the caller's; turn_new copies it */
-		g->turn_server = env->turn->server;
-		g->relay_ip = env->turn->server;
-		if ((g->turn = turn_new(err, env->turn, &tenv)) == NULL)
-			goto fail;
-	}
+	if (relay_start(err, g, env) == -1)
+		goto fail;
 	members_load(g);
 	if (r->has_inviter) {
 		struct member *m = member_add(g, r->inviter);

@@ -33,6 +33,7 @@ struct gossip_env {
 	/* A TURN server to relay through (turn.h), or NULL; read during
 	 * gossip_new only. */
 	const struct turn_conf *turn;
+	const char *turn_from;       /* "settings" or "invite" (status) */
 	/* Hands a finished request or an event to the rest of the program. */
 	void (*emit)(void *arg, struct node_msg *m);
 	void *arg;

@@ -2,8 +2,8 @@
  * gossip_int.h: what gossip's own files share, and nothing else includes:
  * gossip.c (connections, hello and peers, requests, the glue to punch,
  * beacon and reach), member.c (the member table, presence, dialling,
- * peers.json) and deliver.c (messages: outbox, acks, receipts, history,
- * sync).  server/ and the other node modules see only gossip.h.  All of
+ * peers.json), deliver.c (messages: outbox, acks, receipts, history,
+ * sync) and relay.c (port mapping and the TURN relay).  server/ and the other node modules see only gossip.h.  All of
  * it belongs to the node thread, and none of it may block.
  */
 #ifndef PAPO_GOSSIP_INT_H
@@ -93,6 +93,8 @@ struct gossip {
 	struct portmap *portmap;    /* our port on the router, or NULL */
 	struct turn *turn;          /* our TURN relay, or NULL (none set) */
 	struct addr turn_server;    /* its server, when turn is set */
+	const char *turn_from;      /* where it was set: gossip_env */
+	int turn_told;              /* its first outcome was emitted */
 	struct addr relay_ip;       /* the relay's IP as far as we know: our
 	                             * relayed address (the last one, when
 	                             * none now), else the server's */
@@ -129,21 +131,41 @@ void gossip_flood(struct gossip *g, const struct frame *f,
 /* Greets the member at the other end of l: our hello, with our history's
  * count and digest. */
 void gossip_hello(struct gossip *g, struct link *l);
+/* What we advertise changed: the program gets the new invite, members
+ * our next announcement. */
+void gossip_addrs_changed(struct gossip *g);
+/* Answers req with an error: code and fmt filled with arg. */
+void gossip_fail(struct gossip *g, struct node_msg *req, int code,
+    const char *fmt, const char *arg);
+
+/* relay.c: port mapping and the TURN relay. */
+
+/* Starts asking the router for our port (not on loopback) and, with
+ * env->turn, the TURN client.  -1 with err. */
+int relay_start(char err[PAPO_ERR_LEN], struct gossip *g,
+    const struct gossip_env *env);
+/* me.portmap and me.turn of status. */
+void relay_json(const struct gossip *g, cJSON *me);
+/* The relay's state as status names it: "off" with none. */
+const char *relay_turn_name(const struct gossip *g);
+/* A packet of a relayed connection (quic.h), to peer through our relay. */
+int relay_quic_send(void *arg, const struct addr *peer, const uint8_t *p,
+    size_t n);
+/* A relayed connection ended or a dial through the relay failed: maybe
+ * the server lost our allocation; refreshing it finds out. */
+void relay_check(struct gossip *g);
 /* Lets the relay's own IP and members' public IPs reach our relayed
  * address (when we have one). */
-void gossip_turn_permits(struct gossip *g);
+void relay_permits(struct gossip *g);
 /* Whether a is on our TURN relay's IP: another member's relayed address,
  * as members of a room use one TURN server.  0 without a relay. */
-int gossip_on_relay(const struct gossip *g, const struct addr *a);
+int relay_on_server(const struct gossip *g, const struct addr *a);
 /* Whether c goes through the relay at both ends: ours, to another
  * member's relayed address, so that both ends know.  Only those are
  * replaced by a path of our own whoever opened them; one relayed at one
  * end only (a member without a relay dialled our relayed address: to it,
  * it is direct) is judged as a direct one at both. */
-int gossip_relayed_both(const struct gossip *g, const struct quic_conn *c);
-/* Answers req with an error: code and fmt filled with arg. */
-void gossip_fail(struct gossip *g, struct node_msg *req, int code,
-    const char *fmt, const char *arg);
+int relay_both_ends(const struct gossip *g, const struct quic_conn *c);
 
 /* member.c: the member table, presence, dialling, peers.json. */
 
@@ -160,7 +182,7 @@ struct member *member_lookup(const struct gossip *g, const char *who,
 /* The protocol version of m's connection, 0 when it has none. */
 unsigned member_version(const struct member *m);
 /* Whether m's connection goes through the relay at both ends
- * (gossip_relayed_both). */
+ * (relay_both_ends). */
 int member_relayed(const struct gossip *g, const struct member *m);
 /* m's dials still under way, not counting the one whose connection m
  * now has. */

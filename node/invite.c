@@ -8,11 +8,24 @@
  *
  * The text is "papo1" and the lowercase base32 (no padding) of:
  *
- *	version u8 (1) | room secret 32 | inviter public key 32 |
- *	address count u8 | addresses | checksum 4
+ *	version u8 (1 or 2) | room secret 32 | inviter public key 32 |
+ *	address count u8 | addresses | [relay] | checksum 4
  *
  * where each address is family u8 (4 or 6), 4 or 16 bytes of IP and the
- * port as u16 big-endian.  The checksum is the first 4 bytes of a BLAKE2b
+ * port as u16 big-endian.  Version 2 is version 1 with extensions after
+ * the addresses, each a type u8, a length u16 big-endian and that many
+ * bytes:
+ *
+ *	1 relay      the room's TURN relay: four strings, each a length u8
+ *	             and its bytes (printable ASCII, no NUL): the URL (1 to
+ *	             200 bytes), user, password and shared secret (0 to 127
+ *	             each; a secret, or a user and a password)
+ *	2 room name  the room's name given by its maker, 1 to 64 bytes of
+ *	             UTF-8 without control characters
+ *
+ * A type this papo does not know is skipped, so a later one needs no new
+ * version; a known one given twice is refused.  An invite without
+ * extensions stays version 1, so papo that predates them still joins it.  The checksum is the first 4 bytes of a BLAKE2b
  * hash (libsodium's crypto_generichash) with a 16-byte output
  * (crypto_generichash_BYTES_MIN) over every byte before it.  The output
  * length is part of BLAKE2b's parameters, so a 16-byte hash cut to 4
@@ -28,14 +41,22 @@
 #include "node/b32.h"
 #include "node/buf.h"
 #include "node/invite.h"
+#include "node/utf8.h"
 
 #define INVITE_PREFIX_LEN (sizeof(INVITE_PREFIX) - 1)
 #define INVITE_SUM_LEN 4
 #define INVITE_HEAD_LEN (1 + 32 + 32 + 1)
 #define INVITE_MIN_BYTES (INVITE_HEAD_LEN + INVITE_SUM_LEN)
 #define INVITE_ADDR_MAX_BYTES (1 + 16 + 2)
-#define INVITE_MAX_BYTES \
-	(INVITE_MIN_BYTES + PAPO_ADDR_MAX * INVITE_ADDR_MAX_BYTES)
+#define INVITE_EXT_RELAY 1
+#define INVITE_EXT_ROOM 2
+/* The longest invite this papo writes (877 bytes: 8 IPv6 addresses, a
+ * relay and a room name at their longest), and room for extensions a
+ * later papo may add. */
+#define INVITE_MAX_BYTES 1536
+_Static_assert(INVITE_MIN_BYTES + PAPO_ADDR_MAX * INVITE_ADDR_MAX_BYTES +
+    3 + 1 + INVITE_URL_MAX + 3 * (1 + INVITE_CRED_MAX) +
+    3 + INVITE_ROOM_MAX <= INVITE_MAX_BYTES - 512, "invite room");
 
 /*
  * Writes the checksum of the n bytes at p.  BLAKE2b needs no sodium_init:
@@ -57,17 +78,79 @@ invite_ip_len(uint8_t family)
 	return family == 4 ? 4 : 16;
 }
 
+/* 1 when the n bytes at p are printable ASCII; space too when sp. */
+static int
+invite_text(const char *p, size_t n, int sp)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i] < (sp ? 0x20 : 0x21) || p[i] > 0x7e)
+			return 0;
+	return 1;
+}
+
+/* 1 when r is a relay a decoder accepts (invite_parse_relay). */
+static int
+invite_relay_ok(const struct invite_relay *r)
+{
+	size_t n = strlen(r->url);
+
+	return n > 0 && n <= INVITE_URL_MAX && invite_text(r->url, n, 0) &&
+	    strlen(r->user) <= INVITE_CRED_MAX &&
+	    strlen(r->pass) <= INVITE_CRED_MAX &&
+	    strlen(r->secret) <= INVITE_CRED_MAX &&
+	    invite_text(r->user, strlen(r->user), 1) &&
+	    invite_text(r->pass, strlen(r->pass), 1) &&
+	    invite_text(r->secret, strlen(r->secret), 1) &&
+	    (r->secret[0] != '\0' ||
+	    (r->user[0] != '\0' && r->pass[0] != '\0'));
+}
+
+/* 1 when name is a room name a decoder accepts. */
+static int
+invite_room_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 0 && n <= INVITE_ROOM_MAX && utf8_printable(name, n);
+}
+
+static void
+invite_put_str(struct buf *b, const char *s)
+{
+	buf_u8(b, (uint8_t)strlen(s));
+	buf_add(b, s, strlen(s));
+}
+
+/* Writes the relay extension of r. */
+static void
+invite_put_relay(struct buf *b, const struct invite_relay *r)
+{
+	buf_u8(b, INVITE_EXT_RELAY);
+	buf_u16(b, (uint16_t)(4 + strlen(r->url) + strlen(r->user) +
+	    strlen(r->pass) + strlen(r->secret)));
+	invite_put_str(b, r->url);
+	invite_put_str(b, r->user);
+	invite_put_str(b, r->pass);
+	invite_put_str(b, r->secret);
+}
+
 char *
 invite_encode(const struct invite *inv)
 {
 	struct buf b;
 	uint8_t sum[INVITE_SUM_LEN];
 	char *s = NULL;
+	int relay, room;
 
 	if (inv->naddr > PAPO_ADDR_MAX)
 		return NULL;
+	relay = inv->relay.url[0] != '\0';
+	room = inv->room[0] != '\0';
+	if ((relay && !invite_relay_ok(&inv->relay)) ||
+	    (room && !invite_room_ok(inv->room)))
+		return NULL;
 	buf_init(&b, INVITE_MAX_BYTES);
-	buf_u8(&b, INVITE_VERSION);
+	buf_u8(&b, relay || room ? INVITE_VERSION_EXT : INVITE_VERSION);
 	buf_add(&b, inv->secret, sizeof(inv->secret));
 	buf_add(&b, inv->inviter, sizeof(inv->inviter));
 	buf_u8(&b, (uint8_t)inv->naddr);
@@ -81,6 +164,13 @@ invite_encode(const struct invite *inv)
 		buf_u8(&b, a->family);
 		buf_add(&b, a->ip, invite_ip_len(a->family));
 		buf_u16(&b, a->port);
+	}
+	if (relay)
+		invite_put_relay(&b, &inv->relay);
+	if (room) {
+		buf_u8(&b, INVITE_EXT_ROOM);
+		buf_u16(&b, (uint16_t)strlen(inv->room));
+		buf_add(&b, inv->room, strlen(inv->room));
 	}
 	/* A failed add sets toobig and refuses every later one, so one
 	 * check here covers them all. */
@@ -108,15 +198,86 @@ invite_b32_char(char c)
 	    (c >= '2' && c <= '7');
 }
 
+/* Reads one string of the relay into out (max bytes and a NUL). */
+static enum invite_err
+invite_get_str(struct rd *r, char *out, size_t max, int sp)
+{
+	uint8_t n;
+
+	if (rd_u8(r, &n) == -1)
+		return INVITE_TRUNCATED;
+	if (n > max)
+		return INVITE_RELAY;
+	if (rd_bytes(r, out, n) == -1)
+		return INVITE_TRUNCATED;
+	out[n] = '\0';
+	return invite_text(out, n, sp) ? INVITE_OK : INVITE_RELAY;
+}
+
+/* Reads the relay extension's value (r holds just it) into rl. */
+static enum invite_err
+invite_parse_relay(struct rd *r, struct invite_relay *rl)
+{
+	enum invite_err e;
+
+	if ((e = invite_get_str(r, rl->url, INVITE_URL_MAX, 0)) != INVITE_OK ||
+	    (e = invite_get_str(r, rl->user, INVITE_CRED_MAX, 1)) != INVITE_OK ||
+	    (e = invite_get_str(r, rl->pass, INVITE_CRED_MAX, 1)) != INVITE_OK ||
+	    (e = invite_get_str(r, rl->secret, INVITE_CRED_MAX, 1)) != INVITE_OK)
+		return e == INVITE_TRUNCATED ? INVITE_RELAY : e;
+	if (rd_left(r) > 0)
+		return INVITE_RELAY;
+	return invite_relay_ok(rl) ? INVITE_OK : INVITE_RELAY;
+}
+
+/* Reads the extensions of a version 2 invite, up to the checksum. */
+static enum invite_err
+invite_parse_ext(struct rd *r, struct invite *inv)
+{
+	enum invite_err e;
+	int seen = 0;
+
+	while (rd_left(r) > 0) {
+		uint8_t type;
+		uint16_t len;
+		struct rd v;
+
+		if (rd_u8(r, &type) == -1 || rd_u16(r, &len) == -1 ||
+		    rd_left(r) < len)
+			return INVITE_TRUNCATED;
+		rd_init(&v, r->p + r->off, len);
+		r->off += len;
+		if (type != INVITE_EXT_RELAY && type != INVITE_EXT_ROOM)
+			continue;            /* a later papo's: not needed */
+		if (seen & (1 << type))
+			return INVITE_EXTENSION;
+		seen |= 1 << type;
+		if (type == INVITE_EXT_RELAY) {
+			if ((e = invite_parse_relay(&v, &inv->relay)) != INVITE_OK)
+				return e;
+		} else {
+			if (len > INVITE_ROOM_MAX)
+				return INVITE_ROOM;
+			memcpy(inv->room, v.p, len);
+			inv->room[len] = '\0';
+			if (!invite_room_ok(inv->room))
+				return INVITE_ROOM;
+		}
+	}
+	return INVITE_OK;
+}
+
 /* Reads the bytes between the count and the checksum into inv. */
 static enum invite_err
 invite_parse(struct rd *r, struct invite *inv)
 {
+	enum invite_err e;
 	uint8_t n;
 
 	if (rd_u8(r, &inv->version) == -1)
 		return INVITE_TRUNCATED;
-	if (inv->version != INVITE_VERSION)
+	if (inv->version != INVITE_VERSION &&
+	    inv->version != INVITE_VERSION_EXT)
 		return INVITE_VERSION_BAD;
 	if (rd_bytes(r, inv->secret, sizeof(inv->secret)) == -1 ||
 	    rd_bytes(r, inv->inviter, sizeof(inv->inviter)) == -1 ||
@@ -138,6 +299,9 @@ invite_parse(struct rd *r, struct invite *inv)
 			return INVITE_PORT;
 	}
 	inv->naddr = n;
+	if (inv->version == INVITE_VERSION_EXT &&
+	    (e = invite_parse_ext(r, inv)) != INVITE_OK)
+		return e;
 	if (rd_left(r) > 0)
 		return INVITE_TRAILING;
 	return INVITE_OK;
@@ -251,6 +415,12 @@ invite_strerror(enum invite_err e)
 		    "member can be reached: it was made by a different papo",
 		[INVITE_TRAILING] = "invite has bytes after its last address: "
 		    "it was made by a different papo",
+		[INVITE_RELAY] = "invite has a relay that is empty, too long "
+		    "or not text: it was made by a different papo",
+		[INVITE_ROOM] = "invite has a room name that is empty, too "
+		    "long or not text: it was made by a different papo",
+		[INVITE_EXTENSION] = "invite gives the same field twice: it "
+		    "was made by a different papo",
 	};
 
 	if ((size_t)e >= sizeof(msg) / sizeof(msg[0]) || msg[e] == NULL)

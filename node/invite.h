@@ -11,8 +11,24 @@
 #include "node/addr.h"
 #include "node/node.h"
 
-#define INVITE_VERSION 1
+#define INVITE_VERSION 1        /* an invite without extensions */
+#define INVITE_VERSION_EXT 2    /* one with: a relay, a room name */
 #define INVITE_PREFIX "papo1"
+#define INVITE_URL_MAX 200      /* bytes of the relay's URL */
+#define INVITE_CRED_MAX 127     /* bytes of a relay user, password, secret */
+#define INVITE_ROOM_MAX 64      /* bytes of a room's name */
+
+/*
+ * The TURN relay an invite hands to the joiner, as the inviter was given
+ * it: "turn:HOST[:PORT]" and either a user and password, or coturn's
+ * shared secret (then user may be empty).  An empty url: no relay.
+ */
+struct invite_relay {
+	char url[INVITE_URL_MAX + 1];
+	char user[INVITE_CRED_MAX + 1];
+	char pass[INVITE_CRED_MAX + 1];
+	char secret[INVITE_CRED_MAX + 1];
+};
 
 struct invite {
 	uint8_t version;
@@ -20,6 +36,8 @@ struct invite {
 	uint8_t inviter[32];   /* the inviting member's public key */
 	size_t naddr;
 	struct addr addr[PAPO_ADDR_MAX];
+	struct invite_relay relay;
+	char room[INVITE_ROOM_MAX + 1];   /* the room's name, or "" */
 };
 
 enum invite_err {
@@ -35,12 +53,17 @@ enum invite_err {
 	INVITE_FAMILY,         /* an address family other than 4 or 6 */
 	INVITE_PORT,           /* port 0 */
 	INVITE_TRAILING,       /* bytes after the last address */
+	INVITE_RELAY,          /* a relay that is empty, too long or not text */
+	INVITE_ROOM,           /* a room name that is empty, too long, not text */
+	INVITE_EXTENSION,      /* an extension given twice */
 };
 
-/* Encodes inv (its version is ignored: INVITE_VERSION is written) into a
- * malloc'd string; NULL when out of memory, or when naddr is too large or
- * an address has another family than 4 or 6 or port 0 (what a decoder
- * would refuse). */
+/* Encodes inv (its version is ignored: INVITE_VERSION is written, or
+ * INVITE_VERSION_EXT when relay.url or room is set) into a malloc'd
+ * string; NULL when out of memory, or when it holds what a decoder would
+ * refuse: too many addresses, a family other than 4 or 6, port 0, a relay
+ * whose fields are too long or not printable ASCII, or one without
+ * credentials, a room name too long or with control characters. */
 char *invite_encode(const struct invite *inv);
 
 /*

@@ -100,7 +100,7 @@ member_version(const struct member *m)
 int
 member_relayed(const struct gossip *g, const struct member *m)
 {
-	return m->conn != NULL && gossip_relayed_both(g, m->conn);
+	return m->conn != NULL && relay_both_ends(g, m->conn);
 }
 
 size_t
@@ -268,9 +268,9 @@ members_plan_dials(struct gossip *g)
  * server, so an address on its IP is another member's relayed address:
  * dialled through our relay (relay to relay on the one server), since
  * that member's allocation lets in the relay's own IP
- * (gossip_turn_permits) but may not know ours (behind a symmetric NAT we
+ * (relay_permits) but may not know ours (behind a symmetric NAT we
  * advertise no public address), and so that both ends know the
- * connection for relayed (gossip_relayed_both).  Without an allocation
+ * connection for relayed (relay_both_ends).  Without an allocation
  * just now, or with a relayed connection to m already (a punch, a
  * redial), such addresses wait.  Everything else is dialled directly;
  * so are relayed addresses by a member with no relay set.
@@ -283,7 +283,7 @@ member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
 	int has = g->turn != NULL && turn_relayed(g->turn, &relayed) == 0;
 
 	for (size_t j = 0; j < n; j++) {
-		int via = gossip_on_relay(g, &a[j]);
+		int via = relay_on_server(g, &a[j]);
 		struct link *l;
 
 		/* No relay now, our own address, or one more way through

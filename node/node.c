@@ -42,7 +42,13 @@ struct node {
 	char *invite;
 	struct addr advertise[PAPO_ADDR_MAX];
 	size_t nadvertise;
-	struct turn_conf turn;   /* holds the TURN password: wiped at stop */
+	/* The relay and its credentials (wiped at stop), and whether it
+	 * was set for this daemon ("settings") or came with its invite
+	 * ("invite"); NULL: none. */
+	struct turn_conf turn;
+	struct invite_relay relay;
+	const char *relay_from;
+	int relay_share;         /* invites carry the relay */
 };
 
 /* Parses "ADDR:PORT,ADDR:PORT" (--advertise, PAPO_ADVERTISE) into n. */
@@ -93,29 +99,60 @@ node_turn_cred(char err[PAPO_ERR_LEN], const char *what, const char *v,
 	return 0;
 }
 
-/* The TURN server of c, resolved (on the caller's thread: a name may
- * take a while), and its credentials, into n->turn. */
+/*
+ * The TURN relay this daemon uses, into n->relay (as an invite carries
+ * it) and n->turn (resolved, on the caller's thread: a name may take a
+ * while): the one set for it (PAPO_TURN and its credentials), else the
+ * one its invite carried (room.json).  0 with none; -1 with err.
+ */
 static int
 node_turn_conf(char err[PAPO_ERR_LEN], struct node *n,
     const struct node_config *c)
 {
+	struct invite_relay *r = &n->relay;
 	char why[PAPO_ERR_LEN];
 
-	if (turn_parse_url(c->turn, &n->turn.server, why) == -1) {
+	if (c->turn != NULL && c->turn[0] != '\0') {
+		if (strlen(c->turn) > INVITE_URL_MAX) {
+			snprintf(err, PAPO_ERR_LEN, "the TURN server's URL is "
+			    "longer than %d bytes", INVITE_URL_MAX);
+			return -1;
+		}
+		strcpy(r->url, c->turn);
+		if (node_turn_cred(err, "user", c->turn_user, r->user) == -1 ||
+		    node_turn_cred(err, "password", c->turn_pass,
+		    r->pass) == -1 ||
+		    node_turn_cred(err, "shared secret", c->turn_secret,
+		    r->secret) == -1)
+			return -1;
+		n->relay_from = "settings";
+	} else if (n->room.relay.url[0] != '\0') {
+		*r = n->room.relay;
+		n->relay_from = "invite";
+	} else
+		return 0;
+	if (turn_parse_url(r->url, &n->turn.server, why) == -1) {
+		/* A relay set for us that cannot work stops the start, as
+		 * any wrong setting; one the invite brought (a name only the
+		 * inviter's network resolves, say) must not. */
+		if (strcmp(n->relay_from, "invite") == 0) {
+			log_msg(LOG_WARN, "relay: the invite's TURN server "
+			    "cannot be used, going on without one: %s", why);
+			n->relay_from = NULL;
+			sodium_memzero(r, sizeof(*r));
+			return 0;
+		}
 		snprintf(err, PAPO_ERR_LEN, "TURN server: %s", why);
 		return -1;
 	}
-	if (node_turn_cred(err, "user", c->turn_user, n->turn.user) == -1 ||
-	    node_turn_cred(err, "password", c->turn_pass, n->turn.pass) == -1 ||
-	    node_turn_cred(err, "shared secret", c->turn_secret,
-	    n->turn.secret) == -1)
-		return -1;
-	if (n->turn.secret[0] == '\0' &&
-	    (n->turn.user[0] == '\0' || n->turn.pass[0] == '\0')) {
+	if (r->secret[0] == '\0' && (r->user[0] == '\0' || r->pass[0] == '\0')) {
 		snprintf(err, PAPO_ERR_LEN, "the TURN server %s needs a user "
-		    "and password, or a shared secret", c->turn);
+		    "and password, or a shared secret", r->url);
 		return -1;
 	}
+	strcpy(n->turn.user, r->user);
+	strcpy(n->turn.pass, r->pass);
+	strcpy(n->turn.secret, r->secret);
 	return 0;
 }
 
@@ -147,7 +184,7 @@ node_msg_free(struct node_msg *m)
 	free(m);
 }
 
-static char *node_make_invite(const struct node *n);
+static char *node_make_invite(struct node *n);
 
 static void
 node_emit(void *arg, struct node_msg *m)
@@ -192,19 +229,39 @@ node_main(void *arg)
 	return NULL;
 }
 
-/* The invite others can join with: this room, this member, the addresses
- * the node is reached at. */
+/*
+ * The invite others can join with: this room (and the name its maker gave
+ * it), this member, the addresses the node is reached at, and the relay it
+ * uses (unless
+ * PAPO_TURN_SHARE=off), so that a joiner behind another NAT reaches our
+ * relayed address through it with nothing set (docs/REACHABILITY.md).
+ * Credentials an invite cannot carry (not printable ASCII) leave the
+ * relay out, said once in the log.
+ */
 static char *
-node_make_invite(const struct node *n)
+node_make_invite(struct node *n)
 {
 	struct invite inv;
+	const char *room;
 	char *s;
 
 	memset(&inv, 0, sizeof(inv));
 	memcpy(inv.secret, n->room.secret, 32);
 	memcpy(inv.inviter, n->me->pk, 32);
 	inv.naddr = gossip_addrs(n->gossip, inv.addr, PAPO_ADDR_MAX);
+	if ((room = room_given_name(&n->room)) != NULL)
+		snprintf(inv.room, sizeof(inv.room), "%s", room);
+	if (n->relay_from != NULL && n->relay_share) {
+		inv.relay = n->relay;
+		if ((s = invite_encode(&inv)) != NULL)
+			goto out;
+		log_msg(LOG_WARN, "relay: invites leave the TURN server out: "
+		    "its credentials are not printable ASCII");
+		n->relay_share = 0;
+		memset(&inv.relay, 0, sizeof(inv.relay));
+	}
 	s = invite_encode(&inv);
+out:
 	sodium_memzero(&inv, sizeof(inv));
 	return s;
 }
@@ -257,11 +314,13 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	env.portmap = !c->noportmap;
 	env.portmap_private = c->portmap_private;
 	env.nadvertise = n->nadvertise;
-	if (c->turn != NULL && c->turn[0] != '\0') {
-		if (node_turn_conf(err, n, c) == -1)
-			goto fail;
+	if (node_turn_conf(err, n, c) == -1)
+		goto fail;
+	if (n->relay_from != NULL) {
 		env.turn = &n->turn;
+		env.turn_from = n->relay_from;
 	}
+	n->relay_share = !c->turn_noshare;
 	env.emit = node_emit;
 	env.arg = n;
 	if ((n->gossip = gossip_new(err, &env)) == NULL)
@@ -307,6 +366,7 @@ node_stop(struct node *n)
 	room_wipe(&n->room);
 	sodium_memzero(&n->keys, sizeof(n->keys));
 	sodium_memzero(&n->turn, sizeof(n->turn));
+	sodium_memzero(&n->relay, sizeof(n->relay));
 	free(n->invite);
 	free(n);
 }
@@ -315,6 +375,12 @@ void
 node_quic_addr(const struct node *n, char *out, size_t len)
 {
 	snprintf(out, len, "%s", n->quic);
+}
+
+int
+node_relay(const struct node *n)
+{
+	return n->relay_from != NULL;
 }
 
 char *

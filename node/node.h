@@ -30,13 +30,15 @@
 /*
  * Creates this member's identity in home if it has none, and a new room
  * whose member name is name (1..64 bytes of UTF-8) and about text about
- * (may be NULL).  Refuses when home already holds a room unless force is
- * set.  listen is the QUIC address the daemon will use ("ADDR:PORT"); it
+ * (may be NULL), named room (1..64 bytes of UTF-8; NULL: "papo-" and the
+ * start of its id).  Refuses when home already holds a room unless force
+ * is set.  listen is the QUIC address the daemon will use ("ADDR:PORT"); it
  * fills the invite's addresses.  On success *invite is a malloc'd string
  * the caller frees.
  */
 int room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
-    const char *about, int force, const char *listen, char **invite);
+    const char *about, const char *room, int force, const char *listen,
+    char **invite);
 
 /*
  * Stores the room of an invite in home, with this member's name and
@@ -121,6 +123,9 @@ struct node_config {
 	 * which may block. */
 	const char *turn;
 	const char *turn_user, *turn_pass, *turn_secret;
+	/* Invites leave the relay out (PAPO_TURN_SHARE=off).  Without one
+	 * set here, the relay room.json has from the invite is used. */
+	int turn_noshare;
 };
 
 enum node_kind {
@@ -171,6 +176,8 @@ void node_stop(struct node *n);
  * (malloc'd) with the addresses where the node is reached. */
 void node_quic_addr(const struct node *n, char *out, size_t len);
 char *node_invite(const struct node *n);
+/* 1 when the node has a TURN relay, set for it or from its invite. */
+int node_relay(const struct node *n);
 int node_fd(const struct node *n);
 void node_submit(struct node *n, struct node_msg *m);
 struct node_msg *node_take(struct node *n);

@@ -10,12 +10,14 @@
 #include <stdint.h>
 
 #include "node/addr.h"
+#include "node/invite.h"
 #include "node/node.h"
 
-#define ROOM_NAME_MAX 32
+#define ROOM_NAME_MAX INVITE_ROOM_MAX
 
 struct room {
-	char name[ROOM_NAME_MAX + 1];      /* "papo-" and the start of the room id */
+	char name[ROOM_NAME_MAX + 1];      /* given by its maker, or "papo-"
+	                                    * and the start of the room id */
 	uint8_t secret[32];
 	char me[PAPO_NAME_MAX + 1];
 	char about[PAPO_ABOUT_MAX + 1];
@@ -23,6 +25,7 @@ struct room {
 	uint8_t inviter[32];
 	size_t nboot;
 	struct addr boot[PAPO_ADDR_MAX];   /* the inviter's addresses */
+	struct invite_relay relay;         /* the invite's relay, or url "" */
 };
 
 /* Reads home's room.json.  -1 with err set (naming the file) otherwise. */
@@ -31,6 +34,9 @@ int room_load(char err[PAPO_ERR_LEN], const char *home, struct room *out);
 int room_save(char err[PAPO_ERR_LEN], const char *home, const struct room *r);
 /* Wipes the secret. */
 void room_wipe(struct room *r);
+/* The name r's maker gave it, for invites to carry; NULL when it has the
+ * name every member derives from the room id. */
+const char *room_given_name(const struct room *r);
 
 /* Checks a member name or about text; -1 with err saying what is wrong. */
 int room_check_name(char err[PAPO_ERR_LEN], const char *name);

@@ -51,6 +51,7 @@ struct cli_opts {
 	int channels;         /* papo mcp: opt in to channel pushes */
 	char advertise[1024]; /* --advertise, each one, comma-separated */
 	const char *turn;     /* --turn, else PAPO_TURN */
+	const char *room;     /* --room, else PAPO_ROOM: a new room's name */
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 };
 
@@ -68,11 +69,14 @@ static int cli_tail(const struct cli_cmd *, int, char **);
 #define CLI_TAIL_WAIT_S 60                /* for a daemon to come back */
 
 static const struct cli_cmd cli_cmds[] = {
-	{ "new", "papo new --name NAME [--about TEXT] [--force]", "maf",
+	{ "new", "papo new --name NAME [--about TEXT] [--room ROOM] [--force]",
+	  "mafR",
 	  "Create this member's identity (if it has none) and a new room, and\n"
 	  "print the invite that lets others join it.  --name and --about may\n"
-	  "also come from PAPO_NAME and PAPO_ABOUT.  Refuses to replace an\n"
-	  "existing room without --force.",
+	  "also come from PAPO_NAME and PAPO_ABOUT.  --room (or PAPO_ROOM)\n"
+	  "names the room (1 to 64 bytes of UTF-8); the name travels in its\n"
+	  "invites, and without one the room is papo- and the start of its id.\n"
+	  "Refuses to replace an existing room without --force.",
 	  cli_new },
 	{ "join", "papo join INVITE --name NAME [--about TEXT] [--force]", "maf",
 	  "Store the room of INVITE (a papo1... string) as this member's room.\n"
@@ -86,8 +90,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  cli_invite },
 	{ "serve", "papo serve [--http ADDR:PORT] [--listen ADDR:PORT] "
 	  "[--advertise ADDR:PORT]... [--turn turn:HOST[:PORT]] [--token T] "
-	  "[--name NAME] [--about TEXT]",
-	  "HltmaAU",
+	  "[--name NAME] [--about TEXT] [--room ROOM]",
+	  "HltmaAUR",
 	  "Run the daemon: the node that speaks QUIC with the other members\n"
 	  "(--listen, PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN "), and the\n"
 	  "HTTP API, MCP and dashboard (--http, PAPO_HTTP, default "
@@ -107,8 +111,9 @@ static const struct cli_cmd cli_cmds[] = {
 	  "An HTTP address other than loopback needs a token (--token or\n"
 	  "PAPO_TOKEN); with one, every request but /healthz must carry\n"
 	  "'Authorization: Bearer T' (the dashboard's files are open too).\n"
-	  "With no room yet, it joins PAPO_INVITE or creates a room, as --name\n"
-	  "(or PAPO_NAME, or the login name) with --about (or PAPO_ABOUT); with\n"
+	  "With no room yet, it joins PAPO_INVITE or creates a room (named\n"
+	  "--room or PAPO_ROOM), as --name (or PAPO_NAME, or the login name)\n"
+	  "with --about (or PAPO_ABOUT); with\n"
 	  "a room, a PAPO_INVITE of another room is ignored, with a warning.\n"
 	  "It prints the MCP URL, the dashboard URL and the invite, and runs\n"
 	  "until SIGINT or SIGTERM.",
@@ -225,6 +230,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		{ "channels", no_argument, NULL, 'c' },
 		{ "advertise", required_argument, NULL, 'A' },
 		{ "turn", required_argument, NULL, 'U' },
+		{ "room", required_argument, NULL, 'R' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -252,6 +258,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'n': o->count = optarg; break;
 		case 'c': o->channels = 1; break;
 		case 'U': o->turn = optarg; break;
+		case 'R': o->room = optarg; break;
 		case 'A':
 			if (strlen(o->advertise) + strlen(optarg) + 2 >
 			    sizeof(o->advertise)) {
@@ -272,6 +279,8 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		o->name = getenv("PAPO_NAME");
 	if (o->about == NULL)
 		o->about = getenv("PAPO_ABOUT");
+	if (o->room == NULL)
+		o->room = cli_env("PAPO_ROOM");
 	if (o->listen == NULL)
 		o->listen = cli_env("PAPO_LISTEN");
 	if (o->listen == NULL)
@@ -336,8 +345,8 @@ cli_new(const struct cli_cmd *c, int argc, char **argv)
 		return rc;
 	if (o.name == NULL)
 		return cli_usage(c, "%s", "--name NAME is required");
-	if (room_create(err, o.home, o.name, o.about, o.force, o.listen,
-	    &invite) == -1)
+	if (room_create(err, o.home, o.name, o.about, o.room, o.force,
+	    o.listen, &invite) == -1)
 		return cli_fail(err);
 	printf("new room created; you are %s.\n"
 	    "share this invite with the other members:\n%s\n", o.name, invite);
@@ -448,6 +457,7 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 	sc.token = o.token;
 	sc.name = o.name;
 	sc.about = o.about;
+	sc.room = o.room;
 	sc.invite = cli_env("PAPO_INVITE");
 	sc.advertise = o.advertise[0] != '\0' ? o.advertise :
 	    cli_env("PAPO_ADVERTISE");
@@ -460,7 +470,8 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 		sc.protocol = (unsigned)atoi(cli_env("PAPO_PROTOCOL"));
 	}
 	if (cli_switch("PAPO_LAN", &sc.nolan) == -1 ||
-	    cli_switch("PAPO_PORTMAP", &sc.noportmap) == -1)
+	    cli_switch("PAPO_PORTMAP", &sc.noportmap) == -1 ||
+	    cli_switch("PAPO_TURN_SHARE", &sc.turn_noshare) == -1)
 		return CLI_ERROR;
 	sc.portmap_private = cli_env("PAPO_PORTMAP_PRIVATE") != NULL &&
 	    strcmp(cli_env("PAPO_PORTMAP_PRIVATE"), "1") == 0;
@@ -740,18 +751,22 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 		printf("\n");
 	}
 	/* The TURN relay, when one is set: "allocated at RELAYED on SERVER",
-	 * "allocating on SERVER", "failed (REASON)". */
+	 * "allocating on SERVER", "failed (REASON)"; "(from the invite)"
+	 * when this member was not given one but its invite carried it. */
 	v = cJSON_GetObjectItemCaseSensitive(me, "turn");
 	if ((s = cli_str(v, "state")) != NULL && strcmp(s, "off") != 0) {
 		const char *relayed = cli_str(v, "relayed");
 		const char *server = cli_str(v, "server");
 		const char *why = cli_str(v, "reason");
+		const char *from = cli_str(v, "from");
 
 		printf("relay: %s", s);
 		if (relayed != NULL)
 			printf(" at %s", relayed);
 		if (server != NULL && why == NULL)
 			printf(" on %s", server);
+		if (from != NULL && strcmp(from, "invite") == 0)
+			printf(" (from the invite)");
 		if (why != NULL) {
 			printf(" (");
 			cli_put(why);

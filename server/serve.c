@@ -33,6 +33,7 @@
 #include "server/web.h"
 
 #define SERVE_PATH_MAX 4096
+#define SERVE_RELAY_WAIT_NS (3 * 1000000000ull)
 
 /* Everything the daemon holds; built by serve_run, passed to its
  * callbacks. */
@@ -47,6 +48,8 @@ struct papo {
 	int sigfd;
 	int json_written;
 	char *invite;            /* the newest, as serve.json has it */
+	struct loop_timer *banner; /* the wait for the relay (serve_banner) */
+	int banner_shown;
 	char quic[128];
 	char lockpath[SERVE_PATH_MAX];
 	char jsonpath[SERVE_PATH_MAX];
@@ -169,7 +172,8 @@ serve_room(char err[PAPO_ERR_LEN], const struct serve_config *c)
 		return 0;
 	}
 	serve_invite_listen(c->listen, listen, sizeof(listen));
-	if (room_create(err, c->home, name, c->about, 0, listen, &invite) == -1)
+	if (room_create(err, c->home, name, c->about, c->room, 0, listen,
+	    &invite) == -1)
 		return -1;
 	free(invite);
 	log_msg(LOG_INFO, "created a new room in %s; you are %s", c->home, name);
@@ -254,6 +258,44 @@ serve_on_signal(void *arg, uint32_t events)
 static int serve_write_json(char err[PAPO_ERR_LEN], struct papo *p,
     const char *quic, const char *invite);
 
+/*
+ * Prints the URLs and the invite, once.  With a TURN relay the invite
+ * waits for the relay's first answer, up to SERVE_RELAY_WAIT_NS: an
+ * invite without our relayed address leaves a joiner behind another NAT
+ * no way in (docs/REACHABILITY.md).
+ */
+static void
+serve_banner(struct papo *p)
+{
+	if (p->banner_shown)
+		return;
+	p->banner_shown = 1;
+	if (p->banner != NULL)
+		loop_timer_set(p->banner, 0);
+	printf("mcp: %s/mcp\ndashboard: %s/\ninvite: %s\n", http_url(p->http),
+	    http_url(p->http), p->invite);
+	fflush(stdout);
+}
+
+static void
+serve_on_banner(void *arg)
+{
+	serve_banner(arg);
+}
+
+/* 1 when an NODE_EV_ADDRS event says the relay is still allocating. */
+static int
+serve_relay_pending(const char *json)
+{
+	cJSON *o = cJSON_Parse(json);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "relay");
+	int pending = cJSON_IsString(v) &&
+	    strcmp(v->valuestring, "allocating") == 0;
+
+	cJSON_Delete(o);
+	return pending;
+}
+
 /* Takes everything the node has finished or seen. */
 static void
 serve_on_node(void *arg, uint32_t events)
@@ -290,6 +332,9 @@ serve_on_node(void *arg, uint32_t events)
 				if (serve_write_json(err, p, p->quic,
 				    p->invite) == -1)
 					log_msg(LOG_WARN, "%s", err);
+				if (m->json != NULL &&
+				    !serve_relay_pending(m->json))
+					serve_banner(p);
 			}
 			node_msg_free(m);
 			break;
@@ -405,6 +450,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	nc.turn_user = c->turn_user;
 	nc.turn_pass = c->turn_pass;
 	nc.turn_secret = c->turn_secret;
+	nc.turn_noshare = c->turn_noshare;
 	if ((p.node = node_start(err, &nc)) == NULL)
 		goto out;
 	if ((p.sse = sse_new(p.loop)) == NULL ||
@@ -441,9 +487,15 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	}
 	if (serve_write_json(err, &p, p.quic, p.invite) == -1)
 		goto out;
-	printf("mcp: %s/mcp\ndashboard: %s/\ninvite: %s\n", http_url(p.http),
-	    http_url(p.http), p.invite);
-	fflush(stdout);
+	if (node_relay(p.node)) {
+		if ((p.banner = loop_timer_new(p.loop, serve_on_banner,
+		    &p)) == NULL) {
+			snprintf(err, PAPO_ERR_LEN, "out of memory");
+			goto out;
+		}
+		loop_timer_set(p.banner, loop_now_ns() + SERVE_RELAY_WAIT_NS);
+	} else
+		serve_banner(&p);
 	log_msg(LOG_INFO, "serving: HTTP %s, QUIC %s", http_url(p.http), p.quic);
 	if (loop_run(p.loop) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "the main loop failed: %s",

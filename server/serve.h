@@ -22,6 +22,8 @@ struct serve_config {
 	const char *name;        /* the member name for a room made at first
 	                          * start; NULL: the login name */
 	const char *about;
+	const char *room;        /* the name of a room made at first start
+	                          * (--room, PAPO_ROOM), or NULL */
 	const char *invite;      /* joined at first start (PAPO_INVITE) */
 	unsigned long mcp_idle_s; /* an unused MCP session ends after
 	                           * (PAPO_MCP_IDLE); 0: the default */
@@ -38,6 +40,8 @@ struct serve_config {
 	const char *turn_user;   /* PAPO_TURN_USER */
 	const char *turn_pass;   /* PAPO_TURN_PASS */
 	const char *turn_secret; /* PAPO_TURN_SECRET */
+	int turn_noshare;        /* PAPO_TURN_SHARE=off: invites leave the
+	                          * relay out */
 };
 
 /*

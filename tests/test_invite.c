@@ -105,8 +105,8 @@ round_trip(size_t naddr)
 static const char *
 craft(const uint8_t *p, size_t n)
 {
-	static char s[1024];
-	uint8_t b[512], h[crypto_generichash_BYTES_MIN];
+	static char s[2048];
+	uint8_t b[1024], h[crypto_generichash_BYTES_MIN];
 
 	memcpy(b, p, n);
 	crypto_generichash(h, sizeof(h), p, n, NULL, 0);
@@ -192,7 +192,7 @@ static void
 test_text(void)
 {
 	struct invite in, out;
-	char *s, t[512];
+	char *s, t[4096];
 	size_t pos;
 
 	sample(&in, 1);
@@ -248,12 +248,18 @@ test_text(void)
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
 	snprintf(t, sizeof(t), "%s%s", s, "aa");
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
-	/* Longer than any invite: three pasted together. */
+	/* Longer than any invite: twenty pasted together; three make a
+	 * length an invite with extensions can have, and fail their
+	 * checksum. */
 	snprintf(t, sizeof(t), "%s%s%s", s, s + 5, s + 5);
+	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_CHECKSUM);
+	snprintf(t, sizeof(t), "%s", s);
+	for (int i = 1; i < 20; i++)
+		strcat(t, s + 5);
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
-	memset(t, 'a', 400);
+	memset(t, 'a', 2600);   /* invites have at most 2,463 */
 	memcpy(t, "papo1", 5);
-	t[400] = '\0';
+	t[2600] = '\0';
 	CHECK_EQ_INT(invite_decode(t, &out, NULL), INVITE_LENGTH);
 
 	/* Cut short, at any length below the smallest invite. */
@@ -310,7 +316,7 @@ test_crafted(void)
 	CHECK_EQ_INT(out.addr[0].ip[0], 127);
 
 	/* From a newer papo. */
-	n = head(b, 2, 0);
+	n = head(b, 3, 0);
 	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL),
 	    INVITE_VERSION_BAD);
 	n = head(b, 0, 0);
@@ -391,9 +397,227 @@ test_strerror(void)
 	CHECK(invite_strerror((enum invite_err)99) != NULL);
 }
 
+static void
+relay_sample(struct invite *inv, const char *url, const char *user,
+    const char *pass, const char *secret)
+{
+	sample(inv, 2);
+	snprintf(inv->relay.url, sizeof(inv->relay.url), "%s", url);
+	snprintf(inv->relay.user, sizeof(inv->relay.user), "%s", user);
+	snprintf(inv->relay.pass, sizeof(inv->relay.pass), "%s", pass);
+	snprintf(inv->relay.secret, sizeof(inv->relay.secret), "%s", secret);
+}
+
+static int
+same_relay(const struct invite_relay *a, const struct invite_relay *b)
+{
+	return strcmp(a->url, b->url) == 0 && strcmp(a->user, b->user) == 0 &&
+	    strcmp(a->pass, b->pass) == 0 && strcmp(a->secret, b->secret) == 0;
+}
+
+/* Puts a length byte and the string s at b; its size. */
+static size_t
+put_str(uint8_t *b, const char *s)
+{
+	b[0] = (uint8_t)strlen(s);
+	memcpy(b + 1, s, strlen(s));
+	return 1 + strlen(s);
+}
+
+/* Puts an extension of type with the value v at b; its size. */
+static size_t
+put_ext(uint8_t *b, uint8_t type, const char *v)
+{
+	size_t n = strlen(v);
+
+	b[0] = type;
+	b[1] = (uint8_t)(n >> 8), b[2] = (uint8_t)n;
+	memcpy(b + 3, v, n);
+	return 3 + n;
+}
+
+/* Puts a relay extension at b; its size. */
+static size_t
+put_relay(uint8_t *b, const char *url, const char *user, const char *pass,
+    const char *secret)
+{
+	size_t n = 3;
+
+	b[0] = 1;
+	n += put_str(b + n, url);
+	n += put_str(b + n, user);
+	n += put_str(b + n, pass);
+	n += put_str(b + n, secret);
+	b[1] = (uint8_t)((n - 3) >> 8), b[2] = (uint8_t)(n - 3);
+	return n;
+}
+
+/* The relay of version 2: kept whole, refused when it could not be
+ * used, and absent from version 1, which older papo still reads. */
+static void
+test_relay(void)
+{
+	struct invite in, out;
+	char url[INVITE_URL_MAX + 2], cred[INVITE_CRED_MAX + 2];
+	uint8_t b[1024];
+	size_t n;
+	char *s;
+
+	/* Long-term credentials (a password with a space), and a secret. */
+	relay_sample(&in, "turn:relay.example.net:3478", "u", "p w!", "");
+	s = invite_encode(&in);
+	CHECK(s != NULL);
+	memset(&out, 0xaa, sizeof(out));
+	CHECK_EQ_INT(invite_decode(s, &out, NULL), INVITE_OK);
+	CHECK_EQ_INT(out.version, INVITE_VERSION_EXT);
+	CHECK(same_relay(&in.relay, &out.relay));
+	CHECK_EQ_INT(out.naddr, 2);
+	CHECK(memcmp(out.secret, in.secret, 32) == 0);
+	free(s);
+	relay_sample(&in, "turn:[2001:db8::1]", "", "", "s3cret");
+	s = invite_encode(&in);
+	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
+	CHECK(same_relay(&in.relay, &out.relay));
+	free(s);
+
+	/* The largest: 8 IPv6 addresses, every field at its most. */
+	sample(&in, PAPO_ADDR_MAX);
+	for (size_t i = 0; i < PAPO_ADDR_MAX; i++)
+		in.addr[i] = v6((uint8_t)i, 7778);
+	memset(in.relay.url, 'u', INVITE_URL_MAX);
+	memset(in.relay.user, 'a', INVITE_CRED_MAX);
+	memset(in.relay.pass, 'b', INVITE_CRED_MAX);
+	memset(in.relay.secret, 'c', INVITE_CRED_MAX);
+	s = invite_encode(&in);
+	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
+	CHECK(same_relay(&in.relay, &out.relay));
+	CHECK_EQ_INT(out.naddr, PAPO_ADDR_MAX);
+	free(s);
+
+	/* No relay: version 1, 129 characters with one IPv4 address. */
+	sample(&in, 1);
+	s = invite_encode(&in);
+	CHECK(s != NULL && strlen(s) == 129);
+	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
+	CHECK_EQ_INT(out.version, INVITE_VERSION);
+	CHECK_EQ_STR(out.relay.url, "");
+	free(s);
+
+	/* What a decoder would refuse is never encoded. */
+	memset(url, 'u', sizeof(url) - 1);
+	url[sizeof(url) - 1] = '\0';
+	memset(cred, 'c', sizeof(cred) - 1);
+	cred[sizeof(cred) - 1] = '\0';
+	relay_sample(&in, "turn:h", "", "", "");
+	CHECK(invite_encode(&in) == NULL);          /* no credentials */
+	relay_sample(&in, "turn:h", "u", "", "");
+	CHECK(invite_encode(&in) == NULL);          /* no password */
+	relay_sample(&in, "turn:h", "u", "p\n", "");
+	CHECK(invite_encode(&in) == NULL);          /* not printable */
+	relay_sample(&in, "turn: h", "u", "p", "");
+	CHECK(invite_encode(&in) == NULL);          /* a space in the URL */
+	relay_sample(&in, "turn:h", "u", "p\xc3\xa9", "");
+	CHECK(invite_encode(&in) == NULL);          /* not ASCII */
+	sample(&in, 1);
+	memcpy(in.relay.url, url, INVITE_URL_MAX + 1);   /* 201 bytes */
+	strcpy(in.relay.secret, "s");
+	CHECK(invite_encode(&in) == NULL);
+
+	/* Crafted: each fault of an extension has its error. */
+	n = head(b, 2, 1);
+	n += put_v4(b + n, 4, 7778);
+	n += put_relay(b + n, "turn:h", "u", "p", "");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_OK);
+	CHECK_EQ_STR(out.relay.url, "turn:h");
+	CHECK_EQ_STR(out.relay.pass, "p");
+	CHECK_EQ_STR(out.room, "");
+	CHECK_EQ_INT(invite_decode(craft(b, n - 1), &out, NULL),
+	    INVITE_TRUNCATED);                      /* the value cut */
+	CHECK_EQ_INT(invite_decode(craft(b, n + put_ext(b + n, 9, "")), &out,
+	    NULL), INVITE_OK);                      /* an empty unknown one */
+	n += put_ext(b + n, 77, "from a later papo");
+	n += put_ext(b + n, 2, "ops");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_OK);
+	CHECK_EQ_STR(out.room, "ops");
+	CHECK_EQ_STR(out.relay.user, "u");
+	b[n] = 2;                                   /* a type, no length */
+	CHECK_EQ_INT(invite_decode(craft(b, n + 1), &out, NULL),
+	    INVITE_TRUNCATED);
+	CHECK_EQ_INT(invite_decode(craft(b, n + put_ext(b + n, 2, "x")), &out,
+	    NULL), INVITE_EXTENSION);               /* a name twice */
+	n = head(b, 2, 0);                          /* version 2, nothing */
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_OK);
+	n = head(b, 2, 0);                          /* an empty URL */
+	n += put_relay(b + n, "", "u", "p", "");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* a URL of 201 bytes */
+	n += put_relay(b + n, url, "", "", "s");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* a user of 128 bytes */
+	n += put_relay(b + n, "turn:h", cred, "p", "");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* a NUL in the secret */
+	n += put_relay(b + n, "turn:h", "", "", "ab");
+	b[n - 1] = 0;
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* no credentials */
+	n += put_relay(b + n, "turn:h", "u", "", "");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* strings cut short */
+	n += put_ext(b + n, 1, "\x06turn:h\x01u");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* a byte after them */
+	n += put_ext(b + n, 1, "\x06turn:h\x01u\x01p\x00z");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_RELAY);
+	n = head(b, 2, 0);                          /* an empty name */
+	n += put_ext(b + n, 2, "");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_ROOM);
+	n = head(b, 2, 0);                          /* a control character */
+	n += put_ext(b + n, 2, "a\tb");
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_ROOM);
+	n = head(b, 2, 0);                          /* a name of 65 bytes */
+	cred[65] = '\0';
+	n += put_ext(b + n, 2, cred);
+	CHECK_EQ_INT(invite_decode(craft(b, n), &out, NULL), INVITE_ROOM);
+}
+
+/* A room name: kept whole (UTF-8), alone or with a relay. */
+static void
+test_room(void)
+{
+	struct invite in, out;
+	char *s;
+
+	sample(&in, 1);
+	snprintf(in.room, sizeof(in.room), "%s", "équipe ops");
+	s = invite_encode(&in);
+	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
+	CHECK_EQ_INT(out.version, INVITE_VERSION_EXT);
+	CHECK_EQ_STR(out.room, "équipe ops");
+	CHECK_EQ_STR(out.relay.url, "");
+	free(s);
+	relay_sample(&in, "turn:h", "u", "p", "");
+	snprintf(in.room, sizeof(in.room), "%s", "ops");
+	s = invite_encode(&in);
+	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
+	CHECK_EQ_STR(out.room, "ops");
+	CHECK(same_relay(&in.relay, &out.relay));
+	free(s);
+	snprintf(in.room, sizeof(in.room), "%s", "a\nb");
+	CHECK(invite_encode(&in) == NULL);
+	memset(in.room, 'r', INVITE_ROOM_MAX);
+	in.room[INVITE_ROOM_MAX] = '\0';
+	s = invite_encode(&in);
+	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
+	CHECK_EQ_INT(strlen(out.room), INVITE_ROOM_MAX);
+	free(s);
+}
+
 int
 main(void)
 {
+	test_relay();
+	test_room();
 	test_round_trips();
 	test_text();
 	test_crafted();

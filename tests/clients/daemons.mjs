@@ -32,7 +32,7 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // the caller's papo settings, and not node --test's context (a Node child
 // that inherits it takes itself for a test file of the runner's).
 export const cleanEnv = { ...process.env };
-for (const k of ['PAPO_HOME', 'PAPO_NAME', 'PAPO_INVITE', 'PAPO_HTTP', 'PAPO_LISTEN', 'PAPO_TOKEN', 'PAPO_MCP_IDLE', 'NODE_TEST_CONTEXT'])
+for (const k of ['PAPO_HOME', 'PAPO_NAME', 'PAPO_ROOM', 'PAPO_INVITE', 'PAPO_HTTP', 'PAPO_LISTEN', 'PAPO_TOKEN', 'PAPO_MCP_IDLE', 'NODE_TEST_CONTEXT'])
   delete cleanEnv[k];
 // Tests send traffic only to loopback: no LAN beacons, and no asking a
 // router for a port, on this machine's interfaces.

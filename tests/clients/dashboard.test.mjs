@@ -164,7 +164,8 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
   before(async () => {
     assert.ok(fs.existsSync(PAPO), `no papo binary at ${PAPO} (set PAPO)`);
     assert.ok(fs.existsSync(CHROMIUM), `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM)`);
-    A = await serve('ana');
+    // The room is named as its maker asked (papo serve's PAPO_ROOM).
+    A = await serve('ana', { env: { PAPO_ROOM: 'équipe ops' } });
     httpPort = new URL(A.info.http).port;
     quicAddr = A.info.quic;
     papo(path.join(root, 'bo'), ['join', A.info.invite, '--name', 'bo', '--about', 'tests <b>bold</b> & co']);
@@ -211,6 +212,8 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
 
   step('the page shows the room, this member and bo online', async () => {
     await page.goto(A.info.dashboard || `${A.info.http}/`);
+    assert.equal(status.room, 'équipe ops', 'the room has the name its maker gave');
+    assert.equal((await api(B, '/api/status')).room, 'équipe ops', "bo's status names the room as ana's does");
     await until('the room name', async () => (await page.textContent('#room')) === status.room);
     assert.equal(await page.textContent('#me'), 'ana');
     const row = await until('bo listed online', async () => {

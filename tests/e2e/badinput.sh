@@ -171,6 +171,26 @@ turn_bad "TURN credentials without a server" '^papo: .*without a TURN server' \
 	PAPO_TURN_USER=u PAPO_TURN_PASS=p
 turn_bad "a TURN password of 200 bytes" '^papo: the TURN password is longer than 127 bytes$' \
 	PAPO_TURN=turn:127.0.0.1 PAPO_TURN_USER=u PAPO_TURN_PASS="$(big 200 p)"
+# A relay an invite brought that cannot be used (here port 0) does not
+# stop the joiner: it starts without one, saying why in its log.
+PAPO_HOME=$T/rv "$PAPO" new --name rv >/dev/null
+jq '.relay = {url: "turn:127.0.0.1:0", user: "u", pass: "p", secret: ""}' \
+	"$T/rv/room.json" >"$T/rv.json" && mv "$T/rv.json" "$T/rv/room.json"
+join rj "$(PAPO_HOME=$T/rv "$PAPO" invite)"
+check "the joiner keeps the invite's relay" \
+	jq -e '.relay.url == "turn:127.0.0.1:0"' "$T/rj/room.json"
+if start rj; then
+	check "rj runs with no relay: me.turn off" bash -c \
+		"curl -s '${URL[rj]}/api/status' | jq -e '.me.turn.state == \"off\"'"
+	has "$T/rj.err" "warn: relay: the invite's TURN server cannot be used, going on without one: turn:127\.0\.0\.1:0: the port must be 1 to 65535" \
+		"rj's log says why the invite's relay is not used"
+	stop rj
+fi
+# A damaged relay in room.json: serve names the file and the field.
+jq '.relay = {url: 7}' "$T/rj/room.json" >"$T/rj.json" && mv "$T/rj.json" "$T/rj/room.json"
+expect 1 "serve with a damaged relay in room.json" -- env PAPO_HOME="$T/rj" \
+	timeout 10 "$PAPO" serve --http 127.0.0.1:0 --listen 127.0.0.1:0
+has "$T/err" 'room\.json is damaged: "relay" is malformed' "serve says the relay in room.json is damaged"
 check "ana serves on at the end" alive
 stop bo
 stop ana

@@ -75,7 +75,13 @@
 #                               something matching PATTERN.
 #   history_count NAME TEXT     how many times NAME's history (the last
 #                               500) lists TEXT; history_has NAME TEXT: at
-#                               least once.
+#                               least once; once NAME TEXT: a check that
+#                               it is there exactly once.
+#   talk A B WHY                a check both ways: A says "A to B, WHY",
+#                               answered delivered to B, and B's history
+#                               has it within 10 s; then B to A.
+#   room R MEMBER...            R makes a room (papo new) and serves; each
+#                               member joins R's invite and serves.
 #   (lab_api and lab_papo work for lib.sh's loopback daemons too: a name
 #   with no namespace runs in this one.)
 #
@@ -304,6 +310,29 @@ history_count() {
 		'[.messages[] | select(.text == $t)] | length'
 }
 history_has() { [ "$(history_count "$1" "$2" 2>/dev/null)" -ge 1 ] 2>/dev/null; }
+once() {
+	local n; n=$(history_count "$1" "$2")
+	check "$1's history has '$2' once (has it $n times)" test "$n" = 1
+}
+talk() {
+	local a=$1 b=$2 why=$3 x y
+	for x in "$a $b" "$b $a"; do
+		set -- $x
+		y="$1 to $2, $why"
+		say_ok "$1" "$y" " delivered to .*\\b$2\\b" "$1 to $2 ($why) is delivered"
+		check "$2's history has '$y'" until_true 10 history_has "$2" "$y"
+	done
+}
+room() {
+	local r=$1 n inv; shift
+	lab_papo "$r" new --name "$r" >/dev/null
+	lab_start "$r" || return
+	inv=$(lab_papo "$r" invite)
+	for n in "$@"; do
+		lab_papo "$n" join "$inv" --name "$n" >/dev/null
+		lab_start "$n" || return
+	done
+}
 
 # invite_addrs INVITE: the invite's addresses, one a line, in order, as a
 # joiner reads them (room.json's "bootstrap" after papo join in a fresh

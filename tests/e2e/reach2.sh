@@ -73,18 +73,6 @@ say_queued() {
 		fail "papo say on $1 says no other member has joined, but $3 has: $(cat "$T/say-$1")"
 	fi
 }
-# talk A B WHY: A says a line and B's history gets it, then the other way;
-# each say must answer "delivered to ... B".
-talk() {
-	local a=$1 b=$2 why=$3 x y
-	for x in "$a $b" "$b $a"; do
-		set -- $x
-		y="$1 to $2, $why"
-		say_ok "$1" "$y" " delivered to .*\\b$2\\b" "$1 to $2 ($why) is delivered"
-		check "$2's history has '$y'" until_true 10 history_has "$2" "$y"
-	done
-}
-
 # invite_only INVITE IP PORT: the same invite (room secret, inviter) with
 # IP:PORT as its only address (docs/PROTOCOL.md, "Invite": version,
 # secret, inviter, count, addresses, 4 bytes of a 16-byte BLAKE2b).
@@ -119,19 +107,6 @@ junk() {
 				fail "socat from $host to $ip:$port failed"
 			sleep 0.05
 		fi
-	done
-}
-
-# room R MEMBER...: R makes a room and serves; each member joins R's invite
-# and serves.
-room() {
-	local r=$1 n inv; shift
-	lab_papo "$r" new --name "$r" >/dev/null
-	lab_start "$r" || return
-	inv=$(lab_papo "$r" invite)
-	for n in "$@"; do
-		lab_papo "$n" join "$inv" --name "$n" >/dev/null
-		lab_start "$n" || return
 	done
 }
 

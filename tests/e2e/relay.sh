@@ -9,6 +9,9 @@
 #   r1, r3, r6: public hosts (203.0.113.11...), each a room's maker
 #   a1 behind nat1a: a cone NAT dropping unsolicited inbound
 #   b1 behind nat1b: a symmetric NAT dropping unsolicited inbound
+#   f2 behind nat2f: a cone NAT dropping unsolicited inbound
+#   g2 behind nat2g: a symmetric NAT dropping unsolicited inbound; no
+#     PAPO_TURN of its own
 #   c3 behind nat3: a cone NAT; its TURN password is wrong
 #   d6, e6 behind nat6d, nat6e: cone NATs dropping unsolicited inbound,
 #     which the internet router keeps apart until case 6 lets them meet
@@ -28,6 +31,13 @@
 #     once r1 is back to tell them of those, the queued messages arrive,
 #     each exactly once on both sides; a1 and b1 are relayed again, and
 #     after r1 stops once more they still talk.
+#  2. f2 makes a room and serve prints the invite once the relay has
+#     answered: it carries f2's relayed address and the relay (URL and
+#     credentials).  g2, with no PAPO_TURN, joins it, nobody public in the
+#     room: g2 uses the invite's relay (me.turn.from "invite", `papo
+#     status` "(from the invite)"), reaches f2 relay to relay, and they
+#     talk both ways.  With PAPO_TURN_SHARE=off f2's invite leaves the
+#     relay out.
 #  3. c3's TURN password is wrong: its status says me.turn failed with a
 #     reason naming the credentials, its log says so in one line, and it
 #     talks to r3 (direct, both ways) as if no relay were set.
@@ -54,32 +64,6 @@ began=$(date +%s)
 note() { echo "relay.sh: $*"; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
-# once NAME TEXT: TEXT is in NAME's history exactly once.
-once() {
-	local n; n=$(history_count "$1" "$2")
-	check "$1's history has '$2' once (has it $n times)" test "$n" = 1
-}
-# talk A B WHY: A says a line and B's history gets it, then the other way;
-# each say must answer "delivered to ... B".
-talk() {
-	local a=$1 b=$2 why=$3 x y
-	for x in "$a $b" "$b $a"; do
-		set -- $x
-		y="$1 to $2, $why"
-		say_ok "$1" "$y" " delivered to .*\\b$2\\b" "$1 to $2 ($why) is delivered"
-		check "$2's history has '$y'" until_true 10 history_has "$2" "$y"
-	done
-}
-room() {
-	local r=$1 n inv; shift
-	lab_papo "$r" new --name "$r" >/dev/null
-	lab_start "$r" || return
-	inv=$(lab_papo "$r" invite)
-	for n in "$@"; do
-		lab_papo "$n" join "$inv" --name "$n" >/dev/null
-		lab_start "$n" || return
-	done
-}
 relayed_both() {
 	status_is "$1" "$(m "$2") | .online and .path == \"relay\"" &&
 		status_is "$2" "$(m "$1") | .online and .path == \"relay\""
@@ -180,6 +164,50 @@ cone_symmetric() {
 	done
 	stop a1
 	stop b1
+}
+
+# 2. Behind NATs both, nobody public: the invite carries the relay.
+invite_relay() {
+	local inv printed rc
+	lab_papo f2 new --name f2 >/dev/null
+	lab_start f2 || return
+	eventually 20 f2 '.me.turn.state == "allocated" and .me.turn.from == "settings"' \
+		"f2: me.turn allocated, from its settings"
+	inv=$(lab_papo f2 invite)
+	until_true 10 grep -q '^invite: ' "$T/f2.out"
+	printed=$(sed -n 's/^invite: //p' "$T/f2.out")
+	check "serve printed the invite with the relayed address (as papo invite has it)" \
+		test "$printed" = "$inv"
+	lab_papo g2 join "$inv" --name g2 >/dev/null
+	check "g2's room.json keeps the invite's relay" \
+		jq -e '.relay == {url: "turn:203.0.113.5:3478", user: "u", pass: "p", secret: ""}' \
+		"$T/g2/room.json"
+	# g2 has no relay of its own (and lab_start must run in this shell,
+	# whose child the daemon is).
+	unset PAPO_TURN PAPO_TURN_USER PAPO_TURN_PASS
+	lab_start g2; rc=$?
+	export PAPO_TURN=turn:203.0.113.5:3478 PAPO_TURN_USER=u PAPO_TURN_PASS=p
+	[ "$rc" = 0 ] || return
+	eventually 20 g2 '.me.turn.state == "allocated" and .me.turn.from == "invite" and
+		.me.turn.server == "203.0.113.5:3478"' \
+		"g2 (no PAPO_TURN): me.turn allocated on the invite's relay"
+	lab_papo g2 status >"$T/papo-status-g2" 2>&1
+	has "$T/papo-status-g2" '^relay: allocated at 203\.0\.113\.5:[0-9]+ on 203\.0\.113\.5:3478 \(from the invite\)$' \
+		"papo status on g2 says the relay came from the invite"
+	eventually 20 g2 "$(m f2) | .online and .path == \"relay\"" \
+		"g2 reaches f2 through the relay"
+	eventually 20 f2 "$(m g2) | .online and .path == \"relay\"" \
+		"f2 reaches g2 through the relay"
+	talk f2 g2 "the relay from the invite"
+	stop g2
+	stop f2
+	PAPO_TURN_SHARE=off lab_start f2 || return
+	eventually 20 f2 '.me.turn.state == "allocated"' "f2 allocated again"
+	rm -rf "$T/probe"
+	PAPO_HOME="$T/probe" "$PAPO" join "$(lab_papo f2 invite)" --name p >/dev/null
+	check "with PAPO_TURN_SHARE=off the invite has no relay" \
+		jq -e 'has("relay") | not' "$T/probe/room.json"
+	stop f2
 }
 
 # 3. Wrong TURN credentials on one side.
@@ -300,6 +328,10 @@ lab_nat nat1a cone 203.0.113.21 drop
 lab_host a1 nat1a
 lab_nat nat1b symmetric 203.0.113.22 drop
 lab_host b1 nat1b
+lab_nat nat2f cone 203.0.113.24 drop
+lab_host f2 nat2f
+lab_nat nat2g symmetric 203.0.113.25 drop
+lab_host g2 nat2g
 lab_nat nat3 cone 203.0.113.23
 lab_host c3 nat3
 lab_nat nat6d cone 203.0.113.26 drop
@@ -310,6 +342,8 @@ note "lab up after $(( $(date +%s) - began )) s"
 
 cone_symmetric
 note "cases 1 and 4 done after $(( $(date +%s) - began )) s"
+invite_relay
+note "case 2 done after $(( $(date +%s) - began )) s"
 wrong_password
 note "case 3 done after $(( $(date +%s) - began )) s"
 relay_then_punch

@@ -1,0 +1,283 @@
+/*
+ * relay.c: the ways members reach this one through machines it does not
+ * own, on the node thread (gossip_int.h): the home router's port mapping
+ * (portmap.h), advertised when its external address is public, and the
+ * TURN relay (turn.h), whose relayed address is advertised last and
+ * through which relayed QUIC connections send; their state in status
+ * (me.portmap, me.turn).  docs/REACHABILITY.md says what each does.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node/gossip_int.h"
+
+#define TURN_CHECK_NS (10ull * 1000000000u)
+
+/* The relay's state as status names it: "off" with none set. */
+const char *
+relay_turn_name(const struct gossip *g)
+{
+	static const char *const names[] = {
+		[TURN_ALLOCATING] = "allocating",
+		[TURN_ALLOCATED] = "allocated",
+		[TURN_FAILED] = "failed",
+	};
+
+	return g->turn != NULL ? names[turn_state(g->turn)] : "off";
+}
+
+/*
+ * Port mapping (portmap.h): the router's mapping, when it has a public
+ * external address, is advertised after the addresses the person gave.
+ */
+static void
+relay_portmap_changed(void *arg, const struct portmap *pm)
+{
+	struct gossip *g = arg;
+	struct addr a;
+	int usable = portmap_mapped(pm, &a) == 0;
+
+	if (reach_set_mapped(&g->reach, usable ? &a : NULL))
+		gossip_addrs_changed(g);
+}
+
+/* Adds name: v, or null when v is NULL. */
+static void
+relay_str(cJSON *o, const char *name, const char *v)
+{
+	if (v != NULL)
+		cJSON_AddStringToObject(o, name, v);
+	else
+		cJSON_AddNullToObject(o, name);
+}
+
+/* Adds name: "IP:PORT" of a when has, else null. */
+static void
+relay_addr(cJSON *o, const char *name, int has, const struct addr *a)
+{
+	char text[ADDR_STRLEN];
+
+	if (has)
+		addr_format(a, text);
+	relay_str(o, name, has ? text : NULL);
+}
+
+static void
+relay_portmap_json(const struct gossip *g, cJSON *me)
+{
+	cJSON *pj = cJSON_AddObjectToObject(me, "portmap");
+	const struct portmap *pm = g->portmap;
+	struct addr a;
+
+	if (pm == NULL) {
+		relay_str(pj, "state", "off");
+		relay_str(pj, "method", NULL);
+		relay_str(pj, "external", NULL);
+		relay_str(pj, "reason", "listening on loopback only");
+		return;
+	}
+	relay_str(pj, "state", portmap_state_name(portmap_state(pm)));
+	relay_str(pj, "method", portmap_method(pm));
+	relay_addr(pj, "external", portmap_mapped(pm, &a) == 0, &a);
+	relay_str(pj, "reason", portmap_reason(pm));
+}
+
+/*
+ * The TURN relay (turn.h): the client talks to its server on our QUIC
+ * socket.  An allocation's relayed address is advertised last, after the
+ * direct ones (reach.h).
+ */
+static int
+relay_turn_send(void *arg, const struct addr *to, const uint8_t *p,
+    size_t n)
+{
+	return quic_send_raw(((struct gossip *)arg)->quic, to, p, n, 0);
+}
+
+/* A datagram that came to our relayed address from peer: QUIC's. */
+static void
+relay_turn_data(void *arg, const struct addr *peer, const uint8_t *p,
+    size_t n)
+{
+	quic_input(((struct gossip *)arg)->quic, peer, p, n, 1);
+}
+
+/* A packet of a relayed connection (quic.h), to peer through our relay. */
+int
+relay_quic_send(void *arg, const struct addr *peer, const uint8_t *p,
+    size_t n)
+{
+	struct gossip *g = arg;
+
+	return g->turn != NULL ? turn_send(g->turn, peer, p, n) : -1;
+}
+
+/*
+ * The TURN server drops what reaches our relayed address from an IP
+ * without a permission.  Members of a room use one TURN server, so the
+ * relay's own IP comes first (other members' relayed addresses send
+ * from it), then the IPs of members' public addresses (a member without
+ * an allocation of its own dials our relayed address from one of them).
+ * At most TURN_PERMITS_MAX IPs, leaving the rest of the client's peer
+ * table to the relayed connections.  Called again on every announcement
+ * (10 s), which keeps the permissions in use and so renewed.
+ */
+void
+relay_permits(struct gossip *g)
+{
+	struct addr relayed, done[TURN_PERMITS_MAX];
+	size_t n = 0;
+
+	if (g->turn == NULL || turn_relayed(g->turn, &relayed) == -1)
+		return;
+	turn_permit(g->turn, &relayed);
+	done[n++] = relayed;
+	for (size_t i = 0; i < g->nmembers; i++) {
+		const struct member *m = g->members[i];
+
+		for (size_t j = 0; j < m->naddr; j++) {
+			const struct addr *a = &m->addr[j];
+			int seen = 0;
+
+			if (addr_is_private(a) || addr_is_loopback(a) ||
+			    addr_is_unspecified(a) || a->family != relayed.family)
+				continue;
+			for (size_t k = 0; k < n && !seen; k++)
+				seen = addr_same_ip(a, &done[k]);
+			if (seen)
+				continue;
+			if (n == TURN_PERMITS_MAX)
+				return;
+			turn_permit(g->turn, a);
+			done[n++] = *a;
+		}
+	}
+}
+
+/* A relayed connection ended or a dial through the relay failed: maybe
+ * the TURN server lost our allocation (a restart) or is gone.  A Refresh
+ * finds out (turn.h), at most once every TURN_CHECK_NS. */
+void
+relay_check(struct gossip *g)
+{
+	uint64_t now = loop_now_ns();
+
+	if (g->turn == NULL || g->stopping || (g->turn_checked != 0 &&
+	    now < g->turn_checked + TURN_CHECK_NS))
+		return;
+	g->turn_checked = now;
+	turn_refresh(g->turn);
+}
+
+int
+relay_on_server(const struct gossip *g, const struct addr *a)
+{
+	return g->turn != NULL && addr_same_ip(a, &g->relay_ip);
+}
+
+int
+relay_both_ends(const struct gossip *g, const struct quic_conn *c)
+{
+	return quic_is_relayed(c) && relay_on_server(g, quic_remote(c));
+}
+
+static void
+relay_turn_state(void *arg, const struct turn *t)
+{
+	struct gossip *g = arg;
+	char server[ADDR_STRLEN], relayed[ADDR_STRLEN];
+	struct addr a;
+	int has = turn_relayed(t, &a) == 0;
+
+	addr_format(&g->turn_server, server);
+	if (has) {
+		addr_format(&a, relayed);
+		log_msg(LOG_INFO, "relay: allocated at %s on %s", relayed, server);
+		g->relay_ip = a;
+		relay_permits(g);
+		/* Relayed addresses can be dialled now: members we have no
+		 * connection with are tried again at once. */
+		for (size_t i = 0; i < g->nmembers; i++)
+			if (g->members[i]->conn == NULL &&
+			    g->members[i]->ndial == 0)
+				g->members[i]->next_dial = loop_now_ns();
+		members_plan_dials(g);
+	} else if (turn_state(t) == TURN_FAILED) {
+		log_msg(LOG_WARN, "relay: %s failed: %s", server, turn_reason(t));
+		/* Nothing goes through the relay any more: its connections
+		 * end now rather than at their idle timeout. */
+		for (size_t i = 0; i < g->nmembers; i++)
+			if (g->members[i]->conn != NULL &&
+			    quic_is_relayed(g->members[i]->conn))
+				quic_close(g->members[i]->conn);
+	}
+	/* The first failure changes no address, but serve waits to hear of
+	 * it (gossip_addrs_changed). */
+	if (reach_set_relayed(&g->reach, has ? &a : NULL) ||
+	    (turn_state(t) == TURN_FAILED && !g->turn_told)) {
+		g->turn_told = 1;
+		gossip_addrs_changed(g);
+		/* Members learn the new address now, not in up to 10 s. */
+		loop_timer_set(g->announce_timer, 1);
+	}
+}
+
+static void
+relay_turn_json(const struct gossip *g, cJSON *me)
+{
+	cJSON *tj = cJSON_AddObjectToObject(me, "turn");
+	struct addr a;
+	int on = g->turn != NULL;
+
+	relay_str(tj, "state", relay_turn_name(g));
+	relay_str(tj, "from", on ? g->turn_from : NULL);
+	relay_addr(tj, "server", on, &g->turn_server);
+	relay_addr(tj, "relayed", on && turn_relayed(g->turn, &a) == 0, &a);
+	relay_str(tj, "reason", on ? turn_reason(g->turn) : NULL);
+}
+
+void
+relay_json(const struct gossip *g, cJSON *me)
+{
+	relay_portmap_json(g, me);
+	relay_turn_json(g, me);
+}
+
+int
+relay_start(char err[PAPO_ERR_LEN], struct gossip *g,
+    const struct gossip_env *env)
+{
+	/* A router can map a port for a socket others can reach at all:
+	 * not for one bound to loopback. */
+	if (!addr_is_loopback(&g->bound)) {
+		struct portmap_env penv;
+
+		memset(&penv, 0, sizeof(penv));
+		penv.loop = env->loop;
+		penv.port = g->bound.port;
+		penv.off = !env->portmap;
+		penv.allow_private = env->portmap_private;
+		penv.changed = relay_portmap_changed;
+		penv.arg = g;
+		if ((g->portmap = portmap_new(err, &penv)) == NULL)
+			return -1;
+	}
+	if (env->turn != NULL) {
+		struct turn_env tenv;
+
+		memset(&tenv, 0, sizeof(tenv));
+		tenv.loop = env->loop;
+		tenv.arg = g;
+		tenv.send = relay_turn_send;
+		tenv.data = relay_turn_data;
+		tenv.state = relay_turn_state;
+		g->env.turn = NULL;          /* the caller's; turn_new copies it */
+		g->turn_server = env->turn->server;
+		g->turn_from = env->turn_from;
+		g->relay_ip = env->turn->server;
+		if ((g->turn = turn_new(err, env->turn, &tenv)) == NULL)
+			return -1;
+	}
+	return 0;
+}
