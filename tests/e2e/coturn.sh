@@ -11,8 +11,9 @@
 #
 #   turn 203.0.113.5: the shipped coturn
 #   a behind nata, b behind natb: symmetric NATs dropping unsolicited
-#     inbound; PAPO_TURN=turn:203.0.113.5:3478, PAPO_TURN_SECRET, and
-#     PAPO_TURN_USER a or b
+#     inbound; a has PAPO_TURN=turn:203.0.113.5:3478, PAPO_TURN_SECRET
+#     and PAPO_TURN_USER=a; b has nothing set: it uses the relay of a's
+#     invite, as host B of docker/compose.yaml does
 #   c behind natc: a cone NAT; its PAPO_TURN_SECRET is wrong
 #
 # The promises under test (docker/README.md, "A relay for the room on a
@@ -30,12 +31,14 @@
 #     Started with it (and TURN_EXTERNAL_IP), the check passes: every
 #     packet back.
 #  4. a makes the room; its invite, taken once a is allocated, carries its
-#     relayed address; b joins with it.  No member is reachable directly,
+#     relayed address and the relay; b joins with it and uses that relay
+#     (me.turn.from "invite").  No member is reachable directly,
 #     and no other member exists: a and b reach each other relay to relay
 #     (path "relay"), say things both ways (delivered), also 48 kB in one
 #     message (near the most papo takes; the relay allows 64 kB/s a
 #     session), and `papo status` shows the relay line.  The relay's log
-#     names their REST user names and holds no message text.
+#     has both allocations under REST user names (EXPIRY:a: b uses the
+#     user the invite handed on) and holds no message text.
 #  5. c's secret is wrong: its relay fails with 401, the reason naming the
 #     shared secret.
 #
@@ -47,10 +50,12 @@ PAPO=${1:?usage: coturn.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lab.sh"
 DOCKER=$(cd "$(dirname "$0")/../../docker" && pwd)
 unset PAPO_TOKEN PAPO_ADVERTISE PAPO_PROTOCOL PAPO_INVITE PAPO_LISTEN \
-	PAPO_HTTP PAPO_TURN_USER PAPO_TURN_PASS TURN_SECRET TURN_EXTERNAL_IP \
+	PAPO_HTTP PAPO_TURN PAPO_TURN_SECRET PAPO_TURN_USER PAPO_TURN_PASS \
+	PAPO_TURN_SHARE TURN_SECRET TURN_EXTERNAL_IP \
 	TURN_ALLOWED_PEER_IP
 export PAPO_LOG=debug
 SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+TURN=turn:203.0.113.5:3478
 ALLOW=203.0.113.0-203.0.113.255
 began=$(date +%s)
 note() { echo "coturn.sh: $*"; }
@@ -171,9 +176,9 @@ allocated() { status_is "$1" '.me.turn.state == "allocated"'; }
 
 # 4. Two members behind symmetric NATs, nobody else, through the relay.
 room_through_relay() {
-	local inv x y t0
+	local inv x y t0 n
 	lab_papo a new --name a >/dev/null
-	PAPO_TURN_USER=a lab_start a || return
+	PAPO_TURN=$TURN PAPO_TURN_SECRET=$SECRET PAPO_TURN_USER=a lab_start a || return
 	eventually 20 a '.me.turn.state == "allocated" and
 		(.me.turn.relayed | startswith("203.0.113.5:")) and
 		.me.turn.server == "203.0.113.5:3478" and .me.turn.reason == null' \
@@ -184,7 +189,7 @@ room_through_relay() {
 	has "$T/invite-a" "^${y//./\\.}$" "a's invite carries its relayed address $y"
 	lab_papo b join "$inv" --name b >/dev/null
 	t0=$(date +%s%N)
-	PAPO_TURN_USER=b lab_start b || return
+	lab_start b || return
 	if until_true 40 relayed_both a b; then
 		ok
 		note "a and b relayed $(( ($(date +%s%N) - t0) / 1000000 )) ms after b started"
@@ -192,6 +197,9 @@ room_through_relay() {
 		fail "within 40 s a and b (symmetric NATs, nobody else) do not show each other relayed;" \
 			"a: $(shown a); b: $(shown b)"
 	fi
+	now_is b '.me.turn.state == "allocated" and .me.turn.from == "invite" and
+		.me.turn.server == "203.0.113.5:3478"' \
+		"b, with no relay set, is allocated on the relay of a's invite"
 	for x in "a b" "b a"; do
 		set -- $x
 		y="$1 to $2 through the shipped relay"
@@ -205,13 +213,16 @@ room_through_relay() {
 	check "b's history has a's 48 kB message" until_true 20 history_has b "$x"
 	note "turnserver's resident memory while relaying for a and b: $(awk '/^VmRSS/ { print $2, $3 }' "/proc/$(cat "$T/turn.pid")/status")"
 	lab_papo b status >"$T/papo-status-b" 2>&1
-	has "$T/papo-status-b" '^relay: allocated at 203\.0\.113\.5:[0-9]+ on 203\.0\.113\.5:3478$' \
-		"papo status on b has the relay line"
+	has "$T/papo-status-b" '^relay: allocated at 203\.0\.113\.5:[0-9]+ on 203\.0\.113\.5:3478 \(from the invite\)$' \
+		"papo status on b has the relay line: the relay of a's invite"
 	has "$T/papo-status-b" '^  a  online .* path: relay, [0-9.]+ ms' \
 		"papo status on b says a's path is relay"
-	# What the relay keeps of them: sessions under their REST user names.
-	check "the relay's log names a's and b's REST user names: $(grep -m2 -o 'realm <papo>: .*' "$T/turn.log")" \
-		bash -c "grep -qE 'user <[0-9]+:a>' '$T/turn.log' && grep -qE 'user <[0-9]+:b>' '$T/turn.log'"
+	# What the relay keeps of them: allocations under REST user names; b
+	# uses the user a's invite handed on with the relay (a's, "a").
+	n=$(grep -E 'session [0-9]+: realm <papo> user <[0-9]+:a>: incoming packet ALLOCATE processed, success' \
+		"$T/turn.log" | sed 's/: realm.*//' | sort -u | wc -l)
+	check "the relay's log has a's and b's allocations under REST user names EXPIRY:a ($n sessions)" \
+		test "$n" -ge 2
 	check "no message text is in the relay's log" \
 		bash -c "! grep -q 'through the shipped relay' '$T/turn.log'"
 	stop a
@@ -221,7 +232,7 @@ room_through_relay() {
 # 5. A wrong secret.
 wrong_secret() {
 	lab_papo c new --name c >/dev/null
-	PAPO_TURN_SECRET=not-the-secret-of-this-relay lab_start c || return
+	PAPO_TURN=$TURN PAPO_TURN_SECRET=not-the-secret-of-this-relay lab_start c || return
 	eventually 20 c '.me.turn.state == "failed" and
 		(.me.turn.reason | test("^401 .*shared secret"))' \
 		"c (a wrong secret): the relay fails with 401, naming the shared secret"
@@ -237,7 +248,6 @@ lab_nat natb symmetric 203.0.113.22 drop
 lab_host b natb
 lab_nat natc cone 203.0.113.23
 lab_host c natc
-export PAPO_TURN=turn:203.0.113.5:3478 PAPO_TURN_SECRET=$SECRET
 note "lab up after $(( $(date +%s) - began )) s"
 
 listening_and_denied
