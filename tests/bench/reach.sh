@@ -98,7 +98,183 @@ done_with() {
 	unset "URL[$1]"
 }
 
-ROWS=()
+# lat A B TEXT: B says TEXT; the ms from B's own /api/events showing it
+# (B's daemon has taken it and is sending it) to A's showing it.  Both
+# ends are read the same way (bench_room watch, the wall clock when the
+# bytes came), so what is left is the way from B's daemon to A's.
+lat() {
+	local a=$1 b=$2 text=$3 wa wb ta tb
+	lab_in "$a" "$BENCH/bench_room" watch "${URL[$a]}" "$text" 30 >"$T/lat-a" \
+		2>>"$T/watch.err" &
+	wa=$!
+	lab_in "$b" "$BENCH/bench_room" watch "${URL[$b]}" "$text" 30 >"$T/lat-b" \
+		2>>"$T/watch.err" &
+	wb=$!
+	until_true 10 grep -q ready "$T/lat-a" && until_true 10 grep -q ready "$T/lat-b" ||
+		die "the watchers on $a and $b did not start"
+	lab_papo "$b" say "$text" >"$T/say" 2>&1 || die "papo say on $b failed: $(cat "$T/say")"
+	wait "$wa" || die "'$text' did not reach $a in 30 s"
+	wait "$wb" || die "'$text' did not show on $b's own stream in 30 s"
+	ta=$(tail -1 "$T/lat-a") tb=$(tail -1 "$T/lat-b")
+	awk -v d=$((ta - tb)) 'BEGIN { printf "%.2f\n", d / 1e6 }'
+}
+
+# burst B N SIZE TAG: N texts of SIZE bytes from B, one POST /api/send
+# after the other on one kept-alive connection (one curl), each answered
+# once delivered.
+burst() {
+	local b=$1 n=$2 size=$3 tag=$4 k args=() pad
+	pad=$(head -c "$size" /dev/zero | tr '\0' x)
+	for k in $(seq "$n"); do
+		[ "$k" = 1 ] || args+=(--next)
+		args+=(-sS --max-time 30 -H 'Content-Type: application/json' \
+			-d "{\"text\":\"$(printf '%s %04d %s' "$tag" "$k" "$pad" | head -c "$size")\"}" \
+			"${URL[$b]}/api/send")
+	done
+	lab_in "$b" curl "${args[@]}" >"$T/burst" 2>&1 || die "the sends on $b failed: $(tail -3 "$T/burst")"
+	[ "$(grep -o '"delivered"' "$T/burst" | wc -l)" = "$n" ] ||
+		die "not every send on $b answered delivered: $(head -c 300 "$T/burst")"
+}
+
+# counted NAME...: each one's "IN_PACKETS IN_BYTES OUT_PACKETS OUT_BYTES",
+# on one line.
+counted() {
+	local n
+	for n in "$@"; do printf '%s ' "$(lab_counted "$n")"; done
+	echo
+}
+
+# per_msg BEFORE AFTER IDLE N: from two `counted` lines, less an idle
+# window's growth, the packets and bytes per message of each column.
+per_msg() {
+	awk -v n="$4" -v b="$1" -v a="$2" -v i="$3" 'BEGIN {
+		split(b, x); split(a, y); split(i, z)
+		for (k = 1; k <= length(y); k++)
+			printf "%s%.1f", (k > 1 ? " " : ""), (y[k] - x[k] - z[k]) / n
+		print "" }'
+}
+
+# relay_rows: the rows of the relay (docs/PERFORMANCE.md, "The relay").
+relay_rows() {
+	local k inv relayed a b sample lr ld rtt c0 c1 ci msgs size
+	lab_turn turn 203.0.113.5
+	export PAPO_TURN=turn:203.0.113.5:3478 PAPO_TURN_USER=u PAPO_TURN_PASS=p
+	lab_nat symra symmetric 203.0.113.71
+	lab_host ra symra
+	for k in $(seq "$RUNS"); do
+		lab_nat "symrb$k" symmetric "203.0.113.$((71 + k))"
+		lab_host "rb$k" "symrb$k"
+	done
+
+	# A's relayed address in its invite: B's only way to A.
+	progress "relay"
+	lab_papo ra new --name ra >/dev/null
+	lab_start ra || die "ra did not start"
+	until_true 20 status_is ra '.me.turn.state == "allocated"' ||
+		die "ra's relay is not allocated: $(shown ra)"
+	relayed=$(jq -r .me.turn.relayed "$T/status-ra")
+	inv=$(lab_papo ra invite)
+	invite_addrs "$inv" | grep -qxF "$relayed" ||
+		die "ra's invite lacks its relayed address $relayed: $(invite_addrs "$inv" | tr '\n' ' ')"
+	: >"$T/paths"
+	for k in $(seq "$RUNS"); do
+		first ra "rb$k" "$inv" "0.0.0.0:$LAB_PORT"
+		status_is "rb$k" "$(m ra)" || true
+		jq -r "$(m ra) | .path" "$T/status-rb$k" >>"$T/paths"
+		done_with "rb$k" spawned
+	done
+	ROWS+=("$(row "relay: A and B each behind a symmetric NAT, no public member, a TURN server; B from A's invite (A's relayed address)" \
+		"B's path to A just after: $(sort "$T/paths" | uniq -c | awk '{ printf "%s%s %d×", (NR > 1 ? ", " : ""), $2, $1 }')")")
+	done_with ra
+
+	# A connected room over the relay (xa, xb behind symmetric NATs)
+	# and one over a direct path (pa, pb public), the same settings.
+	progress "relay against direct: added latency, bytes"
+	lab_nat symxa symmetric 203.0.113.81
+	lab_host xa symxa
+	lab_nat symxb symmetric 203.0.113.82
+	lab_host xb symxb
+	lab_public pa 203.0.113.83
+	lab_public pb 203.0.113.84
+	for a in xa pa; do
+		b=${a/a/b}
+		lab_papo "$a" new --name "$a" >/dev/null
+		lab_start "$a" || die "$a did not start"
+		until_true 20 status_is "$a" '.me.turn.state == "allocated"' ||
+			die "$a's relay is not allocated: $(shown "$a")"
+		lab_papo "$b" join "$(lab_papo "$a" invite)" --name "$b" >/dev/null
+		lab_start "$b" || die "$b did not start"
+	done
+	until_true 30 status_is xb "$(m xa) | .path == \"relay\"" ||
+		die "xb does not show xa relayed: $(shown xb)"
+	until_true 30 status_is pb "$(m pa) | .path == \"direct\"" ||
+		die "pb does not show pa direct: $(shown pb)"
+	# Settled: a few messages each way, unmeasured.
+	for k in 1 2 3; do
+		lat xa xb "warm xb $k" >/dev/null
+		lat pa pb "warm pb $k" >/dev/null
+	done
+	: >"$T/lat-relay"; : >"$T/lat-direct"
+	sample=$([ "$QUICK" = 1 ] && echo 10 || echo 40)
+	for k in $(seq "$sample"); do
+		lat xa xb "relayed $k" >>"$T/lat-relay"
+		lat pa pb "direct $k" >>"$T/lat-direct"
+	done
+	for a in xa pa; do
+		b=${a/a/b}
+		status_is "$b" true || die "no status from $b"
+		rtt="${rtt:-}$(jq -r "$(m "$a") | \"\(.path) \(.rtt_ms)\"" "$T/status-$b") "
+		status_is "$a" true || die "no status from $a"
+		rtt="$rtt$(jq -r "$(m "$b") | \"\(.path) \(.rtt_ms)\"" "$T/status-$a") "
+	done
+	read -r lr _ <<<"$(median <"$T/lat-relay")"
+	read -r ld _ <<<"$(median <"$T/lat-direct")"
+	set -- $rtt
+	ROWS2+=("| B to A in a connected room, relay against direct (alternated, $sample each) | relayed **median $lr ms** ($(spread <"$T/lat-relay") ms); direct **median $ld ms** ($(spread <"$T/lat-direct") ms); added by the relay: $(awk -v r="$lr" -v d="$ld" 'BEGIN { printf "%.2f", r - d }') ms | \`rtt_ms\` in status: relayed xb→xa $2 ($1), xa→xb $4; direct pb→pa $6 ($5), pa→pb $8 |")
+
+	# Bytes: N texts of a fixed size, B to A; counters on each eth0
+	# (xb, turn, xa; pb, pa), less an idle window as long.
+	msgs=$([ "$QUICK" = 1 ] && echo 50 || echo 200)
+	size=200
+	for a in xb turn xa pb pa; do lab_count "$a"; done
+	for a in relay direct; do
+		case $a in
+		relay) set -- xb turn xa ;;
+		direct) set -- pb pa ;;
+		esac
+		c0=$(counted "$@")
+		t0=$(now)
+		burst "${1}" "$msgs" "$size" "$a bytes"
+		t1=$(now)
+		c1=$(counted "$@")
+		# The same time idle: what keepalives and refreshes add.
+		sleep "$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f", d / 1e9 }')"
+		ci=$(per_msg "$c1" "$(counted "$@")" "" 1)
+		echo "$(per_msg "$c0" "$c1" "$ci" "$msgs")" >"$T/bytes-$a"
+		echo "$(( (t1 - t0) / 1000000 ))" >"$T/burst-ms-$a"
+	done
+	echo "$msgs" >"$T/burst-n"; echo "$size" >"$T/burst-size"
+	bytes_rows
+	for a in xa xb pa pb; do done_with "$a"; done
+	unset PAPO_TURN PAPO_TURN_USER PAPO_TURN_PASS
+}
+
+# bytes_rows: the bytes table from $T/bytes-relay (xb, turn, xa: in
+# packets, in bytes, out packets, out bytes each) and $T/bytes-direct
+# (pb, pa).
+bytes_rows() {
+	local r d
+	read -r -a r <"$T/bytes-relay"
+	read -r -a d <"$T/bytes-direct"
+	BYTES=(
+	"| direct (pb → pa, public) | B's eth0 | ${d[2]} | ${d[3]} | ${d[0]} | ${d[1]} | $(awk -v a="${d[1]}" -v b="${d[3]}" 'BEGIN { print a + b }') |"
+	"| relayed (xb → turn → xa) | B's eth0 (B's leg) | ${r[2]} | ${r[3]} | ${r[0]} | ${r[1]} | $(awk -v a="${r[1]}" -v b="${r[3]}" 'BEGIN { print a + b }') |"
+	"| relayed | A's eth0 (A's leg) | ${r[10]} | ${r[11]} | ${r[8]} | ${r[9]} | $(awk -v a="${r[9]}" -v b="${r[11]}" 'BEGIN { print a + b }') |"
+	"| relayed | TURN server's eth0 (both legs) | ${r[6]} | ${r[7]} | ${r[4]} | ${r[5]} | $(awk -v a="${r[5]}" -v b="${r[7]}" 'BEGIN { print a + b }') |"
+	)
+}
+
+ROWS=() ROWS2=() BYTES=()
 : >"$T/first"; : >"$T/ready"; : >"$T/state"
 
 # Loopback.
@@ -196,6 +372,8 @@ else
 		"path \`punched\` on B: median $(median <"$T/punched") ms after serve ($(spread <"$T/punched") ms, $(wc -l <"$T/punched") of $RUNS); punch datagrams (57 bytes each) per run, both sides: median $(median <"$T/dgrams")")")
 	done_with ca
 	done_with r2
+
+	relay_rows
 fi
 
 echo "Run $START on $(nproc) cores, $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg) at the end; $RUNS runs per row; papo $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null)"
@@ -203,4 +381,16 @@ echo
 echo "| path | \`papo serve\` to first message delivered | of which to /healthz | send answered | also |"
 echo "|---|---|---|---|---|"
 printf '%s\n' "${ROWS[@]}"
+if [ ${#ROWS2[@]} -gt 0 ]; then
+	echo
+	echo "| relay against direct | B's text delivered at A | also |"
+	echo "|---|---|---|"
+	printf '%s\n' "${ROWS2[@]}"
+	echo
+	echo "Bytes per message: $(cat "$T/burst-n") texts of $(cat "$T/burst-size") bytes, B to A, one \`POST /api/send\` after the other (each answered delivered; $(cat "$T/burst-ms-relay") ms relayed, $(cat "$T/burst-ms-direct") ms direct), UDP as IP lengths, less an idle window as long:"
+	echo
+	echo "| path | counted on | packets out | bytes out | packets in | bytes in | bytes, both ways |"
+	echo "|---|---|---|---|---|---|---|"
+	printf '%s\n' "${BYTES[@]}"
+fi
 finish >&2
