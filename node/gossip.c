@@ -306,6 +306,16 @@ gossip_relayed_both(const struct gossip *g, const struct quic_conn *c)
 	return quic_is_relayed(c) && gossip_on_relay(g, quic_remote(c));
 }
 
+/* Dials m at those of its addresses on our relay's IP (other members'
+ * relayed addresses). */
+static void
+gossip_dial_relayed(struct gossip *g, struct member *m)
+{
+	for (size_t j = 0; j < m->naddr; j++)
+		if (gossip_on_relay(g, &m->addr[j]))
+			member_dial_at(g, m, &m->addr[j], 1);
+}
+
 static void
 gossip_turn_state(void *arg, const struct turn *t)
 {
@@ -321,11 +331,19 @@ gossip_turn_state(void *arg, const struct turn *t)
 		g->relay_ip = a;
 		gossip_turn_permits(g);
 		/* Relayed addresses can be dialled now: members we have no
-		 * connection with are tried again at once. */
-		for (size_t i = 0; i < g->nmembers; i++)
-			if (g->members[i]->conn == NULL &&
-			    g->members[i]->ndial == 0)
-				g->members[i]->next_dial = loop_now_ns();
+		 * connection with are tried again at once; those still being
+		 * dialled on their other addresses (which may never answer:
+		 * a private one from an invite) at their relayed ones. */
+		for (size_t i = 0; i < g->nmembers; i++) {
+			struct member *m = g->members[i];
+
+			if (m->conn != NULL)
+				continue;
+			if (m->ndial == 0)
+				m->next_dial = loop_now_ns();
+			else
+				gossip_dial_relayed(g, m);
+		}
 		members_plan_dials(g);
 	} else if (turn_state(t) == TURN_FAILED) {
 		log_msg(LOG_WARN, "relay: %s failed: %s", server, turn_reason(t));
