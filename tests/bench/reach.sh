@@ -139,12 +139,25 @@ burst() {
 		die "not every send on $b answered delivered: $(head -c 300 "$T/burst")"
 }
 
-# counted NAME...: each one's "IN_PACKETS IN_BYTES OUT_PACKETS OUT_BYTES",
-# on one line.
+# counted MIN NAME...: each one's "IN_PACKETS IN_BYTES OUT_PACKETS
+# OUT_BYTES" (of datagrams of MIN bytes or more, with MIN), on one line.
 counted() {
-	local n
-	for n in "$@"; do printf '%s ' "$(lab_counted "$n")"; done
+	local n min=$1; shift
+	for n in "$@"; do printf '%s ' "$(lab_counted "$n" "$min")"; done
 	echo
+}
+
+# per_dgram BEFORE AFTER: from two `counted` lines, the mean size of a
+# datagram in, then out, for each name.
+per_dgram() {
+	awk -v b="$1" -v a="$2" 'BEGIN {
+		split(b, x); split(a, y)
+		for (k = 1; k <= length(y); k += 2) {
+			p = y[k] - x[k]
+			printf "%s%s", (k > 1 ? " " : ""),
+				(p > 0 ? sprintf("%.1f", (y[k + 1] - x[k + 1]) / p) : "-")
+		}
+		print "" }'
 }
 
 # per_msg BEFORE AFTER N: from two `counted` lines, the packets and bytes
@@ -159,7 +172,7 @@ per_msg() {
 
 # relay_rows: the rows of the relay (docs/PERFORMANCE.md, "The relay").
 relay_rows() {
-	local k inv relayed a b sample lr ld rtt c0 c1 t0 t1 msgs size
+	local k inv relayed a b sample lr ld rtt c0 c1 b0 b1 t0 t1 msgs size
 	lab_turn turn 203.0.113.5
 	export PAPO_TURN=turn:203.0.113.5:3478 PAPO_TURN_USER=u PAPO_TURN_PASS=p
 	lab_nat symra symmetric 203.0.113.71
@@ -239,18 +252,21 @@ relay_rows() {
 	# (xb, turn, xa; pb, pa).
 	msgs=$([ "$QUICK" = 1 ] && echo 50 || echo 200)
 	size=200
-	for a in xb turn xa pb pa; do lab_count "$a"; done
+	# Datagrams of 200 bytes or more carry a message or its receipt;
+	# smaller ones are QUIC's ACKs, PINGs, TURN's keepalives.
+	for a in xb turn xa pb pa; do lab_count "$a"; lab_count "$a" 200; done
 	for a in relay direct; do
 		case $a in
 		relay) set -- xb turn xa ;;
 		direct) set -- pb pa ;;
 		esac
-		c0=$(counted "$@")
+		c0=$(counted "" "$@") b0=$(counted 200 "$@")
 		t0=$(now)
 		burst "${1}" "$msgs" "$size" "$a bytes"
 		t1=$(now)
-		c1=$(counted "$@")
+		c1=$(counted "" "$@") b1=$(counted 200 "$@")
 		per_msg "$c0" "$c1" "$msgs" >"$T/bytes-$a"
+		per_dgram "$b0" "$b1" >"$T/big-$a"
 		echo "$(( (t1 - t0) / 1000000 ))" >"$T/burst-ms-$a"
 	done
 	echo "$msgs" >"$T/burst-n"; echo "$size" >"$T/burst-size"
@@ -260,17 +276,21 @@ relay_rows() {
 }
 
 # bytes_rows: the bytes table from $T/bytes-relay (xb, turn, xa: in
-# packets, in bytes, out packets, out bytes each) and $T/bytes-direct
-# (pb, pa).
+# packets, in bytes, out packets, out bytes each) and $T/big-relay (xb,
+# turn, xa: the mean size in, out of datagrams of 200 bytes or more), and
+# $T/bytes-direct, $T/big-direct (pb, pa).
 bytes_rows() {
-	local r d
+	local r d rb db
 	read -r -a r <"$T/bytes-relay"
 	read -r -a d <"$T/bytes-direct"
+	read -r -a rb <"$T/big-relay"
+	read -r -a db <"$T/big-direct"
+	both() { awk -v a="$1" -v b="$2" 'BEGIN { print a + b }'; }
 	BYTES=(
-	"| direct (pb → pa, public) | B's eth0 | ${d[2]} | ${d[3]} | ${d[0]} | ${d[1]} | $(awk -v a="${d[1]}" -v b="${d[3]}" 'BEGIN { print a + b }') |"
-	"| relayed (xb → turn → xa) | B's eth0 (B's leg) | ${r[2]} | ${r[3]} | ${r[0]} | ${r[1]} | $(awk -v a="${r[1]}" -v b="${r[3]}" 'BEGIN { print a + b }') |"
-	"| relayed | A's eth0 (A's leg) | ${r[10]} | ${r[11]} | ${r[8]} | ${r[9]} | $(awk -v a="${r[9]}" -v b="${r[11]}" 'BEGIN { print a + b }') |"
-	"| relayed | TURN server's eth0 (both legs) | ${r[6]} | ${r[7]} | ${r[4]} | ${r[5]} | $(awk -v a="${r[5]}" -v b="${r[7]}" 'BEGIN { print a + b }') |"
+	"| direct (pb → pa, public) | B's eth0 | ${d[2]} | ${d[3]} | ${d[0]} | ${d[1]} | $(both "${d[1]}" "${d[3]}") | ${db[1]} out, ${db[0]} in |"
+	"| relayed (xb → turn → xa) | B's eth0 (B's leg) | ${r[2]} | ${r[3]} | ${r[0]} | ${r[1]} | $(both "${r[1]}" "${r[3]}") | ${rb[1]} out, ${rb[0]} in |"
+	"| relayed | A's eth0 (A's leg) | ${r[10]} | ${r[11]} | ${r[8]} | ${r[9]} | $(both "${r[9]}" "${r[11]}") | ${rb[5]} out, ${rb[4]} in |"
+	"| relayed | TURN server's eth0 (both legs) | ${r[6]} | ${r[7]} | ${r[4]} | ${r[5]} | $(both "${r[5]}" "${r[7]}") | ${rb[3]} out, ${rb[2]} in |"
 	)
 }
 
@@ -389,8 +409,8 @@ if [ ${#ROWS2[@]} -gt 0 ]; then
 	echo
 	echo "Bytes per message: $(cat "$T/burst-n") texts of $(cat "$T/burst-size") bytes, B to A, one \`POST /api/send\` after the other (each answered delivered; $(cat "$T/burst-ms-relay") ms relayed, $(cat "$T/burst-ms-direct") ms direct), UDP as IP lengths (all that went through each eth0 meanwhile):"
 	echo
-	echo "| path | counted on | packets out | bytes out | packets in | bytes in | bytes, both ways |"
-	echo "|---|---|---|---|---|---|---|"
+	echo "| path | counted on | packets out | bytes out | packets in | bytes in | bytes, both ways | mean size of a datagram of 200 bytes or more (a message, a receipt) |"
+	echo "|---|---|---|---|---|---|---|---|"
 	printf '%s\n' "${BYTES[@]}"
 fi
 # No checks here (it fails by die): finish only looks for sanitizer
