@@ -3,7 +3,8 @@
 # for each kind of path (docs/PERFORMANCE.md, "A new member's first
 # message, by path"), printed as a markdown table on stdout (progress on
 # stderr).  Needs root, iproute2 and nftables for the lab of
-# tests/e2e/lab.sh; the loopback row runs without them.
+# tests/e2e/lab.sh (and coturn's turnserver for the relay); the loopback
+# row runs without them.
 #
 #   bash tests/bench/reach.sh [--quick]
 #
@@ -26,6 +27,22 @@
 #             through R, and the row also gives when B's status first
 #             shows A with path "punched" (polled by curl, every ~20 ms),
 #             and the punch datagrams both spent (status "punch")
+#   relay     A and B each behind a symmetric NAT, no public member, a
+#             TURN server (coturn, lab_turn) set on both (PAPO_TURN); B
+#             joins from A's invite, made once A's relay is allocated, so
+#             it has A's relayed address: the row also gives B's path to
+#             A just after (status)
+#
+# Then, relayed against direct, in two rooms of two already connected
+# (xa and xb each behind a symmetric NAT: path "relay"; pa and pb public:
+# "direct"; the same TURN settings on all four):
+#   - a message's time from B's POST /api/send to A's /api/events showing
+#     it, the two rooms taking turns (40 each, 10 with --quick), medians
+#     and spread, and the rtt_ms each side's status gives the other;
+#   - the UDP packets and bytes per message (200 texts of 200 bytes, 50
+#     with --quick, B to A), counted by nftables on each eth0 (B's, A's,
+#     the TURN server's), and the mean size of the datagrams of 200 bytes
+#     or more (a message, a receipt), which shows TURN's wrapping.
 #
 # Figures, never pass/fail on time: a run fails only when something did
 # not work (a daemon that did not start, a message that never came).
@@ -173,6 +190,10 @@ per_msg() {
 # relay_rows: the rows of the relay (docs/PERFORMANCE.md, "The relay").
 relay_rows() {
 	local k inv relayed a b sample lr ld rtt c0 c1 b0 b1 t0 t1 msgs size
+	if ! command -v turnserver >/dev/null; then
+		progress "no turnserver (coturn): the relay rows are left out"
+		return
+	fi
 	lab_turn turn 203.0.113.5
 	export PAPO_TURN=turn:203.0.113.5:3478 PAPO_TURN_USER=u PAPO_TURN_PASS=p
 	lab_nat symra symmetric 203.0.113.71
