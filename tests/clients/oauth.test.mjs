@@ -20,7 +20,8 @@ import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import readline from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
@@ -472,6 +473,48 @@ describe('papo OAuth', { concurrency: false }, () => {
     const bad = spawnSync(PAPO, ['tokens', 'revoke', 'nosuchgrant'], { env: { ...cleanEnv, PAPO_HOME: B.home, PAPO_TOKEN: TOKEN }, encoding: 'utf8' });
     assert.equal(bad.status, 1);
     assert.match(bad.stderr, /there is no grant nosuchgrant/);
+  });
+
+  it('mcp-remote as a stdio proxy, approved without a browser', async () => {
+    const base = B.info.http;
+    const proxy = path.join(path.dirname(new URL(import.meta.url).pathname), 'node_modules', 'mcp-remote', 'dist', 'proxy.js');
+    const cfg = fs.mkdtempSync(path.join(root, 'mcp-auth-'));
+    const port = await new Promise((r) => { const s = http.createServer().listen(0, '127.0.0.1', () => { const p = s.address().port; s.close(() => r(p)); }); });
+    // BROWSER=true: xdg-open "opens" the page with true(1); the test is
+    // the person.
+    const child = spawn(process.execPath, [proxy, B.info.mcp, String(port)], {
+      env: { ...cleanEnv, MCP_REMOTE_CONFIG_DIR: cfg, BROWSER: 'true', DISPLAY: '' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (d) => (err += d));
+    const lines = readline.createInterface({ input: child.stdout });
+    const answers = new Map();
+    lines.on('line', (l) => { try { const m = JSON.parse(l); if (m.id !== undefined) answers.set(m.id, m); } catch {} });
+    const ask = async (id, method, params) => {
+      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params }) + '\n');
+      return until(`mcp-remote's answer to ${method}`, () => answers.get(id), 30_000, 100);
+    };
+    try {
+      const url = await until('mcp-remote to ask for authorization', () => err.match(/Please authorize this client by visiting:\s+(\S+)/)?.[1], 30_000, 100);
+      const { html, res } = await approve(base, url);
+      assert.match(html, /MCP CLI|mcp-remote|Client/i);
+      assert.equal(res.status, 302);
+      const cb = res.headers.get('location');
+      assert.match(cb, new RegExp(`^http://localhost:${port}/oauth/callback\\?code=`));
+      assert.equal((await fetch(cb)).status, 200, 'mcp-remote took the code');
+      const init = await ask(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'stdio-test', version: '1' } });
+      assert.equal(init.result?.serverInfo?.name, 'papo', JSON.stringify(init));
+      child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
+      const st = await ask(2, 'tools/call', { name: 'status', arguments: {} });
+      assert.equal(st.result?.structuredContent?.me?.name, 'bo', JSON.stringify(st).slice(0, 300));
+      assert.match(papo(B.home, ['tokens']), /mcp-remote|MCP CLI/i, 'its grant is listed');
+    } catch (e) {
+      e.message += `\nmcp-remote's stderr:\n${err.slice(-2000)}`;
+      throw e;
+    } finally {
+      child.kill('SIGTERM');
+    }
   });
 
   it('registration is rate-limited', async () => {
