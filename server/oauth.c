@@ -425,17 +425,23 @@ oauth_resource_ours(const struct oauth *o, const char *resource)
 	    strcmp(resource + n, "/") == 0);
 }
 
-/* Is scope one that papo grants: empty or "papo" (once or more)? */
+/*
+ * Is scope well formed (RFC 6749 3.3: tokens of visible ASCII but '"'
+ * and '\\', one space apart)?  What it asks for beyond papo's one scope
+ * is ignored, as 3.3 allows: clients that add "openid" or
+ * "offline_access" out of habit still get "papo", and are told so.
+ */
 static int
 oauth_scope_ok(const char *scope)
 {
-	char buf[OAUTH_VALUE_MAX + 1], *tok, *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", scope);
-	for (tok = strtok_r(buf, " ", &save); tok != NULL;
-	    tok = strtok_r(NULL, " ", &save))
-		if (strcmp(tok, OAUTH_SCOPE) != 0)
+	for (const char *p = scope; *p != '\0'; p++) {
+		if (*p == ' ') {
+			if (p == scope || p[1] == ' ' || p[1] == '\0')
+				return 0;
+		} else if (*p < 0x21 || *p > 0x7e || *p == '"' || *p == '\\') {
 			return 0;
+		}
+	}
 	return 1;
 }
 
@@ -1152,7 +1158,7 @@ oauth_authorize_get(struct http_req *r, void *arg)
 	}
 	if (!oauth_scope_ok(scope)) {
 		oauth_redirect_error(r, o, redirect, state, state != NULL,
-		    "invalid_scope", "the only scope is papo");
+		    "invalid_scope", "scope is malformed (RFC 6749 3.3)");
 		return;
 	}
 	if (resource != NULL && !oauth_resource_ours(o, resource)) {
@@ -1488,8 +1494,8 @@ oauth_token(struct http_req *r, void *arg)
 		return;
 	}
 	if (!oauth_scope_ok(scope)) {
-		oauth_error(r, 400, "invalid_scope", "the only scope is "
-		    OAUTH_SCOPE);
+		oauth_error(r, 400, "invalid_scope", "scope is malformed "
+		    "(RFC 6749 3.3)");
 		return;
 	}
 	if (strcmp(type, "authorization_code") == 0)
@@ -1596,8 +1602,8 @@ oauth_register(struct http_req *r, void *arg)
 	v = cJSON_GetObjectItemCaseSensitive(j, "scope");
 	if (v != NULL && (!cJSON_IsString(v) ||
 	    !oauth_scope_ok(v->valuestring))) {
-		oauth_error(r, 400, "invalid_client_metadata", "the only "
-		    "scope is " OAUTH_SCOPE);
+		oauth_error(r, 400, "invalid_client_metadata", "scope must "
+		    "be a string of scope tokens (RFC 6749 3.3)");
 		goto out;
 	}
 	if (now / 60 != o->reg_window) {

@@ -102,12 +102,12 @@ const clientsIn = (home) => {
 
 // The code flow by hand for client (id, redirect): the code from the
 // redirect after approval.
-async function codeFor(d, clientId, { redirect = REDIRECT, resource, state = 's1', challenge } = {}) {
+async function codeFor(d, clientId, { redirect = REDIRECT, resource, state = 's1', challenge, scope = 'papo' } = {}) {
   const base = d.info.http;
   const u = new URL(`${base}/authorize`);
   u.search = new URLSearchParams({
     response_type: 'code', client_id: clientId, redirect_uri: redirect,
-    code_challenge: challenge, code_challenge_method: 'S256', state, scope: 'papo',
+    code_challenge: challenge, code_challenge_method: 'S256', state, scope,
     resource: resource ?? `${base}/mcp`,
   });
   const { res } = await approve(base, u);
@@ -291,10 +291,12 @@ describe('papo OAuth', { concurrency: false }, () => {
     assert.equal(grants(), 0);
 
     // An access token expires (3 s on A), its refresh token still works.
+    // Scopes papo does not have are ignored, and the answer says so.
     p = pkce();
-    code = await codeFor(A, id, { challenge: p.challenge });
+    code = await codeFor(A, id, { challenge: p.challenge, scope: 'papo openid offline_access' });
     const g = await post(`${base}/token`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: p.verifier, client_id: id });
     assert.equal(g.json.expires_in, 3);
+    assert.equal(g.json.scope, 'papo', 'granted: papo only');
     assert.equal(await status(base, g.json.access_token), 200);
     await sleep(3500);
     assert.equal(await status(base, g.json.access_token), 401, 'expired');
@@ -327,7 +329,7 @@ describe('papo OAuth', { concurrency: false }, () => {
       [{ ...full, code_challenge_method: 'plain' }, 'invalid_request'],
       [{ ...full, code_challenge: undefined }, 'invalid_request'],
       [{ ...full, response_type: 'token' }, 'unsupported_response_type'],
-      [{ ...full, scope: 'admin' }, 'invalid_scope'],
+      [{ ...full, scope: 'papo  "x"' }, 'invalid_scope'],
     ]) {
       for (const k in o) if (o[k] === undefined) delete o[k];
       const r = await fetch(q(o), { redirect: 'manual' });
@@ -375,7 +377,7 @@ describe('papo OAuth', { concurrency: false }, () => {
       ['a confidential client', { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'client_secret_basic' }, 'invalid_client_metadata'],
       ['the password grant', { redirect_uris: [REDIRECT], grant_types: ['password'] }, 'invalid_client_metadata'],
       ['a name too long', { redirect_uris: [REDIRECT], client_name: 'n'.repeat(200) }, 'invalid_client_metadata'],
-      ['another scope', { redirect_uris: [REDIRECT], scope: 'admin' }, 'invalid_client_metadata'],
+      ['a malformed scope', { redirect_uris: [REDIRECT], scope: ' papo' }, 'invalid_client_metadata'],
     ];
     for (const [what, body, err] of cases) {
       const r = await register(base, body);
@@ -391,7 +393,7 @@ describe('papo OAuth', { concurrency: false }, () => {
       ['no code', { grant_type: 'authorization_code', client_id: 'c_x', code_verifier: pkce().verifier }, 'invalid_request'],
       ['an unknown code', { grant_type: 'authorization_code', code: 'nope', client_id: 'c_x', code_verifier: pkce().verifier, redirect_uri: REDIRECT }, 'invalid_grant'],
       ['an unknown refresh token', { grant_type: 'refresh_token', refresh_token: 'nope', client_id: 'c_x' }, 'invalid_grant'],
-      ['another scope', { grant_type: 'refresh_token', refresh_token: 'nope', client_id: 'c_x', scope: 'admin' }, 'invalid_scope'],
+      ['a malformed scope', { grant_type: 'refresh_token', refresh_token: 'nope', client_id: 'c_x', scope: 'papo\\x' }, 'invalid_scope'],
     ]) {
       const r = await post(`${base}/token`, params);
       assert.equal(r.status, 400, what);
