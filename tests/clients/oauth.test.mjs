@@ -402,6 +402,10 @@ describe('papo OAuth', { concurrency: false }, () => {
     }
     const dup = await fetch(`${base}/token`, { method: 'POST', headers: FORM, body: 'grant_type=refresh_token&grant_type=authorization_code' });
     assert.equal((await dup.json()).error, 'invalid_request', 'a parameter given twice');
+    const enc = await fetch(`${base}/token`, { method: 'POST', headers: FORM, body: 'grant_type=authorization%zz_code' });
+    assert.equal((await enc.json()).error, 'invalid_request', 'a broken percent-escape');
+    const nul = await fetch(`${base}/token`, { method: 'POST', headers: FORM, body: 'grant_type=refresh_token&refresh_token=a%00b&client_id=c_x' });
+    assert.equal((await nul.json()).error, 'invalid_request', 'a NUL in a value');
     const json = await fetch(`${base}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
     assert.equal(json.status, 415, '/token takes forms');
   });
