@@ -508,7 +508,9 @@ describe('papo OAuth', { concurrency: false }, () => {
       assert.equal(res.status, 302);
       const cb = res.headers.get('location');
       assert.match(cb, new RegExp(`^http://localhost:${port}/oauth/callback\\?code=`));
-      assert.equal((await fetch(cb)).status, 200, 'mcp-remote took the code');
+      // mcp-remote prints the URL before its callback server listens:
+      // a refused connection delivered nothing, so it is tried again.
+      assert.equal(await until('mcp-remote\'s callback server', async () => (await fetch(cb)).status, 30_000, 200), 200, 'mcp-remote took the code');
       const init = await ask(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'stdio-test', version: '1' } });
       assert.equal(init.result?.serverInfo?.name, 'papo', JSON.stringify(init));
       child.stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) + '\n');
