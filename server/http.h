@@ -4,8 +4,10 @@
  * (Host and Origin, the token, method, Content-Type, body size) and only
  * then handed to a handler, which answers at once with http_reply or
  * later, from another event of the same loop, after http_defer or
- * http_submit.  Every error is JSON {"error":"..."} with its status.
- * Everything declared here is for the main thread only.
+ * http_submit.  Every error is JSON {"error":"..."} with its status
+ * (but for OAuth's, which its handlers shape as RFC 6749 says, and its
+ * approval page, HTML).  Everything declared here is for the main
+ * thread only.
  */
 #ifndef PAPO_HTTP_H
 #define PAPO_HTTP_H
