@@ -71,6 +71,7 @@ struct oauth_pending {
 	int has_state;
 	int64_t expires;
 	int tries;
+	int approved;                       /* on the dashboard */
 };
 
 /* A code given to a client; kept, used, until it expires, so that a
@@ -135,6 +136,8 @@ struct oauth {
 };
 
 static void oauth_authorize_get(struct http_req *, void *);
+static void oauth_approved(struct http_req *, struct oauth *,
+    struct oauth_pending *);
 
 static int64_t
 oauth_now(void)
@@ -1039,7 +1042,11 @@ oauth_page(struct http_req *r, int status, const struct oauth_pending *p,
 	    "<button type=\"submit\" name=\"decision\" value=\"approve\">"
 	    "Approve</button> "
 	    "<button type=\"submit\" name=\"decision\" value=\"deny\">"
-	    "Deny</button></p></form></body></html>",
+	    "Deny</button></p>"
+	    "<p>Or approve it on this daemon's dashboard, in a browser on "
+	    "the daemon's machine, then: <button type=\"submit\" "
+	    "name=\"decision\" value=\"continue\">Continue</button></p>"
+	    "</form></body></html>",
 	    name, name, name, id, ehost,
 	    why != NULL ? "<p class=\"error\" id=\"error\">" : "", ewhy,
 	    why != NULL ? "</p>" : "", p->id);
@@ -1201,9 +1208,8 @@ oauth_authorize_post(struct http_req *r, void *arg)
 {
 	struct oauth *o = arg;
 	char id[OAUTH_VALUE_MAX + 1], token[OAUTH_VALUE_MAX + 1];
-	char decision[32], code[GRANTS_TOKEN_LEN + 1], q[128];
+	char decision[32];
 	struct oauth_pending *p;
-	struct oauth_code *c;
 	size_t len;
 	const char *body = http_req_body(r, &len);
 
@@ -1215,8 +1221,18 @@ oauth_authorize_post(struct http_req *r, void *arg)
 	}
 	if (oauth_form(body, "decision", decision, sizeof(decision)) != 1 ||
 	    (strcmp(decision, "approve") != 0 &&
-	    strcmp(decision, "deny") != 0)) {
+	    strcmp(decision, "deny") != 0 &&
+	    strcmp(decision, "continue") != 0)) {
 		oauth_page(r, 400, p, "Choose Approve or Deny.");
+		return;
+	}
+	if (strcmp(decision, "continue") == 0) {
+		if (!p->approved) {
+			oauth_page(r, 409, p, "This request is not approved on "
+			    "the dashboard yet.");
+			return;
+		}
+		oauth_approved(r, o, p);
 		return;
 	}
 	if (strcmp(decision, "deny") == 0) {
@@ -1240,6 +1256,16 @@ oauth_authorize_post(struct http_req *r, void *arg)
 		return;
 	}
 	sodium_memzero(token, sizeof(token));
+	oauth_approved(r, o, p);
+}
+
+/* p is approved: a code, and the browser back to the client with it. */
+static void
+oauth_approved(struct http_req *r, struct oauth *o, struct oauth_pending *p)
+{
+	char code[GRANTS_TOKEN_LEN + 1], q[128];
+	struct oauth_code *c;
+
 	c = oauth_code_slot(o);
 	memset(c, 0, sizeof(*c));
 	grants_token(code, c->hash);
@@ -1759,9 +1785,123 @@ oauth_api_revoke(struct http_req *r, void *arg)
 	cJSON_Delete(j);
 }
 
+/*
+ * Whether r comes from a browser on this machine: a loopback Host and
+ * no forwarding headers (a tunnel delivers over loopback too, but says
+ * so, or names a public host).  Approving on the dashboard is for the
+ * person at the daemon's machine.
+ */
+static int
+oauth_local(struct http_req *r)
+{
+	const char *host = http_req_header(r, "Host");
+	static const char *const fwd[] = { "Forwarded", "X-Forwarded-For",
+	    "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-IP" };
+
+	if (host == NULL || !oauth_loopback_host(host, host[0] == '[' ?
+	    strcspn(host, "]") + 1 : strcspn(host, ":")))
+		return 0;
+	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
+		if (http_req_header(r, fwd[i]) != NULL)
+			return 0;
+	return 1;
+}
+
+/* GET /api/oauth/pending: the approval pages open now, for the
+ * dashboard. */
+static void
+oauth_api_pending(struct http_req *r, void *arg)
+{
+	struct oauth *o = arg;
+	char host[GRANTS_URI_MAX + 1];
+	int64_t now = oauth_now();
+	cJSON *j, *a, *e;
+
+	if (!oauth_owner(r, o))
+		return;
+	if ((j = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddBoolToObject(j, "local", oauth_local(r)) == NULL ||
+	    (a = cJSON_AddArrayToObject(j, "pending")) == NULL)
+		goto nomem;
+	for (size_t i = 0; i < OAUTH_PENDING_MAX; i++) {
+		const struct oauth_pending *p = &o->pending[i];
+
+		if (p->expires <= now)
+			continue;
+		oauth_uri_host(p->redirect, host, sizeof(host));
+		if ((e = cJSON_CreateObject()) == NULL ||
+		    !cJSON_AddItemToArray(a, e) ||
+		    cJSON_AddStringToObject(e, "request", p->id) == NULL ||
+		    cJSON_AddStringToObject(e, "client_name",
+		    p->client_name) == NULL ||
+		    cJSON_AddStringToObject(e, "client_id", p->client_id) ==
+		    NULL ||
+		    cJSON_AddStringToObject(e, "redirect_host", host) == NULL ||
+		    cJSON_AddBoolToObject(e, "approved", p->approved) == NULL)
+			goto nomem;
+	}
+	oauth_json(r, 200, j);
+	return;
+nomem:
+	cJSON_Delete(j);
+	http_reply_error(r, 500, "out of memory");
+}
+
+/* POST /api/oauth/decide {"request", "decision": "approve"|"deny"}: the
+ * dashboard's answer; the approval page's Continue then finishes. */
+static void
+oauth_api_decide(struct http_req *r, void *arg)
+{
+	struct oauth *o = arg;
+	char err[PAPO_ERR_LEN];
+	const cJSON *id, *d;
+	struct oauth_pending *p;
+	cJSON *j;
+	size_t len;
+	const char *body = http_req_body(r, &len);
+
+	if (!oauth_owner(r, o))
+		return;
+	if (!oauth_local(r)) {
+		http_reply_error(r, 403, "clients are approved on the dashboard "
+		    "only from the daemon's own machine (a loopback Host, no "
+		    "forwarding headers); elsewhere, on the approval page with "
+		    "the token");
+		return;
+	}
+	if ((j = http_json_parse(body, len, err)) == NULL) {
+		http_reply_error(r, 400, "%s", err);
+		return;
+	}
+	id = cJSON_GetObjectItemCaseSensitive(j, "request");
+	d = cJSON_GetObjectItemCaseSensitive(j, "decision");
+	if (!cJSON_IsString(id) || !cJSON_IsString(d) ||
+	    (strcmp(d->valuestring, "approve") != 0 &&
+	    strcmp(d->valuestring, "deny") != 0)) {
+		http_reply_error(r, 400, "the body must be {\"request\": ID, "
+		    "\"decision\": \"approve\" or \"deny\"}");
+	} else if ((p = oauth_pending_find(o, id->valuestring)) == NULL) {
+		http_reply_error(r, 404, "no such approval request (it expired, "
+		    "or was answered)");
+	} else if (strcmp(d->valuestring, "deny") == 0) {
+		log_msg(LOG_INFO, "oauth: %s denied on the dashboard",
+		    p->client_id);
+		p->expires = 0;
+		http_reply(r, 200, "{\"decision\":\"deny\"}");
+	} else {
+		log_msg(LOG_INFO, "oauth: %s approved on the dashboard",
+		    p->client_id);
+		p->approved = 1;
+		http_reply(r, 200, "{\"decision\":\"approve\"}");
+	}
+	cJSON_Delete(j);
+}
+
 static const struct http_route oauth_table[] = {
 	{ "GET", "/api/tokens", oauth_api_list, 0 },
 	{ "POST", "/api/tokens/revoke", oauth_api_revoke, 0 },
+	{ "GET", "/api/oauth/pending", oauth_api_pending, 0 },
+	{ "POST", "/api/oauth/decide", oauth_api_decide, 0 },
 	{ "GET", "/.well-known/oauth-protected-resource", oauth_prm_root, 1 },
 	{ "GET", "/.well-known/oauth-protected-resource/mcp", oauth_prm_mcp,
 	  1 },

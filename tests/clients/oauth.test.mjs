@@ -25,6 +25,7 @@ import readline from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
+import { chromium } from 'playwright-core';
 import { cleanEnv, daemonSet, sleep, until } from './daemons.mjs';
 
 const { bin: PAPO, root, serve, stop, killAll } = daemonSet('papo-oauth-');
@@ -522,6 +523,57 @@ describe('papo OAuth', { concurrency: false }, () => {
     } finally {
       child.kill('SIGTERM');
     }
+  });
+
+  it('approved on the dashboard of a loopback session, then Continue', async () => {
+    const base = B.info.http;
+    const id = (await register(base, { client_name: 'Dashboard-approved app', redirect_uris: [REDIRECT] })).json.client_id;
+    const p = pkce();
+    const u = new URL(`${base}/authorize`);
+    u.search = new URLSearchParams({ response_type: 'code', client_id: id, redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: 'S256', state: 'dash' });
+    const html = await (await fetch(u)).text();
+    assert.match(html, /value="continue"/, 'the page offers Continue');
+    const request = html.match(/name="request" value="([^"]+)"/)[1];
+    const cont = () => fetch(`${base}/authorize`, { method: 'POST', headers: FORM, redirect: 'manual', body: new URLSearchParams({ request, decision: 'continue' }) });
+    let r = await cont();
+    assert.equal(r.status, 409, 'not approved yet');
+    assert.match(await r.text(), /not approved on the dashboard yet/);
+    // Only the person at this machine, with PAPO_TOKEN, may decide.
+    const decide = (headers) => fetch(`${base}/api/oauth/decide`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${TOKEN}`, ...headers }, body: JSON.stringify({ request, decision: 'approve' }) });
+    assert.equal((await decide({ 'x-forwarded-for': '203.0.113.9' })).status, 403, 'not through a tunnel');
+    assert.equal((await cont()).status, 409, 'still not approved');
+
+    // The dashboard, in Chromium, shows the request and approves it.
+    const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox'], headless: true });
+    try {
+      const ctx = await browser.newContext();
+      await ctx.addInitScript((t) => localStorage.setItem('papo.token', t), TOKEN);
+      const page = await ctx.newPage();
+      const problems = [];
+      page.on('pageerror', (e) => problems.push(String(e)));
+      page.on('console', (m) => { if (/Content Security Policy/i.test(m.text())) problems.push(m.text()); });
+      await page.goto(`${base}/`);
+      const item = page.locator('#approvals .approval', { hasText: 'Dashboard-approved app' });
+      await item.waitFor({ timeout: 20_000 });
+      assert.match(await item.textContent(), /goes back to 127\.0\.0\.1:1/);
+      await item.locator('button.approval-approve').click();
+      await page.locator('#approvals .approval-done', { hasText: 'press Continue' }).waitFor({ timeout: 20_000 });
+      assert.deepEqual(problems, [], 'no script or CSP errors');
+    } finally {
+      await browser.close();
+    }
+    r = await cont();
+    assert.equal(r.status, 302, 'Continue goes back to the client');
+    const loc = new URL(r.headers.get('location'));
+    assert.equal(loc.searchParams.get('state'), 'dash');
+    assert.equal(loc.searchParams.get('iss'), base);
+    const t = await post(`${base}/token`, { grant_type: 'authorization_code', code: loc.searchParams.get('code'), redirect_uri: REDIRECT, code_verifier: p.verifier, client_id: id });
+    assert.equal(t.status, 200, JSON.stringify(t.json));
+    assert.equal(await status(base, t.json.access_token), 200);
+    // An OAuth client cannot approve others on the dashboard's API.
+    const pending = await fetch(`${base}/api/oauth/pending`, { headers: { authorization: `Bearer ${t.json.access_token}` } });
+    assert.equal(pending.status, 403);
+    assert.equal((await cont()).status, 400, 'the request was used up');
   });
 
   it('registration is rate-limited', async () => {
