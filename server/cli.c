@@ -64,6 +64,7 @@ static int cli_say(const struct cli_cmd *, int, char **);
 static int cli_status(const struct cli_cmd *, int, char **);
 static int cli_history(const struct cli_cmd *, int, char **);
 static int cli_tail(const struct cli_cmd *, int, char **);
+static int cli_tokens(const struct cli_cmd *, int, char **);
 
 #define CLI_TAIL_LINE_MAX (256 * 1024)   /* longest stream line */
 #define CLI_TAIL_WAIT_S 60                /* for a daemon to come back */
@@ -111,6 +112,10 @@ static const struct cli_cmd cli_cmds[] = {
 	  "An HTTP address other than loopback needs a token (--token or\n"
 	  "PAPO_TOKEN); with one, every request but /healthz must carry\n"
 	  "'Authorization: Bearer T' (the dashboard's files are open too).\n"
+	  "PAPO_OAUTH=on (with a token; on loopback, or with PAPO_PUBLIC_URL\n"
+	  "naming the https URL clients reach) adds an OAuth 2.1 server for\n"
+	  "MCP clients that connect by URL: the person approves each client\n"
+	  "with the token; 'papo tokens' lists and revokes what was granted.\n"
 	  "With no room yet, it joins PAPO_INVITE or creates a room (named\n"
 	  "--room or PAPO_ROOM), as --name (or PAPO_NAME, or the login name)\n"
 	  "with --about (or PAPO_ABOUT); with\n"
@@ -153,6 +158,13 @@ static const struct cli_cmd cli_cmds[] = {
 	  "it comes back and goes on where it left off.  --json prints every\n"
 	  "event (message, receipt, presence) as one JSON object a line.",
 	  cli_tail },
+	{ "tokens", "papo tokens [--json] | papo tokens revoke ID", "j",
+	  "List the OAuth grants of the running daemon (PAPO_OAUTH=on): each\n"
+	  "one's id, client, when it was made and last used, and when it\n"
+	  "expires unless refreshed.  'revoke ID' ends one grant at once: its\n"
+	  "access and refresh tokens stop working, and the client must be\n"
+	  "approved again.  Needs the daemon's own token (PAPO_TOKEN).",
+	  cli_tokens },
 };
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
 
@@ -440,6 +452,33 @@ cli_duration(const char *v, unsigned long *out)
 	return 0;
 }
 
+/* PAPO_OAUTH and its settings (docs/SECURITY.md, "OAuth"). */
+static int
+cli_oauth(struct serve_config *sc)
+{
+	static const char *const ttl[] = { "PAPO_OAUTH_ACCESS_TTL",
+	    "PAPO_OAUTH_CODE_TTL" };
+	unsigned *out[] = { &sc->oauth_access_s, &sc->oauth_code_s };
+	unsigned long v;
+	int off = 1;
+
+	if (cli_switch("PAPO_OAUTH", &off) == -1)
+		return -1;
+	sc->oauth = !off;
+	sc->public_url = cli_env("PAPO_PUBLIC_URL");
+	sc->oauth_cimd_private = cli_env("PAPO_OAUTH_CIMD_PRIVATE") != NULL &&
+	    strcmp(cli_env("PAPO_OAUTH_CIMD_PRIVATE"), "1") == 0;
+	for (size_t i = 0; i < 2; i++) {
+		if (cli_duration(cli_env(ttl[i]), &v) == -1) {
+			fprintf(stderr, "papo: %s must be a time such as 60, "
+			    "90s or 2m\n", ttl[i]);
+			return -1;
+		}
+		*out[i] = (unsigned)v;
+	}
+	return 0;
+}
+
 static int
 cli_serve(const struct cli_cmd *c, int argc, char **argv)
 {
@@ -492,6 +531,8 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 		    "and PAPO_TURN_PASS, or PAPO_TURN_SECRET\n", sc.turn);
 		return CLI_ERROR;
 	}
+	if (cli_oauth(&sc) == -1)
+		return CLI_ERROR;
 	if (cli_duration(cli_env("PAPO_MCP_IDLE"), &sc.mcp_idle_s) == -1) {
 		fprintf(stderr, "papo: PAPO_MCP_IDLE must be a time such as "
 		    "1800, 90s, 30m or 2h (at least 1 s, at most 30 days)\n");
@@ -1039,5 +1080,75 @@ cli_tail(const struct cli_cmd *c, int argc, char **argv)
 	}
 	free(t->data);
 	free(t);
+	return rc;
+}
+
+/* papo tokens: the daemon's OAuth grants, listed or one revoked. */
+static int
+cli_tokens(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	const cJSON *g, *v;
+	cJSON *ans = NULL, *req = NULL;
+	char *text = NULL, *body = NULL, when[32];
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 2, &rc) == -1)
+		return rc;
+	if (optind < argc) {
+		if (strcmp(argv[optind], "revoke") != 0)
+			return cli_usage(c, "unknown subcommand '%s'",
+			    argv[optind]);
+		if (optind + 1 >= argc)
+			return cli_usage(c, "%s", "the grant's ID is missing");
+		if ((req = cJSON_CreateObject()) == NULL ||
+		    cJSON_AddStringToObject(req, "id", argv[optind + 1]) ==
+		    NULL || (body = cJSON_PrintUnformatted(req)) == NULL) {
+			cJSON_Delete(req);
+			return cli_fail("out of memory");
+		}
+		rc = cli_call(o.home, "/api/tokens/revoke", body, &ans, NULL);
+		if (rc == CLI_OK)
+			printf("revoked %s\n", argv[optind + 1]);
+		goto out;
+	}
+	if ((rc = cli_call(o.home, "/api/tokens", NULL, &ans, &text)) != CLI_OK)
+		goto out;
+	if (o.json) {
+		fputs(text, stdout);
+		goto out;
+	}
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "oauth"))) {
+		printf("OAuth is off on this daemon (PAPO_OAUTH=on turns it "
+		    "on)\n");
+		goto out;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(ans, "grants");
+	if (cJSON_GetArraySize(v) == 0)
+		printf("no grants\n");
+	cJSON_ArrayForEach(g, v) {
+		const char *s;
+
+		cli_put((s = cli_str(g, "id")) != NULL ? s : "?");
+		printf("  ");
+		cli_put((s = cli_str(g, "client_name")) != NULL ? s : "?");
+		printf(" (");
+		cli_put((s = cli_str(g, "client_id")) != NULL ? s : "?");
+		cli_time(cJSON_GetNumberValue(
+		    cJSON_GetObjectItemCaseSensitive(g, "created")) * 1000, when);
+		printf(")\n    created %s", when);
+		cli_time(cJSON_GetNumberValue(
+		    cJSON_GetObjectItemCaseSensitive(g, "last_used")) * 1000,
+		    when);
+		printf(", last used %s", when);
+		cli_time(cJSON_GetNumberValue(
+		    cJSON_GetObjectItemCaseSensitive(g, "expires")) * 1000, when);
+		printf(", expires %s\n", when);
+	}
+out:
+	cJSON_Delete(req);
+	cJSON_Delete(ans);
+	cJSON_free(body);
+	free(text);
 	return rc;
 }

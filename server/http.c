@@ -48,7 +48,6 @@
 #define HTTP_HOST_LEN 64           /* "[" IPv6 "]" NUL, rounded up */
 #define HTTP_ALLOW_LEN 32
 #define HTTP_HEADERS_MAX 4
-#define HTTP_HEADER_VALUE_MAX 128
 
 enum http_state {
 	HTTP_READING,       /* headers passed the checks; the body arrives */
@@ -63,6 +62,7 @@ struct http_req {
 	struct MHD_Connection *conn;
 	const struct http_route *route;
 	void *arg;
+	int form;                       /* its mount takes forms */
 	enum http_state state;
 	int suspended;
 	char method[8];
@@ -76,9 +76,11 @@ struct http_req {
 	size_t file_len;
 	const char *file_type;
 	struct {
-		const char *name;   /* Allow, WWW-Authenticate, MCP-Session-Id */
-		char value[HTTP_HEADER_VALUE_MAX];
+		const char *name;   /* Allow, WWW-Authenticate, MCP-Session-Id,
+		                     * Location */
+		char *value;        /* malloc'd: a redirect can be long */
 	} hdr[HTTP_HEADERS_MAX];  /* extra answer headers */
+	char *page_csp;                 /* json holds an HTML page */
 	size_t nhdr;
 	http_node_cb *node_cb;
 	void *node_arg;
@@ -126,6 +128,7 @@ struct http {
 	char url[HTTP_HOST_LEN + 16];
 	LIST_HEAD(, http_req) waiting;
 	LIST_HEAD(, http_stream) streams;
+	struct http_auth_hook auth;  /* OAuth's, when it is on */
 };
 
 /* A parsed bind address. */
@@ -348,7 +351,9 @@ http_auth_ok(const struct http *h, const char *value)
 	value += 7;
 	while (*value == ' ')
 		value++;
-	return http_token_equal(value, h->token, h->token_len);
+	if (http_token_equal(value, h->token, h->token_len))
+		return 1;
+	return h->auth.accept != NULL && h->auth.accept(h->auth.arg, value);
 }
 
 static int
@@ -366,7 +371,7 @@ http_method_is(const char *route, const char *method)
  */
 static const struct http_route *
 http_route_find(const struct http *h, const char *method, const char *path,
-    void **arg, int *known, int *open, char allow[HTTP_ALLOW_LEN])
+    void **arg, int *form, int *known, int *open, char allow[HTTP_ALLOW_LEN])
 {
 	const struct http_route *found = NULL;
 
@@ -383,6 +388,7 @@ http_route_find(const struct http *h, const char *method, const char *path,
 			if (found == NULL && http_method_is(rt->method, method)) {
 				found = rt;
 				*arg = h->mounts[m].arg;
+				*form = h->mounts[m].form;
 			}
 			if (strlen(allow) + strlen(rt->method) + 3 <
 			    HTTP_ALLOW_LEN)
@@ -393,23 +399,29 @@ http_route_find(const struct http *h, const char *method, const char *path,
 	return found;
 }
 
-/* Is the media type of a Content-Type application/json (any case,
- * parameters such as charset allowed)? */
+/* Is the media type of a Content-Type type (any case, parameters such
+ * as charset allowed)? */
 static int
-http_is_json(const char *ctype)
+http_is_type(const char *ctype, const char *type)
 {
-	size_t n = strlen("application/json");
+	size_t n = strlen(type);
 
 	if (ctype == NULL)
 		return 0;
 	while (*ctype == ' ')
 		ctype++;
-	if (strncasecmp(ctype, "application/json", n) != 0)
+	if (strncasecmp(ctype, type, n) != 0)
 		return 0;
 	ctype += n;
 	while (*ctype == ' ')
 		ctype++;
 	return *ctype == '\0' || *ctype == ';';
+}
+
+static int
+http_is_json(const char *ctype)
+{
+	return http_is_type(ctype, "application/json");
 }
 
 static const char *
@@ -436,8 +448,8 @@ http_screen(struct http_req *r, const char *url, const char *method)
 	char allow[HTTP_ALLOW_LEN];
 	int known, open;
 
-	r->route = http_route_find(h, method, url, &r->arg, &known, &open,
-	    allow);
+	r->route = http_route_find(h, method, url, &r->arg, &r->form, &known,
+	    &open, allow);
 	if (!http_origin_ok(h, http_header(r, MHD_HTTP_HEADER_HOST),
 	    http_header(r, MHD_HTTP_HEADER_ORIGIN))) {
 		http_reply_error(r, MHD_HTTP_FORBIDDEN, "this daemon answers "
@@ -448,6 +460,7 @@ http_screen(struct http_req *r, const char *url, const char *method)
 	if (!open && !http_auth_ok(h, http_header(r,
 	    MHD_HTTP_HEADER_AUTHORIZATION))) {
 		http_reply_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+		    h->auth.challenge != NULL ? h->auth.challenge(h->auth.arg) :
 		    "Bearer realm=\"papo\"");
 		http_reply_error(r, MHD_HTTP_UNAUTHORIZED, "this daemon needs "
 		    "'Authorization: Bearer TOKEN' (its PAPO_TOKEN)");
@@ -463,7 +476,15 @@ http_screen(struct http_req *r, const char *url, const char *method)
 		    "not %s", url, allow, method);
 		return;
 	}
-	if (strcmp(method, "POST") == 0 &&
+	if (strcmp(method, "POST") == 0 && r->form) {
+		if (!http_is_type(http_header(r, MHD_HTTP_HEADER_CONTENT_TYPE),
+		    "application/x-www-form-urlencoded")) {
+			http_reply_error(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+			    "the body must be a form, sent as 'Content-Type: "
+			    "application/x-www-form-urlencoded'");
+			return;
+		}
+	} else if (strcmp(method, "POST") == 0 &&
 	    !http_is_json(http_header(r, MHD_HTTP_HEADER_CONTENT_TYPE))) {
 		http_reply_error(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "the body "
 		    "must be JSON, sent as 'Content-Type: application/json'");
@@ -565,6 +586,9 @@ http_req_free(struct http_req *r)
 	http_unwatch(r);
 	if (r->live != NULL)
 		r->live->req = NULL;
+	for (size_t i = 0; i < r->nhdr; i++)
+		free(r->hdr[i].value);
+	free(r->page_csp);
 	free(r->body);
 	free(r->json);
 	free(r);
@@ -573,10 +597,11 @@ http_req_free(struct http_req *r)
 void
 http_reply_header(struct http_req *r, const char *name, const char *value)
 {
-	if (r->nhdr == HTTP_HEADERS_MAX)
+	if (r->nhdr == HTTP_HEADERS_MAX ||
+	    strnlen(value, HTTP_HEADER_VALUE_MAX + 1) > HTTP_HEADER_VALUE_MAX ||
+	    (r->hdr[r->nhdr].value = strdup(value)) == NULL)
 		return;
 	r->hdr[r->nhdr].name = name;
-	snprintf(r->hdr[r->nhdr].value, sizeof(r->hdr[0].value), "%s", value);
 	r->nhdr++;
 }
 
@@ -768,7 +793,16 @@ http_queue(struct http_req *r)
 	}
 	if (resp == NULL)
 		return MHD_NO;
-	if (r->file == NULL) {
+	if (r->page_csp != NULL) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+		    "text/html; charset=utf-8");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+		    "no-store");
+		MHD_add_response_header(resp, "Content-Security-Policy",
+		    r->page_csp);
+		MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+		MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	} else if (r->file == NULL) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 		    "application/json");
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
@@ -1118,6 +1152,12 @@ http_url(const struct http *h)
 	return h->url;
 }
 
+void
+http_set_auth_hook(struct http *h, const struct http_auth_hook *hook)
+{
+	h->auth = *hook;
+}
+
 const char *
 http_req_query(struct http_req *r, const char *name)
 {
@@ -1243,6 +1283,20 @@ http_reply_file(struct http_req *r, const char *type, const void *data,
 	r->file_type = type;
 	r->status = MHD_HTTP_OK;
 	r->state = HTTP_ANSWERED;
+}
+
+void
+http_reply_page(struct http_req *r, int status, const char *html,
+    const char *csp)
+{
+	if (r->state == HTTP_ANSWERED || r->state == HTTP_DONE)
+		return;
+	if ((r->page_csp = strdup(csp)) == NULL) {
+		http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		    "out of memory");
+		return;
+	}
+	http_reply(r, status, html);
 }
 
 const char *

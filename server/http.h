@@ -4,8 +4,10 @@
  * (Host and Origin, the token, method, Content-Type, body size) and only
  * then handed to a handler, which answers at once with http_reply or
  * later, from another event of the same loop, after http_defer or
- * http_submit.  Every error is JSON {"error":"..."} with its status.
- * Everything declared here is for the main thread only.
+ * http_submit.  Every error is JSON {"error":"..."} with its status
+ * (but for OAuth's, which its handlers shape as RFC 6749 says, and its
+ * approval page, HTML).  Everything declared here is for the main
+ * thread only.
  */
 #ifndef PAPO_HTTP_H
 #define PAPO_HTTP_H
@@ -51,6 +53,9 @@ struct http_mount {
 	const struct http_route *routes;
 	size_t nroutes;
 	void *arg;
+	int form;                 /* 1: its POST bodies are forms
+	                           * (application/x-www-form-urlencoded),
+	                           * not JSON: OAuth's /token, /authorize */
 };
 
 struct http_config {
@@ -79,6 +84,19 @@ void http_free(struct http *h);
 /* Where a client on this machine reaches the daemon: "http://HOST:PORT". */
 const char *http_url(const struct http *h);
 
+/*
+ * OAuth's hook into the token check (oauth.c): a bearer token that is
+ * not PAPO_TOKEN is accepted when accept(arg, token) says 1, and every
+ * 401 carries challenge(arg) as its WWW-Authenticate.  Set once, after
+ * http_new; without it only PAPO_TOKEN is accepted.
+ */
+struct http_auth_hook {
+	int (*accept)(void *arg, const char *token);
+	const char *(*challenge)(void *arg);
+	void *arg;
+};
+void http_set_auth_hook(struct http *h, const struct http_auth_hook *hook);
+
 /* The value of query parameter name, or NULL. */
 const char *http_req_query(struct http_req *r, const char *name);
 /* The first query parameter not in the NULL-terminated list known, or
@@ -104,7 +122,8 @@ const char *http_req_path(const struct http_req *r);
 const char *http_req_header(struct http_req *r, const char *name);
 
 /* Adds a header to r's answer (name must outlive r; at most 4, values
- * up to 127 bytes).  Call it before the answer. */
+ * up to HTTP_HEADER_VALUE_MAX bytes).  Call it before the answer. */
+#define HTTP_HEADER_VALUE_MAX 4096
 void http_reply_header(struct http_req *r, const char *name,
     const char *value);
 
@@ -118,6 +137,13 @@ void http_reply(struct http_req *r, int status, const char *json);
  */
 void http_reply_file(struct http_req *r, const char *type, const void *data,
     size_t len);
+/*
+ * Answers r with status and an HTML page (copied) under csp (copied), never
+ * framed (X-Frame-Options DENY besides csp's frame-ancestors), never
+ * stored (OAuth's approval page).
+ */
+void http_reply_page(struct http_req *r, int status, const char *html,
+    const char *csp);
 /* Answers r with status and {"error": the formatted text}. */
 void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -28,6 +28,7 @@
 #include "server/api.h"
 #include "server/http.h"
 #include "server/mcp.h"
+#include "server/oauth.h"
 #include "server/serve.h"
 #include "server/sse.h"
 #include "server/web.h"
@@ -44,6 +45,7 @@ struct papo {
 	struct http *http;
 	struct sse *sse;
 	struct mcp *mcp;
+	struct oauth *oauth;
 	int lockfd;
 	int sigfd;
 	int json_written;
@@ -418,16 +420,27 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 {
 	struct papo p;
 	struct node_config nc;
-	struct http_mount mounts[4];
+	struct http_mount mounts[6];
 	struct http_config hc;
+	struct oauth_config oc;
 	int rc = -1;
 
 	memset(&p, 0, sizeof(p));
+	memset(mounts, 0, sizeof(mounts));
 	p.cfg = c;
 	p.lockfd = p.sigfd = -1;
 	serve_note_invite(c);
+	memset(&oc, 0, sizeof(oc));
+	oc.home = c->home;
+	oc.token = c->token;
+	oc.public_url = c->public_url;
+	oc.on = c->oauth;
+	oc.cimd_private = c->oauth_cimd_private;
+	oc.access_s = c->oauth_access_s;
+	oc.code_s = c->oauth_code_s;
 	/* Refuse a bad or unsafe HTTP address before touching anything. */
 	if (http_check(err, c->http, c->token) == -1 ||
+	    oauth_check(err, c->http, &oc) == -1 ||
 	    serve_paths(err, &p) == -1 ||
 	    serve_lock(err, &p) == -1 ||
 	    serve_room(err, c) == -1 ||
@@ -451,7 +464,8 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	nc.turn_pass = c->turn_pass;
 	nc.turn_secret = c->turn_secret;
 	nc.turn_noshare = c->turn_noshare;
-	if ((p.node = node_start(err, &nc)) == NULL)
+	if ((p.oauth = oauth_new(err, p.loop, &oc)) == NULL ||
+	    (p.node = node_start(err, &nc)) == NULL)
 		goto out;
 	if ((p.sse = sse_new(p.loop)) == NULL ||
 	    (p.mcp = mcp_new(p.loop, p.node,
@@ -467,12 +481,18 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	mounts[2].arg = p.mcp;
 	mounts[3].routes = web_routes(&mounts[3].nroutes);
 	mounts[3].arg = NULL;
+	mounts[4].routes = oauth_routes(p.oauth, &mounts[4].nroutes);
+	mounts[4].arg = p.oauth;
+	mounts[5].routes = oauth_form_routes(p.oauth, &mounts[5].nroutes);
+	mounts[5].arg = p.oauth;
+	mounts[5].form = 1;
 	hc.bind = c->http;
 	hc.token = c->token;
 	hc.mounts = mounts;
-	hc.nmounts = 4;
+	hc.nmounts = 6;
 	if ((p.http = http_new(err, p.loop, &hc)) == NULL)
 		goto out;
+	oauth_start(p.oauth, p.http);
 	if (loop_add_fd(p.loop, node_fd(p.node), EPOLLIN, serve_on_node,
 	    &p) == -1 ||
 	    loop_add_fd(p.loop, p.sigfd, EPOLLIN, serve_on_signal, &p) == -1) {
@@ -514,6 +534,7 @@ out:
 	 * request http_free answers and frees. */
 	mcp_free(p.mcp);
 	sse_free(p.sse);
+	oauth_free(p.oauth);
 	http_free(p.http);
 	if (p.loop != NULL && p.sigfd != -1)
 		loop_del_fd(p.loop, p.sigfd);

@@ -42,6 +42,11 @@ struct serve_config {
 	const char *turn_secret; /* PAPO_TURN_SECRET */
 	int turn_noshare;        /* PAPO_TURN_SHARE=off: invites leave the
 	                          * relay out */
+	const char *public_url;  /* PAPO_PUBLIC_URL, or NULL */
+	int oauth;               /* PAPO_OAUTH=on */
+	int oauth_cimd_private;  /* PAPO_OAUTH_CIMD_PRIVATE=1 (tests) */
+	unsigned oauth_access_s; /* PAPO_OAUTH_ACCESS_TTL (tests); 0: 1 h */
+	unsigned oauth_code_s;   /* PAPO_OAUTH_CODE_TTL (tests); 0: 60 s */
 };
 
 /*

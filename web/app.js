@@ -38,7 +38,7 @@
     replyingTo: $('replying-to'), replyCancel: $('reply-cancel'),
     auth: $('auth'), authForm: $('auth-form'), authError: $('auth-error'),
     authToken: $('auth-token'), reach: $('reach'), netBox: $('net-box'),
-    net: $('net'), netCount: $('net-count'),
+    net: $('net'), netCount: $('net-count'), approvals: $('approvals'),
   };
 
   const state = {
@@ -55,6 +55,7 @@
     moreBefore: true,
     lastEventId: null,             // BOOT-SEQ of the last event, for resuming
     unseen: 0,
+    oauth: true,                   // false once /api/oauth/pending is 404
   };
 
   /* ---- the token and API calls ---- */
@@ -1177,10 +1178,12 @@
         renderStatus();
       }
       if (!document.hidden && ui.conn.dataset.state === 'live') statusSoon();
+      if (!document.hidden) loadApprovals();
     });
     // Paths and round trips change without presence events.
     setInterval(() => {
       if (!document.hidden && ui.conn.dataset.state === 'live') loadStatus().catch(() => {});
+      if (!document.hidden) loadApprovals();
     }, STATUS_EVERY_MS);
     // A phone shows the network view when asked: the room comes first.
     if (window.matchMedia('(max-width: 720px)').matches) ui.netBox.open = false;
@@ -1191,6 +1194,59 @@
     }, 30000);
   }
 
+  /* ---- OAuth approvals (PAPO_OAUTH=on) ----
+   * An MCP client's approval page can also be answered here, by the
+   * person at this machine: the page then goes on with Continue. */
+
+  function approvalItem(p, local) {
+    const li = el('li', 'approval');
+    const what = el('p', 'approval-text');
+    what.append(el('strong', null, p.client_name),
+      document.createTextNode(' (' + p.client_id + ') asks to act as this member; it goes back to '),
+      el('strong', null, p.redirect_host), document.createTextNode('.'));
+    li.append(what);
+    if (p.approved) {
+      li.append(el('p', 'approval-done', 'Approved: press Continue on its page.'));
+      return li;
+    }
+    if (!local) {
+      li.append(el('p', 'approval-done', 'Approve it on its page with the token (not from another machine).'));
+      return li;
+    }
+    for (const [decision, label] of [['approve', 'Approve'], ['deny', 'Deny']]) {
+      const b = el('button', 'approval-' + decision, label);
+      b.type = 'button';
+      b.addEventListener('click', async () => {
+        try {
+          await api('/api/oauth/decide', {
+            method: 'POST', headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ request: p.request, decision }),
+          });
+        } catch (e) { /* gone or answered: the list says so */ }
+        loadApprovals();
+      });
+      li.append(b, document.createTextNode(' '));
+    }
+    return li;
+  }
+
+  async function loadApprovals() {
+    if (!state.oauth) return;
+    let ans;
+    try {
+      ans = await api('/api/oauth/pending');
+    } catch (e) {
+      if (e.status === 404) state.oauth = false;
+      return;
+    }
+    ui.approvals.hidden = ans.pending.length === 0;
+    const items = ans.pending.map((p) => approvalItem(p, ans.local));
+    const h = el('h2', 'approvals-title', 'Approve access?');
+    const ol = el('ol', 'approval-list');
+    ol.append(...items);
+    ui.approvals.replaceChildren(h, ol);
+  }
+
   async function start() {
     wire();
     setConn('connecting', 'connecting…');
@@ -1198,6 +1254,7 @@
       try {
         await loadStatus();
         await loadHistory();
+        loadApprovals();
         break;
       } catch (e) {
         setConn('down', 'cannot reach the daemon: ' + e.message);
