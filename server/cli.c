@@ -487,6 +487,17 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 		    "1800, 90s, 30m or 2h (at least 1 s, at most 30 days)\n");
 		return CLI_ERROR;
 	}
+	if ((cli_env("PAPO_RATE") != NULL &&
+	    rate_parse(err, cli_env("PAPO_RATE"), &sc.rate) == -1) ||
+	    (cli_env("PAPO_DAMP") != NULL &&
+	    damp_parse(err, cli_env("PAPO_DAMP"), &sc.damp) == -1))
+		return cli_fail(err);
+#ifdef PAPO_TESTING
+	/* Only the test build (tests/CMakeLists.txt, papo-testing) has this:
+	 * a daemon sending past its own limit, as a broken one would. */
+	sc.rate_self_off = cli_env("PAPO_TEST_NO_RATE") != NULL &&
+	    strcmp(cli_env("PAPO_TEST_NO_RATE"), "1") == 0;
+#endif
 	if (serve_run(err, &sc) == -1)
 		return cli_fail(err);
 	return CLI_OK;

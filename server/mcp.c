@@ -299,6 +299,21 @@ mcp_tool_result(cJSON *structured, const char *error)
 	return res;
 }
 
+/* A send over a limit: a tool error whose structure says which limit
+ * and when to try again (docs/MCP.md, "Limits"). */
+static cJSON *
+mcp_tool_limited(const struct node_msg *msg)
+{
+	cJSON *res = mcp_tool_result(NULL, msg->err), *s;
+
+	s = cJSON_AddObjectToObject(res, "structuredContent");
+	cJSON_AddStringToObject(s, "error", msg->err);
+	cJSON_AddStringToObject(s, "limit", msg->limited != NULL ?
+	    msg->limited : "rate");
+	cJSON_AddNumberToObject(s, "retry_after_s", msg->retry_after_s);
+	return res;
+}
+
 /* Shared messages and texts. */
 
 static struct mcp_msg *
@@ -1122,7 +1137,9 @@ mcp_node_done(struct http_req *r, struct node_msg *msg, void *arg)
 	struct mcp_call *c = arg;
 	cJSON *res, *o, *e;
 
-	if (msg->code != 0) {
+	if (msg->code == 429) {
+		res = mcp_tool_limited(msg);
+	} else if (msg->code != 0) {
 		res = mcp_tool_result(NULL, msg->err);
 	} else if ((o = cJSON_Parse(msg->json)) == NULL) {
 		res = mcp_tool_result(NULL, "the node answered something that "

@@ -40,6 +40,9 @@ struct serve_config {
 	const char *turn_secret; /* PAPO_TURN_SECRET */
 	int turn_noshare;        /* PAPO_TURN_SHARE=off: invites leave the
 	                          * relay out */
+	struct papo_rate rate;   /* PAPO_RATE; zero: the default */
+	struct papo_damp damp;   /* PAPO_DAMP; zero: the default */
+	int rate_self_off;       /* PAPO_TEST_NO_RATE=1, test builds only */
 };
 
 /*
