@@ -131,7 +131,7 @@ describe('rate limits and reply-loop damping', { concurrency: false }, () => {
   step(`two agents answering each other are stopped after ${N} answers`, async () => {
     lastId = ok(await send(cb, { text: 'ping' }), 'ping').id;
     await next(ca, 'ping');
-    let turn = 0;
+    let turn = 0, anaLast = null;
     for (; turn < 20; turn++) {
       const [me, other] = turn % 2 === 0 ? [ca, cb] : [cb, ca];
       const text = `answer ${turn}`;
@@ -143,11 +143,12 @@ describe('rate limits and reply-loop damping', { concurrency: false }, () => {
         break;
       }
       lastId = r.structuredContent.id;
+      if (me === ca) anaLast = lastId;
       await next(other, text);
     }
     assert.equal(turn, N, `refused after ${N} answers, at answer ${turn + 1}`);
     // The other end is damped too: bo answering ana's last answer.
-    const rb = await send(cb, { text: 'bo insists', reply_to: lastId });
+    const rb = await send(cb, { text: 'bo insists', reply_to: anaLast });
     assert.equal(rb.isError, true, JSON.stringify(rb));
     assert.equal(rb.structuredContent.limit, 'damping');
     // A message that answers nothing still goes.
