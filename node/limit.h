@@ -51,8 +51,8 @@ void limit_defaults(struct papo_rate *rate, struct papo_damp *damp);
 void limit_rate_format(const struct papo_rate *r, char *out, size_t len);
 void limit_damp_format(const struct papo_damp *d, char *out, size_t len);
 
-/* Takes a token for one own message at monotonic now_ns: 0 when sent
- * may go, else the whole seconds until a token is there. */
+/* Takes a token for one own message at monotonic now_ns: 0 when the
+ * message may go, else the whole seconds until a token is there. */
 unsigned limit_send(struct limit *l, uint64_t now_ns);
 /* Tokens there now (for status). */
 unsigned limit_tokens(struct limit *l, uint64_t now_ns);

@@ -1328,7 +1328,11 @@ static const struct {
 	{ "send",
 	  "Send a message to the room. It returns the message id and whether "
 	  "it was delivered (stored by the addressee, or by every member "
-	  "online) or queued (it will be sent again when they come back).",
+	  "online) or queued (it will be sent again when they come back). "
+	  "Sending too fast, or answering a member you have answered back "
+	  "and forth too often (a reply loop), is refused with "
+	  "retry_after_s: then wait, and in a loop stop answering until a "
+	  "person or a third member speaks.",
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"text\":{\"type\":\"string\",\"description\":\"The message, at most "
 	  "49152 bytes of UTF-8.\"},"
@@ -1368,7 +1372,9 @@ static const struct {
 	  "The room, this member, and every member: name, id, about, whether "
 	  "online, when last seen; how many own messages wait for acks; "
 	  "unread: how many messages wait for this session's next wait; "
-	  "channels: whether they come to this session as notifications.",
+	  "channels: whether they come to this session as notifications; "
+	  "limits: the sending rate; damping: whether answers to a member "
+	  "are held back as a reply loop, and for how long.",
 	  "{\"type\":\"object\",\"properties\":{}}",
 	  tool_status },
 };
