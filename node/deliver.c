@@ -308,6 +308,123 @@ deliver_load_outbox(struct gossip *g)
 	}
 }
 
+/* Limits (limit.h). */
+
+/* Answers req with 429: which limit, the seconds to wait, and why. */
+static void
+deliver_limited(struct gossip *g, struct node_msg *req, const char *which,
+    unsigned retry_s, const char *why)
+{
+	req->code = 429;
+	req->limited = which;
+	req->retry_after_s = retry_s;
+	snprintf(req->err, sizeof(req->err), "%s", why);
+	g->env.emit(g->env.arg, req);
+}
+
+/* The author of the message id answers, when we have it. */
+static int
+deliver_author_of(struct gossip *g, const char *id, uint8_t out[32])
+{
+	struct frame_msg m;
+
+	memset(&m, 0, sizeof(m));
+	if (store_get(g->env.store, id, &m) == -1)
+		return -1;
+	memcpy(out, m.from, 32);
+	frame_msg_clear(&m);
+	return 0;
+}
+
+/* Whether our agent may answer the author of reply_to: not when the two
+ * have answered each other too often lately (damping). */
+static int
+deliver_damped(struct gossip *g, struct node_msg *req, const uint8_t *other)
+{
+	struct papo_damp d;
+	struct member *m;
+	char why[PAPO_ERR_LEN], conf[32], nb[16];
+	unsigned retry;
+
+	if (req->person || other == NULL || memcmp(other, g->env.me->pk,
+	    32) == 0 || (retry = limit_damp_check(g->limit, g->env.me->pk, other,
+	    loop_wall_ms())) == 0)
+		return 0;
+	limit_damp_conf(g->limit, &d);
+	limit_damp_format(&d, conf, sizeof(conf));
+	m = member_find(g, other);
+	snprintf(why, sizeof(why), "reply loop: you and %s have answered each "
+	    "other %u times within %s; stop and wait for a person or a third "
+	    "member to speak (replying is possible again in %u s)", m != NULL ?
+	    member_name(m, nb) : "that member", d.n, strchr(conf, '/') + 1,
+	    retry);
+	deliver_limited(g, req, "damping", retry, why);
+	return 1;
+}
+
+/* Takes a token for our own message, or answers req with 429. */
+static int
+deliver_rate(struct gossip *g, struct node_msg *req)
+{
+	struct papo_rate r;
+	char why[PAPO_ERR_LEN], conf[48];
+	unsigned retry;
+
+	if ((retry = limit_send(g->limit, loop_now_ns())) == 0)
+		return 0;
+	limit_rate_conf(g->limit, &r);
+	limit_rate_format(&r, conf, sizeof(conf));
+	snprintf(why, sizeof(why), "sending too fast: this member may send %u "
+	    "messages per %s, in bursts of %u (PAPO_RATE=%s); retry in %u s",
+	    r.n, r.per_s == 1 ? "second" : r.per_s == 60 ? "minute" : "hour",
+	    r.burst, conf, retry);
+	deliver_limited(g, req, "rate", retry, why);
+	return 1;
+}
+
+void
+deliver_limits_json(struct gossip *g, cJSON *o)
+{
+	struct limit_exchange ex[16];
+	struct papo_rate r;
+	struct papo_damp d;
+	cJSON *lj = cJSON_AddObjectToObject(o, "limits"), *dj, *arr;
+	char conf[48], id[PAPO_ID_LEN + 1], nb[16];
+	size_t n;
+	int on = 0;
+
+	limit_rate_conf(g->limit, &r);
+	limit_rate_format(&r, conf, sizeof(conf));
+	cJSON_AddStringToObject(lj, "rate", conf);
+	cJSON_AddNumberToObject(lj, "tokens",
+	    (double)limit_tokens(g->limit, loop_now_ns()));
+	cJSON_AddNumberToObject(lj, "receive_per_minute",
+	    (double)limit_recv_cap(g->limit));
+	dj = cJSON_AddObjectToObject(o, "damping");
+	limit_damp_conf(g->limit, &d);
+	limit_damp_format(&d, conf, sizeof(conf));
+	cJSON_AddStringToObject(dj, "limit", conf);
+	arr = cJSON_CreateArray();
+	n = limit_damp_list(g->limit, g->env.me->pk, loop_wall_ms(), ex,
+	    sizeof(ex) / sizeof(ex[0]));
+	for (size_t i = 0; i < n; i++) {
+		struct member *m = member_find(g, ex[i].with);
+		cJSON *e = cJSON_CreateObject();
+
+		sec_id_format(ex[i].with, id);
+		cJSON_AddStringToObject(e, "with", m != NULL ?
+		    member_name(m, nb) : id);
+		cJSON_AddStringToObject(e, "with_id", id);
+		cJSON_AddNumberToObject(e, "answers", ex[i].answers);
+		cJSON_AddBoolToObject(e, "damped", ex[i].retry_after_s > 0);
+		cJSON_AddNumberToObject(e, "retry_after_s", ex[i].retry_after_s);
+		on |= ex[i].retry_after_s > 0;
+		cJSON_AddItemToArray(arr, e);
+	}
+	cJSON_AddBoolToObject(dj, "on", on);
+	cJSON_AddItemToObject(dj, "exchanges", arr);
+}
+
 /* Requests. */
 
 void
@@ -319,7 +436,8 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	struct outmsg *o;
 	size_t len = req->text != NULL ? strlen(req->text) : 0;
 	char list[PAPO_ERR_LEN / 2], nb[16];
-	int amb;
+	uint8_t answered[32];
+	int amb, has_answered = 0;
 
 	if (req->text == NULL || len == 0) {
 		gossip_fail(g, req, 400, "%s", "text is empty");
@@ -371,7 +489,12 @@ deliver_send(struct gossip *g, struct node_msg *req)
 		}
 		m->has_reply_to = 1;
 		strcpy(m->reply_to, req->reply_to);
+		has_answered = deliver_author_of(g, m->reply_to, answered) == 0;
 	}
+	/* Damping first: a refused answer spends no token. */
+	if (deliver_damped(g, req, has_answered ? answered : NULL) ||
+	    deliver_rate(g, req))
+		return;
 	if (frame_msg_sign(m, g->env.keys, g->env.me) == -1 ||
 	    store_add_msg(g->env.store, m) != 1 ||
 	    store_outbox_add(g->env.store, m->id) == -1) {
@@ -391,6 +514,12 @@ deliver_send(struct gossip *g, struct node_msg *req)
 				o->wait[o->nwait++] = g->members[i];
 	o->any = o->nwait == 0;
 	o->req = req;
+	/* A person's message (the dashboard, the API) ends our exchanges; an
+	 * agent's answer counts toward one. */
+	if (req->person)
+		limit_damp_person(g->limit, g->env.me->pk);
+	limit_damp_note(g->limit, g->env.me->pk, has_answered && !req->person ?
+	    answered : NULL, m->ts);
 	gossip_flood(g, &f, NULL);
 	gossip_emit_json(g, NODE_EV_SENT, deliver_msg_json(g, m));
 	/* Nobody to hear it now: say queued at once rather than in 8 s. */
@@ -498,6 +627,9 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 {
 	struct member *author;
 	struct frame f;
+	uint8_t answered[32];
+	uint64_t nlog = 0;
+	char id[PAPO_ID_LEN + 1];
 	int r;
 
 	if (memcmp(m->from, g->env.me->pk, 32) == 0)
@@ -508,6 +640,21 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 			deliver_ack(g, m, ACK_DELIVERED);
 		return;
 	}
+	/* Over the cap of its author's minute: neither stored nor acked nor
+	 * passed on (docs/SECURITY.md, "Rate limits and reply loops"). */
+	switch (limit_recv(g->limit, m->from, m->ts, loop_wall_ms(), &nlog)) {
+	case LIMIT_KEEP:
+		break;
+	case LIMIT_DROP_LOG:
+		sec_id_format(m->from, id);
+		log_msg(LOG_WARN, "dropped %llu message%s from %s (%s): over "
+		    "%u a minute of its clock; said once a minute",
+		    (unsigned long long)nlog, nlog == 1 ? "" : "s", m->name, id,
+		    limit_recv_cap(g->limit));
+		return;
+	case LIMIT_DROP:
+		return;
+	}
 	if ((r = store_add_msg(g->env.store, m)) != 1) {
 		if (r == -1)
 			log_msg(LOG_ERROR, "cannot store a message: %s",
@@ -515,6 +662,9 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 		return;
 	}
 	upstream_put(g, m->id, l->m);
+	limit_damp_note(g->limit, m->from, m->has_reply_to &&
+	    deliver_author_of(g, m->reply_to, answered) == 0 ? answered : NULL,
+	    m->ts);
 	/* A message just written is a sign of its author's life, and of a
 	 * path to it through the member it came from. */
 	if ((author = member_find(g, m->from)) != NULL && author->conn == NULL &&

@@ -276,7 +276,10 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 			cJSON_AddNumberToObject(e, "last_seen", (double)m->seen);
 		else
 			cJSON_AddNullToObject(e, "last_seen");
+		cJSON_AddNumberToObject(e, "dropped",
+		    (double)limit_dropped(g->limit, m->id));
 	}
+	deliver_limits_json(g, o);
 	store_stats(g->env.store, &st);
 	for (struct outmsg *om = g->outbox; om != NULL; om = om->next)
 		nout++;
@@ -921,6 +924,11 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
+	if ((g->limit = limit_new(&env->rate, &env->damp,
+	    env->rate_self_off)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto fail;
+	}
 	if (relay_start(err, g, env) == -1)
 		goto fail;
 	members_load(g);
@@ -1006,5 +1014,6 @@ gossip_free(struct gossip *g)
 	loop_timer_free(g->save_timer);
 	punch_free(g->punch);
 	beacon_free(g->beacon);
+	limit_free(g->limit);
 	free(g);
 }

@@ -17,6 +17,7 @@
 #include "node/beacon.h"
 #include "node/frame.h"
 #include "node/gossip.h"
+#include "node/limit.h"
 #include "node/portmap.h"
 #include "node/punch.h"
 #include "node/quic.h"
@@ -103,6 +104,7 @@ struct gossip {
 	struct member **members;
 	size_t nmembers;
 	struct outmsg *outbox;
+	struct limit *limit;        /* rate limits and damping (limit.h) */
 	struct loop_timer *dial_timer, *retry_timer, *presence_timer;
 	struct loop_timer *punch_timer;   /* dials unanswered long enough */
 	struct loop_timer *announce_timer;
@@ -241,5 +243,8 @@ void outmsg_free(struct gossip *g, struct outmsg *o);
 void deliver_retry(void *arg);
 /* At start: the messages outbox.jsonl kept wait for acks again. */
 void deliver_load_outbox(struct gossip *g);
+/* Status's "limits": the rate, the receiving cap, damping and our
+ * exchanges; and a member's messages dropped over the cap. */
+void deliver_limits_json(struct gossip *g, cJSON *o);
 
 #endif

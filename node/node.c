@@ -321,6 +321,9 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 		env.turn_from = n->relay_from;
 	}
 	n->relay_share = !c->turn_noshare;
+	env.rate = c->rate;
+	env.damp = c->damp;
+	env.rate_self_off = c->rate_self_off;
 	env.emit = node_emit;
 	env.arg = n;
 	if ((n->gossip = gossip_new(err, &env)) == NULL)

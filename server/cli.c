@@ -538,6 +538,17 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 		    "1800, 90s, 30m or 2h (at least 1 s, at most 30 days)\n");
 		return CLI_ERROR;
 	}
+	if ((cli_env("PAPO_RATE") != NULL &&
+	    rate_parse(err, cli_env("PAPO_RATE"), &sc.rate) == -1) ||
+	    (cli_env("PAPO_DAMP") != NULL &&
+	    damp_parse(err, cli_env("PAPO_DAMP"), &sc.damp) == -1))
+		return cli_fail(err);
+#ifdef PAPO_TESTING
+	/* Only the test build (tests/CMakeLists.txt, papo-testing) has this:
+	 * a daemon sending past its own limit, as a broken one would. */
+	sc.rate_self_off = cli_env("PAPO_TEST_NO_RATE") != NULL &&
+	    strcmp(cli_env("PAPO_TEST_NO_RATE"), "1") == 0;
+#endif
 	if (serve_run(err, &sc) == -1)
 		return cli_fail(err);
 	return CLI_OK;
@@ -731,6 +742,40 @@ out:
 	return rc;
 }
 
+/* The limits line, and damping's when it holds an exchange back:
+ * "damping: on (12/5m): answers to bo refused for 240 s". */
+static void
+cli_status_limits(const cJSON *ans)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(ans, "limits");
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(ans, "damping");
+	const cJSON *e, *v;
+	const char *s;
+
+	if ((s = cli_str(l, "rate")) != NULL) {
+		printf("sending limit: %s", s);
+		v = cJSON_GetObjectItemCaseSensitive(l, "receive_per_minute");
+		if (cJSON_IsNumber(v))
+			printf("; keeping at most %.0f a minute of any member's",
+			    v->valuedouble);
+		printf("\n");
+	}
+	if ((s = cli_str(d, "limit")) == NULL)
+		return;
+	printf("damping: %s (%s)", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d,
+	    "on")) ? "on" : strcmp(s, "off") == 0 ? "off" : "not now", s);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(d, "exchanges")) {
+		if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "damped")))
+			continue;
+		v = cJSON_GetObjectItemCaseSensitive(e, "retry_after_s");
+		printf(": answers to ");
+		cli_put((s = cli_str(e, "with")) != NULL ? s : "?");
+		printf(" refused for %.0f s", cJSON_IsNumber(v) ? v->valuedouble :
+		    0);
+	}
+	printf("\n");
+}
+
 static int
 cli_status(const struct cli_cmd *c, int argc, char **argv)
 {
@@ -815,6 +860,7 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 		}
 		printf("\n");
 	}
+	cli_status_limits(ans);
 	v = cJSON_GetObjectItemCaseSensitive(ans, "messages");
 	if (cJSON_IsNumber(v))
 		printf("messages: %.0f", v->valuedouble);
@@ -845,6 +891,10 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 			printf("  ");
 			cli_put(s);
 		}
+		v = cJSON_GetObjectItemCaseSensitive(m, "dropped");
+		if (cJSON_IsNumber(v) && v->valuedouble > 0)
+			printf("  %.0f messages dropped over the limit",
+			    v->valuedouble);
 		printf("\n");
 	}
 out:

@@ -464,6 +464,9 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	nc.turn_pass = c->turn_pass;
 	nc.turn_secret = c->turn_secret;
 	nc.turn_noshare = c->turn_noshare;
+	nc.rate = c->rate;
+	nc.damp = c->damp;
+	nc.rate_self_off = c->rate_self_off;
 	if ((p.oauth = oauth_new(err, p.loop, &oc)) == NULL ||
 	    (p.node = node_start(err, &nc)) == NULL)
 		goto out;

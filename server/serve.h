@@ -47,6 +47,9 @@ struct serve_config {
 	int oauth_cimd_private;  /* PAPO_OAUTH_CIMD_PRIVATE=1 (tests) */
 	unsigned oauth_access_s; /* PAPO_OAUTH_ACCESS_TTL (tests); 0: 1 h */
 	unsigned oauth_code_s;   /* PAPO_OAUTH_CODE_TTL (tests); 0: 60 s */
+	struct papo_rate rate;   /* PAPO_RATE; zero: the default */
+	struct papo_damp damp;   /* PAPO_DAMP; zero: the default */
+	int rate_self_off;       /* PAPO_TEST_NO_RATE=1, test builds only */
 };
 
 /*

@@ -38,7 +38,7 @@
     replyingTo: $('replying-to'), replyCancel: $('reply-cancel'),
     auth: $('auth'), authForm: $('auth-form'), authError: $('auth-error'),
     authToken: $('auth-token'), reach: $('reach'), netBox: $('net-box'),
-    net: $('net'), netCount: $('net-count'), approvals: $('approvals'),
+    net: $('net'), netCount: $('net-count'), approvals: $('approvals'), damping: $('damping'),
   };
 
   const state = {
@@ -222,6 +222,26 @@
     document.title = (st.room || 'papo') + ' · papo';
     renderReach();
     renderMembers();
+    renderDamping();
+  }
+
+  // Reply-loop damping (docs/SECURITY.md): this member's agent and another
+  // answered each other too often; their answers wait for a person or a
+  // third member.  A message sent from this page is a person's.
+  function renderDamping() {
+    const d = state.status && state.status.damping;
+    const on = d && Array.isArray(d.exchanges) ? d.exchanges.filter((e) => e.damped) : [];
+    ui.damping.hidden = on.length === 0;
+    if (!on.length) {
+      ui.damping.textContent = '';
+      return;
+    }
+    const who = on.map((e) => e.with).join(', ');
+    const n = on[0].answers;
+    const win = String(d.limit || '').split('/')[1] || '';
+    ui.damping.textContent = 'Reply loop paused: ' + myName() + ' and ' + who +
+      ' answered each other ' + n + ' times within ' + win + '. Their agents\u2019 replies ' +
+      'are refused until a person or a third member speaks: a message sent here lets them go on.';
   }
 
   /* ---- paths: how this member reaches the others (docs/REACHABILITY.md) ---- */
@@ -1004,8 +1024,10 @@
       const r2 = receiptOf(r.id);
       for (const n of r.delivered_to || []) r2.delivered.add(n);
       render({ stick: true });
-      // The daemon's own record has the exact time.
+      // The daemon's own record has the exact time; a person's message
+      // may have ended damping.
       loadHistory().catch(() => {});
+      statusSoon();
     } catch (e) {
       // Not sent: the words go back in the box, with the reason.
       state.msgs.delete(key);
@@ -1077,7 +1099,11 @@
     } catch (e) {
       return;
     }
-    if (name === 'message') onMessage(j);
+    if (name === 'message') {
+      onMessage(j);
+      // Damping turns on and off with messages: status says which.
+      statusSoon();
+    }
     else if (name === 'receipt') onReceipt(j);
     else if (name === 'presence') onPresence(j);
   }
