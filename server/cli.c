@@ -482,6 +482,10 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 		    "and PAPO_TURN_PASS, or PAPO_TURN_SECRET\n", sc.turn);
 		return CLI_ERROR;
 	}
+	/* A bad value is refused before anything starts. */
+	if ((sc.keep = cli_env("PAPO_KEEP")) != NULL &&
+	    node_keep_check(err, sc.keep) == -1)
+		return cli_fail(err);
 	if (cli_duration(cli_env("PAPO_MCP_IDLE"), &sc.mcp_idle_s) == -1) {
 		fprintf(stderr, "papo: PAPO_MCP_IDLE must be a time such as "
 		    "1800, 90s, 30m or 2h (at least 1 s, at most 30 days)\n");

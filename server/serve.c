@@ -450,6 +450,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	nc.turn_pass = c->turn_pass;
 	nc.turn_secret = c->turn_secret;
 	nc.turn_noshare = c->turn_noshare;
+	nc.keep = c->keep;
 	if ((p.node = node_start(err, &nc)) == NULL)
 		goto out;
 	if ((p.sse = sse_new(p.loop)) == NULL ||

@@ -40,6 +40,7 @@ struct serve_config {
 	const char *turn_secret; /* PAPO_TURN_SECRET */
 	int turn_noshare;        /* PAPO_TURN_SHARE=off: invites leave the
 	                          * relay out */
+	const char *keep;        /* PAPO_KEEP (node_keep_check), or NULL */
 };
 
 /*
