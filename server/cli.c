@@ -833,6 +833,27 @@ cli_print_message(const cJSON *m)
 	printf("\n");
 }
 
+/* Where the log starts, when retention (PAPO_KEEP) dropped messages. */
+static void
+cli_print_retention(const cJSON *r)
+{
+	const cJSON *starts = cJSON_GetObjectItemCaseSensitive(r, "starts");
+	const cJSON *gone = cJSON_GetObjectItemCaseSensitive(r, "dropped");
+	const char *keep = cli_str(r, "keep");
+	char when[32];
+
+	if (!cJSON_IsNumber(starts) || !cJSON_IsNumber(gone))
+		return;
+	cli_time(starts->valuedouble, when);
+	printf("(history starts at %s: %.0f earlier messages dropped by "
+	    "retention", when, gone->valuedouble);
+	if (keep != NULL) {
+		printf(", PAPO_KEEP=");
+		cli_put(keep);
+	}
+	printf(")\n");
+}
+
 static int
 cli_history(const struct cli_cmd *c, int argc, char **argv)
 {
@@ -859,6 +880,7 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 		fputs(text, stdout);
 		goto out;
 	}
+	cli_print_retention(cJSON_GetObjectItemCaseSensitive(ans, "retention"));
 	msgs = cJSON_GetObjectItemCaseSensitive(ans, "messages");
 	cJSON_ArrayForEach(m, msgs)
 		cli_print_message(m);
