@@ -697,6 +697,13 @@ deliver_retain(struct gossip *g)
 			return;
 		g->retain_checked = now;
 	}
+	if (k->count != 0) {
+		struct store_stats st;
+
+		store_stats(g->env.store, &st);
+		if (st.msgs < g->retain_at)
+			return;
+	}
 	if (!store_compact_due(g->env.store, k, loop_wall_ms(), 1))
 		return;
 	if ((n = store_compact(err, g->env.store, k, loop_wall_ms())) == -1)
@@ -704,6 +711,15 @@ deliver_retain(struct gossip *g)
 	else if (n > 0)
 		log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
 		    "dropped from the log", g->env.keep_text, n);
+	/* Own messages not yet acknowledged can keep the log over the
+	 * count; the next try waits for as many new ones as a compaction
+	 * is due after, rather than sorting the log at every message. */
+	if (k->count != 0) {
+		struct store_stats st;
+
+		store_stats(g->env.store, &st);
+		g->retain_at = st.msgs + (k->count / 4 > 0 ? k->count / 4 : 1);
+	}
 }
 
 cJSON *

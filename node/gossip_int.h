@@ -119,6 +119,8 @@ struct gossip {
 	size_t read_next;
 	uint64_t bad_frames;
 	uint64_t retain_checked;    /* ns of the last days-retention check */
+	size_t retain_at;           /* count retention: messages held when
+	                             * the next check is worth making */
 	uint64_t syncs_asked;       /* sync requests sent */
 	uint64_t below_floor;       /* messages refused under the floor */
 };

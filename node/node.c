@@ -289,8 +289,9 @@ node_retain(char err[PAPO_ERR_LEN], struct store *s,
 		    env->keep_text, why);
 		return -1;
 	}
-	log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages dropped "
-	    "from the log", env->keep_text, n);
+	if (n > 0)
+		log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
+		    "dropped from the log", env->keep_text, n);
 	return 0;
 }
 
