@@ -1224,16 +1224,18 @@ compact_line(struct store *s, const char *line, size_t len, uint64_t off,
 	return 0;
 }
 
-/* Forgets the index and reads the log at path again: after a rewrite. */
+/*
+ * Forgets the index and reads the log at path again: after a rewrite.
+ * On failure the store has no log descriptor, so every later append and
+ * read fails (and nothing is acknowledged) rather than going to the
+ * replaced file.
+ */
 static int
 reload(char err[PAPO_ERR_LEN], struct store *s)
 {
-	int fd;
-
-	if ((fd = open_file(err, s->log_path)) == -1)
-		return -1;
 	close(s->log_fd);
-	s->log_fd = fd;
+	if ((s->log_fd = open_file(err, s->log_path)) == -1)
+		return -1;
 	s->nent = 0;
 	s->acks = 0;
 	s->floor = s->gone = 0;
@@ -1241,9 +1243,18 @@ reload(char err[PAPO_ERR_LEN], struct store *s)
 	if (idx_rehash(s, STORE_TAB_BITS0) == -1) {
 		set_err(err, "cannot index %s: %s", s->log_path,
 		    strerror(errno));
-		return -1;
+		goto fail;
 	}
-	return replay(err, s, s->log_fd, s->log_path, log_line, &s->log_size);
+	if (replay(err, s, s->log_fd, s->log_path, log_line,
+	    &s->log_size) == -1)
+		goto fail;
+	return 0;
+fail:
+	close(s->log_fd);
+	s->log_fd = -1;
+	s->nent = 0;
+	memset(s->tab, 0xff, ((size_t)1 << s->tabbits) * sizeof(*s->tab));
+	return -1;
 }
 
 /* Test setting: PAPO_TEST_COMPACT_PAUSE_MS, at most a minute. */
