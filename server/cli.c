@@ -110,6 +110,9 @@ static const struct cli_cmd cli_cmds[] = {
 	  "With no room yet, it joins PAPO_INVITE or creates a room, as --name\n"
 	  "(or PAPO_NAME, or the login name) with --about (or PAPO_ABOUT); with\n"
 	  "a room, a PAPO_INVITE of another room is ignored, with a warning.\n"
+	  "PAPO_KEEP bounds the log: a count of messages (1000: the newest\n"
+	  "1,000) or days (30d); older messages are dropped at start and as\n"
+	  "the log grows, never fetched back, and history says where it starts.\n"
 	  "It prints the MCP URL, the dashboard URL and the invite, and runs\n"
 	  "until SIGINT or SIGTERM.",
 	  cli_serve },
@@ -140,7 +143,9 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "history", "papo history [-n N] [--json]", "nj",
 	  "Print the last N messages (default 20, at most 500), oldest first:\n"
 	  "time, id, author, \"\u2192 NAME\" when directed, \"\u21b3 ID\" when a\n"
-	  "reply, and the text.",
+	  "reply, and the text.  When retention (PAPO_KEEP) dropped older\n"
+	  "messages, a first line says where the history starts and how many\n"
+	  "were dropped.",
 	  cli_history },
 	{ "tail", "papo tail [--json]", "j",
 	  "Follow the room: print each new message as it arrives, in the form\n"
