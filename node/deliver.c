@@ -502,6 +502,7 @@ deliver_send(struct gossip *g, struct node_msg *req)
 		    strerror(errno));
 		return;
 	}
+	deliver_retain(g);
 	if ((o = outmsg_new(g, m->id)) == NULL) {
 		gossip_fail(g, req, 500, "%s", "out of memory");
 		return;
@@ -538,7 +539,7 @@ deliver_history(struct gossip *g, struct node_msg *req)
 	struct frame_msg *v = NULL;
 	struct member *from = NULL;
 	int from_me = 0, amb;
-	cJSON *o, *arr;
+	cJSON *o, *arr, *ret;
 	long n;
 
 	if (limit > HISTORY_MAX)
@@ -566,6 +567,8 @@ deliver_history(struct gossip *g, struct node_msg *req)
 	}
 	o = cJSON_CreateObject();
 	arr = cJSON_AddArrayToObject(o, "messages");
+	if ((ret = deliver_retention_json(g)) != NULL)
+		cJSON_AddItemToObject(o, "retention", ret);
 	{
 		long first = 0, kept = 0;
 		const uint8_t *who = from != NULL ? from->id :
@@ -640,6 +643,16 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 			deliver_ack(g, m, ACK_DELIVERED);
 		return;
 	}
+	if (store_below_floor(g->env.store, m->ts)) {
+		/* Retention dropped it, or would at once: it reached us, so
+		 * its author hears so and stops sending it, but it is not
+		 * stored again nor passed on. */
+		g->below_floor++;
+		log_msg(LOG_DEBUG, "message %s is older than what this member "
+		    "keeps: not stored", m->id);
+		deliver_ack(g, m, ACK_DELIVERED);
+		return;
+	}
 	/* Over the cap of its author's minute: neither stored nor acked nor
 	 * passed on (docs/SECURITY.md, "Rate limits and reply loops"). */
 	switch (limit_recv(g->limit, m->from, m->ts, loop_wall_ms(), &nlog)) {
@@ -661,6 +674,7 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 			    strerror(errno));
 		return;
 	}
+	deliver_retain(g);
 	upstream_put(g, m->id, l->m);
 	limit_damp_note(g->limit, m->from, m->has_reply_to &&
 	    deliver_author_of(g, m->reply_to, answered) == 0 ? answered : NULL,
@@ -763,6 +777,10 @@ deliver_sync_request(struct gossip *g, struct member *to)
 		}
 		if (st.msgs <= FRAME_SYNC_MAX || n == 0)
 			f.u.sync.since = 0;
+		/* Nothing retention dropped is asked for again. */
+		if (f.u.sync.since < st.floor)
+			f.u.sync.since = st.floor;
+		g->syncs_asked++;
 		f.u.sync.n = (size_t)n;
 		gossip_send_frame(g, to, &f);
 	}
@@ -806,4 +824,72 @@ deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
 	if (sent > 0)
 		log_msg(LOG_INFO, "sent %zu messages to %s, who missed them",
 		    sent, l->m->name);
+}
+
+/* Retention (docs/RELIABILITY.md, "Retention"). */
+
+#define RETAIN_CHECK_NS (60ull * 1000000000u)   /* days: checked this often */
+
+void
+deliver_retain(struct gossip *g)
+{
+	const struct store_keep *k = &g->env.keep;
+	char err[PAPO_ERR_LEN];
+	uint64_t now = loop_now_ns();
+	long n;
+
+	if (k->count == 0 && k->ms == 0)
+		return;
+	/* A count costs nothing to check; days look at every message. */
+	if (k->ms != 0) {
+		if (g->retain_checked != 0 &&
+		    now - g->retain_checked < RETAIN_CHECK_NS)
+			return;
+		g->retain_checked = now;
+	}
+	if (k->count != 0) {
+		struct store_stats st;
+
+		store_stats(g->env.store, &st);
+		if (st.msgs < g->retain_at)
+			return;
+	}
+	if (!store_compact_due(g->env.store, k, loop_wall_ms(), 1))
+		return;
+	if ((n = store_compact(err, g->env.store, k, loop_wall_ms())) == -1)
+		log_msg(LOG_ERROR, "retention: %s", err);
+	else if (n > 0)
+		log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
+		    "dropped from the log", g->env.keep_text, n);
+	/* Own messages not yet acknowledged can keep the log over the
+	 * count; the next try waits for as many new ones as a compaction
+	 * is due after, rather than sorting the log at every message. */
+	if (k->count != 0) {
+		struct store_stats st;
+
+		store_stats(g->env.store, &st);
+		g->retain_at = st.msgs + (k->count / 4 > 0 ? k->count / 4 : 1);
+	}
+}
+
+cJSON *
+deliver_retention_json(struct gossip *g)
+{
+	struct store_stats st;
+	cJSON *o;
+
+	store_stats(g->env.store, &st);
+	if (st.floor == 0 && g->env.keep_text == NULL)
+		return NULL;
+	o = cJSON_CreateObject();
+	if (g->env.keep_text != NULL)
+		cJSON_AddStringToObject(o, "keep", g->env.keep_text);
+	else
+		cJSON_AddNullToObject(o, "keep");
+	if (st.floor != 0)
+		cJSON_AddNumberToObject(o, "starts", (double)st.floor);
+	else
+		cJSON_AddNullToObject(o, "starts");
+	cJSON_AddNumberToObject(o, "dropped", (double)st.gone);
+	return o;
 }

@@ -60,6 +60,8 @@ struct member {
 	uint64_t dial_since;        /* monotonic ns the dials in flight began */
 	uint32_t backoff_ms;
 	uint64_t next_dial;         /* monotonic ns; 0 none planned */
+	uint64_t sync_key;          /* both histories as its last sync
+	                             * request found them; 0 none yet */
 };
 
 /* What gossip keeps about one QUIC connection. */
@@ -118,6 +120,11 @@ struct gossip {
 	uint64_t read_sent[READ_SLOTS];   /* ids whose read receipt went out */
 	size_t read_next;
 	uint64_t bad_frames;
+	uint64_t retain_checked;    /* ns of the last days-retention check */
+	size_t retain_at;           /* count retention: messages held when
+	                             * the next check is worth making */
+	uint64_t syncs_asked;       /* sync requests sent */
+	uint64_t below_floor;       /* messages refused under the floor */
 };
 
 /* gossip.c: connections and requests. */
@@ -234,6 +241,12 @@ void deliver_on_ack(struct gossip *g, struct link *l, struct frame *f);
 void deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s);
 /* Sends to a sync request: the ids of our latest messages. */
 void deliver_sync_request(struct gossip *g, struct member *to);
+/* Compacts the log when retention says it has grown enough (after a
+ * message is stored). */
+void deliver_retain(struct gossip *g);
+/* The history answer's "retention" object, or NULL when nothing was
+ * ever dropped. */
+cJSON *deliver_retention_json(struct gossip *g);
 /* Sends o's message again to the members it waits for that are
  * connected (only, when not NULL). */
 void outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only);

@@ -266,6 +266,39 @@ out:
 	return s;
 }
 
+int
+node_keep_check(char err[PAPO_ERR_LEN], const char *text)
+{
+	struct store_keep k;
+
+	return store_keep_parse(err, text, &k);
+}
+
+/*
+ * Retention at start, before any peer is heard: the log is cut to what
+ * PAPO_KEEP keeps, so that a daemon restarted with a smaller setting
+ * neither serves nor offers what it no longer keeps.
+ */
+static int
+node_retain(char err[PAPO_ERR_LEN], struct store *s,
+    const struct gossip_env *env)
+{
+	char why[PAPO_ERR_LEN];
+	long n;
+
+	if (!store_compact_due(s, &env->keep, loop_wall_ms(), 0))
+		return 0;
+	if ((n = store_compact(why, s, &env->keep, loop_wall_ms())) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "retention (PAPO_KEEP=%s): %s",
+		    env->keep_text, why);
+		return -1;
+	}
+	if (n > 0)
+		log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
+		    "dropped from the log", env->keep_text, n);
+	return 0;
+}
+
 struct node *
 node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 {
@@ -282,9 +315,13 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	    (n->me = sec_identity_load(err, c->home)) == NULL)
 		goto fail;
 	sec_room_keys(n->room.secret, &n->keys);
-	if ((n->store = store_open(err, c->home, &n->keys)) == NULL)
-		goto fail;
 	memset(&env, 0, sizeof(env));
+	if (store_keep_parse(err, c->keep, &env.keep) == -1)
+		goto fail;
+	env.keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
+	if ((n->store = store_open(err, c->home, &n->keys)) == NULL ||
+	    node_retain(err, n->store, &env) == -1)
+		goto fail;
 	if (addr_parse_listen(c->listen, &env.listen) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "the QUIC listen address '%s' is not "
 		    "ADDR:PORT (for example 0.0.0.0:7778)", c->listen);

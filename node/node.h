@@ -155,7 +155,15 @@ struct node_config {
 	struct papo_damp damp;   /* PAPO_DAMP; zero: the default */
 	int rate_self_off;       /* our own sends are not limited: test
 	                          * builds only (PAPO_TEST_NO_RATE=1) */
+	/* Retention: PAPO_KEEP's text ("1000" messages or "30d"), or NULL
+	 * to keep everything.  The log is compacted at start and as it
+	 * grows (docs/RELIABILITY.md, "Retention"). */
+	const char *keep;
 };
+
+/* Whether text is a PAPO_KEEP value node_start takes; -1 with err saying
+ * what is accepted. */
+int node_keep_check(char err[PAPO_ERR_LEN], const char *text);
 
 enum node_kind {
 	NODE_SEND = 1,       /* request: text, to, reply_to -> json result */

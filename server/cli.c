@@ -120,6 +120,9 @@ static const struct cli_cmd cli_cmds[] = {
 	  "--room or PAPO_ROOM), as --name (or PAPO_NAME, or the login name)\n"
 	  "with --about (or PAPO_ABOUT); with\n"
 	  "a room, a PAPO_INVITE of another room is ignored, with a warning.\n"
+	  "PAPO_KEEP bounds the log: a count of messages (1000: the newest\n"
+	  "1,000) or days (30d); older messages are dropped at start and as\n"
+	  "the log grows, never fetched back, and history says where it starts.\n"
 	  "It prints the MCP URL, the dashboard URL and the invite, and runs\n"
 	  "until SIGINT or SIGTERM.",
 	  cli_serve },
@@ -150,7 +153,9 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "history", "papo history [-n N] [--json]", "nj",
 	  "Print the last N messages (default 20, at most 500), oldest first:\n"
 	  "time, id, author, \"\u2192 NAME\" when directed, \"\u21b3 ID\" when a\n"
-	  "reply, and the text.",
+	  "reply, and the text.  When retention (PAPO_KEEP) dropped older\n"
+	  "messages, a first line says where the history starts and how many\n"
+	  "were dropped.",
 	  cli_history },
 	{ "tail", "papo tail [--json]", "j",
 	  "Follow the room: print each new message as it arrives, in the form\n"
@@ -533,6 +538,10 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 	}
 	if (cli_oauth(&sc) == -1)
 		return CLI_ERROR;
+	/* A bad value is refused before anything starts. */
+	if ((sc.keep = cli_env("PAPO_KEEP")) != NULL &&
+	    node_keep_check(err, sc.keep) == -1)
+		return cli_fail(err);
 	if (cli_duration(cli_env("PAPO_MCP_IDLE"), &sc.mcp_idle_s) == -1) {
 		fprintf(stderr, "papo: PAPO_MCP_IDLE must be a time such as "
 		    "1800, 90s, 30m or 2h (at least 1 s, at most 30 days)\n");
@@ -930,6 +939,27 @@ cli_print_message(const cJSON *m)
 	printf("\n");
 }
 
+/* Where the log starts, when retention (PAPO_KEEP) dropped messages. */
+static void
+cli_print_retention(const cJSON *r)
+{
+	const cJSON *starts = cJSON_GetObjectItemCaseSensitive(r, "starts");
+	const cJSON *gone = cJSON_GetObjectItemCaseSensitive(r, "dropped");
+	const char *keep = cli_str(r, "keep");
+	char when[32];
+
+	if (!cJSON_IsNumber(starts) || !cJSON_IsNumber(gone))
+		return;
+	cli_time(starts->valuedouble, when);
+	printf("(history starts at %s: %.0f earlier messages dropped by "
+	    "retention", when, gone->valuedouble);
+	if (keep != NULL) {
+		printf(", PAPO_KEEP=");
+		cli_put(keep);
+	}
+	printf(")\n");
+}
+
 static int
 cli_history(const struct cli_cmd *c, int argc, char **argv)
 {
@@ -956,6 +986,7 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 		fputs(text, stdout);
 		goto out;
 	}
+	cli_print_retention(cJSON_GetObjectItemCaseSensitive(ans, "retention"));
 	msgs = cJSON_GetObjectItemCaseSensitive(ans, "messages");
 	cJSON_ArrayForEach(m, msgs)
 		cli_print_message(m);

@@ -1357,7 +1357,9 @@ static const struct {
 	  tool_wait },
 	{ "history",
 	  "The room's messages, oldest first: id, from, to, reply_to, ts (ms "
-	  "since 1970) and text.",
+	  "since 1970) and text. When this member's retention dropped older "
+	  "messages, retention says where its history starts (starts, ms "
+	  "since 1970) and how many were dropped.",
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"limit\":{\"type\":\"integer\",\"description\":\"How many, default "
 	  "20, at most 500.\"},"

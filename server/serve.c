@@ -467,6 +467,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	nc.rate = c->rate;
 	nc.damp = c->damp;
 	nc.rate_self_off = c->rate_self_off;
+	nc.keep = c->keep;
 	if ((p.oauth = oauth_new(err, p.loop, &oc)) == NULL ||
 	    (p.node = node_start(err, &nc)) == NULL)
 		goto out;

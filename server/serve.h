@@ -50,6 +50,7 @@ struct serve_config {
 	struct papo_rate rate;   /* PAPO_RATE; zero: the default */
 	struct papo_damp damp;   /* PAPO_DAMP; zero: the default */
 	int rate_self_off;       /* PAPO_TEST_NO_RATE=1, test builds only */
+	const char *keep;        /* PAPO_KEEP (node_keep_check), or NULL */
 };
 
 /*

@@ -33,7 +33,7 @@
     room: $('room'), me: $('me'), conn: $('conn'), connText: $('conn-text'),
     members: $('members'), membersCount: $('members-count'),
     scroller: $('scroller'), messages: $('messages'), empty: $('empty'),
-    older: $('older'), composer: $('composer'), to: $('to'), text: $('text'),
+    older: $('older'), retention: $('retention'), composer: $('composer'), to: $('to'), text: $('text'),
     send: $('send'), sendStatus: $('send-status'), replying: $('replying'),
     replyingTo: $('replying-to'), replyCancel: $('reply-cancel'),
     auth: $('auth'), authForm: $('auth-form'), authError: $('auth-error'),
@@ -53,6 +53,7 @@
     replyTo: null,                 // id of the message being answered
     oldestTs: null,
     moreBefore: true,
+    retention: null,             // /api/history's retention, when any
     lastEventId: null,             // BOOT-SEQ of the last event, for resuming
     unseen: 0,
     oauth: true,                   // false once /api/oauth/pending is 404
@@ -871,6 +872,7 @@
     state.arrivals.clear();
     ui.empty.hidden = all.length > 0;
     ui.older.hidden = !state.moreBefore || all.length === 0;
+    renderRetention();
     if (stick) ui.scroller.scrollTop = ui.scroller.scrollHeight;
   }
 
@@ -913,8 +915,23 @@
     return added;
   }
 
+  // Where the log starts when retention (PAPO_KEEP) dropped older
+  // messages: said once the earliest kept message is on the page.
+  function renderRetention() {
+    const r = state.retention;
+    const show = !!(r && r.starts) && !state.moreBefore;
+    ui.retention.hidden = !show;
+    if (show) {
+      ui.retention.textContent = 'Earlier messages were dropped by retention' +
+        (r.keep ? ' (PAPO_KEEP=' + r.keep + ')' : '') + ': ' +
+        r.dropped.toLocaleString() + ' before ' +
+        new Date(r.starts).toLocaleString() + '.';
+    }
+  }
+
   async function loadHistory() {
     const h = await api('/api/history?limit=' + HISTORY_PAGE);
+    state.retention = h.retention || null;
     const msgs = h.messages || [];
     if (state.msgs.size === 0) state.moreBefore = msgs.length >= HISTORY_PAGE;
     addMessages(msgs, { always: true, stick: state.msgs.size === 0 });
@@ -927,6 +944,7 @@
       const h = await api('/api/history?limit=' + HISTORY_PAGE +
         '&before=' + state.oldestTs);
       const msgs = h.messages || [];
+      state.retention = h.retention || null;
       state.moreBefore = msgs.length >= HISTORY_PAGE;
       const s = ui.scroller;
       const fromBottom = s.scrollHeight - s.scrollTop;
