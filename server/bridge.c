@@ -663,7 +663,7 @@ xfer_start(struct xfer *x)
 		return -1;
 	curl_easy_setopt(x->curl, CURLOPT_URL, url);
 	curl_easy_setopt(x->curl, CURLOPT_HTTPHEADER, x->headers);
-	curl_easy_setopt(x->curl, CURLOPT_PROXY, "");
+	client_setup(&b->cl, x->curl);
 	curl_easy_setopt(x->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(x->curl, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(x->curl, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -1245,7 +1245,7 @@ bridge_delete(struct bridge *b)
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE");
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_PROXY, "");
+	client_setup(&b->cl, curl);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)BRIDGE_DELETE_MS);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, xfer_discard);

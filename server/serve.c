@@ -30,6 +30,7 @@
 #include "server/mcp.h"
 #include "server/serve.h"
 #include "server/sse.h"
+#include "server/tls.h"
 #include "server/web.h"
 
 #define SERVE_PATH_MAX 4096
@@ -43,6 +44,7 @@ struct papo {
 	struct http *http;
 	struct sse *sse;
 	struct mcp *mcp;
+	struct tls *tls;         /* NULL: plain HTTP */
 	int lockfd;
 	int sigfd;
 	int json_written;
@@ -131,6 +133,43 @@ serve_invite_listen(const char *listen, char *out, size_t n)
 		    strrchr(PAPO_DEFAULT_LISTEN, ':') + 1);
 	else
 		snprintf(out, n, "%s", listen);
+}
+
+/*
+ * Loads the certificate HTTPS serves: PAPO_TLS_CERT and PAPO_TLS_KEY, or
+ * the self-signed one of home (made now if there is none, for the bound
+ * address too when it names one).  Nothing: plain HTTP.
+ */
+static int
+serve_tls(char err[PAPO_ERR_LEN], struct papo *p)
+{
+	const struct serve_config *c = p->cfg;
+	char host[256] = "";
+	const char *colon;
+
+	if (c->tls_self) {
+		/* "ADDR:PORT": the address, unless it is a wildcard or
+		 * loopback, which the certificate names anyway. */
+		if ((colon = strrchr(c->http, ':')) != NULL &&
+		    (size_t)(colon - c->http) < sizeof(host))
+			snprintf(host, sizeof(host), "%.*s",
+			    (int)(colon - c->http), c->http);
+		if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "[::]") == 0 ||
+		    strncmp(host, "127.", 4) == 0 || strcmp(host, "[::1]") == 0 ||
+		    strcmp(host, "localhost") == 0)
+			host[0] = '\0';
+		p->tls = tls_self(err, c->home, host[0] != '\0' ? host : NULL);
+		return p->tls != NULL ? 0 : -1;
+	}
+	if (c->tls_cert == NULL && c->tls_key == NULL)
+		return 0;
+	if (c->tls_cert == NULL || c->tls_key == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "PAPO_TLS_CERT and PAPO_TLS_KEY go "
+		    "together: set both (or PAPO_TLS=self)");
+		return -1;
+	}
+	p->tls = tls_new(err, c->tls_cert, c->tls_key);
+	return p->tls != NULL ? 0 : -1;
 }
 
 /* With no room in home yet, joins PAPO_INVITE's or creates one. */
@@ -226,6 +265,7 @@ serve_signals(char err[PAPO_ERR_LEN], struct papo *p)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
 	    (p->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot take signals: %s",
@@ -237,6 +277,36 @@ serve_signals(char err[PAPO_ERR_LEN], struct papo *p)
 	return 0;
 }
 
+static int serve_write_json(char err[PAPO_ERR_LEN], struct papo *p,
+    const char *quic, const char *invite);
+
+/*
+ * SIGHUP: reads the certificate and key again (a renewal), and tells
+ * clients the new one through serve.json.  Open connections, event
+ * streams among them, keep the certificate they were made with.  A bad
+ * pair is refused, with the reason, and the old one stays.
+ */
+static void
+serve_reload(struct papo *p)
+{
+	char err[PAPO_ERR_LEN];
+
+	if (p->tls == NULL) {
+		log_msg(LOG_INFO, "SIGHUP: nothing to reload (no TLS)");
+		return;
+	}
+	if (tls_reload(err, p->tls) == -1) {
+		log_msg(LOG_WARN, "SIGHUP: kept the certificate in use: %s",
+		    err);
+		return;
+	}
+	log_msg(LOG_INFO, "SIGHUP: serving the certificate in %s, SHA-256 "
+	    "fingerprint %s", tls_certfile(p->tls), tls_fingerprint(p->tls));
+	if (p->json_written && serve_write_json(err, p, p->quic,
+	    p->invite) == -1)
+		log_msg(LOG_WARN, "%s", err);
+}
+
 static void
 serve_on_signal(void *arg, uint32_t events)
 {
@@ -245,14 +315,15 @@ serve_on_signal(void *arg, uint32_t events)
 
 	(void)events;
 	while (read(p->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			serve_reload(p);
+			continue;
+		}
 		log_msg(LOG_INFO, "stopping on %s",
 		    si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 		loop_stop(p->loop);
 	}
 }
-
-static int serve_write_json(char err[PAPO_ERR_LEN], struct papo *p,
-    const char *quic, const char *invite);
 
 /* Takes everything the node has finished or seen. */
 static void
@@ -330,6 +401,12 @@ serve_write_json(char err[PAPO_ERR_LEN], struct papo *p, const char *quic,
 	    cJSON_AddStringToObject(o, "dashboard", dash) == NULL ||
 	    cJSON_AddStringToObject(o, "quic", quic) == NULL ||
 	    cJSON_AddStringToObject(o, "invite", invite) == NULL ||
+	    (p->tls != NULL &&
+	    (cJSON_AddStringToObject(o, "tls_fingerprint",
+	    tls_fingerprint(p->tls)) == NULL ||
+	    cJSON_AddStringToObject(o, "tls_pin", tls_pin(p->tls)) == NULL ||
+	    cJSON_AddStringToObject(o, "tls_cert",
+	    tls_certfile(p->tls)) == NULL)) ||
 	    (text = cJSON_Print(o)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto out;
@@ -378,13 +455,19 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	int rc = -1;
 
 	memset(&p, 0, sizeof(p));
+	memset(&hc, 0, sizeof(hc));
 	p.cfg = c;
 	p.lockfd = p.sigfd = -1;
 	serve_note_invite(c);
+	hc.bind = c->http;
+	hc.token = c->token;
+	hc.public_url = c->public_url;
+	hc.cors = c->cors;
 	/* Refuse a bad or unsafe HTTP address before touching anything. */
-	if (http_check(err, c->http, c->token) == -1 ||
+	if (http_check(err, &hc) == -1 ||
 	    serve_paths(err, &p) == -1 ||
 	    serve_lock(err, &p) == -1 ||
+	    serve_tls(err, &p) == -1 ||
 	    serve_room(err, c) == -1 ||
 	    serve_signals(err, &p) == -1)
 		goto out;
@@ -421,8 +504,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	mounts[2].arg = p.mcp;
 	mounts[3].routes = web_routes(&mounts[3].nroutes);
 	mounts[3].arg = NULL;
-	hc.bind = c->http;
-	hc.token = c->token;
+	hc.tls = p.tls;
 	hc.mounts = mounts;
 	hc.nmounts = 4;
 	if ((p.http = http_new(err, p.loop, &hc)) == NULL)
@@ -441,8 +523,14 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	}
 	if (serve_write_json(err, &p, p.quic, p.invite) == -1)
 		goto out;
-	printf("mcp: %s/mcp\ndashboard: %s/\ninvite: %s\n", http_url(p.http),
-	    http_url(p.http), p.invite);
+	printf("mcp: %s/mcp\ndashboard: %s/\n", http_url(p.http),
+	    http_url(p.http));
+	if (c->public_url != NULL)
+		printf("public: %s/mcp\n", http_public_url(p.http));
+	if (p.tls != NULL)
+		printf("tls: %s, SHA-256 fingerprint %s\n", tls_certfile(p.tls),
+		    tls_fingerprint(p.tls));
+	printf("invite: %s\n", p.invite);
 	fflush(stdout);
 	log_msg(LOG_INFO, "serving: HTTP %s, QUIC %s", http_url(p.http), p.quic);
 	if (loop_run(p.loop) == -1) {
@@ -463,6 +551,7 @@ out:
 	mcp_free(p.mcp);
 	sse_free(p.sse);
 	http_free(p.http);
+	tls_free(p.tls);
 	if (p.loop != NULL && p.sigfd != -1)
 		loop_del_fd(p.loop, p.sigfd);
 	loop_free(p.loop);
