@@ -5,9 +5,12 @@
  * there is no HTTP thread and an idle daemon sleeps.  This file owns the
  * listening socket, the connections and their requests, the route
  * lookup, and the checks every request passes before a handler sees it
- * (in this order): Host and Origin (DNS rebinding, 403), the bearer token
- * (401), the path and method (404, 405), the Content-Type of a POST
- * (415) and the body size (413).  A request that waits (for the node, or
+ * (in this order): Host and Origin (DNS rebinding and CORS in one check,
+ * 403), a listed origin's CORS preflight (204), credentials (401, or 403
+ * for a tunnel's request when there are none to check), the path and
+ * method (404, 405), the Content-Type of a POST (415) and the body size
+ * (413).  Over HTTPS, MHD's GnuTLS does the TLS and tls.c hands it the
+ * certificate at each handshake.  A request that waits (for the node, or
  * anything else) is a suspended connection, resumed when its answer is
  * ready.  Nothing here may block: a callback that waited would stop every
  * other client and the node's answers with it.

@@ -1,7 +1,8 @@
 /*
  * http.h: the daemon's HTTP side.  libmicrohttpd runs inside the main
- * thread's loop; requests are matched against route tables, checked
- * (Host and Origin, the token, method, Content-Type, body size) and only
+ * thread's loop, over plain HTTP or HTTPS; requests are matched against
+ * route tables, checked (Host and Origin with the public URL and the
+ * CORS origins, credentials, method, Content-Type, body size) and only
  * then handed to a handler, which answers at once with http_reply or
  * later, from another event of the same loop, after http_defer or
  * http_submit.  Every error is JSON {"error":"..."} with its status.

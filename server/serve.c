@@ -1,10 +1,11 @@
 /*
  * serve.c: "papo serve", the daemon.  It owns the order things start in
- * (the HTTP address check, the lock, the room, signals, the node thread,
- * HTTP, serve.json) and stop in (the node, which says bye; HTTP;
- * serve.json; the lock), and the main thread's loop between the two,
- * which carries MHD's events, the node's answers and events, and
- * SIGINT/SIGTERM read from a signalfd.  It runs on the main thread; once
+ * (the HTTP settings check, the lock, the TLS certificate, the room,
+ * signals, the node thread, HTTP, serve.json) and stop in (the node,
+ * which says bye; HTTP; the certificate; serve.json; the lock), and the
+ * main thread's loop between the two, which carries MHD's events, the
+ * node's answers and events, and SIGINT/SIGTERM (stop) and SIGHUP
+ * (certificate reload) read from a signalfd.  It runs on the main thread; once
  * the loop runs, nothing here may block, since every HTTP client and
  * every answer of the node waits on this one thread.
  */
@@ -239,7 +240,7 @@ serve_note_invite(const struct serve_config *c)
 }
 
 /*
- * Blocks SIGINT and SIGTERM before the node thread starts (threads
+ * Blocks SIGINT, SIGTERM and SIGHUP before the node thread starts (threads
  * inherit the mask, so no thread is interrupted by them) and reads them
  * from a signalfd in the loop instead.  The mask is never restored: a
  * second signal during the stop must not kill the process halfway.
