@@ -52,6 +52,11 @@
 #define HTTP_HOST_LEN 64           /* "[" IPv6 "]" NUL, rounded up */
 #define HTTP_NAME_MAX 256          /* a DNS name, and its NUL */
 #define HTTP_CORS_AGE "600"        /* seconds a preflight's answer holds */
+/* After this many runs in a row with a timeout of 0 from MHD, the next
+ * ones back off, doubling from 1 ms up to HTTP_SPIN_MAX_MS (see
+ * http_run). */
+#define HTTP_SPINS_FREE 2
+#define HTTP_SPIN_MAX_MS 50
 #define HTTP_ALLOW_LEN 32
 #define HTTP_HEADERS_MAX 4
 #define HTTP_HEADER_VALUE_MAX 128
@@ -132,6 +137,8 @@ struct http {
 	struct loop_timer *timer;
 	int epfd;
 	int kicked;
+	unsigned spins;             /* MHD_run calls in a row that MHD asked
+	                             * to repeat at once */
 	int stopping;               /* http_free runs: no handler may start */
 	struct http_mount *mounts;
 	size_t nmounts;
@@ -1187,18 +1194,45 @@ static void
 http_run(struct http *h)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
+	unsigned long long wait;
 
 	h->kicked = 0;
 	MHD_run(h->mhd);
 	if (h->kicked) {
+		h->spins = 0;
 		loop_timer_set(h->timer, loop_now_ns());
-	} else if (MHD_get_timeout(h->mhd, &ms) == MHD_YES) {
+		return;
+	}
+	if (MHD_get_timeout(h->mhd, &ms) != MHD_YES) {
+		h->spins = 0;
+		loop_timer_set(h->timer, 0);
+		return;
+	}
+	if (ms > 0) {
+		h->spins = 0;
 		if (ms > 3600 * 1000)
 			ms = 3600 * 1000;
 		loop_timer_set(h->timer, loop_now_ns() + ms * 1000000u);
-	} else {
-		loop_timer_set(h->timer, 0);
+		return;
 	}
+	/*
+	 * MHD wants to run again at once.  That is right when it has work no
+	 * event will announce (TLS records already read), but during a TLS
+	 * handshake that waits for the client, this MHD (0.9.75, external
+	 * epoll) says so after every run until the client answers: a busy
+	 * loop for a round trip, or for as long as a client stalls.  The
+	 * client's bytes wake the loop through MHD's epoll descriptor
+	 * anyway, so after a few runs at once the next ones back off.
+	 */
+	wait = 0;
+	if (h->spins >= HTTP_SPINS_FREE) {
+		wait = 1ull << (h->spins - HTTP_SPINS_FREE);
+		if (wait > HTTP_SPIN_MAX_MS)
+			wait = HTTP_SPIN_MAX_MS;
+	}
+	if (h->spins < HTTP_SPINS_FREE + 8)
+		h->spins++;
+	loop_timer_set(h->timer, loop_now_ns() + wait * 1000000u);
 }
 
 /*

@@ -70,7 +70,7 @@ openssl x509 -req -in "$C/req.csr" -CA "$C/ca.pem" -CAkey "$C/ca.key" -CAcreates
 	-days 2 -out "$C/cert.pem" \
 	-extfile <(printf 'subjectAltName=IP:127.0.0.1\n') 2>/dev/null ||
 	die "openssl could not make the test certificate"
-export PAPO_BENCH_CA=$C/ca.pem
+export PAPO_BENCH_CA=$C/ca.pem CURL_CA_BUNDLE=$C/ca.pem   # bench programs; lib.sh's curl
 tls() { PAPO_TLS_CERT=$C/cert.pem PAPO_TLS_KEY=$C/key.pem "$@"; }
 
 # pair A B [tls]: A (over HTTPS with tls) and B, a peer of A's room.

@@ -7,7 +7,8 @@
 # keeps receiving; bad files at SIGHUP keep the old one.  The CLI
 # (status, say, history, tail) and `papo mcp` reach the daemon by the
 # key serve.json pins, and refuse another key.  --tls self: a key (0600)
-# and certificate made once in PAPO_HOME, its fingerprint printed.  Bad
+# and certificate made once in PAPO_HOME, its fingerprint printed.  A
+# handshake that stalls costs no busy loop.  Bad
 # certificate and key files stop serve with the file and the reason.
 # Usage: https.sh PATH_TO_PAPO.
 PAPO=${1:?usage: https.sh PATH_TO_PAPO}
@@ -126,6 +127,26 @@ check "and the certificate in use stays" test "$fp_now" = "$FP2"
 check "serve.json still names it" test "$(jq -r .tls_fingerprint "$T/ana/serve.json")" = "$FP2"
 kill "$ev" "$tl" 2>/dev/null
 wait "$ev" "$tl" 2>/dev/null
+
+# A client that stalls in the handshake (a ClientHello, then nothing)
+# costs the daemon next to no CPU: no busy loop while it waits.
+hp=$(( 20000 + RANDOM % 20000 ))
+socat -u "TCP-LISTEN:$hp,bind=127.0.0.1,reuseaddr" "OPEN:$T/hello.bin,creat" &
+sp=$!
+sleep 0.3
+timeout 2 openssl s_client -connect "127.0.0.1:$hp" </dev/null >/dev/null 2>&1
+wait "$sp" 2>/dev/null
+check "a ClientHello was captured" test -s "$T/hello.bin"
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { print s }'; }
+{ cat "$T/hello.bin"; sleep 4; } | socat - "TCP:127.0.0.1:${u##*:}" >/dev/null 2>&1 &
+st=$!
+sleep 1
+c0=$(cpu_ns "$(cat "$T/ana.pid")")
+sleep 2
+c1=$(cpu_ns "$(cat "$T/ana.pid")")
+wait "$st" 2>/dev/null
+check "a stalled handshake takes under 5 % of a CPU: $(( (c1 - c0) / 20000000 )) %" \
+	test $(( (c1 - c0) / 20000000 )) -lt 5
 stop ana
 
 # --tls self: made once, 0600, its fingerprint printed; curl trusts it
