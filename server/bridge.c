@@ -683,8 +683,9 @@ xfer_start(struct xfer *x)
 }
 
 /* Reads serve.json again (the daemon may have restarted, on another
- * port).  1 when the daemon's URL changed, 0 when it did not, -1 when
- * no daemon runs now. */
+ * port, or loaded another certificate on SIGHUP).  1 when the daemon's
+ * URL or pinned key changed, 0 when neither did, -1 when no daemon runs
+ * now. */
 static int
 bridge_refresh(struct bridge *b)
 {
@@ -696,7 +697,9 @@ bridge_refresh(struct bridge *b)
 		log_msg(LOG_DEBUG, "mcp: %s", err);
 		return -1;
 	}
-	changed = strcmp(c.url, b->cl.url) != 0;
+	changed = strcmp(c.url, b->cl.url) != 0 ||
+	    (c.pin == NULL) != (b->cl.pin == NULL) ||
+	    (c.pin != NULL && strcmp(c.pin, b->cl.pin) != 0);
 	client_close(&b->cl);
 	b->cl = c;
 	return changed;
@@ -891,7 +894,8 @@ bridge_post_done(struct bridge *b, struct xfer *x, CURLcode cc, long status)
 		goto done;
 	}
 	if (cc != CURLE_OK && !x->over) {
-		if (cc == CURLE_COULDNT_CONNECT && !x->moved &&
+		if ((cc == CURLE_COULDNT_CONNECT ||
+		    cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH) && !x->moved &&
 		    bridge_refresh(b) == 1) {
 			log_msg(LOG_INFO, "mcp: papo serve is now at %s",
 			    b->cl.url);

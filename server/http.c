@@ -102,7 +102,7 @@ struct http_req {
 	void *gone_arg;
 	http_req_done *done;            /* the answer was sent, or not */
 	void *done_arg;
-	char cors[HTTP_URL_MAX];        /* a listed Origin, answered with
+	char cors[HTTP_URL_MAX + 16];   /* a listed Origin, answered with
 	                                 * CORS headers; or "" */
 	int preflight;                  /* an OPTIONS preflight of cors */
 };
