@@ -98,6 +98,9 @@ ev=$!
 papo ana tail >"$T/tail" 2>"$T/tail.err" &
 tl=$!
 check "the event stream opens" until_true 10 grep -q '^retry:' "$T/events"
+# papo tail has its stream once it shows a message sent now.
+papo ana say "before the swap" >/dev/null
+check "papo tail follows the stream" until_true 20 grep -q 'before the swap' "$T/tail"
 cp "$C/fullchain-2.pem" "$T/live/fullchain.pem"
 cp "$C/key-2.pem" "$T/live/privkey.pem"
 kill -HUP "$(cat "$T/ana.pid")"
@@ -114,7 +117,8 @@ check "the event stream is still open" kill -0 "$ev"
 check "papo tail is still running" kill -0 "$tl"
 expect 0 "papo say after SIGHUP (the new pin)" -- papo ana say "after the swap"
 check "the open stream receives after SIGHUP" until_true 10 grep -q 'after the swap' "$T/events"
-check "papo tail receives after SIGHUP" until_true 10 grep -q 'after the swap' "$T/tail"
+check "papo tail receives after SIGHUP: $(tail -3 "$T/tail.err")" \
+	until_true 10 grep -q 'after the swap' "$T/tail"
 check "a new connection trusts the same CA" test "$(code "$u/healthz")" = 200
 
 # A bad pair at SIGHUP keeps the certificate in use.
