@@ -5,8 +5,9 @@
  * which says bye; HTTP; the certificate; serve.json; the lock), and the
  * main thread's loop between the two, which carries MHD's events, the
  * node's answers and events, and SIGINT/SIGTERM (stop) and SIGHUP
- * (certificate reload) read from a signalfd.  It runs on the main thread; once
- * the loop runs, nothing here may block, since every HTTP client and
+ * (certificate reload) read from a signalfd.  It runs on the main
+ * thread; once the loop runs, nothing here may block, since every HTTP
+ * client and
  * every answer of the node waits on this one thread.
  */
 #include <errno.h>
@@ -156,7 +157,7 @@ serve_tls(char err[PAPO_ERR_LEN], struct papo *p)
 			snprintf(host, sizeof(host), "%.*s",
 			    (int)(colon - c->http), c->http);
 		if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "[::]") == 0 ||
-		    strncmp(host, "127.", 4) == 0 || strcmp(host, "[::1]") == 0 ||
+		    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "[::1]") == 0 ||
 		    strcmp(host, "localhost") == 0)
 			host[0] = '\0';
 		p->tls = tls_self(err, c->home, host[0] != '\0' ? host : NULL);
