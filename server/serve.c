@@ -7,8 +7,7 @@
  * node's answers and events, and SIGINT/SIGTERM (stop) and SIGHUP
  * (certificate reload) read from a signalfd.  It runs on the main
  * thread; once the loop runs, nothing here may block, since every HTTP
- * client and
- * every answer of the node waits on this one thread.
+ * client and every answer of the node waits on this one thread.
  */
 #include <errno.h>
 #include <fcntl.h>
