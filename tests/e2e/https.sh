@@ -151,6 +151,31 @@ c1=$(cpu_ns "$(cat "$T/ana.pid")")
 wait "$st" 2>/dev/null
 check "a stalled handshake takes under 5 % of a CPU: $(( (c1 - c0) / 20000000 )) %" \
 	test $(( (c1 - c0) / 20000000 )) -lt 5
+
+# papo mcp keeps working when the daemon comes back on the same port
+# with another certificate (renewed, then restarted): the old pin fails,
+# the bridge reads serve.json again and goes on with the new one.
+port=${u##*:}
+mkfifo "$T/mcp.in"
+PAPO_HOME=$T/ana "$PAPO" mcp <"$T/mcp.in" >"$T/bridge2.out" 2>"$T/bridge2.err" &
+br=$!
+exec 7>"$T/mcp.in"
+printf '%s\n%s\n' "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' >&7
+check "papo mcp initializes" until_true 20 grep -q '"serverInfo"' "$T/bridge2.out"
+stop ana
+cp "$C/fullchain-1.pem" "$T/live/fullchain.pem"
+cp "$C/key-1.pem" "$T/live/privkey.pem"
+# (7>&-: the daemon must not hold the bridge's input open.)
+PAPO_TLS_CERT=$T/live/fullchain.pem PAPO_TLS_KEY=$T/live/privkey.pem \
+	start ana --http "127.0.0.1:$port" 7>&-
+check "ana is back on the same port" test "${URL[ana]}" = "$u"
+check "with the first certificate again" test "$(jq -r .tls_fingerprint "$T/ana/serve.json")" = "$FP1"
+printf '%s\n' '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"status","arguments":{}}}' >&7
+check "papo mcp calls a tool after the key changed: $(tail -2 "$T/bridge2.err")" \
+	until_true 30 bash -c "jq -e 'select(.id == 7) | .result.content[0].text | test(\"ana\")' '$T/bridge2.out' >/dev/null 2>&1"
+exec 7>&-
+wait "$br"
+check "papo mcp exits 0 at the end of its input" test $? -eq 0
 stop ana
 
 # --tls self: made once, 0600, its fingerprint printed; curl trusts it
