@@ -6,7 +6,8 @@
 # new one, serve.json names it) while an event stream stays open and
 # keeps receiving; bad files at SIGHUP keep the old one.  The CLI
 # (status, say, history, tail) and `papo mcp` reach the daemon by the
-# key serve.json pins, and refuse another key.  --tls self: a key (0600)
+# key serve.json pins, and refuse another key; `papo mcp` goes on when
+# the daemon comes back with another key.  --tls self: a key (0600)
 # and certificate made once in PAPO_HOME, its fingerprint printed.  A
 # handshake that stalls costs no busy loop.  Bad
 # certificate and key files stop serve with the file and the reason.
