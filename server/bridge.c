@@ -894,9 +894,14 @@ bridge_post_done(struct bridge *b, struct xfer *x, CURLcode cc, long status)
 		goto done;
 	}
 	if (cc != CURLE_OK && !x->over) {
-		if ((cc == CURLE_COULDNT_CONNECT ||
-		    cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH) && !x->moved &&
-		    bridge_refresh(b) == 1) {
+		/* A key that does not match: the daemon has another
+		 * certificate, which serve.json names.  The notification
+		 * stream may have read it already (then nothing changes
+		 * here), so the retry does not wait for a change. */
+		if (!x->moved && ((cc == CURLE_COULDNT_CONNECT &&
+		    bridge_refresh(b) == 1) ||
+		    (cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH &&
+		    bridge_refresh(b) != -1))) {
 			log_msg(LOG_INFO, "mcp: papo serve is now at %s",
 			    b->cl.url);
 			x->moved = 1;
