@@ -96,7 +96,7 @@ check "papo mcp calls a tool over https" \
 # the certificate for the next handshakes.
 cc -N "$u/api/events" >"$T/events" 2>/dev/null &
 ev=$!
-papo ana tail >"$T/tail" 2>"$T/tail.err" &
+PAPO_HOME=$T/ana "$PAPO" tail >"$T/tail" 2>"$T/tail.err" &   # $! is papo itself
 tl=$!
 check "the event stream opens" until_true 10 grep -q '^retry:' "$T/events"
 # papo tail has its stream once it shows a message sent now.
