@@ -52,6 +52,7 @@ struct cli_opts {
 	char advertise[1024]; /* --advertise, each one, comma-separated */
 	const char *turn;     /* --turn, else PAPO_TURN */
 	const char *room;     /* --room, else PAPO_ROOM: a new room's name */
+	const char *tls;      /* --tls, else PAPO_TLS */
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 };
 
@@ -91,8 +92,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  cli_invite },
 	{ "serve", "papo serve [--http ADDR:PORT] [--listen ADDR:PORT] "
 	  "[--advertise ADDR:PORT]... [--turn turn:HOST[:PORT]] [--token T] "
-	  "[--name NAME] [--about TEXT] [--room ROOM]",
-	  "HltmaAUR",
+	  "[--tls self] [--name NAME] [--about TEXT] [--room ROOM]",
+	  "HltmaAURS",
 	  "Run the daemon: the node that speaks QUIC with the other members\n"
 	  "(--listen, PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN "), and the\n"
 	  "HTTP API, MCP and dashboard (--http, PAPO_HTTP, default "
@@ -112,6 +113,12 @@ static const struct cli_cmd cli_cmds[] = {
 	  "An HTTP address other than loopback needs a token (--token or\n"
 	  "PAPO_TOKEN); with one, every request but /healthz must carry\n"
 	  "'Authorization: Bearer T' (the dashboard's files are open too).\n"
+	  "HTTPS: PAPO_TLS_CERT and PAPO_TLS_KEY (PEM files, read again on\n"
+	  "SIGHUP), or --tls self (PAPO_TLS=self) for a self-signed certificate\n"
+	  "made once in PAPO_HOME.  PAPO_PUBLIC_URL names how the daemon is\n"
+	  "reached from outside (a tunnel); requests through one always need\n"
+	  "the token.  PAPO_CORS_ORIGINS lists the origins of web pages that\n"
+	  "may call it.\n"
 	  "PAPO_OAUTH=on (with a token; on loopback, or with PAPO_PUBLIC_URL\n"
 	  "naming the https URL clients reach) adds an OAuth 2.1 server for\n"
 	  "MCP clients that connect by URL: the person approves each client\n"
@@ -248,6 +255,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		{ "advertise", required_argument, NULL, 'A' },
 		{ "turn", required_argument, NULL, 'U' },
 		{ "room", required_argument, NULL, 'R' },
+		{ "tls", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -276,6 +284,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'c': o->channels = 1; break;
 		case 'U': o->turn = optarg; break;
 		case 'R': o->room = optarg; break;
+		case 'S': o->tls = optarg; break;
 		case 'A':
 			if (strlen(o->advertise) + strlen(optarg) + 2 >
 			    sizeof(o->advertise)) {
@@ -310,6 +319,8 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		o->token = cli_env("PAPO_TOKEN");
 	if (o->turn == NULL)
 		o->turn = cli_env("PAPO_TURN");
+	if (o->tls == NULL)
+		o->tls = cli_env("PAPO_TLS");
 	return 0;
 }
 
@@ -558,6 +569,22 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 	sc.rate_self_off = cli_env("PAPO_TEST_NO_RATE") != NULL &&
 	    strcmp(cli_env("PAPO_TEST_NO_RATE"), "1") == 0;
 #endif
+	if (o.tls != NULL && strcmp(o.tls, "self") != 0 &&
+	    strcmp(o.tls, "off") != 0) {
+		fprintf(stderr, "papo: --tls (PAPO_TLS) takes 'self' (or 'off'); "
+		    "for a certificate of your own, set PAPO_TLS_CERT and "
+		    "PAPO_TLS_KEY\n");
+		return CLI_ERROR;
+	}
+	sc.tls_self = o.tls != NULL && strcmp(o.tls, "self") == 0;
+	sc.tls_cert = cli_env("PAPO_TLS_CERT");
+	sc.tls_key = cli_env("PAPO_TLS_KEY");
+	if (sc.tls_self && (sc.tls_cert != NULL || sc.tls_key != NULL)) {
+		fprintf(stderr, "papo: PAPO_TLS=self and PAPO_TLS_CERT/"
+		    "PAPO_TLS_KEY exclude each other: choose one\n");
+		return CLI_ERROR;
+	}
+	sc.cors = cli_env("PAPO_CORS_ORIGINS");
 	if (serve_run(err, &sc) == -1)
 		return cli_fail(err);
 	return CLI_OK;

@@ -131,6 +131,10 @@ export function daemonSet(prefix) {
     });
     for (const k of ['http', 'mcp', 'invite', 'quic', 'pid'])
       assert.ok(k in d.info, `serve.json has ${k}: ${JSON.stringify(d.info)}`);
+    // Run over HTTPS (https.sh sets a certificate for every daemon): the
+    // URLs must say so, or the run would silently test plain HTTP.
+    if ((env.PAPO_TLS_CERT || cleanEnv.PAPO_TLS_CERT))
+      assert.match(d.info.http, /^https:\/\//, `${name} serves https: ${d.info.http}`);
     return d;
   }
 
