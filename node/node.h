@@ -239,4 +239,14 @@ void log_set_level(enum log_level l);
 void log_msg(enum log_level l, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/*
+ * Replaces path atomically with len bytes of data, mode 0600: a private
+ * temporary file beside it, fsync'd, renamed over it, and the directory
+ * fsync'd, so a reader, or a crash, sees the old file or the whole new
+ * one (node/fsutil.c; every state file in $PAPO_HOME is written so).  0,
+ * or -1 with err naming the file.
+ */
+int fs_write(char err[PAPO_ERR_LEN], const char *path, const void *data,
+    size_t len);
+
 #endif

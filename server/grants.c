@@ -289,54 +289,6 @@ fail:
 	return NULL;
 }
 
-static int
-grants_write_file(const char *path, const char *text)
-{
-	char tmp[sizeof(((struct grants *)0)->path) + 8], dir[4096];
-	size_t len = strlen(text), off = 0;
-	ssize_t n;
-	char *slash;
-	int fd, dfd;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0600)) == -1)
-		return -1;
-	if (fchmod(fd, 0600) == -1)
-		goto fail;
-	while (off < len) {
-		if ((n = write(fd, text + off, len - off)) == -1) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		off += (size_t)n;
-	}
-	if (fsync(fd) == -1)
-		goto fail;
-	if (close(fd) == -1) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, path) == -1)
-		goto fail;
-	/* The rename lasts only once the directory is on disk too. */
-	snprintf(dir, sizeof(dir), "%s", path);
-	if ((slash = strrchr(dir, '/')) != NULL)
-		*slash = '\0';
-	if ((dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) != -1) {
-		fsync(dfd);
-		close(dfd);
-	}
-	return 0;
-fail:
-	if (fd != -1)
-		close(fd);
-	unlink(tmp);
-	return -1;
-}
-
 int
 grants_save(char err[PAPO_ERR_LEN], struct grants *g)
 {
@@ -358,11 +310,8 @@ grants_save(char err[PAPO_ERR_LEN], struct grants *g)
 			goto nomem;
 	if ((text = cJSON_Print(root)) == NULL)
 		goto nomem;
-	if (grants_write_file(g->path, text) == -1) {
-		snprintf(err, PAPO_ERR_LEN, "cannot write %s: %s", g->path,
-		    strerror(errno));
+	if (fs_write(err, g->path, text, strlen(text)) == -1)
 		goto out;
-	}
 	rc = 0;
 	goto out;
 nomem:

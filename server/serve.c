@@ -434,21 +434,19 @@ serve_on_node(void *arg, uint32_t events)
 	}
 }
 
-/* Writes serve.json atomically: a private temporary file, fsync'd, then
- * renamed, so a reader sees the old file or the whole new one. */
+/* Writes serve.json atomically (fs_write), so a reader sees the old file
+ * or the whole new one. */
 static int
 serve_write_json(char err[PAPO_ERR_LEN], struct papo *p, const char *quic,
     const char *invite)
 {
-	char tmp[SERVE_PATH_MAX + 8], mcp[128], dash[128];
+	char mcp[128], dash[128];
 	const char *url = http_url(p->http);
-	char *text = NULL;
+	char *text = NULL, *line = NULL;
 	cJSON *o = NULL;
-	size_t len, off = 0;
-	ssize_t n;
-	int fd = -1, rc = -1;
+	size_t len;
+	int rc = -1;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", p->jsonpath);
 	snprintf(mcp, sizeof(mcp), "%s/mcp", url);
 	snprintf(dash, sizeof(dash), "%s/", url);
 	if ((o = cJSON_CreateObject()) == NULL ||
@@ -464,39 +462,19 @@ serve_write_json(char err[PAPO_ERR_LEN], struct papo *p, const char *quic,
 	    cJSON_AddStringToObject(o, "tls_pin", tls_pin(p->tls)) == NULL ||
 	    cJSON_AddStringToObject(o, "tls_cert",
 	    tls_certfile(p->tls)) == NULL)) ||
-	    (text = cJSON_Print(o)) == NULL) {
+	    (text = cJSON_Print(o)) == NULL ||
+	    (line = malloc((len = strlen(text)) + 2)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto out;
 	}
-	len = strlen(text);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0600)) == -1 || fchmod(fd, 0600) == -1)
-		goto fail;
-	while (off < len) {
-		if ((n = write(fd, text + off, len - off)) == -1) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		off += (size_t)n;
-	}
-	if (write(fd, "\n", 1) != 1 || fsync(fd) == -1 || close(fd) == -1) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, p->jsonpath) == -1)
-		goto fail;
+	memcpy(line, text, len);
+	line[len++] = '\n';
+	if (fs_write(err, p->jsonpath, line, len) == -1)
+		goto out;
 	p->json_written = 1;
 	rc = 0;
-	goto out;
-fail:
-	snprintf(err, PAPO_ERR_LEN, "cannot write %s: %s", p->jsonpath,
-	    strerror(errno));
-	unlink(tmp);
 out:
-	if (fd != -1)
-		close(fd);
+	free(line);
 	cJSON_free(text);
 	cJSON_Delete(o);
 	return rc;
