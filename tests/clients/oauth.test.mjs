@@ -453,10 +453,10 @@ describe('papo OAuth', { concurrency: false }, () => {
     // Without the test setting, loopback is never fetched, nor plain
     // http taken for a document's URL.
     const before = doc.hits['/client.json'];
-    const ra = await page(A, url.replace('http:', 'https:'));
+    const ra = await page(A, url.replace(/^http:/, 'https:'));
     assert.equal(ra.status, 400);
     assert.match(ra.text, /private, loopback or link-local/);
-    const rb = await page(A, url);
+    const rb = await page(A, url.replace(/^https:/, 'http:'));
     assert.match(rb.text, /not registered/, 'an http client id is no document');
     assert.equal(doc.hits['/client.json'], before, 'nothing fetched');
   });
