@@ -15,6 +15,13 @@ openssl req -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -subj /CN=papo-te
 openssl x509 -req -in "$C/req.csr" -CA "$C/ca.pem" -CAkey "$C/ca.key" -CAcreateserial \
 	-days 2 -out "$C/cert.pem" \
 	-extfile <(printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n') 2>/dev/null
+# All but dns-rebinding-protection, which cannot target HTTPS: the suite
+# (0.1.16) sends a hard-coded Origin http://localhost:PORT, a different
+# origin from https://localhost:PORT that papo rightly refuses (403), and
+# Node checks the certificate against its forged Host (evil.example.com),
+# so the request fails before papo sees it.  conformance.sh runs it over
+# plain HTTP.
+CONFORMANCE_SCENARIOS="server-initialize ping logging-set-level tools-list server-sse-multiple-streams" \
 PAPO_TLS_CERT=$C/cert.pem PAPO_TLS_KEY=$C/key.pem NODE_EXTRA_CA_CERTS=$C/ca.pem \
 	bash "$(dirname "$0")/conformance.sh" "$PAPO" | tee "$C/out"
 rc=${PIPESTATUS[0]}
