@@ -102,6 +102,7 @@ struct oauth_fetch {
 	pthread_t thread;
 	char url[GRANTS_URI_MAX + 1];
 	int private_ok;
+	const char *ca;                  /* test CA (private_ok only) */
 	int wfd;                         /* the pipe, to say it is done */
 	struct http_req *req;            /* waiting for it; NULL: gone */
 	char *doc;
@@ -720,6 +721,8 @@ oauth_fetch_run(void *arg)
 	curl_easy_setopt(c, CURLOPT_URL, f->url);
 	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR,
 	    f->private_ok ? "https,http" : "https");
+	if (f->ca != NULL && *f->ca != '\0')
+		curl_easy_setopt(c, CURLOPT_CAINFO, f->ca);
 	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)OAUTH_CIMD_TIMEOUT_MS);
@@ -903,6 +906,13 @@ oauth_fetch_start(struct oauth *o, struct http_req *r, const char *url)
 	f->o = o;
 	snprintf(f->url, sizeof(f->url), "%s", url);
 	f->private_ok = o->cimd_private;
+	/*
+	 * A test serving documents over HTTPS on loopback names its own CA;
+	 * only with the test setting, so that no deployment trusts more
+	 * than the system's CAs.
+	 */
+	if (f->private_ok)
+		f->ca = getenv("PAPO_OAUTH_CIMD_CA");
 	f->wfd = o->pipe[1];
 	f->req = r;
 	if (pthread_create(&f->thread, NULL, oauth_fetch_run, f) != 0) {

@@ -19,6 +19,7 @@ import assert from 'node:assert/strict';
 import crypto from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
+import https from 'node:https';
 import path from 'node:path';
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import readline from 'node:readline';
@@ -126,7 +127,8 @@ describe('papo OAuth', { concurrency: false }, () => {
     // A: lifetimes shortened so that expiry is seen in seconds.
     A = await serve('a', { member: 'ana', token: TOKEN, env: { PAPO_OAUTH: 'on', PAPO_OAUTH_ACCESS_TTL: '5', PAPO_OAUTH_CODE_TTL: '4' } });
     // B: may fetch metadata documents from loopback (the test's server).
-    B = await serve('b', { member: 'bo', token: TOKEN, env: { PAPO_OAUTH: 'on', PAPO_OAUTH_CIMD_PRIVATE: '1' } });
+    // Over HTTPS the test serves them over HTTPS too, from its own CA.
+    B = await serve('b', { member: 'bo', token: TOKEN, env: { PAPO_OAUTH: 'on', PAPO_OAUTH_CIMD_PRIVATE: '1', PAPO_OAUTH_CIMD_CA: process.env.NODE_EXTRA_CA_CERTS ?? '' } });
     doc = await docServer();
   });
   after(async () => {
@@ -413,6 +415,7 @@ describe('papo OAuth', { concurrency: false }, () => {
   it('a Client ID Metadata Document served on loopback', async () => {
     const base = B.info.http;
     const url = `${doc.url}/client.json`;
+    if (process.env.PAPO_TLS_CERT) assert.match(url, /^https:/, 'over HTTPS the document is served over HTTPS');
     const p = pkce();
     const code = await codeFor(B, url, { challenge: p.challenge, redirect: 'http://127.0.0.1:1/cimd-cb' });
     assert.equal(doc.hits['/client.json'], 1, 'the document was fetched once');
@@ -450,10 +453,10 @@ describe('papo OAuth', { concurrency: false }, () => {
     // Without the test setting, loopback is never fetched, nor plain
     // http taken for a document's URL.
     const before = doc.hits['/client.json'];
-    const ra = await page(A, url.replace('http:', 'https:'));
+    const ra = await page(A, url.replace(/^http:/, 'https:'));
     assert.equal(ra.status, 400);
     assert.match(ra.text, /private, loopback or link-local/);
-    const rb = await page(A, url);
+    const rb = await page(A, url.replace(/^https:/, 'http:'));
     assert.match(rb.text, /not registered/, 'an http client id is no document');
     assert.equal(doc.hits['/client.json'], before, 'nothing fetched');
   });
@@ -544,7 +547,7 @@ describe('papo OAuth', { concurrency: false }, () => {
     assert.equal((await cont()).status, 409, 'still not approved');
 
     // The dashboard, in Chromium, shows the request and approves it.
-    const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox'], headless: true });
+    const browser = await chromium.launch({ executablePath: process.env.CHROMIUM || '/usr/bin/chromium', args: ['--no-sandbox', ...chromiumTrust()], headless: true });
     try {
       const ctx = await browser.newContext();
       await ctx.addInitScript((t) => localStorage.setItem('papo.token', t), TOKEN);
@@ -628,11 +631,22 @@ describe('papo OAuth', { concurrency: false }, () => {
 });
 
 // The test's own server of metadata documents, on loopback.
+// Chromium does not read NODE_EXTRA_CA_CERTS: over HTTPS
+// (oauth_https.sh) it is told to trust the daemons' certificate by the
+// SHA-256 of its public key, and that key only.
+function chromiumTrust() {
+  const cert = process.env.PAPO_TLS_CERT;
+  if (!cert) return [];
+  const spki = new crypto.X509Certificate(fs.readFileSync(cert)).publicKey.export({ type: 'spki', format: 'der' });
+  return [`--ignore-certificate-errors-spki-list=${crypto.createHash('sha256').update(spki).digest('base64')}`];
+}
+
 function docServer() {
   return new Promise((resolve) => {
     const hits = {};
     let url;
-    const server = http.createServer((req, res) => {
+    const tls = process.env.PAPO_TLS_CERT;
+    const handler = (req, res) => {
       hits[req.url] = (hits[req.url] || 0) + 1;
       const self = `${url}${req.url}`;
       const json = (o) => { res.setHeader('content-type', 'application/json'); res.end(JSON.stringify(o)); };
@@ -654,9 +668,12 @@ function docServer() {
           res.writeHead(404);
           return res.end();
       }
-    });
+    };
+    const server = tls ?
+      https.createServer({ cert: fs.readFileSync(tls), key: fs.readFileSync(process.env.PAPO_TLS_KEY) }, handler) :
+      http.createServer(handler);
     server.listen(0, '127.0.0.1', () => {
-      url = `http://127.0.0.1:${server.address().port}`;
+      url = `${tls ? 'https' : 'http'}://127.0.0.1:${server.address().port}`;
       resolve({ server, hits, get url() { return url; } });
     });
   });
