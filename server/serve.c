@@ -415,7 +415,7 @@ serve_on_node(void *arg, uint32_t events)
 				if (serve_write_json(err, p, p->quic,
 				    p->invite) == -1)
 					log_msg(LOG_WARN, "%s", err);
-				if (m->json != NULL &&
+				if (!p->banner_shown && m->json != NULL &&
 				    !serve_relay_pending(m->json))
 					serve_banner(p);
 			}
