@@ -1,7 +1,8 @@
 /*
  * frame.c: the wire codec of docs/PROTOCOL.md, "Frames": typed frames to
  * JSON (cJSON) and back, sealing with XChaCha20-Poly1305 under the room
- * key, and the Ed25519 signatures of msg and ack frames.
+ * key, and the Ed25519 signatures of msg, ack and punch frames and of
+ * version 3's presence (peers entries, bye).
  *
  * Pure: no I/O, no clock, no threads (the nonce comes from libsodium's
  * random generator).  Decoding is strict: every field of every type is
@@ -72,8 +73,18 @@ static const struct field sync_fields[] = {
 	{ "t", F_STRING, 1 }, { "since", F_NUMBER, 1 },
 	{ "have", F_ARRAY, 1 }, { NULL, 0, 0 }
 };
+/* Version 3's presence is signed by the member it is about. */
+static const struct field peer3_fields[] = {
+	{ "id", F_STRING, 1 }, { "name", F_STRING, 1 },
+	{ "about", F_STRING, 1 }, { "addrs", F_ARRAY, 1 },
+	{ "seen", F_NUMBER, 1 }, { "sig", F_STRING, 1 }, { NULL, 0, 0 }
+};
 static const struct field bye_fields[] = {
 	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { NULL, 0, 0 }
+};
+static const struct field bye3_fields[] = {
+	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "ts", F_NUMBER, 1 },
+	{ "sig", F_STRING, 1 }, { NULL, 0, 0 }
 };
 static const struct field punch_fields[] = {
 	{ "t", F_STRING, 1 }, { "from", F_STRING, 1 }, { "to", F_STRING, 1 },
@@ -88,26 +99,27 @@ enum { MSG_T, MSG_ID, MSG_FROM, MSG_NAME, MSG_TS, MSG_BODY, MSG_TO,
 	MSG_REPLY_TO, MSG_SIG };
 enum { ACK_T, ACK_ID, ACK_BY, ACK_STATE, ACK_TS, ACK_SIG };
 enum { PEERS_T, PEERS_MEMBERS };
-enum { PEER_ID, PEER_NAME, PEER_ABOUT, PEER_ADDRS, PEER_SEEN };
+enum { PEER_ID, PEER_NAME, PEER_ABOUT, PEER_ADDRS, PEER_SEEN, PEER_SIG };
 enum { SYNC_T, SYNC_SINCE, SYNC_HAVE };
-enum { BYE_T, BYE_ID };
+enum { BYE_T, BYE_ID, BYE_TS, BYE_SIG };
 enum { PUNCH_T, PUNCH_FROM, PUNCH_TO, PUNCH_PHASE, PUNCH_N, PUNCH_TS,
 	PUNCH_ADDRS, PUNCH_SIG };
 
-/* Each type's table in version 1, and in version 2 where it differs
- * (NULL: the same).  A version's decoder takes only its own fields. */
+/* Each type's table per version, 1 to FRAME_VERSION; NULL where it is
+ * the same as in the version before, or, in version 1, where the type
+ * does not exist yet.  A version's decoder takes only its own fields
+ * (a peers entry's: decode_peers). */
 static const struct {
 	const char *name;
-	const struct field *fields;
-	const struct field *fields2;
+	const struct field *fields[FRAME_VERSION];
 } frame_types[] = {
-	[FRAME_HELLO] = { "hello", hello_fields, hello2_fields },
-	[FRAME_MSG] = { "msg", msg_fields, NULL },
-	[FRAME_ACK] = { "ack", ack_fields, NULL },
-	[FRAME_PEERS] = { "peers", peers_fields, NULL },
-	[FRAME_SYNC] = { "sync", sync_fields, NULL },
-	[FRAME_BYE] = { "bye", bye_fields, NULL },
-	[FRAME_PUNCH] = { "punch", NULL, punch_fields },   /* version 2 */
+	[FRAME_HELLO] = { "hello", { hello_fields, hello2_fields, NULL } },
+	[FRAME_MSG] = { "msg", { msg_fields, NULL, NULL } },
+	[FRAME_ACK] = { "ack", { ack_fields, NULL, NULL } },
+	[FRAME_PEERS] = { "peers", { peers_fields, NULL, NULL } },
+	[FRAME_SYNC] = { "sync", { sync_fields, NULL, NULL } },
+	[FRAME_BYE] = { "bye", { bye_fields, NULL, bye3_fields } },
+	[FRAME_PUNCH] = { "punch", { NULL, punch_fields, NULL } },
 };
 #define FRAME_NTYPES (sizeof(frame_types) / sizeof(frame_types[0]))
 
@@ -130,6 +142,19 @@ static const char *const frame_errors[] = {
 	[FRAME_ERR_SIGNATURE] = "signature does not verify",
 	[FRAME_ERR_NOMEM] = "out of memory",
 };
+
+unsigned
+frame_flags(unsigned version)
+{
+	return version >= 3 ? FRAME_V3 : version == 2 ? FRAME_V2 : 0;
+}
+
+/* The version a decoder's flags say. */
+static unsigned
+flags_version(unsigned flags)
+{
+	return (flags & FRAME_V3) ? 3 : (flags & FRAME_V2) ? 2 : 1;
+}
 
 const char *
 frame_type_name(enum frame_type t)
@@ -193,6 +218,47 @@ frame_punch_signed(const struct frame_punch *p, const struct room_keys *k,
 		buf_u8(b, (uint8_t)(p->addr[i].port >> 8));
 		buf_u8(b, (uint8_t)p->addr[i].port);
 	}
+	return b->toobig ? -1 : 0;
+}
+
+static void
+signed_addrs(struct buf *b, const struct addr *a, size_t n)
+{
+	buf_u8(b, (uint8_t)n);
+	for (size_t i = 0; i < n && i < PAPO_ADDR_MAX; i++) {
+		buf_u8(b, a[i].family);
+		buf_add(b, a[i].ip, a[i].family == 4 ? 4 : 16);
+		buf_u16(b, a[i].port);
+	}
+}
+
+/* Version 3: everything a member says of itself, with its counter. */
+static int
+frame_peer_signed(const struct frame_peer *p, const struct room_keys *k,
+    struct buf *b)
+{
+	size_t nlen = strlen(p->name), alen = strlen(p->about);
+
+	buf_add(b, "papo peer v3", 13);
+	buf_add(b, k->id, sizeof(k->id));
+	buf_add(b, p->id, 32);
+	buf_u64(b, p->seen);
+	buf_u8(b, (uint8_t)nlen);
+	buf_add(b, p->name, nlen);
+	buf_u16(b, (uint16_t)alen);
+	buf_add(b, p->about, alen);
+	signed_addrs(b, p->addr, p->naddr);
+	return b->toobig ? -1 : 0;
+}
+
+static int
+frame_bye_signed(const struct frame_bye *y, const struct room_keys *k,
+    struct buf *b)
+{
+	buf_add(b, "papo bye v3", 12);
+	buf_add(b, k->id, sizeof(k->id));
+	buf_add(b, y->id, 32);
+	buf_u64(b, y->ts);
 	return b->toobig ? -1 : 0;
 }
 
@@ -419,6 +485,8 @@ frame_to_json(const struct frame *f, cJSON *o)
 			r |= json_str(m, "about", p->about);
 			r |= json_addrs(m, p->addr, p->naddr);
 			r |= json_num(m, "seen", p->seen);
+			if (p->has_sig)
+				r |= json_sig(m, p->sig);
 		}
 		break;
 	}
@@ -439,6 +507,10 @@ frame_to_json(const struct frame *f, cJSON *o)
 	}
 	case FRAME_BYE:
 		r |= json_key32(o, "id", f->u.bye.id);
+		if (f->u.bye.has_sig) {
+			r |= json_num(o, "ts", f->u.bye.ts);
+			r |= json_sig(o, f->u.bye.sig);
+		}
 		break;
 	case FRAME_PUNCH: {
 		const struct frame_punch *p = &f->u.punch;
@@ -598,10 +670,10 @@ decode_hello(const cJSON *const *f, struct frame_hello *h, unsigned flags)
 
 	TRY(get_u64(f[HELLO_V], &v));
 	/* A hello names the version of its connection. */
-	if (v != ((flags & FRAME_V2) ? 2 : 1))
+	if (v != flags_version(flags))
 		return FRAME_ERR_VALUE;
 	h->version = (uint32_t)v;
-	if ((flags & FRAME_V2) &&
+	if (v >= 2 &&
 	    addr_parse(f[HELLO_OBS]->valuestring, &h->obs) == -1)
 		return FRAME_ERR_VALUE;
 	TRY(get_key32(f[HELLO_ID], h->id));
@@ -683,9 +755,11 @@ decode_punch(const cJSON *const *f, struct frame_punch *p)
 }
 
 static enum frame_err
-decode_peers(const cJSON *const *f, struct frame_peers *ps)
+decode_peers(const cJSON *const *f, struct frame_peers *ps, unsigned flags)
 {
 	const cJSON *arr = f[PEERS_MEMBERS], *c, *pf[FIELDS_MAX];
+	const struct field *fields = flags_version(flags) >= 3 ?
+	    peer3_fields : peer_fields;
 	int n = cJSON_GetArraySize(arr);
 	enum frame_err e;
 
@@ -696,7 +770,7 @@ decode_peers(const cJSON *const *f, struct frame_peers *ps)
 	cJSON_ArrayForEach(c, arr) {
 		struct frame_peer *p = &ps->v[ps->n];
 
-		TRY(frame_fields(c, peer_fields, pf));
+		TRY(frame_fields(c, fields, pf));
 		TRY(get_key32(pf[PEER_ID], p->id));
 		TRY(get_text(pf[PEER_NAME], p->name, PAPO_NAME_MAX,
 		    FRAME_ERR_NAME_LONG));
@@ -704,8 +778,26 @@ decode_peers(const cJSON *const *f, struct frame_peers *ps)
 		    FRAME_ERR_ABOUT_LONG));
 		TRY(get_addrs(pf[PEER_ADDRS], p->addr, &p->naddr));
 		TRY(get_u64(pf[PEER_SEEN], &p->seen));
+		if (fields == peer3_fields) {
+			TRY(get_sig(pf[PEER_SIG], p->sig));
+			p->has_sig = 1;
+		}
 		ps->n++;
 	}
+	return FRAME_OK;
+}
+
+static enum frame_err
+decode_bye(const cJSON *const *f, struct frame_bye *b, unsigned flags)
+{
+	enum frame_err e;
+
+	TRY(get_key32(f[BYE_ID], b->id));
+	if (flags_version(flags) < 3)
+		return FRAME_OK;
+	TRY(get_u64(f[BYE_TS], &b->ts));
+	TRY(get_sig(f[BYE_SIG], b->sig));
+	b->has_sig = 1;
 	return FRAME_OK;
 }
 
@@ -751,6 +843,26 @@ frame_verify(const struct frame *f, const struct room_keys *k)
 		sig = f->u.punch.sig, pk = f->u.punch.from;
 		if (frame_punch_signed(&f->u.punch, k, &b) == -1)
 			goto out;
+	} else if (f->type == FRAME_BYE && f->u.bye.has_sig) {
+		sig = f->u.bye.sig, pk = f->u.bye.id;
+		if (frame_bye_signed(&f->u.bye, k, &b) == -1)
+			goto out;
+	} else if (f->type == FRAME_PEERS) {
+		/* Every signed entry by the member it is about: one forged
+		 * entry refuses the frame. */
+		for (size_t i = 0; i < f->u.peers.n; i++) {
+			const struct frame_peer *p = &f->u.peers.v[i];
+
+			if (!p->has_sig)
+				continue;
+			buf_reset(&b);
+			if (frame_peer_signed(p, k, &b) == -1 ||
+			    crypto_sign_verify_detached(p->sig, b.p, b.len,
+			    p->id) != 0)
+				goto out;
+		}
+		e = FRAME_OK;
+		goto out;
 	} else {
 		e = FRAME_OK;
 		goto out;
@@ -816,8 +928,10 @@ frame_decode(const struct room_keys *k, const char *json, size_t len,
 		goto out;
 	}
 	out->type = (enum frame_type)i;
-	fields = (flags & FRAME_V2) && frame_types[i].fields2 != NULL ?
-	    frame_types[i].fields2 : frame_types[i].fields;
+	/* This version's table, or the latest before it. */
+	fields = NULL;
+	for (size_t v = flags_version(flags); v > 0 && fields == NULL; v--)
+		fields = frame_types[i].fields[v - 1];
 	/* A type of a later version is unknown to an earlier one. */
 	if (fields == NULL) {
 		e = FRAME_ERR_TYPE;
@@ -836,13 +950,13 @@ frame_decode(const struct room_keys *k, const char *json, size_t len,
 		e = decode_ack(f, &out->u.ack);
 		break;
 	case FRAME_PEERS:
-		e = decode_peers(f, &out->u.peers);
+		e = decode_peers(f, &out->u.peers, flags);
 		break;
 	case FRAME_SYNC:
 		e = decode_sync(f, &out->u.sync);
 		break;
 	case FRAME_BYE:
-		e = get_key32(f[BYE_ID], out->u.bye.id);
+		e = decode_bye(f, &out->u.bye, flags);
 		break;
 	case FRAME_PUNCH:
 		e = decode_punch(f, &out->u.punch);
@@ -964,6 +1078,66 @@ frame_punch_sign(struct frame_punch *p, const struct room_keys *k,
 		rc = crypto_sign_detached(p->sig, NULL, b.p, b.len, id->sk);
 	buf_free(&b);
 	return rc;
+}
+
+int
+frame_peer_sign(struct frame_peer *p, const struct room_keys *k,
+    const struct identity *id)
+{
+	struct buf b;
+	int rc = -1;
+
+	memcpy(p->id, id->pk, 32);
+	p->has_sig = 0;
+	buf_init(&b, FRAME_SIG_INPUT_MAX);
+	if (frame_check_person(p->name, p->about) == FRAME_OK &&
+	    p->naddr <= PAPO_ADDR_MAX && frame_peer_signed(p, k, &b) == 0 &&
+	    crypto_sign_detached(p->sig, NULL, b.p, b.len, id->sk) == 0)
+		rc = 0, p->has_sig = 1;
+	buf_free(&b);
+	return rc;
+}
+
+int
+frame_bye_sign(struct frame_bye *y, const struct room_keys *k,
+    const struct identity *id)
+{
+	struct buf b;
+	int rc = -1;
+
+	memcpy(y->id, id->pk, 32);
+	y->has_sig = 0;
+	buf_init(&b, FRAME_SIG_INPUT_MAX);
+	if (frame_bye_signed(y, k, &b) == 0 &&
+	    crypto_sign_detached(y->sig, NULL, b.p, b.len, id->sk) == 0)
+		rc = 0, y->has_sig = 1;
+	buf_free(&b);
+	return rc;
+}
+
+int
+frame_for_version(const struct frame *f, unsigned version, struct frame *out,
+    struct frame_peer *v)
+{
+	*out = *f;
+	if (f->type == FRAME_BYE) {
+		if (version < 3)
+			out->u.bye.has_sig = 0;
+		return version < 3 || f->u.bye.has_sig ? 0 : -1;
+	}
+	if (f->type != FRAME_PEERS)
+		return 0;
+	out->u.peers.v = v;
+	out->u.peers.n = 0;
+	for (size_t i = 0; i < f->u.peers.n && i < FRAME_PEERS_MAX; i++) {
+		if (version >= 3 && !f->u.peers.v[i].has_sig)
+			continue;
+		v[out->u.peers.n] = f->u.peers.v[i];
+		if (version < 3)
+			v[out->u.peers.n].has_sig = 0;
+		out->u.peers.n++;
+	}
+	return out->u.peers.n > 0 ? 0 : -1;
 }
 
 int

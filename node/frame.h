@@ -19,7 +19,7 @@
 #include "node/crypto.h"
 #include "node/node.h"
 
-#define FRAME_VERSION 2         /* the newest protocol version spoken */
+#define FRAME_VERSION 3         /* the newest protocol version spoken */
 #define FRAME_NONCE_LEN 24
 #define FRAME_TAG_LEN 16
 #define FRAME_SEAL_OVERHEAD (FRAME_NONCE_LEN + FRAME_TAG_LEN)
@@ -34,7 +34,7 @@ enum frame_type {
 	FRAME_PEERS,
 	FRAME_SYNC,
 	FRAME_BYE,
-	FRAME_PUNCH,            /* version 2 only */
+	FRAME_PUNCH,            /* version 2 and later */
 };
 
 struct frame_hello {
@@ -74,6 +74,10 @@ struct frame_ack {
 	uint8_t sig[64];                   /* by by */
 };
 
+/* A member's presence.  Version 3: signed by the member itself over all
+ * its fields (frame_peer_sign), seen its counter: a receiver takes only
+ * an entry newer than the last it took from that member, so an old one
+ * replayed says nothing.  Relays pass the entry on as it was signed. */
 struct frame_peer {
 	uint8_t id[32];
 	char name[PAPO_NAME_MAX + 1];
@@ -81,6 +85,8 @@ struct frame_peer {
 	uint64_t seen;                     /* ms of last sign of life, 0 unknown */
 	size_t naddr;
 	struct addr addr[PAPO_ADDR_MAX];
+	int has_sig;                       /* version 3: sig is id's */
+	uint8_t sig[64];
 };
 
 struct frame_peers {
@@ -94,8 +100,14 @@ struct frame_sync {
 	char (*have)[PAPO_MSGID_LEN + 1];  /* owned: ids it already has since then */
 };
 
+/* Version 3: signed by the member leaving, ts on the same counter as
+ * its announcements (newer than its last one), so a bye cannot be
+ * forged by another member nor replayed after it came back. */
 struct frame_bye {
 	uint8_t id[32];                    /* the member leaving */
+	int has_sig;                       /* version 3: ts and sig set */
+	uint64_t ts;                       /* ms, id's announcement counter */
+	uint8_t sig[64];
 };
 
 /* Hole punching arranged through a member both sides are connected to
@@ -148,11 +160,15 @@ enum frame_err {
 };
 
 /* Decoding flags: skip signature checks, for the member's own log only;
- * the frame came on a connection of protocol version 2, whose fields it
- * may (and, where required, must) carry.  Without FRAME_V2 a decoder
- * takes version 1's fields only, as daemons of version 1 do. */
+ * the frame came on a connection of protocol version 2 (or 3), whose
+ * fields it may (and, where required, must) carry.  Without FRAME_V2 or
+ * FRAME_V3 a decoder takes version 1's fields only, as daemons of
+ * version 1 do.  frame_flags gives the flags of a connection's version. */
 #define FRAME_TRUSTED 1u
 #define FRAME_V2 2u
+#define FRAME_V3 4u
+
+unsigned frame_flags(unsigned version);
 
 /* Appends f's JSON text to out.  -1 when out's limit or memory runs out,
  * or f breaks a limit (a decoder would refuse what we sent). */
@@ -183,6 +199,21 @@ int frame_ack_sign(struct frame_ack *a, const struct room_keys *k,
     const struct identity *id);
 int frame_punch_sign(struct frame_punch *p, const struct room_keys *k,
     const struct identity *id);
+/* Version 3: sign a member's own entry or bye as id (sets id, has_sig
+ * and sig; p->seen and b->ts must be set). */
+int frame_peer_sign(struct frame_peer *p, const struct room_keys *k,
+    const struct identity *id);
+int frame_bye_sign(struct frame_bye *b, const struct room_keys *k,
+    const struct identity *id);
+
+/* f as a connection of that version takes it, in *out (which may share
+ * f's heap parts: never frame_clear it): version 3's signatures left out
+ * for older versions; for version 3, unsigned presence left out (a peers
+ * entry, a bye), which only its member can vouch for.  0 when there is
+ * something to send, -1 when nothing is left.  v holds the entries of a
+ * peers frame (FRAME_PEERS_MAX). */
+int frame_for_version(const struct frame *f, unsigned version,
+    struct frame *out, struct frame_peer *v);
 
 /* The name of a type ("msg") and of an error, for logs and replies. */
 const char *frame_type_name(enum frame_type t);

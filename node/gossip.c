@@ -32,6 +32,19 @@ gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o)
 
 /* Sending frames. */
 
+/* Seals f as a connection of that version takes it (frame_for_version):
+ * -1 when nothing of it is for that version. */
+static int
+gossip_seal(struct gossip *g, const struct frame *f, unsigned version,
+    struct buf *b)
+{
+	struct frame out;
+
+	if (frame_for_version(f, version, &out, g->sealing) == -1)
+		return -1;
+	return frame_seal(g->env.keys, &out, b);
+}
+
 int
 gossip_send_frame(struct gossip *g, struct member *m, const struct frame *f)
 {
@@ -41,7 +54,7 @@ gossip_send_frame(struct gossip *g, struct member *m, const struct frame *f)
 	if (m == NULL || m->conn == NULL)
 		return -1;
 	buf_init(&b, PAPO_FRAME_MAX);
-	if (frame_seal(g->env.keys, f, &b) == 0)
+	if (gossip_seal(g, f, quic_version(m->conn), &b) == 0)
 		rc = quic_send(m->conn, b.p, b.len);
 	buf_free(&b);
 	return rc;
@@ -53,26 +66,50 @@ gossip_send_link(struct gossip *g, struct link *l, const struct frame *f)
 	struct buf b;
 
 	buf_init(&b, PAPO_FRAME_MAX);
-	if (frame_seal(g->env.keys, f, &b) == 0)
+	if (gossip_seal(g, f, l->version, &b) == 0)
 		quic_send(l->qc, b.p, b.len);
 	buf_free(&b);
 }
 
-/* Sends f to every connected member but except (may be NULL). */
+/* Sends f to every connected member but except (may be NULL): sealed
+ * once per protocol version, as each version takes it. */
 void
 gossip_flood(struct gossip *g, const struct frame *f, const struct member *except)
 {
 	struct buf b;
 
 	buf_init(&b, PAPO_FRAME_MAX);
-	if (frame_seal(g->env.keys, f, &b) == 0)
+	for (unsigned v = 1; v <= FRAME_VERSION; v++) {
+		int sealed = 0, ok = 0;
+
 		for (size_t i = 0; i < g->nmembers; i++) {
 			struct member *m = g->members[i];
 
-			if (m->conn != NULL && m != except)
+			if (m->conn == NULL || m == except ||
+			    quic_version(m->conn) != v)
+				continue;
+			if (!sealed) {
+				buf_reset(&b);
+				ok = gossip_seal(g, f, v, &b) == 0;
+				sealed = 1;
+			}
+			if (ok)
 				quic_send(m->conn, b.p, b.len);
 		}
+	}
 	buf_free(&b);
+}
+
+/* Our next announcement's (or bye's) counter: the wall clock's ms, and
+ * always more than the last, so that receivers, which take only what is
+ * newer, take it even when the clock went back. */
+static uint64_t
+gossip_next_seq(struct gossip *g)
+{
+	uint64_t now = loop_wall_ms();
+
+	g->own_seq = now > g->own_seq ? now : g->own_seq + 1;
+	return g->own_seq;
 }
 
 /* What we advertise changed (a public address learned or lost): the
@@ -142,6 +179,11 @@ gossip_peers(struct gossip *g, struct member *to, struct member *only)
 		 * the time of its last announcement, which a member that had
 		 * not heard of it would take for life. */
 		if (m != NULL && m != to && (only == NULL || m == only) &&
+		    m->name[0] != '\0' && !m->left && m->ann.has_sig) {
+			/* Its own words, as it signed them: the only entry
+			 * a connection of version 3 takes. */
+			v[f.u.peers.n++] = m->ann;
+		} else if (m != NULL && m != to && (only == NULL || m == only) &&
 		    m->name[0] != '\0' && !m->left) {
 			struct frame_peer *p = &v[f.u.peers.n++];
 
@@ -456,14 +498,27 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 	fwd.u.peers.v = v;
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct frame_peer *p = &ps->v[i];
-		int fresh = member_find(g, p->id) == NULL;
-		struct member *m;
+		struct member *m = member_find(g, p->id);
+		int fresh = m == NULL;
 
-		if ((m = member_add(g, p->id)) == NULL)
+		/* What a member says of itself (name, about, addresses,
+		 * life) is taken only under its signature once it is known
+		 * to sign; unsigned, only from itself, on its own
+		 * (authenticated) connection.  The decoder checked every
+		 * signature. */
+		if (m != NULL && m->signs && !p->has_sig && m != l->m)
 			continue;
+		if (m == NULL && (m = member_add(g, p->id)) == NULL)
+			continue;
+		/* Only what is newer than the last taken: an entry
+		 * replayed says nothing. */
 		if (!fresh && p->seen <= m->announced)
 			continue;
 		m->announced = p->seen;
+		if (p->has_sig) {
+			m->ann = *p;
+			m->signs = 1;
+		}
 		if (m->conn == NULL || fresh) {
 			strcpy(m->name, p->name);
 			strcpy(m->about, p->about);
@@ -506,13 +561,24 @@ gossip_on_bye(struct gossip *g, struct link *l, const struct frame_bye *b)
 
 	if (m == NULL)
 		return;
+	/* Signed (version 3): only when newer than everything it said
+	 * before, so an old bye replayed after it came back says nothing.
+	 * Unsigned: only from itself, or about a member never known to
+	 * sign (a daemon of version 1 or 2). */
+	if (b->has_sig ? b->ts <= m->announced : m != l->m && m->signs) {
+		log_msg(LOG_DEBUG, "a bye for %s that it did not sign, or "
+		    "older than its last word: ignored", m->idtext);
+		return;
+	}
+	if (b->has_sig)
+		m->announced = b->ts;
 	if (!m->left) {
 		m->left = 1;
 		m->left_at = m->announced;
 		m->seen = loop_wall_ms();
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_BYE;
-		memcpy(f.u.bye.id, b->id, 32);
+		f.u.bye = *b;
 		gossip_flood(g, &f, l->m);
 		members_presence_check(g);
 	}
@@ -538,8 +604,12 @@ gossip_announce(void *arg)
 	memcpy(me.id, g->env.me->pk, 32);
 	strcpy(me.name, g->env.room->me);
 	strcpy(me.about, g->env.room->about);
-	me.seen = loop_wall_ms();
+	me.seen = gossip_next_seq(g);
 	me.naddr = reach_addrs(&g->reach, me.addr, PAPO_ADDR_MAX);
+	/* Signed for connections of version 3; the others get it as
+	 * before (gossip_flood). */
+	if (frame_peer_sign(&me, g->env.keys, g->env.me) == -1)
+		log_msg(LOG_WARN, "could not sign our announcement");
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PEERS;
 	f.u.peers.n = 1;
@@ -760,7 +830,7 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 
 	if (l == NULL)
 		return;
-	if ((e = frame_open(g->env.keys, p, n, l->version >= 2 ? FRAME_V2 : 0,
+	if ((e = frame_open(g->env.keys, p, n, frame_flags(l->version),
 	    &f)) != FRAME_OK) {
 		g->bad_frames++;
 		log_msg(LOG_WARN, "dropped a frame from %s: %s",
@@ -968,7 +1038,9 @@ gossip_free(struct gossip *g)
 	if (g->quic != NULL) {
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_BYE;
-		memcpy(f.u.bye.id, g->env.me->pk, 32);
+		f.u.bye.ts = gossip_next_seq(g);
+		if (frame_bye_sign(&f.u.bye, g->env.keys, g->env.me) == -1)
+			memcpy(f.u.bye.id, g->env.me->pk, 32);
 		gossip_flood(g, &f, NULL);
 	}
 	while (g->outbox != NULL) {

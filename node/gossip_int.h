@@ -42,7 +42,13 @@ struct member {
 	struct addr addr[PAPO_ADDR_MAX];
 	size_t naddr;
 	uint64_t seen;              /* wall ms of the last sign of life */
-	uint64_t announced;         /* its clock's time of its latest announce */
+	uint64_t announced;         /* its clock's time of its latest announce
+	                             * (version 3: its signed counter, of
+	                             * announcements and bye alike) */
+	int signs;                  /* its presence came signed (version 3):
+	                             * unsigned claims about it are ignored */
+	struct frame_peer ann;      /* its latest signed announcement, passed
+	                             * on as it came (ann.has_sig 0: none) */
 	uint64_t left_at;           /* announced when it said bye */
 	uint64_t alive_until;       /* monotonic ns: online until then */
 	int left;                   /* said bye since its last announce */
@@ -116,6 +122,9 @@ struct gossip {
 	uint64_t read_sent[READ_SLOTS];   /* ids whose read receipt went out */
 	size_t read_next;
 	uint64_t bad_frames;
+	struct frame_peer sealing[FRAME_PEERS_MAX];  /* gossip_seal's */
+	uint64_t own_seq;           /* our last announcement's or bye's
+	                             * counter: wall ms, never going back */
 };
 
 /* gossip.c: connections and requests. */

@@ -419,6 +419,10 @@ members_save(struct gossip *g)
 		cJSON_AddStringToObject(e, "name", m->name);
 		cJSON_AddStringToObject(e, "about", m->about);
 		cJSON_AddNumberToObject(e, "seen", (double)m->seen);
+		/* What keeps an old signed word of it, replayed after our
+		 * restart, from being taken. */
+		cJSON_AddNumberToObject(e, "announced", (double)m->announced);
+		cJSON_AddBoolToObject(e, "signs", m->signs);
 		addrs = cJSON_AddArrayToObject(e, "addrs");
 		for (size_t j = 0; j < m->naddr; j++) {
 			char a[ADDR_STRLEN];
@@ -476,6 +480,8 @@ members_load(struct gossip *g)
 		const cJSON *about = cJSON_GetObjectItemCaseSensitive(e, "about");
 		const cJSON *seen = cJSON_GetObjectItemCaseSensitive(e, "seen");
 		const cJSON *addrs = cJSON_GetObjectItemCaseSensitive(e, "addrs");
+		const cJSON *ann = cJSON_GetObjectItemCaseSensitive(e,
+		    "announced");
 		const cJSON *a;
 		uint8_t pk[32];
 		struct member *m;
@@ -490,6 +496,11 @@ members_load(struct gossip *g)
 			strcpy(m->about, about->valuestring);
 		if (cJSON_IsNumber(seen) && seen->valuedouble > 0)
 			m->seen = (uint64_t)seen->valuedouble;
+		if (cJSON_IsNumber(ann) && ann->valuedouble > 0 &&
+		    ann->valuedouble <= 9007199254740992.0)
+			m->announced = (uint64_t)ann->valuedouble;
+		m->signs = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e,
+		    "signs"));
 		cJSON_ArrayForEach(a, addrs)
 			if (m->naddr < PAPO_ADDR_MAX && cJSON_IsString(a) &&
 			    addr_parse(a->valuestring, &m->addr[m->naddr]) == 0)

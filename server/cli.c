@@ -453,8 +453,9 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 	    cli_env("PAPO_ADVERTISE");
 	if (cli_env("PAPO_PROTOCOL") != NULL) {
 		if (strcmp(cli_env("PAPO_PROTOCOL"), "1") != 0 &&
-		    strcmp(cli_env("PAPO_PROTOCOL"), "2") != 0) {
-			fprintf(stderr, "papo: PAPO_PROTOCOL must be 1 or 2\n");
+		    strcmp(cli_env("PAPO_PROTOCOL"), "2") != 0 &&
+		    strcmp(cli_env("PAPO_PROTOCOL"), "3") != 0) {
+			fprintf(stderr, "papo: PAPO_PROTOCOL must be 1, 2 or 3\n");
 			return CLI_ERROR;
 		}
 		sc.protocol = (unsigned)atoi(cli_env("PAPO_PROTOCOL"));
