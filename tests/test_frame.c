@@ -574,6 +574,247 @@ test_limits(void)
 	frame_clear(&f);
 }
 
+/* A peers frame of one entry, alice's own, signed by signer (alice, or
+ * bob forging it). */
+static void
+make_peer(struct frame *f, struct frame_peer *p, const struct identity *signer)
+{
+	memset(f, 0, sizeof(*f));
+	memset(p, 0, sizeof(*p));
+	f->type = FRAME_PEERS;
+	f->u.peers.n = 1;
+	f->u.peers.v = p;
+	strcpy(p->name, "alice");
+	strcpy(p->about, "reviews C");
+	p->seen = 1796000000000ull;
+	p->naddr = 2;
+	addr_parse("203.0.113.7:40123", &p->addr[0]);
+	addr_parse("[2001:db8::1]:7777", &p->addr[1]);
+	if (frame_peer_sign(p, &keys, signer) != 0)
+		abort();
+	memcpy(p->id, alice->pk, 32);
+}
+
+/* Seals f and opens it with flags: the error. */
+static enum frame_err
+seal_open(const struct room_keys *k, const struct frame *f, unsigned flags,
+    struct frame *out)
+{
+	struct buf b;
+	enum frame_err e;
+
+	buf_init(&b, PAPO_FRAME_MAX);
+	if (frame_seal(k, f, &b) != 0)
+		e = FRAME_ERR_NOMEM;
+	else
+		e = frame_open(&keys, b.p, b.len, flags, out);
+	buf_free(&b);
+	return e;
+}
+
+/*
+ * Version 3: presence signed by the member it is about.  A member's own
+ * entry and its bye verify under its key only, over every field; the
+ * versions before carry neither signature, and a connection of version 3
+ * takes neither unsigned.
+ */
+static void
+test_presence3(void)
+{
+	struct frame f, out, v2;
+	struct frame_peer p, q, pv[FRAME_PEERS_MAX];
+	char *text;
+
+	CHECK_EQ_INT(frame_flags(1), 0);
+	CHECK_EQ_INT(frame_flags(2), FRAME_V2);
+	CHECK_EQ_INT(frame_flags(3), FRAME_V3);
+
+	/* hello: version 3 names 3, has obs; a decoder of 2 refuses it. */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_HELLO;
+	f.u.hello.version = 3;
+	memcpy(f.u.hello.id, alice->pk, 32);
+	strcpy(f.u.hello.name, "alice");
+	addr_parse("203.0.113.7:40123", &f.u.hello.obs);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK_EQ_INT(out.u.hello.version, 3);
+	frame_clear(&out);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out), FRAME_ERR_VALUE);
+	f.u.hello.version = 2;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_VALUE);
+
+	/* punch goes on in version 3. */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_PUNCH;
+	memcpy(f.u.punch.to, bob->pk, 32);
+	f.u.punch.phase = PUNCH_READY;
+	f.u.punch.n = 2;
+	f.u.punch.ts = 1796000000000ull;
+	CHECK(frame_punch_sign(&f.u.punch, &keys, alice) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.type == FRAME_PUNCH && out.u.punch.n == 2);
+	frame_clear(&out);
+
+	/* A signed entry survives, every field. */
+	make_peer(&f, &p, alice);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.type == FRAME_PEERS && out.u.peers.n == 1);
+	if (out.u.peers.n == 1) {
+		const struct frame_peer *o = &out.u.peers.v[0];
+
+		CHECK(o->has_sig && memcmp(o->sig, p.sig, 64) == 0);
+		CHECK(memcmp(o->id, alice->pk, 32) == 0);
+		CHECK_EQ_STR(o->name, "alice");
+		CHECK_EQ_STR(o->about, "reviews C");
+		CHECK(o->seen == p.seen && o->naddr == 2 &&
+		    addr_equal(&o->addr[1], &p.addr[1]));
+	}
+	frame_clear(&out);
+	/* Version 2 knows no sig in an entry; version 3 needs one. */
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out),
+	    FRAME_ERR_UNKNOWN_FIELD);
+	p.has_sig = 0;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out),
+	    FRAME_ERR_MISSING_FIELD);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out), FRAME_OK);
+	CHECK(!out.u.peers.v[0].has_sig);
+	frame_clear(&out);
+	/* Each field changed after signing breaks it. */
+	make_peer(&f, &p, alice);
+	strcpy(p.name, "mallory");
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	make_peer(&f, &p, alice);
+	strcpy(p.about, "");
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	make_peer(&f, &p, alice);
+	addr_parse("192.0.2.66:6666", &p.addr[0]);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	make_peer(&f, &p, alice);
+	p.naddr = 1;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	make_peer(&f, &p, alice);
+	p.seen++;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	/* Bob signing alice's entry: a forgery. */
+	make_peer(&f, &p, bob);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	/* Signed in another room (by alice, sealed in ours). */
+	make_peer(&f, &p, alice);
+	CHECK(frame_peer_sign(&p, &other_keys, alice) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	/* One forged entry among good ones refuses the frame. */
+	make_peer(&f, &p, alice);
+	q = p;
+	strcpy(q.name, "bob");
+	{
+		struct frame_peer two[2] = { p, q };
+
+		f.u.peers.v = two;
+		f.u.peers.n = 2;
+		CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out),
+		    FRAME_ERR_SIGNATURE);
+	}
+	/* A signature that is not base64url of 64 bytes. */
+	make_peer(&f, &p, alice);
+	{
+		struct buf b;
+		char *bad;
+
+		buf_init(&b, FRAME_JSON_MAX + 1);
+		CHECK(frame_encode(&f, &b) == 0);
+		buf_u8(&b, 0);
+		bad = replace((char *)b.p, "\"sig\":\"", "\"sig\":\"!");
+		CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3,
+		    &out), FRAME_ERR_VALUE);
+		free(bad);
+		bad = replace((char *)b.p, "\"sig\":\"", "\"sig\":7,\"x\":\"");
+		CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3,
+		    &out), FRAME_ERR_FIELD_TYPE);
+		free(bad);
+		buf_free(&b);
+	}
+
+	/* Each version gets what it takes: version 3 the signed entries
+	 * only, the others every entry without signatures. */
+	make_peer(&f, &p, alice);
+	q = p;
+	q.has_sig = 0;
+	memcpy(q.id, bob->pk, 32);
+	{
+		struct frame_peer two[2] = { p, q };
+
+		f.u.peers.v = two;
+		f.u.peers.n = 2;
+		CHECK(frame_for_version(&f, 3, &v2, pv) == 0);
+		CHECK(v2.u.peers.n == 1 && v2.u.peers.v[0].has_sig &&
+		    memcmp(v2.u.peers.v[0].id, alice->pk, 32) == 0);
+		CHECK_EQ_INT(seal_open(&keys, &v2, FRAME_V3, &out), FRAME_OK);
+		frame_clear(&out);
+		CHECK(frame_for_version(&f, 2, &v2, pv) == 0);
+		CHECK(v2.u.peers.n == 2 && !v2.u.peers.v[0].has_sig);
+		CHECK_EQ_INT(seal_open(&keys, &v2, FRAME_V2, &out), FRAME_OK);
+		frame_clear(&out);
+		CHECK(frame_for_version(&f, 1, &v2, pv) == 0);
+		CHECK_EQ_INT(seal_open(&keys, &v2, 0, &out), FRAME_OK);
+		frame_clear(&out);
+		/* The original keeps its signature. */
+		CHECK(two[0].has_sig);
+		f.u.peers.v = &q;
+		f.u.peers.n = 1;
+		CHECK(frame_for_version(&f, 3, &v2, pv) == -1);
+	}
+
+	/* bye: signed by the member leaving, over its id and counter. */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_BYE;
+	f.u.bye.ts = 1796000000001ull;
+	CHECK(frame_bye_sign(&f.u.bye, &keys, alice) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.u.bye.has_sig && out.u.bye.ts == f.u.bye.ts &&
+	    memcmp(out.u.bye.id, alice->pk, 32) == 0);
+	frame_clear(&out);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out),
+	    FRAME_ERR_UNKNOWN_FIELD);
+	/* For version 2 and 1 it goes without ts and sig. */
+	CHECK(frame_for_version(&f, 2, &v2, pv) == 0);
+	text = to_json(&v2);
+	CHECK(text != NULL && strstr(text, "sig") == NULL &&
+	    strstr(text, "\"ts\"") == NULL);
+	free(text);
+	CHECK_EQ_INT(seal_open(&keys, &v2, FRAME_V2, &out), FRAME_OK);
+	CHECK(!out.u.bye.has_sig);
+	frame_clear(&out);
+	/* Another counter, or another member's id: refused. */
+	f.u.bye.ts++;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	f.u.bye.ts--;
+	memcpy(f.u.bye.id, bob->pk, 32);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	/* Unsigned: not for version 3. */
+	f.u.bye.has_sig = 0;
+	CHECK(frame_for_version(&f, 3, &v2, pv) == -1);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out),
+	    FRAME_ERR_MISSING_FIELD);
+	{
+		char id[PAPO_ID_LEN + 1], json[512], zero[87];
+
+		sec_id_format(alice->pk, id);
+		snprintf(json, sizeof(json), "{\"t\":\"bye\",\"id\":\"%s\","
+		    "\"ts\":-1,\"sig\":\"%086d\"}", id, 0);
+		CHECK_EQ_INT(frame_decode(&keys, json, strlen(json), FRAME_V3,
+		    &out), FRAME_ERR_VALUE);
+		memset(zero, 'A', 86);    /* 64 zero bytes in base64url */
+		zero[86] = '\0';
+		snprintf(json, sizeof(json), "{\"t\":\"bye\",\"id\":\"%s\","
+		    "\"ts\":1,\"sig\":\"%s\"}", id, zero);
+		CHECK_EQ_INT(frame_decode(&keys, json, strlen(json), FRAME_V3,
+		    &out), FRAME_ERR_SIGNATURE);
+		CHECK_EQ_INT(frame_decode(&keys, json, strlen(json),
+		    FRAME_V3 | FRAME_TRUSTED, &out), FRAME_OK);
+		frame_clear(&out);
+	}
+}
+
 static void
 test_malformed(void)
 {
@@ -711,6 +952,7 @@ main(void)
 
 	test_roundtrip();
 	test_versions();
+	test_presence3();
 	test_seal();
 	test_signatures();
 	test_limits();
