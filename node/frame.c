@@ -50,6 +50,15 @@ static const struct field hello2_fields[] = {
 	{ "addrs", F_ARRAY, 1 }, { "msgs", F_NUMBER, 1 },
 	{ "digest", F_STRING, 1 }, { "obs", F_STRING, 1 }, { NULL, 0, 0 }
 };
+/* Version 3's: also the owner as the sender knows it (optional) and how
+ * many admin grants it holds. */
+static const struct field hello3_fields[] = {
+	{ "t", F_STRING, 1 }, { "v", F_NUMBER, 1 }, { "id", F_STRING, 1 },
+	{ "name", F_STRING, 1 }, { "about", F_STRING, 1 },
+	{ "addrs", F_ARRAY, 1 }, { "msgs", F_NUMBER, 1 },
+	{ "digest", F_STRING, 1 }, { "obs", F_STRING, 1 },
+	{ "owner", F_STRING, 0 }, { "events", F_NUMBER, 1 }, { NULL, 0, 0 }
+};
 static const struct field msg_fields[] = {
 	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "from", F_STRING, 1 },
 	{ "name", F_STRING, 1 }, { "ts", F_NUMBER, 1 },
@@ -86,6 +95,10 @@ static const struct field bye3_fields[] = {
 	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "ts", F_NUMBER, 1 },
 	{ "sig", F_STRING, 1 }, { NULL, 0, 0 }
 };
+static const struct field admin_fields[] = {
+	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "by", F_STRING, 1 },
+	{ "ts", F_NUMBER, 1 }, { "sig", F_STRING, 1 }, { NULL, 0, 0 }
+};
 static const struct field punch_fields[] = {
 	{ "t", F_STRING, 1 }, { "from", F_STRING, 1 }, { "to", F_STRING, 1 },
 	{ "phase", F_STRING, 1 }, { "n", F_NUMBER, 1 }, { "ts", F_NUMBER, 1 },
@@ -94,7 +107,7 @@ static const struct field punch_fields[] = {
 
 /* Each field's place in its table, for the decoders. */
 enum { HELLO_T, HELLO_V, HELLO_ID, HELLO_NAME, HELLO_ABOUT, HELLO_ADDRS,
-	HELLO_MSGS, HELLO_DIGEST, HELLO_OBS };
+	HELLO_MSGS, HELLO_DIGEST, HELLO_OBS, HELLO_OWNER, HELLO_EVENTS };
 enum { MSG_T, MSG_ID, MSG_FROM, MSG_NAME, MSG_TS, MSG_BODY, MSG_TO,
 	MSG_REPLY_TO, MSG_SIG };
 enum { ACK_T, ACK_ID, ACK_BY, ACK_STATE, ACK_TS, ACK_SIG };
@@ -102,6 +115,7 @@ enum { PEERS_T, PEERS_MEMBERS };
 enum { PEER_ID, PEER_NAME, PEER_ABOUT, PEER_ADDRS, PEER_SEEN, PEER_SIG };
 enum { SYNC_T, SYNC_SINCE, SYNC_HAVE };
 enum { BYE_T, BYE_ID, BYE_TS, BYE_SIG };
+enum { ADMIN_T, ADMIN_ID, ADMIN_BY, ADMIN_TS, ADMIN_SIG };
 enum { PUNCH_T, PUNCH_FROM, PUNCH_TO, PUNCH_PHASE, PUNCH_N, PUNCH_TS,
 	PUNCH_ADDRS, PUNCH_SIG };
 
@@ -113,13 +127,15 @@ static const struct {
 	const char *name;
 	const struct field *fields[FRAME_VERSION];
 } frame_types[] = {
-	[FRAME_HELLO] = { "hello", { hello_fields, hello2_fields, NULL } },
+	[FRAME_HELLO] = { "hello", { hello_fields, hello2_fields,
+	    hello3_fields } },
 	[FRAME_MSG] = { "msg", { msg_fields, NULL, NULL } },
 	[FRAME_ACK] = { "ack", { ack_fields, NULL, NULL } },
 	[FRAME_PEERS] = { "peers", { peers_fields, NULL, NULL } },
 	[FRAME_SYNC] = { "sync", { sync_fields, NULL, NULL } },
 	[FRAME_BYE] = { "bye", { bye_fields, NULL, bye3_fields } },
 	[FRAME_PUNCH] = { "punch", { NULL, punch_fields, NULL } },
+	[FRAME_ADMIN] = { "admin", { NULL, NULL, admin_fields } },
 };
 #define FRAME_NTYPES (sizeof(frame_types) / sizeof(frame_types[0]))
 
@@ -263,6 +279,18 @@ frame_bye_signed(const struct frame_bye *y, const struct room_keys *k,
 }
 
 static int
+frame_admin_signed(const struct frame_admin *a, const struct room_keys *k,
+    struct buf *b)
+{
+	buf_add(b, "papo admin v3", 14);
+	buf_add(b, k->id, sizeof(k->id));
+	buf_add(b, a->id, 32);
+	buf_add(b, a->by, 32);
+	buf_u64(b, a->ts);
+	return b->toobig ? -1 : 0;
+}
+
+static int
 frame_ack_signed(const struct frame_ack *a, const struct room_keys *k,
     struct buf *b)
 {
@@ -361,6 +389,7 @@ frame_check(const struct frame *f)
 				return FRAME_ERR_VALUE;
 		return FRAME_OK;
 	case FRAME_BYE:
+	case FRAME_ADMIN:
 		return FRAME_OK;
 	}
 	return FRAME_ERR_TYPE;
@@ -439,6 +468,11 @@ frame_to_json(const struct frame *f, cJSON *o)
 
 			addr_format(&h->obs, a);
 			r |= json_str(o, "obs", a);
+		}
+		if (h->version >= 3) {
+			if (h->has_owner)
+				r |= json_key32(o, "owner", h->owner);
+			r |= json_num(o, "events", h->events);
 		}
 		break;
 	}
@@ -524,6 +558,12 @@ frame_to_json(const struct frame *f, cJSON *o)
 		r |= json_sig(o, p->sig);
 		break;
 	}
+	case FRAME_ADMIN:
+		r |= json_key32(o, "id", f->u.admin.id);
+		r |= json_key32(o, "by", f->u.admin.by);
+		r |= json_num(o, "ts", f->u.admin.ts);
+		r |= json_sig(o, f->u.admin.sig);
+		break;
 	}
 	return r == 0 ? 0 : -1;
 }
@@ -683,6 +723,13 @@ decode_hello(const cJSON *const *f, struct frame_hello *h, unsigned flags)
 	    FRAME_ERR_ABOUT_LONG));
 	TRY(get_addrs(f[HELLO_ADDRS], h->addr, &h->naddr));
 	TRY(get_u64(f[HELLO_MSGS], &h->msgs));
+	if (v >= 3) {
+		if (f[HELLO_OWNER] != NULL) {
+			TRY(get_key32(f[HELLO_OWNER], h->owner));
+			h->has_owner = 1;
+		}
+		TRY(get_u64(f[HELLO_EVENTS], &h->events));
+	}
 	return get_key32(f[HELLO_DIGEST], h->digest);
 }
 
@@ -843,6 +890,10 @@ frame_verify(const struct frame *f, const struct room_keys *k)
 		sig = f->u.punch.sig, pk = f->u.punch.from;
 		if (frame_punch_signed(&f->u.punch, k, &b) == -1)
 			goto out;
+	} else if (f->type == FRAME_ADMIN) {
+		sig = f->u.admin.sig, pk = f->u.admin.by;
+		if (frame_admin_signed(&f->u.admin, k, &b) == -1)
+			goto out;
 	} else if (f->type == FRAME_BYE && f->u.bye.has_sig) {
 		sig = f->u.bye.sig, pk = f->u.bye.id;
 		if (frame_bye_signed(&f->u.bye, k, &b) == -1)
@@ -960,6 +1011,12 @@ frame_decode(const struct room_keys *k, const char *json, size_t len,
 		break;
 	case FRAME_PUNCH:
 		e = decode_punch(f, &out->u.punch);
+		break;
+	case FRAME_ADMIN:
+		if ((e = get_key32(f[ADMIN_ID], out->u.admin.id)) == FRAME_OK &&
+		    (e = get_key32(f[ADMIN_BY], out->u.admin.by)) == FRAME_OK &&
+		    (e = get_u64(f[ADMIN_TS], &out->u.admin.ts)) == FRAME_OK)
+			e = get_sig(f[ADMIN_SIG], out->u.admin.sig);
 		break;
 	}
 	if (e == FRAME_OK)
@@ -1116,10 +1173,27 @@ frame_bye_sign(struct frame_bye *y, const struct room_keys *k,
 }
 
 int
+frame_admin_sign(struct frame_admin *a, const struct room_keys *k,
+    const struct identity *id)
+{
+	struct buf b;
+	int rc = -1;
+
+	memcpy(a->by, id->pk, 32);
+	buf_init(&b, FRAME_SIG_INPUT_MAX);
+	if (frame_admin_signed(a, k, &b) == 0)
+		rc = crypto_sign_detached(a->sig, NULL, b.p, b.len, id->sk);
+	buf_free(&b);
+	return rc;
+}
+
+int
 frame_for_version(const struct frame *f, unsigned version, struct frame *out,
     struct frame_peer *v)
 {
 	*out = *f;
+	if (f->type == FRAME_ADMIN)
+		return version >= 3 ? 0 : -1;
 	if (f->type == FRAME_BYE) {
 		if (version < 3)
 			out->u.bye.has_sig = 0;

@@ -35,6 +35,7 @@ enum frame_type {
 	FRAME_SYNC,
 	FRAME_BYE,
 	FRAME_PUNCH,            /* version 2 and later */
+	FRAME_ADMIN,            /* version 3 and later */
 };
 
 struct frame_hello {
@@ -48,6 +49,10 @@ struct frame_hello {
 	uint8_t digest[32];                /* digest of their ids (store.h) */
 	struct addr obs;                   /* version 2: where the sender
 	                                    * sees the receiver */
+	int has_owner;                     /* version 3: the room's owner, */
+	uint8_t owner[32];                 /* as far as the sender knows */
+	uint64_t events;                   /* version 3: the admin grants it
+	                                    * holds */
 };
 
 struct frame_msg {
@@ -126,6 +131,15 @@ struct frame_punch {
 	uint8_t sig[64];
 };
 
+/* Version 3: the room's owner makes id an admin (docs/PROTOCOL.md,
+ * "Owner and admins"); signed by by, taken only when by is the owner. */
+struct frame_admin {
+	uint8_t id[32];                    /* the new admin */
+	uint8_t by[32];                    /* the owner */
+	uint64_t ts;                       /* ms, by's clock */
+	uint8_t sig[64];
+};
+
 struct frame {
 	enum frame_type type;
 	union {
@@ -136,6 +150,7 @@ struct frame {
 		struct frame_sync sync;
 		struct frame_bye bye;
 		struct frame_punch punch;
+		struct frame_admin admin;
 	} u;
 };
 
@@ -204,6 +219,8 @@ int frame_punch_sign(struct frame_punch *p, const struct room_keys *k,
 int frame_peer_sign(struct frame_peer *p, const struct room_keys *k,
     const struct identity *id);
 int frame_bye_sign(struct frame_bye *b, const struct room_keys *k,
+    const struct identity *id);
+int frame_admin_sign(struct frame_admin *a, const struct room_keys *k,
     const struct identity *id);
 
 /* f as a connection of that version takes it, in *out (which may share

@@ -155,6 +155,8 @@ gossip_hello(struct gossip *g, struct link *l)
 	 * reached from outside. */
 	if (l->version >= 2)
 		h->obs = *quic_remote(l->qc);
+	if (l->version >= 3)
+		role_hello(g, h);
 	store_stats(g->env.store, &st);
 	h->msgs = st.msgs;
 	store_digest(g->env.store, h->digest);
@@ -263,6 +265,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 	sec_id_format(g->env.me->pk, id);
 	cJSON_AddStringToObject(me, "id", id);
 	cJSON_AddStringToObject(me, "about", g->env.room->about);
+	cJSON_AddStringToObject(me, "role", role_of(g, g->env.me->pk));
 	addrs = cJSON_AddArrayToObject(me, "addrs");
 	n = reach_addrs(&g->reach, adv, PAPO_ADDR_MAX);
 	for (size_t i = 0; i < n; i++) {
@@ -311,6 +314,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		cJSON_AddStringToObject(e, "name", member_name(m, nb));
 		cJSON_AddStringToObject(e, "id", m->idtext);
 		cJSON_AddStringToObject(e, "about", m->about);
+		cJSON_AddStringToObject(e, "role", role_of(g, m->id));
 		cJSON_AddBoolToObject(e, "online", member_online(g, m));
 		cJSON_AddBoolToObject(e, "direct", m->conn != NULL);
 		gossip_path_json(g, m, e);
@@ -319,6 +323,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		else
 			cJSON_AddNullToObject(e, "last_seen");
 	}
+	role_json(g, o);
 	store_stats(g->env.store, &st);
 	for (struct outmsg *om = g->outbox; om != NULL; om = om->next)
 		nout++;
@@ -346,6 +351,9 @@ gossip_request(struct gossip *g, struct node_msg *m)
 		break;
 	case NODE_READ:
 		deliver_read(g, m);
+		break;
+	case NODE_ADMIN:
+		role_request_admin(g, m);
 		break;
 	default:
 		gossip_fail(g, m, 400, "%s", "not a request");
@@ -466,6 +474,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		members_plan_dials(g);
 	members_evict(g, m);
 	members_presence_check(g);
+	role_on_hello(g, m, h);
 	/* Tell it whom we know, and tell the others about it if new. */
 	gossip_peers(g, m, NULL);
 	if (fresh)
@@ -868,6 +877,9 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 	case FRAME_BYE:
 		gossip_on_bye(g, l, &f.u.bye);
 		break;
+	case FRAME_ADMIN:
+		role_on_admin(g, l, &f.u.admin);
+		break;
 	case FRAME_PUNCH:
 		gossip_on_punch(g, l, &f.u.punch);
 		break;
@@ -994,6 +1006,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	if (relay_start(err, g, env) == -1)
 		goto fail;
 	members_load(g);
+	role_load(g);
 	if (r->has_inviter) {
 		struct member *m = member_add(g, r->inviter);
 

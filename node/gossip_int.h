@@ -123,6 +123,10 @@ struct gossip {
 	size_t read_next;
 	uint64_t bad_frames;
 	struct frame_peer sealing[FRAME_PEERS_MAX];  /* gossip_seal's */
+	int has_owner;              /* the room's owner is known (role.c) */
+	uint8_t owner[32];
+	struct frame_admin admins[GOSSIP_MEMBERS_MAX];  /* grants held */
+	size_t nadmins;
 	uint64_t own_seq;           /* our last announcement's or bye's
 	                             * counter: wall ms, never going back */
 };
@@ -250,5 +254,28 @@ void outmsg_free(struct gossip *g, struct outmsg *o);
 void deliver_retry(void *arg);
 /* At start: the messages outbox.jsonl kept wait for acks again. */
 void deliver_load_outbox(struct gossip *g);
+
+/* role.c: the owner and the admins. */
+
+/* At start: the owner from room.json, the grants from admins.json. */
+void role_load(struct gossip *g);
+/* The owner's id, NULL while not known. */
+const uint8_t *role_owner(const struct gossip *g);
+int role_is_admin(const struct gossip *g, const uint8_t id[32]);
+/* "owner", "admin" or "member". */
+const char *role_of(const struct gossip *g, const uint8_t id[32]);
+/* Fills a version 3 hello's owner and events. */
+void role_hello(const struct gossip *g, struct frame_hello *h);
+/* m greeted with h: the owner from our inviter, our grants to a member
+ * holding fewer. */
+void role_on_hello(struct gossip *g, struct member *m,
+    const struct frame_hello *h);
+/* An admin grant received on l. */
+void role_on_admin(struct gossip *g, struct link *l,
+    const struct frame_admin *a);
+/* Takes req (NODE_ADMIN, to: the member) and answers it. */
+void role_request_admin(struct gossip *g, struct node_msg *req);
+/* Status: "owner" and "admins". */
+void role_json(const struct gossip *g, cJSON *o);
 
 #endif

@@ -139,6 +139,10 @@ enum node_kind {
 	NODE_EV_PRESENCE,    /* event: a member went online or offline */
 	NODE_EV_ADDRS,       /* event: what the node advertises changed;
 	                      * text is the invite to print from now on */
+	NODE_ADMIN,          /* request: to = the member to make an admin
+	                      * (the owner only) -> json */
+	NODE_EV_ROOM,        /* event: who governs the room changed (an
+	                      * admin made) */
 };
 
 struct node_msg {

@@ -168,6 +168,13 @@ room_load(char err[PAPO_ERR_LEN], const char *home, struct room *out)
 		}
 		out->has_inviter = 1;
 	}
+	if ((s = room_json_str(o, "owner")) != NULL) {
+		if (sec_id_parse(s, out->owner) == -1) {
+			what = "\"owner\" is malformed";
+			goto bad;
+		}
+		out->has_owner = 1;
+	}
 	boot = cJSON_GetObjectItemCaseSensitive(o, "bootstrap");
 	cJSON_ArrayForEach(c, boot) {
 		if (out->nboot == PAPO_ADDR_MAX || !cJSON_IsString(c) ||
@@ -221,6 +228,11 @@ room_save(char err[PAPO_ERR_LEN], const char *home, const struct room *r)
 	if (r->has_inviter) {
 		sec_id_format(r->inviter, text);
 		if (cJSON_AddStringToObject(o, "inviter", text) == NULL)
+			goto nomem;
+	}
+	if (r->has_owner) {
+		sec_id_format(r->owner, text);
+		if (cJSON_AddStringToObject(o, "owner", text) == NULL)
 			goto nomem;
 	}
 	if ((boot = cJSON_AddArrayToObject(o, "bootstrap")) == NULL)
@@ -347,6 +359,9 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
 	snprintf(r.name, sizeof(r.name), "papo-%.8s", rid);
 	snprintf(r.me, sizeof(r.me), "%s", name);
 	snprintf(r.about, sizeof(r.about), "%s", about != NULL ? about : "");
+	/* Who makes the room owns it. */
+	r.has_owner = 1;
+	memcpy(r.owner, id->pk, sizeof(r.owner));
 	if (room_save(err, home, &r) == -1)
 		goto out;
 	rc = room_make_invite(err, &r, id, &la, invite);

@@ -1,6 +1,6 @@
 /*
  * api.c: the JSON API for curl and scripts (SPEC "HTTP API"): /healthz,
- * /api/status, /api/history and /api/send.  Its handlers run on the main
+ * /api/status, /api/history, /api/send and /api/admin.  Its handlers run on the main
  * thread, called by http.c once a request has passed the checks there:
  * they check the query or body, turn it into a node request and the
  * node's answer into the reply.  They never block; a request waits for
@@ -250,11 +250,59 @@ api_send(struct http_req *r, void *node)
 	http_submit(r, node, m, api_done, NULL);
 }
 
+/* POST /api/admin {"name": NAME}: the owner makes NAME an admin.  Not
+ * an MCP tool: agents do not govern the room. */
+static void
+api_admin(struct http_req *r, void *node)
+{
+	char err[PAPO_ERR_LEN];
+	const cJSON *it, *name = NULL;
+	struct node_msg *m;
+	const char *body;
+	size_t len;
+	cJSON *o;
+
+	body = http_req_body(r, &len);
+	if ((o = http_json_parse(body, len, err)) == NULL) {
+		http_reply_error(r, 400, "%s", err);
+		return;
+	}
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		http_reply_error(r, 400, "the body must be a JSON object");
+		return;
+	}
+	cJSON_ArrayForEach(it, o) {
+		if (strcmp(it->string, "name") != 0) {
+			http_reply_error(r, 400, "unknown field '%.64s': admin "
+			    "takes name", it->string);
+			cJSON_Delete(o);
+			return;
+		}
+		name = it;
+	}
+	if (!cJSON_IsString(name) || !api_member_ok(name->valuestring)) {
+		cJSON_Delete(o);
+		http_reply_error(r, 400, "name must be a member's name or id");
+		return;
+	}
+	if ((m = node_msg_new(NODE_ADMIN)) == NULL ||
+	    (m->to = strdup(name->valuestring)) == NULL) {
+		node_msg_free(m);
+		cJSON_Delete(o);
+		http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	cJSON_Delete(o);
+	http_submit(r, node, m, api_done, NULL);
+}
+
 static const struct http_route api_table[] = {
 	{ "GET", "/healthz", api_healthz, 1 },
 	{ "GET", "/api/status", api_status, 0 },
 	{ "GET", "/api/history", api_history, 0 },
 	{ "POST", "/api/send", api_send, 0 },
+	{ "POST", "/api/admin", api_admin, 0 },
 };
 
 const struct http_route *

@@ -63,6 +63,7 @@ static int cli_say(const struct cli_cmd *, int, char **);
 static int cli_status(const struct cli_cmd *, int, char **);
 static int cli_history(const struct cli_cmd *, int, char **);
 static int cli_tail(const struct cli_cmd *, int, char **);
+static int cli_admin(const struct cli_cmd *, int, char **);
 
 #define CLI_TAIL_LINE_MAX (256 * 1024)   /* longest stream line */
 #define CLI_TAIL_WAIT_S 60                /* for a daemon to come back */
@@ -148,6 +149,11 @@ static const struct cli_cmd cli_cmds[] = {
 	  "it comes back and goes on where it left off.  --json prints every\n"
 	  "event (message, receipt, presence) as one JSON object a line.",
 	  cli_tail },
+	{ "admin", "papo admin NAME [--json]", "j",
+	  "Make member NAME (a name or an id) an admin of the room, through\n"
+	  "the running daemon.  Only the room's owner (the member who made it)\n"
+	  "can; every member learns it from a grant the owner signs.",
+	  cli_admin },
 };
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
 
@@ -682,6 +688,44 @@ out:
 }
 
 static int
+cli_admin(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	cJSON *req = NULL, *ans = NULL;
+	char *body = NULL, *text = NULL;
+	const char *name;
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
+		return rc;
+	if (optind == argc)
+		return cli_usage(c, "%s", "the member's NAME is missing");
+	rc = CLI_ERROR;
+	if ((req = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddStringToObject(req, "name", argv[optind]) == NULL ||
+	    (body = cJSON_PrintUnformatted(req)) == NULL) {
+		cli_fail("out of memory");
+		goto out;
+	}
+	if ((rc = cli_call(o.home, "/api/admin", body, &ans, &text)) != CLI_OK)
+		goto out;
+	if (o.json) {
+		fputs(text, stdout);
+		goto out;
+	}
+	name = cli_str(ans, "admin");
+	cli_put(name != NULL ? name : "?");
+	printf(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "already")) ?
+	    " was an admin already\n" : " is now an admin of the room\n");
+out:
+	cJSON_Delete(req);
+	cJSON_Delete(ans);
+	cJSON_free(body);
+	free(text);
+	return rc;
+}
+
+static int
 cli_status(const struct cli_cmd *c, int argc, char **argv)
 {
 	struct cli_opts o;
@@ -712,6 +756,19 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 	if ((s = cli_str(me, "about")) != NULL && s[0] != '\0') {
 		printf(", ");
 		cli_put(s);
+	}
+	/* Who governs the room: its owner, and the admins it made. */
+	v = cJSON_GetObjectItemCaseSensitive(ans, "owner");
+	printf("\nowner: ");
+	cli_put((s = cli_str(v, "name")) != NULL ? s : "not known yet");
+	v = cJSON_GetObjectItemCaseSensitive(ans, "admins");
+	if (cJSON_GetArraySize(v) > 0) {
+		printf("\nadmins: ");
+		cJSON_ArrayForEach(m, v) {
+			if (m != v->child)
+				printf(", ");
+			cli_put((s = cli_str(m, "name")) != NULL ? s : "?");
+		}
 	}
 	printf("\nreached at: ");
 	v = cJSON_GetObjectItemCaseSensitive(me, "addrs");

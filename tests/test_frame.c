@@ -308,6 +308,7 @@ test_roundtrip(void)
 			CHECK(memcmp(out.u.bye.id, bob->pk, 32) == 0);
 			break;
 		case FRAME_PUNCH:     /* version 2: test_versions */
+		case FRAME_ADMIN:     /* version 3: test_presence3 */
 			CHECK(0);
 			break;
 		}
@@ -629,19 +630,75 @@ test_presence3(void)
 	CHECK_EQ_INT(frame_flags(2), FRAME_V2);
 	CHECK_EQ_INT(frame_flags(3), FRAME_V3);
 
-	/* hello: version 3 names 3, has obs; a decoder of 2 refuses it. */
+	/* hello: version 3 names 3, has obs, the events it holds and,
+	 * when known, the owner; a decoder of 2 refuses it. */
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_HELLO;
 	f.u.hello.version = 3;
 	memcpy(f.u.hello.id, alice->pk, 32);
 	strcpy(f.u.hello.name, "alice");
 	addr_parse("203.0.113.7:40123", &f.u.hello.obs);
+	f.u.hello.events = 2;
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
 	CHECK_EQ_INT(out.u.hello.version, 3);
+	CHECK(!out.u.hello.has_owner && out.u.hello.events == 2);
 	frame_clear(&out);
-	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out), FRAME_ERR_VALUE);
+	f.u.hello.has_owner = 1;
+	memcpy(f.u.hello.owner, bob->pk, 32);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.u.hello.has_owner &&
+	    memcmp(out.u.hello.owner, bob->pk, 32) == 0);
+	frame_clear(&out);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out),
+	    FRAME_ERR_UNKNOWN_FIELD);
 	f.u.hello.version = 2;
-	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_VALUE);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out),
+	    FRAME_ERR_MISSING_FIELD);
+	{
+		const char *form = "{\"t\":\"hello\",\"v\":%d,\"id\":\"%s\","
+		    "\"name\":\"a\",\"about\":\"\",\"addrs\":[],\"msgs\":0,"
+		    "\"digest\":\"%s\",\"obs\":\"10.0.0.1:9\",\"events\":0%s}";
+		char id[PAPO_ID_LEN + 1], hj[512];
+
+		sec_id_format(alice->pk, id);
+		snprintf(hj, sizeof(hj), form, 2, id, id, "");
+		CHECK_EQ_INT(frame_decode(&keys, hj, strlen(hj), FRAME_V3,
+		    &out), FRAME_ERR_VALUE);
+		snprintf(hj, sizeof(hj), form, 3, id, id,
+		    ",\"owner\":\"nobody\"");
+		CHECK_EQ_INT(frame_decode(&keys, hj, strlen(hj), FRAME_V3,
+		    &out), FRAME_ERR_VALUE);
+		snprintf(hj, sizeof(hj), form, 3, id, id, ",\"owner\":1");
+		CHECK_EQ_INT(frame_decode(&keys, hj, strlen(hj), FRAME_V3,
+		    &out), FRAME_ERR_FIELD_TYPE);
+	}
+
+	/* admin: version 3 only, signed by by. */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_ADMIN;
+	memcpy(f.u.admin.id, bob->pk, 32);
+	f.u.admin.ts = 1796000000002ull;
+	CHECK(frame_admin_sign(&f.u.admin, &keys, alice) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.type == FRAME_ADMIN &&
+	    memcmp(out.u.admin.id, bob->pk, 32) == 0 &&
+	    memcmp(out.u.admin.by, alice->pk, 32) == 0 &&
+	    out.u.admin.ts == f.u.admin.ts);
+	frame_clear(&out);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out), FRAME_ERR_TYPE);
+	CHECK(frame_for_version(&f, 2, &v2, pv) == -1);
+	CHECK(frame_for_version(&f, 3, &v2, pv) == 0);
+	/* Another grantee, time or signer than signed: refused. */
+	memcpy(f.u.admin.id, alice->pk, 32);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	memcpy(f.u.admin.id, bob->pk, 32);
+	f.u.admin.ts++;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	f.u.admin.ts--;
+	memcpy(f.u.admin.by, bob->pk, 32);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	CHECK(frame_admin_sign(&f.u.admin, &other_keys, alice) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
 
 	/* punch goes on in version 3. */
 	memset(&f, 0, sizeof(f));
