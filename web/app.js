@@ -328,6 +328,13 @@
     const line = el('div', 'member-line');
     line.append(el('span', 'member-name ' + hue(m.name), m.name));
     if (me) line.append(el('span', 'you', 'you'));
+    // Who governs the room (docs/PROTOCOL.md, "Owner and admins").
+    if (m.role === 'owner' || m.role === 'admin') {
+      const r = el('span', 'role role-' + m.role, m.role);
+      r.title = m.role === 'owner' ? 'made the room; makes admins' : 'made an admin by the owner';
+      line.append(r);
+    }
+    li.dataset.role = m.role || '';
     li.dataset.path = me ? 'self' : pathOf(m) || '';
     const seen = el('span', 'seen');
     if (m.online) {
@@ -1079,6 +1086,7 @@
     if (name === 'message') onMessage(j);
     else if (name === 'receipt') onReceipt(j);
     else if (name === 'presence') onPresence(j);
+    else if (name === 'room') statusSoon();   // roles changed: status has them
   }
 
   async function follow() {
