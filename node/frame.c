@@ -24,6 +24,7 @@
 /* The largest integer a JSON number carries exactly (2^53). */
 #define FRAME_INT_MAX 9007199254740992.0
 #define FRAME_SIG_B64_LEN 86   /* 64 bytes, base64url without padding */
+#define FRAME_BOX_B64_LEN 107  /* SEC_BOX_LEN (80), the same */
 #define FRAME_SIG_INPUT_MAX (PAPO_BODY_MAX + 512)
 
 /* Field tables: every field a frame type may carry, its JSON type, and
@@ -99,6 +100,14 @@ static const struct field admin_fields[] = {
 	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "by", F_STRING, 1 },
 	{ "ts", F_NUMBER, 1 }, { "sig", F_STRING, 1 }, { NULL, 0, 0 }
 };
+static const struct field epoch_fields[] = {
+	{ "t", F_STRING, 1 }, { "n", F_NUMBER, 1 }, { "by", F_STRING, 1 },
+	{ "ts", F_NUMBER, 1 }, { "removed", F_ARRAY, 1 },
+	{ "keys", F_ARRAY, 1 }, { "sig", F_STRING, 1 }, { NULL, 0, 0 }
+};
+static const struct field epoch_key_fields[] = {
+	{ "id", F_STRING, 1 }, { "box", F_STRING, 1 }, { NULL, 0, 0 }
+};
 static const struct field punch_fields[] = {
 	{ "t", F_STRING, 1 }, { "from", F_STRING, 1 }, { "to", F_STRING, 1 },
 	{ "phase", F_STRING, 1 }, { "n", F_NUMBER, 1 }, { "ts", F_NUMBER, 1 },
@@ -116,6 +125,9 @@ enum { PEER_ID, PEER_NAME, PEER_ABOUT, PEER_ADDRS, PEER_SEEN, PEER_SIG };
 enum { SYNC_T, SYNC_SINCE, SYNC_HAVE };
 enum { BYE_T, BYE_ID, BYE_TS, BYE_SIG };
 enum { ADMIN_T, ADMIN_ID, ADMIN_BY, ADMIN_TS, ADMIN_SIG };
+enum { EPOCH_T, EPOCH_N, EPOCH_BY, EPOCH_TS, EPOCH_REMOVED, EPOCH_KEYS,
+	EPOCH_SIG };
+enum { EKEY_ID, EKEY_BOX };
 enum { PUNCH_T, PUNCH_FROM, PUNCH_TO, PUNCH_PHASE, PUNCH_N, PUNCH_TS,
 	PUNCH_ADDRS, PUNCH_SIG };
 
@@ -136,6 +148,7 @@ static const struct {
 	[FRAME_BYE] = { "bye", { bye_fields, NULL, bye3_fields } },
 	[FRAME_PUNCH] = { "punch", { NULL, punch_fields, NULL } },
 	[FRAME_ADMIN] = { "admin", { NULL, NULL, admin_fields } },
+	[FRAME_EPOCH] = { "epoch", { NULL, NULL, epoch_fields } },
 };
 #define FRAME_NTYPES (sizeof(frame_types) / sizeof(frame_types[0]))
 
@@ -291,6 +304,26 @@ frame_admin_signed(const struct frame_admin *a, const struct room_keys *k,
 }
 
 static int
+frame_epoch_signed(const struct frame_epoch *e, const struct room_keys *k,
+    struct buf *b)
+{
+	buf_add(b, "papo epoch v3", 14);
+	buf_add(b, k->id, sizeof(k->id));
+	buf_u32(b, (uint32_t)e->n);
+	buf_add(b, e->by, 32);
+	buf_u64(b, e->ts);
+	buf_u16(b, (uint16_t)e->nremoved);
+	for (size_t i = 0; i < e->nremoved; i++)
+		buf_add(b, e->removed[i], 32);
+	buf_u16(b, (uint16_t)e->nkeys);
+	for (size_t i = 0; i < e->nkeys; i++) {
+		buf_add(b, e->keys[i].id, 32);
+		buf_add(b, e->keys[i].box, SEC_BOX_LEN);
+	}
+	return b->toobig ? -1 : 0;
+}
+
+static int
 frame_ack_signed(const struct frame_ack *a, const struct room_keys *k,
     struct buf *b)
 {
@@ -330,6 +363,30 @@ frame_check_person(const char *name, const char *about)
 	if ((e = frame_check_text(name, PAPO_NAME_MAX, FRAME_ERR_NAME_LONG, 1)))
 		return e;
 	return frame_check_text(about, PAPO_ABOUT_MAX, FRAME_ERR_ABOUT_LONG, 1);
+}
+
+/* An epoch names each member once: given a key or removed, not both. */
+static enum frame_err
+frame_check_epoch(const struct frame_epoch *e)
+{
+	if (e->nkeys > FRAME_EPOCH_KEYS_MAX ||
+	    e->nremoved > FRAME_EPOCH_REMOVED_MAX)
+		return FRAME_ERR_TOO_MANY;
+	if (e->n == 0 || e->n > UINT32_MAX || e->nkeys == 0)
+		return FRAME_ERR_VALUE;
+	for (size_t i = 0; i < e->nkeys; i++) {
+		for (size_t j = 0; j < i; j++)
+			if (memcmp(e->keys[i].id, e->keys[j].id, 32) == 0)
+				return FRAME_ERR_VALUE;
+		for (size_t j = 0; j < e->nremoved; j++)
+			if (memcmp(e->keys[i].id, e->removed[j], 32) == 0)
+				return FRAME_ERR_VALUE;
+	}
+	for (size_t i = 0; i < e->nremoved; i++)
+		for (size_t j = 0; j < i; j++)
+			if (memcmp(e->removed[i], e->removed[j], 32) == 0)
+				return FRAME_ERR_VALUE;
+	return FRAME_OK;
 }
 
 static enum frame_err
@@ -391,6 +448,8 @@ frame_check(const struct frame *f)
 	case FRAME_BYE:
 	case FRAME_ADMIN:
 		return FRAME_OK;
+	case FRAME_EPOCH:
+		return frame_check_epoch(&f->u.epoch);
 	}
 	return FRAME_ERR_TYPE;
 }
@@ -445,6 +504,43 @@ static int
 json_str(cJSON *o, const char *name, const char *v)
 {
 	return cJSON_AddStringToObject(o, name, v) == NULL ? -1 : 0;
+}
+
+static int
+epoch_to_json(const struct frame_epoch *e, cJSON *o)
+{
+	cJSON *rm, *ks;
+	int r = 0;
+
+	r |= json_num(o, "n", e->n);
+	r |= json_key32(o, "by", e->by);
+	r |= json_num(o, "ts", e->ts);
+	if ((rm = cJSON_AddArrayToObject(o, "removed")) == NULL ||
+	    (ks = cJSON_AddArrayToObject(o, "keys")) == NULL)
+		return -1;
+	for (size_t i = 0; i < e->nremoved; i++) {
+		char text[PAPO_ID_LEN + 1];
+		cJSON *s;
+
+		b32_encode(e->removed[i], 32, text);
+		if ((s = cJSON_CreateString(text)) == NULL)
+			return -1;
+		cJSON_AddItemToArray(rm, s);
+	}
+	for (size_t i = 0; i < e->nkeys; i++) {
+		char box[FRAME_BOX_B64_LEN + 1];
+		cJSON *k = cJSON_CreateObject();
+
+		if (k == NULL)
+			return -1;
+		cJSON_AddItemToArray(ks, k);
+		r |= json_key32(k, "id", e->keys[i].id);
+		sodium_bin2base64(box, sizeof(box), e->keys[i].box, SEC_BOX_LEN,
+		    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+		r |= json_str(k, "box", box);
+	}
+	r |= json_sig(o, e->sig);
+	return r;
 }
 
 static int
@@ -563,6 +659,9 @@ frame_to_json(const struct frame *f, cJSON *o)
 		r |= json_key32(o, "by", f->u.admin.by);
 		r |= json_num(o, "ts", f->u.admin.ts);
 		r |= json_sig(o, f->u.admin.sig);
+		break;
+	case FRAME_EPOCH:
+		r |= epoch_to_json(&f->u.epoch, o);
 		break;
 	}
 	return r == 0 ? 0 : -1;
@@ -701,6 +800,7 @@ get_addrs(const cJSON *arr, struct addr *a, size_t *n)
 }
 
 #define TRY(x) do { if ((e = (x)) != FRAME_OK) return e; } while (0)
+#define TRY2(x) do { if ((e2 = (x)) != FRAME_OK) return e2; } while (0)
 
 static enum frame_err
 decode_hello(const cJSON *const *f, struct frame_hello *h, unsigned flags)
@@ -849,6 +949,49 @@ decode_bye(const cJSON *const *f, struct frame_bye *b, unsigned flags)
 }
 
 static enum frame_err
+decode_epoch(const cJSON *const *f, struct frame_epoch *e)
+{
+	const cJSON *rm = f[EPOCH_REMOVED], *ks = f[EPOCH_KEYS], *c;
+	const cJSON *kf[FIELDS_MAX];
+	int nr = cJSON_GetArraySize(rm), nk = cJSON_GetArraySize(ks);
+	enum frame_err e2;
+	size_t n;
+
+	TRY2(get_u64(f[EPOCH_N], &e->n));
+	TRY2(get_key32(f[EPOCH_BY], e->by));
+	TRY2(get_u64(f[EPOCH_TS], &e->ts));
+	if (nr > FRAME_EPOCH_REMOVED_MAX || nk > FRAME_EPOCH_KEYS_MAX)
+		return FRAME_ERR_TOO_MANY;
+	if ((nr > 0 && (e->removed = calloc((size_t)nr,
+	    sizeof(*e->removed))) == NULL) ||
+	    (nk > 0 && (e->keys = calloc((size_t)nk,
+	    sizeof(*e->keys))) == NULL))
+		return FRAME_ERR_NOMEM;
+	cJSON_ArrayForEach(c, rm) {
+		if (!cJSON_IsString(c))
+			return FRAME_ERR_FIELD_TYPE;
+		TRY2(get_key32(c, e->removed[e->nremoved]));
+		e->nremoved++;
+	}
+	cJSON_ArrayForEach(c, ks) {
+		struct frame_epoch_key *k = &e->keys[e->nkeys];
+		const char *box;
+
+		TRY2(frame_fields(c, epoch_key_fields, kf));
+		TRY2(get_key32(kf[EKEY_ID], k->id));
+		box = kf[EKEY_BOX]->valuestring;
+		if (strlen(box) != FRAME_BOX_B64_LEN ||
+		    sodium_base642bin(k->box, SEC_BOX_LEN, box,
+		    FRAME_BOX_B64_LEN, NULL, &n, NULL,
+		    sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
+		    n != SEC_BOX_LEN)
+			return FRAME_ERR_VALUE;
+		e->nkeys++;
+	}
+	return get_sig(f[EPOCH_SIG], e->sig);
+}
+
+static enum frame_err
 decode_sync(const cJSON *const *f, struct frame_sync *s)
 {
 	const cJSON *arr = f[SYNC_HAVE], *c;
@@ -889,6 +1032,10 @@ frame_verify(const struct frame *f, const struct room_keys *k)
 	} else if (f->type == FRAME_PUNCH) {
 		sig = f->u.punch.sig, pk = f->u.punch.from;
 		if (frame_punch_signed(&f->u.punch, k, &b) == -1)
+			goto out;
+	} else if (f->type == FRAME_EPOCH) {
+		sig = f->u.epoch.sig, pk = f->u.epoch.by;
+		if (frame_epoch_signed(&f->u.epoch, k, &b) == -1)
 			goto out;
 	} else if (f->type == FRAME_ADMIN) {
 		sig = f->u.admin.sig, pk = f->u.admin.by;
@@ -1012,6 +1159,9 @@ frame_decode(const struct room_keys *k, const char *json, size_t len,
 	case FRAME_PUNCH:
 		e = decode_punch(f, &out->u.punch);
 		break;
+	case FRAME_EPOCH:
+		e = decode_epoch(f, &out->u.epoch);
+		break;
 	case FRAME_ADMIN:
 		if ((e = get_key32(f[ADMIN_ID], out->u.admin.id)) == FRAME_OK &&
 		    (e = get_key32(f[ADMIN_BY], out->u.admin.by)) == FRAME_OK &&
@@ -1093,6 +1243,10 @@ frame_clear(struct frame *f)
 		break;
 	case FRAME_SYNC:
 		free(f->u.sync.have);
+		break;
+	case FRAME_EPOCH:
+		free(f->u.epoch.removed);
+		free(f->u.epoch.keys);
 		break;
 	default:
 		break;
@@ -1188,11 +1342,27 @@ frame_admin_sign(struct frame_admin *a, const struct room_keys *k,
 }
 
 int
+frame_epoch_sign(struct frame_epoch *e, const struct room_keys *k,
+    const struct identity *id)
+{
+	struct buf b;
+	int rc = -1;
+
+	memcpy(e->by, id->pk, 32);
+	buf_init(&b, FRAME_SIG_INPUT_MAX);
+	if (frame_check_epoch(e) == FRAME_OK &&
+	    frame_epoch_signed(e, k, &b) == 0)
+		rc = crypto_sign_detached(e->sig, NULL, b.p, b.len, id->sk);
+	buf_free(&b);
+	return rc;
+}
+
+int
 frame_for_version(const struct frame *f, unsigned version, struct frame *out,
     struct frame_peer *v)
 {
 	*out = *f;
-	if (f->type == FRAME_ADMIN)
+	if (f->type == FRAME_ADMIN || f->type == FRAME_EPOCH)
 		return version >= 3 ? 0 : -1;
 	if (f->type == FRAME_BYE) {
 		if (version < 3)

@@ -26,6 +26,8 @@
 #define FRAME_JSON_MAX (PAPO_FRAME_MAX - FRAME_SEAL_OVERHEAD)
 #define FRAME_PEERS_MAX 64     /* members in one peers frame */
 #define FRAME_SYNC_MAX 4096    /* ids in one sync frame */
+#define FRAME_EPOCH_KEYS_MAX 256     /* members given an epoch's secret */
+#define FRAME_EPOCH_REMOVED_MAX 64   /* members removed by one epoch */
 
 enum frame_type {
 	FRAME_HELLO = 1,
@@ -36,6 +38,7 @@ enum frame_type {
 	FRAME_BYE,
 	FRAME_PUNCH,            /* version 2 and later */
 	FRAME_ADMIN,            /* version 3 and later */
+	FRAME_EPOCH,            /* version 3 and later; codec only so far */
 };
 
 struct frame_hello {
@@ -140,6 +143,26 @@ struct frame_admin {
 	uint8_t sig[64];
 };
 
+/* Version 3: a new key epoch (docs/PROTOCOL.md, "Key epochs"): its
+ * secret sealed to each remaining member (sec_box_seal), the members it
+ * removes, signed by the member who made it.  Decoded, checked and
+ * signed here; no daemon sends one yet. */
+struct frame_epoch_key {
+	uint8_t id[32];                    /* the member */
+	uint8_t box[SEC_BOX_LEN];          /* the epoch secret, sealed to it */
+};
+
+struct frame_epoch {
+	uint64_t n;                        /* the epoch, 1 to 2^32 - 1 */
+	uint8_t by[32];                    /* who made it: owner or admin */
+	uint64_t ts;                       /* ms, by's clock */
+	size_t nremoved;                   /* <= FRAME_EPOCH_REMOVED_MAX */
+	uint8_t (*removed)[32];            /* owned; none for a rotation */
+	size_t nkeys;                      /* 1 to FRAME_EPOCH_KEYS_MAX */
+	struct frame_epoch_key *keys;      /* owned */
+	uint8_t sig[64];
+};
+
 struct frame {
 	enum frame_type type;
 	union {
@@ -151,6 +174,7 @@ struct frame {
 		struct frame_bye bye;
 		struct frame_punch punch;
 		struct frame_admin admin;
+		struct frame_epoch epoch;
 	} u;
 };
 
@@ -221,6 +245,8 @@ int frame_peer_sign(struct frame_peer *p, const struct room_keys *k,
 int frame_bye_sign(struct frame_bye *b, const struct room_keys *k,
     const struct identity *id);
 int frame_admin_sign(struct frame_admin *a, const struct room_keys *k,
+    const struct identity *id);
+int frame_epoch_sign(struct frame_epoch *e, const struct room_keys *k,
     const struct identity *id);
 
 /* f as a connection of that version takes it, in *out (which may share

@@ -880,6 +880,11 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 	case FRAME_ADMIN:
 		role_on_admin(g, l, &f.u.admin);
 		break;
+	case FRAME_EPOCH:
+		/* Key epochs are not kept yet (docs/PROTOCOL.md, "Key
+		 * epochs"): no daemon sends one. */
+		log_msg(LOG_INFO, "an epoch frame: not supported yet, ignored");
+		break;
 	case FRAME_PUNCH:
 		gossip_on_punch(g, l, &f.u.punch);
 		break;

@@ -309,6 +309,7 @@ test_roundtrip(void)
 			break;
 		case FRAME_PUNCH:     /* version 2: test_versions */
 		case FRAME_ADMIN:     /* version 3: test_presence3 */
+		case FRAME_EPOCH:     /* version 3: test_epoch */
 			CHECK(0);
 			break;
 		}
@@ -872,6 +873,150 @@ test_presence3(void)
 	}
 }
 
+/* An epoch made by alice giving the secret to alice and bob, removing
+ * one more member (a random key). */
+static void
+make_epoch(struct frame *f, const uint8_t secret[32], uint8_t gone[32])
+{
+	struct frame_epoch *e = &f->u.epoch;
+	struct identity *who[2] = { alice, bob };
+
+	memset(f, 0, sizeof(*f));
+	f->type = FRAME_EPOCH;
+	e->n = 1;
+	e->ts = 1796000000003ull;
+	e->nremoved = 1;
+	e->removed = calloc(1, sizeof(*e->removed));
+	crypto_sign_keypair(gone, (uint8_t[64]){ 0 });
+	memcpy(e->removed[0], gone, 32);
+	e->nkeys = 2;
+	e->keys = calloc(2, sizeof(*e->keys));
+	for (int i = 0; i < 2; i++) {
+		memcpy(e->keys[i].id, who[i]->pk, 32);
+		if (sec_box_seal(e->keys[i].box, secret, who[i]->pk) != 0)
+			abort();
+	}
+	if (frame_epoch_sign(e, &keys, alice) != 0)
+		abort();
+}
+
+/*
+ * The epoch frame (version 3; no daemon sends it yet): its fields and
+ * sealed secrets survive, each member opens its own box, and a change
+ * to any signed part, another signer, or a malformed list is refused.
+ */
+static void
+test_epoch(void)
+{
+	struct frame f, out, v2;
+	struct frame_peer pv[FRAME_PEERS_MAX];
+	uint8_t secret[32], got[32], gone[32];
+	char *good, *bad;
+
+	randombytes_buf(secret, sizeof(secret));
+	make_epoch(&f, secret, gone);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.type == FRAME_EPOCH && out.u.epoch.n == 1 &&
+	    out.u.epoch.nkeys == 2 && out.u.epoch.nremoved == 1 &&
+	    out.u.epoch.ts == f.u.epoch.ts &&
+	    memcmp(out.u.epoch.by, alice->pk, 32) == 0 &&
+	    memcmp(out.u.epoch.removed[0], gone, 32) == 0);
+	if (out.type == FRAME_EPOCH && out.u.epoch.nkeys == 2) {
+		CHECK(sec_box_open(got, out.u.epoch.keys[1].box, bob) == 0 &&
+		    memcmp(got, secret, 32) == 0);
+		CHECK(sec_box_open(got, out.u.epoch.keys[1].box, alice) == -1);
+	}
+	frame_clear(&out);
+	/* Versions before 3 know no such frame, and are not sent one. */
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out), FRAME_ERR_TYPE);
+	CHECK(frame_for_version(&f, 2, &v2, pv) == -1);
+	CHECK(frame_for_version(&f, 3, &v2, pv) == 0);
+
+	/* Signed over every part. */
+	f.u.epoch.n = 2;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	f.u.epoch.n = 1;
+	f.u.epoch.keys[1].box[0] ^= 1;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	f.u.epoch.keys[1].box[0] ^= 1;
+	f.u.epoch.nremoved = 0;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	f.u.epoch.nremoved = 1;
+	memcpy(f.u.epoch.by, bob->pk, 32);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	frame_clear(&out);
+
+	/* What a signer cannot make either: epoch 0, no keys, a member
+	 * both kept and removed, a member twice. */
+	f.u.epoch.n = 0;
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
+	f.u.epoch.n = 1ull << 32;
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
+	f.u.epoch.n = 1;
+	memcpy(f.u.epoch.removed[0], alice->pk, 32);
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
+	memcpy(f.u.epoch.removed[0], gone, 32);
+	memcpy(f.u.epoch.keys[1].id, alice->pk, 32);
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
+	memcpy(f.u.epoch.keys[1].id, bob->pk, 32);
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == 0);
+
+	/* Malformed text. */
+	good = to_json(&f);
+	CHECK(good != NULL);
+	bad = replace(good, "\"box\":\"", "\"box\":\"A");
+	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	    FRAME_ERR_VALUE);
+	free(bad);
+	bad = replace(good, "\"box\":", "\"x\":1,\"box\":");
+	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	    FRAME_ERR_UNKNOWN_FIELD);
+	free(bad);
+	bad = replace(good, "\"removed\":[", "\"removed\":[7,");
+	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	    FRAME_ERR_FIELD_TYPE);
+	free(bad);
+	bad = replace(good, "\"keys\":[", "\"keys\":[\"x\",");
+	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	    FRAME_ERR_FIELD_TYPE);
+	free(bad);
+	bad = replace(good, "\"keys\":[", "\"keys\":[],\"k\":[");
+	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	    FRAME_ERR_UNKNOWN_FIELD);
+	free(bad);
+	free(good);
+	f.u.epoch.nkeys = 0;
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
+	f.u.epoch.nkeys = 2;
+	frame_clear(&f);
+
+	/* The most keys and removals fit a frame; one more is refused. */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_EPOCH;
+	f.u.epoch.n = 7;
+	f.u.epoch.nkeys = FRAME_EPOCH_KEYS_MAX;
+	f.u.epoch.keys = calloc(FRAME_EPOCH_KEYS_MAX + 1, sizeof(*f.u.epoch.keys));
+	for (size_t i = 0; i <= FRAME_EPOCH_KEYS_MAX; i++) {
+		randombytes_buf(f.u.epoch.keys[i].id, 32);
+		randombytes_buf(f.u.epoch.keys[i].box, SEC_BOX_LEN);
+	}
+	f.u.epoch.nremoved = FRAME_EPOCH_REMOVED_MAX;
+	f.u.epoch.removed = calloc(FRAME_EPOCH_REMOVED_MAX + 1, 32);
+	for (size_t i = 0; i <= FRAME_EPOCH_REMOVED_MAX; i++)
+		randombytes_buf(f.u.epoch.removed[i], 32);
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, alice) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	frame_clear(&out);
+	f.u.epoch.nkeys++;
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, alice) == -1);
+	f.u.epoch.nkeys--;
+	f.u.epoch.nremoved++;
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, alice) == -1);
+	frame_clear(&f);
+}
+
 static void
 test_malformed(void)
 {
@@ -1010,6 +1155,7 @@ main(void)
 	test_roundtrip();
 	test_versions();
 	test_presence3();
+	test_epoch();
 	test_seal();
 	test_signatures();
 	test_limits();
