@@ -308,6 +308,123 @@ deliver_load_outbox(struct gossip *g)
 	}
 }
 
+/* Limits (limit.h). */
+
+/* Answers req with 429: which limit, the seconds to wait, and why. */
+static void
+deliver_limited(struct gossip *g, struct node_msg *req, const char *which,
+    unsigned retry_s, const char *why)
+{
+	req->code = 429;
+	req->limited = which;
+	req->retry_after_s = retry_s;
+	snprintf(req->err, sizeof(req->err), "%s", why);
+	g->env.emit(g->env.arg, req);
+}
+
+/* The author of the message id answers, when we have it. */
+static int
+deliver_author_of(struct gossip *g, const char *id, uint8_t out[32])
+{
+	struct frame_msg m;
+
+	memset(&m, 0, sizeof(m));
+	if (store_get(g->env.store, id, &m) == -1)
+		return -1;
+	memcpy(out, m.from, 32);
+	frame_msg_clear(&m);
+	return 0;
+}
+
+/* Whether our agent may answer the author of reply_to: not when the two
+ * have answered each other too often lately (damping). */
+static int
+deliver_damped(struct gossip *g, struct node_msg *req, const uint8_t *other)
+{
+	struct papo_damp d;
+	struct member *m;
+	char why[PAPO_ERR_LEN], conf[32], nb[16];
+	unsigned retry;
+
+	if (req->person || other == NULL || memcmp(other, g->env.me->pk,
+	    32) == 0 || (retry = limit_damp_check(g->limit, g->env.me->pk, other,
+	    loop_wall_ms())) == 0)
+		return 0;
+	limit_damp_conf(g->limit, &d);
+	limit_damp_format(&d, conf, sizeof(conf));
+	m = member_find(g, other);
+	snprintf(why, sizeof(why), "reply loop: you and %s have answered each "
+	    "other %u times within %s; stop and wait for a person or a third "
+	    "member to speak (replying is possible again in %u s)", m != NULL ?
+	    member_name(m, nb) : "that member", d.n, strchr(conf, '/') + 1,
+	    retry);
+	deliver_limited(g, req, "damping", retry, why);
+	return 1;
+}
+
+/* Takes a token for our own message, or answers req with 429. */
+static int
+deliver_rate(struct gossip *g, struct node_msg *req)
+{
+	struct papo_rate r;
+	char why[PAPO_ERR_LEN], conf[48];
+	unsigned retry;
+
+	if ((retry = limit_send(g->limit, loop_now_ns())) == 0)
+		return 0;
+	limit_rate_conf(g->limit, &r);
+	limit_rate_format(&r, conf, sizeof(conf));
+	snprintf(why, sizeof(why), "sending too fast: this member may send %u "
+	    "messages per %s, in bursts of %u (PAPO_RATE=%s); retry in %u s",
+	    r.n, r.per_s == 1 ? "second" : r.per_s == 60 ? "minute" : "hour",
+	    r.burst, conf, retry);
+	deliver_limited(g, req, "rate", retry, why);
+	return 1;
+}
+
+void
+deliver_limits_json(struct gossip *g, cJSON *o)
+{
+	struct limit_exchange ex[16];
+	struct papo_rate r;
+	struct papo_damp d;
+	cJSON *lj = cJSON_AddObjectToObject(o, "limits"), *dj, *arr;
+	char conf[48], id[PAPO_ID_LEN + 1], nb[16];
+	size_t n;
+	int on = 0;
+
+	limit_rate_conf(g->limit, &r);
+	limit_rate_format(&r, conf, sizeof(conf));
+	cJSON_AddStringToObject(lj, "rate", conf);
+	cJSON_AddNumberToObject(lj, "tokens",
+	    (double)limit_tokens(g->limit, loop_now_ns()));
+	cJSON_AddNumberToObject(lj, "receive_per_minute",
+	    (double)limit_recv_cap(g->limit));
+	dj = cJSON_AddObjectToObject(o, "damping");
+	limit_damp_conf(g->limit, &d);
+	limit_damp_format(&d, conf, sizeof(conf));
+	cJSON_AddStringToObject(dj, "limit", conf);
+	arr = cJSON_CreateArray();
+	n = limit_damp_list(g->limit, g->env.me->pk, loop_wall_ms(), ex,
+	    sizeof(ex) / sizeof(ex[0]));
+	for (size_t i = 0; i < n; i++) {
+		struct member *m = member_find(g, ex[i].with);
+		cJSON *e = cJSON_CreateObject();
+
+		sec_id_format(ex[i].with, id);
+		cJSON_AddStringToObject(e, "with", m != NULL ?
+		    member_name(m, nb) : id);
+		cJSON_AddStringToObject(e, "with_id", id);
+		cJSON_AddNumberToObject(e, "answers", ex[i].answers);
+		cJSON_AddBoolToObject(e, "damped", ex[i].retry_after_s > 0);
+		cJSON_AddNumberToObject(e, "retry_after_s", ex[i].retry_after_s);
+		on |= ex[i].retry_after_s > 0;
+		cJSON_AddItemToArray(arr, e);
+	}
+	cJSON_AddBoolToObject(dj, "on", on);
+	cJSON_AddItemToObject(dj, "exchanges", arr);
+}
+
 /* Requests. */
 
 void
@@ -319,7 +436,8 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	struct outmsg *o;
 	size_t len = req->text != NULL ? strlen(req->text) : 0;
 	char list[PAPO_ERR_LEN / 2], nb[16];
-	int amb;
+	uint8_t answered[32];
+	int amb, has_answered = 0;
 
 	if (req->text == NULL || len == 0) {
 		gossip_fail(g, req, 400, "%s", "text is empty");
@@ -371,7 +489,12 @@ deliver_send(struct gossip *g, struct node_msg *req)
 		}
 		m->has_reply_to = 1;
 		strcpy(m->reply_to, req->reply_to);
+		has_answered = deliver_author_of(g, m->reply_to, answered) == 0;
 	}
+	/* Damping first: a refused answer spends no token. */
+	if (deliver_damped(g, req, has_answered ? answered : NULL) ||
+	    deliver_rate(g, req))
+		return;
 	if (frame_msg_sign(m, g->env.keys, g->env.me) == -1 ||
 	    store_add_msg(g->env.store, m) != 1 ||
 	    store_outbox_add(g->env.store, m->id) == -1) {
@@ -379,6 +502,7 @@ deliver_send(struct gossip *g, struct node_msg *req)
 		    strerror(errno));
 		return;
 	}
+	deliver_retain(g);
 	if ((o = outmsg_new(g, m->id)) == NULL) {
 		gossip_fail(g, req, 500, "%s", "out of memory");
 		return;
@@ -391,6 +515,12 @@ deliver_send(struct gossip *g, struct node_msg *req)
 				o->wait[o->nwait++] = g->members[i];
 	o->any = o->nwait == 0;
 	o->req = req;
+	/* A person's message (the dashboard, the API) ends our exchanges; an
+	 * agent's answer counts toward one. */
+	if (req->person)
+		limit_damp_person(g->limit, g->env.me->pk);
+	limit_damp_note(g->limit, g->env.me->pk, has_answered && !req->person ?
+	    answered : NULL, m->ts);
 	gossip_flood(g, &f, NULL);
 	gossip_emit_json(g, NODE_EV_SENT, deliver_msg_json(g, m));
 	/* Nobody to hear it now: say queued at once rather than in 8 s. */
@@ -409,7 +539,7 @@ deliver_history(struct gossip *g, struct node_msg *req)
 	struct frame_msg *v = NULL;
 	struct member *from = NULL;
 	int from_me = 0, amb;
-	cJSON *o, *arr;
+	cJSON *o, *arr, *ret;
 	long n;
 
 	if (limit > HISTORY_MAX)
@@ -437,6 +567,8 @@ deliver_history(struct gossip *g, struct node_msg *req)
 	}
 	o = cJSON_CreateObject();
 	arr = cJSON_AddArrayToObject(o, "messages");
+	if ((ret = deliver_retention_json(g)) != NULL)
+		cJSON_AddItemToObject(o, "retention", ret);
 	{
 		long first = 0, kept = 0;
 		const uint8_t *who = from != NULL ? from->id :
@@ -498,6 +630,9 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 {
 	struct member *author;
 	struct frame f;
+	uint8_t answered[32];
+	uint64_t nlog = 0;
+	char id[PAPO_ID_LEN + 1];
 	int r;
 
 	if (memcmp(m->from, g->env.me->pk, 32) == 0)
@@ -508,13 +643,42 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 			deliver_ack(g, m, ACK_DELIVERED);
 		return;
 	}
+	if (store_below_floor(g->env.store, m->ts)) {
+		/* Retention dropped it, or would at once: it reached us, so
+		 * its author hears so and stops sending it, but it is not
+		 * stored again nor passed on. */
+		g->below_floor++;
+		log_msg(LOG_DEBUG, "message %s is older than what this member "
+		    "keeps: not stored", m->id);
+		deliver_ack(g, m, ACK_DELIVERED);
+		return;
+	}
+	/* Over the cap of its author's minute: neither stored nor acked nor
+	 * passed on (docs/SECURITY.md, "Rate limits and reply loops"). */
+	switch (limit_recv(g->limit, m->from, m->ts, loop_wall_ms(), &nlog)) {
+	case LIMIT_KEEP:
+		break;
+	case LIMIT_DROP_LOG:
+		sec_id_format(m->from, id);
+		log_msg(LOG_WARN, "dropped %llu message%s from %s (%s): over "
+		    "%u a minute of its clock; said once a minute",
+		    (unsigned long long)nlog, nlog == 1 ? "" : "s", m->name, id,
+		    limit_recv_cap(g->limit));
+		return;
+	case LIMIT_DROP:
+		return;
+	}
 	if ((r = store_add_msg(g->env.store, m)) != 1) {
 		if (r == -1)
 			log_msg(LOG_ERROR, "cannot store a message: %s",
 			    strerror(errno));
 		return;
 	}
+	deliver_retain(g);
 	upstream_put(g, m->id, l->m);
+	limit_damp_note(g->limit, m->from, m->has_reply_to &&
+	    deliver_author_of(g, m->reply_to, answered) == 0 ? answered : NULL,
+	    m->ts);
 	/* A message just written is a sign of its author's life, and of a
 	 * path to it through the member it came from. */
 	if ((author = member_find(g, m->from)) != NULL && author->conn == NULL &&
@@ -613,6 +777,10 @@ deliver_sync_request(struct gossip *g, struct member *to)
 		}
 		if (st.msgs <= FRAME_SYNC_MAX || n == 0)
 			f.u.sync.since = 0;
+		/* Nothing retention dropped is asked for again. */
+		if (f.u.sync.since < st.floor)
+			f.u.sync.since = st.floor;
+		g->syncs_asked++;
 		f.u.sync.n = (size_t)n;
 		gossip_send_frame(g, to, &f);
 	}
@@ -656,4 +824,72 @@ deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
 	if (sent > 0)
 		log_msg(LOG_INFO, "sent %zu messages to %s, who missed them",
 		    sent, l->m->name);
+}
+
+/* Retention (docs/RELIABILITY.md, "Retention"). */
+
+#define RETAIN_CHECK_NS (60ull * 1000000000u)   /* days: checked this often */
+
+void
+deliver_retain(struct gossip *g)
+{
+	const struct store_keep *k = &g->env.keep;
+	char err[PAPO_ERR_LEN];
+	uint64_t now = loop_now_ns();
+	long n;
+
+	if (k->count == 0 && k->ms == 0)
+		return;
+	/* A count costs nothing to check; days look at every message. */
+	if (k->ms != 0) {
+		if (g->retain_checked != 0 &&
+		    now - g->retain_checked < RETAIN_CHECK_NS)
+			return;
+		g->retain_checked = now;
+	}
+	if (k->count != 0) {
+		struct store_stats st;
+
+		store_stats(g->env.store, &st);
+		if (st.msgs < g->retain_at)
+			return;
+	}
+	if (!store_compact_due(g->env.store, k, loop_wall_ms(), 1))
+		return;
+	if ((n = store_compact(err, g->env.store, k, loop_wall_ms())) == -1)
+		log_msg(LOG_ERROR, "retention: %s", err);
+	else if (n > 0)
+		log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
+		    "dropped from the log", g->env.keep_text, n);
+	/* Own messages not yet acknowledged can keep the log over the
+	 * count; the next try waits for as many new ones as a compaction
+	 * is due after, rather than sorting the log at every message. */
+	if (k->count != 0) {
+		struct store_stats st;
+
+		store_stats(g->env.store, &st);
+		g->retain_at = st.msgs + (k->count / 4 > 0 ? k->count / 4 : 1);
+	}
+}
+
+cJSON *
+deliver_retention_json(struct gossip *g)
+{
+	struct store_stats st;
+	cJSON *o;
+
+	store_stats(g->env.store, &st);
+	if (st.floor == 0 && g->env.keep_text == NULL)
+		return NULL;
+	o = cJSON_CreateObject();
+	if (g->env.keep_text != NULL)
+		cJSON_AddStringToObject(o, "keep", g->env.keep_text);
+	else
+		cJSON_AddNullToObject(o, "keep");
+	if (st.floor != 0)
+		cJSON_AddNumberToObject(o, "starts", (double)st.floor);
+	else
+		cJSON_AddNullToObject(o, "starts");
+	cJSON_AddNumberToObject(o, "dropped", (double)st.gone);
+	return o;
 }

@@ -117,8 +117,9 @@ fs_write(char err[PAPO_ERR_LEN], const char *path, const void *data,
 		snprintf(err, PAPO_ERR_LEN, "path too long: %s", path);
 		return -1;
 	}
+	/* fchmod: a temporary file a crash left has the mode it had. */
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd == -1) {
+	if (fd == -1 || fchmod(fd, 0600) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot create %s: %s", tmp,
 		    strerror(errno));
 		goto out;

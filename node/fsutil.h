@@ -23,9 +23,7 @@ int fs_path(char *out, size_t n, const char *home, const char *name);
 int fs_read(char err[PAPO_ERR_LEN], const char *path, size_t max, char **data,
     size_t *len, int *exists);
 
-/* Replaces path atomically with len bytes of data, mode 0600. */
-int fs_write(char err[PAPO_ERR_LEN], const char *path, const void *data,
-    size_t len);
+/* fs_write, which server/ uses too, is declared in node.h. */
 
 /* fsyncs the directory holding path, so a rename or create in it lasts. */
 int fs_sync_dir(const char *path);

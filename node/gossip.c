@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "node/gossip_int.h"
 
 #define ANNOUNCE_NS (10ull * 1000000000u)
@@ -322,13 +324,28 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 			cJSON_AddNumberToObject(e, "last_seen", (double)m->seen);
 		else
 			cJSON_AddNullToObject(e, "last_seen");
+		cJSON_AddNumberToObject(e, "dropped",
+		    (double)limit_dropped(g->limit, m->id));
 	}
 	role_json(g, o);
+	deliver_limits_json(g, o);
 	store_stats(g->env.store, &st);
 	for (struct outmsg *om = g->outbox; om != NULL; om = om->next)
 		nout++;
 	cJSON_AddNumberToObject(o, "outbox", (double)nout);
 	cJSON_AddNumberToObject(o, "messages", (double)st.msgs);
+	{
+		cJSON *rj = deliver_retention_json(g);
+
+		if (rj == NULL)
+			cJSON_AddNullToObject(o, "retention");
+		else {
+			cJSON_AddNumberToObject(rj, "refused",
+			    (double)g->below_floor);
+			cJSON_AddItemToObject(o, "retention", rj);
+		}
+	}
+	cJSON_AddNumberToObject(o, "syncs_asked", (double)g->syncs_asked);
 	addr_format(&g->bound, a);
 	cJSON_AddStringToObject(o, "quic", a);
 	req->json = cJSON_PrintUnformatted(o);
@@ -362,6 +379,24 @@ gossip_request(struct gossip *g, struct node_msg *m)
 }
 
 /* Frames received. */
+
+/* Both histories as a hello finds them, in 64 bits (never 0). */
+static uint64_t
+sync_key(const struct frame_hello *h, uint64_t msgs, const uint8_t digest[32])
+{
+	crypto_generichash_state st;
+	uint8_t out[8];
+	uint64_t v, hm = h->msgs;
+
+	crypto_generichash_init(&st, NULL, 0, sizeof(out));
+	crypto_generichash_update(&st, (const uint8_t *)&hm, sizeof(hm));
+	crypto_generichash_update(&st, h->digest, 32);
+	crypto_generichash_update(&st, (const uint8_t *)&msgs, sizeof(msgs));
+	crypto_generichash_update(&st, digest, 32);
+	crypto_generichash_final(&st, out, sizeof(out));
+	memcpy(&v, out, sizeof(v));
+	return v != 0 ? v : 1;
+}
 
 /* A member whose hello arrived on l: keep one connection per pair. */
 static void
@@ -483,8 +518,20 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 				gossip_peers(g, g->members[i], m);
 	store_stats(g->env.store, &st);
 	store_digest(g->env.store, digest);
-	if (h->msgs != st.msgs || memcmp(h->digest, digest, 32) != 0)
-		deliver_sync_request(g, m);
+	if (is_new)
+		m->sync_key = 0;
+	if (h->msgs != st.msgs || memcmp(h->digest, digest, 32) != 0) {
+		uint64_t key = sync_key(h, st.msgs, digest);
+
+		/* Histories that differ are synced, but not again while
+		 * neither side has changed since: a sync that left them
+		 * different (retention dropped some on one side, refused
+		 * below its floor) would leave them so every time. */
+		if (key != m->sync_key) {
+			m->sync_key = key;
+			deliver_sync_request(g, m);
+		}
+	}
 	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
 		outmsg_resend(g, o, m);
 }
@@ -1008,6 +1055,11 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
+	if ((g->limit = limit_new(&env->rate, &env->damp,
+	    env->rate_self_off)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto fail;
+	}
 	if (relay_start(err, g, env) == -1)
 		goto fail;
 	members_load(g);
@@ -1096,5 +1148,6 @@ gossip_free(struct gossip *g)
 	loop_timer_free(g->save_timer);
 	punch_free(g->punch);
 	beacon_free(g->beacon);
+	limit_free(g->limit);
 	free(g);
 }

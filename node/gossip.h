@@ -34,6 +34,13 @@ struct gossip_env {
 	 * gossip_new only. */
 	const struct turn_conf *turn;
 	const char *turn_from;       /* "settings" or "invite" (status) */
+	/* The limits on messages (limit.h): zeros are the defaults. */
+	struct papo_rate rate;
+	struct papo_damp damp;
+	int rate_self_off;           /* tests: our sends are not limited */
+	/* Retention (PAPO_KEEP, store.h); keep_text as given, or NULL. */
+	struct store_keep keep;
+	const char *keep_text;
 	/* Hands a finished request or an event to the rest of the program. */
 	void (*emit)(void *arg, struct node_msg *m);
 	void *arg;

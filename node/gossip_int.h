@@ -17,6 +17,7 @@
 #include "node/beacon.h"
 #include "node/frame.h"
 #include "node/gossip.h"
+#include "node/limit.h"
 #include "node/portmap.h"
 #include "node/punch.h"
 #include "node/quic.h"
@@ -65,6 +66,8 @@ struct member {
 	uint64_t dial_since;        /* monotonic ns the dials in flight began */
 	uint32_t backoff_ms;
 	uint64_t next_dial;         /* monotonic ns; 0 none planned */
+	uint64_t sync_key;          /* both histories as its last sync
+	                             * request found them; 0 none yet */
 };
 
 /* What gossip keeps about one QUIC connection. */
@@ -109,10 +112,12 @@ struct gossip {
 	struct member **members;
 	size_t nmembers;
 	struct outmsg *outbox;
+	struct limit *limit;        /* rate limits and damping (limit.h) */
 	struct loop_timer *dial_timer, *retry_timer, *presence_timer;
 	struct loop_timer *punch_timer;   /* dials unanswered long enough */
 	struct loop_timer *announce_timer;
 	struct loop_timer *save_timer;
+	int save_pending;           /* save_timer armed (members_save_later) */
 	struct {
 		uint64_t id;
 		struct member *m;
@@ -129,6 +134,11 @@ struct gossip {
 	size_t nadmins;
 	uint64_t own_seq;           /* our last announcement's or bye's
 	                             * counter: wall ms, never going back */
+	uint64_t retain_checked;    /* ns of the last days-retention check */
+	size_t retain_at;           /* count retention: messages held when
+	                             * the next check is worth making */
+	uint64_t syncs_asked;       /* sync requests sent */
+	uint64_t below_floor;       /* messages refused under the floor */
 };
 
 /* gossip.c: connections and requests. */
@@ -245,6 +255,12 @@ void deliver_on_ack(struct gossip *g, struct link *l, struct frame *f);
 void deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s);
 /* Sends to a sync request: the ids of our latest messages. */
 void deliver_sync_request(struct gossip *g, struct member *to);
+/* Compacts the log when retention says it has grown enough (after a
+ * message is stored). */
+void deliver_retain(struct gossip *g);
+/* The history answer's "retention" object, or NULL when nothing was
+ * ever dropped. */
+cJSON *deliver_retention_json(struct gossip *g);
 /* Sends o's message again to the members it waits for that are
  * connected (only, when not NULL). */
 void outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only);
@@ -254,6 +270,9 @@ void outmsg_free(struct gossip *g, struct outmsg *o);
 void deliver_retry(void *arg);
 /* At start: the messages outbox.jsonl kept wait for acks again. */
 void deliver_load_outbox(struct gossip *g);
+/* Status's "limits": the rate, the receiving cap, damping and our
+ * exchanges; and a member's messages dropped over the cap. */
+void deliver_limits_json(struct gossip *g, cJSON *o);
 
 /* role.c: the owner and the admins. */
 

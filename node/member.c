@@ -442,13 +442,22 @@ members_save(struct gossip *g)
 void
 members_save_later(struct gossip *g)
 {
+	/* Armed once, not pushed back: signed announcements arriving more
+	 * often than the delay would otherwise keep peers.json from ever
+	 * being written before a crash. */
+	if (g->save_pending)
+		return;
+	g->save_pending = 1;
 	loop_timer_set(g->save_timer, loop_now_ns() + PEERS_SAVE_DELAY_NS);
 }
 
 void
 members_save_timer(void *arg)
 {
-	members_save(arg);
+	struct gossip *g = arg;
+
+	g->save_pending = 0;
+	members_save(g);
 }
 
 void

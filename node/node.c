@@ -230,8 +230,9 @@ node_main(void *arg)
 }
 
 /*
- * The invite others can join with: this room, this member, the addresses
- * the node is reached at, and the relay it uses (unless
+ * The invite others can join with: this room (and the name its maker gave
+ * it), this member, the addresses the node is reached at, and the relay it
+ * uses (unless
  * PAPO_TURN_SHARE=off), so that a joiner behind another NAT reaches our
  * relayed address through it with nothing set (docs/REACHABILITY.md).
  * Credentials an invite cannot carry (not printable ASCII) leave the
@@ -241,12 +242,15 @@ static char *
 node_make_invite(struct node *n)
 {
 	struct invite inv;
+	const char *room;
 	char *s;
 
 	memset(&inv, 0, sizeof(inv));
 	memcpy(inv.secret, n->room.secret, 32);
 	memcpy(inv.inviter, n->me->pk, 32);
 	inv.naddr = gossip_addrs(n->gossip, inv.addr, PAPO_ADDR_MAX);
+	if ((room = room_given_name(&n->room)) != NULL)
+		snprintf(inv.room, sizeof(inv.room), "%s", room);
 	if (n->relay_from != NULL && n->relay_share) {
 		inv.relay = n->relay;
 		if ((s = invite_encode(&inv)) != NULL)
@@ -260,6 +264,39 @@ node_make_invite(struct node *n)
 out:
 	sodium_memzero(&inv, sizeof(inv));
 	return s;
+}
+
+int
+node_keep_check(char err[PAPO_ERR_LEN], const char *text)
+{
+	struct store_keep k;
+
+	return store_keep_parse(err, text, &k);
+}
+
+/*
+ * Retention at start, before any peer is heard: the log is cut to what
+ * PAPO_KEEP keeps, so that a daemon restarted with a smaller setting
+ * neither serves nor offers what it no longer keeps.
+ */
+static int
+node_retain(char err[PAPO_ERR_LEN], struct store *s,
+    const struct gossip_env *env)
+{
+	char why[PAPO_ERR_LEN];
+	long n;
+
+	if (!store_compact_due(s, &env->keep, loop_wall_ms(), 0))
+		return 0;
+	if ((n = store_compact(why, s, &env->keep, loop_wall_ms())) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "retention (PAPO_KEEP=%s): %s",
+		    env->keep_text, why);
+		return -1;
+	}
+	if (n > 0)
+		log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
+		    "dropped from the log", env->keep_text, n);
+	return 0;
 }
 
 struct node *
@@ -278,9 +315,13 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	    (n->me = sec_identity_load(err, c->home)) == NULL)
 		goto fail;
 	sec_room_keys(n->room.secret, &n->keys);
-	if ((n->store = store_open(err, c->home, &n->keys)) == NULL)
-		goto fail;
 	memset(&env, 0, sizeof(env));
+	if (store_keep_parse(err, c->keep, &env.keep) == -1)
+		goto fail;
+	env.keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
+	if ((n->store = store_open(err, c->home, &n->keys)) == NULL ||
+	    node_retain(err, n->store, &env) == -1)
+		goto fail;
 	if (addr_parse_listen(c->listen, &env.listen) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "the QUIC listen address '%s' is not "
 		    "ADDR:PORT (for example 0.0.0.0:7778)", c->listen);
@@ -317,6 +358,9 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 		env.turn_from = n->relay_from;
 	}
 	n->relay_share = !c->turn_noshare;
+	env.rate = c->rate;
+	env.damp = c->damp;
+	env.rate_self_off = c->rate_self_off;
 	env.emit = node_emit;
 	env.arg = n;
 	if ((n->gossip = gossip_new(err, &env)) == NULL)

@@ -30,13 +30,15 @@
 /*
  * Creates this member's identity in home if it has none, and a new room
  * whose member name is name (1..64 bytes of UTF-8) and about text about
- * (may be NULL).  Refuses when home already holds a room unless force is
- * set.  listen is the QUIC address the daemon will use ("ADDR:PORT"); it
+ * (may be NULL), named room (1..64 bytes of UTF-8; NULL: "papo-" and the
+ * start of its id).  Refuses when home already holds a room unless force
+ * is set.  listen is the QUIC address the daemon will use ("ADDR:PORT"); it
  * fills the invite's addresses.  On success *invite is a malloc'd string
  * the caller frees.
  */
 int room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
-    const char *about, int force, const char *listen, char **invite);
+    const char *about, const char *room, int force, const char *listen,
+    char **invite);
 
 /*
  * Stores the room of an invite in home, with this member's name and
@@ -104,6 +106,31 @@ void loop_stop(struct loop *l);
  */
 struct node;
 
+/*
+ * Sending limits (docs/SECURITY.md, "Rate limits and reply loops").
+ * rate: a token bucket of burst messages, filled with n every per_s
+ * seconds; all zero means the default, 20/min,10.  damp: n answers
+ * between two members within window_s seconds, then answers into that
+ * exchange are refused; all zero means the default 12/5m, off set means
+ * never.
+ */
+struct papo_rate {
+	uint32_t n, per_s, burst;
+};
+struct papo_damp {
+	uint32_t n, window_s;
+	int off;
+};
+#define PAPO_RATE_DEFAULT "20/min,10"
+#define PAPO_DAMP_DEFAULT "12/5m"
+
+/* Parses PAPO_RATE, "N/UNIT[,BURST]" (UNIT s, min or h; BURST defaults
+ * to N), into out; -1 with the reason. */
+int rate_parse(char err[PAPO_ERR_LEN], const char *s, struct papo_rate *out);
+/* Parses PAPO_DAMP, "N/TIME" (TIME as 300s, 5m or 1h) or "off"; -1 with
+ * the reason. */
+int damp_parse(char err[PAPO_ERR_LEN], const char *s, struct papo_damp *out);
+
 struct node_config {
 	const char *home;        /* $PAPO_HOME, holding room.json */
 	const char *listen;      /* QUIC "ADDR:PORT"; port 0 picks one */
@@ -124,7 +151,19 @@ struct node_config {
 	/* Invites leave the relay out (PAPO_TURN_SHARE=off).  Without one
 	 * set here, the relay room.json has from the invite is used. */
 	int turn_noshare;
+	struct papo_rate rate;   /* PAPO_RATE; zero: the default */
+	struct papo_damp damp;   /* PAPO_DAMP; zero: the default */
+	int rate_self_off;       /* our own sends are not limited: test
+	                          * builds only (PAPO_TEST_NO_RATE=1) */
+	/* Retention: PAPO_KEEP's text ("1000" messages or "30d"), or NULL
+	 * to keep everything.  The log is compacted at start and as it
+	 * grows (docs/RELIABILITY.md, "Retention"). */
+	const char *keep;
 };
+
+/* Whether text is a PAPO_KEEP value node_start takes; -1 with err saying
+ * what is accepted. */
+int node_keep_check(char err[PAPO_ERR_LEN], const char *text);
 
 enum node_kind {
 	NODE_SEND = 1,       /* request: text, to, reply_to -> json result */
@@ -155,10 +194,17 @@ struct node_msg {
 	char reply_to[PAPO_MSGID_LEN + 1];
 	size_t limit;
 	uint64_t before, since;
+	int person;              /* send: from the API (a person, the
+	                          * dashboard), not an agent's MCP tool */
 	/* Result: code 0, or an HTTP-like status (400 bad input, 404 no
-	 * such member or message, 413 too long, 500) with err saying why. */
+	 * such member or message, 413 too long, 429 limited, 500) with err
+	 * saying why. */
 	int code;
 	char err[PAPO_ERR_LEN];
+	/* With 429: which limit ("rate" or "damping") and the seconds
+	 * after which a send may pass again. */
+	const char *limited;
+	unsigned retry_after_s;
 	char *json;              /* result or event as JSON text */
 };
 
@@ -196,5 +242,15 @@ int log_parse_level(const char *s);
 void log_set_level(enum log_level l);
 void log_msg(enum log_level l, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/*
+ * Replaces path atomically with len bytes of data, mode 0600: a private
+ * temporary file beside it, fsync'd, renamed over it, and the directory
+ * fsync'd, so a reader, or a crash, sees the old file or the whole new
+ * one (node/fsutil.c; every state file in $PAPO_HOME is written so).  0,
+ * or -1 with err naming the file.
+ */
+int fs_write(char err[PAPO_ERR_LEN], const char *path, const void *data,
+    size_t len);
 
 #endif

@@ -26,6 +26,7 @@ struct slot {
 	uint8_t peer[32];
 	unsigned attempt;             /* 0: not trying */
 	uint64_t rest_until;          /* ns: no new attempt before */
+	unsigned rests;               /* series failed since the last success */
 	struct addr addr[PAPO_ADDR_MAX];  /* the other side's offer */
 	size_t naddr;
 	unsigned rounds;              /* punches left to send */
@@ -125,6 +126,7 @@ punch_slot(struct punch *p, const uint8_t peer[32], int make)
 	free_slot->used = 1;
 	free_slot->attempt = 0;
 	free_slot->rest_until = 0;
+	free_slot->rests = 0;
 	free_slot->naddr = 0;
 	free_slot->rounds = 0;
 	return free_slot;
@@ -169,7 +171,7 @@ static void
 punch_tick(void *arg)
 {
 	struct slot *s = arg;
-	uint64_t now = loop_now_ns();
+	uint64_t now = loop_now_ns(), rest;
 
 	if (s->rounds > 0 && now < s->attempt_end) {
 		s->rounds--;
@@ -186,11 +188,20 @@ punch_tick(void *arg)
 		punch_attempt(s, s->attempt + 1);
 		return;
 	}
+	/* Two NATs that never let a punch through (a symmetric one) would
+	 * have us try every minute for as long as the relay carries them:
+	 * from the third failed series on, the rest doubles, to 16 min. */
+	rest = PUNCH_REST_NS;
+	for (unsigned i = 2; i <= s->rests && rest < PUNCH_REST_MAX_NS; i++)
+		rest *= 2;
+	if (rest > PUNCH_REST_MAX_NS)
+		rest = PUNCH_REST_MAX_NS;
+	s->rests++;
 	log_msg(LOG_INFO, "punch: no direct path after %d attempts; trying "
 	    "again in %llu s", PUNCH_TRIES,
-	    (unsigned long long)(PUNCH_REST_NS / 1000000000u));
+	    (unsigned long long)(rest / 1000000000u));
 	s->attempt = 0;
-	s->rest_until = now + PUNCH_REST_NS;
+	s->rest_until = now + rest;
 }
 
 void
@@ -252,6 +263,7 @@ punch_done(struct punch *p, const uint8_t peer[32])
 	s->attempt = 0;
 	s->rounds = 0;
 	s->rest_until = 0;
+	s->rests = 0;
 	loop_timer_set(s->timer, 0);
 	return was;
 }

@@ -34,6 +34,8 @@
 #define PUNCH_TRY_NS (5ull * 1000000000u)      /* an attempt's time */
 #define PUNCH_AFTER_NS (500000000ull)          /* dials unanswered: punch */
 #define PUNCH_REST_NS (60ull * 1000000000u)    /* after 3 failed */
+#define PUNCH_REST_MAX_NS (960ull * 1000000000u) /* doubling from the
+                                                  * third rest on */
 
 struct punch_env {
 	struct loop *loop;

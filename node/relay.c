@@ -182,6 +182,16 @@ relay_both_ends(const struct gossip *g, const struct quic_conn *c)
 	return quic_is_relayed(c) && relay_on_server(g, quic_remote(c));
 }
 
+/* Dials m at those of its addresses on our relay's IP (other members'
+ * relayed addresses). */
+static void
+relay_dial_relayed(struct gossip *g, struct member *m)
+{
+	for (size_t j = 0; j < m->naddr; j++)
+		if (relay_on_server(g, &m->addr[j]))
+			member_dial_at(g, m, &m->addr[j], 1);
+}
+
 static void
 relay_turn_state(void *arg, const struct turn *t)
 {
@@ -197,11 +207,19 @@ relay_turn_state(void *arg, const struct turn *t)
 		g->relay_ip = a;
 		relay_permits(g);
 		/* Relayed addresses can be dialled now: members we have no
-		 * connection with are tried again at once. */
-		for (size_t i = 0; i < g->nmembers; i++)
-			if (g->members[i]->conn == NULL &&
-			    g->members[i]->ndial == 0)
-				g->members[i]->next_dial = loop_now_ns();
+		 * connection with are tried again at once; those still being
+		 * dialled on their other addresses (which may never answer:
+		 * a private one from an invite) at their relayed ones. */
+		for (size_t i = 0; i < g->nmembers; i++) {
+			struct member *m = g->members[i];
+
+			if (m->conn != NULL)
+				continue;
+			if (m->ndial == 0)
+				m->next_dial = loop_now_ns();
+			else
+				relay_dial_relayed(g, m);
+		}
 		members_plan_dials(g);
 	} else if (turn_state(t) == TURN_FAILED) {
 		log_msg(LOG_WARN, "relay: %s failed: %s", server, turn_reason(t));

@@ -67,6 +67,44 @@ room_wipe(struct room *r)
 	sodium_memzero(r, sizeof(*r));
 }
 
+/* The name every member derives from the room's secret: "papo-" and the
+ * first 8 characters of the public room id. */
+static void
+room_derived_name(const uint8_t secret[32], char out[ROOM_NAME_MAX + 1])
+{
+	struct room_keys keys;
+	char rid[PAPO_ROOMID_LEN + 1];
+
+	sec_room_keys(secret, &keys);
+	sec_room_id_format(&keys, rid);
+	snprintf(out, ROOM_NAME_MAX + 1, "papo-%.8s", rid);
+	sodium_memzero(&keys, sizeof(keys));
+}
+
+const char *
+room_given_name(const struct room *r)
+{
+	char derived[ROOM_NAME_MAX + 1];
+
+	room_derived_name(r->secret, derived);
+	return strcmp(r->name, derived) != 0 ? r->name : NULL;
+}
+
+/* Checks a room's name; -1 with err saying what is wrong. */
+static int
+room_check_room(char err[PAPO_ERR_LEN], const char *room)
+{
+	size_t n = strlen(room);
+
+	if (n == 0 || n > ROOM_NAME_MAX || !utf8_printable(room, n)) {
+		snprintf(err, PAPO_ERR_LEN, "the room name must be 1 to %d "
+		    "bytes of UTF-8 text without control characters",
+		    ROOM_NAME_MAX);
+		return -1;
+	}
+	return 0;
+}
+
 static const char *
 room_json_str(const cJSON *o, const char *name)
 {
@@ -138,8 +176,8 @@ room_load(char err[PAPO_ERR_LEN], const char *home, struct room *out)
 		goto bad;
 	}
 	if ((s = room_json_str(o, "room")) == NULL ||
-	    strlen(s) > ROOM_NAME_MAX) {
-		what = "\"room\" is missing or too long";
+	    room_check_room(err, s) == -1) {
+		what = "\"room\" is missing or invalid";
 		goto bad;
 	}
 	strcpy(out->name, s);
@@ -323,6 +361,8 @@ room_make_invite(char err[PAPO_ERR_LEN], const struct room *r,
 	}
 	inv.naddr = (size_t)n;
 	inv.relay = r->relay;
+	if (room_given_name(r) != NULL)
+		snprintf(inv.room, sizeof(inv.room), "%s", r->name);
 	*invite = invite_encode(&inv);
 	sodium_memzero(&inv, sizeof(inv));
 	if (*invite == NULL) {
@@ -334,29 +374,30 @@ room_make_invite(char err[PAPO_ERR_LEN], const struct room *r,
 
 int
 room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
-    const char *about, int force, const char *listen, char **invite)
+    const char *about, const char *room, int force, const char *listen,
+    char **invite)
 {
 	struct identity *id = NULL;
-	struct room_keys keys;
 	struct room r;
 	struct addr la;
-	char rid[PAPO_ROOMID_LEN + 1];
 	int rc = -1;
 
 	memset(&r, 0, sizeof(r));
 	if (room_check_name(err, name) == -1 ||
 	    room_check_about(err, about) == -1 ||
+	    (room != NULL && room_check_room(err, room) == -1) ||
 	    room_listen(err, listen, &la) == -1 ||
 	    room_check_free(err, home, force) == -1)
 		goto out;
 	if ((id = sec_identity_load(err, home)) == NULL)
 		goto out;
 	randombytes_buf(r.secret, sizeof(r.secret));
-	sec_room_keys(r.secret, &keys);
-	sec_room_id_format(&keys, rid);
-	/* Invites carry no room name, so every member derives the same one
-	 * from the public room id. */
-	snprintf(r.name, sizeof(r.name), "papo-%.8s", rid);
+	/* A name given travels in the invites; without one, every member
+	 * derives the same from the public room id. */
+	if (room != NULL)
+		snprintf(r.name, sizeof(r.name), "%s", room);
+	else
+		room_derived_name(r.secret, r.name);
 	snprintf(r.me, sizeof(r.me), "%s", name);
 	snprintf(r.about, sizeof(r.about), "%s", about != NULL ? about : "");
 	/* Who makes the room owns it. */
@@ -366,7 +407,6 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
 		goto out;
 	rc = room_make_invite(err, &r, id, &la, invite);
 out:
-	sodium_memzero(&keys, sizeof(keys));
 	room_wipe(&r);
 	sec_identity_free(id);
 	return rc;
@@ -414,14 +454,11 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
     const char *name, const char *about, int force)
 {
 	struct identity *id = NULL;
-	struct room_keys keys;
 	struct invite inv;
 	struct room r;
-	char rid[PAPO_ROOMID_LEN + 1];
 	int rc = -1;
 
 	memset(&r, 0, sizeof(r));
-	memset(&keys, 0, sizeof(keys));
 	if (room_decode_invite(err, invite, &inv) == -1)
 		goto out;
 	if (room_check_name(err, name) == -1 ||
@@ -436,9 +473,11 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 		goto out;
 	}
 	memcpy(r.secret, inv.secret, sizeof(r.secret));
-	sec_room_keys(r.secret, &keys);
-	sec_room_id_format(&keys, rid);
-	snprintf(r.name, sizeof(r.name), "papo-%.8s", rid);
+	/* The name its maker gave, or the one every member derives. */
+	if (inv.room[0] != '\0')
+		snprintf(r.name, sizeof(r.name), "%s", inv.room);
+	else
+		room_derived_name(r.secret, r.name);
 	snprintf(r.me, sizeof(r.me), "%s", name);
 	snprintf(r.about, sizeof(r.about), "%s", about != NULL ? about : "");
 	r.has_inviter = 1;
@@ -449,7 +488,6 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	rc = room_save(err, home, &r);
 out:
 	sodium_memzero(&inv, sizeof(inv));
-	sodium_memzero(&keys, sizeof(keys));
 	room_wipe(&r);
 	sec_identity_free(id);
 	return rc;

@@ -13,10 +13,11 @@
 #include "node/invite.h"
 #include "node/node.h"
 
-#define ROOM_NAME_MAX 32
+#define ROOM_NAME_MAX INVITE_ROOM_MAX
 
 struct room {
-	char name[ROOM_NAME_MAX + 1];      /* "papo-" and the start of the room id */
+	char name[ROOM_NAME_MAX + 1];      /* given by its maker, or "papo-"
+	                                    * and the start of the room id */
 	uint8_t secret[32];
 	char me[PAPO_NAME_MAX + 1];
 	char about[PAPO_ABOUT_MAX + 1];
@@ -36,6 +37,9 @@ int room_load(char err[PAPO_ERR_LEN], const char *home, struct room *out);
 int room_save(char err[PAPO_ERR_LEN], const char *home, const struct room *r);
 /* Wipes the secret. */
 void room_wipe(struct room *r);
+/* The name r's maker gave it, for invites to carry; NULL when it has the
+ * name every member derives from the room id. */
+const char *room_given_name(const struct room *r);
 
 /* Checks a member name or about text; -1 with err saying what is wrong. */
 int room_check_name(char err[PAPO_ERR_LEN], const char *name);

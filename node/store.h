@@ -26,6 +26,8 @@ struct store;
 
 struct store_stats {
 	size_t msgs;          /* messages in the log */
+	uint64_t floor;       /* retention: ms; nothing older is taken */
+	uint64_t gone;        /* messages retention has dropped, in all */
 	size_t acks;          /* receipts in the log */
 	size_t dropped;       /* lines dropped at open (torn or damaged) */
 	size_t outbox;        /* ids in the outbox */
@@ -75,5 +77,50 @@ int store_outbox_del(struct store *s, const char *id);
 int store_outbox_has(const struct store *s, const char *id);
 /* The i-th id in the outbox (oldest first), or NULL past the end. */
 const char *store_outbox_at(const struct store *s, size_t i);
+
+/*
+ * Retention (PAPO_KEEP, docs/RELIABILITY.md "Retention").  At most one of
+ * count and ms is set; both 0 keep everything.
+ */
+struct store_keep {
+	uint64_t count;       /* keep the newest count messages */
+	uint64_t ms;          /* keep what is younger than ms */
+};
+
+/* Parses PAPO_KEEP's text: a count ("1000") or days ("30d"); NULL or ""
+ * keeps everything.  -1 with err saying what is accepted. */
+int store_keep_parse(char err[PAPO_ERR_LEN], const char *text,
+    struct store_keep *k);
+
+/*
+ * Whether messages may be taken: a message older than the floor (ts <
+ * floor) is one retention dropped, or would drop at once, and is not
+ * stored again.  Own messages still in the outbox are kept below it.
+ */
+int store_below_floor(const struct store *s, uint64_t ts);
+
+/*
+ * Whether a compaction under k would be worth its rewrite now: with a
+ * count, the log holds a quarter more than it keeps; with days, a
+ * message is older than the window by a tenth of it (at least an hour).
+ * slack 0 asks whether anything at all would be dropped (at start).
+ */
+int store_compact_due(const struct store *s, const struct store_keep *k,
+    uint64_t now_ms, int slack);
+
+/*
+ * Rewrites the log to what k keeps: messages with ts at or after the new
+ * floor (with a count, the count-th newest message's time; with days,
+ * now_ms less the window; never lower than the floor before), the
+ * outbox's messages whatever their age, and the receipts of messages
+ * kept; the first line records the floor and how many were dropped in
+ * all.  The new log is written beside the old one, fsync'd, renamed over
+ * it and the directory fsync'd: a crash leaves the old log or the new
+ * one.  Returns how many messages were dropped (0: nothing rewritten),
+ * or -1 with err; the store is then as before unless err says the log
+ * could not be reloaded after the rename.
+ */
+long store_compact(char err[PAPO_ERR_LEN], struct store *s,
+    const struct store_keep *k, uint64_t now_ms);
 
 #endif

@@ -73,6 +73,26 @@ api_member_ok(const char *s)
 	    PAPO_ID_LEN);
 }
 
+/* A send over a limit: 429 with Retry-After, and the same seconds in
+ * the body for clients that do not read headers. */
+static void
+api_limited(struct http_req *r, const struct node_msg *m)
+{
+	char secs[16], *json;
+	cJSON *o = cJSON_CreateObject();
+
+	snprintf(secs, sizeof(secs), "%u", m->retry_after_s);
+	http_reply_header(r, "Retry-After", secs);
+	cJSON_AddStringToObject(o, "error", m->err);
+	cJSON_AddStringToObject(o, "limit", m->limited != NULL ? m->limited :
+	    "rate");
+	cJSON_AddNumberToObject(o, "retry_after_s", m->retry_after_s);
+	json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	http_reply(r, 429, json != NULL ? json : "{\"error\":\"out of memory\"}");
+	cJSON_free(json);
+}
+
 /* The node's answer to any request: its JSON, or its error and status. */
 static void
 api_done(struct http_req *r, struct node_msg *m, void *arg)
@@ -80,6 +100,8 @@ api_done(struct http_req *r, struct node_msg *m, void *arg)
 	(void)arg;
 	if (m->code == 0 && m->json != NULL)
 		http_reply(r, 200, m->json);
+	else if (m->code == 429)
+		api_limited(r, m);
 	else if (m->code >= 400 && m->code <= 599)
 		http_reply_error(r, m->code, "%s", m->err[0] != '\0' ? m->err :
 		    "the node refused the request");
@@ -247,6 +269,10 @@ api_send(struct http_req *r, void *node)
 		http_reply_error(r, status, "%s", err);
 		return;
 	}
+	/* The API cannot tell a person from a script: whatever comes this
+	 * way (the dashboard, papo say, curl) counts as a person's word for
+	 * damping (docs/SECURITY.md). */
+	m->person = 1;
 	http_submit(r, node, m, api_done, NULL);
 }
 

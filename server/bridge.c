@@ -663,7 +663,7 @@ xfer_start(struct xfer *x)
 		return -1;
 	curl_easy_setopt(x->curl, CURLOPT_URL, url);
 	curl_easy_setopt(x->curl, CURLOPT_HTTPHEADER, x->headers);
-	curl_easy_setopt(x->curl, CURLOPT_PROXY, "");
+	client_setup(&b->cl, x->curl);
 	curl_easy_setopt(x->curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(x->curl, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(x->curl, CURLOPT_TCP_KEEPALIVE, 1L);
@@ -683,8 +683,9 @@ xfer_start(struct xfer *x)
 }
 
 /* Reads serve.json again (the daemon may have restarted, on another
- * port).  1 when the daemon's URL changed, 0 when it did not, -1 when
- * no daemon runs now. */
+ * port, or loaded another certificate on SIGHUP).  1 when the daemon's
+ * URL or pinned key changed, 0 when neither did, -1 when no daemon runs
+ * now. */
 static int
 bridge_refresh(struct bridge *b)
 {
@@ -696,7 +697,9 @@ bridge_refresh(struct bridge *b)
 		log_msg(LOG_DEBUG, "mcp: %s", err);
 		return -1;
 	}
-	changed = strcmp(c.url, b->cl.url) != 0;
+	changed = strcmp(c.url, b->cl.url) != 0 ||
+	    (c.pin == NULL) != (b->cl.pin == NULL) ||
+	    (c.pin != NULL && strcmp(c.pin, b->cl.pin) != 0);
 	client_close(&b->cl);
 	b->cl = c;
 	return changed;
@@ -891,8 +894,14 @@ bridge_post_done(struct bridge *b, struct xfer *x, CURLcode cc, long status)
 		goto done;
 	}
 	if (cc != CURLE_OK && !x->over) {
-		if (cc == CURLE_COULDNT_CONNECT && !x->moved &&
-		    bridge_refresh(b) == 1) {
+		/* A key that does not match: the daemon has another
+		 * certificate, which serve.json names.  The notification
+		 * stream may have read it already (then nothing changes
+		 * here), so the retry does not wait for a change. */
+		if (!x->moved && ((cc == CURLE_COULDNT_CONNECT &&
+		    bridge_refresh(b) == 1) ||
+		    (cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH &&
+		    bridge_refresh(b) != -1))) {
 			log_msg(LOG_INFO, "mcp: papo serve is now at %s",
 			    b->cl.url);
 			x->moved = 1;
@@ -1245,7 +1254,7 @@ bridge_delete(struct bridge *b)
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE");
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_PROXY, "");
+	client_setup(&b->cl, curl);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)BRIDGE_DELETE_MS);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, xfer_discard);

@@ -51,6 +51,8 @@ struct cli_opts {
 	int channels;         /* papo mcp: opt in to channel pushes */
 	char advertise[1024]; /* --advertise, each one, comma-separated */
 	const char *turn;     /* --turn, else PAPO_TURN */
+	const char *room;     /* --room, else PAPO_ROOM: a new room's name */
+	const char *tls;      /* --tls, else PAPO_TLS */
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 };
 
@@ -64,16 +66,20 @@ static int cli_status(const struct cli_cmd *, int, char **);
 static int cli_history(const struct cli_cmd *, int, char **);
 static int cli_tail(const struct cli_cmd *, int, char **);
 static int cli_admin(const struct cli_cmd *, int, char **);
+static int cli_tokens(const struct cli_cmd *, int, char **);
 
 #define CLI_TAIL_LINE_MAX (256 * 1024)   /* longest stream line */
 #define CLI_TAIL_WAIT_S 60                /* for a daemon to come back */
 
 static const struct cli_cmd cli_cmds[] = {
-	{ "new", "papo new --name NAME [--about TEXT] [--force]", "maf",
+	{ "new", "papo new --name NAME [--about TEXT] [--room ROOM] [--force]",
+	  "mafR",
 	  "Create this member's identity (if it has none) and a new room, and\n"
 	  "print the invite that lets others join it.  --name and --about may\n"
-	  "also come from PAPO_NAME and PAPO_ABOUT.  Refuses to replace an\n"
-	  "existing room without --force.",
+	  "also come from PAPO_NAME and PAPO_ABOUT.  --room (or PAPO_ROOM)\n"
+	  "names the room (1 to 64 bytes of UTF-8); the name travels in its\n"
+	  "invites, and without one the room is papo- and the start of its id.\n"
+	  "Refuses to replace an existing room without --force.",
 	  cli_new },
 	{ "join", "papo join INVITE --name NAME [--about TEXT] [--force]", "maf",
 	  "Store the room of INVITE (a papo1... string) as this member's room.\n"
@@ -87,8 +93,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  cli_invite },
 	{ "serve", "papo serve [--http ADDR:PORT] [--listen ADDR:PORT] "
 	  "[--advertise ADDR:PORT]... [--turn turn:HOST[:PORT]] [--token T] "
-	  "[--name NAME] [--about TEXT]",
-	  "HltmaAU",
+	  "[--tls self] [--name NAME] [--about TEXT] [--room ROOM]",
+	  "HltmaAURS",
 	  "Run the daemon: the node that speaks QUIC with the other members\n"
 	  "(--listen, PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN "), and the\n"
 	  "HTTP API, MCP and dashboard (--http, PAPO_HTTP, default "
@@ -108,9 +114,23 @@ static const struct cli_cmd cli_cmds[] = {
 	  "An HTTP address other than loopback needs a token (--token or\n"
 	  "PAPO_TOKEN); with one, every request but /healthz must carry\n"
 	  "'Authorization: Bearer T' (the dashboard's files are open too).\n"
-	  "With no room yet, it joins PAPO_INVITE or creates a room, as --name\n"
-	  "(or PAPO_NAME, or the login name) with --about (or PAPO_ABOUT); with\n"
+	  "HTTPS: PAPO_TLS_CERT and PAPO_TLS_KEY (PEM files, read again on\n"
+	  "SIGHUP), or --tls self (PAPO_TLS=self) for a self-signed certificate\n"
+	  "made once in PAPO_HOME.  PAPO_PUBLIC_URL names how the daemon is\n"
+	  "reached from outside (a tunnel); requests through one always need\n"
+	  "the token.  PAPO_CORS_ORIGINS lists the origins of web pages that\n"
+	  "may call it.\n"
+	  "PAPO_OAUTH=on (with a token; on loopback, or with PAPO_PUBLIC_URL\n"
+	  "naming the https URL clients reach) adds an OAuth 2.1 server for\n"
+	  "MCP clients that connect by URL: the person approves each client\n"
+	  "with the token; 'papo tokens' lists and revokes what was granted.\n"
+	  "With no room yet, it joins PAPO_INVITE or creates a room (named\n"
+	  "--room or PAPO_ROOM), as --name (or PAPO_NAME, or the login name)\n"
+	  "with --about (or PAPO_ABOUT); with\n"
 	  "a room, a PAPO_INVITE of another room is ignored, with a warning.\n"
+	  "PAPO_KEEP bounds the log: a count of messages (1000: the newest\n"
+	  "1,000) or days (30d); older messages are dropped at start and as\n"
+	  "the log grows, never fetched back, and history says where it starts.\n"
 	  "It prints the MCP URL, the dashboard URL and the invite, and runs\n"
 	  "until SIGINT or SIGTERM.",
 	  cli_serve },
@@ -141,7 +161,9 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "history", "papo history [-n N] [--json]", "nj",
 	  "Print the last N messages (default 20, at most 500), oldest first:\n"
 	  "time, id, author, \"\u2192 NAME\" when directed, \"\u21b3 ID\" when a\n"
-	  "reply, and the text.",
+	  "reply, and the text.  When retention (PAPO_KEEP) dropped older\n"
+	  "messages, a first line says where the history starts and how many\n"
+	  "were dropped.",
 	  cli_history },
 	{ "tail", "papo tail [--json]", "j",
 	  "Follow the room: print each new message as it arrives, in the form\n"
@@ -154,6 +176,13 @@ static const struct cli_cmd cli_cmds[] = {
 	  "the running daemon.  Only the room's owner (the member who made it)\n"
 	  "can; every member learns it from a grant the owner signs.",
 	  cli_admin },
+	{ "tokens", "papo tokens [--json] | papo tokens revoke ID", "j",
+	  "List the OAuth grants of the running daemon (PAPO_OAUTH=on): each\n"
+	  "one's id, client, when it was made and last used, and when it\n"
+	  "expires unless refreshed.  'revoke ID' ends one grant at once: its\n"
+	  "access and refresh tokens stop working, and the client must be\n"
+	  "approved again.  Needs the daemon's own token (PAPO_TOKEN).",
+	  cli_tokens },
 };
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
 
@@ -231,6 +260,8 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		{ "channels", no_argument, NULL, 'c' },
 		{ "advertise", required_argument, NULL, 'A' },
 		{ "turn", required_argument, NULL, 'U' },
+		{ "room", required_argument, NULL, 'R' },
+		{ "tls", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -258,6 +289,8 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'n': o->count = optarg; break;
 		case 'c': o->channels = 1; break;
 		case 'U': o->turn = optarg; break;
+		case 'R': o->room = optarg; break;
+		case 'S': o->tls = optarg; break;
 		case 'A':
 			if (strlen(o->advertise) + strlen(optarg) + 2 >
 			    sizeof(o->advertise)) {
@@ -278,6 +311,8 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		o->name = getenv("PAPO_NAME");
 	if (o->about == NULL)
 		o->about = getenv("PAPO_ABOUT");
+	if (o->room == NULL)
+		o->room = cli_env("PAPO_ROOM");
 	if (o->listen == NULL)
 		o->listen = cli_env("PAPO_LISTEN");
 	if (o->listen == NULL)
@@ -290,6 +325,8 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		o->token = cli_env("PAPO_TOKEN");
 	if (o->turn == NULL)
 		o->turn = cli_env("PAPO_TURN");
+	if (o->tls == NULL)
+		o->tls = cli_env("PAPO_TLS");
 	return 0;
 }
 
@@ -342,8 +379,8 @@ cli_new(const struct cli_cmd *c, int argc, char **argv)
 		return rc;
 	if (o.name == NULL)
 		return cli_usage(c, "%s", "--name NAME is required");
-	if (room_create(err, o.home, o.name, o.about, o.force, o.listen,
-	    &invite) == -1)
+	if (room_create(err, o.home, o.name, o.about, o.room, o.force,
+	    o.listen, &invite) == -1)
 		return cli_fail(err);
 	printf("new room created; you are %s.\n"
 	    "share this invite with the other members:\n%s\n", o.name, invite);
@@ -437,6 +474,33 @@ cli_duration(const char *v, unsigned long *out)
 	return 0;
 }
 
+/* PAPO_OAUTH and its settings (docs/SECURITY.md, "OAuth"). */
+static int
+cli_oauth(struct serve_config *sc)
+{
+	static const char *const ttl[] = { "PAPO_OAUTH_ACCESS_TTL",
+	    "PAPO_OAUTH_CODE_TTL" };
+	unsigned *out[] = { &sc->oauth_access_s, &sc->oauth_code_s };
+	unsigned long v;
+	int off = 1;
+
+	if (cli_switch("PAPO_OAUTH", &off) == -1)
+		return -1;
+	sc->oauth = !off;
+	sc->public_url = cli_env("PAPO_PUBLIC_URL");
+	sc->oauth_cimd_private = cli_env("PAPO_OAUTH_CIMD_PRIVATE") != NULL &&
+	    strcmp(cli_env("PAPO_OAUTH_CIMD_PRIVATE"), "1") == 0;
+	for (size_t i = 0; i < 2; i++) {
+		if (cli_duration(cli_env(ttl[i]), &v) == -1) {
+			fprintf(stderr, "papo: %s must be a time such as 60, "
+			    "90s or 2m\n", ttl[i]);
+			return -1;
+		}
+		*out[i] = (unsigned)v;
+	}
+	return 0;
+}
+
 static int
 cli_serve(const struct cli_cmd *c, int argc, char **argv)
 {
@@ -454,6 +518,7 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 	sc.token = o.token;
 	sc.name = o.name;
 	sc.about = o.about;
+	sc.room = o.room;
 	sc.invite = cli_env("PAPO_INVITE");
 	sc.advertise = o.advertise[0] != '\0' ? o.advertise :
 	    cli_env("PAPO_ADVERTISE");
@@ -489,11 +554,44 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 		    "and PAPO_TURN_PASS, or PAPO_TURN_SECRET\n", sc.turn);
 		return CLI_ERROR;
 	}
+	if (cli_oauth(&sc) == -1)
+		return CLI_ERROR;
+	/* A bad value is refused before anything starts. */
+	if ((sc.keep = cli_env("PAPO_KEEP")) != NULL &&
+	    node_keep_check(err, sc.keep) == -1)
+		return cli_fail(err);
 	if (cli_duration(cli_env("PAPO_MCP_IDLE"), &sc.mcp_idle_s) == -1) {
 		fprintf(stderr, "papo: PAPO_MCP_IDLE must be a time such as "
 		    "1800, 90s, 30m or 2h (at least 1 s, at most 30 days)\n");
 		return CLI_ERROR;
 	}
+	if ((cli_env("PAPO_RATE") != NULL &&
+	    rate_parse(err, cli_env("PAPO_RATE"), &sc.rate) == -1) ||
+	    (cli_env("PAPO_DAMP") != NULL &&
+	    damp_parse(err, cli_env("PAPO_DAMP"), &sc.damp) == -1))
+		return cli_fail(err);
+#ifdef PAPO_TESTING
+	/* Only the test build (tests/CMakeLists.txt, papo-testing) has this:
+	 * a daemon sending past its own limit, as a broken one would. */
+	sc.rate_self_off = cli_env("PAPO_TEST_NO_RATE") != NULL &&
+	    strcmp(cli_env("PAPO_TEST_NO_RATE"), "1") == 0;
+#endif
+	if (o.tls != NULL && strcmp(o.tls, "self") != 0 &&
+	    strcmp(o.tls, "off") != 0) {
+		fprintf(stderr, "papo: --tls (PAPO_TLS) takes 'self' (or 'off'); "
+		    "for a certificate of your own, set PAPO_TLS_CERT and "
+		    "PAPO_TLS_KEY\n");
+		return CLI_ERROR;
+	}
+	sc.tls_self = o.tls != NULL && strcmp(o.tls, "self") == 0;
+	sc.tls_cert = cli_env("PAPO_TLS_CERT");
+	sc.tls_key = cli_env("PAPO_TLS_KEY");
+	if (sc.tls_self && (sc.tls_cert != NULL || sc.tls_key != NULL)) {
+		fprintf(stderr, "papo: PAPO_TLS=self and PAPO_TLS_CERT/"
+		    "PAPO_TLS_KEY exclude each other: choose one\n");
+		return CLI_ERROR;
+	}
+	sc.cors = cli_env("PAPO_CORS_ORIGINS");
 	if (serve_run(err, &sc) == -1)
 		return cli_fail(err);
 	return CLI_OK;
@@ -687,6 +785,40 @@ out:
 	return rc;
 }
 
+/* The limits line, and damping's when it holds an exchange back:
+ * "damping: on (12/5m): answers to bo refused for 240 s". */
+static void
+cli_status_limits(const cJSON *ans)
+{
+	const cJSON *l = cJSON_GetObjectItemCaseSensitive(ans, "limits");
+	const cJSON *d = cJSON_GetObjectItemCaseSensitive(ans, "damping");
+	const cJSON *e, *v;
+	const char *s;
+
+	if ((s = cli_str(l, "rate")) != NULL) {
+		printf("sending limit: %s", s);
+		v = cJSON_GetObjectItemCaseSensitive(l, "receive_per_minute");
+		if (cJSON_IsNumber(v))
+			printf("; keeping at most %.0f a minute of any member's",
+			    v->valuedouble);
+		printf("\n");
+	}
+	if ((s = cli_str(d, "limit")) == NULL)
+		return;
+	printf("damping: %s (%s)", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(d,
+	    "on")) ? "on" : strcmp(s, "off") == 0 ? "off" : "not now", s);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(d, "exchanges")) {
+		if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e, "damped")))
+			continue;
+		v = cJSON_GetObjectItemCaseSensitive(e, "retry_after_s");
+		printf(": answers to ");
+		cli_put((s = cli_str(e, "with")) != NULL ? s : "?");
+		printf(" refused for %.0f s", cJSON_IsNumber(v) ? v->valuedouble :
+		    0);
+	}
+	printf("\n");
+}
+
 static int
 cli_admin(const struct cli_cmd *c, int argc, char **argv)
 {
@@ -822,6 +954,7 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 		}
 		printf("\n");
 	}
+	cli_status_limits(ans);
 	v = cJSON_GetObjectItemCaseSensitive(ans, "messages");
 	if (cJSON_IsNumber(v))
 		printf("messages: %.0f", v->valuedouble);
@@ -852,6 +985,10 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 			printf("  ");
 			cli_put(s);
 		}
+		v = cJSON_GetObjectItemCaseSensitive(m, "dropped");
+		if (cJSON_IsNumber(v) && v->valuedouble > 0)
+			printf("  %.0f messages dropped over the limit",
+			    v->valuedouble);
 		printf("\n");
 	}
 out:
@@ -887,6 +1024,27 @@ cli_print_message(const cJSON *m)
 	printf("\n");
 }
 
+/* Where the log starts, when retention (PAPO_KEEP) dropped messages. */
+static void
+cli_print_retention(const cJSON *r)
+{
+	const cJSON *starts = cJSON_GetObjectItemCaseSensitive(r, "starts");
+	const cJSON *gone = cJSON_GetObjectItemCaseSensitive(r, "dropped");
+	const char *keep = cli_str(r, "keep");
+	char when[32];
+
+	if (!cJSON_IsNumber(starts) || !cJSON_IsNumber(gone))
+		return;
+	cli_time(starts->valuedouble, when);
+	printf("(history starts at %s: %.0f earlier messages dropped by "
+	    "retention", when, gone->valuedouble);
+	if (keep != NULL) {
+		printf(", PAPO_KEEP=");
+		cli_put(keep);
+	}
+	printf(")\n");
+}
+
 static int
 cli_history(const struct cli_cmd *c, int argc, char **argv)
 {
@@ -913,6 +1071,7 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 		fputs(text, stdout);
 		goto out;
 	}
+	cli_print_retention(cJSON_GetObjectItemCaseSensitive(ans, "retention"));
 	msgs = cJSON_GetObjectItemCaseSensitive(ans, "messages");
 	cJSON_ArrayForEach(m, msgs)
 		cli_print_message(m);
@@ -1087,5 +1246,75 @@ cli_tail(const struct cli_cmd *c, int argc, char **argv)
 	}
 	free(t->data);
 	free(t);
+	return rc;
+}
+
+/* papo tokens: the daemon's OAuth grants, listed or one revoked. */
+static int
+cli_tokens(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	const cJSON *g, *v;
+	cJSON *ans = NULL, *req = NULL;
+	char *text = NULL, *body = NULL, when[32];
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 2, &rc) == -1)
+		return rc;
+	if (optind < argc) {
+		if (strcmp(argv[optind], "revoke") != 0)
+			return cli_usage(c, "unknown subcommand '%s'",
+			    argv[optind]);
+		if (optind + 1 >= argc)
+			return cli_usage(c, "%s", "the grant's ID is missing");
+		if ((req = cJSON_CreateObject()) == NULL ||
+		    cJSON_AddStringToObject(req, "id", argv[optind + 1]) ==
+		    NULL || (body = cJSON_PrintUnformatted(req)) == NULL) {
+			cJSON_Delete(req);
+			return cli_fail("out of memory");
+		}
+		rc = cli_call(o.home, "/api/tokens/revoke", body, &ans, NULL);
+		if (rc == CLI_OK)
+			printf("revoked %s\n", argv[optind + 1]);
+		goto out;
+	}
+	if ((rc = cli_call(o.home, "/api/tokens", NULL, &ans, &text)) != CLI_OK)
+		goto out;
+	if (o.json) {
+		fputs(text, stdout);
+		goto out;
+	}
+	if (!cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "oauth"))) {
+		printf("OAuth is off on this daemon (PAPO_OAUTH=on turns it "
+		    "on)\n");
+		goto out;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(ans, "grants");
+	if (cJSON_GetArraySize(v) == 0)
+		printf("no grants\n");
+	cJSON_ArrayForEach(g, v) {
+		const char *s;
+
+		cli_put((s = cli_str(g, "id")) != NULL ? s : "?");
+		printf("  ");
+		cli_put((s = cli_str(g, "client_name")) != NULL ? s : "?");
+		printf(" (");
+		cli_put((s = cli_str(g, "client_id")) != NULL ? s : "?");
+		cli_time(cJSON_GetNumberValue(
+		    cJSON_GetObjectItemCaseSensitive(g, "created")) * 1000, when);
+		printf(")\n    created %s", when);
+		cli_time(cJSON_GetNumberValue(
+		    cJSON_GetObjectItemCaseSensitive(g, "last_used")) * 1000,
+		    when);
+		printf(", last used %s", when);
+		cli_time(cJSON_GetNumberValue(
+		    cJSON_GetObjectItemCaseSensitive(g, "expires")) * 1000, when);
+		printf(", expires %s\n", when);
+	}
+out:
+	cJSON_Delete(req);
+	cJSON_Delete(ans);
+	cJSON_free(body);
+	free(text);
 	return rc;
 }

@@ -48,7 +48,7 @@ int
 client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c)
 {
 	char path[4096];
-	const cJSON *pid, *url, *invite;
+	const cJSON *pid, *url, *invite, *pin;
 	cJSON *o = NULL;
 	char *data = NULL;
 	int rc = -1;
@@ -66,8 +66,12 @@ client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c)
 	pid = cJSON_GetObjectItemCaseSensitive(o, "pid");
 	url = cJSON_GetObjectItemCaseSensitive(o, "http");
 	invite = cJSON_GetObjectItemCaseSensitive(o, "invite");
+	pin = cJSON_GetObjectItemCaseSensitive(o, "tls_pin");
 	if (!cJSON_IsNumber(pid) || pid->valuedouble < 1 ||
-	    !cJSON_IsString(url) || !cJSON_IsString(invite)) {
+	    !cJSON_IsString(url) || !cJSON_IsString(invite) ||
+	    (strncmp(url->valuestring, "https://", 8) == 0 &&
+	    (!cJSON_IsString(pin) ||
+	    strncmp(pin->valuestring, "sha256//", 8) != 0))) {
 		snprintf(err, PAPO_ERR_LEN, "%s is damaged: remove it and start "
 		    "'papo serve' again", path);
 		goto out;
@@ -77,7 +81,9 @@ client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c)
 	if (kill((pid_t)c->pid, 0) == -1 && errno == ESRCH)
 		goto none;
 	if ((c->url = strdup(url->valuestring)) == NULL ||
-	    (c->invite = strdup(invite->valuestring)) == NULL) {
+	    (c->invite = strdup(invite->valuestring)) == NULL ||
+	    (cJSON_IsString(pin) &&
+	    (c->pin = strdup(pin->valuestring)) == NULL)) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto out;
 	}
@@ -102,7 +108,21 @@ client_close(struct client *c)
 {
 	free(c->url);
 	free(c->invite);
-	c->url = c->invite = NULL;
+	free(c->pin);
+	c->url = c->invite = c->pin = NULL;
+}
+
+void
+client_setup(const struct client *c, void *curl)
+{
+	curl_easy_setopt(curl, CURLOPT_PROXY, "");
+	if (c->pin == NULL)
+		return;
+	/* The pin is the whole check: libcurl compares the key before it
+	 * sends a byte, and refuses any other. */
+	curl_easy_setopt(curl, CURLOPT_PINNEDPUBLICKEY, c->pin);
+	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
 }
 
 struct client_buf {
@@ -162,7 +182,7 @@ client_call(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
 	}
 	curl_easy_setopt(curl, CURLOPT_URL, url);
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(curl, CURLOPT_PROXY, "");
+	client_setup(c, curl);
 	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)CLIENT_TIMEOUT_S);
@@ -243,7 +263,7 @@ client_stream(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
 	}
 	curl_easy_setopt(st.curl, CURLOPT_URL, url);
 	curl_easy_setopt(st.curl, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(st.curl, CURLOPT_PROXY, "");
+	client_setup(c, st.curl);
 	curl_easy_setopt(st.curl, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(st.curl, CURLOPT_CONNECTTIMEOUT, 5L);
 	curl_easy_setopt(st.curl, CURLOPT_WRITEFUNCTION, client_stream_write);

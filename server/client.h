@@ -14,6 +14,8 @@ struct client {
 	long pid;
 	char *url;             /* "http://HOST:PORT" */
 	char *invite;          /* the daemon's invite, with its real port */
+	char *pin;             /* over HTTPS, "sha256//BASE64": its public
+	                        * key, pinned; else NULL */
 	const char *token;     /* PAPO_TOKEN, or NULL */
 };
 
@@ -23,6 +25,15 @@ struct client {
  */
 int client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c);
 void client_close(struct client *c);
+
+/*
+ * Sets on curl what every request to the daemon needs: no proxy, and
+ * over HTTPS trust in exactly the key serve.json pins (the certificate
+ * may be self-signed, or name a public host rather than the local
+ * address the URL has, so it is the key that is checked, not a chain
+ * or a name).  curl is a CURL *.
+ */
+void client_setup(const struct client *c, void *curl);
 
 /*
  * Sends GET path (body NULL) or POST path with body as JSON.  When the

@@ -5,9 +5,12 @@
  * there is no HTTP thread and an idle daemon sleeps.  This file owns the
  * listening socket, the connections and their requests, the route
  * lookup, and the checks every request passes before a handler sees it
- * (in this order): Host and Origin (DNS rebinding, 403), the bearer token
- * (401), the path and method (404, 405), the Content-Type of a POST
- * (415) and the body size (413).  A request that waits (for the node, or
+ * (in this order): Host and Origin (DNS rebinding and CORS in one check,
+ * 403), a listed origin's CORS preflight (204), credentials (401, or 403
+ * for a tunnel's request when there are none to check), the path and
+ * method (404, 405), the Content-Type of a POST (415) and the body size
+ * (413).  Over HTTPS, MHD's GnuTLS does the TLS and tls.c hands it the
+ * certificate at each handshake.  A request that waits (for the node, or
  * anything else) is a suspended connection, resumed when its answer is
  * ready.  Nothing here may block: a callback that waited would stop every
  * other client and the node's answers with it.
@@ -30,6 +33,7 @@
 
 #include "node/node.h"
 #include "server/http.h"
+#include "server/tls.h"
 
 /* Body bytes read and dropped so that an error can be answered without
  * resetting a client that is still sending; past this the connection is
@@ -46,9 +50,15 @@
 #define HTTP_CONN_MEMORY (16 * 1024)
 #define HTTP_STREAM_BLOCK 1024
 #define HTTP_HOST_LEN 64           /* "[" IPv6 "]" NUL, rounded up */
+#define HTTP_NAME_MAX 256          /* a DNS name, and its NUL */
+#define HTTP_CORS_AGE "600"        /* seconds a preflight's answer holds */
+/* After this many runs in a row with a timeout of 0 from MHD, the next
+ * ones back off, doubling from 1 ms up to HTTP_SPIN_MAX_MS (see
+ * http_run). */
+#define HTTP_SPINS_FREE 2
+#define HTTP_SPIN_MAX_MS 50
 #define HTTP_ALLOW_LEN 32
 #define HTTP_HEADERS_MAX 4
-#define HTTP_HEADER_VALUE_MAX 128
 
 enum http_state {
 	HTTP_READING,       /* headers passed the checks; the body arrives */
@@ -63,6 +73,7 @@ struct http_req {
 	struct MHD_Connection *conn;
 	const struct http_route *route;
 	void *arg;
+	int form;                       /* its mount takes forms */
 	enum http_state state;
 	int suspended;
 	char method[8];
@@ -76,9 +87,11 @@ struct http_req {
 	size_t file_len;
 	const char *file_type;
 	struct {
-		const char *name;   /* Allow, WWW-Authenticate, MCP-Session-Id */
-		char value[HTTP_HEADER_VALUE_MAX];
+		const char *name;   /* Allow, WWW-Authenticate, MCP-Session-Id,
+		                     * Location */
+		char *value;        /* malloc'd: a redirect can be long */
 	} hdr[HTTP_HEADERS_MAX];  /* extra answer headers */
+	char *page_csp;                 /* json holds an HTML page */
 	size_t nhdr;
 	http_node_cb *node_cb;
 	void *node_arg;
@@ -91,6 +104,9 @@ struct http_req {
 	void *gone_arg;
 	http_req_done *done;            /* the answer was sent, or not */
 	void *done_arg;
+	char cors[HTTP_URL_MAX + 16];   /* a listed Origin, answered with
+	                                 * CORS headers; or "" */
+	int preflight;                  /* an OPTIONS preflight of cors */
 };
 
 /* An answer that stays open (server-sent events): bytes written to it
@@ -109,12 +125,22 @@ struct http_stream {
 	LIST_ENTRY(http_stream) entry;    /* in h->streams */
 };
 
+/* A parsed origin, "SCHEME://NAME[:PORT]" (the port defaults to the
+ * scheme's). */
+struct http_origin {
+	int https;
+	char name[HTTP_NAME_MAX];
+	unsigned port;
+};
+
 struct http {
 	struct loop *loop;
 	struct MHD_Daemon *mhd;
 	struct loop_timer *timer;
 	int epfd;
 	int kicked;
+	unsigned spins;             /* MHD_run calls in a row that MHD asked
+	                             * to repeat at once */
 	int stopping;               /* http_free runs: no handler may start */
 	struct http_mount *mounts;
 	size_t nmounts;
@@ -124,8 +150,14 @@ struct http {
 	char host[HTTP_HOST_LEN];   /* the bound address as a Host names it */
 	int wildcard;
 	char url[HTTP_HOST_LEN + 16];
+	struct tls *tls;            /* NULL: plain HTTP */
+	char pub_url[HTTP_URL_MAX]; /* PAPO_PUBLIC_URL, or "" */
+	struct http_origin pub;     /* ... parsed */
+	struct http_origin cors[HTTP_CORS_MAX];
+	size_t ncors;
 	LIST_HEAD(, http_req) waiting;
 	LIST_HEAD(, http_stream) streams;
+	struct http_auth_hook auth;  /* OAuth's, when it is on */
 };
 
 /* A parsed bind address. */
@@ -215,14 +247,119 @@ http_token_valid(const char *t)
 	return 1;
 }
 
-int
-http_check(char err[PAPO_ERR_LEN], const char *addr, const char *token)
+/*
+ * Parses an origin "SCHEME://NAME[:PORT]" (http or https, NAME a DNS
+ * name, an IPv4 address or a bracketed IPv6 one), with at most a
+ * trailing "/" after it: no path, user or query.
+ */
+static int
+http_parse_origin(const char *s, struct http_origin *o)
 {
-	struct http_bind b;
+	const char *rest, *colon, *end;
+	unsigned long p;
+	size_t n;
+	char *stop;
 
-	if (http_parse_bind(addr, &b) == -1) {
+	memset(o, 0, sizeof(*o));
+	if (strncasecmp(s, "https://", 8) == 0) {
+		o->https = 1;
+		rest = s + 8;
+	} else if (strncasecmp(s, "http://", 7) == 0) {
+		rest = s + 7;
+	} else {
+		return -1;
+	}
+	n = strlen(rest);
+	if (n > 0 && rest[n - 1] == '/')
+		n--;
+	if (rest[0] == '[') {
+		if ((end = memchr(rest, ']', n)) == NULL)
+			return -1;
+		colon = end + 1 < rest + n ? end + 1 : NULL;
+		if (colon != NULL && *colon != ':')
+			return -1;
+		end++;
+	} else {
+		colon = memchr(rest, ':', n);
+		end = colon != NULL ? colon : rest + n;
+	}
+	if (end == rest || (size_t)(end - rest) >= sizeof(o->name))
+		return -1;
+	for (const char *c = rest; c < end; c++)
+		if (strchr("/?#@ \t", *c) != NULL || (unsigned char)*c < 0x21)
+			return -1;
+	memcpy(o->name, rest, (size_t)(end - rest));
+	o->name[end - rest] = '\0';
+	o->port = o->https ? 443 : 80;
+	if (colon == NULL)
+		return 0;
+	if (colon + 1 == rest + n || (size_t)(rest + n - colon - 1) > 5)
+		return -1;
+	p = strtoul(colon + 1, &stop, 10);
+	if (stop != rest + n || p == 0 || p > 65535 || colon[1] < '0' ||
+	    colon[1] > '9')
+		return -1;
+	o->port = (unsigned)p;
+	return 0;
+}
+
+static int
+http_origin_equal(const struct http_origin *a, const struct http_origin *b)
+{
+	return a->https == b->https && a->port == b->port &&
+	    strcasecmp(a->name, b->name) == 0;
+}
+
+/* Splits PAPO_CORS_ORIGINS (origins separated by commas or white space)
+ * into out.  -1 with err naming the first bad one. */
+static int
+http_parse_cors(char err[PAPO_ERR_LEN], const char *list,
+    struct http_origin *out, size_t *n)
+{
+	char one[HTTP_URL_MAX];
+	size_t len;
+
+	*n = 0;
+	while (list != NULL && *list != '\0') {
+		list += strspn(list, ", \t\n");
+		if ((len = strcspn(list, ", \t\n")) == 0)
+			break;
+		if (len >= sizeof(one)) {
+			snprintf(err, PAPO_ERR_LEN, "PAPO_CORS_ORIGINS: an origin "
+			    "is longer than %d bytes", HTTP_URL_MAX - 1);
+			return -1;
+		}
+		memcpy(one, list, len);
+		one[len] = '\0';
+		list += len;
+		if (*n == HTTP_CORS_MAX) {
+			snprintf(err, PAPO_ERR_LEN, "PAPO_CORS_ORIGINS: more than "
+			    "%d origins", HTTP_CORS_MAX);
+			return -1;
+		}
+		if (strcmp(one, "*") == 0 || http_parse_origin(one,
+		    &out[*n]) == -1) {
+			snprintf(err, PAPO_ERR_LEN, "PAPO_CORS_ORIGINS: '%s' is "
+			    "not an origin such as https://app.example.net or "
+			    "http://127.0.0.1:5173 (no path, no wildcard)", one);
+			return -1;
+		}
+		(*n)++;
+	}
+	return 0;
+}
+
+int
+http_check(char err[PAPO_ERR_LEN], const struct http_config *c)
+{
+	struct http_origin o[HTTP_CORS_MAX];
+	struct http_bind b;
+	const char *token = c->token;
+	size_t n;
+
+	if (http_parse_bind(c->bind, &b) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "the HTTP address '%s' is not "
-		    "ADDR:PORT (for example 127.0.0.1:7777)", addr);
+		    "ADDR:PORT (for example 127.0.0.1:7777)", c->bind);
 		return -1;
 	}
 	if (token != NULL && token[0] != '\0' && !http_token_valid(token)) {
@@ -234,18 +371,25 @@ http_check(char err[PAPO_ERR_LEN], const char *addr, const char *token)
 		snprintf(err, PAPO_ERR_LEN, "refusing to serve HTTP on %s "
 		    "without a token, since anyone who reaches it could speak "
 		    "in the room: set --token or PAPO_TOKEN, or bind 127.0.0.1",
-		    addr);
+		    c->bind);
 		return -1;
 	}
-	return 0;
+	if (c->public_url != NULL && (strlen(c->public_url) >= HTTP_URL_MAX ||
+	    http_parse_origin(c->public_url, &o[0]) == -1)) {
+		snprintf(err, PAPO_ERR_LEN, "PAPO_PUBLIC_URL '%.200s' is not a "
+		    "URL such as https://papo.example.net (a scheme and a host, "
+		    "an optional port, no path)", c->public_url);
+		return -1;
+	}
+	return http_parse_cors(err, c->cors, o, &n);
 }
 
 /*
  * Splits a Host value "NAME[:PORT]" (NAME may be a bracketed IPv6
- * address); the port defaults to 80 as HTTP's does.
+ * address).  The port is 0 when absent.
  */
 static int
-http_split_host(const char *s, char name[HTTP_HOST_LEN], unsigned *port)
+http_split_host(const char *s, char name[HTTP_NAME_MAX], unsigned *port)
 {
 	const char *colon;
 	unsigned long p;
@@ -265,11 +409,11 @@ http_split_host(const char *s, char name[HTTP_HOST_LEN], unsigned *port)
 		colon = strchr(s, ':');
 		n = colon != NULL ? (size_t)(colon - s) : strlen(s);
 	}
-	if (n == 0 || n >= HTTP_HOST_LEN)
+	if (n == 0 || n >= HTTP_NAME_MAX)
 		return -1;
 	memcpy(name, s, n);
 	name[n] = '\0';
-	*port = 80;
+	*port = 0;
 	if (colon == NULL)
 		return 0;
 	if (colon[1] < '0' || colon[1] > '9' || strlen(colon + 1) > 5)
@@ -281,44 +425,78 @@ http_split_host(const char *s, char name[HTTP_HOST_LEN], unsigned *port)
 	return 0;
 }
 
-/* Is host one of the names this daemon answers to, with its port? */
+/* Is name a loopback name: 127.0.0.1, localhost or [::1]? */
 static int
-http_host_ours(const struct http *h, const char *host)
+http_name_loopback(const char *name)
 {
 	static const char *const local[] = { "127.0.0.1", "localhost",
 	    "[::1]" };
-	char name[HTTP_HOST_LEN];
-	unsigned port;
 
-	if (http_split_host(host, name, &port) == -1 || port != h->port)
-		return 0;
 	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
 		if (strcasecmp(name, local[i]) == 0)
 			return 1;
-	return strcasecmp(name, h->host) == 0;
+	return 0;
 }
 
+/* Is host one of the names this daemon answers to, with its port: its
+ * loopback names and bound address, or PAPO_PUBLIC_URL's host? */
+static int
+http_host_ours(const struct http *h, const char *host)
+{
+	char name[HTTP_NAME_MAX];
+	unsigned port;
+
+	if (http_split_host(host, name, &port) == -1)
+		return 0;
+	if (h->pub_url[0] != '\0' && strcasecmp(name, h->pub.name) == 0 &&
+	    (port == 0 ? (h->pub.https ? 443u : 80u) : port) == h->pub.port)
+		return 1;
+	if (port != h->port)
+		return 0;
+	return http_name_loopback(name) || strcasecmp(name, h->host) == 0;
+}
+
+enum http_origin_kind {
+	HTTP_ORIGIN_BAD,        /* refused: 403 */
+	HTTP_ORIGIN_NONE,       /* no Origin: not a browser's request */
+	HTTP_ORIGIN_SELF,       /* the daemon's own pages */
+	HTTP_ORIGIN_CORS,       /* a page of PAPO_CORS_ORIGINS */
+};
+
 /*
- * The DNS rebinding check.  On a loopback or named address only this
- * daemon's own names pass.  On a wildcard address (which needs a token)
+ * The DNS rebinding check, and CORS's: one decision on Host and Origin.
+ * On a loopback or named address only this daemon's own names pass (and
+ * PAPO_PUBLIC_URL's host).  On a wildcard address (which needs a token)
  * the names it is reached by cannot be known (container names, mapped
  * ports), so any Host passes and the token is the guard; a browser's
  * Origin must then still be the page's own host.  A client without Host
- * (HTTP/1.0) is not a browser, so it passes.
+ * (HTTP/1.0) is not a browser, so it passes.  An Origin that is listed
+ * in PAPO_CORS_ORIGINS passes, whatever the Host.
  */
-static int
-http_origin_ok(const struct http *h, const char *host, const char *origin)
+static enum http_origin_kind
+http_origin_check(const struct http *h, const char *host, const char *origin)
 {
+	struct http_origin o;
+	const char *rest;
+
 	if (host != NULL && !h->wildcard && !http_host_ours(h, host))
-		return 0;
+		return HTTP_ORIGIN_BAD;
 	if (origin == NULL)
-		return 1;
-	if (strncasecmp(origin, "http://", 7) != 0)
-		return 0;
-	origin += 7;
+		return HTTP_ORIGIN_NONE;
+	if (http_parse_origin(origin, &o) == -1)
+		return HTTP_ORIGIN_BAD;
+	for (size_t i = 0; i < h->ncors; i++)
+		if (http_origin_equal(&o, &h->cors[i]))
+			return HTTP_ORIGIN_CORS;
+	if (h->pub_url[0] != '\0' && http_origin_equal(&o, &h->pub))
+		return HTTP_ORIGIN_SELF;
+	if (o.https != (h->tls != NULL))
+		return HTTP_ORIGIN_BAD;
+	rest = origin + (o.https ? 8 : 7);
 	if (h->wildcard)
-		return host != NULL && strcasecmp(origin, host) == 0;
-	return http_host_ours(h, origin);
+		return host != NULL && strcasecmp(rest, host) == 0 ?
+		    HTTP_ORIGIN_SELF : HTTP_ORIGIN_BAD;
+	return http_host_ours(h, rest) ? HTTP_ORIGIN_SELF : HTTP_ORIGIN_BAD;
 }
 
 /*
@@ -338,17 +516,82 @@ http_token_equal(const char *given, const char *token, size_t n)
 	return d == 0;
 }
 
-static int
-http_auth_ok(const struct http *h, const char *value)
+static const char *http_header(struct http_req *, const char *);
+
+/* The headers that proxies and tunnels add (cloudflared, tailscale
+ * serve, nginx, Caddy, CDNs): any one of them marks a request as come
+ * from elsewhere. */
+static const char *const http_forwarding[] = {
+	"Forwarded", "X-Forwarded-For", "X-Forwarded-Host",
+	"X-Forwarded-Proto", "X-Forwarded-Port", "X-Forwarded-Server",
+	"X-Real-IP", "X-Client-IP", "X-Cluster-Client-IP", "True-Client-IP",
+	"CF-Connecting-IP", "Fastly-Client-IP", "Via", "Tailscale-User-Login",
+};
+
+int
+http_req_remote(struct http_req *r)
 {
+	const char *host = http_header(r, MHD_HTTP_HEADER_HOST);
+	char name[HTTP_NAME_MAX];
+	unsigned port;
+
+	for (size_t i = 0; i < sizeof(http_forwarding) /
+	    sizeof(http_forwarding[0]); i++)
+		if (http_header(r, http_forwarding[i]) != NULL)
+			return 1;
+	return host != NULL && (http_split_host(host, name, &port) == -1 ||
+	    !http_name_loopback(name));
+}
+
+int
+http_authorized(struct http_req *r)
+{
+	const struct http *h = r->h;
+	const char *value = http_header(r, MHD_HTTP_HEADER_AUTHORIZATION);
+
 	if (h->token_len == 0)
-		return 1;
+		return 0;
 	if (value == NULL || strncasecmp(value, "Bearer ", 7) != 0)
 		return 0;
 	value += 7;
 	while (*value == ' ')
 		value++;
-	return http_token_equal(value, h->token, h->token_len);
+	if (http_token_equal(value, h->token, h->token_len))
+		return 1;
+	return h->auth.accept != NULL && h->auth.accept(h->auth.arg, value);
+}
+
+/*
+ * The credentials check of a route that needs them: 0 when r may go on.
+ * With no token set, a request from this machine's own clients passes,
+ * as before; one that came through a tunnel or proxy (http_req_remote)
+ * is refused with 403, since nothing it could send would be accepted.
+ * With a token, every request must carry it (401).
+ */
+static int
+http_screen_auth(struct http_req *r)
+{
+	struct http *h = r->h;
+
+	if (h->token_len == 0) {
+		if (!http_req_remote(r))
+			return 0;
+		http_reply_error(r, MHD_HTTP_FORBIDDEN, "this request came "
+		    "through a proxy or tunnel (its Host is not this machine's "
+		    "loopback, or it has forwarding headers), and this daemon "
+		    "has no credentials to check: set PAPO_TOKEN (or "
+		    "PAPO_OAUTH=on) to serve it");
+		return -1;
+	}
+	if (http_authorized(r))
+		return 0;
+	/* With OAuth on, its challenge says where its metadata is. */
+	http_reply_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+	    h->auth.challenge != NULL ? h->auth.challenge(h->auth.arg) :
+	    "Bearer realm=\"papo\"");
+	http_reply_error(r, MHD_HTTP_UNAUTHORIZED, "this daemon needs "
+	    "'Authorization: Bearer TOKEN' (its PAPO_TOKEN)");
+	return -1;
 }
 
 static int
@@ -366,7 +609,7 @@ http_method_is(const char *route, const char *method)
  */
 static const struct http_route *
 http_route_find(const struct http *h, const char *method, const char *path,
-    void **arg, int *known, int *open, char allow[HTTP_ALLOW_LEN])
+    void **arg, int *form, int *known, int *open, char allow[HTTP_ALLOW_LEN])
 {
 	const struct http_route *found = NULL;
 
@@ -383,6 +626,7 @@ http_route_find(const struct http *h, const char *method, const char *path,
 			if (found == NULL && http_method_is(rt->method, method)) {
 				found = rt;
 				*arg = h->mounts[m].arg;
+				*form = h->mounts[m].form;
 			}
 			if (strlen(allow) + strlen(rt->method) + 3 <
 			    HTTP_ALLOW_LEN)
@@ -393,23 +637,29 @@ http_route_find(const struct http *h, const char *method, const char *path,
 	return found;
 }
 
-/* Is the media type of a Content-Type application/json (any case,
- * parameters such as charset allowed)? */
+/* Is the media type of a Content-Type type (any case, parameters such
+ * as charset allowed)? */
 static int
-http_is_json(const char *ctype)
+http_is_type(const char *ctype, const char *type)
 {
-	size_t n = strlen("application/json");
+	size_t n = strlen(type);
 
 	if (ctype == NULL)
 		return 0;
 	while (*ctype == ' ')
 		ctype++;
-	if (strncasecmp(ctype, "application/json", n) != 0)
+	if (strncasecmp(ctype, type, n) != 0)
 		return 0;
 	ctype += n;
 	while (*ctype == ' ')
 		ctype++;
 	return *ctype == '\0' || *ctype == ';';
+}
+
+static int
+http_is_json(const char *ctype)
+{
+	return http_is_type(ctype, "application/json");
 }
 
 static const char *
@@ -436,23 +686,32 @@ http_screen(struct http_req *r, const char *url, const char *method)
 	char allow[HTTP_ALLOW_LEN];
 	int known, open;
 
-	r->route = http_route_find(h, method, url, &r->arg, &known, &open,
-	    allow);
-	if (!http_origin_ok(h, http_header(r, MHD_HTTP_HEADER_HOST),
-	    http_header(r, MHD_HTTP_HEADER_ORIGIN))) {
+	const char *origin = http_header(r, MHD_HTTP_HEADER_ORIGIN);
+	enum http_origin_kind kind;
+
+	r->route = http_route_find(h, method, url, &r->arg, &r->form, &known,
+	    &open, allow);
+	kind = http_origin_check(h, http_header(r, MHD_HTTP_HEADER_HOST),
+	    origin);
+	if (kind == HTTP_ORIGIN_BAD) {
 		http_reply_error(r, MHD_HTTP_FORBIDDEN, "this daemon answers "
 		    "only requests addressed to it (Host) from its own pages "
-		    "(Origin)");
+		    "or the origins of PAPO_CORS_ORIGINS (Origin)");
 		return;
 	}
-	if (!open && !http_auth_ok(h, http_header(r,
-	    MHD_HTTP_HEADER_AUTHORIZATION))) {
-		http_reply_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
-		    "Bearer realm=\"papo\"");
-		http_reply_error(r, MHD_HTTP_UNAUTHORIZED, "this daemon needs "
-		    "'Authorization: Bearer TOKEN' (its PAPO_TOKEN)");
+	if (kind == HTTP_ORIGIN_CORS)
+		snprintf(r->cors, sizeof(r->cors), "%s", origin);
+	/* A preflight carries no credentials: it is answered for a listed
+	 * origin on any path that exists, and the request it announces
+	 * passes every check after. */
+	if (kind == HTTP_ORIGIN_CORS && strcmp(method, "OPTIONS") == 0 &&
+	    known && http_header(r, "Access-Control-Request-Method") != NULL) {
+		r->preflight = 1;
+		http_reply(r, MHD_HTTP_NO_CONTENT, "");
 		return;
 	}
+	if (!open && http_screen_auth(r) == -1)
+		return;
 	if (r->route == NULL && !known) {
 		http_reply_error(r, MHD_HTTP_NOT_FOUND, "no such path: %s", url);
 		return;
@@ -463,7 +722,15 @@ http_screen(struct http_req *r, const char *url, const char *method)
 		    "not %s", url, allow, method);
 		return;
 	}
-	if (strcmp(method, "POST") == 0 &&
+	if (strcmp(method, "POST") == 0 && r->form) {
+		if (!http_is_type(http_header(r, MHD_HTTP_HEADER_CONTENT_TYPE),
+		    "application/x-www-form-urlencoded")) {
+			http_reply_error(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,
+			    "the body must be a form, sent as 'Content-Type: "
+			    "application/x-www-form-urlencoded'");
+			return;
+		}
+	} else if (strcmp(method, "POST") == 0 &&
 	    !http_is_json(http_header(r, MHD_HTTP_HEADER_CONTENT_TYPE))) {
 		http_reply_error(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE, "the body "
 		    "must be JSON, sent as 'Content-Type: application/json'");
@@ -565,6 +832,9 @@ http_req_free(struct http_req *r)
 	http_unwatch(r);
 	if (r->live != NULL)
 		r->live->req = NULL;
+	for (size_t i = 0; i < r->nhdr; i++)
+		free(r->hdr[i].value);
+	free(r->page_csp);
 	free(r->body);
 	free(r->json);
 	free(r);
@@ -573,10 +843,11 @@ http_req_free(struct http_req *r)
 void
 http_reply_header(struct http_req *r, const char *name, const char *value)
 {
-	if (r->nhdr == HTTP_HEADERS_MAX)
+	if (r->nhdr == HTTP_HEADERS_MAX ||
+	    strnlen(value, HTTP_HEADER_VALUE_MAX + 1) > HTTP_HEADER_VALUE_MAX ||
+	    (r->hdr[r->nhdr].value = strdup(value)) == NULL)
 		return;
 	r->hdr[r->nhdr].name = name;
-	snprintf(r->hdr[r->nhdr].value, sizeof(r->hdr[0].value), "%s", value);
 	r->nhdr++;
 }
 
@@ -585,6 +856,25 @@ http_add_headers(struct http_req *r, struct MHD_Response *resp)
 {
 	for (size_t i = 0; i < r->nhdr; i++)
 		MHD_add_response_header(resp, r->hdr[i].name, r->hdr[i].value);
+	if (r->cors[0] == '\0')
+		return;
+	/* A page of a listed origin may read the answer, and the headers
+	 * an MCP client needs (the session, the version, and where to
+	 * authenticate). */
+	MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->cors);
+	MHD_add_response_header(resp, "Vary", "Origin");
+	if (r->preflight) {
+		MHD_add_response_header(resp, "Access-Control-Allow-Methods",
+		    "GET, POST, DELETE, OPTIONS");
+		MHD_add_response_header(resp, "Access-Control-Allow-Headers",
+		    "Authorization, Content-Type, Accept, Mcp-Session-Id, "
+		    "MCP-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name");
+		MHD_add_response_header(resp, "Access-Control-Max-Age",
+		    HTTP_CORS_AGE);
+	} else {
+		MHD_add_response_header(resp, "Access-Control-Expose-Headers",
+		    "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate");
+	}
 }
 
 /* Streams. */
@@ -768,7 +1058,16 @@ http_queue(struct http_req *r)
 	}
 	if (resp == NULL)
 		return MHD_NO;
-	if (r->file == NULL) {
+	if (r->page_csp != NULL) {
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+		    "text/html; charset=utf-8");
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+		    "no-store");
+		MHD_add_response_header(resp, "Content-Security-Policy",
+		    r->page_csp);
+		MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+		MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
+	} else if (r->file == NULL) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 		    "application/json");
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
@@ -930,18 +1229,45 @@ static void
 http_run(struct http *h)
 {
 	MHD_UNSIGNED_LONG_LONG ms;
+	unsigned long long wait;
 
 	h->kicked = 0;
 	MHD_run(h->mhd);
 	if (h->kicked) {
+		h->spins = 0;
 		loop_timer_set(h->timer, loop_now_ns());
-	} else if (MHD_get_timeout(h->mhd, &ms) == MHD_YES) {
+		return;
+	}
+	if (MHD_get_timeout(h->mhd, &ms) != MHD_YES) {
+		h->spins = 0;
+		loop_timer_set(h->timer, 0);
+		return;
+	}
+	if (ms > 0) {
+		h->spins = 0;
 		if (ms > 3600 * 1000)
 			ms = 3600 * 1000;
 		loop_timer_set(h->timer, loop_now_ns() + ms * 1000000u);
-	} else {
-		loop_timer_set(h->timer, 0);
+		return;
 	}
+	/*
+	 * MHD wants to run again at once.  That is right when it has work no
+	 * event will announce (TLS records already read), but during a TLS
+	 * handshake that waits for the client, this MHD (0.9.75, external
+	 * epoll) says so after every run until the client answers: a busy
+	 * loop for a round trip, or for as long as a client stalls.  The
+	 * client's bytes wake the loop through MHD's epoll descriptor
+	 * anyway, so after a few runs at once the next ones back off.
+	 */
+	wait = 0;
+	if (h->spins >= HTTP_SPINS_FREE) {
+		wait = 1ull << (h->spins - HTTP_SPINS_FREE);
+		if (wait > HTTP_SPIN_MAX_MS)
+			wait = HTTP_SPIN_MAX_MS;
+	}
+	if (h->spins < HTTP_SPINS_FREE + 8)
+		h->spins++;
+	loop_timer_set(h->timer, loop_now_ns() + wait * 1000000u);
 }
 
 /*
@@ -1014,8 +1340,14 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 	const union MHD_DaemonInfo *info;
 	int fd = -1;
 
-	if (http_check(err, c->bind, c->token) == -1)
+	if (http_check(err, c) == -1)
 		return NULL;
+	if (c->tls != NULL && MHD_is_feature_supported(MHD_FEATURE_TLS) !=
+	    MHD_YES) {
+		snprintf(err, PAPO_ERR_LEN, "this libmicrohttpd has no TLS: "
+		    "install Debian's libmicrohttpd12 (built with GnuTLS)");
+		return NULL;
+	}
 	http_parse_bind(c->bind, &b);
 	if ((h = calloc(1, sizeof(*h))) == NULL ||
 	    (h->mounts = calloc(c->nmounts + 1, sizeof(*h->mounts))) == NULL)
@@ -1024,6 +1356,15 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 	h->epfd = -1;
 	memcpy(h->mounts, c->mounts, c->nmounts * sizeof(*h->mounts));
 	h->nmounts = c->nmounts;
+	h->tls = c->tls;
+	if (c->public_url != NULL) {
+		http_parse_origin(c->public_url, &h->pub);
+		snprintf(h->pub_url, sizeof(h->pub_url), "%s", c->public_url);
+		if (h->pub_url[0] != '\0' &&
+		    h->pub_url[strlen(h->pub_url) - 1] == '/')
+			h->pub_url[strlen(h->pub_url) - 1] = '\0';
+	}
+	http_parse_cors(err, c->cors, h->cors, &h->ncors);
 	if (c->token != NULL) {
 		snprintf(h->token, sizeof(h->token), "%s", c->token);
 		h->token_len = strlen(h->token);
@@ -1033,25 +1374,31 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 	if ((fd = http_listen(err, &b, c->bind)) == -1)
 		goto fail;
 	h->port = http_bound_port(fd);
-	if (b.wildcard)
-		snprintf(h->url, sizeof(h->url), "http://%s:%u",
-		    b.ss.ss_family == AF_INET6 ? "[::1]" : "127.0.0.1", h->port);
-	else
-		snprintf(h->url, sizeof(h->url), "http://%s:%u", b.host, h->port);
+	snprintf(h->url, sizeof(h->url), "%s://%s:%u", h->tls != NULL ?
+	    "https" : "http", !b.wildcard ? b.host :
+	    b.ss.ss_family == AF_INET6 ? "[::1]" : "127.0.0.1", h->port);
 	if ((h->timer = loop_timer_new(l, http_on_timer, h)) == NULL)
 		goto nomem;
 	/* From here MHD owns fd: it closes it when it stops, and on some of
 	 * its failure paths too, so it is never closed here again (a
 	 * second close could hit a descriptor the node thread has opened
 	 * since). */
+	if (h->tls != NULL)
+		tls_use(h->tls);
 	h->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-	    MHD_USE_ERROR_LOG, 0, NULL, NULL, http_access, h,
+	    MHD_USE_ERROR_LOG | (h->tls != NULL ? MHD_USE_TLS : 0), 0, NULL,
+	    NULL, http_access, h,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_MAX,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_S,
 	    MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, h,
+	    /* Last, so that without TLS the list simply ends here: the
+	     * certificate is asked for at each handshake, which lets
+	     * tls_reload swap it under open connections. */
+	    h->tls != NULL ? MHD_OPTION_HTTPS_CERT_CALLBACK : MHD_OPTION_END,
+	    tls_retrieve,
 	    MHD_OPTION_END);
 	fd = -1;
 	if (h->mhd == NULL) {
@@ -1069,8 +1416,9 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 	h->epfd = info->epoll_fd;
 	/* MHD puts the listening socket in its epoll set on its first run. */
 	http_run(h);
-	log_msg(LOG_INFO, "http: serving on %s (%s)", h->url,
-	    h->token_len != 0 ? "token required" : "no token");
+	log_msg(LOG_INFO, "http: serving on %s (%s)%s%s", h->url,
+	    h->token_len != 0 ? "token required" : "no token",
+	    h->pub_url[0] != '\0' ? ", public URL " : "", h->pub_url);
 	return h;
 nomem:
 	snprintf(err, PAPO_ERR_LEN, "out of memory");
@@ -1106,6 +1454,8 @@ http_free(struct http *h)
 			MHD_run_wait(h->mhd, 10);
 		MHD_stop_daemon(h->mhd);
 	}
+	if (h->tls != NULL)
+		tls_use(NULL);
 	loop_timer_free(h->timer);
 	explicit_bzero(h->token, sizeof(h->token));
 	free(h->mounts);
@@ -1116,6 +1466,18 @@ const char *
 http_url(const struct http *h)
 {
 	return h->url;
+}
+
+void
+http_set_auth_hook(struct http *h, const struct http_auth_hook *hook)
+{
+	h->auth = *hook;
+}
+
+const char *
+http_public_url(const struct http *h)
+{
+	return h->pub_url[0] != '\0' ? h->pub_url : h->url;
 }
 
 const char *
@@ -1243,6 +1605,20 @@ http_reply_file(struct http_req *r, const char *type, const void *data,
 	r->file_type = type;
 	r->status = MHD_HTTP_OK;
 	r->state = HTTP_ANSWERED;
+}
+
+void
+http_reply_page(struct http_req *r, int status, const char *html,
+    const char *csp)
+{
+	if (r->state == HTTP_ANSWERED || r->state == HTTP_DONE)
+		return;
+	if ((r->page_csp = strdup(csp)) == NULL) {
+		http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		    "out of memory");
+		return;
+	}
+	http_reply(r, status, html);
 }
 
 const char *

@@ -1,11 +1,14 @@
 /*
  * http.h: the daemon's HTTP side.  libmicrohttpd runs inside the main
- * thread's loop; requests are matched against route tables, checked
- * (Host and Origin, the token, method, Content-Type, body size) and only
+ * thread's loop, over plain HTTP or HTTPS; requests are matched against
+ * route tables, checked (Host and Origin with the public URL and the
+ * CORS origins, credentials, method, Content-Type, body size) and only
  * then handed to a handler, which answers at once with http_reply or
  * later, from another event of the same loop, after http_defer or
- * http_submit.  Every error is JSON {"error":"..."} with its status.
- * Everything declared here is for the main thread only.
+ * http_submit.  Every error is JSON {"error":"..."} with its status
+ * (but for OAuth's, which its handlers shape as RFC 6749 says, and its
+ * approval page, HTML).  Everything declared here is for the main
+ * thread only.
  */
 #ifndef PAPO_HTTP_H
 #define PAPO_HTTP_H
@@ -17,6 +20,9 @@
 #define HTTP_BODY_MAX (64 * 1024)     /* bytes of a request body */
 #define HTTP_TOKEN_MAX 256            /* bytes of the bearer token */
 #define HTTP_DEFAULT_BIND "127.0.0.1:7777"
+#define HTTP_URL_MAX 256              /* bytes of PAPO_PUBLIC_URL, and of
+                                       * one origin of PAPO_CORS_ORIGINS */
+#define HTTP_CORS_MAX 16              /* origins in PAPO_CORS_ORIGINS */
 
 /*
  * Content-Security-Policy of the dashboard's files: scripts, styles and
@@ -30,6 +36,7 @@
 
 struct http;
 struct http_req;
+struct tls;
 
 /*
  * A handler runs once per request, after the checks passed and the whole
@@ -51,21 +58,31 @@ struct http_mount {
 	const struct http_route *routes;
 	size_t nroutes;
 	void *arg;
+	int form;                 /* 1: its POST bodies are forms
+	                           * (application/x-www-form-urlencoded),
+	                           * not JSON: OAuth's /token, /authorize */
 };
 
 struct http_config {
 	const char *bind;         /* "ADDR:PORT"; port 0 picks a free one */
 	const char *token;        /* NULL or "": no token */
+	struct tls *tls;          /* NULL: plain HTTP; else HTTPS with it
+	                           * (the caller keeps it, and frees it
+	                           * after http_free) */
+	const char *public_url;   /* PAPO_PUBLIC_URL, or NULL */
+	const char *cors;         /* PAPO_CORS_ORIGINS, or NULL */
 	const struct http_mount *mounts;
 	size_t nmounts;
 };
 
 /*
- * Checks a bind address and token before anything else starts: -1 with
- * err when the address is not ADDR:PORT, when the token is malformed,
- * or when the address is not loopback and there is no token.
+ * Checks the settings of c (mounts aside) before anything else starts:
+ * -1 with err when the address is not ADDR:PORT, when the token is
+ * malformed, when the address is not loopback and there is no token,
+ * when the public URL is not "https://HOST[:PORT]" (or http://), or
+ * when an origin of the CORS list is not "SCHEME://HOST[:PORT]".
  */
-int http_check(char err[PAPO_ERR_LEN], const char *addr, const char *token);
+int http_check(char err[PAPO_ERR_LEN], const struct http_config *c);
 
 /* Binds the socket and starts serving from l.  NULL with err set. */
 struct http *http_new(char err[PAPO_ERR_LEN], struct loop *l,
@@ -76,8 +93,43 @@ struct http *http_new(char err[PAPO_ERR_LEN], struct loop *l,
  * still arrive for a request it frees.  NULL is a no-op.
  */
 void http_free(struct http *h);
-/* Where a client on this machine reaches the daemon: "http://HOST:PORT". */
+/* Where a client on this machine reaches the daemon: "http://HOST:PORT",
+ * or "https://HOST:PORT" over TLS. */
 const char *http_url(const struct http *h);
+/* How the daemon is reached from outside: PAPO_PUBLIC_URL without a
+ * trailing slash, else http_url (what OAuth names as its issuer and the
+ * protected resource). */
+const char *http_public_url(const struct http *h);
+
+/*
+ * Whether r may have come from another machine, whatever its address
+ * says: its Host is not a loopback name (127.0.0.1, localhost, [::1]),
+ * or it carries a proxy's forwarding headers (Forwarded,
+ * X-Forwarded-*, X-Real-IP, CF-Connecting-IP, ...).  Such requests go
+ * through a tunnel or proxy on this machine, and always need
+ * credentials.
+ */
+int http_req_remote(struct http_req *r);
+/*
+ * Whether r carries credentials this daemon accepts: today the static
+ * token ('Authorization: Bearer PAPO_TOKEN'), compared in constant time.
+ * The one place that decides; further kinds of credentials (OAuth
+ * access tokens) are added here.
+ */
+int http_authorized(struct http_req *r);
+
+/*
+ * OAuth's hook into the token check (oauth.c): a bearer token that is
+ * not PAPO_TOKEN is accepted when accept(arg, token) says 1, and every
+ * 401 carries challenge(arg) as its WWW-Authenticate.  Set once, after
+ * http_new; without it only PAPO_TOKEN is accepted.
+ */
+struct http_auth_hook {
+	int (*accept)(void *arg, const char *token);
+	const char *(*challenge)(void *arg);
+	void *arg;
+};
+void http_set_auth_hook(struct http *h, const struct http_auth_hook *hook);
 
 /* The value of query parameter name, or NULL. */
 const char *http_req_query(struct http_req *r, const char *name);
@@ -104,7 +156,8 @@ const char *http_req_path(const struct http_req *r);
 const char *http_req_header(struct http_req *r, const char *name);
 
 /* Adds a header to r's answer (name must outlive r; at most 4, values
- * up to 127 bytes).  Call it before the answer. */
+ * up to HTTP_HEADER_VALUE_MAX bytes).  Call it before the answer. */
+#define HTTP_HEADER_VALUE_MAX 4096
 void http_reply_header(struct http_req *r, const char *name,
     const char *value);
 
@@ -118,6 +171,13 @@ void http_reply(struct http_req *r, int status, const char *json);
  */
 void http_reply_file(struct http_req *r, const char *type, const void *data,
     size_t len);
+/*
+ * Answers r with status and an HTML page (copied) under csp (copied), never
+ * framed (X-Frame-Options DENY besides csp's frame-ancestors), never
+ * stored (OAuth's approval page).
+ */
+void http_reply_page(struct http_req *r, int status, const char *html,
+    const char *csp);
 /* Answers r with status and {"error": the formatted text}. */
 void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -299,6 +299,21 @@ mcp_tool_result(cJSON *structured, const char *error)
 	return res;
 }
 
+/* A send over a limit: a tool error whose structure says which limit
+ * and when to try again (docs/MCP.md, "Limits"). */
+static cJSON *
+mcp_tool_limited(const struct node_msg *msg)
+{
+	cJSON *res = mcp_tool_result(NULL, msg->err), *s;
+
+	s = cJSON_AddObjectToObject(res, "structuredContent");
+	cJSON_AddStringToObject(s, "error", msg->err);
+	cJSON_AddStringToObject(s, "limit", msg->limited != NULL ?
+	    msg->limited : "rate");
+	cJSON_AddNumberToObject(s, "retry_after_s", msg->retry_after_s);
+	return res;
+}
+
 /* Shared messages and texts. */
 
 static struct mcp_msg *
@@ -1122,7 +1137,9 @@ mcp_node_done(struct http_req *r, struct node_msg *msg, void *arg)
 	struct mcp_call *c = arg;
 	cJSON *res, *o, *e;
 
-	if (msg->code != 0) {
+	if (msg->code == 429) {
+		res = mcp_tool_limited(msg);
+	} else if (msg->code != 0) {
 		res = mcp_tool_result(NULL, msg->err);
 	} else if ((o = cJSON_Parse(msg->json)) == NULL) {
 		res = mcp_tool_result(NULL, "the node answered something that "
@@ -1311,7 +1328,11 @@ static const struct {
 	{ "send",
 	  "Send a message to the room. It returns the message id and whether "
 	  "it was delivered (stored by the addressee, or by every member "
-	  "online) or queued (it will be sent again when they come back).",
+	  "online) or queued (it will be sent again when they come back). "
+	  "Sending too fast, or answering a member you have answered back "
+	  "and forth too often (a reply loop), is refused with "
+	  "retry_after_s: then wait, and in a loop stop answering until a "
+	  "person or a third member speaks.",
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"text\":{\"type\":\"string\",\"description\":\"The message, at most "
 	  "49152 bytes of UTF-8.\"},"
@@ -1336,7 +1357,9 @@ static const struct {
 	  tool_wait },
 	{ "history",
 	  "The room's messages, oldest first: id, from, to, reply_to, ts (ms "
-	  "since 1970) and text.",
+	  "since 1970) and text. When this member's retention dropped older "
+	  "messages, retention says where its history starts (starts, ms "
+	  "since 1970) and how many were dropped.",
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"limit\":{\"type\":\"integer\",\"description\":\"How many, default "
 	  "20, at most 500.\"},"
@@ -1351,7 +1374,9 @@ static const struct {
 	  "The room, this member, and every member: name, id, about, whether "
 	  "online, when last seen; how many own messages wait for acks; "
 	  "unread: how many messages wait for this session's next wait; "
-	  "channels: whether they come to this session as notifications.",
+	  "channels: whether they come to this session as notifications; "
+	  "limits: the sending rate; damping: whether answers to a member "
+	  "are held back as a reply loop, and for how long.",
 	  "{\"type\":\"object\",\"properties\":{}}",
 	  tool_status },
 };

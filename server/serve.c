@@ -1,12 +1,13 @@
 /*
  * serve.c: "papo serve", the daemon.  It owns the order things start in
- * (the HTTP address check, the lock, the room, signals, the node thread,
- * HTTP, serve.json) and stop in (the node, which says bye; HTTP;
- * serve.json; the lock), and the main thread's loop between the two,
- * which carries MHD's events, the node's answers and events, and
- * SIGINT/SIGTERM read from a signalfd.  It runs on the main thread; once
- * the loop runs, nothing here may block, since every HTTP client and
- * every answer of the node waits on this one thread.
+ * (the HTTP settings check, the lock, the TLS certificate, the room,
+ * signals, the node thread, HTTP, serve.json) and stop in (the node,
+ * which says bye; HTTP; the certificate; serve.json; the lock), and the
+ * main thread's loop between the two, which carries MHD's events, the
+ * node's answers and events, and SIGINT/SIGTERM (stop) and SIGHUP
+ * (certificate reload) read from a signalfd.  It runs on the main
+ * thread; once the loop runs, nothing here may block, since every HTTP
+ * client and every answer of the node waits on this one thread.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,8 +29,10 @@
 #include "server/api.h"
 #include "server/http.h"
 #include "server/mcp.h"
+#include "server/oauth.h"
 #include "server/serve.h"
 #include "server/sse.h"
+#include "server/tls.h"
 #include "server/web.h"
 
 #define SERVE_PATH_MAX 4096
@@ -44,6 +47,8 @@ struct papo {
 	struct http *http;
 	struct sse *sse;
 	struct mcp *mcp;
+	struct oauth *oauth;
+	struct tls *tls;         /* NULL: plain HTTP */
 	int lockfd;
 	int sigfd;
 	int json_written;
@@ -136,6 +141,43 @@ serve_invite_listen(const char *listen, char *out, size_t n)
 		snprintf(out, n, "%s", listen);
 }
 
+/*
+ * Loads the certificate HTTPS serves: PAPO_TLS_CERT and PAPO_TLS_KEY, or
+ * the self-signed one of home (made now if there is none, for the bound
+ * address too when it names one).  Nothing: plain HTTP.
+ */
+static int
+serve_tls(char err[PAPO_ERR_LEN], struct papo *p)
+{
+	const struct serve_config *c = p->cfg;
+	char host[256] = "";
+	const char *colon;
+
+	if (c->tls_self) {
+		/* "ADDR:PORT": the address, unless it is a wildcard or
+		 * loopback, which the certificate names anyway. */
+		if ((colon = strrchr(c->http, ':')) != NULL &&
+		    (size_t)(colon - c->http) < sizeof(host))
+			snprintf(host, sizeof(host), "%.*s",
+			    (int)(colon - c->http), c->http);
+		if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "[::]") == 0 ||
+		    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "[::1]") == 0 ||
+		    strcmp(host, "localhost") == 0)
+			host[0] = '\0';
+		p->tls = tls_self(err, c->home, host[0] != '\0' ? host : NULL);
+		return p->tls != NULL ? 0 : -1;
+	}
+	if (c->tls_cert == NULL && c->tls_key == NULL)
+		return 0;
+	if (c->tls_cert == NULL || c->tls_key == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "PAPO_TLS_CERT and PAPO_TLS_KEY go "
+		    "together: set both (or PAPO_TLS=self)");
+		return -1;
+	}
+	p->tls = tls_new(err, c->tls_cert, c->tls_key);
+	return p->tls != NULL ? 0 : -1;
+}
+
 /* With no room in home yet, joins PAPO_INVITE's or creates one. */
 static int
 serve_room(char err[PAPO_ERR_LEN], const struct serve_config *c)
@@ -172,7 +214,8 @@ serve_room(char err[PAPO_ERR_LEN], const struct serve_config *c)
 		return 0;
 	}
 	serve_invite_listen(c->listen, listen, sizeof(listen));
-	if (room_create(err, c->home, name, c->about, 0, listen, &invite) == -1)
+	if (room_create(err, c->home, name, c->about, c->room, 0, listen,
+	    &invite) == -1)
 		return -1;
 	free(invite);
 	log_msg(LOG_INFO, "created a new room in %s; you are %s", c->home, name);
@@ -203,7 +246,7 @@ serve_note_invite(const struct serve_config *c)
 }
 
 /*
- * Blocks SIGINT and SIGTERM before the node thread starts (threads
+ * Blocks SIGINT, SIGTERM and SIGHUP before the node thread starts (threads
  * inherit the mask, so no thread is interrupted by them) and reads them
  * from a signalfd in the loop instead.  The mask is never restored: a
  * second signal during the stop must not kill the process halfway.
@@ -229,6 +272,7 @@ serve_signals(char err[PAPO_ERR_LEN], struct papo *p)
 	sigemptyset(&set);
 	sigaddset(&set, SIGINT);
 	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
 	    (p->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot take signals: %s",
@@ -240,6 +284,36 @@ serve_signals(char err[PAPO_ERR_LEN], struct papo *p)
 	return 0;
 }
 
+static int serve_write_json(char err[PAPO_ERR_LEN], struct papo *p,
+    const char *quic, const char *invite);
+
+/*
+ * SIGHUP: reads the certificate and key again (a renewal), and tells
+ * clients the new one through serve.json.  Open connections, event
+ * streams among them, keep the certificate they were made with.  A bad
+ * pair is refused, with the reason, and the old one stays.
+ */
+static void
+serve_reload(struct papo *p)
+{
+	char err[PAPO_ERR_LEN];
+
+	if (p->tls == NULL) {
+		log_msg(LOG_INFO, "SIGHUP: nothing to reload (no TLS)");
+		return;
+	}
+	if (tls_reload(err, p->tls) == -1) {
+		log_msg(LOG_WARN, "SIGHUP: kept the certificate in use: %s",
+		    err);
+		return;
+	}
+	log_msg(LOG_INFO, "SIGHUP: serving the certificate in %s, SHA-256 "
+	    "fingerprint %s", tls_certfile(p->tls), tls_fingerprint(p->tls));
+	if (p->json_written && serve_write_json(err, p, p->quic,
+	    p->invite) == -1)
+		log_msg(LOG_WARN, "%s", err);
+}
+
 static void
 serve_on_signal(void *arg, uint32_t events)
 {
@@ -248,6 +322,10 @@ serve_on_signal(void *arg, uint32_t events)
 
 	(void)events;
 	while (read(p->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			serve_reload(p);
+			continue;
+		}
 		log_msg(LOG_INFO, "stopping on %s",
 		    si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
 		loop_stop(p->loop);
@@ -271,8 +349,14 @@ serve_banner(struct papo *p)
 	p->banner_shown = 1;
 	if (p->banner != NULL)
 		loop_timer_set(p->banner, 0);
-	printf("mcp: %s/mcp\ndashboard: %s/\ninvite: %s\n", http_url(p->http),
-	    http_url(p->http), p->invite);
+	printf("mcp: %s/mcp\ndashboard: %s/\n", http_url(p->http),
+	    http_url(p->http));
+	if (p->cfg->public_url != NULL)
+		printf("public: %s/mcp\n", http_public_url(p->http));
+	if (p->tls != NULL)
+		printf("tls: %s, SHA-256 fingerprint %s\n", tls_certfile(p->tls),
+		    tls_fingerprint(p->tls));
+	printf("invite: %s\n", p->invite);
 	fflush(stdout);
 }
 
@@ -352,21 +436,19 @@ serve_on_node(void *arg, uint32_t events)
 	}
 }
 
-/* Writes serve.json atomically: a private temporary file, fsync'd, then
- * renamed, so a reader sees the old file or the whole new one. */
+/* Writes serve.json atomically (fs_write), so a reader sees the old file
+ * or the whole new one. */
 static int
 serve_write_json(char err[PAPO_ERR_LEN], struct papo *p, const char *quic,
     const char *invite)
 {
-	char tmp[SERVE_PATH_MAX + 8], mcp[128], dash[128];
+	char mcp[128], dash[128];
 	const char *url = http_url(p->http);
-	char *text = NULL;
+	char *text = NULL, *line = NULL;
 	cJSON *o = NULL;
-	size_t len, off = 0;
-	ssize_t n;
-	int fd = -1, rc = -1;
+	size_t len;
+	int rc = -1;
 
-	snprintf(tmp, sizeof(tmp), "%s.tmp", p->jsonpath);
 	snprintf(mcp, sizeof(mcp), "%s/mcp", url);
 	snprintf(dash, sizeof(dash), "%s/", url);
 	if ((o = cJSON_CreateObject()) == NULL ||
@@ -376,39 +458,25 @@ serve_write_json(char err[PAPO_ERR_LEN], struct papo *p, const char *quic,
 	    cJSON_AddStringToObject(o, "dashboard", dash) == NULL ||
 	    cJSON_AddStringToObject(o, "quic", quic) == NULL ||
 	    cJSON_AddStringToObject(o, "invite", invite) == NULL ||
-	    (text = cJSON_Print(o)) == NULL) {
+	    (p->tls != NULL &&
+	    (cJSON_AddStringToObject(o, "tls_fingerprint",
+	    tls_fingerprint(p->tls)) == NULL ||
+	    cJSON_AddStringToObject(o, "tls_pin", tls_pin(p->tls)) == NULL ||
+	    cJSON_AddStringToObject(o, "tls_cert",
+	    tls_certfile(p->tls)) == NULL)) ||
+	    (text = cJSON_Print(o)) == NULL ||
+	    (line = malloc((len = strlen(text)) + 2)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto out;
 	}
-	len = strlen(text);
-	if ((fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
-	    0600)) == -1 || fchmod(fd, 0600) == -1)
-		goto fail;
-	while (off < len) {
-		if ((n = write(fd, text + off, len - off)) == -1) {
-			if (errno == EINTR)
-				continue;
-			goto fail;
-		}
-		off += (size_t)n;
-	}
-	if (write(fd, "\n", 1) != 1 || fsync(fd) == -1 || close(fd) == -1) {
-		fd = -1;
-		goto fail;
-	}
-	fd = -1;
-	if (rename(tmp, p->jsonpath) == -1)
-		goto fail;
+	memcpy(line, text, len);
+	line[len++] = '\n';
+	if (fs_write(err, p->jsonpath, line, len) == -1)
+		goto out;
 	p->json_written = 1;
 	rc = 0;
-	goto out;
-fail:
-	snprintf(err, PAPO_ERR_LEN, "cannot write %s: %s", p->jsonpath,
-	    strerror(errno));
-	unlink(tmp);
 out:
-	if (fd != -1)
-		close(fd);
+	free(line);
 	cJSON_free(text);
 	cJSON_Delete(o);
 	return rc;
@@ -419,18 +487,35 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 {
 	struct papo p;
 	struct node_config nc;
-	struct http_mount mounts[4];
+	struct http_mount mounts[6];
 	struct http_config hc;
+	struct oauth_config oc;
 	int rc = -1;
 
 	memset(&p, 0, sizeof(p));
+	memset(mounts, 0, sizeof(mounts));
+	memset(&hc, 0, sizeof(hc));
 	p.cfg = c;
 	p.lockfd = p.sigfd = -1;
 	serve_note_invite(c);
+	hc.bind = c->http;
+	hc.token = c->token;
+	hc.public_url = c->public_url;
+	hc.cors = c->cors;
+	memset(&oc, 0, sizeof(oc));
+	oc.home = c->home;
+	oc.token = c->token;
+	oc.public_url = c->public_url;
+	oc.on = c->oauth;
+	oc.cimd_private = c->oauth_cimd_private;
+	oc.access_s = c->oauth_access_s;
+	oc.code_s = c->oauth_code_s;
 	/* Refuse a bad or unsafe HTTP address before touching anything. */
-	if (http_check(err, c->http, c->token) == -1 ||
+	if (http_check(err, &hc) == -1 ||
+	    oauth_check(err, c->http, &oc) == -1 ||
 	    serve_paths(err, &p) == -1 ||
 	    serve_lock(err, &p) == -1 ||
+	    serve_tls(err, &p) == -1 ||
 	    serve_room(err, c) == -1 ||
 	    serve_signals(err, &p) == -1)
 		goto out;
@@ -452,7 +537,12 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	nc.turn_pass = c->turn_pass;
 	nc.turn_secret = c->turn_secret;
 	nc.turn_noshare = c->turn_noshare;
-	if ((p.node = node_start(err, &nc)) == NULL)
+	nc.rate = c->rate;
+	nc.damp = c->damp;
+	nc.rate_self_off = c->rate_self_off;
+	nc.keep = c->keep;
+	if ((p.oauth = oauth_new(err, p.loop, &oc)) == NULL ||
+	    (p.node = node_start(err, &nc)) == NULL)
 		goto out;
 	if ((p.sse = sse_new(p.loop)) == NULL ||
 	    (p.mcp = mcp_new(p.loop, p.node,
@@ -468,12 +558,17 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	mounts[2].arg = p.mcp;
 	mounts[3].routes = web_routes(&mounts[3].nroutes);
 	mounts[3].arg = NULL;
-	hc.bind = c->http;
-	hc.token = c->token;
+	mounts[4].routes = oauth_routes(p.oauth, &mounts[4].nroutes);
+	mounts[4].arg = p.oauth;
+	mounts[5].routes = oauth_form_routes(p.oauth, &mounts[5].nroutes);
+	mounts[5].arg = p.oauth;
+	mounts[5].form = 1;
+	hc.tls = p.tls;
 	hc.mounts = mounts;
-	hc.nmounts = 4;
+	hc.nmounts = 6;
 	if ((p.http = http_new(err, p.loop, &hc)) == NULL)
 		goto out;
+	oauth_start(p.oauth, p.http);
 	if (loop_add_fd(p.loop, node_fd(p.node), EPOLLIN, serve_on_node,
 	    &p) == -1 ||
 	    loop_add_fd(p.loop, p.sigfd, EPOLLIN, serve_on_signal, &p) == -1) {
@@ -515,7 +610,9 @@ out:
 	 * request http_free answers and frees. */
 	mcp_free(p.mcp);
 	sse_free(p.sse);
+	oauth_free(p.oauth);
 	http_free(p.http);
+	tls_free(p.tls);
 	if (p.loop != NULL && p.sigfd != -1)
 		loop_del_fd(p.loop, p.sigfd);
 	loop_free(p.loop);

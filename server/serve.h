@@ -8,8 +8,10 @@
 #include "node/node.h"
 
 /* {"pid", "http", "mcp", "dashboard", "quic", "invite"} of the running
- * daemon, mode 0600; written once both sockets are bound, removed when
- * it stops. */
+ * daemon, and over HTTPS "tls_fingerprint", "tls_pin" (the SHA-256 of
+ * its public key, which clients pin) and "tls_cert", mode 0600; written
+ * once both sockets are bound (again when SIGHUP loads another
+ * certificate), removed when it stops. */
 #define SERVE_JSON "serve.json"
 /* Held with flock by the running daemon, and holding its pid. */
 #define SERVE_LOCK "serve.lock"
@@ -19,9 +21,17 @@ struct serve_config {
 	const char *http;        /* HTTP "ADDR:PORT"; port 0 picks one */
 	const char *listen;      /* QUIC "ADDR:PORT"; port 0 picks one */
 	const char *token;       /* NULL or "": no token */
+	const char *tls_cert;    /* PAPO_TLS_CERT: a PEM chain, or NULL */
+	const char *tls_key;     /* PAPO_TLS_KEY: its PEM key */
+	int tls_self;            /* --tls self, PAPO_TLS=self: a self-signed
+	                          * certificate made once in home */
+	const char *public_url;  /* PAPO_PUBLIC_URL, or NULL */
+	const char *cors;        /* PAPO_CORS_ORIGINS, or NULL */
 	const char *name;        /* the member name for a room made at first
 	                          * start; NULL: the login name */
 	const char *about;
+	const char *room;        /* the name of a room made at first start
+	                          * (--room, PAPO_ROOM), or NULL */
 	const char *invite;      /* joined at first start (PAPO_INVITE) */
 	unsigned long mcp_idle_s; /* an unused MCP session ends after
 	                           * (PAPO_MCP_IDLE); 0: the default */
@@ -40,10 +50,19 @@ struct serve_config {
 	const char *turn_secret; /* PAPO_TURN_SECRET */
 	int turn_noshare;        /* PAPO_TURN_SHARE=off: invites leave the
 	                          * relay out */
+	int oauth;               /* PAPO_OAUTH=on */
+	int oauth_cimd_private;  /* PAPO_OAUTH_CIMD_PRIVATE=1 (tests) */
+	unsigned oauth_access_s; /* PAPO_OAUTH_ACCESS_TTL (tests); 0: 1 h */
+	unsigned oauth_code_s;   /* PAPO_OAUTH_CODE_TTL (tests); 0: 60 s */
+	struct papo_rate rate;   /* PAPO_RATE; zero: the default */
+	struct papo_damp damp;   /* PAPO_DAMP; zero: the default */
+	int rate_self_off;       /* PAPO_TEST_NO_RATE=1, test builds only */
+	const char *keep;        /* PAPO_KEEP (node_keep_check), or NULL */
 };
 
 /*
- * Runs the daemon on the calling (main) thread until SIGINT or SIGTERM.
+ * Runs the daemon on the calling (main) thread until SIGINT or SIGTERM;
+ * SIGHUP reads the TLS certificate and key again.
  * With no room in home yet, it first joins c->invite or creates one.
  * Returns 0 after a clean stop; -1 with err when it could not start.
  */

@@ -122,7 +122,7 @@ main(void)
 	snprintf(ha, sizeof(ha), "%s/a", root);
 	snprintf(hb, sizeof(hb), "%s/b", root);
 	snprintf(hc, sizeof(hc), "%s/c", root);
-	CHECK(room_create(err, ha, "ana", "", 0, "127.0.0.1:7778", &inv) == 0);
+	CHECK(room_create(err, ha, "ana", "", NULL, 0, "127.0.0.1:7778", &inv) == 0);
 	free(inv);
 	CHECK((a = start(ha)) != NULL);
 	inv = node_invite(a);

@@ -322,7 +322,7 @@ main(void)
 	CHECK(mkdtemp(root) != NULL);
 	snprintf(ha, sizeof(ha), "%s/ana", root);
 	snprintf(hb, sizeof(hb), "%s/bo", root);
-	CHECK(room_create(err, ha, "ana", "", 0, "127.0.0.1:7778", &inv) == 0);
+	CHECK(room_create(err, ha, "ana", "", NULL, 0, "127.0.0.1:7778", &inv) == 0);
 	free(inv);
 	CHECK((ana = start(ha)) != NULL);
 	inv = node_invite(ana);

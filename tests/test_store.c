@@ -851,6 +851,292 @@ test_errors(const struct ctx *c)
 	rmhome(home);
 }
 
+/* Retention: PAPO_KEEP's syntax, refused with a reason. */
+static void
+test_keep_parse(void)
+{
+	static const char *const bad[] = { "0", "0d", "-5", "+5", " 10",
+	    "30x", "d", "1.5d", "30dd", "30D", "100000001", "36501d",
+	    "99999999999999999999999", "1e3" };
+	char err[PAPO_ERR_LEN];
+	struct store_keep k;
+
+	CHECK_EQ_INT(store_keep_parse(err, NULL, &k), 0);
+	CHECK(k.count == 0 && k.ms == 0);
+	CHECK_EQ_INT(store_keep_parse(err, "", &k), 0);
+	CHECK(k.count == 0 && k.ms == 0);
+	CHECK_EQ_INT(store_keep_parse(err, "1000", &k), 0);
+	CHECK(k.count == 1000 && k.ms == 0);
+	CHECK_EQ_INT(store_keep_parse(err, "30d", &k), 0);
+	CHECK(k.count == 0 && k.ms == 30ull * 86400 * 1000);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		err[0] = '\0';
+		CHECK_EQ_INT(store_keep_parse(err, bad[i], &k), -1);
+		CHECK(strstr(err, "PAPO_KEEP must be") != NULL);
+		CHECK(strstr(err, bad[i]) != NULL);
+	}
+}
+
+/* n messages at times base, base+1, ...; their ids in ids. */
+static void
+add_n(const struct ctx *c, struct store *s, size_t n, uint64_t base,
+    char (*ids)[PAPO_MSGID_LEN + 1])
+{
+	for (size_t i = 0; i < n; i++) {
+		struct frame_msg m;
+		char body[32];
+
+		snprintf(body, sizeof(body), "message %zu", i);
+		make_msg(c, &m, body, base + i);
+		CHECK_EQ_INT(store_add_msg(s, &m), 1);
+		if (ids != NULL)
+			strcpy(ids[i], m.id);
+		frame_msg_clear(&m);
+	}
+}
+
+static void
+add_ack(const struct ctx *c, struct store *s, const char *id)
+{
+	struct frame_ack a;
+
+	memset(&a, 0, sizeof(a));
+	strcpy(a.id, id);
+	a.state = ACK_DELIVERED;
+	a.ts = 5000;
+	CHECK_EQ_INT(frame_ack_sign(&a, &c->k, c->me), 0);
+	CHECK_EQ_INT(store_add_ack(s, &a), 0);
+}
+
+static void
+first_line(const char *home, char *out, size_t n)
+{
+	char path[512];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/log.jsonl", home);
+	out[0] = '\0';
+	if ((f = fopen(path, "r")) != NULL) {
+		if (fgets(out, (int)n, f) == NULL)
+			out[0] = '\0';
+		fclose(f);
+	}
+}
+
+/*
+ * A count: the newest N stay, with the outbox's messages whatever their
+ * age and the receipts of what stays; the floor and the number dropped
+ * are in the first line and survive a reopen; what is below the floor is
+ * refused; the store goes on taking messages.
+ */
+static void
+test_compact_count(const struct ctx *c)
+{
+	static char ids[100][PAPO_MSGID_LEN + 1];
+	char home[64], err[PAPO_ERR_LEN], line[256];
+	struct store_keep keep = { .count = 10 };
+	struct store_stats st;
+	struct store *s;
+	uint8_t d1[32], d2[32];
+
+	mkhome(home);
+	s = open_or_die(home, c);
+	add_n(c, s, 100, 1000, ids);
+	add_ack(c, s, ids[10]);       /* of a message dropped */
+	add_ack(c, s, ids[95]);       /* of one kept */
+	CHECK_EQ_INT(store_outbox_add(s, ids[5]), 0);
+	CHECK(!store_below_floor(s, 0));
+	CHECK_EQ_INT(store_compact_due(s, &keep, 0, 0), 1);
+	CHECK_EQ_INT(store_compact(err, s, &keep, 0), 89);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 11);
+	CHECK_EQ_INT(st.acks, 1);
+	CHECK_EQ_INT(st.floor, 1090);
+	CHECK_EQ_INT(st.gone, 89);
+	CHECK(store_has(s, ids[5]));
+	CHECK(!store_has(s, ids[50]));
+	CHECK(!store_has(s, ids[89]));
+	CHECK(store_has(s, ids[90]) && store_has(s, ids[99]));
+	CHECK(store_below_floor(s, 1089));
+	CHECK(!store_below_floor(s, 1090));
+	first_line(home, line, sizeof(line));
+	CHECK_EQ_STR(line, "{\"t\":\"retention\",\"floor\":1090,"
+	    "\"dropped\":89}\n");
+	/* Nothing more to drop: nothing is rewritten. */
+	CHECK_EQ_INT(store_compact_due(s, &keep, 0, 0), 1);
+	CHECK_EQ_INT(store_compact(err, s, &keep, 0), 0);
+	store_digest(s, d1);
+	/* The store goes on: a new message lands in the new log. */
+	add_n(c, s, 1, 2000, NULL);
+	store_close(s);
+
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 12);
+	CHECK_EQ_INT(st.floor, 1090);
+	CHECK_EQ_INT(st.gone, 89);
+	CHECK_EQ_INT(st.dropped, 0);
+	CHECK(store_has(s, ids[5]) && store_has(s, ids[99]));
+	/* A quarter over the count before a compaction is due. */
+	CHECK_EQ_INT(store_compact_due(s, &keep, 0, 1), 0);
+	add_n(c, s, 1, 2001, NULL);
+	CHECK_EQ_INT(store_compact_due(s, &keep, 0, 1), 1);
+	/* Acked at last: the old one goes too, and the total adds up. */
+	CHECK_EQ_INT(store_outbox_del(s, ids[5]), 0);
+	CHECK_EQ_INT(store_compact(err, s, &keep, 0), 3);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 10);
+	CHECK_EQ_INT(st.gone, 92);
+	CHECK_EQ_INT(st.floor, 1092);
+	store_digest(s, d2);
+	CHECK(memcmp(d1, d2, 32) != 0);
+	store_close(s);
+	rmhome(home);
+}
+
+/* Days: what is older than the window goes, the rest stays. */
+static void
+test_compact_days(const struct ctx *c)
+{
+	const uint64_t day = 86400ull * 1000, now = 100 * day;
+	char home[64], err[PAPO_ERR_LEN];
+	struct store_keep keep = { .ms = 2 * day };
+	struct store_stats st;
+	struct store *s;
+
+	mkhome(home);
+	s = open_or_die(home, c);
+	add_n(c, s, 5, now - 5 * day, NULL);      /* old */
+	add_n(c, s, 7, now - day, NULL);          /* young */
+	CHECK_EQ_INT(store_compact_due(s, &keep, now, 0), 1);
+	CHECK_EQ_INT(store_compact_due(s, &keep, now, 1), 1);
+	CHECK_EQ_INT(store_compact(err, s, &keep, now), 5);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 7);
+	CHECK_EQ_INT(st.floor, now - 2 * day);
+	CHECK_EQ_INT(store_compact_due(s, &keep, now, 0), 0);
+	/* Within a tenth of the window past it: not yet worth a rewrite. */
+	CHECK_EQ_INT(store_compact_due(s, &keep, now + day + 1000, 1), 0);
+	CHECK_EQ_INT(store_compact_due(s, &keep, now + day + 1000, 0), 1);
+	store_close(s);
+	rmhome(home);
+}
+
+/* A retention line anywhere but first, or malformed, costs only itself. */
+static void
+test_compact_damaged(const struct ctx *c)
+{
+	char home[64];
+	struct store_stats st;
+	struct store *s;
+
+	mkhome(home);
+	append_str(home, "log.jsonl", "{\"t\":\"retention\",\"floor\":-5,"
+	    "\"dropped\":1}\n");
+	for (int i = 0; i < 2; i++) {
+		struct frame_msg m;
+		struct buf b;
+
+		make_msg(c, &m, "kept", 1000 + (uint64_t)i);
+		encode_line(&m, &b);
+		append_raw(home, "log.jsonl", b.p, b.len);
+		buf_free(&b);
+		frame_msg_clear(&m);
+		if (i == 0)
+			append_str(home, "log.jsonl", "{\"t\":\"retention\","
+			    "\"floor\":1500,\"dropped\":1}\n");
+	}
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 2);
+	CHECK_EQ_INT(st.floor, 0);
+	CHECK_EQ_INT(st.dropped, 2);
+	store_close(s);
+	rmhome(home);
+}
+
+static int
+read_file(const char *path, char **out, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	long n;
+
+	*out = NULL;
+	if (f == NULL)
+		return -1;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	rewind(f);
+	if ((*out = malloc((size_t)n + 1)) == NULL ||
+	    fread(*out, 1, (size_t)n, f) != (size_t)n) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return 0;
+}
+
+/*
+ * kill -9 in the middle of a rewrite (half the new log written, paused
+ * by the test setting): the log is the old one byte for byte, and opens
+ * with everything; a later compaction ignores the leftover.
+ */
+static void
+test_compact_kill(const struct ctx *c)
+{
+	char home[64], path[512], tmp[512], err[PAPO_ERR_LEN];
+	struct store_keep keep = { .count = 100 };
+	char *before = NULL, *after = NULL;
+	size_t nb = 0, na = 0;
+	struct store_stats st;
+	struct store *s;
+	pid_t pid;
+	int status;
+
+	mkhome(home);
+	snprintf(path, sizeof(path), "%s/log.jsonl", home);
+	snprintf(tmp, sizeof(tmp), "%s/log.jsonl.tmp", home);
+	s = open_or_die(home, c);
+	add_n(c, s, 1000, 1000, NULL);
+	store_close(s);
+	CHECK_EQ_INT(read_file(path, &before, &nb), 0);
+	if ((pid = fork()) == 0) {
+		setenv("PAPO_TEST_COMPACT_PAUSE_MS", "20000", 1);
+		s = open_or_die(home, c);
+		store_compact(err, s, &keep, 0);
+		_exit(0);
+	}
+	/* The header and the first half of what stays: on disk before the
+	 * pause, never renamed yet. */
+	for (int i = 0; i < 200 && file_size(home, "log.jsonl.tmp") < 2000;
+	    i++)
+		usleep(50 * 1000);
+	CHECK(file_size(home, "log.jsonl.tmp") >= 2000);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	CHECK(WIFSIGNALED(status));
+	CHECK_EQ_INT(read_file(path, &after, &na), 0);
+	CHECK_EQ_INT(na, nb);
+	CHECK(na == nb && memcmp(before, after, nb) == 0);
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 1000);
+	CHECK_EQ_INT(st.dropped, 0);
+	CHECK_EQ_INT(store_compact(err, s, &keep, 0), 900);
+	store_close(s);
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 100);
+	CHECK_EQ_INT(st.dropped, 0);
+	CHECK_EQ_INT(st.gone, 900);
+	CHECK(file_size(home, "log.jsonl.tmp") == -1);
+	store_close(s);
+	free(before);
+	free(after);
+	rmhome(home);
+}
+
 int
 main(void)
 {
@@ -878,6 +1164,11 @@ main(void)
 	test_outbox(&c);
 	test_kill(&c);
 	test_errors(&c);
+	test_keep_parse();
+	test_compact_count(&c);
+	test_compact_days(&c);
+	test_compact_damaged(&c);
+	test_compact_kill(&c);
 
 	sec_identity_free(c.me);
 	rmhome(c.idhome);

@@ -33,12 +33,12 @@
     room: $('room'), me: $('me'), conn: $('conn'), connText: $('conn-text'),
     members: $('members'), membersCount: $('members-count'),
     scroller: $('scroller'), messages: $('messages'), empty: $('empty'),
-    older: $('older'), composer: $('composer'), to: $('to'), text: $('text'),
+    older: $('older'), retention: $('retention'), composer: $('composer'), to: $('to'), text: $('text'),
     send: $('send'), sendStatus: $('send-status'), replying: $('replying'),
     replyingTo: $('replying-to'), replyCancel: $('reply-cancel'),
     auth: $('auth'), authForm: $('auth-form'), authError: $('auth-error'),
     authToken: $('auth-token'), reach: $('reach'), netBox: $('net-box'),
-    net: $('net'), netCount: $('net-count'),
+    net: $('net'), netCount: $('net-count'), approvals: $('approvals'), damping: $('damping'),
   };
 
   const state = {
@@ -53,8 +53,10 @@
     replyTo: null,                 // id of the message being answered
     oldestTs: null,
     moreBefore: true,
+    retention: null,             // /api/history's retention, when any
     lastEventId: null,             // BOOT-SEQ of the last event, for resuming
     unseen: 0,
+    oauth: true,                   // false once /api/oauth/pending is 404
   };
 
   /* ---- the token and API calls ---- */
@@ -221,6 +223,26 @@
     document.title = (st.room || 'papo') + ' · papo';
     renderReach();
     renderMembers();
+    renderDamping();
+  }
+
+  // Reply-loop damping (docs/SECURITY.md): this member's agent and another
+  // answered each other too often; their answers wait for a person or a
+  // third member.  A message sent from this page is a person's.
+  function renderDamping() {
+    const d = state.status && state.status.damping;
+    const on = d && Array.isArray(d.exchanges) ? d.exchanges.filter((e) => e.damped) : [];
+    ui.damping.hidden = on.length === 0;
+    if (!on.length) {
+      ui.damping.textContent = '';
+      return;
+    }
+    const who = on.map((e) => e.with).join(', ');
+    const n = on[0].answers;
+    const win = String(d.limit || '').split('/')[1] || '';
+    ui.damping.textContent = 'Reply loop paused: ' + myName() + ' and ' + who +
+      ' answered each other ' + n + ' times within ' + win + '. Their agents\u2019 replies ' +
+      'are refused until a person or a third member speaks: a message sent here lets them go on.';
   }
 
   /* ---- paths: how this member reaches the others (docs/REACHABILITY.md) ---- */
@@ -857,6 +879,7 @@
     state.arrivals.clear();
     ui.empty.hidden = all.length > 0;
     ui.older.hidden = !state.moreBefore || all.length === 0;
+    renderRetention();
     if (stick) ui.scroller.scrollTop = ui.scroller.scrollHeight;
   }
 
@@ -899,8 +922,23 @@
     return added;
   }
 
+  // Where the log starts when retention (PAPO_KEEP) dropped older
+  // messages: said once the earliest kept message is on the page.
+  function renderRetention() {
+    const r = state.retention;
+    const show = !!(r && r.starts) && !state.moreBefore;
+    ui.retention.hidden = !show;
+    if (show) {
+      ui.retention.textContent = 'Earlier messages were dropped by retention' +
+        (r.keep ? ' (PAPO_KEEP=' + r.keep + ')' : '') + ': ' +
+        r.dropped.toLocaleString() + ' before ' +
+        new Date(r.starts).toLocaleString() + '.';
+    }
+  }
+
   async function loadHistory() {
     const h = await api('/api/history?limit=' + HISTORY_PAGE);
+    state.retention = h.retention || null;
     const msgs = h.messages || [];
     if (state.msgs.size === 0) state.moreBefore = msgs.length >= HISTORY_PAGE;
     addMessages(msgs, { always: true, stick: state.msgs.size === 0 });
@@ -913,6 +951,7 @@
       const h = await api('/api/history?limit=' + HISTORY_PAGE +
         '&before=' + state.oldestTs);
       const msgs = h.messages || [];
+      state.retention = h.retention || null;
       state.moreBefore = msgs.length >= HISTORY_PAGE;
       const s = ui.scroller;
       const fromBottom = s.scrollHeight - s.scrollTop;
@@ -1010,8 +1049,10 @@
       const r2 = receiptOf(r.id);
       for (const n of r.delivered_to || []) r2.delivered.add(n);
       render({ stick: true });
-      // The daemon's own record has the exact time.
+      // The daemon's own record has the exact time; a person's message
+      // may have ended damping.
       loadHistory().catch(() => {});
+      statusSoon();
     } catch (e) {
       // Not sent: the words go back in the box, with the reason.
       state.msgs.delete(key);
@@ -1083,7 +1124,11 @@
     } catch (e) {
       return;
     }
-    if (name === 'message') onMessage(j);
+    if (name === 'message') {
+      onMessage(j);
+      // Damping turns on and off with messages: status says which.
+      statusSoon();
+    }
     else if (name === 'receipt') onReceipt(j);
     else if (name === 'presence') onPresence(j);
     else if (name === 'room') statusSoon();   // roles changed: status has them
@@ -1185,10 +1230,12 @@
         renderStatus();
       }
       if (!document.hidden && ui.conn.dataset.state === 'live') statusSoon();
+      if (!document.hidden) loadApprovals();
     });
     // Paths and round trips change without presence events.
     setInterval(() => {
       if (!document.hidden && ui.conn.dataset.state === 'live') loadStatus().catch(() => {});
+      if (!document.hidden) loadApprovals();
     }, STATUS_EVERY_MS);
     // A phone shows the network view when asked: the room comes first.
     if (window.matchMedia('(max-width: 720px)').matches) ui.netBox.open = false;
@@ -1199,6 +1246,59 @@
     }, 30000);
   }
 
+  /* ---- OAuth approvals (PAPO_OAUTH=on) ----
+   * An MCP client's approval page can also be answered here, by the
+   * person at this machine: the page then goes on with Continue. */
+
+  function approvalItem(p, local) {
+    const li = el('li', 'approval');
+    const what = el('p', 'approval-text');
+    what.append(el('strong', null, p.client_name),
+      document.createTextNode(' (' + p.client_id + ') asks to act as this member; it goes back to '),
+      el('strong', null, p.redirect_host), document.createTextNode('.'));
+    li.append(what);
+    if (p.approved) {
+      li.append(el('p', 'approval-done', 'Approved: press Continue on its page.'));
+      return li;
+    }
+    if (!local) {
+      li.append(el('p', 'approval-done', 'Approve it on its page with the token (not from another machine).'));
+      return li;
+    }
+    for (const [decision, label] of [['approve', 'Approve'], ['deny', 'Deny']]) {
+      const b = el('button', 'approval-' + decision, label);
+      b.type = 'button';
+      b.addEventListener('click', async () => {
+        try {
+          await api('/api/oauth/decide', {
+            method: 'POST', headers: { 'Content-Type': 'application/json' },
+            body: JSON.stringify({ request: p.request, decision }),
+          });
+        } catch (e) { /* gone or answered: the list says so */ }
+        loadApprovals();
+      });
+      li.append(b, document.createTextNode(' '));
+    }
+    return li;
+  }
+
+  async function loadApprovals() {
+    if (!state.oauth) return;
+    let ans;
+    try {
+      ans = await api('/api/oauth/pending');
+    } catch (e) {
+      if (e.status === 404) state.oauth = false;
+      return;
+    }
+    ui.approvals.hidden = ans.pending.length === 0;
+    const items = ans.pending.map((p) => approvalItem(p, ans.local));
+    const h = el('h2', 'approvals-title', 'Approve access?');
+    const ol = el('ol', 'approval-list');
+    ol.append(...items);
+    ui.approvals.replaceChildren(h, ol);
+  }
+
   async function start() {
     wire();
     setConn('connecting', 'connecting…');
@@ -1206,6 +1306,7 @@
       try {
         await loadStatus();
         await loadHistory();
+        loadApprovals();
         break;
       } catch (e) {
         setConn('down', 'cannot reach the daemon: ' + e.message);

@@ -377,6 +377,15 @@ bench_mcp_close(CURL *h, const char *url, const char *session)
 	free(b.p);
 }
 
+void
+bench_tls(CURL *h)
+{
+	const char *ca = getenv("PAPO_BENCH_CA");
+
+	if (ca != NULL && ca[0] != '\0')
+		curl_easy_setopt(h, CURLOPT_CAINFO, ca);
+}
+
 CURL *
 bench_send_new(const char *base, const char *text, struct bench_body *out,
     struct curl_slist **hdr)
@@ -386,6 +395,7 @@ bench_send_new(const char *base, const char *text, struct bench_body *out,
 
 	if ((h = curl_easy_init()) == NULL)
 		bench_die("curl_easy_init failed");
+	bench_tls(h);
 	snprintf(url, sizeof(url), "%s/api/send", base);
 	snprintf(body, sizeof(body), "{\"text\":\"%s\"}", text);
 	*hdr = bench_append(NULL, "Content-Type: application/json");

@@ -134,6 +134,11 @@ struct bench_proc {
 int bench_proc_read(pid_t pid, struct bench_proc *out);
 
 /* Prints a message and exits 1. */
+/*
+ * Sets on h what an HTTPS daemon needs: the CA file in $PAPO_BENCH_CA
+ * (tls.sh's test CA), when set.  A no-op for plain HTTP.
+ */
+void bench_tls(CURL *h);
 void bench_die(const char *fmt, ...) __attribute__((format(printf, 1, 2),
     noreturn));
 

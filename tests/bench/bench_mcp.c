@@ -55,6 +55,7 @@ client_init(struct client *c, const char *url, int fresh)
 	memset(c, 0, sizeof(*c));
 	if ((c->h = curl_easy_init()) == NULL)
 		bench_die("curl_easy_init failed");
+	bench_tls(c->h);
 	c->url = url;
 	c->fresh = fresh;
 	curl_easy_setopt(c->h, CURLOPT_URL, url);

@@ -155,6 +155,7 @@ main(int argc, char **argv)
 	if ((st = calloc((size_t)n, sizeof(*st))) == NULL ||
 	    (ka = curl_easy_init()) == NULL)
 		bench_die("out of memory");
+	bench_tls(ka);
 
 	t0 = bench_now_ns();
 	if (run.mcp)
@@ -171,6 +172,7 @@ main(int argc, char **argv)
 
 			if ((s->h = curl_easy_init()) == NULL)
 				bench_die("curl_easy_init failed");
+			bench_tls(s->h);
 			s->run = &run;
 			s->sse.fn = stream_event;
 			s->sse.arg = s;

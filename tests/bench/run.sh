@@ -15,6 +15,8 @@
 set -u
 # Daemons here talk on loopback only: no LAN beacons, no port mapping.
 export PAPO_LAN=off PAPO_PORTMAP=off
+# Benchmarks send far faster than an agent may (PAPO_RATE's default).
+export PAPO_RATE=${PAPO_RATE:-1000000/s}
 . "$(dirname "$0")/common.sh"
 bench_args run.sh "$@"
 bench_need bench_mcp bench_streams bench_room bench_start gen_log

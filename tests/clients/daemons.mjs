@@ -32,12 +32,15 @@ export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // the caller's papo settings, and not node --test's context (a Node child
 // that inherits it takes itself for a test file of the runner's).
 export const cleanEnv = { ...process.env };
-for (const k of ['PAPO_HOME', 'PAPO_NAME', 'PAPO_INVITE', 'PAPO_HTTP', 'PAPO_LISTEN', 'PAPO_TOKEN', 'PAPO_MCP_IDLE', 'NODE_TEST_CONTEXT'])
+for (const k of ['PAPO_HOME', 'PAPO_NAME', 'PAPO_ROOM', 'PAPO_INVITE', 'PAPO_HTTP', 'PAPO_LISTEN', 'PAPO_TOKEN', 'PAPO_MCP_IDLE', 'NODE_TEST_CONTEXT'])
   delete cleanEnv[k];
 // Tests send traffic only to loopback: no LAN beacons, and no asking a
 // router for a port, on this machine's interfaces.
 cleanEnv.PAPO_LAN = 'off';
 cleanEnv.PAPO_PORTMAP = 'off';
+// The tests send far faster than an agent may (PAPO_RATE's default is
+// 20/min,10): a rate no test reaches, unless a test sets its own.
+if (!cleanEnv.PAPO_RATE) cleanEnv.PAPO_RATE = '1000000/s';
 
 // The promise's value, or an error after ms (the timer does not outlive it).
 export function within(promise, ms, what) {
@@ -128,6 +131,10 @@ export function daemonSet(prefix) {
     });
     for (const k of ['http', 'mcp', 'invite', 'quic', 'pid'])
       assert.ok(k in d.info, `serve.json has ${k}: ${JSON.stringify(d.info)}`);
+    // Run over HTTPS (https.sh sets a certificate for every daemon): the
+    // URLs must say so, or the run would silently test plain HTTP.
+    if ((env.PAPO_TLS_CERT || cleanEnv.PAPO_TLS_CERT))
+      assert.match(d.info.http, /^https:\/\//, `${name} serves https: ${d.info.http}`);
     return d;
   }
 

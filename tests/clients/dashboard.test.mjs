@@ -164,7 +164,8 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
   before(async () => {
     assert.ok(fs.existsSync(PAPO), `no papo binary at ${PAPO} (set PAPO)`);
     assert.ok(fs.existsSync(CHROMIUM), `no Chromium at ${CHROMIUM} (apt-get install chromium, or set CHROMIUM)`);
-    A = await serve('ana');
+    // The room is named as its maker asked (papo serve's PAPO_ROOM).
+    A = await serve('ana', { env: { PAPO_ROOM: 'équipe ops' } });
     httpPort = new URL(A.info.http).port;
     quicAddr = A.info.quic;
     papo(path.join(root, 'bo'), ['join', A.info.invite, '--name', 'bo', '--about', 'tests <b>bold</b> & co']);
@@ -211,6 +212,8 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
 
   step('the page shows the room, this member and bo online', async () => {
     await page.goto(A.info.dashboard || `${A.info.http}/`);
+    assert.equal(status.room, 'équipe ops', 'the room has the name its maker gave');
+    assert.equal((await api(B, '/api/status')).room, 'équipe ops', "bo's status names the room as ana's does");
     await until('the room name', async () => (await page.textContent('#room')) === status.room);
     assert.equal(await page.textContent('#me'), 'ana');
     const row = await until('bo listed online', async () => {
@@ -626,6 +629,44 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
     await until('bo\'s message live on the page', () => shown(page, 'bo, after the token'), 30_000);
     assert.equal(navigations, 1, 'the open page was never reloaded');
   }, 200_000);
+
+  step('a member with retention says where its history starts', async () => {
+    // cy keeps 3 messages; ana's are not in cy's outbox, so they go.
+    papo(path.join(root, 'cy'), ['join', A.info.invite, '--name', 'cy']);
+    let C = await serve('cy', { env: { PAPO_KEEP: '3' } });
+    await until('cy online at ana', async () =>
+      (await api(A, '/api/status')).members.some((m) => m.name === 'cy' && m.online), 30_000, 200);
+    for (let i = 1; i <= 6; i++) await api(A, '/api/send', { text: `kept or not ${i}` });
+    const h = await until('cy to drop some', async () => {
+      const j = await api(C, '/api/history?limit=50');
+      return j.retention?.starts && j.messages.some((m) => m.text === 'kept or not 6') ? j : null;
+    }, 30_000);
+    assert.equal(h.retention.keep, '3');
+    assert.ok(h.retention.dropped >= 1, `dropped ${h.retention.dropped}`);
+    assert.ok(!h.messages.some((m) => m.text === 'kept or not 1'), 'the oldest dropped from history');
+    // /api/events keeps this run's events in memory whatever the log
+    // dropped (a fresh stream gets them all): a restart starts it empty.
+    await stop(C);
+    C = await serve('cy', { env: { PAPO_KEEP: '3' } });
+    // At start it cuts what it held over the count: read it again.
+    const h2 = await api(C, '/api/history?limit=50');
+    assert.ok(h2.retention.dropped >= h.retention.dropped);
+    const fresh = await browser.newContext({ viewport: { width: 1000, height: 700 } });
+    try {
+      const p = await fresh.newPage();
+      watch(p, 'retention');
+      await p.goto(`${C.info.http}/`);
+      await until('the last message', () => shown(p, 'kept or not 6'));
+      await until('the retention note', () => p.isVisible('#retention'));
+      const note = await p.textContent('#retention');
+      assert.match(note, /^Earlier messages were dropped by retention \(PAPO_KEEP=3\): \d+ before .+\.$/);
+      assert.ok(note.includes(`: ${h2.retention.dropped.toLocaleString()} before`), note);
+      assert.equal(await shown(p, 'kept or not 1'), null, 'a dropped message is not shown');
+    } finally {
+      await fresh.close();
+    }
+    await stop(C);
+  }, 120_000);
 
   step('nothing ran that should not have, and the daemons stop cleanly', async () => {
     assert.deepEqual(dialogs, [], 'no dialog opened');

@@ -99,6 +99,24 @@ expect 2 "bad PAPO_LOG" -- env PAPO_LOG=loud "$PAPO" invite
 expect 0 "PAPO_NAME" -- env PAPO_NAME=eve PAPO_HOME="$T/eve" "$PAPO" new
 has "$T/eve/room.json" '"name":[[:space:]]*"eve"' "PAPO_NAME names the member"
 
+# A room named by its maker: the name travels in the invite, to every
+# joiner and the joiners' own invites; without one, papo-XXXXXXXX.
+expect 0 "new --room" -- env PAPO_HOME="$T/rn1" "$PAPO" new --name ana --room "équipe ops"
+has "$T/rn1/room.json" '"room":[[:space:]]*"équipe ops"' "the maker's room.json has the name"
+RINV=$(grep -E '^papo1' "$T/out")
+expect 0 "join a named room" -- env PAPO_HOME="$T/rn2" "$PAPO" join "$RINV" --name bo
+has "$T/rn2/room.json" '"room":[[:space:]]*"équipe ops"' "the joiner's room.json has the name"
+expect 0 "the joiner's invite" -- env PAPO_HOME="$T/rn2" "$PAPO" invite
+expect 0 "join through the joiner" -- env PAPO_HOME="$T/rn3" "$PAPO" join "$(cat "$T/out")" --name cy
+has "$T/rn3/room.json" '"room":[[:space:]]*"équipe ops"' "the name passes on through the joiner's invite"
+expect 0 "PAPO_ROOM" -- env PAPO_HOME="$T/rn4" PAPO_ROOM=ops "$PAPO" new --name ana
+has "$T/rn4/room.json" '"room":[[:space:]]*"ops"' "PAPO_ROOM names the room"
+expect 1 "a room name of 65 bytes" -- env PAPO_HOME="$T/rn5" "$PAPO" new --name ana --room "$(printf 'r%.0s' $(seq 65))"
+has "$T/err" 'room name must be 1 to 64 bytes' "the room name's limit is stated"
+expect 1 "a control character in the room name" -- env PAPO_HOME="$T/rn5" "$PAPO" new --name ana --room "$(printf 'a\tb')"
+has "$T/err" 'room name must be' "the room name's rule is stated"
+[ ! -e "$T/rn5/room.json" ] && ok || fail "a refused room name left a room"
+
 # Commands that need a room say how to make one.
 export PAPO_HOME=$T/nobody
 expect 1 "invite without room" -- "$PAPO" invite

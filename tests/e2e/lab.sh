@@ -39,6 +39,14 @@
 #                               $T/NAME.log; lab_turn_start NAME starts it
 #                               again on the same address after a kill
 #                               (crash NAME).
+#   lab_count NAME [MIN]        nftables counters of the UDP packets and
+#                               bytes NAME's eth0 sends and receives, those
+#                               of at least MIN bytes only if given (table
+#                               "ip labcountMIN" in its namespace; bytes
+#                               are IP lengths: IP and UDP headers
+#                               included); lab_counted NAME [MIN] prints
+#                               them as "IN_PACKETS IN_BYTES OUT_PACKETS
+#                               OUT_BYTES".
 #   lab_block A B / lab_unblock A B
 #                               the internet router drops (or no longer
 #                               drops) what A and B (public hosts or NATs)
@@ -471,6 +479,26 @@ lab_turn_start() {
 	echo $! >"$T/$n.pid")
 	until_true 10 lab_listening "$n" 3478 ||
 		{ fail "lab: turnserver did not start: $(tail -3 "$T/$n.log")"; finish; exit 1; }
+}
+
+lab_count() {
+	local ns=${LABNS[$1]} t=labcount${2:-} min=()
+	[ -z "${2:-}" ] || min=(ip length ">=" "$2")
+	lab_net ip netns exec "$ns" nft add table ip "$t"
+	lab_net ip netns exec "$ns" nft add chain ip "$t" in \
+		'{ type filter hook input priority filter; }'
+	lab_net ip netns exec "$ns" nft add chain ip "$t" out \
+		'{ type filter hook output priority filter; }'
+	lab_net ip netns exec "$ns" nft add rule ip "$t" in \
+		iifname eth0 meta l4proto udp "${min[@]}" counter
+	lab_net ip netns exec "$ns" nft add rule ip "$t" out \
+		oifname eth0 meta l4proto udp "${min[@]}" counter
+}
+
+lab_counted() {
+	ip netns exec "${LABNS[$1]}" nft -j list table ip "labcount${2:-}" | jq -r '
+		[.nftables[] | .rule? // empty | .expr[] | .counter? // empty] |
+		"\(.[0].packets) \(.[0].bytes) \(.[1].packets) \(.[1].bytes)"'
 }
 
 # The internet router's filter: a table made on first use.

@@ -9,6 +9,10 @@ T=$(mktemp -d /tmp/papo-e2e.XXXXXX)
 # beacons and no asking a router for a port on this machine's own
 # interfaces (lab.sh turns both on inside its namespaces).
 export PAPO_LAN=off PAPO_PORTMAP=off
+# The tests send far faster than an agent may (PAPO_RATE's default is
+# 20/min,10): a rate no test reaches, unless a script sets its own
+# (limits.sh does).
+export PAPO_RATE=${PAPO_RATE:-1000000/s}
 passed=0 failed=0
 declare -A URL QPORT
 

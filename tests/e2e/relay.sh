@@ -49,6 +49,12 @@
 #     TURN server sees them at), while each of them says something every
 #     2 s throughout; r6 returns and nothing changes but that; every
 #     message is in both histories exactly once.
+#  7. j7 (symmetric NAT) makes a room; k7 (symmetric NAT) joins from its
+#     invite, which has j7's relayed address beside its private one (no
+#     public member): k7 reaches j7 through the relay before its dial to
+#     the private address has timed out (5 s; until then it was not
+#     dialled at the relayed one: docs/PERFORMANCE.md, "The relay"), and
+#     they talk.
 #
 # Needs root, iproute2, nftables and turnserver (coturn).  Without them
 # it prints "SKIPPED: reason" and exits 77, which ctest shows as skipped.
@@ -299,8 +305,11 @@ relay_then_punch() {
 			(.rtt_ms | type) == \"number\"" \
 			"with r6 back, $1 still shows $2 punched"
 		# (punched too, when the member that brought news of r6's
-		# return started a punch before r6's own dial greeted)
-		eventually 10 "$1" "$(m r6) | .online and (.path | IN(\"direct\", \"punched\"))" \
+		# return started a punch before r6's own dial greeted).  r6's
+		# dials pass $1's NAT only while $1's last dial to r6 (every
+		# 30 s at most, backing off) keeps its mapping, 30 s in Linux's
+		# conntrack: else $1's next dial finds r6, up to 35 s on.
+		eventually 40 "$1" "$(m r6) | .online and (.path | IN(\"direct\", \"punched\"))" \
 			"$1 reaches r6 on a path of its own, not the relay"
 	done
 	n=$(cat "$T/chatter.n")
@@ -317,6 +326,30 @@ relay_then_punch() {
 	stop r6
 	stop d6
 	stop e6
+}
+
+# 7. A joiner behind a symmetric NAT, from a relayed member's invite.
+joiner() {
+	local inv relayed addrs
+	lab_papo j7 new --name j7 >/dev/null
+	lab_start j7 || return
+	eventually 20 j7 '.me.turn.state == "allocated"' "j7: me.turn allocated"
+	relayed=$(jq -r .me.turn.relayed "$T/status-j7")
+	inv=$(lab_papo j7 invite)
+	addrs=$(invite_addrs "$inv" | tr '\n' ' ')
+	case " $addrs" in
+	*" $relayed "*) ok ;;
+	*) fail "j7's invite lacks its relayed address $relayed: $addrs" ;;
+	esac
+	lab_papo k7 join "$inv" --name k7 >/dev/null
+	lab_start k7 || return
+	eventually 30 k7 "$(m j7) | .online and .path == \"relay\"" \
+		"k7 reaches j7 through the relay"
+	check "k7 was relayed to j7 before its dial to j7's private address timed out: $(grep -m1 'connection (not greeted) out closed' "$T/k7.err")" \
+		bash -c "! grep -q 'connection (not greeted) out closed' '$T/k7.err'"
+	talk j7 k7 "k7 joined from j7's invite"
+	stop k7
+	stop j7
 }
 
 lab_up
@@ -338,6 +371,10 @@ lab_nat nat6d cone 203.0.113.26 drop
 lab_host d6 nat6d
 lab_nat nat6e cone 203.0.113.27 drop
 lab_host e6 nat6e
+lab_nat nat7j symmetric 203.0.113.28
+lab_host j7 nat7j
+lab_nat nat7k symmetric 203.0.113.29
+lab_host k7 nat7k
 note "lab up after $(( $(date +%s) - began )) s"
 
 cone_symmetric
@@ -348,6 +385,8 @@ wrong_password
 note "case 3 done after $(( $(date +%s) - began )) s"
 relay_then_punch
 note "case 6 done after $(( $(date +%s) - began )) s"
+joiner
+note "case 7 done after $(( $(date +%s) - began )) s"
 for p in "$T"/*.pid; do
 	[ -e "$p" ] && [ "$(basename "$p")" != turn.pid ] && stop "$(basename "$p" .pid)"
 done
