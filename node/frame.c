@@ -1180,8 +1180,11 @@ out:
 	return e;
 }
 
-int
-frame_seal(const struct room_keys *k, const struct frame *f, struct buf *out)
+/* Seals f after the len bytes of hdr (the envelope's clear header, also
+ * authenticated as associated data so that it cannot be changed). */
+static int
+frame_seal_ad(const struct room_keys *k, const uint8_t *hdr, size_t hlen,
+    const struct frame *f, struct buf *out)
 {
 	struct buf plain;
 	uint8_t *sealed;
@@ -1191,12 +1194,19 @@ frame_seal(const struct room_keys *k, const struct frame *f, struct buf *out)
 	buf_init(&plain, FRAME_JSON_MAX);
 	if (frame_encode(f, &plain) == -1)
 		goto out;
-	if ((sealed = buf_reserve(out, FRAME_NONCE_LEN + plain.len +
+	/* Over the limit a receiver would refuse it: version 3's header
+	 * takes 4 bytes of what the JSON text may use. */
+	if (hlen + FRAME_SEAL_OVERHEAD + plain.len > PAPO_FRAME_MAX)
+		goto out;
+	if ((sealed = buf_reserve(out, hlen + FRAME_NONCE_LEN + plain.len +
 	    FRAME_TAG_LEN)) == NULL)
 		goto out;
+	memcpy(sealed, hdr, hlen);
+	sealed += hlen;
 	randombytes_buf(sealed, FRAME_NONCE_LEN);
 	crypto_aead_xchacha20poly1305_ietf_encrypt(sealed + FRAME_NONCE_LEN,
-	    &clen, plain.p, plain.len, NULL, 0, NULL, sealed, k->seal);
+	    &clen, plain.p, plain.len, hlen > 0 ? hdr : NULL, hlen, NULL,
+	    sealed, k->seal);
 	rc = 0;
 out:
 	if (plain.p != NULL)
@@ -1205,9 +1215,38 @@ out:
 	return rc;
 }
 
-enum frame_err
-frame_open(const struct room_keys *k, const uint8_t *in, size_t len,
-    unsigned flags, struct frame *out)
+int
+frame_seal(const struct room_keys *k, const struct frame *f, struct buf *out)
+{
+	return frame_seal_ad(k, NULL, 0, f, out);
+}
+
+int
+frame_seal_epoch(const struct room_keys *k, uint32_t epoch,
+    const struct frame *f, struct buf *out)
+{
+	uint8_t hdr[FRAME_EPOCH_LEN];
+
+	hdr[0] = (uint8_t)(epoch >> 24);
+	hdr[1] = (uint8_t)(epoch >> 16);
+	hdr[2] = (uint8_t)(epoch >> 8);
+	hdr[3] = (uint8_t)epoch;
+	return frame_seal_ad(k, hdr, sizeof(hdr), f, out);
+}
+
+int
+frame_envelope_epoch(const uint8_t *in, size_t len, uint32_t *epoch)
+{
+	if (len < FRAME_EPOCH_LEN + FRAME_SEAL_OVERHEAD)
+		return -1;
+	*epoch = (uint32_t)in[0] << 24 | (uint32_t)in[1] << 16 |
+	    (uint32_t)in[2] << 8 | in[3];
+	return 0;
+}
+
+static enum frame_err
+frame_open_ad(const struct room_keys *k, size_t hlen, const uint8_t *in,
+    size_t len, unsigned flags, struct frame *out)
 {
 	uint8_t *plain = NULL;
 	unsigned long long plen;
@@ -1216,19 +1255,33 @@ frame_open(const struct room_keys *k, const uint8_t *in, size_t len,
 	memset(out, 0, sizeof(*out));
 	if (len > PAPO_FRAME_MAX)
 		return FRAME_ERR_TOO_BIG;
-	if (len < FRAME_SEAL_OVERHEAD)
+	if (len < hlen + FRAME_SEAL_OVERHEAD)
 		return FRAME_ERR_SEAL;
 	if ((plain = malloc(len)) == NULL)
 		return FRAME_ERR_NOMEM;
 	if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &plen, NULL,
-	    in + FRAME_NONCE_LEN, len - FRAME_NONCE_LEN, NULL, 0, in,
-	    k->seal) != 0)
+	    in + hlen + FRAME_NONCE_LEN, len - hlen - FRAME_NONCE_LEN,
+	    hlen > 0 ? in : NULL, hlen, in + hlen, k->seal) != 0)
 		e = FRAME_ERR_SEAL;
 	else
 		e = frame_decode(k, (const char *)plain, (size_t)plen,
 		    flags & ~FRAME_TRUSTED, out);
 	free(plain);
 	return e;
+}
+
+enum frame_err
+frame_open(const struct room_keys *k, const uint8_t *in, size_t len,
+    unsigned flags, struct frame *out)
+{
+	return frame_open_ad(k, 0, in, len, flags, out);
+}
+
+enum frame_err
+frame_open_epoch(const struct room_keys *k, const uint8_t *in, size_t len,
+    unsigned flags, struct frame *out)
+{
+	return frame_open_ad(k, FRAME_EPOCH_LEN, in, len, flags, out);
 }
 
 void

@@ -23,6 +23,7 @@
 #define FRAME_NONCE_LEN 24
 #define FRAME_TAG_LEN 16
 #define FRAME_SEAL_OVERHEAD (FRAME_NONCE_LEN + FRAME_TAG_LEN)
+#define FRAME_EPOCH_LEN 4            /* version 3's envelope: the epoch */
 #define FRAME_JSON_MAX (PAPO_FRAME_MAX - FRAME_SEAL_OVERHEAD)
 #define FRAME_PEERS_MAX 64     /* members in one peers frame */
 #define FRAME_SYNC_MAX 4096    /* ids in one sync frame */
@@ -224,6 +225,19 @@ int frame_seal(const struct room_keys *k, const struct frame *f, struct buf *out
 /* Opens and decodes one sealed frame (signatures checked); flags as for
  * frame_decode (FRAME_V2). */
 enum frame_err frame_open(const struct room_keys *k, const uint8_t *in,
+    size_t len, unsigned flags, struct frame *out);
+
+/* Version 3's envelope (docs/PROTOCOL.md, "Key epochs"): the epoch whose
+ * key sealed it, in clear, then as frame_seal's; the epoch is also the
+ * seal's associated data.  k is that epoch's keys (sec_epoch_keys; the
+ * room's own for epoch 0).  The JSON text may be 4 bytes shorter than
+ * version 1's: the sealed frame stays within PAPO_FRAME_MAX. */
+int frame_seal_epoch(const struct room_keys *k, uint32_t epoch,
+    const struct frame *f, struct buf *out);
+/* The epoch an envelope names, so the receiver picks its key; -1 when
+ * too short to be one. */
+int frame_envelope_epoch(const uint8_t *in, size_t len, uint32_t *epoch);
+enum frame_err frame_open_epoch(const struct room_keys *k, const uint8_t *in,
     size_t len, unsigned flags, struct frame *out);
 
 /* Releases what a frame owns and zeroes it; safe on a zeroed frame. */

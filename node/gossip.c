@@ -42,9 +42,39 @@ gossip_seal(struct gossip *g, const struct frame *f, unsigned version,
 {
 	struct frame out;
 
+	uint32_t n;
+
 	if (frame_for_version(f, version, &out, g->sealing) == -1)
 		return -1;
-	return frame_seal(g->env.keys, &out, b);
+	if (version < 3)
+		return frame_seal(g->env.keys, &out, b);
+	/* Version 3 seals with the newest key and says which. */
+	n = epoch_newest(g);
+	return frame_seal_epoch(epoch_keys(g, n), n, &out, b);
+}
+
+/* Opens a frame received on l: version 3's with the key of the epoch its
+ * envelope names (FRAME_ERR_SEAL when we hold no such epoch). */
+static enum frame_err
+gossip_unseal(struct gossip *g, const struct link *l, const uint8_t *p,
+    size_t n, struct frame *f)
+{
+	const struct room_keys *k;
+	uint32_t epoch;
+
+	if (l->version < 3)
+		return frame_open(g->env.keys, p, n, frame_flags(l->version), f);
+	memset(f, 0, sizeof(*f));
+	if (n > PAPO_FRAME_MAX)
+		return FRAME_ERR_TOO_BIG;
+	if (frame_envelope_epoch(p, n, &epoch) == -1)
+		return FRAME_ERR_SEAL;
+	if ((k = epoch_keys(g, epoch)) == NULL) {
+		log_msg(LOG_INFO, "a frame sealed under epoch %u, which this "
+		    "member does not hold", (unsigned)epoch);
+		return FRAME_ERR_SEAL;
+	}
+	return frame_open_epoch(k, p, n, frame_flags(l->version), f);
 }
 
 int
@@ -328,6 +358,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		    (double)limit_dropped(g->limit, m->id));
 	}
 	role_json(g, o);
+	epoch_json(g, o);
 	deliver_limits_json(g, o);
 	store_stats(g->env.store, &st);
 	for (struct outmsg *om = g->outbox; om != NULL; om = om->next)
@@ -886,8 +917,7 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 
 	if (l == NULL)
 		return;
-	if ((e = frame_open(g->env.keys, p, n, frame_flags(l->version),
-	    &f)) != FRAME_OK) {
+	if ((e = gossip_unseal(g, l, p, n, &f)) != FRAME_OK) {
 		g->bad_frames++;
 		log_msg(LOG_WARN, "dropped a frame from %s: %s",
 		    l->m != NULL ? l->m->name : "a peer not yet greeted",
@@ -1062,6 +1092,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	}
 	if (relay_start(err, g, env) == -1)
 		goto fail;
+	epoch_load(g);
 	members_load(g);
 	role_load(g);
 	if (r->has_inviter) {
@@ -1149,5 +1180,6 @@ gossip_free(struct gossip *g)
 	punch_free(g->punch);
 	beacon_free(g->beacon);
 	limit_free(g->limit);
+	epoch_free(g);
 	free(g);
 }

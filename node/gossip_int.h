@@ -92,6 +92,15 @@ struct outmsg {
 	struct outmsg *next;
 };
 
+/* A key epoch held (epoch.c). */
+struct epoch_held {
+	uint32_t n;                 /* 0: the room secret's key */
+	uint8_t secret[32];         /* zeros for epoch 0 */
+	struct room_keys keys;      /* its sealing key; the room's id */
+	uint8_t by[32];             /* who made it; zeros for epoch 0 */
+	char *frame;                /* its signed epoch frame, JSON; or NULL */
+};
+
 struct gossip {
 	struct gossip_env env;
 	struct quic *quic;
@@ -132,6 +141,8 @@ struct gossip {
 	uint8_t owner[32];
 	struct frame_admin admins[GOSSIP_MEMBERS_MAX];  /* grants held */
 	size_t nadmins;
+	struct epoch_held *epochs;  /* epoch.c's, unsorted */
+	size_t nepochs;
 	uint64_t own_seq;           /* our last announcement's or bye's
 	                             * counter: wall ms, never going back */
 	uint64_t retain_checked;    /* ns of the last days-retention check */
@@ -273,6 +284,22 @@ void deliver_load_outbox(struct gossip *g);
 /* Status's "limits": the rate, the receiving cap, damping and our
  * exchanges; and a member's messages dropped over the cap. */
 void deliver_limits_json(struct gossip *g, cJSON *o);
+
+/* epoch.c: the room's key epochs. */
+
+/* At start: epoch 0 (the room's key), then those epochs.json keeps. */
+void epoch_load(struct gossip *g);
+void epoch_free(struct gossip *g);
+/* Epoch n's keys, or NULL when not held. */
+const struct room_keys *epoch_keys(const struct gossip *g, uint32_t n);
+/* The newest epoch held: version 3 connections are sealed with it. */
+uint32_t epoch_newest(const struct gossip *g);
+/* Holds epoch n (frame: its signed epoch frame's JSON text, or NULL)
+ * and saves epochs.json: 1 added, 0 held already, -1 out of memory. */
+int epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
+    const uint8_t by[32], const char *frame);
+/* Status: "epoch". */
+void epoch_json(const struct gossip *g, cJSON *o);
 
 /* role.c: the owner and the admins. */
 

@@ -358,6 +358,73 @@ test_seal(void)
 	frame_clear(&f);
 }
 
+/* Version 3's envelope: the epoch in clear, then sealed with that
+ * epoch's key; the epoch is bound to the seal. */
+static void
+test_envelope(void)
+{
+	struct room_keys e1, e2;
+	uint8_t secret[32];
+	struct frame f, out;
+	struct buf b;
+	uint32_t n = 0;
+	size_t opened = 0;
+
+	randombytes_buf(secret, sizeof(secret));
+	sec_epoch_keys(&keys, secret, &e1);
+	randombytes_buf(secret, sizeof(secret));
+	sec_epoch_keys(&keys, secret, &e2);
+	make_msg(&f, "under epoch 7");
+	buf_init(&b, PAPO_FRAME_MAX);
+	CHECK(frame_seal_epoch(&e1, 7, &f, &b) == 0);
+	{
+		char *json = to_json(&f);
+
+		CHECK(json != NULL && b.len == FRAME_EPOCH_LEN +
+		    FRAME_SEAL_OVERHEAD + strlen(json));
+		free(json);
+	}
+	CHECK(frame_envelope_epoch(b.p, b.len, &n) == 0);
+	CHECK_EQ_INT(n, 7);
+	CHECK(b.p[0] == 0 && b.p[1] == 0 && b.p[2] == 0 && b.p[3] == 7);
+	/* Its epoch's key opens it, with the message's signature (made in
+	 * the room's id, which every epoch keeps) checked. */
+	CHECK_EQ_INT(frame_open_epoch(&e1, b.p, b.len, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.type == FRAME_MSG && strcmp(out.u.msg.body, "under epoch 7") == 0);
+	frame_clear(&out);
+	/* Another epoch's key, the room's own (epoch 0), another room's. */
+	CHECK_EQ_INT(frame_open_epoch(&e2, b.p, b.len, FRAME_V3, &out), FRAME_ERR_SEAL);
+	CHECK_EQ_INT(frame_open_epoch(&keys, b.p, b.len, FRAME_V3, &out), FRAME_ERR_SEAL);
+	CHECK_EQ_INT(frame_open(&e1, b.p, b.len, FRAME_V3, &out), FRAME_ERR_SEAL);
+	/* A changed epoch number, or any flipped bit, fails. */
+	for (size_t i = 0; i < b.len; i++) {
+		b.p[i] ^= 0x01;
+		if (frame_open_epoch(&e1, b.p, b.len, FRAME_V3, &out) !=
+		    FRAME_ERR_SEAL)
+			opened++;
+		b.p[i] ^= 0x01;
+	}
+	CHECK_EQ_INT(opened, 0);
+	/* Too short to name an epoch and hold a seal. */
+	CHECK(frame_envelope_epoch(b.p, FRAME_EPOCH_LEN + FRAME_SEAL_OVERHEAD - 1,
+	    &n) == -1);
+	CHECK_EQ_INT(frame_open_epoch(&e1, b.p, 3, FRAME_V3, &out), FRAME_ERR_SEAL);
+	/* Epoch 0 with the room's key, as version 3 seals before any
+	 * rotation; the largest number. */
+	buf_reset(&b);
+	CHECK(frame_seal_epoch(&keys, 0, &f, &b) == 0);
+	CHECK(frame_envelope_epoch(b.p, b.len, &n) == 0 && n == 0);
+	CHECK_EQ_INT(frame_open_epoch(&keys, b.p, b.len, FRAME_V3, &out), FRAME_OK);
+	frame_clear(&out);
+	buf_reset(&b);
+	CHECK(frame_seal_epoch(&e2, 0xffffffffu, &f, &b) == 0);
+	CHECK(frame_envelope_epoch(b.p, b.len, &n) == 0 && n == 0xffffffffu);
+	CHECK_EQ_INT(frame_open_epoch(&e2, b.p, b.len, FRAME_V3, &out), FRAME_OK);
+	frame_clear(&out);
+	buf_free(&b);
+	frame_clear(&f);
+}
+
 static void
 test_signatures(void)
 {
@@ -1157,6 +1224,7 @@ main(void)
 	test_presence3();
 	test_epoch();
 	test_seal();
+	test_envelope();
 	test_signatures();
 	test_limits();
 	test_malformed();

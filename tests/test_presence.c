@@ -133,7 +133,9 @@ forger_send(struct forger *f, const struct frame *fr)
 	struct buf b;
 
 	buf_init(&b, PAPO_FRAME_MAX);
-	if (f->c == NULL || frame_seal(&keys, fr, &b) == -1 ||
+	/* Version 3 names the epoch: 0, the room secret's key. */
+	if (f->c == NULL || (f->version >= 3 ?
+	    frame_seal_epoch(&keys, 0, fr, &b) : frame_seal(&keys, fr, &b)) == -1 ||
 	    quic_send(f->c, b.p, b.len) == -1)
 		fprintf(stderr, "%s: could not send a %s\n", f->name,
 		    frame_type_name(fr->type));
@@ -166,7 +168,9 @@ forger_frame(void *arg, struct quic_conn *c, const uint8_t *p, size_t n)
 	struct frame fr;
 
 	(void)c;
-	if (frame_open(&keys, p, n, frame_flags(f->version), &fr) != FRAME_OK)
+	if ((f->version >= 3 ?
+	    frame_open_epoch(&keys, p, n, frame_flags(f->version), &fr) :
+	    frame_open(&keys, p, n, frame_flags(f->version), &fr)) != FRAME_OK)
 		return;
 	if (fr.type == FRAME_PEERS)
 		for (size_t i = 0; i < fr.u.peers.n; i++) {

@@ -75,6 +75,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 		if (frame_open(&keys, data, size, v, &f) == FRAME_OK)
 			frame_clear(&f);
+		if (ver >= 3 && frame_open_epoch(&keys, data, size, v, &f) ==
+		    FRAME_OK)
+			frame_clear(&f);
 	}
 	return 0;
 }

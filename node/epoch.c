@@ -1,0 +1,199 @@
+/*
+ * epoch.c: the room's key epochs held by this member (docs/PROTOCOL.md,
+ * "Key epochs"), on the node thread.  Epoch 0 is the key of the room
+ * secret; each later one has a secret of its own, handed to members
+ * sealed to their keys in an epoch frame signed by whoever made it.  A
+ * version 3 connection seals with the newest epoch held and names it in
+ * the envelope; a frame received picks its key by that number.  The
+ * secrets, who made each epoch and its signed frame (to hand on to
+ * members who missed it) are kept in epochs.json, 0600, replaced
+ * atomically.
+ *
+ * Part of gossip (gossip_int.h); it never blocks but for that file.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "node/fsutil.h"
+#include "node/gossip_int.h"
+
+#define EPOCHS_FILE "epochs.json"
+#define EPOCHS_FILE_MAX (16 * 1024 * 1024)
+
+/* The epoch numbered n, or NULL when we do not hold it. */
+static struct epoch_held *
+epoch_find(const struct gossip *g, uint32_t n)
+{
+	for (size_t i = 0; i < g->nepochs; i++)
+		if (g->epochs[i].n == n)
+			return &g->epochs[i];
+	return NULL;
+}
+
+const struct room_keys *
+epoch_keys(const struct gossip *g, uint32_t n)
+{
+	struct epoch_held *e = epoch_find(g, n);
+
+	return e != NULL ? &e->keys : NULL;
+}
+
+uint32_t
+epoch_newest(const struct gossip *g)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < g->nepochs; i++)
+		if (g->epochs[i].n > n)
+			n = g->epochs[i].n;
+	return n;
+}
+
+/* Adds epoch n with its secret; frame (the signed epoch frame's JSON
+ * text, may be NULL) is copied.  1 when added, 0 when held already, -1
+ * out of memory. */
+static int
+epoch_take(struct gossip *g, uint32_t n, const uint8_t secret[32],
+    const uint8_t by[32], const char *frame)
+{
+	struct epoch_held *v, *e;
+
+	if (epoch_find(g, n) != NULL)
+		return 0;
+	if ((v = reallocarray(g->epochs, g->nepochs + 1, sizeof(*v))) == NULL)
+		return -1;
+	g->epochs = v;
+	e = &v[g->nepochs];
+	memset(e, 0, sizeof(*e));
+	if (frame != NULL && (e->frame = strdup(frame)) == NULL)
+		return -1;
+	e->n = n;
+	memcpy(e->secret, secret, 32);
+	memcpy(e->by, by, 32);
+	if (n == 0)
+		e->keys = *g->env.keys;
+	else
+		sec_epoch_keys(g->env.keys, secret, &e->keys);
+	g->nepochs++;
+	return 1;
+}
+
+static void
+epoch_save(struct gossip *g)
+{
+	char path[4096], err[PAPO_ERR_LEN], text[PAPO_ID_LEN + 1];
+	cJSON *o = cJSON_CreateObject(), *arr, *e;
+	char *out = NULL;
+
+	arr = cJSON_AddArrayToObject(o, "epochs");
+	for (size_t i = 0; i < g->nepochs; i++) {
+		const struct epoch_held *h = &g->epochs[i];
+
+		if (h->n == 0)
+			continue;       /* the room secret's, in room.json */
+		e = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, e);
+		cJSON_AddNumberToObject(e, "n", h->n);
+		sec_id_format(h->secret, text);
+		cJSON_AddStringToObject(e, "secret", text);
+		sec_id_format(h->by, text);
+		cJSON_AddStringToObject(e, "by", text);
+		if (h->frame != NULL)
+			cJSON_AddStringToObject(e, "frame", h->frame);
+	}
+	if ((out = cJSON_Print(o)) == NULL)
+		log_msg(LOG_WARN, "%s: out of memory", EPOCHS_FILE);
+	else if (fs_path(path, sizeof(path), g->env.home, EPOCHS_FILE) == 0 &&
+	    fs_write(err, path, out, strlen(out)) == -1)
+		log_msg(LOG_WARN, "%s", err);
+	if (out != NULL)
+		sodium_memzero(out, strlen(out));
+	cJSON_free(out);
+	cJSON_Delete(o);
+}
+
+int
+epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
+    const uint8_t by[32], const char *frame)
+{
+	int rc;
+
+	if ((rc = epoch_take(g, n, secret, by, frame)) == 1)
+		epoch_save(g);
+	return rc;
+}
+
+/* One entry of epochs.json into the ring; -1 when malformed. */
+static int
+epoch_load_one(struct gossip *g, const cJSON *e)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "n");
+	const char *s = cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(e, "secret"));
+	const char *by = cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(e, "by"));
+	const char *frame = cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(e, "frame"));
+	uint8_t secret[32], who[32];
+	int rc;
+
+	if (!cJSON_IsNumber(n) || n->valuedouble < 1 ||
+	    n->valuedouble > 4294967295.0 || s == NULL ||
+	    sec_id_parse(s, secret) == -1 || by == NULL ||
+	    sec_id_parse(by, who) == -1)
+		return -1;
+	rc = epoch_take(g, (uint32_t)n->valuedouble, secret, who, frame);
+	sodium_memzero(secret, sizeof(secret));
+	return rc == -1 ? -1 : 0;
+}
+
+void
+epoch_load(struct gossip *g)
+{
+	char path[4096], err[PAPO_ERR_LEN];
+	static const uint8_t none[32];
+	char *text = NULL;
+	size_t len;
+	int exists = 0;
+	const cJSON *e;
+	cJSON *o;
+
+	epoch_take(g, 0, none, none, NULL);
+	if (fs_path(path, sizeof(path), g->env.home, EPOCHS_FILE) == -1 ||
+	    fs_read(err, path, EPOCHS_FILE_MAX, &text, &len, &exists) == -1) {
+		if (exists)
+			log_msg(LOG_WARN, "%s", err);
+		return;
+	}
+	if ((o = cJSON_ParseWithLength(text, len)) == NULL)
+		log_msg(LOG_WARN, "%s is damaged: the room's later keys come "
+		    "again from the other members", path);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "epochs"))
+		if (epoch_load_one(g, e) == -1)
+			log_msg(LOG_WARN, "%s: a malformed epoch: skipped",
+			    path);
+	cJSON_Delete(o);
+	sodium_memzero(text, len);
+	free(text);
+}
+
+void
+epoch_free(struct gossip *g)
+{
+	for (size_t i = 0; i < g->nepochs; i++) {
+		free(g->epochs[i].frame);
+		sodium_memzero(&g->epochs[i], sizeof(g->epochs[i]));
+	}
+	free(g->epochs);
+	g->epochs = NULL;
+	g->nepochs = 0;
+}
+
+void
+epoch_json(const struct gossip *g, cJSON *o)
+{
+	cJSON_AddNumberToObject(o, "epoch", epoch_newest(g));
+}
