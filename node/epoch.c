@@ -197,3 +197,184 @@ epoch_json(const struct gossip *g, cJSON *o)
 {
 	cJSON_AddNumberToObject(o, "epoch", epoch_newest(g));
 }
+
+/* A member's name for the log and replies, ours included. */
+static const char *
+epoch_who(const struct gossip *g, const uint8_t id[32], char buf[16])
+{
+	char text[PAPO_ID_LEN + 1];
+	struct member *m;
+
+	if (memcmp(id, g->env.me->pk, 32) == 0)
+		return g->env.room->me;
+	if ((m = member_find(g, id)) != NULL)
+		return member_name(m, buf);
+	sec_id_format(id, text);
+	snprintf(buf, 16, "%.8s", text);
+	return buf;
+}
+
+/* Tells the program: kind "epoch", its number, by whom, when. */
+static void
+epoch_emit(struct gossip *g, const struct frame_epoch *e)
+{
+	cJSON *o = cJSON_CreateObject();
+	char nb[16];
+
+	cJSON_AddStringToObject(o, "kind", "epoch");
+	cJSON_AddNumberToObject(o, "epoch", (double)e->n);
+	cJSON_AddStringToObject(o, "by", epoch_who(g, e->by, nb));
+	cJSON_AddNumberToObject(o, "ts", (double)e->ts);
+	gossip_emit_json(g, NODE_EV_ROOM, o);
+}
+
+/* The epoch frame's JSON text as it was signed, to keep and hand on. */
+static char *
+epoch_text(const struct frame_epoch *e)
+{
+	struct frame f;
+	struct buf b;
+	char *s = NULL;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_EPOCH;
+	f.u.epoch = *e;
+	buf_init(&b, PAPO_FRAME_MAX);
+	if (frame_encode(&f, &b) == 0 && (s = malloc(b.len + 1)) != NULL) {
+		memcpy(s, b.p, b.len);
+		s[b.len] = '\0';
+	}
+	buf_free(&b);
+	return s;
+}
+
+void
+epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
+{
+	const char *role = role_of(g, e->by);
+	uint8_t secret[32];
+	char nb[16], *text;
+	size_t i;
+
+	if (e->n > UINT32_MAX || epoch_keys(g, (uint32_t)e->n) != NULL)
+		return;
+	/* The signature was checked by the decoder; who may sign one is
+	 * ours to check: the owner or an admin as we know them. */
+	if (strcmp(role, "member") == 0) {
+		log_msg(LOG_WARN, "an epoch frame (epoch %llu) by %s, who is "
+		    "neither the owner nor an admin: ignored",
+		    (unsigned long long)e->n, epoch_who(g, e->by, nb));
+		return;
+	}
+	for (i = 0; i < e->nkeys; i++)
+		if (memcmp(e->keys[i].id, g->env.me->pk, 32) == 0)
+			break;
+	if (i == e->nkeys || sec_box_open(secret, e->keys[i].box,
+	    g->env.me) == -1) {
+		log_msg(LOG_WARN, "epoch %llu by %s holds no key for this "
+		    "member: it cannot follow the room's new key (ask for a "
+		    "new invite)", (unsigned long long)e->n,
+		    epoch_who(g, e->by, nb));
+		return;
+	}
+	text = epoch_text(e);
+	if (epoch_add(g, (uint32_t)e->n, secret, e->by, text) == 1) {
+		struct frame f;
+
+		log_msg(LOG_INFO, "%s changed the room's key (epoch %llu)",
+		    epoch_who(g, e->by, nb), (unsigned long long)e->n);
+		epoch_emit(g, e);
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_EPOCH;
+		f.u.epoch = *e;
+		gossip_flood(g, &f, l->m);
+	}
+	sodium_memzero(secret, sizeof(secret));
+	free(text);
+}
+
+void
+epoch_on_hello(struct gossip *g, struct member *m,
+    const struct frame_hello *h)
+{
+	uint32_t newest = epoch_newest(g);
+
+	if (h->version < 3 || h->epoch >= newest)
+		return;
+	/* In order, so each is taken as it comes. */
+	for (uint32_t n = h->epoch + 1; n <= newest; n++) {
+		struct epoch_held *e = epoch_find(g, n);
+		struct frame f;
+
+		if (e == NULL || e->frame == NULL ||
+		    frame_decode(g->env.keys, e->frame, strlen(e->frame),
+		    FRAME_V3, &f) != FRAME_OK)
+			continue;
+		if (f.type == FRAME_EPOCH)
+			gossip_send_frame(g, m, &f);
+		frame_clear(&f);
+	}
+}
+
+void
+epoch_request_rotate(struct gossip *g, struct node_msg *req)
+{
+	const char *role = role_of(g, g->env.me->pk);
+	struct frame f;
+	struct frame_epoch *e = &f.u.epoch;
+	uint8_t secret[32];
+	char nb[16], *text = NULL;
+	cJSON *o;
+	uint32_t n = epoch_newest(g);
+
+	if (strcmp(role, "member") == 0) {
+		gossip_fail(g, req, 403, "only the room's owner (%s) or an "
+		    "admin can change the room's key", role_owner(g) != NULL ?
+		    epoch_who(g, role_owner(g), nb) : "not known yet");
+		return;
+	}
+	if (n == UINT32_MAX) {
+		gossip_fail(g, req, 409, "%s", "the room's key cannot change "
+		    "again");
+		return;
+	}
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_EPOCH;
+	e->n = n + 1;
+	e->ts = loop_wall_ms();
+	/* A box for each member we know and for ourselves: the key goes to
+	 * no one else. */
+	if ((e->keys = calloc(g->nmembers + 1, sizeof(*e->keys))) == NULL)
+		goto fail;
+	randombytes_buf(secret, sizeof(secret));
+	for (size_t i = 0; i <= g->nmembers &&
+	    e->nkeys < FRAME_EPOCH_KEYS_MAX; i++) {
+		const uint8_t *id = i < g->nmembers ? g->members[i]->id :
+		    g->env.me->pk;
+
+		memcpy(e->keys[e->nkeys].id, id, 32);
+		if (sec_box_seal(e->keys[e->nkeys].box, secret, id) == 0)
+			e->nkeys++;
+	}
+	if (frame_epoch_sign(e, g->env.keys, g->env.me) == -1 ||
+	    (text = epoch_text(e)) == NULL ||
+	    epoch_add(g, e->n, secret, g->env.me->pk, text) != 1)
+		goto fail;
+	log_msg(LOG_INFO, "the room's key changed (epoch %llu)",
+	    (unsigned long long)e->n);
+	epoch_emit(g, e);
+	gossip_flood(g, &f, NULL);
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "epoch", (double)e->n);
+	cJSON_AddNumberToObject(o, "keys", (double)e->nkeys);
+	req->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	g->env.emit(g->env.arg, req);
+	goto out;
+fail:
+	gossip_fail(g, req, 500, "%s", "could not make a new key epoch");
+out:
+	sodium_memzero(secret, sizeof(secret));
+	free(text);
+	frame_clear(&f);
+}

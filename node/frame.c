@@ -58,7 +58,8 @@ static const struct field hello3_fields[] = {
 	{ "name", F_STRING, 1 }, { "about", F_STRING, 1 },
 	{ "addrs", F_ARRAY, 1 }, { "msgs", F_NUMBER, 1 },
 	{ "digest", F_STRING, 1 }, { "obs", F_STRING, 1 },
-	{ "owner", F_STRING, 0 }, { "events", F_NUMBER, 1 }, { NULL, 0, 0 }
+	{ "owner", F_STRING, 0 }, { "events", F_NUMBER, 1 },
+	{ "epoch", F_NUMBER, 0 }, { NULL, 0, 0 }
 };
 static const struct field msg_fields[] = {
 	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "from", F_STRING, 1 },
@@ -116,7 +117,8 @@ static const struct field punch_fields[] = {
 
 /* Each field's place in its table, for the decoders. */
 enum { HELLO_T, HELLO_V, HELLO_ID, HELLO_NAME, HELLO_ABOUT, HELLO_ADDRS,
-	HELLO_MSGS, HELLO_DIGEST, HELLO_OBS, HELLO_OWNER, HELLO_EVENTS };
+	HELLO_MSGS, HELLO_DIGEST, HELLO_OBS, HELLO_OWNER, HELLO_EVENTS,
+	HELLO_EPOCH };
 enum { MSG_T, MSG_ID, MSG_FROM, MSG_NAME, MSG_TS, MSG_BODY, MSG_TO,
 	MSG_REPLY_TO, MSG_SIG };
 enum { ACK_T, ACK_ID, ACK_BY, ACK_STATE, ACK_TS, ACK_SIG };
@@ -569,6 +571,8 @@ frame_to_json(const struct frame *f, cJSON *o)
 			if (h->has_owner)
 				r |= json_key32(o, "owner", h->owner);
 			r |= json_num(o, "events", h->events);
+			if (h->epoch > 0)
+				r |= json_num(o, "epoch", h->epoch);
 		}
 		break;
 	}
@@ -829,6 +833,14 @@ decode_hello(const cJSON *const *f, struct frame_hello *h, unsigned flags)
 			h->has_owner = 1;
 		}
 		TRY(get_u64(f[HELLO_EVENTS], &h->events));
+		if (f[HELLO_EPOCH] != NULL) {
+			uint64_t n;
+
+			TRY(get_u64(f[HELLO_EPOCH], &n));
+			if (n > UINT32_MAX)
+				return FRAME_ERR_VALUE;
+			h->epoch = (uint32_t)n;
+		}
 	}
 	return get_key32(f[HELLO_DIGEST], h->digest);
 }

@@ -57,6 +57,8 @@ struct frame_hello {
 	uint8_t owner[32];                 /* as far as the sender knows */
 	uint64_t events;                   /* version 3: the admin grants it
 	                                    * holds */
+	uint32_t epoch;                    /* version 3: the newest key epoch
+	                                    * it holds (0 when absent) */
 };
 
 struct frame_msg {

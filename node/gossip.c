@@ -48,8 +48,13 @@ gossip_seal(struct gossip *g, const struct frame *f, unsigned version,
 		return -1;
 	if (version < 3)
 		return frame_seal(g->env.keys, &out, b);
-	/* Version 3 seals with the newest key and says which. */
-	n = epoch_newest(g);
+	/* Version 3 seals with the newest key and says which; but a hello
+	 * and an epoch frame with epoch 0's, the room secret's, which every
+	 * member holds: the hello says which epochs each side has, and an
+	 * epoch frame (each member's secret sealed to it alone) is how a
+	 * member behind learns the newer ones. */
+	n = f->type == FRAME_HELLO || f->type == FRAME_EPOCH ? 0 :
+	    epoch_newest(g);
 	return frame_seal_epoch(epoch_keys(g, n), n, &out, b);
 }
 
@@ -187,8 +192,10 @@ gossip_hello(struct gossip *g, struct link *l)
 	 * reached from outside. */
 	if (l->version >= 2)
 		h->obs = *quic_remote(l->qc);
-	if (l->version >= 3)
+	if (l->version >= 3) {
 		role_hello(g, h);
+		h->epoch = epoch_newest(g);
+	}
 	store_stats(g->env.store, &st);
 	h->msgs = st.msgs;
 	store_digest(g->env.store, h->digest);
@@ -403,6 +410,9 @@ gossip_request(struct gossip *g, struct node_msg *m)
 	case NODE_ADMIN:
 		role_request_admin(g, m);
 		break;
+	case NODE_ROTATE:
+		epoch_request_rotate(g, m);
+		break;
 	default:
 		gossip_fail(g, m, 400, "%s", "not a request");
 		break;
@@ -541,6 +551,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	members_evict(g, m);
 	members_presence_check(g);
 	role_on_hello(g, m, h);
+	epoch_on_hello(g, m, h);
 	/* Tell it whom we know, and tell the others about it if new. */
 	gossip_peers(g, m, NULL);
 	if (fresh)
@@ -958,9 +969,7 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 		role_on_admin(g, l, &f.u.admin);
 		break;
 	case FRAME_EPOCH:
-		/* Key epochs are not kept yet (docs/PROTOCOL.md, "Key
-		 * epochs"): no daemon sends one. */
-		log_msg(LOG_INFO, "an epoch frame: not supported yet, ignored");
+		epoch_on_frame(g, l, &f.u.epoch);
 		break;
 	case FRAME_PUNCH:
 		gossip_on_punch(g, l, &f.u.punch);

@@ -300,6 +300,14 @@ int epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
     const uint8_t by[32], const char *frame);
 /* Status: "epoch". */
 void epoch_json(const struct gossip *g, cJSON *o);
+/* m greeted with h: the epoch frames it missed, if it holds fewer. */
+void epoch_on_hello(struct gossip *g, struct member *m,
+    const struct frame_hello *h);
+/* An epoch frame received on l. */
+void epoch_on_frame(struct gossip *g, struct link *l,
+    const struct frame_epoch *e);
+/* Takes req (NODE_ROTATE) and answers it. */
+void epoch_request_rotate(struct gossip *g, struct node_msg *req);
 
 /* role.c: the owner and the admins. */
 

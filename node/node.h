@@ -181,7 +181,9 @@ enum node_kind {
 	NODE_ADMIN,          /* request: to = the member to make an admin
 	                      * (the owner only) -> json */
 	NODE_EV_ROOM,        /* event: who governs the room changed (an
-	                      * admin made) */
+	                      * admin made), or its key (an epoch) */
+	NODE_ROTATE,         /* request: a new key epoch (owner or admin)
+	                      * -> json */
 };
 
 struct node_msg {

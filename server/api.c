@@ -323,12 +323,42 @@ api_admin(struct http_req *r, void *node)
 	http_submit(r, node, m, api_done, NULL);
 }
 
+/* POST /api/rotate {}: a new key epoch, by the owner or an admin (403
+ * with the reason otherwise).  Not an MCP tool either. */
+static void
+api_rotate(struct http_req *r, void *node)
+{
+	char err[PAPO_ERR_LEN];
+	struct node_msg *m;
+	const char *body;
+	size_t len;
+	cJSON *o = NULL;
+
+	body = http_req_body(r, &len);
+	if (len > 0 && (o = http_json_parse(body, len, err)) == NULL) {
+		http_reply_error(r, 400, "%s", err);
+		return;
+	}
+	if (o != NULL && (!cJSON_IsObject(o) || o->child != NULL)) {
+		cJSON_Delete(o);
+		http_reply_error(r, 400, "rotate takes no fields: send {}");
+		return;
+	}
+	cJSON_Delete(o);
+	if ((m = node_msg_new(NODE_ROTATE)) == NULL) {
+		http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	http_submit(r, node, m, api_done, NULL);
+}
+
 static const struct http_route api_table[] = {
 	{ "GET", "/healthz", api_healthz, 1 },
 	{ "GET", "/api/status", api_status, 0 },
 	{ "GET", "/api/history", api_history, 0 },
 	{ "POST", "/api/send", api_send, 0 },
 	{ "POST", "/api/admin", api_admin, 0 },
+	{ "POST", "/api/rotate", api_rotate, 0 },
 };
 
 const struct http_route *

@@ -66,6 +66,7 @@ static int cli_status(const struct cli_cmd *, int, char **);
 static int cli_history(const struct cli_cmd *, int, char **);
 static int cli_tail(const struct cli_cmd *, int, char **);
 static int cli_admin(const struct cli_cmd *, int, char **);
+static int cli_rotate(const struct cli_cmd *, int, char **);
 static int cli_tokens(const struct cli_cmd *, int, char **);
 
 #define CLI_TAIL_LINE_MAX (256 * 1024)   /* longest stream line */
@@ -176,6 +177,12 @@ static const struct cli_cmd cli_cmds[] = {
 	  "the running daemon.  Only the room's owner (the member who made it)\n"
 	  "can; every member learns it from a grant the owner signs.",
 	  cli_admin },
+	{ "rotate", "papo rotate [--json]", "j",
+	  "Change the room's key, through the running daemon: a new key\n"
+	  "epoch, its secret sealed to each member this one knows, in a frame\n"
+	  "it signs.  Only the room's owner or an admin can.  Members away get\n"
+	  "the new key from any member when they return.",
+	  cli_rotate },
 	{ "tokens", "papo tokens [--json] | papo tokens revoke ID", "j",
 	  "List the OAuth grants of the running daemon (PAPO_OAUTH=on): each\n"
 	  "one's id, client, when it was made and last used, and when it\n"
@@ -853,6 +860,34 @@ out:
 	cJSON_Delete(req);
 	cJSON_Delete(ans);
 	cJSON_free(body);
+	free(text);
+	return rc;
+}
+
+static int
+cli_rotate(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	cJSON *ans = NULL, *n;
+	char *text = NULL;
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
+		return rc;
+	if (optind != argc)
+		return cli_usage(c, "%s", "rotate takes no NAME");
+	if ((rc = cli_call(o.home, "/api/rotate", "{}", &ans, &text)) !=
+	    CLI_OK)
+		goto out;
+	if (o.json) {
+		fputs(text, stdout);
+		goto out;
+	}
+	n = cJSON_GetObjectItemCaseSensitive(ans, "epoch");
+	printf("the room's key changed (epoch %.0f)\n",
+	    cJSON_IsNumber(n) ? n->valuedouble : 0);
+out:
+	cJSON_Delete(ans);
 	free(text);
 	return rc;
 }

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# epochs.sh: the room's key changed by `papo rotate`, as users see it
+# (docs/PROTOCOL.md, "Key epochs"): only the owner or an admin can (others
+# are refused with the reason, by the CLI and POST /api/rotate alike);
+# every member online takes the new epoch and goes on talking; a member
+# away at the time gets it from the others when it returns and talks
+# again; the epoch is kept (epochs.json, 0600) across a restart; the
+# change shows on /api/events.
+# Usage: epochs.sh PATH_TO_PAPO.
+PAPO=${1:?usage: epochs.sh PATH_TO_PAPO}
+. "$(dirname "$0")/lib.sh"
+
+epoch_is() { [ "$(api "$1" /api/status | jq -r .epoch)" = "$2" ]; }
+says() { papo "$1" say "$2" >/dev/null 2>&1; }
+
+papo ana new --name ana >/dev/null
+start ana
+join bo "$(invite ana)"
+start bo
+join cy "$(invite ana)"
+start cy
+for m in bo cy; do
+	check "ana sees $m online" until_true 20 online ana $m
+	check "$m names ana the owner" until_true 15 bash -c \
+		"curl -s '${URL[$m]}/api/status' | jq -e '.owner.name == \"ana\"' >/dev/null"
+done
+check "cy sees bo online" until_true 20 online cy bo
+for m in ana bo cy; do
+	check "$m starts at epoch 0" epoch_is $m 0
+done
+
+# A member that is neither owner nor admin cannot change the key.
+expect 1 "papo rotate by cy (a member) fails" -- papo cy rotate
+has "$T/err" "only the room's owner \(ana\) or an admin can change the room's key" \
+	"cy is told who can"
+code=$(curl -s -o "$T/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+	-d '{}' "${URL[cy]}/api/rotate")
+check "POST /api/rotate by cy is 403 (got $code)" test "$code" = 403
+has "$T/body" '"error":"only the room.s owner \(ana\) or an admin' "the 403 says why"
+code=$(curl -s -o "$T/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+	-d '{"x":1}' "${URL[ana]}/api/rotate")
+check "POST /api/rotate with a field is 400 (got $code)" test "$code" = 400
+check "the key did not change" epoch_is ana 0
+
+# bo is away while ana changes the key; cy, online, takes it at once.
+curl -sN "${URL[cy]}/api/events" >"$T/cy.events" 2>/dev/null &
+events_pid=$!
+stop bo
+expect 0 "ana rotates the key" -- papo ana rotate
+has "$T/out" "^the room's key changed \(epoch 1\)" "papo rotate says so"
+check "ana is at epoch 1" epoch_is ana 1
+check "cy takes epoch 1" until_true 15 epoch_is cy 1
+check "cy's /api/events has the change" \
+	until_true 10 grep -q '"kind":"epoch","epoch":1,"by":"ana"' "$T/cy.events"
+kill "$events_pid" 2>/dev/null
+check "cy's epochs.json is 0600" test "$(stat -c %a "$T/cy/epochs.json")" = 600
+check "cy's epochs.json keeps epoch 1 made by ana" test "$(jq -r \
+	'.epochs[] | select(.n == 1) | .by' "$T/cy/epochs.json")" = "$(api ana /api/status | jq -r .me.id)"
+says ana "after the change"
+check "cy reads ana's message under the new key" until_true 15 has_text cy "after the change"
+says cy "cy under epoch 1"
+check "ana reads cy's" until_true 15 has_text ana "cy under epoch 1"
+
+# bo, back, gets epoch 1 from whoever it meets, and talks again.
+start bo
+check "bo back online at ana's" until_true 20 online ana bo
+check "bo gets epoch 1 on its return" until_true 20 epoch_is bo 1
+check "bo has what was said while it was away" until_true 20 has_text bo "after the change"
+says bo "bo back under epoch 1"
+check "ana reads bo's message" until_true 15 has_text ana "bo back under epoch 1"
+says ana "welcome back bo"
+check "bo reads ana's" until_true 15 has_text bo "welcome back bo"
+check "no frame was dropped at ana's" bash -c "! grep -q 'dropped a frame' '$T/ana.err'"
+
+# An admin can change the key too; everyone follows.
+papo ana admin bo >/dev/null
+check "bo is an admin" until_true 10 bash -c \
+	"curl -s '${URL[bo]}/api/status' | jq -e '.me.role == \"admin\"' >/dev/null"
+expect 0 "bo (an admin) rotates" -- papo bo rotate --json
+check "papo rotate --json gives epoch 2" test "$(jq .epoch "$T/out")" = 2
+for m in ana cy; do
+	check "$m takes bo's epoch 2" until_true 15 epoch_is $m 2
+done
+
+# Kept across a restart: ana comes back at epoch 2 and talks.
+stop ana
+start ana
+check "ana keeps epoch 2 across a restart" epoch_is ana 2
+check "ana back online at cy's" until_true 20 online cy ana
+says ana "after the restart"
+for m in bo cy; do
+	check "$m reads ana's message after its restart" until_true 15 has_text $m "after the restart"
+done
+
+stop_all
+finish
