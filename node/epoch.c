@@ -121,9 +121,22 @@ epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
 {
 	int rc;
 
-	if ((rc = epoch_take(g, n, secret, by, frame)) == 1)
+	if ((rc = epoch_take(g, n, secret, by, frame)) == 1) {
 		epoch_save(g);
+		/* Invites printed from now on carry the newest epoch. */
+		if (n == epoch_newest(g))
+			gossip_addrs_changed(g);
+	}
 	return rc;
+}
+
+uint32_t
+gossip_epoch(const struct gossip *g, uint8_t secret[32])
+{
+	uint32_t n = epoch_newest(g);
+
+	memcpy(secret, epoch_find(g, n)->secret, 32);
+	return n;
 }
 
 /* One entry of epochs.json into the ring; -1 when malformed. */
@@ -258,25 +271,29 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 
 	if (e->n > UINT32_MAX || epoch_keys(g, (uint32_t)e->n) != NULL)
 		return;
+	for (i = 0; i < e->nkeys; i++)
+		if (memcmp(e->keys[i].id, g->env.me->pk, 32) == 0)
+			break;
+	if (i == e->nkeys || sec_box_open(secret, e->keys[i].box,
+	    g->env.me) == -1) {
+		log_msg(LOG_WARN, epoch_newest(g) == 0 ? "this invite is "
+		    "from before the room's key changed (epoch %llu by %s): "
+		    "ask for a new invite" : "the room's key changed (epoch "
+		    "%llu by %s) and this member was not given it: ask for a "
+		    "new invite", (unsigned long long)e->n,
+		    epoch_who(g, e->by, nb));
+		return;
+	}
 	/* The signature was checked by the decoder; who may sign one is
 	 * ours to check: the owner or an admin as we know them. */
 	if (strcmp(role, "member") == 0) {
 		log_msg(LOG_WARN, "an epoch frame (epoch %llu) by %s, who is "
 		    "neither the owner nor an admin: ignored",
 		    (unsigned long long)e->n, epoch_who(g, e->by, nb));
+		sodium_memzero(secret, sizeof(secret));
 		return;
 	}
-	for (i = 0; i < e->nkeys; i++)
-		if (memcmp(e->keys[i].id, g->env.me->pk, 32) == 0)
-			break;
-	if (i == e->nkeys || sec_box_open(secret, e->keys[i].box,
-	    g->env.me) == -1) {
-		log_msg(LOG_WARN, "epoch %llu by %s holds no key for this "
-		    "member: it cannot follow the room's new key (ask for a "
-		    "new invite)", (unsigned long long)e->n,
-		    epoch_who(g, e->by, nb));
-		return;
-	}
+
 	text = epoch_text(e);
 	if (epoch_add(g, (uint32_t)e->n, secret, e->by, text) == 1) {
 		struct frame f;
@@ -377,4 +394,32 @@ out:
 	sodium_memzero(secret, sizeof(secret));
 	free(text);
 	frame_clear(&f);
+}
+
+int
+epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
+{
+	uint32_t newest = epoch_newest(g);
+	struct epoch_held *e;
+	struct frame f;
+
+	/* A member we know may be behind: it gets what it missed
+	 * (epoch_on_hello).  One we never met greeting under an older
+	 * epoch holds an invite printed before the key changed. */
+	if (newest == 0 || h->version < 3 || h->epoch >= newest ||
+	    member_find(g, h->id) != NULL)
+		return 0;
+	log_msg(LOG_WARN, "refused %s, a new member: this invite is from "
+	    "before the room's key changed (epoch %u): ask for a new invite",
+	    h->name, (unsigned)newest);
+	/* The newest epoch frame tells it why: no key in it is its own. */
+	if ((e = epoch_find(g, newest)) != NULL && e->frame != NULL &&
+	    frame_decode(g->env.keys, e->frame, strlen(e->frame), FRAME_V3,
+	    &f) == FRAME_OK) {
+		if (f.type == FRAME_EPOCH)
+			gossip_send_link(g, l, &f);
+		frame_clear(&f);
+	}
+	quic_close_flush(l->qc);
+	return 1;
 }

@@ -97,7 +97,7 @@ gossip_send_frame(struct gossip *g, struct member *m, const struct frame *f)
 	return rc;
 }
 
-static void
+void
 gossip_send_link(struct gossip *g, struct link *l, const struct frame *f)
 {
 	struct buf b;
@@ -457,6 +457,8 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		quic_close(l->qc);
 		return;
 	}
+	if (epoch_refuse(g, l, h))
+		return;
 	fresh = member_find(g, peer) == NULL;
 	if ((m = member_add(g, peer)) == NULL) {
 		quic_close(l->qc);

@@ -154,6 +154,9 @@ struct gossip {
 
 /* gossip.c: connections and requests. */
 
+/* Sends f on l, sealed as its version takes it. */
+void gossip_send_link(struct gossip *g, struct link *l, const struct frame *f);
+
 /* Hands o to the program as an event of kind, and frees o. */
 void gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o);
 /* Seals f and queues it on m's connection; -1 when m has none or it
@@ -302,6 +305,11 @@ int epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
 void epoch_json(const struct gossip *g, cJSON *o);
 /* m greeted with h: the epoch frames it missed, if it holds fewer. */
 void epoch_on_hello(struct gossip *g, struct member *m,
+    const struct frame_hello *h);
+/* A version 3 hello from a member we never met, under an epoch older
+ * than our newest: refused with the reason (logged, and the newest epoch
+ * frame sent to it), l closed; 1 when refused. */
+int epoch_refuse(struct gossip *g, struct link *l,
     const struct frame_hello *h);
 /* An epoch frame received on l. */
 void epoch_on_frame(struct gossip *g, struct link *l,

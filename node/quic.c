@@ -86,6 +86,7 @@ struct quic_conn {
 	int handshake_done;
 	int opened;            /* open() delivered */
 	int closing;           /* the owner asked to close */
+	int flush;             /* and what was queued goes out first */
 	int dead;              /* over: finish without a close packet */
 	int dirty;             /* something to write */
 	int64_t tx_sid, rx_sid;
@@ -752,7 +753,7 @@ quic_process(struct quic *q)
 		if (!c->dead && !c->closing && c->handshake_done && c->verified &&
 		    !c->opened)
 			quic_conn_open(c);
-		if (!c->dead && !c->closing && c->dirty) {
+		if (!c->dead && (!c->closing || c->flush) && c->dirty) {
 			c->dirty = 0;
 			if (quic_conn_write(c) == -1)
 				c->closing = 1;
@@ -1127,6 +1128,13 @@ quic_close(struct quic_conn *c)
 {
 	c->closing = 1;
 	quic_kick(c->q);
+}
+
+void
+quic_close_flush(struct quic_conn *c)
+{
+	c->flush = 1;
+	quic_close(c);
 }
 
 const uint8_t *

@@ -82,6 +82,9 @@ int quic_send_raw(struct quic *q, const struct addr *to, const uint8_t *p,
 /* Queues one frame; -1 when c is closing or too much is unacknowledged. */
 int quic_send(struct quic_conn *c, const uint8_t *p, size_t n);
 /* Closes c gracefully; closed() follows. */
+/* As quic_close, but what was queued is written once first, in the
+ * packets before the close (best effort: nothing is resent). */
+void quic_close_flush(struct quic_conn *c);
 void quic_close(struct quic_conn *c);
 
 const uint8_t *quic_peer(const struct quic_conn *c);   /* after open() */

@@ -42,6 +42,8 @@ code=$(curl -s -o "$T/body" -w '%{http_code}' -X POST -H 'Content-Type: applicat
 check "POST /api/rotate with a field is 400 (got $code)" test "$code" = 400
 check "the key did not change" epoch_is ana 0
 
+old_invite=$(invite ana)
+
 # bo is away while ana changes the key; cy, online, takes it at once.
 curl -sN "${URL[cy]}/api/events" >"$T/cy.events" 2>/dev/null &
 events_pid=$!
@@ -71,6 +73,30 @@ check "ana reads bo's message" until_true 15 has_text ana "bo back under epoch 1
 says ana "welcome back bo"
 check "bo reads ana's" until_true 15 has_text bo "welcome back bo"
 check "no frame was dropped at ana's" bash -c "! grep -q 'dropped a frame' '$T/ana.err'"
+
+# An invite printed before the change no longer admits anyone, and both
+# sides say why; one printed after carries the new key and joins.
+join dee "$old_invite"
+start dee
+check "ana refuses dee, who holds an old invite" until_true 20 \
+	grep -q "refused dee, a new member: this invite is from before the room's key changed" "$T/ana.err"
+check "dee is told to ask for a new invite" until_true 20 \
+	grep -q "this invite is from before the room's key changed (epoch 1 by ana): ask for a new invite" "$T/dee.err"
+check "ana does not list dee" bash -c "! curl -s '${URL[ana]}/api/status' | jq -e '.members[] | select(.name == \"dee\")' >/dev/null"
+papo dee say "let me in" >/dev/null 2>&1
+sleep 2
+check "ana never stored dee's words" bash -c "! grep -q 'let me in' '$T/ana/log.jsonl'"
+stop dee
+check "a new invite carries the new key" test "$(invite ana)" != "$old_invite"
+join eve "$(invite ana)"
+check "eve's epochs.json holds epoch 1 from the invite" test "$(jq '.epochs[0].n' "$T/eve/epochs.json")" = 1
+start eve
+check "eve, with a new invite, is let in" until_true 20 online ana eve
+check "eve is at epoch 1" epoch_is eve 1
+check "eve has what was said under the new key" until_true 20 has_text eve "after the change"
+says eve "eve under epoch 1"
+check "ana reads eve's" until_true 15 has_text ana "eve under epoch 1"
+stop eve
 
 # An admin can change the key too; everyone follows.
 papo ana admin bo >/dev/null
