@@ -1213,7 +1213,8 @@ frame_seal_ad(const struct room_keys *k, const uint8_t *hdr, size_t hlen,
 	if ((sealed = buf_reserve(out, hlen + FRAME_NONCE_LEN + plain.len +
 	    FRAME_TAG_LEN)) == NULL)
 		goto out;
-	memcpy(sealed, hdr, hlen);
+	if (hlen > 0)
+		memcpy(sealed, hdr, hlen);
 	sealed += hlen;
 	randombytes_buf(sealed, FRAME_NONCE_LEN);
 	crypto_aead_xchacha20poly1305_ietf_encrypt(sealed + FRAME_NONCE_LEN,
