@@ -628,6 +628,7 @@ deliver_read(struct gossip *g, struct node_msg *req)
 void
 deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 {
+	const struct removal *gone;
 	struct member *author;
 	struct frame f;
 	uint8_t answered[32];
@@ -637,6 +638,13 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 
 	if (memcmp(m->from, g->env.me->pk, 32) == 0)
 		return;       /* our own, come back round */
+	if ((gone = epoch_removed(g, m->from)) != NULL && m->ts > gone->ts) {
+		/* Written after its author was removed, whoever passes it
+		 * on: not stored, acked nor passed on. */
+		log_msg(LOG_INFO, "message %s refused: its author was removed "
+		    "from the room before it was written", m->id);
+		return;
+	}
 	if (store_has(g->env.store, m->id)) {
 		/* The author sending again means our ack was lost. */
 		if (memcmp(l->m->id, m->from, 32) == 0)

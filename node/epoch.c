@@ -23,6 +23,11 @@
 #define EPOCHS_FILE "epochs.json"
 #define EPOCHS_FILE_MAX (16 * 1024 * 1024)
 
+static void epoch_note(struct gossip *g, const struct frame_epoch *e,
+    int quiet);
+static const char *epoch_who(const struct gossip *g, const uint8_t id[32],
+    char buf[16]);
+
 /* The epoch numbered n, or NULL when we do not hold it. */
 static struct epoch_held *
 epoch_find(const struct gossip *g, uint32_t n)
@@ -160,6 +165,15 @@ epoch_load_one(struct gossip *g, const cJSON *e)
 		return -1;
 	rc = epoch_take(g, (uint32_t)n->valuedouble, secret, who, frame);
 	sodium_memzero(secret, sizeof(secret));
+	/* Whom it removed, from the frame as signed. */
+	if (rc != -1 && frame != NULL) {
+		struct frame f;
+
+		if (frame_decode(g->env.keys, frame, strlen(frame), FRAME_V3,
+		    &f) == FRAME_OK && f.type == FRAME_EPOCH)
+			epoch_note(g, &f.u.epoch, 1);
+		frame_clear(&f);
+	}
 	return rc == -1 ? -1 : 0;
 }
 
@@ -203,12 +217,57 @@ epoch_free(struct gossip *g)
 	free(g->epochs);
 	g->epochs = NULL;
 	g->nepochs = 0;
+	free(g->removed);
+	g->removed = NULL;
+	g->nremoved = 0;
+}
+
+const struct removal *
+epoch_removed(const struct gossip *g, const uint8_t id[32])
+{
+	for (size_t i = 0; i < g->nremoved; i++)
+		if (memcmp(g->removed[i].id, id, 32) == 0)
+			return &g->removed[i];
+	return NULL;
+}
+
+void
+epoch_mark(struct gossip *g)
+{
+	for (size_t i = 0; i < g->nmembers; i++)
+		g->members[i]->removed = epoch_removed(g,
+		    g->members[i]->id) != NULL;
 }
 
 void
 epoch_json(const struct gossip *g, cJSON *o)
 {
+	char id[PAPO_ID_LEN + 1], nb[16];
+	cJSON *arr, *e, *me;
+
 	cJSON_AddNumberToObject(o, "epoch", epoch_newest(g));
+	arr = cJSON_AddArrayToObject(o, "removed");
+	for (size_t i = 0; i < g->nremoved; i++) {
+		const struct removal *r = &g->removed[i];
+
+		e = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, e);
+		cJSON_AddStringToObject(e, "name", epoch_who(g, r->id, nb));
+		sec_id_format(r->id, id);
+		cJSON_AddStringToObject(e, "id", id);
+		cJSON_AddStringToObject(e, "by", epoch_who(g, r->by, nb));
+		cJSON_AddNumberToObject(e, "epoch", r->epoch);
+		cJSON_AddNumberToObject(e, "ts", (double)r->ts);
+	}
+	/* This member itself, put out of the room. */
+	if (g->gone && (me = cJSON_GetObjectItemCaseSensitive(o, "me")) !=
+	    NULL) {
+		e = cJSON_AddObjectToObject(me, "removed");
+		cJSON_AddStringToObject(e, "by", epoch_who(g,
+		    g->me_removal.by, nb));
+		cJSON_AddNumberToObject(e, "epoch", g->me_removal.epoch);
+		cJSON_AddNumberToObject(e, "ts", (double)g->me_removal.ts);
+	}
 }
 
 /* A member's name for the log and replies, ours included. */
@@ -231,14 +290,66 @@ epoch_who(const struct gossip *g, const uint8_t id[32], char buf[16])
 static void
 epoch_emit(struct gossip *g, const struct frame_epoch *e)
 {
-	cJSON *o = cJSON_CreateObject();
+	cJSON *o = cJSON_CreateObject(), *arr;
 	char nb[16];
 
 	cJSON_AddStringToObject(o, "kind", "epoch");
 	cJSON_AddNumberToObject(o, "epoch", (double)e->n);
 	cJSON_AddStringToObject(o, "by", epoch_who(g, e->by, nb));
 	cJSON_AddNumberToObject(o, "ts", (double)e->ts);
+	arr = cJSON_AddArrayToObject(o, "removed");
+	for (size_t i = 0; i < e->nremoved; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(epoch_who(g,
+		    e->removed[i], nb)));
 	gossip_emit_json(g, NODE_EV_ROOM, o);
+}
+
+/* Keeps whom e removes: their frames are refused from now on, their
+ * connections closed once the frame (already sent) is out; we, when we
+ * are one of them.  quiet: at load, nothing said or closed. */
+static void
+epoch_note(struct gossip *g, const struct frame_epoch *e, int quiet)
+{
+	char nb[16], nb2[16];
+
+	for (size_t i = 0; i < e->nremoved; i++) {
+		struct removal *r, *v;
+		struct member *m;
+
+		if (memcmp(e->removed[i], g->env.me->pk, 32) == 0) {
+			r = &g->me_removal;
+			g->gone = 1;
+		} else if (epoch_removed(g, e->removed[i]) != NULL) {
+			continue;
+		} else {
+			if ((v = reallocarray(g->removed, g->nremoved + 1,
+			    sizeof(*v))) == NULL)
+				continue;
+			g->removed = v;
+			r = &v[g->nremoved++];
+		}
+		memcpy(r->id, e->removed[i], 32);
+		memcpy(r->by, e->by, 32);
+		r->ts = e->ts;
+		r->epoch = (uint32_t)e->n;
+		if (quiet)
+			continue;
+		if (r == &g->me_removal) {
+			log_msg(LOG_WARN, "this member was removed from the room "
+			    "by %s (epoch %llu): it can neither read nor write "
+			    "the room from now on", epoch_who(g, e->by, nb),
+			    (unsigned long long)e->n);
+			continue;
+		}
+		log_msg(LOG_INFO, "%s removed %s from the room (epoch %llu)",
+		    epoch_who(g, e->by, nb), epoch_who(g, r->id, nb2),
+		    (unsigned long long)e->n);
+		if ((m = member_find(g, r->id)) != NULL) {
+			m->removed = 1;
+			if (m->conn != NULL)
+				quic_close_flush(m->conn);
+		}
+	}
 }
 
 /* The epoch frame's JSON text as it was signed, to keep and hand on. */
@@ -271,6 +382,14 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 
 	if (e->n > UINT32_MAX || epoch_keys(g, (uint32_t)e->n) != NULL)
 		return;
+	for (i = 0; i < e->nremoved; i++)
+		if (memcmp(e->removed[i], g->env.me->pk, 32) == 0) {
+			if (strcmp(role, "member") != 0 && !g->gone) {
+				epoch_note(g, e, 0);
+				epoch_emit(g, e);
+			}
+			return;
+		}
 	for (i = 0; i < e->nkeys; i++)
 		if (memcmp(e->keys[i].id, g->env.me->pk, 32) == 0)
 			break;
@@ -305,6 +424,7 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 		f.type = FRAME_EPOCH;
 		f.u.epoch = *e;
 		gossip_flood(g, &f, l->m);
+		epoch_note(g, e, 0);
 	}
 	sodium_memzero(secret, sizeof(secret));
 	free(text);
@@ -337,6 +457,8 @@ void
 epoch_request_rotate(struct gossip *g, struct node_msg *req)
 {
 	const char *role = role_of(g, g->env.me->pk);
+	int remove = req->kind == NODE_REMOVE, ambiguous = 0;
+	struct member *gone = NULL;
 	struct frame f;
 	struct frame_epoch *e = &f.u.epoch;
 	uint8_t secret[32];
@@ -344,11 +466,37 @@ epoch_request_rotate(struct gossip *g, struct node_msg *req)
 	cJSON *o;
 	uint32_t n = epoch_newest(g);
 
-	if (strcmp(role, "member") == 0) {
-		gossip_fail(g, req, 403, "only the room's owner (%s) or an "
-		    "admin can change the room's key", role_owner(g) != NULL ?
-		    epoch_who(g, role_owner(g), nb) : "not known yet");
+	if (strcmp(role, "member") == 0 || g->gone) {
+		const char *who = role_owner(g) != NULL ?
+		    epoch_who(g, role_owner(g), nb) : "not known yet";
+
+		if (remove)
+			gossip_fail(g, req, 403, "only the room's owner (%s) or "
+			    "an admin can remove members", who);
+		else
+			gossip_fail(g, req, 403, "only the room's owner (%s) or "
+			    "an admin can change the room's key", who);
 		return;
+	}
+	if (remove) {
+		if (req->to == NULL || (gone = member_lookup(g, req->to,
+		    &ambiguous)) == NULL) {
+			gossip_fail(g, req, 404, ambiguous ? "more than one "
+			    "member is called %s: give its id" : "no member "
+			    "called %s", req->to != NULL ? req->to : "");
+			return;
+		}
+		if (role_owner(g) != NULL &&
+		    memcmp(gone->id, role_owner(g), 32) == 0) {
+			gossip_fail(g, req, 403, "%s is the room's owner, who "
+			    "cannot be removed", member_name(gone, nb));
+			return;
+		}
+		if (gone->removed) {
+			gossip_fail(g, req, 409, "%s was removed already",
+			    member_name(gone, nb));
+			return;
+		}
 	}
 	if (n == UINT32_MAX) {
 		gossip_fail(g, req, 409, "%s", "the room's key cannot change "
@@ -364,11 +512,20 @@ epoch_request_rotate(struct gossip *g, struct node_msg *req)
 	if ((e->keys = calloc(g->nmembers + 1, sizeof(*e->keys))) == NULL)
 		goto fail;
 	randombytes_buf(secret, sizeof(secret));
+	if (gone != NULL) {
+		if ((e->removed = calloc(1, sizeof(*e->removed))) == NULL)
+			goto fail;
+		memcpy(e->removed[0], gone->id, 32);
+		e->nremoved = 1;
+	}
 	for (size_t i = 0; i <= g->nmembers &&
 	    e->nkeys < FRAME_EPOCH_KEYS_MAX; i++) {
 		const uint8_t *id = i < g->nmembers ? g->members[i]->id :
 		    g->env.me->pk;
 
+		if (i < g->nmembers && (g->members[i]->removed ||
+		    g->members[i] == gone))
+			continue;
 		memcpy(e->keys[e->nkeys].id, id, 32);
 		if (sec_box_seal(e->keys[e->nkeys].box, secret, id) == 0)
 			e->nkeys++;
@@ -380,9 +537,15 @@ epoch_request_rotate(struct gossip *g, struct node_msg *req)
 	log_msg(LOG_INFO, "the room's key changed (epoch %llu)",
 	    (unsigned long long)e->n);
 	epoch_emit(g, e);
+	/* The removed member gets it too: that is how it learns. */
 	gossip_flood(g, &f, NULL);
+	epoch_note(g, e, 0);
 	o = cJSON_CreateObject();
 	cJSON_AddNumberToObject(o, "epoch", (double)e->n);
+	if (gone != NULL) {
+		cJSON_AddStringToObject(o, "removed", member_name(gone, nb));
+		cJSON_AddStringToObject(o, "id", gone->idtext);
+	}
 	cJSON_AddNumberToObject(o, "keys", (double)e->nkeys);
 	req->json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
@@ -403,6 +566,24 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 	struct epoch_held *e;
 	struct frame f;
 
+	const struct removal *r = epoch_removed(g, h->id);
+	char nb[16];
+
+	if (r != NULL) {
+		log_msg(LOG_INFO, "refused %s: removed from the room by %s "
+		    "(epoch %u)", h->name, epoch_who(g, r->by, nb),
+		    (unsigned)r->epoch);
+		/* It is told so by the epoch frame that removed it. */
+		if (h->version >= 3 && (e = epoch_find(g, r->epoch)) != NULL &&
+		    e->frame != NULL && frame_decode(g->env.keys, e->frame,
+		    strlen(e->frame), FRAME_V3, &f) == FRAME_OK) {
+			if (f.type == FRAME_EPOCH)
+				gossip_send_link(g, l, &f);
+			frame_clear(&f);
+		}
+		quic_close_flush(l->qc);
+		return 1;
+	}
 	/* A member we know may be behind: it gets what it missed
 	 * (epoch_on_hello).  One we never met greeting under an older
 	 * epoch holds an invite printed before the key changed. */

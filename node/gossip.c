@@ -411,6 +411,7 @@ gossip_request(struct gossip *g, struct node_msg *m)
 		role_request_admin(g, m);
 		break;
 	case NODE_ROTATE:
+	case NODE_REMOVE:
 		epoch_request_rotate(g, m);
 		break;
 	default:
@@ -1105,6 +1106,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		goto fail;
 	epoch_load(g);
 	members_load(g);
+	epoch_mark(g);
 	role_load(g);
 	if (r->has_inviter) {
 		struct member *m = member_add(g, r->inviter);

@@ -66,6 +66,7 @@ struct member {
 	uint64_t dial_since;        /* monotonic ns the dials in flight began */
 	uint32_t backoff_ms;
 	uint64_t next_dial;         /* monotonic ns; 0 none planned */
+	int removed;                /* removed from the room: never dialled */
 	uint64_t sync_key;          /* both histories as its last sync
 	                             * request found them; 0 none yet */
 };
@@ -90,6 +91,14 @@ struct outmsg {
 	struct loop_timer *timer;
 	struct gossip *g;
 	struct outmsg *next;
+};
+
+/* A member removed from the room (epoch.c). */
+struct removal {
+	uint8_t id[32];
+	uint8_t by[32];             /* the owner or admin who removed it */
+	uint64_t ts;                /* ms, by's clock */
+	uint32_t epoch;             /* the epoch that removed it */
 };
 
 /* A key epoch held (epoch.c). */
@@ -143,6 +152,10 @@ struct gossip {
 	size_t nadmins;
 	struct epoch_held *epochs;  /* epoch.c's, unsorted */
 	size_t nepochs;
+	struct removal *removed;    /* members removed, as epochs said */
+	size_t nremoved;
+	int gone;                   /* we were removed: me_removal says how */
+	struct removal me_removal;
 	uint64_t own_seq;           /* our last announcement's or bye's
 	                             * counter: wall ms, never going back */
 	uint64_t retain_checked;    /* ns of the last days-retention check */
@@ -314,8 +327,14 @@ int epoch_refuse(struct gossip *g, struct link *l,
 /* An epoch frame received on l. */
 void epoch_on_frame(struct gossip *g, struct link *l,
     const struct frame_epoch *e);
-/* Takes req (NODE_ROTATE) and answers it. */
+/* Takes req (NODE_ROTATE, or NODE_REMOVE with to: the member) and
+ * answers it. */
 void epoch_request_rotate(struct gossip *g, struct node_msg *req);
+/* The removal of member id, or NULL when it was not removed. */
+const struct removal *epoch_removed(const struct gossip *g,
+    const uint8_t id[32]);
+/* After members_load: removed members marked (never dialled). */
+void epoch_mark(struct gossip *g);
 
 /* role.c: the owner and the admins. */
 

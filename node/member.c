@@ -215,7 +215,7 @@ static int
 member_dialable(const struct member *m)
 {
 	return m->conn == NULL && m->ndial == 0 && m->naddr > 0 &&
-	    m->next_dial != 0;
+	    m->next_dial != 0 && !m->removed;
 }
 
 /* Whether a member reached through the relay only is to be tried again

@@ -184,6 +184,8 @@ enum node_kind {
 	                      * admin made), or its key (an epoch) */
 	NODE_ROTATE,         /* request: a new key epoch (owner or admin)
 	                      * -> json */
+	NODE_REMOVE,         /* request: to = the member to remove (owner or
+	                      * admin): a new epoch without it -> json */
 };
 
 struct node_msg {

@@ -276,10 +276,11 @@ api_send(struct http_req *r, void *node)
 	http_submit(r, node, m, api_done, NULL);
 }
 
-/* POST /api/admin {"name": NAME}: the owner makes NAME an admin.  Not
- * an MCP tool: agents do not govern the room. */
+/* POST /api/admin and /api/remove {"name": NAME}: a request of kind
+ * about member NAME (what: the route's word, for errors). */
 static void
-api_admin(struct http_req *r, void *node)
+api_member_request(struct http_req *r, void *node, enum node_kind kind,
+    const char *what)
 {
 	char err[PAPO_ERR_LEN];
 	const cJSON *it, *name = NULL;
@@ -300,8 +301,8 @@ api_admin(struct http_req *r, void *node)
 	}
 	cJSON_ArrayForEach(it, o) {
 		if (strcmp(it->string, "name") != 0) {
-			http_reply_error(r, 400, "unknown field '%.64s': admin "
-			    "takes name", it->string);
+			http_reply_error(r, 400, "unknown field '%.64s': %s "
+			    "takes name", it->string, what);
 			cJSON_Delete(o);
 			return;
 		}
@@ -312,7 +313,7 @@ api_admin(struct http_req *r, void *node)
 		http_reply_error(r, 400, "name must be a member's name or id");
 		return;
 	}
-	if ((m = node_msg_new(NODE_ADMIN)) == NULL ||
+	if ((m = node_msg_new(kind)) == NULL ||
 	    (m->to = strdup(name->valuestring)) == NULL) {
 		node_msg_free(m);
 		cJSON_Delete(o);
@@ -321,6 +322,22 @@ api_admin(struct http_req *r, void *node)
 	}
 	cJSON_Delete(o);
 	http_submit(r, node, m, api_done, NULL);
+}
+
+/* POST /api/admin {"name": NAME}: the owner makes NAME an admin.  Not
+ * an MCP tool: agents do not govern the room. */
+static void
+api_admin(struct http_req *r, void *node)
+{
+	api_member_request(r, node, NODE_ADMIN, "admin");
+}
+
+/* POST /api/remove {"name": NAME}: the owner or an admin removes NAME
+ * (a new key epoch without it).  Not an MCP tool either. */
+static void
+api_remove(struct http_req *r, void *node)
+{
+	api_member_request(r, node, NODE_REMOVE, "remove");
 }
 
 /* POST /api/rotate {}: a new key epoch, by the owner or an admin (403
@@ -359,6 +376,7 @@ static const struct http_route api_table[] = {
 	{ "POST", "/api/send", api_send, 0 },
 	{ "POST", "/api/admin", api_admin, 0 },
 	{ "POST", "/api/rotate", api_rotate, 0 },
+	{ "POST", "/api/remove", api_remove, 0 },
 };
 
 const struct http_route *

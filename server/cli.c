@@ -67,6 +67,7 @@ static int cli_history(const struct cli_cmd *, int, char **);
 static int cli_tail(const struct cli_cmd *, int, char **);
 static int cli_admin(const struct cli_cmd *, int, char **);
 static int cli_rotate(const struct cli_cmd *, int, char **);
+static int cli_remove(const struct cli_cmd *, int, char **);
 static int cli_tokens(const struct cli_cmd *, int, char **);
 
 #define CLI_TAIL_LINE_MAX (256 * 1024)   /* longest stream line */
@@ -183,6 +184,14 @@ static const struct cli_cmd cli_cmds[] = {
 	  "it signs.  Only the room's owner or an admin can.  Members away get\n"
 	  "the new key from any member when they return.",
 	  cli_rotate },
+	{ "remove", "papo remove NAME [--json]", "j",
+	  "Remove member NAME (a name or an id) from the room, through the\n"
+	  "running daemon: the room's key changes (as papo rotate) and NAME is\n"
+	  "not given the new one; from then on its connections and the\n"
+	  "messages it writes are refused by every member.  Only the room's\n"
+	  "owner or an admin can; the owner cannot be removed.  NAME keeps\n"
+	  "what it had already read.",
+	  cli_remove },
 	{ "tokens", "papo tokens [--json] | papo tokens revoke ID", "j",
 	  "List the OAuth grants of the running daemon (PAPO_OAUTH=on): each\n"
 	  "one's id, client, when it was made and last used, and when it\n"
@@ -888,6 +897,45 @@ cli_rotate(const struct cli_cmd *c, int argc, char **argv)
 	    cJSON_IsNumber(n) ? n->valuedouble : 0);
 out:
 	cJSON_Delete(ans);
+	free(text);
+	return rc;
+}
+
+static int
+cli_remove(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	cJSON *req = NULL, *ans = NULL, *n;
+	char *body = NULL, *text = NULL;
+	const char *name;
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
+		return rc;
+	if (optind == argc)
+		return cli_usage(c, "%s", "the member's NAME is missing");
+	rc = CLI_ERROR;
+	if ((req = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddStringToObject(req, "name", argv[optind]) == NULL ||
+	    (body = cJSON_PrintUnformatted(req)) == NULL) {
+		cli_fail("out of memory");
+		goto out;
+	}
+	if ((rc = cli_call(o.home, "/api/remove", body, &ans, &text)) != CLI_OK)
+		goto out;
+	if (o.json) {
+		fputs(text, stdout);
+		goto out;
+	}
+	name = cli_str(ans, "removed");
+	n = cJSON_GetObjectItemCaseSensitive(ans, "epoch");
+	cli_put(name != NULL ? name : "?");
+	printf(" was removed from the room; the room's key changed (epoch "
+	    "%.0f)\n", cJSON_IsNumber(n) ? n->valuedouble : 0);
+out:
+	cJSON_Delete(req);
+	cJSON_Delete(ans);
+	cJSON_free(body);
 	free(text);
 	return rc;
 }

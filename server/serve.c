@@ -395,6 +395,7 @@ serve_on_node(void *arg, uint32_t events)
 		case NODE_READ:
 		case NODE_ADMIN:
 		case NODE_ROTATE:
+		case NODE_REMOVE:
 			http_node_done(m);
 			break;
 		case NODE_EV_MESSAGE:

@@ -118,5 +118,63 @@ for m in bo cy; do
 	check "$m reads ana's message after its restart" until_true 15 has_text $m "after the restart"
 done
 
+# Removal: a member cannot remove; the owner removes cy while bo is away.
+expect 1 "papo remove by cy (a member) fails" -- papo cy remove bo
+has "$T/err" "only the room's owner \(ana\) or an admin can remove members" "cy is told who can"
+code=$(curl -s -o "$T/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
+	-d '{"name":"bo"}' "${URL[cy]}/api/remove")
+check "POST /api/remove by cy is 403 (got $code)" test "$code" = 403
+has "$T/body" '"error":"only the room.s owner \(ana\) or an admin can remove members"' "the 403 says why"
+expect 1 "the owner cannot be removed" -- papo bo remove ana
+has "$T/err" "ana is the room's owner, who cannot be removed" "bo is told why"
+check "nobody was removed" test "$(api ana /api/status | jq '.removed | length')" = 0
+says cy "cy before removal"
+check "ana has cy's message from before" until_true 15 has_text ana "cy before removal"
+stop bo
+curl -sN "${URL[ana]}/api/events" >"$T/ana.events" 2>/dev/null &
+events_pid=$!
+expect 0 "ana removes cy" -- papo ana remove cy
+has "$T/out" "^cy was removed from the room; the room's key changed \(epoch 3\)" "papo remove says so"
+check "ana's status lists cy as removed by ana" test "$(api ana /api/status | \
+	jq -r '.removed[] | select(.name == "cy") | .by')" = ana
+check "ana's /api/events has the removal" \
+	until_true 10 grep -q '"kind":"epoch","epoch":3,"by":"ana".*"removed":\["cy"\]' "$T/ana.events"
+kill "$events_pid" 2>/dev/null
+check "cy is told it was removed, and by whom" until_true 15 \
+	grep -q "this member was removed from the room by ana (epoch 3)" "$T/cy.err"
+check "cy's status says it was removed by ana" until_true 10 bash -c \
+	"curl -s '${URL[cy]}/api/status' | jq -e '.me.removed.by == \"ana\"' >/dev/null"
+check "cy stays at epoch 2" epoch_is cy 2
+check "cy is offline at ana's" until_true 15 offline ana cy
+says ana "after the removal"
+papo cy say "cy after removal" >/dev/null 2>&1
+check "ana refuses cy's connections, saying why" until_true 30 \
+	grep -q "refused cy: removed from the room by ana" "$T/ana.err"
+sleep 2
+check "cy never gets what was said after its removal" bash -c "! grep -q 'after the removal' '$T/cy/log.jsonl'"
+check "ana never stored cy's new words" bash -c "! grep -q 'cy after removal' '$T/ana/log.jsonl'"
+check "ana keeps cy's old message" has_text ana "cy before removal"
+
+# bo, away during the removal, gets the new epoch on return and talks.
+start bo
+check "bo back at ana's" until_true 20 online ana bo
+check "bo gets epoch 3 on its return" until_true 20 epoch_is bo 3
+check "bo knows cy was removed" until_true 10 bash -c \
+	"curl -s '${URL[bo]}/api/status' | jq -e '.removed[] | select(.name == \"cy\")' >/dev/null"
+check "bo has what ana said after the removal" until_true 20 has_text bo "after the removal"
+says bo "bo after the removal"
+check "ana reads bo's" until_true 15 has_text ana "bo after the removal"
+check "bo never stored cy's new words" bash -c "! grep -q 'cy after removal' '$T/bo/log.jsonl'"
+check "bo does not list cy online" offline bo cy
+
+# An admin can remove: bo removes eve (away).
+expect 0 "bo (an admin) removes eve" -- papo bo remove eve --json
+check "papo remove --json names eve and epoch 4" \
+	test "$(jq -r '[.removed, .epoch] | join(" ")' "$T/out")" = "eve 4"
+check "ana takes epoch 4 and lists eve removed" until_true 15 bash -c \
+	"curl -s '${URL[ana]}/api/status' | jq -e '.epoch == 4 and ([.removed[].name] | index(\"eve\") != null)' >/dev/null"
+expect 1 "removing eve again fails" -- papo ana remove eve
+has "$T/err" "eve was removed already" "and says why"
+
 stop_all
 finish
