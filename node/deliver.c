@@ -439,6 +439,11 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	uint8_t answered[32];
 	int amb, has_answered = 0;
 
+	if (g->gone) {
+		gossip_fail(g, req, 403, "%s", "this member was removed from "
+		    "the room: nothing it writes reaches anyone");
+		return;
+	}
 	if (req->text == NULL || len == 0) {
 		gossip_fail(g, req, 400, "%s", "text is empty");
 		return;

@@ -131,6 +131,19 @@ epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
 		/* Invites printed from now on carry the newest epoch. */
 		if (n == epoch_newest(g))
 			gossip_addrs_changed(g);
+		/* Members of versions 1 and 2 cannot follow it. */
+		for (size_t i = 0; i < g->nmembers; i++) {
+			struct member *m = g->members[i];
+
+			if (m->conn != NULL && quic_version(m->conn) < 3) {
+				log_msg(LOG_WARN, "%s speaks protocol version "
+				    "%u, which cannot follow the room's key "
+				    "changes: no longer spoken to until it "
+				    "upgrades papo", m->name,
+				    quic_version(m->conn));
+				quic_close(m->conn);
+			}
+		}
 	}
 	return rc;
 }
@@ -234,9 +247,14 @@ epoch_removed(const struct gossip *g, const uint8_t id[32])
 void
 epoch_mark(struct gossip *g)
 {
-	for (size_t i = 0; i < g->nmembers; i++)
-		g->members[i]->removed = epoch_removed(g,
-		    g->members[i]->id) != NULL;
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		/* Put out of the room, we speak to no one any more. */
+		m->removed = g->gone || epoch_removed(g, m->id) != NULL;
+		if (g->gone && m->conn != NULL)
+			quic_close_flush(m->conn);
+	}
 }
 
 void
@@ -339,6 +357,7 @@ epoch_note(struct gossip *g, const struct frame_epoch *e, int quiet)
 			    "by %s (epoch %llu): it can neither read nor write "
 			    "the room from now on", epoch_who(g, e->by, nb),
 			    (unsigned long long)e->n);
+			epoch_mark(g);
 			continue;
 		}
 		log_msg(LOG_INFO, "%s removed %s from the room (epoch %llu)",
@@ -569,6 +588,11 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 	const struct removal *r = epoch_removed(g, h->id);
 	char nb[16];
 
+	if (g->gone) {
+		/* Removed ourselves: the room is no longer ours to talk in. */
+		quic_close(l->qc);
+		return 1;
+	}
 	if (r != NULL) {
 		log_msg(LOG_INFO, "refused %s: removed from the room by %s "
 		    "(epoch %u)", h->name, epoch_who(g, r->by, nb),
@@ -582,6 +606,16 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 			frame_clear(&f);
 		}
 		quic_close_flush(l->qc);
+		return 1;
+	}
+	/* Versions 1 and 2 cannot follow a key change: once there was one
+	 * they are not spoken to (docs/PROTOCOL.md, "Key epochs"). */
+	if (newest > 0 && h->version < 3) {
+		log_msg(LOG_WARN, "refused %s: it speaks protocol version %u, "
+		    "which cannot follow the room's key changes (epoch %u): it "
+		    "must upgrade papo", h->name, (unsigned)h->version,
+		    (unsigned)newest);
+		quic_close(l->qc);
 		return 1;
 	}
 	/* A member we know may be behind: it gets what it missed

@@ -25,6 +25,12 @@ for m in bo cy; do
 		"curl -s '${URL[$m]}/api/status' | jq -e '.owner.name == \"ana\"' >/dev/null"
 done
 check "cy sees bo online" until_true 20 online cy bo
+# A daemon of protocol version 2 talks until the key first changes.
+join old2 "$(invite ana)"
+PAPO_PROTOCOL=2 start old2
+check "ana sees old2 online" until_true 20 online ana old2
+says old2 "from version 2"
+check "ana has old2's message before any change" until_true 20 has_text ana "from version 2"
 for m in ana bo cy; do
 	check "$m starts at epoch 0" epoch_is $m 0
 done
@@ -52,6 +58,10 @@ expect 0 "ana rotates the key" -- papo ana rotate
 has "$T/out" "^the room's key changed \(epoch 1\)" "papo rotate says so"
 check "ana is at epoch 1" epoch_is ana 1
 check "cy takes epoch 1" until_true 15 epoch_is cy 1
+check "ana no longer talks with old2 (version 2)" until_true 15 offline ana old2
+check "ana says old2 must upgrade" grep -q "old2 speaks protocol version 2, which cannot follow the room's key changes" "$T/ana.err"
+check "old2 is refused when it dials again" until_true 60 \
+	grep -q "refused old2: it speaks protocol version 2, which cannot follow the room's key changes (epoch 1): it must upgrade papo" "$T/ana.err"
 check "cy's /api/events has the change" \
 	until_true 10 grep -q '"kind":"epoch","epoch":1,"by":"ana"' "$T/cy.events"
 kill "$events_pid" 2>/dev/null
@@ -60,6 +70,8 @@ check "cy's epochs.json keeps epoch 1 made by ana" test "$(jq -r \
 	'.epochs[] | select(.n == 1) | .by' "$T/cy/epochs.json")" = "$(api ana /api/status | jq -r .me.id)"
 says ana "after the change"
 check "cy reads ana's message under the new key" until_true 15 has_text cy "after the change"
+check "old2 never gets it" bash -c "! grep -q 'after the change' '$T/old2/log.jsonl'"
+stop old2
 says cy "cy under epoch 1"
 check "ana reads cy's" until_true 15 has_text ana "cy under epoch 1"
 
@@ -147,13 +159,12 @@ check "cy's status says it was removed by ana" until_true 10 bash -c \
 check "cy stays at epoch 2" epoch_is cy 2
 check "cy is offline at ana's" until_true 15 offline ana cy
 says ana "after the removal"
-papo cy say "cy after removal" >/dev/null 2>&1
-check "ana refuses cy's connections, saying why" until_true 30 \
-	grep -q "refused cy: removed from the room by ana" "$T/ana.err"
+expect 1 "cy's own papo say is refused" -- papo cy say "cy after removal"
+has "$T/err" "this member was removed from the room" "and says why"
 sleep 2
 check "cy never gets what was said after its removal" bash -c "! grep -q 'after the removal' '$T/cy/log.jsonl'"
-check "ana never stored cy's new words" bash -c "! grep -q 'cy after removal' '$T/ana/log.jsonl'"
 check "ana keeps cy's old message" has_text ana "cy before removal"
+stop cy
 
 # bo, away during the removal, gets the new epoch on return and talks.
 start bo
@@ -164,8 +175,28 @@ check "bo knows cy was removed" until_true 10 bash -c \
 check "bo has what ana said after the removal" until_true 20 has_text bo "after the removal"
 says bo "bo after the removal"
 check "ana reads bo's" until_true 15 has_text ana "bo after the removal"
+
+# A copy of cy that does not know it was removed (its home and key, the
+# epochs before the removal): its connections and new words are refused.
+mkdir -p "$T/cyx"
+for f in "$T/cy"/*; do
+	case $(basename "$f") in
+	identity*|room.json|peers.json) cp -p "$f" "$T/cyx/" ;;
+	esac
+done
+jq '.epochs |= map(select(.n <= 2))' "$T/cy/epochs.json" >"$T/cyx/epochs.json"
+chmod 600 "$T/cyx/epochs.json"
+start cyx
+papo cyx say "cy after removal" >/dev/null 2>&1
+check "ana refuses cy's key, saying why" until_true 30 \
+	grep -q "refused cy: removed from the room by ana" "$T/ana.err"
+check "the copy is told it was removed" until_true 15 \
+	grep -q "this member was removed from the room by ana" "$T/cyx.err"
+sleep 2
+check "ana never stored cy's new words" bash -c "! grep -q 'cy after removal' '$T/ana/log.jsonl'"
 check "bo never stored cy's new words" bash -c "! grep -q 'cy after removal' '$T/bo/log.jsonl'"
 check "bo does not list cy online" offline bo cy
+stop cyx
 
 # An admin can remove: bo removes eve (away).
 expect 0 "bo (an admin) removes eve" -- papo bo remove eve --json
