@@ -574,6 +574,7 @@ deliver_history(struct gossip *g, struct node_msg *req)
 	arr = cJSON_AddArrayToObject(o, "messages");
 	if ((ret = deliver_retention_json(g)) != NULL)
 		cJSON_AddItemToObject(o, "retention", ret);
+	epoch_history_json(g, o);
 	{
 		long first = 0, kept = 0;
 		const uint8_t *who = from != NULL ? from->id :

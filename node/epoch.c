@@ -638,3 +638,58 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 	quic_close_flush(l->qc);
 	return 1;
 }
+
+void
+epoch_history_json(const struct gossip *g, cJSON *o)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "room"), *e, *rm;
+	char nb[16], nb2[16], line[256];
+
+	/* In the order the epochs were made: numbers only grow. */
+	for (uint32_t n = 1; n != 0 && n <= epoch_newest(g); n++) {
+		struct epoch_held *h = epoch_find(g, n);
+		const struct frame_epoch *fe;
+		struct frame f;
+		size_t at;
+
+		if (h == NULL || h->frame == NULL ||
+		    frame_decode(g->env.keys, h->frame, strlen(h->frame),
+		    FRAME_V3 | FRAME_TRUSTED, &f) != FRAME_OK)
+			continue;
+		fe = &f.u.epoch;
+		if (f.type != FRAME_EPOCH) {
+			frame_clear(&f);
+			continue;
+		}
+		e = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, e);
+		cJSON_AddStringToObject(e, "kind", "epoch");
+		cJSON_AddNumberToObject(e, "epoch", n);
+		cJSON_AddStringToObject(e, "by", epoch_who(g, fe->by, nb));
+		cJSON_AddNumberToObject(e, "ts", (double)fe->ts);
+		rm = cJSON_AddArrayToObject(e, "removed");
+		at = (size_t)snprintf(line, sizeof(line), "%s ",
+		    epoch_who(g, fe->by, nb));
+		if (fe->nremoved == 0)
+			snprintf(line + at, sizeof(line) - at, "rotated the "
+			    "room key (epoch %u)", (unsigned)n);
+		else {
+			at += (size_t)snprintf(line + at, sizeof(line) - at,
+			    "removed");
+			for (size_t i = 0; i < fe->nremoved && at < sizeof(line);
+			    i++) {
+				const char *who = epoch_who(g, fe->removed[i],
+				    nb2);
+
+				cJSON_AddItemToArray(rm, cJSON_CreateString(who));
+				at += (size_t)snprintf(line + at, sizeof(line) -
+				    at, "%s %s", i == 0 ? "" : ",", who);
+			}
+			if (at < sizeof(line))
+				snprintf(line + at, sizeof(line) - at, "; the "
+				    "room key changed (epoch %u)", (unsigned)n);
+		}
+		cJSON_AddStringToObject(e, "text", line);
+		frame_clear(&f);
+	}
+}

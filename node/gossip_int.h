@@ -333,6 +333,9 @@ void epoch_request_rotate(struct gossip *g, struct node_msg *req);
 /* The removal of member id, or NULL when it was not removed. */
 const struct removal *epoch_removed(const struct gossip *g,
     const uint8_t id[32]);
+/* History's "room": each key change held, with its line ("ana removed
+ * cy; the room key changed (epoch 3)"). */
+void epoch_history_json(const struct gossip *g, cJSON *o);
 /* After members_load: removed members marked (never dialled). */
 void epoch_mark(struct gossip *g);
 

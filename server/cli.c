@@ -985,6 +985,23 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 			cli_put((s = cli_str(m, "name")) != NULL ? s : "?");
 		}
 	}
+	/* The room's key, whom it left out, and whether we were. */
+	v = cJSON_GetObjectItemCaseSensitive(ans, "epoch");
+	if (cJSON_IsNumber(v))
+		printf("\nkey epoch: %.0f", v->valuedouble);
+	v = cJSON_GetObjectItemCaseSensitive(ans, "removed");
+	cJSON_ArrayForEach(m, v) {
+		printf("%s", m == v->child ? "\nremoved: " : ", ");
+		cli_put((s = cli_str(m, "name")) != NULL ? s : "?");
+		printf(" (by ");
+		cli_put((s = cli_str(m, "by")) != NULL ? s : "?");
+		printf(")");
+	}
+	v = cJSON_GetObjectItemCaseSensitive(me, "removed");
+	if (cJSON_IsObject(v)) {
+		printf("\nthis member was removed from the room by ");
+		cli_put((s = cli_str(v, "by")) != NULL ? s : "?");
+	}
 	printf("\nreached at: ");
 	v = cJSON_GetObjectItemCaseSensitive(me, "addrs");
 	if (cJSON_GetArraySize(v) == 0)
@@ -1128,11 +1145,32 @@ cli_print_retention(const cJSON *r)
 	printf(")\n");
 }
 
+static double
+cli_event_ts(const cJSON *e)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "ts");
+
+	return cJSON_IsNumber(t) ? t->valuedouble : 0;
+}
+
+/* "12:01:02 -- ana removed cy; the room key changed (epoch 3)". */
+static void
+cli_print_event(const cJSON *e)
+{
+	const char *s;
+	char when[32];
+
+	cli_time(cli_event_ts(e), when);
+	printf("%s -- ", when);
+	cli_put((s = cli_str(e, "text")) != NULL ? s : "?");
+	printf("\n");
+}
+
 static int
 cli_history(const struct cli_cmd *c, int argc, char **argv)
 {
 	struct cli_opts o;
-	const cJSON *msgs, *m;
+	const cJSON *msgs, *m, *ev, *e;
 	cJSON *ans = NULL;
 	char *text = NULL, *end, path[64];
 	long n = API_HISTORY_DEFAULT;
@@ -1156,8 +1194,30 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 	}
 	cli_print_retention(cJSON_GetObjectItemCaseSensitive(ans, "retention"));
 	msgs = cJSON_GetObjectItemCaseSensitive(ans, "messages");
-	cJSON_ArrayForEach(m, msgs)
+	/* The room's key changes, each where it falls among the messages
+	 * shown: none before the first shown, all after the last. */
+	ev = cJSON_GetObjectItemCaseSensitive(ans, "room");
+	e = NULL;
+	if (cJSON_GetArraySize(msgs) > 0) {
+		const cJSON *t0 = cJSON_GetObjectItemCaseSensitive(msgs->child,
+		    "ts");
+
+		for (e = ev != NULL ? ev->child : NULL; e != NULL &&
+		    cli_event_ts(e) < (cJSON_IsNumber(t0) ? t0->valuedouble :
+		    0); e = e->next)
+			;
+	} else if (ev != NULL)
+		e = ev->child;
+	cJSON_ArrayForEach(m, msgs) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(m, "ts");
+
+		for (; e != NULL && cli_event_ts(e) <= (cJSON_IsNumber(t) ?
+		    t->valuedouble : 0); e = e->next)
+			cli_print_event(e);
 		cli_print_message(m);
+	}
+	for (; e != NULL; e = e->next)
+		cli_print_event(e);
 out:
 	cJSON_Delete(ans);
 	free(text);

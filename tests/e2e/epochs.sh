@@ -161,6 +161,19 @@ check "cy is offline at ana's" until_true 15 offline ana cy
 says ana "after the removal"
 expect 1 "cy's own papo say is refused" -- papo cy say "cy after removal"
 has "$T/err" "this member was removed from the room" "and says why"
+expect 0 "papo status on cy" -- papo cy status
+has "$T/out" "^this member was removed from the room by ana" "cy's papo status says it was removed"
+expect 0 "papo status on ana" -- papo ana status
+has "$T/out" "^key epoch: 3" "papo status shows the key epoch"
+has "$T/out" "^removed: cy \(by ana\)" "papo status lists cy as removed"
+expect 0 "papo history on ana" -- papo ana history -n 100
+has "$T/out" " -- ana rotated the room key \(epoch 1\)$" "history shows the rotation"
+has "$T/out" " -- bo rotated the room key \(epoch 2\)$" "history shows bo's rotation"
+has "$T/out" " -- ana removed cy; the room key changed \(epoch 3\)$" "history shows the removal"
+check "the removal line comes after cy's last message" bash -c \
+	"grep -n -e 'cy before removal' -e 'ana removed cy' '$T/out' | tail -1 | grep -q 'ana removed cy'"
+check "/api/history's room lists the three changes" test "$(api ana '/api/history?limit=5' | \
+	jq -c '[.room[] | [.epoch, .by, (.removed | join(","))]]')" = '[[1,"ana",""],[2,"bo",""],[3,"ana","cy"]]'
 sleep 2
 check "cy never gets what was said after its removal" bash -c "! grep -q 'after the removal' '$T/cy/log.jsonl'"
 check "ana keeps cy's old message" has_text ana "cy before removal"
