@@ -281,6 +281,20 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
     }, 5_000);
   });
 
+  step('ana changing the room key shows as a line on the page, with no reload', async () => {
+    const hidden = await page.evaluate(() => document.getElementById('roomlog').hidden);
+    assert.equal(hidden, true, 'no key change yet: no line');
+    await api(A, '/api/rotate', {});
+    const line = await until('the key change on the page', () => page.evaluate(() => {
+      const l = document.getElementById('roomlog');
+      return l && !l.hidden && l.textContent.includes('rotated') ? l.textContent : null;
+    }), 5_000);
+    assert.equal(line, 'ana rotated the room key (epoch 1)');
+    assert.equal(navigations, 1, 'the page was not reloaded');
+    // The steps below talk with bo under the new key.
+    await until('bo at epoch 1', async () => (await api(B, '/api/status')).epoch === 1 || null);
+  });
+
   step('a message bo sends appears without a reload', async () => {
     const r = await api(B, '/api/send', { text: 'hello ana, this is bo' });
     boMsg = r.id;
