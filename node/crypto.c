@@ -20,6 +20,7 @@
 
 /* The KDF context: exactly crypto_kdf_CONTEXTBYTES (8) characters. */
 #define SEC_KDF_CONTEXT "paporoom"
+#define SEC_KDF_EPOCH_CONTEXT "papoepch"   /* an epoch secret's subkeys */
 #define SEC_KDF_SEAL 1
 #define SEC_KDF_ROOM_ID 2
 
@@ -153,6 +154,41 @@ sec_room_keys(const uint8_t secret[32], struct room_keys *out)
 	    SEC_KDF_CONTEXT, secret);
 	crypto_kdf_derive_from_key(out->id, sizeof(out->id), SEC_KDF_ROOM_ID,
 	    SEC_KDF_CONTEXT, secret);
+}
+
+void
+sec_epoch_keys(const struct room_keys *room, const uint8_t secret[32],
+    struct room_keys *out)
+{
+	crypto_kdf_derive_from_key(out->seal, sizeof(out->seal), SEC_KDF_SEAL,
+	    SEC_KDF_EPOCH_CONTEXT, secret);
+	memcpy(out->id, room->id, sizeof(out->id));
+}
+
+int
+sec_box_seal(uint8_t out[SEC_BOX_LEN], const uint8_t secret[32],
+    const uint8_t member[32])
+{
+	uint8_t x[crypto_box_PUBLICKEYBYTES];
+
+	if (crypto_sign_ed25519_pk_to_curve25519(x, member) != 0)
+		return -1;
+	return crypto_box_seal(out, secret, 32, x) == 0 ? 0 : -1;
+}
+
+int
+sec_box_open(uint8_t secret[32], const uint8_t in[SEC_BOX_LEN],
+    const struct identity *me)
+{
+	uint8_t xpk[crypto_box_PUBLICKEYBYTES], xsk[crypto_box_SECRETKEYBYTES];
+	int rc = -1;
+
+	if (crypto_sign_ed25519_pk_to_curve25519(xpk, me->pk) == 0 &&
+	    crypto_sign_ed25519_sk_to_curve25519(xsk, me->sk) == 0 &&
+	    crypto_box_seal_open(secret, in, SEC_BOX_LEN, xpk, xsk) == 0)
+		rc = 0;
+	sodium_memzero(xsk, sizeof(xsk));
+	return rc;
 }
 
 void

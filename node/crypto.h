@@ -47,6 +47,23 @@ struct room_keys {
 
 /* Derives a room's keys from its secret (libsodium KDF). */
 void sec_room_keys(const uint8_t secret[32], struct room_keys *out);
+/* Key epochs (docs/PROTOCOL.md, "Key epochs"; not used by the daemon
+ * yet): epoch n >= 1 has a random 32-byte secret whose KDF subkey is
+ * its sealing key; the room id stays the room's.  out gets room's id and
+ * the epoch's sealing key. */
+void sec_epoch_keys(const struct room_keys *room, const uint8_t secret[32],
+    struct room_keys *out);
+
+/* An epoch secret sealed to one member: crypto_box_seal to the X25519
+ * key of its Ed25519 id, SEC_BOX_LEN bytes.  -1 when the id is no
+ * valid Ed25519 key. */
+#define SEC_BOX_LEN (32 + 48)
+int sec_box_seal(uint8_t out[SEC_BOX_LEN], const uint8_t secret[32],
+    const uint8_t member[32]);
+/* Opens one sealed to us; -1 when it was not, or was altered. */
+int sec_box_open(uint8_t secret[32], const uint8_t in[SEC_BOX_LEN],
+    const struct identity *me);
+
 /* The public room id as text (out holds PAPO_ROOMID_LEN + 1). */
 void sec_room_id_format(const struct room_keys *k, char out[PAPO_ROOMID_LEN + 1]);
 

@@ -439,6 +439,11 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	uint8_t answered[32];
 	int amb, has_answered = 0;
 
+	if (g->gone) {
+		gossip_fail(g, req, 403, "%s", "this member was removed from "
+		    "the room: nothing it writes reaches anyone");
+		return;
+	}
 	if (req->text == NULL || len == 0) {
 		gossip_fail(g, req, 400, "%s", "text is empty");
 		return;
@@ -569,6 +574,7 @@ deliver_history(struct gossip *g, struct node_msg *req)
 	arr = cJSON_AddArrayToObject(o, "messages");
 	if ((ret = deliver_retention_json(g)) != NULL)
 		cJSON_AddItemToObject(o, "retention", ret);
+	epoch_history_json(g, o);
 	{
 		long first = 0, kept = 0;
 		const uint8_t *who = from != NULL ? from->id :
@@ -628,6 +634,7 @@ deliver_read(struct gossip *g, struct node_msg *req)
 void
 deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 {
+	const struct removal *gone;
 	struct member *author;
 	struct frame f;
 	uint8_t answered[32];
@@ -637,6 +644,13 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 
 	if (memcmp(m->from, g->env.me->pk, 32) == 0)
 		return;       /* our own, come back round */
+	if ((gone = epoch_removed(g, m->from)) != NULL && m->ts > gone->ts) {
+		/* Written after its author was removed, whoever passes it
+		 * on: not stored, acked nor passed on. */
+		log_msg(LOG_INFO, "message %s refused: its author was removed "
+		    "from the room before it was written", m->id);
+		return;
+	}
 	if (store_has(g->env.store, m->id)) {
 		/* The author sending again means our ack was lost. */
 		if (memcmp(l->m->id, m->from, 32) == 0)

@@ -1,7 +1,8 @@
 /*
  * frame.c: the wire codec of docs/PROTOCOL.md, "Frames": typed frames to
  * JSON (cJSON) and back, sealing with XChaCha20-Poly1305 under the room
- * key, and the Ed25519 signatures of msg and ack frames.
+ * key, and the Ed25519 signatures of msg, ack and punch frames and of
+ * version 3's presence (peers entries, bye).
  *
  * Pure: no I/O, no clock, no threads (the nonce comes from libsodium's
  * random generator).  Decoding is strict: every field of every type is
@@ -23,6 +24,7 @@
 /* The largest integer a JSON number carries exactly (2^53). */
 #define FRAME_INT_MAX 9007199254740992.0
 #define FRAME_SIG_B64_LEN 86   /* 64 bytes, base64url without padding */
+#define FRAME_BOX_B64_LEN 107  /* SEC_BOX_LEN (80), the same */
 #define FRAME_SIG_INPUT_MAX (PAPO_BODY_MAX + 512)
 
 /* Field tables: every field a frame type may carry, its JSON type, and
@@ -49,6 +51,16 @@ static const struct field hello2_fields[] = {
 	{ "addrs", F_ARRAY, 1 }, { "msgs", F_NUMBER, 1 },
 	{ "digest", F_STRING, 1 }, { "obs", F_STRING, 1 }, { NULL, 0, 0 }
 };
+/* Version 3's: also the owner as the sender knows it (optional) and how
+ * many admin grants it holds. */
+static const struct field hello3_fields[] = {
+	{ "t", F_STRING, 1 }, { "v", F_NUMBER, 1 }, { "id", F_STRING, 1 },
+	{ "name", F_STRING, 1 }, { "about", F_STRING, 1 },
+	{ "addrs", F_ARRAY, 1 }, { "msgs", F_NUMBER, 1 },
+	{ "digest", F_STRING, 1 }, { "obs", F_STRING, 1 },
+	{ "owner", F_STRING, 0 }, { "events", F_NUMBER, 1 },
+	{ "epoch", F_NUMBER, 0 }, { NULL, 0, 0 }
+};
 static const struct field msg_fields[] = {
 	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "from", F_STRING, 1 },
 	{ "name", F_STRING, 1 }, { "ts", F_NUMBER, 1 },
@@ -72,8 +84,30 @@ static const struct field sync_fields[] = {
 	{ "t", F_STRING, 1 }, { "since", F_NUMBER, 1 },
 	{ "have", F_ARRAY, 1 }, { NULL, 0, 0 }
 };
+/* Version 3's presence is signed by the member it is about. */
+static const struct field peer3_fields[] = {
+	{ "id", F_STRING, 1 }, { "name", F_STRING, 1 },
+	{ "about", F_STRING, 1 }, { "addrs", F_ARRAY, 1 },
+	{ "seen", F_NUMBER, 1 }, { "sig", F_STRING, 1 }, { NULL, 0, 0 }
+};
 static const struct field bye_fields[] = {
 	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { NULL, 0, 0 }
+};
+static const struct field bye3_fields[] = {
+	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "ts", F_NUMBER, 1 },
+	{ "sig", F_STRING, 1 }, { NULL, 0, 0 }
+};
+static const struct field admin_fields[] = {
+	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "by", F_STRING, 1 },
+	{ "ts", F_NUMBER, 1 }, { "sig", F_STRING, 1 }, { NULL, 0, 0 }
+};
+static const struct field epoch_fields[] = {
+	{ "t", F_STRING, 1 }, { "n", F_NUMBER, 1 }, { "by", F_STRING, 1 },
+	{ "ts", F_NUMBER, 1 }, { "removed", F_ARRAY, 1 },
+	{ "keys", F_ARRAY, 1 }, { "sig", F_STRING, 1 }, { NULL, 0, 0 }
+};
+static const struct field epoch_key_fields[] = {
+	{ "id", F_STRING, 1 }, { "box", F_STRING, 1 }, { NULL, 0, 0 }
 };
 static const struct field punch_fields[] = {
 	{ "t", F_STRING, 1 }, { "from", F_STRING, 1 }, { "to", F_STRING, 1 },
@@ -83,31 +117,40 @@ static const struct field punch_fields[] = {
 
 /* Each field's place in its table, for the decoders. */
 enum { HELLO_T, HELLO_V, HELLO_ID, HELLO_NAME, HELLO_ABOUT, HELLO_ADDRS,
-	HELLO_MSGS, HELLO_DIGEST, HELLO_OBS };
+	HELLO_MSGS, HELLO_DIGEST, HELLO_OBS, HELLO_OWNER, HELLO_EVENTS,
+	HELLO_EPOCH };
 enum { MSG_T, MSG_ID, MSG_FROM, MSG_NAME, MSG_TS, MSG_BODY, MSG_TO,
 	MSG_REPLY_TO, MSG_SIG };
 enum { ACK_T, ACK_ID, ACK_BY, ACK_STATE, ACK_TS, ACK_SIG };
 enum { PEERS_T, PEERS_MEMBERS };
-enum { PEER_ID, PEER_NAME, PEER_ABOUT, PEER_ADDRS, PEER_SEEN };
+enum { PEER_ID, PEER_NAME, PEER_ABOUT, PEER_ADDRS, PEER_SEEN, PEER_SIG };
 enum { SYNC_T, SYNC_SINCE, SYNC_HAVE };
-enum { BYE_T, BYE_ID };
+enum { BYE_T, BYE_ID, BYE_TS, BYE_SIG };
+enum { ADMIN_T, ADMIN_ID, ADMIN_BY, ADMIN_TS, ADMIN_SIG };
+enum { EPOCH_T, EPOCH_N, EPOCH_BY, EPOCH_TS, EPOCH_REMOVED, EPOCH_KEYS,
+	EPOCH_SIG };
+enum { EKEY_ID, EKEY_BOX };
 enum { PUNCH_T, PUNCH_FROM, PUNCH_TO, PUNCH_PHASE, PUNCH_N, PUNCH_TS,
 	PUNCH_ADDRS, PUNCH_SIG };
 
-/* Each type's table in version 1, and in version 2 where it differs
- * (NULL: the same).  A version's decoder takes only its own fields. */
+/* Each type's table per version, 1 to FRAME_VERSION; NULL where it is
+ * the same as in the version before, or, in version 1, where the type
+ * does not exist yet.  A version's decoder takes only its own fields
+ * (a peers entry's: decode_peers). */
 static const struct {
 	const char *name;
-	const struct field *fields;
-	const struct field *fields2;
+	const struct field *fields[FRAME_VERSION];
 } frame_types[] = {
-	[FRAME_HELLO] = { "hello", hello_fields, hello2_fields },
-	[FRAME_MSG] = { "msg", msg_fields, NULL },
-	[FRAME_ACK] = { "ack", ack_fields, NULL },
-	[FRAME_PEERS] = { "peers", peers_fields, NULL },
-	[FRAME_SYNC] = { "sync", sync_fields, NULL },
-	[FRAME_BYE] = { "bye", bye_fields, NULL },
-	[FRAME_PUNCH] = { "punch", NULL, punch_fields },   /* version 2 */
+	[FRAME_HELLO] = { "hello", { hello_fields, hello2_fields,
+	    hello3_fields } },
+	[FRAME_MSG] = { "msg", { msg_fields, NULL, NULL } },
+	[FRAME_ACK] = { "ack", { ack_fields, NULL, NULL } },
+	[FRAME_PEERS] = { "peers", { peers_fields, NULL, NULL } },
+	[FRAME_SYNC] = { "sync", { sync_fields, NULL, NULL } },
+	[FRAME_BYE] = { "bye", { bye_fields, NULL, bye3_fields } },
+	[FRAME_PUNCH] = { "punch", { NULL, punch_fields, NULL } },
+	[FRAME_ADMIN] = { "admin", { NULL, NULL, admin_fields } },
+	[FRAME_EPOCH] = { "epoch", { NULL, NULL, epoch_fields } },
 };
 #define FRAME_NTYPES (sizeof(frame_types) / sizeof(frame_types[0]))
 
@@ -130,6 +173,19 @@ static const char *const frame_errors[] = {
 	[FRAME_ERR_SIGNATURE] = "signature does not verify",
 	[FRAME_ERR_NOMEM] = "out of memory",
 };
+
+unsigned
+frame_flags(unsigned version)
+{
+	return version >= 3 ? FRAME_V3 : version == 2 ? FRAME_V2 : 0;
+}
+
+/* The version a decoder's flags say. */
+static unsigned
+flags_version(unsigned flags)
+{
+	return (flags & FRAME_V3) ? 3 : (flags & FRAME_V2) ? 2 : 1;
+}
 
 const char *
 frame_type_name(enum frame_type t)
@@ -196,6 +252,79 @@ frame_punch_signed(const struct frame_punch *p, const struct room_keys *k,
 	return b->toobig ? -1 : 0;
 }
 
+static void
+signed_addrs(struct buf *b, const struct addr *a, size_t n)
+{
+	buf_u8(b, (uint8_t)n);
+	for (size_t i = 0; i < n && i < PAPO_ADDR_MAX; i++) {
+		buf_u8(b, a[i].family);
+		buf_add(b, a[i].ip, a[i].family == 4 ? 4 : 16);
+		buf_u16(b, a[i].port);
+	}
+}
+
+/* Version 3: everything a member says of itself, with its counter. */
+static int
+frame_peer_signed(const struct frame_peer *p, const struct room_keys *k,
+    struct buf *b)
+{
+	size_t nlen = strlen(p->name), alen = strlen(p->about);
+
+	buf_add(b, "papo peer v3", 13);
+	buf_add(b, k->id, sizeof(k->id));
+	buf_add(b, p->id, 32);
+	buf_u64(b, p->seen);
+	buf_u8(b, (uint8_t)nlen);
+	buf_add(b, p->name, nlen);
+	buf_u16(b, (uint16_t)alen);
+	buf_add(b, p->about, alen);
+	signed_addrs(b, p->addr, p->naddr);
+	return b->toobig ? -1 : 0;
+}
+
+static int
+frame_bye_signed(const struct frame_bye *y, const struct room_keys *k,
+    struct buf *b)
+{
+	buf_add(b, "papo bye v3", 12);
+	buf_add(b, k->id, sizeof(k->id));
+	buf_add(b, y->id, 32);
+	buf_u64(b, y->ts);
+	return b->toobig ? -1 : 0;
+}
+
+static int
+frame_admin_signed(const struct frame_admin *a, const struct room_keys *k,
+    struct buf *b)
+{
+	buf_add(b, "papo admin v3", 14);
+	buf_add(b, k->id, sizeof(k->id));
+	buf_add(b, a->id, 32);
+	buf_add(b, a->by, 32);
+	buf_u64(b, a->ts);
+	return b->toobig ? -1 : 0;
+}
+
+static int
+frame_epoch_signed(const struct frame_epoch *e, const struct room_keys *k,
+    struct buf *b)
+{
+	buf_add(b, "papo epoch v3", 14);
+	buf_add(b, k->id, sizeof(k->id));
+	buf_u32(b, (uint32_t)e->n);
+	buf_add(b, e->by, 32);
+	buf_u64(b, e->ts);
+	buf_u16(b, (uint16_t)e->nremoved);
+	for (size_t i = 0; i < e->nremoved; i++)
+		buf_add(b, e->removed[i], 32);
+	buf_u16(b, (uint16_t)e->nkeys);
+	for (size_t i = 0; i < e->nkeys; i++) {
+		buf_add(b, e->keys[i].id, 32);
+		buf_add(b, e->keys[i].box, SEC_BOX_LEN);
+	}
+	return b->toobig ? -1 : 0;
+}
+
 static int
 frame_ack_signed(const struct frame_ack *a, const struct room_keys *k,
     struct buf *b)
@@ -236,6 +365,30 @@ frame_check_person(const char *name, const char *about)
 	if ((e = frame_check_text(name, PAPO_NAME_MAX, FRAME_ERR_NAME_LONG, 1)))
 		return e;
 	return frame_check_text(about, PAPO_ABOUT_MAX, FRAME_ERR_ABOUT_LONG, 1);
+}
+
+/* An epoch names each member once: given a key or removed, not both. */
+static enum frame_err
+frame_check_epoch(const struct frame_epoch *e)
+{
+	if (e->nkeys > FRAME_EPOCH_KEYS_MAX ||
+	    e->nremoved > FRAME_EPOCH_REMOVED_MAX)
+		return FRAME_ERR_TOO_MANY;
+	if (e->n == 0 || e->n > UINT32_MAX || e->nkeys == 0)
+		return FRAME_ERR_VALUE;
+	for (size_t i = 0; i < e->nkeys; i++) {
+		for (size_t j = 0; j < i; j++)
+			if (memcmp(e->keys[i].id, e->keys[j].id, 32) == 0)
+				return FRAME_ERR_VALUE;
+		for (size_t j = 0; j < e->nremoved; j++)
+			if (memcmp(e->keys[i].id, e->removed[j], 32) == 0)
+				return FRAME_ERR_VALUE;
+	}
+	for (size_t i = 0; i < e->nremoved; i++)
+		for (size_t j = 0; j < i; j++)
+			if (memcmp(e->removed[i], e->removed[j], 32) == 0)
+				return FRAME_ERR_VALUE;
+	return FRAME_OK;
 }
 
 static enum frame_err
@@ -295,7 +448,10 @@ frame_check(const struct frame *f)
 				return FRAME_ERR_VALUE;
 		return FRAME_OK;
 	case FRAME_BYE:
+	case FRAME_ADMIN:
 		return FRAME_OK;
+	case FRAME_EPOCH:
+		return frame_check_epoch(&f->u.epoch);
 	}
 	return FRAME_ERR_TYPE;
 }
@@ -353,6 +509,43 @@ json_str(cJSON *o, const char *name, const char *v)
 }
 
 static int
+epoch_to_json(const struct frame_epoch *e, cJSON *o)
+{
+	cJSON *rm, *ks;
+	int r = 0;
+
+	r |= json_num(o, "n", e->n);
+	r |= json_key32(o, "by", e->by);
+	r |= json_num(o, "ts", e->ts);
+	if ((rm = cJSON_AddArrayToObject(o, "removed")) == NULL ||
+	    (ks = cJSON_AddArrayToObject(o, "keys")) == NULL)
+		return -1;
+	for (size_t i = 0; i < e->nremoved; i++) {
+		char text[PAPO_ID_LEN + 1];
+		cJSON *s;
+
+		b32_encode(e->removed[i], 32, text);
+		if ((s = cJSON_CreateString(text)) == NULL)
+			return -1;
+		cJSON_AddItemToArray(rm, s);
+	}
+	for (size_t i = 0; i < e->nkeys; i++) {
+		char box[FRAME_BOX_B64_LEN + 1];
+		cJSON *k = cJSON_CreateObject();
+
+		if (k == NULL)
+			return -1;
+		cJSON_AddItemToArray(ks, k);
+		r |= json_key32(k, "id", e->keys[i].id);
+		sodium_bin2base64(box, sizeof(box), e->keys[i].box, SEC_BOX_LEN,
+		    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+		r |= json_str(k, "box", box);
+	}
+	r |= json_sig(o, e->sig);
+	return r;
+}
+
+static int
 frame_to_json(const struct frame *f, cJSON *o)
 {
 	int r = json_str(o, "t", frame_type_name(f->type));
@@ -373,6 +566,13 @@ frame_to_json(const struct frame *f, cJSON *o)
 
 			addr_format(&h->obs, a);
 			r |= json_str(o, "obs", a);
+		}
+		if (h->version >= 3) {
+			if (h->has_owner)
+				r |= json_key32(o, "owner", h->owner);
+			r |= json_num(o, "events", h->events);
+			if (h->epoch > 0)
+				r |= json_num(o, "epoch", h->epoch);
 		}
 		break;
 	}
@@ -419,6 +619,8 @@ frame_to_json(const struct frame *f, cJSON *o)
 			r |= json_str(m, "about", p->about);
 			r |= json_addrs(m, p->addr, p->naddr);
 			r |= json_num(m, "seen", p->seen);
+			if (p->has_sig)
+				r |= json_sig(m, p->sig);
 		}
 		break;
 	}
@@ -439,6 +641,10 @@ frame_to_json(const struct frame *f, cJSON *o)
 	}
 	case FRAME_BYE:
 		r |= json_key32(o, "id", f->u.bye.id);
+		if (f->u.bye.has_sig) {
+			r |= json_num(o, "ts", f->u.bye.ts);
+			r |= json_sig(o, f->u.bye.sig);
+		}
 		break;
 	case FRAME_PUNCH: {
 		const struct frame_punch *p = &f->u.punch;
@@ -452,6 +658,15 @@ frame_to_json(const struct frame *f, cJSON *o)
 		r |= json_sig(o, p->sig);
 		break;
 	}
+	case FRAME_ADMIN:
+		r |= json_key32(o, "id", f->u.admin.id);
+		r |= json_key32(o, "by", f->u.admin.by);
+		r |= json_num(o, "ts", f->u.admin.ts);
+		r |= json_sig(o, f->u.admin.sig);
+		break;
+	case FRAME_EPOCH:
+		r |= epoch_to_json(&f->u.epoch, o);
+		break;
 	}
 	return r == 0 ? 0 : -1;
 }
@@ -589,6 +804,7 @@ get_addrs(const cJSON *arr, struct addr *a, size_t *n)
 }
 
 #define TRY(x) do { if ((e = (x)) != FRAME_OK) return e; } while (0)
+#define TRY2(x) do { if ((e2 = (x)) != FRAME_OK) return e2; } while (0)
 
 static enum frame_err
 decode_hello(const cJSON *const *f, struct frame_hello *h, unsigned flags)
@@ -598,10 +814,10 @@ decode_hello(const cJSON *const *f, struct frame_hello *h, unsigned flags)
 
 	TRY(get_u64(f[HELLO_V], &v));
 	/* A hello names the version of its connection. */
-	if (v != ((flags & FRAME_V2) ? 2 : 1))
+	if (v != flags_version(flags))
 		return FRAME_ERR_VALUE;
 	h->version = (uint32_t)v;
-	if ((flags & FRAME_V2) &&
+	if (v >= 2 &&
 	    addr_parse(f[HELLO_OBS]->valuestring, &h->obs) == -1)
 		return FRAME_ERR_VALUE;
 	TRY(get_key32(f[HELLO_ID], h->id));
@@ -611,6 +827,21 @@ decode_hello(const cJSON *const *f, struct frame_hello *h, unsigned flags)
 	    FRAME_ERR_ABOUT_LONG));
 	TRY(get_addrs(f[HELLO_ADDRS], h->addr, &h->naddr));
 	TRY(get_u64(f[HELLO_MSGS], &h->msgs));
+	if (v >= 3) {
+		if (f[HELLO_OWNER] != NULL) {
+			TRY(get_key32(f[HELLO_OWNER], h->owner));
+			h->has_owner = 1;
+		}
+		TRY(get_u64(f[HELLO_EVENTS], &h->events));
+		if (f[HELLO_EPOCH] != NULL) {
+			uint64_t n;
+
+			TRY(get_u64(f[HELLO_EPOCH], &n));
+			if (n > UINT32_MAX)
+				return FRAME_ERR_VALUE;
+			h->epoch = (uint32_t)n;
+		}
+	}
 	return get_key32(f[HELLO_DIGEST], h->digest);
 }
 
@@ -683,9 +914,11 @@ decode_punch(const cJSON *const *f, struct frame_punch *p)
 }
 
 static enum frame_err
-decode_peers(const cJSON *const *f, struct frame_peers *ps)
+decode_peers(const cJSON *const *f, struct frame_peers *ps, unsigned flags)
 {
 	const cJSON *arr = f[PEERS_MEMBERS], *c, *pf[FIELDS_MAX];
+	const struct field *fields = flags_version(flags) >= 3 ?
+	    peer3_fields : peer_fields;
 	int n = cJSON_GetArraySize(arr);
 	enum frame_err e;
 
@@ -696,7 +929,7 @@ decode_peers(const cJSON *const *f, struct frame_peers *ps)
 	cJSON_ArrayForEach(c, arr) {
 		struct frame_peer *p = &ps->v[ps->n];
 
-		TRY(frame_fields(c, peer_fields, pf));
+		TRY(frame_fields(c, fields, pf));
 		TRY(get_key32(pf[PEER_ID], p->id));
 		TRY(get_text(pf[PEER_NAME], p->name, PAPO_NAME_MAX,
 		    FRAME_ERR_NAME_LONG));
@@ -704,9 +937,70 @@ decode_peers(const cJSON *const *f, struct frame_peers *ps)
 		    FRAME_ERR_ABOUT_LONG));
 		TRY(get_addrs(pf[PEER_ADDRS], p->addr, &p->naddr));
 		TRY(get_u64(pf[PEER_SEEN], &p->seen));
+		if (fields == peer3_fields) {
+			TRY(get_sig(pf[PEER_SIG], p->sig));
+			p->has_sig = 1;
+		}
 		ps->n++;
 	}
 	return FRAME_OK;
+}
+
+static enum frame_err
+decode_bye(const cJSON *const *f, struct frame_bye *b, unsigned flags)
+{
+	enum frame_err e;
+
+	TRY(get_key32(f[BYE_ID], b->id));
+	if (flags_version(flags) < 3)
+		return FRAME_OK;
+	TRY(get_u64(f[BYE_TS], &b->ts));
+	TRY(get_sig(f[BYE_SIG], b->sig));
+	b->has_sig = 1;
+	return FRAME_OK;
+}
+
+static enum frame_err
+decode_epoch(const cJSON *const *f, struct frame_epoch *e)
+{
+	const cJSON *rm = f[EPOCH_REMOVED], *ks = f[EPOCH_KEYS], *c;
+	const cJSON *kf[FIELDS_MAX];
+	int nr = cJSON_GetArraySize(rm), nk = cJSON_GetArraySize(ks);
+	enum frame_err e2;
+	size_t n;
+
+	TRY2(get_u64(f[EPOCH_N], &e->n));
+	TRY2(get_key32(f[EPOCH_BY], e->by));
+	TRY2(get_u64(f[EPOCH_TS], &e->ts));
+	if (nr > FRAME_EPOCH_REMOVED_MAX || nk > FRAME_EPOCH_KEYS_MAX)
+		return FRAME_ERR_TOO_MANY;
+	if ((nr > 0 && (e->removed = calloc((size_t)nr,
+	    sizeof(*e->removed))) == NULL) ||
+	    (nk > 0 && (e->keys = calloc((size_t)nk,
+	    sizeof(*e->keys))) == NULL))
+		return FRAME_ERR_NOMEM;
+	cJSON_ArrayForEach(c, rm) {
+		if (!cJSON_IsString(c))
+			return FRAME_ERR_FIELD_TYPE;
+		TRY2(get_key32(c, e->removed[e->nremoved]));
+		e->nremoved++;
+	}
+	cJSON_ArrayForEach(c, ks) {
+		struct frame_epoch_key *k = &e->keys[e->nkeys];
+		const char *box;
+
+		TRY2(frame_fields(c, epoch_key_fields, kf));
+		TRY2(get_key32(kf[EKEY_ID], k->id));
+		box = kf[EKEY_BOX]->valuestring;
+		if (strlen(box) != FRAME_BOX_B64_LEN ||
+		    sodium_base642bin(k->box, SEC_BOX_LEN, box,
+		    FRAME_BOX_B64_LEN, NULL, &n, NULL,
+		    sodium_base64_VARIANT_URLSAFE_NO_PADDING) != 0 ||
+		    n != SEC_BOX_LEN)
+			return FRAME_ERR_VALUE;
+		e->nkeys++;
+	}
+	return get_sig(f[EPOCH_SIG], e->sig);
 }
 
 static enum frame_err
@@ -751,6 +1045,34 @@ frame_verify(const struct frame *f, const struct room_keys *k)
 		sig = f->u.punch.sig, pk = f->u.punch.from;
 		if (frame_punch_signed(&f->u.punch, k, &b) == -1)
 			goto out;
+	} else if (f->type == FRAME_EPOCH) {
+		sig = f->u.epoch.sig, pk = f->u.epoch.by;
+		if (frame_epoch_signed(&f->u.epoch, k, &b) == -1)
+			goto out;
+	} else if (f->type == FRAME_ADMIN) {
+		sig = f->u.admin.sig, pk = f->u.admin.by;
+		if (frame_admin_signed(&f->u.admin, k, &b) == -1)
+			goto out;
+	} else if (f->type == FRAME_BYE && f->u.bye.has_sig) {
+		sig = f->u.bye.sig, pk = f->u.bye.id;
+		if (frame_bye_signed(&f->u.bye, k, &b) == -1)
+			goto out;
+	} else if (f->type == FRAME_PEERS) {
+		/* Every signed entry by the member it is about: one forged
+		 * entry refuses the frame. */
+		for (size_t i = 0; i < f->u.peers.n; i++) {
+			const struct frame_peer *p = &f->u.peers.v[i];
+
+			if (!p->has_sig)
+				continue;
+			buf_reset(&b);
+			if (frame_peer_signed(p, k, &b) == -1 ||
+			    crypto_sign_verify_detached(p->sig, b.p, b.len,
+			    p->id) != 0)
+				goto out;
+		}
+		e = FRAME_OK;
+		goto out;
 	} else {
 		e = FRAME_OK;
 		goto out;
@@ -816,8 +1138,10 @@ frame_decode(const struct room_keys *k, const char *json, size_t len,
 		goto out;
 	}
 	out->type = (enum frame_type)i;
-	fields = (flags & FRAME_V2) && frame_types[i].fields2 != NULL ?
-	    frame_types[i].fields2 : frame_types[i].fields;
+	/* This version's table, or the latest before it. */
+	fields = NULL;
+	for (size_t v = flags_version(flags); v > 0 && fields == NULL; v--)
+		fields = frame_types[i].fields[v - 1];
 	/* A type of a later version is unknown to an earlier one. */
 	if (fields == NULL) {
 		e = FRAME_ERR_TYPE;
@@ -836,16 +1160,25 @@ frame_decode(const struct room_keys *k, const char *json, size_t len,
 		e = decode_ack(f, &out->u.ack);
 		break;
 	case FRAME_PEERS:
-		e = decode_peers(f, &out->u.peers);
+		e = decode_peers(f, &out->u.peers, flags);
 		break;
 	case FRAME_SYNC:
 		e = decode_sync(f, &out->u.sync);
 		break;
 	case FRAME_BYE:
-		e = get_key32(f[BYE_ID], out->u.bye.id);
+		e = decode_bye(f, &out->u.bye, flags);
 		break;
 	case FRAME_PUNCH:
 		e = decode_punch(f, &out->u.punch);
+		break;
+	case FRAME_EPOCH:
+		e = decode_epoch(f, &out->u.epoch);
+		break;
+	case FRAME_ADMIN:
+		if ((e = get_key32(f[ADMIN_ID], out->u.admin.id)) == FRAME_OK &&
+		    (e = get_key32(f[ADMIN_BY], out->u.admin.by)) == FRAME_OK &&
+		    (e = get_u64(f[ADMIN_TS], &out->u.admin.ts)) == FRAME_OK)
+			e = get_sig(f[ADMIN_SIG], out->u.admin.sig);
 		break;
 	}
 	if (e == FRAME_OK)
@@ -859,8 +1192,11 @@ out:
 	return e;
 }
 
-int
-frame_seal(const struct room_keys *k, const struct frame *f, struct buf *out)
+/* Seals f after the len bytes of hdr (the envelope's clear header, also
+ * authenticated as associated data so that it cannot be changed). */
+static int
+frame_seal_ad(const struct room_keys *k, const uint8_t *hdr, size_t hlen,
+    const struct frame *f, struct buf *out)
 {
 	struct buf plain;
 	uint8_t *sealed;
@@ -870,12 +1206,20 @@ frame_seal(const struct room_keys *k, const struct frame *f, struct buf *out)
 	buf_init(&plain, FRAME_JSON_MAX);
 	if (frame_encode(f, &plain) == -1)
 		goto out;
-	if ((sealed = buf_reserve(out, FRAME_NONCE_LEN + plain.len +
+	/* Over the limit a receiver would refuse it: version 3's header
+	 * takes 4 bytes of what the JSON text may use. */
+	if (hlen + FRAME_SEAL_OVERHEAD + plain.len > PAPO_FRAME_MAX)
+		goto out;
+	if ((sealed = buf_reserve(out, hlen + FRAME_NONCE_LEN + plain.len +
 	    FRAME_TAG_LEN)) == NULL)
 		goto out;
+	if (hlen > 0)
+		memcpy(sealed, hdr, hlen);
+	sealed += hlen;
 	randombytes_buf(sealed, FRAME_NONCE_LEN);
 	crypto_aead_xchacha20poly1305_ietf_encrypt(sealed + FRAME_NONCE_LEN,
-	    &clen, plain.p, plain.len, NULL, 0, NULL, sealed, k->seal);
+	    &clen, plain.p, plain.len, hlen > 0 ? hdr : NULL, hlen, NULL,
+	    sealed, k->seal);
 	rc = 0;
 out:
 	if (plain.p != NULL)
@@ -884,9 +1228,38 @@ out:
 	return rc;
 }
 
-enum frame_err
-frame_open(const struct room_keys *k, const uint8_t *in, size_t len,
-    unsigned flags, struct frame *out)
+int
+frame_seal(const struct room_keys *k, const struct frame *f, struct buf *out)
+{
+	return frame_seal_ad(k, NULL, 0, f, out);
+}
+
+int
+frame_seal_epoch(const struct room_keys *k, uint32_t epoch,
+    const struct frame *f, struct buf *out)
+{
+	uint8_t hdr[FRAME_EPOCH_LEN];
+
+	hdr[0] = (uint8_t)(epoch >> 24);
+	hdr[1] = (uint8_t)(epoch >> 16);
+	hdr[2] = (uint8_t)(epoch >> 8);
+	hdr[3] = (uint8_t)epoch;
+	return frame_seal_ad(k, hdr, sizeof(hdr), f, out);
+}
+
+int
+frame_envelope_epoch(const uint8_t *in, size_t len, uint32_t *epoch)
+{
+	if (len < FRAME_EPOCH_LEN + FRAME_SEAL_OVERHEAD)
+		return -1;
+	*epoch = (uint32_t)in[0] << 24 | (uint32_t)in[1] << 16 |
+	    (uint32_t)in[2] << 8 | in[3];
+	return 0;
+}
+
+static enum frame_err
+frame_open_ad(const struct room_keys *k, size_t hlen, const uint8_t *in,
+    size_t len, unsigned flags, struct frame *out)
 {
 	uint8_t *plain = NULL;
 	unsigned long long plen;
@@ -895,19 +1268,33 @@ frame_open(const struct room_keys *k, const uint8_t *in, size_t len,
 	memset(out, 0, sizeof(*out));
 	if (len > PAPO_FRAME_MAX)
 		return FRAME_ERR_TOO_BIG;
-	if (len < FRAME_SEAL_OVERHEAD)
+	if (len < hlen + FRAME_SEAL_OVERHEAD)
 		return FRAME_ERR_SEAL;
 	if ((plain = malloc(len)) == NULL)
 		return FRAME_ERR_NOMEM;
 	if (crypto_aead_xchacha20poly1305_ietf_decrypt(plain, &plen, NULL,
-	    in + FRAME_NONCE_LEN, len - FRAME_NONCE_LEN, NULL, 0, in,
-	    k->seal) != 0)
+	    in + hlen + FRAME_NONCE_LEN, len - hlen - FRAME_NONCE_LEN,
+	    hlen > 0 ? in : NULL, hlen, in + hlen, k->seal) != 0)
 		e = FRAME_ERR_SEAL;
 	else
 		e = frame_decode(k, (const char *)plain, (size_t)plen,
 		    flags & ~FRAME_TRUSTED, out);
 	free(plain);
 	return e;
+}
+
+enum frame_err
+frame_open(const struct room_keys *k, const uint8_t *in, size_t len,
+    unsigned flags, struct frame *out)
+{
+	return frame_open_ad(k, 0, in, len, flags, out);
+}
+
+enum frame_err
+frame_open_epoch(const struct room_keys *k, const uint8_t *in, size_t len,
+    unsigned flags, struct frame *out)
+{
+	return frame_open_ad(k, FRAME_EPOCH_LEN, in, len, flags, out);
 }
 
 void
@@ -922,6 +1309,10 @@ frame_clear(struct frame *f)
 		break;
 	case FRAME_SYNC:
 		free(f->u.sync.have);
+		break;
+	case FRAME_EPOCH:
+		free(f->u.epoch.removed);
+		free(f->u.epoch.keys);
 		break;
 	default:
 		break;
@@ -964,6 +1355,99 @@ frame_punch_sign(struct frame_punch *p, const struct room_keys *k,
 		rc = crypto_sign_detached(p->sig, NULL, b.p, b.len, id->sk);
 	buf_free(&b);
 	return rc;
+}
+
+int
+frame_peer_sign(struct frame_peer *p, const struct room_keys *k,
+    const struct identity *id)
+{
+	struct buf b;
+	int rc = -1;
+
+	memcpy(p->id, id->pk, 32);
+	p->has_sig = 0;
+	buf_init(&b, FRAME_SIG_INPUT_MAX);
+	if (frame_check_person(p->name, p->about) == FRAME_OK &&
+	    p->naddr <= PAPO_ADDR_MAX && frame_peer_signed(p, k, &b) == 0 &&
+	    crypto_sign_detached(p->sig, NULL, b.p, b.len, id->sk) == 0)
+		rc = 0, p->has_sig = 1;
+	buf_free(&b);
+	return rc;
+}
+
+int
+frame_bye_sign(struct frame_bye *y, const struct room_keys *k,
+    const struct identity *id)
+{
+	struct buf b;
+	int rc = -1;
+
+	memcpy(y->id, id->pk, 32);
+	y->has_sig = 0;
+	buf_init(&b, FRAME_SIG_INPUT_MAX);
+	if (frame_bye_signed(y, k, &b) == 0 &&
+	    crypto_sign_detached(y->sig, NULL, b.p, b.len, id->sk) == 0)
+		rc = 0, y->has_sig = 1;
+	buf_free(&b);
+	return rc;
+}
+
+int
+frame_admin_sign(struct frame_admin *a, const struct room_keys *k,
+    const struct identity *id)
+{
+	struct buf b;
+	int rc = -1;
+
+	memcpy(a->by, id->pk, 32);
+	buf_init(&b, FRAME_SIG_INPUT_MAX);
+	if (frame_admin_signed(a, k, &b) == 0)
+		rc = crypto_sign_detached(a->sig, NULL, b.p, b.len, id->sk);
+	buf_free(&b);
+	return rc;
+}
+
+int
+frame_epoch_sign(struct frame_epoch *e, const struct room_keys *k,
+    const struct identity *id)
+{
+	struct buf b;
+	int rc = -1;
+
+	memcpy(e->by, id->pk, 32);
+	buf_init(&b, FRAME_SIG_INPUT_MAX);
+	if (frame_check_epoch(e) == FRAME_OK &&
+	    frame_epoch_signed(e, k, &b) == 0)
+		rc = crypto_sign_detached(e->sig, NULL, b.p, b.len, id->sk);
+	buf_free(&b);
+	return rc;
+}
+
+int
+frame_for_version(const struct frame *f, unsigned version, struct frame *out,
+    struct frame_peer *v)
+{
+	*out = *f;
+	if (f->type == FRAME_ADMIN || f->type == FRAME_EPOCH)
+		return version >= 3 ? 0 : -1;
+	if (f->type == FRAME_BYE) {
+		if (version < 3)
+			out->u.bye.has_sig = 0;
+		return version < 3 || f->u.bye.has_sig ? 0 : -1;
+	}
+	if (f->type != FRAME_PEERS)
+		return 0;
+	out->u.peers.v = v;
+	out->u.peers.n = 0;
+	for (size_t i = 0; i < f->u.peers.n && i < FRAME_PEERS_MAX; i++) {
+		if (version >= 3 && !f->u.peers.v[i].has_sig)
+			continue;
+		v[out->u.peers.n] = f->u.peers.v[i];
+		if (version < 3)
+			v[out->u.peers.n].has_sig = 0;
+		out->u.peers.n++;
+	}
+	return out->u.peers.n > 0 ? 0 : -1;
 }
 
 int

@@ -19,13 +19,16 @@
 #include "node/crypto.h"
 #include "node/node.h"
 
-#define FRAME_VERSION 2         /* the newest protocol version spoken */
+#define FRAME_VERSION 3         /* the newest protocol version spoken */
 #define FRAME_NONCE_LEN 24
 #define FRAME_TAG_LEN 16
 #define FRAME_SEAL_OVERHEAD (FRAME_NONCE_LEN + FRAME_TAG_LEN)
+#define FRAME_EPOCH_LEN 4            /* version 3's envelope: the epoch */
 #define FRAME_JSON_MAX (PAPO_FRAME_MAX - FRAME_SEAL_OVERHEAD)
 #define FRAME_PEERS_MAX 64     /* members in one peers frame */
 #define FRAME_SYNC_MAX 4096    /* ids in one sync frame */
+#define FRAME_EPOCH_KEYS_MAX 256     /* members given an epoch's secret */
+#define FRAME_EPOCH_REMOVED_MAX 64   /* members removed by one epoch */
 
 enum frame_type {
 	FRAME_HELLO = 1,
@@ -34,7 +37,9 @@ enum frame_type {
 	FRAME_PEERS,
 	FRAME_SYNC,
 	FRAME_BYE,
-	FRAME_PUNCH,            /* version 2 only */
+	FRAME_PUNCH,            /* version 2 and later */
+	FRAME_ADMIN,            /* version 3 and later */
+	FRAME_EPOCH,            /* version 3 and later; codec only so far */
 };
 
 struct frame_hello {
@@ -48,6 +53,12 @@ struct frame_hello {
 	uint8_t digest[32];                /* digest of their ids (store.h) */
 	struct addr obs;                   /* version 2: where the sender
 	                                    * sees the receiver */
+	int has_owner;                     /* version 3: the room's owner, */
+	uint8_t owner[32];                 /* as far as the sender knows */
+	uint64_t events;                   /* version 3: the admin grants it
+	                                    * holds */
+	uint32_t epoch;                    /* version 3: the newest key epoch
+	                                    * it holds (0 when absent) */
 };
 
 struct frame_msg {
@@ -74,6 +85,10 @@ struct frame_ack {
 	uint8_t sig[64];                   /* by by */
 };
 
+/* A member's presence.  Version 3: signed by the member itself over all
+ * its fields (frame_peer_sign), seen its counter: a receiver takes only
+ * an entry newer than the last it took from that member, so an old one
+ * replayed says nothing.  Relays pass the entry on as it was signed. */
 struct frame_peer {
 	uint8_t id[32];
 	char name[PAPO_NAME_MAX + 1];
@@ -81,6 +96,8 @@ struct frame_peer {
 	uint64_t seen;                     /* ms of last sign of life, 0 unknown */
 	size_t naddr;
 	struct addr addr[PAPO_ADDR_MAX];
+	int has_sig;                       /* version 3: sig is id's */
+	uint8_t sig[64];
 };
 
 struct frame_peers {
@@ -94,8 +111,14 @@ struct frame_sync {
 	char (*have)[PAPO_MSGID_LEN + 1];  /* owned: ids it already has since then */
 };
 
+/* Version 3: signed by the member leaving, ts on the same counter as
+ * its announcements (newer than its last one), so a bye cannot be
+ * forged by another member nor replayed after it came back. */
 struct frame_bye {
 	uint8_t id[32];                    /* the member leaving */
+	int has_sig;                       /* version 3: ts and sig set */
+	uint64_t ts;                       /* ms, id's announcement counter */
+	uint8_t sig[64];
 };
 
 /* Hole punching arranged through a member both sides are connected to
@@ -114,6 +137,35 @@ struct frame_punch {
 	uint8_t sig[64];
 };
 
+/* Version 3: the room's owner makes id an admin (docs/PROTOCOL.md,
+ * "Owner and admins"); signed by by, taken only when by is the owner. */
+struct frame_admin {
+	uint8_t id[32];                    /* the new admin */
+	uint8_t by[32];                    /* the owner */
+	uint64_t ts;                       /* ms, by's clock */
+	uint8_t sig[64];
+};
+
+/* Version 3: a new key epoch (docs/PROTOCOL.md, "Key epochs"): its
+ * secret sealed to each remaining member (sec_box_seal), the members it
+ * removes, signed by the member who made it.  Decoded, checked and
+ * signed here; no daemon sends one yet. */
+struct frame_epoch_key {
+	uint8_t id[32];                    /* the member */
+	uint8_t box[SEC_BOX_LEN];          /* the epoch secret, sealed to it */
+};
+
+struct frame_epoch {
+	uint64_t n;                        /* the epoch, 1 to 2^32 - 1 */
+	uint8_t by[32];                    /* who made it: owner or admin */
+	uint64_t ts;                       /* ms, by's clock */
+	size_t nremoved;                   /* <= FRAME_EPOCH_REMOVED_MAX */
+	uint8_t (*removed)[32];            /* owned; none for a rotation */
+	size_t nkeys;                      /* 1 to FRAME_EPOCH_KEYS_MAX */
+	struct frame_epoch_key *keys;      /* owned */
+	uint8_t sig[64];
+};
+
 struct frame {
 	enum frame_type type;
 	union {
@@ -124,6 +176,8 @@ struct frame {
 		struct frame_sync sync;
 		struct frame_bye bye;
 		struct frame_punch punch;
+		struct frame_admin admin;
+		struct frame_epoch epoch;
 	} u;
 };
 
@@ -148,11 +202,15 @@ enum frame_err {
 };
 
 /* Decoding flags: skip signature checks, for the member's own log only;
- * the frame came on a connection of protocol version 2, whose fields it
- * may (and, where required, must) carry.  Without FRAME_V2 a decoder
- * takes version 1's fields only, as daemons of version 1 do. */
+ * the frame came on a connection of protocol version 2 (or 3), whose
+ * fields it may (and, where required, must) carry.  Without FRAME_V2 or
+ * FRAME_V3 a decoder takes version 1's fields only, as daemons of
+ * version 1 do.  frame_flags gives the flags of a connection's version. */
 #define FRAME_TRUSTED 1u
 #define FRAME_V2 2u
+#define FRAME_V3 4u
+
+unsigned frame_flags(unsigned version);
 
 /* Appends f's JSON text to out.  -1 when out's limit or memory runs out,
  * or f breaks a limit (a decoder would refuse what we sent). */
@@ -171,6 +229,19 @@ int frame_seal(const struct room_keys *k, const struct frame *f, struct buf *out
 enum frame_err frame_open(const struct room_keys *k, const uint8_t *in,
     size_t len, unsigned flags, struct frame *out);
 
+/* Version 3's envelope (docs/PROTOCOL.md, "Key epochs"): the epoch whose
+ * key sealed it, in clear, then as frame_seal's; the epoch is also the
+ * seal's associated data.  k is that epoch's keys (sec_epoch_keys; the
+ * room's own for epoch 0).  The JSON text may be 4 bytes shorter than
+ * version 1's: the sealed frame stays within PAPO_FRAME_MAX. */
+int frame_seal_epoch(const struct room_keys *k, uint32_t epoch,
+    const struct frame *f, struct buf *out);
+/* The epoch an envelope names, so the receiver picks its key; -1 when
+ * too short to be one. */
+int frame_envelope_epoch(const uint8_t *in, size_t len, uint32_t *epoch);
+enum frame_err frame_open_epoch(const struct room_keys *k, const uint8_t *in,
+    size_t len, unsigned flags, struct frame *out);
+
 /* Releases what a frame owns and zeroes it; safe on a zeroed frame. */
 void frame_clear(struct frame *f);
 /* The same for a message held outside a struct frame. */
@@ -183,6 +254,25 @@ int frame_ack_sign(struct frame_ack *a, const struct room_keys *k,
     const struct identity *id);
 int frame_punch_sign(struct frame_punch *p, const struct room_keys *k,
     const struct identity *id);
+/* Version 3: sign a member's own entry or bye as id (sets id, has_sig
+ * and sig; p->seen and b->ts must be set). */
+int frame_peer_sign(struct frame_peer *p, const struct room_keys *k,
+    const struct identity *id);
+int frame_bye_sign(struct frame_bye *b, const struct room_keys *k,
+    const struct identity *id);
+int frame_admin_sign(struct frame_admin *a, const struct room_keys *k,
+    const struct identity *id);
+int frame_epoch_sign(struct frame_epoch *e, const struct room_keys *k,
+    const struct identity *id);
+
+/* f as a connection of that version takes it, in *out (which may share
+ * f's heap parts: never frame_clear it): version 3's signatures left out
+ * for older versions; for version 3, unsigned presence left out (a peers
+ * entry, a bye), which only its member can vouch for.  0 when there is
+ * something to send, -1 when nothing is left.  v holds the entries of a
+ * peers frame (FRAME_PEERS_MAX). */
+int frame_for_version(const struct frame *f, unsigned version,
+    struct frame *out, struct frame_peer *v);
 
 /* The name of a type ("msg") and of an error, for logs and replies. */
 const char *frame_type_name(enum frame_type t);

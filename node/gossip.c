@@ -34,6 +34,54 @@ gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o)
 
 /* Sending frames. */
 
+/* Seals f as a connection of that version takes it (frame_for_version):
+ * -1 when nothing of it is for that version. */
+static int
+gossip_seal(struct gossip *g, const struct frame *f, unsigned version,
+    struct buf *b)
+{
+	struct frame out;
+
+	uint32_t n;
+
+	if (frame_for_version(f, version, &out, g->sealing) == -1)
+		return -1;
+	if (version < 3)
+		return frame_seal(g->env.keys, &out, b);
+	/* Version 3 seals with the newest key and says which; but a hello
+	 * and an epoch frame with epoch 0's, the room secret's, which every
+	 * member holds: the hello says which epochs each side has, and an
+	 * epoch frame (each member's secret sealed to it alone) is how a
+	 * member behind learns the newer ones. */
+	n = f->type == FRAME_HELLO || f->type == FRAME_EPOCH ? 0 :
+	    epoch_newest(g);
+	return frame_seal_epoch(epoch_keys(g, n), n, &out, b);
+}
+
+/* Opens a frame received on l: version 3's with the key of the epoch its
+ * envelope names (FRAME_ERR_SEAL when we hold no such epoch). */
+static enum frame_err
+gossip_unseal(struct gossip *g, const struct link *l, const uint8_t *p,
+    size_t n, struct frame *f)
+{
+	const struct room_keys *k;
+	uint32_t epoch;
+
+	if (l->version < 3)
+		return frame_open(g->env.keys, p, n, frame_flags(l->version), f);
+	memset(f, 0, sizeof(*f));
+	if (n > PAPO_FRAME_MAX)
+		return FRAME_ERR_TOO_BIG;
+	if (frame_envelope_epoch(p, n, &epoch) == -1)
+		return FRAME_ERR_SEAL;
+	if ((k = epoch_keys(g, epoch)) == NULL) {
+		log_msg(LOG_INFO, "a frame sealed under epoch %u, which this "
+		    "member does not hold", (unsigned)epoch);
+		return FRAME_ERR_SEAL;
+	}
+	return frame_open_epoch(k, p, n, frame_flags(l->version), f);
+}
+
 int
 gossip_send_frame(struct gossip *g, struct member *m, const struct frame *f)
 {
@@ -43,38 +91,62 @@ gossip_send_frame(struct gossip *g, struct member *m, const struct frame *f)
 	if (m == NULL || m->conn == NULL)
 		return -1;
 	buf_init(&b, PAPO_FRAME_MAX);
-	if (frame_seal(g->env.keys, f, &b) == 0)
+	if (gossip_seal(g, f, quic_version(m->conn), &b) == 0)
 		rc = quic_send(m->conn, b.p, b.len);
 	buf_free(&b);
 	return rc;
 }
 
-static void
+void
 gossip_send_link(struct gossip *g, struct link *l, const struct frame *f)
 {
 	struct buf b;
 
 	buf_init(&b, PAPO_FRAME_MAX);
-	if (frame_seal(g->env.keys, f, &b) == 0)
+	if (gossip_seal(g, f, l->version, &b) == 0)
 		quic_send(l->qc, b.p, b.len);
 	buf_free(&b);
 }
 
-/* Sends f to every connected member but except (may be NULL). */
+/* Sends f to every connected member but except (may be NULL): sealed
+ * once per protocol version, as each version takes it. */
 void
 gossip_flood(struct gossip *g, const struct frame *f, const struct member *except)
 {
 	struct buf b;
 
 	buf_init(&b, PAPO_FRAME_MAX);
-	if (frame_seal(g->env.keys, f, &b) == 0)
+	for (unsigned v = 1; v <= FRAME_VERSION; v++) {
+		int sealed = 0, ok = 0;
+
 		for (size_t i = 0; i < g->nmembers; i++) {
 			struct member *m = g->members[i];
 
-			if (m->conn != NULL && m != except)
+			if (m->conn == NULL || m == except ||
+			    quic_version(m->conn) != v)
+				continue;
+			if (!sealed) {
+				buf_reset(&b);
+				ok = gossip_seal(g, f, v, &b) == 0;
+				sealed = 1;
+			}
+			if (ok)
 				quic_send(m->conn, b.p, b.len);
 		}
+	}
 	buf_free(&b);
+}
+
+/* Our next announcement's (or bye's) counter: the wall clock's ms, and
+ * always more than the last, so that receivers, which take only what is
+ * newer, take it even when the clock went back. */
+static uint64_t
+gossip_next_seq(struct gossip *g)
+{
+	uint64_t now = loop_wall_ms();
+
+	g->own_seq = now > g->own_seq ? now : g->own_seq + 1;
+	return g->own_seq;
 }
 
 /* What we advertise changed (a public address learned or lost): the
@@ -120,6 +192,10 @@ gossip_hello(struct gossip *g, struct link *l)
 	 * reached from outside. */
 	if (l->version >= 2)
 		h->obs = *quic_remote(l->qc);
+	if (l->version >= 3) {
+		role_hello(g, h);
+		h->epoch = epoch_newest(g);
+	}
 	store_stats(g->env.store, &st);
 	h->msgs = st.msgs;
 	store_digest(g->env.store, h->digest);
@@ -144,6 +220,11 @@ gossip_peers(struct gossip *g, struct member *to, struct member *only)
 		 * the time of its last announcement, which a member that had
 		 * not heard of it would take for life. */
 		if (m != NULL && m != to && (only == NULL || m == only) &&
+		    m->name[0] != '\0' && !m->left && m->ann.has_sig) {
+			/* Its own words, as it signed them: the only entry
+			 * a connection of version 3 takes. */
+			v[f.u.peers.n++] = m->ann;
+		} else if (m != NULL && m != to && (only == NULL || m == only) &&
 		    m->name[0] != '\0' && !m->left) {
 			struct frame_peer *p = &v[f.u.peers.n++];
 
@@ -223,6 +304,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 	sec_id_format(g->env.me->pk, id);
 	cJSON_AddStringToObject(me, "id", id);
 	cJSON_AddStringToObject(me, "about", g->env.room->about);
+	cJSON_AddStringToObject(me, "role", role_of(g, g->env.me->pk));
 	addrs = cJSON_AddArrayToObject(me, "addrs");
 	n = reach_addrs(&g->reach, adv, PAPO_ADDR_MAX);
 	for (size_t i = 0; i < n; i++) {
@@ -271,6 +353,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		cJSON_AddStringToObject(e, "name", member_name(m, nb));
 		cJSON_AddStringToObject(e, "id", m->idtext);
 		cJSON_AddStringToObject(e, "about", m->about);
+		cJSON_AddStringToObject(e, "role", role_of(g, m->id));
 		cJSON_AddBoolToObject(e, "online", member_online(g, m));
 		cJSON_AddBoolToObject(e, "direct", m->conn != NULL);
 		gossip_path_json(g, m, e);
@@ -281,6 +364,8 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		cJSON_AddNumberToObject(e, "dropped",
 		    (double)limit_dropped(g->limit, m->id));
 	}
+	role_json(g, o);
+	epoch_json(g, o);
 	deliver_limits_json(g, o);
 	store_stats(g->env.store, &st);
 	for (struct outmsg *om = g->outbox; om != NULL; om = om->next)
@@ -321,6 +406,13 @@ gossip_request(struct gossip *g, struct node_msg *m)
 		break;
 	case NODE_READ:
 		deliver_read(g, m);
+		break;
+	case NODE_ADMIN:
+		role_request_admin(g, m);
+		break;
+	case NODE_ROTATE:
+	case NODE_REMOVE:
+		epoch_request_rotate(g, m);
 		break;
 	default:
 		gossip_fail(g, m, 400, "%s", "not a request");
@@ -366,6 +458,8 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		quic_close(l->qc);
 		return;
 	}
+	if (epoch_refuse(g, l, h))
+		return;
 	fresh = member_find(g, peer) == NULL;
 	if ((m = member_add(g, peer)) == NULL) {
 		quic_close(l->qc);
@@ -459,6 +553,8 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		members_plan_dials(g);
 	members_evict(g, m);
 	members_presence_check(g);
+	role_on_hello(g, m, h);
+	epoch_on_hello(g, m, h);
 	/* Tell it whom we know, and tell the others about it if new. */
 	gossip_peers(g, m, NULL);
 	if (fresh)
@@ -503,14 +599,27 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 	fwd.u.peers.v = v;
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct frame_peer *p = &ps->v[i];
-		int fresh = member_find(g, p->id) == NULL;
-		struct member *m;
+		struct member *m = member_find(g, p->id);
+		int fresh = m == NULL;
 
-		if ((m = member_add(g, p->id)) == NULL)
+		/* What a member says of itself (name, about, addresses,
+		 * life) is taken only under its signature once it is known
+		 * to sign; unsigned, only from itself, on its own
+		 * (authenticated) connection.  The decoder checked every
+		 * signature. */
+		if (m != NULL && m->signs && !p->has_sig && m != l->m)
 			continue;
+		if (m == NULL && (m = member_add(g, p->id)) == NULL)
+			continue;
+		/* Only what is newer than the last taken: an entry
+		 * replayed says nothing. */
 		if (!fresh && p->seen <= m->announced)
 			continue;
 		m->announced = p->seen;
+		if (p->has_sig) {
+			m->ann = *p;
+			m->signs = 1;
+		}
 		if (m->conn == NULL || fresh) {
 			strcpy(m->name, p->name);
 			strcpy(m->about, p->about);
@@ -553,13 +662,24 @@ gossip_on_bye(struct gossip *g, struct link *l, const struct frame_bye *b)
 
 	if (m == NULL)
 		return;
+	/* Signed (version 3): only when newer than everything it said
+	 * before, so an old bye replayed after it came back says nothing.
+	 * Unsigned: only from itself, or about a member never known to
+	 * sign (a daemon of version 1 or 2). */
+	if (b->has_sig ? b->ts <= m->announced : m != l->m && m->signs) {
+		log_msg(LOG_DEBUG, "a bye for %s that it did not sign, or "
+		    "older than its last word: ignored", m->idtext);
+		return;
+	}
+	if (b->has_sig)
+		m->announced = b->ts;
 	if (!m->left) {
 		m->left = 1;
 		m->left_at = m->announced;
 		m->seen = loop_wall_ms();
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_BYE;
-		memcpy(f.u.bye.id, b->id, 32);
+		f.u.bye = *b;
 		gossip_flood(g, &f, l->m);
 		members_presence_check(g);
 	}
@@ -585,8 +705,12 @@ gossip_announce(void *arg)
 	memcpy(me.id, g->env.me->pk, 32);
 	strcpy(me.name, g->env.room->me);
 	strcpy(me.about, g->env.room->about);
-	me.seen = loop_wall_ms();
+	me.seen = gossip_next_seq(g);
 	me.naddr = reach_addrs(&g->reach, me.addr, PAPO_ADDR_MAX);
+	/* Signed for connections of version 3; the others get it as
+	 * before (gossip_flood). */
+	if (frame_peer_sign(&me, g->env.keys, g->env.me) == -1)
+		log_msg(LOG_WARN, "could not sign our announcement");
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PEERS;
 	f.u.peers.n = 1;
@@ -807,8 +931,7 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 
 	if (l == NULL)
 		return;
-	if ((e = frame_open(g->env.keys, p, n, l->version >= 2 ? FRAME_V2 : 0,
-	    &f)) != FRAME_OK) {
+	if ((e = gossip_unseal(g, l, p, n, &f)) != FRAME_OK) {
 		g->bad_frames++;
 		log_msg(LOG_WARN, "dropped a frame from %s: %s",
 		    l->m != NULL ? l->m->name : "a peer not yet greeted",
@@ -844,6 +967,12 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 		break;
 	case FRAME_BYE:
 		gossip_on_bye(g, l, &f.u.bye);
+		break;
+	case FRAME_ADMIN:
+		role_on_admin(g, l, &f.u.admin);
+		break;
+	case FRAME_EPOCH:
+		epoch_on_frame(g, l, &f.u.epoch);
 		break;
 	case FRAME_PUNCH:
 		gossip_on_punch(g, l, &f.u.punch);
@@ -975,7 +1104,10 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	}
 	if (relay_start(err, g, env) == -1)
 		goto fail;
+	epoch_load(g);
 	members_load(g);
+	epoch_mark(g);
+	role_load(g);
 	if (r->has_inviter) {
 		struct member *m = member_add(g, r->inviter);
 
@@ -1020,7 +1152,9 @@ gossip_free(struct gossip *g)
 	if (g->quic != NULL) {
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_BYE;
-		memcpy(f.u.bye.id, g->env.me->pk, 32);
+		f.u.bye.ts = gossip_next_seq(g);
+		if (frame_bye_sign(&f.u.bye, g->env.keys, g->env.me) == -1)
+			memcpy(f.u.bye.id, g->env.me->pk, 32);
 		gossip_flood(g, &f, NULL);
 	}
 	while (g->outbox != NULL) {
@@ -1059,5 +1193,6 @@ gossip_free(struct gossip *g)
 	punch_free(g->punch);
 	beacon_free(g->beacon);
 	limit_free(g->limit);
+	epoch_free(g);
 	free(g);
 }

@@ -57,5 +57,8 @@ void gossip_local(const struct gossip *g, struct addr *bound);
 /* The addresses others reach it at, in the order it advertises them
  * (reach.h); their count. */
 size_t gossip_addrs(const struct gossip *g, struct addr *out, size_t max);
+/* The newest key epoch held and its secret, for invites (0: the room
+ * secret's, secret left zero). */
+uint32_t gossip_epoch(const struct gossip *g, uint8_t secret[32]);
 
 #endif

@@ -43,7 +43,13 @@ struct member {
 	struct addr addr[PAPO_ADDR_MAX];
 	size_t naddr;
 	uint64_t seen;              /* wall ms of the last sign of life */
-	uint64_t announced;         /* its clock's time of its latest announce */
+	uint64_t announced;         /* its clock's time of its latest announce
+	                             * (version 3: its signed counter, of
+	                             * announcements and bye alike) */
+	int signs;                  /* its presence came signed (version 3):
+	                             * unsigned claims about it are ignored */
+	struct frame_peer ann;      /* its latest signed announcement, passed
+	                             * on as it came (ann.has_sig 0: none) */
 	uint64_t left_at;           /* announced when it said bye */
 	uint64_t alive_until;       /* monotonic ns: online until then */
 	int left;                   /* said bye since its last announce */
@@ -60,6 +66,7 @@ struct member {
 	uint64_t dial_since;        /* monotonic ns the dials in flight began */
 	uint32_t backoff_ms;
 	uint64_t next_dial;         /* monotonic ns; 0 none planned */
+	int removed;                /* removed from the room: never dialled */
 	uint64_t sync_key;          /* both histories as its last sync
 	                             * request found them; 0 none yet */
 };
@@ -84,6 +91,23 @@ struct outmsg {
 	struct loop_timer *timer;
 	struct gossip *g;
 	struct outmsg *next;
+};
+
+/* A member removed from the room (epoch.c). */
+struct removal {
+	uint8_t id[32];
+	uint8_t by[32];             /* the owner or admin who removed it */
+	uint64_t ts;                /* ms, by's clock */
+	uint32_t epoch;             /* the epoch that removed it */
+};
+
+/* A key epoch held (epoch.c). */
+struct epoch_held {
+	uint32_t n;                 /* 0: the room secret's key */
+	uint8_t secret[32];         /* zeros for epoch 0 */
+	struct room_keys keys;      /* its sealing key; the room's id */
+	uint8_t by[32];             /* who made it; zeros for epoch 0 */
+	char *frame;                /* its signed epoch frame, JSON; or NULL */
 };
 
 struct gossip {
@@ -111,6 +135,7 @@ struct gossip {
 	struct loop_timer *punch_timer;   /* dials unanswered long enough */
 	struct loop_timer *announce_timer;
 	struct loop_timer *save_timer;
+	int save_pending;           /* save_timer armed (members_save_later) */
 	struct {
 		uint64_t id;
 		struct member *m;
@@ -120,6 +145,19 @@ struct gossip {
 	uint64_t read_sent[READ_SLOTS];   /* ids whose read receipt went out */
 	size_t read_next;
 	uint64_t bad_frames;
+	struct frame_peer sealing[FRAME_PEERS_MAX];  /* gossip_seal's */
+	int has_owner;              /* the room's owner is known (role.c) */
+	uint8_t owner[32];
+	struct frame_admin admins[GOSSIP_MEMBERS_MAX];  /* grants held */
+	size_t nadmins;
+	struct epoch_held *epochs;  /* epoch.c's, unsorted */
+	size_t nepochs;
+	struct removal *removed;    /* members removed, as epochs said */
+	size_t nremoved;
+	int gone;                   /* we were removed: me_removal says how */
+	struct removal me_removal;
+	uint64_t own_seq;           /* our last announcement's or bye's
+	                             * counter: wall ms, never going back */
 	uint64_t retain_checked;    /* ns of the last days-retention check */
 	size_t retain_at;           /* count retention: messages held when
 	                             * the next check is worth making */
@@ -128,6 +166,9 @@ struct gossip {
 };
 
 /* gossip.c: connections and requests. */
+
+/* Sends f on l, sealed as its version takes it. */
+void gossip_send_link(struct gossip *g, struct link *l, const struct frame *f);
 
 /* Hands o to the program as an event of kind, and frees o. */
 void gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o);
@@ -259,5 +300,66 @@ void deliver_load_outbox(struct gossip *g);
 /* Status's "limits": the rate, the receiving cap, damping and our
  * exchanges; and a member's messages dropped over the cap. */
 void deliver_limits_json(struct gossip *g, cJSON *o);
+
+/* epoch.c: the room's key epochs. */
+
+/* At start: epoch 0 (the room's key), then those epochs.json keeps. */
+void epoch_load(struct gossip *g);
+void epoch_free(struct gossip *g);
+/* Epoch n's keys, or NULL when not held. */
+const struct room_keys *epoch_keys(const struct gossip *g, uint32_t n);
+/* The newest epoch held: version 3 connections are sealed with it. */
+uint32_t epoch_newest(const struct gossip *g);
+/* Holds epoch n (frame: its signed epoch frame's JSON text, or NULL)
+ * and saves epochs.json: 1 added, 0 held already, -1 out of memory. */
+int epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
+    const uint8_t by[32], const char *frame);
+/* Status: "epoch". */
+void epoch_json(const struct gossip *g, cJSON *o);
+/* m greeted with h: the epoch frames it missed, if it holds fewer. */
+void epoch_on_hello(struct gossip *g, struct member *m,
+    const struct frame_hello *h);
+/* A version 3 hello from a member we never met, under an epoch older
+ * than our newest: refused with the reason (logged, and the newest epoch
+ * frame sent to it), l closed; 1 when refused. */
+int epoch_refuse(struct gossip *g, struct link *l,
+    const struct frame_hello *h);
+/* An epoch frame received on l. */
+void epoch_on_frame(struct gossip *g, struct link *l,
+    const struct frame_epoch *e);
+/* Takes req (NODE_ROTATE, or NODE_REMOVE with to: the member) and
+ * answers it. */
+void epoch_request_rotate(struct gossip *g, struct node_msg *req);
+/* The removal of member id, or NULL when it was not removed. */
+const struct removal *epoch_removed(const struct gossip *g,
+    const uint8_t id[32]);
+/* History's "room": each key change held, with its line ("ana removed
+ * cy; the room key changed (epoch 3)"). */
+void epoch_history_json(const struct gossip *g, cJSON *o);
+/* After members_load: removed members marked (never dialled). */
+void epoch_mark(struct gossip *g);
+
+/* role.c: the owner and the admins. */
+
+/* At start: the owner from room.json, the grants from admins.json. */
+void role_load(struct gossip *g);
+/* The owner's id, NULL while not known. */
+const uint8_t *role_owner(const struct gossip *g);
+int role_is_admin(const struct gossip *g, const uint8_t id[32]);
+/* "owner", "admin" or "member". */
+const char *role_of(const struct gossip *g, const uint8_t id[32]);
+/* Fills a version 3 hello's owner and events. */
+void role_hello(const struct gossip *g, struct frame_hello *h);
+/* m greeted with h: the owner from our inviter, our grants to a member
+ * holding fewer. */
+void role_on_hello(struct gossip *g, struct member *m,
+    const struct frame_hello *h);
+/* An admin grant received on l. */
+void role_on_admin(struct gossip *g, struct link *l,
+    const struct frame_admin *a);
+/* Takes req (NODE_ADMIN, to: the member) and answers it. */
+void role_request_admin(struct gossip *g, struct node_msg *req);
+/* Status: "owner" and "admins". */
+void role_json(const struct gossip *g, cJSON *o);
 
 #endif

@@ -50,13 +50,16 @@
 #define INVITE_ADDR_MAX_BYTES (1 + 16 + 2)
 #define INVITE_EXT_RELAY 1
 #define INVITE_EXT_ROOM 2
+#define INVITE_EXT_EPOCH 3      /* u32 epoch || its 32-byte secret */
+#define INVITE_EPOCH_LEN (4 + 32)
 /* The longest invite this papo writes (877 bytes: 8 IPv6 addresses, a
  * relay and a room name at their longest), and room for extensions a
  * later papo may add. */
 #define INVITE_MAX_BYTES 1536
 _Static_assert(INVITE_MIN_BYTES + PAPO_ADDR_MAX * INVITE_ADDR_MAX_BYTES +
     3 + 1 + INVITE_URL_MAX + 3 * (1 + INVITE_CRED_MAX) +
-    3 + INVITE_ROOM_MAX <= INVITE_MAX_BYTES - 512, "invite room");
+    3 + INVITE_ROOM_MAX + 3 + INVITE_EPOCH_LEN <= INVITE_MAX_BYTES - 512,
+    "invite room");
 
 /*
  * Writes the checksum of the n bytes at p.  BLAKE2b needs no sodium_init:
@@ -150,7 +153,8 @@ invite_encode(const struct invite *inv)
 	    (room && !invite_room_ok(inv->room)))
 		return NULL;
 	buf_init(&b, INVITE_MAX_BYTES);
-	buf_u8(&b, relay || room ? INVITE_VERSION_EXT : INVITE_VERSION);
+	buf_u8(&b, relay || room || inv->epoch > 0 ? INVITE_VERSION_EXT :
+	    INVITE_VERSION);
 	buf_add(&b, inv->secret, sizeof(inv->secret));
 	buf_add(&b, inv->inviter, sizeof(inv->inviter));
 	buf_u8(&b, (uint8_t)inv->naddr);
@@ -171,6 +175,12 @@ invite_encode(const struct invite *inv)
 		buf_u8(&b, INVITE_EXT_ROOM);
 		buf_u16(&b, (uint16_t)strlen(inv->room));
 		buf_add(&b, inv->room, strlen(inv->room));
+	}
+	if (inv->epoch > 0) {
+		buf_u8(&b, INVITE_EXT_EPOCH);
+		buf_u16(&b, INVITE_EPOCH_LEN);
+		buf_u32(&b, inv->epoch);
+		buf_add(&b, inv->epoch_secret, sizeof(inv->epoch_secret));
 	}
 	/* A failed add sets toobig and refuses every later one, so one
 	 * check here covers them all. */
@@ -247,7 +257,8 @@ invite_parse_ext(struct rd *r, struct invite *inv)
 			return INVITE_TRUNCATED;
 		rd_init(&v, r->p + r->off, len);
 		r->off += len;
-		if (type != INVITE_EXT_RELAY && type != INVITE_EXT_ROOM)
+		if (type != INVITE_EXT_RELAY && type != INVITE_EXT_ROOM &&
+		    type != INVITE_EXT_EPOCH)
 			continue;            /* a later papo's: not needed */
 		if (seen & (1 << type))
 			return INVITE_EXTENSION;
@@ -255,6 +266,11 @@ invite_parse_ext(struct rd *r, struct invite *inv)
 		if (type == INVITE_EXT_RELAY) {
 			if ((e = invite_parse_relay(&v, &inv->relay)) != INVITE_OK)
 				return e;
+		} else if (type == INVITE_EXT_EPOCH) {
+			if (len != INVITE_EPOCH_LEN ||
+			    rd_u32(&v, &inv->epoch) == -1 || inv->epoch == 0 ||
+			    rd_bytes(&v, inv->epoch_secret, 32) == -1)
+				return INVITE_EPOCH;
 		} else {
 			if (len > INVITE_ROOM_MAX)
 				return INVITE_ROOM;
@@ -420,6 +436,8 @@ invite_strerror(enum invite_err e)
 		[INVITE_ROOM] = "invite has a room name that is empty, too "
 		    "long or not text: it was made by a different papo",
 		[INVITE_EXTENSION] = "invite gives the same field twice: it "
+		    "was made by a different papo",
+		[INVITE_EPOCH] = "invite has a room key that is malformed: it "
 		    "was made by a different papo",
 	};
 

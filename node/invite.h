@@ -12,7 +12,8 @@
 #include "node/node.h"
 
 #define INVITE_VERSION 1        /* an invite without extensions */
-#define INVITE_VERSION_EXT 2    /* one with: a relay, a room name */
+#define INVITE_VERSION_EXT 2    /* one with: a relay, a room name, a key
+                                 * epoch */
 #define INVITE_PREFIX "papo1"
 #define INVITE_URL_MAX 200      /* bytes of the relay's URL */
 #define INVITE_CRED_MAX 127     /* bytes of a relay user, password, secret */
@@ -38,6 +39,10 @@ struct invite {
 	struct addr addr[PAPO_ADDR_MAX];
 	struct invite_relay relay;
 	char room[INVITE_ROOM_MAX + 1];   /* the room's name, or "" */
+	uint32_t epoch;        /* the newest key epoch, 0: none after the
+	                        * room secret's (docs/PROTOCOL.md, "Key
+	                        * epochs") */
+	uint8_t epoch_secret[32];         /* its secret, when epoch > 0 */
 };
 
 enum invite_err {
@@ -56,10 +61,11 @@ enum invite_err {
 	INVITE_RELAY,          /* a relay that is empty, too long or not text */
 	INVITE_ROOM,           /* a room name that is empty, too long, not text */
 	INVITE_EXTENSION,      /* an extension given twice */
+	INVITE_EPOCH,          /* a key epoch of the wrong length, or 0 */
 };
 
 /* Encodes inv (its version is ignored: INVITE_VERSION is written, or
- * INVITE_VERSION_EXT when relay.url or room is set) into a malloc'd
+ * INVITE_VERSION_EXT when relay.url, room or epoch is set) into a malloc'd
  * string; NULL when out of memory, or when it holds what a decoder would
  * refuse: too many addresses, a family other than 4 or 6, port 0, a relay
  * whose fields are too long or not printable ASCII, or one without

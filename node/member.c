@@ -215,7 +215,7 @@ static int
 member_dialable(const struct member *m)
 {
 	return m->conn == NULL && m->ndial == 0 && m->naddr > 0 &&
-	    m->next_dial != 0;
+	    m->next_dial != 0 && !m->removed;
 }
 
 /* Whether a member reached through the relay only is to be tried again
@@ -419,6 +419,10 @@ members_save(struct gossip *g)
 		cJSON_AddStringToObject(e, "name", m->name);
 		cJSON_AddStringToObject(e, "about", m->about);
 		cJSON_AddNumberToObject(e, "seen", (double)m->seen);
+		/* What keeps an old signed word of it, replayed after our
+		 * restart, from being taken. */
+		cJSON_AddNumberToObject(e, "announced", (double)m->announced);
+		cJSON_AddBoolToObject(e, "signs", m->signs);
 		addrs = cJSON_AddArrayToObject(e, "addrs");
 		for (size_t j = 0; j < m->naddr; j++) {
 			char a[ADDR_STRLEN];
@@ -438,13 +442,22 @@ members_save(struct gossip *g)
 void
 members_save_later(struct gossip *g)
 {
+	/* Armed once, not pushed back: signed announcements arriving more
+	 * often than the delay would otherwise keep peers.json from ever
+	 * being written before a crash. */
+	if (g->save_pending)
+		return;
+	g->save_pending = 1;
 	loop_timer_set(g->save_timer, loop_now_ns() + PEERS_SAVE_DELAY_NS);
 }
 
 void
 members_save_timer(void *arg)
 {
-	members_save(arg);
+	struct gossip *g = arg;
+
+	g->save_pending = 0;
+	members_save(g);
 }
 
 void
@@ -476,6 +489,8 @@ members_load(struct gossip *g)
 		const cJSON *about = cJSON_GetObjectItemCaseSensitive(e, "about");
 		const cJSON *seen = cJSON_GetObjectItemCaseSensitive(e, "seen");
 		const cJSON *addrs = cJSON_GetObjectItemCaseSensitive(e, "addrs");
+		const cJSON *ann = cJSON_GetObjectItemCaseSensitive(e,
+		    "announced");
 		const cJSON *a;
 		uint8_t pk[32];
 		struct member *m;
@@ -490,6 +505,11 @@ members_load(struct gossip *g)
 			strcpy(m->about, about->valuestring);
 		if (cJSON_IsNumber(seen) && seen->valuedouble > 0)
 			m->seen = (uint64_t)seen->valuedouble;
+		if (cJSON_IsNumber(ann) && ann->valuedouble > 0 &&
+		    ann->valuedouble <= 9007199254740992.0)
+			m->announced = (uint64_t)ann->valuedouble;
+		m->signs = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e,
+		    "signs"));
 		cJSON_ArrayForEach(a, addrs)
 			if (m->naddr < PAPO_ADDR_MAX && cJSON_IsString(a) &&
 			    addr_parse(a->valuestring, &m->addr[m->naddr]) == 0)

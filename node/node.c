@@ -251,6 +251,8 @@ node_make_invite(struct node *n)
 	inv.naddr = gossip_addrs(n->gossip, inv.addr, PAPO_ADDR_MAX);
 	if ((room = room_given_name(&n->room)) != NULL)
 		snprintf(inv.room, sizeof(inv.room), "%s", room);
+	/* A joiner must hold the room's newest key to be let in. */
+	inv.epoch = gossip_epoch(n->gossip, inv.epoch_secret);
 	if (n->relay_from != NULL && n->relay_share) {
 		inv.relay = n->relay;
 		if ((s = invite_encode(&inv)) != NULL)

@@ -136,7 +136,7 @@ struct node_config {
 	const char *listen;      /* QUIC "ADDR:PORT"; port 0 picks one */
 	const char *advertise;   /* "ADDR:PORT,..." advertised first, or NULL */
 	unsigned version;        /* protocol version spoken: 0 the newest,
-	                          * 1 as a daemon of version 1 (tests) */
+	                          * 1 or 2 as a daemon of that version (tests) */
 	int nolan;               /* no LAN discovery (PAPO_LAN=off) */
 	int noportmap;           /* no port mapping (PAPO_PORTMAP=off) */
 	int portmap_private;     /* a mapping to a private address counts
@@ -178,6 +178,14 @@ enum node_kind {
 	NODE_EV_PRESENCE,    /* event: a member went online or offline */
 	NODE_EV_ADDRS,       /* event: what the node advertises changed;
 	                      * text is the invite to print from now on */
+	NODE_ADMIN,          /* request: to = the member to make an admin
+	                      * (the owner only) -> json */
+	NODE_EV_ROOM,        /* event: who governs the room changed (an
+	                      * admin made), or its key (an epoch) */
+	NODE_ROTATE,         /* request: a new key epoch (owner or admin)
+	                      * -> json */
+	NODE_REMOVE,         /* request: to = the member to remove (owner or
+	                      * admin): a new epoch without it -> json */
 };
 
 struct node_msg {

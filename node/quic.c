@@ -36,9 +36,12 @@
 
 /* ALPN names the protocol version: a daemon offers (and, as the server,
  * picks) the newest it speaks first; one of version 1 knows only
- * papo/1, so a connection with it is of version 1. */
+ * papo/1, so a connection with it is of version 1.  Every name is
+ * "papo/" and one digit. */
+#define QUIC_ALPN_PREFIX "papo/"
 #define QUIC_ALPN1 "papo/1"
 #define QUIC_ALPN2 "papo/2"
+#define QUIC_ALPN3 "papo/3"
 #define QUIC_CIDLEN 16
 #define QUIC_MAXCID 8
 #define QUIC_PKT_MAX 1452
@@ -83,6 +86,7 @@ struct quic_conn {
 	int handshake_done;
 	int opened;            /* open() delivered */
 	int closing;           /* the owner asked to close */
+	int flush;             /* and what was queued goes out first */
 	int dead;              /* over: finish without a close packet */
 	int dirty;             /* something to write */
 	int64_t tx_sid, rx_sid;
@@ -284,12 +288,14 @@ static int
 quic_tls_init(struct quic_conn *c)
 {
 	static const gnutls_datum_t alpn[] = {
+		{ (unsigned char *)QUIC_ALPN3, sizeof(QUIC_ALPN3) - 1 },
 		{ (unsigned char *)QUIC_ALPN2, sizeof(QUIC_ALPN2) - 1 },
 		{ (unsigned char *)QUIC_ALPN1, sizeof(QUIC_ALPN1) - 1 },
 	};
-	/* Version 1 only: the one name a daemon of version 1 offers. */
-	const gnutls_datum_t *offer = c->q->version >= 2 ? alpn : alpn + 1;
-	unsigned noffer = c->q->version >= 2 ? 2 : 1;
+	/* The newest we speak and every one before it: a daemon made to
+	 * speak as an older one offers what that one offered. */
+	unsigned noffer = c->q->version >= 3 ? 3 : c->q->version == 2 ? 2 : 1;
+	const gnutls_datum_t *offer = alpn + (3 - noffer);
 	int rv;
 
 	if (gnutls_init(&c->tls, c->client ? GNUTLS_CLIENT : GNUTLS_SERVER) < 0) {
@@ -747,7 +753,7 @@ quic_process(struct quic *q)
 		if (!c->dead && !c->closing && c->handshake_done && c->verified &&
 		    !c->opened)
 			quic_conn_open(c);
-		if (!c->dead && !c->closing && c->dirty) {
+		if (!c->dead && (!c->closing || c->flush) && c->dirty) {
 			c->dirty = 0;
 			if (quic_conn_write(c) == -1)
 				c->closing = 1;
@@ -1124,6 +1130,13 @@ quic_close(struct quic_conn *c)
 	quic_kick(c->q);
 }
 
+void
+quic_close_flush(struct quic_conn *c)
+{
+	c->flush = 1;
+	quic_close(c);
+}
+
 const uint8_t *
 quic_peer(const struct quic_conn *c)
 {
@@ -1176,8 +1189,17 @@ quic_version(const struct quic_conn *c)
 
 	if (c->tls == NULL || gnutls_alpn_get_selected_protocol(c->tls, &p) < 0)
 		return 1;
-	return p.size == sizeof(QUIC_ALPN2) - 1 &&
-	    memcmp(p.data, QUIC_ALPN2, p.size) == 0 ? 2 : 1;
+	if (p.size != sizeof(QUIC_ALPN1) - 1 ||
+	    memcmp(p.data, QUIC_ALPN_PREFIX, sizeof(QUIC_ALPN_PREFIX) - 1) != 0)
+		return 1;
+	switch (p.data[p.size - 1]) {
+	case '3':
+		return 3;
+	case '2':
+		return 2;
+	default:
+		return 1;
+	}
 }
 
 uint64_t

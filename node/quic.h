@@ -1,6 +1,7 @@
 /*
  * quic.h: papo's QUIC endpoint: one UDP socket serving as client and
- * server at once, TLS 1.3 with ALPN papo/1, both sides authenticated by
+ * server at once, TLS 1.3 with ALPN papo/N (N the protocol version),
+ * both sides authenticated by
  * their member Ed25519 key in a self-signed certificate, and pinned.  Each
  * connection carries one unidirectional stream each way, on which frames
  * travel as a u32 big-endian length and the sealed bytes.
@@ -48,7 +49,8 @@ struct quic_cbs {
 
 /* Binds listen (port 0 picks one).  A wildcard IPv4 or IPv6 address gets
  * one dual-stack socket when the system has IPv6.  version: the newest
- * protocol version to offer (2; 1 speaks as a daemon of version 1). */
+ * protocol version to offer (3; 2 or 1 speaks as a daemon of that
+ * version). */
 struct quic *quic_new(char err[PAPO_ERR_LEN], struct loop *l,
     const struct addr *listen, const struct identity *id, unsigned version,
     const struct quic_cbs *cbs, void *arg);
@@ -80,11 +82,15 @@ int quic_send_raw(struct quic *q, const struct addr *to, const uint8_t *p,
 /* Queues one frame; -1 when c is closing or too much is unacknowledged. */
 int quic_send(struct quic_conn *c, const uint8_t *p, size_t n);
 /* Closes c gracefully; closed() follows. */
+/* As quic_close, but what was queued is written once first, in the
+ * packets before the close (best effort: nothing is resent). */
+void quic_close_flush(struct quic_conn *c);
 void quic_close(struct quic_conn *c);
 
 const uint8_t *quic_peer(const struct quic_conn *c);   /* after open() */
 const struct addr *quic_remote(const struct quic_conn *c);
-/* The protocol version the handshake agreed (ALPN papo/2 or papo/1). */
+/* The protocol version the handshake agreed (ALPN papo/3, papo/2 or
+ * papo/1). */
 unsigned quic_version(const struct quic_conn *c);
 /* The connection's smoothed round-trip time, in microseconds. */
 uint64_t quic_rtt_us(const struct quic_conn *c);

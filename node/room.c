@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <sodium.h>
@@ -206,6 +207,13 @@ room_load(char err[PAPO_ERR_LEN], const char *home, struct room *out)
 		}
 		out->has_inviter = 1;
 	}
+	if ((s = room_json_str(o, "owner")) != NULL) {
+		if (sec_id_parse(s, out->owner) == -1) {
+			what = "\"owner\" is malformed";
+			goto bad;
+		}
+		out->has_owner = 1;
+	}
 	boot = cJSON_GetObjectItemCaseSensitive(o, "bootstrap");
 	cJSON_ArrayForEach(c, boot) {
 		if (out->nboot == PAPO_ADDR_MAX || !cJSON_IsString(c) ||
@@ -259,6 +267,11 @@ room_save(char err[PAPO_ERR_LEN], const char *home, const struct room *r)
 	if (r->has_inviter) {
 		sec_id_format(r->inviter, text);
 		if (cJSON_AddStringToObject(o, "inviter", text) == NULL)
+			goto nomem;
+	}
+	if (r->has_owner) {
+		sec_id_format(r->owner, text);
+		if (cJSON_AddStringToObject(o, "owner", text) == NULL)
 			goto nomem;
 	}
 	if ((boot = cJSON_AddArrayToObject(o, "bootstrap")) == NULL)
@@ -388,6 +401,9 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
 		room_derived_name(r.secret, r.name);
 	snprintf(r.me, sizeof(r.me), "%s", name);
 	snprintf(r.about, sizeof(r.about), "%s", about != NULL ? about : "");
+	/* Who makes the room owns it. */
+	r.has_owner = 1;
+	memcpy(r.owner, id->pk, sizeof(r.owner));
 	if (room_save(err, home, &r) == -1)
 		goto out;
 	rc = room_make_invite(err, &r, id, &la, invite);
@@ -434,6 +450,31 @@ room_is(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	return rc;
 }
 
+/* The key epoch an invite carried, as epochs.json (node/epoch.c) keeps
+ * it: the joiner's first hello says it holds it, and it is let in. */
+static int
+room_save_epoch(char err[PAPO_ERR_LEN], const char *home,
+    const struct invite *inv)
+{
+	char path[4096], text[PAPO_ID_LEN + 1], by[PAPO_ID_LEN + 1];
+	char body[256];
+	int rc;
+
+	sec_id_format(inv->epoch_secret, text);
+	sec_id_format(inv->inviter, by);
+	snprintf(body, sizeof(body), "{\"epochs\": [{\"n\": %u, \"secret\": "
+	    "\"%s\", \"by\": \"%s\"}]}\n", (unsigned)inv->epoch, text, by);
+	if (fs_path(path, sizeof(path), home, "epochs.json") == -1) {
+		snprintf(err, PAPO_ERR_LEN, "%s/epochs.json: path too long",
+		    home);
+		rc = -1;
+	} else
+		rc = fs_write(err, path, body, strlen(body));
+	sodium_memzero(body, sizeof(body));
+	sodium_memzero(text, sizeof(text));
+	return rc;
+}
+
 int
 room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
     const char *name, const char *about, int force)
@@ -470,7 +511,15 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	r.nboot = inv.naddr;
 	memcpy(r.boot, inv.addr, inv.naddr * sizeof(inv.addr[0]));
 	r.relay = inv.relay;
-	rc = room_save(err, home, &r);
+	if ((rc = room_save(err, home, &r)) == 0) {
+		char path[4096];
+
+		/* No other room's epochs in a home joined again (--force). */
+		if (inv.epoch > 0)
+			rc = room_save_epoch(err, home, &inv);
+		else if (fs_path(path, sizeof(path), home, "epochs.json") == 0)
+			(void)unlink(path);
+	}
 out:
 	sodium_memzero(&inv, sizeof(inv));
 	room_wipe(&r);

@@ -23,6 +23,9 @@ struct room {
 	char about[PAPO_ABOUT_MAX + 1];
 	int has_inviter;
 	uint8_t inviter[32];
+	int has_owner;                     /* the member who made the room: */
+	uint8_t owner[32];                 /* ourselves when we made it, or
+	                                    * as our inviter's hello said */
 	size_t nboot;
 	struct addr boot[PAPO_ADDR_MAX];   /* the inviter's addresses */
 	struct invite_relay relay;         /* the invite's relay, or url "" */

@@ -1,6 +1,6 @@
 /*
  * api.c: the JSON API for curl and scripts (SPEC "HTTP API"): /healthz,
- * /api/status, /api/history and /api/send.  Its handlers run on the main
+ * /api/status, /api/history, /api/send and /api/admin.  Its handlers run on the main
  * thread, called by http.c once a request has passed the checks there:
  * they check the query or body, turn it into a node request and the
  * node's answer into the reply.  They never block; a request waits for
@@ -276,11 +276,107 @@ api_send(struct http_req *r, void *node)
 	http_submit(r, node, m, api_done, NULL);
 }
 
+/* POST /api/admin and /api/remove {"name": NAME}: a request of kind
+ * about member NAME (what: the route's word, for errors). */
+static void
+api_member_request(struct http_req *r, void *node, enum node_kind kind,
+    const char *what)
+{
+	char err[PAPO_ERR_LEN];
+	const cJSON *it, *name = NULL;
+	struct node_msg *m;
+	const char *body;
+	size_t len;
+	cJSON *o;
+
+	body = http_req_body(r, &len);
+	if ((o = http_json_parse(body, len, err)) == NULL) {
+		http_reply_error(r, 400, "%s", err);
+		return;
+	}
+	if (!cJSON_IsObject(o)) {
+		cJSON_Delete(o);
+		http_reply_error(r, 400, "the body must be a JSON object");
+		return;
+	}
+	cJSON_ArrayForEach(it, o) {
+		if (strcmp(it->string, "name") != 0) {
+			http_reply_error(r, 400, "unknown field '%.64s': %s "
+			    "takes name", it->string, what);
+			cJSON_Delete(o);
+			return;
+		}
+		name = it;
+	}
+	if (!cJSON_IsString(name) || !api_member_ok(name->valuestring)) {
+		cJSON_Delete(o);
+		http_reply_error(r, 400, "name must be a member's name or id");
+		return;
+	}
+	if ((m = node_msg_new(kind)) == NULL ||
+	    (m->to = strdup(name->valuestring)) == NULL) {
+		node_msg_free(m);
+		cJSON_Delete(o);
+		http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	cJSON_Delete(o);
+	http_submit(r, node, m, api_done, NULL);
+}
+
+/* POST /api/admin {"name": NAME}: the owner makes NAME an admin.  Not
+ * an MCP tool: agents do not govern the room. */
+static void
+api_admin(struct http_req *r, void *node)
+{
+	api_member_request(r, node, NODE_ADMIN, "admin");
+}
+
+/* POST /api/remove {"name": NAME}: the owner or an admin removes NAME
+ * (a new key epoch without it).  Not an MCP tool either. */
+static void
+api_remove(struct http_req *r, void *node)
+{
+	api_member_request(r, node, NODE_REMOVE, "remove");
+}
+
+/* POST /api/rotate {}: a new key epoch, by the owner or an admin (403
+ * with the reason otherwise).  Not an MCP tool either. */
+static void
+api_rotate(struct http_req *r, void *node)
+{
+	char err[PAPO_ERR_LEN];
+	struct node_msg *m;
+	const char *body;
+	size_t len;
+	cJSON *o = NULL;
+
+	body = http_req_body(r, &len);
+	if (len > 0 && (o = http_json_parse(body, len, err)) == NULL) {
+		http_reply_error(r, 400, "%s", err);
+		return;
+	}
+	if (o != NULL && (!cJSON_IsObject(o) || o->child != NULL)) {
+		cJSON_Delete(o);
+		http_reply_error(r, 400, "rotate takes no fields: send {}");
+		return;
+	}
+	cJSON_Delete(o);
+	if ((m = node_msg_new(NODE_ROTATE)) == NULL) {
+		http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	http_submit(r, node, m, api_done, NULL);
+}
+
 static const struct http_route api_table[] = {
 	{ "GET", "/healthz", api_healthz, 1 },
 	{ "GET", "/api/status", api_status, 0 },
 	{ "GET", "/api/history", api_history, 0 },
 	{ "POST", "/api/send", api_send, 0 },
+	{ "POST", "/api/admin", api_admin, 0 },
+	{ "POST", "/api/rotate", api_rotate, 0 },
+	{ "POST", "/api/remove", api_remove, 0 },
 };
 
 const struct http_route *

@@ -65,6 +65,9 @@ static int cli_say(const struct cli_cmd *, int, char **);
 static int cli_status(const struct cli_cmd *, int, char **);
 static int cli_history(const struct cli_cmd *, int, char **);
 static int cli_tail(const struct cli_cmd *, int, char **);
+static int cli_admin(const struct cli_cmd *, int, char **);
+static int cli_rotate(const struct cli_cmd *, int, char **);
+static int cli_remove(const struct cli_cmd *, int, char **);
 static int cli_tokens(const struct cli_cmd *, int, char **);
 
 #define CLI_TAIL_LINE_MAX (256 * 1024)   /* longest stream line */
@@ -170,6 +173,25 @@ static const struct cli_cmd cli_cmds[] = {
 	  "it comes back and goes on where it left off.  --json prints every\n"
 	  "event (message, receipt, presence) as one JSON object a line.",
 	  cli_tail },
+	{ "admin", "papo admin NAME [--json]", "j",
+	  "Make member NAME (a name or an id) an admin of the room, through\n"
+	  "the running daemon.  Only the room's owner (the member who made it)\n"
+	  "can; every member learns it from a grant the owner signs.",
+	  cli_admin },
+	{ "rotate", "papo rotate [--json]", "j",
+	  "Change the room's key, through the running daemon: a new key\n"
+	  "epoch, its secret sealed to each member this one knows, in a frame\n"
+	  "it signs.  Only the room's owner or an admin can.  Members away get\n"
+	  "the new key from any member when they return.",
+	  cli_rotate },
+	{ "remove", "papo remove NAME [--json]", "j",
+	  "Remove member NAME (a name or an id) from the room, through the\n"
+	  "running daemon: the room's key changes (as papo rotate) and NAME is\n"
+	  "not given the new one; from then on its connections and the\n"
+	  "messages it writes are refused by every member.  Only the room's\n"
+	  "owner or an admin can; the owner cannot be removed.  NAME keeps\n"
+	  "what it had already read.",
+	  cli_remove },
 	{ "tokens", "papo tokens [--json] | papo tokens revoke ID", "j",
 	  "List the OAuth grants of the running daemon (PAPO_OAUTH=on): each\n"
 	  "one's id, client, when it was made and last used, and when it\n"
@@ -518,8 +540,9 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 	    cli_env("PAPO_ADVERTISE");
 	if (cli_env("PAPO_PROTOCOL") != NULL) {
 		if (strcmp(cli_env("PAPO_PROTOCOL"), "1") != 0 &&
-		    strcmp(cli_env("PAPO_PROTOCOL"), "2") != 0) {
-			fprintf(stderr, "papo: PAPO_PROTOCOL must be 1 or 2\n");
+		    strcmp(cli_env("PAPO_PROTOCOL"), "2") != 0 &&
+		    strcmp(cli_env("PAPO_PROTOCOL"), "3") != 0) {
+			fprintf(stderr, "papo: PAPO_PROTOCOL must be 1, 2 or 3\n");
 			return CLI_ERROR;
 		}
 		sc.protocol = (unsigned)atoi(cli_env("PAPO_PROTOCOL"));
@@ -813,6 +836,111 @@ cli_status_limits(const cJSON *ans)
 }
 
 static int
+cli_admin(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	cJSON *req = NULL, *ans = NULL;
+	char *body = NULL, *text = NULL;
+	const char *name;
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
+		return rc;
+	if (optind == argc)
+		return cli_usage(c, "%s", "the member's NAME is missing");
+	rc = CLI_ERROR;
+	if ((req = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddStringToObject(req, "name", argv[optind]) == NULL ||
+	    (body = cJSON_PrintUnformatted(req)) == NULL) {
+		cli_fail("out of memory");
+		goto out;
+	}
+	if ((rc = cli_call(o.home, "/api/admin", body, &ans, &text)) != CLI_OK)
+		goto out;
+	if (o.json) {
+		fputs(text, stdout);
+		goto out;
+	}
+	name = cli_str(ans, "admin");
+	cli_put(name != NULL ? name : "?");
+	printf(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "already")) ?
+	    " was an admin already\n" : " is now an admin of the room\n");
+out:
+	cJSON_Delete(req);
+	cJSON_Delete(ans);
+	cJSON_free(body);
+	free(text);
+	return rc;
+}
+
+static int
+cli_rotate(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	cJSON *ans = NULL, *n;
+	char *text = NULL;
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
+		return rc;
+	if (optind != argc)
+		return cli_usage(c, "%s", "rotate takes no NAME");
+	if ((rc = cli_call(o.home, "/api/rotate", "{}", &ans, &text)) !=
+	    CLI_OK)
+		goto out;
+	if (o.json) {
+		fputs(text, stdout);
+		goto out;
+	}
+	n = cJSON_GetObjectItemCaseSensitive(ans, "epoch");
+	printf("the room's key changed (epoch %.0f)\n",
+	    cJSON_IsNumber(n) ? n->valuedouble : 0);
+out:
+	cJSON_Delete(ans);
+	free(text);
+	return rc;
+}
+
+static int
+cli_remove(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	cJSON *req = NULL, *ans = NULL, *n;
+	char *body = NULL, *text = NULL;
+	const char *name;
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
+		return rc;
+	if (optind == argc)
+		return cli_usage(c, "%s", "the member's NAME is missing");
+	rc = CLI_ERROR;
+	if ((req = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddStringToObject(req, "name", argv[optind]) == NULL ||
+	    (body = cJSON_PrintUnformatted(req)) == NULL) {
+		cli_fail("out of memory");
+		goto out;
+	}
+	if ((rc = cli_call(o.home, "/api/remove", body, &ans, &text)) != CLI_OK)
+		goto out;
+	if (o.json) {
+		fputs(text, stdout);
+		goto out;
+	}
+	name = cli_str(ans, "removed");
+	n = cJSON_GetObjectItemCaseSensitive(ans, "epoch");
+	cli_put(name != NULL ? name : "?");
+	printf(" was removed from the room; the room's key changed (epoch "
+	    "%.0f)\n", cJSON_IsNumber(n) ? n->valuedouble : 0);
+out:
+	cJSON_Delete(req);
+	cJSON_Delete(ans);
+	cJSON_free(body);
+	free(text);
+	return rc;
+}
+
+static int
 cli_status(const struct cli_cmd *c, int argc, char **argv)
 {
 	struct cli_opts o;
@@ -843,6 +971,36 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 	if ((s = cli_str(me, "about")) != NULL && s[0] != '\0') {
 		printf(", ");
 		cli_put(s);
+	}
+	/* Who governs the room: its owner, and the admins it made. */
+	v = cJSON_GetObjectItemCaseSensitive(ans, "owner");
+	printf("\nowner: ");
+	cli_put((s = cli_str(v, "name")) != NULL ? s : "not known yet");
+	v = cJSON_GetObjectItemCaseSensitive(ans, "admins");
+	if (cJSON_GetArraySize(v) > 0) {
+		printf("\nadmins: ");
+		cJSON_ArrayForEach(m, v) {
+			if (m != v->child)
+				printf(", ");
+			cli_put((s = cli_str(m, "name")) != NULL ? s : "?");
+		}
+	}
+	/* The room's key, whom it left out, and whether we were. */
+	v = cJSON_GetObjectItemCaseSensitive(ans, "epoch");
+	if (cJSON_IsNumber(v))
+		printf("\nkey epoch: %.0f", v->valuedouble);
+	v = cJSON_GetObjectItemCaseSensitive(ans, "removed");
+	cJSON_ArrayForEach(m, v) {
+		printf("%s", m == v->child ? "\nremoved: " : ", ");
+		cli_put((s = cli_str(m, "name")) != NULL ? s : "?");
+		printf(" (by ");
+		cli_put((s = cli_str(m, "by")) != NULL ? s : "?");
+		printf(")");
+	}
+	v = cJSON_GetObjectItemCaseSensitive(me, "removed");
+	if (cJSON_IsObject(v)) {
+		printf("\nthis member was removed from the room by ");
+		cli_put((s = cli_str(v, "by")) != NULL ? s : "?");
 	}
 	printf("\nreached at: ");
 	v = cJSON_GetObjectItemCaseSensitive(me, "addrs");
@@ -987,11 +1145,32 @@ cli_print_retention(const cJSON *r)
 	printf(")\n");
 }
 
+static double
+cli_event_ts(const cJSON *e)
+{
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(e, "ts");
+
+	return cJSON_IsNumber(t) ? t->valuedouble : 0;
+}
+
+/* "12:01:02 -- ana removed cy; the room key changed (epoch 3)". */
+static void
+cli_print_event(const cJSON *e)
+{
+	const char *s;
+	char when[32];
+
+	cli_time(cli_event_ts(e), when);
+	printf("%s -- ", when);
+	cli_put((s = cli_str(e, "text")) != NULL ? s : "?");
+	printf("\n");
+}
+
 static int
 cli_history(const struct cli_cmd *c, int argc, char **argv)
 {
 	struct cli_opts o;
-	const cJSON *msgs, *m;
+	const cJSON *msgs, *m, *ev, *e;
 	cJSON *ans = NULL;
 	char *text = NULL, *end, path[64];
 	long n = API_HISTORY_DEFAULT;
@@ -1015,8 +1194,30 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 	}
 	cli_print_retention(cJSON_GetObjectItemCaseSensitive(ans, "retention"));
 	msgs = cJSON_GetObjectItemCaseSensitive(ans, "messages");
-	cJSON_ArrayForEach(m, msgs)
+	/* The room's key changes, each where it falls among the messages
+	 * shown: none before the first shown, all after the last. */
+	ev = cJSON_GetObjectItemCaseSensitive(ans, "room");
+	e = NULL;
+	if (cJSON_GetArraySize(msgs) > 0) {
+		const cJSON *t0 = cJSON_GetObjectItemCaseSensitive(msgs->child,
+		    "ts");
+
+		for (e = ev != NULL ? ev->child : NULL; e != NULL &&
+		    cli_event_ts(e) < (cJSON_IsNumber(t0) ? t0->valuedouble :
+		    0); e = e->next)
+			;
+	} else if (ev != NULL)
+		e = ev->child;
+	cJSON_ArrayForEach(m, msgs) {
+		const cJSON *t = cJSON_GetObjectItemCaseSensitive(m, "ts");
+
+		for (; e != NULL && cli_event_ts(e) <= (cJSON_IsNumber(t) ?
+		    t->valuedouble : 0); e = e->next)
+			cli_print_event(e);
 		cli_print_message(m);
+	}
+	for (; e != NULL; e = e->next)
+		cli_print_event(e);
 out:
 	cJSON_Delete(ans);
 	free(text);

@@ -393,6 +393,9 @@ serve_on_node(void *arg, uint32_t events)
 		case NODE_STATUS:
 		case NODE_HISTORY:
 		case NODE_READ:
+		case NODE_ADMIN:
+		case NODE_ROTATE:
+		case NODE_REMOVE:
 			http_node_done(m);
 			break;
 		case NODE_EV_MESSAGE:
@@ -400,6 +403,7 @@ serve_on_node(void *arg, uint32_t events)
 			/* FALLTHROUGH */
 		case NODE_EV_RECEIPT:
 		case NODE_EV_PRESENCE:
+		case NODE_EV_ROOM:
 			sse_publish(p->sse, m->kind, m->json);
 			node_msg_free(m);
 			break;

@@ -37,8 +37,8 @@ struct serve_config {
 	                           * (PAPO_MCP_IDLE); 0: the default */
 	const char *advertise;   /* "ADDR:PORT,..." (--advertise,
 	                          * PAPO_ADVERTISE), advertised first */
-	unsigned protocol;       /* 0: the newest; 1: speak as a daemon of
-	                          * protocol version 1 (PAPO_PROTOCOL=1) */
+	unsigned protocol;       /* 0: the newest; 1 or 2: speak as a daemon
+	                          * of that protocol version (PAPO_PROTOCOL) */
 	int nolan;               /* PAPO_LAN=off: no LAN discovery */
 	int noportmap;           /* PAPO_PORTMAP=off: no port mapping */
 	int portmap_private;     /* PAPO_PORTMAP_PRIVATE=1 (tests): a

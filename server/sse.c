@@ -47,6 +47,8 @@ sse_name(enum node_kind kind)
 		return "receipt";
 	case NODE_EV_PRESENCE:
 		return "presence";
+	case NODE_EV_ROOM:
+		return "room";
 	default:
 		return NULL;
 	}

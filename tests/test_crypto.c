@@ -1,7 +1,10 @@
-/* test_crypto.c: identity file, member and message ids, room keys. */
+/* test_crypto.c: identity file, member and message ids, room keys, epoch
+ * keys and epoch secrets sealed to one member. */
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <sodium.h>
 
 #include "node/crypto.h"
 #include "tests/check.h"
@@ -84,6 +87,45 @@ main(void)
 	sec_room_id_format(&k2, rid2);
 	CHECK_EQ_INT(strlen(rid1), PAPO_ROOMID_LEN);
 	CHECK(strcmp(rid1, rid2) != 0);
+
+	/* Epoch keys: the room's id, a sealing key of the epoch's own,
+	 * neither the room's nor another epoch's. */
+	{
+		uint8_t es[32], es2[32], box[SEC_BOX_LEN], got[32], bad[32];
+		struct room_keys e1, e2;
+		struct identity *x, *y;
+
+		randombytes_buf(es, sizeof(es));
+		randombytes_buf(es2, sizeof(es2));
+		sec_epoch_keys(&k1, es, &e1);
+		CHECK(memcmp(e1.id, k1.id, sizeof(k1.id)) == 0);
+		CHECK(memcmp(e1.seal, k1.seal, 32) != 0);
+		sec_epoch_keys(&k1, es, &e2);
+		CHECK(memcmp(&e1, &e2, sizeof(e1)) == 0);
+		sec_epoch_keys(&k1, es2, &e2);
+		CHECK(memcmp(e1.seal, e2.seal, 32) != 0);
+		/* The epoch's sealing key is not the one the same secret
+		 * would give as a room secret. */
+		sec_room_keys(es, &e2);
+		CHECK(memcmp(e1.seal, e2.seal, 32) != 0);
+
+		/* An epoch secret sealed to x opens for x only, unaltered. */
+		snprintf(path, sizeof(path), "%s/x", home);
+		CHECK((x = sec_identity_load(err, path)) != NULL);
+		snprintf(path, sizeof(path), "%s/y", home);
+		CHECK((y = sec_identity_load(err, path)) != NULL);
+		CHECK(sec_box_seal(box, es, x->pk) == 0);
+		CHECK(sec_box_open(got, box, x) == 0 &&
+		    memcmp(got, es, 32) == 0);
+		CHECK(sec_box_open(bad, box, y) == -1);
+		box[SEC_BOX_LEN - 1] ^= 1;
+		CHECK(sec_box_open(bad, box, x) == -1);
+		/* Not a point on the curve: refused, not sealed to garbage. */
+		memset(bad, 0, sizeof(bad));
+		CHECK(sec_box_seal(box, es, bad) == -1);
+		sec_identity_free(x);
+		sec_identity_free(y);
+	}
 
 	snprintf(path, sizeof(path), "rm -rf %s", home);
 	CHECK(system(path) == 0);

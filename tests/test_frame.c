@@ -308,6 +308,8 @@ test_roundtrip(void)
 			CHECK(memcmp(out.u.bye.id, bob->pk, 32) == 0);
 			break;
 		case FRAME_PUNCH:     /* version 2: test_versions */
+		case FRAME_ADMIN:     /* version 3: test_presence3 */
+		case FRAME_EPOCH:     /* version 3: test_epoch */
 			CHECK(0);
 			break;
 		}
@@ -352,6 +354,73 @@ test_seal(void)
 		CHECK(b2.len == b.len && memcmp(b2.p, b.p, 24) != 0);
 		buf_free(&b2);
 	}
+	buf_free(&b);
+	frame_clear(&f);
+}
+
+/* Version 3's envelope: the epoch in clear, then sealed with that
+ * epoch's key; the epoch is bound to the seal. */
+static void
+test_envelope(void)
+{
+	struct room_keys e1, e2;
+	uint8_t secret[32];
+	struct frame f, out;
+	struct buf b;
+	uint32_t n = 0;
+	size_t opened = 0;
+
+	randombytes_buf(secret, sizeof(secret));
+	sec_epoch_keys(&keys, secret, &e1);
+	randombytes_buf(secret, sizeof(secret));
+	sec_epoch_keys(&keys, secret, &e2);
+	make_msg(&f, "under epoch 7");
+	buf_init(&b, PAPO_FRAME_MAX);
+	CHECK(frame_seal_epoch(&e1, 7, &f, &b) == 0);
+	{
+		char *json = to_json(&f);
+
+		CHECK(json != NULL && b.len == FRAME_EPOCH_LEN +
+		    FRAME_SEAL_OVERHEAD + strlen(json));
+		free(json);
+	}
+	CHECK(frame_envelope_epoch(b.p, b.len, &n) == 0);
+	CHECK_EQ_INT(n, 7);
+	CHECK(b.p[0] == 0 && b.p[1] == 0 && b.p[2] == 0 && b.p[3] == 7);
+	/* Its epoch's key opens it, with the message's signature (made in
+	 * the room's id, which every epoch keeps) checked. */
+	CHECK_EQ_INT(frame_open_epoch(&e1, b.p, b.len, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.type == FRAME_MSG && strcmp(out.u.msg.body, "under epoch 7") == 0);
+	frame_clear(&out);
+	/* Another epoch's key, the room's own (epoch 0), another room's. */
+	CHECK_EQ_INT(frame_open_epoch(&e2, b.p, b.len, FRAME_V3, &out), FRAME_ERR_SEAL);
+	CHECK_EQ_INT(frame_open_epoch(&keys, b.p, b.len, FRAME_V3, &out), FRAME_ERR_SEAL);
+	CHECK_EQ_INT(frame_open(&e1, b.p, b.len, FRAME_V3, &out), FRAME_ERR_SEAL);
+	/* A changed epoch number, or any flipped bit, fails. */
+	for (size_t i = 0; i < b.len; i++) {
+		b.p[i] ^= 0x01;
+		if (frame_open_epoch(&e1, b.p, b.len, FRAME_V3, &out) !=
+		    FRAME_ERR_SEAL)
+			opened++;
+		b.p[i] ^= 0x01;
+	}
+	CHECK_EQ_INT(opened, 0);
+	/* Too short to name an epoch and hold a seal. */
+	CHECK(frame_envelope_epoch(b.p, FRAME_EPOCH_LEN + FRAME_SEAL_OVERHEAD - 1,
+	    &n) == -1);
+	CHECK_EQ_INT(frame_open_epoch(&e1, b.p, 3, FRAME_V3, &out), FRAME_ERR_SEAL);
+	/* Epoch 0 with the room's key, as version 3 seals before any
+	 * rotation; the largest number. */
+	buf_reset(&b);
+	CHECK(frame_seal_epoch(&keys, 0, &f, &b) == 0);
+	CHECK(frame_envelope_epoch(b.p, b.len, &n) == 0 && n == 0);
+	CHECK_EQ_INT(frame_open_epoch(&keys, b.p, b.len, FRAME_V3, &out), FRAME_OK);
+	frame_clear(&out);
+	buf_reset(&b);
+	CHECK(frame_seal_epoch(&e2, 0xffffffffu, &f, &b) == 0);
+	CHECK(frame_envelope_epoch(b.p, b.len, &n) == 0 && n == 0xffffffffu);
+	CHECK_EQ_INT(frame_open_epoch(&e2, b.p, b.len, FRAME_V3, &out), FRAME_OK);
+	frame_clear(&out);
 	buf_free(&b);
 	frame_clear(&f);
 }
@@ -574,6 +643,447 @@ test_limits(void)
 	frame_clear(&f);
 }
 
+/* A peers frame of one entry, alice's own, signed by signer (alice, or
+ * bob forging it). */
+static void
+make_peer(struct frame *f, struct frame_peer *p, const struct identity *signer)
+{
+	memset(f, 0, sizeof(*f));
+	memset(p, 0, sizeof(*p));
+	f->type = FRAME_PEERS;
+	f->u.peers.n = 1;
+	f->u.peers.v = p;
+	strcpy(p->name, "alice");
+	strcpy(p->about, "reviews C");
+	p->seen = 1796000000000ull;
+	p->naddr = 2;
+	addr_parse("203.0.113.7:40123", &p->addr[0]);
+	addr_parse("[2001:db8::1]:7777", &p->addr[1]);
+	if (frame_peer_sign(p, &keys, signer) != 0)
+		abort();
+	memcpy(p->id, alice->pk, 32);
+}
+
+/* Seals f and opens it with flags: the error. */
+static enum frame_err
+seal_open(const struct room_keys *k, const struct frame *f, unsigned flags,
+    struct frame *out)
+{
+	struct buf b;
+	enum frame_err e;
+
+	buf_init(&b, PAPO_FRAME_MAX);
+	if (frame_seal(k, f, &b) != 0)
+		e = FRAME_ERR_NOMEM;
+	else
+		e = frame_open(&keys, b.p, b.len, flags, out);
+	buf_free(&b);
+	return e;
+}
+
+/*
+ * Version 3: presence signed by the member it is about.  A member's own
+ * entry and its bye verify under its key only, over every field; the
+ * versions before carry neither signature, and a connection of version 3
+ * takes neither unsigned.
+ */
+static void
+test_presence3(void)
+{
+	struct frame f, out, v2;
+	struct frame_peer p, q, pv[FRAME_PEERS_MAX];
+	char *text;
+
+	CHECK_EQ_INT(frame_flags(1), 0);
+	CHECK_EQ_INT(frame_flags(2), FRAME_V2);
+	CHECK_EQ_INT(frame_flags(3), FRAME_V3);
+
+	/* hello: version 3 names 3, has obs, the events it holds and,
+	 * when known, the owner; a decoder of 2 refuses it. */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_HELLO;
+	f.u.hello.version = 3;
+	memcpy(f.u.hello.id, alice->pk, 32);
+	strcpy(f.u.hello.name, "alice");
+	addr_parse("203.0.113.7:40123", &f.u.hello.obs);
+	f.u.hello.events = 2;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK_EQ_INT(out.u.hello.version, 3);
+	CHECK(!out.u.hello.has_owner && out.u.hello.events == 2);
+	frame_clear(&out);
+	f.u.hello.has_owner = 1;
+	memcpy(f.u.hello.owner, bob->pk, 32);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.u.hello.has_owner &&
+	    memcmp(out.u.hello.owner, bob->pk, 32) == 0);
+	frame_clear(&out);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out),
+	    FRAME_ERR_UNKNOWN_FIELD);
+	f.u.hello.version = 2;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out),
+	    FRAME_ERR_MISSING_FIELD);
+	{
+		const char *form = "{\"t\":\"hello\",\"v\":%d,\"id\":\"%s\","
+		    "\"name\":\"a\",\"about\":\"\",\"addrs\":[],\"msgs\":0,"
+		    "\"digest\":\"%s\",\"obs\":\"10.0.0.1:9\",\"events\":0%s}";
+		char id[PAPO_ID_LEN + 1], hj[512];
+
+		sec_id_format(alice->pk, id);
+		snprintf(hj, sizeof(hj), form, 2, id, id, "");
+		CHECK_EQ_INT(frame_decode(&keys, hj, strlen(hj), FRAME_V3,
+		    &out), FRAME_ERR_VALUE);
+		snprintf(hj, sizeof(hj), form, 3, id, id,
+		    ",\"owner\":\"nobody\"");
+		CHECK_EQ_INT(frame_decode(&keys, hj, strlen(hj), FRAME_V3,
+		    &out), FRAME_ERR_VALUE);
+		snprintf(hj, sizeof(hj), form, 3, id, id, ",\"owner\":1");
+		CHECK_EQ_INT(frame_decode(&keys, hj, strlen(hj), FRAME_V3,
+		    &out), FRAME_ERR_FIELD_TYPE);
+	}
+
+	/* admin: version 3 only, signed by by. */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_ADMIN;
+	memcpy(f.u.admin.id, bob->pk, 32);
+	f.u.admin.ts = 1796000000002ull;
+	CHECK(frame_admin_sign(&f.u.admin, &keys, alice) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.type == FRAME_ADMIN &&
+	    memcmp(out.u.admin.id, bob->pk, 32) == 0 &&
+	    memcmp(out.u.admin.by, alice->pk, 32) == 0 &&
+	    out.u.admin.ts == f.u.admin.ts);
+	frame_clear(&out);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out), FRAME_ERR_TYPE);
+	CHECK(frame_for_version(&f, 2, &v2, pv) == -1);
+	CHECK(frame_for_version(&f, 3, &v2, pv) == 0);
+	/* Another grantee, time or signer than signed: refused. */
+	memcpy(f.u.admin.id, alice->pk, 32);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	memcpy(f.u.admin.id, bob->pk, 32);
+	f.u.admin.ts++;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	f.u.admin.ts--;
+	memcpy(f.u.admin.by, bob->pk, 32);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	CHECK(frame_admin_sign(&f.u.admin, &other_keys, alice) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+
+	/* punch goes on in version 3. */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_PUNCH;
+	memcpy(f.u.punch.to, bob->pk, 32);
+	f.u.punch.phase = PUNCH_READY;
+	f.u.punch.n = 2;
+	f.u.punch.ts = 1796000000000ull;
+	CHECK(frame_punch_sign(&f.u.punch, &keys, alice) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.type == FRAME_PUNCH && out.u.punch.n == 2);
+	frame_clear(&out);
+
+	/* A signed entry survives, every field. */
+	make_peer(&f, &p, alice);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.type == FRAME_PEERS && out.u.peers.n == 1);
+	if (out.u.peers.n == 1) {
+		const struct frame_peer *o = &out.u.peers.v[0];
+
+		CHECK(o->has_sig && memcmp(o->sig, p.sig, 64) == 0);
+		CHECK(memcmp(o->id, alice->pk, 32) == 0);
+		CHECK_EQ_STR(o->name, "alice");
+		CHECK_EQ_STR(o->about, "reviews C");
+		CHECK(o->seen == p.seen && o->naddr == 2 &&
+		    addr_equal(&o->addr[1], &p.addr[1]));
+	}
+	frame_clear(&out);
+	/* Version 2 knows no sig in an entry; version 3 needs one. */
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out),
+	    FRAME_ERR_UNKNOWN_FIELD);
+	p.has_sig = 0;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out),
+	    FRAME_ERR_MISSING_FIELD);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out), FRAME_OK);
+	CHECK(!out.u.peers.v[0].has_sig);
+	frame_clear(&out);
+	/* Each field changed after signing breaks it. */
+	make_peer(&f, &p, alice);
+	strcpy(p.name, "mallory");
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	make_peer(&f, &p, alice);
+	strcpy(p.about, "");
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	make_peer(&f, &p, alice);
+	addr_parse("192.0.2.66:6666", &p.addr[0]);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	make_peer(&f, &p, alice);
+	p.naddr = 1;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	make_peer(&f, &p, alice);
+	p.seen++;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	/* Bob signing alice's entry: a forgery. */
+	make_peer(&f, &p, bob);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	/* Signed in another room (by alice, sealed in ours). */
+	make_peer(&f, &p, alice);
+	CHECK(frame_peer_sign(&p, &other_keys, alice) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	/* One forged entry among good ones refuses the frame. */
+	make_peer(&f, &p, alice);
+	q = p;
+	strcpy(q.name, "bob");
+	{
+		struct frame_peer two[2] = { p, q };
+
+		f.u.peers.v = two;
+		f.u.peers.n = 2;
+		CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out),
+		    FRAME_ERR_SIGNATURE);
+	}
+	/* A signature that is not base64url of 64 bytes. */
+	make_peer(&f, &p, alice);
+	{
+		struct buf b;
+		char *bad;
+
+		buf_init(&b, FRAME_JSON_MAX + 1);
+		CHECK(frame_encode(&f, &b) == 0);
+		buf_u8(&b, 0);
+		bad = replace((char *)b.p, "\"sig\":\"", "\"sig\":\"!");
+		CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3,
+		    &out), FRAME_ERR_VALUE);
+		free(bad);
+		bad = replace((char *)b.p, "\"sig\":\"", "\"sig\":7,\"x\":\"");
+		CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3,
+		    &out), FRAME_ERR_FIELD_TYPE);
+		free(bad);
+		buf_free(&b);
+	}
+
+	/* Each version gets what it takes: version 3 the signed entries
+	 * only, the others every entry without signatures. */
+	make_peer(&f, &p, alice);
+	q = p;
+	q.has_sig = 0;
+	memcpy(q.id, bob->pk, 32);
+	{
+		struct frame_peer two[2] = { p, q };
+
+		f.u.peers.v = two;
+		f.u.peers.n = 2;
+		CHECK(frame_for_version(&f, 3, &v2, pv) == 0);
+		CHECK(v2.u.peers.n == 1 && v2.u.peers.v[0].has_sig &&
+		    memcmp(v2.u.peers.v[0].id, alice->pk, 32) == 0);
+		CHECK_EQ_INT(seal_open(&keys, &v2, FRAME_V3, &out), FRAME_OK);
+		frame_clear(&out);
+		CHECK(frame_for_version(&f, 2, &v2, pv) == 0);
+		CHECK(v2.u.peers.n == 2 && !v2.u.peers.v[0].has_sig);
+		CHECK_EQ_INT(seal_open(&keys, &v2, FRAME_V2, &out), FRAME_OK);
+		frame_clear(&out);
+		CHECK(frame_for_version(&f, 1, &v2, pv) == 0);
+		CHECK_EQ_INT(seal_open(&keys, &v2, 0, &out), FRAME_OK);
+		frame_clear(&out);
+		/* The original keeps its signature. */
+		CHECK(two[0].has_sig);
+		f.u.peers.v = &q;
+		f.u.peers.n = 1;
+		CHECK(frame_for_version(&f, 3, &v2, pv) == -1);
+	}
+
+	/* bye: signed by the member leaving, over its id and counter. */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_BYE;
+	f.u.bye.ts = 1796000000001ull;
+	CHECK(frame_bye_sign(&f.u.bye, &keys, alice) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.u.bye.has_sig && out.u.bye.ts == f.u.bye.ts &&
+	    memcmp(out.u.bye.id, alice->pk, 32) == 0);
+	frame_clear(&out);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out),
+	    FRAME_ERR_UNKNOWN_FIELD);
+	/* For version 2 and 1 it goes without ts and sig. */
+	CHECK(frame_for_version(&f, 2, &v2, pv) == 0);
+	text = to_json(&v2);
+	CHECK(text != NULL && strstr(text, "sig") == NULL &&
+	    strstr(text, "\"ts\"") == NULL);
+	free(text);
+	CHECK_EQ_INT(seal_open(&keys, &v2, FRAME_V2, &out), FRAME_OK);
+	CHECK(!out.u.bye.has_sig);
+	frame_clear(&out);
+	/* Another counter, or another member's id: refused. */
+	f.u.bye.ts++;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	f.u.bye.ts--;
+	memcpy(f.u.bye.id, bob->pk, 32);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	/* Unsigned: not for version 3. */
+	f.u.bye.has_sig = 0;
+	CHECK(frame_for_version(&f, 3, &v2, pv) == -1);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out),
+	    FRAME_ERR_MISSING_FIELD);
+	{
+		char id[PAPO_ID_LEN + 1], json[512], zero[87];
+
+		sec_id_format(alice->pk, id);
+		snprintf(json, sizeof(json), "{\"t\":\"bye\",\"id\":\"%s\","
+		    "\"ts\":-1,\"sig\":\"%086d\"}", id, 0);
+		CHECK_EQ_INT(frame_decode(&keys, json, strlen(json), FRAME_V3,
+		    &out), FRAME_ERR_VALUE);
+		memset(zero, 'A', 86);    /* 64 zero bytes in base64url */
+		zero[86] = '\0';
+		snprintf(json, sizeof(json), "{\"t\":\"bye\",\"id\":\"%s\","
+		    "\"ts\":1,\"sig\":\"%s\"}", id, zero);
+		CHECK_EQ_INT(frame_decode(&keys, json, strlen(json), FRAME_V3,
+		    &out), FRAME_ERR_SIGNATURE);
+		CHECK_EQ_INT(frame_decode(&keys, json, strlen(json),
+		    FRAME_V3 | FRAME_TRUSTED, &out), FRAME_OK);
+		frame_clear(&out);
+	}
+}
+
+/* An epoch made by alice giving the secret to alice and bob, removing
+ * one more member (a random key). */
+static void
+make_epoch(struct frame *f, const uint8_t secret[32], uint8_t gone[32])
+{
+	struct frame_epoch *e = &f->u.epoch;
+	struct identity *who[2] = { alice, bob };
+
+	memset(f, 0, sizeof(*f));
+	f->type = FRAME_EPOCH;
+	e->n = 1;
+	e->ts = 1796000000003ull;
+	e->nremoved = 1;
+	e->removed = calloc(1, sizeof(*e->removed));
+	crypto_sign_keypair(gone, (uint8_t[64]){ 0 });
+	memcpy(e->removed[0], gone, 32);
+	e->nkeys = 2;
+	e->keys = calloc(2, sizeof(*e->keys));
+	for (int i = 0; i < 2; i++) {
+		memcpy(e->keys[i].id, who[i]->pk, 32);
+		if (sec_box_seal(e->keys[i].box, secret, who[i]->pk) != 0)
+			abort();
+	}
+	if (frame_epoch_sign(e, &keys, alice) != 0)
+		abort();
+}
+
+/*
+ * The epoch frame (version 3; no daemon sends it yet): its fields and
+ * sealed secrets survive, each member opens its own box, and a change
+ * to any signed part, another signer, or a malformed list is refused.
+ */
+static void
+test_epoch(void)
+{
+	struct frame f, out, v2;
+	struct frame_peer pv[FRAME_PEERS_MAX];
+	uint8_t secret[32], got[32], gone[32];
+	char *good, *bad;
+
+	randombytes_buf(secret, sizeof(secret));
+	make_epoch(&f, secret, gone);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	CHECK(out.type == FRAME_EPOCH && out.u.epoch.n == 1 &&
+	    out.u.epoch.nkeys == 2 && out.u.epoch.nremoved == 1 &&
+	    out.u.epoch.ts == f.u.epoch.ts &&
+	    memcmp(out.u.epoch.by, alice->pk, 32) == 0 &&
+	    memcmp(out.u.epoch.removed[0], gone, 32) == 0);
+	if (out.type == FRAME_EPOCH && out.u.epoch.nkeys == 2) {
+		CHECK(sec_box_open(got, out.u.epoch.keys[1].box, bob) == 0 &&
+		    memcmp(got, secret, 32) == 0);
+		CHECK(sec_box_open(got, out.u.epoch.keys[1].box, alice) == -1);
+	}
+	frame_clear(&out);
+	/* Versions before 3 know no such frame, and are not sent one. */
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out), FRAME_ERR_TYPE);
+	CHECK(frame_for_version(&f, 2, &v2, pv) == -1);
+	CHECK(frame_for_version(&f, 3, &v2, pv) == 0);
+
+	/* Signed over every part. */
+	f.u.epoch.n = 2;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	f.u.epoch.n = 1;
+	f.u.epoch.keys[1].box[0] ^= 1;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	f.u.epoch.keys[1].box[0] ^= 1;
+	f.u.epoch.nremoved = 0;
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	f.u.epoch.nremoved = 1;
+	memcpy(f.u.epoch.by, bob->pk, 32);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	frame_clear(&out);
+
+	/* What a signer cannot make either: epoch 0, no keys, a member
+	 * both kept and removed, a member twice. */
+	f.u.epoch.n = 0;
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
+	f.u.epoch.n = 1ull << 32;
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
+	f.u.epoch.n = 1;
+	memcpy(f.u.epoch.removed[0], alice->pk, 32);
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
+	memcpy(f.u.epoch.removed[0], gone, 32);
+	memcpy(f.u.epoch.keys[1].id, alice->pk, 32);
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
+	memcpy(f.u.epoch.keys[1].id, bob->pk, 32);
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == 0);
+
+	/* Malformed text. */
+	good = to_json(&f);
+	CHECK(good != NULL);
+	bad = replace(good, "\"box\":\"", "\"box\":\"A");
+	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	    FRAME_ERR_VALUE);
+	free(bad);
+	bad = replace(good, "\"box\":", "\"x\":1,\"box\":");
+	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	    FRAME_ERR_UNKNOWN_FIELD);
+	free(bad);
+	bad = replace(good, "\"removed\":[", "\"removed\":[7,");
+	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	    FRAME_ERR_FIELD_TYPE);
+	free(bad);
+	bad = replace(good, "\"keys\":[", "\"keys\":[\"x\",");
+	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	    FRAME_ERR_FIELD_TYPE);
+	free(bad);
+	bad = replace(good, "\"keys\":[", "\"keys\":[],\"k\":[");
+	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	    FRAME_ERR_UNKNOWN_FIELD);
+	free(bad);
+	free(good);
+	f.u.epoch.nkeys = 0;
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
+	f.u.epoch.nkeys = 2;
+	frame_clear(&f);
+
+	/* The most keys and removals fit a frame; one more is refused. */
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_EPOCH;
+	f.u.epoch.n = 7;
+	f.u.epoch.nkeys = FRAME_EPOCH_KEYS_MAX;
+	f.u.epoch.keys = calloc(FRAME_EPOCH_KEYS_MAX + 1, sizeof(*f.u.epoch.keys));
+	for (size_t i = 0; i <= FRAME_EPOCH_KEYS_MAX; i++) {
+		randombytes_buf(f.u.epoch.keys[i].id, 32);
+		randombytes_buf(f.u.epoch.keys[i].box, SEC_BOX_LEN);
+	}
+	f.u.epoch.nremoved = FRAME_EPOCH_REMOVED_MAX;
+	f.u.epoch.removed = calloc(FRAME_EPOCH_REMOVED_MAX + 1, 32);
+	for (size_t i = 0; i <= FRAME_EPOCH_REMOVED_MAX; i++)
+		randombytes_buf(f.u.epoch.removed[i], 32);
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, alice) == 0);
+	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
+	frame_clear(&out);
+	f.u.epoch.nkeys++;
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, alice) == -1);
+	f.u.epoch.nkeys--;
+	f.u.epoch.nremoved++;
+	CHECK(frame_epoch_sign(&f.u.epoch, &keys, alice) == -1);
+	frame_clear(&f);
+}
+
 static void
 test_malformed(void)
 {
@@ -711,7 +1221,10 @@ main(void)
 
 	test_roundtrip();
 	test_versions();
+	test_presence3();
+	test_epoch();
 	test_seal();
+	test_envelope();
 	test_signatures();
 	test_limits();
 	test_malformed();

@@ -33,7 +33,7 @@
     room: $('room'), me: $('me'), conn: $('conn'), connText: $('conn-text'),
     members: $('members'), membersCount: $('members-count'),
     scroller: $('scroller'), messages: $('messages'), empty: $('empty'),
-    older: $('older'), retention: $('retention'), composer: $('composer'), to: $('to'), text: $('text'),
+    older: $('older'), retention: $('retention'), roomlog: $('roomlog'), composer: $('composer'), to: $('to'), text: $('text'),
     send: $('send'), sendStatus: $('send-status'), replying: $('replying'),
     replyingTo: $('replying-to'), replyCancel: $('reply-cancel'),
     auth: $('auth'), authForm: $('auth-form'), authError: $('auth-error'),
@@ -54,6 +54,7 @@
     oldestTs: null,
     moreBefore: true,
     retention: null,             // /api/history's retention, when any
+    roomEvents: [],              // /api/history's room: key changes
     lastEventId: null,             // BOOT-SEQ of the last event, for resuming
     unseen: 0,
     oauth: true,                   // false once /api/oauth/pending is 404
@@ -350,6 +351,22 @@
     const line = el('div', 'member-line');
     line.append(el('span', 'member-name ' + hue(m.name), m.name));
     if (me) line.append(el('span', 'you', 'you'));
+    // Who governs the room (docs/PROTOCOL.md, "Owner and admins").
+    if (m.role === 'owner' || m.role === 'admin') {
+      const r = el('span', 'role role-' + m.role, m.role);
+      r.title = m.role === 'owner' ? 'made the room; makes admins' : 'made an admin by the owner';
+      line.append(r);
+    }
+    // Removed from the room: its key changed without it.
+    const gone = state.status && Array.isArray(state.status.removed) &&
+      state.status.removed.some(function (r) { return r && r.id === m.id; });
+    if (gone) {
+      const r = el('span', 'role role-removed', 'removed');
+      r.title = 'removed from the room; the room key changed without it';
+      line.append(r);
+    }
+    li.dataset.role = m.role || '';
+    li.dataset.removed = gone ? 'yes' : '';
     li.dataset.path = me ? 'self' : pathOf(m) || '';
     const seen = el('span', 'seen');
     if (m.online) {
@@ -929,9 +946,31 @@
     }
   }
 
+  // The room's key changes (rotations, removals), one line each, as
+  // the daemon words them: "ana removed cy; the room key changed (epoch 3)".
+  function renderRoomLog() {
+    const list = state.roomEvents;
+    ui.roomlog.replaceChildren();
+    ui.roomlog.hidden = list.length === 0;
+    for (const e of list) {
+      if (!e || typeof e.text !== 'string') continue;
+      const li = el('li', 'roomlog-line', e.text);
+      if (typeof e.ts === 'number') li.title = new Date(e.ts).toLocaleString();
+      ui.roomlog.append(li);
+    }
+  }
+
+  async function loadRoomLog() {
+    const h = await api('/api/history?limit=1');
+    state.roomEvents = Array.isArray(h.room) ? h.room : [];
+    renderRoomLog();
+  }
+
   async function loadHistory() {
     const h = await api('/api/history?limit=' + HISTORY_PAGE);
     state.retention = h.retention || null;
+    state.roomEvents = Array.isArray(h.room) ? h.room : [];
+    renderRoomLog();
     const msgs = h.messages || [];
     if (state.msgs.size === 0) state.moreBefore = msgs.length >= HISTORY_PAGE;
     addMessages(msgs, { always: true, stick: state.msgs.size === 0 });
@@ -1124,6 +1163,10 @@
     }
     else if (name === 'receipt') onReceipt(j);
     else if (name === 'presence') onPresence(j);
+    else if (name === 'room') {
+      statusSoon();   // roles changed: status has them
+      if (j && j.kind === 'epoch') loadRoomLog().catch(function () {});
+    }
   }
 
   async function follow() {

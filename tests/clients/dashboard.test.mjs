@@ -86,7 +86,7 @@ function memberRow(page, name) {
     const li = [...document.querySelectorAll('#members li.member')].find(
       (e) => e.querySelector('.member-name')?.textContent === n);
     return li ? { text: li.innerText, online: li.classList.contains('online'), html: li.innerHTML,
-      path: li.dataset.path } : null;
+      path: li.dataset.path, role: li.dataset.role } : null;
   }, name);
 }
 
@@ -263,6 +263,36 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
     const ana = await netNode(page, 'ana');
     assert.equal(ana?.path, 'self', 'ana is in the view too');
     assert.match(ana.title, /ana \(you\)/);
+  });
+
+  step('the owner is marked, and bo is marked admin as soon as ana makes it one', async () => {
+    await until('ana marked as the owner', async () => {
+      const r = await memberRow(page, 'ana');
+      return r && r.role === 'owner' && /\bowner\b/.test(r.text) ? r : null;
+    });
+    const before = await memberRow(page, 'bo');
+    assert.equal(before.role, 'member');
+    assert.doesNotMatch(before.text, /\badmin\b/);
+    await api(A, '/api/admin', { name: 'bo' });
+    // The room event brings status again; no reload.
+    await until('bo marked as an admin', async () => {
+      const r = await memberRow(page, 'bo');
+      return r && r.role === 'admin' && /\badmin\b/.test(r.text) ? r : null;
+    }, 5_000);
+  });
+
+  step('ana changing the room key shows as a line on the page, with no reload', async () => {
+    const hidden = await page.evaluate(() => document.getElementById('roomlog').hidden);
+    assert.equal(hidden, true, 'no key change yet: no line');
+    await api(A, '/api/rotate', {});
+    const line = await until('the key change on the page', () => page.evaluate(() => {
+      const l = document.getElementById('roomlog');
+      return l && !l.hidden && l.textContent.includes('rotated') ? l.textContent : null;
+    }), 5_000);
+    assert.equal(line, 'ana rotated the room key (epoch 1)');
+    assert.equal(navigations, 1, 'the page was not reloaded');
+    // The steps below talk with bo under the new key.
+    await until('bo at epoch 1', async () => (await api(B, '/api/status')).epoch === 1 || null);
   });
 
   step('a message bo sends appears without a reload', async () => {

@@ -12,7 +12,7 @@
 #  1. Observed address, cone NAT: once a is connected to r1 and r2, its
 #     status says nat "cone" and observed 203.0.113.21:PORT, that address
 #     comes first in me.addrs and in the invite a prints; r1 and r2 show a
-#     with path "direct", protocol 2 and a numeric rtt_ms.
+#     with path "direct", protocol 3 and a numeric rtt_ms.
 #  2. Symmetric NAT: b says nat "symmetric", observed null, and advertises
 #     no address of its router; a and b (two NATs, no way through) see
 #     each other online with path "via r1" or "via r2", in the JSON and in
@@ -21,9 +21,11 @@
 #  4. --advertise behind a port forward: c (a room of its own) serves with
 #     --advertise 203.0.113.23:7700; its invite starts with it; d joins from
 #     that invite, and c and d exchange messages both ways, directly.
-#  5. An old daemon in a new room (loopback, lib.sh's start): a daemon with
-#     PAPO_PROTOCOL=1 and two new ones exchange messages; a new one shows
-#     it with protocol 1 and the other new one with protocol 2.
+#  5. Old daemons in a new room (loopback, lib.sh's start): daemons with
+#     PAPO_PROTOCOL=1 and PAPO_PROTOCOL=2 and two new ones exchange
+#     messages; a new one shows them with protocol 1 and 2 and the other
+#     new one with protocol 3; the old ones see each other and the new
+#     ones online (presence reaches them unsigned, as they know it).
 #  6. Invites without loopback: a daemon on 0.0.0.0 prints an invite
 #     without 127.0.0.1 or [::1]; one listening only on loopback keeps
 #     127.0.0.1; PAPO_ADVERTISE's addresses come first, in order.
@@ -81,9 +83,9 @@ nat_room() {
 	check "a's invite has no loopback address: $(oneline "$addrs")" \
 		no_loopback "$addrs"
 	for n in r1 r2; do
-		eventually 10 "$n" "$(m a) | .path == \"direct\" and .protocol == 2 and
+		eventually 10 "$n" "$(m a) | .path == \"direct\" and .protocol == 3 and
 			(.rtt_ms | type) == \"number\"" \
-			"$n shows a with path direct, protocol 2 and a numeric rtt_ms"
+			"$n shows a with path direct, protocol 3 and a numeric rtt_ms"
 	done
 
 	# 2. b, behind a symmetric NAT, is seen on another port by each
@@ -98,8 +100,8 @@ nat_room() {
 	say "b: nat $(jq -r .me.nat "$T/status-b"), observed $(jq -r .me.observed "$T/status-b"), addrs $(jq -c .me.addrs "$T/status-b")"
 	eventually 5 b '.me.addrs | length > 0 and all(startswith("203.0.113.22:") | not)' \
 		"b's me.addrs has no address of its NAT (203.0.113.22)"
-	eventually 10 r1 "$(m b) | .path == \"direct\" and .protocol == 2" \
-		"r1 shows b with path direct and protocol 2"
+	eventually 10 r1 "$(m b) | .path == \"direct\" and .protocol == 3" \
+		"r1 shows b with path direct and protocol 3"
 	# Between a's NAT and b's there is no way through: each sees the
 	# other online through r1 or r2.
 	via='.online and (.path | test("^via r[12]$")) and .rtt_ms == null and .protocol == null'
@@ -147,7 +149,7 @@ port_forward() {
 		until_true 20 history_has c "d to c, through the port forward"
 }
 
-# 5. An old daemon (protocol 1 only) in a room of new ones, on loopback;
+# 5. Old daemons (protocol 1 only, 2 only) in a room of new ones, on loopback;
 # and 6.'s daemon that listens only on loopback.
 old_daemon() {
 	local inv addrs
@@ -161,9 +163,20 @@ old_daemon() {
 	start new2b || return
 	join old1 "$inv"
 	PAPO_PROTOCOL=1 start old1 || return
-	eventually 30 new2a "[$(m old1), $(m new2b) | .online] == [true, true]" \
-		"new2a sees old1 (protocol 1) and new2b online"
-	eventually 30 old1 "$(m new2a) | .online" "old1 sees new2a online"
+	join old2 "$inv"
+	PAPO_PROTOCOL=2 start old2 || return
+	eventually 30 new2a "[$(m old1), $(m old2), $(m new2b) | .online] == [true, true, true]" \
+		"new2a sees old1 (protocol 1), old2 (protocol 2) and new2b online"
+	eventually 30 old1 "[$(m new2a), $(m new2b), $(m old2) | .online] == [true, true, true]" \
+		"old1 sees new2a, new2b and old2 online"
+	eventually 30 old2 "[$(m new2a), $(m new2b), $(m old1) | .online] == [true, true, true]" \
+		"old2 sees new2a, new2b and old1 online"
+	papo old2 say "from the version 2 daemon" >"$T/out" 2>&1 ||
+		fail "papo say on old2: $(cat "$T/out")"
+	check "new2b's history has old2's message" \
+		until_true 20 history_has new2b "from the version 2 daemon"
+	check "old1's history has old2's message" \
+		until_true 20 history_has old1 "from the version 2 daemon"
 	papo old1 say "from the old daemon" >"$T/out" 2>&1 ||
 		fail "papo say on old1: $(cat "$T/out")"
 	check "new2a's history has old1's message" \
@@ -174,8 +187,12 @@ old_daemon() {
 		until_true 20 history_has old1 "from a new daemon"
 	eventually 10 new2a "$(m old1) | .path == \"direct\" and .protocol == 1" \
 		"new2a shows old1 with path direct and protocol 1"
-	eventually 10 new2a "$(m new2b) | .path == \"direct\" and .protocol == 2" \
-		"new2a shows new2b with path direct and protocol 2"
+	check "old2's history has new2a's message" \
+		until_true 20 history_has old2 "from a new daemon"
+	eventually 10 new2a "$(m old2) | .path == \"direct\" and .protocol == 2" \
+		"new2a shows old2 with path direct and protocol 2"
+	eventually 10 new2a "$(m new2b) | .path == \"direct\" and .protocol == 3" \
+		"new2a shows new2b with path direct and protocol 3"
 }
 
 # 6. PAPO_ADVERTISE: comma-separated, first in the invite, in order.

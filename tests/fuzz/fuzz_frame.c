@@ -65,13 +65,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct frame f;
 
 	/* As a connection of each protocol version would. */
-	for (unsigned v = 0; v <= FRAME_V2; v += FRAME_V2) {
+	for (unsigned ver = 1; ver <= FRAME_VERSION; ver++) {
+		unsigned v = frame_flags(ver);
+
 		if (frame_decode(&keys, (const char *)data, size, v, &f) ==
 		    FRAME_OK) {
 			again(&f, v);
 			frame_clear(&f);
 		}
 		if (frame_open(&keys, data, size, v, &f) == FRAME_OK)
+			frame_clear(&f);
+		if (ver >= 3 && frame_open_epoch(&keys, data, size, v, &f) ==
+		    FRAME_OK)
 			frame_clear(&f);
 	}
 	return 0;

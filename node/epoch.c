@@ -1,0 +1,695 @@
+/*
+ * epoch.c: the room's key epochs held by this member (docs/PROTOCOL.md,
+ * "Key epochs"), on the node thread.  Epoch 0 is the key of the room
+ * secret; each later one has a secret of its own, handed to members
+ * sealed to their keys in an epoch frame signed by whoever made it.  A
+ * version 3 connection seals with the newest epoch held and names it in
+ * the envelope; a frame received picks its key by that number.  The
+ * secrets, who made each epoch and its signed frame (to hand on to
+ * members who missed it) are kept in epochs.json, 0600, replaced
+ * atomically.
+ *
+ * Part of gossip (gossip_int.h); it never blocks but for that file.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "node/fsutil.h"
+#include "node/gossip_int.h"
+
+#define EPOCHS_FILE "epochs.json"
+#define EPOCHS_FILE_MAX (16 * 1024 * 1024)
+
+static void epoch_note(struct gossip *g, const struct frame_epoch *e,
+    int quiet);
+static const char *epoch_who(const struct gossip *g, const uint8_t id[32],
+    char buf[16]);
+
+/* The epoch numbered n, or NULL when we do not hold it. */
+static struct epoch_held *
+epoch_find(const struct gossip *g, uint32_t n)
+{
+	for (size_t i = 0; i < g->nepochs; i++)
+		if (g->epochs[i].n == n)
+			return &g->epochs[i];
+	return NULL;
+}
+
+const struct room_keys *
+epoch_keys(const struct gossip *g, uint32_t n)
+{
+	struct epoch_held *e = epoch_find(g, n);
+
+	return e != NULL ? &e->keys : NULL;
+}
+
+uint32_t
+epoch_newest(const struct gossip *g)
+{
+	uint32_t n = 0;
+
+	for (size_t i = 0; i < g->nepochs; i++)
+		if (g->epochs[i].n > n)
+			n = g->epochs[i].n;
+	return n;
+}
+
+/* Adds epoch n with its secret; frame (the signed epoch frame's JSON
+ * text, may be NULL) is copied.  1 when added, 0 when held already, -1
+ * out of memory. */
+static int
+epoch_take(struct gossip *g, uint32_t n, const uint8_t secret[32],
+    const uint8_t by[32], const char *frame)
+{
+	struct epoch_held *v, *e;
+
+	if (epoch_find(g, n) != NULL)
+		return 0;
+	if ((v = reallocarray(g->epochs, g->nepochs + 1, sizeof(*v))) == NULL)
+		return -1;
+	g->epochs = v;
+	e = &v[g->nepochs];
+	memset(e, 0, sizeof(*e));
+	if (frame != NULL && (e->frame = strdup(frame)) == NULL)
+		return -1;
+	e->n = n;
+	memcpy(e->secret, secret, 32);
+	memcpy(e->by, by, 32);
+	if (n == 0)
+		e->keys = *g->env.keys;
+	else
+		sec_epoch_keys(g->env.keys, secret, &e->keys);
+	g->nepochs++;
+	return 1;
+}
+
+static void
+epoch_save(struct gossip *g)
+{
+	char path[4096], err[PAPO_ERR_LEN], text[PAPO_ID_LEN + 1];
+	cJSON *o = cJSON_CreateObject(), *arr, *e;
+	char *out = NULL;
+
+	arr = cJSON_AddArrayToObject(o, "epochs");
+	for (size_t i = 0; i < g->nepochs; i++) {
+		const struct epoch_held *h = &g->epochs[i];
+
+		if (h->n == 0)
+			continue;       /* the room secret's, in room.json */
+		e = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, e);
+		cJSON_AddNumberToObject(e, "n", h->n);
+		sec_id_format(h->secret, text);
+		cJSON_AddStringToObject(e, "secret", text);
+		sec_id_format(h->by, text);
+		cJSON_AddStringToObject(e, "by", text);
+		if (h->frame != NULL)
+			cJSON_AddStringToObject(e, "frame", h->frame);
+	}
+	if ((out = cJSON_Print(o)) == NULL)
+		log_msg(LOG_WARN, "%s: out of memory", EPOCHS_FILE);
+	else if (fs_path(path, sizeof(path), g->env.home, EPOCHS_FILE) == 0 &&
+	    fs_write(err, path, out, strlen(out)) == -1)
+		log_msg(LOG_WARN, "%s", err);
+	if (out != NULL)
+		sodium_memzero(out, strlen(out));
+	cJSON_free(out);
+	cJSON_Delete(o);
+}
+
+int
+epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
+    const uint8_t by[32], const char *frame)
+{
+	int rc;
+
+	if ((rc = epoch_take(g, n, secret, by, frame)) == 1) {
+		epoch_save(g);
+		/* Invites printed from now on carry the newest epoch. */
+		if (n == epoch_newest(g))
+			gossip_addrs_changed(g);
+		/* Members of versions 1 and 2 cannot follow it. */
+		for (size_t i = 0; i < g->nmembers; i++) {
+			struct member *m = g->members[i];
+
+			if (m->conn != NULL && quic_version(m->conn) < 3) {
+				log_msg(LOG_WARN, "%s speaks protocol version "
+				    "%u, which cannot follow the room's key "
+				    "changes: no longer spoken to until it "
+				    "upgrades papo", m->name,
+				    quic_version(m->conn));
+				quic_close(m->conn);
+			}
+		}
+	}
+	return rc;
+}
+
+uint32_t
+gossip_epoch(const struct gossip *g, uint8_t secret[32])
+{
+	uint32_t n = epoch_newest(g);
+
+	memcpy(secret, epoch_find(g, n)->secret, 32);
+	return n;
+}
+
+/* One entry of epochs.json into the ring; -1 when malformed. */
+static int
+epoch_load_one(struct gossip *g, const cJSON *e)
+{
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "n");
+	const char *s = cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(e, "secret"));
+	const char *by = cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(e, "by"));
+	const char *frame = cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(e, "frame"));
+	uint8_t secret[32], who[32];
+	int rc;
+
+	if (!cJSON_IsNumber(n) || n->valuedouble < 1 ||
+	    n->valuedouble > 4294967295.0 || s == NULL ||
+	    sec_id_parse(s, secret) == -1 || by == NULL ||
+	    sec_id_parse(by, who) == -1)
+		return -1;
+	rc = epoch_take(g, (uint32_t)n->valuedouble, secret, who, frame);
+	sodium_memzero(secret, sizeof(secret));
+	/* Whom it removed, from the frame as signed. */
+	if (rc != -1 && frame != NULL) {
+		struct frame f;
+
+		if (frame_decode(g->env.keys, frame, strlen(frame), FRAME_V3,
+		    &f) == FRAME_OK && f.type == FRAME_EPOCH)
+			epoch_note(g, &f.u.epoch, 1);
+		frame_clear(&f);
+	}
+	return rc == -1 ? -1 : 0;
+}
+
+void
+epoch_load(struct gossip *g)
+{
+	char path[4096], err[PAPO_ERR_LEN];
+	static const uint8_t none[32];
+	char *text = NULL;
+	size_t len;
+	int exists = 0;
+	const cJSON *e;
+	cJSON *o;
+
+	epoch_take(g, 0, none, none, NULL);
+	if (fs_path(path, sizeof(path), g->env.home, EPOCHS_FILE) == -1 ||
+	    fs_read(err, path, EPOCHS_FILE_MAX, &text, &len, &exists) == -1) {
+		if (exists)
+			log_msg(LOG_WARN, "%s", err);
+		return;
+	}
+	if ((o = cJSON_ParseWithLength(text, len)) == NULL)
+		log_msg(LOG_WARN, "%s is damaged: the room's later keys come "
+		    "again from the other members", path);
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "epochs"))
+		if (epoch_load_one(g, e) == -1)
+			log_msg(LOG_WARN, "%s: a malformed epoch: skipped",
+			    path);
+	cJSON_Delete(o);
+	sodium_memzero(text, len);
+	free(text);
+}
+
+void
+epoch_free(struct gossip *g)
+{
+	for (size_t i = 0; i < g->nepochs; i++) {
+		free(g->epochs[i].frame);
+		sodium_memzero(&g->epochs[i], sizeof(g->epochs[i]));
+	}
+	free(g->epochs);
+	g->epochs = NULL;
+	g->nepochs = 0;
+	free(g->removed);
+	g->removed = NULL;
+	g->nremoved = 0;
+}
+
+const struct removal *
+epoch_removed(const struct gossip *g, const uint8_t id[32])
+{
+	for (size_t i = 0; i < g->nremoved; i++)
+		if (memcmp(g->removed[i].id, id, 32) == 0)
+			return &g->removed[i];
+	return NULL;
+}
+
+void
+epoch_mark(struct gossip *g)
+{
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		/* Put out of the room, we speak to no one any more. */
+		m->removed = g->gone || epoch_removed(g, m->id) != NULL;
+		if (g->gone && m->conn != NULL)
+			quic_close_flush(m->conn);
+	}
+}
+
+void
+epoch_json(const struct gossip *g, cJSON *o)
+{
+	char id[PAPO_ID_LEN + 1], nb[16];
+	cJSON *arr, *e, *me;
+
+	cJSON_AddNumberToObject(o, "epoch", epoch_newest(g));
+	arr = cJSON_AddArrayToObject(o, "removed");
+	for (size_t i = 0; i < g->nremoved; i++) {
+		const struct removal *r = &g->removed[i];
+
+		e = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, e);
+		cJSON_AddStringToObject(e, "name", epoch_who(g, r->id, nb));
+		sec_id_format(r->id, id);
+		cJSON_AddStringToObject(e, "id", id);
+		cJSON_AddStringToObject(e, "by", epoch_who(g, r->by, nb));
+		cJSON_AddNumberToObject(e, "epoch", r->epoch);
+		cJSON_AddNumberToObject(e, "ts", (double)r->ts);
+	}
+	/* This member itself, put out of the room. */
+	if (g->gone && (me = cJSON_GetObjectItemCaseSensitive(o, "me")) !=
+	    NULL) {
+		e = cJSON_AddObjectToObject(me, "removed");
+		cJSON_AddStringToObject(e, "by", epoch_who(g,
+		    g->me_removal.by, nb));
+		cJSON_AddNumberToObject(e, "epoch", g->me_removal.epoch);
+		cJSON_AddNumberToObject(e, "ts", (double)g->me_removal.ts);
+	}
+}
+
+/* A member's name for the log and replies, ours included. */
+static const char *
+epoch_who(const struct gossip *g, const uint8_t id[32], char buf[16])
+{
+	char text[PAPO_ID_LEN + 1];
+	struct member *m;
+
+	if (memcmp(id, g->env.me->pk, 32) == 0)
+		return g->env.room->me;
+	if ((m = member_find(g, id)) != NULL)
+		return member_name(m, buf);
+	sec_id_format(id, text);
+	snprintf(buf, 16, "%.8s", text);
+	return buf;
+}
+
+/* Tells the program: kind "epoch", its number, by whom, when. */
+static void
+epoch_emit(struct gossip *g, const struct frame_epoch *e)
+{
+	cJSON *o = cJSON_CreateObject(), *arr;
+	char nb[16];
+
+	cJSON_AddStringToObject(o, "kind", "epoch");
+	cJSON_AddNumberToObject(o, "epoch", (double)e->n);
+	cJSON_AddStringToObject(o, "by", epoch_who(g, e->by, nb));
+	cJSON_AddNumberToObject(o, "ts", (double)e->ts);
+	arr = cJSON_AddArrayToObject(o, "removed");
+	for (size_t i = 0; i < e->nremoved; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(epoch_who(g,
+		    e->removed[i], nb)));
+	gossip_emit_json(g, NODE_EV_ROOM, o);
+}
+
+/* Keeps whom e removes: their frames are refused from now on, their
+ * connections closed once the frame (already sent) is out; we, when we
+ * are one of them.  quiet: at load, nothing said or closed. */
+static void
+epoch_note(struct gossip *g, const struct frame_epoch *e, int quiet)
+{
+	char nb[16], nb2[16];
+
+	for (size_t i = 0; i < e->nremoved; i++) {
+		struct removal *r, *v;
+		struct member *m;
+
+		if (memcmp(e->removed[i], g->env.me->pk, 32) == 0) {
+			r = &g->me_removal;
+			g->gone = 1;
+		} else if (epoch_removed(g, e->removed[i]) != NULL) {
+			continue;
+		} else {
+			if ((v = reallocarray(g->removed, g->nremoved + 1,
+			    sizeof(*v))) == NULL)
+				continue;
+			g->removed = v;
+			r = &v[g->nremoved++];
+		}
+		memcpy(r->id, e->removed[i], 32);
+		memcpy(r->by, e->by, 32);
+		r->ts = e->ts;
+		r->epoch = (uint32_t)e->n;
+		if (quiet)
+			continue;
+		if (r == &g->me_removal) {
+			log_msg(LOG_WARN, "this member was removed from the room "
+			    "by %s (epoch %llu): it can neither read nor write "
+			    "the room from now on", epoch_who(g, e->by, nb),
+			    (unsigned long long)e->n);
+			epoch_mark(g);
+			continue;
+		}
+		log_msg(LOG_INFO, "%s removed %s from the room (epoch %llu)",
+		    epoch_who(g, e->by, nb), epoch_who(g, r->id, nb2),
+		    (unsigned long long)e->n);
+		if ((m = member_find(g, r->id)) != NULL) {
+			m->removed = 1;
+			if (m->conn != NULL)
+				quic_close_flush(m->conn);
+		}
+	}
+}
+
+/* The epoch frame's JSON text as it was signed, to keep and hand on. */
+static char *
+epoch_text(const struct frame_epoch *e)
+{
+	struct frame f;
+	struct buf b;
+	char *s = NULL;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_EPOCH;
+	f.u.epoch = *e;
+	buf_init(&b, PAPO_FRAME_MAX);
+	if (frame_encode(&f, &b) == 0 && (s = malloc(b.len + 1)) != NULL) {
+		memcpy(s, b.p, b.len);
+		s[b.len] = '\0';
+	}
+	buf_free(&b);
+	return s;
+}
+
+void
+epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
+{
+	const char *role = role_of(g, e->by);
+	uint8_t secret[32];
+	char nb[16], *text;
+	size_t i;
+
+	if (e->n > UINT32_MAX || epoch_keys(g, (uint32_t)e->n) != NULL)
+		return;
+	for (i = 0; i < e->nremoved; i++)
+		if (memcmp(e->removed[i], g->env.me->pk, 32) == 0) {
+			if (strcmp(role, "member") != 0 && !g->gone) {
+				epoch_note(g, e, 0);
+				epoch_emit(g, e);
+			}
+			return;
+		}
+	for (i = 0; i < e->nkeys; i++)
+		if (memcmp(e->keys[i].id, g->env.me->pk, 32) == 0)
+			break;
+	if (i == e->nkeys || sec_box_open(secret, e->keys[i].box,
+	    g->env.me) == -1) {
+		log_msg(LOG_WARN, epoch_newest(g) == 0 ? "this invite is "
+		    "from before the room's key changed (epoch %llu by %s): "
+		    "ask for a new invite" : "the room's key changed (epoch "
+		    "%llu by %s) and this member was not given it: ask for a "
+		    "new invite", (unsigned long long)e->n,
+		    epoch_who(g, e->by, nb));
+		return;
+	}
+	/* The signature was checked by the decoder; who may sign one is
+	 * ours to check: the owner or an admin as we know them. */
+	if (strcmp(role, "member") == 0) {
+		log_msg(LOG_WARN, "an epoch frame (epoch %llu) by %s, who is "
+		    "neither the owner nor an admin: ignored",
+		    (unsigned long long)e->n, epoch_who(g, e->by, nb));
+		sodium_memzero(secret, sizeof(secret));
+		return;
+	}
+
+	text = epoch_text(e);
+	if (epoch_add(g, (uint32_t)e->n, secret, e->by, text) == 1) {
+		struct frame f;
+
+		log_msg(LOG_INFO, "%s changed the room's key (epoch %llu)",
+		    epoch_who(g, e->by, nb), (unsigned long long)e->n);
+		epoch_emit(g, e);
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_EPOCH;
+		f.u.epoch = *e;
+		gossip_flood(g, &f, l->m);
+		epoch_note(g, e, 0);
+	}
+	sodium_memzero(secret, sizeof(secret));
+	free(text);
+}
+
+void
+epoch_on_hello(struct gossip *g, struct member *m,
+    const struct frame_hello *h)
+{
+	uint32_t newest = epoch_newest(g);
+
+	if (h->version < 3 || h->epoch >= newest)
+		return;
+	/* In order, so each is taken as it comes. */
+	for (uint32_t n = h->epoch + 1; n <= newest; n++) {
+		struct epoch_held *e = epoch_find(g, n);
+		struct frame f;
+
+		if (e == NULL || e->frame == NULL ||
+		    frame_decode(g->env.keys, e->frame, strlen(e->frame),
+		    FRAME_V3, &f) != FRAME_OK)
+			continue;
+		if (f.type == FRAME_EPOCH)
+			gossip_send_frame(g, m, &f);
+		frame_clear(&f);
+	}
+}
+
+void
+epoch_request_rotate(struct gossip *g, struct node_msg *req)
+{
+	const char *role = role_of(g, g->env.me->pk);
+	int remove = req->kind == NODE_REMOVE, ambiguous = 0;
+	struct member *gone = NULL;
+	struct frame f;
+	struct frame_epoch *e = &f.u.epoch;
+	uint8_t secret[32];
+	char nb[16], *text = NULL;
+	cJSON *o;
+	uint32_t n = epoch_newest(g);
+
+	if (strcmp(role, "member") == 0 || g->gone) {
+		const char *who = role_owner(g) != NULL ?
+		    epoch_who(g, role_owner(g), nb) : "not known yet";
+
+		if (remove)
+			gossip_fail(g, req, 403, "only the room's owner (%s) or "
+			    "an admin can remove members", who);
+		else
+			gossip_fail(g, req, 403, "only the room's owner (%s) or "
+			    "an admin can change the room's key", who);
+		return;
+	}
+	if (remove) {
+		if (req->to == NULL || (gone = member_lookup(g, req->to,
+		    &ambiguous)) == NULL) {
+			gossip_fail(g, req, 404, ambiguous ? "more than one "
+			    "member is called %s: give its id" : "no member "
+			    "called %s", req->to != NULL ? req->to : "");
+			return;
+		}
+		if (role_owner(g) != NULL &&
+		    memcmp(gone->id, role_owner(g), 32) == 0) {
+			gossip_fail(g, req, 403, "%s is the room's owner, who "
+			    "cannot be removed", member_name(gone, nb));
+			return;
+		}
+		if (gone->removed) {
+			gossip_fail(g, req, 409, "%s was removed already",
+			    member_name(gone, nb));
+			return;
+		}
+	}
+	if (n == UINT32_MAX) {
+		gossip_fail(g, req, 409, "%s", "the room's key cannot change "
+		    "again");
+		return;
+	}
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_EPOCH;
+	e->n = n + 1;
+	e->ts = loop_wall_ms();
+	/* A box for each member we know and for ourselves: the key goes to
+	 * no one else. */
+	if ((e->keys = calloc(g->nmembers + 1, sizeof(*e->keys))) == NULL)
+		goto fail;
+	randombytes_buf(secret, sizeof(secret));
+	if (gone != NULL) {
+		if ((e->removed = calloc(1, sizeof(*e->removed))) == NULL)
+			goto fail;
+		memcpy(e->removed[0], gone->id, 32);
+		e->nremoved = 1;
+	}
+	for (size_t i = 0; i <= g->nmembers &&
+	    e->nkeys < FRAME_EPOCH_KEYS_MAX; i++) {
+		const uint8_t *id = i < g->nmembers ? g->members[i]->id :
+		    g->env.me->pk;
+
+		if (i < g->nmembers && (g->members[i]->removed ||
+		    g->members[i] == gone))
+			continue;
+		memcpy(e->keys[e->nkeys].id, id, 32);
+		if (sec_box_seal(e->keys[e->nkeys].box, secret, id) == 0)
+			e->nkeys++;
+	}
+	if (frame_epoch_sign(e, g->env.keys, g->env.me) == -1 ||
+	    (text = epoch_text(e)) == NULL ||
+	    epoch_add(g, e->n, secret, g->env.me->pk, text) != 1)
+		goto fail;
+	log_msg(LOG_INFO, "the room's key changed (epoch %llu)",
+	    (unsigned long long)e->n);
+	epoch_emit(g, e);
+	/* The removed member gets it too: that is how it learns. */
+	gossip_flood(g, &f, NULL);
+	epoch_note(g, e, 0);
+	o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "epoch", (double)e->n);
+	if (gone != NULL) {
+		cJSON_AddStringToObject(o, "removed", member_name(gone, nb));
+		cJSON_AddStringToObject(o, "id", gone->idtext);
+	}
+	cJSON_AddNumberToObject(o, "keys", (double)e->nkeys);
+	req->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	g->env.emit(g->env.arg, req);
+	goto out;
+fail:
+	gossip_fail(g, req, 500, "%s", "could not make a new key epoch");
+out:
+	sodium_memzero(secret, sizeof(secret));
+	free(text);
+	frame_clear(&f);
+}
+
+int
+epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
+{
+	uint32_t newest = epoch_newest(g);
+	struct epoch_held *e;
+	struct frame f;
+
+	const struct removal *r = epoch_removed(g, h->id);
+	char nb[16];
+
+	if (g->gone) {
+		/* Removed ourselves: the room is no longer ours to talk in. */
+		quic_close(l->qc);
+		return 1;
+	}
+	if (r != NULL) {
+		log_msg(LOG_INFO, "refused %s: removed from the room by %s "
+		    "(epoch %u)", h->name, epoch_who(g, r->by, nb),
+		    (unsigned)r->epoch);
+		/* It is told so by the epoch frame that removed it. */
+		if (h->version >= 3 && (e = epoch_find(g, r->epoch)) != NULL &&
+		    e->frame != NULL && frame_decode(g->env.keys, e->frame,
+		    strlen(e->frame), FRAME_V3, &f) == FRAME_OK) {
+			if (f.type == FRAME_EPOCH)
+				gossip_send_link(g, l, &f);
+			frame_clear(&f);
+		}
+		quic_close_flush(l->qc);
+		return 1;
+	}
+	/* Versions 1 and 2 cannot follow a key change: once there was one
+	 * they are not spoken to (docs/PROTOCOL.md, "Key epochs"). */
+	if (newest > 0 && h->version < 3) {
+		log_msg(LOG_WARN, "refused %s: it speaks protocol version %u, "
+		    "which cannot follow the room's key changes (epoch %u): it "
+		    "must upgrade papo", h->name, (unsigned)h->version,
+		    (unsigned)newest);
+		quic_close(l->qc);
+		return 1;
+	}
+	/* A member we know may be behind: it gets what it missed
+	 * (epoch_on_hello).  One we never met greeting under an older
+	 * epoch holds an invite printed before the key changed. */
+	if (newest == 0 || h->version < 3 || h->epoch >= newest ||
+	    member_find(g, h->id) != NULL)
+		return 0;
+	log_msg(LOG_WARN, "refused %s, a new member: this invite is from "
+	    "before the room's key changed (epoch %u): ask for a new invite",
+	    h->name, (unsigned)newest);
+	/* The newest epoch frame tells it why: no key in it is its own. */
+	if ((e = epoch_find(g, newest)) != NULL && e->frame != NULL &&
+	    frame_decode(g->env.keys, e->frame, strlen(e->frame), FRAME_V3,
+	    &f) == FRAME_OK) {
+		if (f.type == FRAME_EPOCH)
+			gossip_send_link(g, l, &f);
+		frame_clear(&f);
+	}
+	quic_close_flush(l->qc);
+	return 1;
+}
+
+void
+epoch_history_json(const struct gossip *g, cJSON *o)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "room"), *e, *rm;
+	char nb[16], nb2[16], line[256];
+
+	/* In the order the epochs were made: numbers only grow. */
+	for (uint32_t n = 1; n != 0 && n <= epoch_newest(g); n++) {
+		struct epoch_held *h = epoch_find(g, n);
+		const struct frame_epoch *fe;
+		struct frame f;
+		size_t at;
+
+		if (h == NULL || h->frame == NULL ||
+		    frame_decode(g->env.keys, h->frame, strlen(h->frame),
+		    FRAME_V3 | FRAME_TRUSTED, &f) != FRAME_OK)
+			continue;
+		fe = &f.u.epoch;
+		if (f.type != FRAME_EPOCH) {
+			frame_clear(&f);
+			continue;
+		}
+		e = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, e);
+		cJSON_AddStringToObject(e, "kind", "epoch");
+		cJSON_AddNumberToObject(e, "epoch", n);
+		cJSON_AddStringToObject(e, "by", epoch_who(g, fe->by, nb));
+		cJSON_AddNumberToObject(e, "ts", (double)fe->ts);
+		rm = cJSON_AddArrayToObject(e, "removed");
+		at = (size_t)snprintf(line, sizeof(line), "%s ",
+		    epoch_who(g, fe->by, nb));
+		if (fe->nremoved == 0)
+			snprintf(line + at, sizeof(line) - at, "rotated the "
+			    "room key (epoch %u)", (unsigned)n);
+		else {
+			at += (size_t)snprintf(line + at, sizeof(line) - at,
+			    "removed");
+			for (size_t i = 0; i < fe->nremoved && at < sizeof(line);
+			    i++) {
+				const char *who = epoch_who(g, fe->removed[i],
+				    nb2);
+
+				cJSON_AddItemToArray(rm, cJSON_CreateString(who));
+				at += (size_t)snprintf(line + at, sizeof(line) -
+				    at, "%s %s", i == 0 ? "" : ",", who);
+			}
+			if (at < sizeof(line))
+				snprintf(line + at, sizeof(line) - at, "; the "
+				    "room key changed (epoch %u)", (unsigned)n);
+		}
+		cJSON_AddStringToObject(e, "text", line);
+		frame_clear(&f);
+	}
+}

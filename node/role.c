@@ -1,0 +1,326 @@
+/*
+ * role.c: who governs the room (docs/PROTOCOL.md, "Owner and admins"):
+ * the owner (the member who made the room) and the admins it names, on
+ * the node thread.  An admin grant is an event signed by the owner
+ * (frame_admin), kept in admins.json and passed on as it was signed, so
+ * every member can check it; a member whose version 3 hello says it
+ * holds fewer grants than we do gets ours again.  A joiner learns the
+ * owner from its inviter's version 3 hello, the member its invite named:
+ * the trust the invite already carries.
+ *
+ * Part of gossip (gossip_int.h); it never blocks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "node/fsutil.h"
+#include "node/gossip_int.h"
+#include "node/room.h"
+
+#define ADMINS_FILE "admins.json"
+#define ADMINS_FILE_MAX (1024 * 1024)
+
+const uint8_t *
+role_owner(const struct gossip *g)
+{
+	return g->has_owner ? g->owner : NULL;
+}
+
+int
+role_is_admin(const struct gossip *g, const uint8_t id[32])
+{
+	for (size_t i = 0; i < g->nadmins; i++)
+		if (memcmp(g->admins[i].id, id, 32) == 0)
+			return 1;
+	return 0;
+}
+
+const char *
+role_of(const struct gossip *g, const uint8_t id[32])
+{
+	if (g->has_owner && memcmp(g->owner, id, 32) == 0)
+		return "owner";
+	return role_is_admin(g, id) ? "admin" : "member";
+}
+
+/* A member's name for the log and replies, ours included. */
+static const char *
+role_name(const struct gossip *g, const uint8_t id[32], char buf[16])
+{
+	char text[PAPO_ID_LEN + 1];
+	struct member *m;
+
+	if (memcmp(id, g->env.me->pk, 32) == 0)
+		return g->env.room->me;
+	if ((m = member_find(g, id)) != NULL && m->name[0] != '\0')
+		return m->name;
+	sec_id_format(id, text);
+	snprintf(buf, 16, "%.8s", text);
+	return buf;
+}
+
+static void
+role_save(struct gossip *g)
+{
+	char path[4096], err[PAPO_ERR_LEN];
+	cJSON *arr = cJSON_CreateArray();
+	char *text = NULL;
+	struct buf b;
+
+	buf_init(&b, PAPO_FRAME_MAX);
+	for (size_t i = 0; i < g->nadmins; i++) {
+		struct frame f;
+
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_ADMIN;
+		f.u.admin = g->admins[i];
+		buf_reset(&b);
+		if (frame_encode(&f, &b) == 0)
+			cJSON_AddItemToArray(arr, cJSON_ParseWithLength(
+			    (const char *)b.p, b.len));
+	}
+	buf_free(&b);
+	if ((text = cJSON_Print(arr)) != NULL &&
+	    fs_path(path, sizeof(path), g->env.home, ADMINS_FILE) == 0 &&
+	    fs_write(err, path, text, strlen(text)) == -1)
+		log_msg(LOG_WARN, "%s", err);
+	cJSON_free(text);
+	cJSON_Delete(arr);
+}
+
+/* Takes a verified grant: 1 when new (kept), 0 when held already or not
+ * the owner's, -1 when the table is full. */
+static int
+role_take(struct gossip *g, const struct frame_admin *a)
+{
+	if (!g->has_owner || memcmp(a->by, g->owner, 32) != 0)
+		return 0;
+	if (role_is_admin(g, a->id) || memcmp(a->id, g->owner, 32) == 0)
+		return 0;
+	if (g->nadmins == GOSSIP_MEMBERS_MAX)
+		return -1;
+	g->admins[g->nadmins++] = *a;
+	return 1;
+}
+
+void
+role_load(struct gossip *g)
+{
+	char path[4096], err[PAPO_ERR_LEN];
+	char *text = NULL, *one;
+	size_t len;
+	int exists = 0;
+	cJSON *arr, *e;
+
+	/* The owner: ourselves when we made the room (room.json has no
+	 * inviter, as in rooms made before owners were kept), else as
+	 * room.json says. */
+	if (g->env.room->has_owner) {
+		g->has_owner = 1;
+		memcpy(g->owner, g->env.room->owner, 32);
+	} else if (!g->env.room->has_inviter) {
+		g->has_owner = 1;
+		memcpy(g->owner, g->env.me->pk, 32);
+	}
+	if (fs_path(path, sizeof(path), g->env.home, ADMINS_FILE) == -1 ||
+	    fs_read(err, path, ADMINS_FILE_MAX, &text, &len, &exists) == -1) {
+		if (exists)
+			log_msg(LOG_WARN, "%s", err);
+		return;
+	}
+	if ((arr = cJSON_ParseWithLength(text, len)) == NULL ||
+	    !cJSON_IsArray(arr))
+		log_msg(LOG_WARN, "%s is damaged: its admin grants come again "
+		    "from the other members", path);
+	cJSON_ArrayForEach(e, arr) {
+		struct frame f;
+
+		if ((one = cJSON_PrintUnformatted(e)) == NULL)
+			continue;
+		/* Checked again: the file is ours, but the signature is
+		 * what makes a grant. */
+		if (frame_decode(g->env.keys, one, strlen(one), FRAME_V3,
+		    &f) == FRAME_OK && f.type == FRAME_ADMIN)
+			role_take(g, &f.u.admin);
+		else
+			log_msg(LOG_WARN, "%s: a grant that does not verify: "
+			    "skipped", path);
+		frame_clear(&f);
+		cJSON_free(one);
+	}
+	cJSON_Delete(arr);
+	free(text);
+}
+
+/* Tells the program: kind "admin", who and by whom. */
+static void
+role_emit(struct gossip *g, const struct frame_admin *a)
+{
+	cJSON *o = cJSON_CreateObject();
+	char id[PAPO_ID_LEN + 1], nb[16], nb2[16];
+
+	cJSON_AddStringToObject(o, "kind", "admin");
+	cJSON_AddStringToObject(o, "name", role_name(g, a->id, nb));
+	sec_id_format(a->id, id);
+	cJSON_AddStringToObject(o, "id", id);
+	cJSON_AddStringToObject(o, "by", role_name(g, a->by, nb2));
+	cJSON_AddNumberToObject(o, "ts", (double)a->ts);
+	gossip_emit_json(g, NODE_EV_ROOM, o);
+}
+
+static void
+role_send_all(struct gossip *g, struct member *to)
+{
+	struct frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_ADMIN;
+	for (size_t i = 0; i < g->nadmins; i++) {
+		f.u.admin = g->admins[i];
+		gossip_send_frame(g, to, &f);
+	}
+}
+
+void
+role_on_admin(struct gossip *g, struct link *l, const struct frame_admin *a)
+{
+	char nb[16];
+	struct frame f;
+	int r;
+
+	if (!g->has_owner) {
+		log_msg(LOG_INFO, "an admin grant before we know the room's "
+		    "owner: left for later");
+		return;
+	}
+	if (memcmp(a->by, g->owner, 32) != 0) {
+		log_msg(LOG_WARN, "an admin grant signed by %s, not the "
+		    "room's owner: ignored", role_name(g, a->by, nb));
+		return;
+	}
+	if ((r = role_take(g, a)) <= 0)
+		return;
+	log_msg(LOG_INFO, "%s is now an admin of the room",
+	    role_name(g, a->id, nb));
+	role_save(g);
+	role_emit(g, a);
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_ADMIN;
+	f.u.admin = *a;
+	gossip_flood(g, &f, l->m);
+}
+
+void
+role_on_hello(struct gossip *g, struct member *m, const struct frame_hello *h)
+{
+	if (h->version < 3)
+		return;
+	/* The owner, from the member our invite named only. */
+	if (!g->has_owner && h->has_owner && g->env.room->has_inviter &&
+	    memcmp(m->id, g->env.room->inviter, 32) == 0) {
+		char err[PAPO_ERR_LEN], nb[16];
+		struct room r;
+
+		g->has_owner = 1;
+		memcpy(g->owner, h->owner, 32);
+		log_msg(LOG_INFO, "the room's owner is %s, as our inviter says",
+		    role_name(g, h->owner, nb));
+		if (room_load(err, g->env.home, &r) == 0) {
+			r.has_owner = 1;
+			memcpy(r.owner, h->owner, 32);
+			if (room_save(err, g->env.home, &r) == -1)
+				log_msg(LOG_WARN, "%s", err);
+			room_wipe(&r);
+		} else
+			log_msg(LOG_WARN, "%s", err);
+	}
+	if (h->events < g->nadmins)
+		role_send_all(g, m);
+}
+
+void
+role_hello(const struct gossip *g, struct frame_hello *h)
+{
+	if (g->has_owner) {
+		h->has_owner = 1;
+		memcpy(h->owner, g->owner, 32);
+	}
+	h->events = g->nadmins;
+}
+
+void
+role_request_admin(struct gossip *g, struct node_msg *req)
+{
+	struct frame f;
+	struct member *m;
+	char nb[16];
+	int ambiguous = 0;
+	cJSON *o;
+
+	if (!g->has_owner || memcmp(g->owner, g->env.me->pk, 32) != 0) {
+		gossip_fail(g, req, 403, "only the room's owner (%s) can make "
+		    "admins", g->has_owner ? role_name(g, g->owner, nb) :
+		    "not known yet");
+		return;
+	}
+	if (req->to == NULL || (m = member_lookup(g, req->to,
+	    &ambiguous)) == NULL) {
+		gossip_fail(g, req, 404, ambiguous ? "more than one member is "
+		    "called %s: give its id" : "no member called %s",
+		    req->to != NULL ? req->to : "");
+		return;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "admin", member_name(m, nb));
+	cJSON_AddStringToObject(o, "id", m->idtext);
+	if (role_is_admin(g, m->id)) {
+		cJSON_AddBoolToObject(o, "already", 1);
+		goto answer;
+	}
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_ADMIN;
+	memcpy(f.u.admin.id, m->id, 32);
+	f.u.admin.ts = loop_wall_ms();
+	if (frame_admin_sign(&f.u.admin, g->env.keys, g->env.me) == -1 ||
+	    role_take(g, &f.u.admin) != 1) {
+		cJSON_Delete(o);
+		gossip_fail(g, req, 500, "%s", "could not make the grant");
+		return;
+	}
+	cJSON_AddBoolToObject(o, "already", 0);
+	log_msg(LOG_INFO, "%s is now an admin of the room", member_name(m, nb));
+	role_save(g);
+	role_emit(g, &f.u.admin);
+	gossip_flood(g, &f, NULL);
+answer:
+	req->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	g->env.emit(g->env.arg, req);
+}
+
+void
+role_json(const struct gossip *g, cJSON *o)
+{
+	cJSON *arr;
+	char id[PAPO_ID_LEN + 1], nb[16];
+
+	if (g->has_owner) {
+		cJSON *w = cJSON_AddObjectToObject(o, "owner");
+
+		cJSON_AddStringToObject(w, "name", role_name(g, g->owner, nb));
+		sec_id_format(g->owner, id);
+		cJSON_AddStringToObject(w, "id", id);
+	} else
+		cJSON_AddNullToObject(o, "owner");
+	arr = cJSON_AddArrayToObject(o, "admins");
+	for (size_t i = 0; i < g->nadmins; i++) {
+		cJSON *e = cJSON_CreateObject();
+
+		cJSON_AddItemToArray(arr, e);
+		cJSON_AddStringToObject(e, "name",
+		    role_name(g, g->admins[i].id, nb));
+		sec_id_format(g->admins[i].id, id);
+		cJSON_AddStringToObject(e, "id", id);
+	}
+}

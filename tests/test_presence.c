@@ -1,0 +1,428 @@
+/*
+ * test_presence.c: signed presence (docs/PROTOCOL.md, "Signed presence")
+ * as a forger meets it.  Two real nodes, ana and bo, in one process on
+ * 127.0.0.1; and two forgers that hold the room key (they joined with an
+ * invite, as any member does) and speak the protocol by hand over QUIC:
+ * "mal" on a connection of version 3, "mole" on one of version 2.  They
+ * say bo left while it is online, and that it is back (renamed) while it
+ * is gone, with the wrong key or with no signature; mal replays bo's own
+ * signed bye after bo came back.  None of it changes what ana shows.
+ * After each forgery the forger sends a message of its own: once ana has
+ * it, ana has taken every frame before it (one stream, in order).
+ */
+#include <poll.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "node/frame.h"
+#include "node/quic.h"
+#include "node/room.h"
+#include "tests/check.h"
+
+struct forger {
+	const char *name;
+	struct identity *id;
+	struct quic *q;
+	struct quic_conn *c;
+	unsigned version;
+	int greeted;
+	struct frame_peer bo_entry;    /* bo's signed entry, as relayed */
+	struct frame_bye bo_bye;       /* bo's signed bye, as relayed */
+};
+
+static struct room_keys keys;
+static uint8_t bo_pk[32];
+static int msgno;
+
+static struct node_msg *
+wait_for(struct node *n, enum node_kind kind, int ms)
+{
+	struct node_msg *m;
+
+	for (int waited = 0; waited < ms; waited += 10) {
+		while ((m = node_take(n)) != NULL) {
+			if (m->kind == kind)
+				return m;
+			node_msg_free(m);
+		}
+		struct pollfd p = { node_fd(n), POLLIN, 0 };
+		poll(&p, 1, 10);
+	}
+	return NULL;
+}
+
+static cJSON *
+status(struct node *n)
+{
+	struct node_msg *r;
+	cJSON *o = NULL;
+
+	node_submit(n, node_msg_new(NODE_STATUS));
+	if ((r = wait_for(n, NODE_STATUS, 5000)) != NULL && r->code == 0)
+		o = cJSON_Parse(r->json);
+	node_msg_free(r);
+	return o;
+}
+
+/* The member of that name in n's status: 1 online, 0 offline, -1 none. */
+static int
+shown(struct node *n, const char *name)
+{
+	cJSON *s = status(n), *m;
+	int r = -1;
+
+	cJSON_ArrayForEach(m, cJSON_GetObjectItem(s, "members"))
+		if (strcmp(cJSON_GetObjectItem(m, "name")->valuestring,
+		    name) == 0)
+			r = cJSON_IsTrue(cJSON_GetObjectItem(m, "online"));
+	cJSON_Delete(s);
+	return r;
+}
+
+static int
+shown_as(struct node *n, const char *name, int want, int ms)
+{
+	for (int waited = 0; waited < ms; waited += 100) {
+		if (shown(n, name) == want)
+			return 1;
+		usleep(100000);
+	}
+	return 0;
+}
+
+static int
+history_has(struct node *n, const char *text)
+{
+	struct node_msg *q = node_msg_new(NODE_HISTORY), *r;
+	cJSON *h = NULL, *m;
+	int found = 0;
+
+	q->limit = 100;
+	node_submit(n, q);
+	if ((r = wait_for(n, NODE_HISTORY, 5000)) != NULL && r->code == 0)
+		h = cJSON_Parse(r->json);
+	node_msg_free(r);
+	cJSON_ArrayForEach(m, cJSON_GetObjectItem(h, "messages"))
+		if (strcmp(cJSON_GetObjectItem(m, "text")->valuestring,
+		    text) == 0)
+			found = 1;
+	cJSON_Delete(h);
+	return found;
+}
+
+static struct node *
+start(const char *home)
+{
+	char err[PAPO_ERR_LEN];
+	struct node_config c = { .home = home, .listen = "127.0.0.1:0",
+	    .nolan = 1 };
+	struct node *n = node_start(err, &c);
+
+	if (n == NULL)
+		fprintf(stderr, "node_start %s: %s\n", home, err);
+	return n;
+}
+
+/* The forgers' side: their own loop, run in slices. */
+
+static void
+forger_send(struct forger *f, const struct frame *fr)
+{
+	struct buf b;
+
+	buf_init(&b, PAPO_FRAME_MAX);
+	/* Version 3 names the epoch: 0, the room secret's key. */
+	if (f->c == NULL || (f->version >= 3 ?
+	    frame_seal_epoch(&keys, 0, fr, &b) : frame_seal(&keys, fr, &b)) == -1 ||
+	    quic_send(f->c, b.p, b.len) == -1)
+		fprintf(stderr, "%s: could not send a %s\n", f->name,
+		    frame_type_name(fr->type));
+	buf_free(&b);
+}
+
+static void
+forger_open(void *arg, struct quic_conn *c)
+{
+	struct forger *f = arg;
+	struct frame h;
+
+	f->c = c;
+	f->version = quic_version(c);
+	memset(&h, 0, sizeof(h));
+	h.type = FRAME_HELLO;
+	h.u.hello.version = f->version;
+	memcpy(h.u.hello.id, f->id->pk, 32);
+	strcpy(h.u.hello.name, f->name);
+	h.u.hello.obs = *quic_remote(c);
+	forger_send(f, &h);
+	f->greeted = 1;
+}
+
+/* Keeps the newest signed entry and bye of bo that ana passes on. */
+static void
+forger_frame(void *arg, struct quic_conn *c, const uint8_t *p, size_t n)
+{
+	struct forger *f = arg;
+	struct frame fr;
+
+	(void)c;
+	if ((f->version >= 3 ?
+	    frame_open_epoch(&keys, p, n, frame_flags(f->version), &fr) :
+	    frame_open(&keys, p, n, frame_flags(f->version), &fr)) != FRAME_OK)
+		return;
+	if (fr.type == FRAME_PEERS)
+		for (size_t i = 0; i < fr.u.peers.n; i++) {
+			const struct frame_peer *e = &fr.u.peers.v[i];
+
+			if (memcmp(e->id, bo_pk, 32) == 0 && e->has_sig &&
+			    e->seen > f->bo_entry.seen)
+				f->bo_entry = *e;
+		}
+	if (fr.type == FRAME_BYE && fr.u.bye.has_sig &&
+	    memcmp(fr.u.bye.id, bo_pk, 32) == 0)
+		f->bo_bye = fr.u.bye;
+	frame_clear(&fr);
+}
+
+static void
+forger_closed(void *arg, struct quic_conn *c)
+{
+	struct forger *f = arg;
+
+	if (f->c == c)
+		f->c = NULL;
+}
+
+static void
+stop_loop(void *arg)
+{
+	loop_stop(arg);
+}
+
+/* Runs the forgers' loop for ms. */
+static void
+pump(struct loop *l, struct loop_timer *t, int ms)
+{
+	loop_timer_set(t, loop_now_ns() + (uint64_t)ms * 1000000u);
+	loop_run(l);
+}
+
+/* A message of f's own, signed by it, with a fresh text in out. */
+static void
+forger_msg(struct forger *f, char out[64])
+{
+	struct frame m;
+
+	snprintf(out, 64, "%s control %d", f->name, ++msgno);
+	memset(&m, 0, sizeof(m));
+	m.type = FRAME_MSG;
+	sec_msgid_new(m.u.msg.id);
+	strcpy(m.u.msg.name, f->name);
+	m.u.msg.ts = loop_wall_ms();
+	m.u.msg.body = strdup(out);
+	m.u.msg.body_len = strlen(out);
+	if (frame_msg_sign(&m.u.msg, &keys, f->id) == 0)
+		forger_send(f, &m);
+	frame_clear(&m);
+}
+
+/* Sends f's message and runs the loop until ana has it: every frame f
+ * sent before is taken by then. */
+static int
+forger_sync(struct forger *f, struct loop *l, struct loop_timer *t,
+    struct node *ana)
+{
+	char text[64];
+
+	forger_msg(f, text);
+	for (int i = 0; i < 100; i++) {
+		pump(l, t, 100);
+		if (history_has(ana, text))
+			return 1;
+	}
+	return 0;
+}
+
+/* bo's bye, as f can make it: signed by f itself (v3) or unsigned. */
+static void
+forge_bye(struct forger *f)
+{
+	struct frame b;
+
+	memset(&b, 0, sizeof(b));
+	b.type = FRAME_BYE;
+	if (f->version >= 3) {
+		b.u.bye.ts = loop_wall_ms() + 3600000u;
+		frame_bye_sign(&b.u.bye, &keys, f->id);
+	}
+	memcpy(b.u.bye.id, bo_pk, 32);
+	forger_send(f, &b);
+}
+
+/* bo's entry saying it is here now, renamed: signed by f (v3) or not. */
+static void
+forge_entry(struct forger *f, const char *name)
+{
+	struct frame fr;
+	struct frame_peer e;
+
+	memset(&fr, 0, sizeof(fr));
+	memset(&e, 0, sizeof(e));
+	fr.type = FRAME_PEERS;
+	fr.u.peers.n = 1;
+	fr.u.peers.v = &e;
+	strcpy(e.name, name);
+	e.seen = loop_wall_ms() + 1000;
+	e.naddr = 1;
+	addr_parse("192.0.2.66:6666", &e.addr[0]);
+	if (f->version >= 3)
+		frame_peer_sign(&e, &keys, f->id);
+	memcpy(e.id, bo_pk, 32);
+	forger_send(f, &fr);
+}
+
+static struct forger *
+forger_new(const char *root, const char *name, const char *invite,
+    unsigned version, struct loop *l)
+{
+	char err[PAPO_ERR_LEN], home[300];
+	struct quic_cbs cbs = { .open = forger_open, .frame = forger_frame,
+	    .closed = forger_closed };
+	struct forger *f = calloc(1, sizeof(*f));
+	struct addr any;
+
+	snprintf(home, sizeof(home), "%s/%s", root, name);
+	f->name = name;
+	addr_parse("127.0.0.1:0", &any);
+	if (room_join(err, home, invite, name, "", 0) == -1 ||
+	    (f->id = sec_identity_load(err, home)) == NULL ||
+	    (f->q = quic_new(err, l, &any, f->id, version, &cbs, f)) == NULL) {
+		fprintf(stderr, "%s: %s\n", name, err);
+		abort();
+	}
+	return f;
+}
+
+int
+main(void)
+{
+	char err[PAPO_ERR_LEN], root[] = "/tmp/papo-test-presence-XXXXXX";
+	char ha[256], hb[256], cmd[300];
+	char *inv = NULL;
+	struct node *ana, *bo;
+	struct forger *mal, *mole;
+	struct loop *l;
+	struct loop_timer *t;
+	struct room r;
+	struct addr at;
+	uint8_t ana_pk[32];
+	cJSON *s;
+
+	if (getenv("PAPO_LOG") != NULL && log_parse_level(getenv("PAPO_LOG")) >= 0)
+		log_set_level((enum log_level)log_parse_level(getenv("PAPO_LOG")));
+	CHECK(sec_init() == 0);
+	CHECK(mkdtemp(root) != NULL);
+	snprintf(ha, sizeof(ha), "%s/ana", root);
+	snprintf(hb, sizeof(hb), "%s/bo", root);
+	CHECK(room_create(err, ha, "ana", "", NULL, 0, "127.0.0.1:7778", &inv) == 0);
+	free(inv);
+	CHECK((ana = start(ha)) != NULL);
+	inv = node_invite(ana);
+	CHECK(room_join(err, hb, inv, "bo", "", 0) == 0);
+	CHECK((bo = start(hb)) != NULL);
+	CHECK(shown_as(ana, "bo", 1, 10000));
+	CHECK(room_load(err, ha, &r) == 0);
+	sec_room_keys(r.secret, &keys);
+	room_wipe(&r);
+	s = status(ana);
+	CHECK(sec_id_parse(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "me"),
+	    "id")->valuestring, ana_pk) == 0);
+	CHECK(addr_parse(cJSON_GetObjectItem(s, "quic")->valuestring, &at) == 0);
+	cJSON_Delete(s);
+	s = status(bo);
+	CHECK(sec_id_parse(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "me"),
+	    "id")->valuestring, bo_pk) == 0);
+	cJSON_Delete(s);
+
+	l = loop_new();
+	t = loop_timer_new(l, stop_loop, l);
+	mal = forger_new(root, "mal", inv, 3, l);
+	mole = forger_new(root, "mole", inv, 2, l);
+	CHECK(quic_dial(mal->q, &at, ana_pk, 0) != NULL);
+	CHECK(quic_dial(mole->q, &at, ana_pk, 0) != NULL);
+	for (int i = 0; i < 50 && !(mal->greeted && mole->greeted &&
+	    mal->bo_entry.has_sig); i++)
+		pump(l, t, 100);
+	CHECK_EQ_INT(mal->version, 3);
+	CHECK_EQ_INT(mole->version, 2);
+	/* Ana passes bo's entry on as bo signed it, over version 3. */
+	CHECK(mal->bo_entry.has_sig);
+
+	/* 1. bo online: a bye for it signed by mal, and an unsigned one
+	 * over version 2.  bo stays online. */
+	forge_bye(mal);
+	CHECK(forger_sync(mal, l, t, ana));
+	forge_bye(mole);
+	CHECK(forger_sync(mole, l, t, ana));
+	CHECK_EQ_INT(shown(ana, "bo"), 1);
+
+	/* 2. bo leaves: its signed bye reaches mal through ana. */
+	node_stop(bo);
+	CHECK(shown_as(ana, "bo", 0, 5000));
+	for (int i = 0; i < 50 && !mal->bo_bye.has_sig; i++)
+		pump(l, t, 100);
+	CHECK(mal->bo_bye.has_sig);
+	/* Entries saying bo is here again, renamed: signed by mal, or
+	 * unsigned over version 2; and bo's own last entry, replayed.
+	 * bo stays offline, and keeps its name. */
+	forge_entry(mal, "evil");
+	CHECK(forger_sync(mal, l, t, ana));
+	forge_entry(mole, "evil2");
+	CHECK(forger_sync(mole, l, t, ana));
+	{
+		struct frame fr;
+
+		memset(&fr, 0, sizeof(fr));
+		fr.type = FRAME_PEERS;
+		fr.u.peers.n = 1;
+		fr.u.peers.v = &mal->bo_entry;
+		forger_send(mal, &fr);
+	}
+	CHECK(forger_sync(mal, l, t, ana));
+	CHECK_EQ_INT(shown(ana, "bo"), 0);
+	CHECK_EQ_INT(shown(ana, "evil"), -1);
+	CHECK_EQ_INT(shown(ana, "evil2"), -1);
+
+	/* 3. bo comes back; mal replays the bye bo signed before: bo stays
+	 * online. */
+	CHECK((bo = start(hb)) != NULL);
+	CHECK(shown_as(ana, "bo", 1, 10000));
+	pump(l, t, 500);
+	{
+		struct frame fr;
+
+		memset(&fr, 0, sizeof(fr));
+		fr.type = FRAME_BYE;
+		fr.u.bye = mal->bo_bye;
+		forger_send(mal, &fr);
+	}
+	CHECK(forger_sync(mal, l, t, ana));
+	CHECK_EQ_INT(shown(ana, "bo"), 1);
+
+	quic_free(mal->q);
+	quic_free(mole->q);
+	sec_identity_free(mal->id);
+	sec_identity_free(mole->id);
+	free(mal);
+	free(mole);
+	loop_timer_free(t);
+	loop_free(l);
+	node_stop(bo);
+	node_stop(ana);
+	free(inv);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	CHECK(system(cmd) == 0);
+	return check_exit();
+}
