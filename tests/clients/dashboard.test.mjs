@@ -86,7 +86,7 @@ function memberRow(page, name) {
     const li = [...document.querySelectorAll('#members li.member')].find(
       (e) => e.querySelector('.member-name')?.textContent === n);
     return li ? { text: li.innerText, online: li.classList.contains('online'), html: li.innerHTML,
-      path: li.dataset.path, role: li.dataset.role } : null;
+      path: li.dataset.path, role: li.dataset.role, removed: li.dataset.removed === 'yes' } : null;
   }, name);
 }
 
@@ -590,6 +590,35 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
     assert.equal(back.edges[0].dashed, false);
     assert.match((await memberRow(page, 'bo')).text, /direct/);
     assert.equal(navigations, 1, 'the page was not reloaded');
+  }, 120_000);
+
+  step('a member ana removes is marked removed, and the removal is a line on the page', async () => {
+    // An invite made now: one from before the key changed admits nobody.
+    const invite = papo(path.join(root, 'ana'), ['invite']).trim();
+    papo(path.join(root, 'dee'), ['join', invite, '--name', 'dee']);
+    const D = await serve('dee');
+    await until('dee shown online', async () => (await memberRow(page, 'dee'))?.online, 60_000);
+    const before = await memberRow(page, 'dee');
+    assert.equal(before.removed, false);
+    assert.doesNotMatch(before.text, /\bremoved\b/);
+    const r = await api(A, '/api/remove', { name: 'dee' });
+    assert.equal(r.removed, 'dee');
+    assert.equal(r.epoch, 2, 'the key changed a second time (the first was the rotation)');
+    // The room event brings status and the room's changes again; no reload.
+    const gone = await until('dee marked removed', async () => {
+      const row = await memberRow(page, 'dee');
+      return row && row.removed && /\bremoved\b/.test(row.text) ? row : null;
+    }, 10_000);
+    assert.equal(gone.role, 'member');
+    const lines = await until('the removal on the page', () => page.evaluate(() => {
+      const t = [...document.querySelectorAll('#roomlog li')].map((l) => l.textContent);
+      return t.some((l) => l.includes('removed')) ? t : null;
+    }), 10_000);
+    assert.deepEqual(lines, ['ana rotated the room key (epoch 1)',
+      'ana removed dee; the room key changed (epoch 2)']);
+    assert.equal((await memberRow(page, 'bo')).removed, false, 'bo is not marked');
+    assert.equal(navigations, 1, 'the page was not reloaded');
+    await stop(D);
   }, 120_000);
 
   step('with a token the page asks for it, refuses a wrong one, and works with the right one', async () => {
