@@ -700,6 +700,8 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
       watch(p, 'retention');
       await p.goto(`${C.info.http}/`);
       await until('the last message', () => shown(p, 'kept or not 6'));
+      // A joiner's page names the room as its maker did.
+      assert.equal(await p.textContent('#room'), 'équipe ops', "cy's page names the room");
       await until('the retention note', () => p.isVisible('#retention'));
       const note = await p.textContent('#retention');
       assert.match(note, /^Earlier messages were dropped by retention \(PAPO_KEEP=3\): \d+ before .+\.$/);
