@@ -130,7 +130,7 @@ epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
 		epoch_save(g);
 		/* Invites printed from now on carry the newest epoch. */
 		if (n == epoch_newest(g))
-			gossip_addrs_changed(g);
+			gossip_invite_changed(g);
 		/* Members of versions 1 and 2 cannot follow it. */
 		for (size_t i = 0; i < g->nmembers; i++) {
 			struct member *m = g->members[i];

@@ -149,11 +149,10 @@ gossip_next_seq(struct gossip *g)
 	return g->own_seq;
 }
 
-/* What we advertise changed (a public address learned or lost): the
- * program prints invites with it from now on; members hear it in our
- * next announcement. */
+/* What an invite holds changed (our addresses, the newest key epoch):
+ * the program prints invites with it from now on (NODE_EV_ADDRS). */
 void
-gossip_addrs_changed(struct gossip *g)
+gossip_invite_changed(struct gossip *g)
 {
 	struct addr v[PAPO_ADDR_MAX];
 	size_t n = reach_addrs(&g->reach, v, PAPO_ADDR_MAX);
@@ -165,13 +164,26 @@ gossip_addrs_changed(struct gossip *g)
 		addr_format(&v[i], a);
 		cJSON_AddItemToArray(arr, cJSON_CreateString(a));
 	}
-	log_msg(LOG_INFO, "reach: peers see this member as %s (%s NAT)",
-	    n > 0 ? cJSON_GetArrayItem(arr, 0)->valuestring : "nothing",
-	    reach_nat_name(reach_nat(&g->reach)));
 	/* serve waits for the relay's first answer before printing the
 	 * invite (serve.c), which says whether it holds the relayed address. */
 	cJSON_AddStringToObject(o, "relay", relay_turn_name(g));
 	gossip_emit_json(g, NODE_EV_ADDRS, o);
+}
+
+/* What we advertise changed (a public address learned or lost): new
+ * invites carry it; members hear it in our next announcement. */
+void
+gossip_addrs_changed(struct gossip *g)
+{
+	struct addr v[PAPO_ADDR_MAX];
+	size_t n = reach_addrs(&g->reach, v, PAPO_ADDR_MAX);
+	char a[ADDR_STRLEN] = "nothing";
+
+	if (n > 0)
+		addr_format(&v[0], a);
+	log_msg(LOG_INFO, "reach: peers see this member as %s (%s NAT)", a,
+	    reach_nat_name(reach_nat(&g->reach)));
+	gossip_invite_changed(g);
 }
 
 void

@@ -181,9 +181,12 @@ void gossip_flood(struct gossip *g, const struct frame *f,
 /* Greets the member at the other end of l: our hello, with our history's
  * count and digest. */
 void gossip_hello(struct gossip *g, struct link *l);
-/* What we advertise changed: the program gets the new invite, members
- * our next announcement. */
+/* What we advertise changed: logged; the program gets the new invite,
+ * members our next announcement. */
 void gossip_addrs_changed(struct gossip *g);
+/* What invites hold changed (addresses or the newest key epoch): the
+ * program gets the new invite. */
+void gossip_invite_changed(struct gossip *g);
 /* Answers req with an error: code and fmt filled with arg. */
 void gossip_fail(struct gossip *g, struct node_msg *req, int code,
     const char *fmt, const char *arg);
