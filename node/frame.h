@@ -148,8 +148,8 @@ struct frame_admin {
 
 /* Version 3: a new key epoch (docs/PROTOCOL.md, "Key epochs"): its
  * secret sealed to each remaining member (sec_box_seal), the members it
- * removes, signed by the member who made it.  Decoded, checked and
- * signed here; no daemon sends one yet. */
+ * removes, signed by the member who made it (node/epoch.c makes and
+ * takes them). */
 struct frame_epoch_key {
 	uint8_t id[32];                    /* the member */
 	uint8_t box[SEC_BOX_LEN];          /* the epoch secret, sealed to it */

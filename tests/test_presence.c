@@ -6,7 +6,9 @@
  * "mal" on a connection of version 3, "mole" on one of version 2.  They
  * say bo left while it is online, and that it is back (renamed) while it
  * is gone, with the wrong key or with no signature; mal replays bo's own
- * signed bye after bo came back.  None of it changes what ana shows.
+ * signed bye after bo came back; mal makes itself admin and makes a key
+ * epoch removing bo, signed by itself or claiming the owner made them.
+ * None of it changes what ana shows.
  * After each forgery the forger sends a message of its own: once ana has
  * it, ana has taken every frame before it (one stream, in order).
  */
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
+#include <sodium.h>
 
 #include "node/frame.h"
 #include "node/quic.h"
@@ -245,6 +248,23 @@ forger_sync(struct forger *f, struct loop *l, struct loop_timer *t,
 	return 0;
 }
 
+/* f on a new connection to ana, greeted: ana closes one after a few
+ * frames that do not open or verify, and counts them per connection. */
+static void
+forger_redial(struct forger *f, struct loop *l, struct loop_timer *t,
+    const struct addr *at, const uint8_t ana[32])
+{
+	if (f->c != NULL)
+		quic_close(f->c);
+	for (int i = 0; i < 50 && f->c != NULL; i++)
+		pump(l, t, 100);
+	f->greeted = 0;
+	if (quic_dial(f->q, at, ana, 0) == NULL)
+		return;
+	for (int i = 0; i < 50 && !(f->greeted && f->c != NULL); i++)
+		pump(l, t, 100);
+}
+
 /* bo's bye, as f can make it: signed by f itself (v3) or unsigned. */
 static void
 forge_bye(struct forger *f)
@@ -280,6 +300,51 @@ forge_entry(struct forger *f, const char *name)
 	if (f->version >= 3)
 		frame_peer_sign(&e, &keys, f->id);
 	memcpy(e.id, bo_pk, 32);
+	forger_send(f, &fr);
+}
+
+/* An admin grant for who, signed by f; by then set to claim, so a claim
+ * other than f is a forged signature. */
+static void
+forge_admin(struct forger *f, const uint8_t who[32], const uint8_t claim[32])
+{
+	struct frame fr;
+
+	memset(&fr, 0, sizeof(fr));
+	fr.type = FRAME_ADMIN;
+	memcpy(fr.u.admin.id, who, 32);
+	fr.u.admin.ts = loop_wall_ms();
+	frame_admin_sign(&fr.u.admin, &keys, f->id);
+	memcpy(fr.u.admin.by, claim, 32);
+	forger_send(f, &fr);
+}
+
+/* Epoch 1 removing bo, its secret sealed to ana and to f, signed by f;
+ * by then set to claim, as forge_admin. */
+static void
+forge_epoch(struct forger *f, const uint8_t ana[32], const uint8_t claim[32])
+{
+	struct frame fr;
+	struct frame_epoch_key k[2];
+	uint8_t secret[32], removed[1][32];
+
+	memset(&fr, 0, sizeof(fr));
+	randombytes_buf(secret, sizeof(secret));
+	memcpy(k[0].id, ana, 32);
+	memcpy(k[1].id, f->id->pk, 32);
+	memcpy(removed[0], bo_pk, 32);
+	if (sec_box_seal(k[0].box, secret, ana) == -1 ||
+	    sec_box_seal(k[1].box, secret, f->id->pk) == -1)
+		abort();
+	fr.type = FRAME_EPOCH;
+	fr.u.epoch.n = 1;
+	fr.u.epoch.ts = loop_wall_ms();
+	fr.u.epoch.nremoved = 1;
+	fr.u.epoch.removed = removed;
+	fr.u.epoch.nkeys = 2;
+	fr.u.epoch.keys = k;
+	frame_epoch_sign(&fr.u.epoch, &keys, f->id);
+	memcpy(fr.u.epoch.by, claim, 32);
 	forger_send(f, &fr);
 }
 
@@ -410,6 +475,53 @@ main(void)
 	}
 	CHECK(forger_sync(mal, l, t, ana));
 	CHECK_EQ_INT(shown(ana, "bo"), 1);
+
+	/* 4. mal governs: makes itself admin, and makes epoch 1 removing bo,
+	 * each signed by itself, then claiming ana (the owner) made them.
+	 * ana takes none: no admin, epoch 0, nobody removed, bo online. */
+	forger_redial(mal, l, t, &at, ana_pk);
+	forge_admin(mal, mal->id->pk, mal->id->pk);
+	CHECK(forger_sync(mal, l, t, ana));
+	forge_admin(mal, mal->id->pk, ana_pk);
+	CHECK(forger_sync(mal, l, t, ana));
+	forger_redial(mal, l, t, &at, ana_pk);
+	forge_epoch(mal, ana_pk, mal->id->pk);
+	CHECK(forger_sync(mal, l, t, ana));
+	forger_redial(mal, l, t, &at, ana_pk);
+	forge_epoch(mal, ana_pk, ana_pk);
+	CHECK(forger_sync(mal, l, t, ana));
+	s = status(ana);
+	CHECK(s != NULL);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(s, "admins")), 0);
+	CHECK_EQ_INT((int)cJSON_GetObjectItem(s, "epoch")->valuedouble, 0);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(s, "removed")), 0);
+	cJSON_Delete(s);
+	CHECK_EQ_INT(shown(ana, "bo"), 1);
+	/* The frames were well made: once ana makes mal an admin, the epoch
+	 * mal signs as itself is taken, and removes bo. */
+	{
+		struct node_msg *q = node_msg_new(NODE_ADMIN), *a;
+
+		q->to = strdup("mal");
+		node_submit(ana, q);
+		a = wait_for(ana, NODE_ADMIN, 5000);
+		CHECK(a != NULL && a->code == 0);
+		node_msg_free(a);
+	}
+	pump(l, t, 300);
+	forger_redial(mal, l, t, &at, ana_pk);
+	forge_epoch(mal, ana_pk, mal->id->pk);
+	for (int i = 0; i < 50; i++) {
+		pump(l, t, 100);
+		s = status(ana);
+		if (s != NULL && cJSON_GetObjectItem(s, "epoch")->valuedouble == 1)
+			break;
+		cJSON_Delete(s);
+		s = NULL;
+	}
+	CHECK(s != NULL);
+	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(s, "removed")), 1);
+	cJSON_Delete(s);
 
 	quic_free(mal->q);
 	quic_free(mole->q);
