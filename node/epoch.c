@@ -7,7 +7,11 @@
  * the envelope; a frame received picks its key by that number.  The
  * secrets, who made each epoch and its signed frame (to hand on to
  * members who missed it) are kept in epochs.json, 0600, replaced
- * atomically.
+ * atomically.  Two admins may change the key at once (or apart, in a
+ * partition): of two changes of one number every member keeps the one
+ * with the lower signature, whom either removed stays removed, and an
+ * admin that sees a removed member given the key kept changes it again
+ * (docs/PROTOCOL.md, "Concurrent changes").
  *
  * Part of gossip (gossip_int.h); it never blocks but for that file.
  */
@@ -23,7 +27,7 @@
 #define EPOCHS_FILE "epochs.json"
 #define EPOCHS_FILE_MAX (16 * 1024 * 1024)
 
-static void epoch_note(struct gossip *g, const struct frame_epoch *e,
+static int epoch_note(struct gossip *g, const struct frame_epoch *e,
     int quiet);
 static const char *epoch_who(const struct gossip *g, const uint8_t id[32],
     char buf[16]);
@@ -57,6 +61,22 @@ epoch_newest(const struct gossip *g)
 	return n;
 }
 
+/* The signature of an epoch frame's JSON text, into sig (zeros when it
+ * does not decode). */
+static void
+epoch_sig(const struct gossip *g, const char *frame, uint8_t sig[64])
+{
+	struct frame f;
+
+	memset(sig, 0, 64);
+	if (frame_decode(g->env.keys, frame, strlen(frame), FRAME_V3 |
+	    FRAME_TRUSTED, &f) != FRAME_OK)
+		return;
+	if (f.type == FRAME_EPOCH)
+		memcpy(sig, f.u.epoch.sig, 64);
+	frame_clear(&f);
+}
+
 /* Adds epoch n with its secret; frame (the signed epoch frame's JSON
  * text, may be NULL) is copied.  1 when added, 0 when held already, -1
  * out of memory. */
@@ -75,6 +95,8 @@ epoch_take(struct gossip *g, uint32_t n, const uint8_t secret[32],
 	memset(e, 0, sizeof(*e));
 	if (frame != NULL && (e->frame = strdup(frame)) == NULL)
 		return -1;
+	if (frame != NULL)
+		epoch_sig(g, frame, e->sig);
 	e->n = n;
 	memcpy(e->secret, secret, 32);
 	memcpy(e->by, by, 32);
@@ -109,6 +131,9 @@ epoch_save(struct gossip *g)
 		if (h->frame != NULL)
 			cJSON_AddStringToObject(e, "frame", h->frame);
 	}
+	arr = cJSON_AddArrayToObject(o, "lost");
+	for (size_t i = 0; i < g->nlost; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(g->lost[i]));
 	if ((out = cJSON_Print(o)) == NULL)
 		log_msg(LOG_WARN, "%s: out of memory", EPOCHS_FILE);
 	else if (fs_path(path, sizeof(path), g->env.home, EPOCHS_FILE) == 0 &&
@@ -146,6 +171,22 @@ epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
 		}
 	}
 	return rc;
+}
+
+/* Keeps frame (an epoch frame's JSON text) among the changes that lost
+ * to another of their number: 0 kept, -1 out of memory. */
+static int
+epoch_lose(struct gossip *g, const char *frame)
+{
+	char **v;
+
+	if ((v = reallocarray(g->lost, g->nlost + 1, sizeof(*v))) == NULL)
+		return -1;
+	g->lost = v;
+	if ((v[g->nlost] = strdup(frame)) == NULL)
+		return -1;
+	g->nlost++;
+	return 0;
 }
 
 uint32_t
@@ -215,6 +256,21 @@ epoch_load(struct gossip *g)
 		if (epoch_load_one(g, e) == -1)
 			log_msg(LOG_WARN, "%s: a malformed epoch: skipped",
 			    path);
+	/* Changes that lost to another of their number: whom they removed. */
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "lost")) {
+		const char *frame = cJSON_GetStringValue(e);
+		struct frame f;
+
+		if (frame == NULL || frame_decode(g->env.keys, frame,
+		    strlen(frame), FRAME_V3, &f) != FRAME_OK) {
+			log_msg(LOG_WARN, "%s: a malformed epoch: skipped",
+			    path);
+			continue;
+		}
+		if (f.type == FRAME_EPOCH && epoch_lose(g, frame) == 0)
+			epoch_note(g, &f.u.epoch, 1);
+		frame_clear(&f);
+	}
 	cJSON_Delete(o);
 	sodium_memzero(text, len);
 	free(text);
@@ -230,6 +286,11 @@ epoch_free(struct gossip *g)
 	free(g->epochs);
 	g->epochs = NULL;
 	g->nepochs = 0;
+	for (size_t i = 0; i < g->nlost; i++)
+		free(g->lost[i]);
+	free(g->lost);
+	g->lost = NULL;
+	g->nlost = 0;
 	free(g->removed);
 	g->removed = NULL;
 	g->nremoved = 0;
@@ -325,16 +386,19 @@ epoch_emit(struct gossip *g, const struct frame_epoch *e)
 /* Keeps whom e removes: their frames are refused from now on, their
  * connections closed once the frame (already sent) is out; we, when we
  * are one of them.  quiet: at load, nothing said or closed. */
-static void
+static int
 epoch_note(struct gossip *g, const struct frame_epoch *e, int quiet)
 {
 	char nb[16], nb2[16];
+	int fresh = 0;
 
 	for (size_t i = 0; i < e->nremoved; i++) {
 		struct removal *r, *v;
 		struct member *m;
 
 		if (memcmp(e->removed[i], g->env.me->pk, 32) == 0) {
+			if (g->gone)
+				continue;
 			r = &g->me_removal;
 			g->gone = 1;
 		} else if (epoch_removed(g, e->removed[i]) != NULL) {
@@ -350,6 +414,7 @@ epoch_note(struct gossip *g, const struct frame_epoch *e, int quiet)
 		memcpy(r->by, e->by, 32);
 		r->ts = e->ts;
 		r->epoch = (uint32_t)e->n;
+		fresh++;
 		if (quiet)
 			continue;
 		if (r == &g->me_removal) {
@@ -369,6 +434,7 @@ epoch_note(struct gossip *g, const struct frame_epoch *e, int quiet)
 				quic_close_flush(m->conn);
 		}
 	}
+	return fresh;
 }
 
 /* The epoch frame's JSON text as it was signed, to keep and hand on. */
@@ -391,29 +457,213 @@ epoch_text(const struct frame_epoch *e)
 	return s;
 }
 
+/* The held or lost epoch frame that removed id, decoded into f; -1
+ * when there is none. */
+static int
+epoch_removal_frame(const struct gossip *g, const uint8_t id[32],
+    struct frame *f)
+{
+	for (size_t i = 0; i < g->nepochs + g->nlost; i++) {
+		const char *text = i < g->nepochs ? g->epochs[i].frame :
+		    g->lost[i - g->nepochs];
+
+		if (text == NULL || frame_decode(g->env.keys, text,
+		    strlen(text), FRAME_V3 | FRAME_TRUSTED, f) != FRAME_OK)
+			continue;
+		if (f->type == FRAME_EPOCH)
+			for (size_t j = 0; j < f->u.epoch.nremoved; j++)
+				if (memcmp(f->u.epoch.removed[j], id, 32) == 0)
+					return 0;
+		frame_clear(f);
+	}
+	return -1;
+}
+
+/* e, from l, gives the key to members we know were removed: l gets the
+ * frames that removed them, so that its side refuses them too (and an
+ * admin there changes the key again, epoch_heal). */
+static void
+epoch_tell(struct gossip *g, struct link *l, const struct frame_epoch *e)
+{
+	uint8_t sent[FRAME_EPOCH_REMOVED_MAX][64];
+	size_t nsent = 0, j;
+	struct frame f;
+
+	for (size_t i = 0; i < e->nkeys && nsent < FRAME_EPOCH_REMOVED_MAX;
+	    i++) {
+		if (epoch_removed(g, e->keys[i].id) == NULL ||
+		    epoch_removal_frame(g, e->keys[i].id, &f) == -1)
+			continue;
+		for (j = 0; j < nsent; j++)
+			if (memcmp(sent[j], f.u.epoch.sig, 64) == 0)
+				break;
+		if (j == nsent) {
+			memcpy(sent[nsent++], f.u.epoch.sig, 64);
+			gossip_send_link(g, l, &f);
+		}
+		frame_clear(&f);
+	}
+}
+
+static int epoch_make(struct gossip *g, const uint8_t (*rm)[32],
+    size_t nrm, uint32_t *n, size_t *nkeys);
+
+/* An owner or admin that holds a newest key given to members it knows
+ * were removed (two changes made apart, one removing them) changes the
+ * key again without them. */
+static void
+epoch_heal(struct gossip *g)
+{
+	struct epoch_held *h = epoch_find(g, epoch_newest(g));
+	uint8_t rm[FRAME_EPOCH_REMOVED_MAX][32];
+	size_t nrm = 0, nkeys;
+	struct frame f;
+	char nb[16];
+	uint32_t n;
+
+	if (g->gone || strcmp(role_of(g, g->env.me->pk), "member") == 0 ||
+	    h == NULL || h->frame == NULL ||
+	    frame_decode(g->env.keys, h->frame, strlen(h->frame), FRAME_V3 |
+	    FRAME_TRUSTED, &f) != FRAME_OK)
+		return;
+	if (f.type == FRAME_EPOCH)
+		for (size_t i = 0; i < f.u.epoch.nkeys &&
+		    nrm < FRAME_EPOCH_REMOVED_MAX; i++)
+			if (epoch_removed(g, f.u.epoch.keys[i].id) != NULL)
+				memcpy(rm[nrm++], f.u.epoch.keys[i].id, 32);
+	frame_clear(&f);
+	if (nrm == 0)
+		return;
+	log_msg(LOG_WARN, "the room's key (epoch %u) was given to %s, who "
+	    "was removed: changing it again", (unsigned)h->n,
+	    epoch_who(g, rm[0], nb));
+	if (epoch_make(g, (const uint8_t (*)[32])rm, nrm, &n, &nkeys) == -1)
+		log_msg(LOG_WARN, "%s", "could not make a new key epoch");
+}
+
+/* e has the number of an epoch we hold, h, made by another change: the
+ * one with the lower signature is kept, by every member alike.  secret:
+ * e's, when it holds a box for us; else NULL. */
+static void
+epoch_concurrent(struct gossip *g, struct link *l, struct epoch_held *h,
+    const struct frame_epoch *e, const uint8_t *secret)
+{
+	int theirs = memcmp(e->sig, h->sig, 64) < 0;
+	char nb[16], nb2[16], nb3[16], *text = epoch_text(e);
+	struct frame f;
+
+	if (text == NULL)
+		return;
+	log_msg(LOG_WARN, "two changes of the room's key were made apart "
+	    "(epoch %u, by %s and by %s): the one by %s is kept", (unsigned)h->n,
+	    epoch_who(g, h->by, nb), epoch_who(g, e->by, nb2),
+	    epoch_who(g, theirs ? e->by : h->by, nb3));
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_EPOCH;
+	f.u.epoch = *e;
+	if (theirs && secret != NULL) {
+		/* Ours lost: e's key from now on; ours kept for whom it
+		 * removed, and passed on for that. */
+		if (h->frame != NULL && (epoch_lose(g, h->frame) == -1 ||
+		    frame_decode(g->env.keys, h->frame, strlen(h->frame),
+		    FRAME_V3 | FRAME_TRUSTED, &f) != FRAME_OK)) {
+			free(text);
+			return;
+		}
+		if (h->frame != NULL) {
+			if (f.type == FRAME_EPOCH && f.u.epoch.nremoved > 0)
+				gossip_flood(g, &f, NULL);
+			frame_clear(&f);
+		}
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_EPOCH;
+		f.u.epoch = *e;
+		free(h->frame);
+		h->frame = text;
+		text = NULL;
+		memcpy(h->sig, e->sig, 64);
+		memcpy(h->secret, secret, 32);
+		memcpy(h->by, e->by, 32);
+		sec_epoch_keys(g->env.keys, secret, &h->keys);
+		epoch_save(g);
+		if (h->n == epoch_newest(g))
+			gossip_invite_changed(g);
+		epoch_emit(g, e);
+		gossip_flood(g, &f, l->m);
+		epoch_note(g, e, 0);
+	} else {
+		if (theirs)
+			log_msg(LOG_WARN, "the room's key changed (epoch %llu "
+			    "by %s) and this member was not given it: ask for "
+			    "a new invite", (unsigned long long)e->n,
+			    epoch_who(g, e->by, nb));
+		/* Ours is kept: l's side gets it; e's removals still count,
+		 * and go on to the others. */
+		if (!theirs && h->frame != NULL &&
+		    frame_decode(g->env.keys, h->frame, strlen(h->frame),
+		    FRAME_V3 | FRAME_TRUSTED, &f) == FRAME_OK) {
+			gossip_send_link(g, l, &f);
+			frame_clear(&f);
+		}
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_EPOCH;
+		f.u.epoch = *e;
+		if (e->nremoved > 0 && epoch_lose(g, text) == 0) {
+			epoch_save(g);
+			gossip_flood(g, &f, l->m);
+			if (epoch_note(g, e, 0) > 0)
+				epoch_emit(g, e);
+		}
+	}
+	free(text);
+}
+
 void
 epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 {
 	const char *role = role_of(g, e->by);
+	struct epoch_held *held;
 	uint8_t secret[32];
 	char nb[16], *text;
 	size_t i;
 
-	if (e->n > UINT32_MAX || epoch_keys(g, (uint32_t)e->n) != NULL)
+	if (e->n > UINT32_MAX || g->gone)
 		return;
+	held = epoch_find(g, (uint32_t)e->n);
+	if (held != NULL && memcmp(held->sig, e->sig, 64) == 0)
+		return;                 /* held already */
+	for (i = 0; i < g->nlost; i++) {
+		uint8_t sig[64];
+
+		epoch_sig(g, g->lost[i], sig);
+		if (memcmp(sig, e->sig, 64) == 0)
+			return;         /* lost already */
+	}
+	/* The signature was checked by the decoder; who may sign one is
+	 * ours to check: the owner or an admin as we know them. */
+	if (strcmp(role, "member") == 0) {
+		log_msg(LOG_WARN, "an epoch frame (epoch %llu) by %s, who is "
+		    "neither the owner nor an admin: ignored",
+		    (unsigned long long)e->n, epoch_who(g, e->by, nb));
+		return;
+	}
 	for (i = 0; i < e->nremoved; i++)
 		if (memcmp(e->removed[i], g->env.me->pk, 32) == 0) {
-			if (strcmp(role, "member") != 0 && !g->gone) {
-				epoch_note(g, e, 0);
-				epoch_emit(g, e);
-			}
+			epoch_note(g, e, 0);
+			epoch_emit(g, e);
 			return;
 		}
 	for (i = 0; i < e->nkeys; i++)
 		if (memcmp(e->keys[i].id, g->env.me->pk, 32) == 0)
 			break;
-	if (i == e->nkeys || sec_box_open(secret, e->keys[i].box,
-	    g->env.me) == -1) {
+	if (i < e->nkeys && sec_box_open(secret, e->keys[i].box,
+	    g->env.me) == -1)
+		i = e->nkeys;
+	if (held != NULL) {
+		epoch_concurrent(g, l, held, e, i < e->nkeys ? secret : NULL);
+		goto out;
+	}
+	if (i == e->nkeys) {
 		log_msg(LOG_WARN, epoch_newest(g) == 0 ? "this invite is "
 		    "from before the room's key changed (epoch %llu by %s): "
 		    "ask for a new invite" : "the room's key changed (epoch "
@@ -422,16 +672,6 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 		    epoch_who(g, e->by, nb));
 		return;
 	}
-	/* The signature was checked by the decoder; who may sign one is
-	 * ours to check: the owner or an admin as we know them. */
-	if (strcmp(role, "member") == 0) {
-		log_msg(LOG_WARN, "an epoch frame (epoch %llu) by %s, who is "
-		    "neither the owner nor an admin: ignored",
-		    (unsigned long long)e->n, epoch_who(g, e->by, nb));
-		sodium_memzero(secret, sizeof(secret));
-		return;
-	}
-
 	text = epoch_text(e);
 	if (epoch_add(g, (uint32_t)e->n, secret, e->by, text) == 1) {
 		struct frame f;
@@ -444,9 +684,30 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 		f.u.epoch = *e;
 		gossip_flood(g, &f, l->m);
 		epoch_note(g, e, 0);
+		epoch_tell(g, l, e);
 	}
-	sodium_memzero(secret, sizeof(secret));
 	free(text);
+out:
+	sodium_memzero(secret, sizeof(secret));
+	epoch_heal(g);
+}
+
+void
+epoch_unopened(struct gossip *g, struct link *l, const uint8_t *p, size_t n)
+{
+	struct epoch_held *h;
+	struct frame f;
+	uint32_t ep;
+
+	if (frame_envelope_epoch(p, n, &ep) == -1 || ep == 0 ||
+	    l->told == ep + 1 || (h = epoch_find(g, ep)) == NULL ||
+	    h->frame == NULL || frame_decode(g->env.keys, h->frame,
+	    strlen(h->frame), FRAME_V3 | FRAME_TRUSTED, &f) != FRAME_OK)
+		return;
+	l->told = ep + 1;
+	if (f.type == FRAME_EPOCH)
+		gossip_send_link(g, l, &f);
+	frame_clear(&f);
 }
 
 void
@@ -472,18 +733,79 @@ epoch_on_hello(struct gossip *g, struct member *m,
 	}
 }
 
+/* Makes epoch newest + 1: its secret sealed to us and to every member
+ * we know but those removed (up to FRAME_EPOCH_KEYS_MAX), removing rm;
+ * signed, kept, said and flooded.  0 with its number and how many were
+ * given the key; -1 when it could not be made. */
+static int
+epoch_make(struct gossip *g, const uint8_t (*rm)[32], size_t nrm,
+    uint32_t *n, size_t *nkeys)
+{
+	struct frame f;
+	struct frame_epoch *e = &f.u.epoch;
+	uint8_t secret[32];
+	char *text = NULL;
+	int rc = -1;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_EPOCH;
+	e->n = epoch_newest(g) + 1;
+	e->ts = loop_wall_ms();
+	randombytes_buf(secret, sizeof(secret));
+	if ((e->keys = calloc(g->nmembers + 1, sizeof(*e->keys))) == NULL ||
+	    (nrm > 0 && (e->removed = calloc(nrm, sizeof(*e->removed))) ==
+	    NULL))
+		goto out;
+	if (nrm > 0)
+		memcpy(e->removed, rm, nrm * sizeof(*rm));
+	e->nremoved = nrm;
+	/* A box for each member we know and for ourselves: the key goes to
+	 * no one else. */
+	for (size_t i = 0; i <= g->nmembers &&
+	    e->nkeys < FRAME_EPOCH_KEYS_MAX; i++) {
+		const uint8_t *id = i < g->nmembers ? g->members[i]->id :
+		    g->env.me->pk;
+		size_t j;
+
+		for (j = 0; j < nrm; j++)
+			if (memcmp(id, rm[j], 32) == 0)
+				break;
+		if (j < nrm || (i < g->nmembers && g->members[i]->removed))
+			continue;
+		memcpy(e->keys[e->nkeys].id, id, 32);
+		if (sec_box_seal(e->keys[e->nkeys].box, secret, id) == 0)
+			e->nkeys++;
+	}
+	if (frame_epoch_sign(e, g->env.keys, g->env.me) == -1 ||
+	    (text = epoch_text(e)) == NULL ||
+	    epoch_add(g, (uint32_t)e->n, secret, g->env.me->pk, text) != 1)
+		goto out;
+	log_msg(LOG_INFO, "the room's key changed (epoch %llu)",
+	    (unsigned long long)e->n);
+	epoch_emit(g, e);
+	/* The removed member gets it too: that is how it learns. */
+	gossip_flood(g, &f, NULL);
+	epoch_note(g, e, 0);
+	*n = (uint32_t)e->n;
+	*nkeys = e->nkeys;
+	rc = 0;
+out:
+	sodium_memzero(secret, sizeof(secret));
+	free(text);
+	frame_clear(&f);
+	return rc;
+}
+
 void
 epoch_request_rotate(struct gossip *g, struct node_msg *req)
 {
 	const char *role = role_of(g, g->env.me->pk);
 	int remove = req->kind == NODE_REMOVE, ambiguous = 0;
 	struct member *gone = NULL;
-	struct frame f;
-	struct frame_epoch *e = &f.u.epoch;
-	uint8_t secret[32];
-	char nb[16], *text = NULL;
+	char nb[16];
 	cJSON *o;
-	uint32_t n = epoch_newest(g);
+	uint32_t n;
+	size_t nkeys;
 
 	if (strcmp(role, "member") == 0 || g->gone) {
 		const char *who = role_owner(g) != NULL ?
@@ -517,65 +839,26 @@ epoch_request_rotate(struct gossip *g, struct node_msg *req)
 			return;
 		}
 	}
-	if (n == UINT32_MAX) {
+	if (epoch_newest(g) == UINT32_MAX) {
 		gossip_fail(g, req, 409, "%s", "the room's key cannot change "
 		    "again");
 		return;
 	}
-	memset(&f, 0, sizeof(f));
-	f.type = FRAME_EPOCH;
-	e->n = n + 1;
-	e->ts = loop_wall_ms();
-	/* A box for each member we know and for ourselves: the key goes to
-	 * no one else. */
-	if ((e->keys = calloc(g->nmembers + 1, sizeof(*e->keys))) == NULL)
-		goto fail;
-	randombytes_buf(secret, sizeof(secret));
-	if (gone != NULL) {
-		if ((e->removed = calloc(1, sizeof(*e->removed))) == NULL)
-			goto fail;
-		memcpy(e->removed[0], gone->id, 32);
-		e->nremoved = 1;
+	if (epoch_make(g, gone != NULL ? (const uint8_t (*)[32])&gone->id :
+	    NULL, gone != NULL, &n, &nkeys) == -1) {
+		gossip_fail(g, req, 500, "%s", "could not make a new key epoch");
+		return;
 	}
-	for (size_t i = 0; i <= g->nmembers &&
-	    e->nkeys < FRAME_EPOCH_KEYS_MAX; i++) {
-		const uint8_t *id = i < g->nmembers ? g->members[i]->id :
-		    g->env.me->pk;
-
-		if (i < g->nmembers && (g->members[i]->removed ||
-		    g->members[i] == gone))
-			continue;
-		memcpy(e->keys[e->nkeys].id, id, 32);
-		if (sec_box_seal(e->keys[e->nkeys].box, secret, id) == 0)
-			e->nkeys++;
-	}
-	if (frame_epoch_sign(e, g->env.keys, g->env.me) == -1 ||
-	    (text = epoch_text(e)) == NULL ||
-	    epoch_add(g, e->n, secret, g->env.me->pk, text) != 1)
-		goto fail;
-	log_msg(LOG_INFO, "the room's key changed (epoch %llu)",
-	    (unsigned long long)e->n);
-	epoch_emit(g, e);
-	/* The removed member gets it too: that is how it learns. */
-	gossip_flood(g, &f, NULL);
-	epoch_note(g, e, 0);
 	o = cJSON_CreateObject();
-	cJSON_AddNumberToObject(o, "epoch", (double)e->n);
+	cJSON_AddNumberToObject(o, "epoch", n);
 	if (gone != NULL) {
 		cJSON_AddStringToObject(o, "removed", member_name(gone, nb));
 		cJSON_AddStringToObject(o, "id", gone->idtext);
 	}
-	cJSON_AddNumberToObject(o, "keys", (double)e->nkeys);
+	cJSON_AddNumberToObject(o, "keys", (double)nkeys);
 	req->json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	g->env.emit(g->env.arg, req);
-	goto out;
-fail:
-	gossip_fail(g, req, 500, "%s", "could not make a new key epoch");
-out:
-	sodium_memzero(secret, sizeof(secret));
-	free(text);
-	frame_clear(&f);
 }
 
 int
@@ -598,11 +881,8 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 		    "(epoch %u)", h->name, epoch_who(g, r->by, nb),
 		    (unsigned)r->epoch);
 		/* It is told so by the epoch frame that removed it. */
-		if (h->version >= 3 && (e = epoch_find(g, r->epoch)) != NULL &&
-		    e->frame != NULL && frame_decode(g->env.keys, e->frame,
-		    strlen(e->frame), FRAME_V3, &f) == FRAME_OK) {
-			if (f.type == FRAME_EPOCH)
-				gossip_send_link(g, l, &f);
+		if (h->version >= 3 && epoch_removal_frame(g, h->id, &f) == 0) {
+			gossip_send_link(g, l, &f);
 			frame_clear(&f);
 		}
 		quic_close_flush(l->qc);
@@ -639,57 +919,77 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 	return 1;
 }
 
+/* History's line for the epoch frame text (numbered n), added to arr. */
+static void
+epoch_history_one(const struct gossip *g, cJSON *arr, uint32_t n,
+    const char *text)
+{
+	const struct frame_epoch *fe;
+	struct frame f;
+	char nb[16], nb2[16], line[256];
+	cJSON *e, *rm;
+	size_t at;
+
+	if (frame_decode(g->env.keys, text, strlen(text), FRAME_V3 |
+	    FRAME_TRUSTED, &f) != FRAME_OK)
+		return;
+	fe = &f.u.epoch;
+	if (f.type != FRAME_EPOCH) {
+		frame_clear(&f);
+		return;
+	}
+	e = cJSON_CreateObject();
+	cJSON_AddItemToArray(arr, e);
+	cJSON_AddStringToObject(e, "kind", "epoch");
+	cJSON_AddNumberToObject(e, "epoch", n);
+	cJSON_AddStringToObject(e, "by", epoch_who(g, fe->by, nb));
+	cJSON_AddNumberToObject(e, "ts", (double)fe->ts);
+	rm = cJSON_AddArrayToObject(e, "removed");
+	at = (size_t)snprintf(line, sizeof(line), "%s ",
+	    epoch_who(g, fe->by, nb));
+	if (fe->nremoved == 0)
+		snprintf(line + at, sizeof(line) - at, "rotated the room key "
+		    "(epoch %u)", (unsigned)n);
+	else {
+		at += (size_t)snprintf(line + at, sizeof(line) - at, "removed");
+		for (size_t i = 0; i < fe->nremoved && at < sizeof(line);
+		    i++) {
+			const char *who = epoch_who(g, fe->removed[i], nb2);
+
+			cJSON_AddItemToArray(rm, cJSON_CreateString(who));
+			at += (size_t)snprintf(line + at, sizeof(line) - at,
+			    "%s %s", i == 0 ? "" : ",", who);
+		}
+		if (at < sizeof(line))
+			snprintf(line + at, sizeof(line) - at, "; the room key "
+			    "changed (epoch %u)", (unsigned)n);
+	}
+	cJSON_AddStringToObject(e, "text", line);
+	frame_clear(&f);
+}
+
 void
 epoch_history_json(const struct gossip *g, cJSON *o)
 {
-	cJSON *arr = cJSON_AddArrayToObject(o, "room"), *e, *rm;
-	char nb[16], nb2[16], line[256];
+	cJSON *arr = cJSON_AddArrayToObject(o, "room");
 
-	/* In the order the epochs were made: numbers only grow. */
+	/* In the order the epochs were made: numbers only grow.  A change
+	 * that lost to another of its number follows the one kept. */
 	for (uint32_t n = 1; n != 0 && n <= epoch_newest(g); n++) {
 		struct epoch_held *h = epoch_find(g, n);
-		const struct frame_epoch *fe;
-		struct frame f;
-		size_t at;
 
-		if (h == NULL || h->frame == NULL ||
-		    frame_decode(g->env.keys, h->frame, strlen(h->frame),
-		    FRAME_V3 | FRAME_TRUSTED, &f) != FRAME_OK)
-			continue;
-		fe = &f.u.epoch;
-		if (f.type != FRAME_EPOCH) {
+		if (h != NULL && h->frame != NULL)
+			epoch_history_one(g, arr, n, h->frame);
+		for (size_t i = 0; i < g->nlost; i++) {
+			struct frame f;
+
+			if (frame_decode(g->env.keys, g->lost[i],
+			    strlen(g->lost[i]), FRAME_V3 | FRAME_TRUSTED, &f) !=
+			    FRAME_OK)
+				continue;
+			if (f.type == FRAME_EPOCH && f.u.epoch.n == n)
+				epoch_history_one(g, arr, n, g->lost[i]);
 			frame_clear(&f);
-			continue;
 		}
-		e = cJSON_CreateObject();
-		cJSON_AddItemToArray(arr, e);
-		cJSON_AddStringToObject(e, "kind", "epoch");
-		cJSON_AddNumberToObject(e, "epoch", n);
-		cJSON_AddStringToObject(e, "by", epoch_who(g, fe->by, nb));
-		cJSON_AddNumberToObject(e, "ts", (double)fe->ts);
-		rm = cJSON_AddArrayToObject(e, "removed");
-		at = (size_t)snprintf(line, sizeof(line), "%s ",
-		    epoch_who(g, fe->by, nb));
-		if (fe->nremoved == 0)
-			snprintf(line + at, sizeof(line) - at, "rotated the "
-			    "room key (epoch %u)", (unsigned)n);
-		else {
-			at += (size_t)snprintf(line + at, sizeof(line) - at,
-			    "removed");
-			for (size_t i = 0; i < fe->nremoved && at < sizeof(line);
-			    i++) {
-				const char *who = epoch_who(g, fe->removed[i],
-				    nb2);
-
-				cJSON_AddItemToArray(rm, cJSON_CreateString(who));
-				at += (size_t)snprintf(line + at, sizeof(line) -
-				    at, "%s %s", i == 0 ? "" : ",", who);
-			}
-			if (at < sizeof(line))
-				snprintf(line + at, sizeof(line) - at, "; the "
-				    "room key changed (epoch %u)", (unsigned)n);
-		}
-		cJSON_AddStringToObject(e, "text", line);
-		frame_clear(&f);
 	}
 }

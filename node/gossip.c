@@ -948,6 +948,8 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 		log_msg(LOG_WARN, "dropped a frame from %s: %s",
 		    l->m != NULL ? l->m->name : "a peer not yet greeted",
 		    frame_strerror(e));
+		if (l->m != NULL && l->version >= 3)
+			epoch_unopened(g, l, p, n);
 		/* A member of this room greets first; anything else that
 		 * does not open is not one of us. */
 		if (l->m == NULL || ++l->bad >= BAD_FRAMES_MAX)

@@ -77,6 +77,9 @@ struct link {
 	struct member *target;      /* whom we dialled; NULL when accepted */
 	struct member *m;           /* who it is, once its hello arrived */
 	int bad;                    /* frames that did not open */
+	uint32_t told;              /* 1 + the epoch whose frame we sent it
+	                             * when one of its frames under that
+	                             * epoch did not open; 0 none */
 	unsigned version;           /* the protocol version agreed */
 };
 
@@ -108,6 +111,8 @@ struct epoch_held {
 	struct room_keys keys;      /* its sealing key; the room's id */
 	uint8_t by[32];             /* who made it; zeros for epoch 0 */
 	char *frame;                /* its signed epoch frame, JSON; or NULL */
+	uint8_t sig[64];            /* that frame's signature: of two changes
+	                             * of one number, the lower is kept */
 };
 
 struct gossip {
@@ -152,6 +157,10 @@ struct gossip {
 	size_t nadmins;
 	struct epoch_held *epochs;  /* epoch.c's, unsorted */
 	size_t nepochs;
+	char **lost;                /* epoch frames that lost to another
+	                             * change of their number, kept for
+	                             * whom they removed (epoch.c) */
+	size_t nlost;
 	struct removal *removed;    /* members removed, as epochs said */
 	size_t nremoved;
 	int gone;                   /* we were removed: me_removal says how */
@@ -330,6 +339,11 @@ int epoch_refuse(struct gossip *g, struct link *l,
 /* An epoch frame received on l. */
 void epoch_on_frame(struct gossip *g, struct link *l,
     const struct frame_epoch *e);
+/* A frame from l that named an epoch we hold did not open under it:
+ * l's member may hold another change of that number; it gets ours
+ * (once per link and epoch). */
+void epoch_unopened(struct gossip *g, struct link *l, const uint8_t *p,
+    size_t n);
 /* Takes req (NODE_ROTATE, or NODE_REMOVE with to: the member) and
  * answers it. */
 void epoch_request_rotate(struct gossip *g, struct node_msg *req);

@@ -1195,10 +1195,11 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 	cli_print_retention(cJSON_GetObjectItemCaseSensitive(ans, "retention"));
 	msgs = cJSON_GetObjectItemCaseSensitive(ans, "messages");
 	/* The room's key changes, each where it falls among the messages
-	 * shown: none before the first shown, all after the last. */
+	 * shown: none before the first shown when earlier ones are left
+	 * out (a full page), all after the last. */
 	ev = cJSON_GetObjectItemCaseSensitive(ans, "room");
 	e = NULL;
-	if (cJSON_GetArraySize(msgs) > 0) {
+	if (cJSON_GetArraySize(msgs) >= n) {
 		const cJSON *t0 = cJSON_GetObjectItemCaseSensitive(msgs->child,
 		    "ts");
 
