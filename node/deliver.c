@@ -482,6 +482,7 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	m->ts = loop_wall_ms();
 	m->body = req->text;
 	m->body_len = len;
+	m->person = req->person;
 	if (to != NULL) {
 		m->has_to = 1;
 		memcpy(m->to, to->id, 32);
@@ -523,7 +524,7 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	/* A person's message (the dashboard, the API) ends our exchanges; an
 	 * agent's answer counts toward one. */
 	if (req->person)
-		limit_damp_person(g->limit, g->env.me->pk);
+		limit_damp_person(g->limit, g->env.me->pk, UINT64_MAX);
 	limit_damp_note(g->limit, g->env.me->pk, has_answered && !req->person ?
 	    answered : NULL, m->ts);
 	gossip_flood(g, &f, NULL);
@@ -690,7 +691,11 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 	}
 	deliver_retain(g);
 	upstream_put(g, m->id, l->m);
-	limit_damp_note(g->limit, m->from, m->has_reply_to &&
+	/* A person's message, written at its author's daemon, ends that
+	 * member's exchanges here too; an agent's answer counts. */
+	if (m->person)
+		limit_damp_person(g->limit, m->from, m->ts);
+	limit_damp_note(g->limit, m->from, m->has_reply_to && !m->person &&
 	    deliver_author_of(g, m->reply_to, answered) == 0 ? answered : NULL,
 	    m->ts);
 	/* A message just written is a sign of its author's life, and of a

@@ -67,6 +67,14 @@ static const struct field msg_fields[] = {
 	{ "body", F_STRING, 1 }, { "to", F_STRING, 0 },
 	{ "reply_to", F_STRING, 0 }, { "sig", F_STRING, 1 }, { NULL, 0, 0 }
 };
+/* Version 3's: a person's message is marked (msg_fields' order, then). */
+static const struct field msg3_fields[] = {
+	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "from", F_STRING, 1 },
+	{ "name", F_STRING, 1 }, { "ts", F_NUMBER, 1 },
+	{ "body", F_STRING, 1 }, { "to", F_STRING, 0 },
+	{ "reply_to", F_STRING, 0 }, { "sig", F_STRING, 1 },
+	{ "person", F_NUMBER, 0 }, { NULL, 0, 0 }
+};
 static const struct field ack_fields[] = {
 	{ "t", F_STRING, 1 }, { "id", F_STRING, 1 }, { "by", F_STRING, 1 },
 	{ "state", F_STRING, 1 }, { "ts", F_NUMBER, 1 },
@@ -120,7 +128,7 @@ enum { HELLO_T, HELLO_V, HELLO_ID, HELLO_NAME, HELLO_ABOUT, HELLO_ADDRS,
 	HELLO_MSGS, HELLO_DIGEST, HELLO_OBS, HELLO_OWNER, HELLO_EVENTS,
 	HELLO_EPOCH };
 enum { MSG_T, MSG_ID, MSG_FROM, MSG_NAME, MSG_TS, MSG_BODY, MSG_TO,
-	MSG_REPLY_TO, MSG_SIG };
+	MSG_REPLY_TO, MSG_SIG, MSG_PERSON };
 enum { ACK_T, ACK_ID, ACK_BY, ACK_STATE, ACK_TS, ACK_SIG };
 enum { PEERS_T, PEERS_MEMBERS };
 enum { PEER_ID, PEER_NAME, PEER_ABOUT, PEER_ADDRS, PEER_SEEN, PEER_SIG };
@@ -143,7 +151,7 @@ static const struct {
 } frame_types[] = {
 	[FRAME_HELLO] = { "hello", { hello_fields, hello2_fields,
 	    hello3_fields } },
-	[FRAME_MSG] = { "msg", { msg_fields, NULL, NULL } },
+	[FRAME_MSG] = { "msg", { msg_fields, NULL, msg3_fields } },
 	[FRAME_ACK] = { "ack", { ack_fields, NULL, NULL } },
 	[FRAME_PEERS] = { "peers", { peers_fields, NULL, NULL } },
 	[FRAME_SYNC] = { "sync", { sync_fields, NULL, NULL } },
@@ -588,6 +596,8 @@ frame_to_json(const struct frame *f, cJSON *o)
 			r |= json_key32(o, "to", m->to);
 		if (m->has_reply_to)
 			r |= json_str(o, "reply_to", m->reply_to);
+		if (m->person)
+			r |= json_num(o, "person", 1);
 		r |= json_sig(o, m->sig);
 		break;
 	}
@@ -710,7 +720,8 @@ frame_fields(const cJSON *obj, const struct field *fields,
 
 	if (!cJSON_IsObject(obj))
 		return FRAME_ERR_FIELD_TYPE;
-	for (i = 0; fields[i].name != NULL; i++)
+	/* All of them: a decoder may look at a later version's field. */
+	for (i = 0; i < FIELDS_MAX; i++)
 		got[i] = NULL;
 	cJSON_ArrayForEach(c, obj) {
 		for (i = 0; fields[i].name != NULL; i++)
@@ -863,6 +874,12 @@ decode_msg(const cJSON *const *f, struct frame_msg *m)
 	if (f[MSG_REPLY_TO] != NULL) {
 		m->has_reply_to = 1;
 		TRY(get_msgid(f[MSG_REPLY_TO], m->reply_to));
+	}
+	/* Version 3's mark of a person's message: 1 or absent. */
+	if (f[MSG_PERSON] != NULL) {
+		if (f[MSG_PERSON]->valuedouble != 1)
+			return FRAME_ERR_VALUE;
+		m->person = 1;
 	}
 	TRY(get_sig(f[MSG_SIG], m->sig));
 	body = f[MSG_BODY]->valuestring;
@@ -1430,6 +1447,9 @@ frame_for_version(const struct frame *f, unsigned version, struct frame *out,
 	*out = *f;
 	if (f->type == FRAME_ADMIN || f->type == FRAME_EPOCH)
 		return version >= 3 ? 0 : -1;
+	/* A person's mark is version 3's: older decoders refuse the field. */
+	if (f->type == FRAME_MSG && version < 3)
+		out->u.msg.person = 0;
 	if (f->type == FRAME_BYE) {
 		if (version < 3)
 			out->u.bye.has_sig = 0;

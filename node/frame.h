@@ -72,6 +72,9 @@ struct frame_msg {
 	uint8_t to[32];                    /* addressee, if has_to */
 	int has_reply_to;
 	char reply_to[PAPO_MSGID_LEN + 1]; /* if has_reply_to */
+	int person;                        /* version 3: a person wrote it
+	                                    * (the dashboard, the API), not an
+	                                    * agent; not signed */
 	uint8_t sig[64];                   /* by from, over frame_msg_signed() */
 };
 

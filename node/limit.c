@@ -453,12 +453,13 @@ limit_damp_note(struct limit *l, const uint8_t author[32],
 }
 
 void
-limit_damp_person(struct limit *l, const uint8_t who[32])
+limit_damp_person(struct limit *l, const uint8_t who[32], uint64_t ts)
 {
 	if (l->damp.off)
 		return;
 	for (size_t i = 0; i < LIMIT_PAIRS; i++)
-		if (l->pairs[i].used && pair_has(&l->pairs[i], who))
+		if (l->pairs[i].used && pair_has(&l->pairs[i], who) &&
+		    ts > l->pairs[i].newest)
 			pair_clear(l, &l->pairs[i]);
 }
 

@@ -70,8 +70,9 @@ uint64_t limit_dropped(const struct limit *l, const uint8_t author[32]);
  * newer than an exchange it is not part of ends that exchange. */
 void limit_damp_note(struct limit *l, const uint8_t author[32],
     const uint8_t *answered, uint64_t ts);
-/* A person spoke as who (the dashboard, the API): who's exchanges end. */
-void limit_damp_person(struct limit *l, const uint8_t who[32]);
+/* A person spoke as who at ts (the dashboard, the API; here, or at who's
+ * daemon): who's exchanges with nothing newer end. */
+void limit_damp_person(struct limit *l, const uint8_t who[32], uint64_t ts);
 /* 0 when me may answer other now, else the seconds until the oldest
  * answer counted leaves the window. */
 unsigned limit_damp_check(const struct limit *l, const uint8_t me[32],

@@ -545,7 +545,7 @@ log_line(struct store *s, const char *line, size_t len, uint64_t off,
 			return 0;
 		}
 	}
-	fe = frame_decode(&s->k, line, len, FRAME_TRUSTED, &f);
+	fe = frame_decode(&s->k, line, len, FRAME_V3 | FRAME_TRUSTED, &f);
 	if (fe != FRAME_OK) {
 		*why = frame_strerror(fe);
 		return 1;
@@ -809,7 +809,7 @@ read_msg(struct store *s, const struct ent *e, struct frame_msg *out)
 		    s->log_path, (unsigned long long)e->off, strerror(errno));
 		goto out;
 	}
-	if ((fe = frame_decode(&s->k, line, e->len, FRAME_TRUSTED, &f)) !=
+	if ((fe = frame_decode(&s->k, line, e->len, FRAME_V3 | FRAME_TRUSTED, &f)) !=
 	    FRAME_OK) {
 		log_msg(LOG_ERROR, "%s: line at offset %llu: %s", s->log_path,
 		    (unsigned long long)e->off, frame_strerror(fe));
@@ -1196,7 +1196,7 @@ compact_line(struct store *s, const char *line, size_t len, uint64_t off,
 	if (fast_msg(line, len, id, &v, &ts)) {
 		keep = cw_keeps(s, c, v);
 		msg = 1;
-	} else if (frame_decode(&s->k, line, len, FRAME_TRUSTED, &f) ==
+	} else if (frame_decode(&s->k, line, len, FRAME_V3 | FRAME_TRUSTED, &f) ==
 	    FRAME_OK) {
 		if (f.type == FRAME_MSG && sec_msgid_valid(f.u.msg.id, &v)) {
 			keep = cw_keeps(s, c, v);

@@ -972,6 +972,58 @@ make_epoch(struct frame *f, const uint8_t secret[32], uint8_t gone[32])
  * sealed secrets survive, each member opens its own box, and a change
  * to any signed part, another signer, or a malformed list is refused.
  */
+/*
+ * Version 3 marks a person's message ("person": 1, outside the
+ * signature): decoders of versions 1 and 2 refuse the field, so it goes
+ * to version 3 connections only.
+ */
+static void
+test_person(void)
+{
+	struct frame f, g, out;
+	struct frame_peer pv[FRAME_PEERS_MAX];
+	char *json, *bad;
+
+	make_msg(&f, "someone at the dashboard");
+	f.u.msg.person = 1;
+	CHECK((json = to_json(&f)) != NULL);
+	CHECK(strstr(json, "\"person\":1") != NULL);
+	CHECK_EQ_INT(frame_decode(&keys, json, strlen(json), FRAME_V3, &g),
+	    FRAME_OK);
+	CHECK_EQ_INT(g.u.msg.person, 1);
+	frame_clear(&g);
+	CHECK_EQ_INT(frame_decode(&keys, json, strlen(json), FRAME_V2, &g),
+	    FRAME_ERR_UNKNOWN_FIELD);
+	frame_clear(&g);
+	CHECK_EQ_INT(decode_text(json), FRAME_ERR_UNKNOWN_FIELD);
+	bad = replace(json, "\"person\":1", "\"person\":2");
+	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &g),
+	    FRAME_ERR_VALUE);
+	frame_clear(&g);
+	free(bad);
+	free(json);
+	CHECK(frame_for_version(&f, 3, &out, pv) == 0);
+	CHECK_EQ_INT(out.u.msg.person, 1);
+	CHECK(frame_for_version(&f, 2, &out, pv) == 0);
+	CHECK_EQ_INT(out.u.msg.person, 0);
+	CHECK((json = to_json(&out)) != NULL);
+	CHECK(strstr(json, "person") == NULL);
+	CHECK_EQ_INT(frame_decode(&keys, json, strlen(json), FRAME_V2, &g),
+	    FRAME_OK);
+	frame_clear(&g);
+	free(json);
+	/* An agent's message has no mark, and version 3 takes it. */
+	f.u.msg.person = 0;
+	CHECK((json = to_json(&f)) != NULL);
+	CHECK(strstr(json, "person") == NULL);
+	CHECK_EQ_INT(frame_decode(&keys, json, strlen(json), FRAME_V3, &g),
+	    FRAME_OK);
+	CHECK_EQ_INT(g.u.msg.person, 0);
+	frame_clear(&g);
+	free(json);
+	frame_clear(&f);
+}
+
 static void
 test_epoch(void)
 {
@@ -1223,6 +1275,7 @@ main(void)
 	test_versions();
 	test_presence3();
 	test_epoch();
+	test_person();
 	test_seal();
 	test_envelope();
 	test_signatures();

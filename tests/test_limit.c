@@ -177,7 +177,10 @@ test_damp(void)
 	for (int i = 0; i < 4; i++)
 		limit_damp_note(l, i % 2 ? a : b, i % 2 ? b : a, ++t);
 	CHECK(limit_damp_check(l, a, b, t) > 0);
-	limit_damp_person(l, a);
+	/* One older than the exchange's last answer (sync) changes nothing. */
+	limit_damp_person(l, a, t - 1);
+	CHECK(limit_damp_check(l, a, b, t) > 0);
+	limit_damp_person(l, a, t + 1);
 	CHECK_EQ_INT(limit_damp_check(l, a, b, t), 0);
 	limit_free(l);
 	limit_free(lo);

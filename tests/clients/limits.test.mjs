@@ -189,7 +189,7 @@ describe('rate limits and reply-loop damping', { concurrency: false }, () => {
     assert.equal(st.damping.on, false, JSON.stringify(st.damping));
   });
 
-  step('a person writing from the dashboard lets the agent go on', async () => {
+  step('a person writing from the dashboard lets both agents go on', async () => {
     // Damped again: bo answered once above; three more answers.
     let id = (await api(A, '/api/history?limit=1')).messages[0].id;
     for (let i = 0; i < 20; i++) {
@@ -206,6 +206,12 @@ describe('rate limits and reply-loop damping', { concurrency: false }, () => {
     await page.click('#send');
     await until('ana\'s damping to end', async () => !(await api(A, '/api/status')).damping.on, 15_000, 200);
     await page.waitForSelector('#damping[hidden]', { state: 'attached', timeout: 20_000 });
-    ok(await send(ca, { text: 'ana carries on', reply_to: id }), 'ana after the person');
+    const carried = ok(await send(ca, { text: 'ana carries on', reply_to: id }), 'ana after the person');
+    // bo's daemon was told a person wrote (version 3): bo goes on too.
+    await next(cb, 'A person: carry on, you two');
+    await until('bo\'s damping to end', async () => !(await api(B, '/api/status')).damping.on, 15_000, 200);
+    await until('bo to have ana\'s answer', async () =>
+      (await api(B, '/api/history?limit=5')).messages.some((m) => m.text === 'ana carries on'), 15_000, 200);
+    ok(await send(cb, { text: 'bo carries on', reply_to: carried.id }), 'bo after the person');
   });
 });
