@@ -131,9 +131,9 @@ epoch_save(struct gossip *g)
 		if (h->frame != NULL)
 			cJSON_AddStringToObject(e, "frame", h->frame);
 	}
-	arr = cJSON_AddArrayToObject(o, "lost");
-	for (size_t i = 0; i < g->nlost; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(g->lost[i]));
+	arr = cJSON_AddArrayToObject(o, "others");
+	for (size_t i = 0; i < g->nothers; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(g->others[i]));
 	if ((out = cJSON_Print(o)) == NULL)
 		log_msg(LOG_WARN, "%s: out of memory", EPOCHS_FILE);
 	else if (fs_path(path, sizeof(path), g->env.home, EPOCHS_FILE) == 0 &&
@@ -173,19 +173,19 @@ epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
 	return rc;
 }
 
-/* Keeps frame (an epoch frame's JSON text) among the changes that lost
- * to another of their number: 0 kept, -1 out of memory. */
+/* Keeps frame (an epoch frame's JSON text) among those not held for
+ * their key (g->others): 0 kept, -1 out of memory. */
 static int
-epoch_lose(struct gossip *g, const char *frame)
+epoch_other(struct gossip *g, const char *frame)
 {
 	char **v;
 
-	if ((v = reallocarray(g->lost, g->nlost + 1, sizeof(*v))) == NULL)
+	if ((v = reallocarray(g->others, g->nothers + 1, sizeof(*v))) == NULL)
 		return -1;
-	g->lost = v;
-	if ((v[g->nlost] = strdup(frame)) == NULL)
+	g->others = v;
+	if ((v[g->nothers] = strdup(frame)) == NULL)
 		return -1;
-	g->nlost++;
+	g->nothers++;
 	return 0;
 }
 
@@ -256,8 +256,8 @@ epoch_load(struct gossip *g)
 		if (epoch_load_one(g, e) == -1)
 			log_msg(LOG_WARN, "%s: a malformed epoch: skipped",
 			    path);
-	/* Changes that lost to another of their number: whom they removed. */
-	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "lost")) {
+	/* Frames kept for whom they removed (this member too). */
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "others")) {
 		const char *frame = cJSON_GetStringValue(e);
 		struct frame f;
 
@@ -267,7 +267,7 @@ epoch_load(struct gossip *g)
 			    path);
 			continue;
 		}
-		if (f.type == FRAME_EPOCH && epoch_lose(g, frame) == 0)
+		if (f.type == FRAME_EPOCH && epoch_other(g, frame) == 0)
 			epoch_note(g, &f.u.epoch, 1);
 		frame_clear(&f);
 	}
@@ -286,11 +286,11 @@ epoch_free(struct gossip *g)
 	free(g->epochs);
 	g->epochs = NULL;
 	g->nepochs = 0;
-	for (size_t i = 0; i < g->nlost; i++)
-		free(g->lost[i]);
-	free(g->lost);
-	g->lost = NULL;
-	g->nlost = 0;
+	for (size_t i = 0; i < g->nothers; i++)
+		free(g->others[i]);
+	free(g->others);
+	g->others = NULL;
+	g->nothers = 0;
 	free(g->removed);
 	g->removed = NULL;
 	g->nremoved = 0;
@@ -457,15 +457,15 @@ epoch_text(const struct frame_epoch *e)
 	return s;
 }
 
-/* The held or lost epoch frame that removed id, decoded into f; -1
+/* The held or other epoch frame that removed id, decoded into f; -1
  * when there is none. */
 static int
 epoch_removal_frame(const struct gossip *g, const uint8_t id[32],
     struct frame *f)
 {
-	for (size_t i = 0; i < g->nepochs + g->nlost; i++) {
+	for (size_t i = 0; i < g->nepochs + g->nothers; i++) {
 		const char *text = i < g->nepochs ? g->epochs[i].frame :
-		    g->lost[i - g->nepochs];
+		    g->others[i - g->nepochs];
 
 		if (text == NULL || frame_decode(g->env.keys, text,
 		    strlen(text), FRAME_V3 | FRAME_TRUSTED, f) != FRAME_OK)
@@ -564,7 +564,7 @@ epoch_concurrent(struct gossip *g, struct link *l, struct epoch_held *h,
 	if (theirs && secret != NULL) {
 		/* Ours lost: e's key from now on; ours kept for whom it
 		 * removed, and passed on for that. */
-		if (h->frame != NULL && (epoch_lose(g, h->frame) == -1 ||
+		if (h->frame != NULL && (epoch_other(g, h->frame) == -1 ||
 		    frame_decode(g->env.keys, h->frame, strlen(h->frame),
 		    FRAME_V3 | FRAME_TRUSTED, &f) != FRAME_OK)) {
 			free(text);
@@ -608,7 +608,7 @@ epoch_concurrent(struct gossip *g, struct link *l, struct epoch_held *h,
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_EPOCH;
 		f.u.epoch = *e;
-		if (e->nremoved > 0 && epoch_lose(g, text) == 0) {
+		if (e->nremoved > 0 && epoch_other(g, text) == 0) {
 			epoch_save(g);
 			gossip_flood(g, &f, l->m);
 			if (epoch_note(g, e, 0) > 0)
@@ -632,12 +632,12 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 	held = epoch_find(g, (uint32_t)e->n);
 	if (held != NULL && memcmp(held->sig, e->sig, 64) == 0)
 		return;                 /* held already */
-	for (i = 0; i < g->nlost; i++) {
+	for (i = 0; i < g->nothers; i++) {
 		uint8_t sig[64];
 
-		epoch_sig(g, g->lost[i], sig);
+		epoch_sig(g, g->others[i], sig);
 		if (memcmp(sig, e->sig, 64) == 0)
-			return;         /* lost already */
+			return;         /* kept already */
 	}
 	/* The signature was checked by the decoder; who may sign one is
 	 * ours to check: the owner or an admin as we know them. */
@@ -649,6 +649,11 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 	}
 	for (i = 0; i < e->nremoved; i++)
 		if (memcmp(e->removed[i], g->env.me->pk, 32) == 0) {
+			/* Kept, so that a restart still knows. */
+			if ((text = epoch_text(e)) != NULL &&
+			    epoch_other(g, text) == 0)
+				epoch_save(g);
+			free(text);
 			epoch_note(g, e, 0);
 			epoch_emit(g, e);
 			return;
@@ -972,23 +977,36 @@ void
 epoch_history_json(const struct gossip *g, cJSON *o)
 {
 	cJSON *arr = cJSON_AddArrayToObject(o, "room");
+	uint32_t top = epoch_newest(g);
 
+	/* The frame that removed this member may be newer than any held. */
+	for (size_t i = 0; i < g->nothers; i++) {
+		struct frame f;
+
+		if (frame_decode(g->env.keys, g->others[i], strlen(g->others[i]),
+		    FRAME_V3 | FRAME_TRUSTED, &f) != FRAME_OK)
+			continue;
+		if (f.type == FRAME_EPOCH && f.u.epoch.n > top &&
+		    f.u.epoch.n <= UINT32_MAX)
+			top = (uint32_t)f.u.epoch.n;
+		frame_clear(&f);
+	}
 	/* In the order the epochs were made: numbers only grow.  A change
 	 * that lost to another of its number follows the one kept. */
-	for (uint32_t n = 1; n != 0 && n <= epoch_newest(g); n++) {
+	for (uint32_t n = 1; n != 0 && n <= top; n++) {
 		struct epoch_held *h = epoch_find(g, n);
 
 		if (h != NULL && h->frame != NULL)
 			epoch_history_one(g, arr, n, h->frame);
-		for (size_t i = 0; i < g->nlost; i++) {
+		for (size_t i = 0; i < g->nothers; i++) {
 			struct frame f;
 
-			if (frame_decode(g->env.keys, g->lost[i],
-			    strlen(g->lost[i]), FRAME_V3 | FRAME_TRUSTED, &f) !=
+			if (frame_decode(g->env.keys, g->others[i],
+			    strlen(g->others[i]), FRAME_V3 | FRAME_TRUSTED, &f) !=
 			    FRAME_OK)
 				continue;
 			if (f.type == FRAME_EPOCH && f.u.epoch.n == n)
-				epoch_history_one(g, arr, n, g->lost[i]);
+				epoch_history_one(g, arr, n, g->others[i]);
 			frame_clear(&f);
 		}
 	}

@@ -157,10 +157,11 @@ struct gossip {
 	size_t nadmins;
 	struct epoch_held *epochs;  /* epoch.c's, unsorted */
 	size_t nepochs;
-	char **lost;                /* epoch frames that lost to another
-	                             * change of their number, kept for
-	                             * whom they removed (epoch.c) */
-	size_t nlost;
+	char **others;              /* epoch frames not held for their key,
+	                             * kept for whom they removed: changes
+	                             * that lost to another of their number,
+	                             * and the one removing us (epoch.c) */
+	size_t nothers;
 	struct removal *removed;    /* members removed, as epochs said */
 	size_t nremoved;
 	int gone;                   /* we were removed: me_removal says how */

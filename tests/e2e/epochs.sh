@@ -177,6 +177,19 @@ check "/api/history's room lists the three changes" test "$(api ana '/api/histor
 sleep 2
 check "cy never gets what was said after its removal" bash -c "! grep -q 'after the removal' '$T/cy/log.jsonl'"
 check "ana keeps cy's old message" has_text ana "cy before removal"
+# cy, restarted, still knows it was removed, before it meets anyone.
+stop cy
+refusals=$(grep -c "refused cy" "$T/ana.err")
+start cy
+check "cy's status says it was removed at once after a restart" bash -c \
+	"curl -s '${URL[cy]}/api/status' | jq -e '.me.removed.by == \"ana\" and .me.removed.epoch == 3' >/dev/null"
+expect 1 "cy's papo say after the restart is refused" -- papo cy say "cy after restart"
+has "$T/err" "this member was removed from the room" "and says why"
+check "cy's history shows its removal" test "$(api cy '/api/history?limit=5' | \
+	jq -r '.room[-1].text')" = "ana removed cy; the room key changed (epoch 3)"
+sleep 2
+check "cy dialled no one: ana refused nothing more" \
+	test "$(grep -c "refused cy" "$T/ana.err")" = "$refusals"
 stop cy
 
 # bo, away during the removal, gets the new epoch on return and talks.
@@ -190,14 +203,15 @@ says bo "bo after the removal"
 check "ana reads bo's" until_true 15 has_text ana "bo after the removal"
 
 # A copy of cy that does not know it was removed (its home and key, the
-# epochs before the removal): its connections and new words are refused.
+# epochs before the removal, not the frame that removed it): its
+# connections and new words are refused.
 mkdir -p "$T/cyx"
 for f in "$T/cy"/*; do
 	case $(basename "$f") in
 	identity*|room.json|peers.json) cp -p "$f" "$T/cyx/" ;;
 	esac
 done
-jq '.epochs |= map(select(.n <= 2))' "$T/cy/epochs.json" >"$T/cyx/epochs.json"
+jq '.epochs |= map(select(.n <= 2)) | del(.others)' "$T/cy/epochs.json" >"$T/cyx/epochs.json"
 chmod 600 "$T/cyx/epochs.json"
 start cyx
 papo cyx say "cy after removal" >/dev/null 2>&1
