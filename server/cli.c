@@ -835,15 +835,19 @@ cli_status_limits(const cJSON *ans)
 	printf("\n");
 }
 
+/* papo admin and papo remove: POST route {"name": NAME}.  *ans is the
+ * answer to print, or NULL when there is nothing more to do (an error
+ * said, or --json's text printed). */
 static int
-cli_admin(const struct cli_cmd *c, int argc, char **argv)
+cli_member_call(const struct cli_cmd *c, int argc, char **argv,
+    const char *route, cJSON **ans)
 {
 	struct cli_opts o;
-	cJSON *req = NULL, *ans = NULL;
+	cJSON *req = NULL;
 	char *body = NULL, *text = NULL;
-	const char *name;
 	int rc;
 
+	*ans = NULL;
 	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
 		return rc;
 	if (optind == argc)
@@ -851,25 +855,35 @@ cli_admin(const struct cli_cmd *c, int argc, char **argv)
 	rc = CLI_ERROR;
 	if ((req = cJSON_CreateObject()) == NULL ||
 	    cJSON_AddStringToObject(req, "name", argv[optind]) == NULL ||
-	    (body = cJSON_PrintUnformatted(req)) == NULL) {
+	    (body = cJSON_PrintUnformatted(req)) == NULL)
 		cli_fail("out of memory");
-		goto out;
-	}
-	if ((rc = cli_call(o.home, "/api/admin", body, &ans, &text)) != CLI_OK)
-		goto out;
-	if (o.json) {
+	else if ((rc = cli_call(o.home, route, body, ans, &text)) == CLI_OK &&
+	    o.json)
 		fputs(text, stdout);
-		goto out;
+	if (rc != CLI_OK || o.json) {
+		cJSON_Delete(*ans);
+		*ans = NULL;
 	}
+	cJSON_Delete(req);
+	cJSON_free(body);
+	free(text);
+	return rc;
+}
+
+static int
+cli_admin(const struct cli_cmd *c, int argc, char **argv)
+{
+	cJSON *ans;
+	const char *name;
+	int rc = cli_member_call(c, argc, argv, "/api/admin", &ans);
+
+	if (ans == NULL)
+		return rc;
 	name = cli_str(ans, "admin");
 	cli_put(name != NULL ? name : "?");
 	printf(cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans, "already")) ?
 	    " was an admin already\n" : " is now an admin of the room\n");
-out:
-	cJSON_Delete(req);
 	cJSON_Delete(ans);
-	cJSON_free(body);
-	free(text);
 	return rc;
 }
 
@@ -904,39 +918,18 @@ out:
 static int
 cli_remove(const struct cli_cmd *c, int argc, char **argv)
 {
-	struct cli_opts o;
-	cJSON *req = NULL, *ans = NULL, *n;
-	char *body = NULL, *text = NULL;
+	cJSON *ans, *n;
 	const char *name;
-	int rc;
+	int rc = cli_member_call(c, argc, argv, "/api/remove", &ans);
 
-	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
+	if (ans == NULL)
 		return rc;
-	if (optind == argc)
-		return cli_usage(c, "%s", "the member's NAME is missing");
-	rc = CLI_ERROR;
-	if ((req = cJSON_CreateObject()) == NULL ||
-	    cJSON_AddStringToObject(req, "name", argv[optind]) == NULL ||
-	    (body = cJSON_PrintUnformatted(req)) == NULL) {
-		cli_fail("out of memory");
-		goto out;
-	}
-	if ((rc = cli_call(o.home, "/api/remove", body, &ans, &text)) != CLI_OK)
-		goto out;
-	if (o.json) {
-		fputs(text, stdout);
-		goto out;
-	}
 	name = cli_str(ans, "removed");
 	n = cJSON_GetObjectItemCaseSensitive(ans, "epoch");
 	cli_put(name != NULL ? name : "?");
 	printf(" was removed from the room; the room's key changed (epoch "
 	    "%.0f)\n", cJSON_IsNumber(n) ? n->valuedouble : 0);
-out:
-	cJSON_Delete(req);
 	cJSON_Delete(ans);
-	cJSON_free(body);
-	free(text);
 	return rc;
 }
 

@@ -23,6 +23,7 @@
 #include "node/quic.h"
 #include "node/room.h"
 #include "tests/check.h"
+#include "tests/nodes.h"
 
 struct forger {
 	const char *name;
@@ -38,95 +39,6 @@ struct forger {
 static struct room_keys keys;
 static uint8_t bo_pk[32];
 static int msgno;
-
-static struct node_msg *
-wait_for(struct node *n, enum node_kind kind, int ms)
-{
-	struct node_msg *m;
-
-	for (int waited = 0; waited < ms; waited += 10) {
-		while ((m = node_take(n)) != NULL) {
-			if (m->kind == kind)
-				return m;
-			node_msg_free(m);
-		}
-		struct pollfd p = { node_fd(n), POLLIN, 0 };
-		poll(&p, 1, 10);
-	}
-	return NULL;
-}
-
-static cJSON *
-status(struct node *n)
-{
-	struct node_msg *r;
-	cJSON *o = NULL;
-
-	node_submit(n, node_msg_new(NODE_STATUS));
-	if ((r = wait_for(n, NODE_STATUS, 5000)) != NULL && r->code == 0)
-		o = cJSON_Parse(r->json);
-	node_msg_free(r);
-	return o;
-}
-
-/* The member of that name in n's status: 1 online, 0 offline, -1 none. */
-static int
-shown(struct node *n, const char *name)
-{
-	cJSON *s = status(n), *m;
-	int r = -1;
-
-	cJSON_ArrayForEach(m, cJSON_GetObjectItem(s, "members"))
-		if (strcmp(cJSON_GetObjectItem(m, "name")->valuestring,
-		    name) == 0)
-			r = cJSON_IsTrue(cJSON_GetObjectItem(m, "online"));
-	cJSON_Delete(s);
-	return r;
-}
-
-static int
-shown_as(struct node *n, const char *name, int want, int ms)
-{
-	for (int waited = 0; waited < ms; waited += 100) {
-		if (shown(n, name) == want)
-			return 1;
-		usleep(100000);
-	}
-	return 0;
-}
-
-static int
-history_has(struct node *n, const char *text)
-{
-	struct node_msg *q = node_msg_new(NODE_HISTORY), *r;
-	cJSON *h = NULL, *m;
-	int found = 0;
-
-	q->limit = 100;
-	node_submit(n, q);
-	if ((r = wait_for(n, NODE_HISTORY, 5000)) != NULL && r->code == 0)
-		h = cJSON_Parse(r->json);
-	node_msg_free(r);
-	cJSON_ArrayForEach(m, cJSON_GetObjectItem(h, "messages"))
-		if (strcmp(cJSON_GetObjectItem(m, "text")->valuestring,
-		    text) == 0)
-			found = 1;
-	cJSON_Delete(h);
-	return found;
-}
-
-static struct node *
-start(const char *home)
-{
-	char err[PAPO_ERR_LEN];
-	struct node_config c = { .home = home, .listen = "127.0.0.1:0",
-	    .nolan = 1 };
-	struct node *n = node_start(err, &c);
-
-	if (n == NULL)
-		fprintf(stderr, "node_start %s: %s\n", home, err);
-	return n;
-}
 
 /* The forgers' side: their own loop, run in slices. */
 
@@ -242,7 +154,7 @@ forger_sync(struct forger *f, struct loop *l, struct loop_timer *t,
 	forger_msg(f, text);
 	for (int i = 0; i < 100; i++) {
 		pump(l, t, 100);
-		if (history_has(ana, text))
+		if (nodes_history_has(ana, text, 0))
 			return 1;
 	}
 	return 0;
@@ -393,20 +305,20 @@ main(void)
 	snprintf(hb, sizeof(hb), "%s/bo", root);
 	CHECK(room_create(err, ha, "ana", "", NULL, 0, "127.0.0.1:7778", &inv) == 0);
 	free(inv);
-	CHECK((ana = start(ha)) != NULL);
+	CHECK((ana = nodes_start(ha)) != NULL);
 	inv = node_invite(ana);
 	CHECK(room_join(err, hb, inv, "bo", "", 0) == 0);
-	CHECK((bo = start(hb)) != NULL);
-	CHECK(shown_as(ana, "bo", 1, 10000));
+	CHECK((bo = nodes_start(hb)) != NULL);
+	CHECK(nodes_shown_as(ana, "bo", 1, 10000));
 	CHECK(room_load(err, ha, &r) == 0);
 	sec_room_keys(r.secret, &keys);
 	room_wipe(&r);
-	s = status(ana);
+	s = nodes_request(ana, node_msg_new(NODE_STATUS), 5000);
 	CHECK(sec_id_parse(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "me"),
 	    "id")->valuestring, ana_pk) == 0);
 	CHECK(addr_parse(cJSON_GetObjectItem(s, "quic")->valuestring, &at) == 0);
 	cJSON_Delete(s);
-	s = status(bo);
+	s = nodes_request(bo, node_msg_new(NODE_STATUS), 5000);
 	CHECK(sec_id_parse(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "me"),
 	    "id")->valuestring, bo_pk) == 0);
 	cJSON_Delete(s);
@@ -431,11 +343,11 @@ main(void)
 	CHECK(forger_sync(mal, l, t, ana));
 	forge_bye(mole);
 	CHECK(forger_sync(mole, l, t, ana));
-	CHECK_EQ_INT(shown(ana, "bo"), 1);
+	CHECK_EQ_INT(nodes_shown(ana, "bo"), 1);
 
 	/* 2. bo leaves: its signed bye reaches mal through ana. */
 	node_stop(bo);
-	CHECK(shown_as(ana, "bo", 0, 5000));
+	CHECK(nodes_shown_as(ana, "bo", 0, 5000));
 	for (int i = 0; i < 50 && !mal->bo_bye.has_sig; i++)
 		pump(l, t, 100);
 	CHECK(mal->bo_bye.has_sig);
@@ -456,14 +368,14 @@ main(void)
 		forger_send(mal, &fr);
 	}
 	CHECK(forger_sync(mal, l, t, ana));
-	CHECK_EQ_INT(shown(ana, "bo"), 0);
-	CHECK_EQ_INT(shown(ana, "evil"), -1);
-	CHECK_EQ_INT(shown(ana, "evil2"), -1);
+	CHECK_EQ_INT(nodes_shown(ana, "bo"), 0);
+	CHECK_EQ_INT(nodes_shown(ana, "evil"), -1);
+	CHECK_EQ_INT(nodes_shown(ana, "evil2"), -1);
 
 	/* 3. bo comes back; mal replays the bye bo signed before: bo stays
 	 * online. */
-	CHECK((bo = start(hb)) != NULL);
-	CHECK(shown_as(ana, "bo", 1, 10000));
+	CHECK((bo = nodes_start(hb)) != NULL);
+	CHECK(nodes_shown_as(ana, "bo", 1, 10000));
 	pump(l, t, 500);
 	{
 		struct frame fr;
@@ -474,7 +386,7 @@ main(void)
 		forger_send(mal, &fr);
 	}
 	CHECK(forger_sync(mal, l, t, ana));
-	CHECK_EQ_INT(shown(ana, "bo"), 1);
+	CHECK_EQ_INT(nodes_shown(ana, "bo"), 1);
 
 	/* 4. mal governs: makes itself admin, and makes epoch 1 removing bo,
 	 * each signed by itself, then claiming ana (the owner) made them.
@@ -490,13 +402,13 @@ main(void)
 	forger_redial(mal, l, t, &at, ana_pk);
 	forge_epoch(mal, ana_pk, ana_pk);
 	CHECK(forger_sync(mal, l, t, ana));
-	s = status(ana);
+	s = nodes_request(ana, node_msg_new(NODE_STATUS), 5000);
 	CHECK(s != NULL);
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(s, "admins")), 0);
 	CHECK_EQ_INT((int)cJSON_GetObjectItem(s, "epoch")->valuedouble, 0);
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(s, "removed")), 0);
 	cJSON_Delete(s);
-	CHECK_EQ_INT(shown(ana, "bo"), 1);
+	CHECK_EQ_INT(nodes_shown(ana, "bo"), 1);
 	/* The frames were well made: once ana makes mal an admin, the epoch
 	 * mal signs as itself is taken, and removes bo. */
 	{
@@ -504,7 +416,7 @@ main(void)
 
 		q->to = strdup("mal");
 		node_submit(ana, q);
-		a = wait_for(ana, NODE_ADMIN, 5000);
+		a = nodes_wait(ana, NODE_ADMIN, 5000);
 		CHECK(a != NULL && a->code == 0);
 		node_msg_free(a);
 	}
@@ -513,7 +425,7 @@ main(void)
 	forge_epoch(mal, ana_pk, mal->id->pk);
 	for (int i = 0; i < 50; i++) {
 		pump(l, t, 100);
-		s = status(ana);
+		s = nodes_request(ana, node_msg_new(NODE_STATUS), 5000);
 		if (s != NULL && cJSON_GetObjectItem(s, "epoch")->valuedouble == 1)
 			break;
 		cJSON_Delete(s);
