@@ -39,12 +39,10 @@ done
 expect 1 "papo rotate by cy (a member) fails" -- papo cy rotate
 has "$T/err" "only the room's owner \(ana\) or an admin can change the room's key" \
 	"cy is told who can"
-code=$(curl -s -o "$T/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
-	-d '{}' "${URL[cy]}/api/rotate")
+code=$(post cy /api/rotate '{}')
 check "POST /api/rotate by cy is 403 (got $code)" test "$code" = 403
 has "$T/body" '"error":"only the room.s owner \(ana\) or an admin' "the 403 says why"
-code=$(curl -s -o "$T/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
-	-d '{"x":1}' "${URL[ana]}/api/rotate")
+code=$(post ana /api/rotate '{"x":1}')
 check "POST /api/rotate with a field is 400 (got $code)" test "$code" = 400
 check "the key did not change" epoch_is ana 0
 
@@ -133,8 +131,7 @@ done
 # Removal: a member cannot remove; the owner removes cy while bo is away.
 expect 1 "papo remove by cy (a member) fails" -- papo cy remove bo
 has "$T/err" "only the room's owner \(ana\) or an admin can remove members" "cy is told who can"
-code=$(curl -s -o "$T/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
-	-d '{"name":"bo"}' "${URL[cy]}/api/remove")
+code=$(post cy /api/remove '{"name":"bo"}')
 check "POST /api/remove by cy is 403 (got $code)" test "$code" = 403
 has "$T/body" '"error":"only the room.s owner \(ana\) or an admin can remove members"' "the 403 says why"
 expect 1 "the owner cannot be removed" -- papo bo remove ana

@@ -115,6 +115,12 @@ join() { # join NAME INVITE: a new member's home
 	PAPO_HOME=$T/$1 "$PAPO" join "$2" --name "$1" >/dev/null
 }
 api() { local n=$1; shift; curl -sS --max-time 30 "${URL[$n]}$@"; }
+# post NAME ROUTE JSON: POSTs JSON to NAME's ROUTE; prints the HTTP
+# status, keeps the body in $T/body.
+post() {
+	curl -s --max-time 30 -o "$T/body" -w '%{http_code}' -X POST \
+		-H 'Content-Type: application/json' -d "$3" "${URL[$1]}$2"
+}
 
 # online A B: A sees B online.
 online() {

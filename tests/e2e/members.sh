@@ -36,12 +36,10 @@ check "cy's room.json keeps the owner" \
 # Only the owner makes admins.
 expect 1 "papo admin by bo (not the owner) fails" -- papo bo admin cy
 has "$T/err" "only the room's owner \(ana\) can make admins" "bo is told who can"
-code=$(curl -s -o "$T/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
-	-d '{"name":"cy"}' "${URL[bo]}/api/admin")
+code=$(post bo /api/admin '{"name":"cy"}')
 check "POST /api/admin by bo is 403 (got $code)" test "$code" = 403
 has "$T/body" '"error":"only the room.s owner \(ana\) can make admins"' "the 403 says why"
-code=$(curl -s -o "$T/body" -w '%{http_code}' -X POST -H 'Content-Type: application/json' \
-	-d '{"name":"cy","x":1}' "${URL[ana]}/api/admin")
+code=$(post ana /api/admin '{"name":"cy","x":1}')
 check "POST /api/admin with an unknown field is 400 (got $code)" test "$code" = 400
 expect 1 "papo admin of nobody fails" -- papo ana admin zed
 has "$T/err" "no member called zed" "the owner is told there is no zed"
