@@ -12,8 +12,9 @@
  *	opens URL's /api/events, prints "ready" once it is open, then, when
  *	a message event with exactly TEXT arrives, prints the wall-clock
  *	time (ns since 1970, as `date +%s%N`) and exits 0; exits 1 after
- *	TIMEOUT_S without it.  run.sh times a new member's first message
- *	with it.
+ *	TIMEOUT_S without it.  A TEXT of "epoch N" waits for the room event
+ *	of key epoch N instead.  reach.sh times a new member's first
+ *	message with it, epochs.sh a key change.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,15 +37,23 @@ member_event(struct bench_sse *r, const char *event, const char *data,
     uint64_t t)
 {
 	struct member *mb = r->arg;
-	cJSON *o, *text;
+	unsigned long epoch;
+	cJSON *o, *text, *n;
 
-	if (strcmp(event, "message") != 0 || mb->got != 0 ||
-	    (*mb->want)[0] == '\0')
+	if (mb->got != 0 || (*mb->want)[0] == '\0')
 		return;
 	o = cJSON_Parse(data);
-	text = cJSON_GetObjectItemCaseSensitive(o, "text");
-	if (cJSON_IsString(text) && strcmp(text->valuestring, *mb->want) == 0)
-		mb->got = t;
+	if (sscanf(*mb->want, "epoch %lu", &epoch) == 1) {
+		n = cJSON_GetObjectItemCaseSensitive(o, "epoch");
+		if (strcmp(event, "room") == 0 && cJSON_IsNumber(n) &&
+		    n->valuedouble == (double)epoch)
+			mb->got = t;
+	} else if (strcmp(event, "message") == 0) {
+		text = cJSON_GetObjectItemCaseSensitive(o, "text");
+		if (cJSON_IsString(text) &&
+		    strcmp(text->valuestring, *mb->want) == 0)
+			mb->got = t;
+	}
 	cJSON_Delete(o);
 }
 
