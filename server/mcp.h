@@ -3,7 +3,8 @@
  * the sessionless requests of 2026-07-28), the JSON-RPC methods and the
  * tool table (send, wait, history, status), and the push of room
  * messages to every session's notification streams and to
- * subscriptions/listen streams.  Main thread only.
+ * subscriptions/listen streams.  Built of mcp.c and mcp_deliver.c, which
+ * share mcp_int.h.  Main thread only.
  */
 #ifndef PAPO_MCP_H
 #define PAPO_MCP_H

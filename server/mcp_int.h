@@ -1,0 +1,163 @@
+/*
+ * mcp_int.h: what MCP's own files share, and nothing else includes:
+ * mcp.c (the transport, sessions and their streams, JSON-RPC, the method
+ * and tool tables) and mcp_deliver.c (the room's messages given to
+ * agents: queues, answers in flight, the wait tool, pushes, read
+ * receipts).  The rest of server/ sees only mcp.h.  All of it belongs to
+ * the main thread, and none of it may block.
+ */
+#ifndef PAPO_MCP_INT_H
+#define PAPO_MCP_INT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/queue.h>
+
+#include <cjson/cJSON.h>
+
+#include "server/mcp.h"
+
+#define MCP_HISTORY_URI "papo://room/history"
+
+struct mcp_session;
+struct mcp_msg;                      /* a room message: mcp_deliver.c's */
+struct mcp_wait;                     /* a wait in progress: mcp_deliver.c's */
+struct mcp_text;                     /* an event's text: mcp.c's */
+struct mcp_slot;                     /* a replay ring's event: mcp.c's */
+
+/* What a subscriptions/listen stream asked for (and was granted). */
+#define MCP_WANT_CHANNEL 0x1         /* notifications/claude/channel */
+#define MCP_WANT_HISTORY 0x2         /* resources/updated of the history */
+
+/*
+ * A stream of a session: a GET stream (sub NULL), which gets what the
+ * session asked for, with event ids; or the answer to a
+ * subscriptions/listen request (sub its id), which gets what want says,
+ * each notification tagged with sub, and ends with a result.
+ */
+struct mcp_stream {
+	LIST_ENTRY(mcp_stream) entry;
+	struct http_stream *st;
+	struct mcp_session *s;
+	cJSON *sub;
+	unsigned want;
+};
+
+/*
+ * An answer on its way that gives messages to an agent (docs/MCP.md,
+ * "Delivery"): they count as given (read receipts, and out of the
+ * session's queue) once the connection took the whole answer, and a
+ * wait's go back to the head of the queue when it did not.
+ */
+struct mcp_flight {
+	LIST_ENTRY(mcp_flight) entry;   /* in m->flights */
+	struct mcp *m;                  /* NULL once mcp_free ran */
+	struct mcp_session *s;          /* NULL once the session ended */
+	struct mcp_msg **msgs;          /* a wait's, given back if unsent */
+	size_t n;
+	char *ids;                      /* "ID ID ..." of what it gives */
+};
+
+struct mcp_session {
+	TAILQ_ENTRY(mcp_session) entry; /* m->sessions, least recently used
+	                                 * first */
+	struct mcp *m;
+	char id[33];                 /* "" for a 2026-07-28 request's */
+	char proto[16];
+	int modern;                  /* one 2026-07-28 request's: no id, it
+	                              * ends when its request does */
+	int closing;                 /* being freed */
+	int channels;                /* opted in: a push is a delivery */
+	int level;                   /* index in mcp_levels, -1: none set */
+	int subscribed;              /* to papo://room/history */
+	uint64_t last;               /* when it was last used (loop_now_ns) */
+	uint64_t seq;                /* event ids */
+	struct mcp_slot *ring;       /* MCP_KEEP events written to its GET
+	                              * streams; NULL until one opened */
+	LIST_HEAD(, mcp_stream) streams;
+	struct mcp_msg **queue;      /* not given yet, oldest first */
+	size_t nqueue, capqueue;
+	uint64_t dropped;            /* let go from a full queue */
+	struct mcp_wait *wait;
+};
+
+struct mcp {
+	struct loop *loop;
+	struct node *node;
+	TAILQ_HEAD(, mcp_session) sessions;
+	size_t nsessions;            /* of 2025 (with an id) */
+	size_t nstreams;             /* GET and listen streams open */
+	uint64_t idle_ns;            /* a 2025 session unused this long ends */
+	uint64_t order;              /* messages seen */
+	struct loop_timer *heartbeat;
+	struct loop_timer *expiry;
+	LIST_HEAD(, mcp_flight) flights;
+	cJSON **schemas;             /* each tool's input schema, parsed once */
+};
+
+/* mcp.c: JSON-RPC text and answers. */
+
+/* o printed unformatted, and freed; NULL without memory. */
+char *mcp_print(cJSON *o);
+/* A response to id with result (taken); modern: as 2026-07-28's. */
+char *mcp_result(const cJSON *id, cJSON *result, int modern);
+/* A notification of method with params (taken). */
+char *mcp_notification(const char *method, cJSON *params);
+/* Answers r with text (freed), or an out-of-memory error for NULL. */
+void mcp_reply_text(struct http_req *r, int status, char *text);
+/* Answers r with a JSON-RPC error. */
+void mcp_reply_error(struct http_req *r, int status, const cJSON *id,
+    int code, const char *msg);
+/* Whether r's Accept allows type (no Accept allows all). */
+int mcp_accepts(struct http_req *r, const char *type);
+/* A tool's result: structured (taken), or an error for the model. */
+cJSON *mcp_tool_result(cJSON *structured, const char *error);
+
+/* mcp.c: shared texts, sessions and their streams. */
+
+/* text (freed) as a shared event text with one ref; NULL on none. */
+struct mcp_text *mcp_text_new(char *text);
+/* Drops a ref of t; t NULL is a no-op. */
+void mcp_text_unref(struct mcp_text *t);
+/* The session was used now: it goes to the end of the expiry line. */
+void mcp_touch(struct mcp_session *s);
+/* Ends a 2026-07-28 request's session when nothing of it is open. */
+void mcp_session_release(struct mcp_session *s);
+/* The session's newest GET stream, or NULL. */
+struct mcp_stream *mcp_get_stream(struct mcp_session *s);
+/* Writes t to the GET stream ms with the session's next event id, and
+ * keeps it for replay. */
+void mcp_event(struct mcp_session *s, struct mcp_stream *ms,
+    struct mcp_text *t);
+/* Writes json (NULL: nothing) to st as an event without an id. */
+void mcp_send(struct http_stream *st, const char *json);
+/* Writes a notification to the listen stream ms, tagged with its id. */
+void mcp_send_tagged(struct mcp_stream *ms, const char *method,
+    const cJSON *params);
+
+/* mcp_deliver.c: the room's messages given to agents. */
+
+/* Drops a ref of g; g NULL is a no-op. */
+void mcp_msg_unref(struct mcp_msg *g);
+/* The ids ("ID ID ...") of messages (a JSON array) or of the n of msgs,
+ * for read receipts; NULL on none. */
+char *mcp_ids(const cJSON *messages, struct mcp_msg *const *msgs,
+    size_t n);
+/* A flight of s's, in m->flights; NULL without memory. */
+struct mcp_flight *mcp_flight_new(struct mcp *m, struct mcp_session *s);
+/* Frees f, which gave nothing. */
+void mcp_flight_free(struct mcp_flight *f);
+/* http_req_on_done's callback: the answer f rode on is over (sent 1:
+ * whole), and f is freed. */
+void mcp_flight_done(void *arg, int sent);
+/* Answers w with the n messages of msgs (taken; 0: timed out), frees w. */
+void mcp_wait_end(struct mcp_wait *w, struct mcp_msg **msgs, size_t n);
+/* notifications/cancelled of s's pending wait rid: 1 if it was one. */
+int mcp_wait_cancel(struct mcp_session *s, const cJSON *rid);
+/* The wait tool, for mcp.c's tool table. */
+void tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const cJSON *args, const cJSON *meta);
+/* A stream that delivers opened: s's queue goes out on ms, given. */
+void mcp_flush(struct mcp_session *s, struct mcp_stream *ms);
+
+#endif
