@@ -8,139 +8,36 @@
  * 8707), dynamic registration of public clients (RFC 7591), Client ID
  * Metadata Documents, and the `iss` of RFC 9207 in every redirect.
  *
- * A person approves a client on the approval page by entering the
- * daemon's PAPO_TOKEN; the page's form carries a random, single-use
- * request id, which is also what stops another site from approving in
- * the person's name.  Codes, pending approvals and fetched metadata
- * documents live in memory; clients and grants in grants.c's file.
+ * This file holds the metadata, /token, /register, the access tokens
+ * http.c checks, /api/tokens, the route tables, start and stop.
+ * /authorize, its approval page and the dashboard's approval are
+ * oauth_approve.c's; fetching Client ID Metadata Documents is
+ * oauth_cimd.c's; what the three share is in oauth_int.h.  Codes,
+ * pending approvals and fetched metadata documents live in memory;
+ * clients and grants in grants.c's file.
  *
- * Runs on the main thread and must never block it: a metadata document
- * is fetched by a thread of its own (libcurl, bounded in time and size,
- * never at a private address unless a test allows it), whose result
- * comes back through a pipe in the loop while the request waits.
+ * Runs on the main thread and must never block it.
  */
-#include <arpa/inet.h>
-#include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
-#include <sys/epoll.h>
 #include <sys/queue.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 #include <sodium.h>
 
 #include "node/node.h"
 #include "server/grants.h"
 #include "server/http.h"
 #include "server/oauth.h"
+#include "server/oauth_int.h"
 
-#define OAUTH_URL_MAX 600           /* bytes of the base URL and its paths */
-#define OAUTH_PENDING_MAX 64        /* approval pages open at once */
-#define OAUTH_PENDING_S 600         /* an approval page stays valid */
-#define OAUTH_TRIES_MAX 5           /* wrong tokens on one page */
-#define OAUTH_CODES_MAX 64          /* codes not yet expired */
-#define OAUTH_STATE_MAX 512         /* bytes of a client's state */
-#define OAUTH_VALUE_MAX 1024        /* bytes of any form value */
 #define OAUTH_REGISTER_PER_MIN 10   /* registrations a minute */
-#define OAUTH_CIMD_MAX 5120         /* bytes of a metadata document */
-#define OAUTH_CIMD_CACHE 32         /* documents kept */
-#define OAUTH_CIMD_OK_S 600         /* a fetched document is kept */
-#define OAUTH_CIMD_FAIL_S 30        /* a failed fetch is remembered */
-#define OAUTH_CIMD_TIMEOUT_MS 5000  /* a fetch, all told */
-#define OAUTH_FETCHES_MAX 4         /* fetches at once */
-#define OAUTH_RANDOM_LEN GRANTS_TOKEN_LEN
 
-/* An approval page shown and not yet answered. */
-struct oauth_pending {
-	char id[OAUTH_RANDOM_LEN + 1];      /* the form's request field */
-	char client_id[GRANTS_URI_MAX + 1];
-	char client_name[GRANTS_NAME_MAX + 1];
-	char redirect[GRANTS_URI_MAX + 1];
-	char challenge[64];
-	char state[OAUTH_STATE_MAX + 1];
-	int has_state;
-	int64_t expires;
-	int tries;
-	int approved;                       /* on the dashboard */
-};
-
-/* A code given to a client; kept, used, until it expires, so that a
- * replay is known as one. */
-struct oauth_code {
-	unsigned char hash[GRANTS_HASH_LEN];
-	char client_id[GRANTS_URI_MAX + 1];
-	char client_name[GRANTS_NAME_MAX + 1];
-	char redirect[GRANTS_URI_MAX + 1];
-	char challenge[64];
-	int64_t expires;
-	int used;
-	char grant[GRANTS_ID_LEN + 1];      /* what it was exchanged for */
-};
-
-/* A Client ID Metadata Document fetched, or the reason it could not be. */
-struct oauth_cimd {
-	char url[GRANTS_URI_MAX + 1];
-	int ok;
-	char err[PAPO_ERR_LEN];
-	struct grants_client client;
-	int64_t until;
-};
-
-/* One fetch of a document, on its own thread. */
-struct oauth_fetch {
-	struct oauth *o;                 /* the main thread's only */
-	pthread_t thread;
-	char url[GRANTS_URI_MAX + 1];
-	int private_ok;
-	const char *ca;                  /* test CA (private_ok only) */
-	int wfd;                         /* the pipe, to say it is done */
-	struct http_req *req;            /* waiting for it; NULL: gone */
-	char *doc;
-	size_t len;
-	long status;
-	char err[PAPO_ERR_LEN];          /* set when the fetch failed */
-	int refused;                     /* an address it may not reach */
-	LIST_ENTRY(oauth_fetch) entry;
-};
-
-struct oauth {
-	struct loop *loop;
-	struct http *http;
-	struct grants *grants;
-	int on;
-	int cimd_private;
-	int64_t access_s, code_s;
-	char token_hash[GRANTS_HASH_LEN];
-	char public_url[OAUTH_URL_MAX];
-	char issuer[OAUTH_URL_MAX];       /* the base URL */
-	char resource[OAUTH_URL_MAX];     /* issuer + "/mcp" */
-	char challenge[2 * OAUTH_URL_MAX];
-	struct oauth_pending pending[OAUTH_PENDING_MAX];
-	struct oauth_code codes[OAUTH_CODES_MAX];
-	struct oauth_cimd cimd[OAUTH_CIMD_CACHE];
-	int64_t reg_window;
-	int reg_count;
-	int dirty;                        /* last uses not yet written */
-	int pipe[2];
-	size_t nfetch;
-	LIST_HEAD(, oauth_fetch) fetches;
-};
-
-static void oauth_authorize_get(struct http_req *, void *);
-static void oauth_approved(struct http_req *, struct oauth *,
-    struct oauth_pending *);
-
-static int64_t
+int64_t
 oauth_now(void)
 {
 	return (int64_t)time(NULL);
@@ -155,7 +52,7 @@ oauth_base(const struct oauth *o)
 	return o->public_url[0] != '\0' ? o->public_url : http_url(o->http);
 }
 
-static int
+int
 oauth_loopback_host(const char *host, size_t n)
 {
 	static const char *const names[] = { "127.0.0.1", "localhost",
@@ -207,7 +104,7 @@ oauth_check(char err[PAPO_ERR_LEN], const char *bind,
 
 /* Helpers for answers. */
 
-static void
+void
 oauth_json(struct http_req *r, int status, cJSON *o)
 {
 	char *text = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
@@ -221,11 +118,7 @@ oauth_json(struct http_req *r, int status, cJSON *o)
 }
 
 /* An OAuth error (RFC 6749 5.2): {"error", "error_description"}. */
-static void
-oauth_error(struct http_req *r, int status, const char *code,
-    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
-
-static void
+void
 oauth_error(struct http_req *r, int status, const char *code,
     const char *fmt, ...)
 {
@@ -242,61 +135,6 @@ oauth_error(struct http_req *r, int status, const char *code,
 		o = NULL;
 	}
 	oauth_json(r, status, o);
-}
-
-/* Percent-encodes s into out (size n) for a query; -1 when it does not
- * fit. */
-static int
-oauth_urlenc(char *out, size_t n, const char *s)
-{
-	static const char hex[] = "0123456789ABCDEF";
-	size_t j = 0;
-
-	for (; *s != '\0'; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		    (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-		    c == '_' || c == '~') {
-			if (j + 1 >= n)
-				return -1;
-			out[j++] = (char)c;
-		} else {
-			if (j + 3 >= n)
-				return -1;
-			out[j++] = '%';
-			out[j++] = hex[c >> 4];
-			out[j++] = hex[c & 15];
-		}
-	}
-	out[j] = '\0';
-	return 0;
-}
-
-/* Escapes s for HTML text and attribute values. */
-static void
-oauth_html(char *out, size_t n, const char *s)
-{
-	size_t j = 0;
-
-	for (; *s != '\0' && j + 7 < n; s++) {
-		const char *rep = NULL;
-
-		switch (*s) {
-		case '<': rep = "&lt;"; break;
-		case '>': rep = "&gt;"; break;
-		case '&': rep = "&amp;"; break;
-		case '"': rep = "&quot;"; break;
-		case '\'': rep = "&#39;"; break;
-		}
-		if (rep != NULL) {
-			memcpy(out + j, rep, strlen(rep));
-			j += strlen(rep);
-		} else if ((unsigned char)*s >= 0x20 && *s != 0x7f) {
-			out[j++] = *s;
-		}
-	}
-	out[j] = '\0';
 }
 
 static int
@@ -347,7 +185,7 @@ oauth_formdec(const char *s, size_t n, char *out, size_t cap)
  * 1 found, 0 absent, -1 when the body is malformed, the value too long,
  * or name given twice (RFC 6749 3.1: a parameter at most once).
  */
-static int
+int
 oauth_form(const char *body, const char *name, char *out, size_t cap)
 {
 	char key[64];
@@ -407,7 +245,7 @@ oauth_same(const char *a, const char *b)
 }
 
 /* Whether the daemon's token is what the person typed. */
-static int
+int
 oauth_token_ok(const struct oauth *o, const char *given)
 {
 	unsigned char h[GRANTS_HASH_LEN];
@@ -418,7 +256,7 @@ oauth_token_ok(const struct oauth *o, const char *given)
 
 /* Is resource (RFC 8707) papo's own?  The path-less form names the same
  * server, as the root metadata says it. */
-static int
+int
 oauth_resource_ours(const struct oauth *o, const char *resource)
 {
 	size_t n = strlen(o->issuer);
@@ -435,7 +273,7 @@ oauth_resource_ours(const struct oauth *o, const char *resource)
  * is ignored, as 3.3 allows: clients that add "openid" or
  * "offline_access" out of habit still get "papo", and are told so.
  */
-static int
+int
 oauth_scope_ok(const char *scope)
 {
 	for (const char *p = scope; *p != '\0'; p++) {
@@ -454,7 +292,7 @@ oauth_scope_ok(const char *scope)
  * name (a native app's port), or a private-use scheme with a dot (RFC
  * 8252 7.1, as cursor://); no fragment, nothing unprintable.
  */
-static int
+int
 oauth_redirect_ok(const char *uri)
 {
 	const char *p, *colon;
@@ -483,7 +321,7 @@ oauth_redirect_ok(const char *uri)
 }
 
 /* The host of uri (up to its path), or its scheme for a private one. */
-static void
+void
 oauth_uri_host(const char *uri, char *out, size_t n)
 {
 	const char *p = strstr(uri, "://");
@@ -497,24 +335,6 @@ oauth_uri_host(const char *uri, char *out, size_t n)
 	p += 3;
 	len = strcspn(p, "/?");
 	snprintf(out, n, "%.*s", (int)len, p);
-}
-
-/* Is id the URL of a Client ID Metadata Document: https with a path (or
- * http too when a test allows private addresses)? */
-static int
-oauth_is_cimd(const struct oauth *o, const char *id)
-{
-	const char *p;
-
-	if (strncmp(id, "https://", 8) == 0)
-		p = id + 8;
-	else if (o->cimd_private && strncmp(id, "http://", 7) == 0)
-		p = id + 7;
-	else
-		return 0;
-	p = strchr(p, '/');
-	return p != NULL && p[1] != '\0' && strchr(id, '#') == NULL &&
-	    strchr(id, '@') == NULL && strlen(id) <= GRANTS_URI_MAX;
 }
 
 /* Metadata. */
@@ -635,660 +455,6 @@ oauth_challenge(void *arg)
 	struct oauth *o = arg;
 
 	return o->challenge;
-}
-
-/* Client ID Metadata Documents. */
-
-/* May a document be fetched from this address?  Never from loopback,
- * private, link-local, shared (CGNAT), multicast or unspecified ones,
- * unless a test allows them: a client id must not make the daemon
- * reach into its own network. */
-static int
-oauth_addr_public(const struct sockaddr *sa)
-{
-	if (sa->sa_family == AF_INET) {
-		uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
-
-		return !((a >> 24) == 0 || (a >> 24) == 10 || (a >> 24) == 127 ||
-		    (a >> 20) == 0xac1 || (a >> 16) == 0xc0a8 ||
-		    (a >> 16) == 0xa9fe || (a >> 22) == (100u << 2 | 1) ||
-		    (a >> 28) >= 0xe);
-	}
-	if (sa->sa_family == AF_INET6) {
-		const struct in6_addr *a =
-		    &((const struct sockaddr_in6 *)sa)->sin6_addr;
-		struct sockaddr_in v4;
-
-		if (IN6_IS_ADDR_V4MAPPED(a)) {
-			memset(&v4, 0, sizeof(v4));
-			v4.sin_family = AF_INET;
-			memcpy(&v4.sin_addr, a->s6_addr + 12, 4);
-			return oauth_addr_public((struct sockaddr *)&v4);
-		}
-		return !(IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_UNSPECIFIED(a) ||
-		    IN6_IS_ADDR_LINKLOCAL(a) || IN6_IS_ADDR_MULTICAST(a) ||
-		    IN6_IS_ADDR_SITELOCAL(a) || (a->s6_addr[0] & 0xfe) == 0xfc);
-	}
-	return 0;
-}
-
-static curl_socket_t
-oauth_opensocket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
-{
-	struct oauth_fetch *f = arg;
-
-	(void)purpose;
-	if (!f->private_ok && !oauth_addr_public(&a->addr)) {
-		f->refused = 1;
-		return CURL_SOCKET_BAD;
-	}
-	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
-}
-
-static size_t
-oauth_fetch_write(char *data, size_t size, size_t n, void *arg)
-{
-	struct oauth_fetch *f = arg;
-	char *p;
-
-	n *= size;
-	if (f->len + n > OAUTH_CIMD_MAX) {
-		snprintf(f->err, sizeof(f->err), "its metadata document is "
-		    "larger than %d bytes", OAUTH_CIMD_MAX);
-		return 0;
-	}
-	if ((p = realloc(f->doc, f->len + n + 1)) == NULL)
-		return 0;
-	f->doc = p;
-	memcpy(f->doc + f->len, data, n);
-	f->len += n;
-	f->doc[f->len] = '\0';
-	return n;
-}
-
-/* The fetch's thread: touches only f, then says so through the pipe. */
-static void *
-oauth_fetch_run(void *arg)
-{
-	struct oauth_fetch *f = arg;
-	CURL *c = curl_easy_init();
-	CURLcode rc;
-
-	if (c == NULL) {
-		snprintf(f->err, sizeof(f->err), "out of memory");
-		goto done;
-	}
-	curl_easy_setopt(c, CURLOPT_URL, f->url);
-	curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR,
-	    f->private_ok ? "https,http" : "https");
-	if (f->ca != NULL && *f->ca != '\0')
-		curl_easy_setopt(c, CURLOPT_CAINFO, f->ca);
-	curl_easy_setopt(c, CURLOPT_FOLLOWLOCATION, 0L);
-	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)OAUTH_CIMD_TIMEOUT_MS);
-	curl_easy_setopt(c, CURLOPT_MAXFILESIZE, (long)OAUTH_CIMD_MAX);
-	curl_easy_setopt(c, CURLOPT_USERAGENT, "papo");
-	curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
-	curl_easy_setopt(c, CURLOPT_OPENSOCKETFUNCTION, oauth_opensocket);
-	curl_easy_setopt(c, CURLOPT_OPENSOCKETDATA, f);
-	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, oauth_fetch_write);
-	curl_easy_setopt(c, CURLOPT_WRITEDATA, f);
-	rc = curl_easy_perform(c);
-	curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &f->status);
-	if (f->err[0] != '\0')
-		;
-	else if (f->refused)
-		snprintf(f->err, sizeof(f->err), "its metadata document's "
-		    "host resolves to a private, loopback or link-local "
-		    "address, which papo does not fetch from");
-	else if (rc == CURLE_FILESIZE_EXCEEDED)
-		snprintf(f->err, sizeof(f->err), "its metadata document is "
-		    "larger than %d bytes", OAUTH_CIMD_MAX);
-	else if (rc != CURLE_OK)
-		snprintf(f->err, sizeof(f->err), "its metadata document "
-		    "could not be fetched: %s", curl_easy_strerror(rc));
-	else if (f->status != 200)
-		snprintf(f->err, sizeof(f->err), "its metadata document "
-		    "answered HTTP %ld, not 200", f->status);
-	curl_easy_cleanup(c);
-done:
-	if (write(f->wfd, &f, sizeof(f)) != (ssize_t)sizeof(f))
-		log_msg(LOG_ERROR, "oauth: cannot hand a fetch back: %s",
-		    strerror(errno));
-	return NULL;
-}
-
-/* The slot a document of url is cached in: its own, else the oldest. */
-static struct oauth_cimd *
-oauth_cimd_slot(struct oauth *o, const char *url)
-{
-	struct oauth_cimd *old = &o->cimd[0];
-
-	for (size_t i = 0; i < OAUTH_CIMD_CACHE; i++) {
-		if (strcmp(o->cimd[i].url, url) == 0)
-			return &o->cimd[i];
-		if (o->cimd[i].until < old->until)
-			old = &o->cimd[i];
-	}
-	return old;
-}
-
-static struct oauth_cimd *
-oauth_cimd_find(struct oauth *o, const char *url)
-{
-	int64_t now = oauth_now();
-
-	for (size_t i = 0; i < OAUTH_CIMD_CACHE; i++)
-		if (strcmp(o->cimd[i].url, url) == 0 && o->cimd[i].until > now)
-			return &o->cimd[i];
-	return NULL;
-}
-
-/* Checks a fetched document (RFC draft "OAuth Client ID Metadata
- * Document") into e; e->ok or e->err. */
-static void
-oauth_cimd_parse(struct oauth_fetch *f, struct oauth_cimd *e)
-{
-	struct grants_client *c = &e->client;
-	const cJSON *v, *u;
-	cJSON *j = NULL;
-
-	memset(c, 0, sizeof(*c));
-	e->ok = 0;
-	if (f->err[0] != '\0') {
-		snprintf(e->err, sizeof(e->err), "%s", f->err);
-		return;
-	}
-	if (f->doc == NULL || (j = cJSON_ParseWithLength(f->doc, f->len)) ==
-	    NULL || !cJSON_IsObject(j)) {
-		snprintf(e->err, sizeof(e->err), "its metadata document is not "
-		    "a JSON object");
-		goto out;
-	}
-	v = cJSON_GetObjectItemCaseSensitive(j, "client_id");
-	if (!cJSON_IsString(v) || strcmp(v->valuestring, f->url) != 0) {
-		snprintf(e->err, sizeof(e->err), "its metadata document's "
-		    "client_id is not the URL it was fetched from");
-		goto out;
-	}
-	v = cJSON_GetObjectItemCaseSensitive(j, "token_endpoint_auth_method");
-	if (v != NULL && (!cJSON_IsString(v) ||
-	    strcmp(v->valuestring, "none") != 0)) {
-		snprintf(e->err, sizeof(e->err), "its metadata document asks "
-		    "for token_endpoint_auth_method other than \"none\"; papo "
-		    "takes public clients only");
-		goto out;
-	}
-	v = cJSON_GetObjectItemCaseSensitive(j, "redirect_uris");
-	if (!cJSON_IsArray(v) || cJSON_GetArraySize(v) == 0 ||
-	    cJSON_GetArraySize(v) > GRANTS_REDIRECTS_MAX) {
-		snprintf(e->err, sizeof(e->err), "its metadata document needs "
-		    "redirect_uris: 1 to %d URIs", GRANTS_REDIRECTS_MAX);
-		goto out;
-	}
-	cJSON_ArrayForEach(u, v) {
-		if (!cJSON_IsString(u) || !oauth_redirect_ok(u->valuestring)) {
-			snprintf(e->err, sizeof(e->err), "its metadata "
-			    "document has a redirect URI that is not https, "
-			    "http on loopback or a private-use scheme");
-			goto out;
-		}
-		strcpy(c->redirect[c->nredirect++], u->valuestring);
-	}
-	v = cJSON_GetObjectItemCaseSensitive(j, "client_name");
-	if (cJSON_IsString(v) && v->valuestring[0] != '\0' &&
-	    strlen(v->valuestring) <= GRANTS_NAME_MAX)
-		snprintf(c->name, sizeof(c->name), "%s", v->valuestring);
-	else
-		oauth_uri_host(f->url, c->name, sizeof(c->name));
-	snprintf(c->id, sizeof(c->id), "%s", f->url);
-	e->ok = 1;
-out:
-	cJSON_Delete(j);
-}
-
-static void
-oauth_fetch_free(struct oauth *o, struct oauth_fetch *f)
-{
-	pthread_join(f->thread, NULL);
-	LIST_REMOVE(f, entry);
-	o->nfetch--;
-	free(f->doc);
-	free(f);
-}
-
-static void
-oauth_on_fetched(void *arg, uint32_t events)
-{
-	struct oauth *o = arg;
-	struct oauth_fetch *f;
-	struct oauth_cimd *e;
-	struct http_req *r;
-
-	(void)events;
-	while (read(o->pipe[0], &f, sizeof(f)) == (ssize_t)sizeof(f)) {
-		e = oauth_cimd_slot(o, f->url);
-		memset(e, 0, sizeof(*e));
-		snprintf(e->url, sizeof(e->url), "%s", f->url);
-		oauth_cimd_parse(f, e);
-		e->until = oauth_now() + (e->ok ? OAUTH_CIMD_OK_S :
-		    OAUTH_CIMD_FAIL_S);
-		if (!e->ok)
-			log_msg(LOG_INFO, "oauth: client %s: %s", f->url, e->err);
-		r = f->req;
-		oauth_fetch_free(o, f);
-		if (r != NULL) {
-			http_req_watch(r, NULL, NULL);
-			oauth_authorize_get(r, o);
-		}
-	}
-}
-
-static void
-oauth_fetch_gone(struct http_req *r, void *arg)
-{
-	struct oauth_fetch *f = arg;
-
-	(void)r;
-	f->req = NULL;
-}
-
-/* Starts fetching url's document for r, which waits.  -1 when it
- * cannot. */
-static int
-oauth_fetch_start(struct oauth *o, struct http_req *r, const char *url)
-{
-	struct oauth_fetch *f;
-
-	if (o->nfetch >= OAUTH_FETCHES_MAX || (f = calloc(1, sizeof(*f))) ==
-	    NULL)
-		return -1;
-	f->o = o;
-	snprintf(f->url, sizeof(f->url), "%s", url);
-	f->private_ok = o->cimd_private;
-	/*
-	 * A test serving documents over HTTPS on loopback names its own CA;
-	 * only with the test setting, so that no deployment trusts more
-	 * than the system's CAs.
-	 */
-	if (f->private_ok)
-		f->ca = getenv("PAPO_OAUTH_CIMD_CA");
-	f->wfd = o->pipe[1];
-	f->req = r;
-	if (pthread_create(&f->thread, NULL, oauth_fetch_run, f) != 0) {
-		free(f);
-		return -1;
-	}
-	LIST_INSERT_HEAD(&o->fetches, f, entry);
-	o->nfetch++;
-	http_defer(r);
-	http_req_watch(r, oauth_fetch_gone, f);
-	return 0;
-}
-
-/* /authorize */
-
-/* An error page, for what cannot go back to the client: an unknown
- * client or redirect URI (RFC 6749 4.1.2.1 forbids redirecting then). */
-static void
-oauth_page_error(struct http_req *r, int status, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static void
-oauth_page_error(struct http_req *r, int status, const char *fmt, ...)
-{
-	char msg[PAPO_ERR_LEN], esc[PAPO_ERR_LEN * 6], page[PAPO_ERR_LEN * 8];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	oauth_html(esc, sizeof(esc), msg);
-	snprintf(page, sizeof(page), "<!doctype html><html lang=\"en\"><head>"
-	    "<meta charset=\"utf-8\"><title>papo: authorization refused"
-	    "</title></head><body><h1>papo cannot authorize this client</h1>"
-	    "<p id=\"error\">%s</p></body></html>", esc);
-	http_reply_page(r, status, page, HTTP_CSP_DATA);
-}
-
-/* Redirects r to the client with the given query (already encoded),
- * adding iss (RFC 9207) and state. */
-static void
-oauth_redirect(struct http_req *r, struct oauth *o, const char *redirect,
-    const char *query, const char *state, int has_state)
-{
-	char url[HTTP_HEADER_VALUE_MAX], enc[3 * OAUTH_STATE_MAX + 1];
-	char iss[3 * OAUTH_URL_MAX + 1];
-	size_t n;
-
-	oauth_urlenc(iss, sizeof(iss), o->issuer);
-	n = (size_t)snprintf(url, sizeof(url), "%s%c%s&iss=%s", redirect,
-	    strchr(redirect, '?') != NULL ? '&' : '?', query, iss);
-	if (has_state && n < sizeof(url) &&
-	    oauth_urlenc(enc, sizeof(enc), state) == 0)
-		n += (size_t)snprintf(url + n, sizeof(url) - n, "&state=%s",
-		    enc);
-	if (n >= sizeof(url)) {
-		oauth_page_error(r, 400, "the redirect back to the client "
-		    "would be too long");
-		return;
-	}
-	http_reply_header(r, "Location", url);
-	http_reply(r, 302, "");
-}
-
-static void
-oauth_redirect_error(struct http_req *r, struct oauth *o,
-    const char *redirect, const char *state, int has_state,
-    const char *code, const char *desc)
-{
-	char q[PAPO_ERR_LEN * 4], enc[PAPO_ERR_LEN * 3];
-
-	oauth_urlenc(enc, sizeof(enc), desc);
-	snprintf(q, sizeof(q), "error=%s&error_description=%s", code, enc);
-	oauth_redirect(r, o, redirect, q, state, has_state);
-}
-
-/* The Content-Security-Policy of the approval page: nothing loads, the
- * form posts to us, and the redirect after it goes to the client (a
- * browser checks form-action on that redirect too). */
-static void
-oauth_page_csp(const char *redirect, char *out, size_t n)
-{
-	char host[GRANTS_URI_MAX + 1];
-	const char *p = strstr(redirect, "://");
-
-	if (p != NULL) {
-		snprintf(host, sizeof(host), "%.*s", (int)(p + 3 - redirect +
-		    strcspn(p + 3, "/?")), redirect);
-	} else {
-		snprintf(host, sizeof(host), "%.*s",
-		    (int)strcspn(redirect, ":") + 1, redirect);
-	}
-	snprintf(out, n, "default-src 'none'; style-src 'unsafe-inline'; "
-	    "form-action 'self' %s; frame-ancestors 'none'; base-uri 'none'",
-	    host);
-}
-
-static void
-oauth_page(struct http_req *r, int status, const struct oauth_pending *p,
-    const char *why)
-{
-	char name[GRANTS_NAME_MAX * 6 + 1], id[GRANTS_URI_MAX * 6 + 1];
-	char host[GRANTS_URI_MAX + 1], ehost[GRANTS_URI_MAX * 6 + 1];
-	char ewhy[PAPO_ERR_LEN * 6], csp[GRANTS_URI_MAX + 200];
-	char *page = NULL;
-	size_t n = 8192 + sizeof(name) + sizeof(id) + sizeof(ehost) +
-	    sizeof(ewhy);
-
-	oauth_html(name, sizeof(name), p->client_name);
-	oauth_html(id, sizeof(id), p->client_id);
-	oauth_uri_host(p->redirect, host, sizeof(host));
-	oauth_html(ehost, sizeof(ehost), host);
-	oauth_html(ewhy, sizeof(ewhy), why != NULL ? why : "");
-	oauth_page_csp(p->redirect, csp, sizeof(csp));
-	if ((page = malloc(n)) == NULL) {
-		http_reply_error(r, 500, "out of memory");
-		return;
-	}
-	snprintf(page, n, "<!doctype html><html lang=\"en\"><head>"
-	    "<meta charset=\"utf-8\"><meta name=\"viewport\" "
-	    "content=\"width=device-width\"><title>papo: approve %s</title>"
-	    "<style>body{font:16px system-ui,sans-serif;max-width:34em;"
-	    "margin:2em auto;padding:0 1em}code{word-break:break-all}"
-	    ".error{color:#b00020}</style></head><body>"
-	    "<h1>Let <span id=\"client\">%s</span> into this papo room?</h1>"
-	    "<p>The client <span id=\"client-name\">%s</span> "
-	    "(<code id=\"client-id\">%s</code>) asks to act as this member: "
-	    "to read the room and to send messages in its name, for 30 "
-	    "days unless you revoke it (<code>papo tokens revoke ID</code>)."
-	    "</p><p>After you answer, your browser goes back to "
-	    "<strong id=\"redirect-host\">%s</strong>.</p>%s%s%s"
-	    "<form method=\"post\" action=\"/authorize\">"
-	    "<input type=\"hidden\" name=\"request\" value=\"%s\">"
-	    "<p><label>This daemon's token (PAPO_TOKEN):<br>"
-	    "<input type=\"password\" name=\"token\" autocomplete=\"off\" "
-	    "autofocus></label></p><p>"
-	    "<button type=\"submit\" name=\"decision\" value=\"approve\">"
-	    "Approve</button> "
-	    "<button type=\"submit\" name=\"decision\" value=\"deny\">"
-	    "Deny</button></p>"
-	    "<p>Or approve it on this daemon's dashboard, in a browser on "
-	    "the daemon's machine, then: <button type=\"submit\" "
-	    "name=\"decision\" value=\"continue\">Continue</button></p>"
-	    "</form></body></html>",
-	    name, name, name, id, ehost,
-	    why != NULL ? "<p class=\"error\" id=\"error\">" : "", ewhy,
-	    why != NULL ? "</p>" : "", p->id);
-	http_reply_page(r, status, page, csp);
-	free(page);
-}
-
-static struct oauth_pending *
-oauth_pending_new(struct oauth *o)
-{
-	struct oauth_pending *p = &o->pending[0];
-	int64_t now = oauth_now();
-
-	for (size_t i = 0; i < OAUTH_PENDING_MAX; i++) {
-		if (o->pending[i].expires <= now) {
-			p = &o->pending[i];
-			break;
-		}
-		if (o->pending[i].expires < p->expires)
-			p = &o->pending[i];
-	}
-	memset(p, 0, sizeof(*p));
-	return p;
-}
-
-static struct oauth_pending *
-oauth_pending_find(struct oauth *o, const char *id)
-{
-	int64_t now = oauth_now();
-
-	if (strlen(id) != OAUTH_RANDOM_LEN)
-		return NULL;
-	for (size_t i = 0; i < OAUTH_PENDING_MAX; i++)
-		if (o->pending[i].expires > now &&
-		    sodium_memcmp(o->pending[i].id, id, OAUTH_RANDOM_LEN) == 0)
-			return &o->pending[i];
-	return NULL;
-}
-
-static const char *
-oauth_query(struct http_req *r, const char *name)
-{
-	const char *v = http_req_query(r, name);
-
-	return v != NULL ? v : "";
-}
-
-static void
-oauth_authorize_get(struct http_req *r, void *arg)
-{
-	struct oauth *o = arg;
-	const char *client_id = oauth_query(r, "client_id");
-	const char *redirect = oauth_query(r, "redirect_uri");
-	const char *state = http_req_query(r, "state");
-	const char *rtype = oauth_query(r, "response_type");
-	const char *challenge = oauth_query(r, "code_challenge");
-	const char *method = oauth_query(r, "code_challenge_method");
-	const char *scope = oauth_query(r, "scope");
-	const char *resource = http_req_query(r, "resource");
-	const struct grants_client *c = NULL;
-	struct oauth_cimd *e;
-	struct oauth_pending *p;
-	unsigned char h[GRANTS_HASH_LEN];
-	size_t i;
-
-	if (client_id[0] == '\0' || strlen(client_id) > GRANTS_URI_MAX) {
-		oauth_page_error(r, 400, "The request names no client "
-		    "(client_id).");
-		return;
-	}
-	if (oauth_is_cimd(o, client_id)) {
-		if ((e = oauth_cimd_find(o, client_id)) == NULL) {
-			if (oauth_fetch_start(o, r, client_id) == -1)
-				oauth_page_error(r, 503, "Too many clients are "
-				    "being looked up at once; try again.");
-			return;
-		}
-		if (!e->ok) {
-			oauth_page_error(r, 400, "The client %s cannot be "
-			    "used: %s.", client_id, e->err);
-			return;
-		}
-		c = &e->client;
-	} else if ((c = grants_client(o->grants, client_id)) == NULL) {
-		oauth_page_error(r, 400, "The client %s is not registered "
-		    "with this daemon (register it at /register, or use a "
-		    "Client ID Metadata Document).", client_id);
-		return;
-	}
-	for (i = 0; i < c->nredirect; i++)
-		if (strcmp(c->redirect[i], redirect) == 0)
-			break;
-	if (i == c->nredirect) {
-		oauth_page_error(r, 400, "The redirect URI '%s' is not one "
-		    "the client %s registered.", redirect, client_id);
-		return;
-	}
-	/* The redirect is the client's own: from here errors go back to
-	 * it (RFC 6749 4.1.2.1). */
-	if (state != NULL && strlen(state) > OAUTH_STATE_MAX) {
-		oauth_redirect_error(r, o, redirect, NULL, 0,
-		    "invalid_request", "state is longer than 512 bytes");
-		return;
-	}
-	if (strcmp(rtype, "code") != 0) {
-		oauth_redirect_error(r, o, redirect, state, state != NULL,
-		    "unsupported_response_type", "papo gives codes only "
-		    "(response_type=code)");
-		return;
-	}
-	if (strcmp(method, "S256") != 0 || strlen(challenge) != 43) {
-		oauth_redirect_error(r, o, redirect, state, state != NULL,
-		    "invalid_request", "PKCE is required: code_challenge (43 "
-		    "characters) with code_challenge_method=S256");
-		return;
-	}
-	if (!oauth_scope_ok(scope)) {
-		oauth_redirect_error(r, o, redirect, state, state != NULL,
-		    "invalid_scope", "scope is malformed (RFC 6749 3.3)");
-		return;
-	}
-	if (resource != NULL && !oauth_resource_ours(o, resource)) {
-		oauth_redirect_error(r, o, redirect, state, state != NULL,
-		    "invalid_target", "this server grants access to its own "
-		    "MCP endpoint only");
-		return;
-	}
-	p = oauth_pending_new(o);
-	grants_token(p->id, h);
-	snprintf(p->client_id, sizeof(p->client_id), "%s", c->id);
-	snprintf(p->client_name, sizeof(p->client_name), "%s", c->name);
-	snprintf(p->redirect, sizeof(p->redirect), "%s", redirect);
-	snprintf(p->challenge, sizeof(p->challenge), "%s", challenge);
-	if (state != NULL) {
-		snprintf(p->state, sizeof(p->state), "%s", state);
-		p->has_state = 1;
-	}
-	p->expires = oauth_now() + OAUTH_PENDING_S;
-	oauth_page(r, 200, p, NULL);
-}
-
-static struct oauth_code *
-oauth_code_slot(struct oauth *o)
-{
-	struct oauth_code *c = &o->codes[0];
-	int64_t now = oauth_now();
-
-	for (size_t i = 0; i < OAUTH_CODES_MAX; i++) {
-		if (o->codes[i].expires <= now)
-			return &o->codes[i];
-		if (o->codes[i].expires < c->expires)
-			c = &o->codes[i];
-	}
-	return c;
-}
-
-static void
-oauth_authorize_post(struct http_req *r, void *arg)
-{
-	struct oauth *o = arg;
-	char id[OAUTH_VALUE_MAX + 1], token[OAUTH_VALUE_MAX + 1];
-	char decision[32];
-	struct oauth_pending *p;
-	size_t len;
-	const char *body = http_req_body(r, &len);
-
-	if (oauth_form(body, "request", id, sizeof(id)) != 1 ||
-	    (p = oauth_pending_find(o, id)) == NULL) {
-		oauth_page_error(r, 400, "This approval request is unknown or "
-		    "has expired: start again from the client.");
-		return;
-	}
-	if (oauth_form(body, "decision", decision, sizeof(decision)) != 1 ||
-	    (strcmp(decision, "approve") != 0 &&
-	    strcmp(decision, "deny") != 0 &&
-	    strcmp(decision, "continue") != 0)) {
-		oauth_page(r, 400, p, "Choose Approve or Deny.");
-		return;
-	}
-	if (strcmp(decision, "continue") == 0) {
-		if (!p->approved) {
-			oauth_page(r, 409, p, "This request is not approved on "
-			    "the dashboard yet.");
-			return;
-		}
-		oauth_approved(r, o, p);
-		return;
-	}
-	if (strcmp(decision, "deny") == 0) {
-		log_msg(LOG_INFO, "oauth: %s was denied", p->client_id);
-		oauth_redirect_error(r, o, p->redirect, p->state, p->has_state,
-		    "access_denied", "the person at papo denied access");
-		p->expires = 0;
-		return;
-	}
-	if (oauth_form(body, "token", token, sizeof(token)) != 1 ||
-	    !oauth_token_ok(o, token)) {
-		sodium_memzero(token, sizeof(token));
-		if (++p->tries >= OAUTH_TRIES_MAX) {
-			p->expires = 0;
-			oauth_page_error(r, 403, "Too many wrong tokens: this "
-			    "approval request is void; start again from the "
-			    "client.");
-			return;
-		}
-		oauth_page(r, 403, p, "That is not this daemon's token.");
-		return;
-	}
-	sodium_memzero(token, sizeof(token));
-	oauth_approved(r, o, p);
-}
-
-/* p is approved: a code, and the browser back to the client with it. */
-static void
-oauth_approved(struct http_req *r, struct oauth *o, struct oauth_pending *p)
-{
-	char code[GRANTS_TOKEN_LEN + 1], q[128];
-	struct oauth_code *c;
-
-	c = oauth_code_slot(o);
-	memset(c, 0, sizeof(*c));
-	grants_token(code, c->hash);
-	snprintf(c->client_id, sizeof(c->client_id), "%s", p->client_id);
-	snprintf(c->client_name, sizeof(c->client_name), "%s", p->client_name);
-	snprintf(c->redirect, sizeof(c->redirect), "%s", p->redirect);
-	snprintf(c->challenge, sizeof(c->challenge), "%s", p->challenge);
-	c->expires = oauth_now() + o->code_s;
-	snprintf(q, sizeof(q), "code=%s", code);
-	sodium_memzero(code, sizeof(code));
-	log_msg(LOG_INFO, "oauth: %s approved", p->client_id);
-	oauth_redirect(r, o, p->redirect, q, p->state, p->has_state);
-	p->expires = 0;
 }
 
 /* /token */
@@ -1703,7 +869,7 @@ out:
 
 /* /api/tokens: for the person (PAPO_TOKEN), never for OAuth clients. */
 
-static int
+int
 oauth_owner(struct http_req *r, struct oauth *o)
 {
 	const char *a = http_req_header(r, "Authorization");
@@ -1795,118 +961,6 @@ oauth_api_revoke(struct http_req *r, void *arg)
 	cJSON_Delete(j);
 }
 
-/*
- * Whether r comes from a browser on this machine: a loopback Host and
- * no forwarding headers (a tunnel delivers over loopback too, but says
- * so, or names a public host).  Approving on the dashboard is for the
- * person at the daemon's machine.
- */
-static int
-oauth_local(struct http_req *r)
-{
-	const char *host = http_req_header(r, "Host");
-	static const char *const fwd[] = { "Forwarded", "X-Forwarded-For",
-	    "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-IP" };
-
-	if (host == NULL || !oauth_loopback_host(host, host[0] == '[' ?
-	    strcspn(host, "]") + 1 : strcspn(host, ":")))
-		return 0;
-	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
-		if (http_req_header(r, fwd[i]) != NULL)
-			return 0;
-	return 1;
-}
-
-/* GET /api/oauth/pending: the approval pages open now, for the
- * dashboard. */
-static void
-oauth_api_pending(struct http_req *r, void *arg)
-{
-	struct oauth *o = arg;
-	char host[GRANTS_URI_MAX + 1];
-	int64_t now = oauth_now();
-	cJSON *j, *a, *e;
-
-	if (!oauth_owner(r, o))
-		return;
-	if ((j = cJSON_CreateObject()) == NULL ||
-	    cJSON_AddBoolToObject(j, "local", oauth_local(r)) == NULL ||
-	    (a = cJSON_AddArrayToObject(j, "pending")) == NULL)
-		goto nomem;
-	for (size_t i = 0; i < OAUTH_PENDING_MAX; i++) {
-		const struct oauth_pending *p = &o->pending[i];
-
-		if (p->expires <= now)
-			continue;
-		oauth_uri_host(p->redirect, host, sizeof(host));
-		if ((e = cJSON_CreateObject()) == NULL ||
-		    !cJSON_AddItemToArray(a, e) ||
-		    cJSON_AddStringToObject(e, "request", p->id) == NULL ||
-		    cJSON_AddStringToObject(e, "client_name",
-		    p->client_name) == NULL ||
-		    cJSON_AddStringToObject(e, "client_id", p->client_id) ==
-		    NULL ||
-		    cJSON_AddStringToObject(e, "redirect_host", host) == NULL ||
-		    cJSON_AddBoolToObject(e, "approved", p->approved) == NULL)
-			goto nomem;
-	}
-	oauth_json(r, 200, j);
-	return;
-nomem:
-	cJSON_Delete(j);
-	http_reply_error(r, 500, "out of memory");
-}
-
-/* POST /api/oauth/decide {"request", "decision": "approve"|"deny"}: the
- * dashboard's answer; the approval page's Continue then finishes. */
-static void
-oauth_api_decide(struct http_req *r, void *arg)
-{
-	struct oauth *o = arg;
-	char err[PAPO_ERR_LEN];
-	const cJSON *id, *d;
-	struct oauth_pending *p;
-	cJSON *j;
-	size_t len;
-	const char *body = http_req_body(r, &len);
-
-	if (!oauth_owner(r, o))
-		return;
-	if (!oauth_local(r)) {
-		http_reply_error(r, 403, "clients are approved on the dashboard "
-		    "only from the daemon's own machine (a loopback Host, no "
-		    "forwarding headers); elsewhere, on the approval page with "
-		    "the token");
-		return;
-	}
-	if ((j = http_json_parse(body, len, err)) == NULL) {
-		http_reply_error(r, 400, "%s", err);
-		return;
-	}
-	id = cJSON_GetObjectItemCaseSensitive(j, "request");
-	d = cJSON_GetObjectItemCaseSensitive(j, "decision");
-	if (!cJSON_IsString(id) || !cJSON_IsString(d) ||
-	    (strcmp(d->valuestring, "approve") != 0 &&
-	    strcmp(d->valuestring, "deny") != 0)) {
-		http_reply_error(r, 400, "the body must be {\"request\": ID, "
-		    "\"decision\": \"approve\" or \"deny\"}");
-	} else if ((p = oauth_pending_find(o, id->valuestring)) == NULL) {
-		http_reply_error(r, 404, "no such approval request (it expired, "
-		    "or was answered)");
-	} else if (strcmp(d->valuestring, "deny") == 0) {
-		log_msg(LOG_INFO, "oauth: %s denied on the dashboard",
-		    p->client_id);
-		p->expires = 0;
-		http_reply(r, 200, "{\"decision\":\"deny\"}");
-	} else {
-		log_msg(LOG_INFO, "oauth: %s approved on the dashboard",
-		    p->client_id);
-		p->approved = 1;
-		http_reply(r, 200, "{\"decision\":\"approve\"}");
-	}
-	cJSON_Delete(j);
-}
-
 static const struct http_route oauth_table[] = {
 	{ "GET", "/api/tokens", oauth_api_list, 0 },
 	{ "POST", "/api/tokens/revoke", oauth_api_revoke, 0 },
@@ -1967,18 +1021,8 @@ oauth_new(char err[PAPO_ERR_LEN], struct loop *l,
 		    c->public_url);
 	if ((o->grants = grants_load(err, c->home)) == NULL)
 		goto fail;
-	if (pipe(o->pipe) == -1 ||
-	    fcntl(o->pipe[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    fcntl(o->pipe[0], F_SETFD, FD_CLOEXEC) == -1 ||
-	    fcntl(o->pipe[1], F_SETFD, FD_CLOEXEC) == -1 ||
-	    loop_add_fd(l, o->pipe[0], EPOLLIN, oauth_on_fetched, o) == -1) {
-		snprintf(err, PAPO_ERR_LEN, "cannot make OAuth's pipe: %s",
-		    strerror(errno));
+	if (oauth_cimd_open(err, o) == -1)
 		goto fail;
-	}
-	/* libcurl's global state is set up here, on the main thread,
-	 * before any fetch's thread could race for it. */
-	curl_global_init(CURL_GLOBAL_DEFAULT);
 	return o;
 fail:
 	oauth_free(o);
@@ -2012,24 +1056,9 @@ oauth_start(struct oauth *o, struct http *h)
 void
 oauth_free(struct oauth *o)
 {
-	struct oauth_fetch *f;
-
 	if (o == NULL)
 		return;
-	/* Each fetch ends within its timeout; its request is answered
-	 * now, while HTTP still runs. */
-	while ((f = LIST_FIRST(&o->fetches)) != NULL) {
-		if (f->req != NULL) {
-			http_req_watch(f->req, NULL, NULL);
-			http_reply_error(f->req, 503, "papo serve is stopping");
-		}
-		oauth_fetch_free(o, f);
-	}
-	if (o->pipe[0] != -1) {
-		loop_del_fd(o->loop, o->pipe[0]);
-		close(o->pipe[0]);
-		close(o->pipe[1]);
-	}
+	oauth_cimd_close(o);
 	if (o->grants != NULL && o->dirty)
 		oauth_save(o);
 	grants_free(o->grants);
