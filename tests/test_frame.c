@@ -89,6 +89,19 @@ decode_text(const char *json)
 	return e;
 }
 
+/* good with from replaced by to, decoded with flags: the error. */
+static enum frame_err
+mangled(const char *good, const char *from, const char *to, unsigned flags)
+{
+	char *bad = replace(good, from, to);
+	struct frame f;
+	enum frame_err e = frame_decode(&keys, bad, strlen(bad), flags, &f);
+
+	frame_clear(&f);
+	free(bad);
+	return e;
+}
+
 /* Seals raw JSON text with keys k, as a peer could. */
 static size_t
 seal_raw(const struct room_keys *k, const char *json, size_t len, uint8_t *out)
@@ -982,7 +995,7 @@ test_person(void)
 {
 	struct frame f, g, out;
 	struct frame_peer pv[FRAME_PEERS_MAX];
-	char *json, *bad;
+	char *json;
 
 	make_msg(&f, "someone at the dashboard");
 	f.u.msg.person = 1;
@@ -996,11 +1009,8 @@ test_person(void)
 	    FRAME_ERR_UNKNOWN_FIELD);
 	frame_clear(&g);
 	CHECK_EQ_INT(decode_text(json), FRAME_ERR_UNKNOWN_FIELD);
-	bad = replace(json, "\"person\":1", "\"person\":2");
-	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &g),
+	CHECK_EQ_INT(mangled(json, "\"person\":1", "\"person\":2", FRAME_V3),
 	    FRAME_ERR_VALUE);
-	frame_clear(&g);
-	free(bad);
 	free(json);
 	CHECK(frame_for_version(&f, 3, &out, pv) == 0);
 	CHECK_EQ_INT(out.u.msg.person, 1);
@@ -1030,7 +1040,7 @@ test_epoch(void)
 	struct frame f, out, v2;
 	struct frame_peer pv[FRAME_PEERS_MAX];
 	uint8_t secret[32], got[32], gone[32];
-	char *good, *bad;
+	char *good;
 
 	randombytes_buf(secret, sizeof(secret));
 	make_epoch(&f, secret, gone);
@@ -1085,26 +1095,16 @@ test_epoch(void)
 	/* Malformed text. */
 	good = to_json(&f);
 	CHECK(good != NULL);
-	bad = replace(good, "\"box\":\"", "\"box\":\"A");
-	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	CHECK_EQ_INT(mangled(good, "\"box\":\"", "\"box\":\"A", FRAME_V3),
 	    FRAME_ERR_VALUE);
-	free(bad);
-	bad = replace(good, "\"box\":", "\"x\":1,\"box\":");
-	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	CHECK_EQ_INT(mangled(good, "\"box\":", "\"x\":1,\"box\":", FRAME_V3),
 	    FRAME_ERR_UNKNOWN_FIELD);
-	free(bad);
-	bad = replace(good, "\"removed\":[", "\"removed\":[7,");
-	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	CHECK_EQ_INT(mangled(good, "\"removed\":[", "\"removed\":[7,", FRAME_V3),
 	    FRAME_ERR_FIELD_TYPE);
-	free(bad);
-	bad = replace(good, "\"keys\":[", "\"keys\":[\"x\",");
-	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	CHECK_EQ_INT(mangled(good, "\"keys\":[", "\"keys\":[\"x\",", FRAME_V3),
 	    FRAME_ERR_FIELD_TYPE);
-	free(bad);
-	bad = replace(good, "\"keys\":[", "\"keys\":[],\"k\":[");
-	CHECK_EQ_INT(frame_decode(&keys, bad, strlen(bad), FRAME_V3, &out),
+	CHECK_EQ_INT(mangled(good, "\"keys\":[", "\"keys\":[],\"k\":[", FRAME_V3),
 	    FRAME_ERR_UNKNOWN_FIELD);
-	free(bad);
 	free(good);
 	f.u.epoch.nkeys = 0;
 	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
@@ -1218,24 +1218,18 @@ test_malformed(void)
 	/* Message fields. */
 	make_msg(&f, "text");
 	good = to_json(&f);
-	bad = replace(good, "\"ts\":", "\"ts\":-");
-	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_VALUE);
-	free(bad);
-	bad = replace(good, "\"sig\":\"", "\"sig\":\"A");
-	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_VALUE);
-	free(bad);
-	bad = replace(good, "\"body\":\"text\"", "\"body\":null");
-	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_FIELD_TYPE);
-	free(bad);
-	bad = replace(good, "\"name\":\"alice\",", "");
-	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_MISSING_FIELD);
-	free(bad);
-	bad = replace(good, "\"name\":\"alice\"", "\"name\":\"ali\\nce\"");
-	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_VALUE);
-	free(bad);
-	bad = replace(good, "\"sig\"", "\"to\":\"nobody\",\"sig\"");
-	CHECK_EQ_INT(decode_text(bad), FRAME_ERR_VALUE);
-	free(bad);
+	CHECK_EQ_INT(mangled(good, "\"ts\":", "\"ts\":-", 0),
+	    FRAME_ERR_VALUE);
+	CHECK_EQ_INT(mangled(good, "\"sig\":\"", "\"sig\":\"A", 0),
+	    FRAME_ERR_VALUE);
+	CHECK_EQ_INT(mangled(good, "\"body\":\"text\"", "\"body\":null", 0),
+	    FRAME_ERR_FIELD_TYPE);
+	CHECK_EQ_INT(mangled(good, "\"name\":\"alice\",", "", 0),
+	    FRAME_ERR_MISSING_FIELD);
+	CHECK_EQ_INT(mangled(good, "\"name\":\"alice\"", "\"name\":\"ali\\nce\"", 0),
+	    FRAME_ERR_VALUE);
+	CHECK_EQ_INT(mangled(good, "\"sig\"", "\"to\":\"nobody\",\"sig\"", 0),
+	    FRAME_ERR_VALUE);
 	free(good);
 	frame_clear(&f);
 
