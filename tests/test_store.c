@@ -773,9 +773,14 @@ test_kill(const struct ctx *c)
 			_exit(1);
 		}
 		close(p[1]);
-		/* Kill it after a random 50 to 300 ms of appending. */
+		/* Kill it after a random 50 to 300 ms of appending, and once
+		 * it has acknowledged one at least: a loaded machine may take
+		 * longer than that to start the child. */
 		deadline = now_ms() + 50 + (long long)randombytes_uniform(251);
 		read_ids(p[0], deadline, &ids, &nids, &cap, part, &partlen);
+		for (int waits = 0; nids == before && waits < 600; waits++)
+			read_ids(p[0], now_ms() + 50, &ids, &nids, &cap, part,
+			    &partlen);
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
 		CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
