@@ -3,7 +3,8 @@
 # other (docs/PROTOCOL.md, "Concurrent changes"), as users see it: when
 # they meet again every member ends on one key, the member either of them
 # removed stays removed (refused, and given no key kept), both changes
-# show in history, and the room talks again.
+# show in history, what each side said meanwhile reaches the other, and
+# the room talks again.
 #  1. Two changes of one number: ana (the owner) rotates while bo (an
 #     admin) is away; bo, alone, removes cy.
 #  2. A newer key on one side: ana rotates twice while bo is away; bo,
@@ -53,12 +54,14 @@ scenario() {
 	done
 	check "$c takes $a's epoch $rotations" until_true 15 \
 		bash -c "[ \"\$(curl -s '${URL[$c]}/api/status' | jq .epoch)\" = $rotations ]"
+	says "$a" "$a while apart"
 	stop "$a"
 	stop "$c"
 	start "$b"
 	expect 0 "$b, alone, removes $c" -- papo "$b" remove "$c"
 	has "$T/out" "^$c was removed from the room; the room's key changed \(epoch 1\)" \
 		"$b's change is epoch 1"
+	says "$b" "$b while apart"
 
 	# Together again.
 	start "$a"
@@ -73,6 +76,9 @@ scenario() {
 		"[ \"\$(jq -r '.epochs | max_by(.n) | .secret' '$T/$a/epochs.json')\" = \"\$(jq -r '.epochs | max_by(.n) | .secret' '$T/$b/epochs.json')\" ]"
 	check "one of them says two changes were made apart" bash -c \
 		"grep -q 'two changes of the room.s key were made apart (epoch 1' '$T/$a.err' '$T/$b.err'"
+	# What each side said under its own key comes again through sync.
+	check "$b gets what $a said while apart" until_true 30 has_text "$b" "$a while apart"
+	check "$a gets what $b said while apart" until_true 30 has_text "$a" "$b while apart"
 	says "$a" "$a after meeting $b"
 	check "$b reads $a's message" until_true 20 has_text "$b" "$a after meeting $b"
 	says "$b" "$b after meeting $a"
