@@ -715,27 +715,43 @@ epoch_unopened(struct gossip *g, struct link *l, const uint8_t *p, size_t n)
 	frame_clear(&f);
 }
 
+/* Sends m the epoch frame of JSON text (NULL: nothing); with removals,
+ * only when it removes someone. */
+static void
+epoch_send_text(struct gossip *g, struct member *m, const char *text,
+    int removals)
+{
+	struct frame f;
+
+	if (text == NULL || frame_decode(g->env.keys, text, strlen(text),
+	    FRAME_V3, &f) != FRAME_OK)
+		return;
+	if (f.type == FRAME_EPOCH && (!removals || f.u.epoch.nremoved > 0))
+		gossip_send_frame(g, m, &f);
+	frame_clear(&f);
+}
+
 void
 epoch_on_hello(struct gossip *g, struct member *m,
     const struct frame_hello *h)
 {
 	uint32_t newest = epoch_newest(g);
 
-	if (h->version < 3 || h->epoch >= newest)
+	if (h->version < 3)
 		return;
 	/* In order, so each is taken as it comes. */
-	for (uint32_t n = h->epoch + 1; n <= newest; n++) {
-		struct epoch_held *e = epoch_find(g, n);
-		struct frame f;
-
-		if (e == NULL || e->frame == NULL ||
-		    frame_decode(g->env.keys, e->frame, strlen(e->frame),
-		    FRAME_V3, &f) != FRAME_OK)
-			continue;
-		if (f.type == FRAME_EPOCH)
-			gossip_send_frame(g, m, &f);
-		frame_clear(&f);
-	}
+	for (uint32_t n = h->epoch + 1; n <= newest; n++)
+		epoch_send_text(g, m, epoch_find(g, n) != NULL ?
+		    epoch_find(g, n)->frame : NULL, 0);
+	/* Then whom we know removed, whatever epoch m holds: the change m
+	 * kept of a number may be another than ours (Concurrent changes),
+	 * and a removal only in a change that lost reaches no one through
+	 * the loop above.  m drops those it has. */
+	for (size_t i = 0; i < g->nepochs; i++)
+		if (g->epochs[i].n <= h->epoch)
+			epoch_send_text(g, m, g->epochs[i].frame, 1);
+	for (size_t i = 0; i < g->nothers; i++)
+		epoch_send_text(g, m, g->others[i], 1);
 }
 
 /* Makes epoch newest + 1: its secret sealed to us and to every member
