@@ -61,20 +61,21 @@ epoch_newest(const struct gossip *g)
 	return n;
 }
 
-/* The signature of an epoch frame's JSON text, into sig (zeros when it
- * does not decode). */
-static void
-epoch_sig(const struct gossip *g, const char *frame, uint8_t sig[64])
+/* An epoch frame's JSON text we keep (its signature checked when it
+ * came), decoded into f: 0, or -1 when text is NULL or no epoch frame. */
+static int
+epoch_decode(const struct gossip *g, const char *text, struct frame *f)
 {
-	struct frame f;
-
-	memset(sig, 0, 64);
-	if (frame_decode(g->env.keys, frame, strlen(frame), FRAME_V3 |
-	    FRAME_TRUSTED, &f) != FRAME_OK)
-		return;
-	if (f.type == FRAME_EPOCH)
-		memcpy(sig, f.u.epoch.sig, 64);
-	frame_clear(&f);
+	if (text == NULL)
+		return -1;
+	if (frame_decode(g->env.keys, text, strlen(text), FRAME_V3 |
+	    FRAME_TRUSTED, f) != FRAME_OK)
+		return -1;
+	if (f->type != FRAME_EPOCH) {
+		frame_clear(f);
+		return -1;
+	}
+	return 0;
 }
 
 /* Adds epoch n with its secret; frame (the signed epoch frame's JSON
@@ -85,6 +86,7 @@ epoch_take(struct gossip *g, uint32_t n, const uint8_t secret[32],
     const uint8_t by[32], const char *frame)
 {
 	struct epoch_held *v, *e;
+	struct frame f;
 
 	if (epoch_find(g, n) != NULL)
 		return 0;
@@ -95,8 +97,10 @@ epoch_take(struct gossip *g, uint32_t n, const uint8_t secret[32],
 	memset(e, 0, sizeof(*e));
 	if (frame != NULL && (e->frame = strdup(frame)) == NULL)
 		return -1;
-	if (frame != NULL)
-		epoch_sig(g, frame, e->sig);
+	if (epoch_decode(g, frame, &f) == 0) {
+		memcpy(e->sig, f.u.epoch.sig, 64);
+		frame_clear(&f);
+	}
 	e->n = n;
 	memcpy(e->secret, secret, 32);
 	memcpy(e->by, by, 32);
@@ -133,7 +137,7 @@ epoch_save(struct gossip *g)
 	}
 	arr = cJSON_AddArrayToObject(o, "others");
 	for (size_t i = 0; i < g->nothers; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(g->others[i]));
+		cJSON_AddItemToArray(arr, cJSON_CreateString(g->others[i].frame));
 	if ((out = cJSON_Print(o)) == NULL)
 		log_msg(LOG_WARN, "%s: out of memory", EPOCHS_FILE);
 	else if (fs_path(path, sizeof(path), g->env.home, EPOCHS_FILE) == 0 &&
@@ -173,20 +177,34 @@ epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
 	return rc;
 }
 
-/* Keeps frame (an epoch frame's JSON text) among those not held for
+/* Keeps e, whose JSON text is frame, among the frames not held for
  * their key (g->others): 0 kept, -1 out of memory. */
 static int
-epoch_other(struct gossip *g, const char *frame)
+epoch_other(struct gossip *g, const struct frame_epoch *e,
+    const char *frame)
 {
-	char **v;
+	struct epoch_kept *v;
 
 	if ((v = reallocarray(g->others, g->nothers + 1, sizeof(*v))) == NULL)
 		return -1;
 	g->others = v;
-	if ((v[g->nothers] = strdup(frame)) == NULL)
+	v += g->nothers;
+	if ((v->frame = strdup(frame)) == NULL)
 		return -1;
+	memcpy(v->sig, e->sig, 64);
+	v->n = (uint32_t)e->n;
 	g->nothers++;
 	return 0;
+}
+
+/* The kept frame of that signature, or NULL. */
+static const struct epoch_kept *
+epoch_other_find(const struct gossip *g, const uint8_t sig[64])
+{
+	for (size_t i = 0; i < g->nothers; i++)
+		if (memcmp(g->others[i].sig, sig, 64) == 0)
+			return &g->others[i];
+	return NULL;
 }
 
 uint32_t
@@ -267,7 +285,8 @@ epoch_load(struct gossip *g)
 			    path);
 			continue;
 		}
-		if (f.type == FRAME_EPOCH && epoch_other(g, frame) == 0)
+		if (f.type == FRAME_EPOCH &&
+		    epoch_other(g, &f.u.epoch, frame) == 0)
 			epoch_note(g, &f.u.epoch, 1);
 		frame_clear(&f);
 	}
@@ -287,7 +306,7 @@ epoch_free(struct gossip *g)
 	g->epochs = NULL;
 	g->nepochs = 0;
 	for (size_t i = 0; i < g->nothers; i++)
-		free(g->others[i]);
+		free(g->others[i].frame);
 	free(g->others);
 	g->others = NULL;
 	g->nothers = 0;
@@ -465,15 +484,13 @@ epoch_removal_frame(const struct gossip *g, const uint8_t id[32],
 {
 	for (size_t i = 0; i < g->nepochs + g->nothers; i++) {
 		const char *text = i < g->nepochs ? g->epochs[i].frame :
-		    g->others[i - g->nepochs];
+		    g->others[i - g->nepochs].frame;
 
-		if (text == NULL || frame_decode(g->env.keys, text,
-		    strlen(text), FRAME_V3 | FRAME_TRUSTED, f) != FRAME_OK)
+		if (epoch_decode(g, text, f) == -1)
 			continue;
-		if (f->type == FRAME_EPOCH)
-			for (size_t j = 0; j < f->u.epoch.nremoved; j++)
-				if (memcmp(f->u.epoch.removed[j], id, 32) == 0)
-					return 0;
+		for (size_t j = 0; j < f->u.epoch.nremoved; j++)
+			if (memcmp(f->u.epoch.removed[j], id, 32) == 0)
+				return 0;
 		frame_clear(f);
 	}
 	return -1;
@@ -522,15 +539,12 @@ epoch_heal(struct gossip *g)
 	uint32_t n;
 
 	if (g->gone || strcmp(role_of(g, g->env.me->pk), "member") == 0 ||
-	    h == NULL || h->frame == NULL ||
-	    frame_decode(g->env.keys, h->frame, strlen(h->frame), FRAME_V3 |
-	    FRAME_TRUSTED, &f) != FRAME_OK)
+	    h == NULL || epoch_decode(g, h->frame, &f) == -1)
 		return;
-	if (f.type == FRAME_EPOCH)
-		for (size_t i = 0; i < f.u.epoch.nkeys &&
-		    nrm < FRAME_EPOCH_REMOVED_MAX; i++)
-			if (epoch_removed(g, f.u.epoch.keys[i].id) != NULL)
-				memcpy(rm[nrm++], f.u.epoch.keys[i].id, 32);
+	for (size_t i = 0; i < f.u.epoch.nkeys &&
+	    nrm < FRAME_EPOCH_REMOVED_MAX; i++)
+		if (epoch_removed(g, f.u.epoch.keys[i].id) != NULL)
+			memcpy(rm[nrm++], f.u.epoch.keys[i].id, 32);
 	frame_clear(&f);
 	if (nrm == 0)
 		return;
@@ -548,9 +562,9 @@ static void
 epoch_concurrent(struct gossip *g, struct link *l, struct epoch_held *h,
     const struct frame_epoch *e, const uint8_t *secret)
 {
-	int theirs = memcmp(e->sig, h->sig, 64) < 0;
+	int theirs = memcmp(e->sig, h->sig, 64) < 0, have_ours;
 	char nb[16], nb2[16], nb3[16], *text = epoch_text(e);
-	struct frame f;
+	struct frame fe, ours;
 
 	if (text == NULL)
 		return;
@@ -558,26 +572,19 @@ epoch_concurrent(struct gossip *g, struct link *l, struct epoch_held *h,
 	    "(epoch %u, by %s and by %s): the one by %s is kept", (unsigned)h->n,
 	    epoch_who(g, h->by, nb), epoch_who(g, e->by, nb2),
 	    epoch_who(g, theirs ? e->by : h->by, nb3));
-	memset(&f, 0, sizeof(f));
-	f.type = FRAME_EPOCH;
-	f.u.epoch = *e;
+	memset(&fe, 0, sizeof(fe));
+	fe.type = FRAME_EPOCH;
+	fe.u.epoch = *e;
+	have_ours = epoch_decode(g, h->frame, &ours) == 0;
 	if (theirs && secret != NULL) {
 		/* Ours lost: e's key from now on; ours kept for whom it
 		 * removed, and passed on for that. */
-		if (h->frame != NULL && (epoch_other(g, h->frame) == -1 ||
-		    frame_decode(g->env.keys, h->frame, strlen(h->frame),
-		    FRAME_V3 | FRAME_TRUSTED, &f) != FRAME_OK)) {
-			free(text);
-			return;
+		if (have_ours) {
+			if (epoch_other(g, &ours.u.epoch, h->frame) == -1)
+				goto out;
+			if (ours.u.epoch.nremoved > 0)
+				gossip_flood(g, &ours, NULL);
 		}
-		if (h->frame != NULL) {
-			if (f.type == FRAME_EPOCH && f.u.epoch.nremoved > 0)
-				gossip_flood(g, &f, NULL);
-			frame_clear(&f);
-		}
-		memset(&f, 0, sizeof(f));
-		f.type = FRAME_EPOCH;
-		f.u.epoch = *e;
 		free(h->frame);
 		h->frame = text;
 		text = NULL;
@@ -589,32 +596,26 @@ epoch_concurrent(struct gossip *g, struct link *l, struct epoch_held *h,
 		if (h->n == epoch_newest(g))
 			gossip_invite_changed(g);
 		epoch_emit(g, e);
-		gossip_flood(g, &f, l->m);
+		gossip_flood(g, &fe, l->m);
 		epoch_note(g, e, 0);
-	} else {
-		if (theirs)
-			log_msg(LOG_WARN, "the room's key changed (epoch %llu "
-			    "by %s) and this member was not given it: ask for "
-			    "a new invite", (unsigned long long)e->n,
-			    epoch_who(g, e->by, nb));
-		/* Ours is kept: l's side gets it; e's removals still count,
-		 * and go on to the others. */
-		if (!theirs && h->frame != NULL &&
-		    frame_decode(g->env.keys, h->frame, strlen(h->frame),
-		    FRAME_V3 | FRAME_TRUSTED, &f) == FRAME_OK) {
-			gossip_send_link(g, l, &f);
-			frame_clear(&f);
-		}
-		memset(&f, 0, sizeof(f));
-		f.type = FRAME_EPOCH;
-		f.u.epoch = *e;
-		if (e->nremoved > 0 && epoch_other(g, text) == 0) {
-			epoch_save(g);
-			gossip_flood(g, &f, l->m);
-			if (epoch_note(g, e, 0) > 0)
-				epoch_emit(g, e);
-		}
+		goto out;
 	}
+	if (theirs)
+		log_msg(LOG_WARN, "the room's key changed (epoch %llu by %s) "
+		    "and this member was not given it: ask for a new invite",
+		    (unsigned long long)e->n, epoch_who(g, e->by, nb));
+	else if (have_ours)
+		gossip_send_link(g, l, &ours);  /* l's side switches to ours */
+	/* e's removals still count, and go on to the others. */
+	if (e->nremoved > 0 && epoch_other(g, e, text) == 0) {
+		epoch_save(g);
+		gossip_flood(g, &fe, l->m);
+		if (epoch_note(g, e, 0) > 0)
+			epoch_emit(g, e);
+	}
+out:
+	if (have_ours)
+		frame_clear(&ours);
 	free(text);
 }
 
@@ -632,13 +633,8 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 	held = epoch_find(g, (uint32_t)e->n);
 	if (held != NULL && memcmp(held->sig, e->sig, 64) == 0)
 		return;                 /* held already */
-	for (i = 0; i < g->nothers; i++) {
-		uint8_t sig[64];
-
-		epoch_sig(g, g->others[i], sig);
-		if (memcmp(sig, e->sig, 64) == 0)
-			return;         /* kept already */
-	}
+	if (epoch_other_find(g, e->sig) != NULL)
+		return;                 /* kept already */
 	/* The signature was checked by the decoder; who may sign one is
 	 * ours to check: the owner or an admin as we know them. */
 	if (strcmp(role, "member") == 0) {
@@ -651,7 +647,7 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 		if (memcmp(e->removed[i], g->env.me->pk, 32) == 0) {
 			/* Kept, so that a restart still knows. */
 			if ((text = epoch_text(e)) != NULL &&
-			    epoch_other(g, text) == 0)
+			    epoch_other(g, e, text) == 0)
 				epoch_save(g);
 			free(text);
 			epoch_note(g, e, 0);
@@ -706,12 +702,10 @@ epoch_unopened(struct gossip *g, struct link *l, const uint8_t *p, size_t n)
 
 	if (frame_envelope_epoch(p, n, &ep) == -1 || ep == 0 ||
 	    l->told == ep + 1 || (h = epoch_find(g, ep)) == NULL ||
-	    h->frame == NULL || frame_decode(g->env.keys, h->frame,
-	    strlen(h->frame), FRAME_V3 | FRAME_TRUSTED, &f) != FRAME_OK)
+	    epoch_decode(g, h->frame, &f) == -1)
 		return;
 	l->told = ep + 1;
-	if (f.type == FRAME_EPOCH)
-		gossip_send_link(g, l, &f);
+	gossip_send_link(g, l, &f);
 	frame_clear(&f);
 }
 
@@ -723,10 +717,9 @@ epoch_send_text(struct gossip *g, struct member *m, const char *text,
 {
 	struct frame f;
 
-	if (text == NULL || frame_decode(g->env.keys, text, strlen(text),
-	    FRAME_V3, &f) != FRAME_OK)
+	if (epoch_decode(g, text, &f) == -1)
 		return;
-	if (f.type == FRAME_EPOCH && (!removals || f.u.epoch.nremoved > 0))
+	if (!removals || f.u.epoch.nremoved > 0)
 		gossip_send_frame(g, m, &f);
 	frame_clear(&f);
 }
@@ -751,7 +744,7 @@ epoch_on_hello(struct gossip *g, struct member *m,
 		if (g->epochs[i].n <= h->epoch)
 			epoch_send_text(g, m, g->epochs[i].frame, 1);
 	for (size_t i = 0; i < g->nothers; i++)
-		epoch_send_text(g, m, g->others[i], 1);
+		epoch_send_text(g, m, g->others[i].frame, 1);
 }
 
 /* Makes epoch newest + 1: its secret sealed to us and to every member
@@ -929,11 +922,9 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 	    "before the room's key changed (epoch %u): ask for a new invite",
 	    h->name, (unsigned)newest);
 	/* The newest epoch frame tells it why: no key in it is its own. */
-	if ((e = epoch_find(g, newest)) != NULL && e->frame != NULL &&
-	    frame_decode(g->env.keys, e->frame, strlen(e->frame), FRAME_V3,
-	    &f) == FRAME_OK) {
-		if (f.type == FRAME_EPOCH)
-			gossip_send_link(g, l, &f);
+	if ((e = epoch_find(g, newest)) != NULL &&
+	    epoch_decode(g, e->frame, &f) == 0) {
+		gossip_send_link(g, l, &f);
 		frame_clear(&f);
 	}
 	quic_close_flush(l->qc);
@@ -951,14 +942,9 @@ epoch_history_one(const struct gossip *g, cJSON *arr, uint32_t n,
 	cJSON *e, *rm;
 	size_t at;
 
-	if (frame_decode(g->env.keys, text, strlen(text), FRAME_V3 |
-	    FRAME_TRUSTED, &f) != FRAME_OK)
+	if (epoch_decode(g, text, &f) == -1)
 		return;
 	fe = &f.u.epoch;
-	if (f.type != FRAME_EPOCH) {
-		frame_clear(&f);
-		return;
-	}
 	e = cJSON_CreateObject();
 	cJSON_AddItemToArray(arr, e);
 	cJSON_AddStringToObject(e, "kind", "epoch");
@@ -996,17 +982,9 @@ epoch_history_json(const struct gossip *g, cJSON *o)
 	uint32_t top = epoch_newest(g);
 
 	/* The frame that removed this member may be newer than any held. */
-	for (size_t i = 0; i < g->nothers; i++) {
-		struct frame f;
-
-		if (frame_decode(g->env.keys, g->others[i], strlen(g->others[i]),
-		    FRAME_V3 | FRAME_TRUSTED, &f) != FRAME_OK)
-			continue;
-		if (f.type == FRAME_EPOCH && f.u.epoch.n > top &&
-		    f.u.epoch.n <= UINT32_MAX)
-			top = (uint32_t)f.u.epoch.n;
-		frame_clear(&f);
-	}
+	for (size_t i = 0; i < g->nothers; i++)
+		if (g->others[i].n > top)
+			top = g->others[i].n;
 	/* In the order the epochs were made: numbers only grow.  A change
 	 * that lost to another of its number follows the one kept. */
 	for (uint32_t n = 1; n != 0 && n <= top; n++) {
@@ -1014,16 +992,9 @@ epoch_history_json(const struct gossip *g, cJSON *o)
 
 		if (h != NULL && h->frame != NULL)
 			epoch_history_one(g, arr, n, h->frame);
-		for (size_t i = 0; i < g->nothers; i++) {
-			struct frame f;
-
-			if (frame_decode(g->env.keys, g->others[i],
-			    strlen(g->others[i]), FRAME_V3 | FRAME_TRUSTED, &f) !=
-			    FRAME_OK)
-				continue;
-			if (f.type == FRAME_EPOCH && f.u.epoch.n == n)
-				epoch_history_one(g, arr, n, g->others[i]);
-			frame_clear(&f);
-		}
+		for (size_t i = 0; i < g->nothers; i++)
+			if (g->others[i].n == n)
+				epoch_history_one(g, arr, n,
+				    g->others[i].frame);
 	}
 }

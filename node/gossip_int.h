@@ -104,6 +104,14 @@ struct removal {
 	uint32_t epoch;             /* the epoch that removed it */
 };
 
+/* An epoch frame kept only for whom it removed (epoch.c): a change that
+ * lost to another of its number, or the one that removed us. */
+struct epoch_kept {
+	char *frame;                /* its signed epoch frame, JSON */
+	uint8_t sig[64];            /* that frame's signature */
+	uint32_t n;                 /* its epoch */
+};
+
 /* A key epoch held (epoch.c). */
 struct epoch_held {
 	uint32_t n;                 /* 0: the room secret's key */
@@ -157,10 +165,8 @@ struct gossip {
 	size_t nadmins;
 	struct epoch_held *epochs;  /* epoch.c's, unsorted */
 	size_t nepochs;
-	char **others;              /* epoch frames not held for their key,
-	                             * kept for whom they removed: changes
-	                             * that lost to another of their number,
-	                             * and the one removing us (epoch.c) */
+	struct epoch_kept *others;  /* epoch frames not held for their key,
+	                             * kept for whom they removed */
 	size_t nothers;
 	struct removal *removed;    /* members removed, as epochs said */
 	size_t nremoved;
