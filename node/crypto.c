@@ -21,6 +21,7 @@
 /* The KDF context: exactly crypto_kdf_CONTEXTBYTES (8) characters. */
 #define SEC_KDF_CONTEXT "paporoom"
 #define SEC_KDF_EPOCH_CONTEXT "papoepch"   /* an epoch secret's subkeys */
+#define SEC_KDF_RESET_CONTEXT "paporset"   /* QUIC stateless resets */
 #define SEC_KDF_SEAL 1
 #define SEC_KDF_ROOM_ID 2
 
@@ -148,12 +149,27 @@ sec_msgid_valid(const char *s, uint64_t *v)
 }
 
 void
+sec_msgid_format(uint64_t v, char out[PAPO_MSGID_LEN + 1])
+{
+	for (size_t i = PAPO_MSGID_LEN; i > 0; i--, v >>= 5)
+		out[i - 1] = sec_alphabet[v & 31];
+	out[PAPO_MSGID_LEN] = '\0';
+}
+
+void
 sec_room_keys(const uint8_t secret[32], struct room_keys *out)
 {
 	crypto_kdf_derive_from_key(out->seal, sizeof(out->seal), SEC_KDF_SEAL,
 	    SEC_KDF_CONTEXT, secret);
 	crypto_kdf_derive_from_key(out->id, sizeof(out->id), SEC_KDF_ROOM_ID,
 	    SEC_KDF_CONTEXT, secret);
+}
+
+void
+sec_reset_secret(const struct identity *id, uint8_t out[32])
+{
+	/* The seed is the first half of libsodium's secret key. */
+	crypto_kdf_derive_from_key(out, 32, 1, SEC_KDF_RESET_CONTEXT, id->sk);
 }
 
 void

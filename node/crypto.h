@@ -29,6 +29,10 @@ struct identity *sec_identity_load(char err[PAPO_ERR_LEN], const char *home);
 /* Wipes and frees; NULL is a no-op. */
 void sec_identity_free(struct identity *id);
 
+/* The secret QUIC stateless reset tokens are derived from: the same for
+ * every run of this identity, and telling nothing of its key. */
+void sec_reset_secret(const struct identity *id, uint8_t out[32]);
+
 /* The 52-character text of a member id (out holds PAPO_ID_LEN + 1). */
 void sec_id_format(const uint8_t pk[32], char out[PAPO_ID_LEN + 1]);
 /* Parses exactly PAPO_ID_LEN characters; 0 or -1. */
@@ -39,6 +43,9 @@ void sec_msgid_new(char out[PAPO_MSGID_LEN + 1]);
 /* 1 when s is PAPO_MSGID_LEN base32 characters (then *v is its 50-bit
  * value, if v is not NULL), else 0. */
 int sec_msgid_valid(const char *s, uint64_t *v);
+/* The text of the message id whose 50-bit value is v (the inverse of
+ * sec_msgid_valid). */
+void sec_msgid_format(uint64_t v, char out[PAPO_MSGID_LEN + 1]);
 
 struct room_keys {
 	uint8_t seal[32];                 /* XChaCha20-Poly1305 key for frames */

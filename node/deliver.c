@@ -20,18 +20,46 @@
 #define ACK_TIMEOUT_NS (8ull * 1000000000u)
 #define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */
 #define HISTORY_MAX 500
+#define HISTORY_BYTES (1024 * 1024) /* log bytes one history page reads at most */
 
-/* The message JSON the API and events share. */
+/*
+ * Whether name is also the name of a member other than the one of id
+ * (this member included): names are not unique (a member may take the
+ * owner's), so what shows a message's author tells them apart.
+ */
+static int
+deliver_name_shared(const struct gossip *g, const uint8_t id[32],
+    const char *name)
+{
+	if (memcmp(id, g->env.me->pk, 32) != 0 &&
+	    strcmp(g->env.room->me, name) == 0)
+		return 1;
+	for (size_t i = 0; i < g->nmembers; i++)
+		if (memcmp(g->members[i]->id, id, 32) != 0 &&
+		    strcmp(g->members[i]->name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* The message JSON the API and events share.  from_label is what shows
+ * its author: the name, or "name (id 1a2b3c4d…)" while another member
+ * has that name too; from_role the author's role now. */
 static cJSON *
 deliver_msg_json(const struct gossip *g, const struct frame_msg *m)
 {
 	cJSON *o = cJSON_CreateObject();
-	char id[PAPO_ID_LEN + 1], nb[16];
+	char id[PAPO_ID_LEN + 1], nb[16], label[PAPO_NAME_MAX + 32];
 
 	cJSON_AddStringToObject(o, "id", m->id);
 	cJSON_AddStringToObject(o, "from", m->name);
 	sec_id_format(m->from, id);
 	cJSON_AddStringToObject(o, "from_id", id);
+	cJSON_AddStringToObject(o, "from_role", role_of(g, m->from));
+	if (deliver_name_shared(g, m->from, m->name))
+		snprintf(label, sizeof(label), "%s (id %.8s…)", m->name, id);
+	else
+		snprintf(label, sizeof(label), "%s", m->name);
+	cJSON_AddStringToObject(o, "from_label", label);
 	if (m->has_to) {
 		const struct member *t = member_find(g, m->to);
 
@@ -147,6 +175,9 @@ outmsg_answer(struct gossip *g, struct outmsg *o)
 	cJSON_AddStringToObject(r, "state", delivered ? "delivered" : "queued");
 	cJSON_AddItemToObject(r, "delivered_to", names_json(o->done, o->ndone));
 	cJSON_AddItemToObject(r, "waiting_for", names_json(o->wait, o->nwait));
+	/* Answered as the daemon stops (gossip_free): kept in the outbox. */
+	if (g->stopping)
+		cJSON_AddBoolToObject(r, "stopping", 1);
 	req->json = cJSON_PrintUnformatted(r);
 	cJSON_Delete(r);
 	if (req->json == NULL) {
@@ -212,10 +243,19 @@ outmsg_find(struct gossip *g, const char *id)
 	return NULL;
 }
 
-/* Sends the message of o again to the members it waits for that are
- * connected (only, when not NULL). */
-void
-outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only)
+/* Whether o's message is to go to m (connected) now: when o waits for
+ * it, or, through it, to anyone, unless m has it already. */
+static int
+outmsg_for(const struct outmsg *o, const struct member *m, int through)
+{
+	if (through)
+		return !outmsg_has(o->done, o->ndone, m);
+	return o->any || outmsg_has(o->wait, o->nwait, m);
+}
+
+static void
+outmsg_send(struct gossip *g, struct outmsg *o, struct member *only,
+    int through)
 {
 	struct frame f;
 	size_t i;
@@ -225,7 +265,7 @@ outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only)
 		struct member *m = g->members[i];
 
 		if (m->conn != NULL && (only == NULL || m == only) &&
-		    (o->any || outmsg_has(o->wait, o->nwait, m)))
+		    outmsg_for(o, m, through))
 			break;
 	}
 	if (i == g->nmembers)
@@ -239,10 +279,30 @@ outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only)
 
 		if (m->conn == NULL || (only != NULL && m != only))
 			continue;
-		if (o->any || outmsg_has(o->wait, o->nwait, m))
+		if (outmsg_for(o, m, through))
 			gossip_send_frame(g, m, &f);
 	}
 	frame_clear(&f);
+}
+
+void
+outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only)
+{
+	outmsg_send(g, o, only, 0);
+}
+
+void
+outmsg_through(struct gossip *g, struct outmsg *o, struct member *only)
+{
+	outmsg_send(g, o, only, 1);
+}
+
+void
+deliver_member_back(struct gossip *g, const struct member *m)
+{
+	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
+		if (o->any || outmsg_has(o->wait, o->nwait, m))
+			outmsg_through(g, o, NULL);
 }
 
 void
@@ -290,10 +350,18 @@ deliver_load_outbox(struct gossip *g)
 		struct frame_msg m;
 		struct outmsg *o;
 		struct member *to;
+		char gone[PAPO_MSGID_LEN + 1];
 
 		memset(&m, 0, sizeof(m));
 		if (store_get(g->env.store, id, &m) == -1) {
-			log_msg(LOG_WARN, "outbox message %s is not in the log", id);
+			/* A send that failed (its entry written, its message
+			 * not) or a message retention or damage took: nothing
+			 * to deliver. */
+			memcpy(gone, id, sizeof(gone));
+			log_msg(LOG_WARN, "outbox message %s is not in the log; "
+			    "dropped from the outbox", gone);
+			if (store_outbox_del(g->env.store, gone) == 0)
+				i--;
 			continue;
 		}
 		/* Whom it waited for died with the process: an addressee
@@ -425,7 +493,51 @@ deliver_limits_json(struct gossip *g, cJSON *o)
 	cJSON_AddItemToObject(dj, "exchanges", arr);
 }
 
+/*
+ * Whether the signed message f fits in a frame: a text within
+ * PAPO_BODY_MAX can still be written too long, as JSON writes each
+ * control character as a 6-byte \u escape (a newline, tab, quote or
+ * backslash as 2).  Else req is answered 413 with what to do.
+ */
+static int
+deliver_fits(struct gossip *g, struct node_msg *req, const struct frame *f,
+    size_t len)
+{
+	struct buf b;
+	size_t ctl = 0;
+	int ok;
+
+	/* Version 3's header takes 4 bytes of what the JSON may use. */
+	buf_init(&b, FRAME_JSON_MAX - 4);
+	ok = frame_encode(f, &b) == 0;
+	buf_free(&b);
+	if (ok)
+		return 1;
+	for (size_t i = 0; i < len; i++)
+		ctl += (unsigned char)req->text[i] < 0x20;
+	req->code = 413;
+	snprintf(req->err, sizeof(req->err), "text is %zu bytes, but written "
+	    "out (%zu control characters as 6-byte \\u escapes, quotes and "
+	    "backslashes as 2) it is over the %d bytes a message may take: "
+	    "send it with fewer control characters", len, ctl,
+	    FRAME_JSON_MAX - 4);
+	g->env.emit(g->env.arg, req);
+	return 0;
+}
+
 /* Requests. */
+
+/* A send that could not be stored: nothing was, and it may be sent
+ * again. */
+static void
+deliver_store_failed(struct gossip *g, struct node_msg *req, int err)
+{
+	log_msg(LOG_ERROR, "cannot store a message sent here: %s",
+	    strerror(err));
+	gossip_fail(g, req, 500, "cannot store the message (%s): nothing was "
+	    "stored or sent; send it again once the disk under PAPO_HOME "
+	    "is writable", strerror(err));
+}
 
 void
 deliver_send(struct gossip *g, struct node_msg *req)
@@ -497,15 +609,35 @@ deliver_send(struct gossip *g, struct node_msg *req)
 		strcpy(m->reply_to, req->reply_to);
 		has_answered = deliver_author_of(g, m->reply_to, answered) == 0;
 	}
-	/* Damping first: a refused answer spends no token. */
-	if (deliver_damped(g, req, has_answered ? answered : NULL) ||
+	if (frame_msg_sign(m, g->env.keys, g->env.me) == -1) {
+		gossip_fail(g, req, 500, "%s", "cannot sign the message");
+		return;
+	}
+	/* A message too long to write out, then damping: a refused answer
+	 * spends no token. */
+	if (!deliver_fits(g, req, &f, len) ||
+	    deliver_damped(g, req, has_answered ? answered : NULL) ||
 	    deliver_rate(g, req))
 		return;
-	if (frame_msg_sign(m, g->env.keys, g->env.me) == -1 ||
-	    store_add_msg(g->env.store, m) != 1 ||
-	    store_outbox_add(g->env.store, m->id) == -1) {
-		gossip_fail(g, req, 500, "cannot store the message: %s",
-		    strerror(errno));
+	/*
+	 * A send answered 500 stored nothing (docs/RELIABILITY.md, "What a
+	 * send's answer means"): the outbox entry is written first, and
+	 * taken back when the log's write fails; the log's append undoes
+	 * itself.  A stray entry (one the take-back could not remove) names
+	 * no message in the log and is dropped at the next start.
+	 */
+	if (store_outbox_add(g->env.store, m->id) == -1) {
+		deliver_store_failed(g, req, errno);
+		return;
+	}
+	if (store_add_msg(g->env.store, m) != 1) {
+		int saved = errno;
+
+		if (store_outbox_del(g->env.store, m->id) == -1)
+			log_msg(LOG_WARN, "cannot take message %s back out of "
+			    "the outbox: %s; it is dropped at the next start",
+			    m->id, strerror(errno));
+		deliver_store_failed(g, req, saved);
 		return;
 	}
 	deliver_retain(g);
@@ -537,38 +669,133 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	m->body = NULL;   /* req->text, freed with req */
 }
 
+/*
+ * Damaged lines a read came upon (store_damaged) are messages this
+ * member no longer holds: every member connected is asked for a sync at
+ * once, which brings them back (docs/RELIABILITY.md, "A damaged line").
+ */
+static void
+deliver_heal(struct gossip *g)
+{
+	if (store_damaged(g->env.store) == 0)
+		return;
+	for (size_t i = 0; i < g->nmembers; i++)
+		if (g->members[i]->conn != NULL)
+			deliver_sync_request(g, g->members[i]);
+}
+
+/* The log could not be read for req: v (the messages read) is freed. */
+static void
+history_failed(struct gossip *g, struct node_msg *req, struct frame_msg *v)
+{
+	int saved = errno;
+
+	free(v);
+	gossip_fail(g, req, 500, "cannot read the history: %s",
+	    strerror(saved));
+}
+
+/*
+ * History after a message (req->after_set), and the messages req->text
+ * names: what an agent was not given before its daemon stopped, to give
+ * it now (server/mcp_deliver.c).
+ * Own messages are left out; "last" is the log's newest message of any
+ * author, "more" how many older ones than those returned came after.
+ */
+static void
+deliver_after(struct gossip *g, struct node_msg *req)
+{
+	size_t limit = req->limit == 0 || req->limit > HISTORY_MAX ?
+	    HISTORY_MAX : req->limit, more;
+	struct frame_msg *v = calloc(limit, sizeof(*v));
+	char last[PAPO_MSGID_LEN + 1];
+	cJSON *o, *arr;
+	long n;
+
+	if (v == NULL) {
+		gossip_fail(g, req, 500, "%s", "out of memory");
+		return;
+	}
+	n = store_after(g->env.store, req->after[0] != '\0' ? req->after :
+	    NULL, limit, v, &more, last);
+	if (n < 0) {
+		history_failed(g, req, v);
+		return;
+	}
+	o = cJSON_CreateObject();
+	arr = cJSON_AddArrayToObject(o, "messages");
+	/* First the ids asked for by name (req->text: "ID ID ..."), older
+	 * than after: what an agent had not been given. */
+	for (char *save = NULL, *id = req->text != NULL ?
+	    strtok_r(req->text, " ", &save) : NULL; id != NULL;
+	    id = strtok_r(NULL, " ", &save)) {
+		struct frame_msg one;
+
+		if (store_get(g->env.store, id, &one) == 0) {
+			cJSON_AddItemToArray(arr, deliver_msg_json(g, &one));
+			frame_msg_clear(&one);
+		}
+	}
+	for (long i = 0; i < n; i++) {
+		if (memcmp(v[i].from, g->env.me->pk, 32) != 0)
+			cJSON_AddItemToArray(arr, deliver_msg_json(g, &v[i]));
+		frame_msg_clear(&v[i]);
+	}
+	free(v);
+	cJSON_AddStringToObject(o, "last", last);
+	cJSON_AddNumberToObject(o, "more", (double)more);
+	req->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	g->env.emit(g->env.arg, req);
+	deliver_heal(g);
+}
+
 void
 deliver_history(struct gossip *g, struct node_msg *req)
 {
 	size_t limit = req->limit == 0 ? 20 : req->limit;
-	size_t want = limit, fetch;
+	struct store_query q;
+	struct store_cursor next;
 	struct frame_msg *v = NULL;
 	struct member *from = NULL;
-	int from_me = 0, amb;
+	int amb;
 	cJSON *o, *arr, *ret;
 	long n;
 
+	if (req->after_set) {
+		deliver_after(g, req);
+		return;
+	}
 	if (limit > HISTORY_MAX)
-		limit = want = HISTORY_MAX;
+		limit = HISTORY_MAX;
+	memset(&q, 0, sizeof(q));
 	if (req->from != NULL && req->from[0] != '\0') {
-		from_me = strcmp(req->from, g->env.room->me) == 0;
-		if (!from_me && (from = member_lookup(g, req->from, &amb)) == NULL) {
+		if (strcmp(req->from, g->env.room->me) == 0)
+			q.from = g->env.me->pk;
+		else if ((from = member_lookup(g, req->from, &amb)) == NULL) {
 			gossip_fail(g, req, 404, "no member is named '%s'", req->from);
 			return;
-		}
+		} else
+			q.from = from->id;
 	}
-	/* With an author to match, read further back and keep the last
-	 * limit of theirs. */
-	fetch = (from != NULL || from_me) ? 10 * want + 1000 : want;
-	if ((v = calloc(fetch, sizeof(*v))) == NULL) {
+	if ((v = calloc(limit, sizeof(*v))) == NULL) {
 		gossip_fail(g, req, 500, "%s", "out of memory");
 		return;
 	}
-	n = store_history(g->env.store, fetch, req->before, req->since, v);
-	if (n < 0) {
+	q.n = limit;
+	q.bytes = HISTORY_BYTES;
+	q.before = req->before;
+	q.before_id = req->before_id;
+	q.since = req->since;
+	n = store_history(g->env.store, &q, v, &next);
+	if (n < 0 && errno == EINVAL) {
 		free(v);
-		gossip_fail(g, req, 500, "cannot read the history: %s",
-		    strerror(errno));
+		gossip_fail(g, req, 400, "before_id '%s' is not a message id",
+		    req->before_id);
+		return;
+	}
+	if (n < 0) {
+		history_failed(g, req, v);
 		return;
 	}
 	o = cJSON_CreateObject();
@@ -576,26 +803,22 @@ deliver_history(struct gossip *g, struct node_msg *req)
 	if ((ret = deliver_retention_json(g)) != NULL)
 		cJSON_AddItemToObject(o, "retention", ret);
 	epoch_history_json(g, o);
-	{
-		long first = 0, kept = 0;
-		const uint8_t *who = from != NULL ? from->id :
-		    from_me ? g->env.me->pk : NULL;
-
-		for (long i = n - 1; i >= 0 && (size_t)kept < want; i--)
-			if (who == NULL || memcmp(v[i].from, who, 32) == 0) {
-				kept++;
-				first = i;
-			}
-		for (long i = first; i < n && kept > 0; i++)
-			if (who == NULL || memcmp(v[i].from, who, 32) == 0)
-				cJSON_AddItemToArray(arr, deliver_msg_json(g, &v[i]));
-	}
-	for (long i = 0; i < n; i++)
+	for (long i = 0; i < n; i++) {
+		cJSON_AddItemToArray(arr, deliver_msg_json(g, &v[i]));
 		frame_msg_clear(&v[i]);
+	}
 	free(v);
+	/* The cursor for the page before this one, while there is one. */
+	if (next.more) {
+		cJSON *e = cJSON_AddObjectToObject(o, "earlier");
+
+		cJSON_AddNumberToObject(e, "before", (double)next.ts);
+		cJSON_AddStringToObject(e, "before_id", next.id);
+	}
 	req->json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	g->env.emit(g->env.arg, req);
+	deliver_heal(g);
 }
 
 /* Messages shown to an agent: each author hears it once (a read
@@ -773,29 +996,27 @@ void
 deliver_sync_request(struct gossip *g, struct member *to)
 {
 	struct frame f;
-	struct frame_msg *v;
+	uint64_t *ts;
 	long n;
 
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_SYNC;
-	if ((v = calloc(FRAME_SYNC_MAX, sizeof(*v))) == NULL)
+	if ((ts = calloc(FRAME_SYNC_MAX, sizeof(*ts))) == NULL ||
+	    (f.u.sync.have = calloc(FRAME_SYNC_MAX + 1,
+	    sizeof(*f.u.sync.have))) == NULL) {
+		free(ts);
 		return;
-	n = store_history(g->env.store, FRAME_SYNC_MAX, 0, 0, v);
-	if (n >= 0 && (f.u.sync.have = calloc((size_t)n + 1,
-	    sizeof(*f.u.sync.have))) != NULL) {
+	}
+	/* The newest messages in history's order: everything from the
+	 * oldest listed on is in the list. */
+	n = store_ids(g->env.store, FRAME_SYNC_MAX, 0, f.u.sync.have, ts);
+	{
 		struct store_stats st;
 
 		store_stats(g->env.store, &st);
 		/* With all of our history in the list, ask from the start;
 		 * else from the oldest message listed. */
-		f.u.sync.since = UINT64_MAX;
-		for (long i = 0; i < n; i++) {
-			strcpy(f.u.sync.have[i], v[i].id);
-			if (v[i].ts < f.u.sync.since)
-				f.u.sync.since = v[i].ts;
-		}
-		if (st.msgs <= FRAME_SYNC_MAX || n == 0)
-			f.u.sync.since = 0;
+		f.u.sync.since = n > 0 && st.msgs > FRAME_SYNC_MAX ? ts[0] : 0;
 		/* Nothing retention dropped is asked for again. */
 		if (f.u.sync.since < st.floor)
 			f.u.sync.since = st.floor;
@@ -803,9 +1024,7 @@ deliver_sync_request(struct gossip *g, struct member *to)
 		f.u.sync.n = (size_t)n;
 		gossip_send_frame(g, to, &f);
 	}
-	for (long i = 0; i < n; i++)
-		frame_msg_clear(&v[i]);
-	free(v);
+	free(ts);
 	frame_clear(&f);
 }
 
@@ -818,31 +1037,35 @@ id_cmp(const void *a, const void *b)
 void
 deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
 {
-	struct frame_msg *v;
+	char (*ids)[PAPO_MSGID_LEN + 1];
 	struct frame f;
 	long n;
 	size_t sent = 0;
 
-	if ((v = calloc(SYNC_SEND_MAX, sizeof(*v))) == NULL)
+	if ((ids = calloc(SYNC_SEND_MAX, sizeof(*ids))) == NULL)
 		return;
 	if (s->n > 0)
 		qsort(s->have, s->n, sizeof(*s->have), id_cmp);
-	n = store_history(g->env.store, SYNC_SEND_MAX, 0, s->since, v);
+	/* The ids come from the index; only the messages the other lacks
+	 * are read. */
+	n = store_ids(g->env.store, SYNC_SEND_MAX, s->since, ids, NULL);
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_MSG;
 	for (long i = 0; i < n; i++) {
-		if (s->n == 0 || bsearch(v[i].id, s->have, s->n,
-		    sizeof(*s->have), id_cmp) == NULL) {
-			f.u.msg = v[i];
-			if (gossip_send_frame(g, l->m, &f) == 0)
-				sent++;
-		}
-		frame_msg_clear(&v[i]);
+		if (s->n > 0 && bsearch(ids[i], s->have, s->n,
+		    sizeof(*s->have), id_cmp) != NULL)
+			continue;
+		if (store_get(g->env.store, ids[i], &f.u.msg) == -1)
+			continue;
+		if (gossip_send_frame(g, l->m, &f) == 0)
+			sent++;
+		frame_msg_clear(&f.u.msg);
 	}
-	free(v);
+	free(ids);
 	if (sent > 0)
 		log_msg(LOG_INFO, "sent %zu messages to %s, who missed them",
 		    sent, l->m->name);
+	deliver_heal(g);
 }
 
 /* Retention (docs/RELIABILITY.md, "Retention"). */

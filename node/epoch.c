@@ -453,6 +453,9 @@ epoch_note(struct gossip *g, const struct frame_epoch *e, int quiet)
 				quic_close_flush(m->conn);
 		}
 	}
+	/* Whom it removed is offline from now on (member_online). */
+	if (fresh > 0 && !quiet)
+		members_presence_check(g);
 	return fresh;
 }
 
@@ -619,6 +622,23 @@ out:
 	free(text);
 }
 
+/* Tells the program, once, that this member is out of the room for good
+ * (a key change it was not given): it stops with why (server/serve.c). */
+static void
+epoch_shut_out(struct gossip *g, const char *why)
+{
+	struct node_msg *ev;
+
+	if (g->shut_out)
+		return;
+	g->shut_out = 1;
+	if ((ev = node_msg_new(NODE_EV_REFUSED)) != NULL &&
+	    (ev->text = strdup(why)) != NULL)
+		g->env.emit(g->env.arg, ev);
+	else
+		node_msg_free(ev);
+}
+
 void
 epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 {
@@ -665,12 +685,22 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 		goto out;
 	}
 	if (i == e->nkeys) {
-		log_msg(LOG_WARN, epoch_newest(g) == 0 ? "this invite is "
-		    "from before the room's key changed (epoch %llu by %s): "
+		char why[PAPO_ERR_LEN];
+
+		snprintf(why, sizeof(why), epoch_newest(g) == 0 ? "this invite "
+		    "is from before the room's key changed (epoch %llu by %s): "
 		    "ask for a new invite" : "the room's key changed (epoch "
 		    "%llu by %s) and this member was not given it: ask for a "
 		    "new invite", (unsigned long long)e->n,
 		    epoch_who(g, e->by, nb));
+		log_msg(LOG_WARN, "%s", why);
+		/* Newer than any we hold, signed by who may, and without a
+		 * key for us: nothing said from now on can be read here,
+		 * and every member refuses us (epoch_refuse).  An older
+		 * one (sent for a message we could not open) says nothing
+		 * of that. */
+		if (e->n > epoch_newest(g))
+			epoch_shut_out(g, why);
 		return;
 	}
 	text = epoch_text(e);
@@ -880,7 +910,9 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 {
 	uint32_t newest = epoch_newest(g);
 	struct epoch_held *e;
+	struct member *m;
 	struct frame f;
+	int given;
 
 	const struct removal *r = epoch_removed(g, h->id);
 	char nb[16];
@@ -912,22 +944,50 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 		quic_close(l->qc);
 		return 1;
 	}
-	/* A member we know may be behind: it gets what it missed
-	 * (epoch_on_hello).  One we never met greeting under an older
-	 * epoch holds an invite printed before the key changed. */
-	if (newest == 0 || h->version < 3 || h->epoch >= newest ||
-	    member_find(g, h->id) != NULL)
+	if (newest == 0 || h->version < 3 || h->epoch >= newest)
 		return 0;
-	log_msg(LOG_WARN, "refused %s, a new member: this invite is from "
-	    "before the room's key changed (epoch %u): ask for a new invite",
-	    h->name, (unsigned)newest);
+	/* A member behind catches up (epoch_on_hello) when our newest epoch
+	 * gave it a key.  One it gave none to can never follow: it holds an
+	 * invite printed before the key changed (knowing its id proves
+	 * nothing: a LAN beacon, sealed under the old key, names it too).
+	 * Held from an invite, the newest epoch's frame is not ours to
+	 * read: a member we know is taken as before. */
+	m = member_find(g, h->id);
+	e = epoch_find(g, newest);
+	if (e != NULL && e->frame != NULL) {
+		if (epoch_decode(g, e->frame, &f) == -1)
+			return 0;
+		given = 0;
+		for (size_t i = 0; i < f.u.epoch.nkeys; i++)
+			given |= memcmp(f.u.epoch.keys[i].id, h->id, 32) == 0;
+	} else
+		given = m != NULL;
+	if (given) {
+		if (e != NULL && e->frame != NULL)
+			frame_clear(&f);
+		return 0;
+	}
+	if (m == NULL || m->name[0] == '\0')
+		log_msg(LOG_WARN, "refused %s, a new member: this invite is "
+		    "from before the room's key changed (epoch %u): ask for a "
+		    "new invite", h->name, (unsigned)newest);
+	else
+		log_msg(LOG_WARN, "refused %s: the room's key changed (epoch "
+		    "%u) and it was not given it: it needs a new invite",
+		    h->name, (unsigned)newest);
 	/* The newest epoch frame tells it why: no key in it is its own. */
-	if ((e = epoch_find(g, newest)) != NULL &&
-	    epoch_decode(g, e->frame, &f) == 0) {
+	if (e != NULL && e->frame != NULL) {
 		gossip_send_link(g, l, &f);
 		frame_clear(&f);
 	}
 	quic_close_flush(l->qc);
+	/* Known (a beacon, an earlier life), it is no longer listed,
+	 * dialled or waited for. */
+	if (m != NULL && !m->refused) {
+		m->refused = 1;
+		members_save_later(g);
+		members_presence_check(g);
+	}
 	return 1;
 }
 

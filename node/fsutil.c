@@ -12,6 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include "node/fsutil.h"
 
 int
@@ -160,4 +162,24 @@ out:
 	if (rc == -1)
 		unlink(tmp);
 	return rc;
+}
+
+int
+fs_json_int(const struct cJSON *v, int64_t min, int64_t max, int64_t *out)
+{
+	double d;
+	int64_t i;
+
+	if (!cJSON_IsNumber(v))
+		return -1;
+	d = v->valuedouble;
+	/* The range first (NaN fails it too): a double outside an integer
+	 * type's range converted to it is undefined behaviour. */
+	if (!(d >= -(double)FS_JSON_INT_MAX && d <= (double)FS_JSON_INT_MAX))
+		return -1;
+	i = (int64_t)d;
+	if ((double)i != d || i < min || i > max)
+		return -1;
+	*out = i;
+	return 0;
 }

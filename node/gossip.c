@@ -16,7 +16,6 @@
 
 #include "node/gossip_int.h"
 
-#define ANNOUNCE_NS (10ull * 1000000000u)
 #define BAD_FRAMES_MAX 3
 
 
@@ -184,6 +183,9 @@ gossip_addrs_changed(struct gossip *g)
 	log_msg(LOG_INFO, "reach: peers see this member as %s (%s NAT)", a,
 	    reach_nat_name(reach_nat(&g->reach)));
 	gossip_invite_changed(g);
+	/* The members hear it now, not at the next round. */
+	if (!g->stopping)
+		loop_timer_set(g->announce_timer, 1);
 }
 
 void
@@ -230,7 +232,10 @@ gossip_peers(struct gossip *g, struct member *to, struct member *only)
 
 		/* A member that said bye is left out: its entry carries
 		 * the time of its last announcement, which a member that had
-		 * not heard of it would take for life. */
+		 * not heard of it would take for life.  So is a removed
+		 * one, or one refused at its hello: alive to no one. */
+		if (m != NULL && (m->removed || m->refused))
+			continue;
 		if (m != NULL && m != to && (only == NULL || m == only) &&
 		    m->name[0] != '\0' && !m->left && m->ann.has_sig) {
 			/* Its own words, as it signed them: the only entry
@@ -286,6 +291,7 @@ gossip_path_json(const struct gossip *g, const struct member *m, cJSON *e)
 		cJSON_AddNumberToObject(e, "rtt_ms",
 		    (double)(quic_rtt_us(m->conn) / 100) / 10.0);
 		cJSON_AddNumberToObject(e, "protocol", quic_version(m->conn));
+		cJSON_AddNumberToObject(e, "mtu", (double)quic_mtu(m->conn));
 		return;
 	}
 	if (member_online(g, m) && m->via != NULL) {
@@ -297,6 +303,7 @@ gossip_path_json(const struct gossip *g, const struct member *m, cJSON *e)
 		cJSON_AddStringToObject(e, "path", "none");
 	cJSON_AddNullToObject(e, "rtt_ms");
 	cJSON_AddNullToObject(e, "protocol");
+	cJSON_AddNullToObject(e, "mtu");
 }
 
 static void
@@ -358,9 +365,13 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 	arr = cJSON_AddArrayToObject(o, "members");
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
-		cJSON *e = cJSON_CreateObject();
+		cJSON *e;
 		char nb[16];
 
+		/* Refused at its hello (an old invite): not of the room. */
+		if (m->refused)
+			continue;
+		e = cJSON_CreateObject();
 		cJSON_AddItemToArray(arr, e);
 		cJSON_AddStringToObject(e, "name", member_name(m, nb));
 		cJSON_AddStringToObject(e, "id", m->idtext);
@@ -452,6 +463,18 @@ sync_key(const struct frame_hello *h, uint64_t msgs, const uint8_t digest[32])
 	return v != 0 ? v : 1;
 }
 
+/* Where our direct connection qc sees m now (gossip_int.h, seen_at): kept,
+ * and peers.json written, when it changed. */
+static void
+gossip_seen_at(struct gossip *g, struct member *m, struct quic_conn *qc)
+{
+	if (m->has_seen_at && addr_equal(&m->seen_at, quic_remote(qc)))
+		return;
+	m->seen_at = *quic_remote(qc);
+	m->has_seen_at = 1;
+	members_save_later(g);
+}
+
 /* A member whose hello arrived on l: keep one connection per pair. */
 static void
 gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
@@ -477,6 +500,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		quic_close(l->qc);
 		return;
 	}
+	m->refused = 0;   /* it greets under a key of ours now */
 	is_new = m->conn != l->qc;
 	if (m->conn != NULL && m->conn != l->qc) {
 		/* Both dialled at once: keep the connection opened by the
@@ -491,7 +515,16 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		log_msg(LOG_DEBUG, "two connections with %s (new mine %d, old "
 		    "mine %d, me smaller %d, new relayed %d, old relayed %d)",
 		    h->name, mine_new, mine_old, me_smaller, both, both_old);
-		if (both_old && !both) {
+		if (quic_silent_ms(m->conn) > GOSSIP_SILENT_MS) {
+			/* The old one carries nothing: its peer restarted,
+			 * or its path died; the new one is what works. */
+			struct quic_conn *old = m->conn;
+
+			log_msg(LOG_INFO, "%s: a new connection replaces a "
+			    "silent one", h->name);
+			m->conn = l->qc;
+			quic_close(old);
+		} else if (both_old && !both) {
 			struct quic_conn *old = m->conn;
 
 			log_msg(LOG_INFO, "%s: a direct path replaces the relay",
@@ -522,10 +555,12 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		 * hosts on one switch are simply direct). */
 		m->lan = !relayed && addr_is_private(quic_remote(l->qc)) &&
 		    addr_on_link(quic_remote(l->qc));
-		/* Open: it takes connections we start.  Not learnt from the
-		 * relay, which anyone can be reached through. */
-		m->open |= !relayed && ((quic_is_client(l->qc) && !punched) ||
-		    addr_in(quic_remote(l->qc), h->addr, h->naddr));
+		/* Open: it took a connection we started, not punched.  Not
+		 * learnt from the relay, which anyone can be reached
+		 * through, nor from a member greeting us from an address it
+		 * advertises: behind a NAT that keeps ports, a member that
+		 * refuses every stranger does that too. */
+		m->open |= !relayed && quic_is_client(l->qc) && !punched;
 		/* A new connection: announce ourselves at once rather than
 		 * at the next round.  What this neighbour tells others of us
 		 * carries the time of our latest announcement; until it has
@@ -533,6 +568,9 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		loop_timer_set(g->announce_timer, 1);
 	}
 	m->conn = l->qc;
+	quic_greeted(l->qc);
+	if (!relayed)
+		gossip_seen_at(g, m, l->qc);
 	/* Where a peer sees us through the relay is our relayed address,
 	 * nothing our NAT did. */
 	if (h->version >= 2 && !relayed &&
@@ -589,8 +627,10 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 			deliver_sync_request(g, m);
 		}
 	}
+	/* What waits in the outbox goes to it, and through it to those it
+	 * reaches: a member back, or a new path, takes it now. */
 	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
-		outmsg_resend(g, o, m);
+		outmsg_through(g, o, m);
 }
 
 /*
@@ -621,6 +661,10 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 		 * signature. */
 		if (m != NULL && m->signs && !p->has_sig && m != l->m)
 			continue;
+		/* News of a removed member is none: not life, not passed
+		 * on (a copy of its key may still announce itself). */
+		if (epoch_removed(g, p->id) != NULL)
+			continue;
 		if (m == NULL && (m = member_add(g, p->id)) == NULL)
 			continue;
 		/* Only what is newer than the last taken: an entry
@@ -628,6 +672,7 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 		if (!fresh && p->seen <= m->announced)
 			continue;
 		m->announced = p->seen;
+		member_announced(m);
 		if (p->has_sig) {
 			m->ann = *p;
 			m->signs = 1;
@@ -705,6 +750,21 @@ gossip_on_bye(struct gossip *g, struct link *l, const struct frame_bye *b)
 	}
 }
 
+/* How long to the next announcement (gossip_int.h, ANNOUNCE_FAST_NS). */
+static uint64_t
+gossip_announce_ns(const struct gossip *g)
+{
+	if (!members_small(g))
+		return ANNOUNCE_NS;
+	for (size_t i = 0; i < g->nmembers; i++) {
+		const struct member *m = g->members[i];
+
+		if (m->conn == NULL && !m->left && member_online(g, m))
+			return ANNOUNCE_FAST_NS;
+	}
+	return ANNOUNCE_NS;
+}
+
 /* Floods this member's own entry: the announcement that shows life. */
 static void
 gossip_announce(void *arg)
@@ -713,6 +773,17 @@ gossip_announce(void *arg)
 	struct frame_peer me;
 	struct frame f;
 
+	/* Local addresses change when a laptop changes networks: read
+	 * them each round (a few system calls every 10 s). */
+	{
+		struct addr local[PAPO_ADDR_MAX];
+		int nl = addr_local(&g->bound, local, PAPO_ADDR_MAX);
+
+		if (nl >= 0 && reach_set_local(&g->reach, local, (size_t)nl)) {
+			log_msg(LOG_INFO, "reach: the local addresses changed");
+			gossip_invite_changed(g);
+		}
+	}
 	memset(&me, 0, sizeof(me));
 	memcpy(me.id, g->env.me->pk, 32);
 	strcpy(me.name, g->env.room->me);
@@ -728,7 +799,7 @@ gossip_announce(void *arg)
 	f.u.peers.n = 1;
 	f.u.peers.v = &me;
 	gossip_flood(g, &f, NULL);
-	loop_timer_set(g->announce_timer, loop_now_ns() + ANNOUNCE_NS);
+	loop_timer_set(g->announce_timer, loop_now_ns() + gossip_announce_ns(g));
 	relay_permits(g);
 	gossip_punch_check(g);
 }
@@ -814,29 +885,43 @@ gossip_punch_relay(void *arg, const struct frame *f)
 
 static void
 gossip_punch_dial(void *arg, const uint8_t id[32], const struct addr *a,
-    size_t n)
+    size_t n, struct quic_sock *sock)
 {
 	struct gossip *g = arg;
 	struct member *m = member_find(g, id);
 
 	if (m != NULL && (m->conn == NULL || member_relayed(g, m)))
-		member_dial_at(g, m, a, n);
+		member_dial_on(g, m, a, n, sock);
 }
 
 /* What we offer for a punch (reach.h), and where the TURN server sees
  * us: a cone NAT's mapping, the guess that matters when no member is
  * connected to both (the punch arranged over a relayed connection). */
 static size_t
-gossip_punch_addrs(void *arg, struct addr *out, size_t max)
+gossip_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
 {
 	struct gossip *g = arg;
-	size_t n = reach_punch_addrs(&g->reach, out, max);
-	struct addr a;
+	size_t n = reach_punch_addrs(&g->reach, out, max), k = 0;
+	struct addr a, relayed;
 
 	if (g->turn != NULL && turn_mapped(g->turn, &a) == 0 && n < max &&
 	    !addr_in(&a, out, n))
 		out[n++] = a;
-	return n;
+	if (port == 0)
+		return n;
+	/* For a socket of the punch's own: the same hosts at its port (a
+	 * NAT keeps a port where it can); not the relayed address, whose
+	 * port is the TURN server's. */
+	for (size_t i = 0; i < n; i++) {
+		if (g->turn != NULL && turn_relayed(g->turn, &relayed) == 0 &&
+		    addr_equal(&out[i], &relayed))
+			continue;
+		out[k] = out[i];
+		out[k].port = port;
+		if (!addr_in(&out[k], out, k))
+			k++;
+	}
+	return k;
 }
 
 /* A punch frame: ours to act on, or one to carry to a member we are
@@ -883,7 +968,8 @@ gossip_beacon_heard(void *arg, const uint8_t id[32], const struct addr *at)
 	struct member *m = member_add(g, id);
 	uint64_t now = loop_now_ns();
 
-	if (m == NULL || (m->conn != NULL && !member_relayed(g, m)) ||
+	if (m == NULL || m->refused ||
+	    (m->conn != NULL && !member_relayed(g, m)) ||
 	    (m->beacon_dial != 0 && now < m->beacon_dial + BEACON_EVERY_NS))
 		return;
 	m->beacon_dial = now;
@@ -995,6 +1081,22 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 	frame_clear(&f);
 }
 
+/* QUIC moved a connection to the peer's new address (its NAT's mapping
+ * moved, or it changed networks): it is greeted again at once, so that
+ * it learns where it is seen now (the hello's observed address) and
+ * advertises and punches from there. */
+static void
+gossip_moved(void *arg, struct quic_conn *qc)
+{
+	struct gossip *g = arg;
+	struct link *l = quic_data(qc);
+
+	if (l == NULL || l->m == NULL || l->m->conn != qc)
+		return;
+	gossip_seen_at(g, l->m, qc);
+	gossip_hello(g, l);
+}
+
 static void
 gossip_closed(void *arg, struct quic_conn *qc)
 {
@@ -1015,9 +1117,15 @@ gossip_closed(void *arg, struct quic_conn *qc)
 		if (reach_forget(&g->reach, m->id))
 			gossip_addrs_changed(g);
 		/* In a small room every member is a neighbour: a connection
-		 * lost without a new one means the member is gone. */
-		if (members_small(g))
+		 * lost without a new one means the member is gone, until
+		 * news of its life comes through others.  Our own goes out
+		 * now: the member may be alive and have lost only this path,
+		 * and the news tells it (through others) to punch a new one. */
+		if (members_small(g)) {
 			m->alive_until = 0;
+			if (!g->stopping)
+				loop_timer_set(g->announce_timer, 1);
+		}
 		/* Soon, also when only its direct addresses were planned
 		 * (the relay's 30 s). */
 		if (m->next_dial == 0 || quic_is_relayed(qc))
@@ -1050,7 +1158,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 {
 	static const struct quic_cbs cbs = {
 		gossip_open, gossip_frame, gossip_closed, gossip_datagram,
-		relay_quic_send
+		relay_quic_send, gossip_moved
 	};
 	struct punch_env pe;
 	struct gossip *g = calloc(1, sizeof(*g));
@@ -1171,17 +1279,12 @@ gossip_free(struct gossip *g)
 			memcpy(f.u.bye.id, g->env.me->pk, 32);
 		gossip_flood(g, &f, NULL);
 	}
-	while (g->outbox != NULL) {
-		if (g->outbox->req != NULL) {
-			g->outbox->req->code = 503;
-			snprintf(g->outbox->req->err, sizeof(g->outbox->req->err),
-			    "the daemon is stopping; message %s stays in the "
-			    "outbox", g->outbox->id);
-			g->env.emit(g->env.arg, g->outbox->req);
-			g->outbox->req = NULL;
-		}
+	/* A send still waiting for acks is stored and stays in the
+	 * outbox: it is answered as queued, "stopping" (deliver.c), never
+	 * as failed, so that no client sends it twice. */
+	g->stopping = 1;
+	while (g->outbox != NULL)
 		outmsg_free(g, g->outbox);
-	}
 	if (g->nmembers > 0)
 		members_save(g);
 	/* The router's mapping goes before the socket (at most 2 s). */
@@ -1189,7 +1292,6 @@ gossip_free(struct gossip *g)
 	/* The byes queued above go out and every connection closes, the
 	 * relayed ones through the relay; then the allocation is released
 	 * on the socket still open, and the socket closes. */
-	g->stopping = 1;
 	if (g->quic != NULL)
 		quic_close_all(g->quic);
 	turn_free(g->turn);

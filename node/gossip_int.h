@@ -27,6 +27,15 @@
 #define GOSSIP_MEMBERS_MAX 256
 #define OUTBOX_RETRY_NS (30ull * 1000000000u)
 #define ALIVE_NS (35ull * 1000000000u)    /* life shown this recently: online */
+#define ALIVE_MIN_NS (4ull * 1000000000u) /* ...at the least */
+/* Announcements: every ANNOUNCE_NS, or every ANNOUNCE_FAST_NS in a small
+ * room while a member is reached only through others (its presence
+ * rests on them then, and it announces as often for us). */
+#define ANNOUNCE_NS (10ull * 1000000000u)
+#define ANNOUNCE_FAST_NS (3ull * 1000000000u)
+/* A connection that has carried nothing for this long (both ends ping
+ * every 1.5 s) is no longer the member's path: a new one replaces it. */
+#define GOSSIP_SILENT_MS 3500u
 #define DIAL_BACKOFF_MIN_MS 500u
 #define DIAL_BACKOFF_MAX_MS 30000u
 #define UPSTREAM_SLOTS 4096       /* remembered msg id -> who sent it */
@@ -42,6 +51,12 @@ struct member {
 	char about[PAPO_ABOUT_MAX + 1];
 	struct addr addr[PAPO_ADDR_MAX];
 	size_t naddr;
+	struct addr seen_at;        /* where our last direct connection saw
+	                             * it (its NAT's mapping): dialled too,
+	                             * as that NAT lets in who it last sent
+	                             * to (a restarted member finds those
+	                             * that cannot be dialled otherwise) */
+	int has_seen_at;
 	uint64_t seen;              /* wall ms of the last sign of life */
 	uint64_t announced;         /* its clock's time of its latest announce
 	                             * (version 3: its signed counter, of
@@ -52,6 +67,9 @@ struct member {
 	                             * on as it came (ann.has_sig 0: none) */
 	uint64_t left_at;           /* announced when it said bye */
 	uint64_t alive_until;       /* monotonic ns: online until then */
+	uint64_t ann_at;            /* monotonic ns its last announcement came */
+	uint64_t ann_gap;           /* ns between the two before */
+	uint64_t alive_ns;          /* life shown lasts this long; 0 ALIVE_NS */
 	int left;                   /* said bye since its last announce */
 	int shown_online;           /* the state last told to the program */
 	struct quic_conn *conn;     /* the connection in use, once greeted */
@@ -59,14 +77,17 @@ struct member {
 	int punched;                /* its connection came of a punch */
 	int lan;                    /* its connection is on our link */
 	int open;                   /* takes connections we start: it
-	                             * answered our dial, or greeted us from
-	                             * an address it advertises */
+	                             * answered our dial (not a punch) */
 	uint64_t beacon_dial;       /* ns of the last dial a beacon made */
 	int ndial;                  /* dials in flight */
 	uint64_t dial_since;        /* monotonic ns the dials in flight began */
 	uint32_t backoff_ms;
 	uint64_t next_dial;         /* monotonic ns; 0 none planned */
 	int removed;                /* removed from the room: never dialled */
+	int refused;                /* its hello was refused: it holds no key
+	                             * of ours (an old invite); not listed,
+	                             * dialled nor waited for until it greets
+	                             * under our newest epoch */
 	uint64_t sync_key;          /* both histories as its last sync
 	                             * request found them; 0 none yet */
 };
@@ -171,6 +192,8 @@ struct gossip {
 	struct removal *removed;    /* members removed, as epochs said */
 	size_t nremoved;
 	int gone;                   /* we were removed: me_removal says how */
+	int shut_out;               /* the room's newest key was not given
+	                             * us: the program was told to stop */
 	struct removal me_removal;
 	uint64_t own_seq;           /* our last announcement's or bye's
 	                             * counter: wall ms, never going back */
@@ -260,8 +283,15 @@ size_t member_dials(const struct member *m);
 int members_small(const struct gossip *g);
 /* Whether m is reachable now (presence). */
 int member_online(const struct gossip *g, const struct member *m);
-/* m showed life: online for ALIVE_NS from now. */
+/* m showed life: online from now for as long as its announcements
+ * allow (member_announced), ALIVE_NS until two were heard. */
 void member_alive(struct member *m);
+/* A new announcement of m's came (directly or through others): the time
+ * between its announcements sets how long life shown lasts, so that a
+ * member announcing every 3 s (one reached through others, in a small
+ * room) shows offline within 8 s of falling silent, and one of an older
+ * release, every 10 s, keeps its 35 s. */
+void member_announced(struct member *m);
 /* Tells the program of every change of presence; sets the presence
  * timer. */
 void members_presence_check(struct gossip *g);
@@ -274,6 +304,9 @@ void members_plan_dials(struct gossip *g);
 /* Dials m at each of n addresses at once. */
 void member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
     size_t n);
+/* member_dial_at on a socket of its own (quic_sock_new): a punch's. */
+void member_dial_on(struct gossip *g, struct member *m, const struct addr *a,
+    size_t n, struct quic_sock *sock);
 /* The dial timer: dials the members due. */
 void members_dial(void *arg);
 /* In a large room over its limit of neighbours, lets a random open one
@@ -309,7 +342,18 @@ void deliver_retain(struct gossip *g);
 cJSON *deliver_retention_json(struct gossip *g);
 /* Sends o's message again to the members it waits for that are
  * connected (only, when not NULL). */
+/* Sends o's message again to the connected members it waits for (only,
+ * when not NULL): the retry. */
 void outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only);
+/* Sends o's message to every connected member (only, when not NULL)
+ * that has not acknowledged it, to reach through them those it waits
+ * for: a new connection, or a member back online, takes the outbox at
+ * once rather than at the next retry.  A member that has it already
+ * acknowledges it again and passes nothing on. */
+void outmsg_through(struct gossip *g, struct outmsg *o, struct member *only);
+/* m is online again, through others: what waits for it goes out through
+ * every neighbour. */
+void deliver_member_back(struct gossip *g, const struct member *m);
 /* Answers o's send request if it waits, unlinks and frees o. */
 void outmsg_free(struct gossip *g, struct outmsg *o);
 /* The retry timer: resends the outbox and greets every neighbour again. */

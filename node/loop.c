@@ -246,10 +246,10 @@ loop_run(struct loop *l)
 	while (!l->stop) {
 		int n, i;
 
-		while (!l->stop && loop_fire(l, loop_now_ns()))
-			;
-		if (l->stop)
-			break;
+		/* What is ready is read before the timers due fire: after a
+		 * stall (a loaded machine, a laptop waking) the packets that
+		 * came meanwhile are taken before a connection's idle timer
+		 * judges it silent. */
 		n = epoll_wait(l->ep, evs, 64, loop_timeout_ms(l, loop_now_ns()));
 		if (n == -1) {
 			if (errno == EINTR)
@@ -271,6 +271,8 @@ loop_run(struct loop *l)
 			l->dead = f->next;
 			free(f);
 		}
+		while (!l->stop && loop_fire(l, loop_now_ns()))
+			;
 	}
 	return 0;
 }

@@ -51,6 +51,7 @@ member_add(struct gossip *g, const uint8_t id[32])
 	}
 	memcpy(m->id, id, 32);
 	sec_id_format(id, m->idtext);
+	m->removed = g->gone || epoch_removed(g, id) != NULL;
 	g->members = v;
 	g->members[g->nmembers++] = m;
 	return m;
@@ -147,7 +148,9 @@ members_active(const struct gossip *g)
 int
 member_online(const struct gossip *g, const struct member *m)
 {
-	if (m->left)
+	/* A removed member is refused everywhere: whatever life others
+	 * pass on of it, it is reached by no one. */
+	if (m->left || m->removed || m->refused)
 		return 0;
 	if (m->conn != NULL)
 		return 1;
@@ -161,8 +164,34 @@ member_online(const struct gossip *g, const struct member *m)
 void
 member_alive(struct member *m)
 {
-	m->alive_until = loop_now_ns() + ALIVE_NS;
+	m->alive_until = loop_now_ns() + (m->alive_ns != 0 ? m->alive_ns :
+	    ALIVE_NS);
 	m->seen = loop_wall_ms();
+}
+
+void
+member_announced(struct member *m)
+{
+	uint64_t now = loop_now_ns();
+
+	/* Two and a half periods and a little, of the longer of its last
+	 * two, once two are known: one announcement late or slowed by loss
+	 * recovery is no reason to show it offline.  One sooner than any
+	 * period (a new connection's, an address that changed) is life but
+	 * no period. */
+	if (m->ann_at != 0 && now < m->ann_at + ANNOUNCE_FAST_NS * 2 / 3)
+		return;
+	if (m->ann_at != 0) {
+		uint64_t gap = now - m->ann_at;
+		uint64_t w = (gap > m->ann_gap ? gap : m->ann_gap) * 5 / 2 +
+		    500000000u;
+
+		if (m->ann_gap != 0)
+			m->alive_ns = w < ALIVE_MIN_NS ? ALIVE_MIN_NS :
+			    w > ALIVE_NS ? ALIVE_NS : w;
+		m->ann_gap = gap;
+	}
+	m->ann_at = now;
 }
 
 static void
@@ -194,6 +223,14 @@ members_presence_check(struct gossip *g)
 		if (on != m->shown_online) {
 			m->shown_online = on;
 			member_presence(g, m);
+			/* Back through others: what waits for it goes now,
+			 * and our announcements go every 3 s from now
+			 * (gossip_int.h, ANNOUNCE_FAST_NS), the first at once. */
+			if (on && m->conn == NULL) {
+				deliver_member_back(g, m);
+				if (members_small(g))
+					loop_timer_set(g->announce_timer, 1);
+			}
 		}
 		if (on && (next == 0 || m->alive_until < next))
 			next = m->alive_until;
@@ -215,7 +252,7 @@ static int
 member_dialable(const struct member *m)
 {
 	return m->conn == NULL && m->ndial == 0 && m->naddr > 0 &&
-	    m->next_dial != 0 && !m->removed;
+	    m->next_dial != 0 && !m->removed && !m->refused;
 }
 
 /* Whether a member reached through the relay only is to be tried again
@@ -242,6 +279,35 @@ members_dial_room(const struct gossip *g)
 	return busy >= ACTIVE_DIAL ? 0 : ACTIVE_DIAL - busy;
 }
 
+/*
+ * Open neighbours (members that took a connection we started),
+ * connected or being dialled.  Behind a NAT, with punched neighbours
+ * only, we would be one lost punch away from leaving the room, and
+ * nobody can dial us back: so in a large room, while we have none, an
+ * open member is dialled whatever the room for neighbours, and the
+ * last one is never let go.
+ */
+static size_t
+members_open_held(const struct gossip *g)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < g->nmembers; i++) {
+		const struct member *m = g->members[i];
+
+		n += m->open && (m->conn != NULL || m->ndial > 0);
+	}
+	return n;
+}
+
+/* Whether m is to be dialled now (or at next_dial) as our way back. */
+static int
+member_way_back(const struct gossip *g, const struct member *m)
+{
+	return !members_small(g) && m->open && member_dialable(m) &&
+	    members_open_held(g) == 0;
+}
+
 void
 members_plan_dials(struct gossip *g)
 {
@@ -253,13 +319,14 @@ members_plan_dials(struct gossip *g)
 		if (member_redialable(g, m) && (next == 0 || m->next_dial < next))
 			next = m->next_dial;
 	}
-	if (members_dial_room(g) > 0)
-		for (size_t i = 0; i < g->nmembers; i++) {
-			struct member *m = g->members[i];
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
 
-			if (member_dialable(m) && (next == 0 || m->next_dial < next))
-				next = m->next_dial;
-		}
+		if ((members_dial_room(g) > 0 ? member_dialable(m) :
+		    member_way_back(g, m)) &&
+		    (next == 0 || m->next_dial < next))
+			next = m->next_dial;
+	}
 	loop_timer_set(g->dial_timer, next);
 }
 
@@ -279,6 +346,13 @@ void
 member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
     size_t n)
 {
+	member_dial_on(g, m, a, n, NULL);
+}
+
+void
+member_dial_on(struct gossip *g, struct member *m, const struct addr *a,
+    size_t n, struct quic_sock *sock)
+{
 	struct addr relayed;
 	int has = g->turn != NULL && turn_relayed(g->turn, &relayed) == 0;
 
@@ -293,7 +367,8 @@ member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
 			continue;
 		if ((l = calloc(1, sizeof(*l))) == NULL)
 			break;
-		if ((l->qc = quic_dial(g->quic, &a[j], m->id, via)) == NULL) {
+		if ((l->qc = quic_dial_on(g->quic, via ? NULL : sock, &a[j],
+		    m->id, via)) == NULL) {
 			free(l);
 			continue;
 		}
@@ -306,11 +381,25 @@ member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
 	gossip_punch_check(g);
 }
 
+/* m's addresses, and where we last saw it if that is not one of them. */
+static size_t
+member_dial_addrs(const struct member *m, struct addr out[PAPO_ADDR_MAX + 1])
+{
+	size_t n = m->naddr;
+
+	memcpy(out, m->addr, n * sizeof(*out));
+	if (m->has_seen_at && !addr_in(&m->seen_at, out, n))
+		out[n++] = m->seen_at;
+	return n;
+}
+
 static void
 member_dial(struct gossip *g, struct member *m)
 {
+	struct addr a[PAPO_ADDR_MAX + 1];
+
 	m->next_dial = 0;
-	member_dial_at(g, m, m->addr, m->naddr);
+	member_dial_at(g, m, a, member_dial_addrs(m, a));
 	if (m->ndial == 0) {
 		m->backoff_ms = DIAL_BACKOFF_MAX_MS;
 		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * 1000000u;
@@ -349,6 +438,16 @@ members_dial(void *arg)
 		if (member_redialable(g, m) && m->next_dial <= now)
 			member_redial(g, m);
 	}
+	/* No open neighbour: one, the first found, whatever the room. */
+	for (size_t k = 0; k < g->nmembers; k++) {
+		struct member *m = g->members[(start + k) % g->nmembers];
+
+		if (member_way_back(g, m) && m->next_dial <= now) {
+			member_dial(g, m);
+			room -= room > 0;
+			break;
+		}
+	}
 	for (int pass = 0; pass < 3 && room > 0; pass++)
 		for (size_t k = 0; k < g->nmembers && room > 0; k++) {
 			struct member *m = g->members[(start + k) % g->nmembers];
@@ -371,9 +470,11 @@ members_dial(void *arg)
  * so a room with a single reachable member holds together however large.
  */
 static int
-member_evictable(const struct member *m, const struct member *keep)
+member_evictable(const struct gossip *g, const struct member *m,
+    const struct member *keep)
 {
-	return m->conn != NULL && m != keep && m->open;
+	return m->conn != NULL && m != keep && m->open &&
+	    members_open_held(g) > 1;
 }
 
 void
@@ -384,14 +485,14 @@ members_evict(struct gossip *g, const struct member *keep)
 	if (members_small(g) || members_active(g) <= ACTIVE_MAX)
 		return;
 	for (size_t i = 0; i < g->nmembers; i++)
-		n += member_evictable(g->members[i], keep);
+		n += member_evictable(g, g->members[i], keep);
 	if (n == 0)
 		return;
 	k = randombytes_uniform((uint32_t)n);
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
 
-		if (!member_evictable(m, keep) || k-- > 0)
+		if (!member_evictable(g, m, keep) || k-- > 0)
 			continue;
 		log_msg(LOG_DEBUG, "letting neighbour %s go", m->name);
 		quic_close(m->conn);
@@ -412,8 +513,12 @@ members_save(struct gossip *g)
 	arr = cJSON_AddArrayToObject(o, "members");
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
-		cJSON *e = cJSON_CreateObject(), *addrs;
+		cJSON *e, *addrs;
 
+		/* One refused at its hello was never of the room. */
+		if (m->refused)
+			continue;
+		e = cJSON_CreateObject();
 		cJSON_AddItemToArray(arr, e);
 		cJSON_AddStringToObject(e, "id", m->idtext);
 		cJSON_AddStringToObject(e, "name", m->name);
@@ -423,6 +528,12 @@ members_save(struct gossip *g)
 		 * restart, from being taken. */
 		cJSON_AddNumberToObject(e, "announced", (double)m->announced);
 		cJSON_AddBoolToObject(e, "signs", m->signs);
+		if (m->has_seen_at) {
+			char a[ADDR_STRLEN];
+
+			addr_format(&m->seen_at, a);
+			cJSON_AddStringToObject(e, "seen_at", a);
+		}
 		addrs = cJSON_AddArrayToObject(e, "addrs");
 		for (size_t j = 0; j < m->naddr; j++) {
 			char a[ADDR_STRLEN];
@@ -466,7 +577,8 @@ members_load(struct gossip *g)
 	char path[4096], err[PAPO_ERR_LEN];
 	const cJSON *arr, *e;
 	char *text = NULL;
-	size_t len;
+	size_t len, bad = 0;
+	int64_t t;
 	int exists = 0;
 	cJSON *o;
 
@@ -491,6 +603,7 @@ members_load(struct gossip *g)
 		const cJSON *addrs = cJSON_GetObjectItemCaseSensitive(e, "addrs");
 		const cJSON *ann = cJSON_GetObjectItemCaseSensitive(e,
 		    "announced");
+		const cJSON *at = cJSON_GetObjectItemCaseSensitive(e, "seen_at");
 		const cJSON *a;
 		uint8_t pk[32];
 		struct member *m;
@@ -503,18 +616,32 @@ members_load(struct gossip *g)
 		if (cJSON_IsString(about) &&
 		    strlen(about->valuestring) <= PAPO_ABOUT_MAX)
 			strcpy(m->about, about->valuestring);
-		if (cJSON_IsNumber(seen) && seen->valuedouble > 0)
-			m->seen = (uint64_t)seen->valuedouble;
-		if (cJSON_IsNumber(ann) && ann->valuedouble > 0 &&
-		    ann->valuedouble <= 9007199254740992.0)
-			m->announced = (uint64_t)ann->valuedouble;
+		/* Times in ms, read as strictly as the wire: a value that
+		 * is not one (1e999, -1, 1.5) is left out, and said. */
+		if (seen != NULL && fs_json_int(seen, 1, FS_JSON_INT_MAX,
+		    &t) == 0)
+			m->seen = (uint64_t)t;
+		else if (seen != NULL)
+			bad++;
+		if (ann != NULL && fs_json_int(ann, 1, FS_JSON_INT_MAX,
+		    &t) == 0)
+			m->announced = (uint64_t)t;
+		else if (ann != NULL)
+			bad++;
 		m->signs = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(e,
 		    "signs"));
+		/* Absent from the files of older releases. */
+		m->has_seen_at = cJSON_IsString(at) &&
+		    addr_parse(at->valuestring, &m->seen_at) == 0;
 		cJSON_ArrayForEach(a, addrs)
 			if (m->naddr < PAPO_ADDR_MAX && cJSON_IsString(a) &&
 			    addr_parse(a->valuestring, &m->addr[m->naddr]) == 0)
 				m->naddr++;
 	}
+	if (bad > 0)
+		log_msg(LOG_WARN, "%s: %zu times that are not whole ms since "
+		    "1970 left out (seen, announced); the members are kept",
+		    path, bad);
 	cJSON_Delete(o);
 	free(text);
 }

@@ -386,17 +386,24 @@ fail:
 }
 
 void
-node_stop(struct node *n)
+node_halt(struct node *n)
 {
 	uint64_t one = 1;
 
+	if (n == NULL || !n->started)
+		return;
+	while (write(n->stop_fd, &one, sizeof(one)) == -1 && errno == EINTR)
+		;
+	pthread_join(n->thread, NULL);
+	n->started = 0;
+}
+
+void
+node_stop(struct node *n)
+{
 	if (n == NULL)
 		return;
-	if (n->started) {
-		while (write(n->stop_fd, &one, sizeof(one)) == -1 && errno == EINTR)
-			;
-		pthread_join(n->thread, NULL);
-	}
+	node_halt(n);
 	gossip_free(n->gossip);
 	store_close(n->store);
 	chan_free(n->in);

@@ -31,22 +31,28 @@
  * Creates this member's identity in home if it has none, and a new room
  * whose member name is name (1..64 bytes of UTF-8) and about text about
  * (may be NULL), named room (1..64 bytes of UTF-8; NULL: "papo-" and the
- * start of its id).  Refuses when home already holds a room unless force
- * is set.  listen is the QUIC address the daemon will use ("ADDR:PORT"); it
+ * start of its id).  Refuses when home already holds a room unless aside
+ * is not NULL (--force): the old room's files (room.json, log.jsonl,
+ * peers.json, admins.json, epochs.json, outbox.jsonl, agents.json) are
+ * then moved into home/old-ROOMID-YYYYMMDD-HHMMSS, whose name aside gets
+ * ("" when there was no room).  The caller makes sure no daemon runs on
+ * home (serve_hold).  listen is the QUIC address the daemon will use ("ADDR:PORT"); it
  * fills the invite's addresses.  On success *invite is a malloc'd string
  * the caller frees.
  */
+#define PAPO_ASIDE_LEN 64      /* "old-ROOMID-YYYYMMDD-HHMMSS-N" */
 int room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
-    const char *about, const char *room, int force, const char *listen,
+    const char *about, const char *room, char *aside, const char *listen,
     char **invite);
 
 /*
  * Stores the room of an invite in home, with this member's name and
  * about; creates the identity if needed.  Refuses a malformed invite with
- * the reason, and an existing room unless force is set.
+ * the reason, the room home already holds (there is nothing to join), and
+ * another room unless aside is not NULL (--force: as room_create).
  */
 int room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
-    const char *name, const char *about, int force);
+    const char *name, const char *about, char *aside);
 
 /*
  * Whether invite is for the room home holds: 1 if it is, 0 if it is for
@@ -55,6 +61,17 @@ int room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
  */
 int room_is(char err[PAPO_ERR_LEN], const char *home, const char *invite,
     char name[PAPO_NAME_MAX + 1]);
+
+/*
+ * What tells a room apart without giving it away, for logs: its name, and
+ * its fingerprint, the first PAPO_FPR_LEN base32 characters of the
+ * BLAKE2b-256 hash of its public room id (the invite, which holds the
+ * room's secret, must not be in logs: docs/SECURITY.md).  -1 with err
+ * when home holds no readable room.
+ */
+#define PAPO_FPR_LEN 8
+int room_describe(char err[PAPO_ERR_LEN], const char *home,
+    char name[PAPO_NAME_MAX + 1], char fpr[PAPO_FPR_LEN + 1]);
 
 /*
  * Writes into *invite (malloc'd) this room's invite, carrying this
@@ -186,6 +203,9 @@ enum node_kind {
 	                      * -> json */
 	NODE_REMOVE,         /* request: to = the member to remove (owner or
 	                      * admin): a new epoch without it -> json */
+	NODE_EV_REFUSED,     /* event: the room's newest key was not given
+	                      * to this member (an invite from before a key
+	                      * change): text says why; the daemon stops */
 };
 
 struct node_msg {
@@ -196,8 +216,21 @@ struct node_msg {
 	char *to;                /* a member's name or id, or NULL */
 	char *from;              /* history: only this member's messages */
 	char reply_to[PAPO_MSGID_LEN + 1];
+	/* history: with after set, the messages text names ("ID ID ...")
+	 * then the last limit messages of the others that came after
+	 * message after in the log ("" or an id the log no longer holds:
+	 * its start), oldest first, instead of by time; the result says
+	 * the newest message of the log ("last", any author's) and how
+	 * many more there were ("more"). */
+	int after_set;
+	char after[PAPO_MSGID_LEN + 1];
 	size_t limit;
+	/* history: the newest messages before (before, before_id) in
+	 * history's order (by time, then id; docs/RELIABILITY.md, "History
+	 * order"); before_id "" pages by time alone.  The result's
+	 * "earlier" is the cursor that goes on. */
 	uint64_t before, since;
+	char before_id[PAPO_MSGID_LEN + 1];
 	int person;              /* send: from the API (a person, the
 	                          * dashboard), not an agent's MCP tool */
 	/* Result: code 0, or an HTTP-like status (400 bad input, 404 no
@@ -221,8 +254,13 @@ void node_msg_free(struct node_msg *m);
 /* Starts the node thread: loads the room, identity and store, binds the
  * UDP socket.  NULL with err set when any of that fails. */
 struct node *node_start(char err[PAPO_ERR_LEN], const struct node_config *c);
-/* Says bye to the other members, stops the thread, closes files.  Requests
- * still inside are dropped. */
+/* Says bye to the other members and stops the thread: what it answered
+ * on its way out (a send waiting for acks is answered queued, with
+ * "stopping": true) waits for node_take until node_stop.  NULL or a
+ * node halted already: nothing. */
+void node_halt(struct node *n);
+/* node_halt if need be, then closes files and frees n.  Requests still
+ * inside, and answers not taken, are dropped. */
 void node_stop(struct node *n);
 /* The QUIC address actually bound ("ADDR:PORT"), and this room's invite
  * (malloc'd) with the addresses where the node is reached. */
@@ -256,5 +294,18 @@ void log_msg(enum log_level l, const char *fmt, ...)
  */
 int fs_write(char err[PAPO_ERR_LEN], const char *path, const void *data,
     size_t len);
+
+/*
+ * A whole number from a state file, read as strictly as the wire reads
+ * one: 0 with *out set when v is a cJSON number that is finite, has no
+ * fraction, and lies in [min, max] (both within +-2^53, where a double
+ * holds every integer); -1 otherwise (v NULL or not a number, 1e999, a
+ * value out of range, 1.5), and *out is left alone.  Every loader of a
+ * file in $PAPO_HOME takes its numbers through it (node/fsutil.c).
+ */
+struct cJSON;
+int fs_json_int(const struct cJSON *v, int64_t min, int64_t max,
+    int64_t *out);
+#define FS_JSON_INT_MAX 9007199254740992LL     /* 2^53 */
 
 #endif

@@ -31,6 +31,7 @@ struct slot {
 	size_t naddr;
 	unsigned rounds;              /* punches left to send */
 	uint64_t attempt_end;         /* ns */
+	struct quic_sock *sock;       /* attempts from the second: its own */
 	struct loop_timer *timer;
 	struct punch *p;
 };
@@ -94,8 +95,8 @@ punch_send(struct slot *s, int ttl)
 
 	punch_datagram_make(p->env.keys, p->env.me->pk, loop_wall_ms(), d);
 	for (size_t i = 0; i < s->naddr; i++)
-		if (quic_send_raw(p->env.quic, &s->addr[i], d, sizeof(d),
-		    ttl) == 0)
+		if (quic_send_raw_on(p->env.quic, s->sock, &s->addr[i], d,
+		    sizeof(d), ttl) == 0)
 			p->st.datagrams_sent++;
 }
 
@@ -146,16 +147,30 @@ punch_tell(struct slot *s, enum punch_phase phase)
 	f.u.punch.n = s->attempt;
 	f.u.punch.ts = loop_wall_ms();
 	f.u.punch.naddr = p->env.addrs(p->env.arg, f.u.punch.addr,
-	    PAPO_ADDR_MAX);
+	    PAPO_ADDR_MAX, s->sock != NULL ? quic_sock_port(s->sock) : 0);
 	if (frame_punch_sign(&f.u.punch, p->env.keys, p->env.me) == 0 &&
 	    p->env.relay(p->env.arg, &f) == -1)
 		log_msg(LOG_DEBUG, "punch: no member to carry a punch frame");
+}
+
+/* The socket for attempt n: the QUIC socket for the first, one of their
+ * own for the others (punch.h); the slot's until trying stops. */
+static void
+punch_sock(struct slot *s, unsigned n)
+{
+	if (n < 2) {
+		quic_sock_unref(s->sock);
+		s->sock = NULL;
+	} else if (s->sock == NULL &&
+	    (s->sock = quic_sock_new(s->p->env.quic)) == NULL)
+		log_msg(LOG_DEBUG, "punch: no socket of its own: on the QUIC one");
 }
 
 /* Begins attempt n: its leader asks; the other waits for the ask. */
 static void
 punch_attempt(struct slot *s, unsigned n)
 {
+	punch_sock(s, n);
 	s->attempt = n;
 	s->attempt_end = loop_now_ns() + PUNCH_TRY_NS;
 	s->rounds = 0;
@@ -201,6 +216,7 @@ punch_tick(void *arg)
 	    "again in %llu s", PUNCH_TRIES,
 	    (unsigned long long)(rest / 1000000000u));
 	s->attempt = 0;
+	punch_sock(s, 0);
 	s->rest_until = now + rest;
 }
 
@@ -231,6 +247,7 @@ punch_frame(struct punch *p, const struct frame_punch *f)
 		 * it with punches that die before its NAT, say ready, then
 		 * punch in earnest while it dials. */
 		s->attempt = (unsigned)f->n;
+		punch_sock(s, s->attempt);
 		s->attempt_end = loop_now_ns() + PUNCH_TRY_NS;
 		p->st.answered++;
 		for (int i = 0; i < 3; i++)
@@ -244,7 +261,7 @@ punch_frame(struct punch *p, const struct frame_punch *f)
 	if (s->attempt != f->n)
 		return;
 	punch_send(s, 0);
-	p->env.dial(p->env.arg, f->from, f->addr, f->naddr);
+	p->env.dial(p->env.arg, f->from, f->addr, f->naddr, s->sock);
 	s->rounds = PUNCH_ROUNDS;
 	loop_timer_set(s->timer, loop_now_ns() + PUNCH_ROUND_NS);
 }
@@ -261,6 +278,7 @@ punch_done(struct punch *p, const uint8_t peer[32])
 	if (was)
 		p->st.punched++;
 	s->attempt = 0;
+	punch_sock(s, 0);     /* a connection on it holds it */
 	s->rounds = 0;
 	s->rest_until = 0;
 	s->rests = 0;
@@ -311,7 +329,9 @@ punch_free(struct punch *p)
 {
 	if (p == NULL)
 		return;
-	for (size_t i = 0; i < PUNCH_SLOTS; i++)
+	for (size_t i = 0; i < PUNCH_SLOTS; i++) {
 		loop_timer_free(p->slots[i].timer);
+		quic_sock_unref(p->slots[i].sock);
+	}
 	free(p);
 }

@@ -9,7 +9,13 @@
  * initiator dials.  Up to 3 attempts, the roles swapped each time; the
  * first connection to greet wins, as for any dial.
  *
- * Punch datagrams go on the QUIC socket: 57 bytes, a first byte (0x21)
+ * The first attempt punches from the QUIC socket, the others from a
+ * socket of their own on a new port (quic_sock_new), both sides: after a
+ * rebinding or a move, a NAT that saw packets of the old path keeps an
+ * entry that a new path on the old ports would clash with, until it
+ * times out.
+ *
+ * Punch datagrams go on the attempt's socket: 57 bytes, a first byte (0x21)
  * without the long-header bit, the sender's id, a time, and a MAC under
  * the room key.  A datagram is a punch only when all of that holds, so
  * neither is taken for the other (bit 0x40 cannot tell: ngtcp2 greases
@@ -46,11 +52,13 @@ struct punch_env {
 	/* Carries a punch frame towards the member it names, through one
 	 * connected to it; -1 when there is none. */
 	int (*relay)(void *arg, const struct frame *f);
-	/* Dials member id at these addresses. */
+	/* Dials member id at these addresses, on sock (NULL: the QUIC
+	 * socket). */
 	void (*dial)(void *arg, const uint8_t id[32], const struct addr *a,
-	    size_t n);
-	/* The addresses this member offers (reach.h's order). */
-	size_t (*addrs)(void *arg, struct addr *out, size_t max);
+	    size_t n, struct quic_sock *sock);
+	/* The addresses this member offers (reach.h's order); with a port,
+	 * those to offer for a socket of that port. */
+	size_t (*addrs)(void *arg, struct addr *out, size_t max, uint16_t port);
 };
 
 struct punch_stats {

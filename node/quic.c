@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sodium.h>
+
 #include <gnutls/crypto.h>
 #include <gnutls/abstract.h>
 #include <gnutls/gnutls.h>
@@ -50,9 +52,45 @@
  * within an Ethernet MTU over IPv6 too, both ways (our packets, and the
  * peer's by the max_udp_payload_size we announce). */
 #define QUIC_RELAY_PKT_MAX 1380
-#define QUIC_IDLE_TIMEOUT (30 * NGTCP2_SECONDS)
-#define QUIC_KEEPALIVE (10 * NGTCP2_SECONDS)
+/* A path that carries nothing for QUIC_IDLE_TIMEOUT is dead (the peer
+ * asleep, gone, or behind a NAT that moved): the connection ends then,
+ * so that presence and paths are told truly within seconds and a new
+ * one is dialled or punched.  Both ends ping every QUIC_KEEPALIVE, and
+ * each ping is answered, so a live path carries a packet each way at
+ * least that often; under heavy loss (30 %) the pings' PTO probes make
+ * up for the lost ones.  The effective timeout is the smaller of the two
+ * ends' (RFC 9000, 10.1): a daemon of an older release (30 s, pinging
+ * every 10 s) is held to ours, and our pings keep it alive. */
+#define QUIC_IDLE_TIMEOUT (7 * NGTCP2_SECONDS)
+#define QUIC_KEEPALIVE (1500 * NGTCP2_MILLISECONDS)
+/* Unknown short-header packets answered with a stateless reset: at most
+ * this many a second, and only those long enough that the reset is
+ * shorter (RFC 9000, 10.3.3: no two endpoints loop). */
+#define QUIC_RESETS_PER_S 20
+#define QUIC_RESET_MIN_IN 43
 #define QUIC_HANDSHAKE_TIMEOUT (5 * NGTCP2_SECONDS)
+/*
+ * Handshakes in progress (connections a peer opened to us whose peer
+ * has not yet greeted as a member: quic_greeted) cost a TLS session, its
+ * key exchange and a signature each, before anyone has shown who they
+ * are.  From QUIC_HS_RETRY_AT of them on, the endpoint is under a
+ * handshake flood: an Initial without a Retry token is answered with a
+ * Retry (RFC 9000, 8.1.2), which keeps no state, so only a peer that
+ * receives at its address gets a connection; a spoofed source never
+ * does, and a member pays one round trip.  The flood is over after
+ * QUIC_FLOOD_QUIET with no Retry sent.  Handshakes of validated
+ * addresses are still bounded: beyond QUIC_HS_MAX the oldest in
+ * progress ends; members' connections (greeted) and our own dials are
+ * never touched.  A Retry token is good for QUIC_RETRY_TTL, from the
+ * address it was sent to.
+ */
+#define QUIC_HS_RETRY_AT 16
+#define QUIC_HS_MAX 128
+#define QUIC_FLOOD_QUIET (10 * NGTCP2_SECONDS)
+#define QUIC_RETRY_TTL (10 * NGTCP2_SECONDS)
+/* The connection id table starts with this many buckets and doubles when
+ * it holds more ids than buckets. */
+#define QUIC_CIDMAP_MIN 64
 #define QUIC_LEN_PREFIX 4
 
 /* TLS 1.3 only, with the ciphers and groups ngtcp2's GnuTLS glue supports;
@@ -69,8 +107,20 @@ struct chunk {
 	uint8_t data[];
 };
 
+/* A socket of its own, on a port of the kernel's choosing, for the
+ * connections a punch makes on it (quic.h, quic_sock_new). */
+struct quic_sock {
+	struct quic *q;
+	struct loop *loop;
+	int fd;
+	struct sockaddr_storage local;
+	socklen_t locallen;
+	unsigned refs;
+};
+
 struct quic_conn {
 	struct quic *q;
+	struct quic_sock *sock;   /* NULL: the endpoint's own socket */
 	ngtcp2_conn *conn;
 	gnutls_session_t tls;
 	ngtcp2_crypto_conn_ref ref;
@@ -89,6 +139,7 @@ struct quic_conn {
 	int flush;             /* and what was queued goes out first */
 	int dead;              /* over: finish without a close packet */
 	int dirty;             /* something to write */
+	uint64_t last_rx;      /* when a packet of it was last read */
 	int64_t tx_sid, rx_sid;
 	struct chunk *sq_head, *sq_tail;
 	uint64_t sq_end;       /* offset after the last queued byte */
@@ -100,6 +151,28 @@ struct quic_conn {
 	struct loop_timer *timer;
 	void *data;
 	struct quic_conn *next;
+	/* In the endpoint's list of handshakes in progress (a connection a
+	 * peer opened, until its owner says the peer greeted: quic_greeted),
+	 * oldest first. */
+	int in_hs;
+	struct quic_conn *hs_prev, *hs_next;
+};
+
+/* One of a connection's ids in the endpoint's table of them. */
+struct cid_entry {
+	struct cid_entry *next;
+	struct quic_conn *c;
+	ngtcp2_cid cid;
+};
+
+/* Connection ids to connections in constant time: a chained hash table
+ * keyed by SipHash under a random key (the first id of a connection is
+ * the peer's choice, so the hash must not be predictable). */
+struct cidmap {
+	struct cid_entry **b;
+	size_t nb;             /* buckets, a power of two */
+	size_t n;              /* ids held */
+	uint8_t key[crypto_shorthash_KEYBYTES];
 };
 
 struct quic {
@@ -114,9 +187,35 @@ struct quic {
 	struct quic_conn *conns;
 	struct loop_timer *flush;
 	unsigned version;      /* the newest protocol version offered */
+	/* Stateless reset tokens are derived from this (and the connection
+	 * id they go with), a secret of the member key: a restarted daemon
+	 * can still reset the connections of the one before it, so that
+	 * their peers dial again at once rather than at the idle timeout. */
+	uint8_t reset_secret[32];
+	uint64_t reset_window;  /* the second resets are counted in */
+	unsigned nreset;
+	uint64_t awake;         /* when the endpoint last ran (quic_awake) */
+	struct cidmap cids;
+	/* Handshakes in progress, oldest first (QUIC_HS_MAX). */
+	struct quic_conn *hs_head, *hs_tail;
+	unsigned nhs;
+	/* Retry tokens are sealed under this, a random secret of this run. */
+	uint8_t retry_secret[32];
+	/* The handshake flood (QUIC_HS_RETRY_AT): since when, the last Retry
+	 * sent, and what was done about it, for the one line logged when it
+	 * ends. */
+	int flood;
+	struct loop_timer *flood_timer;   /* when it may be over */
+	uint64_t flood_since, flood_last;
+	uint64_t nretry, nevicted, nbadtoken;
 };
 
 static void quic_process(struct quic *q);
+static void quic_no_fragments(const struct quic *q, int fd);
+static void quic_sock_read(void *arg, uint32_t events);
+static int quic_stateless_reset_in(struct quic *q,
+    const struct sockaddr_storage *from, socklen_t fromlen,
+    const uint8_t *pkt, size_t n);
 static void quic_conn_open(struct quic_conn *c);
 static void quic_kick(struct quic *q);
 
@@ -124,6 +223,21 @@ static uint64_t
 quic_now(void)
 {
 	return loop_now_ns();
+}
+
+/* The socket c's packets go on, and its local address for ngtcp2. */
+static int
+quic_conn_fd(const struct quic_conn *c)
+{
+	return c->sock != NULL ? c->sock->fd : c->q->fd;
+}
+
+static void
+quic_path_local(const struct quic *q, const struct quic_sock *s,
+    ngtcp2_path *path)
+{
+	path->local.addr = (struct sockaddr *)(s != NULL ? &s->local : &q->local);
+	path->local.addrlen = s != NULL ? s->locallen : q->locallen;
 }
 
 /* Addresses: the socket is AF_INET6 (dual-stack) or AF_INET; IPv4 peers
@@ -328,10 +442,127 @@ cb_rand(uint8_t *dest, size_t len, const ngtcp2_rand_ctx *ctx)
 	quic_random(dest, len);
 }
 
+/* The stateless reset token of one of our connection ids. */
+static int
+quic_reset_token(const struct quic *q, const ngtcp2_cid *cid, uint8_t *token)
+{
+	return ngtcp2_crypto_generate_stateless_reset_token(token,
+	    q->reset_secret, sizeof(q->reset_secret), cid) == 0 ? 0 : -1;
+}
+
+/* The connection id table (struct cidmap). */
+
+static size_t
+cidmap_slot(const struct cidmap *m, const uint8_t *id, size_t len)
+{
+	uint8_t h[crypto_shorthash_BYTES];
+	uint64_t v = 0;
+
+	crypto_shorthash(h, id, len, m->key);
+	for (size_t i = 0; i < sizeof(v); i++)
+		v = v << 8 | h[i];
+	return (size_t)(v & (m->nb - 1));
+}
+
+static int
+cidmap_init(struct cidmap *m)
+{
+	m->nb = QUIC_CIDMAP_MIN;
+	m->n = 0;
+	randombytes_buf(m->key, sizeof(m->key));
+	m->b = calloc(m->nb, sizeof(*m->b));
+	return m->b != NULL ? 0 : -1;
+}
+
+static void
+cidmap_free(struct cidmap *m)
+{
+	for (size_t i = 0; m->b != NULL && i < m->nb; i++)
+		while (m->b[i] != NULL) {
+			struct cid_entry *e = m->b[i];
+
+			m->b[i] = e->next;
+			free(e);
+		}
+	free(m->b);
+	m->b = NULL;
+}
+
+/* Doubles the buckets; on failure the table stays as it was (longer
+ * chains, still right). */
+static void
+cidmap_grow(struct cidmap *m)
+{
+	struct cid_entry **old = m->b;
+	size_t oldnb = m->nb;
+
+	if ((m->b = calloc(oldnb * 2, sizeof(*m->b))) == NULL) {
+		m->b = old;
+		return;
+	}
+	m->nb = oldnb * 2;
+	for (size_t i = 0; i < oldnb; i++)
+		while (old[i] != NULL) {
+			struct cid_entry *e = old[i];
+			size_t s = cidmap_slot(m, e->cid.data, e->cid.datalen);
+
+			old[i] = e->next;
+			e->next = m->b[s];
+			m->b[s] = e;
+		}
+	free(old);
+}
+
+static struct quic_conn *
+cidmap_get(const struct cidmap *m, const uint8_t *id, size_t len)
+{
+	for (struct cid_entry *e = m->b[cidmap_slot(m, id, len)]; e != NULL;
+	    e = e->next)
+		if (e->cid.datalen == len && memcmp(e->cid.data, id, len) == 0)
+			return e->c;
+	return NULL;
+}
+
+static int
+cidmap_put(struct cidmap *m, const ngtcp2_cid *cid, struct quic_conn *c)
+{
+	struct cid_entry *e = malloc(sizeof(*e));
+	size_t s;
+
+	if (e == NULL)
+		return -1;
+	if (m->n >= m->nb)
+		cidmap_grow(m);
+	s = cidmap_slot(m, cid->data, cid->datalen);
+	e->cid = *cid;
+	e->c = c;
+	e->next = m->b[s];
+	m->b[s] = e;
+	m->n++;
+	return 0;
+}
+
+static void
+cidmap_del(struct cidmap *m, const ngtcp2_cid *cid, const struct quic_conn *c)
+{
+	struct cid_entry **p = &m->b[cidmap_slot(m, cid->data, cid->datalen)];
+
+	for (; *p != NULL; p = &(*p)->next)
+		if ((*p)->c == c && ngtcp2_cid_eq(&(*p)->cid, cid)) {
+			struct cid_entry *e = *p;
+
+			*p = e->next;
+			free(e);
+			m->n--;
+			return;
+		}
+}
+
+/* One more id of c's: packets to it find c (quic_find). */
 static int
 quic_cid_add(struct quic_conn *c, const ngtcp2_cid *cid)
 {
-	if (c->ncid == QUIC_MAXCID)
+	if (c->ncid == QUIC_MAXCID || cidmap_put(&c->q->cids, cid, c) == -1)
 		return -1;
 	c->cids[c->ncid++] = *cid;
 	return 0;
@@ -344,10 +575,11 @@ cb_new_cid(ngtcp2_conn *conn, ngtcp2_cid *cid, uint8_t *token, size_t cidlen,
 	struct quic_conn *c = user;
 
 	(void)conn;
-	if (quic_random(cid->data, cidlen) == -1 ||
-	    quic_random(token, NGTCP2_STATELESS_RESET_TOKENLEN) == -1)
+	if (quic_random(cid->data, cidlen) == -1)
 		return NGTCP2_ERR_CALLBACK_FAILURE;
 	cid->datalen = cidlen;
+	if (quic_reset_token(c->q, cid, token) == -1)
+		return NGTCP2_ERR_CALLBACK_FAILURE;
 	return quic_cid_add(c, cid) == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
 }
 
@@ -359,10 +591,49 @@ cb_remove_cid(ngtcp2_conn *conn, const ngtcp2_cid *cid, void *user)
 	(void)conn;
 	for (size_t i = 0; i < c->ncid; i++)
 		if (ngtcp2_cid_eq(&c->cids[i], cid)) {
+			cidmap_del(&c->q->cids, cid, c);
 			c->cids[i] = c->cids[--c->ncid];
 			break;
 		}
 	return 0;
+}
+
+/* The list of handshakes in progress (QUIC_HS_MAX). */
+
+static void
+quic_hs_add(struct quic_conn *c)
+{
+	struct quic *q = c->q;
+
+	c->in_hs = 1;
+	c->hs_next = NULL;
+	c->hs_prev = q->hs_tail;
+	if (q->hs_tail != NULL)
+		q->hs_tail->hs_next = c;
+	else
+		q->hs_head = c;
+	q->hs_tail = c;
+	q->nhs++;
+}
+
+static void
+quic_hs_del(struct quic_conn *c)
+{
+	struct quic *q = c->q;
+
+	if (!c->in_hs)
+		return;
+	if (c->hs_prev != NULL)
+		c->hs_prev->hs_next = c->hs_next;
+	else
+		q->hs_head = c->hs_next;
+	if (c->hs_next != NULL)
+		c->hs_next->hs_prev = c->hs_prev;
+	else
+		q->hs_tail = c->hs_prev;
+	c->in_hs = 0;
+	c->hs_prev = c->hs_next = NULL;
+	q->nhs--;
 }
 
 static int
@@ -540,11 +811,44 @@ quic_settings(ngtcp2_settings *s, ngtcp2_transport_params *p, int relayed)
 
 /* Connections. */
 
+/*
+ * Called as the endpoint runs (every socket read and connection timer,
+ * so at least every keep-alive while there are connections): a gap of
+ * more than the idle timeout means this process did not run (SIGSTOP, a
+ * laptop asleep): every peer has heard nothing from us for that long and
+ * has ended our connections, whatever packets of theirs wait in the
+ * socket from before; ours end too, at once, so that they are dialled
+ * again rather than kept up by those stale packets until our own idle
+ * timer (a connection whose peer's id has no reset token would wait it
+ * out).
+ */
+static void
+quic_awake(struct quic *q)
+{
+	uint64_t now = quic_now();
+
+	if (q->awake != 0 && now > q->awake + QUIC_IDLE_TIMEOUT) {
+		unsigned n = 0;
+
+		for (struct quic_conn *c = q->conns; c != NULL; c = c->next)
+			if (c->handshake_done && !c->dead) {
+				c->dead = 1;
+				n++;
+			}
+		if (n > 0)
+			log_msg(LOG_INFO, "this daemon did not run for %llu s: "
+			    "its %u connections are gone, and are dialled again",
+			    (unsigned long long)((now - q->awake) / NGTCP2_SECONDS), n);
+	}
+	q->awake = now;
+}
+
 static void
 quic_conn_timer(void *arg)
 {
 	struct quic_conn *c = arg;
 
+	quic_awake(c->q);
 	if (ngtcp2_conn_handle_expiry(c->conn, quic_now()) != 0)
 		c->dead = 1;      /* idle or handshake timeout: just go */
 	c->dirty = 1;
@@ -585,6 +889,9 @@ quic_conn_free(struct quic_conn *c)
 			*p = c->next;
 			break;
 		}
+	quic_hs_del(c);
+	for (size_t i = 0; i < c->ncid; i++)
+		cidmap_del(&c->q->cids, &c->cids[i], c);
 	while (c->sq_head != NULL) {
 		struct chunk *ch = c->sq_head;
 
@@ -597,6 +904,7 @@ quic_conn_free(struct quic_conn *c)
 		gnutls_deinit(c->tls);
 	buf_free(&c->rx);
 	loop_timer_free(c->timer);
+	quic_sock_unref(c->sock);
 	free(c);
 }
 
@@ -622,7 +930,8 @@ quic_sendto(struct quic_conn *c, const ngtcp2_path *path, const uint8_t *p,
 		return;
 	}
 	do {
-		r = sendto(q->fd, p, n, 0, path->remote.addr, path->remote.addrlen);
+		r = sendto(quic_conn_fd(c), p, n, 0, path->remote.addr,
+		    path->remote.addrlen);
 	} while (r == -1 && errno == EINTR);
 	/* A lost datagram is QUIC's to recover; nothing to do here. */
 }
@@ -775,38 +1084,151 @@ quic_process(struct quic *q)
 static struct quic_conn *
 quic_find(struct quic *q, const uint8_t *dcid, size_t dcidlen)
 {
-	for (struct quic_conn *c = q->conns; c != NULL; c = c->next)
-		for (size_t i = 0; i < c->ncid; i++)
-			if (c->cids[i].datalen == dcidlen &&
-			    memcmp(c->cids[i].data, dcid, dcidlen) == 0)
-				return c;
-	return NULL;
+	return cidmap_get(&q->cids, dcid, dcidlen);
 }
 
+/* The handshake flood (QUIC_HS_RETRY_AT): said once when it starts. */
+static void
+quic_flood_on(struct quic *q)
+{
+	uint64_t now = quic_now();
+
+	if (!q->flood) {
+		q->flood = 1;
+		q->flood_since = now;
+		q->nretry = q->nevicted = q->nbadtoken = 0;
+		log_msg(LOG_WARN, "under a QUIC handshake flood: %u handshakes "
+		    "in progress; new peers must prove their address first "
+		    "(a Retry), and at most %d handshakes are kept (members "
+		    "already connected are not affected)", q->nhs, QUIC_HS_MAX);
+		loop_timer_set(q->flood_timer, now + QUIC_FLOOD_QUIET);
+	}
+	q->flood_last = now;
+}
+
+/* And once when it is over: QUIC_FLOOD_QUIET without a Retry and fewer
+ * handshakes in progress than start one. */
+static void
+quic_flood_timer(void *arg)
+{
+	struct quic *q = arg;
+	uint64_t now = quic_now();
+
+	if (!q->flood)
+		return;
+	if (now < q->flood_last + QUIC_FLOOD_QUIET || q->nhs >= QUIC_HS_RETRY_AT) {
+		loop_timer_set(q->flood_timer, (now < q->flood_last +
+		    QUIC_FLOOD_QUIET ? q->flood_last : now) + QUIC_FLOOD_QUIET);
+		return;
+	}
+	q->flood = 0;
+	log_msg(LOG_INFO, "the QUIC handshake flood is over after %llu s: %llu "
+	    "Initials answered with a Retry, %llu with a bad token dropped, "
+	    "%llu handshakes ended unfinished",
+	    (unsigned long long)((q->flood_last - q->flood_since) / NGTCP2_SECONDS),
+	    (unsigned long long)q->nretry, (unsigned long long)q->nbadtoken,
+	    (unsigned long long)q->nevicted);
+}
+
+/* Answers an Initial without a token with a Retry, keeping nothing: the
+ * token (sealed under retry_secret) carries the id the client chose and
+ * the address it was sent to, which the client's next Initial proves. */
+static void
+quic_retry(struct quic *q, struct quic_sock *sock, const ngtcp2_pkt_hd *hd,
+    const struct sockaddr_storage *to, socklen_t tolen)
+{
+	uint8_t token[NGTCP2_CRYPTO_MAX_RETRY_TOKENLEN], pkt[QUIC_PKT_MAX];
+	ngtcp2_ssize tlen, n;
+	ngtcp2_cid scid;
+
+	scid.datalen = QUIC_CIDLEN;
+	if (quic_random(scid.data, scid.datalen) == -1)
+		return;
+	tlen = ngtcp2_crypto_generate_retry_token(token, q->retry_secret,
+	    sizeof(q->retry_secret), hd->version, (const ngtcp2_sockaddr *)to,
+	    tolen, &scid, &hd->dcid, quic_now());
+	if (tlen < 0)
+		return;
+	n = ngtcp2_crypto_write_retry(pkt, sizeof(pkt), hd->version, &hd->scid,
+	    &scid, &hd->dcid, token, (size_t)tlen);
+	if (n < 0)
+		return;
+	q->nretry++;
+	(void)sendto(sock != NULL ? sock->fd : q->fd, pkt, (size_t)n,
+	    MSG_DONTWAIT, (const struct sockaddr *)to, tolen);
+}
+
+/*
+ * A new connection a peer opens, or NULL.  Under a handshake flood an
+ * Initial without a token gets a Retry instead (not one that came
+ * through our relay: only members' addresses reach us there); one with
+ * a Retry token that does not verify is dropped.  Beyond QUIC_HS_MAX
+ * handshakes in progress, the oldest ends.
+ */
 static struct quic_conn *
-quic_accept(struct quic *q, const uint8_t *pkt, size_t n,
-    const struct sockaddr_storage *from, socklen_t fromlen, int relayed)
+quic_accept(struct quic *q, struct quic_sock *sock, const uint8_t *pkt,
+    size_t n, const struct sockaddr_storage *from, socklen_t fromlen,
+    int relayed)
 {
 	ngtcp2_settings settings;
 	ngtcp2_transport_params params;
 	ngtcp2_callbacks cb;
 	ngtcp2_pkt_hd hd;
-	ngtcp2_cid scid;
+	ngtcp2_cid scid, odcid;
 	ngtcp2_path path;
 	struct quic_conn *c;
+	int validated = 0;
 
 	if (ngtcp2_accept(&hd, pkt, n) != 0)
 		return NULL;
+	if (q->nhs >= QUIC_HS_RETRY_AT)
+		quic_flood_on(q);
+	if (hd.token.len > 0 && hd.token.base[0] == NGTCP2_CRYPTO_TOKEN_MAGIC_RETRY) {
+		if (ngtcp2_crypto_verify_retry_token(&odcid, hd.token.base,
+		    hd.token.len, q->retry_secret, sizeof(q->retry_secret),
+		    hd.version, (const ngtcp2_sockaddr *)from, fromlen, &hd.dcid,
+		    QUIC_RETRY_TTL, quic_now()) != 0) {
+			q->nbadtoken++;
+			return NULL;
+		}
+		validated = 1;
+	} else if (q->flood && !relayed) {
+		quic_flood_on(q);
+		quic_retry(q, sock, &hd, from, fromlen);
+		return NULL;
+	}
+	if (q->nhs >= QUIC_HS_MAX) {
+		/* Ended at once, with no close, so that the memory of one
+		 * goes to the next (this is the top of a socket event, as
+		 * quic_process's own). */
+		struct quic_conn *old = q->hs_head;
+
+		quic_flood_on(q);
+		q->cbs.closed(q->arg, old);
+		quic_conn_free(old);
+		q->nevicted++;
+	}
 	if ((c = quic_conn_new(q, from, fromlen, 0)) == NULL)
 		return NULL;
 	c->relayed = relayed;
+	if ((c->sock = sock) != NULL)
+		sock->refs++;
 	scid.datalen = QUIC_CIDLEN;
 	quic_random(scid.data, scid.datalen);
 	quic_settings(&settings, &params, relayed);
 	params.original_dcid = hd.dcid;
+	if (validated) {
+		/* The client's first id is in the token; the one it uses now
+		 * is the Retry's, which the client checks we name. */
+		params.original_dcid = odcid;
+		params.retry_scid = hd.dcid;
+		params.retry_scid_present = 1;
+		settings.token = hd.token;
+	}
+	if (quic_reset_token(q, &scid, params.stateless_reset_token) == 0)
+		params.stateless_reset_token_present = 1;
 	quic_callbacks(&cb, 0);
-	path.local.addr = (struct sockaddr *)&q->local;
-	path.local.addrlen = q->locallen;
+	quic_path_local(q, sock, &path);
 	path.remote.addr = (struct sockaddr *)&c->remote;
 	path.remote.addrlen = c->remotelen;
 	path.user_data = NULL;
@@ -818,37 +1240,31 @@ quic_accept(struct quic *q, const uint8_t *pkt, size_t n,
 	}
 	ngtcp2_conn_set_tls_native_handle(c->conn, c->tls);
 	ngtcp2_conn_set_keep_alive_timeout(c->conn, QUIC_KEEPALIVE);
-	quic_cid_add(c, &scid);
-	quic_cid_add(c, &hd.dcid);   /* the client uses it until it hears ours */
+	if (quic_cid_add(c, &scid) == -1 ||
+	    quic_cid_add(c, &hd.dcid) == -1) { /* the client's until it hears ours */
+		quic_conn_free(c);
+		return NULL;
+	}
+	quic_hs_add(c);
 	return c;
 }
 
-/* One datagram from `from` (through the relay when relayed): to the
- * connection its destination id names, or to a new one it opens. */
+/* Reads one datagram of c's: a path that changed under it (a NAT that
+ * moved the peer's mapping, the peer on another network) is QUIC's to
+ * validate and migrate to; the owner is told, since where it sees the
+ * peer has changed. */
 static void
-quic_packet(struct quic *q, const struct sockaddr_storage *from,
-    socklen_t fromlen, const uint8_t *pkt, size_t n, int relayed)
+quic_conn_read(struct quic_conn *c, const struct sockaddr_storage *from,
+    socklen_t fromlen, const uint8_t *pkt, size_t n)
 {
-	ngtcp2_version_cid vc;
-	struct quic_conn *c;
+	struct quic *q = c->q;
+	const ngtcp2_path *now;
 	ngtcp2_pkt_info pi;
 	ngtcp2_path path;
 	int rv;
 
-	if (ngtcp2_pkt_decode_version_cid(&vc, pkt, n, QUIC_CIDLEN) != 0)
-		return;
-	c = quic_find(q, vc.dcid, vc.dcidlen);
-	if (c == NULL) {
-		if (vc.version == 0)
-			return;     /* short header of a connection gone */
-		if ((c = quic_accept(q, pkt, n, from, fromlen, relayed)) == NULL)
-			return;
-	}
-	if (c->dead || c->closing)
-		return;
 	memset(&pi, 0, sizeof(pi));
-	path.local.addr = (struct sockaddr *)&q->local;
-	path.local.addrlen = q->locallen;
+	quic_path_local(q, c->sock, &path);
 	path.remote.addr = (struct sockaddr *)from;
 	path.remote.addrlen = fromlen;
 	path.user_data = NULL;
@@ -860,23 +1276,147 @@ quic_packet(struct quic *q, const struct sockaddr_storage *from,
 			c->dead = 1;
 		else
 			c->closing = 1;
-	}
+	} else
+		c->last_rx = quic_now();
 	c->dirty = 1;
+	now = ngtcp2_conn_get_path(c->conn);
+	if (rv == 0 && !c->relayed && now->remote.addrlen <= sizeof(c->remote) &&
+	    (now->remote.addrlen != c->remotelen ||
+	    memcmp(now->remote.addr, &c->remote, c->remotelen) != 0)) {
+		char was[ADDR_STRLEN], is[ADDR_STRLEN];
+
+		addr_format(&c->raddr, was);
+		memset(&c->remote, 0, sizeof(c->remote));
+		memcpy(&c->remote, now->remote.addr, now->remote.addrlen);
+		c->remotelen = (socklen_t)now->remote.addrlen;
+		quic_from_sockaddr(&c->remote, &c->raddr);
+		addr_format(&c->raddr, is);
+		log_msg(LOG_INFO, "a peer's path moved from %s to %s", was, is);
+		if (q->cbs.moved != NULL && c->opened)
+			q->cbs.moved(q->arg, c);
+	}
 }
 
-static void
-quic_read(void *arg, uint32_t events)
+/* A datagram of no connection of ours, from `from`: a stateless reset
+ * is recognised by the connection to that address it ends (ngtcp2 checks
+ * the token); 1 when it ended one. */
+static int
+quic_stateless_reset_in(struct quic *q, const struct sockaddr_storage *from,
+    socklen_t fromlen, const uint8_t *pkt, size_t n)
 {
-	struct quic *q = arg;
+	ngtcp2_pkt_info pi;
+	ngtcp2_path path;
+
+	if (n < NGTCP2_STATELESS_RESET_TOKENLEN + 5)
+		return 0;
+	memset(&pi, 0, sizeof(pi));
+	path.remote.addr = (struct sockaddr *)from;
+	path.remote.addrlen = fromlen;
+	path.user_data = NULL;
+	for (struct quic_conn *c = q->conns; c != NULL; c = c->next) {
+		if (c->dead || c->closing || c->relayed || !c->handshake_done ||
+		    c->remotelen != fromlen || memcmp(&c->remote, from, fromlen) != 0)
+			continue;
+		quic_path_local(q, c->sock, &path);
+		if (ngtcp2_conn_read_pkt(c->conn, &path, &pi, pkt, n,
+		    quic_now()) == NGTCP2_ERR_DRAINING) {
+			char a[ADDR_STRLEN];
+
+			addr_format(&c->raddr, a);
+			log_msg(LOG_INFO, "the peer at %s reset our connection "
+			    "(it restarted)", a);
+			c->dead = 1;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Answers a packet of a connection we do not have with a stateless
+ * reset, shorter than the packet, from the socket it came to (the peer
+ * takes a reset only from the path it knows), so that the peer (our
+ * previous run's, most likely) ends it at once. */
+static void
+quic_stateless_reset_out(struct quic *q, int fd,
+    const struct sockaddr_storage *to, socklen_t tolen,
+    const ngtcp2_version_cid *vc, size_t n)
+{
+	uint8_t out[QUIC_RESET_MIN_IN], token[NGTCP2_STATELESS_RESET_TOKENLEN];
+	uint8_t rnd[QUIC_RESET_MIN_IN];
+	uint64_t sec = quic_now() / NGTCP2_SECONDS;
+	ngtcp2_cid cid;
+	ngtcp2_ssize len;
+	size_t size;
+
+	if (n <= QUIC_RESET_MIN_IN || vc->dcidlen != QUIC_CIDLEN)
+		return;
+	if (sec != q->reset_window) {
+		q->reset_window = sec;
+		q->nreset = 0;
+	}
+	if (q->nreset >= QUIC_RESETS_PER_S)
+		return;
+	q->nreset++;
+	ngtcp2_cid_init(&cid, vc->dcid, vc->dcidlen);
+	/* One byte shorter than what came, and never under 41 (RFC 9000,
+	 * 10.3: it must look like a short header with some payload). */
+	size = n - 1 < sizeof(out) ? n - 1 : sizeof(out);
+	if (quic_reset_token(q, &cid, token) == -1 ||
+	    quic_random(rnd, sizeof(rnd)) == -1)
+		return;
+	len = ngtcp2_pkt_write_stateless_reset(out, size, token, rnd,
+	    size - NGTCP2_STATELESS_RESET_TOKENLEN - 1);
+	if (len > 0)
+		(void)sendto(fd, out, (size_t)len, MSG_DONTWAIT,
+		    (const struct sockaddr *)to, tolen);
+}
+
+/* One datagram from `from` (through the relay when relayed): to the
+ * connection its destination id names, or to a new one it opens. */
+static void
+quic_packet(struct quic *q, struct quic_sock *sock,
+    const struct sockaddr_storage *from, socklen_t fromlen, const uint8_t *pkt,
+    size_t n, int relayed)
+{
+	ngtcp2_version_cid vc;
+	struct quic_conn *c;
+
+	if (ngtcp2_pkt_decode_version_cid(&vc, pkt, n, QUIC_CIDLEN) != 0)
+		return;
+	c = quic_find(q, vc.dcid, vc.dcidlen);
+	if (c == NULL) {
+		if (vc.version == 0) {
+			/* A short header of a connection gone, ours or the
+			 * peer's: a stateless reset for one of ours, or a
+			 * packet for one we no longer have. */
+			if (!relayed && !quic_stateless_reset_in(q, from, fromlen,
+			    pkt, n))
+				quic_stateless_reset_out(q, sock != NULL ?
+				    sock->fd : q->fd, from, fromlen, &vc, n);
+			return;
+		}
+		if ((c = quic_accept(q, sock, pkt, n, from, fromlen,
+		    relayed)) == NULL)
+			return;
+	}
+	if (c->dead || c->closing)
+		return;
+	quic_conn_read(c, from, fromlen, pkt, n);
+}
+
+/* Every datagram waiting on fd (the endpoint's socket, or sock's). */
+static void
+quic_read_fd(struct quic *q, struct quic_sock *sock, int fd)
+{
 	uint8_t pkt[65536];
 
-	(void)events;
+	quic_awake(q);
 	for (;;) {
 		struct sockaddr_storage from;
 		socklen_t fromlen = sizeof(from);
 		ssize_t n;
 
-		n = recvfrom(q->fd, pkt, sizeof(pkt), MSG_DONTWAIT,
+		n = recvfrom(fd, pkt, sizeof(pkt), MSG_DONTWAIT,
 		    (struct sockaddr *)&from, &fromlen);
 		if (n == -1) {
 			if (errno == EINTR)
@@ -895,9 +1435,29 @@ quic_read(void *arg, uint32_t events)
 			if (q->cbs.datagram(q->arg, &a, pkt, (size_t)n))
 				continue;
 		}
-		quic_packet(q, &from, fromlen, pkt, (size_t)n, 0);
+		quic_packet(q, sock, &from, fromlen, pkt, (size_t)n, 0);
 	}
 	quic_process(q);
+}
+
+static void
+quic_read(void *arg, uint32_t events)
+{
+	struct quic *q = arg;
+
+	(void)events;
+	quic_read_fd(q, NULL, q->fd);
+}
+
+static void
+quic_sock_read(void *arg, uint32_t events)
+{
+	struct quic_sock *s = arg;
+
+	(void)events;
+	s->refs++;     /* a connection closed in there may drop the last */
+	quic_read_fd(s->q, s, s->fd);
+	quic_sock_unref(s);
 }
 
 void
@@ -910,7 +1470,7 @@ quic_input(struct quic *q, const struct addr *from, const uint8_t *p,
 	if (q->family == AF_INET && from->family != 4)
 		return;
 	len = quic_to_sockaddr(q, from, &ss);
-	quic_packet(q, &ss, len, p, n, relayed);
+	quic_packet(q, NULL, &ss, len, p, n, relayed);
 	/* Called from inside quic_read (the TURN client's datagrams) or
 	 * from anywhere else: the connections are written either way. */
 	quic_kick(q);
@@ -926,6 +1486,34 @@ static void
 quic_kick(struct quic *q)
 {
 	loop_timer_set(q->flush, 1);   /* as soon as the loop comes round */
+}
+
+/*
+ * Path MTU: no datagram of ours is fragmented (RFC 9000, 14: DF set in
+ * IPv4; IPv6 routers never fragment).  QUIC's own packets start at its
+ * 1200-byte minimum and ngtcp2 probes larger sizes (DPLPMTUD, RFC 8899)
+ * up to QUIC_PKT_MAX, keeping the largest a probe came back from: so on
+ * every path, direct, punched or through the relay, the size is what
+ * the path carries, not what a router may fragment or a firewall drop.
+ * PROBE rather than DO: the kernel's own path MTU cache (ICMP "too big",
+ * which can be forged) is not consulted; a datagram over the interface's
+ * MTU fails with EMSGSIZE, a lost packet for QUIC (and a failed probe).
+ */
+static void
+quic_no_fragments(const struct quic *q, int fd)
+{
+	int v4 = IP_PMTUDISC_PROBE, v6 = IPV6_PMTUDISC_PROBE;
+
+	/* A dual-stack socket's IPv4 peers follow the IPv4 option. */
+	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v4, sizeof(v4)) == -1 &&
+	    q->family == AF_INET)
+		log_msg(LOG_WARN, "cannot set DF on the UDP socket: %s",
+		    strerror(errno));
+	if (q->family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &v6,
+	    sizeof(v6)) == -1)
+		log_msg(LOG_WARN, "cannot keep IPv6 datagrams whole: %s",
+		    strerror(errno));
 }
 
 /* The socket: one for both families where the system has IPv6. */
@@ -971,6 +1559,7 @@ quic_bind(char err[PAPO_ERR_LEN], struct quic *q, const struct addr *listen)
 	}
 	q->locallen = sizeof(q->local);
 	getsockname(q->fd, (struct sockaddr *)&q->local, &q->locallen);
+	quic_no_fragments(q, q->fd);
 	return 0;
 }
 
@@ -990,15 +1579,24 @@ quic_new(char err[PAPO_ERR_LEN], struct loop *l, const struct addr *listen,
 	q->fd = -1;
 	q->cbs = *cbs;
 	q->arg = arg;
+	randombytes_buf(q->retry_secret, sizeof(q->retry_secret));
+	if (cidmap_init(&q->cids) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto fail;
+	}
 	if (gnutls_certificate_allocate_credentials(&q->cred) < 0) {
 		q->cred = NULL;
 		snprintf(err, PAPO_ERR_LEN, "cannot set up TLS");
 		goto fail;
 	}
 	gnutls_certificate_set_verify_function(q->cred, quic_verify);
+	/* The reset secret: the member key's seed, hashed under a label of
+	 * its own (never the key itself on the wire). */
+	sec_reset_secret(id, q->reset_secret);
 	if (quic_cert(err, q->cred, id) == -1 || quic_bind(err, q, listen) == -1)
 		goto fail;
 	if ((q->flush = loop_timer_new(l, quic_flush, q)) == NULL ||
+	    (q->flood_timer = loop_timer_new(l, quic_flood_timer, q)) == NULL ||
 	    loop_add_fd(l, q->fd, EPOLLIN, quic_read, q) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot watch the UDP socket");
 		goto fail;
@@ -1036,8 +1634,11 @@ quic_free(struct quic *q)
 		close(q->fd);
 	}
 	loop_timer_free(q->flush);
+	loop_timer_free(q->flood_timer);
 	if (q->cred != NULL)
 		gnutls_certificate_free_credentials(q->cred);
+	cidmap_free(&q->cids);
+	sodium_memzero(q->retry_secret, sizeof(q->retry_secret));
 	free(q);
 }
 
@@ -1050,6 +1651,13 @@ quic_local(const struct quic *q, struct addr *out)
 struct quic_conn *
 quic_dial(struct quic *q, const struct addr *to, const uint8_t expect[32],
     int relayed)
+{
+	return quic_dial_on(q, NULL, to, expect, relayed);
+}
+
+struct quic_conn *
+quic_dial_on(struct quic *q, struct quic_sock *sock, const struct addr *to,
+    const uint8_t expect[32], int relayed)
 {
 	ngtcp2_settings settings;
 	ngtcp2_transport_params params;
@@ -1067,6 +1675,8 @@ quic_dial(struct quic *q, const struct addr *to, const uint8_t expect[32],
 	if ((c = quic_conn_new(q, &ss, len, 1)) == NULL)
 		return NULL;
 	c->relayed = relayed;
+	if (!relayed && (c->sock = sock) != NULL)
+		sock->refs++;
 	c->has_expect = 1;
 	memcpy(c->expect, expect, 32);
 	dcid.datalen = QUIC_CIDLEN;
@@ -1075,8 +1685,7 @@ quic_dial(struct quic *q, const struct addr *to, const uint8_t expect[32],
 	quic_random(scid.data, scid.datalen);
 	quic_settings(&settings, &params, relayed);
 	quic_callbacks(&cb, 1);
-	path.local.addr = (struct sockaddr *)&q->local;
-	path.local.addrlen = q->locallen;
+	quic_path_local(q, c->sock, &path);
 	path.remote.addr = (struct sockaddr *)&c->remote;
 	path.remote.addrlen = c->remotelen;
 	path.user_data = NULL;
@@ -1153,9 +1762,16 @@ int
 quic_send_raw(struct quic *q, const struct addr *to, const uint8_t *p,
     size_t n, int ttl)
 {
+	return quic_send_raw_on(q, NULL, to, p, n, ttl);
+}
+
+int
+quic_send_raw_on(struct quic *q, struct quic_sock *sock, const struct addr *to,
+    const uint8_t *p, size_t n, int ttl)
+{
 	struct sockaddr_storage ss;
 	socklen_t len;
-	int def = 64, rc;
+	int def = 64, rc, fd = sock != NULL ? sock->fd : q->fd;
 
 	if (n == 0 || (p[0] & 0x80) != 0 ||
 	    (q->family == AF_INET && to->family != 4))
@@ -1164,22 +1780,80 @@ quic_send_raw(struct quic *q, const struct addr *to, const uint8_t *p,
 	/* A low TTL opens our own NAT's mapping without the packet reaching
 	 * the far NAT; both options, for a dual-stack socket's IPv4 peers. */
 	if (ttl > 0) {
-		setsockopt(q->fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
+		setsockopt(fd, IPPROTO_IP, IP_TTL, &ttl, sizeof(ttl));
 		if (q->family == AF_INET6)
-			setsockopt(q->fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &ttl,
+			setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &ttl,
 			    sizeof(ttl));
 	}
-	rc = sendto(q->fd, p, n, MSG_DONTWAIT, (struct sockaddr *)&ss, len) ==
+	rc = sendto(fd, p, n, MSG_DONTWAIT, (struct sockaddr *)&ss, len) ==
 	    (ssize_t)n ? 0 : -1;
 	if (ttl > 0) {
-		setsockopt(q->fd, IPPROTO_IP, IP_TTL, &def, sizeof(def));
+		setsockopt(fd, IPPROTO_IP, IP_TTL, &def, sizeof(def));
 		if (q->family == AF_INET6) {
 			def = -1;    /* the route's default */
-			setsockopt(q->fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &def,
+			setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &def,
 			    sizeof(def));
 		}
 	}
 	return rc;
+}
+
+struct quic_sock *
+quic_sock_new(struct quic *q)
+{
+	struct quic_sock *s = calloc(1, sizeof(*s));
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int off = 0;
+
+	if (s == NULL)
+		return NULL;
+	s->q = q;
+	s->loop = q->loop;
+	s->refs = 1;
+	s->fd = socket(q->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->fd == -1) {
+		free(s);
+		return NULL;
+	}
+	if (q->family == AF_INET6)
+		setsockopt(s->fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	/* The endpoint's own address with port 0: the same interfaces. */
+	memcpy(&ss, &q->local, q->locallen);
+	len = q->locallen;
+	if (ss.ss_family == AF_INET)
+		((struct sockaddr_in *)&ss)->sin_port = 0;
+	else
+		((struct sockaddr_in6 *)&ss)->sin6_port = 0;
+	s->locallen = sizeof(s->local);
+	if (bind(s->fd, (struct sockaddr *)&ss, len) == -1 ||
+	    getsockname(s->fd, (struct sockaddr *)&s->local, &s->locallen) == -1 ||
+	    loop_add_fd(s->loop, s->fd, EPOLLIN, quic_sock_read, s) == -1) {
+		close(s->fd);
+		free(s);
+		return NULL;
+	}
+	quic_no_fragments(q, s->fd);
+	return s;
+}
+
+void
+quic_sock_unref(struct quic_sock *s)
+{
+	if (s == NULL || --s->refs > 0)
+		return;
+	loop_del_fd(s->loop, s->fd);
+	close(s->fd);
+	free(s);
+}
+
+uint16_t
+quic_sock_port(const struct quic_sock *s)
+{
+	struct addr a;
+
+	quic_from_sockaddr(&s->local, &a);
+	return a.port;
 }
 
 unsigned
@@ -1213,6 +1887,22 @@ quic_rtt_us(const struct quic_conn *c)
 	return st.smoothed_rtt / 1000;
 }
 
+uint64_t
+quic_silent_ms(const struct quic_conn *c)
+{
+	uint64_t now = quic_now();
+
+	return c->last_rx == 0 || c->last_rx > now ? 0 :
+	    (now - c->last_rx) / NGTCP2_MILLISECONDS;
+}
+
+size_t
+quic_mtu(const struct quic_conn *c)
+{
+	return c->conn != NULL && c->handshake_done ?
+	    ngtcp2_conn_get_path_max_tx_udp_payload_size(c->conn) : 0;
+}
+
 int
 quic_is_client(const struct quic_conn *c)
 {
@@ -1223,6 +1913,12 @@ int
 quic_is_relayed(const struct quic_conn *c)
 {
 	return c->relayed;
+}
+
+void
+quic_greeted(struct quic_conn *c)
+{
+	quic_hs_del(c);
 }
 
 void

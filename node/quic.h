@@ -24,6 +24,7 @@
 
 struct quic;
 struct quic_conn;
+struct quic_sock;
 
 /* What the endpoint tells its owner.  The callbacks may call quic_send
  * and quic_close on any connection; the work happens after they return. */
@@ -45,6 +46,10 @@ struct quic_cbs {
 	 * connection is relayed then. */
 	int (*relay_send)(void *arg, const struct addr *to, const uint8_t *p,
 	    size_t n);
+	/* c's peer is now reached at another address (quic_remote): its NAT
+	 * moved the mapping, or it moved to another network, and QUIC
+	 * migrated the connection.  May be NULL. */
+	void (*moved)(void *arg, struct quic_conn *c);
 };
 
 /* Binds listen (port 0 picks one).  A wildcard IPv4 or IPv6 address gets
@@ -69,6 +74,25 @@ void quic_local(const struct quic *q, struct addr *out);
  * relayed address).  NULL when the connection cannot even be set up. */
 struct quic_conn *quic_dial(struct quic *q, const struct addr *to,
     const uint8_t expect[32], int relayed);
+/*
+ * A UDP socket of its own on a port of the kernel's choosing, for a punch
+ * after a path died: a NAT that saw packets of the old path from our new
+ * mapping (a rebinding, a move) keeps an entry for them that the peer's
+ * side of a new path on the same ports would clash with (Linux conntrack
+ * then gives the peer's packets another port, and the punch fails until
+ * that entry times out).  A new port is a new tuple.  What arrives on it
+ * is handled as on the endpoint's socket.  Counted: the creator holds one
+ * reference, each connection on it another; quic_sock_unref drops one
+ * (NULL is a no-op), the last closes it.
+ */
+struct quic_sock *quic_sock_new(struct quic *q);
+void quic_sock_unref(struct quic_sock *s);
+uint16_t quic_sock_port(const struct quic_sock *s);
+/* quic_dial and quic_send_raw on sock (NULL: the endpoint's socket). */
+struct quic_conn *quic_dial_on(struct quic *q, struct quic_sock *sock,
+    const struct addr *to, const uint8_t expect[32], int relayed);
+int quic_send_raw_on(struct quic *q, struct quic_sock *sock,
+    const struct addr *to, const uint8_t *p, size_t n, int ttl);
 /* A datagram that reached us other than on the socket: through our relay
  * from `from` (relayed set).  Goes to its connection as one read on the
  * socket would; a new connection it opens is relayed. */
@@ -88,7 +112,16 @@ void quic_close_flush(struct quic_conn *c);
 void quic_close(struct quic_conn *c);
 
 const uint8_t *quic_peer(const struct quic_conn *c);   /* after open() */
+/* Where the peer is reached now: the connection's current path, which
+ * QUIC moves when the peer's address changes. */
 const struct addr *quic_remote(const struct quic_conn *c);
+/* How long since a packet of c was last read, in milliseconds (0 before
+ * the first).  Both ends ping every 1.5 s: more than a few seconds of
+ * silence is a path in trouble, and 7 s of it ends the connection. */
+uint64_t quic_silent_ms(const struct quic_conn *c);
+/* The largest UDP payload c sends on its path now: 1200 until a larger
+ * probe came back (path MTU discovery); 0 before the handshake. */
+size_t quic_mtu(const struct quic_conn *c);
 /* The protocol version the handshake agreed (ALPN papo/3, papo/2 or
  * papo/1). */
 unsigned quic_version(const struct quic_conn *c);
@@ -98,6 +131,10 @@ int quic_is_client(const struct quic_conn *c);
 /* Whether c's packets go through the relay (quic_dial's relayed, or
  * accepted from a relayed datagram). */
 int quic_is_relayed(const struct quic_conn *c);
+/* c's peer proved to be one of the owner's (a member's hello): a
+ * connection it opened no longer counts among the handshakes in
+ * progress, which a handshake flood ends oldest first (QUIC_HS_MAX). */
+void quic_greeted(struct quic_conn *c);
 void quic_set_data(struct quic_conn *c, void *data);
 void *quic_data(const struct quic_conn *c);
 

@@ -54,6 +54,18 @@ reach_changed(const struct reach *r, const struct addr *before, size_t n)
 }
 
 int
+reach_set_local(struct reach *r, const struct addr *local, size_t nlocal)
+{
+	struct addr before[PAPO_ADDR_MAX];
+	size_t n = reach_snapshot(r, before);
+
+	r->nlocal = nlocal < PAPO_ADDR_MAX ? nlocal : PAPO_ADDR_MAX;
+	if (r->nlocal > 0)
+		memcpy(r->local, local, r->nlocal * sizeof(*local));
+	return reach_changed(r, before, n);
+}
+
+int
 reach_observe(struct reach *r, const uint8_t peer[32], const struct addr *seen)
 {
 	struct addr before[PAPO_ADDR_MAX];

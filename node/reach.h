@@ -46,6 +46,9 @@ struct reach {
  * addr_local gives them). */
 void reach_init(struct reach *r, const struct addr *advertise, size_t nadv,
     const struct addr *local, size_t nlocal);
+/* The local addresses now (a laptop that changed networks has others):
+ * 1 when what we advertise changed. */
+int reach_set_local(struct reach *r, const struct addr *local, size_t nlocal);
 /* Peer says it sees us at seen; a peer's newer word replaces its older.
  * 1 when what we advertise changed. */
 int reach_observe(struct reach *r, const uint8_t peer[32],

@@ -4,9 +4,12 @@
  * print the invite for others (docs/PROTOCOL.md, "Files" and "Invite").
  * Runs on the caller's thread; the secret is wiped before returning.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -305,29 +308,159 @@ out:
 	return rc;
 }
 
-/* Refuses to replace an existing room without force, saying which. */
+/*
+ * The files of a room, which another room must not inherit: its log and
+ * outbox, the members met, its admins and key epochs, what agents were
+ * given.  room.json goes last, so that a crash halfway leaves the old
+ * room whole enough to be named.  The identity, the TLS certificate and
+ * OAuth's grants belong to the member, and stay.
+ */
+static const char *const room_files[] = {
+	"log.jsonl", "log.jsonl.tmp", "outbox.jsonl", "peers.json",
+	"admins.json", "epochs.json", "agents.json", "agents.json.bad",
+	ROOM_FILE,
+};
+
+/*
+ * Moves the room home holds into home/old-ROOMID-YYYYMMDD-HHMMSS (ROOMID:
+ * the start of its public id, "damaged" when room.json does not load),
+ * and names that directory in aside.  Nothing is deleted.
+ */
 static int
-room_check_free(char err[PAPO_ERR_LEN], const char *home, int force)
+room_set_aside(char err[PAPO_ERR_LEN], const char *home,
+    char aside[PAPO_ASIDE_LEN])
+{
+	char dir[4096], from[4096], to[4096], rid[PAPO_ROOMID_LEN + 1];
+	char why[PAPO_ERR_LEN], stamp[32];
+	struct room_keys keys;
+	struct room old;
+	struct tm tm;
+	time_t now = time(NULL);
+
+	snprintf(rid, sizeof(rid), "damaged");
+	if (room_load(why, home, &old) == 0) {
+		sec_room_keys(old.secret, &keys);
+		sec_room_id_format(&keys, rid);
+		rid[8] = '\0';
+		sodium_memzero(&keys, sizeof(keys));
+		room_wipe(&old);
+	}
+	if (localtime_r(&now, &tm) == NULL ||
+	    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm) == 0)
+		snprintf(stamp, sizeof(stamp), "%lld", (long long)now);
+	/* Two in one second: -2, -3... */
+	for (int i = 1;; i++) {
+		if (i == 1)
+			snprintf(aside, PAPO_ASIDE_LEN, "old-%s-%s", rid, stamp);
+		else
+			snprintf(aside, PAPO_ASIDE_LEN, "old-%s-%s-%d", rid,
+			    stamp, i);
+		if (fs_path(dir, sizeof(dir), home, aside) == -1) {
+			snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
+			return -1;
+		}
+		if (mkdir(dir, 0700) == 0)
+			break;
+		if (errno != EEXIST || i == 100) {
+			snprintf(err, PAPO_ERR_LEN, "cannot create %s to keep "
+			    "the old room in: %s", dir, strerror(errno));
+			return -1;
+		}
+	}
+	for (size_t i = 0; i < sizeof(room_files) / sizeof(room_files[0]);
+	    i++) {
+		if (fs_path(from, sizeof(from), home, room_files[i]) == -1 ||
+		    fs_path(to, sizeof(to), dir, room_files[i]) == -1) {
+			snprintf(err, PAPO_ERR_LEN, "path too long: %s", dir);
+			return -1;
+		}
+		if (rename(from, to) == -1 && errno != ENOENT) {
+			snprintf(err, PAPO_ERR_LEN, "cannot move %s into %s: %s "
+			    "(what was moved is there)", from, dir,
+			    strerror(errno));
+			return -1;
+		}
+	}
+	fs_sync_dir(to);
+	fs_sync_dir(from);
+	return 0;
+}
+
+/*
+ * Refuses to replace an existing room without aside (--force), saying
+ * which; with it, moves the old room's files aside (room_set_aside), or
+ * sets aside to "" when there was none.  invite_secret, when not NULL,
+ * is the secret of the room being joined: joining the room already held
+ * is refused, --force or not, since it would only lose the log.
+ */
+/* The newest key epoch home's epochs.json holds: 0 when none (or none
+ * that reads). */
+static uint32_t
+room_epoch_held(const char *home)
+{
+	char path[4096], err[PAPO_ERR_LEN], *text = NULL;
+	const cJSON *e;
+	cJSON *o = NULL;
+	uint32_t newest = 0;
+	size_t len;
+	int exists;
+
+	if (fs_path(path, sizeof(path), home, "epochs.json") == -1 ||
+	    fs_read(err, path, 1 << 20, &text, &len, &exists) == -1)
+		return 0;
+	if ((o = cJSON_ParseWithLength(text, len)) != NULL)
+		cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o,
+		    "epochs")) {
+			int64_t n;
+
+			if (fs_json_int(cJSON_GetObjectItemCaseSensitive(e, "n"),
+			    0, UINT32_MAX, &n) == 0 && n > newest)
+				newest = (uint32_t)n;
+		}
+	cJSON_Delete(o);
+	free(text);
+	return newest;
+}
+
+static int
+room_check_free(char err[PAPO_ERR_LEN], const char *home, char *aside,
+    const uint8_t *invite_secret, uint32_t invite_epoch)
 {
 	struct room old;
 	char path[4096];
-	FILE *f;
 
-	if (force || fs_path(path, sizeof(path), home, ROOM_FILE) == -1)
+	if (aside != NULL)
+		aside[0] = '\0';
+	if (fs_path(path, sizeof(path), home, ROOM_FILE) == -1 ||
+	    access(path, F_OK) == -1)
 		return 0;
-	if ((f = fopen(path, "r")) == NULL)
-		return 0;
-	fclose(f);
 	if (room_load(err, home, &old) == 0) {
-		snprintf(err, PAPO_ERR_LEN, "%s already holds room %s, where "
-		    "you are %s; pass --force to replace it and leave that room",
-		    home, old.name, old.me);
+		/* The same room: nothing to join, unless the invite holds a
+		 * newer key than this home (one printed after a change this
+		 * member was not given: --force takes it). */
+		if (invite_secret != NULL && sodium_memcmp(invite_secret,
+		    old.secret, sizeof(old.secret)) == 0 &&
+		    invite_epoch <= room_epoch_held(home)) {
+			snprintf(err, PAPO_ERR_LEN, "%s is already in room %s, "
+			    "as %s: there is nothing to join (start it with "
+			    "'papo serve')", home, old.name, old.me);
+			room_wipe(&old);
+			return -1;
+		}
+		if (aside == NULL)
+			snprintf(err, PAPO_ERR_LEN, "%s already holds room %s, "
+			    "where you are %s; pass --force to leave that room "
+			    "(its files are moved aside, not deleted)", home,
+			    old.name, old.me);
 		room_wipe(&old);
-	} else {
+	} else if (aside == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "%s already holds a room file; "
-		    "pass --force to replace it", home);
+		    "pass --force to replace it (the old files are moved "
+		    "aside, not deleted)", home);
 	}
-	return -1;
+	if (aside == NULL)
+		return -1;
+	return room_set_aside(err, home, aside);
 }
 
 static int
@@ -375,7 +508,7 @@ room_make_invite(char err[PAPO_ERR_LEN], const struct room *r,
 
 int
 room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
-    const char *about, const char *room, int force, const char *listen,
+    const char *about, const char *room, char *aside, const char *listen,
     char **invite)
 {
 	struct identity *id = NULL;
@@ -388,7 +521,7 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
 	    room_check_about(err, about) == -1 ||
 	    (room != NULL && room_check_room(err, room) == -1) ||
 	    room_listen(err, listen, &la) == -1 ||
-	    room_check_free(err, home, force) == -1)
+	    room_check_free(err, home, aside, NULL, 0) == -1)
 		goto out;
 	if ((id = sec_identity_load(err, home)) == NULL)
 		goto out;
@@ -477,7 +610,7 @@ room_save_epoch(char err[PAPO_ERR_LEN], const char *home,
 
 int
 room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
-    const char *name, const char *about, int force)
+    const char *name, const char *about, char *aside)
 {
 	struct identity *id = NULL;
 	struct invite inv;
@@ -488,8 +621,7 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	if (room_decode_invite(err, invite, &inv) == -1)
 		goto out;
 	if (room_check_name(err, name) == -1 ||
-	    room_check_about(err, about) == -1 ||
-	    room_check_free(err, home, force) == -1)
+	    room_check_about(err, about) == -1)
 		goto out;
 	if ((id = sec_identity_load(err, home)) == NULL)
 		goto out;
@@ -498,6 +630,8 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 		    "member (%s); join it from another PAPO_HOME", home);
 		goto out;
 	}
+	if (room_check_free(err, home, aside, inv.secret, inv.epoch) == -1)
+		goto out;
 	memcpy(r.secret, inv.secret, sizeof(r.secret));
 	/* The name its maker gave, or the one every member derives. */
 	if (inv.room[0] != '\0')
@@ -514,7 +648,8 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	if ((rc = room_save(err, home, &r)) == 0) {
 		char path[4096];
 
-		/* No other room's epochs in a home joined again (--force). */
+		/* No other room's epochs in a home joined again (--force
+		 * moved them aside; a stray file is not trusted either). */
 		if (inv.epoch > 0)
 			rc = room_save_epoch(err, home, &inv);
 		else if (fs_path(path, sizeof(path), home, "epochs.json") == 0)
@@ -525,6 +660,27 @@ out:
 	room_wipe(&r);
 	sec_identity_free(id);
 	return rc;
+}
+
+int
+room_describe(char err[PAPO_ERR_LEN], const char *home,
+    char name[PAPO_NAME_MAX + 1], char fpr[PAPO_FPR_LEN + 1])
+{
+	struct room_keys keys;
+	struct room r;
+	uint8_t h[32];
+	char text[(sizeof(h) * 8 + 4) / 5 + 1];
+
+	if (room_load(err, home, &r) == -1)
+		return -1;
+	snprintf(name, PAPO_NAME_MAX + 1, "%s", r.name);
+	sec_room_keys(r.secret, &keys);
+	crypto_generichash(h, sizeof(h), keys.id, sizeof(keys.id), NULL, 0);
+	b32_encode(h, sizeof(h), text);
+	snprintf(fpr, PAPO_FPR_LEN + 1, "%s", text);
+	sodium_memzero(&keys, sizeof(keys));
+	room_wipe(&r);
+	return 0;
 }
 
 int

@@ -67,6 +67,14 @@ struct ent {
 	uint32_t len;        /* bytes of the line without its '\n' */
 };
 
+/* One message in history's order: by time, then by id value (one order
+ * on every member, whatever order the messages arrived in). */
+struct pos {
+	uint64_t ts;
+	uint64_t id;
+	uint32_t e;          /* its index in ent */
+};
+
 struct store {
 	struct room_keys k;
 	char log_path[PATH_MAX];
@@ -80,9 +88,13 @@ struct store {
 	size_t capent;
 	uint32_t *tab;       /* open addressing: indices into ent */
 	unsigned tabbits;    /* the table has 1 << tabbits slots */
+	struct pos *ord;     /* the same messages in history's order */
+	int unsorted;        /* ord needs sorting before it is read */
+	int live;            /* the log is open: ord is kept in order */
 
 	size_t acks;
 	size_t dropped;
+	size_t damaged;      /* damaged lines found by reads, not yet told */
 	uint8_t digest[32];
 	uint64_t floor;      /* retention: from the log's first line */
 	uint64_t gone;       /* messages retention dropped, in all */
@@ -101,6 +113,9 @@ struct store {
  */
 typedef int line_fn(struct store *s, const char *line, size_t len,
     uint64_t off, int last, const char **why);
+
+static int read_msg(struct store *s, const struct ent *e,
+    struct frame_msg *out);
 
 /* Fills err with one line; a long path is cut rather than overflowing. */
 static void set_err(char err[PAPO_ERR_LEN], const char *fmt, ...)
@@ -183,15 +198,72 @@ idx_reserve(struct store *s)
 		size_t cap = s->capent ? s->capent * 2 : 1024;
 		struct ent *ent;
 
+		struct pos *ord;
+
 		if ((ent = realloc(s->ent, cap * sizeof(*ent))) == NULL)
 			return -1;
 		s->ent = ent;
+		if ((ord = realloc(s->ord, cap * sizeof(*ord))) == NULL)
+			return -1;
+		s->ord = ord;
 		s->capent = cap;
 	}
 	/* The load factor stays at most one half, so probes stay short. */
 	if ((s->nent + 1) * 2 > ((size_t)1 << s->tabbits))
 		return idx_rehash(s, s->tabbits + 1);
 	return 0;
+}
+
+static int
+pos_cmp(const void *a, const void *b)
+{
+	const struct pos *x = a, *y = b;
+
+	if (x->ts != y->ts)
+		return x->ts < y->ts ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static void
+ord_sort(struct store *s)
+{
+	if (s->unsorted)
+		qsort(s->ord, s->nent, sizeof(*s->ord), pos_cmp);
+	s->unsorted = 0;
+}
+
+/*
+ * Puts p (the entry about to be ent[nent]) in ord.  Messages mostly come
+ * in time order and go at the end.  One that does not (a late clock, a
+ * catch-up by sync) is moved into its place once the log is open; while
+ * it is read at open, ord is left unsorted and sorted once, at its first
+ * use.
+ */
+static void
+ord_add(struct store *s, struct pos p)
+{
+	size_t lo = 0, hi = s->nent;
+
+	if (s->nent == 0 || pos_cmp(&p, &s->ord[s->nent - 1]) >= 0 ||
+	    s->unsorted) {
+		s->ord[s->nent] = p;
+		return;
+	}
+	if (!s->live) {
+		s->ord[s->nent] = p;
+		s->unsorted = 1;
+		return;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pos_cmp(&s->ord[mid], &p) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	memmove(&s->ord[lo + 1], &s->ord[lo], (s->nent - lo) * sizeof(*s->ord));
+	s->ord[lo] = p;
 }
 
 /* The digest is over the id text, which sec_msgid_valid has already
@@ -225,6 +297,7 @@ idx_add(struct store *s, const char *id, uint64_t v, uint64_t off,
 	e->len = (uint32_t)len;
 	e->ts = ts;
 	idx_place(s->tab, s->tabbits, v, (uint32_t)s->nent);
+	ord_add(s, (struct pos){ ts, v, (uint32_t)s->nent });
 	s->nent++;
 	digest_add(s, id);
 	return 1;
@@ -272,6 +345,27 @@ read_all(int fd, void *p, size_t n, uint64_t off)
 	}
 	return 0;
 }
+
+#ifdef PAPO_TESTING
+/*
+ * papo-testing only (tests/CMakeLists.txt compiles this file into it):
+ * PAPO_TEST_STORE_FAIL=log or =outbox makes every append to that file
+ * fail with EIO, as a failing disk would.  The papo binary has no such
+ * setting.
+ */
+static int
+test_fail(const char *file)
+{
+	const char *v = getenv("PAPO_TEST_STORE_FAIL");
+
+	if (v == NULL || strcmp(v, file) != 0)
+		return 0;
+	errno = EIO;
+	return 1;
+}
+#else
+#define test_fail(file) 0
+#endif
 
 /*
  * Appends n bytes to fd, which ends at size, and makes them durable.  On
@@ -511,6 +605,30 @@ ret_line(struct store *s, const char *line, size_t len, uint64_t off,
 	return 0;
 }
 
+/*
+ * A message's line seen again at off: the copy indexed first is kept,
+ * unless it is damaged (read_msg drops it: a sync stored the message
+ * again after a run found it so), and then this one is indexed.  -1 on
+ * an I/O error.
+ */
+static int
+twice(struct store *s, const char *id, uint64_t v, uint64_t off, size_t len,
+    uint64_t ts)
+{
+	struct frame_msg m;
+	int r = read_msg(s, idx_find(s, v), &m);
+
+	if (r == 0) {
+		log_msg(LOG_DEBUG, "%s: message %s stored twice", s->log_path,
+		    id);
+		frame_msg_clear(&m);
+		return 0;
+	}
+	if (r == 1)
+		idx_add(s, id, v, off, len, ts);
+	return r == 1 ? 0 : -1;
+}
+
 static int
 log_line(struct store *s, const char *line, size_t len, uint64_t off,
     int last, const char **why)
@@ -533,9 +651,9 @@ log_line(struct store *s, const char *line, size_t len, uint64_t off,
 		if (fast_msg(line, len, id, &v, &ts)) {
 			if (idx_reserve(s) == -1)
 				return -1;
-			if (idx_add(s, id, v, off, len, ts) == 0)
-				log_msg(LOG_DEBUG, "%s: message %s stored "
-				    "twice", s->log_path, id);
+			if (idx_add(s, id, v, off, len, ts) == 0 &&
+			    twice(s, id, v, off, len, ts) == -1)
+				return -1;
 			return 0;
 		}
 		if (len >= sizeof(ack_prefix) - 1 &&
@@ -560,10 +678,10 @@ log_line(struct store *s, const char *line, size_t len, uint64_t off,
 			rc = -1;
 			break;
 		}
-		if (idx_add(s, f.u.msg.id, v, off, len, f.u.msg.ts) == 0)
-			log_msg(LOG_DEBUG, "%s: message %s stored twice",
-			    s->log_path, f.u.msg.id);
 		rc = 0;
+		if (idx_add(s, f.u.msg.id, v, off, len, f.u.msg.ts) == 0 &&
+		    twice(s, f.u.msg.id, v, off, len, f.u.msg.ts) == -1)
+			rc = -1;
 		break;
 	case FRAME_ACK:
 		s->acks++;
@@ -690,6 +808,7 @@ store_open(char err[PAPO_ERR_LEN], const char *home,
 	    &s->log_size) == -1 ||
 	    replay(err, s, s->ob_fd, s->ob_path, ob_line, &end) == -1)
 		goto fail;
+	s->live = 1;
 	return s;
 fail:
 	store_close(s);
@@ -706,6 +825,7 @@ store_close(struct store *s)
 	if (s->ob_fd != -1)
 		close(s->ob_fd);
 	free(s->ent);
+	free(s->ord);
 	free(s->tab);
 	free(s->ob);
 	sodium_memzero(&s->k, sizeof(s->k));
@@ -748,7 +868,8 @@ store_add_msg(struct store *s, const struct frame_msg *m)
 	f.u.msg = *m;
 	if (encode_line(&f, &b) == -1)
 		goto out;
-	if (append(s->log_fd, b.p, b.len, s->log_size) == -1)
+	if (test_fail("log") ||
+	    append(s->log_fd, b.p, b.len, s->log_size) == -1)
 		goto out;
 	idx_add(s, m->id, v, s->log_size, b.len - 1, m->ts);
 	s->log_size += b.len;
@@ -791,7 +912,49 @@ store_has(const struct store *s, const char *id)
 	return idx_find(s, v) != NULL;
 }
 
-/* Reads e's line back and decodes it into *out, which then owns the body. */
+/*
+ * Forgets message e, whose line turned out damaged when it was read:
+ * its shape was taken at open (log_line's fast reading) but it does not
+ * decode.  History and sync go on without it, the digest no longer
+ * counts it, so a sync fetches it again from the other members (and
+ * stores it anew at the log's end); the line stays where it is until a
+ * compaction leaves it out.  Said once, with the line's byte offset.
+ */
+static void
+idx_drop(struct store *s, size_t k, const char *why)
+{
+	char id[PAPO_MSGID_LEN + 1];
+	size_t j = 0;
+
+	sec_msgid_format(s->ent[k].id, id);
+	log_msg(LOG_WARN, "%s: damaged line at byte offset %llu (message %s: "
+	    "%s) skipped; a sync fetches it again from the other members",
+	    s->log_path, (unsigned long long)s->ent[k].off, id, why);
+	digest_add(s, id);
+	memmove(&s->ent[k], &s->ent[k + 1], (s->nent - k - 1) * sizeof(*s->ent));
+	for (size_t i = 0; i < s->nent; i++) {
+		if (s->ord[i].e == k)
+			continue;
+		s->ord[j] = s->ord[i];
+		if (s->ord[j].e > k)
+			s->ord[j].e--;
+		j++;
+	}
+	s->nent--;
+	/* The table is rebuilt in place: nothing to allocate, nothing to
+	 * fail. */
+	memset(s->tab, 0xff, ((size_t)1 << s->tabbits) * sizeof(*s->tab));
+	for (size_t e = 0; e < s->nent; e++)
+		idx_place(s->tab, s->tabbits, s->ent[e].id, (uint32_t)e);
+	s->dropped++;
+	s->damaged++;
+}
+
+/*
+ * Reads e's line back and decodes it into *out, which then owns the
+ * body.  0; 1 when the line is damaged (e is dropped from the index,
+ * idx_drop, and *out is empty); -1 on an I/O error (errno set).
+ */
 static int
 read_msg(struct store *s, const struct ent *e, struct frame_msg *out)
 {
@@ -809,20 +972,18 @@ read_msg(struct store *s, const struct ent *e, struct frame_msg *out)
 		    s->log_path, (unsigned long long)e->off, strerror(errno));
 		goto out;
 	}
-	if ((fe = frame_decode(&s->k, line, e->len, FRAME_V3 | FRAME_TRUSTED, &f)) !=
-	    FRAME_OK) {
-		log_msg(LOG_ERROR, "%s: line at offset %llu: %s", s->log_path,
-		    (unsigned long long)e->off, frame_strerror(fe));
-		errno = EIO;
+	if ((fe = frame_decode(&s->k, line, e->len, FRAME_V3 | FRAME_TRUSTED,
+	    &f)) != FRAME_OK) {
+		idx_drop(s, (size_t)(e - s->ent), frame_strerror(fe));
+		rc = 1;
 		goto out;
 	}
 	if (f.type != FRAME_MSG || !sec_msgid_valid(f.u.msg.id, &v) ||
 	    v != e->id) {
-		log_msg(LOG_ERROR, "%s: line at offset %llu is not the "
-		    "message indexed there", s->log_path,
-		    (unsigned long long)e->off);
 		frame_clear(&f);
-		errno = EIO;
+		idx_drop(s, (size_t)(e - s->ent), "not the message indexed "
+		    "there");
+		rc = 1;
 		goto out;
 	}
 	/* The body moves to *out: f is not cleared. */
@@ -838,56 +999,187 @@ store_get(struct store *s, const char *id, struct frame_msg *out)
 {
 	const struct ent *e;
 	uint64_t v;
+	int r;
 
 	memset(out, 0, sizeof(*out));
-	if (!sec_msgid_valid(id, &v) || (e = idx_find(s, v)) == NULL) {
+	if (!sec_msgid_valid(id, &v) || (e = idx_find(s, v)) == NULL ||
+	    (r = read_msg(s, e, out)) == 1) {
 		errno = ENOENT;
 		return -1;
 	}
-	return read_msg(s, e, out);
+	return r;
 }
 
-static int
-selected(const struct ent *e, uint64_t before, uint64_t since)
+/* The first place in ord at or after (ts, id). */
+static size_t
+ord_lower(const struct store *s, uint64_t ts, uint64_t id)
 {
-	return (before == 0 || e->ts < before) && e->ts >= since;
+	struct pos key = { ts, id, 0 };
+	size_t lo = 0, hi = s->nent;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pos_cmp(&s->ord[mid], &key) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Where history's walk back starts: the place after the last message
+ * before q's cursor. */
+static int
+walk_start(struct store *s, const struct store_query *q, size_t *at)
+{
+	uint64_t bid = 0;
+
+	if (q->before_id != NULL && q->before_id[0] != '\0' &&
+	    !sec_msgid_valid(q->before_id, &bid)) {
+		errno = EINVAL;
+		return -1;
+	}
+	ord_sort(s);
+	*at = q->before == 0 ? s->nent : ord_lower(s, q->before, bid);
+	return 0;
 }
 
 long
-store_history(struct store *s, size_t n, uint64_t before, uint64_t since,
-    struct frame_msg *out)
+store_history(struct store *s, const struct store_query *q,
+    struct frame_msg *out, struct store_cursor *next)
 {
-	size_t first = 0, count = 0, filled = 0;
+	size_t i, filled = 0, bytes = 0;
 	long rc = -1;
 
-	/* Walking back from the end finds the earliest entry to return;
-	 * walking forward from it then fills out oldest first, without a
-	 * list of the chosen entries. */
-	for (size_t i = s->nent; i > 0 && count < n; i--) {
-		if (selected(&s->ent[i - 1], before, since)) {
-			first = i - 1;
-			count++;
+	memset(next, 0, sizeof(*next));
+	if (walk_start(s, q, &i) == -1)
+		return -1;
+	/* Walking back from the cursor reads only what it returns (and,
+	 * with an author to match, what it passes over), newest first. */
+	for (; i > 0; i--) {
+		const struct pos *p = &s->ord[i - 1];
+		const struct ent *e = &s->ent[p->e];
+
+		if (p->ts < q->since)
+			break;
+		if (filled == q->n ||
+		    (q->bytes > 0 && bytes > 0 && bytes + e->len > q->bytes)) {
+			next->more = 1;
+			break;
 		}
-	}
-	for (size_t i = first; filled < count; i++) {
-		if (!selected(&s->ent[i], before, since))
-			continue;
-		if (read_msg(s, &s->ent[i], &out[filled]) == -1)
+		bytes += e->len;
+		next->ts = p->ts;
+		sec_msgid_format(p->id, next->id);
+		switch (read_msg(s, e, &out[filled])) {
+		case -1:
 			goto out;
+		case 1:
+			/* Dropped: ord[i - 1] is now the next newer one, and
+			 * the walk goes on below it. */
+			continue;
+		}
+		if (q->from != NULL && memcmp(out[filled].from, q->from,
+		    32) != 0) {
+			frame_msg_clear(&out[filled]);
+			memset(&out[filled], 0, sizeof(out[filled]));
+			continue;
+		}
 		filled++;
 	}
-	rc = (long)count;
+	/* Oldest first. */
+	for (size_t j = 0; j < filled / 2; j++) {
+		struct frame_msg t = out[j];
+
+		out[j] = out[filled - 1 - j];
+		out[filled - 1 - j] = t;
+	}
+	rc = (long)filled;
 out:
 	if (rc == -1) {
 		int saved = errno;
 
-		for (size_t i = 0; i < filled; i++) {
-			frame_msg_clear(&out[i]);
-			memset(&out[i], 0, sizeof(out[i]));
+		for (size_t j = 0; j < filled; j++) {
+			frame_msg_clear(&out[j]);
+			memset(&out[j], 0, sizeof(out[j]));
 		}
 		errno = saved;
 	}
 	return rc;
+}
+
+long
+store_ids(struct store *s, size_t n, uint64_t since,
+    char (*ids)[PAPO_MSGID_LEN + 1], uint64_t *ts)
+{
+	size_t first;
+
+	ord_sort(s);
+	first = ord_lower(s, since, 0);
+	if (s->nent - first > n)
+		first = s->nent - n;
+	for (size_t i = first; i < s->nent; i++) {
+		sec_msgid_format(s->ord[i].id, ids[i - first]);
+		if (ts != NULL)
+			ts[i - first] = s->ord[i].ts;
+	}
+	return (long)(s->nent - first);
+}
+
+long
+store_after(struct store *s, const char *id, size_t n, struct frame_msg *out,
+    size_t *more, char *last)
+{
+	const struct ent *e;
+	size_t start = 0, first, i;
+	uint64_t v;
+	long rc = 0;
+	int r;
+
+	*more = 0;
+	last[0] = '\0';
+	while (s->nent > 0) {
+		struct frame_msg newest;
+
+		if ((r = read_msg(s, &s->ent[s->nent - 1], &newest)) == 1)
+			continue;
+		if (r == 0) {
+			memcpy(last, newest.id, PAPO_MSGID_LEN + 1);
+			frame_msg_clear(&newest);
+		}
+		break;
+	}
+	if (id != NULL && sec_msgid_valid(id, &v) && (e = idx_find(s, v)) !=
+	    NULL)
+		start = (size_t)(e - s->ent) + 1;
+	first = s->nent - start > n ? s->nent - n : start;
+	*more = first - start;
+	/* A damaged line drops its entry, and the next one takes its
+	 * place at i. */
+	for (i = first; i < s->nent;) {
+		if ((r = read_msg(s, &s->ent[i], &out[rc])) == -1) {
+			int saved = errno;
+
+			while (rc > 0)
+				frame_msg_clear(&out[--rc]);
+			errno = saved;
+			return -1;
+		}
+		if (r == 0) {
+			rc++;
+			i++;
+		}
+	}
+	return rc;
+}
+
+size_t
+store_damaged(struct store *s)
+{
+	size_t n = s->damaged;
+
+	s->damaged = 0;
+	return n;
 }
 
 void
@@ -936,7 +1228,8 @@ store_outbox_add(struct store *s, const char *id)
 	snprintf(line, sizeof(line), OB_PREFIX "%s" OB_SUFFIX "\n", id);
 	if (ob_reserve(s) == -1)
 		goto out;
-	if (append(s->ob_fd, line, OB_LINE_LEN + 1, (uint64_t)st.st_size) == -1)
+	if (test_fail("outbox") ||
+	    append(s->ob_fd, line, OB_LINE_LEN + 1, (uint64_t)st.st_size) == -1)
 		goto out;
 	ob_push(s, id);
 	rc = 0;
@@ -1175,6 +1468,16 @@ cw_keeps(const struct store *s, const struct compaction *c, uint64_t v)
 	return e != NULL && (e->ts >= c->floor || in_list(c->keep_ob, c->nob, v));
 }
 
+/* Whether a message line at off is the copy the index holds: a second
+ * copy, or a damaged one a later copy replaced, is left out. */
+static int
+cw_indexed(const struct store *s, uint64_t v, uint64_t off)
+{
+	const struct ent *e = idx_find(s, v);
+
+	return e != NULL && e->off == off;
+}
+
 /*
  * replay's callback for a rewrite: copies each line that stays.  The
  * log was read whole at open, so a line that does not read now (one
@@ -1190,16 +1493,15 @@ compact_line(struct store *s, const char *line, size_t len, uint64_t off,
 	uint64_t v, ts;
 	int keep = 0, msg = 0;
 
-	(void)off;
 	(void)last;
 	(void)why;
 	if (fast_msg(line, len, id, &v, &ts)) {
-		keep = cw_keeps(s, c, v);
+		keep = cw_keeps(s, c, v) && cw_indexed(s, v, off);
 		msg = 1;
 	} else if (frame_decode(&s->k, line, len, FRAME_V3 | FRAME_TRUSTED, &f) ==
 	    FRAME_OK) {
 		if (f.type == FRAME_MSG && sec_msgid_valid(f.u.msg.id, &v)) {
-			keep = cw_keeps(s, c, v);
+			keep = cw_keeps(s, c, v) && cw_indexed(s, v, off);
 			msg = 1;
 		} else if (f.type == FRAME_ACK &&
 		    sec_msgid_valid(f.u.ack.id, &v))
@@ -1237,6 +1539,8 @@ reload(char err[PAPO_ERR_LEN], struct store *s)
 	if ((s->log_fd = open_file(err, s->log_path)) == -1)
 		return -1;
 	s->nent = 0;
+	s->unsorted = 0;
+	s->live = 0;
 	s->acks = 0;
 	s->floor = s->gone = 0;
 	memset(s->digest, 0, sizeof(s->digest));
@@ -1248,6 +1552,7 @@ reload(char err[PAPO_ERR_LEN], struct store *s)
 	if (replay(err, s, s->log_fd, s->log_path, log_line,
 	    &s->log_size) == -1)
 		goto fail;
+	s->live = 1;
 	return 0;
 fail:
 	close(s->log_fd);

@@ -6,7 +6,9 @@
  * message ids and a compact index (id, offset, time); later lookups read
  * single lines back with pread.  A torn last line (a crash mid-write) is
  * cut off with a warning; damaged lines elsewhere are skipped with a
- * warning, and nothing else is lost.
+ * warning, and nothing else is lost.  A message line whose shape was
+ * taken at open but that does not decode when it is read is dropped
+ * from the index then (store_damaged).
  *
  * A store belongs to one thread.  Documented in docs/PROTOCOL.md, "Files".
  */
@@ -56,13 +58,66 @@ int store_has(const struct store *s, const char *id);
 int store_get(struct store *s, const char *id, struct frame_msg *out);
 
 /*
- * Fills out with up to n messages, oldest first: the last n in log order
- * among those with ts < before (0: no bound) and ts >= since.  Returns the
- * count filled, or -1 on an I/O error (nothing to free then).  Release
- * each with frame_msg_clear.
+ * History's order is by time (ts), then by id: the same on every member,
+ * whatever order the messages arrived in (a catch-up by sync brings old
+ * times late).  A query returns the newest messages before a cursor.
  */
-long store_history(struct store *s, size_t n, uint64_t before, uint64_t since,
-    struct frame_msg *out);
+struct store_query {
+	size_t n;              /* at most n messages (out holds n) */
+	size_t bytes;          /* and once one is read, no more than about
+	                        * this many bytes of log lines read; 0: no
+	                        * bound */
+	uint64_t before;       /* 0: none; else only messages before the
+	                        * cursor (before, before_id) */
+	const char *before_id; /* NULL or "": only ts < before; else a
+	                        * message id (refused with EINVAL if not) */
+	uint64_t since;        /* only ts >= since */
+	const uint8_t *from;   /* NULL, or only this author's messages */
+};
+
+/* Where a page stopped: more is 1 when messages the query matches are
+ * left before it; (ts, id) is then the cursor that goes on (the oldest
+ * message read, returned or passed over). */
+struct store_cursor {
+	int more;
+	uint64_t ts;
+	char id[PAPO_MSGID_LEN + 1];
+};
+
+/*
+ * Fills out with the newest messages q matches, oldest first, and next
+ * with where the page stopped.  Only the lines returned or looked at are
+ * read.  Returns the count filled, or -1 with errno (EINVAL: a malformed
+ * before_id; else an I/O error; nothing to free then).  Release each
+ * with frame_msg_clear.
+ */
+long store_history(struct store *s, const struct store_query *q,
+    struct frame_msg *out, struct store_cursor *next);
+
+/*
+ * The ids of the newest n messages with ts >= since in history's order,
+ * oldest first, into ids (and their times into ts, unless NULL), read
+ * from the index alone.  Returns the count.
+ */
+long store_ids(struct store *s, size_t n, uint64_t since,
+    char (*ids)[PAPO_MSGID_LEN + 1], uint64_t *ts);
+
+/*
+ * Fills out with up to n messages, oldest first: the last n in log order
+ * of those after message id (NULL, or an id the log does not hold: from
+ * its start).  *more gets how many before those were passed over, and
+ * last (PAPO_MSGID_LEN + 1 bytes) the id of the log's newest message ("":
+ * none).  The count filled, or -1 on an I/O error.
+ */
+long store_after(struct store *s, const char *id, size_t n,
+    struct frame_msg *out, size_t *more, char *last);
+
+/*
+ * How many damaged lines reads found since the last call (and forgot:
+ * see docs/RELIABILITY.md, "A damaged line"); the caller asks the other
+ * members for a sync then, to fetch those messages again.
+ */
+size_t store_damaged(struct store *s);
 
 /* XOR of BLAKE2b-256 of every stored message id: two members hold the
  * same set of messages when their counts and digests agree. */

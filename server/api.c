@@ -136,19 +136,21 @@ api_status(struct http_req *r, void *node)
 static void
 api_history(struct http_req *r, void *node)
 {
-	static const char *const known[] = { "limit", "before", "since",
-	    "from", NULL };
-	const char *bad, *limit, *before, *since, *from;
+	static const char *const known[] = { "limit", "before", "before_id",
+	    "since", "from", NULL };
+	const char *bad, *limit, *before, *before_id, *since, *from;
 	uint64_t n = API_HISTORY_DEFAULT, b = 0, s = 0;
+	char bid[PAPO_MSGID_LEN + 1] = "";
 	struct node_msg *m;
 
 	if ((bad = http_req_query_unknown(r, known)) != NULL) {
 		http_reply_error(r, 400, "unknown parameter '%s': history takes "
-		    "limit, before, since and from", bad);
+		    "limit, before, before_id, since and from", bad);
 		return;
 	}
 	limit = http_req_query(r, "limit");
 	before = http_req_query(r, "before");
+	before_id = http_req_query(r, "before_id");
 	since = http_req_query(r, "since");
 	from = http_req_query(r, "from");
 	if (limit != NULL &&
@@ -161,6 +163,13 @@ api_history(struct http_req *r, void *node)
 	    (since != NULL && api_number(since, API_TIME_MAX, &s) == -1)) {
 		http_reply_error(r, 400, "before and since must be times in "
 		    "milliseconds since 1970");
+		return;
+	}
+	if (before_id != NULL && (before == NULL ||
+	    api_msgid(before_id, bid) == -1)) {
+		http_reply_error(r, 400, "before_id must be a message id (10 "
+		    "characters) and goes with before: pass the \"earlier\" "
+		    "of the page before as they are");
 		return;
 	}
 	if (from != NULL && !api_member_ok(from)) {
@@ -176,6 +185,7 @@ api_history(struct http_req *r, void *node)
 	}
 	m->limit = (size_t)n;
 	m->before = b;
+	memcpy(m->before_id, bid, sizeof(bid));
 	m->since = s;
 	http_submit(r, node, m, api_done, NULL);
 }

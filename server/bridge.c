@@ -46,6 +46,8 @@
 #include "node/node.h"
 #include "server/bridge.h"
 #include "server/client.h"
+#include "server/inbox.h"
+#include "server/mcp.h"
 
 #define BRIDGE_LOG "serve.log"   /* in $PAPO_HOME: a daemon started here */
 #define BRIDGE_LINE_MAX (4 * 1024 * 1024)     /* a message, or an event */
@@ -62,6 +64,7 @@
 #define BRIDGE_DRAIN_MS 2000        /* for answers once stdin closed */
 #define BRIDGE_DELETE_MS 1000       /* for the session's DELETE */
 #define BRIDGE_POLL_MS 1000         /* the longest sleep of the loop */
+#define BRIDGE_WAKE_S 55            /* a wake poll's length */
 
 #define JSONRPC_PARSE_ERROR (-32700)
 #define JSONRPC_INVALID_REQUEST (-32600)
@@ -93,6 +96,7 @@ enum xfer_kind {
 	XFER_POST,            /* a message from stdin, or the bridge's own */
 	XFER_RESUME,          /* a POST's answer stream, resumed by GET */
 	XFER_GET,             /* the session's notification stream */
+	XFER_WAKE,            /* GET /api/wake: when to wake the agent */
 };
 
 enum xfer_mode {
@@ -131,7 +135,13 @@ TAILQ_HEAD(xfer_list, xfer);
 
 struct bridge {
 	const char *home;
-	int channels;                 /* /mcp?channels=on: pushes are given */
+	int channels;                 /* /mcp?channels=on: pushes wanted */
+	int client_channels;          /* the client declared claude/channel */
+	char query[128];              /* /mcp's: channels, agent */
+	const char *agent;            /* ?agent=, or NULL */
+	const char *inbox;            /* Claude Code's inbox socket, or NULL */
+	const char *inbox_token;
+	struct xfer *wake;            /* the wake poll, or NULL */
 	CURLM *multi;
 	struct client cl;             /* the daemon, from serve.json */
 	struct xfer_list held;        /* messages waiting for a barrier */
@@ -342,6 +352,17 @@ bridge_message(struct bridge *b, struct xfer *x, const char *text)
 	    cJSON_GetObjectItemCaseSensitive(o, "id"), x->rid, 1))
 		resp = o;
 	mine = resp != NULL;
+	/* A channel push to a client that neither declared it takes them
+	 * nor had --channels is a courtesy the daemon never counts: passed
+	 * on, a client that shows it anyway (Claude Code with channels on
+	 * says nothing of it) would see the message twice, there and in
+	 * wait.  The wake tells such a client instead. */
+	if (!b->channels && !b->client_channels && cJSON_IsObject(o) &&
+	    cJSON_IsString(e = cJSON_GetObjectItemCaseSensitive(o, "method")) &&
+	    strcmp(e->valuestring, "notifications/claude/channel") == 0) {
+		cJSON_Delete(o);
+		return;
+	}
 	if (mine && x->initialize)
 		bridge_initialized(b, x, resp);
 	if (!(mine && x->internal))
@@ -587,6 +608,8 @@ xfer_free(struct xfer *x, int listed)
 		TAILQ_REMOVE(&b->active, x, entry);
 	if (b->get == x)
 		b->get = NULL;
+	if (b->wake == x)
+		b->wake = NULL;
 	xfer_stop(x);
 	xfer_settle(x);
 	cJSON_Delete(x->rid);
@@ -635,9 +658,15 @@ xfer_start(struct xfer *x)
 	xfer_stop(x);
 	if ((x->curl = curl_easy_init()) == NULL)
 		return -1;
-	snprintf(url, sizeof(url), "%s/mcp%s", b->cl.url, b->channels ?
-	    "?channels=on" : "");
-	if (x->kind == XFER_POST) {
+	if (x->kind == XFER_WAKE)
+		snprintf(url, sizeof(url), "%s/api/wake?by=inbox&timeout_s=%d%s%s",
+		    b->cl.url, BRIDGE_WAKE_S, b->agent != NULL ? "&agent=" : "",
+		    b->agent != NULL ? b->agent : "");
+	else
+		snprintf(url, sizeof(url), "%s/mcp%s", b->cl.url, b->query);
+	if (x->kind == XFER_WAKE) {
+		/* Nothing of the session's: the wake is the agent's. */
+	} else if (x->kind == XFER_POST) {
 		rc |= xfer_add(x, "Content-Type: application/json");
 		rc |= xfer_add(x, "Accept: application/json, text/event-stream");
 		/* A large body must not wait for "100 Continue". */
@@ -652,12 +681,12 @@ xfer_start(struct xfer *x)
 		rc |= xfer_add(x, "Authorization: Bearer %s", b->cl.token);
 	/* An initialize starts a session: it names none. */
 	x->sent_session[0] = '\0';
-	if (!x->initialize && b->session[0] != '\0') {
+	if (!x->initialize && x->kind != XFER_WAKE && b->session[0] != '\0') {
 		snprintf(x->sent_session, sizeof(x->sent_session), "%s",
 		    b->session);
 		rc |= xfer_add(x, "MCP-Session-Id: %s", b->session);
 	}
-	if (!x->initialize && b->version[0] != '\0')
+	if (!x->initialize && x->kind != XFER_WAKE && b->version[0] != '\0')
 		rc |= xfer_add(x, "MCP-Protocol-Version: %s", b->version);
 	if (rc != 0)
 		return -1;
@@ -1020,6 +1049,50 @@ again:
 	xfer_schedule(x, bridge_now() + delay);
 }
 
+/*
+ * The wake poll answered: when the agent needs waking, a line goes into
+ * Claude Code's inbox saying who wrote and to call wait (the daemon
+ * answers once per burst, and never while a wait of the agent is
+ * pending).  Then the next poll; a daemon away is asked again later,
+ * one without /api/wake (older) never again.
+ */
+static void
+bridge_wake_done(struct bridge *b, struct xfer *x, CURLcode cc, long status)
+{
+	cJSON *o = status == 200 && x->answer.p != NULL ?
+	    cJSON_Parse(x->answer.p) : NULL;
+	const cJSON *text = cJSON_GetObjectItemCaseSensitive(o, "text");
+	char err[PAPO_ERR_LEN];
+	uint64_t delay = 0;
+
+	if (status == 404 || status == 405) {
+		log_msg(LOG_WARN, "mcp: papo serve cannot say when to wake "
+		    "the agent (an older daemon?): no wakes");
+		cJSON_Delete(o);
+		b->wake = NULL;
+		xfer_free(x, 1);
+		return;
+	}
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "wake")) &&
+	    cJSON_IsString(text)) {
+		if (inbox_post(err, b->inbox, b->inbox_token,
+		    text->valuestring) == -1)
+			log_msg(LOG_WARN, "mcp: %s", err);
+		else
+			log_msg(LOG_DEBUG, "mcp: woke the session: %s",
+			    text->valuestring);
+	} else if (status != 200) {
+		if (cc != CURLE_OK || status >= 500)
+			log_msg(LOG_DEBUG, "mcp: wake poll failed (%s, HTTP %ld)",
+			    curl_easy_strerror(cc), status);
+		delay = BRIDGE_RETRY_MS;
+	}
+	cJSON_Delete(o);
+	TAILQ_REMOVE(&b->active, x, entry);
+	xfer_stop(x);
+	xfer_schedule(x, bridge_now() + delay);
+}
+
 static void
 bridge_done(struct bridge *b, CURL *curl, CURLcode cc)
 {
@@ -1033,6 +1106,8 @@ bridge_done(struct bridge *b, CURL *curl, CURLcode cc)
 		return;
 	if (x->kind == XFER_GET)
 		bridge_get_done(b, x, cc, status);
+	else if (x->kind == XFER_WAKE)
+		bridge_wake_done(b, x, cc, status);
 	else
 		bridge_post_done(b, x, cc, status);
 }
@@ -1057,7 +1132,7 @@ bridge_start_due(struct bridge *b, int *timeout)
 		/* A stream comes back to wherever the daemon is now. */
 		if (x->kind != XFER_POST && x->start_at != 0 &&
 		    bridge_refresh(b) == -1) {
-			if (x->kind == XFER_GET) {
+			if (x->kind == XFER_GET || x->kind == XFER_WAKE) {
 				x->start_at = now + BRIDGE_RETRY_MS;
 				continue;
 			}
@@ -1070,6 +1145,41 @@ bridge_start_due(struct bridge *b, int *timeout)
 			xfer_free(x, 1);
 		}
 	}
+}
+
+/* The revision a message names in params._meta, or NULL (2025's do
+ * not: theirs is the session's). */
+static const char *
+bridge_modern(const cJSON *o)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(o,
+	    "params"), "_meta"), "io.modelcontextprotocol/protocolVersion");
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* -32022, unsupported protocol version, with what is supported: the
+ * error 2026-07-28 gives a client to fall back on. */
+static void
+bridge_unsupported(struct bridge *b, const cJSON *o, const cJSON *id)
+{
+	static const char *const versions[] = { "2025-11-25", "2025-06-18",
+	    "2025-03-26" };
+	cJSON *r = cJSON_CreateObject(), *e, *d;
+
+	cJSON_AddStringToObject(r, "jsonrpc", "2.0");
+	cJSON_AddItemToObject(r, "id", cJSON_Duplicate(id, 1));
+	e = cJSON_AddObjectToObject(r, "error");
+	cJSON_AddNumberToObject(e, "code", -32022);
+	cJSON_AddStringToObject(e, "message", "papo mcp speaks the 2025 "
+	    "revisions over stdio: begin with initialize");
+	d = cJSON_AddObjectToObject(e, "data");
+	cJSON_AddItemToObject(d, "supported", cJSON_CreateStringArray(versions,
+	    3));
+	cJSON_AddStringToObject(d, "requested", bridge_modern(o));
+	bridge_print(b, NULL, r);
+	cJSON_Delete(r);
 }
 
 /* One line from stdin: a JSON-RPC message for the daemon. */
@@ -1094,6 +1204,14 @@ bridge_submit(struct bridge *b, char *line, size_t n)
 	}
 	method = cJSON_GetObjectItemCaseSensitive(o, "method");
 	id = cJSON_GetObjectItemCaseSensitive(o, "id");
+	/* Over stdio papo speaks the 2025 revisions, whose first request is
+	 * initialize: a request of a revision without sessions (2026-07-28:
+	 * its version in params._meta, as Claude Code's server/discover
+	 * probe) is told so, and the client goes on with initialize. */
+	if (cJSON_IsString(method) && id != NULL && bridge_modern(o)) {
+		bridge_unsupported(b, o, id);
+		goto out;
+	}
 	if ((x = xfer_new(b, XFER_POST)) == NULL ||
 	    (x->body = strdup(line)) == NULL ||
 	    (cJSON_IsString(method) && id != NULL &&
@@ -1107,6 +1225,11 @@ bridge_submit(struct bridge *b, char *line, size_t n)
 	}
 	x->initialize = x->rid != NULL &&
 	    strcmp(method->valuestring, "initialize") == 0;
+	if (x->initialize && cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(o, "params"), "capabilities"),
+	    "experimental"), "claude/channel") != NULL)
+		b->client_channels = 1;
 	/* Requests may take long and run side by side; anything else
 	 * answers at once, and what follows it waits for it. */
 	x->barrier = x->rid == NULL || x->initialize;
@@ -1195,6 +1318,8 @@ bridge_loop(struct bridge *b)
 			if (drain_until == 0) {
 				drain_until = now + BRIDGE_DRAIN_MS;
 				bridge_stop_get(b);
+				if (b->wake != NULL)
+					xfer_free(b->wake, 1);
 			}
 			if (!bridge_busy(b) || now >= drain_until)
 				break;
@@ -1436,8 +1561,39 @@ bridge_wait(char err[PAPO_ERR_LEN], struct bridge *b, pid_t pid, off_t off)
 	return -1;
 }
 
+/*
+ * Whether papo serve may be started for home: it holds a room, or
+ * PAPO_INVITE names one to join, or new_room asks for a room to be made.
+ * Otherwise serve would make a room named after the login, with this
+ * member alone in it, because an MCP client was started: -1 with err
+ * saying what to run instead, and nothing made.
+ */
+static int
+bridge_room_ok(char err[PAPO_ERR_LEN], const char *home, int new_room)
+{
+	const char *invite = getenv("PAPO_INVITE");
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/room.json", home);
+	if (new_room || access(path, F_OK) == 0 ||
+	    (invite != NULL && invite[0] != '\0'))
+		return 0;
+	if (errno != ENOENT) {
+		snprintf(err, PAPO_ERR_LEN, "cannot read %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	snprintf(err, PAPO_ERR_LEN, "%s has no room, and no papo serve runs: "
+	    "make a room with 'papo new' or join one with 'papo join INVITE', "
+	    "then start papo mcp again ('papo setup CLIENT' adds it to an "
+	    "agent); 'papo mcp --new-room' makes a room of your own instead",
+	    home);
+	return -1;
+}
+
 int
-bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels)
+bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels,
+    const char *agent, int new_room)
 {
 	struct bridge b;
 	char e[PAPO_ERR_LEN];
@@ -1449,6 +1605,21 @@ bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels)
 	memset(&b, 0, sizeof(b));
 	b.home = home;
 	b.channels = channels;
+	b.agent = agent;
+	snprintf(b.query, sizeof(b.query), "%s%s%s%s", channels || agent ?
+	    "?" : "", channels ? "channels=on" : "", channels && agent ? "&" :
+	    "", agent ? "agent=" : "");
+	if (agent != NULL && !mcp_agent_name_ok(agent)) {
+		snprintf(err, PAPO_ERR_LEN, "--agent takes 1 to 64 letters, "
+		    "digits, '.', '_' or '-'");
+		return -1;
+	}
+	if (agent != NULL)
+		strcat(b.query, agent);
+	b.inbox = getenv("CLAUDE_CODE_MESSAGING_SOCKET");
+	b.inbox_token = getenv("CLAUDE_CODE_MESSAGING_TOKEN");
+	if (b.inbox != NULL && b.inbox[0] == '\0')
+		b.inbox = NULL;
 	TAILQ_INIT(&b.held);
 	TAILQ_INIT(&b.active);
 	/* A client that goes away shows as a failed write, not a signal. */
@@ -1458,7 +1629,8 @@ bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels)
 		return -1;
 	}
 	if (client_open(e, home, &b.cl) == -1) {
-		if (bridge_spawn(err, home, &pid, &off) == -1 ||
+		if (bridge_room_ok(err, home, new_room) == -1 ||
+		    bridge_spawn(err, home, &pid, &off) == -1 ||
 		    bridge_wait(err, &b, pid, off) == -1)
 			goto out;
 		log_msg(LOG_INFO, "mcp: started papo serve (pid %ld) at %s; its "
@@ -1467,6 +1639,12 @@ bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels)
 	if ((b.multi = curl_multi_init()) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "cannot start libcurl");
 		goto out;
+	}
+	if (b.inbox != NULL) {
+		if ((b.wake = xfer_new(&b, XFER_WAKE)) != NULL)
+			xfer_schedule(b.wake, 0);
+		log_msg(LOG_DEBUG, "mcp: will wake the session through %s",
+		    b.inbox);
 	}
 	bridge_loop(&b);
 	/* What is still on its way is abandoned: the client has gone. */

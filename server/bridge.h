@@ -15,9 +15,18 @@
  * and the daemon's messages to stdout until stdin closes; then it ends
  * the MCP session.  Diagnostics go to stderr.  Returns 0 after stdin
  * closed (or stdout did), -1 with err when no daemon could be found or
- * started.  channels: the session opts in to channel pushes
- * (/mcp?channels=on), for a client that listens to them.
+ * started.  A daemon is started only for a home that holds a room, or
+ * PAPO_INVITE to join, or with new_room set (papo mcp --new-room): a
+ * client started with no room would otherwise make one, alone, named
+ * after the login; -1 then, with err saying what to run instead.
+ * channels: the session opts in to channel pushes (/mcp?channels=on),
+ * for a client that listens to them.  agent: the agent's name
+ * (/mcp?agent=NAME), or NULL for the daemon's own.  With
+ * CLAUDE_CODE_MESSAGING_SOCKET set (inside Claude Code), it asks the
+ * daemon when the agent needs waking and posts a line saying so into
+ * that inbox (inbox.h).
  */
-int bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels);
+int bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels,
+    const char *agent, int new_room);
 
 #endif

@@ -24,8 +24,10 @@
 #include "server/bridge.h"
 #include "server/cli.h"
 #include "server/client.h"
+#include "server/hook.h"
 #include "server/http.h"
 #include "server/serve.h"
+#include "server/setup.h"
 
 struct cli_cmd {
 	const char *name;
@@ -49,6 +51,8 @@ struct cli_opts {
 	int json;
 	const char *count;
 	int channels;         /* papo mcp: opt in to channel pushes */
+	const char *agent;    /* papo mcp, papo hook: the agent's name */
+	int new_room;         /* papo mcp: may start serve with no room */
 	char advertise[1024]; /* --advertise, each one, comma-separated */
 	const char *turn;     /* --turn, else PAPO_TURN */
 	const char *room;     /* --room, else PAPO_ROOM: a new room's name */
@@ -61,6 +65,7 @@ static int cli_join(const struct cli_cmd *, int, char **);
 static int cli_invite(const struct cli_cmd *, int, char **);
 static int cli_serve(const struct cli_cmd *, int, char **);
 static int cli_mcp(const struct cli_cmd *, int, char **);
+static int cli_hook(const struct cli_cmd *, int, char **);
 static int cli_say(const struct cli_cmd *, int, char **);
 static int cli_status(const struct cli_cmd *, int, char **);
 static int cli_history(const struct cli_cmd *, int, char **);
@@ -69,6 +74,7 @@ static int cli_admin(const struct cli_cmd *, int, char **);
 static int cli_rotate(const struct cli_cmd *, int, char **);
 static int cli_remove(const struct cli_cmd *, int, char **);
 static int cli_tokens(const struct cli_cmd *, int, char **);
+static int cli_setup(const struct cli_cmd *, int, char **);
 
 #define CLI_TAIL_LINE_MAX (256 * 1024)   /* longest stream line */
 #define CLI_TAIL_WAIT_S 60                /* for a daemon to come back */
@@ -86,7 +92,9 @@ static const struct cli_cmd cli_cmds[] = {
 	{ "join", "papo join INVITE --name NAME [--about TEXT] [--force]", "maf",
 	  "Store the room of INVITE (a papo1... string) as this member's room.\n"
 	  "--name and --about may also come from PAPO_NAME and PAPO_ABOUT.\n"
-	  "Refuses to replace an existing room without --force.",
+	  "Refuses to replace an existing room without --force, which moves\n"
+	  "the old room's files into PAPO_HOME/old-ROOMID-DATE and says so;\n"
+	  "refuses while papo serve runs on PAPO_HOME (stop it first).",
 	  cli_join },
 	{ "invite", "papo invite [--listen ADDR:PORT]", "l",
 	  "Print this room's invite, carrying this member's id and the addresses\n"
@@ -114,7 +122,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  "PAPO_TURN_USER and PAPO_TURN_PASS, or PAPO_TURN_SECRET (coturn's\n"
 	  "REST API shared secret; PAPO_TURN_USER then optional).\n"
 	  "An HTTP address other than loopback needs a token (--token or\n"
-	  "PAPO_TOKEN); with one, every request but /healthz must carry\n"
+	  "PAPO_TOKEN: 32 random characters or more, openssl rand -hex 32);\n"
+	  "with one, every request but /healthz must carry\n"
 	  "'Authorization: Bearer T' (the dashboard's files are open too).\n"
 	  "HTTPS: PAPO_TLS_CERT and PAPO_TLS_KEY (PEM files, read again on\n"
 	  "SIGHUP), or --tls self (PAPO_TLS=self) for a self-signed certificate\n"
@@ -133,10 +142,13 @@ static const struct cli_cmd cli_cmds[] = {
 	  "PAPO_KEEP bounds the log: a count of messages (1000: the newest\n"
 	  "1,000) or days (30d); older messages are dropped at start and as\n"
 	  "the log grows, never fetched back, and history says where it starts.\n"
-	  "It prints the MCP URL, the dashboard URL and the invite, and runs\n"
-	  "until SIGINT or SIGTERM.",
+	  "It prints the MCP URL, the dashboard URL and the room's name and\n"
+	  "fingerprint (which tell rooms apart in logs); the invite, which\n"
+	  "holds the room's key, only on the start that made the room and only\n"
+	  "to a terminal ('papo invite' prints it any time).  It runs until\n"
+	  "SIGINT or SIGTERM.",
 	  cli_serve },
-	{ "mcp", "papo mcp [--channels]", "c",
+	{ "mcp", "papo mcp [--channels] [--agent NAME] [--new-room]", "cgN",
 	  "Speak MCP over stdio, for clients that only start servers as\n"
 	  "programs (such as Claude Code): JSON-RPC messages, one a line, on\n"
 	  "stdin and stdout, carried to the running daemon's /mcp, whose\n"
@@ -144,17 +156,34 @@ static const struct cli_cmd cli_cmds[] = {
 	  "Messages are the agent's through the wait tool; with --channels\n"
 	  "(for a client that listens to notifications/claude/channel, such\n"
 	  "as Claude Code with channels on) they are given as pushes, and\n"
-	  "wait does not return them again.  When no\n"
+	  "wait does not return them again.  With --agent, the daemon keeps\n"
+	  "what this agent was given apart from its other agents.  Inside\n"
+	  "Claude Code it wakes an idle session through its inbox socket\n"
+	  "(CLAUDE_CODE_MESSAGING_SOCKET) when a message waits.  When no\n"
 	  "daemon runs, it starts 'papo serve' in the background (its output\n"
-	  "appended to $PAPO_HOME/serve.log), which keeps running after.  Ends\n"
+	  "appended to $PAPO_HOME/serve.log), which keeps running after.  In a\n"
+	  "home with no room it refuses (make one first: papo new, or papo\n"
+	  "join INVITE), unless PAPO_INVITE names one to join or --new-room\n"
+	  "asks it to make a room of its own, as papo serve would.  Ends\n"
 	  "the MCP session and exits when stdin closes.  Diagnostics go to\n"
 	  "stderr.",
 	  cli_mcp },
-	{ "say", "papo say TEXT [--to NAME] [--reply-to ID] [--json]", "Trj",
+	{ "hook", "papo hook [--agent NAME]", "g",
+	  "For Claude Code's hooks (papo setup claude-code writes them): reads\n"
+	  "the hook's event on stdin.  SessionStart and UserPromptSubmit: when\n"
+	  "messages wait for the agent, a line saying who wrote and to call\n"
+	  "wait goes into the model's context.  Stop (with asyncRewake): waits\n"
+	  "until the idle agent has something new, then exits 2 with that line,\n"
+	  "which wakes the session.  Messages are given by wait, never here.",
+	  cli_hook },
+	{ "say", "papo say TEXT|- [--to NAME] [--reply-to ID] [--json]", "Trj",
 	  "Send TEXT to the room through the running daemon (to one member with\n"
 	  "--to, as an answer to message ID with --reply-to).  Prints the\n"
-	  "message id and who has it, or who it waits for; --json prints the\n"
-	  "daemon's answer as is.",
+	  "message id and who has it, or who it waits for (also when the\n"
+	  "daemon stops meanwhile: the message is kept, and goes out when it\n"
+	  "runs again); --json prints the daemon's answer as is.  TEXT - reads\n"
+	  "the text from stdin (one final newline taken off).  A text holds at\n"
+	  "most 49,152 bytes.",
 	  cli_say },
 	{ "status", "papo status [--json]", "j",
 	  "Print the room, this member, and every member with its online\n"
@@ -199,6 +228,21 @@ static const struct cli_cmd cli_cmds[] = {
 	  "access and refresh tokens stop working, and the client must be\n"
 	  "approved again.  Needs the daemon's own token (PAPO_TOKEN).",
 	  cli_tokens },
+	{ "setup", "papo setup CLIENT [--print] [--remove] [--http] "
+	  "[--accept-inbound]", "",
+	  "Add papo to an agent harness's own configuration on this machine:\n"
+	  "its MCP server, over stdio through 'papo mcp' (this binary, by its\n"
+	  "absolute path) or with --http at the running daemon's /mcp URL\n"
+	  "(with PAPO_TOKEN as a bearer header), and for Claude Code the hooks\n"
+	  "that run 'papo hook'.  PAPO_HOME, when set, goes into the entry.\n"
+	  "Running it again changes nothing; every change is said in a line\n"
+	  "naming the file, every other setting is kept, and a file that does\n"
+	  "not parse is left alone.  --print shows what would be written and\n"
+	  "writes nothing; --remove takes out what it added and nothing else.\n"
+	  "--accept-inbound (claude-code) sets crossSessionInbound to accept,\n"
+	  "which a session that bypasses permissions needs for papo's wakes\n"
+	  "to reach it unasked (with --remove: takes it out again).",
+	  cli_setup },
 };
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
 
@@ -274,6 +318,8 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		{ "reply-to", required_argument, NULL, 'r' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "channels", no_argument, NULL, 'c' },
+		{ "agent", required_argument, NULL, 'g' },
+		{ "new-room", no_argument, NULL, 'N' },
 		{ "advertise", required_argument, NULL, 'A' },
 		{ "turn", required_argument, NULL, 'U' },
 		{ "room", required_argument, NULL, 'R' },
@@ -304,6 +350,8 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'j': o->json = 1; break;
 		case 'n': o->count = optarg; break;
 		case 'c': o->channels = 1; break;
+		case 'g': o->agent = optarg; break;
+		case 'N': o->new_room = 1; break;
 		case 'U': o->turn = optarg; break;
 		case 'R': o->room = optarg; break;
 		case 'S': o->tls = optarg; break;
@@ -383,20 +431,36 @@ cli_start(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 	return 0;
 }
 
+/* Where --force put the old room, when it did: one line on stderr. */
+static void
+cli_said_aside(const char *home, const char *aside)
+{
+	if (aside[0] != '\0')
+		fprintf(stderr, "papo: the old room's files were moved into "
+		    "%s/%s\n", home, aside);
+}
+
 static int
 cli_new(const struct cli_cmd *c, int argc, char **argv)
 {
-	char err[PAPO_ERR_LEN];
+	char err[PAPO_ERR_LEN], aside[PAPO_ASIDE_LEN] = "";
 	struct cli_opts o;
 	char *invite = NULL;
-	int rc;
+	int rc, lockfd;
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
 	if (o.name == NULL)
 		return cli_usage(c, "%s", "--name NAME is required");
-	if (room_create(err, o.home, o.name, o.about, o.room, o.force,
-	    o.listen, &invite) == -1)
+	/* Held until the new room is written: no daemon starts meanwhile. */
+	if (serve_hold(err, o.home, &lockfd) == -1)
+		return cli_fail(err);
+	rc = room_create(err, o.home, o.name, o.about, o.room,
+	    o.force ? aside : NULL, o.listen, &invite);
+	if (lockfd != -1)
+		close(lockfd);
+	cli_said_aside(o.home, aside);
+	if (rc == -1)
 		return cli_fail(err);
 	printf("new room created; you are %s.\n"
 	    "share this invite with the other members:\n%s\n", o.name, invite);
@@ -407,9 +471,9 @@ cli_new(const struct cli_cmd *c, int argc, char **argv)
 static int
 cli_join(const struct cli_cmd *c, int argc, char **argv)
 {
-	char err[PAPO_ERR_LEN];
+	char err[PAPO_ERR_LEN], aside[PAPO_ASIDE_LEN] = "";
 	struct cli_opts o;
-	int rc;
+	int rc, lockfd;
 
 	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
 		return rc;
@@ -417,7 +481,14 @@ cli_join(const struct cli_cmd *c, int argc, char **argv)
 		return cli_usage(c, "%s", "the INVITE is missing");
 	if (o.name == NULL)
 		return cli_usage(c, "%s", "--name NAME is required");
-	if (room_join(err, o.home, argv[optind], o.name, o.about, o.force) == -1)
+	if (serve_hold(err, o.home, &lockfd) == -1)
+		return cli_fail(err);
+	rc = room_join(err, o.home, argv[optind], o.name, o.about,
+	    o.force ? aside : NULL);
+	if (lockfd != -1)
+		close(lockfd);
+	cli_said_aside(o.home, aside);
+	if (rc == -1)
 		return cli_fail(err);
 	printf("joined the room as %s; start the daemon with 'papo serve'.\n",
 	    o.name);
@@ -614,6 +685,17 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 }
 
 static int
+cli_hook(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
+		return rc;
+	return hook_run(o.home, o.agent);
+}
+
+static int
 cli_mcp(const struct cli_cmd *c, int argc, char **argv)
 {
 	char err[PAPO_ERR_LEN];
@@ -622,20 +704,32 @@ cli_mcp(const struct cli_cmd *c, int argc, char **argv)
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	if (bridge_run(err, o.home, o.channels) == -1)
+	if (bridge_run(err, o.home, o.channels, o.agent, o.new_room) == -1)
 		return cli_fail(err);
 	return CLI_OK;
 }
 
 /*
+ * What a send cut short says, after the error, when the daemon's answer
+ * did not say (docs/RELIABILITY.md): no answer at all (the daemon died
+ * with the request sent), or a 503 (it stopped before the node took the
+ * request, which is then not stored; one it took is answered queued).
+ */
+#define CLI_SEND_UNANSWERED "; the message may have been kept: 'papo " \
+	"history' shows it once papo serve runs again, before you send it again"
+#define CLI_SEND_UNTAKEN "; the message was not taken: send it again " \
+	"once papo serve runs"
+
+/*
  * Asks the running daemon: GET path, or POST body.  On a 2xx answer,
  * returns CLI_OK with the parsed JSON in *out (and the text in *text when
  * text is not NULL); otherwise prints the one-line error and returns
- * CLI_ERROR.
+ * CLI_ERROR.  send: the request is a message's (papo say), and an error
+ * says whether it was kept.
  */
 static int
-cli_call(const char *home, const char *path, const char *body, cJSON **out,
-    char **text)
+cli_request(const char *home, const char *path, const char *body,
+    cJSON **out, char **text, int send)
 {
 	char err[PAPO_ERR_LEN];
 	struct client cl;
@@ -648,7 +742,11 @@ cli_call(const char *home, const char *path, const char *body, cJSON **out,
 	if (client_open(err, home, &cl) == -1)
 		return cli_fail(err);
 	if (client_call(err, &cl, path, body, &status, &answer) == -1) {
-		cli_fail(err);
+		if (send)
+			fprintf(stderr, "papo: %s%s\n", err,
+			    CLI_SEND_UNANSWERED);
+		else
+			cli_fail(err);
 		goto out;
 	}
 	*out = cJSON_Parse(answer);
@@ -659,7 +757,8 @@ cli_call(const char *home, const char *path, const char *body, cJSON **out,
 		else
 			snprintf(err, sizeof(err), "papo serve answered HTTP %ld",
 			    status);
-		cli_fail(err);
+		fprintf(stderr, "papo: %s%s\n", err, send && status == 503 ?
+		    CLI_SEND_UNTAKEN : "");
 		goto out;
 	}
 	if (*out == NULL) {
@@ -681,18 +780,29 @@ out:
 	return rc;
 }
 
+static int
+cli_call(const char *home, const char *path, const char *body, cJSON **out,
+    char **text)
+{
+	return cli_request(home, path, body, out, text, 0);
+}
+
 /*
- * Prints text from the room for a terminal: a newline shows as a return
- * sign and other control characters (C0, DEL, and C1 in UTF-8) as '?',
- * so that a member cannot send escape sequences to another's terminal.
+ * Prints text from the room for a terminal: control characters (C0, DEL,
+ * and C1 in UTF-8) as '?', so that a member cannot send escape sequences
+ * to another's terminal.  A newline starts a new line beginning with
+ * indent (a message's text, printed whole), or with indent NULL shows as
+ * a return sign (names, ids: one line).
  */
 static void
-cli_put(const char *s)
+cli_put_in(const char *s, const char *indent)
 {
 	const unsigned char *p = (const unsigned char *)s;
 
 	for (; *p != '\0'; p++) {
-		if (*p == '\n')
+		if (*p == '\n' && indent != NULL)
+			printf("\n%s", indent);
+		else if (*p == '\n')
 			fputs("\xe2\x8f\x8e", stdout);    /* U+23CE */
 		else if (*p == '\t')
 			putchar(' ');
@@ -704,6 +814,12 @@ cli_put(const char *s)
 		} else
 			putchar(*p);
 	}
+}
+
+static void
+cli_put(const char *s)
+{
+	cli_put_in(s, NULL);
 }
 
 static const char *
@@ -742,23 +858,77 @@ cli_names(const cJSON *arr)
 	}
 }
 
+/*
+ * "papo say -": the text from stdin, one final newline taken off (as
+ * "$(...)" does).  NULL after saying why; *len its length, counted past
+ * what is kept when it is over the limit.
+ */
+static char *
+cli_say_stdin(size_t *len)
+{
+	char *t = malloc(PAPO_BODY_MAX + 2);
+	char chunk[4096];
+	size_t n;
+
+	*len = 0;
+	if (t == NULL) {
+		cli_fail("out of memory");
+		return NULL;
+	}
+	while ((n = fread(chunk, 1, sizeof(chunk), stdin)) > 0) {
+		if (*len < PAPO_BODY_MAX + 1)
+			memcpy(t + *len, chunk, *len + n > PAPO_BODY_MAX + 1 ?
+			    PAPO_BODY_MAX + 1 - *len : n);
+		*len += n;
+	}
+	if (ferror(stdin)) {
+		free(t);
+		cli_fail("cannot read the text from stdin");
+		return NULL;
+	}
+	if (*len <= PAPO_BODY_MAX + 1 && *len > 0 && t[*len - 1] == '\n')
+		(*len)--;
+	t[*len <= PAPO_BODY_MAX + 1 ? *len : PAPO_BODY_MAX + 1] = '\0';
+	return t;
+}
+
 static int
 cli_say(const struct cli_cmd *c, int argc, char **argv)
 {
 	struct cli_opts o;
 	const cJSON *done, *wait;
-	const char *id, *state;
+	const char *id, *state, *msg;
 	cJSON *req = NULL, *ans = NULL;
-	char *body = NULL, *text = NULL;
+	char *body = NULL, *text = NULL, *in = NULL;
+	size_t len, ctl = 0;
 	int rc;
 
 	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
 		return rc;
 	if (optind == argc)
-		return cli_usage(c, "%s", "the TEXT is missing");
+		return cli_usage(c, "%s", "the TEXT is missing (or - to read it "
+		    "from stdin)");
+	msg = argv[optind];
+	len = strlen(msg);
+	if (strcmp(msg, "-") == 0) {
+		if ((in = cli_say_stdin(&len)) == NULL)
+			return CLI_ERROR;
+		msg = in;
+	}
 	rc = CLI_ERROR;
+	/* The limits said here, in the text's terms, rather than as the
+	 * size of the request that carries it. */
+	if (len == 0) {
+		cli_fail("the text is empty: nothing to send");
+		goto out;
+	}
+	if (len > PAPO_BODY_MAX) {
+		fprintf(stderr, "papo: the text is %zu bytes; at most %d (48 KiB) "
+		    "are allowed\n", len, PAPO_BODY_MAX);
+		goto out;
+	}
 	if ((req = cJSON_CreateObject()) == NULL ||
-	    cJSON_AddStringToObject(req, "text", argv[optind]) == NULL ||
+	    cJSON_AddStringToObject(req, "text", msg) == NULL ||
 	    (o.to != NULL &&
 	    cJSON_AddStringToObject(req, "to", o.to) == NULL) ||
 	    (o.reply_to != NULL &&
@@ -767,7 +937,18 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 		cli_fail("out of memory");
 		goto out;
 	}
-	if ((rc = cli_call(o.home, "/api/send", body, &ans, &text)) != CLI_OK)
+	if (strlen(body) > HTTP_BODY_MAX) {
+		for (size_t i = 0; i < len; i++)
+			ctl += (unsigned char)msg[i] < 0x20;
+		fprintf(stderr, "papo: the text is %zu bytes, but written out "
+		    "(%zu control characters as 6-byte \\u escapes, quotes and "
+		    "backslashes as 2) it is over the %d bytes a message may "
+		    "take: send it with fewer control characters\n", len, ctl,
+		    HTTP_BODY_MAX);
+		goto out;
+	}
+	if ((rc = cli_request(o.home, "/api/send", body, &ans, &text,
+	    1)) != CLI_OK)
 		goto out;
 	if (o.json) {
 		fputs(text, stdout);
@@ -785,6 +966,15 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 			printf("; waiting for ");
 			cli_names(wait);
 		}
+	} else if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(ans,
+	    "stopping"))) {
+		/* The daemon stopped while it waited for acks. */
+		printf(" kept, queued: papo serve stopped before ");
+		if (cJSON_GetArraySize(wait) > 0)
+			cli_names(wait);
+		else
+			printf("anyone");
+		printf(" had it; it goes out when papo serve runs again");
 	} else if (cJSON_GetArraySize(wait) > 0) {
 		printf(" queued: waiting for ");
 		cli_names(wait);
@@ -798,6 +988,7 @@ out:
 	cJSON_Delete(ans);
 	cJSON_free(body);
 	free(text);
+	free(in);
 	return rc;
 }
 
@@ -815,8 +1006,8 @@ cli_status_limits(const cJSON *ans)
 		printf("sending limit: %s", s);
 		v = cJSON_GetObjectItemCaseSensitive(l, "receive_per_minute");
 		if (cJSON_IsNumber(v))
-			printf("; keeping at most %.0f a minute of any member's",
-			    v->valuedouble);
+			printf("; keeping at most %.0f messages a minute from "
+			    "any other member", v->valuedouble);
 		printf("\n");
 	}
 	if ((s = cli_str(d, "limit")) == NULL)
@@ -933,6 +1124,17 @@ cli_remove(const struct cli_cmd *c, int argc, char **argv)
 	return rc;
 }
 
+/* ", fingerprint XXXXXXXX": the room's, as papo serve's banner and
+ * logs give it, to tell which room a log is of. */
+static void
+cli_fingerprint(const char *home)
+{
+	char err[PAPO_ERR_LEN], name[PAPO_NAME_MAX + 1], fpr[PAPO_FPR_LEN + 1];
+
+	if (room_describe(err, home, name, fpr) == 0)
+		printf(", fingerprint %s", fpr);
+}
+
 static int
 cli_status(const struct cli_cmd *c, int argc, char **argv)
 {
@@ -953,6 +1155,7 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 	}
 	printf("room: ");
 	cli_put((s = cli_str(ans, "room")) != NULL ? s : "?");
+	cli_fingerprint(o.home);
 	me = cJSON_GetObjectItemCaseSensitive(ans, "me");
 	printf("\nme: ");
 	cli_put((s = cli_str(me, "name")) != NULL ? s : "?");
@@ -1103,7 +1306,11 @@ cli_print_message(const cJSON *m)
 	printf("%s ", when);
 	cli_put((s = cli_str(m, "id")) != NULL ? s : "?");
 	printf(" ");
-	cli_put((s = cli_str(m, "from")) != NULL ? s : "?");
+	/* The label tells apart members of one name (docs/MCP.md, "Names
+	 * are not unique"). */
+	if ((s = cli_str(m, "from_label")) == NULL)
+		s = cli_str(m, "from");
+	cli_put(s != NULL ? s : "?");
 	if ((s = cli_str(m, "to")) != NULL) {
 		printf(" \xe2\x86\x92 ");          /* → */
 		cli_put(s);
@@ -1113,7 +1320,9 @@ cli_print_message(const cJSON *m)
 		cli_put(s);
 	}
 	printf(": ");
-	cli_put((s = cli_str(m, "text")) != NULL ? s : "");
+	/* A text of several lines is printed whole, its lines after the
+	 * first indented under the message's line. */
+	cli_put_in((s = cli_str(m, "text")) != NULL ? s : "", "    ");
 	printf("\n");
 }
 
@@ -1189,10 +1398,12 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 	msgs = cJSON_GetObjectItemCaseSensitive(ans, "messages");
 	/* The room's key changes, each where it falls among the messages
 	 * shown: none before the first shown when earlier ones are left
-	 * out (a full page), all after the last. */
+	 * out (a full page, or one the node cut at its size and that says
+	 * so with "earlier"), all after the last. */
 	ev = cJSON_GetObjectItemCaseSensitive(ans, "room");
 	e = NULL;
-	if (cJSON_GetArraySize(msgs) >= n) {
+	if (cJSON_GetArraySize(msgs) >= n ||
+	    cJSON_GetObjectItemCaseSensitive(ans, "earlier") != NULL) {
 		const cJSON *t0 = cJSON_GetObjectItemCaseSensitive(msgs->child,
 		    "ts");
 
@@ -1384,6 +1595,13 @@ cli_tail(const struct cli_cmd *c, int argc, char **argv)
 	free(t->data);
 	free(t);
 	return rc;
+}
+
+/* papo setup parses its own options (--http is a switch there). */
+static int
+cli_setup(const struct cli_cmd *c, int argc, char **argv)
+{
+	return setup_main(c->usage, c->help, argc, argv);
 }
 
 /* papo tokens: the daemon's OAuth grants, listed or one revoked. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
@@ -49,6 +50,7 @@ client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c)
 {
 	char path[4096];
 	const cJSON *pid, *url, *invite, *pin;
+	int64_t pidv;
 	cJSON *o = NULL;
 	char *data = NULL;
 	int rc = -1;
@@ -67,7 +69,7 @@ client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c)
 	url = cJSON_GetObjectItemCaseSensitive(o, "http");
 	invite = cJSON_GetObjectItemCaseSensitive(o, "invite");
 	pin = cJSON_GetObjectItemCaseSensitive(o, "tls_pin");
-	if (!cJSON_IsNumber(pid) || pid->valuedouble < 1 ||
+	if (fs_json_int(pid, 1, INT32_MAX, &pidv) == -1 ||
 	    !cJSON_IsString(url) || !cJSON_IsString(invite) ||
 	    (strncmp(url->valuestring, "https://", 8) == 0 &&
 	    (!cJSON_IsString(pin) ||
@@ -76,7 +78,7 @@ client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c)
 		    "'papo serve' again", path);
 		goto out;
 	}
-	c->pid = (long)pid->valuedouble;
+	c->pid = (long)pidv;
 	/* A daemon killed without its clean stop leaves the file behind. */
 	if (kill((pid_t)c->pid, 0) == -1 && errno == ESRCH)
 		goto none;
@@ -93,8 +95,16 @@ client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c)
 	rc = 0;
 	goto out;
 none:
-	snprintf(err, PAPO_ERR_LEN, "no papo serve is running on %s: start "
-	    "one with 'papo serve'", home);
+	/* With no room, 'papo serve' would make a new one: say first how
+	 * to get the room the person means. */
+	snprintf(path, sizeof(path), "%s/room.json", home);
+	if (access(path, F_OK) == -1 && errno == ENOENT)
+		snprintf(err, PAPO_ERR_LEN, "%s has no room yet: join one with "
+		    "'papo join INVITE --name NAME' (or make one with 'papo new "
+		    "--name NAME'), then start 'papo serve'", home);
+	else
+		snprintf(err, PAPO_ERR_LEN, "no papo serve is running on %s: "
+		    "start one with 'papo serve'", home);
 out:
 	if (rc == -1)
 		client_close(c);

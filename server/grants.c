@@ -91,12 +91,15 @@ grants_str_in(const cJSON *o, const char *name, char *out, size_t n)
 	return 0;
 }
 
+/* A time or count of oauth.json: a whole number from 0 to 2^53, else -1
+ * (the file is then refused as damaged, with what to do). */
 static int64_t
 grants_num_in(const cJSON *o, const char *name)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+	int64_t v;
 
-	return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : -1;
+	return fs_json_int(cJSON_GetObjectItemCaseSensitive(o, name), 0,
+	    FS_JSON_INT_MAX, &v) == 0 ? v : -1;
 }
 
 static int
@@ -143,6 +146,11 @@ grants_grant_in(const cJSON *o, struct grant *gr)
 	    gr->access) == -1 ||
 	    grants_hex_in(cJSON_GetObjectItemCaseSensitive(o, "refresh"),
 	    gr->refresh) == -1)
+		return -1;
+	/* Optional: a file from before it was kept has none. */
+	if (cJSON_GetObjectItemCaseSensitive(o, "redirect_uri") != NULL &&
+	    grants_str_in(o, "redirect_uri", gr->redirect,
+	    sizeof(gr->redirect)) == -1)
 		return -1;
 	old = cJSON_GetObjectItemCaseSensitive(o, "old");
 	if (!cJSON_IsArray(old))
@@ -265,6 +273,7 @@ grants_grant_out(const struct grant *gr)
 	    cJSON_AddStringToObject(o, "client_id", gr->client_id) == NULL ||
 	    cJSON_AddStringToObject(o, "client_name", gr->client_name) == NULL ||
 	    cJSON_AddStringToObject(o, "resource", gr->resource) == NULL ||
+	    cJSON_AddStringToObject(o, "redirect_uri", gr->redirect) == NULL ||
 	    cJSON_AddStringToObject(o, "scope", gr->scope) == NULL ||
 	    cJSON_AddNumberToObject(o, "created", (double)gr->created) == NULL ||
 	    cJSON_AddNumberToObject(o, "last_used",
@@ -450,6 +459,21 @@ grants_by_old(struct grants *g, const unsigned char *hash)
 			    GRANTS_HASH_LEN) == 0)
 				return &g->grants[i];
 	return NULL;
+}
+
+int
+grants_approved(const struct grants *g, const char *client_id,
+    const char *redirect, int64_t now)
+{
+	for (size_t i = 0; i < g->ngrants; i++) {
+		const struct grant *gr = &g->grants[i];
+
+		if (gr->refresh_expires > now && gr->redirect[0] != '\0' &&
+		    strcmp(gr->client_id, client_id) == 0 &&
+		    strcmp(gr->redirect, redirect) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 void

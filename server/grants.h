@@ -40,6 +40,9 @@ struct grant {
 	char client_id[GRANTS_URI_MAX + 1];
 	char client_name[GRANTS_NAME_MAX + 1];
 	char resource[GRANTS_URI_MAX + 1];
+	/* The redirect URI its approval went back to ("" in a file written
+	 * before it was kept): /authorize's errors go back there only. */
+	char redirect[GRANTS_URI_MAX + 1];
 	char scope[64];
 	int64_t created, last_used;       /* seconds since the epoch */
 	int64_t access_expires, refresh_expires;
@@ -82,6 +85,10 @@ size_t grants_expire(struct grants *g, int64_t now);
 /* The grant whose current access (or refresh) token hashes to hash. */
 struct grant *grants_by_access(struct grants *g, const unsigned char *hash);
 struct grant *grants_by_refresh(struct grants *g, const unsigned char *hash);
+/* Whether a grant held at now was approved for client_id with redirect:
+ * a person let this client in once, sent back to that URI. */
+int grants_approved(const struct grants *g, const char *client_id,
+    const char *redirect, int64_t now);
 /* The grant that rotated a refresh token of hash away, or NULL. */
 struct grant *grants_by_old(struct grants *g, const unsigned char *hash);
 

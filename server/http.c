@@ -33,6 +33,7 @@
 
 #include "node/node.h"
 #include "server/http.h"
+#include "server/throttle.h"
 #include "server/tls.h"
 
 /* Body bytes read and dropped so that an error can be answered without
@@ -41,6 +42,17 @@
 #define HTTP_DISCARD_MAX (1024 * 1024)
 #define HTTP_CONN_MAX 4096         /* connections at once (streams too) */
 #define HTTP_IDLE_S 60             /* an idle connection is closed after */
+/* Connections of one client address (an IPv6 /64) that hold no stream
+ * or wait of a request that showed credentials: those being opened,
+ * sending their request, being answered or kept alive.  A flood from
+ * one address cannot take the connections the others need. */
+#define HTTP_ADDR_MAX 64
+/* A connection must have sent a request's headers this long after it
+ * was opened, or after its previous request ended; else it is closed
+ * (one byte a minute keeps no connection). */
+#define HTTP_REQUEST_NS (10ull * 1000000000u)
+#define HTTP_PEER_BUCKETS 256
+#define HTTP_REFUSED_LOG_NS (60ull * 1000000000u)
 /* Memory per connection: MHD's pool (request line and headers, the read
  * and write buffers) and the block a stream's answer is read in.  Event
  * streams are what piles up (a thousand idle ones are the design load);
@@ -49,6 +61,10 @@
  * still fit; a larger event goes out in several blocks. */
 #define HTTP_CONN_MEMORY (16 * 1024)
 #define HTTP_STREAM_BLOCK 1024
+/* The kernel's send buffer of a stream's socket (which it doubles): set,
+ * it no longer grows to megabytes for a client that does not read, so
+ * that such a client is seen to fall behind, and costs little. */
+#define HTTP_STREAM_SNDBUF (64 * 1024)
 #define HTTP_HOST_LEN 64           /* "[" IPv6 "]" NUL, rounded up */
 #define HTTP_NAME_MAX 256          /* a DNS name, and its NUL */
 #define HTTP_CORS_AGE "600"        /* seconds a preflight's answer holds */
@@ -107,6 +123,13 @@ struct http_req {
 	char cors[HTTP_URL_MAX + 16];   /* a listed Origin, answered with
 	                                 * CORS headers; or "" */
 	int preflight;                  /* an OPTIONS preflight of cors */
+	int authed;                     /* passed the credentials check of
+	                                 * a route that needs them */
+	struct http_conn *c;            /* its connection's */
+	struct http_grant grant;        /* the grant its token is of; id ""
+	                                 * for PAPO_TOKEN or none */
+	uint64_t grant_end;             /* loop_now_ns() when that token
+	                                 * expires (grant.id set) */
 };
 
 /* An answer that stays open (server-sent events): bytes written to it
@@ -120,9 +143,33 @@ struct http_stream {
 	int suspended;
 	int closing;
 	http_stream_gone *gone;
+	http_stream_more *more;
 	void *arg;
+	char what[48];                    /* "METHOD PATH", for the log */
 	struct http_req *req;             /* its request, until either ends */
+	char grant[HTTP_GRANT_ID_MAX];    /* its request's, or "" */
+	uint64_t grant_end;
 	LIST_ENTRY(http_stream) entry;    /* in h->streams */
+};
+
+/* A client address (its IPv6 /64), and how many of its connections
+ * count against HTTP_ADDR_MAX. */
+struct http_peer {
+	unsigned char key[9];           /* family, then 4 or 8 bytes */
+	unsigned n;                     /* counted connections */
+	unsigned refs;                  /* connections of it */
+	LIST_ENTRY(http_peer) entry;
+};
+
+/* What the daemon keeps of one TCP connection, from MHD's start to its
+ * close notification. */
+struct http_conn {
+	struct http_peer *peer;
+	int fd;
+	int counted;                    /* in peer->n */
+	uint64_t deadline;              /* its request's headers are due by;
+	                                 * 0 once they came */
+	TAILQ_ENTRY(http_conn) due;     /* in h->due while deadline != 0 */
 };
 
 /* A parsed origin, "SCHEME://NAME[:PORT]" (the port defaults to the
@@ -158,6 +205,16 @@ struct http {
 	LIST_HEAD(, http_req) waiting;
 	LIST_HEAD(, http_stream) streams;
 	struct http_auth_hook auth;  /* OAuth's, when it is on */
+	struct throttle *fails;      /* wrong credentials per client */
+	struct loop_timer *grant_timer; /* the first expiry of a token that
+	                                 * a stream or wait was opened with */
+	uint64_t grant_next;        /* when grant_timer fires, or 0 */
+	LIST_HEAD(, http_peer) peers[HTTP_PEER_BUCKETS];
+	TAILQ_HEAD(, http_conn) due; /* by deadline: all have the same delay */
+	struct loop_timer *due_timer;
+	size_t queued;              /* bytes waiting in every stream */
+	uint64_t refused_logged;    /* when a refusal was last logged */
+	unsigned long refused;      /* refusals since */
 };
 
 /* A parsed bind address. */
@@ -170,6 +227,9 @@ struct http_bind {
 };
 
 static void http_kick(struct http *);
+static void http_grant_arm(struct http *, uint64_t);
+static void http_on_grant_timer(void *);
+static void http_conn_held(struct http_req *);
 
 /* Parses "ADDR:PORT" (IPv6 in brackets, "localhost" for 127.0.0.1). */
 static int
@@ -363,8 +423,18 @@ http_check(char err[PAPO_ERR_LEN], const struct http_config *c)
 		return -1;
 	}
 	if (token != NULL && token[0] != '\0' && !http_token_valid(token)) {
-		snprintf(err, PAPO_ERR_LEN, "the token must be 1 to %d visible "
-		    "ASCII characters, without spaces", HTTP_TOKEN_MAX);
+		snprintf(err, PAPO_ERR_LEN, "the token (PAPO_TOKEN or --token) "
+		    "must be %d to %d visible ASCII characters, without spaces",
+		    HTTP_TOKEN_MIN, HTTP_TOKEN_MAX);
+		return -1;
+	}
+	if (token != NULL && token[0] != '\0' &&
+	    strlen(token) < HTTP_TOKEN_MIN) {
+		snprintf(err, PAPO_ERR_LEN, "the token (PAPO_TOKEN or --token) "
+		    "is %zu characters; it must be at least %d random ones "
+		    "(128 bits even as hex), or it can be guessed: make one "
+		    "with 'openssl rand -hex 32' or 'head -c 24 /dev/urandom | "
+		    "base64'", strlen(token), HTTP_TOKEN_MIN);
 		return -1;
 	}
 	if (!b.loopback && (token == NULL || token[0] == '\0')) {
@@ -548,6 +618,7 @@ http_authorized(struct http_req *r)
 {
 	const struct http *h = r->h;
 	const char *value = http_header(r, MHD_HTTP_HEADER_AUTHORIZATION);
+	int64_t now;
 
 	if (h->token_len == 0)
 		return 0;
@@ -558,7 +629,77 @@ http_authorized(struct http_req *r)
 		value++;
 	if (http_token_equal(value, h->token, h->token_len))
 		return 1;
-	return h->auth.accept != NULL && h->auth.accept(h->auth.arg, value);
+	if (h->auth.accept == NULL || !h->auth.accept(h->auth.arg, value,
+	    &r->grant)) {
+		r->grant.id[0] = '\0';
+		return 0;
+	}
+	/* The expiry on the loop's clock, which the timer that ends streams
+	 * keeps; a token a moment from its end ends at once. */
+	r->grant.id[sizeof(r->grant.id) - 1] = '\0';
+	now = (int64_t)loop_wall_ms();
+	r->grant_end = loop_now_ns() + (r->grant.expires_ms > now ?
+	    (uint64_t)(r->grant.expires_ms - now) * 1000000u : 0);
+	return 1;
+}
+
+static int http_peer_key(const struct sockaddr *sa, unsigned char key[9]);
+
+/*
+ * The client r counts against for wrong credentials: its address, keyed
+ * as connections count it (http_peer_key: an IPv6 one by its /64, what
+ * one host is given), and whether it came through a tunnel or proxy, so
+ * that failures through a tunnel, which connects from loopback too, never
+ * slow this machine's own clients.
+ */
+
+static void
+http_client_key(struct http_req *r, unsigned char key[THROTTLE_KEY_LEN])
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(r->conn,
+	    MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	memset(key, 0, THROTTLE_KEY_LEN);
+	if (ci != NULL && ci->client_addr != NULL)
+		(void)http_peer_key(ci->client_addr, key);
+	key[THROTTLE_KEY_LEN - 1] = (unsigned char)http_req_remote(r);
+}
+
+unsigned
+http_auth_wait(struct http_req *r)
+{
+	unsigned char key[THROTTLE_KEY_LEN];
+	uint64_t ms;
+
+	http_client_key(r, key);
+	ms = throttle_wait(r->h->fails, key, loop_now_ns() / 1000000u);
+	return ms == 0 ? 0 : (unsigned)((ms + 999) / 1000);
+}
+
+int
+http_auth_failed(struct http_req *r)
+{
+	unsigned char key[THROTTLE_KEY_LEN];
+	int slow;
+
+	http_client_key(r, key);
+	slow = throttle_failed(r->h->fails, key, loop_now_ns() / 1000000u);
+	if (slow)
+		log_msg(LOG_DEBUG, "http: too many wrong credentials from one "
+		    "client (the last for %s): slowed", r->path);
+	return slow;
+}
+
+void
+http_reply_slow(struct http_req *r, unsigned wait_s)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%u", wait_s > 0 ? wait_s : 1);
+	http_reply_header(r, "Retry-After", v);
+	http_reply_error(r, 429, "too many wrong credentials from this client: "
+	    "it may try one every %u s until a minute passes without a "
+	    "wrong one; check its token (PAPO_TOKEN)", THROTTLE_GAP_MS / 1000);
 }
 
 /*
@@ -566,12 +707,17 @@ http_authorized(struct http_req *r)
  * With no token set, a request from this machine's own clients passes,
  * as before; one that came through a tunnel or proxy (http_req_remote)
  * is refused with 403, since nothing it could send would be accepted.
- * With a token, every request must carry it (401).
+ * With a token, every request must carry it (401).  A client that sent
+ * too many wrong ones is slowed (throttle.h): its credential is checked
+ * once a second, the others are refused with 429 unchecked, since a
+ * check would tell a guesser when it hit.
  */
 static int
 http_screen_auth(struct http_req *r)
 {
 	struct http *h = r->h;
+	int given = http_header(r, MHD_HTTP_HEADER_AUTHORIZATION) != NULL;
+	unsigned wait;
 
 	if (h->token_len == 0) {
 		if (!http_req_remote(r))
@@ -583,8 +729,16 @@ http_screen_auth(struct http_req *r)
 		    "PAPO_OAUTH=on) to serve it");
 		return -1;
 	}
+	if (given && (wait = http_auth_wait(r)) > 0) {
+		http_reply_slow(r, wait);
+		return -1;
+	}
 	if (http_authorized(r))
 		return 0;
+	if (given && http_auth_failed(r)) {
+		http_reply_slow(r, THROTTLE_GAP_MS / 1000);
+		return -1;
+	}
 	/* With OAuth on, its challenge says where its metadata is. */
 	http_reply_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 	    h->auth.challenge != NULL ? h->auth.challenge(h->auth.arg) :
@@ -710,8 +864,11 @@ http_screen(struct http_req *r, const char *url, const char *method)
 		http_reply(r, MHD_HTTP_NO_CONTENT, "");
 		return;
 	}
-	if (!open && http_screen_auth(r) == -1)
-		return;
+	if (!open) {
+		if (http_screen_auth(r) == -1)
+			return;
+		r->authed = 1;
+	}
 	if (r->route == NULL && !known) {
 		http_reply_error(r, MHD_HTTP_NOT_FOUND, "no such path: %s", url);
 		return;
@@ -739,7 +896,8 @@ http_screen(struct http_req *r, const char *url, const char *method)
 	cl = http_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
 	if (cl != NULL && strtoull(cl, NULL, 10) > HTTP_BODY_MAX)
 		http_reply_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "the body has "
-		    "%s bytes; at most %d are allowed", cl, HTTP_BODY_MAX);
+		    "%s bytes; at most %d are allowed (a message's text, at "
+		    "most %d)", cl, HTTP_BODY_MAX, PAPO_BODY_MAX);
 }
 
 /*
@@ -886,12 +1044,17 @@ http_stream_read(void *cls, uint64_t pos, char *out, size_t max)
 	size_t n;
 
 	(void)pos;
+	/* Drained: its writer may have more for it now (a replay goes out
+	 * as the client reads it, not all at once). */
+	if (st->len == st->off && !st->closing && st->more != NULL)
+		st->more(st, st->arg);
 	if (st->len > st->off) {
 		n = st->len - st->off;
 		if (n > max)
 			n = max;
 		memcpy(out, st->buf + st->off, n);
 		st->off += n;
+		st->h->queued -= n;
 		if (st->off == st->len)
 			st->off = st->len = 0;
 		return (ssize_t)n;
@@ -911,6 +1074,7 @@ http_stream_free(void *cls)
 	struct http_stream *st = cls;
 
 	LIST_REMOVE(st, entry);
+	st->h->queued -= st->len - st->off;
 	if (st->req != NULL) {
 		st->req->live = NULL;
 		http_unwatch(st->req);
@@ -962,6 +1126,7 @@ struct http_stream *
 http_stream_open(struct http_req *r, http_stream_gone *gone, void *arg)
 {
 	struct http_stream *st;
+	int fd, sndbuf = HTTP_STREAM_SNDBUF;
 
 	if (r->state != HTTP_RUNNING || (st = calloc(1, sizeof(*st))) == NULL)
 		return NULL;
@@ -970,44 +1135,136 @@ http_stream_open(struct http_req *r, http_stream_gone *gone, void *arg)
 	st->gone = gone;
 	st->arg = arg;
 	st->req = r;
+	snprintf(st->what, sizeof(st->what), "%s %s", r->method, r->path);
+	memcpy(st->grant, r->grant.id, sizeof(st->grant));
+	st->grant_end = r->grant_end;
+	if (st->grant[0] != '\0')
+		http_grant_arm(r->h, st->grant_end);
 	LIST_INSERT_HEAD(&r->h->streams, st, entry);
 	r->stream = st;
 	r->live = st;
+	http_conn_held(r);
+	if ((fd = http_conn_fd(r->conn)) != -1)
+		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	http_watch(r);
 	r->status = MHD_HTTP_OK;
 	r->state = HTTP_ANSWERED;
 	return st;
 }
 
-int
-http_stream_write(struct http_stream *st, const char *data, size_t n)
+/* Appends iov's n parts to st's queue, whatever its size: all or none. */
+static int
+http_stream_put(struct http_stream *st, const struct iovec *iov, int n,
+    size_t total)
 {
-	if (st->closing)
-		return -1;
-	if (st->len + n > HTTP_STREAM_MAX) {
-		/* A client this far behind is not reading: let it go, and
-		 * let it come back with Last-Event-ID. */
-		log_msg(LOG_INFO, "http: a stream's client fell %zu bytes "
-		    "behind; closing it", st->len);
-		st->closing = 1;          /* gone() still follows */
-		http_stream_wake(st);
-		return -1;
+	if (st->off > 0 && st->len + total > st->cap) {
+		memmove(st->buf, st->buf + st->off, st->len - st->off);
+		st->len -= st->off;
+		st->off = 0;
 	}
-	if (st->len + n > st->cap) {
+	if (st->len + total > st->cap) {
 		size_t cap = st->cap != 0 ? st->cap : 4096;
 		char *p;
 
-		while (cap < st->len + n)
+		while (cap < st->len + total)
 			cap *= 2;
 		if ((p = realloc(st->buf, cap)) == NULL)
 			return -1;
 		st->buf = p;
 		st->cap = cap;
 	}
-	memcpy(st->buf + st->len, data, n);
-	st->len += n;
+	for (int i = 0; i < n; i++) {
+		memcpy(st->buf + st->len, iov[i].iov_base, iov[i].iov_len);
+		st->len += iov[i].iov_len;
+	}
+	st->h->queued += total;
+	return 0;
+}
+
+/*
+ * st's client reads too slowly for what is sent to it: it is let go
+ * after what is queued and a last comment saying why, which it reads
+ * if it ever reads again, and comes back with Last-Event-ID.
+ */
+static void
+http_stream_behind(struct http_stream *st, size_t queued, const char *why)
+{
+	char line[192];
+	struct iovec iov;
+	int n;
+
+	log_msg(LOG_INFO, "http: %s: its client fell %zu bytes behind "
+	    "(%s); closing its stream", st->what, queued, why);
+	n = snprintf(line, sizeof(line), ": this client fell %zu bytes "
+	    "behind (%s); the stream ends: reconnect, with Last-Event-ID, "
+	    "and read as it comes\n\n", queued, why);
+	iov.iov_base = line;
+	iov.iov_len = (size_t)n;
+	http_stream_put(st, &iov, 1, iov.iov_len);
+	st->closing = 1;          /* gone() still follows */
+	http_stream_wake(st);
+}
+
+int
+http_stream_writev(struct http_stream *st, const struct iovec *iov, int n)
+{
+	size_t queued = st->len - st->off, total = 0;
+
+	if (st->closing)
+		return -1;
+	for (int i = 0; i < n; i++)
+		total += iov[i].iov_len;
+	if (queued + total > HTTP_STREAM_MAX) {
+		http_stream_behind(st, queued, "at most " HTTP_STREAM_MAX_TEXT
+		    " wait for one client");
+		return -1;
+	}
+	/* Many slow clients together: while every stream's queues hold
+	 * more than the budget, a client already behind is let go rather
+	 * than given more. */
+	if (st->h->queued + total > HTTP_STREAMS_BUDGET &&
+	    queued >= HTTP_STREAM_BEHIND) {
+		http_stream_behind(st, queued, "the daemon's streams hold "
+		    HTTP_STREAMS_BUDGET_TEXT " waiting for slow clients");
+		return -1;
+	}
+	if (http_stream_put(st, iov, n, total) == -1)
+		return -1;
 	http_stream_wake(st);
 	return 0;
+}
+
+int
+http_stream_write(struct http_stream *st, const char *data, size_t n)
+{
+	struct iovec iov = { .iov_base = (void *)data, .iov_len = n };
+
+	return http_stream_writev(st, &iov, 1);
+}
+
+int
+http_stream_event(struct http_stream *st, const char *head, size_t hn,
+    const char *data, size_t dn)
+{
+	struct iovec iov[3] = {
+		{ .iov_base = (void *)head, .iov_len = hn },
+		{ .iov_base = (void *)data, .iov_len = dn },
+		{ .iov_base = (void *)"\n\n", .iov_len = 2 },
+	};
+
+	return http_stream_writev(st, iov, 3);
+}
+
+size_t
+http_stream_queued(const struct http_stream *st)
+{
+	return st->len - st->off;
+}
+
+void
+http_stream_on_drain(struct http_stream *st, http_stream_more *more)
+{
+	st->more = more;
 }
 
 int
@@ -1084,6 +1341,228 @@ http_queue(struct http_req *r)
 	return ret;
 }
 
+/* Connections: how many each client address holds, and the deadline of
+ * a request's headers. */
+
+/* The key of a client address: IPv4 whole, IPv6 by its /64 (one host
+ * holds a /64), an IPv4-mapped IPv6 address as the IPv4 one.  -1 for
+ * another family. */
+static int
+http_peer_key(const struct sockaddr *sa, unsigned char key[9])
+{
+	memset(key, 0, 9);
+	if (sa->sa_family == AF_INET) {
+		key[0] = 4;
+		memcpy(key + 1, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+		return 0;
+	}
+	if (sa->sa_family == AF_INET6) {
+		const struct in6_addr *a =
+		    &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+		if (IN6_IS_ADDR_V4MAPPED(a)) {
+			key[0] = 4;
+			memcpy(key + 1, a->s6_addr + 12, 4);
+		} else {
+			key[0] = 6;
+			memcpy(key + 1, a->s6_addr, 8);
+		}
+		return 0;
+	}
+	return -1;
+}
+
+static unsigned
+http_peer_bucket(const unsigned char key[9])
+{
+	unsigned v = 2166136261u;
+
+	for (size_t i = 0; i < 9; i++)
+		v = (v ^ key[i]) * 16777619u;
+	return v % HTTP_PEER_BUCKETS;
+}
+
+static struct http_peer *
+http_peer_find(struct http *h, const unsigned char key[9])
+{
+	struct http_peer *p;
+
+	LIST_FOREACH(p, &h->peers[http_peer_bucket(key)], entry)
+		if (memcmp(p->key, key, sizeof(p->key)) == 0)
+			return p;
+	return NULL;
+}
+
+/*
+ * MHD's accept policy: a connection from an address that holds
+ * HTTP_ADDR_MAX counted connections already is closed at once, before
+ * it costs anything but the accept.
+ */
+static enum MHD_Result
+http_accept_policy(void *cls, const struct sockaddr *sa, socklen_t len)
+{
+	struct http *h = cls;
+	struct http_peer *p;
+	unsigned char key[9];
+	char text[INET6_ADDRSTRLEN];
+	uint64_t now;
+
+	(void)len;
+	if (http_peer_key(sa, key) == -1 || (p = http_peer_find(h, key)) ==
+	    NULL || p->n < HTTP_ADDR_MAX)
+		return MHD_YES;
+	h->refused++;
+	now = loop_now_ns();
+	if (h->refused_logged == 0 || now - h->refused_logged >=
+	    HTTP_REFUSED_LOG_NS) {
+		inet_ntop(sa->sa_family, sa->sa_family == AF_INET ?
+		    (const void *)&((const struct sockaddr_in *)sa)->sin_addr :
+		    (const void *)&((const struct sockaddr_in6 *)sa)->sin6_addr,
+		    text, sizeof(text));
+		log_msg(LOG_WARN, "http: %lu connections refused: %s holds %d "
+		    "that have no stream of a request with credentials (at "
+		    "most %d per address)", h->refused, text, HTTP_ADDR_MAX,
+		    HTTP_ADDR_MAX);
+		h->refused_logged = now;
+		h->refused = 0;
+	}
+	return MHD_NO;
+}
+
+static void
+http_conn_count(struct http_conn *c, int on)
+{
+	if (c == NULL || c->counted == on || c->peer == NULL)
+		return;
+	c->counted = on;
+	if (on)
+		c->peer->n++;
+	else
+		c->peer->n--;
+}
+
+static void
+http_due_arm(struct http *h)
+{
+	struct http_conn *c = TAILQ_FIRST(&h->due);
+
+	loop_timer_set(h->due_timer, c != NULL ? c->deadline : 0);
+}
+
+/* Gives c until HTTP_REQUEST_NS from now to send a request's headers. */
+static void
+http_due_add(struct http *h, struct http_conn *c)
+{
+	if (c->deadline != 0)
+		return;
+	c->deadline = loop_now_ns() + HTTP_REQUEST_NS;
+	TAILQ_INSERT_TAIL(&h->due, c, due);
+	if (TAILQ_FIRST(&h->due) == c)
+		http_due_arm(h);
+}
+
+static void
+http_due_del(struct http *h, struct http_conn *c)
+{
+	if (c->deadline == 0)
+		return;
+	TAILQ_REMOVE(&h->due, c, due);
+	c->deadline = 0;
+}
+
+/*
+ * The connections whose request did not come in time are shut down:
+ * MHD, which cannot be told to close a connection, reads their end
+ * and closes them itself.
+ */
+static void
+http_on_due(void *arg)
+{
+	struct http *h = arg;
+	struct http_conn *c;
+	uint64_t now = loop_now_ns();
+	size_t n = 0;
+
+	while ((c = TAILQ_FIRST(&h->due)) != NULL && c->deadline <= now) {
+		http_due_del(h, c);
+		shutdown(c->fd, SHUT_RDWR);
+		n++;
+	}
+	if (n > 0) {
+		log_msg(LOG_DEBUG, "http: %zu connections closed: no request "
+		    "within %llu s", n, HTTP_REQUEST_NS / 1000000000u);
+		http_kick(h);
+	}
+	http_due_arm(h);
+}
+
+static void
+http_notify_conn(void *cls, struct MHD_Connection *conn, void **ctx,
+    enum MHD_ConnectionNotificationCode code)
+{
+	struct http *h = cls;
+	struct http_conn *c = *ctx;
+	const union MHD_ConnectionInfo *ci;
+	unsigned char key[9];
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		if (c == NULL)
+			return;
+		http_conn_count(c, 0);
+		http_due_del(h, c);
+		if (c->peer != NULL && --c->peer->refs == 0) {
+			LIST_REMOVE(c->peer, entry);
+			free(c->peer);
+		}
+		free(c);
+		*ctx = NULL;
+		return;
+	}
+	if ((c = calloc(1, sizeof(*c))) == NULL)
+		return;
+	*ctx = c;
+	c->fd = http_conn_fd(conn);
+	ci = MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	if (ci != NULL && ci->client_addr != NULL &&
+	    http_peer_key(ci->client_addr, key) == 0) {
+		if ((c->peer = http_peer_find(h, key)) == NULL &&
+		    (c->peer = calloc(1, sizeof(*c->peer))) != NULL) {
+			memcpy(c->peer->key, key, sizeof(key));
+			LIST_INSERT_HEAD(&h->peers[http_peer_bucket(key)],
+			    c->peer, entry);
+		}
+		if (c->peer != NULL) {
+			c->peer->refs++;
+			http_conn_count(c, 1);
+		}
+	}
+	if (c->fd != -1)
+		http_due_add(h, c);
+}
+
+/* The connection of conn, as http_notify_conn keeps it (or NULL). */
+static struct http_conn *
+http_conn_of(struct MHD_Connection *conn)
+{
+	const union MHD_ConnectionInfo *ci = MHD_get_connection_info(conn,
+	    MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return ci != NULL ? ci->socket_context : NULL;
+}
+
+/*
+ * r holds its connection for long (a stream, or a wait): when r showed
+ * credentials, its connection no longer counts against its address,
+ * so that agents and dashboards on one machine (loopback is one
+ * address) may keep as many streams as they like.
+ */
+static void
+http_conn_held(struct http_req *r)
+{
+	if (r->authed)
+		http_conn_count(r->c, 0);
+}
+
 static enum MHD_Result
 http_begin(struct http *h, struct MHD_Connection *conn, const char *url,
     const char *method, void **con_cls)
@@ -1096,6 +1575,8 @@ http_begin(struct http *h, struct MHD_Connection *conn, const char *url,
 	r->conn = conn;
 	r->watch_fd = -1;
 	r->state = HTTP_READING;
+	if ((r->c = http_conn_of(conn)) != NULL)
+		http_due_del(h, r->c);
 	snprintf(r->method, sizeof(r->method), "%s", method);
 	snprintf(r->path, sizeof(r->path), "%s", url);
 	*con_cls = r;
@@ -1114,7 +1595,8 @@ http_body(struct http_req *r, const char *data, size_t n)
 	}
 	if (n > HTTP_BODY_MAX - r->len) {
 		http_reply_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "the body has "
-		    "more than %d bytes", HTTP_BODY_MAX);
+		    "more than %d bytes (a message's text, at most %d)",
+		    HTTP_BODY_MAX, PAPO_BODY_MAX);
 		r->dropped = r->len + n;
 		return MHD_YES;
 	}
@@ -1204,6 +1686,12 @@ http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		log_msg(LOG_DEBUG, "http: %s %s ended early (%d)", r->method,
 		    r->path, (int)why);
 	*con_cls = NULL;
+	/* A connection kept alive counts again, and waits for its next
+	 * request as a new one does. */
+	if (r->c != NULL) {
+		http_conn_count(r->c, 1);
+		http_due_add(r->h, r->c);
+	}
 	if (r->done != NULL)
 		r->done(r->done_arg, why == MHD_REQUEST_TERMINATED_COMPLETED_OK &&
 		    r->state == HTTP_DONE && !r->drop);
@@ -1350,10 +1838,12 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 	}
 	http_parse_bind(c->bind, &b);
 	if ((h = calloc(1, sizeof(*h))) == NULL ||
-	    (h->mounts = calloc(c->nmounts + 1, sizeof(*h->mounts))) == NULL)
+	    (h->mounts = calloc(c->nmounts + 1, sizeof(*h->mounts))) == NULL ||
+	    (h->fails = throttle_new()) == NULL)
 		goto nomem;
 	h->loop = l;
 	h->epfd = -1;
+	TAILQ_INIT(&h->due);
 	memcpy(h->mounts, c->mounts, c->nmounts * sizeof(*h->mounts));
 	h->nmounts = c->nmounts;
 	h->tls = c->tls;
@@ -1377,7 +1867,9 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 	snprintf(h->url, sizeof(h->url), "%s://%s:%u", h->tls != NULL ?
 	    "https" : "http", !b.wildcard ? b.host :
 	    b.ss.ss_family == AF_INET6 ? "[::1]" : "127.0.0.1", h->port);
-	if ((h->timer = loop_timer_new(l, http_on_timer, h)) == NULL)
+	if ((h->timer = loop_timer_new(l, http_on_timer, h)) == NULL ||
+	    (h->grant_timer = loop_timer_new(l, http_on_grant_timer, h)) ==
+	    NULL || (h->due_timer = loop_timer_new(l, http_on_due, h)) == NULL)
 		goto nomem;
 	/* From here MHD owns fd: it closes it when it stops, and on some of
 	 * its failure paths too, so it is never closed here again (a
@@ -1386,10 +1878,11 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 	if (h->tls != NULL)
 		tls_use(h->tls);
 	h->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-	    MHD_USE_ERROR_LOG | (h->tls != NULL ? MHD_USE_TLS : 0), 0, NULL,
-	    NULL, http_access, h,
+	    MHD_USE_ERROR_LOG | (h->tls != NULL ? MHD_USE_TLS : 0), 0,
+	    http_accept_policy, h, http_access, h,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
+	    MHD_OPTION_NOTIFY_CONNECTION, http_notify_conn, h,
 	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_MAX,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_S,
@@ -1457,7 +1950,10 @@ http_free(struct http *h)
 	if (h->tls != NULL)
 		tls_use(NULL);
 	loop_timer_free(h->timer);
+	loop_timer_free(h->grant_timer);
+	loop_timer_free(h->due_timer);
 	explicit_bzero(h->token, sizeof(h->token));
+	throttle_free(h->fails);
 	free(h->mounts);
 	free(h);
 }
@@ -1573,6 +2069,51 @@ http_json_nul(const char *s, size_t len)
 	return 0;
 }
 
+static int
+http_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Whether an object in v, at any depth, has a key twice: cJSON keeps
+ * both and its lookups find the first, where other readers take the
+ * last, so the two could act on different values.  -1 with err naming
+ * the key (sorted, each object costs n log n).
+ */
+static int
+http_json_dups(const cJSON *v, char err[PAPO_ERR_LEN])
+{
+	const char **names = NULL;
+	const cJSON *c;
+	size_t n = 0;
+	int ret = 0;
+
+	if (!cJSON_IsObject(v) && !cJSON_IsArray(v))
+		return 0;
+	for (c = v->child; c != NULL; c = c->next, n++)
+		if (http_json_dups(c, err) == -1)
+			return -1;
+	if (!cJSON_IsObject(v) || n < 2)
+		return 0;
+	if ((names = malloc(n * sizeof(*names))) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		return -1;
+	}
+	n = 0;
+	for (c = v->child; c != NULL; c = c->next)
+		names[n++] = c->string;
+	qsort(names, n, sizeof(*names), http_name_cmp);
+	for (size_t i = 1; i < n && ret == 0; i++)
+		if (strcmp(names[i - 1], names[i]) == 0) {
+			snprintf(err, PAPO_ERR_LEN, "the body has the key \"%.64s\" "
+			    "twice in one object: give each key once", names[i]);
+			ret = -1;
+		}
+	free(names);
+	return ret;
+}
+
 cJSON *
 http_json_parse(const char *body, size_t len, char err[PAPO_ERR_LEN])
 {
@@ -1589,6 +2130,10 @@ http_json_parse(const char *body, size_t len, char err[PAPO_ERR_LEN])
 		cJSON_Delete(o);
 		snprintf(err, PAPO_ERR_LEN, "the body has a string with a NUL "
 		    "character (\\u0000), which papo does not carry");
+		return NULL;
+	}
+	if (http_json_dups(o, err) == -1) {
+		cJSON_Delete(o);
 		return NULL;
 	}
 	return o;
@@ -1656,6 +2201,9 @@ http_defer(struct http_req *r)
 		return;
 	r->state = HTTP_WAITING;
 	LIST_INSERT_HEAD(&h->waiting, r, wait);
+	http_conn_held(r);
+	if (r->grant.id[0] != '\0')
+		http_grant_arm(h, r->grant_end);
 }
 
 void
@@ -1710,6 +2258,113 @@ http_on_hangup(void *arg, uint32_t events)
 		r->drop = 1;
 		http_reply(r, MHD_HTTP_BAD_REQUEST, "");
 	}
+}
+
+/* Grants: what a stream or wait opened with an OAuth token may do ends
+ * with the grant, or with the token's life. */
+
+/* Has the timer fire at end, unless it fires before. */
+static void
+http_grant_arm(struct http *h, uint64_t end)
+{
+	if (h->grant_next == 0 || end < h->grant_next) {
+		h->grant_next = end;
+		loop_timer_set(h->grant_timer, end);
+	}
+}
+
+/* Is grant (of a token expiring at end) ended: the grant id, when id is
+ * given, else expired by now? */
+static int
+http_grant_over(const char *grant, uint64_t end, const char *id,
+    uint64_t now)
+{
+	if (grant[0] == '\0')
+		return 0;
+	return id != NULL ? strcmp(grant, id) == 0 : end <= now;
+}
+
+/*
+ * Ends every stream and wait of grant id (or, id NULL, of every token
+ * expired by now).  A stream gets a comment saying why and then its
+ * end, and its owner's gone(); a wait that its owner watches (the only
+ * kind that may be answered from here: a node request's answer would
+ * find it gone) is forgotten by its owner and answered 401.
+ */
+static size_t
+http_grant_sweep(struct http *h, const char *id, uint64_t now)
+{
+	const char *why = id != NULL ? "the grant of this token was revoked" :
+	    "this token expired";
+	struct http_stream *st;
+	struct http_req *r;
+	size_t n = 0;
+	char line[96];
+	int len;
+
+again:
+	LIST_FOREACH(r, &h->waiting, wait) {
+		http_req_gone *gone = r->gone;
+
+		if (gone == NULL || !http_grant_over(r->grant.id, r->grant_end,
+		    id, now))
+			continue;
+		http_req_watch(r, NULL, NULL);
+		gone(r, r->gone_arg);
+		if (r->state == HTTP_WAITING) {
+			http_reply_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
+			    h->auth.challenge != NULL ?
+			    h->auth.challenge(h->auth.arg) :
+			    "Bearer realm=\"papo\"");
+			http_reply_error(r, MHD_HTTP_UNAUTHORIZED, "%s: get a new "
+			    "one, and ask again", why);
+		}
+		n++;
+		goto again;            /* the list changed under us */
+	}
+	len = snprintf(line, sizeof(line), ": %s; the stream ends\n\n", why);
+	LIST_FOREACH(st, &h->streams, entry) {
+		if (st->closing || !http_grant_over(st->grant, st->grant_end,
+		    id, now))
+			continue;
+		http_stream_write(st, line, (size_t)len);
+		st->closing = 1;       /* gone() still follows */
+		http_stream_wake(st);
+		n++;
+	}
+	return n;
+}
+
+static void
+http_on_grant_timer(void *arg)
+{
+	struct http *h = arg;
+	struct http_stream *st;
+	struct http_req *r;
+	size_t n;
+
+	h->grant_next = 0;
+	if ((n = http_grant_sweep(h, NULL, loop_now_ns())) > 0)
+		log_msg(LOG_INFO, "http: %zu streams and waits ended with their "
+		    "token's life", n);
+	LIST_FOREACH(r, &h->waiting, wait)
+		if (r->gone != NULL && r->grant.id[0] != '\0')
+			http_grant_arm(h, r->grant_end);
+	LIST_FOREACH(st, &h->streams, entry)
+		if (!st->closing && st->grant[0] != '\0')
+			http_grant_arm(h, st->grant_end);
+}
+
+void
+http_grant_ended(struct http *h, const char *id)
+{
+	size_t n;
+
+	if (h == NULL || id == NULL || id[0] == '\0')
+		return;
+	if ((n = http_grant_sweep(h, id, 0)) > 0)
+		log_msg(LOG_INFO, "http: grant %s ended: %zu of its streams and "
+		    "waits closed", id, n);
 }
 
 void

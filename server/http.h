@@ -14,11 +14,15 @@
 #define PAPO_HTTP_H
 
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/uio.h>
 
 #include "node/node.h"
 
 #define HTTP_BODY_MAX (64 * 1024)     /* bytes of a request body */
 #define HTTP_TOKEN_MAX 256            /* bytes of the bearer token */
+/* PAPO_TOKEN's fewest characters: 128 bits even as hex digits. */
+#define HTTP_TOKEN_MIN 32
 #define HTTP_DEFAULT_BIND "127.0.0.1:7777"
 #define HTTP_URL_MAX 256              /* bytes of PAPO_PUBLIC_URL, and of
                                        * one origin of PAPO_CORS_ORIGINS */
@@ -119,17 +123,51 @@ int http_req_remote(struct http_req *r);
 int http_authorized(struct http_req *r);
 
 /*
+ * Wrong credentials, counted per client (its address, and whether it
+ * came through a tunnel: throttle.h), by http_authorized's caller and
+ * by the approval page.  http_auth_wait: before checking r's
+ * credential, 0 when it may be checked, else the seconds its client
+ * must wait (answer with http_reply_slow).  http_auth_failed: r's was
+ * wrong; 1 when its client is slowed from now on (answer 429 too).
+ * http_reply_slow: 429 with Retry-After.
+ */
+unsigned http_auth_wait(struct http_req *r);
+int http_auth_failed(struct http_req *r);
+void http_reply_slow(struct http_req *r, unsigned wait_s);
+
+/*
+ * What a credential other than PAPO_TOKEN belongs to: its grant (an id
+ * of the hook's own, NUL-terminated) and when it stops being accepted
+ * (milliseconds since the epoch).  Every stream and wait it opens ends
+ * then, or when the grant ends earlier (http_grant_ended).
+ */
+#define HTTP_GRANT_ID_MAX 32
+struct http_grant {
+	char id[HTTP_GRANT_ID_MAX];
+	int64_t expires_ms;
+};
+
+/*
  * OAuth's hook into the token check (oauth.c): a bearer token that is
- * not PAPO_TOKEN is accepted when accept(arg, token) says 1, and every
- * 401 carries challenge(arg) as its WWW-Authenticate.  Set once, after
- * http_new; without it only PAPO_TOKEN is accepted.
+ * not PAPO_TOKEN is accepted when accept(arg, token, grant) says 1,
+ * having filled grant, and every 401 carries challenge(arg) as its
+ * WWW-Authenticate.  Set once, after http_new; without it only
+ * PAPO_TOKEN is accepted.
  */
 struct http_auth_hook {
-	int (*accept)(void *arg, const char *token);
+	int (*accept)(void *arg, const char *token, struct http_grant *grant);
 	const char *(*challenge)(void *arg);
 	void *arg;
 };
 void http_set_auth_hook(struct http *h, const struct http_auth_hook *hook);
+/*
+ * The grant id was revoked: every stream opened with one of its tokens
+ * ends (after a comment saying why, so the client sees an end, not a
+ * cut, and its next request gets 401), and every wait is answered 401.
+ * Streams and waits also end by themselves when the token they were
+ * opened with expires.  h NULL is a no-op.
+ */
+void http_grant_ended(struct http *h, const char *id);
 
 /* The value of query parameter name, or NULL. */
 const char *http_req_query(struct http_req *r, const char *name);
@@ -143,8 +181,10 @@ const char *http_req_body(const struct http_req *r, size_t *len);
 /*
  * Parses a request body (len bytes, NUL-terminated) as one JSON value:
  * NULL with err when it is not JSON, when anything but white space
- * follows the value, or when a string holds a NUL character (\u0000),
- * which C strings would silently cut short.  The caller deletes it.
+ * follows the value, when a string holds a NUL character (\u0000),
+ * which C strings would silently cut short, or when an object, at any
+ * depth, has a key twice (err names it).  The caller deletes it.  Every
+ * JSON body goes through here: the API's, OAuth's and MCP's JSON-RPC.
  */
 struct cJSON *http_json_parse(const char *body, size_t len,
     char err[PAPO_ERR_LEN]);
@@ -218,19 +258,44 @@ void http_node_done(struct node_msg *m);
 
 /*
  * Streams: answers r (from its handler) with 200 and a text/event-stream
- * body that stays open.  http_stream_write queues bytes for it; a client
- * more than HTTP_STREAM_MAX bytes behind is closed.  gone(st, arg) is
+ * body that stays open.  http_stream_write queues bytes for it (-1 when
+ * it is closing); a client that falls behind is let go after what is
+ * queued and a comment saying why: more than HTTP_STREAM_MAX bytes
+ * waiting for it, or HTTP_STREAM_BEHIND while every stream's queues
+ * together hold more than HTTP_STREAMS_BUDGET.  gone(st, arg) is
  * called once when the client leaves or the daemon stops, and st is
  * invalid after it (a client that hangs up is noticed at once, not at
  * the next write); http_stream_close ends a stream after what is queued,
  * and then gone is not called.  NULL when r cannot stream.
  */
 #define HTTP_STREAM_MAX (1024 * 1024)
+#define HTTP_STREAM_MAX_TEXT "1 MiB"
+#define HTTP_STREAM_BEHIND (16 * 1024)
+#define HTTP_STREAMS_BUDGET (32 * 1024 * 1024)
+#define HTTP_STREAMS_BUDGET_TEXT "32 MiB"
 struct http_stream;
 typedef void http_stream_gone(struct http_stream *st, void *arg);
 struct http_stream *http_stream_open(struct http_req *r,
     http_stream_gone *gone, void *arg);
 int http_stream_write(struct http_stream *st, const char *data, size_t n);
+/* Queues iov's n parts together, or none of them: an event is never
+ * cut by the comment of a client let go. */
+int http_stream_writev(struct http_stream *st, const struct iovec *iov,
+    int n);
+/* Queues one SSE event: head (its "id:"/"event:" lines and "data: "),
+ * data, and the blank line that ends it, as one write. */
+int http_stream_event(struct http_stream *st, const char *head, size_t hn,
+    const char *data, size_t dn);
+/* Bytes queued for st's client, not yet taken by its connection. */
+size_t http_stream_queued(const struct http_stream *st);
+/*
+ * Calls more(st, arg) (gone's arg) whenever st's queue has drained and
+ * its connection could send more: a writer with much to send (a
+ * replay) writes it a part at a time, as the client reads, instead of
+ * queueing it all at once.
+ */
+typedef void http_stream_more(struct http_stream *st, void *arg);
+void http_stream_on_drain(struct http_stream *st, http_stream_more *more);
 /* Whether st still has a client: open on this side, not hung up. */
 int http_stream_live(struct http_stream *st);
 void http_stream_close(struct http_stream *st);

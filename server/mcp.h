@@ -46,13 +46,23 @@ int mcp_rpc_parse(const char *body, size_t len, struct mcp_rpc *rpc);
 void mcp_rpc_free(struct mcp_rpc *rpc);
 
 /* idle_ns: how long a 2025 session may go unused (no request, no
- * stream, no wait) before it ends; 0: MCP_IDLE_DEFAULT_NS. */
-struct mcp *mcp_new(struct loop *l, struct node *n, uint64_t idle_ns);
+ * stream, no wait) before it ends; 0: MCP_IDLE_DEFAULT_NS.  home holds
+ * agents.json, what each agent has not been given yet; NULL with err
+ * when it cannot be read. */
+struct mcp *mcp_new(char err[PAPO_ERR_LEN], struct loop *l, struct node *n,
+    const char *home, uint64_t idle_ns);
 /* Ends every session (streams get retry: and close, listen streams after
  * their result); before http_free. */
 void mcp_free(struct mcp *m);
 /* A message from another member (NODE_EV_MESSAGE's JSON). */
 void mcp_message(struct mcp *m, const char *json);
+/* Whether m, a node answer, is one of mcp's own requests (the log read
+ * back for an agent); then mcp_node_answer takes it. */
+int mcp_owns(const struct mcp *m, const struct node_msg *msg);
+void mcp_node_answer(struct mcp *m, struct node_msg *msg);
+/* Whether name may name an agent (?agent=, papo mcp --agent): 1 to 64
+ * letters, digits, '.', '_' or '-'. */
+int mcp_agent_name_ok(const char *name);
 /* The routes, for an http_mount whose arg is the struct mcp. */
 const struct http_route *mcp_routes(size_t *n);
 

@@ -1,36 +1,36 @@
 /*
  * mcp_deliver.c: the room's messages given to agents (mcp_int.h;
  * docs/MCP.md, "Delivery").  Every message from another member goes to
- * every session: pushed on its streams when they are open, returned by
- * its pending wait, kept in its queue for its next wait otherwise.  A
- * message counts as given only once an answer carrying it was sent
- * whole (a flight): then its author gets a read receipt, and an answer
- * not taken gives a wait's messages back to the queue.  A request of
- * 2026-07-28 has no queue: its wait gets the next message.
+ * every agent (the daemon's own, and any named by ?agent=): returned by
+ * a pending wait of one of its sessions, else pushed where a push
+ * counts, else kept in its queue for its next wait.  A message counts as
+ * given only once an answer carrying it was sent whole (a flight): then
+ * its author gets a read receipt, and an answer not taken gives a wait's
+ * messages back to the queue.  What an agent was not given is kept in
+ * agents.json and read back from the log at start, so neither a session
+ * ending nor the daemon restarting loses it.  Waking an agent left idle
+ * with something queued is mcp_wake.c's.
  *
  * Main thread only; nothing here blocks: a wait is a suspended request
- * and a timer.
+ * and a timer; agents.json is written by a timer, at most 5 times a
+ * second.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
+#include "server/http.h"
 #include "server/mcp_int.h"
 
-/*
- * A room message from another member, parsed once and shared by every
- * queue and answer that holds it.
- */
-struct mcp_msg {
-	unsigned refs;
-	uint64_t order;              /* arrival on this daemon: room order */
-	cJSON *json;
-	const char *id;              /* in json */
-};
+#define MCP_SAVE_NS (200ull * 1000000)      /* agents.json at most so often */
+#define MCP_AGENTS_FILE_MAX (1024 * 1024)
 
 /* A wait tool call in progress. */
 struct mcp_wait {
@@ -45,6 +45,8 @@ struct mcp_wait {
 	uint64_t start, deadline;
 	double timeout_s;
 };
+
+static void mcp_agents_dirty(struct mcp *m);
 
 /* Shared messages. */
 
@@ -111,7 +113,7 @@ mcp_ids(const cJSON *messages, struct mcp_msg *const *msgs, size_t n)
 	return ids;
 }
 
-/* A session's queue: what no wait, history or push gave its agent yet. */
+/* An agent's queue: what no wait, history or push gave it yet. */
 
 static int
 mcp_from_matches(const char *from, const cJSON *msg)
@@ -124,88 +126,106 @@ mcp_from_matches(const char *from, const cJSON *msg)
 	    strcmp(i->valuestring, from) == 0);
 }
 
+static int
+mcp_queue_has(const struct mcp_agent *a, const char *id)
+{
+	for (size_t i = 0; i < a->nqueue; i++)
+		if (strcmp(a->queue[i]->id, id) == 0)
+			return 1;
+	return 0;
+}
+
 /*
- * Puts g in s's queue in room order (after everything that arrived
- * before it: a message given back goes before what came since).  A full
- * queue lets its oldest go, counted in dropped.
+ * Puts g in a's queue in room order (after everything that arrived
+ * before it: a message given back goes before what came since), once.
+ * A full queue lets its oldest go, counted in dropped.  A message that
+ * finds the queue empty starts a burst, which may wake the agent.
  */
 static void
-mcp_queue_put(struct mcp_session *s, struct mcp_msg *g)
+mcp_queue_put(struct mcp_agent *a, struct mcp_msg *g)
 {
 	size_t i;
 
-	if (s->nqueue == MCP_UNSEEN_MAX) {
-		if (g->order < s->queue[0]->order) {
-			s->dropped++;
+	if (mcp_queue_has(a, g->id))
+		return;
+	if (a->nqueue == MCP_UNSEEN_MAX) {
+		if (g->order < a->queue[0]->order) {
+			a->dropped++;
 			return;
 		}
-		mcp_msg_unref(s->queue[0]);
-		memmove(s->queue, s->queue + 1, --s->nqueue * sizeof(*s->queue));
-		s->dropped++;
+		mcp_msg_unref(a->queue[0]);
+		memmove(a->queue, a->queue + 1, --a->nqueue * sizeof(*a->queue));
+		a->dropped++;
 	}
-	if (s->nqueue == s->capqueue) {
-		size_t cap = s->capqueue != 0 ? s->capqueue * 2 : 8;
+	if (a->nqueue == a->capqueue) {
+		size_t cap = a->capqueue != 0 ? a->capqueue * 2 : 8;
 		struct mcp_msg **q;
 
 		if (cap > MCP_UNSEEN_MAX)
 			cap = MCP_UNSEEN_MAX;
-		if ((q = realloc(s->queue, cap * sizeof(*q))) == NULL) {
-			s->dropped++;
+		if ((q = realloc(a->queue, cap * sizeof(*q))) == NULL) {
+			a->dropped++;
 			return;
 		}
-		s->queue = q;
-		s->capqueue = cap;
+		a->queue = q;
+		a->capqueue = cap;
 	}
-	for (i = s->nqueue; i > 0 && s->queue[i - 1]->order > g->order; i--)
+	if (a->nqueue == 0)
+		a->burst++;
+	for (i = a->nqueue; i > 0 && a->queue[i - 1]->order > g->order; i--)
 		;
-	memmove(s->queue + i + 1, s->queue + i, (s->nqueue - i) *
-	    sizeof(*s->queue));
-	s->queue[i] = mcp_msg_ref(g);
-	s->nqueue++;
+	memmove(a->queue + i + 1, a->queue + i, (a->nqueue - i) *
+	    sizeof(*a->queue));
+	a->queue[i] = mcp_msg_ref(g);
+	a->nqueue++;
+	mcp_agents_dirty(a->m);
 }
 
-/* Takes from s's queue the messages of from (NULL: all), oldest first:
+/* Takes from a's queue the messages of from (NULL: all), oldest first:
  * their number, in a new array in *out. */
 static size_t
-mcp_queue_take(struct mcp_session *s, const char *from,
+mcp_queue_take(struct mcp_agent *a, const char *from,
     struct mcp_msg ***out)
 {
 	size_t n = 0, keep = 0;
 
 	*out = NULL;
-	if (s->nqueue == 0 || (*out = malloc(s->nqueue * sizeof(**out))) ==
+	if (a->nqueue == 0 || (*out = malloc(a->nqueue * sizeof(**out))) ==
 	    NULL)
 		return 0;
-	for (size_t i = 0; i < s->nqueue; i++) {
-		if (mcp_from_matches(from, s->queue[i]->json))
-			(*out)[n++] = s->queue[i];
+	for (size_t i = 0; i < a->nqueue; i++) {
+		if (mcp_from_matches(from, a->queue[i]->json))
+			(*out)[n++] = a->queue[i];
 		else
-			s->queue[keep++] = s->queue[i];
+			a->queue[keep++] = a->queue[i];
 	}
-	s->nqueue = keep;
+	a->nqueue = keep;
 	if (n == 0) {
 		free(*out);
 		*out = NULL;
-	}
+	} else
+		mcp_agents_dirty(a->m);
 	return n;
 }
 
-/* Drops from s's queue the messages whose ids are in ids (given to the
+/* Drops from a's queue the messages whose ids are in ids (given to the
  * agent some other way: a history answer). */
 static void
-mcp_queue_forget(struct mcp_session *s, const char *ids)
+mcp_queue_forget(struct mcp_agent *a, const char *ids)
 {
 	size_t keep = 0;
 
-	for (size_t i = 0; i < s->nqueue; i++) {
-		const char *p = strstr(ids, s->queue[i]->id);
+	for (size_t i = 0; i < a->nqueue; i++) {
+		const char *p = strstr(ids, a->queue[i]->id);
 
 		if (p != NULL && (p - ids) % (PAPO_MSGID_LEN + 1) == 0)
-			mcp_msg_unref(s->queue[i]);
+			mcp_msg_unref(a->queue[i]);
 		else
-			s->queue[keep++] = s->queue[i];
+			a->queue[keep++] = a->queue[i];
 	}
-	s->nqueue = keep;
+	if (keep != a->nqueue)
+		mcp_agents_dirty(a->m);
+	a->nqueue = keep;
 }
 
 /* Answers on their way. */
@@ -218,7 +238,7 @@ mcp_flight_new(struct mcp *m, struct mcp_session *s)
 	if (f == NULL)
 		return NULL;
 	f->m = m;
-	f->s = s;
+	f->a = s->a;
 	LIST_INSERT_HEAD(&m->flights, f, entry);
 	return f;
 }
@@ -235,7 +255,7 @@ mcp_flight_free(struct mcp_flight *f)
 	free(f);
 }
 
-static void mcp_offer(struct mcp_session *s);
+static void mcp_offer(struct mcp_agent *a);
 
 /*
  * The answer f rode on is over: sent whole, its messages were given
@@ -246,18 +266,23 @@ void
 mcp_flight_done(void *arg, int sent)
 {
 	struct mcp_flight *f = arg;
-	struct mcp_session *s = f->s;
+	struct mcp_agent *a = f->a;
 
 	if (f->m != NULL && sent) {
 		mcp_mark_read(f->m, f->ids);
-		if (s != NULL && f->ids != NULL)
-			mcp_queue_forget(s, f->ids);
-	} else if (s != NULL && f->n > 0) {
+		if (a != NULL && f->ids != NULL) {
+			mcp_queue_forget(a, f->ids);
+			mcp_agent_active(a);
+		}
+		if (a != NULL)
+			mcp_agents_dirty(a->m);   /* in flight no more */
+	} else if (a != NULL && f->n > 0) {
 		log_msg(LOG_DEBUG, "mcp: an answer of %zu messages was not "
 		    "taken: they wait for the next wait", f->n);
 		for (size_t i = 0; i < f->n; i++)
-			mcp_queue_put(s, f->msgs[i]);
-		mcp_offer(s);
+			mcp_queue_put(a, f->msgs[i]);
+		mcp_offer(a);
+		mcp_wake_check(a);
 	}
 	mcp_flight_free(f);
 }
@@ -271,6 +296,7 @@ mcp_wait_free(struct mcp_wait *w)
 	struct mcp_session *s = w->s;
 
 	s->wait = NULL;
+	mcp_agent_active(s->a);
 	if (w->st == NULL)           /* a stream's request may be gone */
 		http_req_watch(w->r, NULL, NULL);
 	loop_timer_free(w->timer);
@@ -282,6 +308,8 @@ mcp_wait_free(struct mcp_wait *w)
 	if (!s->closing)
 		mcp_touch(s);
 	mcp_session_release(s);
+	/* The wait that kept its agent busy is over: if something is left
+	 * for it (another wait's, given back), it may be idle soon. */
 }
 
 /*
@@ -301,8 +329,7 @@ mcp_wait_answer(struct mcp_session *s, struct http_req *r,
 	if (n > 0 && (http_req_hungup(r) ||
 	    (f = mcp_flight_new(s->m, s)) == NULL)) {
 		for (size_t i = 0; i < n; i++) {
-			if (!s->modern)
-				mcp_queue_put(s, msgs[i]);
+			mcp_queue_put(s->a, msgs[i]);
 			mcp_msg_unref(msgs[i]);
 		}
 		free(msgs);
@@ -319,9 +346,9 @@ mcp_wait_answer(struct mcp_session *s, struct http_req *r,
 	for (size_t i = 0; i < n; i++)
 		cJSON_AddItemReferenceToArray(arr, msgs[i]->json);
 	cJSON_AddBoolToObject(res, "timed_out", n == 0);
-	if (s->dropped > 0) {
-		cJSON_AddNumberToObject(res, "dropped", (double)s->dropped);
-		s->dropped = 0;
+	if (s->a->dropped > 0) {
+		cJSON_AddNumberToObject(res, "dropped", (double)s->a->dropped);
+		s->a->dropped = 0;
 	}
 	text = mcp_result(id, mcp_tool_result(res, NULL), s->modern);
 	if (st != NULL) {
@@ -341,16 +368,40 @@ mcp_wait_end(struct mcp_wait *w, struct mcp_msg **msgs, size_t n)
 	mcp_wait_free(w);
 }
 
-/* Gives s's pending wait what its queue holds for it. */
+/* Gives the pending waits of a's sessions what its queue holds for
+ * them, the session used longest ago first. */
 static void
-mcp_offer(struct mcp_session *s)
+mcp_offer(struct mcp_agent *a)
 {
+	struct mcp_session *s, *next, *last;
 	struct mcp_msg **msgs;
 	size_t n;
 
-	if (s->wait != NULL && (n = mcp_queue_take(s, s->wait->from,
-	    &msgs)) > 0)
-		mcp_wait_end(s->wait, msgs, n);
+	/* A wait that ends moves its session to the end of the line (or
+	 * ends it): the walk stops at the session that was last when it
+	 * began, so that none is met twice. */
+	last = TAILQ_LAST(&a->m->sessions, mcp_sessions);
+	for (s = TAILQ_FIRST(&a->m->sessions); s != NULL && a->nqueue > 0;
+	    s = next) {
+		next = s != last ? TAILQ_NEXT(s, entry) : NULL;
+		if (s->a == a && s->wait != NULL && (n = mcp_queue_take(a,
+		    s->wait->from, &msgs)) > 0)
+			mcp_wait_end(s->wait, msgs, n);
+	}
+}
+
+/* Whether a session of a has a wait pending that msg would answer
+ * (NULL: any). */
+int
+mcp_waiting(const struct mcp_agent *a, const cJSON *msg)
+{
+	const struct mcp_session *s;
+
+	TAILQ_FOREACH(s, &a->m->sessions, entry)
+		if (s->a == a && s->wait != NULL &&
+		    (msg == NULL || mcp_from_matches(s->wait->from, msg)))
+			return 1;
+	return 0;
 }
 
 static void
@@ -430,14 +481,15 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 
 	if (t != NULL && (!cJSON_IsNumber(t) || !(t->valuedouble >= 0 &&
 	    t->valuedouble <= MCP_WAIT_MAX_S))) {
-		mcp_reply_error(r, 200, id, -32602, "timeout_s must be a number "
-		    "of seconds from 0 to 55");
+		mcp_tool_error(s, r, id, "wait: timeout_s must be a number of "
+		    "seconds from 0 to 55 (call wait again to wait longer)");
 		return;
 	}
 	if (t != NULL)
 		timeout = t->valuedouble;
 	if (f != NULL && !cJSON_IsString(f)) {
-		mcp_reply_error(r, 200, id, -32602, "from must be a member name");
+		mcp_tool_error(s, r, id, "wait: from must be a string: a "
+		    "member's name or id");
 		return;
 	}
 	if (s->wait != NULL) {
@@ -447,7 +499,8 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		return;
 	}
 	/* Messages that came while nobody looked go out at once. */
-	n = mcp_queue_take(s, f != NULL ? f->valuestring : NULL, &ready);
+	mcp_agent_active(s->a);
+	n = mcp_queue_take(s->a, f != NULL ? f->valuestring : NULL, &ready);
 	if (n > 0 || timeout == 0) {
 		mcp_wait_answer(s, r, NULL, id, ready, n);
 		return;
@@ -503,16 +556,22 @@ struct mcp_note {
 	cJSON *updated;              /* notifications/resources/updated */
 	cJSON *log;                  /* notifications/message */
 	struct mcp_text *tchannel, *tupdated, *tlog;
+	char id[PAPO_MSGID_LEN + 1];  /* the message's, or "" */
 };
 
 static void
 mcp_note_new(struct mcp_note *nt, const cJSON *msg)
 {
-	const char *keys[] = { "from", "id", "reply_to", "to" };
+	const char *keys[] = { "from", "from_id", "from_role", "from_label",
+	    "id", "reply_to", "to" };
 	const cJSON *text = cJSON_GetObjectItemCaseSensitive(msg, "text");
 	const cJSON *ts = cJSON_GetObjectItemCaseSensitive(msg, "ts");
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
 	cJSON *meta;
 	char num[32];
+
+	snprintf(nt->id, sizeof(nt->id), "%s", cJSON_IsString(id) ?
+	    id->valuestring : "");
 
 	nt->channel = cJSON_CreateObject();
 	cJSON_AddStringToObject(nt->channel, "content", cJSON_IsString(text) ?
@@ -555,31 +614,41 @@ mcp_note_clear(struct mcp_note *nt)
 /*
  * Pushes a message to a session's streams: its newest GET stream gets
  * what the session asked for (with event ids, kept for replay), each
- * listen stream what it subscribed to, tagged.  1 when the message was
- * given to the agent: written as notifications/claude/channel to a live
- * stream of a session (or listen stream) that opted in.  To the others
- * the push is a courtesy, and the message stays queued for their wait.
+ * listen stream what it subscribed to, tagged; the channel note only
+ * with channel set (no wait of its agent takes the message).  1 when the
+ * message was given to
+ * the agent: written as notifications/claude/channel to a live stream of
+ * a session (or listen stream) whose client declared it takes them.
+ * Elsewhere the push is a courtesy, and the message stays queued for
+ * the agent's wait.
  */
 static int
-mcp_push(struct mcp_session *s, const struct mcp_note *nt)
+mcp_push(struct mcp_session *s, const struct mcp_note *nt, int channel)
 {
 	struct mcp_stream *ms, *get = mcp_get_stream(s);
 	int given = 0;
 
-	if (get != NULL && nt->tchannel != NULL) {
+	/* A session whose GET stream is gone keeps what it would have
+	 * written for the replay when its client comes back with
+	 * Last-Event-ID (s->ring: it had one). */
+	if (get != NULL || s->ring != NULL) {
 		/* Asked before writing, and only where a push can count: a
 		 * courtesy push costs no look at the socket. */
-		given = s->channels && http_stream_live(get->st);
-		mcp_event(s, get, nt->tchannel);
+		if (channel && nt->tchannel != NULL) {
+			given = s->channels == MCP_PUSH_GIVES && get != NULL &&
+			    http_stream_live(get->st);
+			mcp_event(s, get, nt->tchannel, nt->id);
+		}
 		if (s->subscribed && nt->tupdated != NULL)
-			mcp_event(s, get, nt->tupdated);
+			mcp_event(s, get, nt->tupdated, NULL);
 		if (s->level >= 0 && s->level <= 1 && nt->tlog != NULL)
-			mcp_event(s, get, nt->tlog);   /* debug or info */
+			mcp_event(s, get, nt->tlog, NULL);   /* debug or info */
 	}
 	LIST_FOREACH(ms, &s->streams, entry) {
 		if (ms->sub == NULL)
 			continue;
-		if ((ms->want & MCP_WANT_CHANNEL) && http_stream_live(ms->st)) {
+		if ((ms->want & MCP_WANT_CHANNEL) && channel &&
+		    http_stream_live(ms->st)) {
 			mcp_send_tagged(ms, "notifications/claude/channel",
 			    nt->channel);
 			given = 1;
@@ -592,79 +661,394 @@ mcp_push(struct mcp_session *s, const struct mcp_note *nt)
 }
 
 /*
- * A stream that delivers (a GET stream of a session that opted in, a
- * listen stream with "claude/channel") opened: what the session's
- * queue held goes out on it, given.
+ * A stream that delivers (a GET stream of a session whose client takes
+ * pushes, a listen stream with "claude/channel") opened: what the
+ * session's agent has queued goes out on it, given.
  */
 void
 mcp_flush(struct mcp_session *s, struct mcp_stream *ms)
 {
 	struct mcp_msg **msgs;
-	size_t n = mcp_queue_take(s, NULL, &msgs);
+	size_t n = mcp_queue_take(s->a, NULL, &msgs);
 	char *ids;
 
 	for (size_t i = 0; i < n; i++) {
 		struct mcp_note nt;
 
 		mcp_note_new(&nt, msgs[i]->json);
-		if (ms->sub == NULL && nt.tchannel != NULL)
-			mcp_event(s, ms, nt.tchannel);
+		/* Pushed to this session's GET stream before: its client
+		 * has it, or has it in the replay just sent. */
+		if (ms->sub == NULL && mcp_ring_has(s, msgs[i]->id))
+			;
+		else if (ms->sub == NULL && nt.tchannel != NULL)
+			mcp_event(s, ms, nt.tchannel, nt.id);
 		else
 			mcp_send_tagged(ms, "notifications/claude/channel",
 			    nt.channel);
 		mcp_note_clear(&nt);
 	}
-	if ((ids = mcp_ids(NULL, msgs, n)) != NULL)
+	if ((ids = mcp_ids(NULL, msgs, n)) != NULL) {
 		mcp_mark_read(s->m, ids);
+		mcp_agent_active(s->a);
+	}
 	free(ids);
 	for (size_t i = 0; i < n; i++)
 		mcp_msg_unref(msgs[i]);
 	free(msgs);
 }
 
+/* A room message as the queues keep it; NULL when json is not one. */
+static struct mcp_msg *
+mcp_msg_new(cJSON *json, uint64_t order)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(json, "id");
+	struct mcp_msg *g;
+
+	if (!cJSON_IsString(id) || strlen(id->valuestring) != PAPO_MSGID_LEN ||
+	    (g = calloc(1, sizeof(*g))) == NULL) {
+		cJSON_Delete(json);
+		return NULL;
+	}
+	g->refs = 1;
+	g->order = order;
+	g->json = json;
+	g->id = id->valuestring;
+	return g;
+}
+
+/*
+ * Each agent gets the message once: a pending wait of one of its
+ * sessions takes it (and nothing is pushed), else a push that counts
+ * gives it, else it waits in the agent's queue, which may wake it.
+ */
 void
 mcp_message(struct mcp *m, const char *json)
 {
-	struct mcp_session *s, *next;
+	struct mcp_agent *a;
 	struct mcp_note nt;
 	struct mcp_msg *g;
-	const cJSON *id;
-	int given = 0;
+	int read = 0;
 
-	if ((g = calloc(1, sizeof(*g))) == NULL)
+	if ((g = mcp_msg_new(cJSON_Parse(json), ++m->order)) == NULL)
 		return;
-	g->refs = 1;
-	g->order = ++m->order;
-	id = cJSON_GetObjectItemCaseSensitive(g->json = cJSON_Parse(json),
-	    "id");
-	if (!cJSON_IsString(id) || strlen(id->valuestring) != PAPO_MSGID_LEN) {
-		mcp_msg_unref(g);
-		return;
-	}
-	g->id = id->valuestring;
+	snprintf(m->last, sizeof(m->last), "%s", g->id);
 	mcp_note_new(&nt, g->json);
-	for (s = TAILQ_FIRST(&m->sessions); s != NULL; s = next) {
-		next = TAILQ_NEXT(s, entry);
-		if (mcp_push(s, &nt)) {
-			given = 1;
-		} else if (!s->modern) {
-			mcp_queue_put(s, g);
-			mcp_offer(s);
-		} else if (s->wait != NULL && mcp_from_matches(s->wait->from,
-		    g->json)) {
-			struct mcp_msg **one = malloc(sizeof(*one));
+	LIST_FOREACH(a, &m->agents, entry) {
+		struct mcp_session *s, *next, *last;
+		int waiting = mcp_waiting(a, g->json), given = 0;
 
-			/* A 2026-07-28 wait gets the next message; this may
-			 * end its request's session. */
-			if (one != NULL) {
-				one[0] = mcp_msg_ref(g);
-				mcp_wait_end(s->wait, one, 1);
-			}
+		snprintf(a->seen, sizeof(a->seen), "%s", g->id);
+		/* Each session once, as in mcp_offer: the waits are answered
+		 * after this walk, and were a session moved to the end of the
+		 * line (or ended) meanwhile, the walk would not meet it again. */
+		last = TAILQ_LAST(&m->sessions, mcp_sessions);
+		for (s = TAILQ_FIRST(&m->sessions); s != NULL; s = next) {
+			next = s != last ? TAILQ_NEXT(s, entry) : NULL;
+			if (s->a == a)
+				given |= mcp_push(s, &nt, !waiting);
 		}
+		if (given) {
+			read = 1;
+			mcp_agent_active(a);
+			mcp_agents_dirty(m);
+			continue;
+		}
+		mcp_queue_put(a, g);
+		if (waiting)
+			mcp_offer(a);
+		else
+			mcp_wake_check(a);
 	}
-	if (given)
+	if (read)
 		mcp_mark_read(m, g->id);
 	mcp_note_clear(&nt);
 	mcp_msg_unref(g);
 }
 
+/* Agents, and what they were not given, kept in agents.json. */
+
+int
+mcp_agent_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 0 && n <= MCP_AGENT_MAX && strspn(name,
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+	    == n;
+}
+
+struct mcp_agent *
+mcp_agent(struct mcp *m, const char *name)
+{
+	struct mcp_agent *a;
+	size_t n = 0;
+
+	LIST_FOREACH(a, &m->agents, entry)
+		if (strcmp(a->name, name) == 0)
+			return a;
+	LIST_FOREACH(a, &m->agents, entry)
+		n++;
+	if (n >= MCP_AGENTS_MAX) {
+		log_msg(LOG_WARN, "mcp: %d agents already: '%s' refused",
+		    MCP_AGENTS_MAX, name);
+		return NULL;
+	}
+	if (strlen(name) > MCP_AGENT_MAX || (a = calloc(1, sizeof(*a))) == NULL)
+		return NULL;
+	a->m = m;
+	snprintf(a->name, sizeof(a->name), "%s", name);
+	/* A new agent starts from now: what came before is history's. */
+	snprintf(a->seen, sizeof(a->seen), "%s", m->last);
+	LIST_INIT(&a->wakers);
+	LIST_INSERT_HEAD(&m->agents, a, entry);
+	mcp_agents_dirty(m);
+	return a;
+}
+
+void
+mcp_agent_active(struct mcp_agent *a)
+{
+	a->active = loop_now_ns();
+	if (a->wake_ms != 0)
+		a->wake_taken = 1;
+}
+
+/* agents.json: for each agent, the newest message it has seen and the
+ * ids it has not been given (queued, or in an answer not yet sent). */
+static char *
+mcp_agents_text(struct mcp *m)
+{
+	const struct mcp_agent *a;
+	const struct mcp_flight *f;
+	cJSON *o = cJSON_CreateObject(), *arr, *e, *ids;
+	char *text;
+
+	cJSON_AddNumberToObject(o, "version", 1);
+	arr = cJSON_AddArrayToObject(o, "agents");
+	LIST_FOREACH(a, &m->agents, entry) {
+		e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "name", a->name);
+		cJSON_AddStringToObject(e, "seen", a->seen[0] != '\0' ?
+		    a->seen : m->last);
+		ids = cJSON_AddArrayToObject(e, "unread");
+		LIST_FOREACH(f, &m->flights, entry)
+			for (size_t i = 0; f->a == a && i < f->n; i++)
+				cJSON_AddItemToArray(ids,
+				    cJSON_CreateString(f->msgs[i]->id));
+		for (size_t i = 0; i < a->nqueue; i++)
+			cJSON_AddItemToArray(ids,
+			    cJSON_CreateString(a->queue[i]->id));
+		cJSON_AddItemToArray(arr, e);
+	}
+	text = cJSON_Print(o);
+	cJSON_Delete(o);
+	return text;
+}
+
+static void
+mcp_agents_save(void *arg)
+{
+	struct mcp *m = arg;
+	char err[PAPO_ERR_LEN], *text;
+
+	m->dirty = 0;
+	if ((text = mcp_agents_text(m)) == NULL)
+		return;
+	if (fs_write(err, m->agents_path, text, strlen(text)) == -1)
+		log_msg(LOG_WARN, "mcp: %s (what agents were not given yet "
+		    "is kept in memory only)", err);
+	cJSON_free(text);
+}
+
+static void
+mcp_agents_dirty(struct mcp *m)
+{
+	if (m->dirty || m->save == NULL)
+		return;
+	m->dirty = 1;
+	loop_timer_set(m->save, loop_now_ns() + MCP_SAVE_NS);
+}
+
+/* Asks the node for what a was not given: the ids of unread (a JSON
+ * array, or NULL) and everything of the others after message seen. */
+static void
+mcp_agent_restore(struct mcp *m, struct mcp_agent *a, const char *seen,
+    const cJSON *unread)
+{
+	struct node_msg *req = node_msg_new(NODE_HISTORY);
+	const cJSON *id;
+	size_t len = 0;
+
+	if (req == NULL || (req->to = strdup(a->name)) == NULL ||
+	    (req->text = malloc((size_t)cJSON_GetArraySize(unread) *
+	    (PAPO_MSGID_LEN + 1) + 1)) == NULL) {
+		node_msg_free(req);
+		return;
+	}
+	cJSON_ArrayForEach(id, unread)
+		if (cJSON_IsString(id) && strlen(id->valuestring) ==
+		    PAPO_MSGID_LEN) {
+			memcpy(req->text + len, id->valuestring, PAPO_MSGID_LEN);
+			len += PAPO_MSGID_LEN;
+			req->text[len++] = ' ';
+		}
+	req->text[len] = '\0';
+	req->ctx = m;
+	req->after_set = 1;
+	snprintf(req->after, sizeof(req->after), "%s", seen);
+	req->limit = MCP_UNSEEN_MAX;
+	a->restoring = 1;
+	node_submit(m->node, req);
+}
+
+int
+mcp_agents_load(char err[PAPO_ERR_LEN], struct mcp *m)
+{
+	char buf[MCP_AGENTS_FILE_MAX + 1];
+	const cJSON *e;
+	cJSON *o;
+	ssize_t n;
+	int fd;
+
+	if ((m->save == NULL && (m->save = loop_timer_new(m->loop,
+	    mcp_agents_save, m)) == NULL) || (m->waking == NULL &&
+	    (m->waking = loop_timer_new(m->loop, mcp_waking, m)) == NULL))
+		return -1;
+	if ((fd = open(m->agents_path, O_RDONLY | O_CLOEXEC)) == -1) {
+		struct mcp_agent *a;
+
+		if (errno != ENOENT) {
+			snprintf(err, PAPO_ERR_LEN, "%s: %s", m->agents_path,
+			    strerror(errno));
+			return -1;
+		}
+		/* A home from before agents.json, or a new one: the daemon's
+		 * agent starts at the log's end (nothing old given again). */
+		if ((a = mcp_agent(m, "")) == NULL)
+			return -1;
+		mcp_agent_restore(m, a, "", NULL);
+		a->restoring = 2;
+		return 0;
+	}
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n < 0 || (size_t)n >= sizeof(buf) - 1) {
+		snprintf(err, PAPO_ERR_LEN, "%s: %s", m->agents_path, n < 0 ?
+		    strerror(errno) : "too large");
+		return -1;
+	}
+	buf[n] = '\0';
+	if ((o = cJSON_Parse(buf)) == NULL ||
+	    !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(o, "agents"))) {
+		char aside[sizeof(m->agents_path) + 8];
+
+		/* Kept aside, not lost; the agents start at the log's end,
+		 * as on a first start. */
+		cJSON_Delete(o);
+		snprintf(aside, sizeof(aside), "%s.bad", m->agents_path);
+		if (rename(m->agents_path, aside) == -1) {
+			snprintf(err, PAPO_ERR_LEN, "%s is damaged, and cannot be "
+			    "moved aside: %s", m->agents_path, strerror(errno));
+			return -1;
+		}
+		log_msg(LOG_WARN, "%s is damaged: kept as %s; what agents were "
+		    "given starts afresh", m->agents_path, aside);
+		return mcp_agents_load(err, m);
+	}
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "agents")) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+		const cJSON *seen = cJSON_GetObjectItemCaseSensitive(e, "seen");
+		struct mcp_agent *a;
+
+		if (!cJSON_IsString(name) || !cJSON_IsString(seen) ||
+		    (a = mcp_agent(m, name->valuestring)) == NULL)
+			continue;
+		snprintf(a->seen, sizeof(a->seen), "%s", seen->valuestring);
+		mcp_agent_restore(m, a, seen->valuestring,
+		    cJSON_GetObjectItemCaseSensitive(e, "unread"));
+	}
+	cJSON_Delete(o);
+	if (mcp_agent(m, "") == NULL)
+		return -1;
+	return 0;
+}
+
+int
+mcp_owns(const struct mcp *m, const struct node_msg *msg)
+{
+	return msg->ctx == m;
+}
+
+/*
+ * What an agent was not given, read back from the log: into its queue,
+ * before anything that arrived since (a first start only learns where
+ * the log ends).
+ */
+void
+mcp_node_answer(struct mcp *m, struct node_msg *msg)
+{
+	struct mcp_agent *a = NULL, *it;
+	cJSON *o = msg->json != NULL ? cJSON_Parse(msg->json) : NULL;
+	const cJSON *v, *last, *more;
+
+	LIST_FOREACH(it, &m->agents, entry)
+		if (msg->to != NULL && strcmp(it->name, msg->to) == 0)
+			a = it;
+	if (a == NULL || o == NULL) {
+		if (msg->code != 0)
+			log_msg(LOG_WARN, "mcp: cannot read back what agents "
+			    "were not given: %s", msg->err);
+		goto out;
+	}
+	last = cJSON_GetObjectItemCaseSensitive(o, "last");
+	more = cJSON_GetObjectItemCaseSensitive(o, "more");
+	if (cJSON_IsString(last) && m->last[0] == '\0')
+		snprintf(m->last, sizeof(m->last), "%s", last->valuestring);
+	if (a->restoring == 1) {
+		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(o,
+		    "messages")) {
+			struct mcp_msg *g = mcp_msg_new(cJSON_Duplicate(v, 1),
+			    ++m->restored);
+
+			if (g != NULL) {
+				mcp_queue_put(a, g);
+				mcp_msg_unref(g);
+			}
+		}
+		if (cJSON_IsNumber(more))
+			a->dropped += (uint64_t)more->valuedouble;
+		log_msg(LOG_DEBUG, "mcp: agent '%s': %zu messages not given "
+		    "yet", a->name, a->nqueue);
+	}
+	/* Everything in the log up to its newest is now queued, given, or
+	 * this member's own. */
+	if (cJSON_IsString(last))
+		snprintf(a->seen, sizeof(a->seen), "%s", last->valuestring);
+	a->restoring = 0;
+	mcp_agents_dirty(m);
+	mcp_offer(a);
+	mcp_wake_check(a);
+out:
+	cJSON_Delete(o);
+	node_msg_free(msg);
+}
+
+void
+mcp_agents_free(struct mcp *m)
+{
+	struct mcp_agent *a;
+
+	if (m->save != NULL)
+		mcp_agents_save(m);
+	while ((a = LIST_FIRST(&m->agents)) != NULL) {
+		mcp_wakers_free(a);
+		LIST_REMOVE(a, entry);
+		for (size_t i = 0; i < a->nqueue; i++)
+			mcp_msg_unref(a->queue[i]);
+		free(a->queue);
+		free(a);
+	}
+	loop_timer_free(m->save);
+	loop_timer_free(m->waking);
+	m->save = m->waking = NULL;
+}

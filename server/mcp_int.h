@@ -20,10 +20,10 @@
 #define MCP_HISTORY_URI "papo://room/history"
 
 struct mcp_session;
-struct mcp_msg;                      /* a room message: mcp_deliver.c's */
 struct mcp_wait;                     /* a wait in progress: mcp_deliver.c's */
 struct mcp_text;                     /* an event's text: mcp.c's */
 struct mcp_slot;                     /* a replay ring's event: mcp.c's */
+struct mcp_waker;                    /* a /api/wake poll: mcp_wake.c's */
 
 /* What a subscriptions/listen stream asked for (and was granted). */
 #define MCP_WANT_CHANNEL 0x1         /* notifications/claude/channel */
@@ -52,7 +52,7 @@ struct mcp_stream {
 struct mcp_flight {
 	LIST_ENTRY(mcp_flight) entry;   /* in m->flights */
 	struct mcp *m;                  /* NULL once mcp_free ran */
-	struct mcp_session *s;          /* NULL once the session ended */
+	struct mcp_agent *a;            /* whose; NULL once mcp_free ran */
 	struct mcp_msg **msgs;          /* a wait's, given back if unsent */
 	size_t n;
 	char *ids;                      /* "ID ID ..." of what it gives */
@@ -67,7 +67,8 @@ struct mcp_session {
 	int modern;                  /* one 2026-07-28 request's: no id, it
 	                              * ends when its request does */
 	int closing;                 /* being freed */
-	int channels;                /* opted in: a push is a delivery */
+	struct mcp_agent *a;         /* the agent it serves */
+	int channels;                /* MCP_PUSH_*: what a push is to it */
 	int level;                   /* index in mcp_levels, -1: none set */
 	int subscribed;              /* to papo://room/history */
 	uint64_t last;               /* when it was last used (loop_now_ns) */
@@ -75,16 +76,64 @@ struct mcp_session {
 	struct mcp_slot *ring;       /* MCP_KEEP events written to its GET
 	                              * streams; NULL until one opened */
 	LIST_HEAD(, mcp_stream) streams;
+	struct mcp_wait *wait;
+};
+
+/*
+ * A room message from another member, parsed once and shared by every
+ * queue and answer that holds it (mcp_deliver.c makes them).
+ */
+struct mcp_msg {
+	unsigned refs;
+	uint64_t order;              /* arrival on this daemon: room order */
+	cJSON *json;
+	const char *id;              /* in json */
+};
+
+/* What a push on a session's streams is (docs/MCP.md, "Delivery"). */
+#define MCP_PUSH_NONE 0              /* nothing: the session did not ask */
+#define MCP_PUSH_ASKED 1             /* shown, maybe: ?channels=on only;
+                                      * the message stays for wait */
+#define MCP_PUSH_GIVES 2             /* given: the client declared it
+                                      * takes claude/channel */
+
+#define MCP_AGENT_MAX 64             /* bytes of an agent's name */
+#define MCP_AGENTS_MAX 64            /* agents a daemon keeps */
+
+/*
+ * An agent that talks to this daemon, whatever its sessions: the
+ * daemon's own ("" : every client that names none), or one named by
+ * ?agent=NAME (papo mcp --agent NAME).  Each message from another member
+ * is given to each agent once.  What it has not been given yet is its
+ * queue (and the answers in flight); that and the newest message it has
+ * seen are kept in agents.json, so a restart loses nothing of it.
+ */
+struct mcp_agent {
+	LIST_ENTRY(mcp_agent) entry; /* m->agents */
+	struct mcp *m;
+	char name[MCP_AGENT_MAX + 1];
 	struct mcp_msg **queue;      /* not given yet, oldest first */
 	size_t nqueue, capqueue;
 	uint64_t dropped;            /* let go from a full queue */
-	struct mcp_wait *wait;
+	char seen[PAPO_MSGID_LEN + 1];   /* the newest message queued or
+	                                  * given to it; "": none yet */
+	int restoring;               /* its agents.json entry is being read
+	                              * back from the log */
+	uint64_t active;             /* when a wait of it last began or
+	                              * ended, or a history gave (loop ns) */
+	/* Waking it (docs/MCP.md, "Waking an idle agent"): a burst is a run
+	 * of messages that found it idle; each is woken once. */
+	uint64_t burst, woken;
+	uint64_t wake_ms;            /* when it was last woken (wall ms) */
+	char wake_by[16];            /* by what: "inbox", "hook" */
+	int wake_taken;              /* a wait or history followed */
+	LIST_HEAD(, mcp_waker) wakers;
 };
 
 struct mcp {
 	struct loop *loop;
 	struct node *node;
-	TAILQ_HEAD(, mcp_session) sessions;
+	TAILQ_HEAD(mcp_sessions, mcp_session) sessions;
 	size_t nsessions;            /* of 2025 (with an id) */
 	size_t nstreams;             /* GET and listen streams open */
 	uint64_t idle_ns;            /* a 2025 session unused this long ends */
@@ -93,6 +142,14 @@ struct mcp {
 	struct loop_timer *expiry;
 	LIST_HEAD(, mcp_flight) flights;
 	cJSON **schemas;             /* each tool's input schema, parsed once */
+	LIST_HEAD(, mcp_agent) agents;
+	char agents_path[4096];      /* $PAPO_HOME/agents.json */
+	char last[PAPO_MSGID_LEN + 1];   /* the log's newest message known */
+	struct loop_timer *save;     /* agents.json is written soon */
+	int dirty;                   /* and save is armed */
+	uint64_t restored;           /* orders of messages read back */
+	struct loop_timer *waking;   /* idle agents are looked at */
+	uint64_t waking_at;          /* when it is armed for (0: not) */
 };
 
 /* mcp.c: JSON-RPC text and answers. */
@@ -112,6 +169,10 @@ void mcp_reply_error(struct http_req *r, int status, const cJSON *id,
 int mcp_accepts(struct http_req *r, const char *type);
 /* A tool's result: structured (taken), or an error for the model. */
 cJSON *mcp_tool_result(cJSON *structured, const char *error);
+/* Answers r with a tool error (isError) saying msg: a mistake in a
+ * tool's arguments, which the model corrects (not -32602). */
+void mcp_tool_error(struct mcp_session *s, struct http_req *r,
+    const cJSON *id, const char *msg);
 
 /* mcp.c: shared texts, sessions and their streams. */
 
@@ -125,10 +186,13 @@ void mcp_touch(struct mcp_session *s);
 void mcp_session_release(struct mcp_session *s);
 /* The session's newest GET stream, or NULL. */
 struct mcp_stream *mcp_get_stream(struct mcp_session *s);
-/* Writes t to the GET stream ms with the session's next event id, and
- * keeps it for replay. */
+/* Writes t to the GET stream ms (NULL: none open) with the session's
+ * next event id, and keeps it for replay; id names the room message it
+ * carries (or NULL). */
 void mcp_event(struct mcp_session *s, struct mcp_stream *ms,
-    struct mcp_text *t);
+    struct mcp_text *t, const char *id);
+/* Whether the room message id is among the events kept for replay. */
+int mcp_ring_has(const struct mcp_session *s, const char *id);
 /* Writes json (NULL: nothing) to st as an event without an id. */
 void mcp_send(struct http_stream *st, const char *json);
 /* Writes a notification to the listen stream ms, tagged with its id. */
@@ -159,5 +223,31 @@ void tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *args, const cJSON *meta);
 /* A stream that delivers opened: s's queue goes out on ms, given. */
 void mcp_flush(struct mcp_session *s, struct mcp_stream *ms);
+/* The agent named name ("": the daemon's own), made when new; NULL
+ * without memory. */
+struct mcp_agent *mcp_agent(struct mcp *m, const char *name);
+/* Reads agents.json back (at start); -1 with err when it is damaged. */
+int mcp_agents_load(char err[PAPO_ERR_LEN], struct mcp *m);
+/* Writes agents.json now (at stop), and frees the agents. */
+void mcp_agents_free(struct mcp *m);
+/* The agent's messages were given some way: it is not idle now. */
+void mcp_agent_active(struct mcp_agent *a);
+/* Whether a session of a has a wait pending that msg (NULL: any) would
+ * answer. */
+int mcp_waiting(const struct mcp_agent *a, const cJSON *msg);
+
+/* mcp_wake.c: waking an idle agent. */
+
+/* Something changed for a (a message queued, a wait over, a caller
+ * came): answers a caller when a needs waking, else arms m->waking. */
+void mcp_wake_check(struct mcp_agent *a);
+/* m->waking's callback: every agent is looked at again. */
+void mcp_waking(void *arg);
+/* Answers a's waiting callers 503 (the daemon stops) and frees them. */
+void mcp_wakers_free(struct mcp_agent *a);
+/* GET /api/wake (mcp.c's route table). */
+void mcp_wake_get(struct http_req *r, void *arg);
+/* status: the wake part of a's state, as JSON. */
+cJSON *mcp_wake_json(const struct mcp_agent *a);
 
 #endif

@@ -429,7 +429,7 @@ oauth_asm(struct http_req *r, void *arg)
 /* Access tokens, for http.c. */
 
 static int
-oauth_accept(void *arg, const char *token)
+oauth_accept(void *arg, const char *token, struct http_grant *grant)
 {
 	struct oauth *o = arg;
 	unsigned char h[GRANTS_HASH_LEN];
@@ -446,7 +446,24 @@ oauth_accept(void *arg, const char *token)
 		gr->last_used = now;
 		o->dirty = 1;
 	}
+	/* What the token opens ends with it (http.c keeps the time). */
+	snprintf(grant->id, sizeof(grant->id), "%s", gr->id);
+	grant->expires_ms = gr->access_expires * 1000;
 	return 1;
+}
+
+/*
+ * Drops gr, and with it whatever its tokens opened: streams and waits
+ * end now, not when their tokens would have expired.
+ */
+static void
+oauth_drop(struct oauth *o, struct grant *gr)
+{
+	char id[GRANTS_ID_LEN + 1];
+
+	snprintf(id, sizeof(id), "%s", gr->id);
+	grants_remove(o->grants, gr);
+	http_grant_ended(o->http, id);
 }
 
 static const char *
@@ -488,7 +505,7 @@ oauth_issue(struct http_req *r, struct oauth *o, struct grant *gr)
 	/* The tokens go out only once they are on disk: a client must
 	 * never hold a token a restart would forget. */
 	if (oauth_save(o) == -1) {
-		grants_remove(o->grants, gr);
+		oauth_drop(o, gr);
 		oauth_error(r, 500, "server_error", "the grant could not be "
 		    "stored");
 		goto out;
@@ -564,6 +581,7 @@ oauth_token_code(struct http_req *r, struct oauth *o, const char *body)
 		 * the tokens it gave are taken back (RFC 6749 4.1.2). */
 		if (c->grant[0] != '\0' &&
 		    grants_revoke(o->grants, c->grant) == 0) {
+			http_grant_ended(o->http, c->grant);
 			log_msg(LOG_WARN, "oauth: a code of %s was used twice; "
 			    "its grant %s is revoked", c->client_id, c->grant);
 			oauth_save(o);
@@ -605,6 +623,7 @@ oauth_token_code(struct http_req *r, struct oauth *o, const char *body)
 	snprintf(gr->client_name, sizeof(gr->client_name), "%s",
 	    c->client_name);
 	snprintf(gr->resource, sizeof(gr->resource), "%s", o->resource);
+	snprintf(gr->redirect, sizeof(gr->redirect), "%s", c->redirect);
 	snprintf(gr->scope, sizeof(gr->scope), "%s", OAUTH_SCOPE);
 	snprintf(c->grant, sizeof(c->grant), "%s", gr->id);
 	log_msg(LOG_INFO, "oauth: grant %s for %s", gr->id, gr->client_id);
@@ -638,7 +657,7 @@ oauth_token_refresh(struct http_req *r, struct oauth *o, const char *body)
 			log_msg(LOG_WARN, "oauth: a rotated refresh token of "
 			    "grant %s (%s) was used again; the grant is "
 			    "revoked", gr->id, gr->client_id);
-			grants_remove(o->grants, gr);
+			oauth_drop(o, gr);
 			oauth_save(o);
 			oauth_error(r, 400, "invalid_grant", "this refresh "
 			    "token was used already; the grant is revoked");
@@ -654,7 +673,7 @@ oauth_token_refresh(struct http_req *r, struct oauth *o, const char *body)
 		return;
 	}
 	if (gr->refresh_expires <= now) {
-		grants_remove(o->grants, gr);
+		oauth_drop(o, gr);
 		oauth_save(o);
 		oauth_error(r, 400, "invalid_grant", "the refresh token has "
 		    "expired");
@@ -952,11 +971,17 @@ oauth_api_revoke(struct http_req *r, void *arg)
 	} else if (grants_revoke(o->grants, id->valuestring) == -1) {
 		http_reply_error(r, 404, "there is no grant %.32s (papo tokens "
 		    "lists them)", id->valuestring);
-	} else if (oauth_save(o) == -1) {
-		http_reply_error(r, 500, "the revocation could not be stored");
 	} else {
-		log_msg(LOG_INFO, "oauth: grant %s revoked", id->valuestring);
-		http_reply(r, 200, "{\"revoked\":true}");
+		/* What the grant opened ends now, stored or not. */
+		http_grant_ended(o->http, id->valuestring);
+		if (oauth_save(o) == -1) {
+			http_reply_error(r, 500, "the revocation could not be "
+			    "stored");
+		} else {
+			log_msg(LOG_INFO, "oauth: grant %s revoked",
+			    id->valuestring);
+			http_reply(r, 200, "{\"revoked\":true}");
+		}
 	}
 	cJSON_Delete(j);
 }

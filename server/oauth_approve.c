@@ -92,7 +92,8 @@ oauth_html(char *out, size_t n, const char *s)
 /* /authorize */
 
 /* An error page, for what cannot go back to the client: an unknown
- * client or redirect URI (RFC 6749 4.1.2.1 forbids redirecting then). */
+ * client or redirect URI (RFC 6749 4.1.2.1 forbids redirecting then),
+ * or one never approved (oauth_authorize_error). */
 static void
 oauth_page_error(struct http_req *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -150,6 +151,29 @@ oauth_redirect_error(struct http_req *r, struct oauth *o,
 	oauth_urlenc(enc, sizeof(enc), desc);
 	snprintf(q, sizeof(q), "error=%s&error_description=%s", code, enc);
 	oauth_redirect(r, o, redirect, q, state, has_state);
+}
+
+/*
+ * An error in a request whose client and redirect URI are known: back
+ * to the client (RFC 6749 4.1.2.1) when a person approved this client
+ * with this redirect URI once (a grant holds), else papo's own page.
+ * Anyone may register a client with any redirect URI, so until then a
+ * redirect would make papo an open redirector to it.
+ */
+static void
+oauth_authorize_error(struct http_req *r, struct oauth *o, int approved,
+    const char *redirect, const char *state, const char *code,
+    const char *desc)
+{
+	if (approved) {
+		oauth_redirect_error(r, o, redirect, state, state != NULL,
+		    code, desc);
+		return;
+	}
+	oauth_page_error(r, 400, "The client's request is not valid (%s: "
+	    "%s). papo shows this here instead of sending the browser back "
+	    "to the client, since no one has approved this client with this "
+	    "redirect URI yet; start again from the client.", code, desc);
 }
 
 /* The Content-Security-Policy of the approval page: nothing loads, the
@@ -284,6 +308,7 @@ oauth_authorize_get(struct http_req *r, void *arg)
 	struct oauth_pending *p;
 	unsigned char h[GRANTS_HASH_LEN];
 	size_t i;
+	int approved;
 
 	if (client_id[0] == '\0' || strlen(client_id) > GRANTS_URI_MAX) {
 		oauth_page_error(r, 400, "The request names no client "
@@ -318,31 +343,32 @@ oauth_authorize_get(struct http_req *r, void *arg)
 		return;
 	}
 	/* The redirect is the client's own: from here errors go back to
-	 * it (RFC 6749 4.1.2.1). */
+	 * it (RFC 6749 4.1.2.1), once a person approved it there. */
+	approved = grants_approved(o->grants, c->id, redirect, oauth_now());
 	if (state != NULL && strlen(state) > OAUTH_STATE_MAX) {
-		oauth_redirect_error(r, o, redirect, NULL, 0,
+		oauth_authorize_error(r, o, approved, redirect, NULL,
 		    "invalid_request", "state is longer than 512 bytes");
 		return;
 	}
 	if (strcmp(rtype, "code") != 0) {
-		oauth_redirect_error(r, o, redirect, state, state != NULL,
+		oauth_authorize_error(r, o, approved, redirect, state,
 		    "unsupported_response_type", "papo gives codes only "
 		    "(response_type=code)");
 		return;
 	}
 	if (strcmp(method, "S256") != 0 || strlen(challenge) != 43) {
-		oauth_redirect_error(r, o, redirect, state, state != NULL,
+		oauth_authorize_error(r, o, approved, redirect, state,
 		    "invalid_request", "PKCE is required: code_challenge (43 "
 		    "characters) with code_challenge_method=S256");
 		return;
 	}
 	if (!oauth_scope_ok(scope)) {
-		oauth_redirect_error(r, o, redirect, state, state != NULL,
+		oauth_authorize_error(r, o, approved, redirect, state,
 		    "invalid_scope", "scope is malformed (RFC 6749 3.3)");
 		return;
 	}
 	if (resource != NULL && !oauth_resource_ours(o, resource)) {
-		oauth_redirect_error(r, o, redirect, state, state != NULL,
+		oauth_authorize_error(r, o, approved, redirect, state,
 		    "invalid_target", "this server grants access to its own "
 		    "MCP endpoint only");
 		return;
@@ -359,6 +385,20 @@ oauth_authorize_get(struct http_req *r, void *arg)
 	}
 	p->expires = oauth_now() + OAUTH_PENDING_S;
 	oauth_page(r, 200, p, NULL);
+}
+
+/* Too many wrong tokens from this client address, on any page. */
+static void
+oauth_page_slow(struct http_req *r, unsigned wait_s)
+{
+	char v[16];
+
+	snprintf(v, sizeof(v), "%u", wait_s);
+	http_reply_header(r, "Retry-After", v);
+	oauth_page_error(r, 429, "Too many wrong tokens came from your "
+	    "address: papo checks one a second from it until a minute passes "
+	    "without a wrong one. Go back, wait a moment, and enter the "
+	    "token again.");
 }
 
 static struct oauth_code *
@@ -383,6 +423,7 @@ oauth_authorize_post(struct http_req *r, void *arg)
 	char id[OAUTH_VALUE_MAX + 1], token[OAUTH_VALUE_MAX + 1];
 	char decision[32];
 	struct oauth_pending *p;
+	unsigned wait;
 	size_t len;
 	const char *body = http_req_body(r, &len);
 
@@ -415,9 +456,21 @@ oauth_authorize_post(struct http_req *r, void *arg)
 		p->expires = 0;
 		return;
 	}
+	/* Wrong tokens count per client address too, across pages: a
+	 * slowed client has one checked a second (http.c's throttle). */
+	if ((wait = http_auth_wait(r)) > 0) {
+		oauth_page_slow(r, wait);
+		return;
+	}
 	if (oauth_form(body, "token", token, sizeof(token)) != 1 ||
 	    !oauth_token_ok(o, token)) {
 		sodium_memzero(token, sizeof(token));
+		if (http_auth_failed(r)) {
+			if (++p->tries >= OAUTH_TRIES_MAX)
+				p->expires = 0;
+			oauth_page_slow(r, 1);
+			return;
+		}
 		if (++p->tries >= OAUTH_TRIES_MAX) {
 			p->expires = 0;
 			oauth_page_error(r, 403, "Too many wrong tokens: this "
@@ -457,25 +510,17 @@ oauth_approved(struct http_req *r, struct oauth *o, struct oauth_pending *p)
 /* The dashboard's approval: /api/oauth/. */
 
 /*
- * Whether r comes from a browser on this machine: a loopback Host and
- * no forwarding headers (a tunnel delivers over loopback too, but says
- * so, or names a public host).  Approving on the dashboard is for the
- * person at the daemon's machine.
+ * Whether r comes from a browser on this machine: a Host and
+ * http_req_remote's verdict, so that the Host names and the forwarding
+ * headers a tunnel or proxy adds are one list for the whole daemon (a
+ * tunnel delivers over loopback too, but says so, or names a public
+ * host).  Approving on the dashboard is for the person at the daemon's
+ * machine.
  */
 static int
 oauth_local(struct http_req *r)
 {
-	const char *host = http_req_header(r, "Host");
-	static const char *const fwd[] = { "Forwarded", "X-Forwarded-For",
-	    "X-Forwarded-Host", "X-Forwarded-Proto", "X-Real-IP" };
-
-	if (host == NULL || !oauth_loopback_host(host, host[0] == '[' ?
-	    strcspn(host, "]") + 1 : strcspn(host, ":")))
-		return 0;
-	for (size_t i = 0; i < sizeof(fwd) / sizeof(fwd[0]); i++)
-		if (http_req_header(r, fwd[i]) != NULL)
-			return 0;
-	return 1;
+	return http_req_header(r, "Host") != NULL && !http_req_remote(r);
 }
 
 /* GET /api/oauth/pending: the approval pages open now, for the

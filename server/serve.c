@@ -9,8 +9,10 @@
  * thread; once the loop runs, nothing here may block, since every HTTP
  * client and every answer of the node waits on this one thread.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +22,7 @@
 #include <sys/file.h>
 #include <sys/signalfd.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -55,7 +58,11 @@ struct papo {
 	char *invite;            /* the newest, as serve.json has it */
 	struct loop_timer *banner; /* the wait for the relay (serve_banner) */
 	int banner_shown;
+	int first;               /* this start made or joined the room */
+	char room[PAPO_NAME_MAX + 1];
+	char fpr[PAPO_FPR_LEN + 1]; /* room_describe's, for the logs */
 	char quic[128];
+	char refused[PAPO_ERR_LEN]; /* why the room shut us out, or "" */
 	char lockpath[SERVE_PATH_MAX];
 	char jsonpath[SERVE_PATH_MAX];
 };
@@ -81,47 +88,82 @@ serve_paths(char err[PAPO_ERR_LEN], struct papo *p)
 }
 
 /*
- * Takes serve.lock, so that two daemons never share one home.  The lock
- * file stays when the daemon stops: removing it would let a daemon that
- * opened it just before lock a file no one else can see.
+ * Takes the lock at path (home's serve.lock) into *fd, so that two
+ * daemons never share one home, nor a command replace a daemon's room
+ * under it.  The lock file stays when the daemon stops: removing it would
+ * let a daemon that opened it just before lock a file no one else can
+ * see.  create 0: a home without the file has no daemon (*fd -1).
  */
 static int
-serve_lock(char err[PAPO_ERR_LEN], struct papo *p)
+serve_flock(char err[PAPO_ERR_LEN], const char *path, const char *home,
+    int create, int *fd)
 {
 	char buf[32];
 	ssize_t n;
 	long pid;
-	int fd;
 
-	if ((fd = open(p->lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1) {
-		snprintf(err, PAPO_ERR_LEN, "cannot open %s: %s", p->lockpath,
+	*fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+	if (*fd == -1) {
+		if (!create && errno == ENOENT)
+			return 0;
+		snprintf(err, PAPO_ERR_LEN, "cannot open %s: %s", path,
 		    strerror(errno));
 		return -1;
 	}
-	if (flock(fd, LOCK_EX | LOCK_NB) == -1) {
-		if (errno != EWOULDBLOCK) {
-			snprintf(err, PAPO_ERR_LEN, "cannot lock %s: %s",
-			    p->lockpath, strerror(errno));
-		} else {
-			n = pread(fd, buf, sizeof(buf) - 1, 0);
-			buf[n > 0 ? n : 0] = '\0';
-			if ((pid = strtol(buf, NULL, 10)) > 0)
-				snprintf(err, PAPO_ERR_LEN, "another papo serve "
-				    "(pid %ld) is running on %s", pid,
-				    p->cfg->home);
-			else
-				snprintf(err, PAPO_ERR_LEN, "another papo serve "
-				    "is running on %s", p->cfg->home);
-		}
-		close(fd);
-		return -1;
+	if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno != EWOULDBLOCK) {
+		snprintf(err, PAPO_ERR_LEN, "cannot lock %s: %s", path,
+		    strerror(errno));
+	} else {
+		n = pread(*fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		if ((pid = strtol(buf, NULL, 10)) > 0)
+			snprintf(err, PAPO_ERR_LEN, "another papo serve (pid %ld) "
+			    "is running on %s", pid, home);
+		else
+			snprintf(err, PAPO_ERR_LEN, "another papo serve is "
+			    "running on %s", home);
 	}
+	close(*fd);
+	*fd = -1;
+	return -1;
+}
+
+static int
+serve_lock(char err[PAPO_ERR_LEN], struct papo *p)
+{
+	char buf[32];
+	int n;
+
+	if (serve_flock(err, p->lockpath, p->cfg->home, 1, &p->lockfd) == -1)
+		return -1;
 	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
-	if (ftruncate(fd, 0) == -1 || pwrite(fd, buf, (size_t)n, 0) != n)
+	if (ftruncate(p->lockfd, 0) == -1 ||
+	    pwrite(p->lockfd, buf, (size_t)n, 0) != n)
 		log_msg(LOG_WARN, "cannot write the pid into %s: %s",
 		    p->lockpath, strerror(errno));
-	p->lockfd = fd;
 	return 0;
+}
+
+int
+serve_hold(char err[PAPO_ERR_LEN], const char *home, int *fd)
+{
+	char path[SERVE_PATH_MAX], why[PAPO_ERR_LEN];
+
+	*fd = -1;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", home, SERVE_LOCK) >=
+	    sizeof(path)) {
+		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
+		return -1;
+	}
+	if (serve_flock(why, path, home, 0, fd) == 0)
+		return 0;
+	/* "another papo serve (pid N) is running on HOME" */
+	snprintf(err, PAPO_ERR_LEN, "%s; stop it first, since it holds the "
+	    "room there, then run this again", strncmp(why, "another ", 8) ==
+	    0 ? why + 8 : why);
+	return -1;
 }
 
 /*
@@ -178,9 +220,128 @@ serve_tls(char err[PAPO_ERR_LEN], struct papo *p)
 	return p->tls != NULL ? 0 : -1;
 }
 
-/* With no room in home yet, joins PAPO_INVITE's or creates one. */
+/*
+ * "ADDR:PORT" (IPv6 in brackets, "localhost") as a socket address; -1
+ * when it does not parse (the real bind's own check says why).  A
+ * wildcard becomes [::], as the QUIC socket binds both families.
+ */
 static int
-serve_room(char err[PAPO_ERR_LEN], const struct serve_config *c)
+serve_sockaddr(const char *text, int dual, struct sockaddr_storage *ss,
+    socklen_t *len, unsigned *port)
+{
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	const char *colon = strrchr(text, ':');
+	char ip[64];
+	unsigned long p;
+	char *end;
+	size_t n;
+
+	memset(ss, 0, sizeof(*ss));
+	if (colon == NULL || (n = (size_t)(colon - text)) == 0 ||
+	    n >= sizeof(ip))
+		return -1;
+	p = strtoul(colon + 1, &end, 10);
+	if (colon[1] == '\0' || *end != '\0' || p > 65535)
+		return -1;
+	*port = (unsigned)p;
+	memcpy(ip, text, n);
+	ip[n] = '\0';
+	if (strcmp(ip, "localhost") == 0)
+		snprintf(ip, sizeof(ip), "127.0.0.1");
+	if (ip[0] == '[' && ip[n - 1] == ']') {
+		ip[n - 1] = '\0';
+		if (inet_pton(AF_INET6, ip + 1, &a6->sin6_addr) != 1)
+			return -1;
+	} else if (inet_pton(AF_INET, ip, &a4->sin_addr) == 1) {
+		if (!dual || a4->sin_addr.s_addr != htonl(INADDR_ANY)) {
+			a4->sin_family = AF_INET;
+			a4->sin_port = htons((uint16_t)p);
+			*len = sizeof(*a4);
+			return 0;
+		}
+		memset(ss, 0, sizeof(*ss));
+	} else
+		return -1;
+	a6->sin6_family = AF_INET6;
+	a6->sin6_port = htons((uint16_t)p);
+	*len = sizeof(*a6);
+	return 0;
+}
+
+/* 0 when a socket of type can bind text now, else errno. */
+static int
+serve_try_bind(const char *text, int type)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	unsigned port;
+	int fd, one = 1, off = 0, rc = 0;
+
+	if (serve_sockaddr(text, type == SOCK_DGRAM, &ss, &len, &port) == -1 ||
+	    port == 0)
+		return 0;
+	fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
+	if (fd == -1 && ss.ss_family == AF_INET6 && strchr(text, '[') == NULL) {
+		/* No IPv6 here: the wildcard is IPv4's. */
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+
+		memset(&ss, 0, sizeof(ss));
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)port);
+		len = sizeof(*a4);
+		fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+	}
+	if (fd == -1)
+		return 0;
+	/* As http.c and quic.c bind: a port in TIME_WAIT is free. */
+	if (type == SOCK_STREAM)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	else if (ss.ss_family == AF_INET6 && strchr(text, '[') == NULL)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	if (bind(fd, (struct sockaddr *)&ss, len) == -1)
+		rc = errno;
+	close(fd);
+	return rc;
+}
+
+/*
+ * Checks that the HTTP and QUIC ports can be bound before anything is
+ * made: a first start must not create a room, a certificate or a lock it
+ * then cannot serve.  Says which setting chooses another port.  The ports
+ * are bound for real later; what takes one between the two is said by
+ * that bind.
+ */
+static int
+serve_ports(char err[PAPO_ERR_LEN], const struct serve_config *c)
+{
+	static const char *const why = "another papo serve (of another "
+	    "PAPO_HOME) or another program has it";
+	int e;
+
+	if ((e = serve_try_bind(c->http, SOCK_STREAM)) != 0) {
+		snprintf(err, PAPO_ERR_LEN, "cannot serve HTTP on %s: %s%s%s; "
+		    "choose another port with --http ADDR:PORT (or PAPO_HTTP; "
+		    "port 0 picks a free one)", c->http, strerror(e),
+		    e == EADDRINUSE ? ": " : "", e == EADDRINUSE ? why : "");
+		return -1;
+	}
+	if ((e = serve_try_bind(c->listen, SOCK_DGRAM)) != 0) {
+		snprintf(err, PAPO_ERR_LEN, "cannot listen for QUIC on UDP %s: "
+		    "%s%s%s; choose another port with --listen ADDR:PORT (or "
+		    "PAPO_LISTEN; port 0 picks a free one)", c->listen,
+		    strerror(e), e == EADDRINUSE ? ": " : "",
+		    e == EADDRINUSE ? why : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* With no room in home yet, joins PAPO_INVITE's or creates one, and
+ * sets *made. */
+static int
+serve_room_make(char err[PAPO_ERR_LEN], const struct serve_config *c,
+    int *made)
 {
 	char path[SERVE_PATH_MAX], listen[128], why[PAPO_ERR_LEN];
 	const char *name = c->name;
@@ -206,20 +367,35 @@ serve_room(char err[PAPO_ERR_LEN], const struct serve_config *c)
 		return -1;
 	}
 	if (c->invite != NULL && c->invite[0] != '\0') {
-		if (room_join(why, c->home, c->invite, name, c->about, 0) == -1) {
+		if (room_join(why, c->home, c->invite, name, c->about, NULL) == -1) {
 			snprintf(err, PAPO_ERR_LEN, "PAPO_INVITE: %s", why);
 			return -1;
 		}
 		log_msg(LOG_INFO, "joined the room of PAPO_INVITE as %s", name);
+		*made = 1;
 		return 0;
 	}
 	serve_invite_listen(c->listen, listen, sizeof(listen));
-	if (room_create(err, c->home, name, c->about, c->room, 0, listen,
+	if (room_create(err, c->home, name, c->about, c->room, NULL, listen,
 	    &invite) == -1)
 		return -1;
 	free(invite);
 	log_msg(LOG_INFO, "created a new room in %s; you are %s", c->home, name);
+	*made = 1;
 	return 0;
+}
+
+/* The room, made first if need be (p->first), and its name and
+ * fingerprint for the banner. */
+static int
+serve_room(char err[PAPO_ERR_LEN], struct papo *p)
+{
+	const struct serve_config *c = p->cfg;
+
+	p->first = 0;
+	if (serve_room_make(err, c, &p->first) == -1)
+		return -1;
+	return room_describe(err, c->home, p->room, p->fpr);
 }
 
 /*
@@ -336,10 +512,14 @@ static int serve_write_json(char err[PAPO_ERR_LEN], struct papo *p,
     const char *quic, const char *invite);
 
 /*
- * Prints the URLs and the invite, once.  With a TURN relay the invite
- * waits for the relay's first answer, up to SERVE_RELAY_WAIT_NS: an
- * invite without our relayed address leaves a joiner behind another NAT
- * no way in (docs/REACHABILITY.md).
+ * Prints the URLs and the room, once.  The invite holds the room's
+ * secret: it is printed only on the start that made the room and only to
+ * a terminal, never into a log (docker logs, the journal, serve.log);
+ * the room's name and fingerprint tell rooms apart there, and 'papo
+ * invite' prints the invite whenever it is wanted (docs/SECURITY.md).
+ * With a TURN relay the banner waits for the relay's first answer, up
+ * to SERVE_RELAY_WAIT_NS: an invite without our relayed address leaves
+ * a joiner behind another NAT no way in (docs/REACHABILITY.md).
  */
 static void
 serve_banner(struct papo *p)
@@ -356,7 +536,10 @@ serve_banner(struct papo *p)
 	if (p->tls != NULL)
 		printf("tls: %s, SHA-256 fingerprint %s\n", tls_certfile(p->tls),
 		    tls_fingerprint(p->tls));
-	printf("invite: %s\n", p->invite);
+	printf("room: %s, fingerprint %s; 'papo invite' prints its invite\n",
+	    p->room, p->fpr);
+	if (p->first && isatty(STDOUT_FILENO))
+		printf("invite: %s\n", p->invite);
 	fflush(stdout);
 }
 
@@ -389,9 +572,15 @@ serve_on_node(void *arg, uint32_t events)
 	(void)events;
 	while ((m = node_take(p->node)) != NULL) {
 		switch (m->kind) {
+		case NODE_HISTORY:
+			if (mcp_owns(p->mcp, m)) {
+				mcp_node_answer(p->mcp, m);
+				break;
+			}
+			http_node_done(m);
+			break;
 		case NODE_SEND:
 		case NODE_STATUS:
-		case NODE_HISTORY:
 		case NODE_READ:
 		case NODE_ADMIN:
 		case NODE_ROTATE:
@@ -423,6 +612,14 @@ serve_on_node(void *arg, uint32_t events)
 				    !serve_relay_pending(m->json))
 					serve_banner(p);
 			}
+			node_msg_free(m);
+			break;
+		case NODE_EV_REFUSED:
+			/* Out of the room for good: the daemon stops with
+			 * the reason (serve_run). */
+			snprintf(p->refused, sizeof(p->refused), "%s",
+			    m->text != NULL ? m->text : "refused by the room");
+			loop_stop(p->loop);
 			node_msg_free(m);
 			break;
 		case NODE_EV_SENT:
@@ -517,8 +714,9 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	    oauth_check(err, c->http, &oc) == -1 ||
 	    serve_paths(err, &p) == -1 ||
 	    serve_lock(err, &p) == -1 ||
+	    serve_ports(err, c) == -1 ||
 	    serve_tls(err, &p) == -1 ||
-	    serve_room(err, c) == -1 ||
+	    serve_room(err, &p) == -1 ||
 	    serve_signals(err, &p) == -1)
 		goto out;
 	serve_files();
@@ -546,12 +744,13 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	if ((p.oauth = oauth_new(err, p.loop, &oc)) == NULL ||
 	    (p.node = node_start(err, &nc)) == NULL)
 		goto out;
-	if ((p.sse = sse_new(p.loop)) == NULL ||
-	    (p.mcp = mcp_new(p.loop, p.node,
-	    (uint64_t)c->mcp_idle_s * 1000000000u)) == NULL) {
+	if ((p.sse = sse_new(p.loop)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto out;
 	}
+	if ((p.mcp = mcp_new(err, p.loop, p.node, c->home,
+	    (uint64_t)c->mcp_idle_s * 1000000000u)) == NULL)
+		goto out;
 	mounts[0].routes = api_routes(&mounts[0].nroutes);
 	mounts[0].arg = p.node;
 	mounts[1].routes = sse_routes(&mounts[1].nroutes);
@@ -600,9 +799,19 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 		    strerror(errno));
 		goto out;
 	}
+	if (p.refused[0] != '\0') {
+		snprintf(err, PAPO_ERR_LEN, "%s", p.refused);
+		goto out;
+	}
 	rc = 0;
 out:
 	if (p.node != NULL) {
+		/* What the node answered on its way out (sends kept in the
+		 * outbox, answered queued) reaches its clients before HTTP
+		 * stops. */
+		node_halt(p.node);
+		if (p.http != NULL)
+			serve_on_node(&p, 0);
 		if (p.loop != NULL)
 			loop_del_fd(p.loop, node_fd(p.node));
 		node_stop(p.node);

@@ -61,6 +61,14 @@ struct serve_config {
 };
 
 /*
+ * For a command that replaces home's room (papo new, papo join): takes
+ * serve.lock into *fd (-1 when home has none: no daemon ever ran there),
+ * which the caller closes when done, so that no daemon starts meanwhile.
+ * -1 with err saying to stop it when a daemon runs on home.
+ */
+int serve_hold(char err[PAPO_ERR_LEN], const char *home, int *fd);
+
+/*
  * Runs the daemon on the calling (main) thread until SIGINT or SIGTERM;
  * SIGHUP reads the TLS certificate and key again.
  * With no room in home yet, it first joins c->invite or creates one.

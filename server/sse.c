@@ -5,8 +5,14 @@
  * sends Last-Event-ID from this run gets what came after it, once; one
  * from an earlier run (the daemon restarted) gets every event kept.  Idle
  * streams get a comment every 25 s, so a client that went away is found
- * out; the timer runs only while a stream is open.  Main thread only;
- * it never blocks: writing to a stream only queues bytes.
+ * out; the timer runs only while a stream is open.  Each stream has its
+ * place in the ring: an event is queued for it at once only when it has
+ * had everything before and little waits for it; else its stream takes
+ * the events from the ring, SSE_CHUNK at a time, as its client reads
+ * (a replay, or a slow client), so what waits for one client stays
+ * small.  A client whose place left the ring fell behind: its stream
+ * ends with a comment saying so.  Main thread only; it never blocks:
+ * writing to a stream only queues bytes.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -25,6 +31,7 @@ struct sse_event {
 struct sse_sub {
 	struct http_stream *st;
 	struct sse *s;
+	uint64_t next;                /* the seq of the next event it gets */
 	LIST_ENTRY(sse_sub) entry;
 };
 
@@ -33,6 +40,8 @@ struct sse {
 	struct loop_timer *heartbeat;
 	uint64_t boot;
 	uint64_t seq;
+	uint64_t oldest;              /* the oldest seq kept (seq + 1: none) */
+	size_t bytes;                 /* of the events kept */
 	struct sse_event ring[SSE_KEEP];
 	LIST_HEAD(, sse_sub) subs;
 };
@@ -63,10 +72,8 @@ sse_write(struct sse *s, struct http_stream *st, const struct sse_event *e)
 
 	n = snprintf(head, sizeof(head), "id: %" PRIu64 "-%" PRIu64 "\nevent: %s\ndata: ",
 	    s->boot, e->seq, e->name);
-	if (http_stream_write(st, head, (size_t)n) == -1 ||
-	    http_stream_write(st, e->data, strlen(e->data)) == -1)
-		return -1;
-	return http_stream_write(st, "\n\n", 2);
+	return http_stream_event(st, head, (size_t)n, e->data,
+	    strlen(e->data));
 }
 
 static void
@@ -85,6 +92,42 @@ sse_gone(struct http_stream *st, void *arg)
 {
 	(void)st;
 	sse_unsub(arg);
+}
+
+/*
+ * Writes sub the events after its place, up to SSE_CHUNK bytes; or,
+ * when its place left the ring, a comment saying so, and ends it.
+ */
+static void
+sse_feed(struct sse_sub *sub)
+{
+	struct sse *s = sub->s;
+	char line[160];
+	int n;
+
+	if (sub->next < s->oldest) {
+		log_msg(LOG_INFO, "sse: a client fell %" PRIu64 " events "
+		    "behind; closing its stream", s->seq + 1 - sub->next);
+		n = snprintf(line, sizeof(line), ": this client fell %" PRIu64
+		    " events behind, more than are kept; the stream ends: read "
+		    "/api/history, then reconnect\n\n", s->seq + 1 - sub->next);
+		http_stream_write(sub->st, line, (size_t)n);
+		http_stream_close(sub->st);
+		sse_unsub(sub);
+		return;
+	}
+	while (sub->next <= s->seq &&
+	    http_stream_queued(sub->st) < SSE_CHUNK &&
+	    sse_write(s, sub->st, &s->ring[sub->next % SSE_KEEP]) == 0)
+		sub->next++;
+}
+
+/* sub's stream drained: the next part of what it has not had. */
+static void
+sse_more(struct http_stream *st, void *arg)
+{
+	(void)st;
+	sse_feed(arg);
 }
 
 static void
@@ -141,7 +184,7 @@ void
 sse_publish(struct sse *s, enum node_kind kind, const char *json)
 {
 	struct sse_event *e;
-	struct sse_sub *sub;
+	struct sse_sub *sub, *next;
 	const char *name = sse_name(kind);
 	char *data;
 
@@ -149,14 +192,36 @@ sse_publish(struct sse *s, enum node_kind kind, const char *json)
 		return;
 	s->seq++;
 	e = &s->ring[s->seq % SSE_KEEP];
+	if (e->data != NULL)
+		s->bytes -= strlen(e->data);
 	free(e->data);
 	e->seq = s->seq;
 	e->name = name;
 	e->data = data;
-	/* A write that finds its client too far behind only marks the
-	 * stream closing; the list is not changed under us. */
-	LIST_FOREACH(sub, &s->subs, entry)
-		sse_write(s, sub->st, e);
+	s->bytes += strlen(data);
+	if (s->oldest == 0)
+		s->oldest = 1;
+	/* The ring keeps SSE_KEEP events, and SSE_KEEP_BYTES. */
+	while (s->oldest + SSE_KEEP <= s->seq || (s->bytes > SSE_KEEP_BYTES &&
+	    s->oldest < s->seq)) {
+		struct sse_event *old = &s->ring[s->oldest % SSE_KEEP];
+
+		if (old != e) {
+			s->bytes -= strlen(old->data);
+			free(old->data);
+			old->data = NULL;
+			old->seq = 0;
+		}
+		s->oldest++;
+	}
+	/* A client behind gets it from the ring when it has read what
+	 * waits; one whose place left the ring is let go (sse_feed). */
+	for (sub = LIST_FIRST(&s->subs); sub != NULL; sub = next) {
+		next = LIST_NEXT(sub, entry);
+		if (sub->next < s->oldest ||
+		    http_stream_queued(sub->st) < SSE_CHUNK)
+			sse_feed(sub);
+	}
 }
 
 /* The sequence number after which a client resumes: 0 for everything
@@ -196,15 +261,16 @@ sse_events(struct http_req *r, void *arg)
 	sub->st = st;
 	sub->s = s;
 	LIST_INSERT_HEAD(&s->subs, sub, entry);
+	http_stream_on_drain(st, sse_more);
 	n = snprintf(retry, sizeof(retry), "retry: %d\n\n", SSE_RETRY_MS);
 	http_stream_write(st, retry, (size_t)n);
-	/* Replay what the client missed, oldest first. */
+	/* What the client missed goes out oldest first, as it reads. */
 	from = sse_resume_from(s, http_req_header(r, "Last-Event-ID"));
-	first = s->seq >= SSE_KEEP ? s->seq - SSE_KEEP + 1 : 1;
+	first = s->oldest != 0 ? s->oldest : 1;
 	if (from + 1 > first)
 		first = from + 1;
-	for (uint64_t q = first; q <= s->seq; q++)
-		sse_write(s, st, &s->ring[q % SSE_KEEP]);
+	sub->next = first;
+	sse_feed(sub);
 	loop_timer_set(s->heartbeat, loop_now_ns() + SSE_HEARTBEAT_NS);
 }
 

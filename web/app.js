@@ -52,6 +52,7 @@
     arrivals: new Set(),           // ids to highlight as new at the next layout
     replyTo: null,                 // id of the message being answered
     oldestTs: null,
+    earlier: null,
     moreBefore: true,
     retention: null,             // /api/history's retention, when any
     roomEvents: [],              // /api/history's room: key changes
@@ -753,7 +754,13 @@
     li.classList.toggle('to-me', !!m.to && (m.to_id ? m.to_id === myId() : m.to === myName()));
 
     const meta = el('div', 'meta');
-    meta.append(el('span', 'from ' + hue(m.from), m.from));
+    const from = el('span', 'from ' + hue(m.from), m.from);
+    if (m.from_id) from.title = m.from_id + (m.from_role ? ' (' + m.from_role + ')' : '');
+    meta.append(from);
+    // Names are not unique: while another member has this one, the
+    // author's short id says which of them wrote (the node's from_label).
+    if (m.from_id && m.from_label && m.from_label !== m.from)
+      meta.append(el('span', 'from-id', m.from_id.slice(0, 8) + '…'));
     if (m.to) {
       const to = el('span', 'to');
       to.append(el('span', 'arrow', '→ '), el('span', 'to-name', m.to));
@@ -972,19 +979,27 @@
     state.roomEvents = Array.isArray(h.room) ? h.room : [];
     renderRoomLog();
     const msgs = h.messages || [];
-    if (state.msgs.size === 0) state.moreBefore = msgs.length >= HISTORY_PAGE;
+    if (state.msgs.size === 0) {
+      // The node's cursor for the page before (docs/RELIABILITY.md,
+      // "History order"): absent when nothing older is left.
+      state.earlier = h.earlier || null;
+      state.moreBefore = !!h.earlier;
+    }
     addMessages(msgs, { always: true, stick: state.msgs.size === 0 });
   }
 
   async function loadOlder() {
-    if (state.oldestTs === null) return;
+    if (state.earlier === null && state.oldestTs === null) return;
     ui.older.disabled = true;
     try {
-      const h = await api('/api/history?limit=' + HISTORY_PAGE +
-        '&before=' + state.oldestTs);
+      const c = state.earlier;
+      const h = await api('/api/history?limit=' + HISTORY_PAGE + (c ?
+        '&before=' + c.before + '&before_id=' + encodeURIComponent(c.before_id) :
+        '&before=' + state.oldestTs));
       const msgs = h.messages || [];
       state.retention = h.retention || null;
-      state.moreBefore = msgs.length >= HISTORY_PAGE;
+      state.earlier = h.earlier || null;
+      state.moreBefore = !!h.earlier;
       const s = ui.scroller;
       const fromBottom = s.scrollHeight - s.scrollTop;
       addMessages(msgs, { always: true, stick: false });

@@ -19,7 +19,7 @@ PAPO=${1:?usage: conformance_auth.sh PATH_TO_PAPO}
 PAPO=$(cd "$(dirname "$PAPO")" && pwd)/$(basename "$PAPO")
 DIR=$(cd "$(dirname "$0")" && pwd)
 C=$DIR/conformance-auth
-TOKEN=conformance-token-$$
+TOKEN=conformance-token-$$-0123456789abcdef
 unset PAPO_HOME PAPO_NAME PAPO_INVITE PAPO_HTTP PAPO_LISTEN PAPO_TOKEN PAPO_PUBLIC_URL
 
 die() { echo "conformance_auth.sh: $*" >&2; echo "0 passed, 1 failed"; exit 1; }

@@ -28,7 +28,7 @@ import { daemonSet, until } from './daemons.mjs';
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const XSS = '<img src=x onerror=alert(1)>';
-const TOKEN = 'dash-s3cret-token';
+const TOKEN = 'dash-s3cret-token-0123456789abcdef';
 
 const { bin: PAPO, root, daemons, papo, serve: start, stop, killAll } = daemonSet('papo-web-');
 // Starts `papo serve` for name, as the member name (the room is created on
@@ -590,6 +590,29 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
     assert.equal(back.edges[0].dashed, false);
     assert.match((await memberRow(page, 'bo')).text, /direct/);
     assert.equal(navigations, 1, 'the page was not reloaded');
+  }, 120_000);
+
+  // Names are not unique (issue 22, item 9): eve joins as "ana", the
+  // owner's name.  Her messages, and bo's, say who wrote them by id only
+  // where a name collides.
+  step('a member who takes the owner\'s name is told apart by its short id', async () => {
+    const invite = papo(path.join(root, 'ana'), ['invite']).trim();
+    papo(path.join(root, 'eve'), ['join', invite, '--name', 'ana']);
+    const E = await start('eve', { member: 'ana' });
+    try {
+      const eveId = JSON.parse(papo(path.join(root, 'eve'), ['status', '--json'])).me.id;
+      await until('eve (as ana) known to ana', async () => (await api(A, '/api/status')).members
+        .some((m) => m.id === eveId && m.name === 'ana'), 60_000);
+      await api(E, '/api/send', { text: 'i am ana too' });
+      const m = await until('eve\'s message on the page', () => shown(page, 'i am ana too'), 30_000);
+      assert.equal(m.from, 'ana');
+      assert.ok(m.meta.includes(eveId.slice(0, 8) + '…'), `the short id beside the name: ${m.meta}`);
+      await api(B, '/api/send', { text: 'bo is the only bo' });
+      const b = await until('bo\'s message on the page', () => shown(page, 'bo is the only bo'), 30_000);
+      assert.ok(!b.meta.includes('…'), `no id where the name is bo's alone: ${b.meta}`);
+    } finally {
+      await stop(E);
+    }
   }, 120_000);
 
   step('a member ana removes is marked removed, and the removal is a line on the page', async () => {

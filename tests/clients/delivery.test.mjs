@@ -219,8 +219,19 @@ function initMsg(name, capabilities = {}) {
   };
 }
 
-// A session made with initialize and notifications/initialized.
+// The /mcp URL of the agent named name: each session of these tests
+// is an agent of its own (?agent=), so that what one is given is not
+// another's; sessions of one agent share what it is given.
+function agentUrl(url, name) {
+  const u = new URL(url);
+  u.searchParams.set('agent', name);
+  return u.toString();
+}
+
+// A session made with initialize and notifications/initialized, as the
+// agent named name.
 async function rawSession(url, name, capabilities = {}) {
+  url = agentUrl(url, name);
   const res = await post(url, null, initMsg(name, capabilities));
   const body = await res.text();
   assert.equal(res.status, 200, `initialize of ${name}: ${res.status} ${body}`);
@@ -497,7 +508,7 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
       },
     });
     const client = new Client({ name: 'papo-test-stock', version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL(A.info.mcp), { fetch: watched });
+    const transport = new StreamableHTTPClientTransport(new URL(agentUrl(A.info.mcp, 'stock')), { fetch: watched });
     await client.connect(transport);
     try {
       await within(getOpen, 5_000, 'the SDK opened no GET stream after initialize');
@@ -521,10 +532,16 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
       say(`stock client: ${N} messages in ${waits.length} waits; ${inside} arrived while it was inside a wait, ${between} between waits`);
       assert.ok(inside >= 5 && between >= 5, `the messages came both inside waits (${inside}) and between them (${between})`);
 
-      // The pushes went out anyway, on the GET stream, once each.
-      await until('the pushes of all 50 on the GET stream', () => sent.every((s) => pushed.includes(s.id)), 10_000).catch((e) => {
-        throw new Error(`${e.message}: a client that did not opt in still gets pushes; missing ${sent.filter((s) => !pushed.includes(s.id)).map((s) => s.id).join(' ')}`);
+      // The pushes went out anyway, on the GET stream, once each, for
+      // the messages that came between waits; one that a pending wait
+      // took was not pushed (a client that shows pushes would see it
+      // twice).
+      const betweenIds = sent.filter((s) => waitOf(s.id).start > s.t1).map((s) => s.id);
+      const insideIds = sent.filter((s) => waitOf(s.id).start < s.t0).map((s) => s.id);
+      await until('the pushes of the messages that came between waits', () => betweenIds.every((id) => pushed.includes(id)), 10_000).catch((e) => {
+        throw new Error(`${e.message}: a client that did not opt in still gets pushes; missing ${betweenIds.filter((id) => !pushed.includes(id)).join(' ')}`);
       });
+      assert.deepEqual(insideIds.filter((id) => pushed.includes(id)), [], 'a message a pending wait took was not pushed too');
       const twice = sent.filter((s) => pushed.filter((x) => x === s.id).length > 1).map((s) => s.id);
       assert.deepEqual(twice, [], 'each message was pushed on the GET stream once');
 
@@ -759,7 +776,7 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
     need(A && B);
     const transport = new StdioClientTransport({
       command: PAPO,
-      args: ['mcp'],
+      args: ['mcp', '--agent', 'stdio'],
       env: { ...cleanEnv, PAPO_HOME: A.home },
       stderr: 'pipe',
     });
@@ -797,7 +814,7 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
   const PER = 10;
 
   // bo's N messages of a case; pushes: [{ id, t, n }] filled by the client.
-  async function sendAndCheckPushes(label, pushes) {
+  async function sendAndCheckPushes(label, pushes, gives = true) {
     const ids = [];
     const texts = new Map();
     for (let i = 0; i < PER; i++) {
@@ -823,22 +840,26 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
     // daemon's next round, and the two cross the loopback within a
     // millisecond of each other.  That a receipt waits for its push is
     // checked where the push waits: the step after these.
-    await allRead(ids, `${label}'s pushed messages`);
+    if (gives)
+      await allRead(ids, `${label}'s pushed messages`);
     return ids;
   }
 
   // A session that did not opt in, made before the sends: its status
   // counts them as unread.
-  async function bystanderChecks(label, bystander) {
-    const st = await until(`${label}: the other session's status to say unread: ${PER}`, async () => {
+  async function bystanderChecks(label, bystander, n = PER) {
+    const st = await until(`${label}: the other session's status to say unread: ${n}`, async () => {
       const x = statusResult(await bystander.call('status'), 'status of the session that did not opt in');
-      return x.unread === PER ? x : null;
+      return x.unread === n ? x : null;
     }, 10_000);
     assert.equal(st.channels, false, `${label}: a session that did not opt in says channels: false: ${short(st)}`);
     await bystander.end();
   }
 
-  async function sdkOptIn(label, url, options) {
+  // gives: the client declared it takes pushes (then a push gives the
+  // message, and wait does not repeat it); else only the URL asked, and
+  // every pushed message still comes from wait.
+  async function sdkOptIn(label, url, options, gives = true) {
     const pushes = []; // as the SDK handed them to the client
     const arrived = new Map(); // meta.id -> when its push came off the socket
     let getOpened;
@@ -861,25 +882,32 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
     client.fallbackNotificationHandler = async (n) => {
       if (n.method === CHANNEL) pushes.push({ id: n.params?.meta?.id, t: arrived.get(n.params?.meta?.id), n });
     };
-    const transport = new StreamableHTTPClientTransport(new URL(url), { fetch: watched });
+    const transport = new StreamableHTTPClientTransport(new URL(agentUrl(url, label)), { fetch: watched });
     await client.connect(transport);
     try {
       await within(getOpen, 5_000, `${label}: the SDK opened no GET stream after initialize`);
       const s0 = statusResult(await client.callTool({ name: 'status', arguments: {} }), `${label}: status`);
-      assert.equal(s0.channels, true, `${label}: status of a client that opted in says channels: true: ${short(s0)}`);
+      assert.equal(s0.channels, gives, `${label}: status says channels: ${gives}: ${short(s0)}`);
       const bystander = await rawSession(A.info.mcp, `papo-test-${label}-bystander`);
-      const pending = client.callTool({ name: 'wait', arguments: { timeout_s: 3 } }, undefined, { timeout: 30_000 });
-      pending.catch(() => {});
-      await sleep(200);
-      const ids = await sendAndCheckPushes(label, pushes);
-      const pw = waitResult(await pending, `${label}: the wait pending during the pushes`);
-      assert.deepEqual(pw.messages.map((m) => m.id), [], `${label}: a wait pending while the messages were pushed returns none of them`);
+      const ids = await sendAndCheckPushes(label, pushes, gives);
       const w = waitResult(await client.callTool({ name: 'wait', arguments: { timeout_s: 1 } }, undefined, { timeout: 20_000 }), `${label}: wait after the pushes`);
-      assert.deepEqual(w.messages.map((m) => m.id), [], `${label}: a wait after the pushes returns none of them`);
+      assert.deepEqual(w.messages.map((m) => m.id), gives ? [] : ids, gives ? `${label}: a wait after the pushes returns none of them` :
+        `${label}: a wait after the pushes returns every one of them: the client never said it takes pushes`);
       const s1 = statusResult(await client.callTool({ name: 'status', arguments: {} }), `${label}: status`);
-      assert.equal(s1.channels, true, `${label}: status says channels: true: ${short(s1)}`);
+      assert.equal(s1.channels, gives, `${label}: status says channels: ${gives}: ${short(s1)}`);
       assert.equal(s1.unread, 0, `${label}: status says unread: 0 after the pushes: ${short(s1)}`);
-      await bystanderChecks(label, bystander);
+      // A wait pending when a message comes takes it, and nothing pushes
+      // it too: a client that shows pushes gets it once.
+      const pending = client.callTool({ name: 'wait', arguments: { timeout_s: 10 } }, undefined, { timeout: 30_000 });
+      pending.catch(() => {});
+      await sleep(300);
+      const before = pushes.length;
+      const one = await boSay(text(`${label}-pending`, 0));
+      const pw = waitResult(await pending, `${label}: the wait pending when bo spoke`);
+      assert.deepEqual(pw.messages.map((m) => m.id), [one], `${label}: the pending wait returns the message at once`);
+      await sleep(300);
+      assert.equal(pushes.length, before, `${label}: the message the pending wait took was not pushed: ${short(pushes.slice(before).map((p) => p.id))}`);
+      await bystanderChecks(label, bystander, PER + 1);
       return ids;
     } finally {
       await transport.terminateSession().catch(() => {});
@@ -892,9 +920,9 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
     await sdkOptIn('optin-capability', A.info.mcp, { capabilities: { experimental: { 'claude/channel': {} } } });
   }, 60_000);
 
-  step('opt-in b: /mcp?channels=on: each message once by push, never by wait', async () => {
+  step('opt-in b: /mcp?channels=on alone: each message pushed once, and still given by wait (the client declared nothing)', async () => {
     need(A && B);
-    await sdkOptIn('optin-query', `${A.info.mcp}?channels=on`, {});
+    await sdkOptIn('optin-query', `${A.info.mcp}?channels=on`, {}, false);
   }, 60_000);
 
   step('opt-in c: subscriptions/listen of a 2025 session: each message once by push, never by wait', async () => {
@@ -923,12 +951,7 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
       const ack = await until(`${label}: the acknowledgement`, () => notes.find((j) => j?.method === 'notifications/subscriptions/acknowledged'), 5_000);
       assert.equal(ack.params?.notifications?.['claude/channel'], true, `${label}: the acknowledgement grants claude/channel: ${short(ack)}`);
       const bystander = await rawSession(A.info.mcp, `papo-test-${label}-bystander`);
-      const pending = s.call('wait', { timeout_s: 3 });
-      pending.catch(() => {});
-      await sleep(200);
       await sendAndCheckPushes(label, pushes);
-      const pw = waitResult(await pending, `${label}: the wait pending during the pushes`);
-      assert.deepEqual(pw.messages.map((m) => m.id), [], `${label}: a wait pending while the messages were pushed returns none of them`);
       const w = waitResult(await s.call('wait', { timeout_s: 1 }), `${label}: wait after the pushes`);
       assert.deepEqual(w.messages.map((m) => m.id), [], `${label}: a wait after the pushes returns none of them`);
       await bystanderChecks(label, bystander);
@@ -955,7 +978,7 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
       notes.push(j);
       if (j?.method === CHANNEL) pushes.push({ id: j.params?.meta?.id, t, n: j });
     });
-    const res = await timedFetch({ onChunk: (info, chunk, t) => tap(chunk, t) })(A.info.mcp, {
+    const res = await timedFetch({ onChunk: (info, chunk, t) => tap(chunk, t) })(agentUrl(A.info.mcp, label), {
       method: 'POST',
       headers: {
         'Content-Type': 'application/json',
@@ -1107,7 +1130,7 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
 
     // The live session: the SDK, not opted in, waiting in a loop.
     const live = new Client({ name: 'papo-test-live', version: '1.0.0' });
-    const liveT = new StreamableHTTPClientTransport(new URL(C.info.mcp));
+    const liveT = new StreamableHTTPClientTransport(new URL(agentUrl(C.info.mcp, 'live')));
     await live.connect(liveT);
     const liveSid = liveT.sessionId;
     const liveGot = [];
@@ -1220,7 +1243,7 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
     const keeper = new Client({ name: 'papo-test-keeper', version: '1.0.0' });
     let getOpened;
     const getOpen = new Promise((r) => (getOpened = r));
-    const keeperT = new StreamableHTTPClientTransport(new URL(C.info.mcp), {
+    const keeperT = new StreamableHTTPClientTransport(new URL(agentUrl(C.info.mcp, 'keeper')), {
       fetch: async (u, init = {}) => {
         const res = await fetch(u, init);
         if ((init.method || 'GET') === 'GET' && res.ok) getOpened();

@@ -27,10 +27,10 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { chromium } from 'playwright-core';
-import { cleanEnv, daemonSet, sleep, until } from './daemons.mjs';
+import { cleanEnv, daemonSet, sleep, until, within } from './daemons.mjs';
 
 const { bin: PAPO, root, serve, stop, killAll } = daemonSet('papo-oauth-');
-const TOKEN = 'the-daemons-own-token';
+const TOKEN = 'the-daemons-own-token-0123456789abc';
 // The CLI as the person runs it, with the daemon's token.
 const papo = (home, args) => execFileSync(PAPO, args, { env: { ...cleanEnv, PAPO_HOME: home, PAPO_TOKEN: TOKEN }, encoding: 'utf8', timeout: 30_000 });
 const REDIRECT = 'http://127.0.0.1:1/callback'; // never fetched: the test reads Location
@@ -222,15 +222,15 @@ describe('papo OAuth', { concurrency: false }, () => {
     const reg = await register(base, { client_name: 'other-resource', redirect_uris: [REDIRECT] });
     assert.equal(reg.status, 201);
     const id = reg.json.client_id;
-    // At /authorize: back to the client with invalid_target, no page.
+    // At /authorize: invalid_target, on papo's page while no one has
+    // approved this client (no redirect to an unvetted URI).
     const p = pkce();
     const u = new URL(`${base}/authorize`);
     u.search = new URLSearchParams({ response_type: 'code', client_id: id, redirect_uri: REDIRECT, code_challenge: p.challenge, code_challenge_method: 'S256', state: 'x', resource: 'https://elsewhere.example/mcp' });
-    const r = await fetch(u, { redirect: 'manual' });
-    assert.equal(r.status, 302);
-    const loc = new URL(r.headers.get('location'));
-    assert.equal(loc.searchParams.get('error'), 'invalid_target');
-    assert.equal(loc.searchParams.get('state'), 'x');
+    let r = await fetch(u, { redirect: 'manual' });
+    assert.equal(r.status, 400);
+    assert.equal(r.headers.get('location'), null);
+    assert.match(await r.text(), /invalid_target/);
     // At /token: a good code, exchanged for another resource, gives
     // nothing.
     const code = await codeFor(A, id, { challenge: p.challenge });
@@ -245,6 +245,12 @@ describe('papo OAuth', { concurrency: false }, () => {
     const ok = await post(`${base}/token`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: p.verifier, client_id: id, resource: `${base}/mcp` });
     assert.equal(ok.status, 200, JSON.stringify(ok.json));
     assert.equal(await status(base, ok.json.access_token), 200);
+    // Approved once: now back to the client with invalid_target.
+    r = await fetch(u, { redirect: 'manual' });
+    assert.equal(r.status, 302);
+    const loc = new URL(r.headers.get('location'));
+    assert.equal(loc.searchParams.get('error'), 'invalid_target');
+    assert.equal(loc.searchParams.get('state'), 'x');
     // A made-up bearer token, even of the right shape, is nobody's.
     assert.equal(await status(base, b64url(crypto.randomBytes(32))), 401);
   });
@@ -326,14 +332,30 @@ describe('papo OAuth', { concurrency: false }, () => {
       assert.equal(r.headers.get('location'), null, 'no redirect to an unverified URI');
       assert.match(await r.text(), re);
     }
-    // Errors the client can be told: back to it with error and state.
-    for (const [o, err] of [
+    // Errors the client can be told: on papo's own page while no one has
+    // approved this client with this redirect URI (anyone may register
+    // any URI: no open redirector); once a grant holds, back to it with
+    // error and state (RFC 6749 4.1.2.1).
+    const errors = [
       [{ ...full, code_challenge_method: 'plain' }, 'invalid_request'],
       [{ ...full, code_challenge: undefined }, 'invalid_request'],
       [{ ...full, response_type: 'token' }, 'unsupported_response_type'],
       [{ ...full, scope: 'papo  "x"' }, 'invalid_scope'],
-    ]) {
-      for (const k in o) if (o[k] === undefined) delete o[k];
+    ];
+    for (const [o] of errors) for (const k in o) if (o[k] === undefined) delete o[k];
+    for (const [o, err] of errors) {
+      const r = await fetch(q(o), { redirect: 'manual' });
+      assert.equal(r.status, 400, JSON.stringify(o));
+      assert.equal(r.headers.get('location'), null, 'never approved: no redirect');
+      const text = await r.text();
+      assert.match(text, new RegExp(`not valid \\(${err}:`), JSON.stringify(o));
+      assert.match(text, /no one has approved this client/);
+    }
+    const once = pkce();
+    const code = await codeFor(A, id, { challenge: once.challenge });
+    const g = await post(`${base}/token`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: once.verifier, client_id: id });
+    assert.equal(g.status, 200, JSON.stringify(g.json));
+    for (const [o, err] of errors) {
       const r = await fetch(q(o), { redirect: 'manual' });
       assert.equal(r.status, 302);
       const loc = new URL(r.headers.get('location'));
@@ -484,6 +506,61 @@ describe('papo OAuth', { concurrency: false }, () => {
     assert.match(bad.stderr, /there is no grant nosuchgrant/);
   });
 
+  it('streams end with their grant: revoked, or the token expired', async () => {
+    // D grants tokens that live an hour; eve, in D's room, writes to it.
+    const D = await serve('d', { member: 'dan', token: TOKEN, env: { PAPO_OAUTH: 'on' } });
+    papo(path.join(root, 'e'), ['join', D.info.invite, '--name', 'eve']);
+    const E = await serve('e', { token: TOKEN });
+    try {
+      const t = await tokenOf(D, 'streams');
+      const ev = openStream(`${D.info.http}/api/events`, { authorization: `Bearer ${t.access_token}` });
+      const mcp = await mcpStream(D.info.http, t.access_token);
+      await until('both streams to open', async () => ev.status === 200 && mcp.stream.status === 200);
+      papo(E.home, ['say', 'before the revocation']);
+      await until('the message on both streams', async () =>
+        ev.text.includes('before the revocation') && mcp.stream.text.includes('before the revocation'));
+      const id = JSON.parse(papo(D.home, ['tokens', '--json'])).grants.find((g) => g.client_name === 'streams').id;
+      papo(D.home, ['tokens', 'revoke', id]);
+      await within(Promise.all([ev.done, mcp.stream.done]), 10_000, 'the streams to end at the revocation');
+      for (const s of [ev, mcp.stream]) {
+        assert.equal(s.error, undefined, `the stream ended, not cut: ${s.error}`);
+        assert.match(s.text, /revoked/, 'and said why');
+      }
+      papo(E.home, ['say', 'after the revocation']);
+      const check = openStream(`${D.info.http}/api/events`, { authorization: `Bearer ${TOKEN}` });
+      await until('the next message to be sent', async () => check.text.includes('after the revocation'));
+      check.ac.abort();
+      assert.doesNotMatch(ev.text + mcp.stream.text, /after the revocation/);
+      assert.equal(await status(D.info.http, t.access_token), 401, 'a new request gets 401');
+
+      // Expiry: A's tokens live 5 s; both streams end then, by a timer.
+      const x = await tokenOf(A, 'expiring');
+      const born = Date.now();
+      const ev2 = openStream(`${A.info.http}/api/events`, { authorization: `Bearer ${x.access_token}` });
+      const mcp2 = await mcpStream(A.info.http, x.access_token);
+      await within(Promise.all([ev2.done, mcp2.stream.done]), 20_000, 'the streams to end when the token expires');
+      assert.ok(Date.now() - born >= 3_000, 'not before the token expired');
+      for (const s of [ev2, mcp2.stream]) {
+        assert.equal(s.status, 200);
+        assert.equal(s.error, undefined, `the stream ended, not cut: ${s.error}`);
+        assert.match(s.text, /expired/, 'and said why');
+      }
+      papo(A.home, ['say', 'after the expiry']);
+      await sleep(500);
+      assert.doesNotMatch(ev2.text + mcp2.stream.text, /after the expiry/);
+      assert.equal(await status(A.info.http, x.access_token), 401);
+      // The static token is no grant: its stream stays.
+      const mine = openStream(`${A.info.http}/api/events`, { authorization: `Bearer ${TOKEN}` });
+      await until('the static token\'s stream to open', async () => mine.status === 200);
+      await sleep(1000);
+      assert.equal(mine.ended, false);
+      mine.ac.abort();
+    } finally {
+      await stop(E);
+      await stop(D);
+    }
+  });
+
   it('mcp-remote as a stdio proxy, approved without a browser', async () => {
     const base = B.info.http;
     const proxy = path.join(path.dirname(new URL(import.meta.url).pathname), 'node_modules', 'mcp-remote', 'dist', 'proxy.js');
@@ -629,6 +706,45 @@ describe('papo OAuth', { concurrency: false }, () => {
     assert.equal(await status(A.info.http, TOKEN), 200, 'PAPO_TOKEN as before');
   });
 });
+
+// A grant for a new client named name on d, by the code flow: its
+// token answer.
+async function tokenOf(d, name) {
+  const base = d.info.http;
+  const id = (await register(base, { client_name: name, redirect_uris: [REDIRECT] })).json.client_id;
+  const p = pkce();
+  const code = await codeFor(d, id, { challenge: p.challenge });
+  const t = await post(`${base}/token`, { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: p.verifier, client_id: id });
+  assert.equal(t.status, 200, JSON.stringify(t.json));
+  return t.json;
+}
+
+// Reads a streamed answer as it comes: status, text so far, ended, and
+// error when it was cut rather than ended; done settles at its end.
+function openStream(url, headers) {
+  const ac = new AbortController();
+  const s = { text: '', ended: false, ac };
+  s.done = fetch(url, { headers, signal: ac.signal }).then(async (res) => {
+    s.status = res.status;
+    const dec = new TextDecoder();
+    for await (const chunk of res.body) s.text += dec.decode(chunk, { stream: true });
+  }).catch((e) => {
+    if (e.name !== 'AbortError') s.error = e;
+  }).finally(() => { s.ended = true; });
+  return s;
+}
+
+// An MCP session on base with token, and its GET stream.
+async function mcpStream(base, token) {
+  const headers = { authorization: `Bearer ${token}`, accept: 'application/json, text/event-stream', 'content-type': 'application/json' };
+  const res = await fetch(`${base}/mcp`, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'streams', version: '1' } } }) });
+  assert.equal(res.status, 200);
+  await res.text();
+  const sid = res.headers.get('mcp-session-id');
+  const more = { ...headers, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-11-25' };
+  assert.equal((await fetch(`${base}/mcp`, { method: 'POST', headers: more, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).status, 202);
+  return { sid, stream: openStream(`${base}/mcp`, { ...more, accept: 'text/event-stream' }) };
+}
 
 // The test's own server of metadata documents, on loopback.
 // Chromium does not read NODE_EXTRA_CA_CERTS: over HTTPS

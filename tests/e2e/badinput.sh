@@ -51,7 +51,7 @@ send_row "text null"           400 'text must be a string' '{"text":null}'
 send_row "text an object"      400 'text must be a string' '{"text":{"a":1}}'
 send_row "text empty"          400 'text is empty'  '{"text":""}'
 send_row "unknown field"       400 "unknown field 'sender'" '{"text":"x","sender":"bo"}'
-send_row "field twice"         400 'given twice'    '{"text":"x","text":"y"}'
+send_row "field twice"         400 'key "text" twice' '{"text":"x","text":"y"}'
 send_row "to a number"         400 'to must be a string' '{"text":"x","to":7}'
 send_row "to empty"            400 "member's name or id" '{"text":"x","to":""}'
 send_row "to nobody"           404 "no member is named 'nobody'.*bo" '{"text":"x","to":"nobody"}'
@@ -63,7 +63,7 @@ send_row "UTF-16 surrogate"    400 'not valid UTF-8' $'{"text":"\xed\xa0\x80"}'
 send_row "a NUL escape"        400 'NUL'            '{"text":"cut\u0000here"}'
 send_row "nested too deep"     400 'not valid JSON' "{\"text\":$(deep 3000)}"
 send_row "text over 48 KiB"    413 'at most 49152'  "{\"text\":\"$(big 49153)\"}"
-row "send: body over 64 KiB" 413 'at most 65536' -H "$CT" --data-binary "{\"text\":\"$(big 70000)\"}" "$U/api/send"
+row "send: body over 64 KiB" 413 "at most 65536 are allowed \\(a message's text, at most 49152\\)" -H "$CT" --data-binary "{\"text\":\"$(big 70000)\"}" "$U/api/send"
 row "send: a NUL byte in the body" 400 'not valid JSON' -H "$CT" --data-binary @<(printf '{"text":"a\0b"}') "$U/api/send"
 row "send: not JSON's type" 415 'application/json' -H 'Content-Type: text/plain' --data-binary '{"text":"x"}' "$U/api/send"
 check "after the bad sends, ana serves on" alive
@@ -118,12 +118,17 @@ rpc_err "params an array"   200 -32602 'params must be an object' '{"jsonrpc":"2
 rpc_err "no such tool"      200 -32602 "no tool named 'nope'" "$(call '{"name":"nope"}')"
 rpc_err "tool name a number" 200 -32602 'name' "$(call '{"name":5}')"
 rpc_err "arguments a list"  200 -32602 'arguments' "$(call '{"name":"send","arguments":[]}')"
-rpc_err "send: text a number" 200 -32602 'text' "$(call '{"name":"send","arguments":{"text":7}}')"
-rpc_err "send: unknown argument" 200 -32602 "unknown argument 'sender'" "$(call '{"name":"send","arguments":{"text":"x","sender":"bo"}}')"
-rpc_err "history: limit -1" 200 -32602 'limit' "$(call '{"name":"history","arguments":{"limit":-1}}')"
-rpc_err "history: limit 1.5" 200 -32602 'limit' "$(call '{"name":"history","arguments":{"limit":1.5}}')"
-rpc_err "wait: timeout_s 10000" 200 -32602 'timeout_s' "$(call '{"name":"wait","arguments":{"timeout_s":10000}}')"
-rpc_err "wait: timeout_s a word" 200 -32602 'timeout_s' "$(call '{"name":"wait","arguments":{"timeout_s":"soon"}}')"
+# A mistake in a tool's input is a tool error naming the argument (MCP
+# 2025-11-25, SEP-1303: the model corrects it), not -32602.
+terr() { # terr NAME REGEX BODY
+	mrow "$1" 200 ".result.isError == true and (.result.content[0].text | test(\"$2\")) and (has(\"error\") | not)" "$3"
+}
+terr "send: text a number" 'text must be a string' "$(call '{"name":"send","arguments":{"text":7}}')"
+terr "send: unknown argument" "unknown argument 'sender'" "$(call '{"name":"send","arguments":{"text":"x","sender":"bo"}}')"
+terr "history: limit -1" 'limit must be' "$(call '{"name":"history","arguments":{"limit":-1}}')"
+terr "history: limit 1.5" 'limit must be' "$(call '{"name":"history","arguments":{"limit":1.5}}')"
+terr "wait: timeout_s 10000" 'timeout_s must be' "$(call '{"name":"wait","arguments":{"timeout_s":10000}}')"
+terr "wait: timeout_s a word" 'timeout_s must be' "$(call '{"name":"wait","arguments":{"timeout_s":"soon"}}')"
 tool_err "send: text empty" 'empty' '{"text":""}'
 tool_err "send: invalid UTF-8" 'UTF-8' $'{"text":"caf\xc3"}'
 tool_err "send: text over 48 KiB" '49152' "{\"text\":\"$(big 49153)\"}"
@@ -191,6 +196,19 @@ jq '.relay = {url: 7}' "$T/rj/room.json" >"$T/rj.json" && mv "$T/rj.json" "$T/rj
 expect 1 "serve with a damaged relay in room.json" -- env PAPO_HOME="$T/rj" \
 	timeout 10 "$PAPO" serve --http 127.0.0.1:0 --listen 127.0.0.1:0
 has "$T/err" 'room\.json is damaged: "relay" is malformed' "serve says the relay in room.json is damaged"
+# Duplicate keys, at any depth, are refused by every JSON body before a
+# handler reads it (cJSON would take the first, other readers the last):
+# naming the key, and changing nothing.
+dup_row() { row "duplicate key: $1" 400 "$2" -H "$CT" --data-binary "$4" "$U$3"; }
+dup_row "admin: name twice"        'key "name" twice'  /api/admin  '{"name":"nobody","name":"bo"}'
+dup_row "remove: name twice"       'key "name" twice'  /api/remove '{"name":"nobody","name":"bo"}'
+dup_row "send: to twice"           'key "to" twice'    /api/send   '{"text":"x","to":"nobody","to":"bo"}'
+dup_row "send: nested in a value"  'key "a" twice'     /api/send   '{"text":{"a":1,"a":2}}'
+not_admin() { curl -s "$U/api/status" | jq -e '[.admins[]?.name] | index("bo") == null' >/dev/null; }
+check "bo is still no admin" not_admin
+check "bo is still a member" online ana bo
+rpc_err "duplicate key: method twice" 400 -32700 'key .method. twice' '{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"}'
+rpc_err "duplicate key: deep in params" 400 -32700 'key .text. twice' "$(call '{"name":"send","arguments":{"text":"x","text":"y"}}')"
 check "ana serves on at the end" alive
 stop bo
 stop ana

@@ -52,7 +52,7 @@ expect 0 "join through the joiner" -- "$PAPO" join "$INVITE_B" --name cy
 has "$T/cy/room.json" "$(echo "$room_a" | sed 's/[]["]/./g')" "third member in the same room"
 # Joining again refuses without --force.
 expect 1 "join again" -- "$PAPO" join "$INVITE" --name cy
-has "$T/err" 'already holds room' "second join says why"
+has "$T/err" "already in room .*nothing to join" "second join of the same room says there is nothing to join"
 
 # A mangled invite fails with exit 1 and a one-line reason.
 export PAPO_HOME=$T/dee
@@ -116,6 +116,75 @@ has "$T/err" 'room name must be 1 to 64 bytes' "the room name's limit is stated"
 expect 1 "a control character in the room name" -- env PAPO_HOME="$T/rn5" "$PAPO" new --name ana --room "$(printf 'a\tb')"
 has "$T/err" 'room name must be' "the room name's rule is stated"
 [ ! -e "$T/rn5/room.json" ] && ok || fail "a refused room name left a room"
+
+# --force while papo serve runs on the home is refused, and nothing
+# changes; once it stopped, the old room's files go aside, said where,
+# and the daemon starts in the new room with none of the old messages.
+start fx || exit 1
+check "fx's message stored" test "$(post fx /api/send '{"text":"old room"}')" = 200
+cp "$T/fx/room.json" "$T/fx-room.json"
+for cmd in "join $INVITE --name fx --force" "new --name fx --force"; do
+	expect 1 "$cmd while serving" -- env PAPO_HOME="$T/fx" "$PAPO" $cmd
+	has "$T/err" "papo serve \(pid [0-9]+\) is running on $T/fx; stop it first" "$cmd: a running daemon is named"
+	check "$cmd while serving: room.json unchanged" cmp -s "$T/fx/room.json" "$T/fx-room.json"
+done
+stop fx
+expect 0 "join --force after the stop" -- env PAPO_HOME="$T/fx" "$PAPO" join "$INVITE" --name fx --force
+has "$T/err" "old room's files were moved into $T/fx/old-[a-z2-7]{8}-[0-9]{8}-[0-9]{6}\$" "join --force says where the old room went"
+aside=$(ls -d "$T"/fx/old-* 2>/dev/null | head -1)
+for f in room.json log.jsonl; do
+	check "the old room's $f is aside" test -s "$aside/$f"
+done
+check "the old room's log is gone from the home" test ! -e "$T/fx/log.jsonl"
+check "the old room.json is the one aside" cmp -s "$aside/room.json" "$T/fx-room.json"
+check "identity stays" test -s "$T/fx/identity"
+start fx || exit 1
+check "the new room has none of the old room's messages" test -z "$(texts fx)"
+stop fx
+expect 0 "new --force" -- env PAPO_HOME="$T/fx" "$PAPO" new --name fx --force
+has "$T/err" "moved into $T/fx/old-" "new --force says where the old room went"
+check "two rooms aside" test "$(ls -d "$T"/fx/old-* | wc -l)" -eq 2
+# Joining the room one is already in is not a --force matter.
+expect 1 "join one's own room again" -- env PAPO_HOME="$T/bo" "$PAPO" join "$INVITE" --name bo --force
+has "$T/err" "already in room .*nothing to join" "joining one's own room says so"
+check "joining one's own room moved nothing aside" test -z "$(ls -d "$T"/bo/old-* 2>/dev/null)"
+
+# papo say and history as a person uses them (issue 22, item 22).
+start sx || exit 1
+export PAPO_HOME=$T/sx
+printf 'first line\nsecond line\n' | "$PAPO" say - >"$T/out" 2>"$T/err"
+check "say - exits 0" test $? -eq 0
+is_text() { [ "$(api sx '/api/history?limit=1' | jq -r '.messages[-1].text')" = "$1" ]; }
+check "say - sends what stdin holds, one final newline taken off" is_text "$(printf 'first line\nsecond line')"
+expect 0 "history" -- "$PAPO" history -n 1
+has "$T/out" '^[0-9-]{10} [0-9:]{8} [a-z2-7]{10} sx: first line$' "history prints a text's first line on the message's line"
+has "$T/out" '^    second line$' "history prints the next lines whole, indented"
+lines "$T/out" 2 "a message of two lines takes two lines"
+expect 1 "say of 50,000 bytes" -- "$PAPO" say "$(head -c 50000 /dev/zero | tr '\0' a)"
+is_err() { [ "$(cat "$T/err")" = "$1" ]; }
+check "the limit named is the text's: $(cat "$T/err")" is_err "papo: the text is 50000 bytes; at most 49152 (48 KiB) are allowed"
+head -c 70000 /dev/zero | tr '\0' a | "$PAPO" say - >/dev/null 2>"$T/err"
+check "the limit named for 70,000 bytes from stdin is the text's: $(cat "$T/err")" is_err "papo: the text is 70000 bytes; at most 49152 (48 KiB) are allowed"
+expect 1 "say of 49,000 control characters" -- "$PAPO" say "$(head -c 49000 /dev/zero | tr '\0' '\001')"
+has "$T/err" '^papo: the text is 49000 bytes, but written out \(49000 control characters as 6-byte .u escapes.*send it with fewer control characters$' \
+	"49,000 control characters: the CLI says why and what to do"
+{ printf '{"text":"'; head -c 49000 /dev/zero | tr '\0' '\001'; printf '"}'; } >"$T/ctl.json"
+code=$(curl -s -o "$T/body" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @"$T/ctl.json" "${URL[sx]}/api/send")
+check "49,000 raw control characters through the API: 413, not 500 ($code $(cat "$T/body"))" test "$code" = 413
+has "$T/body" '"error":"text is 49000 bytes, but written out \(49000 control characters' "the API's 413 says why"
+check "no message of control characters stored" test "$(api sx /api/status | jq .messages)" = 1
+expect 0 "status" -- "$PAPO" status
+has "$T/out" '; keeping at most [0-9]+ messages a minute from any other member$' "status's limits line is a whole sentence"
+stop sx
+# README's tour names only members it made.
+made=$(grep -oE -- '--name [a-z]+' "$(dirname "$0")/../../README.md" | awk '{print $2}' | sort -u | tr '\n' ' ')
+for n in $(grep -oE 'papo (remove|admin) [a-z]+|"name":"[a-z]+"' "$(dirname "$0")/../../README.md" | grep -oE '[a-z]+"?$' | tr -d '"' | sort -u); do
+	case " $made " in *" $n "*) ok ;; *) fail "README's tour names $n, a member it never made ($made)" ;; esac
+done
+# Hints: a home with no room is told how to get one, not to start serve.
+expect 1 "say in a home with no room" -- env PAPO_HOME="$T/noroom" "$PAPO" say hi
+has "$T/err" "^papo: $T/noroom has no room yet: join one with 'papo join INVITE --name NAME' \(or make one with 'papo new --name NAME'\), then start 'papo serve'\$" \
+	"a home with no room says how to join one first"
 
 # Commands that need a room say how to make one.
 export PAPO_HOME=$T/nobody

@@ -70,7 +70,10 @@ is "$(cat "$T/bo1.pid")" "$(jq -r .pid "$T/bo/serve.json")" \
 	"the entrypoint's process is papo serve (exec)"
 has "$T/bo1.err" 'joined the room of PAPO_INVITE as bo' "first start joins PAPO_INVITE"
 hasnt "$T/bo1.err" 'PAPO_INVITE is ignored' "no note on first start"
-has "$T/bo1.out" '^invite: papo1[a-z2-7]+$' "the joiner prints its invite"
+has "$T/bo1.out" "^room: papo-[a-z2-7]{8}, fingerprint [a-z2-7]{8}; 'papo invite' prints its invite\$" \
+	"the joiner's log names the room by its fingerprint"
+hasnt "$T/bo1.out" 'papo1' "the joiner's log (docker logs) holds no invite"
+hasnt "$T/bo1.err" 'papo1' "the joiner's stderr holds no invite"
 check "the inviter sees the joiner online" until_true 30 online ana bo
 api ana /api/status >"$T/ana.status"
 BO_ID=$(api bo1 /api/status | jq -r .me.id)
@@ -160,7 +163,7 @@ has "$T/err" 'PAPO_TOKEN' "an empty PAPO_TOKEN is no token"
 # (4) With PAPO_TOKEN on 0.0.0.0 (no arguments, as 'docker run IMAGE'):
 # bound on every interface; /healthz answers without the token, the API
 # only with it.
-estart eve eve PAPO_HTTP=0.0.0.0:0 PAPO_LISTEN=127.0.0.1:0 PAPO_TOKEN=s3cret.T0ken \
+estart eve eve PAPO_HTTP=0.0.0.0:0 PAPO_LISTEN=127.0.0.1:0 PAPO_TOKEN=s3cret.T0ken.0123456789abcdefghij \
 	PAPO_NAME=eve || { finish; exit 1; }
 U=${URL[eve]}
 PORT=${U##*:}
@@ -170,7 +173,7 @@ has "$T/ss" "(0\.0\.0\.0|\*):$PORT " "HTTP listens on 0.0.0.0"
 is 200 "$(code "$U/healthz")" "/healthz without the token"
 is 401 "$(code "$U/api/status")" "/api/status without the token"
 is 401 "$(code "$U/api/status" -H 'Authorization: Bearer wrong')" "/api/status with a wrong token"
-is 200 "$(code "$U/api/status" -H 'Authorization: Bearer s3cret.T0ken')" "/api/status with the token"
+is 200 "$(code "$U/api/status" -H 'Authorization: Bearer s3cret.T0ken.0123456789abcdefghij')" "/api/status with the token"
 is eve "$(jq -r .me.name "$T/body")" "the token's answer is eve's status"
 # The image's HEALTHCHECK.
 expect 0 "healthcheck" -- entry PAPO_HOME="$T/eve" -- healthcheck
@@ -178,10 +181,10 @@ has "$T/out" '^HTTP/1\.[01] 200 ' "healthcheck prints the answer"
 # Arguments are papo's: "papo CMD" and a bare papo command; anything else
 # runs as is.
 expect 0 "papo status through the entrypoint" -- entry PAPO_HOME="$T/eve" \
-	PAPO_TOKEN=s3cret.T0ken -- papo status
+	PAPO_TOKEN=s3cret.T0ken.0123456789abcdefghij -- papo status
 has "$T/out" '^me: eve ' "papo status prints eve"
 expect 0 "status through the entrypoint" -- entry PAPO_HOME="$T/eve" \
-	PAPO_TOKEN=s3cret.T0ken -- status --json
+	PAPO_TOKEN=s3cret.T0ken.0123456789abcdefghij -- status --json
 is eve "$(jq -r .me.name "$T/out")" "a bare papo command goes to papo"
 expect 1 "status without the token" -- entry PAPO_HOME="$T/eve" -- papo status
 expect 0 "another command" -- entry -- echo as is

@@ -87,16 +87,19 @@ check "no frame was dropped at ana's" bash -c "! grep -q 'dropped a frame' '$T/a
 # An invite printed before the change no longer admits anyone, and both
 # sides say why; one printed after carries the new key and joins.
 join dee "$old_invite"
-start dee
+# Its daemon stops by itself, saying why (start() would wait for a
+# daemon that stays up).
+PAPO_HOME=$T/dee "$PAPO" serve --http 127.0.0.1:0 --listen 127.0.0.1:0 \
+	--name dee >"$T/dee.out" 2>"$T/dee.err" </dev/null &
+dee=$!
 check "ana refuses dee, who holds an old invite" until_true 20 \
 	grep -q "refused dee, a new member: this invite is from before the room's key changed" "$T/ana.err"
-check "dee is told to ask for a new invite" until_true 20 \
-	grep -q "this invite is from before the room's key changed (epoch 1 by ana): ask for a new invite" "$T/dee.err"
+check "dee's daemon stops by itself" until_true 20 bash -c "! kill -0 $dee 2>/dev/null"
+wait "$dee" 2>/dev/null
+check "dee's daemon exits with an error" test $? -ne 0
+check "dee is told to ask for a new invite" grep -q \
+	"^papo: this invite is from before the room's key changed (epoch 1 by ana): ask for a new invite" "$T/dee.err"
 check "ana does not list dee" bash -c "! curl -s '${URL[ana]}/api/status' | jq -e '.members[] | select(.name == \"dee\")' >/dev/null"
-papo dee say "let me in" >/dev/null 2>&1
-sleep 2
-check "ana never stored dee's words" bash -c "! grep -q 'let me in' '$T/ana/log.jsonl'"
-stop dee
 check "a new invite carries the new key" test "$(invite ana)" != "$old_invite"
 join eve "$(invite ana)"
 check "eve's epochs.json holds epoch 1 from the invite" test "$(jq '.epochs[0].n' "$T/eve/epochs.json")" = 1
@@ -196,6 +199,10 @@ check "bo gets epoch 3 on its return" until_true 20 epoch_is bo 3
 check "bo knows cy was removed" until_true 10 bash -c \
 	"curl -s '${URL[bo]}/api/status' | jq -e '.removed[] | select(.name == \"cy\")' >/dev/null"
 check "bo has what ana said after the removal" until_true 20 has_text bo "after the removal"
+# cy's last announcement is seconds old, and ana knows it: a removed
+# member is still never shown online (CI once saw it listed).
+check "bo does not show the removed cy online" offline bo cy
+check "ana does not show the removed cy online" offline ana cy
 says bo "bo after the removal"
 check "ana reads bo's" until_true 15 has_text ana "bo after the removal"
 

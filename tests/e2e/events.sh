@@ -69,15 +69,17 @@ check "and printed the first message once" test "$(grep -c 'bo: hello ana$' "$T/
 kill "$(cat "$T/tail.pid")" "$(cat "$T/tailj.pid")" 2>/dev/null
 rm -f "$T/tail.pid" "$T/tailj.pid" "$T/curl1.pid"
 
-# tail with no daemon says so.
-expect 1 "tail without a daemon" -- env PAPO_HOME="$T/nobody" "$PAPO" tail
-has "$T/err" "no papo serve is running" "tail says no daemon runs"
+# tail with no daemon says so; in a home with no room, how to get one.
+expect 1 "tail in a home with no room" -- env PAPO_HOME="$T/nobody" "$PAPO" tail
+has "$T/err" "has no room yet: join one" "tail says to join a room first"
 
 # With a token the stream needs it too.
 stop bo
 stop ana
-start ana --token s3cret
+start ana --token s3cret-0123456789abcdefghijklmnopq
 check "events need the token" test "$(curl -s -o /dev/null -w '%{http_code}' --max-time 2 "${URL[ana]}/api/events")" = 401
-check "and open with it" test "$(curl -sN -o /dev/null -w '%{http_code}' --max-time 1 -H 'Authorization: Bearer s3cret' "${URL[ana]}/api/events")" = 200
+check "and open with it" test "$(curl -sN -o /dev/null -w '%{http_code}' --max-time 1 -H 'Authorization: Bearer s3cret-0123456789abcdefghijklmnopq' "${URL[ana]}/api/events")" = 200
 stop ana
+expect 1 "tail without a daemon" -- env PAPO_HOME="$T/ana" "$PAPO" tail
+has "$T/err" "no papo serve is running" "tail says no daemon runs"
 finish

@@ -60,6 +60,92 @@
 #                               lab_stun first and a NAT made without drop
 #                               (see lab_upnpd below for why).
 #
+# Links that hold up less well (issue 21's field tests):
+#   lab_impair NAME LOSS DELAY_MS REORDER [JITTER_MS] [up|down|both]
+#                               the link from NAME (a public host, a NAT's
+#                               WAN or a host behind a NAT) to the router
+#                               above it loses LOSS %, delays DELAY_MS
+#                               (+/- JITTER_MS) and lets REORDER % overtake,
+#                               up (from NAME), down (to NAME) or both
+#                               (default).  How: the router's end of the
+#                               veth pair moves into a namespace of its own,
+#                               NAME's "x" namespace, and a new veth (same
+#                               name, MAC, addresses and routes at the
+#                               router) joins it there; tests/tools/impair
+#                               ($LAB_IMPAIR, set by the caller) copies the
+#                               frames between the two, AF_PACKET sockets,
+#                               as this kernel has no netem.  Called again,
+#                               it changes the impairment (the forwarder is
+#                               restarted; its counts go to
+#                               $T/impair-NAME.log); lab_impair NAME 0 0 0 is
+#                               a clean link.  lab_unimpair NAME ends the
+#                               forwarder (SIGTERM; it must end cleanly):
+#                               the link is then cut.  lab_move does not
+#                               handle an impaired host.
+#   lab_mtu NAME MTU            the MTU of NAME's link to the router above
+#                               it, both ends (and the forwarder's, if
+#                               impaired).
+#   lab_nofrag ROUTER [blackhole]
+#                               ROUTER ("inet" or a NAT) drops every IPv4
+#                               and IPv6 fragment it receives (table inet
+#                               labfrag, prerouting at priority -500:
+#                               before conntrack reassembles them), as many
+#                               firewalls do; with blackhole, it drops the
+#                               ICMP "fragmentation needed" and ICMPv6
+#                               "packet too big" it would forward too (a
+#                               PMTU black hole).  lab_frags ROUTER prints
+#                               the fragments it dropped: "IPV4 IPV6".
+#   lab_rebind NAT [PORT]       NAT's mapping of the daemons' port moves: a
+#                               cone NAT that lost its state (a reboot)
+#                               and maps UDP port $LAB_PORT of its hosts to
+#                               PORT now (default 20000 + $LAB_PORT, then
+#                               30000 + ... on each call), one mapping for
+#                               every peer as before; other ports keep
+#                               theirs.  Its conntrack table is emptied, so
+#                               every flow takes the new mapping at its
+#                               next packet.  (A port range for every flow
+#                               would make it symmetric: Linux picks a
+#                               random port of a range for each new flow
+#                               when the host's own is outside it.)
+#                               The conntrack tool is not installed here,
+#                               nftables has no command to empty the table
+#                               and /proc no file: tests/tools/ctflush
+#                               ($LAB_CTFLUSH, set by the caller) asks
+#                               ctnetlink (IPCTNL_MSG_CT_DELETE with no
+#                               tuple), which works in a namespace.
+#   lab_move HOST NAT2          HOST (made by lab_host) leaves its NAT for
+#                               NAT2, as a laptop leaving home Wi-Fi for a
+#                               phone's hotspot: its eth0 goes away (with
+#                               its address and route) and a new one comes
+#                               up on NAT2's LAN with the next address there
+#                               and a default route via NAT2; an IPv6
+#                               address too if NAT2 has IPv6.
+#   lab_udp_timeout NAT SECONDS [STREAM_SECONDS]
+#                               NAT forgets a UDP mapping after SECONDS of
+#                               silence (nf_conntrack_udp_timeout, and
+#                               _stream, default the same, in its
+#                               namespace; they apply to existing mappings
+#                               at their next packet).
+#
+# IPv6 (2001:db8::/32; the router is 2001:db8::1 on each of its links, as
+# 203.0.113.1; no NAT):
+#   lab_v6 NAME [fw]            NAME (made already) gets IPv6 too.  A public
+#                               host or a NAT's WAN: 2001:db8::X/128 where X
+#                               is the last number of its IPv4 address
+#                               (203.0.113.21 -> 2001:db8::21), routes as
+#                               for IPv4.  A NAT: its LAN 2001:db8:K::1/64
+#                               (K as in 192.168.K), routed to it by the
+#                               router, forwarding on; with fw, a stateful
+#                               firewall there (table ip6 labfw6: inbound
+#                               new from wan dropped, established and
+#                               related accepted).  A host behind a NAT
+#                               with IPv6: 2001:db8:K::N/64 (N as in its
+#                               IPv4 address), default route via the NAT.
+#                               Sets LABIP6[NAME].
+#   lab_public6 NAME IP6        a public host with IPv6 only (IP6/128).
+#   lab_host6 NAME NAT          a host with IPv6 only behind NAT (which
+#                               lab_v6 gave IPv6): 2001:db8:K::N/64.
+#
 #   lab_start NAME [ARGS...]    `papo serve` in NAME's namespace, QUIC on
 #                               0.0.0.0:$LAB_PORT (7700 on every host),
 #                               HTTP on 127.0.0.1:0 there, PAPO_HOME=$T/NAME;
@@ -93,7 +179,12 @@
 #   (lab_api and lab_papo work for lib.sh's loopback daemons too: a name
 #   with no namespace runs in this one.)
 #
-# NAME is a lower-case letter and up to 11 letters or digits.  The
+#   ms                          milliseconds since the epoch (for timings:
+#                               secs FROM_MS [TO_MS] prints the seconds
+#                               between them, one decimal).
+#
+# NAME is a lower-case letter and up to 11 letters or digits (10 for a
+# name lab_impair is given: its forwarder's namespace is xNAME).  The
 # namespaces are papo-lab-PID-NAME, unique to this run; the interfaces
 # (eth0, wan, lan, u-NAME at the router, h-NAME on a NAT's bridge) are made
 # straight inside them and never exist outside, so deleting the namespaces
@@ -109,7 +200,11 @@ LAB_PORT=7700
 export PAPO_LAN=on PAPO_PORTMAP=on
 LAB_NAMESPACES=()
 LAB_NATS=0
-declare -A LABNS LABIP LABNET LABHOSTS
+declare -A LABNS LABIP LABNET LABHOSTS LABIP6 LABNET6 LABUP LABPEER LABNATOF
+# LABUP[NAME]: NAME's interface towards the router above it (eth0 or wan);
+# LABPEER[NAME]: "NS IF", that link's other end (the internet router's
+# u-NAME, or h-NAME on a NAT's bridge); LABNATOF[HOST]: the NAT a host is
+# behind.
 
 lab_down() {
 	local ns
@@ -160,13 +255,33 @@ lab_uplink() {
 	local n=$1 ns=$2 ifname=$3 ip=$4
 	lab_net ip link add "$ifname" netns "$ns" type veth peer name "u-$n" \
 	    netns "${LABNS[inet]}"
-	lab_net ip -n "$ns" addr add "$ip/32" dev "$ifname"
+	LABUP[$n]=$ifname LABPEER[$n]="${LABNS[inet]} u-$n"
 	lab_net ip -n "$ns" link set "$ifname" up
-	lab_net ip -n "$ns" route add 203.0.113.1/32 dev "$ifname"
-	lab_net ip -n "$ns" route add default via 203.0.113.1 dev "$ifname"
-	lab_net ip -n "${LABNS[inet]}" addr add 203.0.113.1/32 dev "u-$n"
-	lab_net ip -n "${LABNS[inet]}" link set "u-$n" up
-	lab_net ip -n "${LABNS[inet]}" route add "$ip/32" dev "u-$n"
+	if [ -n "$ip" ]; then
+		lab_net ip -n "$ns" addr add "$ip/32" dev "$ifname"
+		lab_net ip -n "$ns" route add 203.0.113.1/32 dev "$ifname"
+		lab_net ip -n "$ns" route add default via 203.0.113.1 dev "$ifname"
+	fi
+	LABIP[$n]=$ip
+	lab_router_end "$n"
+}
+
+# lab_router_end NAME: the internet router's end of NAME's uplink, u-NAME:
+# up, with the router's addresses and the routes to NAME (IPv4, and IPv6
+# once lab_v6 gave NAME some).
+lab_router_end() {
+	local n=$1 r=${LABNS[inet]}
+	lab_net ip -n "$r" link set "u-$n" up
+	if [ -n "${LABIP[$n]:-}" ]; then
+		lab_net ip -n "$r" addr add 203.0.113.1/32 dev "u-$n"
+		lab_net ip -n "$r" route add "${LABIP[$n]}/32" dev "u-$n"
+	fi
+	if [ -n "${LABIP6[$n]:-}" ]; then
+		lab_net ip -n "$r" -6 addr add 2001:db8::1/128 dev "u-$n" nodad
+		lab_net ip -n "$r" -6 route add "${LABIP6[$n]}/128" dev "u-$n"
+		[ -z "${LABNET6[$n]:-}" ] || lab_net ip -n "$r" -6 route add \
+		    "${LABNET6[$n]}::/64" via "${LABIP6[$n]}" dev "u-$n"
+	fi
 }
 
 # lab_wire NS IF NS2 IF2 BRIDGE2: a veth pair, IF in NS and IF2 in NS2,
@@ -182,7 +297,6 @@ lab_public() {
 	local n=$1 ip=$2
 	lab_ns "$n" || { fail "lab: ip netns add: $(cat "$T/lab.err")"; finish; exit 1; }
 	lab_uplink "$n" "${LABNS[$n]}" eth0 "$ip"
-	LABIP[$n]=$ip
 }
 
 lab_nat() {
@@ -233,7 +347,8 @@ lab_host() {
 	lab_wire "${LABNS[$n]}" eth0 "${LABNS[$nat]}" "h-$n" lan
 	lab_net ip -n "${LABNS[$n]}" addr add "$ip/24" dev eth0
 	lab_net ip -n "${LABNS[$n]}" route add default via "${LABNET[$nat]}.1"
-	LABIP[$n]=$ip
+	LABIP[$n]=$ip LABUP[$n]=eth0 LABPEER[$n]="${LABNS[$nat]} h-$n"
+	LABNATOF[$n]=$nat
 }
 
 lab_forward() {
@@ -521,4 +636,242 @@ lab_unblock() {
 	    grep -E "comment \"($1-$2|$2-$1)\"" | sed 's/.*# handle //'); do
 		lab_net ip netns exec "${LABNS[inet]}" nft delete rule ip labfw forward handle "$h"
 	done
+}
+
+ms() { date +%s%3N; }
+secs() { # secs FROM_MS [TO_MS]
+	local d=$(( ${2:-$(ms)} - $1 ))
+	printf '%d.%d' $(( d / 1000 )) $(( (d % 1000) / 100 ))
+}
+
+# lab_peer_end NAME: sets up the far end of NAME's link (a new veth) as
+# it was made: on the NAT's bridge for a host, or with the router's
+# addresses and routes for an uplink.
+lab_peer_end() {
+	local n=$1 pns pif
+	read -r pns pif <<<"${LABPEER[$n]}"
+	if [ -n "${LABNATOF[$n]:-}" ]; then
+		lab_net ip -n "$pns" link set "$pif" master lan
+		lab_net ip -n "$pns" link set "$pif" up
+	else
+		lab_router_end "$n"
+	fi
+}
+
+lab_impair() {
+	local n=$1 loss=$2 delay=$3 reorder=$4 jitter=${5:-0} dir=${6:-both}
+	local x=x$1 pns pif mac mtu o pid
+	[ -n "${LABPEER[$n]:-}" ] || { fail "lab: '$n' has no link to impair"; finish; exit 1; }
+	[ -x "${LAB_IMPAIR:-}" ] || { fail "lab: LAB_IMPAIR is not the impair program: '${LAB_IMPAIR:-}'"; finish; exit 1; }
+	case $dir in
+	up) o=ab ;; down) o=ba ;; both) o=both ;;
+	*) fail "lab: '$dir' is not up, down or both"; finish; exit 1 ;;
+	esac
+	read -r pns pif <<<"${LABPEER[$n]}"
+	if [ -z "${LABNS[$x]:-}" ]; then
+		# Splice the forwarder's namespace into the link: the far end
+		# moves there as "ia" (facing NAME), a new veth "ib" there
+		# takes its place at the far end, with its name, MAC and MTU.
+		lab_ns "$x" || { fail "lab: ip netns add: $(cat "$T/lab.err")"; finish; exit 1; }
+		mac=$(ip -n "$pns" -j link show "$pif" | jq -r '.[0].address')
+		mtu=$(ip -n "$pns" -j link show "$pif" | jq -r '.[0].mtu')
+		lab_net ip -n "$pns" link set "$pif" down
+		lab_net ip -n "$pns" link set "$pif" netns "${LABNS[$x]}"
+		lab_net ip -n "${LABNS[$x]}" link set "$pif" name ia
+		lab_net ip link add "$pif" netns "$pns" address "$mac" mtu "$mtu" \
+		    type veth peer name ib netns "${LABNS[$x]}" mtu "$mtu"
+		lab_net ip -n "${LABNS[$x]}" link set ia up
+		lab_net ip -n "${LABNS[$x]}" link set ib up
+		lab_peer_end "$n"
+	else
+		lab_unimpair "$n"
+	fi
+	(ip netns exec "${LABNS[$x]}" "$LAB_IMPAIR" -l "$loss" -d "$delay" \
+		-j "$jitter" -r "$reorder" -o "$o" ia ib \
+		>>"$T/impair-$n.log" 2>&1 </dev/null &
+	echo $! >"$T/impair-$n.pid")
+	sleep 0.2
+	pid=$(cat "$T/impair-$n.pid")
+	kill -0 "$pid" 2>/dev/null ||
+		{ fail "lab: impair on $n did not start: $(tail -3 "$T/impair-$n.log")"; finish; exit 1; }
+}
+
+# lab_unimpair NAME: ends NAME's forwarder (SIGTERM, which it must end
+# with exit 0): the link carries nothing until lab_impair runs again.
+lab_unimpair() {
+	local pid
+	[ -e "$T/impair-$1.pid" ] || return 0
+	pid=$(cat "$T/impair-$1.pid")
+	kill -TERM "$pid" 2>/dev/null
+	until_true 5 bash -c "! kill -0 $pid 2>/dev/null" ||
+		fail "lab: impair on $1 did not end on SIGTERM"
+	rm -f "$T/impair-$1.pid"
+	grep -q 'impair: ba:' "$T/impair-$1.log" ||
+		fail "lab: impair on $1 ended without its counts: $(tail -3 "$T/impair-$1.log")"
+}
+
+lab_mtu() {
+	local n=$1 mtu=$2 pns pif
+	[ -n "${LABPEER[$n]:-}" ] || { fail "lab: '$n' has no link"; finish; exit 1; }
+	read -r pns pif <<<"${LABPEER[$n]}"
+	lab_net ip -n "${LABNS[$n]}" link set "${LABUP[$n]}" mtu "$mtu"
+	lab_net ip -n "$pns" link set "$pif" mtu "$mtu"
+	if [ -n "${LABNS[x$n]:-}" ]; then
+		lab_net ip -n "${LABNS[x$n]}" link set ia mtu "$mtu"
+		lab_net ip -n "${LABNS[x$n]}" link set ib mtu "$mtu"
+	fi
+}
+
+lab_nofrag() {
+	local r=$1 how=${2:-} ns=${LABNS[$1]:-}
+	[ -n "$ns" ] || { fail "lab: no router '$r'"; finish; exit 1; }
+	{
+		echo 'table inet labfrag {'
+		echo '  chain pre { type filter hook prerouting priority -500;'
+		echo '    ip frag-off & 0x3fff != 0 counter drop;'
+		echo '    exthdr frag exists counter drop; }'
+		if [ "$how" = blackhole ]; then
+			echo '  chain fwd { type filter hook forward priority filter;'
+			echo '    icmp type destination-unreachable icmp code frag-needed counter drop;'
+			echo '    icmpv6 type packet-too-big counter drop; }'
+		fi
+		echo '}'
+	} >"$T/nft-frag-$r"
+	lab_net ip netns exec "$ns" nft -f "$T/nft-frag-$r"
+}
+
+# lab_frags ROUTER: how many fragments ROUTER's lab_nofrag dropped, IPv4
+# then IPv6.
+lab_frags() {
+	ip netns exec "${LABNS[$1]}" nft -j list chain inet labfrag pre | jq -r '
+		[.nftables[] | .rule? // empty | .expr[] | .counter? // empty |
+		.packets] | join(" ")'
+}
+
+lab_rebind() {
+	local nat=$1 port=${2:-} ns=${LABNS[$1]:-}
+	[ -n "${LABNET[$nat]:-}" ] || { fail "lab: no NAT router '$nat'"; finish; exit 1; }
+	[ -x "${LAB_CTFLUSH:-}" ] || { fail "lab: LAB_CTFLUSH is not the ctflush program: '${LAB_CTFLUSH:-}'"; finish; exit 1; }
+	if [ -z "$port" ]; then
+		LABREBIND[$nat]=$(( ${LABREBIND[$nat]:-1} + 1 ))
+		port=$(( LABREBIND[$nat] * 10000 + LAB_PORT ))
+	fi
+	lab_net ip netns exec "$ns" nft flush chain ip lab postrouting
+	lab_net ip netns exec "$ns" nft add rule ip lab postrouting \
+		oifname wan udp sport "$LAB_PORT" masquerade to ":$port"
+	lab_net ip netns exec "$ns" nft add rule ip lab postrouting \
+		oifname wan masquerade
+	lab_net ip netns exec "$ns" "$LAB_CTFLUSH"
+}
+declare -A LABREBIND
+
+lab_move() {
+	local n=$1 nat=$2 ns=${LABNS[$1]:-} ip k
+	[ -n "${LABNATOF[$n]:-}" ] || { fail "lab: '$n' is no host behind a NAT"; finish; exit 1; }
+	[ -n "${LABNET[$nat]:-}" ] || { fail "lab: no NAT router '$nat'"; finish; exit 1; }
+	# Deleting one end of a veth deletes the other (h-NAME on the old
+	# NAT's bridge) with it.
+	lab_net ip -n "$ns" link del eth0
+	LABHOSTS[$nat]=$(( LABHOSTS[$nat] + 1 ))
+	k=$(( 9 + LABHOSTS[$nat] ))
+	ip=${LABNET[$nat]}.$k
+	lab_wire "$ns" eth0 "${LABNS[$nat]}" "h-$n" lan
+	lab_net ip -n "$ns" addr add "$ip/24" dev eth0
+	lab_net ip -n "$ns" route add default via "${LABNET[$nat]}.1"
+	LABIP[$n]=$ip LABPEER[$n]="${LABNS[$nat]} h-$n" LABNATOF[$n]=$nat
+	if [ -n "${LABNET6[$nat]:-}" ]; then
+		LABIP6[$n]=${LABNET6[$nat]}::$k
+		lab_net ip -n "$ns" -6 addr add "${LABIP6[$n]}/64" dev eth0 nodad
+		lab_net ip -n "$ns" -6 route add default via "${LABNET6[$nat]}::1" dev eth0
+	else
+		LABIP6[$n]=
+	fi
+}
+
+lab_udp_timeout() {
+	local ns=${LABNS[$1]} s=$2 st=${3:-$2}
+	lab_net ip netns exec "$ns" sh -c "echo $s >/proc/sys/net/netfilter/nf_conntrack_udp_timeout &&
+		echo $st >/proc/sys/net/netfilter/nf_conntrack_udp_timeout_stream"
+}
+
+# lab_v6_on NS: IPv6 forwarding on in NS (a router).
+lab_v6_on() {
+	lab_net ip netns exec "$1" sh -c 'echo 1 >/proc/sys/net/ipv6/conf/all/forwarding'
+}
+
+lab_v6() {
+	local n=$1 fw=${2:-} ns=${LABNS[$1]:-} nat k up
+	[ -n "$ns" ] || { fail "lab: no '$n' to give IPv6"; finish; exit 1; }
+	case $fw in
+	'' | fw) ;;
+	*) fail "lab: '$fw' is not fw"; finish; exit 1 ;;
+	esac
+	lab_v6_on "${LABNS[inet]}"
+	nat=${LABNATOF[$n]:-}
+	if [ -n "$nat" ]; then
+		[ -n "${LABNET6[$nat]:-}" ] || { fail "lab: $nat has no IPv6 (lab_v6 $nat)"; finish; exit 1; }
+		k=${LABIP[$n]##*.}
+		LABIP6[$n]=${LABNET6[$nat]}::$k
+		lab_net ip -n "$ns" -6 addr add "${LABIP6[$n]}/64" dev eth0 nodad
+		lab_net ip -n "$ns" -6 route add default via "${LABNET6[$nat]}::1" dev eth0
+		return
+	fi
+	up=${LABUP[$n]}
+	LABIP6[$n]=2001:db8::${LABIP[$n]##*.}
+	lab_net ip -n "$ns" -6 addr add "${LABIP6[$n]}/128" dev "$up" nodad
+	lab_net ip -n "$ns" -6 route add 2001:db8::1/128 dev "$up"
+	lab_net ip -n "$ns" -6 route add default via 2001:db8::1 dev "$up"
+	lab_v6_router "$n"
+	if [ -n "${LABNET[$n]:-}" ]; then
+		# A NAT: a /64 on its LAN, routed to it; IPv6 is not translated.
+		k=${LABNET[$n]##*.}
+		LABNET6[$n]=2001:db8:$k
+		lab_v6_on "$ns"
+		lab_net ip -n "$ns" -6 addr add "${LABNET6[$n]}::1/64" dev lan nodad
+		lab_net ip -n "${LABNS[inet]}" -6 route add "${LABNET6[$n]}::/64" \
+		    via "${LABIP6[$n]}" dev "u-$n"
+		if [ "$fw" = fw ]; then
+			{
+				echo 'table ip6 labfw6 {'
+				echo '  chain forward { type filter hook forward priority filter;'
+				echo '    ct state established,related accept;'
+				echo '    iifname "wan" ct state new drop; }'
+				echo '}'
+			} >"$T/nft6-$n"
+			lab_net ip netns exec "$ns" nft -f "$T/nft6-$n"
+		fi
+	fi
+}
+
+# lab_v6_router NAME: the router's IPv6 end of NAME's uplink.
+lab_v6_router() {
+	local n=$1 r=${LABNS[inet]}
+	lab_net ip -n "$r" -6 addr add 2001:db8::1/128 dev "u-$n" nodad
+	lab_net ip -n "$r" -6 route add "${LABIP6[$n]}/128" dev "u-$n"
+}
+
+lab_public6() {
+	local n=$1 ip6=$2 ns
+	lab_ns "$n" || { fail "lab: ip netns add: $(cat "$T/lab.err")"; finish; exit 1; }
+	ns=${LABNS[$n]}
+	lab_v6_on "${LABNS[inet]}"
+	lab_uplink "$n" "$ns" eth0 ""
+	LABIP6[$n]=$ip6
+	lab_net ip -n "$ns" -6 addr add "$ip6/128" dev eth0 nodad
+	lab_net ip -n "$ns" -6 route add 2001:db8::1/128 dev eth0
+	lab_net ip -n "$ns" -6 route add default via 2001:db8::1 dev eth0
+	lab_v6_router "$n"
+}
+
+lab_host6() {
+	local n=$1 nat=$2 k
+	[ -n "${LABNET6[$nat]:-}" ] || { fail "lab: $nat has no IPv6 (lab_v6 $nat)"; finish; exit 1; }
+	lab_ns "$n" || { fail "lab: ip netns add: $(cat "$T/lab.err")"; finish; exit 1; }
+	LABHOSTS[$nat]=$(( LABHOSTS[$nat] + 1 ))
+	k=$(( 9 + LABHOSTS[$nat] ))
+	lab_wire "${LABNS[$n]}" eth0 "${LABNS[$nat]}" "h-$n" lan
+	LABIP6[$n]=${LABNET6[$nat]}::$k
+	lab_net ip -n "${LABNS[$n]}" -6 addr add "${LABIP6[$n]}/64" dev eth0 nodad
+	lab_net ip -n "${LABNS[$n]}" -6 route add default via "${LABNET6[$nat]}::1" dev eth0
+	LABIP[$n]= LABUP[$n]=eth0 LABPEER[$n]="${LABNS[$nat]} h-$n" LABNATOF[$n]=$nat
 }

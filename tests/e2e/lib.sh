@@ -22,6 +22,11 @@ cleanup() {
 		[ -e "$p" ] && kill -KILL "$(cat "$p")" 2>/dev/null
 	done
 	wait 2>/dev/null
+	# PAPO_TEST_KEEP=DIR: the daemons' logs are kept there (a failure's
+	# story, with PAPO_LOG=debug).
+	if [ -n "${PAPO_TEST_KEEP:-}" ]; then
+		mkdir -p "$PAPO_TEST_KEEP" && cp "$T"/*.err "$PAPO_TEST_KEEP"/ 2>/dev/null
+	fi
 	rm -rf "$T"
 }
 trap cleanup EXIT
@@ -115,6 +120,17 @@ join() { # join NAME INVITE: a new member's home
 	PAPO_HOME=$T/$1 "$PAPO" join "$2" --name "$1" >/dev/null
 }
 api() { local n=$1; shift; curl -sS --max-time 30 "${URL[$n]}$@"; }
+# MCP over HTTP through curl, for the scripts that set M (the /mcp URL):
+# rpc SID JSON [CURL ARGS] POSTs one message (no session header when SID
+# is empty); the status in $code, the body in $T/body, headers in $T/hdr.
+ACC='Accept: application/json, text/event-stream'
+CT='Content-Type: application/json'
+rpc() {
+	local sid=$1 body=$2; shift 2
+	code=$(curl -sS --max-time 40 -o "$T/body" -D "$T/hdr" -w '%{http_code}' \
+		-H "$ACC" -H "$CT" ${sid:+-H "MCP-Session-Id: $sid"} --data-binary "$body" "$@" "$M")
+}
+jqt() { jq -e "$@" >/dev/null; }   # jqt FILTER [FILE]: jq as a test
 # post NAME ROUTE JSON: POSTs JSON to NAME's ROUTE; prints the HTTP
 # status, keeps the body in $T/body.
 post() {

@@ -15,15 +15,7 @@ join bo "$(invite ana)"
 start bo
 check "bo online" until_true 15 online ana bo
 M=${URL[ana]}/mcp
-ACC='Accept: application/json, text/event-stream'
-CT='Content-Type: application/json'
-# rpc SID JSON [CURL ARGS]: POSTs one message; status in $code, body in $T/body.
-rpc() {
-	local sid=$1 body=$2; shift 2
-	code=$(curl -sS --max-time 30 -o "$T/body" -D "$T/hdr" -w '%{http_code}' \
-		-H "$ACC" -H "$CT" ${sid:+-H "MCP-Session-Id: $sid"} --data-binary "$body" "$@" "$M")
-}
-jqt() { jq -e "$@" >/dev/null; }
+# rpc and jqt: lib.sh's.
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
 
 rpc "" "$init"
@@ -42,7 +34,13 @@ check "ping" jqt '.id == 2 and .result == {}' "$T/body"
 rpc "$SID" '{"jsonrpc":"2.0","id":3,"method":"no/such"}'
 check "unknown method: -32601" jqt '.error.code == -32601' "$T/body"
 rpc "$SID" '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"send","arguments":{"text":7}}}'
-check "bad params: -32602" jqt '.error.code == -32602' "$T/body"
+check "a wrong argument: a tool error naming it" jqt '.result.isError == true and (.result.content[0].text | test("text must be a string"))' "$T/body"
+rpc "$SID" '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"wait","arguments":{"timeout_s":56}}}'
+check "timeout_s over 55: a tool error naming it" jqt '.result.isError == true and (.result.content[0].text | test("timeout_s"))' "$T/body"
+rpc "$SID" '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"wait","arguments":{"timeout":5}}}'
+check "an unknown argument: a tool error naming it" jqt '.result.isError == true and (.result.content[0].text | test("unknown argument .timeout.: wait takes timeout_s, from"))' "$T/body"
+rpc "$SID" '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"shout","arguments":{}}}'
+check "an unknown tool: -32602" jqt '.error.code == -32602' "$T/body"
 rpc "$SID" '{"jsonrpc":"2.0","id":'
 check "malformed JSON: 400 and -32700" test "$code" = 400 -a "$(jq .error.code "$T/body")" = -32700
 rpc "" '{"jsonrpc":"2.0","id":5,"method":"ping"}'
@@ -78,7 +76,7 @@ papo bo say "one for the agent" >/dev/null
 papo bo say "two for the agent" >/dev/null
 check "priming event: an id and empty data" until_true 3 grep -qE '^data: ?$' "$T/get1"
 check "pushed as notifications/claude/channel" until_true 3 grep -q 'notifications/claude/channel.*"content":"two for the agent"' "$T/get1"
-check "meta carries from and id" grep -q '"meta":{"from":"bo","id":"[a-z2-7]\{10\}"' "$T/get1"
+check "meta carries from, from_id, from_role, from_label and id" grep -q '"meta":{"from":"bo","from_id":"[a-z2-7]\{52\}","from_role":"member","from_label":"bo","id":"[a-z2-7]\{10\}"' "$T/get1"
 wait "$get1"
 first=$(grep -A1 '^id: ' "$T/get1" | grep -B1 'one for the agent' | head -1 | cut -d' ' -f2)
 curl -sN --max-time 2 -H 'Accept: text/event-stream' -H "MCP-Session-Id: $SID" -H "Last-Event-ID: $first" "$M" >"$T/get2"
@@ -117,6 +115,43 @@ rpc "$SID" '{"jsonrpc":"2.0","id":10,"method":"resources/read","params":{"uri":"
 check "the history resource" jqt '.result.contents[0].uri == "papo://room/history"' "$T/body"
 rpc "$SID" '{"jsonrpc":"2.0","id":11,"method":"logging/setLevel","params":{"level":"info"}}'
 check "logging/setLevel" jqt '.result == {}' "$T/body"
+
+# Three sessions of one agent, each with a stream that gets the history's
+# updates and the log; the oldest has a wait pending.  A message comes:
+# the wait takes it, and every stream carries each notification of it
+# once (the walk over the sessions once met the waiting one again after
+# its wait ended and moved it to the end of the line: pushed twice).
+declare -A S spid
+for k in 1 2 3; do
+	rpc "" "$init"
+	S[$k]=$(grep -i '^mcp-session-id:' "$T/hdr" | cut -d' ' -f2 | tr -d '\r')
+	rpc "${S[$k]}" '{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"papo://room/history"}}'
+	rpc "${S[$k]}" '{"jsonrpc":"2.0","id":3,"method":"logging/setLevel","params":{"level":"info"}}'
+	curl -sN --max-time 60 -H 'Accept: text/event-stream' -H "MCP-Session-Id: ${S[$k]}" "$M" >"$T/s$k" &
+	spid[$k]=$!
+	check "session $k's stream is open" until_true 10 grep -qE '^data: ?$' "$T/s$k"
+done
+curl -sS --max-time 30 -o "$T/w1" -H "$ACC" -H "$CT" -H "MCP-Session-Id: ${S[1]}" \
+	-d '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"wait","arguments":{"timeout_s":25}}}' "$M" &
+w1=$!
+sleep 1
+rpc "${S[2]}" '{"jsonrpc":"2.0","id":5,"method":"ping"}'   # 1 is no longer the newest
+rpc "${S[3]}" '{"jsonrpc":"2.0","id":5,"method":"ping"}'
+papo bo say "once per stream" >/dev/null
+wait "$w1"
+check "the pending wait of the oldest session took it" jqt '[.result.structuredContent.messages[].text] == ["once per stream"]' "$T/w1"
+for k in 1 2 3; do
+	check "session $k's stream got the log of it" until_true 10 grep -q '"method":"notifications/message".*once per stream' "$T/s$k"
+done
+sleep 0.5
+for k in 1 2 3; do
+	n_log=$(grep -c '"method":"notifications/message".*once per stream' "$T/s$k")
+	n_upd=$(grep -c '"method":"notifications/resources/updated"' "$T/s$k")
+	n_chan=$(grep -c '"method":"notifications/claude/channel".*once per stream' "$T/s$k")
+	check "session $k's stream: the log once ($n_log), the update once ($n_upd), no channel push ($n_chan): the wait took it" \
+		test "$n_log/$n_upd/$n_chan" = 1/1/0
+	kill "${spid[$k]}" 2>/dev/null; wait "${spid[$k]}" 2>/dev/null
+done
 
 # DELETE ends the session; it is then unknown.
 code=$(curl -s -o /dev/null -w '%{http_code}' -X DELETE -H "MCP-Session-Id: $SID" "$M")

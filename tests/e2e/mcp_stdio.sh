@@ -12,7 +12,10 @@ PAPO=${1:?usage: mcp_stdio.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
 unset PAPO_TOKEN PAPO_HTTP PAPO_LISTEN PAPO_INVITE
 
-init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp_stdio.sh","version":"1"}}}'
+# The client declares it takes channel pushes: papo mcp passes them on
+# (to a client that declares nothing it passes none: wake.sh).
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"experimental":{"claude/channel":{}}},"clientInfo":{"name":"mcp_stdio.sh","version":"1"}}}'
+init_plain='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"mcp_stdio.sh","version":"1"}}}'
 initialized='{"jsonrpc":"2.0","method":"notifications/initialized"}'
 call() { # call ID TOOL ARGS: a tools/call request
 	printf '{"jsonrpc":"2.0","id":%s,"method":"tools/call","params":{"name":"%s","arguments":%s}}' "$1" "$2" "$3"
@@ -23,14 +26,21 @@ call() { # call ID TOOL ARGS: a tools/call request
 # in $T/bridge.out).
 jqt() { jq -e "$@" >/dev/null 2>&1; }   # jqt FILTER [FILE]: a quiet test
 send() { printf '%s\n' "$1" >&"${BR[1]}"; }
+# read -t times out from the start of the read, not between bytes: a
+# line that arrives just before the second is up comes in two parts, and
+# what came is kept for the next read.
 recv() { # recv SECONDS JQ_FILTER: the matching line in $line
-	local deadline=$(( $(date +%s) + $1 )) filter=$2
+	local deadline=$(( $(date +%s) + $1 )) filter=$2 part= rc
 	line=
 	while [ "$(date +%s)" -le "$deadline" ]; do
-		if IFS= read -r -t 1 -u "${BR[0]}" line; then
-			echo "$line" >>"$T/bridge.out"
-			jq -e "$filter" <<<"$line" >/dev/null 2>&1 && return 0
-		fi
+		IFS= read -r -t 1 -u "${BR[0]}" part
+		rc=$?
+		line+=$part
+		if [ "$rc" -gt 128 ]; then continue; fi
+		[ "$rc" -eq 0 ] || break   # end of file
+		echo "$line" >>"$T/bridge.out"
+		jq -e "$filter" <<<"$line" >/dev/null 2>&1 && return 0
+		line=
 	done
 	line=
 	return 1
@@ -72,7 +82,7 @@ check "ana online for bo" until_true 15 online bo ana
 
 # --help and usage.
 expect 0 "papo mcp --help" -- papo bo mcp --help
-has "$T/out" '^usage: papo mcp \[--channels\]$' "help names the command"
+has "$T/out" '^usage: papo mcp \[--channels\] \[--agent NAME\] \[--new-room\]$' "help names the command"
 has "$T/out" 'stdio' "help says what it speaks"
 expect 2 "papo mcp with an argument" -- papo bo mcp extra
 has "$T/err" "unexpected argument 'extra'" "the usage error says why"
@@ -105,11 +115,11 @@ papo ana say "to the agent" >/dev/null
 check "a notifications/claude/channel line with ana's text within 5 s" \
 	recv 5 '.method == "notifications/claude/channel" and .params.content == "to the agent"'
 check "its meta says who wrote it" jqt '.params.meta.from == "ana"' <<<"${line:-null}"
-# This client did not opt in to channels: the push was a courtesy, and
-# the message is the agent's through wait, once.
-send "$(call 40 wait '{"timeout_s":5}')"
-check "a client without channels gets it from wait" \
-	recv 8 '.id == 40 and ([.result.structuredContent.messages[].text] == ["to the agent"])'
+# This client declared channels: the push gave it, and wait does not
+# repeat it.
+send "$(call 40 wait '{"timeout_s":1}')"
+check "a client that takes pushes is not given it again by wait" \
+	recv 8 '.id == 40 and .result.structuredContent.messages == []'
 
 # Requests run side by side: a status asked while a wait blocks is
 # answered first.
@@ -146,23 +156,34 @@ close_stdin 3
 check "bo's daemon forgot the session" session_gone bo "$sid2"
 check "nothing but JSON-RPC on stdout" jqt -s 'all(.jsonrpc == "2.0")' "$T/bridge.out"
 
-# papo mcp --channels: the session opts in; a push is a delivery, and
-# wait does not repeat it.
-coproc BR { PAPO_HOME=$T/bo exec "$PAPO" mcp --channels 2>"$T/bridge-ch.err"; }
+# papo mcp --channels: the session asks for pushes, but its client
+# declared nothing: the push is shown, and the message stays for wait
+# (a client that refuses channels, as Claude Code does by default,
+# would lose it otherwise).
+# (An agent of its own: what the sessions above left unread is not its.)
+coproc BR { PAPO_HOME=$T/bo exec "$PAPO" mcp --channels --agent ch 2>"$T/bridge-ch.err"; }
 echo "$BR_PID" >"$T/bridge.pid"
-send "$init"
+send "$init_plain"
 check "--channels: initialized" recv 10 '.id == 1'
 send "$initialized"
 send "$(call 2 status '{}')"
-check "--channels: status says channels, nothing unread" \
-	recv 5 '.id == 2 and .result.structuredContent.channels == true and .result.structuredContent.unread == 0'
+check "--channels: status says no proven channels, nothing unread" \
+	recv 5 '.id == 2 and .result.structuredContent.channels == false and .result.structuredContent.unread == 0'
 sleep 0.5
 papo ana say "pushed to a channel client" >/dev/null
 check "--channels: the push comes" \
 	recv 5 '.method == "notifications/claude/channel" and .params.content == "pushed to a channel client"'
 send "$(call 3 wait '{"timeout_s":1}')"
-check "--channels: wait does not repeat it" recv 5 '.id == 3 and .result.structuredContent.messages == []'
+check "--channels: wait still gives it" recv 5 '.id == 3 and (.result.structuredContent.messages | map(.text)) == ["pushed to a channel client"]'
 close_stdin 3
+
+# Claude Code probes with server/discover of 2026-07-28 first: over stdio
+# papo says which revisions it speaks, and the client initializes.
+printf '%s\n' '{"jsonrpc":"2.0","id":"probe","method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}' \
+	"$init" | PAPO_HOME=$T/bo timeout 10 "$PAPO" mcp >"$T/probe" 2>"$T/probe.err"
+check "a 2026-07-28 probe gets -32022 with the revisions spoken" \
+	jqt -s 'map(select(.id == "probe"))[0].error | .code == -32022 and (.data.supported | index("2025-11-25")) and .data.requested == "2026-07-28"' "$T/probe"
+check "and the initialize after it is answered" jqt -s 'map(select(.id == 1))[0].result.protocolVersion == "2025-11-25"' "$T/probe"
 
 # A client that writes everything at once and closes stdin: the messages
 # after initialize wait for its answer (they need the session), and the
@@ -179,8 +200,8 @@ check "piped: history has ana's message" \
 # With a token: the bridge passes PAPO_TOKEN on; a wrong one gets an
 # error answer, not silence.
 stop bo
-start bo --token s3cret-token
-printf '%s\n' "$init" | PAPO_HOME=$T/bo PAPO_TOKEN=s3cret-token timeout 10 "$PAPO" mcp >"$T/tok" 2>"$T/tok.err"
+start bo --token s3cret-token-0123456789abcdefghij
+printf '%s\n' "$init" | PAPO_HOME=$T/bo PAPO_TOKEN=s3cret-token-0123456789abcdefghij timeout 10 "$PAPO" mcp >"$T/tok" 2>"$T/tok.err"
 check "the right token: initialized" jqt '.id == 1 and .result.serverInfo' "$T/tok"
 printf '%s\n' "$init" | PAPO_HOME=$T/bo PAPO_TOKEN=wrong timeout 10 "$PAPO" mcp >"$T/tok" 2>"$T/tok.err"
 check "a wrong token: an error answer for id 1" jqt '.id == 1 and .error.code == -32603 and (.error.message | test("401"))' "$T/tok"
@@ -212,6 +233,34 @@ expect 1 "papo mcp when papo serve cannot start" -- \
 	env PAPO_HOME="$T/dz" PAPO_HTTP=0.0.0.0:0 PAPO_LISTEN=127.0.0.1:0 "$PAPO" mcp </dev/null
 lines "$T/err" 1 "one line on stderr"
 has "$T/err" '^papo: papo serve did not start: .*token' "it says why"
+
+# A home with no room (claude mcp add papo -- papo mcp, before papo new):
+# papo mcp makes no room of its own, alone, named after the login; it
+# says what to run instead, and makes nothing.
+expect 1 "papo mcp in a home that does not exist" -- \
+	env PAPO_HOME="$T/none" PAPO_HTTP=127.0.0.1:0 PAPO_LISTEN=127.0.0.1:0 "$PAPO" mcp </dev/null
+lines "$T/err" 1 "one line on stderr"
+has "$T/err" "^papo: .*/none has no room.*'papo new'.*'papo join INVITE'.*'papo setup CLIENT'.*'papo mcp --new-room'" "it says what to run instead"
+check "nothing was made" test ! -e "$T/none"
+mkdir -m 700 "$T/empty"
+expect 1 "papo mcp in an empty home" -- \
+	env PAPO_HOME="$T/empty" PAPO_HTTP=127.0.0.1:0 PAPO_LISTEN=127.0.0.1:0 "$PAPO" mcp </dev/null
+has "$T/err" "^papo: .*/empty has no room" "it says the home has no room"
+check "the empty home stays empty (no room, no daemon)" test -z "$(ls -A "$T/empty")"
+# Asked with --new-room, it starts papo serve, which makes the room.
+coproc BR { PAPO_HOME=$T/nr PAPO_HTTP=127.0.0.1:0 PAPO_LISTEN=127.0.0.1:0 exec "$PAPO" mcp --new-room 2>"$T/bridge3.err"; }
+echo "$BR_PID" >"$T/bridge.pid"
+send "$init"
+check "--new-room: initialize is answered" recv 20 '.id == 1 and (.result.serverInfo | type == "object")'
+check "--new-room: a room was made" test -s "$T/nr/room.json"
+dpid=$(jq -r .pid "$T/nr/serve.json" 2>/dev/null)
+alive "$dpid" && echo "$dpid" >"$T/nr-daemon.pid"
+close_stdin 3
+if alive "$dpid"; then
+	kill -TERM "$dpid"
+	check "its daemon stops on SIGTERM" until_true 10 bash -c "! kill -0 $dpid 2>/dev/null"
+fi
+rm -f "$T/nr-daemon.pid"
 
 stop ana
 stop bo

@@ -22,10 +22,17 @@ all_online() {
 }
 check "all $N members see the $((N - 1)) others online" until_true 60 all_online
 if [ "$N" -gt 8 ]; then
-	# Above eight members each keeps a bounded set of neighbours.
+	# Above eight members each keeps a bounded set of neighbours.  A
+	# member between two of them (one let it go, its dial of another
+	# under way: on a loaded machine 32 daemons do that) may have none
+	# for a moment: it must have 1 to 8 soon.
+	neighbours_ok() {
+		d=$(api "$1" /api/status | jq '[.members[] | select(.direct)] | length')
+		[ "$d" -ge 1 ] && [ "$d" -le 8 ]
+	}
 	for i in $(seq 1 "$N"); do
-		d=$(api "m$i" /api/status | jq '[.members[] | select(.direct)] | length')
-		check "m$i has 1 to 8 neighbours, not $d" test "$d" -ge 1 -a "$d" -le 8
+		if until_true 30 neighbours_ok "m$i"; then ok; else
+			fail "m$i has 1 to 8 neighbours, not $d (for 30 s)"; fi
 	done
 fi
 

@@ -25,6 +25,7 @@ check "say prints the id and the state: $text" grep -qE '^[a-z2-7]{10} delivered
 # cy joins through bo's invite only, and still reaches ana (peer exchange).
 join cy "$(invite bo)"
 start cy
+cy_id=$(api cy /api/status | jq -r .me.id)
 check "cy sees ana, whom it was never told about" until_true 20 online cy ana
 check "ana sees cy" until_true 20 online ana cy
 out=$(papo ana say "to everyone" --json)
@@ -106,7 +107,8 @@ check "ana dropped eve's frames" grep -q "dropped a frame" "$T/ana.err"
 stop eve
 
 join mal "$(invite ana)"
-cy_id=$(jq -r '.members[] | select(.name == "cy") | .id' "$T/ana/peers.json")
+# (cy's id as cy itself said it: ana's peers.json may list cy once per
+# address it was seen at, or not yet.)
 jq --arg id "$cy_id" '.inviter = $id' "$T/mal/room.json" >"$T/mal.json" && cp "$T/mal.json" "$T/mal/room.json"
 start mal
 sleep 3

@@ -34,17 +34,42 @@ post() { # post NAME PATH JSON [CURL_ARGS...]
 }
 
 # First start in an empty home: it creates the room, prints the MCP URL,
-# the dashboard URL and the invite, and writes serve.json.
+# the dashboard URL and the room's name and fingerprint, and writes
+# serve.json.  Its output is not a terminal (a log): no invite, which
+# holds the room's key, is written there nor on stderr.
 start ana --about "reviews C" || { finish; exit 1; }
 U=${URL[ana]}
 PORT=${U##*:}
 has "$T/ana.out" "^mcp: http://127\.0\.0\.1:$PORT/mcp\$" "serve prints the MCP URL with the real port"
 has "$T/ana.out" "^dashboard: http://127\.0\.0\.1:$PORT/\$" "serve prints the dashboard URL"
-has "$T/ana.out" '^invite: papo1[a-z2-7]+$' "serve prints the invite"
+has "$T/ana.out" "^room: papo-[a-z2-7]{8}, fingerprint [a-z2-7]{8}; 'papo invite' prints its invite\$" \
+	"serve prints the room's name and fingerprint, and where the invite is"
 lines "$T/ana.out" 3 "serve prints three lines"
+check "no invite in serve's output when it is not a terminal" test -z "$(grep -h papo1 "$T/ana.out" "$T/ana.err")"
+FPR=$(sed -n 's/^room: .*, fingerprint \([a-z2-7]*\);.*/\1/p' "$T/ana.out")
 is "$(cat "$T/ana.pid")" "$(jq -r .pid "$T/ana/serve.json")" "serve.json has the daemon's pid"
 is 600 "$(stat -c %a "$T/ana/serve.json")" "serve.json is private"
-is "invite: $(invite ana)" "$(grep '^invite:' "$T/ana.out")" "serve.json has the printed invite"
+has "$T/ana/serve.json" '"invite":[[:space:]]*"papo1[a-z2-7]+"' "serve.json has the invite"
+# At a terminal, the start that makes the room prints its invite too; a
+# later start at a terminal does not.  (script gives papo a pty.)
+tty_serve() { # tty_serve HOME OUT: papo serve at a terminal until serve.json
+	rm -f "$1/serve.json"
+	PAPO_HOME=$1 PAPO_NAME=tty script -qefc "'$PAPO' serve --http 127.0.0.1:0 --listen 127.0.0.1:0" \
+		/dev/null >"$2" 2>&1 </dev/null &
+	local pid=$!
+	until_true 20 test -s "$1/serve.json" &&
+		until_true 20 grep -q '^room: ' "$2"
+	sleep 0.3
+	kill -TERM "$(jq -r .pid "$1/serve.json")"
+	wait "$pid"
+}
+tty_serve "$T/tty" "$T/tty1.out"
+has "$T/tty1.out" $'^invite: papo1[a-z2-7]+\r?$' "the first start at a terminal prints the invite"
+tty_serve "$T/tty" "$T/tty2.out"
+has "$T/tty2.out" "^room: papo-[a-z2-7]{8}, fingerprint [a-z2-7]{8}" "a later start at a terminal names the room"
+check "a later start at a terminal prints no invite" test -z "$(grep -a papo1 "$T/tty2.out")"
+TTYFPR=$(sed -n 's/^room: .*, fingerprint \([a-z2-7]*\);.*/\1/p' "$T/tty2.out" | tr -d '\r')
+check "two rooms have two fingerprints ($FPR, $TTYFPR)" test -n "$TTYFPR" -a "$FPR" != "$TTYFPR"
 is "$U/mcp $U/" "$(jq -r '.mcp + " " + .dashboard' "$T/ana/serve.json")" "serve.json has the URLs"
 has "$T/ana/serve.json" '"quic":[[:space:]]*"127\.0\.0\.1:[1-9][0-9]*"' "serve.json has the bound QUIC address"
 has "$T/ana/room.json" '"name":[[:space:]]*"ana"' "the new room is ana's"
@@ -126,11 +151,24 @@ expect 1 "second serve on one home" -- env PAPO_HOME="$T/ana" timeout 10 \
 	"$PAPO" serve --http 127.0.0.1:0 --listen 127.0.0.1:0
 is "papo: another papo serve (pid $(cat "$T/ana.pid")) is running on $T/ana" "$(cat "$T/err")" "the refusal names the pid"
 is "$(cat "$T/ana.pid")" "$(jq -r .pid "$T/ana/serve.json")" "the refused daemon left serve.json alone"
-# A taken HTTP port is a one-line error.
+# A taken port (HTTP, or QUIC's UDP) is a one-line error that says which
+# setting chooses another, found before the first start makes a room.
+QP=$(jq -r .quic "$T/ana/serve.json" | sed 's/.*://')
 expect 1 "HTTP port taken" -- env PAPO_HOME="$T/taken" PAPO_NAME=x timeout 10 \
 	"$PAPO" serve --http "127.0.0.1:$PORT" --listen 127.0.0.1:0
-has "$T/err" "^papo: cannot serve HTTP on 127\.0\.0\.1:$PORT: " "the taken port is named"
+lines "$T/err" 1 "a taken HTTP port: one line"
+has "$T/err" "^papo: cannot serve HTTP on 127\.0\.0\.1:$PORT: Address already in use.*choose another port with --http ADDR:PORT \(or PAPO_HTTP" "the taken HTTP port is named, and how to choose another"
+expect 1 "QUIC port taken" -- env PAPO_HOME="$T/taken" PAPO_NAME=x timeout 10 \
+	"$PAPO" serve --http 127.0.0.1:0 --listen "127.0.0.1:$QP"
+lines "$T/err" 1 "a taken QUIC port: one line"
+has "$T/err" "^papo: cannot listen for QUIC on UDP 127\.0\.0\.1:$QP: Address already in use.*choose another port with --listen ADDR:PORT \(or PAPO_LISTEN" "the taken QUIC port is named, and how to choose another"
+expect 1 "QUIC port taken on the wildcard" -- env PAPO_HOME="$T/taken" PAPO_NAME=x timeout 10 \
+	"$PAPO" serve --http 127.0.0.1:0 --listen "0.0.0.0:$QP"
+has "$T/err" "^papo: cannot listen for QUIC on UDP 0\.0\.0\.0:$QP: Address already in use" "the wildcard's taken port is named"
 [ ! -e "$T/taken/serve.json" ] && ok || fail "a failed start left serve.json"
+for f in room.json identity log.jsonl; do
+	[ ! -e "$T/taken/$f" ] && ok || fail "a start refused for its port made $f"
+done
 # Anything but loopback needs a token; nothing is created first.
 for a in 0.0.0.0:0 '[::]:0'; do
 	expect 1 "HTTP on $a without a token" -- env PAPO_HOME="$T/open" timeout 10 \
@@ -149,21 +187,21 @@ has "$T/out" "usage: papo serve" "serve --help shows its usage"
 
 # With a token: 401 and WWW-Authenticate without it, 200 with it,
 # /healthz open to all.
-start tok --token s3cret-t0ken || { finish; exit 1; }
+start tok --token s3cret-t0ken-0123456789abcdefghij || { finish; exit 1; }
 V=${URL[tok]}
 error_is 401 "no token" "$V/api/status"
 has "$T/hdr" '^WWW-Authenticate: Bearer' "401 says Bearer"
-error_is 401 "wrong token" -H 'Authorization: Bearer s3cret-t0kem' "$V/api/status"
+error_is 401 "wrong token" -H 'Authorization: Bearer s3cret-t0ken-0123456789abcdefghij-0123456789abcdefghik' "$V/api/status"
 error_is 401 "token cut short" -H 'Authorization: Bearer s3cret' "$V/api/status"
-error_is 401 "token too long" -H 'Authorization: Bearer s3cret-t0ken2' "$V/api/status"
+error_is 401 "token too long" -H 'Authorization: Bearer s3cret-t0ken-0123456789abcdefghij2' "$V/api/status"
 error_is 401 "not Bearer" -H 'Authorization: Basic czNjcmV0LXQwa2Vu' "$V/api/status"
 error_is 401 "no token on an unknown path" "$V/api/nothing"
-is 200 "$(req -H 'Authorization: Bearer s3cret-t0ken' "$V/api/status")" "right token"
-is 200 "$(req -H 'Authorization: bearer s3cret-t0ken' "$V/api/history")" "the scheme is case-blind"
+is 200 "$(req -H 'Authorization: Bearer s3cret-t0ken-0123456789abcdefghij' "$V/api/status")" "right token"
+is 200 "$(req -H 'Authorization: bearer s3cret-t0ken-0123456789abcdefghij' "$V/api/history")" "the scheme is case-blind"
 is 200 "$(req "$V/healthz")" "healthz needs no token"
 expect 1 "CLI without PAPO_TOKEN" -- env PAPO_HOME="$T/tok" "$PAPO" status
 has "$T/err" "^papo: .*Bearer" "the CLI says a token is needed"
-expect 0 "CLI with PAPO_TOKEN" -- env PAPO_HOME="$T/tok" PAPO_TOKEN=s3cret-t0ken "$PAPO" status
+expect 0 "CLI with PAPO_TOKEN" -- env PAPO_HOME="$T/tok" PAPO_TOKEN=s3cret-t0ken-0123456789abcdefghij "$PAPO" status
 has "$T/out" "^me: tok" "status with the token"
 expect 1 "a token with a space" -- env PAPO_HOME="$T/tok2" timeout 10 \
 	"$PAPO" serve --http 127.0.0.1:0 --token "a b"
@@ -171,10 +209,10 @@ stop tok
 # On a wildcard address (token required) the names the daemon is reached
 # by are not known (container names, mapped ports): any Host passes, the
 # token guards, and a browser's Origin must be the page's own host.
-start wild --http 0.0.0.0:0 --token s3cret-t0ken || { finish; exit 1; }
+start wild --http 0.0.0.0:0 --token s3cret-t0ken-0123456789abcdefghij || { finish; exit 1; }
 W=${URL[wild]}
 is "http://127.0.0.1:" "${W%:*}:" "serve.json gives a wildcard daemon's loopback URL"
-auth='Authorization: Bearer s3cret-t0ken'
+auth='Authorization: Bearer s3cret-t0ken-0123456789abcdefghij'
 is 200 "$(req -H "$auth" -H 'Host: papo-ana:8080' "$W/api/status")" "wildcard: any Host with the token"
 error_is 401 "wildcard: a Host without the token" -H 'Host: papo-ana:8080' "$W/api/status"
 is 200 "$(req -H "$auth" -H 'Host: papo-ana:8080' -H 'Origin: http://papo-ana:8080' "$W/api/status")" \
@@ -205,7 +243,7 @@ has "$T/err" "^papo: reply_to must be a message id" "a bad reply id is explained
 expect 2 "say without text" -- "$PAPO" say
 expect 2 "say with two texts" -- "$PAPO" say a b
 expect 0 "status" -- "$PAPO" status
-has "$T/out" "^room: $room_a\$" "status names the room"
+has "$T/out" "^room: $room_a, fingerprint $FPR\$" "status names the room, with the fingerprint serve printed"
 has "$T/out" '^me: ana \([a-z2-7]{52}\), reviews C$' "status names me"
 has "$T/out" '^  bo  online  last seen [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8}  path: direct, [0-9.]+ ms$' "status lists bo online, reached directly, with the RTT"
 has "$T/out" '^reached at: 127\.0\.0\.1:[0-9]+ \(NAT: [a-z]+\)$' "status says where this member is reached"
@@ -227,7 +265,8 @@ PAPO_HOME=$T/bo "$PAPO" say "$(printf 'bell\a esc\033[31m nl\nend')" >/dev/null
 seven() { [ "$(api ana '/api/history?limit=500' | jq '.messages | length')" = 7 ]; }
 check "ana has bo's message" until_true 5 seven
 expect 0 "history with control characters" -- "$PAPO" history -n 1
-has "$T/out" 'bo: bell\? esc\?\[31m nl⏎end$' "control characters never reach the terminal"
+has "$T/out" 'bo: bell\? esc\?\[31m nl$' "control characters never reach the terminal"
+has "$T/out" '^    end$' "a newline starts an indented line"
 expect 0 "invite" -- "$PAPO" invite
 is "$(invite ana)" "$(cat "$T/out")" "invite prints the running daemon's invite"
 expect 0 "invite --listen" -- "$PAPO" invite --listen 127.0.0.1:9999
@@ -246,19 +285,34 @@ wait "$slow"
 is 0 $? "a queued send exits 0"
 has "$T/slow.out" '^[a-z2-7]{10} queued: waiting for bo$' "say tells who it waits for"
 
-# SIGTERM: a clean stop, exit 0, serve.json removed; a request still
-# waiting is answered 503.
+# SIGTERM: a clean stop, exit 0, serve.json removed; a send still
+# waiting for its ack is kept in the outbox, and answered so: queued,
+# with its id and "stopping" (never an error, which a client would send
+# again).  bo, silent for 7 s, is offline by now (a send to nobody online
+# is queued at once): awake again, then asleep just before the sends, so
+# that they wait for their acks.
+kill -CONT "$(cat "$T/bo.pid")"
+check "bo online again after kill -CONT" until_true 15 online ana bo
+kill -STOP "$(cat "$T/bo.pid")"
 curl -sS --max-time 30 -o "$T/stopbody" -w '%{http_code}' -H 'Content-Type: application/json' \
 	-d '{"text":"at the stop"}' "$U/api/send" >"$T/stopcode" 2>/dev/null &
 pending=$!
+"$PAPO" say "said at the stop" >"$T/saystop.out" 2>"$T/saystop.err" &
+saying=$!
 sleep 0.5
 pid=$(cat "$T/ana.pid")
 kill -TERM "$pid"
 wait "$pid"
 is 0 $? "SIGTERM stops the daemon with exit 0"
 wait "$pending"
-is 503 "$(cat "$T/stopcode")" "a request waiting at the stop is answered 503"
-has "$T/stopbody" '"error":"papo serve is stopping"' "the 503 says why"
+is 200 "$(cat "$T/stopcode")" "a send waiting at the stop is answered 200: it is kept"
+is "queued true bo" "$(jq -r '[.state, .stopping, .waiting_for[0]] | join(" ")' "$T/stopbody")" \
+	"the answer says queued, stopping, waiting for bo"
+has "$T/stopbody" '"id":"[a-z2-7]{10}"' "the answer at the stop carries the message id"
+wait "$saying"
+is 0 $? "papo say cut short by the stop exits 0: the message is kept"
+has "$T/saystop.out" '^[a-z2-7]{10} kept, queued: papo serve stopped before bo had it; it goes out when papo serve runs again$' \
+	"papo say at the stop says the message was kept, with its id"
 kill -CONT "$(cat "$T/bo.pid")"
 rm -f "$T/ana.pid"
 [ ! -e "$T/ana/serve.json" ] && ok || fail "serve.json left after a clean stop"
@@ -266,6 +320,27 @@ has "$T/ana.err" 'stopping on SIGTERM' "the stop is logged"
 expect 1 "say with no daemon" -- "$PAPO" say "anyone?"
 is "papo: no papo serve is running on $T/ana: start one with 'papo serve'" "$(cat "$T/err")" "say says no daemon runs"
 expect 1 "status with no daemon" -- "$PAPO" status
+# The two kept at the stop reach bo once ana runs again.
+start ana || { finish; exit 1; }
+U=${URL[ana]}
+check "the send kept at the stop reaches bo after the restart" until_true 30 has_text bo "at the stop"
+check "the say kept at the stop reaches bo after the restart" until_true 30 has_text bo "said at the stop"
+# A daemon killed while a say waits cannot answer: say tells that the
+# message may have been kept, and how to see it.
+check "bo online again for the kill" until_true 15 online ana bo
+kill -STOP "$(cat "$T/bo.pid")"
+"$PAPO" say "said at the kill" >"$T/saykill.out" 2>"$T/saykill.err" &
+saying=$!
+sleep 0.5
+crash ana
+wait "$saying"
+is 1 $? "papo say cut short by a killed daemon exits 1"
+has "$T/saykill.err" "^papo: .*; the message may have been kept: 'papo history' shows it once papo serve runs again" \
+	"papo say cut short by a killed daemon says the message may have been kept, and how to see"
+kill -CONT "$(cat "$T/bo.pid")"
+start ana || { finish; exit 1; }
+check "the say cut short by the kill was kept (fsync'd before the wait)" until_true 30 has_text bo "said at the kill"
+stop ana
 # A serve.json left by a killed daemon is seen through.
 crash bo
 [ -e "$T/bo/serve.json" ] && ok || fail "a killed daemon removed serve.json"

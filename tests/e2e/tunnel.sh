@@ -43,22 +43,50 @@ check "the public Host with a port that is not its own: 403" \
 stop ana
 
 # A token: a tunnel's requests need it, and pass with it.
-PAPO_TOKEN=s3cret PAPO_PUBLIC_URL=https://$pub/ start ana
+PAPO_TOKEN=s3cret-0123456789abcdefghijklmnopq PAPO_PUBLIC_URL=https://$pub/ start ana
 u=${URL[ana]}
 check "the public Host without the token: 401" \
 	test "$(code -H "Host: $pub" "$u/api/status")" = 401
 check "the public Host with the token: 200" \
-	test "$(code -H "Host: $pub" -H 'Authorization: Bearer s3cret' "$u/api/status")" = 200
+	test "$(code -H "Host: $pub" -H 'Authorization: Bearer s3cret-0123456789abcdefghijklmnopq' "$u/api/status")" = 200
 check "the public Host with :443 and the token: 200" \
-	test "$(code -H "Host: $pub:443" -H 'Authorization: Bearer s3cret' "$u/api/status")" = 200
+	test "$(code -H "Host: $pub:443" -H 'Authorization: Bearer s3cret-0123456789abcdefghijklmnopq' "$u/api/status")" = 200
 check "X-Forwarded-For with the token: 200" \
-	test "$(code -H 'X-Forwarded-For: 203.0.113.9' -H 'Authorization: Bearer s3cret' "$u/api/status")" = 200
+	test "$(code -H 'X-Forwarded-For: 203.0.113.9' -H 'Authorization: Bearer s3cret-0123456789abcdefghijklmnopq' "$u/api/status")" = 200
 check "the public origin's page with the token: 200" \
-	test "$(code -H "Host: $pub" -H "Origin: https://$pub" -H 'Authorization: Bearer s3cret' "$u/api/status")" = 200
+	test "$(code -H "Host: $pub" -H "Origin: https://$pub" -H 'Authorization: Bearer s3cret-0123456789abcdefghijklmnopq' "$u/api/status")" = 200
 check "another origin through the tunnel: 403" \
-	test "$(code -H "Host: $pub" -H "Origin: https://evil.example" -H 'Authorization: Bearer s3cret' "$u/api/status")" = 403
+	test "$(code -H "Host: $pub" -H "Origin: https://evil.example" -H 'Authorization: Bearer s3cret-0123456789abcdefghijklmnopq' "$u/api/status")" = 403
 check "a wrong token through the tunnel: 401" \
 	test "$(code -H "Host: $pub" -H 'Authorization: Bearer nope' "$u/api/status")" = 401
+stop ana
+
+# The dashboard's approval (/api/oauth/decide) is for the person at
+# this machine: every forwarding header a tunnel or proxy adds marks a
+# request as remote there too, as everywhere else (one list).
+tok=tunnel-test-token-0123456789abcdef
+PAPO_TOKEN=$tok PAPO_OAUTH=on start ana
+u=${URL[ana]}
+cid=$(curl -sS --max-time 10 -H 'Content-Type: application/json' \
+	-d '{"client_name":"tunnel","redirect_uris":["http://127.0.0.1:1/cb"]}' \
+	"$u/register" | jq -r .client_id)
+chal=$(printf 'v%.0s' $(seq 43) | tr -d '\n')
+req=$(curl -sS --max-time 10 "$u/authorize?response_type=code&client_id=$cid&redirect_uri=http%3A%2F%2F127.0.0.1%3A1%2Fcb&code_challenge=$chal&code_challenge_method=S256" |
+	sed -n 's/.*name="request" value="\([^"]*\)".*/\1/p')
+check "an approval request is pending" test -n "$req"
+decide() {
+	code -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' \
+		"$@" -d "{\"request\":\"$req\",\"decision\":\"approve\"}" "$u/api/oauth/decide"
+}
+for hdr in 'Forwarded: for=203.0.113.9' 'X-Forwarded-For: 203.0.113.9' \
+	'X-Forwarded-Host: x' 'X-Forwarded-Proto: https' 'X-Forwarded-Port: 443' \
+	'X-Forwarded-Server: x' 'X-Real-IP: 203.0.113.9' 'X-Client-IP: 203.0.113.9' \
+	'X-Cluster-Client-IP: 203.0.113.9' 'True-Client-IP: 203.0.113.9' \
+	'CF-Connecting-IP: 203.0.113.9' 'Fastly-Client-IP: 203.0.113.9' \
+	'Via: 1.1 proxy' 'Tailscale-User-Login: eve@example.net'; do
+	check "/api/oauth/decide with $hdr: 403" test "$(decide -H "$hdr")" = 403
+done
+check "/api/oauth/decide from this machine: 200" test "$(decide)" = 200
 stop ana
 
 # CORS.

@@ -1,0 +1,237 @@
+#!/usr/bin/env python3
+# conns.py: the many connections tests/e2e/conns.sh opens to a daemon.
+#
+#   conns.py idle PORT N OUT SECONDS
+#     opens N connections from 127.0.0.1 (until five fail in a row),
+#     each sending one byte of a request line and then one more every
+#     2 s (never a whole request);
+#     writes OUT.ready with how many connected, then OUT.alive with how
+#     many the daemon still holds, after every round, for SECONDS.
+#   conns.py streams PORT N OUT SECONDS TEXT
+#     opens N GET /api/events streams from 127.0.0.1; writes OUT.ok with
+#     how many were answered 200, then every second OUT.alive with
+#     "OPEN GOT": how many are still open, and how many have had TEXT.
+#   conns.py slow PORT N OUT GO
+#     opens N GET /api/events streams from 127.0.0.1 with a small
+#     receive buffer and reads nothing; writes OUT.ready; once the file
+#     GO exists, reads them all to their ends (60 s at most) and writes
+#     OUT.result with "ENDED SAID": how many streams the daemon ended,
+#     and how many of those said they fell behind.
+#   conns.py mcpslow PORT N OUT GO
+#     the same with N MCP sessions and their GET /mcp streams.
+import http.client
+import json
+import os
+import resource
+import select
+import selectors
+import socket
+import sys
+import time
+
+
+def open_(port, timeout=3.0):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.settimeout(timeout)
+    s.connect(("127.0.0.1", port))
+    return s
+
+
+def closed(s):
+    """Whether the daemon closed s (or reset it)."""
+    try:
+        return s.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT) == b""
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True
+
+
+def write(path, text):
+    with open(path + ".tmp", "w") as f:
+        f.write(text + "\n")
+    os.replace(path + ".tmp", path)
+
+
+def trickle(socks):
+    """Sends one more byte on every connection the daemon holds: how many."""
+    alive = 0
+    for s in socks:
+        if closed(s):
+            continue
+        try:
+            s.send(b"E")
+            alive += 1
+        except BlockingIOError:
+            alive += 1
+        except OSError:
+            pass
+    return alive
+
+
+def idle(port, n, out, seconds):
+    socks, failed = [], 0
+    last = time.time()
+    # Bytes keep flowing while the rest connect, as an attacker's would;
+    # once connecting fails five times in a row, the daemon takes no more.
+    for _ in range(n):
+        try:
+            s = open_(port, 1.0)
+            # Without a timeout: Python would wait on each socket before
+            # every recv and send, MSG_DONTWAIT or not.
+            s.setblocking(False)
+            s.send(b"G")
+            socks.append(s)
+            failed = 0
+        except OSError:
+            failed += 1
+            if failed == 5:
+                break
+        if time.time() - last >= 2:
+            trickle(socks)
+            last = time.time()
+    write(out + ".ready", str(len(socks)))
+    end = time.time() + seconds
+    while time.time() < end:
+        write(out + ".alive", str(trickle(socks)))
+        time.sleep(2)
+
+
+def streams(port, n, out, seconds, text):
+    socks, data = [], {}
+    req = ("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+           "Accept: text/event-stream\r\n\r\n" % port).encode()
+    for _ in range(n):
+        s = open_(port)
+        s.send(req)
+        socks.append(s)
+        data[s] = b""
+    ok = 0
+    for s in socks:
+        while b"\r\n" not in data[s]:
+            chunk = s.recv(4096)
+            if not chunk:
+                break
+            data[s] += chunk
+        if data[s].startswith(b"HTTP/1.1 200"):
+            ok += 1
+    write(out + ".ok", str(ok))
+    want = text.encode()
+    end = time.time() + seconds
+    live = set(socks)
+    while time.time() < end:
+        ready, _, _ = select.select(list(live), [], [], 1.0)
+        for s in ready:
+            try:
+                chunk = s.recv(65536)
+            except OSError:
+                chunk = b""
+            if not chunk:
+                live.discard(s)
+                continue
+            data[s] += chunk
+        got = sum(1 for s in socks if want in data[s])
+        write(out + ".alive", "%d %d" % (len(live), got))
+
+
+def dechunk(raw):
+    """The body of an HTTP/1.1 answer in chunks (as far as it came)."""
+    body = raw.partition(b"\r\n\r\n")[2]
+    out = b""
+    while body:
+        size, _, rest = body.partition(b"\r\n")
+        try:
+            n = int(size, 16)
+        except ValueError:
+            break
+        if n == 0:
+            break
+        out += rest[:n]
+        body = rest[n + 2:]
+    return out
+
+
+def mcp_session(port):
+    """A new MCP session's id."""
+    c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    h = {"Content-Type": "application/json",
+         "Accept": "application/json, text/event-stream"}
+    c.request("POST", "/mcp", json.dumps({
+        "jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "slow", "version": "1"}}}), h)
+    r = c.getresponse()
+    r.read()
+    sid = r.getheader("Mcp-Session-Id")
+    h["Mcp-Session-Id"] = sid
+    c.request("POST", "/mcp", json.dumps({
+        "jsonrpc": "2.0", "method": "notifications/initialized"}), h)
+    c.getresponse().read()
+    c.close()
+    return sid
+
+
+def slow(port, n, out, go, mcp=False):
+    socks = []
+    for _ in range(n):
+        if mcp:
+            req = ("GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                   "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\n"
+                   "MCP-Protocol-Version: 2025-11-25\r\n\r\n"
+                   % (port, mcp_session(port))).encode()
+        else:
+            req = ("GET /api/events HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+                   "Accept: text/event-stream\r\n\r\n" % port).encode()
+        s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        s.settimeout(3.0)
+        s.connect(("127.0.0.1", port))
+        s.send(req)
+        socks.append(s)
+    write(out + ".ready", str(len(socks)))
+    while not os.path.exists(go):
+        time.sleep(0.2)
+    # All at once: a stream left waiting while others are read could
+    # be timed out instead.
+    sel = selectors.DefaultSelector()
+    data = {}
+    for s in socks:
+        s.setblocking(False)
+        sel.register(s, selectors.EVENT_READ)
+        data[s] = b""
+    ended = said = 0
+    end = time.time() + 60
+    while data and time.time() < end:
+        for key, _ in sel.select(1.0):
+            s = key.fileobj
+            try:
+                chunk = s.recv(65536)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = None
+            if chunk:
+                data[s] += chunk
+                continue
+            if chunk is not None:
+                ended += 1
+                said += b"fell" in dechunk(data[s])
+            sel.unregister(s)
+            s.close()
+            del data[s]
+    write(out + ".result", "%d %d" % (ended, said))
+
+
+def main():
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+    mode, port, n, out, seconds = sys.argv[1:6]
+    if mode == "idle":
+        idle(int(port), int(n), out, float(seconds))
+    elif mode in ("slow", "mcpslow"):
+        slow(int(port), int(n), out, seconds, mode == "mcpslow")
+    else:
+        streams(int(port), int(n), out, float(seconds), sys.argv[6])
+
+
+main()
