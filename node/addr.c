@@ -117,6 +117,15 @@ addr_in(const struct addr *a, const struct addr *v, size_t n)
 }
 
 int
+addrs_private(const struct addr *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (addr_is_private(&v[i]))
+			return 1;
+	return 0;
+}
+
+int
 addr_is_loopback(const struct addr *a)
 {
 	static const uint8_t v6[16] = { [15] = 1 };

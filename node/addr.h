@@ -27,6 +27,8 @@ int addr_equal(const struct addr *a, const struct addr *b);
 int addr_same_ip(const struct addr *a, const struct addr *b);
 /* Whether a is one of the n addresses v. */
 int addr_in(const struct addr *a, const struct addr *v, size_t n);
+/* Whether any of the n addresses v is private (addr_is_private). */
+int addrs_private(const struct addr *v, size_t n);
 int addr_is_unspecified(const struct addr *a);
 int addr_is_loopback(const struct addr *a);
 

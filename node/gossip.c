@@ -555,12 +555,15 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		 * hosts on one switch are simply direct). */
 		m->lan = !relayed && addr_is_private(quic_remote(l->qc)) &&
 		    addr_on_link(quic_remote(l->qc));
-		/* Open: it took a connection we started, not punched.  Not
-		 * learnt from the relay, which anyone can be reached
-		 * through, nor from a member greeting us from an address it
-		 * advertises: behind a NAT that keeps ports, a member that
-		 * refuses every stranger does that too. */
-		m->open |= !relayed && quic_is_client(l->qc) && !punched;
+		/* Open: it took a connection we started, not punched, or
+		 * it greeted us from an address it advertises and has no
+		 * private one (a member behind a NAT that keeps ports greets
+		 * from its advertised public address too, but advertises
+		 * its LAN address beside it).  Not learnt from the relay,
+		 * which anyone can be reached through. */
+		m->open |= !relayed && ((quic_is_client(l->qc) && !punched) ||
+		    (addr_in(quic_remote(l->qc), h->addr, h->naddr) &&
+		    !addrs_private(h->addr, h->naddr)));
 		/* A new connection: announce ourselves at once rather than
 		 * at the next round.  What this neighbour tells others of us
 		 * carries the time of our latest announcement; until it has

@@ -77,7 +77,9 @@ struct member {
 	int punched;                /* its connection came of a punch */
 	int lan;                    /* its connection is on our link */
 	int open;                   /* takes connections we start: it
-	                             * answered our dial (not a punch) */
+	                             * answered our dial (not a punch), or
+	                             * greeted us from an address it
+	                             * advertises, with no private one */
 	uint64_t beacon_dial;       /* ns of the last dial a beacon made */
 	int ndial;                  /* dials in flight */
 	uint64_t dial_since;        /* monotonic ns the dials in flight began */
