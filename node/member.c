@@ -300,17 +300,25 @@ members_open_held(const struct gossip *g)
 	return n;
 }
 
-/* Whether m is to be dialled now (or at next_dial) as our way back. */
+/* Whether the room needs a way back: large, and no open neighbour. */
 static int
-member_way_back(const struct gossip *g, const struct member *m)
+members_need_way_back(const struct gossip *g)
 {
-	return !members_small(g) && m->open && member_dialable(m) &&
-	    members_open_held(g) == 0;
+	return !members_small(g) && members_open_held(g) == 0;
+}
+
+/* Whether m, in a room that needs a way back, is one to dial for it. */
+static int
+member_way_back(const struct member *m)
+{
+	return m->open && member_dialable(m);
 }
 
 void
 members_plan_dials(struct gossip *g)
 {
+	size_t room = members_dial_room(g);
+	int way_back = room == 0 && members_need_way_back(g);
 	uint64_t next = 0;
 
 	for (size_t i = 0; i < g->nmembers; i++) {
@@ -322,8 +330,8 @@ members_plan_dials(struct gossip *g)
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
 
-		if ((members_dial_room(g) > 0 ? member_dialable(m) :
-		    member_way_back(g, m)) &&
+		if ((room > 0 ? member_dialable(m) :
+		    way_back && member_way_back(m)) &&
 		    (next == 0 || m->next_dial < next))
 			next = m->next_dial;
 	}
@@ -431,6 +439,7 @@ members_dial(void *arg)
 	uint64_t now = loop_now_ns();
 	size_t room = members_dial_room(g);
 	size_t start = g->nmembers ? randombytes_uniform((uint32_t)g->nmembers) : 0;
+	int way_back = members_need_way_back(g);
 
 	for (size_t i = 0; i < g->nmembers; i++) {
 		struct member *m = g->members[i];
@@ -439,10 +448,10 @@ members_dial(void *arg)
 			member_redial(g, m);
 	}
 	/* No open neighbour: one, the first found, whatever the room. */
-	for (size_t k = 0; k < g->nmembers; k++) {
+	for (size_t k = 0; way_back && k < g->nmembers; k++) {
 		struct member *m = g->members[(start + k) % g->nmembers];
 
-		if (member_way_back(g, m) && m->next_dial <= now) {
+		if (member_way_back(m) && m->next_dial <= now) {
 			member_dial(g, m);
 			room -= room > 0;
 			break;
