@@ -23,7 +23,12 @@ void
 gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o)
 {
 	struct node_msg *ev = node_msg_new(kind);
+	char rid[PAPO_ROOMID_LEN + 1];
 
+	/* Which room it is of, for whoever follows several. */
+	sec_room_id_format(g->env.keys, rid);
+	if (cJSON_GetObjectItemCaseSensitive(o, "room_id") == NULL)
+		cJSON_AddStringToObject(o, "room_id", rid);
 	if (ev != NULL && (ev->json = cJSON_PrintUnformatted(o)) != NULL)
 		g->env.emit(g->env.arg, ev);
 	else
@@ -154,7 +159,7 @@ void
 gossip_invite_changed(struct gossip *g)
 {
 	struct addr v[PAPO_ADDR_MAX];
-	size_t n = reach_addrs(&g->reach, v, PAPO_ADDR_MAX);
+	size_t n = reach_addrs(&g->net->reach, v, PAPO_ADDR_MAX);
 	cJSON *o = cJSON_CreateObject(), *arr;
 	char a[ADDR_STRLEN];
 
@@ -165,27 +170,8 @@ gossip_invite_changed(struct gossip *g)
 	}
 	/* serve waits for the relay's first answer before printing the
 	 * invite (serve.c), which says whether it holds the relayed address. */
-	cJSON_AddStringToObject(o, "relay", relay_turn_name(g));
+	cJSON_AddStringToObject(o, "relay", relay_turn_name(g->net));
 	gossip_emit_json(g, NODE_EV_ADDRS, o);
-}
-
-/* What we advertise changed (a public address learned or lost): new
- * invites carry it; members hear it in our next announcement. */
-void
-gossip_addrs_changed(struct gossip *g)
-{
-	struct addr v[PAPO_ADDR_MAX];
-	size_t n = reach_addrs(&g->reach, v, PAPO_ADDR_MAX);
-	char a[ADDR_STRLEN] = "nothing";
-
-	if (n > 0)
-		addr_format(&v[0], a);
-	log_msg(LOG_INFO, "reach: peers see this member as %s (%s NAT)", a,
-	    reach_nat_name(reach_nat(&g->reach)));
-	gossip_invite_changed(g);
-	/* The members hear it now, not at the next round. */
-	if (!g->stopping)
-		loop_timer_set(g->announce_timer, 1);
 }
 
 void
@@ -201,7 +187,7 @@ gossip_hello(struct gossip *g, struct link *l)
 	memcpy(h->id, g->env.me->pk, 32);
 	strcpy(h->name, g->env.room->me);
 	strcpy(h->about, g->env.room->about);
-	h->naddr = reach_addrs(&g->reach, h->addr, PAPO_ADDR_MAX);
+	h->naddr = reach_addrs(&g->net->reach, h->addr, PAPO_ADDR_MAX);
 	/* Version 2: where we see the peer, so that it learns how it is
 	 * reached from outside. */
 	if (l->version >= 2)
@@ -325,18 +311,18 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 	cJSON_AddStringToObject(me, "about", g->env.room->about);
 	cJSON_AddStringToObject(me, "role", role_of(g, g->env.me->pk));
 	addrs = cJSON_AddArrayToObject(me, "addrs");
-	n = reach_addrs(&g->reach, adv, PAPO_ADDR_MAX);
+	n = reach_addrs(&g->net->reach, adv, PAPO_ADDR_MAX);
 	for (size_t i = 0; i < n; i++) {
 		addr_format(&adv[i], a);
 		cJSON_AddItemToArray(addrs, cJSON_CreateString(a));
 	}
-	if (reach_public(&g->reach, &pub) == 0) {
+	if (reach_public(&g->net->reach, &pub) == 0) {
 		addr_format(&pub, a);
 		cJSON_AddStringToObject(me, "observed", a);
 	} else
 		cJSON_AddNullToObject(me, "observed");
-	cJSON_AddStringToObject(me, "nat", reach_nat_name(reach_nat(&g->reach)));
-	relay_json(g, me);
+	cJSON_AddStringToObject(me, "nat", reach_nat_name(reach_nat(&g->net->reach)));
+	relay_json(g->net, me);
 	{
 		struct punch_stats ps;
 		cJSON *pj = cJSON_AddObjectToObject(o, "punch");
@@ -407,11 +393,29 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		}
 	}
 	cJSON_AddNumberToObject(o, "syncs_asked", (double)g->syncs_asked);
-	addr_format(&g->bound, a);
+	addr_format(&g->net->bound, a);
 	cJSON_AddStringToObject(o, "quic", a);
 	req->json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	g->env.emit(g->env.arg, req);
+}
+
+void
+gossip_summary(const struct gossip *g, cJSON *o)
+{
+	struct store_stats st;
+	size_t members = 0, online = 0;
+
+	for (size_t i = 0; i < g->nmembers; i++) {
+		if (g->members[i]->refused || g->members[i]->removed)
+			continue;
+		members++;
+		online += member_online(g, g->members[i]) != 0;
+	}
+	store_stats(g->env.store, &st);
+	cJSON_AddNumberToObject(o, "members", (double)members);
+	cJSON_AddNumberToObject(o, "online", (double)online);
+	cJSON_AddNumberToObject(o, "messages", (double)st.msgs);
 }
 
 void
@@ -485,7 +489,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	uint8_t digest[32];
 	int fresh, punched, is_new;
 	int relayed = quic_is_relayed(l->qc);      /* through our relay */
-	int both = relay_both_ends(g, l->qc);  /* and it knows */
+	int both = relay_both_ends(g->net, l->qc);  /* and it knows */
 
 	if (memcmp(h->id, peer, 32) != 0 || h->version != l->version) {
 		log_msg(LOG_WARN, "a peer's hello does not match its key or "
@@ -510,7 +514,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		int mine_new = quic_is_client(l->qc);
 		int mine_old = quic_is_client(m->conn);
 		int me_smaller = memcmp(g->env.me->pk, peer, 32) < 0;
-		int both_old = relay_both_ends(g, m->conn);
+		int both_old = relay_both_ends(g->net, m->conn);
 
 		log_msg(LOG_DEBUG, "two connections with %s (new mine %d, old "
 		    "mine %d, me smaller %d, new relayed %d, old relayed %d)",
@@ -577,8 +581,8 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	/* Where a peer sees us through the relay is our relayed address,
 	 * nothing our NAT did. */
 	if (h->version >= 2 && !relayed &&
-	    reach_observe(&g->reach, peer, &h->obs))
-		gossip_addrs_changed(g);
+	    reach_observe(&g->net->reach, peer, &h->obs))
+		net_addrs_changed(g->net);
 	strcpy(m->name, h->name);
 	strcpy(m->about, h->about);
 	if (h->naddr > 0) {
@@ -601,7 +605,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
 	members_save_later(g);
 	if (h->naddr > 0)
-		relay_permits(g);
+		relay_permits(g->net);
 	if (both)
 		members_plan_dials(g);
 	members_evict(g, m);
@@ -706,7 +710,7 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 		gossip_flood(g, &fwd, l->m);
 	if (changed) {
 		members_save_later(g);
-		relay_permits(g);
+		relay_permits(g->net);
 		members_plan_dials(g);
 		members_presence_check(g);
 		gossip_punch_check(g);
@@ -780,11 +784,11 @@ gossip_announce(void *arg)
 	 * them each round (a few system calls every 10 s). */
 	{
 		struct addr local[PAPO_ADDR_MAX];
-		int nl = addr_local(&g->bound, local, PAPO_ADDR_MAX);
+		int nl = addr_local(&g->net->bound, local, PAPO_ADDR_MAX);
 
-		if (nl >= 0 && reach_set_local(&g->reach, local, (size_t)nl)) {
+		if (nl >= 0 && reach_set_local(&g->net->reach, local, (size_t)nl)) {
 			log_msg(LOG_INFO, "reach: the local addresses changed");
-			gossip_invite_changed(g);
+			net_invites_changed(g->net);
 		}
 	}
 	memset(&me, 0, sizeof(me));
@@ -792,7 +796,7 @@ gossip_announce(void *arg)
 	strcpy(me.name, g->env.room->me);
 	strcpy(me.about, g->env.room->about);
 	me.seen = gossip_next_seq(g);
-	me.naddr = reach_addrs(&g->reach, me.addr, PAPO_ADDR_MAX);
+	me.naddr = reach_addrs(&g->net->reach, me.addr, PAPO_ADDR_MAX);
 	/* Signed for connections of version 3; the others get it as
 	 * before (gossip_flood). */
 	if (frame_peer_sign(&me, g->env.keys, g->env.me) == -1)
@@ -803,7 +807,7 @@ gossip_announce(void *arg)
 	f.u.peers.v = &me;
 	gossip_flood(g, &f, NULL);
 	loop_timer_set(g->announce_timer, loop_now_ns() + gossip_announce_ns(g));
-	relay_permits(g);
+	relay_permits(g->net);
 	gossip_punch_check(g);
 }
 
@@ -904,10 +908,10 @@ static size_t
 gossip_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
 {
 	struct gossip *g = arg;
-	size_t n = reach_punch_addrs(&g->reach, out, max), k = 0;
+	size_t n = reach_punch_addrs(&g->net->reach, out, max), k = 0;
 	struct addr a, relayed;
 
-	if (g->turn != NULL && turn_mapped(g->turn, &a) == 0 && n < max &&
+	if (g->net->turn != NULL && turn_mapped(g->net->turn, &a) == 0 && n < max &&
 	    !addr_in(&a, out, n))
 		out[n++] = a;
 	if (port == 0)
@@ -916,7 +920,7 @@ gossip_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
 	 * NAT keeps a port where it can); not the relayed address, whose
 	 * port is the TURN server's. */
 	for (size_t i = 0; i < n; i++) {
-		if (g->turn != NULL && turn_relayed(g->turn, &relayed) == 0 &&
+		if (g->net->turn != NULL && turn_relayed(g->net->turn, &relayed) == 0 &&
 		    addr_equal(&out[i], &relayed))
 			continue;
 		out[k] = out[i];
@@ -988,50 +992,71 @@ gossip_beacon_heard(void *arg, const uint8_t id[32], const struct addr *at)
 	member_dial_at(g, m, at, 1);
 }
 
-/* A datagram without a QUIC long header: the TURN server's (known by
- * its source address alone: ChannelData's first byte is also a QUIC
- * short header's), a punch, or else QUIC's. */
-static int
-gossip_datagram(void *arg, const struct addr *from, const uint8_t *p,
-    size_t n)
+int
+gossip_punch_datagram(struct gossip *g, const struct addr *from,
+    const uint8_t *p, size_t n)
 {
-	struct gossip *g = arg;
-
-	if (g->turn != NULL && turn_input(g->turn, from, p, n))
-		return 1;
 	return punch_datagram(g->punch, from, p, n);
 }
 
-/* QUIC callbacks. */
+/* A connection's events (net.c hands each to the room of its link). */
 
-static void
-gossip_open(void *arg, struct quic_conn *qc)
+void
+gossip_link_open(struct gossip *g, struct link *l)
 {
-	struct gossip *g = arg;
-	struct link *l = quic_data(qc);
-
-	if (l == NULL) {
-		if ((l = calloc(1, sizeof(*l))) == NULL) {
-			quic_close(qc);
-			return;
-		}
-		l->qc = qc;
-		quic_set_data(qc, l);
-	}
-	l->version = quic_version(qc);
 	gossip_hello(g, l);
 }
 
+/* A frame that opened on l, a link of g's. */
 static void
-gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
+gossip_link_take(struct gossip *g, struct link *l, struct frame *f)
 {
-	struct gossip *g = arg;
-	struct link *l = quic_data(qc);
+	if (l->m == NULL && f->type != FRAME_HELLO) {
+		frame_clear(f);
+		quic_close(l->qc);
+		return;
+	}
+	if (l->m != NULL)
+		l->m->seen = loop_wall_ms();
+	switch (f->type) {
+	case FRAME_HELLO:
+		gossip_on_hello(g, l, &f->u.hello);
+		break;
+	case FRAME_MSG:
+		deliver_on_msg(g, l, &f->u.msg);
+		break;
+	case FRAME_ACK:
+		deliver_on_ack(g, l, f);
+		break;
+	case FRAME_PEERS:
+		gossip_on_peers(g, l, &f->u.peers);
+		break;
+	case FRAME_SYNC:
+		deliver_on_sync(g, l, &f->u.sync);
+		break;
+	case FRAME_BYE:
+		gossip_on_bye(g, l, &f->u.bye);
+		break;
+	case FRAME_ADMIN:
+		role_on_admin(g, l, &f->u.admin);
+		break;
+	case FRAME_EPOCH:
+		epoch_on_frame(g, l, &f->u.epoch);
+		break;
+	case FRAME_PUNCH:
+		gossip_on_punch(g, l, &f->u.punch);
+		break;
+	}
+	frame_clear(f);
+}
+
+void
+gossip_link_frame(struct gossip *g, struct link *l, const uint8_t *p,
+    size_t n)
+{
 	struct frame f;
 	enum frame_err e;
 
-	if (l == NULL)
-		return;
 	if ((e = gossip_unseal(g, l, p, n, &f)) != FRAME_OK) {
 		g->bad_frames++;
 		log_msg(LOG_WARN, "dropped a frame from %s: %s",
@@ -1042,83 +1067,60 @@ gossip_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 		/* A member of this room greets first; anything else that
 		 * does not open is not one of us. */
 		if (l->m == NULL || ++l->bad >= BAD_FRAMES_MAX)
-			quic_close(qc);
+			quic_close(l->qc);
 		return;
 	}
-	if (l->m == NULL && f.type != FRAME_HELLO) {
+	gossip_link_take(g, l, &f);
+}
+
+int
+gossip_link_adopt(struct gossip *g, struct link *l, const uint8_t *p,
+    size_t n)
+{
+	struct frame f;
+
+	if (g->stopping || gossip_unseal(g, l, p, n, &f) != FRAME_OK)
+		return 0;
+	if (f.type != FRAME_HELLO) {
 		frame_clear(&f);
-		quic_close(qc);
-		return;
+		return 0;
 	}
-	if (l->m != NULL)
-		l->m->seen = loop_wall_ms();
-	switch (f.type) {
-	case FRAME_HELLO:
-		gossip_on_hello(g, l, &f.u.hello);
-		break;
-	case FRAME_MSG:
-		deliver_on_msg(g, l, &f.u.msg);
-		break;
-	case FRAME_ACK:
-		deliver_on_ack(g, l, &f);
-		break;
-	case FRAME_PEERS:
-		gossip_on_peers(g, l, &f.u.peers);
-		break;
-	case FRAME_SYNC:
-		deliver_on_sync(g, l, &f.u.sync);
-		break;
-	case FRAME_BYE:
-		gossip_on_bye(g, l, &f.u.bye);
-		break;
-	case FRAME_ADMIN:
-		role_on_admin(g, l, &f.u.admin);
-		break;
-	case FRAME_EPOCH:
-		epoch_on_frame(g, l, &f.u.epoch);
-		break;
-	case FRAME_PUNCH:
-		gossip_on_punch(g, l, &f.u.punch);
-		break;
-	}
-	frame_clear(&f);
+	l->g = g;
+	gossip_hello(g, l);
+	gossip_link_take(g, l, &f);
+	return 1;
 }
 
 /* QUIC moved a connection to the peer's new address (its NAT's mapping
  * moved, or it changed networks): it is greeted again at once, so that
  * it learns where it is seen now (the hello's observed address) and
  * advertises and punches from there. */
-static void
-gossip_moved(void *arg, struct quic_conn *qc)
+void
+gossip_link_moved(struct gossip *g, struct link *l)
 {
-	struct gossip *g = arg;
-	struct link *l = quic_data(qc);
-
-	if (l == NULL || l->m == NULL || l->m->conn != qc)
+	if (l->m == NULL || l->m->conn != l->qc)
 		return;
-	gossip_seen_at(g, l->m, qc);
+	gossip_seen_at(g, l->m, l->qc);
 	gossip_hello(g, l);
 }
 
-static void
-gossip_closed(void *arg, struct quic_conn *qc)
+/* l's connection is gone; l is freed by the caller after. */
+void
+gossip_link_closed(struct gossip *g, struct link *l)
 {
-	struct gossip *g = arg;
-	struct link *l = quic_data(qc);
+	struct quic_conn *qc = l->qc;
 	struct member *m;
 
-	if (l == NULL)
-		return;
 	log_msg(LOG_DEBUG, "connection %s %s%s closed", l->m != NULL ?
 	    l->m->name : "(not greeted)", quic_is_client(qc) ? "out" : "in",
 	    quic_is_relayed(qc) ? " (relayed)" : "");
 	if (quic_is_relayed(qc))
-		relay_check(g);
+		relay_check(g->net);
 	if ((m = l->m) != NULL && m->conn == qc) {
 		m->conn = NULL;
 		m->punched = 0;
-		if (reach_forget(&g->reach, m->id))
-			gossip_addrs_changed(g);
+		if (reach_forget(&g->net->reach, m->id))
+			net_addrs_changed(g->net);
 		/* In a small room every member is a neighbour: a connection
 		 * lost without a new one means the member is gone, until
 		 * news of its life comes through others.  Our own goes out
@@ -1149,7 +1151,6 @@ gossip_closed(void *arg, struct quic_conn *qc)
 				    (uint64_t)m->backoff_ms * 1000000u;
 		}
 	}
-	free(l);
 	members_plan_dials(g);
 	gossip_punch_check(g);
 }
@@ -1159,28 +1160,25 @@ gossip_closed(void *arg, struct quic_conn *qc)
 struct gossip *
 gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 {
-	static const struct quic_cbs cbs = {
-		gossip_open, gossip_frame, gossip_closed, gossip_datagram,
-		relay_quic_send, gossip_moved
-	};
+	struct net *t = env->net;
 	struct punch_env pe;
-	struct gossip *g = calloc(1, sizeof(*g));
+	struct gossip *g;
 	const struct room *r = env->room;
-	struct addr local[PAPO_ADDR_MAX];
-	int n;
 
-	if (g == NULL) {
+	if (t->nrooms == NODE_ROOMS_MAX) {
+		snprintf(err, PAPO_ERR_LEN, "this daemon holds %d rooms, the "
+		    "most it can", NODE_ROOMS_MAX);
+		return NULL;
+	}
+	if ((g = calloc(1, sizeof(*g))) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		return NULL;
 	}
 	g->env = *env;
-	if ((g->quic = quic_new(err, env->loop, &env->listen, env->me,
-	    env->version, &cbs, g)) == NULL)
-		goto fail;
-	quic_local(g->quic, &g->bound);
+	g->net = t;
 	memset(&pe, 0, sizeof(pe));
 	pe.loop = env->loop;
-	pe.quic = g->quic;
+	pe.quic = t->quic;
 	pe.keys = env->keys;
 	pe.me = env->me;
 	pe.arg = g;
@@ -1199,16 +1197,13 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		be.loop = env->loop;
 		be.keys = env->keys;
 		be.me = env->me;
-		be.port = g->bound.port;
+		be.port = t->bound.port;
 		be.arg = g;
 		be.wanted = gossip_beacon_wanted;
 		be.heard = gossip_beacon_heard;
 		if ((g->beacon = beacon_new(why, &be)) == NULL)
 			log_msg(LOG_WARN, "LAN discovery is off: %s", why);
 	}
-	n = addr_local(&g->bound, local, PAPO_ADDR_MAX);
-	reach_init(&g->reach, env->advertise, env->nadvertise, local,
-	    n > 0 ? (size_t)n : 0);
 	if ((g->dial_timer = loop_timer_new(env->loop, members_dial, g)) == NULL ||
 	    (g->retry_timer = loop_timer_new(env->loop, deliver_retry, g)) == NULL ||
 	    (g->presence_timer = loop_timer_new(env->loop, members_presence_timer,
@@ -1227,8 +1222,6 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
-	if (relay_start(err, g, env) == -1)
-		goto fail;
 	epoch_load(g);
 	members_load(g);
 	epoch_mark(g);
@@ -1246,6 +1239,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	for (size_t i = 0; i < g->nmembers; i++)
 		g->members[i]->next_dial = loop_now_ns();
 	deliver_load_outbox(g);
+	t->rooms[t->nrooms++] = g;
 	members_plan_dials(g);
 	loop_timer_set(g->retry_timer, loop_now_ns() + OUTBOX_RETRY_NS);
 	loop_timer_set(g->announce_timer, loop_now_ns() + ANNOUNCE_NS);
@@ -1255,33 +1249,30 @@ fail:
 	return NULL;
 }
 
-void
-gossip_local(const struct gossip *g, struct addr *bound)
+/* Whether qc is a connection of room arg's (quic_close_some). */
+static int
+gossip_owns(void *arg, struct quic_conn *qc)
 {
-	*bound = g->bound;
-}
+	const struct link *l = quic_data(qc);
 
-size_t
-gossip_addrs(const struct gossip *g, struct addr *out, size_t max)
-{
-	return reach_addrs(&g->reach, out, max);
+	return l != NULL && l->g == arg;
 }
 
 void
 gossip_free(struct gossip *g)
 {
+	struct net *t;
 	struct frame f;
 
 	if (g == NULL)
 		return;
-	if (g->quic != NULL) {
-		memset(&f, 0, sizeof(f));
-		f.type = FRAME_BYE;
-		f.u.bye.ts = gossip_next_seq(g);
-		if (frame_bye_sign(&f.u.bye, g->env.keys, g->env.me) == -1)
-			memcpy(f.u.bye.id, g->env.me->pk, 32);
-		gossip_flood(g, &f, NULL);
-	}
+	t = g->net;
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_BYE;
+	f.u.bye.ts = gossip_next_seq(g);
+	if (frame_bye_sign(&f.u.bye, g->env.keys, g->env.me) == -1)
+		memcpy(f.u.bye.id, g->env.me->pk, 32);
+	gossip_flood(g, &f, NULL);
 	/* A send still waiting for acks is stored and stays in the
 	 * outbox: it is answered as queued, "stopping" (deliver.c), never
 	 * as failed, so that no client sends it twice. */
@@ -1290,16 +1281,16 @@ gossip_free(struct gossip *g)
 		outmsg_free(g, g->outbox);
 	if (g->nmembers > 0)
 		members_save(g);
-	/* The router's mapping goes before the socket (at most 2 s). */
-	portmap_free(g->portmap);
-	/* The byes queued above go out and every connection closes, the
-	 * relayed ones through the relay; then the allocation is released
-	 * on the socket still open, and the socket closes. */
-	if (g->quic != NULL)
-		quic_close_all(g->quic);
-	turn_free(g->turn);
-	g->turn = NULL;
-	quic_free(g->quic);
+	/* The byes queued above go out and the room's connections close,
+	 * the relayed ones through the relay. */
+	quic_close_some(t->quic, gossip_owns, g);
+	for (size_t i = 0; i < t->nrooms; i++)
+		if (t->rooms[i] == g) {
+			memmove(t->rooms + i, t->rooms + i + 1,
+			    (t->nrooms - i - 1) * sizeof(t->rooms[0]));
+			t->nrooms--;
+			break;
+		}
 	for (size_t i = 0; i < g->nmembers; i++)
 		free(g->members[i]);
 	free(g->members);

@@ -1,8 +1,9 @@
 /*
- * gossip.h: the room as this member sees it: the other members, their
+ * gossip.h: a room as this member sees it: the other members, their
  * connections, and everything that travels between them: hello, peers,
- * messages and their acks, sync, bye (docs/PROTOCOL.md, "Gossip").  It
- * belongs to the node thread and runs inside its loop.
+ * messages and their acks, sync, bye (docs/PROTOCOL.md, "Gossip"); and
+ * the net its rooms share (one QUIC socket, one reachability).  Both
+ * belong to the node thread and run inside its loop.
  */
 #ifndef PAPO_GOSSIP_H
 #define PAPO_GOSSIP_H
@@ -15,25 +16,47 @@
 #include "node/turn.h"
 
 struct gossip;
+struct net;
+
+/* At most this many rooms in one daemon (docs/ARCHITECTURE.md). */
+#define NODE_ROOMS_MAX 64
+
+/* What the rooms of a daemon share: its socket and its reachability. */
+struct net_env {
+	struct loop *loop;
+	const struct identity *me;
+	struct addr listen;
+	unsigned version;            /* the newest protocol version spoken */
+	const struct addr *advertise; /* given by the person, first */
+	size_t nadvertise;
+	int portmap;                 /* ask the router for our port (portmap.h) */
+	int portmap_private;         /* a private external address counts */
+	/* A TURN server to relay through (turn.h), or NULL; read during
+	 * net_new only. */
+	const struct turn_conf *turn;
+	const char *turn_from;       /* "settings" or "invite" (status) */
+};
+
+/* Binds the QUIC socket, starts the port mapping and the relay. */
+struct net *net_new(char err[PAPO_ERR_LEN], const struct net_env *env);
+/* Closes what is left (its rooms are freed first); NULL is a no-op. */
+void net_free(struct net *t);
+/* The QUIC address bound. */
+void net_local(const struct net *t, struct addr *bound);
+/* The addresses others reach it at, in the order it advertises them
+ * (reach.h); their count. */
+size_t net_addrs(const struct net *t, struct addr *out, size_t max);
 
 struct gossip_env {
+	struct net *net;
 	struct loop *loop;
 	struct store *store;
 	const struct identity *me;
 	const struct room_keys *keys;
 	const struct room *room;
-	const char *home;
-	struct addr listen;
+	const char *home;            /* the room's folder (room.json...) */
 	unsigned version;            /* the newest protocol version spoken */
-	const struct addr *advertise; /* given by the person, first */
-	size_t nadvertise;
 	int lan;                     /* LAN discovery by beacons (beacon.h) */
-	int portmap;                 /* ask the router for our port (portmap.h) */
-	int portmap_private;         /* a private external address counts */
-	/* A TURN server to relay through (turn.h), or NULL; read during
-	 * gossip_new only. */
-	const struct turn_conf *turn;
-	const char *turn_from;       /* "settings" or "invite" (status) */
 	/* The limits on messages (limit.h): zeros are the defaults. */
 	struct papo_rate rate;
 	struct papo_damp damp;
@@ -46,17 +69,17 @@ struct gossip_env {
 	void *arg;
 };
 
-/* Binds the QUIC socket, loads peers.json, starts dialling. */
+/* Joins the room to env->net, loads peers.json, starts dialling. */
 struct gossip *gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env);
-/* Says bye to every member and closes everything; NULL is a no-op. */
+/* Says bye to every member, closes the room's connections and leaves
+ * its net; NULL is a no-op. */
 void gossip_free(struct gossip *g);
 /* Takes a request (send, status, history) and emits it back when done. */
 void gossip_request(struct gossip *g, struct node_msg *m);
-/* The QUIC address bound. */
-void gossip_local(const struct gossip *g, struct addr *bound);
-/* The addresses others reach it at, in the order it advertises them
- * (reach.h); their count. */
-size_t gossip_addrs(const struct gossip *g, struct addr *out, size_t max);
+/* A room's line in the list of rooms: "members" (others, not removed),
+ * "online", "messages" added to o. */
+struct cJSON;
+void gossip_summary(const struct gossip *g, struct cJSON *o);
 /* The newest key epoch held and its secret, for invites (0: the room
  * secret's, secret left zero). */
 uint32_t gossip_epoch(const struct gossip *g, uint8_t secret[32]);

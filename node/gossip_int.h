@@ -97,6 +97,7 @@ struct member {
 /* What gossip keeps about one QUIC connection. */
 struct link {
 	struct quic_conn *qc;
+	struct gossip *g;           /* its room; NULL until a hello opens */
 	struct member *target;      /* whom we dialled; NULL when accepted */
 	struct member *m;           /* who it is, once its hello arrived */
 	int bad;                    /* frames that did not open */
@@ -146,22 +147,38 @@ struct epoch_held {
 	                             * of one number, the lower is kept */
 };
 
-struct gossip {
-	struct gossip_env env;
+/*
+ * What the rooms of one daemon share (net.c, relay.c): the one QUIC socket
+ * and everything about how others reach this member there: the addresses
+ * it advertises, its NAT, the router's port mapping and the TURN relay.
+ * Connections are a room's each (struct link's g); an accepted one
+ * belongs to the room whose key opens its first frame, a hello.
+ */
+struct net {
+	struct net_env env;
 	struct quic *quic;
 	struct addr bound;
 	struct reach reach;         /* how others reach us: what we advertise */
-	struct punch *punch;        /* direct paths arranged through others */
-	struct beacon *beacon;      /* LAN discovery, or NULL when off */
 	struct portmap *portmap;    /* our port on the router, or NULL */
 	struct turn *turn;          /* our TURN relay, or NULL (none set) */
 	struct addr turn_server;    /* its server, when turn is set */
-	const char *turn_from;      /* where it was set: gossip_env */
+	const char *turn_from;      /* where it was set: net_env */
 	int turn_told;              /* its first outcome was emitted */
 	struct addr relay_ip;       /* the relay's IP as far as we know: our
 	                             * relayed address (the last one, when
 	                             * none now), else the server's */
 	uint64_t turn_checked;      /* ns of the last turn_refresh asked */
+	int stopping;               /* in net_free: nothing new starts */
+	struct gossip *rooms[NODE_ROOMS_MAX];  /* in the order added */
+	size_t nrooms;
+	uint64_t bad_frames;        /* first frames no room's key opened */
+};
+
+struct gossip {
+	struct gossip_env env;
+	struct net *net;            /* what it shares with the other rooms */
+	struct punch *punch;        /* direct paths arranged through others */
+	struct beacon *beacon;      /* LAN discovery, or NULL when off */
 	int stopping;               /* in gossip_free: nothing new starts */
 	struct member **members;
 	size_t nmembers;
@@ -228,38 +245,60 @@ void gossip_addrs_changed(struct gossip *g);
 /* What invites hold changed (addresses or the newest key epoch): the
  * program gets the new invite. */
 void gossip_invite_changed(struct gossip *g);
+/* The events of l, a connection of g's, as net.c hands them over. */
+void gossip_link_open(struct gossip *g, struct link *l);
+void gossip_link_frame(struct gossip *g, struct link *l, const uint8_t *p,
+    size_t n);
+void gossip_link_moved(struct gossip *g, struct link *l);
+void gossip_link_closed(struct gossip *g, struct link *l);
+/* l was accepted and greets with its first frame: 1 when it opens under
+ * g's keys as a hello, and l is g's from now on (answered with our
+ * hello); 0 when it is not of this room. */
+int gossip_link_adopt(struct gossip *g, struct link *l, const uint8_t *p,
+    size_t n);
+/* A datagram that may be g's punch: 1 when it was. */
+int gossip_punch_datagram(struct gossip *g, const struct addr *from,
+    const uint8_t *p, size_t n);
 /* Answers req with an error: code and fmt filled with arg. */
 void gossip_fail(struct gossip *g, struct node_msg *req, int code,
     const char *fmt, const char *arg);
+
+/* net.c: what the rooms share. */
+
+/* What we advertise changed: logged; every room's program gets its new
+ * invite, and its members our next announcement at once. */
+void net_addrs_changed(struct net *t);
+/* What invites hold changed for every room (our local addresses). */
+void net_invites_changed(struct net *t);
 
 /* relay.c: port mapping and the TURN relay. */
 
 /* Starts asking the router for our port (not on loopback) and, with
  * env->turn, the TURN client.  -1 with err. */
-int relay_start(char err[PAPO_ERR_LEN], struct gossip *g,
-    const struct gossip_env *env);
+int relay_start(char err[PAPO_ERR_LEN], struct net *t,
+    const struct net_env *env);
 /* me.portmap and me.turn of status. */
-void relay_json(const struct gossip *g, cJSON *me);
+void relay_json(const struct net *t, cJSON *me);
 /* The relay's state as status names it: "off" with none. */
-const char *relay_turn_name(const struct gossip *g);
+const char *relay_turn_name(const struct net *t);
 /* A packet of a relayed connection (quic.h), to peer through our relay. */
 int relay_quic_send(void *arg, const struct addr *peer, const uint8_t *p,
     size_t n);
 /* A relayed connection ended or a dial through the relay failed: maybe
  * the server lost our allocation; refreshing it finds out. */
-void relay_check(struct gossip *g);
+void relay_check(struct net *t);
 /* Lets the relay's own IP and members' public IPs reach our relayed
  * address (when we have one). */
-void relay_permits(struct gossip *g);
+void relay_permits(struct net *t);
 /* Whether a is on our TURN relay's IP: another member's relayed address,
  * as members of a room use one TURN server.  0 without a relay. */
-int relay_on_server(const struct gossip *g, const struct addr *a);
+int relay_on_server(const struct net *t, const struct addr *a);
 /* Whether c goes through the relay at both ends: ours, to another
  * member's relayed address, so that both ends know.  Only those are
  * replaced by a path of our own whoever opened them; one relayed at one
  * end only (a member without a relay dialled our relayed address: to it,
  * it is direct) is judged as a direct one at both. */
-int relay_both_ends(const struct gossip *g, const struct quic_conn *c);
+int relay_both_ends(const struct net *t, const struct quic_conn *c);
 
 /* member.c: the member table, presence, dialling, peers.json. */
 

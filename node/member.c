@@ -101,7 +101,7 @@ member_version(const struct member *m)
 int
 member_relayed(const struct gossip *g, const struct member *m)
 {
-	return m->conn != NULL && relay_both_ends(g, m->conn);
+	return m->conn != NULL && relay_both_ends(g->net, m->conn);
 }
 
 size_t
@@ -362,10 +362,10 @@ member_dial_on(struct gossip *g, struct member *m, const struct addr *a,
     size_t n, struct quic_sock *sock)
 {
 	struct addr relayed;
-	int has = g->turn != NULL && turn_relayed(g->turn, &relayed) == 0;
+	int has = g->net->turn != NULL && turn_relayed(g->net->turn, &relayed) == 0;
 
 	for (size_t j = 0; j < n; j++) {
-		int via = relay_on_server(g, &a[j]);
+		int via = relay_on_server(g->net, &a[j]);
 		struct link *l;
 
 		/* No relay now, our own address, or one more way through
@@ -375,12 +375,13 @@ member_dial_on(struct gossip *g, struct member *m, const struct addr *a,
 			continue;
 		if ((l = calloc(1, sizeof(*l))) == NULL)
 			break;
-		if ((l->qc = quic_dial_on(g->quic, via ? NULL : sock, &a[j],
+		if ((l->qc = quic_dial_on(g->net->quic, via ? NULL : sock, &a[j],
 		    m->id, via)) == NULL) {
 			free(l);
 			continue;
 		}
 		l->target = m;
+		l->g = g;
 		quic_set_data(l->qc, l);
 		if (m->ndial++ == 0)
 			m->dial_since = loop_now_ns();

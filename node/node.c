@@ -7,6 +7,7 @@
  * at a time.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -16,10 +17,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
 #include <sodium.h>
 
 #include "node/chan.h"
 #include "node/crypto.h"
+#include "node/fsutil.h"
 #include "node/frame.h"
 #include "node/gossip.h"
 #include "node/invite.h"
@@ -27,24 +30,37 @@
 #include "node/store.h"
 #include "node/turn.h"
 
+/* One room the node holds: its folder and files, its keys, its gossip. */
+struct node_room {
+	struct node *n;
+	char *dir;               /* home, or home/rooms/ID (room.h) */
+	char id[PAPO_ROOMID_LEN + 1];
+	struct room room;
+	struct room_keys keys;
+	struct store *store;
+	struct gossip *gossip;
+};
+
 struct node {
 	pthread_t thread;
 	int started;
 	struct loop *loop;
 	struct chan *in, *out;
 	int stop_fd;
-	struct room room;
-	struct room_keys keys;
+	char *home;
 	struct identity *me;
-	struct store *store;
-	struct gossip *gossip;
+	struct net *net;
+	struct node_room *rooms[PAPO_ROOMS_MAX];
+	size_t nrooms;
+	char dflt[PAPO_ROOMID_LEN + 1];   /* the default set, or "" */
+	struct gossip_env env;   /* what every room's gossip_env shares */
 	char quic[ADDR_STRLEN];
 	char *invite;
 	struct addr advertise[PAPO_ADDR_MAX];
 	size_t nadvertise;
 	/* The relay and its credentials (wiped at stop), and whether it
-	 * was set for this daemon ("settings") or came with its invite
-	 * ("invite"); NULL: none. */
+	 * was set for this daemon ("settings") or came with the invite of
+	 * its first room that had one ("invite"); NULL: none. */
 	struct turn_conf turn;
 	struct invite_relay relay;
 	const char *relay_from;
@@ -126,11 +142,15 @@ node_turn_conf(char err[PAPO_ERR_LEN], struct node *n,
 		    r->secret) == -1)
 			return -1;
 		n->relay_from = "settings";
-	} else if (n->room.relay.url[0] != '\0') {
-		*r = n->room.relay;
-		n->relay_from = "invite";
-	} else
-		return 0;
+	} else {
+		for (size_t i = 0; i < n->nrooms && n->relay_from == NULL; i++)
+			if (n->rooms[i]->room.relay.url[0] != '\0') {
+				*r = n->rooms[i]->room.relay;
+				n->relay_from = "invite";
+			}
+		if (n->relay_from == NULL)
+			return 0;
+	}
 	if (turn_parse_url(r->url, &n->turn.server, why) == -1) {
 		/* A relay set for us that cannot work stops the start, as
 		 * any wrong setting; one the invite brought (a name only the
@@ -177,6 +197,9 @@ node_msg_free(struct node_msg *m)
 {
 	if (m == NULL)
 		return;
+	free(m->room);
+	free(m->name);
+	free(m->about);
 	free(m->text);
 	free(m->to);
 	free(m->from);
@@ -184,88 +207,194 @@ node_msg_free(struct node_msg *m)
 	free(m);
 }
 
-static char *node_make_invite(struct node *n);
+static char *node_make_invite(struct node_room *r);
 
 static void
 node_emit(void *arg, struct node_msg *m)
 {
-	struct node *n = arg;
+	struct node_room *r = arg;
 
+	snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
 	if (m->kind == NODE_EV_ADDRS)
-		m->text = node_make_invite(n);
+		m->text = node_make_invite(r);
+	chan_push(r->n->out, m);
+}
+
+/* Answers m with an error. */
+static void
+node_fail(struct node *n, struct node_msg *m, int code, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+static void
+node_fail(struct node *n, struct node_msg *m, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	m->code = code;
+	va_start(ap, fmt);
+	vsnprintf(m->err, sizeof(m->err), fmt, ap);
+	va_end(ap);
 	chan_push(n->out, m);
 }
 
+/* The room list's names, for errors: "ana-room (ab3k...), team". */
 static void
-node_on_request(void *arg, uint32_t events)
+node_room_names(const struct node *n, char *out, size_t len)
 {
-	struct node *n = arg;
-	struct node_msg *m;
+	size_t used = 0;
 
-	(void)events;
-	while ((m = chan_pop(n->in)) != NULL)
-		gossip_request(n->gossip, m);
-}
+	out[0] = '\0';
+	for (size_t i = 0; i < n->nrooms && used < len; i++) {
+		int k = snprintf(out + used, len - used, "%s%s (%.8s)",
+		    i > 0 ? ", " : "", n->rooms[i]->room.name, n->rooms[i]->id);
 
-static void
-node_on_stop(void *arg, uint32_t events)
-{
-	struct node *n = arg;
-
-	(void)events;
-	loop_stop(n->loop);
-}
-
-static void *
-node_main(void *arg)
-{
-	struct node *n = arg;
-
-	if (loop_run(n->loop) == -1)
-		log_msg(LOG_ERROR, "the node loop failed: %s", strerror(errno));
-	/* Bye to everyone from this thread, which owns the connections. */
-	gossip_free(n->gossip);
-	n->gossip = NULL;
-	return NULL;
+		if (k < 0)
+			break;
+		used += (size_t)k;
+	}
 }
 
 /*
- * The invite others can join with: this room (and the name its maker gave
- * it), this member, the addresses the node is reached at, and the relay it
- * uses (unless
- * PAPO_TURN_SHARE=off), so that a joiner behind another NAT reaches our
- * relayed address through it with nothing set (docs/REACHABILITY.md).
- * Credentials an invite cannot carry (not printable ASCII) leave the
- * relay out, said once in the log.
+ * The room sel names: its id, its name, or the start of its id (4
+ * characters at least), each unambiguous; NULL or "": the default room
+ * (the only one, else the one set).  NULL with m answered otherwise.
  */
-static char *
-node_make_invite(struct node *n)
+static struct node_room *
+node_find(struct node *n, struct node_msg *m)
 {
-	struct invite inv;
-	const char *room;
+	const char *sel = m->room;
+	struct node_room *found = NULL;
+	char names[PAPO_ERR_LEN - 64];
+	size_t len, hits = 0;
+
+	node_room_names(n, names, sizeof(names));
+	if (n->nrooms == 0) {
+		node_fail(n, m, 404, "this daemon is in no room yet: join one "
+		    "with 'papo join INVITE' or make one with 'papo new'");
+		return NULL;
+	}
+	if (sel == NULL || sel[0] == '\0') {
+		if (n->nrooms == 1)
+			return n->rooms[0];
+		for (size_t i = 0; i < n->nrooms; i++)
+			if (strcmp(n->rooms[i]->id, n->dflt) == 0)
+				return n->rooms[i];
+		node_fail(n, m, 409, "this daemon is in %zu rooms and none is "
+		    "the default: name one (--room, or room) of %s", n->nrooms,
+		    names);
+		return NULL;
+	}
+	len = strlen(sel);
+	for (size_t i = 0; i < n->nrooms; i++)
+		if (strcmp(n->rooms[i]->id, sel) == 0)
+			return n->rooms[i];
+	for (size_t i = 0; i < n->nrooms; i++)
+		if (strcmp(n->rooms[i]->room.name, sel) == 0 ||
+		    (len >= 4 && strncmp(n->rooms[i]->id, sel, len) == 0)) {
+			found = n->rooms[i];
+			hits++;
+		}
+	if (hits == 1)
+		return found;
+	if (hits > 1)
+		node_fail(n, m, 409, "'%.64s' names %zu rooms: give its id; the "
+		    "rooms are %s", sel, hits, names);
+	else
+		node_fail(n, m, 404, "no room named '%.64s'; the rooms are %s",
+		    sel, names);
+	return NULL;
+}
+
+/* The default room's file: home/rooms.json, {"default": "ID"}. */
+static void
+node_default_load(struct node *n)
+{
+	char path[4096], err[PAPO_ERR_LEN], *text = NULL;
+	const cJSON *d;
+	cJSON *o;
+	size_t len;
+	int exists;
+
+	n->dflt[0] = '\0';
+	if (fs_path(path, sizeof(path), n->home, "rooms.json") == -1 ||
+	    fs_read(err, path, 4096, &text, &len, &exists) == -1 || !exists)
+		goto out;
+	if ((o = cJSON_ParseWithLength(text, len)) == NULL) {
+		log_msg(LOG_WARN, "%s does not read as JSON: no default room",
+		    path);
+		goto out;
+	}
+	d = cJSON_GetObjectItemCaseSensitive(o, "default");
+	if (cJSON_IsString(d) && strlen(d->valuestring) == PAPO_ROOMID_LEN)
+		strcpy(n->dflt, d->valuestring);
+	cJSON_Delete(o);
+out:
+	free(text);
+}
+
+static int
+node_default_save(char err[PAPO_ERR_LEN], struct node *n)
+{
+	char path[4096], body[128];
+
+	if (n->dflt[0] != '\0')
+		snprintf(body, sizeof(body), "{\"default\": \"%s\"}\n", n->dflt);
+	else
+		snprintf(body, sizeof(body), "{\"default\": null}\n");
+	if (fs_path(path, sizeof(path), n->home, "rooms.json") == -1) {
+		snprintf(err, PAPO_ERR_LEN, "path too long: %s", n->home);
+		return -1;
+	}
+	return fs_write(err, path, body, strlen(body));
+}
+
+static cJSON *
+node_room_json(const struct node *n, const struct node_room *r)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	cJSON_AddStringToObject(o, "id", r->id);
+	cJSON_AddStringToObject(o, "name", r->room.name);
+	cJSON_AddStringToObject(o, "me", r->room.me);
+	cJSON_AddBoolToObject(o, "default", n->nrooms == 1 ||
+	    strcmp(r->id, n->dflt) == 0);
+	gossip_summary(r->gossip, o);
+	return o;
+}
+
+static char *
+node_rooms_json(const struct node *n)
+{
+	cJSON *o = cJSON_CreateObject(), *arr;
+	const char *d = NULL;
 	char *s;
 
-	memset(&inv, 0, sizeof(inv));
-	memcpy(inv.secret, n->room.secret, 32);
-	memcpy(inv.inviter, n->me->pk, 32);
-	inv.naddr = gossip_addrs(n->gossip, inv.addr, PAPO_ADDR_MAX);
-	if ((room = room_given_name(&n->room)) != NULL)
-		snprintf(inv.room, sizeof(inv.room), "%s", room);
-	/* A joiner must hold the room's newest key to be let in. */
-	inv.epoch = gossip_epoch(n->gossip, inv.epoch_secret);
-	if (n->relay_from != NULL && n->relay_share) {
-		inv.relay = n->relay;
-		if ((s = invite_encode(&inv)) != NULL)
-			goto out;
-		log_msg(LOG_WARN, "relay: invites leave the TURN server out: "
-		    "its credentials are not printable ASCII");
-		n->relay_share = 0;
-		memset(&inv.relay, 0, sizeof(inv.relay));
+	arr = cJSON_AddArrayToObject(o, "rooms");
+	for (size_t i = 0; i < n->nrooms; i++) {
+		cJSON_AddItemToArray(arr, node_room_json(n, n->rooms[i]));
+		if (n->nrooms == 1 || strcmp(n->rooms[i]->id, n->dflt) == 0)
+			d = n->rooms[i]->id;
 	}
-	s = invite_encode(&inv);
-out:
-	sodium_memzero(&inv, sizeof(inv));
+	if (d != NULL)
+		cJSON_AddStringToObject(o, "default", d);
+	else
+		cJSON_AddNullToObject(o, "default");
+	s = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
 	return s;
+}
+
+/* Tells the program the rooms changed. */
+static void
+node_rooms_changed(struct node *n)
+{
+	struct node_msg *ev = node_msg_new(NODE_EV_ROOMS);
+
+	if (ev == NULL || (ev->json = node_rooms_json(n)) == NULL) {
+		node_msg_free(ev);
+		return;
+	}
+	chan_push(n->out, ev);
 }
 
 int
@@ -301,11 +430,341 @@ node_retain(char err[PAPO_ERR_LEN], struct store *s,
 	return 0;
 }
 
+
+/* Closes r's gossip (a bye to its members) and files, and frees r. */
+static void
+node_room_close(struct node_room *r)
+{
+	if (r == NULL)
+		return;
+	gossip_free(r->gossip);
+	store_close(r->store);
+	room_wipe(&r->room);
+	sodium_memzero(&r->keys, sizeof(r->keys));
+	free(r->dir);
+	free(r);
+}
+
+/* Loads the room in dir: its file, its store (cut to PAPO_KEEP); its
+ * gossip joins the net once there is one (node_room_start). */
+static struct node_room *
+node_room_load(char err[PAPO_ERR_LEN], struct node *n, const char *dir)
+{
+	struct node_room *r = calloc(1, sizeof(*r));
+
+	if (r == NULL || (r->dir = strdup(dir)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto fail;
+	}
+	r->n = n;
+	if (room_load(err, dir, &r->room) == -1)
+		goto fail;
+	sec_room_keys(r->room.secret, &r->keys);
+	sec_room_id_format(&r->keys, r->id);
+	for (size_t i = 0; i < n->nrooms; i++)
+		if (strcmp(n->rooms[i]->id, r->id) == 0) {
+			snprintf(err, PAPO_ERR_LEN, "%s and %s hold the same "
+			    "room", n->rooms[i]->dir, dir);
+			goto fail;
+		}
+	if ((r->store = store_open(err, dir, &r->keys)) == NULL ||
+	    node_retain(err, r->store, &n->env) == -1)
+		goto fail;
+	return r;
+fail:
+	node_room_close(r);
+	return NULL;
+}
+
+/* Starts r's gossip on the net and adds r to the node. */
+static int
+node_room_start(char err[PAPO_ERR_LEN], struct node *n, struct node_room *r)
+{
+	struct gossip_env env = n->env;
+
+	if (n->nrooms == PAPO_ROOMS_MAX) {
+		snprintf(err, PAPO_ERR_LEN, "this daemon holds %d rooms, the "
+		    "most it can", PAPO_ROOMS_MAX);
+		return -1;
+	}
+	env.store = r->store;
+	env.keys = &r->keys;
+	env.room = &r->room;
+	env.home = r->dir;
+	env.arg = r;
+	if ((r->gossip = gossip_new(err, &env)) == NULL)
+		return -1;
+	n->rooms[n->nrooms++] = r;
+	return 0;
+}
+
+/* Opens the rooms of home not held yet (one just joined or made): the
+ * last opened in *added. */
+static int
+node_rooms_open(char err[PAPO_ERR_LEN], struct node *n,
+    struct node_room **added)
+{
+	char **dirs;
+	size_t nd;
+	int rc = 0;
+
+	*added = NULL;
+	if (room_dirs(err, n->home, &dirs, &nd) == -1)
+		return -1;
+	for (size_t i = 0; i < nd && rc == 0; i++) {
+		struct node_room *r;
+		int held = 0;
+
+		for (size_t j = 0; j < n->nrooms && !held; j++)
+			held = strcmp(n->rooms[j]->dir, dirs[i]) == 0;
+		if (held)
+			continue;
+		if ((r = node_room_load(err, n, dirs[i])) == NULL)
+			rc = -1;
+		else if (n->net != NULL && node_room_start(err, n, r) == -1) {
+			node_room_close(r);
+			rc = -1;
+		} else if (n->net == NULL) {
+			n->rooms[n->nrooms++] = r;
+		} else
+			*added = r;
+	}
+	room_dirs_free(dirs, nd);
+	return rc;
+}
+
+/* NODE_JOIN and NODE_CREATE: the room's files made, then the room
+ * started in place, answered with it (and, made, its invite). */
+static void
+node_do_add(struct node *n, struct node_msg *m)
+{
+	char err[PAPO_ERR_LEN];
+	struct node_room *r;
+	char *invite = NULL;
+	cJSON *o;
+	int rc;
+
+	if (n->nrooms == PAPO_ROOMS_MAX) {
+		node_fail(n, m, 409, "this daemon holds %d rooms, the most it "
+		    "can; leave one first", PAPO_ROOMS_MAX);
+		return;
+	}
+	if (m->kind == NODE_JOIN)
+		rc = room_join(err, n->home, m->text != NULL ? m->text : "",
+		    m->name, m->about, NULL);
+	else
+		rc = room_create(err, n->home, m->name, m->about, m->text, NULL,
+		    n->quic, &invite);
+	free(invite);
+	if (rc == -1) {
+		node_fail(n, m, strstr(err, "already in room") != NULL ? 409 :
+		    400, "%s", err);
+		return;
+	}
+	if (node_rooms_open(err, n, &r) == -1 || r == NULL) {
+		node_fail(n, m, 500, "%s", r == NULL && err[0] == '\0' ?
+		    "the room was stored but did not open" : err);
+		return;
+	}
+	/* A second room: the first stays the default, so that what used
+	 * the daemon without naming a room goes on as before. */
+	if (n->nrooms == 2 && n->dflt[0] == '\0') {
+		strcpy(n->dflt, n->rooms[0]->id);
+		if (node_default_save(err, n) == -1)
+			log_msg(LOG_WARN, "rooms: %s", err);
+	}
+	log_msg(LOG_INFO, "rooms: %s room %s (%.8s)", m->kind == NODE_JOIN ?
+	    "joined" : "made", r->room.name, r->id);
+	o = node_room_json(n, r);
+	if ((invite = node_make_invite(r)) != NULL)
+		cJSON_AddStringToObject(o, "invite", invite);
+	free(invite);
+	snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
+	m->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	chan_push(n->out, m);
+	node_rooms_changed(n);
+}
+
+/* NODE_LEAVE: a bye to the room's members, its files moved aside (or,
+ * limit 1, deleted). */
+static void
+node_do_leave(struct node *n, struct node_msg *m)
+{
+	struct node_room *r = node_find(n, m);
+	char err[PAPO_ERR_LEN], aside[PAPO_ASIDE_LEN] = "", name[ROOM_NAME_MAX + 1];
+	char id[PAPO_ROOMID_LEN + 1], dir[4096];
+	cJSON *o;
+	int rc;
+
+	if (r == NULL)
+		return;
+	for (size_t i = 0; i < n->nrooms; i++)
+		if (n->rooms[i] == r) {
+			memmove(n->rooms + i, n->rooms + i + 1,
+			    (n->nrooms - i - 1) * sizeof(n->rooms[0]));
+			n->nrooms--;
+			break;
+		}
+	strcpy(name, r->room.name);
+	strcpy(id, r->id);
+	snprintf(dir, sizeof(dir), "%s", r->dir);
+	node_room_close(r);
+	rc = room_leave(err, n->home, dir, m->limit == 1, aside);
+	if (strcmp(n->dflt, id) == 0 || (n->nrooms <= 1 && n->dflt[0] != '\0')) {
+		n->dflt[0] = '\0';
+		if (node_default_save(err, n) == -1)
+			log_msg(LOG_WARN, "rooms: %s", err);
+	}
+	log_msg(LOG_INFO, "rooms: left room %s (%.8s)", name, id);
+	snprintf(m->room_id, sizeof(m->room_id), "%s", id);
+	if (rc == -1) {
+		node_fail(n, m, 500, "left the room, but its files: %s", err);
+		node_rooms_changed(n);
+		return;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "left", id);
+	cJSON_AddStringToObject(o, "name", name);
+	if (aside[0] != '\0') {
+		char kept[4096];
+
+		if (fs_path(kept, sizeof(kept), n->home, aside) == 0)
+			cJSON_AddStringToObject(o, "kept", kept);
+	} else
+		cJSON_AddNullToObject(o, "kept");
+	m->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	chan_push(n->out, m);
+	node_rooms_changed(n);
+}
+
+static void
+node_on_request(void *arg, uint32_t events)
+{
+	struct node *n = arg;
+	struct node_msg *m;
+	struct node_room *r;
+	char err[PAPO_ERR_LEN];
+
+	(void)events;
+	while ((m = chan_pop(n->in)) != NULL) {
+		switch (m->kind) {
+		case NODE_ROOMS:
+			if ((m->json = node_rooms_json(n)) == NULL)
+				node_fail(n, m, 500, "out of memory");
+			else
+				chan_push(n->out, m);
+			break;
+		case NODE_JOIN:
+		case NODE_CREATE:
+			node_do_add(n, m);
+			break;
+		case NODE_LEAVE:
+			node_do_leave(n, m);
+			break;
+		case NODE_DEFAULT:
+			if ((r = node_find(n, m)) == NULL)
+				break;
+			strcpy(n->dflt, r->id);
+			if (node_default_save(err, n) == -1) {
+				node_fail(n, m, 500, "%s", err);
+				break;
+			}
+			snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
+			m->json = node_rooms_json(n);
+			chan_push(n->out, m);
+			node_rooms_changed(n);
+			break;
+		default:
+			if ((r = node_find(n, m)) == NULL)
+				break;
+			snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
+			gossip_request(r->gossip, m);
+			break;
+		}
+	}
+}
+
+static void
+node_on_stop(void *arg, uint32_t events)
+{
+	struct node *n = arg;
+
+	(void)events;
+	loop_stop(n->loop);
+}
+
+/* Every room's bye, then the net's end. */
+static void
+node_close_rooms(struct node *n)
+{
+	while (n->nrooms > 0)
+		node_room_close(n->rooms[--n->nrooms]);
+	net_free(n->net);
+	n->net = NULL;
+}
+
+static void *
+node_main(void *arg)
+{
+	struct node *n = arg;
+
+	/* The program learns the rooms first, before any event of one. */
+	node_rooms_changed(n);
+	if (loop_run(n->loop) == -1)
+		log_msg(LOG_ERROR, "the node loop failed: %s", strerror(errno));
+	/* Bye to everyone from this thread, which owns the connections. */
+	node_close_rooms(n);
+	return NULL;
+}
+
+/*
+ * The invite others can join r with: the room (and the name its maker
+ * gave it), this member, the addresses the node is reached at, and the
+ * relay it uses (unless PAPO_TURN_SHARE=off), so that a joiner behind
+ * another NAT reaches our relayed address through it with nothing set
+ * (docs/REACHABILITY.md).  Credentials an invite cannot carry (not
+ * printable ASCII) leave the relay out, said once in the log.
+ */
+static char *
+node_make_invite(struct node_room *r)
+{
+	struct node *n = r->n;
+	struct invite inv;
+	const char *room;
+	char *s;
+
+	memset(&inv, 0, sizeof(inv));
+	memcpy(inv.secret, r->room.secret, 32);
+	memcpy(inv.inviter, n->me->pk, 32);
+	inv.naddr = net_addrs(n->net, inv.addr, PAPO_ADDR_MAX);
+	if ((room = room_given_name(&r->room)) != NULL)
+		snprintf(inv.room, sizeof(inv.room), "%s", room);
+	/* A joiner must hold the room's newest key to be let in. */
+	inv.epoch = gossip_epoch(r->gossip, inv.epoch_secret);
+	if (n->relay_from != NULL && n->relay_share) {
+		inv.relay = n->relay;
+		if ((s = invite_encode(&inv)) != NULL)
+			goto out;
+		log_msg(LOG_WARN, "relay: invites leave the TURN server out: "
+		    "its credentials are not printable ASCII");
+		n->relay_share = 0;
+		memset(&inv.relay, 0, sizeof(inv.relay));
+	}
+	s = invite_encode(&inv);
+out:
+	sodium_memzero(&inv, sizeof(inv));
+	return s;
+}
+
 struct node *
 node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 {
 	struct node *n = calloc(1, sizeof(*n));
-	struct gossip_env env;
+	struct gossip_env *env;
+	struct net_env ne;
+	struct node_room *added;
 	struct addr bound;
 
 	if (n == NULL) {
@@ -313,18 +772,22 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 		return NULL;
 	}
 	n->stop_fd = -1;
-	if (room_load(err, c->home, &n->room) == -1 ||
-	    (n->me = sec_identity_load(err, c->home)) == NULL)
+	env = &n->env;
+	if ((n->home = strdup(c->home)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
-	sec_room_keys(n->room.secret, &n->keys);
-	memset(&env, 0, sizeof(env));
-	if (store_keep_parse(err, c->keep, &env.keep) == -1)
+	}
+	if ((n->me = sec_identity_load(err, c->home)) == NULL)
 		goto fail;
-	env.keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
-	if ((n->store = store_open(err, c->home, &n->keys)) == NULL ||
-	    node_retain(err, n->store, &env) == -1)
+	if (store_keep_parse(err, c->keep, &env->keep) == -1)
 		goto fail;
-	if (addr_parse_listen(c->listen, &env.listen) == -1) {
+	env->keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
+	/* Every room's files first: a damaged one stops the start. */
+	if (node_rooms_open(err, n, &added) == -1)
+		goto fail;
+	node_default_load(n);
+	memset(&ne, 0, sizeof(ne));
+	if (addr_parse_listen(c->listen, &ne.listen) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "the QUIC listen address '%s' is not "
 		    "ADDR:PORT (for example 0.0.0.0:7778)", c->listen);
 		goto fail;
@@ -338,40 +801,61 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 		    strerror(errno));
 		goto fail;
 	}
-	env.loop = n->loop;
-	env.store = n->store;
-	env.me = n->me;
-	env.keys = &n->keys;
-	env.room = &n->room;
-	env.home = c->home;
-	env.version = c->version != 0 ? c->version : FRAME_VERSION;
+	ne.loop = env->loop = n->loop;
+	ne.me = env->me = n->me;
+	ne.version = env->version = c->version != 0 ? c->version :
+	    FRAME_VERSION;
 	if (node_parse_advertise(err, n, c->advertise) == -1)
 		goto fail;
-	env.advertise = n->advertise;
+	ne.advertise = n->advertise;
+	ne.nadvertise = n->nadvertise;
 	/* A daemon speaking as one of version 1 keeps to what those did. */
-	env.lan = !c->nolan && env.version >= 2;
-	env.portmap = !c->noportmap;
-	env.portmap_private = c->portmap_private;
-	env.nadvertise = n->nadvertise;
+	env->lan = !c->nolan && env->version >= 2;
+	ne.portmap = !c->noportmap;
+	ne.portmap_private = c->portmap_private;
 	if (node_turn_conf(err, n, c) == -1)
 		goto fail;
 	if (n->relay_from != NULL) {
-		env.turn = &n->turn;
-		env.turn_from = n->relay_from;
+		ne.turn = &n->turn;
+		ne.turn_from = n->relay_from;
 	}
 	n->relay_share = !c->turn_noshare;
-	env.rate = c->rate;
-	env.damp = c->damp;
-	env.rate_self_off = c->rate_self_off;
-	env.emit = node_emit;
-	env.arg = n;
-	if ((n->gossip = gossip_new(err, &env)) == NULL)
+	env->rate = c->rate;
+	env->damp = c->damp;
+	env->rate_self_off = c->rate_self_off;
+	env->emit = node_emit;
+	if ((n->net = net_new(err, &ne)) == NULL)
 		goto fail;
-	gossip_local(n->gossip, &bound);
+	env->net = n->net;
+	{
+		/* The rooms loaded, now each with its gossip. */
+		size_t loaded = n->nrooms;
+
+		n->nrooms = 0;
+		for (size_t i = 0; i < loaded; i++) {
+			struct node_room *r = n->rooms[i];
+
+			n->rooms[i] = NULL;
+			if (node_room_start(err, n, r) == -1) {
+				node_room_close(r);
+				for (size_t j = i + 1; j < loaded; j++)
+					node_room_close(n->rooms[j]);
+				goto fail;
+			}
+		}
+	}
+	net_local(n->net, &bound);
 	addr_format(&bound, n->quic);
-	if ((n->invite = node_make_invite(n)) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "cannot make the invite");
-		goto fail;
+	if (n->nrooms > 0) {
+		struct node_room *d = n->rooms[0];
+
+		for (size_t i = 0; i < n->nrooms; i++)
+			if (strcmp(n->rooms[i]->id, n->dflt) == 0)
+				d = n->rooms[i];
+		if ((n->invite = node_make_invite(d)) == NULL) {
+			snprintf(err, PAPO_ERR_LEN, "cannot make the invite");
+			goto fail;
+		}
 	}
 	if ((errno = pthread_create(&n->thread, NULL, node_main, n)) != 0) {
 		snprintf(err, PAPO_ERR_LEN, "cannot start the node thread: %s",
@@ -404,19 +888,17 @@ node_stop(struct node *n)
 	if (n == NULL)
 		return;
 	node_halt(n);
-	gossip_free(n->gossip);
-	store_close(n->store);
+	node_close_rooms(n);
 	chan_free(n->in);
 	chan_free(n->out);
 	loop_free(n->loop);
 	if (n->stop_fd != -1)
 		close(n->stop_fd);
 	sec_identity_free(n->me);
-	room_wipe(&n->room);
-	sodium_memzero(&n->keys, sizeof(n->keys));
 	sodium_memzero(&n->turn, sizeof(n->turn));
 	sodium_memzero(&n->relay, sizeof(n->relay));
 	free(n->invite);
+	free(n->home);
 	free(n);
 }
 
@@ -435,7 +917,7 @@ node_relay(const struct node *n)
 char *
 node_invite(const struct node *n)
 {
-	return strdup(n->invite);
+	return n->invite != NULL ? strdup(n->invite) : NULL;
 }
 
 int

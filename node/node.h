@@ -24,6 +24,7 @@
 #define PAPO_BODY_MAX (48 * 1024)   /* bytes of a message body */
 #define PAPO_FRAME_MAX (64 * 1024)  /* bytes of a sealed frame */
 #define PAPO_ADDR_MAX 8        /* addresses in an invite or a hello */
+#define PAPO_ROOMS_MAX 64      /* rooms one daemon holds */
 
 #define PAPO_DEFAULT_LISTEN "0.0.0.0:7778"
 
@@ -205,13 +206,32 @@ enum node_kind {
 	                      * admin): a new epoch without it -> json */
 	NODE_EV_REFUSED,     /* event: the room's newest key was not given
 	                      * to this member (an invite from before a key
-	                      * change): text says why; the daemon stops */
+	                      * change): text says why; the room stops */
+	/* The rooms themselves (node.c), whatever room names: */
+	NODE_ROOMS,          /* request: -> json {"rooms": [...], "default"} */
+	NODE_JOIN,           /* request: text = an invite, name and about
+	                      * this member's there -> json, the room */
+	NODE_CREATE,         /* request: text = the room's name (NULL: the
+	                      * derived one), name and about -> json, the
+	                      * room and its "invite" */
+	NODE_LEAVE,          /* request: room; limit 1: its files deleted,
+	                      * else moved aside -> json */
+	NODE_DEFAULT,        /* request: room becomes the default -> json */
+	NODE_EV_ROOMS,       /* event: a room joined, made or left: json
+	                      * as NODE_ROOMS answers */
 };
 
 struct node_msg {
 	enum node_kind kind;
 	void *ctx;               /* the requester's; the node leaves it be */
 	/* Request fields, owned by the message. */
+	/* The room a request is for: its name, its id or the start of its
+	 * id (4 characters at least); NULL or "": the default room, which
+	 * is the only one, else the one set (NODE_DEFAULT). */
+	char *room;
+	/* Set by the node on every answer and event of a room: its id. */
+	char room_id[PAPO_ROOMID_LEN + 1];
+	char *name, *about;      /* join, create: this member's */
 	char *text;
 	char *to;                /* a member's name or id, or NULL */
 	char *from;              /* history: only this member's messages */
@@ -251,8 +271,9 @@ void node_random(void *p, size_t n);
 struct node_msg *node_msg_new(enum node_kind kind);
 void node_msg_free(struct node_msg *m);
 
-/* Starts the node thread: loads the room, identity and store, binds the
- * UDP socket.  NULL with err set when any of that fails. */
+/* Starts the node thread: loads the identity and every room home holds
+ * (room_dirs: none is fine, one may be joined later), binds the UDP
+ * socket.  NULL with err set when any of that fails. */
 struct node *node_start(char err[PAPO_ERR_LEN], const struct node_config *c);
 /* Says bye to the other members and stops the thread: what it answered
  * on its way out (a send waiting for acks is answered queued, with
@@ -262,8 +283,9 @@ void node_halt(struct node *n);
 /* node_halt if need be, then closes files and frees n.  Requests still
  * inside, and answers not taken, are dropped. */
 void node_stop(struct node *n);
-/* The QUIC address actually bound ("ADDR:PORT"), and this room's invite
- * (malloc'd) with the addresses where the node is reached. */
+/* The QUIC address actually bound ("ADDR:PORT"), and the default room's
+ * invite at start (malloc'd; NULL with no default room) with the
+ * addresses where the node is reached. */
 void node_quic_addr(const struct node *n, char *out, size_t len);
 char *node_invite(const struct node *n);
 /* 1 when the node has a TURN relay, set for it or from its invite. */

@@ -1610,9 +1610,20 @@ fail:
 void
 quic_close_all(struct quic *q)
 {
-	while (q->conns != NULL) {
-		struct quic_conn *c = q->conns;
+	quic_close_some(q, NULL, NULL);
+}
 
+void
+quic_close_some(struct quic *q, int (*pick)(void *arg, struct quic_conn *c),
+    void *arg)
+{
+	struct quic_conn *c = q->conns;
+
+	while (c != NULL) {
+		if (pick != NULL && !pick(arg, c)) {
+			c = c->next;
+			continue;
+		}
 		/* What is queued (a bye) goes out before the close. */
 		if (c->opened && !c->dead && !c->closing)
 			quic_conn_write(c);
@@ -1620,6 +1631,8 @@ quic_close_all(struct quic *q)
 			quic_write_close(c);
 		q->cbs.closed(q->arg, c);
 		quic_conn_free(c);
+		/* The callback may have closed others: from the start. */
+		c = q->conns;
 	}
 }
 

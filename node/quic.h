@@ -64,6 +64,9 @@ struct quic *quic_new(char err[PAPO_ERR_LEN], struct loop *l,
  * so that an owner can still say goodbye to others (a TURN server) before
  * quic_free. */
 void quic_close_all(struct quic *q);
+/* The same for the connections pick says 1 to (a room's, when it goes). */
+void quic_close_some(struct quic *q, int (*pick)(void *arg, struct quic_conn *c),
+    void *arg);
 /* quic_close_all, then closes the socket and frees q; NULL is a no-op. */
 void quic_free(struct quic *q);
 /* The address actually bound. */

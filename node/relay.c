@@ -1,6 +1,6 @@
 /*
  * relay.c: the ways members reach this one through machines it does not
- * own, on the node thread (gossip_int.h): the home router's port mapping
+ * own, shared by the rooms of a daemon (struct net, gossip_int.h): the home router's port mapping
  * (portmap.h), advertised when its external address is public, and the
  * TURN relay (turn.h), whose relayed address is advertised last and
  * through which relayed QUIC connections send; their state in status
@@ -16,7 +16,7 @@
 
 /* The relay's state as status names it: "off" with none set. */
 const char *
-relay_turn_name(const struct gossip *g)
+relay_turn_name(const struct net *t)
 {
 	static const char *const names[] = {
 		[TURN_ALLOCATING] = "allocating",
@@ -24,7 +24,7 @@ relay_turn_name(const struct gossip *g)
 		[TURN_FAILED] = "failed",
 	};
 
-	return g->turn != NULL ? names[turn_state(g->turn)] : "off";
+	return t->turn != NULL ? names[turn_state(t->turn)] : "off";
 }
 
 /*
@@ -34,12 +34,12 @@ relay_turn_name(const struct gossip *g)
 static void
 relay_portmap_changed(void *arg, const struct portmap *pm)
 {
-	struct gossip *g = arg;
+	struct net *t = arg;
 	struct addr a;
 	int usable = portmap_mapped(pm, &a) == 0;
 
-	if (reach_set_mapped(&g->reach, usable ? &a : NULL))
-		gossip_addrs_changed(g);
+	if (reach_set_mapped(&t->reach, usable ? &a : NULL))
+		net_addrs_changed(t);
 }
 
 /* Adds name: v, or null when v is NULL. */
@@ -64,10 +64,10 @@ relay_addr(cJSON *o, const char *name, int has, const struct addr *a)
 }
 
 static void
-relay_portmap_json(const struct gossip *g, cJSON *me)
+relay_portmap_json(const struct net *t, cJSON *me)
 {
 	cJSON *pj = cJSON_AddObjectToObject(me, "portmap");
-	const struct portmap *pm = g->portmap;
+	const struct portmap *pm = t->portmap;
 	struct addr a;
 
 	if (pm == NULL) {
@@ -92,7 +92,7 @@ static int
 relay_turn_send(void *arg, const struct addr *to, const uint8_t *p,
     size_t n)
 {
-	return quic_send_raw(((struct gossip *)arg)->quic, to, p, n, 0);
+	return quic_send_raw(((struct net *)arg)->quic, to, p, n, 0);
 }
 
 /* A datagram that came to our relayed address from peer: QUIC's. */
@@ -100,7 +100,7 @@ static void
 relay_turn_data(void *arg, const struct addr *peer, const uint8_t *p,
     size_t n)
 {
-	quic_input(((struct gossip *)arg)->quic, peer, p, n, 1);
+	quic_input(((struct net *)arg)->quic, peer, p, n, 1);
 }
 
 /* A packet of a relayed connection (quic.h), to peer through our relay. */
@@ -108,9 +108,9 @@ int
 relay_quic_send(void *arg, const struct addr *peer, const uint8_t *p,
     size_t n)
 {
-	struct gossip *g = arg;
+	struct net *t = arg;
 
-	return g->turn != NULL ? turn_send(g->turn, peer, p, n) : -1;
+	return t->turn != NULL ? turn_send(t->turn, peer, p, n) : -1;
 }
 
 /*
@@ -124,17 +124,18 @@ relay_quic_send(void *arg, const struct addr *peer, const uint8_t *p,
  * (10 s), which keeps the permissions in use and so renewed.
  */
 void
-relay_permits(struct gossip *g)
+relay_permits(struct net *t)
 {
 	struct addr relayed, done[TURN_PERMITS_MAX];
 	size_t n = 0;
 
-	if (g->turn == NULL || turn_relayed(g->turn, &relayed) == -1)
+	if (t->turn == NULL || turn_relayed(t->turn, &relayed) == -1)
 		return;
-	turn_permit(g->turn, &relayed);
+	turn_permit(t->turn, &relayed);
 	done[n++] = relayed;
-	for (size_t i = 0; i < g->nmembers; i++) {
-		const struct member *m = g->members[i];
+	for (size_t r = 0; r < t->nrooms; r++)
+	for (size_t i = 0; i < t->rooms[r]->nmembers; i++) {
+		const struct member *m = t->rooms[r]->members[i];
 
 		for (size_t j = 0; j < m->naddr; j++) {
 			const struct addr *a = &m->addr[j];
@@ -149,7 +150,7 @@ relay_permits(struct gossip *g)
 				continue;
 			if (n == TURN_PERMITS_MAX)
 				return;
-			turn_permit(g->turn, a);
+			turn_permit(t->turn, a);
 			done[n++] = *a;
 		}
 	}
@@ -159,27 +160,27 @@ relay_permits(struct gossip *g)
  * the TURN server lost our allocation (a restart) or is gone.  A Refresh
  * finds out (turn.h), at most once every TURN_CHECK_NS. */
 void
-relay_check(struct gossip *g)
+relay_check(struct net *t)
 {
 	uint64_t now = loop_now_ns();
 
-	if (g->turn == NULL || g->stopping || (g->turn_checked != 0 &&
-	    now < g->turn_checked + TURN_CHECK_NS))
+	if (t->turn == NULL || t->stopping || (t->turn_checked != 0 &&
+	    now < t->turn_checked + TURN_CHECK_NS))
 		return;
-	g->turn_checked = now;
-	turn_refresh(g->turn);
+	t->turn_checked = now;
+	turn_refresh(t->turn);
 }
 
 int
-relay_on_server(const struct gossip *g, const struct addr *a)
+relay_on_server(const struct net *t, const struct addr *a)
 {
-	return g->turn != NULL && addr_same_ip(a, &g->relay_ip);
+	return t->turn != NULL && addr_same_ip(a, &t->relay_ip);
 }
 
 int
-relay_both_ends(const struct gossip *g, const struct quic_conn *c)
+relay_both_ends(const struct net *t, const struct quic_conn *c)
 {
-	return quic_is_relayed(c) && relay_on_server(g, quic_remote(c));
+	return quic_is_relayed(c) && relay_on_server(t, quic_remote(c));
 }
 
 /* Dials m at those of its addresses on our relay's IP (other members'
@@ -188,97 +189,103 @@ static void
 relay_dial_relayed(struct gossip *g, struct member *m)
 {
 	for (size_t j = 0; j < m->naddr; j++)
-		if (relay_on_server(g, &m->addr[j]))
+		if (relay_on_server(g->net, &m->addr[j]))
 			member_dial_at(g, m, &m->addr[j], 1);
 }
 
 static void
-relay_turn_state(void *arg, const struct turn *t)
+relay_turn_state(void *arg, const struct turn *tc)
 {
-	struct gossip *g = arg;
+	struct net *t = arg;
 	char server[ADDR_STRLEN], relayed[ADDR_STRLEN];
 	struct addr a;
-	int has = turn_relayed(t, &a) == 0;
+	int has = turn_relayed(tc, &a) == 0;
 
-	addr_format(&g->turn_server, server);
+	addr_format(&t->turn_server, server);
 	if (has) {
 		addr_format(&a, relayed);
 		log_msg(LOG_INFO, "relay: allocated at %s on %s", relayed, server);
-		g->relay_ip = a;
-		relay_permits(g);
+		t->relay_ip = a;
+		relay_permits(t);
 		/* Relayed addresses can be dialled now: members we have no
 		 * connection with are tried again at once; those still being
 		 * dialled on their other addresses (which may never answer:
 		 * a private one from an invite) at their relayed ones. */
-		for (size_t i = 0; i < g->nmembers; i++) {
-			struct member *m = g->members[i];
+		for (size_t r = 0; r < t->nrooms; r++) {
+			struct gossip *g = t->rooms[r];
 
-			if (m->conn != NULL)
-				continue;
-			if (m->ndial == 0)
-				m->next_dial = loop_now_ns();
-			else
-				relay_dial_relayed(g, m);
+			for (size_t i = 0; i < g->nmembers; i++) {
+				struct member *m = g->members[i];
+
+				if (m->conn != NULL)
+					continue;
+				if (m->ndial == 0)
+					m->next_dial = loop_now_ns();
+				else
+					relay_dial_relayed(g, m);
+			}
+			members_plan_dials(g);
 		}
-		members_plan_dials(g);
-	} else if (turn_state(t) == TURN_FAILED) {
-		log_msg(LOG_WARN, "relay: %s failed: %s", server, turn_reason(t));
+	} else if (turn_state(tc) == TURN_FAILED) {
+		log_msg(LOG_WARN, "relay: %s failed: %s", server, turn_reason(tc));
 		/* Nothing goes through the relay any more: its connections
 		 * end now rather than at their idle timeout. */
-		for (size_t i = 0; i < g->nmembers; i++)
-			if (g->members[i]->conn != NULL &&
-			    quic_is_relayed(g->members[i]->conn))
-				quic_close(g->members[i]->conn);
+		for (size_t r = 0; r < t->nrooms; r++)
+			for (size_t i = 0; i < t->rooms[r]->nmembers; i++) {
+				struct member *m = t->rooms[r]->members[i];
+
+				if (m->conn != NULL && quic_is_relayed(m->conn))
+					quic_close(m->conn);
+			}
 	}
 	/* The first failure changes no address, but serve waits to hear of
 	 * it (gossip_addrs_changed). */
-	if (reach_set_relayed(&g->reach, has ? &a : NULL) ||
-	    (turn_state(t) == TURN_FAILED && !g->turn_told)) {
-		g->turn_told = 1;
-		gossip_addrs_changed(g);
+	if (reach_set_relayed(&t->reach, has ? &a : NULL) ||
+	    (turn_state(tc) == TURN_FAILED && !t->turn_told)) {
+		t->turn_told = 1;
 		/* Members learn the new address now, not in up to 10 s. */
-		loop_timer_set(g->announce_timer, 1);
+		net_addrs_changed(t);
 	}
 }
 
 static void
-relay_turn_json(const struct gossip *g, cJSON *me)
+relay_turn_json(const struct net *t, cJSON *me)
 {
 	cJSON *tj = cJSON_AddObjectToObject(me, "turn");
 	struct addr a;
-	int on = g->turn != NULL;
+	int on = t->turn != NULL;
 
-	relay_str(tj, "state", relay_turn_name(g));
-	relay_str(tj, "from", on ? g->turn_from : NULL);
-	relay_addr(tj, "server", on, &g->turn_server);
-	relay_addr(tj, "relayed", on && turn_relayed(g->turn, &a) == 0, &a);
-	relay_str(tj, "reason", on ? turn_reason(g->turn) : NULL);
+	relay_str(tj, "state", relay_turn_name(t));
+	relay_str(tj, "from", on ? t->turn_from : NULL);
+	relay_addr(tj, "server", on, &t->turn_server);
+	relay_addr(tj, "relayed", on && turn_relayed(t->turn, &a) == 0, &a);
+	relay_str(tj, "reason", on ? turn_reason(t->turn) : NULL);
 }
 
 void
-relay_json(const struct gossip *g, cJSON *me)
+relay_json(const struct net *t, cJSON *me)
 {
-	relay_portmap_json(g, me);
-	relay_turn_json(g, me);
+	relay_portmap_json(t, me);
+	relay_turn_json(t, me);
 }
 
 int
-relay_start(char err[PAPO_ERR_LEN], struct gossip *g,
-    const struct gossip_env *env)
+relay_start(char err[PAPO_ERR_LEN], struct net *t,
+    const struct net_env *env)
 {
 	/* A router can map a port for a socket others can reach at all:
 	 * not for one bound to loopback. */
-	if (!addr_is_loopback(&g->bound)) {
+	if (!addr_is_loopback(&t->bound)) {
 		struct portmap_env penv;
 
 		memset(&penv, 0, sizeof(penv));
 		penv.loop = env->loop;
-		penv.port = g->bound.port;
+		penv.port = t->bound.port;
 		penv.off = !env->portmap;
 		penv.allow_private = env->portmap_private;
 		penv.changed = relay_portmap_changed;
-		penv.arg = g;
-		if ((g->portmap = portmap_new(err, &penv)) == NULL)
+		penv.arg = t;
+		if ((t->portmap = portmap_new(err, &penv)) == NULL)
 			return -1;
 	}
 	if (env->turn != NULL) {
@@ -286,15 +293,15 @@ relay_start(char err[PAPO_ERR_LEN], struct gossip *g,
 
 		memset(&tenv, 0, sizeof(tenv));
 		tenv.loop = env->loop;
-		tenv.arg = g;
+		tenv.arg = t;
 		tenv.send = relay_turn_send;
 		tenv.data = relay_turn_data;
 		tenv.state = relay_turn_state;
-		g->env.turn = NULL;          /* the caller's; turn_new copies it */
-		g->turn_server = env->turn->server;
-		g->turn_from = env->turn_from;
-		g->relay_ip = env->turn->server;
-		if ((g->turn = turn_new(err, env->turn, &tenv)) == NULL)
+		t->env.turn = NULL;          /* the caller's; turn_new copies it */
+		t->turn_server = env->turn->server;
+		t->turn_from = env->turn_from;
+		t->relay_ip = env->turn->server;
+		if ((t->turn = turn_new(err, env->turn, &tenv)) == NULL)
 			return -1;
 	}
 	return 0;

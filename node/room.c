@@ -4,6 +4,7 @@
  * print the invite for others (docs/PROTOCOL.md, "Files" and "Invite").
  * Runs on the caller's thread; the secret is wiped before returning.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +25,7 @@
 
 #define ROOM_FILE "room.json"
 #define ROOM_FILE_MAX (64 * 1024)
+#define ROOMS_DIR "rooms"             /* home/rooms/ID: the rooms added */
 
 int
 room_check_name(char err[PAPO_ERR_LEN], const char *name)
@@ -326,10 +328,23 @@ static const char *const room_files[] = {
  * the start of its public id, "damaged" when room.json does not load),
  * and names that directory in aside.  Nothing is deleted.
  */
+static int room_set_aside_in(char err[PAPO_ERR_LEN], const char *home,
+    const char *from_dir, char aside[PAPO_ASIDE_LEN]);
+
 static int
 room_set_aside(char err[PAPO_ERR_LEN], const char *home,
     char aside[PAPO_ASIDE_LEN])
 {
+	return room_set_aside_in(err, home, NULL, aside);
+}
+
+/* Moves the room files of from_dir (NULL: home) into a new folder
+ * home/old-...; from_dir, once empty, goes too. */
+static int
+room_set_aside_in(char err[PAPO_ERR_LEN], const char *home,
+    const char *from_dir, char aside[PAPO_ASIDE_LEN])
+{
+	const char *src = from_dir != NULL ? from_dir : home;
 	char dir[4096], from[4096], to[4096], rid[PAPO_ROOMID_LEN + 1];
 	char why[PAPO_ERR_LEN], stamp[32];
 	struct room_keys keys;
@@ -338,7 +353,7 @@ room_set_aside(char err[PAPO_ERR_LEN], const char *home,
 	time_t now = time(NULL);
 
 	snprintf(rid, sizeof(rid), "damaged");
-	if (room_load(why, home, &old) == 0) {
+	if (room_load(why, src, &old) == 0) {
 		sec_room_keys(old.secret, &keys);
 		sec_room_id_format(&keys, rid);
 		rid[8] = '\0';
@@ -369,7 +384,7 @@ room_set_aside(char err[PAPO_ERR_LEN], const char *home,
 	}
 	for (size_t i = 0; i < sizeof(room_files) / sizeof(room_files[0]);
 	    i++) {
-		if (fs_path(from, sizeof(from), home, room_files[i]) == -1 ||
+		if (fs_path(from, sizeof(from), src, room_files[i]) == -1 ||
 		    fs_path(to, sizeof(to), dir, room_files[i]) == -1) {
 			snprintf(err, PAPO_ERR_LEN, "path too long: %s", dir);
 			return -1;
@@ -381,9 +396,41 @@ room_set_aside(char err[PAPO_ERR_LEN], const char *home,
 			return -1;
 		}
 	}
+	if (from_dir != NULL && rmdir(from_dir) == -1)
+		log_msg(LOG_WARN, "%s is left: %s", from_dir, strerror(errno));
 	fs_sync_dir(to);
 	fs_sync_dir(from);
 	return 0;
+}
+
+int
+room_leave(char err[PAPO_ERR_LEN], const char *home, const char *dir,
+    int forget, char aside[PAPO_ASIDE_LEN])
+{
+	char path[4096];
+
+	aside[0] = '\0';
+	if (strcmp(dir, home) == 0 && !forget)
+		return room_set_aside(err, home, aside);
+	if (forget) {
+		for (size_t i = 0; i < sizeof(room_files) /
+		    sizeof(room_files[0]); i++)
+			if (fs_path(path, sizeof(path), dir, room_files[i]) == 0 &&
+			    unlink(path) == -1 && errno != ENOENT) {
+				snprintf(err, PAPO_ERR_LEN, "cannot delete %s: %s",
+				    path, strerror(errno));
+				return -1;
+			}
+		if (strcmp(dir, home) != 0 && rmdir(dir) == -1) {
+			snprintf(err, PAPO_ERR_LEN, "cannot delete %s: %s", dir,
+			    strerror(errno));
+			return -1;
+		}
+		fs_sync_dir(home);
+		return 0;
+	}
+	/* home/rooms/ID as a whole, beside what --force sets aside. */
+	return room_set_aside_in(err, home, dir, aside);
 }
 
 /*
@@ -420,6 +467,146 @@ room_epoch_held(const char *home)
 	cJSON_Delete(o);
 	free(text);
 	return newest;
+}
+
+/* Whether dir holds a room.json. */
+static int
+room_in(const char *dir)
+{
+	char path[4096];
+
+	return fs_path(path, sizeof(path), dir, ROOM_FILE) == 0 &&
+	    access(path, F_OK) == 0;
+}
+
+static int
+room_dir_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int
+room_dirs(char err[PAPO_ERR_LEN], const char *home, char ***out, size_t *n)
+{
+	char path[4096], **v;
+	struct dirent *e;
+	size_t first;
+	DIR *d;
+
+	*n = 0;
+	if ((v = *out = calloc(PAPO_ROOMS_MAX + 1, sizeof(*v))) == NULL)
+		goto oom;
+	if (room_in(home) && (v[(*n)++] = strdup(home)) == NULL)
+		goto oom;
+	first = *n;
+	if (fs_path(path, sizeof(path), home, ROOMS_DIR) == -1 ||
+	    (d = opendir(path)) == NULL)
+		return 0;
+	while ((e = readdir(d)) != NULL) {
+		char dir[4096];
+
+		if (e->d_name[0] == '.' || strlen(e->d_name) != PAPO_ROOMID_LEN ||
+		    fs_path(dir, sizeof(dir), path, e->d_name) == -1 ||
+		    !room_in(dir))
+			continue;
+		if (*n == PAPO_ROOMS_MAX) {
+			log_msg(LOG_WARN, "%s holds more than %d rooms: %s is "
+			    "left out", path, PAPO_ROOMS_MAX, e->d_name);
+			continue;
+		}
+		if ((v[(*n)++] = strdup(dir)) == NULL) {
+			closedir(d);
+			goto oom;
+		}
+	}
+	closedir(d);
+	qsort(v + first, *n - first, sizeof(*v), room_dir_cmp);
+	return 0;
+oom:
+	snprintf(err, PAPO_ERR_LEN, "out of memory");
+	room_dirs_free(*out, *n);
+	*out = NULL;
+	*n = 0;
+	return -1;
+}
+
+void
+room_dirs_free(char **dirs, size_t n)
+{
+	if (dirs == NULL)
+		return;
+	for (size_t i = 0; i < n; i++)
+		free(dirs[i]);
+	free(dirs);
+}
+
+/*
+ * Where a room joined or made next goes: home itself when it holds none
+ * (a home of one room reads as every release wrote it), else the new
+ * folder home/rooms/ID, made here.  Refuses the room held already
+ * (secret) unless its invite holds a newer key (epoch), and a 65th.
+ */
+static int
+room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
+    uint32_t epoch, char dir[4096])
+{
+	struct room_keys keys;
+	char rid[PAPO_ROOMID_LEN + 1], path[4096], **dirs;
+	size_t n;
+	int rc = -1;
+
+	if (room_dirs(err, home, &dirs, &n) == -1)
+		return -1;
+	for (size_t i = 0; secret != NULL && i < n; i++) {
+		struct room old;
+		char why[PAPO_ERR_LEN];
+
+		if (room_load(why, dirs[i], &old) == -1)
+			continue;
+		if (sodium_memcmp(secret, old.secret, sizeof(old.secret)) == 0 &&
+		    epoch <= room_epoch_held(dirs[i])) {
+			snprintf(err, PAPO_ERR_LEN, "%s is already in room %s, "
+			    "as %s: there is nothing to join (start it with "
+			    "'papo serve')", home, old.name, old.me);
+			room_wipe(&old);
+			goto out;
+		}
+		room_wipe(&old);
+	}
+	if (n == PAPO_ROOMS_MAX) {
+		snprintf(err, PAPO_ERR_LEN, "%s holds %d rooms, the most a "
+		    "daemon keeps; leave one first ('papo leave ROOM')", home,
+		    PAPO_ROOMS_MAX);
+		goto out;
+	}
+	if (!room_in(home)) {
+		snprintf(dir, 4096, "%s", home);
+		rc = 0;
+		goto out;
+	}
+	if (secret == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "no room secret");
+		goto out;
+	}
+	sec_room_keys(secret, &keys);
+	sec_room_id_format(&keys, rid);
+	sodium_memzero(&keys, sizeof(keys));
+	if (fs_path(path, sizeof(path), home, ROOMS_DIR) == -1 ||
+	    fs_path(dir, 4096, path, rid) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
+		goto out;
+	}
+	if ((mkdir(path, 0700) == -1 && errno != EEXIST) ||
+	    (mkdir(dir, 0700) == -1 && errno != EEXIST)) {
+		snprintf(err, PAPO_ERR_LEN, "cannot create %s: %s", dir,
+		    strerror(errno));
+		goto out;
+	}
+	fs_sync_dir(path);
+	rc = 0;
+out:
+	room_dirs_free(dirs, n);
+	return rc;
 }
 
 static int
@@ -514,18 +701,25 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
 	struct identity *id = NULL;
 	struct room r;
 	struct addr la;
+	char dir[4096];
 	int rc = -1;
 
 	memset(&r, 0, sizeof(r));
 	if (room_check_name(err, name) == -1 ||
 	    room_check_about(err, about) == -1 ||
 	    (room != NULL && room_check_room(err, room) == -1) ||
-	    room_listen(err, listen, &la) == -1 ||
-	    room_check_free(err, home, aside, NULL, 0) == -1)
-		goto out;
-	if ((id = sec_identity_load(err, home)) == NULL)
+	    room_listen(err, listen, &la) == -1)
 		goto out;
 	randombytes_buf(r.secret, sizeof(r.secret));
+	/* --force (aside) replaces the home's first room; else the room
+	 * is added beside those held. */
+	if (aside != NULL ? room_check_free(err, home, aside, NULL, 0) :
+	    room_place(err, home, r.secret, 0, dir))
+		goto out;
+	if (aside != NULL)
+		snprintf(dir, sizeof(dir), "%s", home);
+	if ((id = sec_identity_load(err, home)) == NULL)
+		goto out;
 	/* A name given travels in the invites; without one, every member
 	 * derives the same from the public room id. */
 	if (room != NULL)
@@ -537,7 +731,7 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
 	/* Who makes the room owns it. */
 	r.has_owner = 1;
 	memcpy(r.owner, id->pk, sizeof(r.owner));
-	if (room_save(err, home, &r) == -1)
+	if (room_save(err, dir, &r) == -1)
 		goto out;
 	rc = room_make_invite(err, &r, id, &la, invite);
 out:
@@ -615,6 +809,7 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	struct identity *id = NULL;
 	struct invite inv;
 	struct room r;
+	char dir[4096];
 	int rc = -1;
 
 	memset(&r, 0, sizeof(r));
@@ -630,8 +825,11 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 		    "member (%s); join it from another PAPO_HOME", home);
 		goto out;
 	}
-	if (room_check_free(err, home, aside, inv.secret, inv.epoch) == -1)
+	if (aside != NULL ? room_check_free(err, home, aside, inv.secret,
+	    inv.epoch) : room_place(err, home, inv.secret, inv.epoch, dir))
 		goto out;
+	if (aside != NULL)
+		snprintf(dir, sizeof(dir), "%s", home);
 	memcpy(r.secret, inv.secret, sizeof(r.secret));
 	/* The name its maker gave, or the one every member derives. */
 	if (inv.room[0] != '\0')
@@ -645,14 +843,14 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	r.nboot = inv.naddr;
 	memcpy(r.boot, inv.addr, inv.naddr * sizeof(inv.addr[0]));
 	r.relay = inv.relay;
-	if ((rc = room_save(err, home, &r)) == 0) {
+	if ((rc = room_save(err, dir, &r)) == 0) {
 		char path[4096];
 
 		/* No other room's epochs in a home joined again (--force
 		 * moved them aside; a stray file is not trusted either). */
 		if (inv.epoch > 0)
-			rc = room_save_epoch(err, home, &inv);
-		else if (fs_path(path, sizeof(path), home, "epochs.json") == 0)
+			rc = room_save_epoch(err, dir, &inv);
+		else if (fs_path(path, sizeof(path), dir, "epochs.json") == 0)
 			(void)unlink(path);
 	}
 out:

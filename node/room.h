@@ -31,6 +31,24 @@ struct room {
 	struct invite_relay relay;         /* the invite's relay, or url "" */
 };
 
+/*
+ * The folders of home's rooms, malloc'd into *out (room_dirs_free): home
+ * itself when it holds room.json (the one room every release before
+ * many rooms wrote), then home/rooms/ID for each room added since,
+ * sorted by id; at most PAPO_ROOMS_MAX.  -1 with err out of memory.
+ */
+int room_dirs(char err[PAPO_ERR_LEN], const char *home, char ***out,
+    size_t *n);
+void room_dirs_free(char **dirs, size_t n);
+
+/*
+ * After the daemon left the room in dir (one of room_dirs): its files
+ * moved into home/old-ROOMID-YYYYMMDD-HHMMSS (named in aside), or with
+ * forget deleted (aside "").  -1 with err.
+ */
+int room_leave(char err[PAPO_ERR_LEN], const char *home, const char *dir,
+    int forget, char aside[PAPO_ASIDE_LEN]);
+
 /* Reads home's room.json.  -1 with err set (naming the file) otherwise. */
 int room_load(char err[PAPO_ERR_LEN], const char *home, struct room *out);
 /* Replaces home's room.json atomically, mode 0600. */

@@ -377,6 +377,165 @@ api_rotate(struct http_req *r, void *node)
 	http_submit(r, node, m, api_done, NULL);
 }
 
+/* GET /api/rooms: the rooms this daemon is in, and the default. */
+static void
+api_rooms(struct http_req *r, void *node)
+{
+	struct node_msg *m;
+
+	if (http_req_query_unknown(r, (const char *const[]){ NULL }) != NULL) {
+		http_reply_error(r, 400, "the list of rooms takes no parameters");
+		return;
+	}
+	if ((m = node_msg_new(NODE_ROOMS)) == NULL) {
+		http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	http_submit(r, node, m, api_done, NULL);
+}
+
+/* A string field of o, or NULL; -1 when present and not a string. */
+static int
+api_str(const cJSON *o, const char *name, char **out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	*out = NULL;
+	if (v == NULL || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsString(v))
+		return -1;
+	return (*out = strdup(v->valuestring)) != NULL ? 0 : -1;
+}
+
+/*
+ * POST /api/rooms: {"invite", "name", "about"} joins the room of the
+ * invite; {"room", "name", "about"} (no invite) makes a new room named
+ * room (null: the derived name).  Either starts at once, beside the
+ * rooms held; the answer is the room (with its invite when made).
+ */
+static void
+api_rooms_add(struct http_req *r, void *node)
+{
+	static const char *const fields[] = { "invite", "room", "name",
+	    "about" };
+	char err[PAPO_ERR_LEN];
+	const cJSON *it;
+	struct node_msg *m = NULL;
+	const char *body;
+	char *invite = NULL;
+	size_t len;
+	cJSON *o;
+
+	body = http_req_body(r, &len);
+	if ((o = http_json_parse(body, len, err)) == NULL) {
+		http_reply_error(r, 400, "%s", err);
+		return;
+	}
+	if (!cJSON_IsObject(o)) {
+		http_reply_error(r, 400, "the body must be a JSON object");
+		goto out;
+	}
+	cJSON_ArrayForEach(it, o) {
+		size_t i = 0;
+
+		while (i < sizeof(fields) / sizeof(fields[0]) &&
+		    strcmp(it->string, fields[i]) != 0)
+			i++;
+		if (i == sizeof(fields) / sizeof(fields[0])) {
+			http_reply_error(r, 400, "unknown field '%.64s': a room "
+			    "is joined with invite, name and about, or made "
+			    "with room, name and about", it->string);
+			goto out;
+		}
+	}
+	if (api_str(o, "invite", &invite) == -1) {
+		http_reply_error(r, 400, "invite must be a string");
+		goto out;
+	}
+	if ((m = node_msg_new(invite != NULL ? NODE_JOIN : NODE_CREATE)) == NULL) {
+		http_reply_error(r, 500, "out of memory");
+		goto out;
+	}
+	if (api_str(o, "name", &m->name) == -1 ||
+	    api_str(o, "about", &m->about) == -1 ||
+	    (invite == NULL && api_str(o, "room", &m->text) == -1)) {
+		http_reply_error(r, 400, "name, about and room must be strings");
+		goto out;
+	}
+	if (invite != NULL && cJSON_GetObjectItemCaseSensitive(o, "room")) {
+		http_reply_error(r, 400, "a room joined by invite has the name "
+		    "its maker gave it: drop room");
+		goto out;
+	}
+	if (m->name == NULL) {
+		http_reply_error(r, 400, "name is needed: this member's name "
+		    "in the room");
+		goto out;
+	}
+	if (invite != NULL) {
+		m->text = invite;
+		invite = NULL;
+	}
+	http_submit(r, node, m, api_done, NULL);
+	m = NULL;
+out:
+	node_msg_free(m);
+	free(invite);
+	cJSON_Delete(o);
+}
+
+/* DELETE /api/rooms/ROOM[?delete=1] (or POST /api/rooms/ROOM/leave):
+ * leaves ROOM (a bye to its members);
+ * its files are kept aside, or with delete=1 deleted. */
+static void
+api_room_leave(struct http_req *r, void *node)
+{
+	static const char *const known[] = { "delete", NULL };
+	const char *del;
+	struct node_msg *m;
+
+	if (http_req_query_unknown(r, known) != NULL) {
+		http_reply_error(r, 400, "leaving takes delete=1 or nothing");
+		return;
+	}
+	del = http_req_query(r, "delete");
+	if (del != NULL && strcmp(del, "1") != 0 && strcmp(del, "0") != 0) {
+		http_reply_error(r, 400, "delete is 1 or 0");
+		return;
+	}
+	if (http_req_room(r) == NULL) {
+		http_reply_error(r, 400, "name the room to leave: DELETE "
+		    "/api/rooms/ROOM");
+		return;
+	}
+	if ((m = node_msg_new(NODE_LEAVE)) == NULL) {
+		http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	m->limit = del != NULL && strcmp(del, "1") == 0;
+	http_submit(r, node, m, api_done, NULL);
+}
+
+/* POST /api/rooms/ROOM/default: ROOM is the default room from now on
+ * (the routes without a room, and agents that name none). */
+static void
+api_room_default(struct http_req *r, void *node)
+{
+	struct node_msg *m;
+
+	if (http_req_room(r) == NULL) {
+		http_reply_error(r, 400, "name the room: POST "
+		    "/api/rooms/ROOM/default");
+		return;
+	}
+	if ((m = node_msg_new(NODE_DEFAULT)) == NULL) {
+		http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	http_submit(r, node, m, api_done, NULL);
+}
+
 static const struct http_route api_table[] = {
 	{ "GET", "/healthz", api_healthz, 1 },
 	{ "GET", "/api/status", api_status, 0 },
@@ -385,6 +544,12 @@ static const struct http_route api_table[] = {
 	{ "POST", "/api/admin", api_admin, 0 },
 	{ "POST", "/api/rotate", api_rotate, 0 },
 	{ "POST", "/api/remove", api_remove, 0 },
+	{ "GET", "/api/rooms", api_rooms, 0 },
+	{ "POST", "/api/rooms", api_rooms_add, 0 },
+	/* /api/rooms/ROOM and /api/rooms/ROOM/default (http.c). */
+	{ "DELETE", "/api/room", api_room_leave, 0 },
+	{ "POST", "/api/leave", api_room_leave, 0 },
+	{ "POST", "/api/default", api_room_default, 0 },
 };
 
 const struct http_route *

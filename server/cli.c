@@ -8,6 +8,7 @@
  * (cli.h).  Text from other members is printed with control characters
  * replaced, so that it cannot drive the terminal.
  */
+#include <ctype.h>
 #include <getopt.h>
 #include <pwd.h>
 #include <stdint.h>
@@ -55,7 +56,9 @@ struct cli_opts {
 	int new_room;         /* papo mcp: may start serve with no room */
 	char advertise[1024]; /* --advertise, each one, comma-separated */
 	const char *turn;     /* --turn, else PAPO_TURN */
-	const char *room;     /* --room, else PAPO_ROOM: a new room's name */
+	const char *room;     /* --room, else PAPO_ROOM: a new room's name;
+	                       * for the others, the room they act on */
+	int delete;           /* papo leave --delete */
 	const char *tls;      /* --tls, else PAPO_TLS */
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 };
@@ -75,6 +78,8 @@ static int cli_rotate(const struct cli_cmd *, int, char **);
 static int cli_remove(const struct cli_cmd *, int, char **);
 static int cli_tokens(const struct cli_cmd *, int, char **);
 static int cli_setup(const struct cli_cmd *, int, char **);
+static int cli_rooms(const struct cli_cmd *, int, char **);
+static int cli_leave(const struct cli_cmd *, int, char **);
 
 #define CLI_TAIL_LINE_MAX (256 * 1024)   /* longest stream line */
 #define CLI_TAIL_WAIT_S 60                /* for a daemon to come back */
@@ -87,15 +92,29 @@ static const struct cli_cmd cli_cmds[] = {
 	  "also come from PAPO_NAME and PAPO_ABOUT.  --room (or PAPO_ROOM)\n"
 	  "names the room (1 to 64 bytes of UTF-8); the name travels in its\n"
 	  "invites, and without one the room is papo- and the start of its id.\n"
-	  "Refuses to replace an existing room without --force.",
+	  "A home in rooms already gets this one beside them (at most 64), at\n"
+	  "once in its running daemon.  --force replaces the home's first\n"
+	  "room instead (its files moved into PAPO_HOME/old-ROOMID-DATE).",
 	  cli_new },
 	{ "join", "papo join INVITE --name NAME [--about TEXT] [--force]", "maf",
-	  "Store the room of INVITE (a papo1... string) as this member's room.\n"
-	  "--name and --about may also come from PAPO_NAME and PAPO_ABOUT.\n"
-	  "Refuses to replace an existing room without --force, which moves\n"
-	  "the old room's files into PAPO_HOME/old-ROOMID-DATE and says so;\n"
-	  "refuses while papo serve runs on PAPO_HOME (stop it first).",
+	  "Join the room of INVITE (a papo1... string), beside the rooms this\n"
+	  "member is in already: at once when papo serve runs on PAPO_HOME,\n"
+	  "else at its next start.  --name (the name this member has in that\n"
+	  "room) and --about may also come from PAPO_NAME and PAPO_ABOUT.\n"
+	  "--force replaces the home's first room instead, moving its files\n"
+	  "into PAPO_HOME/old-ROOMID-DATE (only while no daemon runs).",
 	  cli_join },
+	{ "rooms", "papo rooms [--json] | papo rooms default ROOM", "j",
+	  "List the rooms this member is in: name, id, this member's name\n"
+	  "there, members online, messages, and which is the default (the one\n"
+	  "commands act on without --room, marked *).  'default ROOM' sets\n"
+	  "it.  A ROOM is a room's name, its id, or the start of its id.",
+	  cli_rooms },
+	{ "leave", "papo leave ROOM [--delete] [--json]", "jD",
+	  "Leave ROOM: the running daemon says bye to its members and stops\n"
+	  "following it.  Its files are moved into PAPO_HOME/old-ROOMID-DATE\n"
+	  "(its history kept), or with --delete deleted.",
+	  cli_leave },
 	{ "invite", "papo invite [--listen ADDR:PORT]", "l",
 	  "Print this room's invite, carrying this member's id and the addresses\n"
 	  "its daemon listens on: the running daemon's own invite, else the one\n"
@@ -176,7 +195,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "until the idle agent has something new, then exits 2 with that line,\n"
 	  "which wakes the session.  Messages are given by wait, never here.",
 	  cli_hook },
-	{ "say", "papo say TEXT|- [--to NAME] [--reply-to ID] [--json]", "Trj",
+	{ "say", "papo say TEXT|- [--to NAME] [--reply-to ID] [--room ROOM] [--json]", "TrjR",
 	  "Send TEXT to the room through the running daemon (to one member with\n"
 	  "--to, as an answer to message ID with --reply-to).  Prints the\n"
 	  "message id and who has it, or who it waits for (also when the\n"
@@ -185,35 +204,35 @@ static const struct cli_cmd cli_cmds[] = {
 	  "the text from stdin (one final newline taken off).  A text holds at\n"
 	  "most 49,152 bytes.",
 	  cli_say },
-	{ "status", "papo status [--json]", "j",
+	{ "status", "papo status [--room ROOM] [--json]", "jR",
 	  "Print the room, this member, and every member with its online\n"
 	  "state, when it was last seen, and its about text.",
 	  cli_status },
-	{ "history", "papo history [-n N] [--json]", "nj",
+	{ "history", "papo history [-n N] [--room ROOM] [--json]", "njR",
 	  "Print the last N messages (default 20, at most 500), oldest first:\n"
 	  "time, id, author, \"\u2192 NAME\" when directed, \"\u21b3 ID\" when a\n"
 	  "reply, and the text.  When retention (PAPO_KEEP) dropped older\n"
 	  "messages, a first line says where the history starts and how many\n"
 	  "were dropped.",
 	  cli_history },
-	{ "tail", "papo tail [--json]", "j",
+	{ "tail", "papo tail [--room ROOM] [--json]", "jR",
 	  "Follow the room: print each new message as it arrives, in the form\n"
 	  "of 'papo history', until interrupted.  When the daemon restarts,\n"
 	  "it comes back and goes on where it left off.  --json prints every\n"
 	  "event (message, receipt, presence) as one JSON object a line.",
 	  cli_tail },
-	{ "admin", "papo admin NAME [--json]", "j",
+	{ "admin", "papo admin NAME [--room ROOM] [--json]", "jR",
 	  "Make member NAME (a name or an id) an admin of the room, through\n"
 	  "the running daemon.  Only the room's owner (the member who made it)\n"
 	  "can; every member learns it from a grant the owner signs.",
 	  cli_admin },
-	{ "rotate", "papo rotate [--json]", "j",
+	{ "rotate", "papo rotate [--room ROOM] [--json]", "jR",
 	  "Change the room's key, through the running daemon: a new key\n"
 	  "epoch, its secret sealed to each member this one knows, in a frame\n"
 	  "it signs.  Only the room's owner or an admin can.  Members away get\n"
 	  "the new key from any member when they return.",
 	  cli_rotate },
-	{ "remove", "papo remove NAME [--json]", "j",
+	{ "remove", "papo remove NAME [--room ROOM] [--json]", "jR",
 	  "Remove member NAME (a name or an id) from the room, through the\n"
 	  "running daemon: the room's key changes (as papo rotate) and NAME is\n"
 	  "not given the new one; from then on its connections and the\n"
@@ -324,6 +343,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		{ "turn", required_argument, NULL, 'U' },
 		{ "room", required_argument, NULL, 'R' },
 		{ "tls", required_argument, NULL, 'S' },
+		{ "delete", no_argument, NULL, 'D' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -355,6 +375,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'U': o->turn = optarg; break;
 		case 'R': o->room = optarg; break;
 		case 'S': o->tls = optarg; break;
+		case 'D': o->delete = 1; break;
 		case 'A':
 			if (strlen(o->advertise) + strlen(optarg) + 2 >
 			    sizeof(o->advertise)) {
@@ -440,6 +461,66 @@ cli_said_aside(const char *home, const char *aside)
 		    "%s/%s\n", home, aside);
 }
 
+static int cli_call(const char *home, const char *room, const char *path,
+    const char *body, cJSON **out, char **text);
+static void cli_put(const char *s);
+static const char *cli_str(const cJSON *o, const char *name);
+
+/* Whether papo serve runs on home (its serve.json answers). */
+static int
+cli_running(const char *home)
+{
+	char err[PAPO_ERR_LEN];
+	struct client cl;
+
+	if (client_open(err, home, &cl) == -1)
+		return 0;
+	client_close(&cl);
+	return 1;
+}
+
+/* papo new / papo join while the daemon runs: the room is added to it
+ * at once (POST /api/rooms). */
+static int
+cli_add_room(const struct cli_opts *o, const char *invite)
+{
+	cJSON *req = cJSON_CreateObject(), *ans = NULL;
+	const cJSON *v;
+	char *body;
+	int rc;
+
+	if (invite != NULL)
+		cJSON_AddStringToObject(req, "invite", invite);
+	else if (o->room != NULL)
+		cJSON_AddStringToObject(req, "room", o->room);
+	cJSON_AddStringToObject(req, "name", o->name);
+	if (o->about != NULL)
+		cJSON_AddStringToObject(req, "about", o->about);
+	body = cJSON_PrintUnformatted(req);
+	cJSON_Delete(req);
+	if (body == NULL)
+		return cli_fail("out of memory");
+	rc = cli_call(o->home, NULL, "/api/rooms", body, &ans, NULL);
+	free(body);
+	if (rc != CLI_OK)
+		return rc;
+	if (invite != NULL) {
+		printf("joined room ");
+		cli_put(cli_str(ans, "name"));
+		printf(" as %s; the daemon follows it now.\n", o->name);
+	} else {
+		printf("new room ");
+		cli_put(cli_str(ans, "name"));
+		printf(" created beside the others; you are %s.\n"
+		    "share this invite with the other members:\n", o->name);
+		if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(ans,
+		    "invite")))
+			printf("%s\n", v->valuestring);
+	}
+	cJSON_Delete(ans);
+	return CLI_OK;
+}
+
 static int
 cli_new(const struct cli_cmd *c, int argc, char **argv)
 {
@@ -452,6 +533,8 @@ cli_new(const struct cli_cmd *c, int argc, char **argv)
 		return rc;
 	if (o.name == NULL)
 		return cli_usage(c, "%s", "--name NAME is required");
+	if (!o.force && cli_running(o.home))
+		return cli_add_room(&o, NULL);
 	/* Held until the new room is written: no daemon starts meanwhile. */
 	if (serve_hold(err, o.home, &lockfd) == -1)
 		return cli_fail(err);
@@ -481,6 +564,8 @@ cli_join(const struct cli_cmd *c, int argc, char **argv)
 		return cli_usage(c, "%s", "the INVITE is missing");
 	if (o.name == NULL)
 		return cli_usage(c, "%s", "--name NAME is required");
+	if (!o.force && cli_running(o.home))
+		return cli_add_room(&o, argv[optind]);
 	if (serve_hold(err, o.home, &lockfd) == -1)
 		return cli_fail(err);
 	rc = room_join(err, o.home, argv[optind], o.name, o.about,
@@ -490,8 +575,7 @@ cli_join(const struct cli_cmd *c, int argc, char **argv)
 	cli_said_aside(o.home, aside);
 	if (rc == -1)
 		return cli_fail(err);
-	printf("joined the room as %s; start the daemon with 'papo serve'.\n",
-	    o.name);
+	printf("joined the room as %s; it starts with 'papo serve'.\n", o.name);
 	return CLI_OK;
 }
 
@@ -727,11 +811,41 @@ cli_mcp(const struct cli_cmd *c, int argc, char **argv)
  * CLI_ERROR.  send: the request is a message's (papo say), and an error
  * says whether it was kept.
  */
+/* path for the room named (NULL: the default): ?room=ROOM added,
+ * percent-encoded.  -1 when it does not fit. */
 static int
-cli_request(const char *home, const char *path, const char *body,
-    cJSON **out, char **text, int send)
+cli_room_path(char *out, size_t len, const char *path, const char *room)
 {
-	char err[PAPO_ERR_LEN];
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = (size_t)snprintf(out, len, "%s", path);
+
+	if (n >= len)
+		return -1;
+	if (room == NULL || room[0] == '\0')
+		return 0;
+	n += (size_t)snprintf(out + n, len - n, "%croom=",
+	    strchr(path, '?') != NULL ? '&' : '?');
+	for (const unsigned char *p = (const unsigned char *)room; *p != '\0' &&
+	    n + 4 < len; p++) {
+		if (isalnum(*p) || strchr("-._~", *p) != NULL)
+			out[n++] = (char)*p;
+		else {
+			out[n++] = '%';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
+	}
+	if (n + 4 >= len)
+		return -1;
+	out[n] = '\0';
+	return 0;
+}
+
+static int
+cli_request(const char *home, const char *room, const char *path,
+    const char *body, cJSON **out, char **text, int send)
+{
+	char err[PAPO_ERR_LEN], full[1024];
 	struct client cl;
 	const cJSON *e;
 	char *answer = NULL;
@@ -739,6 +853,9 @@ cli_request(const char *home, const char *path, const char *body,
 	int rc = CLI_ERROR;
 
 	*out = NULL;
+	if (cli_room_path(full, sizeof(full), path, room) == -1)
+		return cli_fail("the room's name is too long");
+	path = full;
 	if (client_open(err, home, &cl) == -1)
 		return cli_fail(err);
 	if (client_call(err, &cl, path, body, &status, &answer) == -1) {
@@ -781,10 +898,10 @@ out:
 }
 
 static int
-cli_call(const char *home, const char *path, const char *body, cJSON **out,
-    char **text)
+cli_call(const char *home, const char *room, const char *path,
+    const char *body, cJSON **out, char **text)
 {
-	return cli_request(home, path, body, out, text, 0);
+	return cli_request(home, room, path, body, out, text, 0);
 }
 
 /*
@@ -947,7 +1064,7 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 		    HTTP_BODY_MAX);
 		goto out;
 	}
-	if ((rc = cli_request(o.home, "/api/send", body, &ans, &text,
+	if ((rc = cli_request(o.home, o.room, "/api/send", body, &ans, &text,
 	    1)) != CLI_OK)
 		goto out;
 	if (o.json) {
@@ -1048,7 +1165,7 @@ cli_member_call(const struct cli_cmd *c, int argc, char **argv,
 	    cJSON_AddStringToObject(req, "name", argv[optind]) == NULL ||
 	    (body = cJSON_PrintUnformatted(req)) == NULL)
 		cli_fail("out of memory");
-	else if ((rc = cli_call(o.home, route, body, ans, &text)) == CLI_OK &&
+	else if ((rc = cli_call(o.home, o.room, route, body, ans, &text)) == CLI_OK &&
 	    o.json)
 		fputs(text, stdout);
 	if (rc != CLI_OK || o.json) {
@@ -1090,7 +1207,7 @@ cli_rotate(const struct cli_cmd *c, int argc, char **argv)
 		return rc;
 	if (optind != argc)
 		return cli_usage(c, "%s", "rotate takes no NAME");
-	if ((rc = cli_call(o.home, "/api/rotate", "{}", &ans, &text)) !=
+	if ((rc = cli_call(o.home, o.room, "/api/rotate", "{}", &ans, &text)) !=
 	    CLI_OK)
 		goto out;
 	if (o.json) {
@@ -1147,7 +1264,7 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	if ((rc = cli_call(o.home, "/api/status", NULL, &ans, &text)) != CLI_OK)
+	if ((rc = cli_call(o.home, o.room, "/api/status", NULL, &ans, &text)) != CLI_OK)
 		goto out;
 	if (o.json) {
 		fputs(text, stdout);
@@ -1388,7 +1505,7 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 			    "not '%s'", o.count);
 	}
 	snprintf(path, sizeof(path), "/api/history?limit=%ld", n);
-	if ((rc = cli_call(o.home, path, NULL, &ans, &text)) != CLI_OK)
+	if ((rc = cli_call(o.home, o.room, path, NULL, &ans, &text)) != CLI_OK)
 		goto out;
 	if (o.json) {
 		fputs(text, stdout);
@@ -1559,10 +1676,13 @@ cli_tail(const struct cli_cmd *c, int argc, char **argv)
 	char err[PAPO_ERR_LEN];
 	struct cli_tail *t;
 	struct cli_opts o;
+	char path[1024];
 	int rc, waited = 0;
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
+	if (cli_room_path(path, sizeof(path), "/api/events", o.room) == -1)
+		return cli_fail("the room's name is too long");
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return cli_fail("out of memory");
 	t->json = o.json;
@@ -1572,7 +1692,7 @@ cli_tail(const struct cli_cmd *c, int argc, char **argv)
 		struct client cl;
 
 		if (client_open(err, o.home, &cl) == 0) {
-			int r = client_stream(err, &cl, "/api/events",
+			int r = client_stream(err, &cl, path,
 			    t->id[0] != '\0' ? t->id : NULL, cli_tail_chunk, t);
 
 			client_close(&cl);
@@ -1596,6 +1716,9 @@ cli_tail(const struct cli_cmd *c, int argc, char **argv)
 	free(t);
 	return rc;
 }
+
+_Static_assert(SETUP_OK == CLI_OK && SETUP_ERROR == CLI_ERROR &&
+    SETUP_USAGE == CLI_USAGE, "papo setup's exit statuses are the CLI's");
 
 /* papo setup parses its own options (--http is a switch there). */
 static int
@@ -1628,12 +1751,12 @@ cli_tokens(const struct cli_cmd *c, int argc, char **argv)
 			cJSON_Delete(req);
 			return cli_fail("out of memory");
 		}
-		rc = cli_call(o.home, "/api/tokens/revoke", body, &ans, NULL);
+		rc = cli_call(o.home, NULL, "/api/tokens/revoke", body, &ans, NULL);
 		if (rc == CLI_OK)
 			printf("revoked %s\n", argv[optind + 1]);
 		goto out;
 	}
-	if ((rc = cli_call(o.home, "/api/tokens", NULL, &ans, &text)) != CLI_OK)
+	if ((rc = cli_call(o.home, NULL, "/api/tokens", NULL, &ans, &text)) != CLI_OK)
 		goto out;
 	if (o.json) {
 		fputs(text, stdout);
@@ -1670,6 +1793,104 @@ out:
 	cJSON_Delete(req);
 	cJSON_Delete(ans);
 	cJSON_free(body);
+	free(text);
+	return rc;
+}
+
+/* papo rooms [--json] | papo rooms default ROOM */
+static int
+cli_rooms(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	const cJSON *r;
+	cJSON *ans = NULL;
+	char *text = NULL, path[1024];
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 2, &rc) == -1)
+		return rc;
+	if (optind < argc) {
+		if (strcmp(argv[optind], "default") != 0)
+			return cli_usage(c, "unknown subcommand '%s'",
+			    argv[optind]);
+		if (optind + 1 == argc)
+			return cli_usage(c, "%s", "default needs the ROOM");
+		if (cli_room_path(path, sizeof(path), "/api/default",
+		    argv[optind + 1]) == -1)
+			return cli_fail("the room's name is too long");
+		rc = cli_call(o.home, NULL, path, "{}", &ans, &text);
+	} else {
+		if (optind < argc)
+			return cli_usage(c, "unexpected argument '%s'",
+			    argv[optind]);
+		rc = cli_call(o.home, NULL, "/api/rooms", NULL, &ans, &text);
+	}
+	if (rc != CLI_OK)
+		goto out;
+	if (o.json) {
+		printf("%s\n", text);
+		goto out;
+	}
+	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ans,
+	    "rooms")) == 0)
+		printf("this member is in no room: 'papo join INVITE' or 'papo "
+		    "new' adds one\n");
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(ans, "rooms")) {
+		const cJSON *on = cJSON_GetObjectItemCaseSensitive(r, "online");
+		const cJSON *mem = cJSON_GetObjectItemCaseSensitive(r, "members");
+		const cJSON *msgs = cJSON_GetObjectItemCaseSensitive(r,
+		    "messages");
+
+		printf("%s ", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r,
+		    "default")) ? "*" : " ");
+		cli_put(cli_str(r, "name"));
+		printf("  %.8s  as ", cli_str(r, "id") != NULL ?
+		    cli_str(r, "id") : "?");
+		cli_put(cli_str(r, "me"));
+		printf("  %d of %d online  %d messages\n",
+		    cJSON_IsNumber(on) ? on->valueint : 0,
+		    cJSON_IsNumber(mem) ? mem->valueint : 0,
+		    cJSON_IsNumber(msgs) ? msgs->valueint : 0);
+	}
+out:
+	cJSON_Delete(ans);
+	free(text);
+	return rc;
+}
+
+/* papo leave ROOM [--delete] [--json] */
+static int
+cli_leave(const struct cli_cmd *c, int argc, char **argv)
+{
+	struct cli_opts o;
+	const cJSON *kept;
+	cJSON *ans = NULL;
+	char *text = NULL, path[1024];
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
+		return rc;
+	if (optind == argc)
+		return cli_usage(c, "%s", "the ROOM is missing (papo rooms "
+		    "lists them)");
+	if (cli_room_path(path, sizeof(path), o.delete ?
+	    "/api/leave?delete=1" : "/api/leave", argv[optind]) == -1)
+		return cli_fail("the room's name is too long");
+	if ((rc = cli_call(o.home, NULL, path, "{}", &ans, &text)) != CLI_OK)
+		goto out;
+	if (o.json) {
+		printf("%s\n", text);
+		goto out;
+	}
+	printf("left room ");
+	cli_put(cli_str(ans, "name"));
+	kept = cJSON_GetObjectItemCaseSensitive(ans, "kept");
+	if (cJSON_IsString(kept))
+		printf("; its files are kept in %s\n", kept->valuestring);
+	else
+		printf("; its files are deleted\n");
+out:
+	cJSON_Delete(ans);
 	free(text);
 	return rc;
 }

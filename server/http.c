@@ -125,6 +125,8 @@ struct http_req {
 	int preflight;                  /* an OPTIONS preflight of cors */
 	int authed;                     /* passed the credentials check of
 	                                 * a route that needs them */
+	char *room;                     /* the room it names, or NULL
+	                                 * (http_req_room) */
 	struct http_conn *c;            /* its connection's */
 	struct http_grant grant;        /* the grant its token is of; id ""
 	                                 * for PAPO_TOKEN or none */
@@ -829,6 +831,49 @@ http_req_header(struct http_req *r, const char *name)
 }
 
 /*
+ * One room's routes: /api/rooms/ROOM/REST is /api/REST for that room
+ * (its id, its name or the start of its id, percent-encoded), and
+ * /api/rooms/ROOM itself is /api/room; any route takes ?room=ROOM too.
+ * The room named is the request's (http_req_room), given to the node
+ * with what the route submits (http_submit).  Returns the path to route
+ * by, in out when it was rewritten.
+ */
+static const char *
+http_room_path(struct http_req *r, const char *url, char *out, size_t len)
+{
+	static const char prefix[] = "/api/rooms/";
+	const char *sel, *rest, *q;
+	char room[HTTP_ROOM_PATH_MAX];
+	size_t n;
+
+	if ((q = http_req_query(r, "room")) != NULL && q[0] != '\0')
+		r->room = strdup(q);
+	if (strncmp(url, prefix, sizeof(prefix) - 1) != 0)
+		return url;
+	sel = url + sizeof(prefix) - 1;
+	rest = strchr(sel, '/');
+	n = rest != NULL ? (size_t)(rest - sel) : strlen(sel);
+	if (n == 0 || n >= sizeof(room))
+		return url;
+	memcpy(room, sel, n);
+	room[n] = '\0';
+	MHD_http_unescape(room);
+	free(r->room);
+	r->room = strdup(room);
+	if (rest == NULL || rest[1] == '\0')
+		snprintf(out, len, "/api/room");
+	else if ((size_t)snprintf(out, len, "/api/%s", rest + 1) >= len)
+		return url;
+	return out;
+}
+
+const char *
+http_req_room(const struct http_req *r)
+{
+	return r->room;
+}
+
+/*
  * Runs the checks that need only the headers, in the order the file's
  * opening paragraph gives; a failure answers r at once (state ANSWERED).
  */
@@ -837,12 +882,13 @@ http_screen(struct http_req *r, const char *url, const char *method)
 {
 	struct http *h = r->h;
 	const char *cl;
-	char allow[HTTP_ALLOW_LEN];
+	char allow[HTTP_ALLOW_LEN], route_path[HTTP_ROOM_PATH_MAX];
 	int known, open;
 
 	const char *origin = http_header(r, MHD_HTTP_HEADER_ORIGIN);
 	enum http_origin_kind kind;
 
+	url = http_room_path(r, url, route_path, sizeof(route_path));
 	r->route = http_route_find(h, method, url, &r->arg, &r->form, &known,
 	    &open, allow);
 	kind = http_origin_check(h, http_header(r, MHD_HTTP_HEADER_HOST),
@@ -994,6 +1040,7 @@ http_req_free(struct http_req *r)
 		free(r->hdr[i].value);
 	free(r->page_csp);
 	free(r->body);
+	free(r->room);
 	free(r->json);
 	free(r);
 }
@@ -1995,6 +2042,9 @@ http_scan_arg(void *cls, enum MHD_ValueKind kind, const char *key,
 
 	(void)kind;
 	(void)value;
+	/* Every route takes the room it is for (http_room_path). */
+	if (strcmp(key, "room") == 0)
+		return MHD_YES;
 	for (size_t i = 0; s->known[i] != NULL; i++)
 		if (strcmp(key, s->known[i]) == 0)
 			return MHD_YES;
@@ -2372,6 +2422,8 @@ http_submit(struct http_req *r, struct node *n, struct node_msg *m,
     http_node_cb *cb, void *arg)
 {
 	m->ctx = r;
+	if (m->room == NULL && r->room != NULL)
+		m->room = strdup(r->room);
 	r->node_cb = cb;
 	r->node_arg = arg;
 	http_defer(r);

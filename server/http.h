@@ -169,6 +169,10 @@ void http_set_auth_hook(struct http *h, const struct http_auth_hook *hook);
  */
 void http_grant_ended(struct http *h, const char *id);
 
+/* The room r names (/api/rooms/ROOM/..., or ?room=ROOM), or NULL: the
+ * default room.  http_submit gives it to the node. */
+#define HTTP_ROOM_PATH_MAX 256
+const char *http_req_room(const struct http_req *r);
 /* The value of query parameter name, or NULL. */
 const char *http_req_query(struct http_req *r, const char *name);
 /* The first query parameter not in the NULL-terminated list known, or

@@ -3,8 +3,10 @@
  * the sessionless requests of 2026-07-28), the JSON-RPC methods and the
  * tool table (send, wait, history, status), and the push of room
  * messages to every session's notification streams and to
- * subscriptions/listen streams.  Built of mcp.c and mcp_deliver.c, which
- * share mcp_int.h.  Main thread only.
+ * subscriptions/listen streams.  Built of mcp.c, mcp_wake.c,
+ * mcp_deliver.c (which defines mcp_message, mcp_owns, mcp_node_answer
+ * and mcp_agent_name_ok), mcp_session.c and mcp_rpc.c, which share
+ * mcp_int.h.  Main thread only.
  */
 #ifndef PAPO_MCP_H
 #define PAPO_MCP_H
@@ -15,35 +17,9 @@
 #include "node/node.h"
 #include "server/http.h"
 
-#define MCP_SESSIONS_MAX 4096        /* 2025 sessions at once */
 #define MCP_IDLE_DEFAULT_NS (30ull * 60 * 1000000000u) /* then one ends */
-#define MCP_KEEP 256                 /* events kept per session to resume */
-#define MCP_UNSEEN_MAX 500           /* messages queued for a session's wait */
-#define MCP_WAIT_DEFAULT_S 30
-#define MCP_WAIT_MAX_S 55
-#define MCP_PROGRESS_NS (10ull * 1000000000u)
-#define MCP_HEARTBEAT_NS (25ull * 1000000000u)  /* comment on idle streams */
-#define MCP_TTL_MS 600000            /* how long lists may be cached */
 
 struct mcp;
-
-/* One JSON-RPC message as a POST carried it, checked for shape. */
-struct mcp_rpc {
-	struct cJSON *msg;              /* the whole message, or NULL */
-	const struct cJSON *id;         /* string or number, or NULL */
-	const struct cJSON *method;     /* string, or NULL (a response) */
-	const struct cJSON *params;     /* anything, or NULL: methods check */
-	int code;                       /* 0, -32700 or -32600 */
-	char err[PAPO_ERR_LEN];
-};
-
-/*
- * Parses a POST body into rpc: 0, or -1 with code and err (id set when
- * the message had a usable one, to be echoed in the error).  Pure: the
- * fuzz target calls it on its own.  Free rpc with mcp_rpc_free either way.
- */
-int mcp_rpc_parse(const char *body, size_t len, struct mcp_rpc *rpc);
-void mcp_rpc_free(struct mcp_rpc *rpc);
 
 /* idle_ns: how long a 2025 session may go unused (no request, no
  * stream, no wait) before it ends; 0: MCP_IDLE_DEFAULT_NS.  home holds

@@ -9,7 +9,8 @@
  * messages back to the queue.  What an agent was not given is kept in
  * agents.json and read back from the log at start, so neither a session
  * ending nor the daemon restarting loses it.  Waking an agent left idle
- * with something queued is mcp_wake.c's.
+ * with something queued is mcp_wake.c's, above this file: it is told of
+ * each change through m->wake_check.
  *
  * Main thread only; nothing here blocks: a wait is a suspended request
  * and a timer; agents.json is written by a timer, at most 5 times a
@@ -26,7 +27,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "node/node.h"
 #include "server/http.h"
+#include "server/mcp.h"
 #include "server/mcp_int.h"
 
 #define MCP_SAVE_NS (200ull * 1000000)      /* agents.json at most so often */
@@ -282,7 +285,7 @@ mcp_flight_done(void *arg, int sent)
 		for (size_t i = 0; i < f->n; i++)
 			mcp_queue_put(a, f->msgs[i]);
 		mcp_offer(a);
-		mcp_wake_check(a);
+		a->m->wake_check(a);
 	}
 	mcp_flight_free(f);
 }
@@ -757,7 +760,7 @@ mcp_message(struct mcp *m, const char *json)
 		if (waiting)
 			mcp_offer(a);
 		else
-			mcp_wake_check(a);
+			m->wake_check(a);
 	}
 	if (read)
 		mcp_mark_read(m, g->id);
@@ -910,9 +913,8 @@ mcp_agents_load(char err[PAPO_ERR_LEN], struct mcp *m)
 	ssize_t n;
 	int fd;
 
-	if ((m->save == NULL && (m->save = loop_timer_new(m->loop,
-	    mcp_agents_save, m)) == NULL) || (m->waking == NULL &&
-	    (m->waking = loop_timer_new(m->loop, mcp_waking, m)) == NULL))
+	if (m->save == NULL && (m->save = loop_timer_new(m->loop,
+	    mcp_agents_save, m)) == NULL)
 		return -1;
 	if ((fd = open(m->agents_path, O_RDONLY | O_CLOEXEC)) == -1) {
 		struct mcp_agent *a;
@@ -1027,7 +1029,7 @@ mcp_node_answer(struct mcp *m, struct node_msg *msg)
 	a->restoring = 0;
 	mcp_agents_dirty(m);
 	mcp_offer(a);
-	mcp_wake_check(a);
+	m->wake_check(a);
 out:
 	cJSON_Delete(o);
 	node_msg_free(msg);
@@ -1041,7 +1043,6 @@ mcp_agents_free(struct mcp *m)
 	if (m->save != NULL)
 		mcp_agents_save(m);
 	while ((a = LIST_FIRST(&m->agents)) != NULL) {
-		mcp_wakers_free(a);
 		LIST_REMOVE(a, entry);
 		for (size_t i = 0; i < a->nqueue; i++)
 			mcp_msg_unref(a->queue[i]);
@@ -1049,6 +1050,5 @@ mcp_agents_free(struct mcp *m)
 		free(a);
 	}
 	loop_timer_free(m->save);
-	loop_timer_free(m->waking);
-	m->save = m->waking = NULL;
+	m->save = NULL;
 }

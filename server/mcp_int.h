@@ -1,10 +1,14 @@
 /*
- * mcp_int.h: what MCP's own files share, and nothing else includes:
- * mcp.c (the transport, sessions and their streams, JSON-RPC, the method
- * and tool tables) and mcp_deliver.c (the room's messages given to
- * agents: queues, answers in flight, the wait tool, pushes, read
- * receipts).  The rest of server/ sees only mcp.h.  All of it belongs to
- * the main thread, and none of it may block.
+ * mcp_int.h: what MCP's own files share, and nothing else includes.
+ * They call one way, each only the ones after it: mcp.c (the transport,
+ * JSON-RPC methods, the method and tool tables), mcp_wake.c (waking an
+ * idle agent), mcp_deliver.c (the room's messages given to agents:
+ * queues, answers in flight, the wait tool, pushes, read receipts),
+ * mcp_session.c (sessions, their streams, events kept for replay) and
+ * mcp_rpc.c (JSON-RPC text and answers).  A lower file reaches a higher
+ * one only through a pointer mcp_new sets in struct mcp.  The rest of
+ * server/ sees only mcp.h.  All of it belongs to the main thread, and
+ * none of it may block.
  */
 #ifndef PAPO_MCP_INT_H
 #define PAPO_MCP_INT_H
@@ -15,14 +19,23 @@
 
 #include <cjson/cJSON.h>
 
-#include "server/mcp.h"
+#include "node/node.h"
+#include "server/http.h"
 
 #define MCP_HISTORY_URI "papo://room/history"
+#define MCP_SESSIONS_MAX 4096        /* 2025 sessions at once */
+#define MCP_KEEP 256                 /* events kept per session to resume */
+#define MCP_UNSEEN_MAX 500           /* messages queued for a session's wait */
+#define MCP_WAIT_DEFAULT_S 30
+#define MCP_WAIT_MAX_S 55
+#define MCP_PROGRESS_NS (10ull * 1000000000u)
+#define MCP_HEARTBEAT_NS (25ull * 1000000000u)  /* comment on idle streams */
+#define MCP_TTL_MS 600000            /* how long lists may be cached */
 
 struct mcp_session;
 struct mcp_wait;                     /* a wait in progress: mcp_deliver.c's */
-struct mcp_text;                     /* an event's text: mcp.c's */
-struct mcp_slot;                     /* a replay ring's event: mcp.c's */
+struct mcp_text;                     /* an event's text: mcp_session.c's */
+struct mcp_slot;                     /* a replay ring's event: mcp_session.c's */
 struct mcp_waker;                    /* a /api/wake poll: mcp_wake.c's */
 
 /* What a subscriptions/listen stream asked for (and was granted). */
@@ -150,14 +163,23 @@ struct mcp {
 	uint64_t restored;           /* orders of messages read back */
 	struct loop_timer *waking;   /* idle agents are looked at */
 	uint64_t waking_at;          /* when it is armed for (0: not) */
+	/* The two calls up, set by mcp_new: a session that ends answers its
+	 * pending wait (mcp_deliver.c's mcp_wait_end, for mcp_session.c),
+	 * and a change for an agent (a message queued, a wait over, its
+	 * queue read back) may wake it (mcp_wake.c's mcp_wake_check, for
+	 * mcp_deliver.c). */
+	void (*wait_end)(struct mcp_wait *w, struct mcp_msg **msgs, size_t n);
+	void (*wake_check)(struct mcp_agent *a);
 };
 
-/* mcp.c: JSON-RPC text and answers. */
+/* mcp_rpc.c: JSON-RPC text and answers. */
 
 /* o printed unformatted, and freed; NULL without memory. */
 char *mcp_print(cJSON *o);
 /* A response to id with result (taken); modern: as 2026-07-28's. */
 char *mcp_result(const cJSON *id, cJSON *result, int modern);
+/* An error response to id with code, msg and data (taken, or NULL). */
+char *mcp_error(const cJSON *id, int code, const char *msg, cJSON *data);
 /* A notification of method with params (taken). */
 char *mcp_notification(const char *method, cJSON *params);
 /* Answers r with text (freed), or an out-of-memory error for NULL. */
@@ -174,16 +196,40 @@ cJSON *mcp_tool_result(cJSON *structured, const char *error);
 void mcp_tool_error(struct mcp_session *s, struct http_req *r,
     const cJSON *id, const char *msg);
 
-/* mcp.c: shared texts, sessions and their streams. */
+/* mcp_session.c: shared texts, sessions and their streams. */
 
 /* text (freed) as a shared event text with one ref; NULL on none. */
 struct mcp_text *mcp_text_new(char *text);
 /* Drops a ref of t; t NULL is a no-op. */
 void mcp_text_unref(struct mcp_text *t);
+/* A new session: a 2025 one, with an id to be named by, or a 2026-07-28
+ * request's (modern).  At the cap of 2025 sessions, the one unused the
+ * longest ends to make room.  NULL without memory. */
+struct mcp_session *mcp_session_new(struct mcp *m, int modern);
+/* The 2025 session named id (NULL: none), or NULL. */
+struct mcp_session *mcp_session_find(struct mcp *m, const char *id);
+/* Ends s: its streams (after retry: if asked), its pending wait
+ * answered empty; s is freed. */
+void mcp_session_free(struct mcp_session *s, int retry);
 /* The session was used now: it goes to the end of the expiry line. */
 void mcp_touch(struct mcp_session *s);
 /* Ends a 2026-07-28 request's session when nothing of it is open. */
 void mcp_session_release(struct mcp_session *s);
+/* m->expiry's callback: the sessions idle too long end. */
+void mcp_expire(void *arg);
+/* m->heartbeat's callback: a comment on every open stream. */
+void mcp_heartbeat(void *arg);
+/* Answers r with a stream of s: a GET stream (sub NULL) or a listen
+ * stream of request sub wanting want.  NULL when it cannot; r is then
+ * still to be answered. */
+struct mcp_stream *mcp_stream_open(struct mcp_session *s, struct http_req *r,
+    const cJSON *sub, unsigned want);
+/* Forgets ms, whose stream is closed or being closed. */
+void mcp_stream_free(struct mcp_stream *ms);
+/* A GET stream opened: the events after last (Last-Event-ID, or NULL)
+ * written again, then the priming event.  -1 when the stream failed. */
+int mcp_stream_resume(struct mcp_session *s, struct mcp_stream *ms,
+    const char *last);
 /* The session's newest GET stream, or NULL. */
 struct mcp_stream *mcp_get_stream(struct mcp_session *s);
 /* Writes t to the GET stream ms (NULL: none open) with the session's
@@ -214,7 +260,8 @@ void mcp_flight_free(struct mcp_flight *f);
 /* http_req_on_done's callback: the answer f rode on is over (sent 1:
  * whole), and f is freed. */
 void mcp_flight_done(void *arg, int sent);
-/* Answers w with the n messages of msgs (taken; 0: timed out), frees w. */
+/* Answers w with the n messages of msgs (taken; 0: timed out), frees w;
+ * m->wait_end, for mcp_session.c. */
 void mcp_wait_end(struct mcp_wait *w, struct mcp_msg **msgs, size_t n);
 /* notifications/cancelled of s's pending wait rid: 1 if it was one. */
 int mcp_wait_cancel(struct mcp_session *s, const cJSON *rid);
@@ -238,13 +285,15 @@ int mcp_waiting(const struct mcp_agent *a, const cJSON *msg);
 
 /* mcp_wake.c: waking an idle agent. */
 
+/* Makes m->waking.  -1 without memory. */
+int mcp_wake_open(struct mcp *m);
+/* Answers every agent's waiting callers 503 (the daemon stops), frees
+ * them and m->waking.  Safe on a half-built m. */
+void mcp_wake_close(struct mcp *m);
 /* Something changed for a (a message queued, a wait over, a caller
- * came): answers a caller when a needs waking, else arms m->waking. */
+ * came): answers a caller when a needs waking, else arms m->waking.
+ * mcp_deliver.c calls it through m->wake_check. */
 void mcp_wake_check(struct mcp_agent *a);
-/* m->waking's callback: every agent is looked at again. */
-void mcp_waking(void *arg);
-/* Answers a's waiting callers 503 (the daemon stops) and frees them. */
-void mcp_wakers_free(struct mcp_agent *a);
 /* GET /api/wake (mcp.c's route table). */
 void mcp_wake_get(struct http_req *r, void *arg);
 /* status: the wake part of a's state, as JSON. */

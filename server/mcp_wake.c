@@ -7,7 +7,9 @@
  * gives nothing: it says who wrote, how many, the first words, and to
  * call wait.
  *
- * Main thread only; a waiting caller is a suspended request and a timer.
+ * Above mcp_deliver.c, whose agents it looks at and which tells it of
+ * each change through m->wake_check.  Main thread only; a waiting caller
+ * is a suspended request and a timer.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +18,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "node/node.h"
 #include "server/http.h"
+#include "server/mcp.h"
 #include "server/mcp_int.h"
 
 #define MCP_IDLE_NS (1500ull * 1000000)     /* no wait this long: idle */
@@ -165,8 +169,9 @@ mcp_wake_check(struct mcp_agent *a)
 	}
 }
 
-/* The idle time of some agent passed: look at every one. */
-void
+/* m->waking's callback: the idle time of some agent passed, so every
+ * one is looked at. */
+static void
 mcp_waking(void *arg)
 {
 	struct mcp *m = arg;
@@ -277,13 +282,25 @@ mcp_wake_json(const struct mcp_agent *a)
 	return o;
 }
 
-void
-mcp_wakers_free(struct mcp_agent *a)
+int
+mcp_wake_open(struct mcp *m)
 {
+	m->waking = loop_timer_new(m->loop, mcp_waking, m);
+	return m->waking != NULL ? 0 : -1;
+}
+
+void
+mcp_wake_close(struct mcp *m)
+{
+	struct mcp_agent *a;
 	struct mcp_waker *w;
 
-	while ((w = LIST_FIRST(&a->wakers)) != NULL) {
-		http_reply(w->r, 503, "{\"error\":\"the daemon is stopping\"}");
-		mcp_waker_free(w);
-	}
+	LIST_FOREACH(a, &m->agents, entry)
+		while ((w = LIST_FIRST(&a->wakers)) != NULL) {
+			http_reply(w->r, 503, "{\"error\":\"the daemon is "
+			    "stopping\"}");
+			mcp_waker_free(w);
+		}
+	loop_timer_free(m->waking);
+	m->waking = NULL;
 }

@@ -317,7 +317,8 @@ oauth_authorize_get(struct http_req *r, void *arg)
 	}
 	if (oauth_is_cimd(o, client_id)) {
 		if ((e = oauth_cimd_find(o, client_id)) == NULL) {
-			if (oauth_fetch_start(o, r, client_id) == -1)
+			if (oauth_fetch_start(o, r, client_id,
+			    oauth_authorize_get) == -1)
 				oauth_page_error(r, 503, "Too many clients are "
 				    "being looked up at once; try again.");
 			return;

@@ -46,6 +46,7 @@ struct oauth_fetch {
 	const char *ca;                  /* test CA (private_ok only) */
 	int wfd;                         /* the pipe, to say it is done */
 	struct http_req *req;            /* waiting for it; NULL: gone */
+	http_handler *again;             /* req's handler, run again */
 	char *doc;
 	size_t len;
 	long status;
@@ -297,6 +298,7 @@ oauth_on_fetched(void *arg, uint32_t events)
 	struct oauth_fetch *f;
 	struct oauth_cimd *e;
 	struct http_req *r;
+	http_handler *again;
 
 	(void)events;
 	while (read(o->pipe[0], &f, sizeof(f)) == (ssize_t)sizeof(f)) {
@@ -309,10 +311,11 @@ oauth_on_fetched(void *arg, uint32_t events)
 		if (!e->ok)
 			log_msg(LOG_INFO, "oauth: client %s: %s", f->url, e->err);
 		r = f->req;
+		again = f->again;
 		oauth_fetch_free(o, f);
 		if (r != NULL) {
 			http_req_watch(r, NULL, NULL);
-			oauth_authorize_get(r, o);
+			again(r, o);
 		}
 	}
 }
@@ -326,10 +329,11 @@ oauth_fetch_gone(struct http_req *r, void *arg)
 	f->req = NULL;
 }
 
-/* Starts fetching url's document for r, which waits.  -1 when it
- * cannot. */
+/* Starts fetching url's document for r, which waits, and is handed to
+ * again when it is in.  -1 when it cannot. */
 int
-oauth_fetch_start(struct oauth *o, struct http_req *r, const char *url)
+oauth_fetch_start(struct oauth *o, struct http_req *r, const char *url,
+    http_handler *again)
 {
 	struct oauth_fetch *f;
 
@@ -348,6 +352,7 @@ oauth_fetch_start(struct oauth *o, struct http_req *r, const char *url)
 		f->ca = getenv("PAPO_OAUTH_CIMD_CA");
 	f->wfd = o->pipe[1];
 	f->req = r;
+	f->again = again;
 	if (pthread_create(&f->thread, NULL, oauth_fetch_run, f) != 0) {
 		free(f);
 		return -1;

@@ -1,12 +1,14 @@
 /*
  * oauth_int.h: what the OAuth authorization server's own files share,
- * and nothing else includes: oauth.c (metadata, /token, /register,
- * access tokens, /api/tokens, start and stop), oauth_approve.c
- * (/authorize, its approval page, the dashboard's approval) and
- * oauth_cimd.c (Client ID Metadata Documents).  It holds struct oauth
+ * and nothing else includes.  They call one way, each only the ones
+ * before it: oauth_check.c (the clock, pure checks of what clients
+ * send, the answers every route writes), oauth_cimd.c (Client ID
+ * Metadata Documents), oauth_approve.c (/authorize, its approval page,
+ * the dashboard's approval) and oauth.c (metadata, /token, /register,
+ * access tokens, /api/tokens, start and stop).  It holds struct oauth
  * and what it is made of, the limits more than one file sizes by, and
- * the functions that cross between the three.  The rest of the daemon
- * sees only oauth.h.  Main thread only.
+ * the functions that cross between them.  The rest of the daemon sees
+ * only oauth.h.  Main thread only.
  */
 #ifndef PAPO_OAUTH_INT_H
 #define PAPO_OAUTH_INT_H
@@ -18,7 +20,6 @@
 #include "node/node.h"
 #include "server/grants.h"
 #include "server/http.h"
-#include "server/oauth.h"
 
 #define OAUTH_URL_MAX 600           /* bytes of the base URL and its paths */
 #define OAUTH_PENDING_MAX 64        /* approval pages open at once */
@@ -90,7 +91,7 @@ struct oauth {
 	LIST_HEAD(, oauth_fetch) fetches;
 };
 
-/* oauth.c: helpers. */
+/* oauth_check.c: below the other three. */
 
 /* The time now, in seconds: what every expiry is counted in. */
 int64_t oauth_now(void);
@@ -136,8 +137,10 @@ int oauth_is_cimd(const struct oauth *o, const char *id);
 /* The document of url fetched (good or not) and not yet stale, or NULL. */
 struct oauth_cimd *oauth_cimd_find(struct oauth *o, const char *url);
 /* Starts fetching url's document for r, which waits and is handed to
- * oauth_authorize_get again when it is in.  -1 when it cannot. */
-int oauth_fetch_start(struct oauth *o, struct http_req *r, const char *url);
+ * again (with o) when it is in: oauth_approve.c's oauth_authorize_get,
+ * which this file, below it, does not call itself.  -1 when it cannot. */
+int oauth_fetch_start(struct oauth *o, struct http_req *r, const char *url,
+    http_handler *again);
 /* Makes the pipe fetches come back through, in o's loop, and sets up
  * libcurl.  -1 with err. */
 int oauth_cimd_open(char err[PAPO_ERR_LEN], struct oauth *o);

@@ -63,6 +63,8 @@ struct papo {
 	char fpr[PAPO_FPR_LEN + 1]; /* room_describe's, for the logs */
 	char quic[128];
 	char refused[PAPO_ERR_LEN]; /* why the room shut us out, or "" */
+	char dflt[PAPO_ROOMID_LEN + 1]; /* the default room's id, or "" */
+	size_t nrooms;           /* as the node's last list said */
 	char lockpath[SERVE_PATH_MAX];
 	char jsonpath[SERVE_PATH_MAX];
 };
@@ -562,6 +564,25 @@ serve_relay_pending(const char *json)
 	return pending;
 }
 
+/* The node's list of rooms changed (or came first, at start): which is
+ * the default, for what names no room. */
+static void
+serve_rooms(struct papo *p, const char *json)
+{
+	cJSON *o = json != NULL ? cJSON_Parse(json) : NULL;
+	const cJSON *d;
+
+	if (o == NULL)
+		return;
+	d = cJSON_GetObjectItemCaseSensitive(o, "default");
+	snprintf(p->dflt, sizeof(p->dflt), "%s", cJSON_IsString(d) ?
+	    d->valuestring : "");
+	p->nrooms = (size_t)cJSON_GetArraySize(
+	    cJSON_GetObjectItemCaseSensitive(o, "rooms"));
+	sse_rooms(p->sse, json);
+	cJSON_Delete(o);
+}
+
 /* Takes everything the node has finished or seen. */
 static void
 serve_on_node(void *arg, uint32_t events)
@@ -585,21 +606,32 @@ serve_on_node(void *arg, uint32_t events)
 		case NODE_ADMIN:
 		case NODE_ROTATE:
 		case NODE_REMOVE:
+		case NODE_ROOMS:
+		case NODE_JOIN:
+		case NODE_CREATE:
+		case NODE_LEAVE:
+		case NODE_DEFAULT:
 			http_node_done(m);
 			break;
+		case NODE_EV_ROOMS:
+			serve_rooms(p, m->json);
+			sse_publish(p->sse, m->kind, NULL, m->json);
+			node_msg_free(m);
+			break;
 		case NODE_EV_MESSAGE:
-			mcp_message(p->mcp, m->json);
+			if (strcmp(m->room_id, p->dflt) == 0)
+				mcp_message(p->mcp, m->json);
 			/* FALLTHROUGH */
 		case NODE_EV_RECEIPT:
 		case NODE_EV_PRESENCE:
 		case NODE_EV_ROOM:
-			sse_publish(p->sse, m->kind, m->json);
+			sse_publish(p->sse, m->kind, m->room_id, m->json);
 			node_msg_free(m);
 			break;
 		case NODE_EV_ADDRS:
 			/* What the node advertises changed: papo invite
-			 * prints the new invite from now on. */
-			if (m->text != NULL) {
+			 * prints the default room's new invite from now on. */
+			if (m->text != NULL && strcmp(m->room_id, p->dflt) == 0) {
 				char err[PAPO_ERR_LEN];
 
 				free(p->invite);
@@ -615,8 +647,16 @@ serve_on_node(void *arg, uint32_t events)
 			node_msg_free(m);
 			break;
 		case NODE_EV_REFUSED:
-			/* Out of the room for good: the daemon stops with
-			 * the reason (serve_run). */
+			/* Out of its only room for good: the daemon stops
+			 * with the reason (serve_run).  Beside other rooms,
+			 * that one only is out: said in the log. */
+			if (p->nrooms > 1) {
+				log_msg(LOG_ERROR, "room %.8s: %s", m->room_id,
+				    m->text != NULL ? m->text :
+				    "refused by the room");
+				node_msg_free(m);
+				break;
+			}
 			snprintf(p->refused, sizeof(p->refused), "%s",
 			    m->text != NULL ? m->text : "refused by the room");
 			loop_stop(p->loop);
@@ -625,7 +665,7 @@ serve_on_node(void *arg, uint32_t events)
 		case NODE_EV_SENT:
 			/* Watchers see the room whole; agents are not told
 			 * what they said themselves. */
-			sse_publish(p->sse, NODE_EV_MESSAGE, m->json);
+			sse_publish(p->sse, NODE_EV_MESSAGE, m->room_id, m->json);
 			node_msg_free(m);
 			break;
 		default:

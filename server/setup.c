@@ -24,7 +24,6 @@
 #include <cjson/cJSON.h>
 
 #include "node/node.h"
-#include "server/cli.h"
 #include "server/client.h"
 #include "server/http.h"
 #include "server/setup.h"
@@ -1190,7 +1189,7 @@ setup_usage(const char *usage, const char *fmt, const char *arg)
 	}
 	fprintf(stderr, "usage: %s\n", usage);
 	setup_clients_list(stderr);
-	return CLI_USAGE;
+	return SETUP_USAGE;
 }
 
 /* Reads every file first, then edits, then writes: a file that does not
@@ -1287,7 +1286,7 @@ setup_main(const char *usage, const char *help, int argc, char **argv)
 		case 'h':
 			printf("usage: %s\n\n%s\n", usage, help);
 			setup_clients_list(stdout);
-			return CLI_OK;
+			return SETUP_OK;
 		default:
 			return setup_usage(usage, "unknown option '%s'",
 			    argv[optind - 1]);
@@ -1309,7 +1308,7 @@ setup_main(const char *usage, const char *help, int argc, char **argv)
 	if (setup_run(err, &s) == -1) {
 		fflush(stdout);
 		fprintf(stderr, "papo: %s\n", err);
-		return CLI_ERROR;
+		return SETUP_ERROR;
 	}
-	return CLI_OK;
+	return SETUP_OK;
 }

@@ -6,10 +6,18 @@
 #ifndef PAPO_SETUP_H
 #define PAPO_SETUP_H
 
+/* What setup_main returns: the process's exit status, the values of
+ * cli.h's CLI_OK, CLI_ERROR and CLI_USAGE (cli.c, above this file,
+ * returns it as it is, and checks that they agree). */
+#define SETUP_OK 0
+#define SETUP_ERROR 1
+#define SETUP_USAGE 2
+
 /*
  * Runs 'papo setup' with argv[0] "setup"; usage and help are the command
- * table's (cli.c).  Returns the exit status: CLI_OK, CLI_ERROR (one line
- * on stderr, no file changed by the step that failed) or CLI_USAGE.
+ * table's (cli.c).  Returns the exit status: SETUP_OK, SETUP_ERROR (one
+ * line on stderr, no file changed by the step that failed) or
+ * SETUP_USAGE.
  */
 int setup_main(const char *usage, const char *help, int argc, char **argv);
 

@@ -20,19 +20,31 @@
 #include <string.h>
 #include <sys/queue.h>
 
+#include <cjson/cJSON.h>
+
 #include "server/sse.h"
 
 struct sse_event {
 	uint64_t seq;                 /* 0: empty slot */
 	const char *name;
 	char *data;
+	char room[PAPO_ROOMID_LEN + 1];   /* its room's id; "": every room's */
 };
 
 struct sse_sub {
 	struct http_stream *st;
 	struct sse *s;
 	uint64_t next;                /* the seq of the next event it gets */
+	char *room;                   /* the room it follows (a name, an id
+	                               * or its start), "*" every room, NULL
+	                               * the default */
 	LIST_ENTRY(sse_sub) entry;
+};
+
+/* A room as the node's last list of rooms gave it. */
+struct sse_room {
+	char id[PAPO_ROOMID_LEN + 1];
+	char name[PAPO_NAME_MAX + 1];
 };
 
 struct sse {
@@ -44,6 +56,9 @@ struct sse {
 	size_t bytes;                 /* of the events kept */
 	struct sse_event ring[SSE_KEEP];
 	LIST_HEAD(, sse_sub) subs;
+	struct sse_room rooms[PAPO_ROOMS_MAX];
+	size_t nrooms;
+	char dflt[PAPO_ROOMID_LEN + 1];
 };
 
 static const char *
@@ -58,6 +73,8 @@ sse_name(enum node_kind kind)
 		return "presence";
 	case NODE_EV_ROOM:
 		return "room";
+	case NODE_EV_ROOMS:
+		return "rooms";
 	default:
 		return NULL;
 	}
@@ -82,6 +99,7 @@ sse_unsub(struct sse_sub *sub)
 	struct sse *s = sub->s;
 
 	LIST_REMOVE(sub, entry);
+	free(sub->room);
 	free(sub);
 	if (LIST_EMPTY(&s->subs))
 		loop_timer_set(s->heartbeat, 0);
@@ -92,6 +110,24 @@ sse_gone(struct http_stream *st, void *arg)
 {
 	(void)st;
 	sse_unsub(arg);
+}
+
+/* Whether sub follows the room of id ("": an event of every room). */
+static int
+sse_follows(const struct sse *s, const struct sse_sub *sub, const char *id)
+{
+	size_t len;
+
+	if (id[0] == '\0' || (sub->room != NULL && strcmp(sub->room, "*") == 0))
+		return 1;
+	if (sub->room == NULL)
+		return strcmp(id, s->dflt) == 0;
+	len = strlen(sub->room);
+	for (size_t i = 0; i < s->nrooms; i++)
+		if (strcmp(s->rooms[i].id, id) == 0)
+			return strcmp(s->rooms[i].name, sub->room) == 0 ||
+			    (len >= 4 && strncmp(id, sub->room, len) == 0);
+	return strcmp(id, sub->room) == 0;
 }
 
 /*
@@ -117,9 +153,14 @@ sse_feed(struct sse_sub *sub)
 		return;
 	}
 	while (sub->next <= s->seq &&
-	    http_stream_queued(sub->st) < SSE_CHUNK &&
-	    sse_write(s, sub->st, &s->ring[sub->next % SSE_KEEP]) == 0)
+	    http_stream_queued(sub->st) < SSE_CHUNK) {
+		const struct sse_event *e = &s->ring[sub->next % SSE_KEEP];
+
+		if (sse_follows(s, sub, e->room) &&
+		    sse_write(s, sub->st, e) == -1)
+			break;
 		sub->next++;
+	}
 }
 
 /* sub's stream drained: the next part of what it has not had. */
@@ -181,7 +222,36 @@ sse_free(struct sse *s)
 }
 
 void
-sse_publish(struct sse *s, enum node_kind kind, const char *json)
+sse_rooms(struct sse *s, const char *json)
+{
+	const cJSON *it, *d;
+	cJSON *o = json != NULL ? cJSON_Parse(json) : NULL;
+
+	if (o == NULL)
+		return;
+	s->nrooms = 0;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(o, "rooms")) {
+		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(it, "name");
+
+		if (s->nrooms == PAPO_ROOMS_MAX || !cJSON_IsString(id) ||
+		    !cJSON_IsString(name))
+			continue;
+		snprintf(s->rooms[s->nrooms].id, sizeof(s->rooms[0].id), "%s",
+		    id->valuestring);
+		snprintf(s->rooms[s->nrooms].name, sizeof(s->rooms[0].name),
+		    "%s", name->valuestring);
+		s->nrooms++;
+	}
+	d = cJSON_GetObjectItemCaseSensitive(o, "default");
+	snprintf(s->dflt, sizeof(s->dflt), "%s", cJSON_IsString(d) ?
+	    d->valuestring : "");
+	cJSON_Delete(o);
+}
+
+void
+sse_publish(struct sse *s, enum node_kind kind, const char *room,
+    const char *json)
 {
 	struct sse_event *e;
 	struct sse_sub *sub, *next;
@@ -198,6 +268,7 @@ sse_publish(struct sse *s, enum node_kind kind, const char *json)
 	e->seq = s->seq;
 	e->name = name;
 	e->data = data;
+	snprintf(e->room, sizeof(e->room), "%s", room != NULL ? room : "");
 	s->bytes += strlen(data);
 	if (s->oldest == 0)
 		s->oldest = 1;
@@ -260,6 +331,8 @@ sse_events(struct http_req *r, void *arg)
 	}
 	sub->st = st;
 	sub->s = s;
+	if (http_req_room(r) != NULL)
+		sub->room = strdup(http_req_room(r));
 	LIST_INSERT_HEAD(&s->subs, sub, entry);
 	http_stream_on_drain(st, sse_more);
 	n = snprintf(retry, sizeof(retry), "retry: %d\n\n", SSE_RETRY_MS);

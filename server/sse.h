@@ -24,7 +24,15 @@ struct sse *sse_new(struct loop *l);
  * it before http_free.  NULL is a no-op. */
 void sse_free(struct sse *s);
 /* Streams one event of the node (NODE_EV_*) to every client. */
-void sse_publish(struct sse *s, enum node_kind kind, const char *json);
+/* room: the id of the event's room, or NULL for an event of every room
+ * (the list of rooms).  A stream follows the room it was opened for
+ * (/api/rooms/ROOM/events, ?room=ROOM; "*" every room), else the
+ * default room. */
+void sse_publish(struct sse *s, enum node_kind kind, const char *room,
+    const char *json);
+/* The node's list of rooms (NODE_ROOMS's JSON): which room a name
+ * names, and which is the default. */
+void sse_rooms(struct sse *s, const char *json);
 /* The routes, for an http_mount whose arg is the struct sse. */
 const struct http_route *sse_routes(size_t *n);
 

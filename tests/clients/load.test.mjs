@@ -387,7 +387,7 @@ function suite() {
   const ANA_SENDERS = Math.min(4, S.sessions);
   const STALL_MS = 180_000; // no message arriving anywhere for this long: stuck
   const SSE_KEEP = 4096; // server/sse.h: the ring of recent events
-  const MCP_KEEP = 256; // server/mcp.h: events kept per session
+  const MCP_KEEP = 256; // server/mcp_int.h: events kept per session
   const text = (who, i) => `load ${TAG} ${who}${i}`;
   const say = (line) => console.log(`load: ${line}`);
 

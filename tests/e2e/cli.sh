@@ -20,10 +20,15 @@ done
 mode=$(stat -c %a "$PAPO_HOME")
 [ "$mode" = 700 ] && ok || fail "PAPO_HOME has mode $mode, wanted 700"
 
-# new twice refuses and says why; --force replaces the room.
-expect 1 "new again" -- "$PAPO" new --name ana
-lines "$T/err" 1 "refusal is one line"
-has "$T/err" 'already holds room papo-[a-z2-7]{8}.*--force' "refusal says why"
+# new again adds a room beside the first (home/rooms/ID), which stays
+# the home's first; --force replaces the first room instead.
+expect 0 "new again adds a room" -- "$PAPO" new --name ana --room second
+has "$T/out" 'new room created' "new says it made the room"
+n=$(ls "$PAPO_HOME/rooms" | wc -l)
+[ "$n" = 1 ] && ok || fail "rooms/ holds $n rooms, wanted 1"
+mode=$(stat -c %a "$PAPO_HOME/rooms/$(ls "$PAPO_HOME/rooms")/room.json")
+[ "$mode" = 600 ] && ok || fail "the second room.json has mode '$mode', wanted 600"
+rm -rf "$PAPO_HOME/rooms"
 expect 0 "new --force" -- "$PAPO" new --name ana --force
 INVITE2=$(grep -E '^papo1' "$T/out")
 [ "$INVITE" != "$INVITE2" ] && ok || fail "--force made the same room"

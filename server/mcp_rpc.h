@@ -1,0 +1,32 @@
+/*
+ * mcp_rpc.h: one JSON-RPC message of MCP as a POST carries it, parsed
+ * and checked for shape (mcp_rpc.c).  Pure: no I/O, no clock, no state;
+ * the fuzz target calls it on its own.  What else mcp_rpc.c writes for
+ * MCP's files (results, errors, notifications) is in mcp_int.h.
+ */
+#ifndef PAPO_MCP_RPC_H
+#define PAPO_MCP_RPC_H
+
+#include <stddef.h>
+
+#include "node/node.h"
+
+/* One JSON-RPC message as a POST carried it, checked for shape. */
+struct mcp_rpc {
+	struct cJSON *msg;              /* the whole message, or NULL */
+	const struct cJSON *id;         /* string or number, or NULL */
+	const struct cJSON *method;     /* string, or NULL (a response) */
+	const struct cJSON *params;     /* anything, or NULL: methods check */
+	int code;                       /* 0, -32700 or -32600 */
+	char err[PAPO_ERR_LEN];
+};
+
+/*
+ * Parses a POST body into rpc: 0, or -1 with code and err (id set when
+ * the message had a usable one, to be echoed in the error).  Pure: the
+ * fuzz target calls it on its own.  Free rpc with mcp_rpc_free either way.
+ */
+int mcp_rpc_parse(const char *body, size_t len, struct mcp_rpc *rpc);
+void mcp_rpc_free(struct mcp_rpc *rpc);
+
+#endif
