@@ -305,6 +305,8 @@ node_find(struct node *n, struct node_msg *m)
 	return NULL;
 }
 
+static int node_default_save(char err[PAPO_ERR_LEN], struct node *n);
+
 /* The default room's file: home/rooms.json, {"default": "ID"}. */
 static void
 node_default_load(struct node *n)
@@ -316,9 +318,23 @@ node_default_load(struct node *n)
 	int exists;
 
 	n->dflt[0] = '\0';
-	if (fs_path(path, sizeof(path), n->home, "rooms.json") == -1 ||
-	    fs_read(err, path, 4096, &text, &len, &exists) == -1 || !exists)
+	if (fs_path(path, sizeof(path), n->home, "rooms.json") == -1)
 		goto out;
+	if (fs_read(err, path, 4096, &text, &len, &exists) == -1) {
+		if (exists) {
+			log_msg(LOG_WARN, "%s: no default room", err);
+			goto out;
+		}
+		/* Rooms added while no daemon ran: the first (the home's
+		 * own, as before) is the default, as when they are added to
+		 * one running. */
+		if (n->nrooms >= 2) {
+			strcpy(n->dflt, n->rooms[0]->id);
+			if (node_default_save(err, n) == -1)
+				log_msg(LOG_WARN, "rooms: %s", err);
+		}
+		goto out;
+	}
 	if ((o = cJSON_ParseWithLength(text, len)) == NULL) {
 		log_msg(LOG_WARN, "%s does not read as JSON: no default room",
 		    path);

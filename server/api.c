@@ -117,20 +117,28 @@ api_healthz(struct http_req *r, void *node)
 	http_reply(r, 200, "{\"ok\":true}");
 }
 
+/* A request of kind that takes no parameters (what: its name). */
 static void
-api_status(struct http_req *r, void *node)
+api_plain(struct http_req *r, void *node, enum node_kind kind,
+    const char *what)
 {
 	struct node_msg *m;
 
 	if (http_req_query_unknown(r, (const char *const[]){ NULL }) != NULL) {
-		http_reply_error(r, 400, "status takes no parameters");
+		http_reply_error(r, 400, "%s takes no parameters", what);
 		return;
 	}
-	if ((m = node_msg_new(NODE_STATUS)) == NULL) {
+	if ((m = node_msg_new(kind)) == NULL) {
 		http_reply_error(r, 500, "out of memory");
 		return;
 	}
 	http_submit(r, node, m, api_done, NULL);
+}
+
+static void
+api_status(struct http_req *r, void *node)
+{
+	api_plain(r, node, NODE_STATUS, "status");
 }
 
 static void
@@ -381,17 +389,7 @@ api_rotate(struct http_req *r, void *node)
 static void
 api_rooms(struct http_req *r, void *node)
 {
-	struct node_msg *m;
-
-	if (http_req_query_unknown(r, (const char *const[]){ NULL }) != NULL) {
-		http_reply_error(r, 400, "the list of rooms takes no parameters");
-		return;
-	}
-	if ((m = node_msg_new(NODE_ROOMS)) == NULL) {
-		http_reply_error(r, 500, "out of memory");
-		return;
-	}
-	http_submit(r, node, m, api_done, NULL);
+	api_plain(r, node, NODE_ROOMS, "the list of rooms");
 }
 
 /* A string field of o, or NULL; -1 when present and not a string. */

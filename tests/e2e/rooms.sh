@@ -49,6 +49,7 @@ expect 0 "dan joins beta while stopped" -- papo dan join "$BETA" --name dan
 has "$T/out" "starts with 'papo serve'" "join says when it starts"
 start dan
 check "dan is in two rooms" test "$(rooms_json dan | jq '.rooms | length')" = 2
+check "dan's first room (delta) is the default" test "$(rooms_json dan | jq -r '.rooms[] | select(.default) | .name')" = delta
 check "dan sees ana2 in beta" until_true 20 online_in dan beta ana2
 
 # One UDP port for every room.
