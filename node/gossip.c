@@ -23,12 +23,9 @@ void
 gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o)
 {
 	struct node_msg *ev = node_msg_new(kind);
-	char rid[PAPO_ROOMID_LEN + 1];
 
 	/* Which room it is of, for whoever follows several. */
-	sec_room_id_format(g->env.keys, rid);
-	if (cJSON_GetObjectItemCaseSensitive(o, "room_id") == NULL)
-		cJSON_AddStringToObject(o, "room_id", rid);
+	cJSON_AddStringToObject(o, "room_id", g->rid);
 	if (ev != NULL && (ev->json = cJSON_PrintUnformatted(o)) != NULL)
 		g->env.emit(g->env.arg, ev);
 	else
@@ -780,17 +777,7 @@ gossip_announce(void *arg)
 	struct frame_peer me;
 	struct frame f;
 
-	/* Local addresses change when a laptop changes networks: read
-	 * them each round (a few system calls every 10 s). */
-	{
-		struct addr local[PAPO_ADDR_MAX];
-		int nl = addr_local(&g->net->bound, local, PAPO_ADDR_MAX);
-
-		if (nl >= 0 && reach_set_local(&g->net->reach, local, (size_t)nl)) {
-			log_msg(LOG_INFO, "reach: the local addresses changed");
-			net_invites_changed(g->net);
-		}
-	}
+	net_round(g->net);
 	memset(&me, 0, sizeof(me));
 	memcpy(me.id, g->env.me->pk, 32);
 	strcpy(me.name, g->env.room->me);
@@ -807,7 +794,6 @@ gossip_announce(void *arg)
 	f.u.peers.v = &me;
 	gossip_flood(g, &f, NULL);
 	loop_timer_set(g->announce_timer, loop_now_ns() + gossip_announce_ns(g));
-	relay_permits(g->net);
 	gossip_punch_check(g);
 }
 
@@ -992,20 +978,7 @@ gossip_beacon_heard(void *arg, const uint8_t id[32], const struct addr *at)
 	member_dial_at(g, m, at, 1);
 }
 
-int
-gossip_punch_datagram(struct gossip *g, const struct addr *from,
-    const uint8_t *p, size_t n)
-{
-	return punch_datagram(g->punch, from, p, n);
-}
-
 /* A connection's events (net.c hands each to the room of its link). */
-
-void
-gossip_link_open(struct gossip *g, struct link *l)
-{
-	gossip_hello(g, l);
-}
 
 /* A frame that opened on l, a link of g's. */
 static void
@@ -1165,9 +1138,9 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	struct gossip *g;
 	const struct room *r = env->room;
 
-	if (t->nrooms == NODE_ROOMS_MAX) {
+	if (t->nrooms == PAPO_ROOMS_MAX) {
 		snprintf(err, PAPO_ERR_LEN, "this daemon holds %d rooms, the "
-		    "most it can", NODE_ROOMS_MAX);
+		    "most it can", PAPO_ROOMS_MAX);
 		return NULL;
 	}
 	if ((g = calloc(1, sizeof(*g))) == NULL) {
@@ -1176,6 +1149,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	}
 	g->env = *env;
 	g->net = t;
+	sec_room_id_format(env->keys, g->rid);
 	memset(&pe, 0, sizeof(pe));
 	pe.loop = env->loop;
 	pe.quic = t->quic;

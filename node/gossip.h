@@ -18,9 +18,6 @@
 struct gossip;
 struct net;
 
-/* At most this many rooms in one daemon (docs/ARCHITECTURE.md). */
-#define NODE_ROOMS_MAX 64
-
 /* What the rooms of a daemon share: its socket and its reachability. */
 struct net_env {
 	struct loop *loop;

@@ -169,14 +169,16 @@ struct net {
 	                             * none now), else the server's */
 	uint64_t turn_checked;      /* ns of the last turn_refresh asked */
 	int stopping;               /* in net_free: nothing new starts */
-	struct gossip *rooms[NODE_ROOMS_MAX];  /* in the order added */
+	struct gossip *rooms[PAPO_ROOMS_MAX];  /* in the order added */
 	size_t nrooms;
 	uint64_t bad_frames;        /* first frames no room's key opened */
+	uint64_t round_at;          /* ns of the last net_round's work */
 };
 
 struct gossip {
 	struct gossip_env env;
 	struct net *net;            /* what it shares with the other rooms */
+	char rid[PAPO_ROOMID_LEN + 1];  /* its public id, on its events */
 	struct punch *punch;        /* direct paths arranged through others */
 	struct beacon *beacon;      /* LAN discovery, or NULL when off */
 	int stopping;               /* in gossip_free: nothing new starts */
@@ -245,8 +247,8 @@ void gossip_addrs_changed(struct gossip *g);
 /* What invites hold changed (addresses or the newest key epoch): the
  * program gets the new invite. */
 void gossip_invite_changed(struct gossip *g);
-/* The events of l, a connection of g's, as net.c hands them over. */
-void gossip_link_open(struct gossip *g, struct link *l);
+/* The events of l, a connection of g's, as net.c hands them over (its
+ * opening: gossip_hello). */
 void gossip_link_frame(struct gossip *g, struct link *l, const uint8_t *p,
     size_t n);
 void gossip_link_moved(struct gossip *g, struct link *l);
@@ -256,9 +258,6 @@ void gossip_link_closed(struct gossip *g, struct link *l);
  * hello); 0 when it is not of this room. */
 int gossip_link_adopt(struct gossip *g, struct link *l, const uint8_t *p,
     size_t n);
-/* A datagram that may be g's punch: 1 when it was. */
-int gossip_punch_datagram(struct gossip *g, const struct addr *from,
-    const uint8_t *p, size_t n);
 /* Answers req with an error: code and fmt filled with arg. */
 void gossip_fail(struct gossip *g, struct node_msg *req, int code,
     const char *fmt, const char *arg);
@@ -268,8 +267,11 @@ void gossip_fail(struct gossip *g, struct node_msg *req, int code,
 /* What we advertise changed: logged; every room's program gets its new
  * invite, and its members our next announcement at once. */
 void net_addrs_changed(struct net *t);
-/* What invites hold changed for every room (our local addresses). */
-void net_invites_changed(struct net *t);
+/* A room's announcement round: once a round whichever room's comes
+ * first (at most every ANNOUNCE_FAST_NS), the local addresses are read
+ * again (a laptop changes networks) and the relay's permissions
+ * renewed. */
+void net_round(struct net *t);
 
 /* relay.c: port mapping and the TURN relay. */
 

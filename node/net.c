@@ -14,10 +14,22 @@
 #include "node/gossip_int.h"
 
 void
-net_invites_changed(struct net *t)
+net_round(struct net *t)
 {
-	for (size_t i = 0; i < t->nrooms; i++)
-		gossip_invite_changed(t->rooms[i]);
+	struct addr local[PAPO_ADDR_MAX];
+	uint64_t now = loop_now_ns();
+	int nl;
+
+	if (t->round_at != 0 && now < t->round_at + ANNOUNCE_FAST_NS)
+		return;
+	t->round_at = now;
+	nl = addr_local(&t->bound, local, PAPO_ADDR_MAX);
+	if (nl >= 0 && reach_set_local(&t->reach, local, (size_t)nl)) {
+		log_msg(LOG_INFO, "reach: the local addresses changed");
+		for (size_t i = 0; i < t->nrooms; i++)
+			gossip_invite_changed(t->rooms[i]);
+	}
+	relay_permits(t);
 }
 
 void
@@ -52,7 +64,7 @@ net_datagram(void *arg, const struct addr *from, const uint8_t *p, size_t n)
 	if (t->turn != NULL && turn_input(t->turn, from, p, n))
 		return 1;
 	for (size_t i = 0; i < t->nrooms; i++)
-		if (gossip_punch_datagram(t->rooms[i], from, p, n))
+		if (punch_datagram(t->rooms[i]->punch, from, p, n))
 			return 1;
 	return 0;
 }
@@ -74,7 +86,7 @@ net_open(void *arg, struct quic_conn *qc)
 	}
 	l->version = quic_version(qc);
 	if (l->g != NULL)
-		gossip_link_open(l->g, l);
+		gossip_hello(l->g, l);
 }
 
 static void

@@ -254,10 +254,22 @@ node_room_names(const struct node *n, char *out, size_t len)
 	}
 }
 
+/* The default room: the only one, else the one set; NULL when none. */
+static struct node_room *
+node_default(const struct node *n)
+{
+	if (n->nrooms == 1)
+		return n->rooms[0];
+	for (size_t i = 0; i < n->nrooms; i++)
+		if (strcmp(n->rooms[i]->id, n->dflt) == 0)
+			return n->rooms[i];
+	return NULL;
+}
+
 /*
  * The room sel names: its id, its name, or the start of its id (4
- * characters at least), each unambiguous; NULL or "": the default room
- * (the only one, else the one set).  NULL with m answered otherwise.
+ * characters at least), each unambiguous; NULL or "": the default room.
+ * NULL with m answered otherwise.
  */
 static struct node_room *
 node_find(struct node *n, struct node_msg *m)
@@ -267,18 +279,15 @@ node_find(struct node *n, struct node_msg *m)
 	char names[PAPO_ERR_LEN - 64];
 	size_t len, hits = 0;
 
-	node_room_names(n, names, sizeof(names));
 	if (n->nrooms == 0) {
 		node_fail(n, m, 404, "this daemon is in no room yet: join one "
 		    "with 'papo join INVITE' or make one with 'papo new'");
 		return NULL;
 	}
 	if (sel == NULL || sel[0] == '\0') {
-		if (n->nrooms == 1)
-			return n->rooms[0];
-		for (size_t i = 0; i < n->nrooms; i++)
-			if (strcmp(n->rooms[i]->id, n->dflt) == 0)
-				return n->rooms[i];
+		if ((found = node_default(n)) != NULL)
+			return found;
+		node_room_names(n, names, sizeof(names));
 		node_fail(n, m, 409, "this daemon is in %zu rooms and none is "
 		    "the default: name one (--room, or room) of %s", n->nrooms,
 		    names);
@@ -296,6 +305,7 @@ node_find(struct node *n, struct node_msg *m)
 		}
 	if (hits == 1)
 		return found;
+	node_room_names(n, names, sizeof(names));
 	if (hits > 1)
 		node_fail(n, m, 409, "'%.64s' names %zu rooms: give its id; the "
 		    "rooms are %s", sel, hits, names);
@@ -372,8 +382,7 @@ node_room_json(const struct node *n, const struct node_room *r)
 	cJSON_AddStringToObject(o, "id", r->id);
 	cJSON_AddStringToObject(o, "name", r->room.name);
 	cJSON_AddStringToObject(o, "me", r->room.me);
-	cJSON_AddBoolToObject(o, "default", n->nrooms == 1 ||
-	    strcmp(r->id, n->dflt) == 0);
+	cJSON_AddBoolToObject(o, "default", r == node_default(n));
 	gossip_summary(r->gossip, o);
 	return o;
 }
@@ -382,17 +391,14 @@ static char *
 node_rooms_json(const struct node *n)
 {
 	cJSON *o = cJSON_CreateObject(), *arr;
-	const char *d = NULL;
+	const struct node_room *d = node_default(n);
 	char *s;
 
 	arr = cJSON_AddArrayToObject(o, "rooms");
-	for (size_t i = 0; i < n->nrooms; i++) {
+	for (size_t i = 0; i < n->nrooms; i++)
 		cJSON_AddItemToArray(arr, node_room_json(n, n->rooms[i]));
-		if (n->nrooms == 1 || strcmp(n->rooms[i]->id, n->dflt) == 0)
-			d = n->rooms[i]->id;
-	}
 	if (d != NULL)
-		cJSON_AddStringToObject(o, "default", d);
+		cJSON_AddStringToObject(o, "default", d->id);
 	else
 		cJSON_AddNullToObject(o, "default");
 	s = cJSON_PrintUnformatted(o);
@@ -446,7 +452,6 @@ node_retain(char err[PAPO_ERR_LEN], struct store *s,
 	return 0;
 }
 
-
 /* Closes r's gossip (a bye to its members) and files, and frees r. */
 static void
 node_room_close(struct node_room *r)
@@ -492,32 +497,39 @@ fail:
 	return NULL;
 }
 
-/* Starts r's gossip on the net and adds r to the node. */
+/* Starts r's gossip on the net. */
 static int
 node_room_start(char err[PAPO_ERR_LEN], struct node *n, struct node_room *r)
 {
 	struct gossip_env env = n->env;
 
-	if (n->nrooms == PAPO_ROOMS_MAX) {
-		snprintf(err, PAPO_ERR_LEN, "this daemon holds %d rooms, the "
-		    "most it can", PAPO_ROOMS_MAX);
-		return -1;
-	}
 	env.store = r->store;
 	env.keys = &r->keys;
 	env.room = &r->room;
 	env.home = r->dir;
 	env.arg = r;
-	if ((r->gossip = gossip_new(err, &env)) == NULL)
-		return -1;
-	n->rooms[n->nrooms++] = r;
-	return 0;
+	return (r->gossip = gossip_new(err, &env)) != NULL ? 0 : -1;
 }
 
-/* Opens the rooms of home not held yet (one just joined or made): the
- * last opened in *added. */
+/* Takes r out of the node's rooms and closes it. */
+static void
+node_room_drop(struct node *n, struct node_room *r)
+{
+	for (size_t i = 0; i < n->nrooms; i++)
+		if (n->rooms[i] == r) {
+			memmove(n->rooms + i, n->rooms + i + 1,
+			    (n->nrooms - i - 1) * sizeof(n->rooms[0]));
+			n->nrooms--;
+			break;
+		}
+	node_room_close(r);
+}
+
+/* Loads the rooms of home not held yet (all of them at start; later the
+ * one just joined or made), their gossip not started yet: the last one
+ * in *added. */
 static int
-node_rooms_open(char err[PAPO_ERR_LEN], struct node *n,
+node_rooms_load(char err[PAPO_ERR_LEN], struct node *n,
     struct node_room **added)
 {
 	char **dirs;
@@ -527,23 +539,18 @@ node_rooms_open(char err[PAPO_ERR_LEN], struct node *n,
 	*added = NULL;
 	if (room_dirs(err, n->home, &dirs, &nd) == -1)
 		return -1;
-	for (size_t i = 0; i < nd && rc == 0; i++) {
-		struct node_room *r;
+	for (size_t i = 0; i < nd && rc == 0 && n->nrooms < PAPO_ROOMS_MAX;
+	    i++) {
 		int held = 0;
 
 		for (size_t j = 0; j < n->nrooms && !held; j++)
 			held = strcmp(n->rooms[j]->dir, dirs[i]) == 0;
 		if (held)
 			continue;
-		if ((r = node_room_load(err, n, dirs[i])) == NULL)
+		if ((*added = node_room_load(err, n, dirs[i])) == NULL)
 			rc = -1;
-		else if (n->net != NULL && node_room_start(err, n, r) == -1) {
-			node_room_close(r);
-			rc = -1;
-		} else if (n->net == NULL) {
-			n->rooms[n->nrooms++] = r;
-		} else
-			*added = r;
+		else
+			n->rooms[n->nrooms++] = *added;
 	}
 	room_dirs_free(dirs, nd);
 	return rc;
@@ -571,14 +578,19 @@ node_do_add(struct node *n, struct node_msg *m)
 	else
 		rc = room_create(err, n->home, m->name, m->about, m->text, NULL,
 		    n->quic, &invite);
-	free(invite);
 	if (rc == -1) {
-		node_fail(n, m, strstr(err, "already in room") != NULL ? 409 :
-		    400, "%s", err);
+		node_fail(n, m, errno == EEXIST ? 409 : 400, "%s", err);
 		return;
 	}
-	if (node_rooms_open(err, n, &r) == -1 || r == NULL) {
-		node_fail(n, m, 500, "%s", r == NULL && err[0] == '\0' ?
+	/* That one holds the listen address; the answer's, below, where
+	 * the node is reached. */
+	free(invite);
+	err[0] = '\0';
+	if (node_rooms_load(err, n, &r) == -1 || r == NULL ||
+	    node_room_start(err, n, r) == -1) {
+		if (r != NULL)
+			node_room_drop(n, r);
+		node_fail(n, m, 500, "%s", err[0] == '\0' ?
 		    "the room was stored but did not open" : err);
 		return;
 	}
@@ -615,17 +627,10 @@ node_do_leave(struct node *n, struct node_msg *m)
 
 	if (r == NULL)
 		return;
-	for (size_t i = 0; i < n->nrooms; i++)
-		if (n->rooms[i] == r) {
-			memmove(n->rooms + i, n->rooms + i + 1,
-			    (n->nrooms - i - 1) * sizeof(n->rooms[0]));
-			n->nrooms--;
-			break;
-		}
 	strcpy(name, r->room.name);
 	strcpy(id, r->id);
 	snprintf(dir, sizeof(dir), "%s", r->dir);
-	node_room_close(r);
+	node_room_drop(n, r);
 	rc = room_leave(err, n->home, dir, m->limit == 1, aside);
 	if (strcmp(n->dflt, id) == 0 || (n->nrooms <= 1 && n->dflt[0] != '\0')) {
 		n->dflt[0] = '\0';
@@ -655,13 +660,32 @@ node_do_leave(struct node *n, struct node_msg *m)
 	node_rooms_changed(n);
 }
 
+/* NODE_DEFAULT: the room named is the default from now on. */
+static void
+node_do_default(struct node *n, struct node_msg *m)
+{
+	struct node_room *r = node_find(n, m);
+	char err[PAPO_ERR_LEN];
+
+	if (r == NULL)
+		return;
+	strcpy(n->dflt, r->id);
+	if (node_default_save(err, n) == -1) {
+		node_fail(n, m, 500, "%s", err);
+		return;
+	}
+	snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
+	m->json = node_rooms_json(n);
+	chan_push(n->out, m);
+	node_rooms_changed(n);
+}
+
 static void
 node_on_request(void *arg, uint32_t events)
 {
 	struct node *n = arg;
 	struct node_msg *m;
 	struct node_room *r;
-	char err[PAPO_ERR_LEN];
 
 	(void)events;
 	while ((m = chan_pop(n->in)) != NULL) {
@@ -680,17 +704,7 @@ node_on_request(void *arg, uint32_t events)
 			node_do_leave(n, m);
 			break;
 		case NODE_DEFAULT:
-			if ((r = node_find(n, m)) == NULL)
-				break;
-			strcpy(n->dflt, r->id);
-			if (node_default_save(err, n) == -1) {
-				node_fail(n, m, 500, "%s", err);
-				break;
-			}
-			snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
-			m->json = node_rooms_json(n);
-			chan_push(n->out, m);
-			node_rooms_changed(n);
+			node_do_default(n, m);
 			break;
 		default:
 			if ((r = node_find(n, m)) == NULL)
@@ -798,8 +812,9 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	if (store_keep_parse(err, c->keep, &env->keep) == -1)
 		goto fail;
 	env->keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
-	/* Every room's files first: a damaged one stops the start. */
-	if (node_rooms_open(err, n, &added) == -1)
+	/* Every room's files first (a damaged one stops the start), for
+	 * the relay an invite brought (node_turn_conf). */
+	if (node_rooms_load(err, n, &added) == -1)
 		goto fail;
 	node_default_load(n);
 	memset(&ne, 0, sizeof(ne));
@@ -843,35 +858,15 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	if ((n->net = net_new(err, &ne)) == NULL)
 		goto fail;
 	env->net = n->net;
-	{
-		/* The rooms loaded, now each with its gossip. */
-		size_t loaded = n->nrooms;
-
-		n->nrooms = 0;
-		for (size_t i = 0; i < loaded; i++) {
-			struct node_room *r = n->rooms[i];
-
-			n->rooms[i] = NULL;
-			if (node_room_start(err, n, r) == -1) {
-				node_room_close(r);
-				for (size_t j = i + 1; j < loaded; j++)
-					node_room_close(n->rooms[j]);
-				goto fail;
-			}
-		}
-	}
+	for (size_t i = 0; i < n->nrooms; i++)
+		if (node_room_start(err, n, n->rooms[i]) == -1)
+			goto fail;
 	net_local(n->net, &bound);
 	addr_format(&bound, n->quic);
-	if (n->nrooms > 0) {
-		struct node_room *d = n->rooms[0];
-
-		for (size_t i = 0; i < n->nrooms; i++)
-			if (strcmp(n->rooms[i]->id, n->dflt) == 0)
-				d = n->rooms[i];
-		if ((n->invite = node_make_invite(d)) == NULL) {
-			snprintf(err, PAPO_ERR_LEN, "cannot make the invite");
-			goto fail;
-		}
+	if (node_default(n) != NULL &&
+	    (n->invite = node_make_invite(node_default(n))) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "cannot make the invite");
+		goto fail;
 	}
 	if ((errno = pthread_create(&n->thread, NULL, node_main, n)) != 0) {
 		snprintf(err, PAPO_ERR_LEN, "cannot start the node thread: %s",

@@ -32,14 +32,16 @@
  * Creates this member's identity in home if it has none, and a new room
  * whose member name is name (1..64 bytes of UTF-8) and about text about
  * (may be NULL), named room (1..64 bytes of UTF-8; NULL: "papo-" and the
- * start of its id).  Refuses when home already holds a room unless aside
- * is not NULL (--force): the old room's files (room.json, log.jsonl,
- * peers.json, admins.json, epochs.json, outbox.jsonl, agents.json) are
- * then moved into home/old-ROOMID-YYYYMMDD-HHMMSS, whose name aside gets
- * ("" when there was no room).  The caller makes sure no daemon runs on
- * home (serve_hold).  listen is the QUIC address the daemon will use ("ADDR:PORT"); it
- * fills the invite's addresses.  On success *invite is a malloc'd string
- * the caller frees.
+ * start of its id).  A home that holds rooms gets it beside them, in
+ * home/rooms/ID (at most PAPO_ROOMS_MAX; room_dirs in room.h), unless
+ * aside is not NULL (--force): the first room's files (room.json,
+ * log.jsonl, peers.json, admins.json, epochs.json, outbox.jsonl,
+ * agents.json) are then moved into home/old-ROOMID-YYYYMMDD-HHMMSS, whose
+ * name aside gets ("" when there was no room), and the new room takes
+ * their place; the caller then makes sure no daemon runs on home
+ * (serve_hold).  listen is the QUIC address the daemon will use
+ * ("ADDR:PORT"); it fills the invite's addresses.  On success *invite is
+ * a malloc'd string the caller frees.
  */
 #define PAPO_ASIDE_LEN 64      /* "old-ROOMID-YYYYMMDD-HHMMSS-N" */
 int room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
@@ -47,10 +49,11 @@ int room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
     char **invite);
 
 /*
- * Stores the room of an invite in home, with this member's name and
- * about; creates the identity if needed.  Refuses a malformed invite with
- * the reason, the room home already holds (there is nothing to join), and
- * another room unless aside is not NULL (--force: as room_create).
+ * Stores the room of an invite in home, beside the rooms it holds, with
+ * this member's name and about; creates the identity if needed.  Refuses
+ * a malformed invite with the reason, and a room home already holds
+ * (there is nothing to join) with errno EEXIST.  aside not NULL
+ * (--force): as room_create.
  */
 int room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
     const char *name, const char *about, char *aside);

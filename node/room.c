@@ -324,24 +324,13 @@ static const char *const room_files[] = {
 };
 
 /*
- * Moves the room home holds into home/old-ROOMID-YYYYMMDD-HHMMSS (ROOMID:
- * the start of its public id, "damaged" when room.json does not load),
- * and names that directory in aside.  Nothing is deleted.
+ * Moves the room of from_dir (NULL: the home's first, in home itself)
+ * into home/old-ROOMID-YYYYMMDD-HHMMSS (ROOMID: the start of its public
+ * id, "damaged" when room.json does not load), and names that directory
+ * in aside; from_dir, then empty, goes.  Nothing is deleted.
  */
-static int room_set_aside_in(char err[PAPO_ERR_LEN], const char *home,
-    const char *from_dir, char aside[PAPO_ASIDE_LEN]);
-
 static int
 room_set_aside(char err[PAPO_ERR_LEN], const char *home,
-    char aside[PAPO_ASIDE_LEN])
-{
-	return room_set_aside_in(err, home, NULL, aside);
-}
-
-/* Moves the room files of from_dir (NULL: home) into a new folder
- * home/old-...; from_dir, once empty, goes too. */
-static int
-room_set_aside_in(char err[PAPO_ERR_LEN], const char *home,
     const char *from_dir, char aside[PAPO_ASIDE_LEN])
 {
 	const char *src = from_dir != NULL ? from_dir : home;
@@ -410,27 +399,24 @@ room_leave(char err[PAPO_ERR_LEN], const char *home, const char *dir,
 	char path[4096];
 
 	aside[0] = '\0';
-	if (strcmp(dir, home) == 0 && !forget)
-		return room_set_aside(err, home, aside);
-	if (forget) {
-		for (size_t i = 0; i < sizeof(room_files) /
-		    sizeof(room_files[0]); i++)
-			if (fs_path(path, sizeof(path), dir, room_files[i]) == 0 &&
-			    unlink(path) == -1 && errno != ENOENT) {
-				snprintf(err, PAPO_ERR_LEN, "cannot delete %s: %s",
-				    path, strerror(errno));
-				return -1;
-			}
-		if (strcmp(dir, home) != 0 && rmdir(dir) == -1) {
-			snprintf(err, PAPO_ERR_LEN, "cannot delete %s: %s", dir,
-			    strerror(errno));
+	if (!forget)
+		return room_set_aside(err, home, strcmp(dir, home) == 0 ?
+		    NULL : dir, aside);
+	for (size_t i = 0; i < sizeof(room_files) / sizeof(room_files[0]);
+	    i++)
+		if (fs_path(path, sizeof(path), dir, room_files[i]) == 0 &&
+		    unlink(path) == -1 && errno != ENOENT) {
+			snprintf(err, PAPO_ERR_LEN, "cannot delete %s: %s",
+			    path, strerror(errno));
 			return -1;
 		}
-		fs_sync_dir(home);
-		return 0;
+	if (strcmp(dir, home) != 0 && rmdir(dir) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot delete %s: %s", dir,
+		    strerror(errno));
+		return -1;
 	}
-	/* home/rooms/ID as a whole, beside what --force sets aside. */
-	return room_set_aside_in(err, home, dir, aside);
+	fs_sync_dir(home);
+	return 0;
 }
 
 /*
@@ -544,7 +530,8 @@ room_dirs_free(char **dirs, size_t n)
  * Where a room joined or made next goes: home itself when it holds none
  * (a home of one room reads as every release wrote it), else the new
  * folder home/rooms/ID, made here.  Refuses the room held already
- * (secret) unless its invite holds a newer key (epoch), and a 65th.
+ * (secret) unless its invite holds a newer key (epoch), with errno
+ * EEXIST, and a 65th.
  */
 static int
 room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
@@ -553,11 +540,11 @@ room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
 	struct room_keys keys;
 	char rid[PAPO_ROOMID_LEN + 1], path[4096], **dirs;
 	size_t n;
-	int rc = -1;
+	int rc = -1, held = 0;
 
 	if (room_dirs(err, home, &dirs, &n) == -1)
 		return -1;
-	for (size_t i = 0; secret != NULL && i < n; i++) {
+	for (size_t i = 0; i < n && !held; i++) {
 		struct room old;
 		char why[PAPO_ERR_LEN];
 
@@ -568,11 +555,12 @@ room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
 			snprintf(err, PAPO_ERR_LEN, "%s is already in room %s, "
 			    "as %s: there is nothing to join (start it with "
 			    "'papo serve')", home, old.name, old.me);
-			room_wipe(&old);
-			goto out;
+			held = 1;
 		}
 		room_wipe(&old);
 	}
+	if (held)
+		goto out;
 	if (n == PAPO_ROOMS_MAX) {
 		snprintf(err, PAPO_ERR_LEN, "%s holds %d rooms, the most a "
 		    "daemon keeps; leave one first ('papo leave ROOM')", home,
@@ -584,10 +572,6 @@ room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
 		rc = 0;
 		goto out;
 	}
-	if (secret == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "no room secret");
-		goto out;
-	}
 	sec_room_keys(secret, &keys);
 	sec_room_id_format(&keys, rid);
 	sodium_memzero(&keys, sizeof(keys));
@@ -596,16 +580,15 @@ room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
 		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
 		goto out;
 	}
-	if ((mkdir(path, 0700) == -1 && errno != EEXIST) ||
-	    (mkdir(dir, 0700) == -1 && errno != EEXIST)) {
-		snprintf(err, PAPO_ERR_LEN, "cannot create %s: %s", dir,
-		    strerror(errno));
+	if (fs_home(err, path) == -1 || fs_home(err, dir) == -1)
 		goto out;
-	}
 	fs_sync_dir(path);
+	fs_sync_dir(dir);
 	rc = 0;
 out:
 	room_dirs_free(dirs, n);
+	if (held)
+		errno = EEXIST;
 	return rc;
 }
 
@@ -647,7 +630,7 @@ room_check_free(char err[PAPO_ERR_LEN], const char *home, char *aside,
 	}
 	if (aside == NULL)
 		return -1;
-	return room_set_aside(err, home, aside);
+	return room_set_aside(err, home, NULL, aside);
 }
 
 static int

@@ -198,6 +198,44 @@ api_history(struct http_req *r, void *node)
 	http_submit(r, node, m, api_done, NULL);
 }
 
+/*
+ * Parses body as a JSON object whose keys are all among the n fields:
+ * f[i] is then the value of fields[i], NULL when absent.  takes says
+ * what the route takes, for the error.  NULL with err otherwise.
+ */
+static cJSON *
+api_object(const char *body, size_t len, const char *const *fields,
+    size_t n, const cJSON **f, const char *takes, char err[PAPO_ERR_LEN])
+{
+	const cJSON *it;
+	cJSON *o;
+
+	if ((o = http_json_parse(body, len, err)) == NULL)
+		return NULL;
+	if (!cJSON_IsObject(o)) {
+		snprintf(err, PAPO_ERR_LEN, "the body must be a JSON object");
+		goto fail;
+	}
+	for (size_t i = 0; i < n; i++)
+		f[i] = NULL;
+	cJSON_ArrayForEach(it, o) {
+		size_t i = 0;
+
+		while (i < n && strcmp(it->string, fields[i]) != 0)
+			i++;
+		if (i == n) {
+			snprintf(err, PAPO_ERR_LEN, "unknown field '%.64s': %s",
+			    it->string, takes);
+			goto fail;
+		}
+		f[i] = it;       /* once: http_json_parse refuses a key twice */
+	}
+	return o;
+fail:
+	cJSON_Delete(o);
+	return NULL;
+}
+
 /* The fields of a send, in the order of api_send's slots. */
 static const char *const api_send_fields[] = { "text", "to", "reply_to" };
 #define API_NFIELDS (sizeof(api_send_fields) / sizeof(api_send_fields[0]))
@@ -206,7 +244,7 @@ int
 api_send_parse(const char *body, size_t len, struct node_msg **out,
     char err[PAPO_ERR_LEN])
 {
-	const cJSON *f[API_NFIELDS] = { NULL, NULL, NULL }, *it;
+	const cJSON *f[API_NFIELDS];
 	const char *text, *to = NULL;
 	char reply_to[PAPO_MSGID_LEN + 1] = "";
 	struct node_msg *m = NULL;
@@ -220,19 +258,9 @@ api_send_parse(const char *body, size_t len, struct node_msg **out,
 	goto out;							\
 } while (0)
 	*out = NULL;
-	if ((o = http_json_parse(body, len, err)) == NULL)
+	if ((o = api_object(body, len, api_send_fields, API_NFIELDS, f,
+	    "send takes text, to and reply_to", err)) == NULL)
 		return 400;
-	if (!cJSON_IsObject(o))
-		API_FAIL(400, "the body must be a JSON object");
-	cJSON_ArrayForEach(it, o) {
-		for (i = 0; i < API_NFIELDS; i++)
-			if (strcmp(it->string, api_send_fields[i]) == 0)
-				break;
-		if (i == API_NFIELDS)
-			API_FAIL(400, "unknown field '%.64s': send takes text, "
-			    "to and reply_to", it->string);
-		f[i] = it;       /* once: http_json_parse refuses a key twice */
-	}
 	if (f[0] == NULL)
 		API_FAIL(400, "text is missing");
 	/* Optional fields may be null, as many clients send absent ones. */
@@ -298,31 +326,19 @@ static void
 api_member_request(struct http_req *r, void *node, enum node_kind kind,
     const char *what)
 {
-	char err[PAPO_ERR_LEN];
-	const cJSON *it, *name = NULL;
+	static const char *const fields[] = { "name" };
+	char err[PAPO_ERR_LEN], takes[32];
+	const cJSON *name;
 	struct node_msg *m;
 	const char *body;
 	size_t len;
 	cJSON *o;
 
 	body = http_req_body(r, &len);
-	if ((o = http_json_parse(body, len, err)) == NULL) {
+	snprintf(takes, sizeof(takes), "%s takes name", what);
+	if ((o = api_object(body, len, fields, 1, &name, takes, err)) == NULL) {
 		http_reply_error(r, 400, "%s", err);
 		return;
-	}
-	if (!cJSON_IsObject(o)) {
-		cJSON_Delete(o);
-		http_reply_error(r, 400, "the body must be a JSON object");
-		return;
-	}
-	cJSON_ArrayForEach(it, o) {
-		if (strcmp(it->string, "name") != 0) {
-			http_reply_error(r, 400, "unknown field '%.64s': %s "
-			    "takes name", it->string, what);
-			cJSON_Delete(o);
-			return;
-		}
-		name = it;
 	}
 	if (!cJSON_IsString(name) || !api_member_ok(name->valuestring)) {
 		cJSON_Delete(o);
@@ -392,12 +408,11 @@ api_rooms(struct http_req *r, void *node)
 	api_plain(r, node, NODE_ROOMS, "the list of rooms");
 }
 
-/* A string field of o, or NULL; -1 when present and not a string. */
+/* A copy of a string field's value v into *out (NULL when v is absent
+ * or null); -1 when it is not a string, or out of memory. */
 static int
-api_str(const cJSON *o, const char *name, char **out)
+api_str(const cJSON *v, char **out)
 {
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
-
 	*out = NULL;
 	if (v == NULL || cJSON_IsNull(v))
 		return 0;
@@ -417,51 +432,37 @@ api_rooms_add(struct http_req *r, void *node)
 {
 	static const char *const fields[] = { "invite", "room", "name",
 	    "about" };
+	const cJSON *f[4];
 	char err[PAPO_ERR_LEN];
-	const cJSON *it;
 	struct node_msg *m = NULL;
 	const char *body;
-	char *invite = NULL;
 	size_t len;
 	cJSON *o;
+	int join;
 
 	body = http_req_body(r, &len);
-	if ((o = http_json_parse(body, len, err)) == NULL) {
+	if ((o = api_object(body, len, fields, 4, f, "a room is joined with "
+	    "invite, name and about, or made with room, name and about",
+	    err)) == NULL) {
 		http_reply_error(r, 400, "%s", err);
 		return;
 	}
-	if (!cJSON_IsObject(o)) {
-		http_reply_error(r, 400, "the body must be a JSON object");
-		goto out;
-	}
-	cJSON_ArrayForEach(it, o) {
-		size_t i = 0;
-
-		while (i < sizeof(fields) / sizeof(fields[0]) &&
-		    strcmp(it->string, fields[i]) != 0)
-			i++;
-		if (i == sizeof(fields) / sizeof(fields[0])) {
-			http_reply_error(r, 400, "unknown field '%.64s': a room "
-			    "is joined with invite, name and about, or made "
-			    "with room, name and about", it->string);
-			goto out;
-		}
-	}
-	if (api_str(o, "invite", &invite) == -1) {
+	join = f[0] != NULL && !cJSON_IsNull(f[0]);
+	if (join && !cJSON_IsString(f[0])) {
 		http_reply_error(r, 400, "invite must be a string");
 		goto out;
 	}
-	if ((m = node_msg_new(invite != NULL ? NODE_JOIN : NODE_CREATE)) == NULL) {
+	if ((m = node_msg_new(join ? NODE_JOIN : NODE_CREATE)) == NULL) {
 		http_reply_error(r, 500, "out of memory");
 		goto out;
 	}
-	if (api_str(o, "name", &m->name) == -1 ||
-	    api_str(o, "about", &m->about) == -1 ||
-	    (invite == NULL && api_str(o, "room", &m->text) == -1)) {
+	/* Joined: text is the invite; made: the room's name. */
+	if (api_str(f[2], &m->name) == -1 || api_str(f[3], &m->about) == -1 ||
+	    (!join && api_str(f[1], &m->text) == -1)) {
 		http_reply_error(r, 400, "name, about and room must be strings");
 		goto out;
 	}
-	if (invite != NULL && cJSON_GetObjectItemCaseSensitive(o, "room")) {
+	if (join && f[1] != NULL) {
 		http_reply_error(r, 400, "a room joined by invite has the name "
 		    "its maker gave it: drop room");
 		goto out;
@@ -471,15 +472,14 @@ api_rooms_add(struct http_req *r, void *node)
 		    "in the room");
 		goto out;
 	}
-	if (invite != NULL) {
-		m->text = invite;
-		invite = NULL;
+	if (join && api_str(f[0], &m->text) == -1) {
+		http_reply_error(r, 500, "out of memory");
+		goto out;
 	}
 	http_submit(r, node, m, api_done, NULL);
 	m = NULL;
 out:
 	node_msg_free(m);
-	free(invite);
 	cJSON_Delete(o);
 }
 

@@ -1819,12 +1819,8 @@ cli_rooms(const struct cli_cmd *c, int argc, char **argv)
 		    argv[optind + 1]) == -1)
 			return cli_fail("the room's name is too long");
 		rc = cli_call(o.home, NULL, path, "{}", &ans, &text);
-	} else {
-		if (optind < argc)
-			return cli_usage(c, "unexpected argument '%s'",
-			    argv[optind]);
+	} else
 		rc = cli_call(o.home, NULL, "/api/rooms", NULL, &ans, &text);
-	}
 	if (rc != CLI_OK)
 		goto out;
 	if (o.json) {

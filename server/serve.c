@@ -579,7 +579,7 @@ serve_rooms(struct papo *p, const char *json)
 	    d->valuestring : "");
 	p->nrooms = (size_t)cJSON_GetArraySize(
 	    cJSON_GetObjectItemCaseSensitive(o, "rooms"));
-	sse_rooms(p->sse, json);
+	sse_rooms(p->sse, o);
 	cJSON_Delete(o);
 }
 

@@ -222,13 +222,10 @@ sse_free(struct sse *s)
 }
 
 void
-sse_rooms(struct sse *s, const char *json)
+sse_rooms(struct sse *s, const cJSON *o)
 {
 	const cJSON *it, *d;
-	cJSON *o = json != NULL ? cJSON_Parse(json) : NULL;
 
-	if (o == NULL)
-		return;
 	s->nrooms = 0;
 	cJSON_ArrayForEach(it, cJSON_GetObjectItemCaseSensitive(o, "rooms")) {
 		const cJSON *id = cJSON_GetObjectItemCaseSensitive(it, "id");
@@ -246,7 +243,6 @@ sse_rooms(struct sse *s, const char *json)
 	d = cJSON_GetObjectItemCaseSensitive(o, "default");
 	snprintf(s->dflt, sizeof(s->dflt), "%s", cJSON_IsString(d) ?
 	    d->valuestring : "");
-	cJSON_Delete(o);
 }
 
 void

@@ -30,9 +30,10 @@ void sse_free(struct sse *s);
  * default room. */
 void sse_publish(struct sse *s, enum node_kind kind, const char *room,
     const char *json);
-/* The node's list of rooms (NODE_ROOMS's JSON): which room a name
- * names, and which is the default. */
-void sse_rooms(struct sse *s, const char *json);
+/* The node's list of rooms (NODE_ROOMS's JSON, parsed): which room a
+ * name names, and which is the default. */
+struct cJSON;
+void sse_rooms(struct sse *s, const struct cJSON *rooms);
 /* The routes, for an http_mount whose arg is the struct sse. */
 const struct http_route *sse_routes(size_t *n);
 

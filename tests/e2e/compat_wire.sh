@@ -88,24 +88,24 @@ everything() { local m; for m in "${X[@]}"; do has_text "$1" "from $m" || return
 for m in "${X[@]}"; do
 	check "$m has every one's message" until_true 20 everything "$m"
 done
-for m in $(others o1); do
-	check "old o1 sees $m's delivered receipt" until_true 15 receipt o1 "${ID[o1]}" "$m" delivered
-done
-for m in $(others n1); do
-	check "new n1 sees $m's delivered receipt" until_true 15 receipt n1 "${ID[n1]}" "$m" delivered
-done
+# receipts KIND: old o1 and new n1 each see a KIND receipt of their
+# message from every other member.
+receipts() {
+	local a m
+	for a in o1 n1; do
+		for m in $(others "$a"); do
+			check "$a sees $m's $1 receipt" until_true 15 receipt "$a" "${ID[$a]}" "$m" "$1"
+		done
+	done
+}
+receipts delivered
 # Read receipts: an agent given the message by wait.
 for m in "${X[@]}"; do
 	got=$(agent_wait "$m" | sort | tr '\n' '|')
 	want=$(others "$m" | sed 's/^/from /' | sort | tr '\n' '|')
 	check "$m's agent is given the others' messages: $got" test "$got" = "$want"
 done
-for m in $(others o1); do
-	check "old o1 sees $m's read receipt" until_true 15 receipt o1 "${ID[o1]}" "$m" read
-done
-for m in $(others n1); do
-	check "new n1 sees $m's read receipt" until_true 15 receipt n1 "${ID[n1]}" "$m" read
-done
+receipts read
 
 # Directed messages and replies, old to new and new to old.
 says o2 "o2 to n2" --to n2 --reply-to "${ID[n1]}"; d1=$id
