@@ -83,25 +83,39 @@ deliver_msg_json(const struct gossip *g, const struct frame_msg *m)
 /* Acks: sent straight to the author when connected, else back the way
  * the message came, else to everyone. */
 
+/* g's memory of recent traffic, made at its first use; NULL out of
+ * memory (then nothing is remembered: an ack is flooded, a receipt may
+ * go twice). */
+static struct recent *
+recent(struct gossip *g)
+{
+	if (g->recent == NULL)
+		g->recent = calloc(1, sizeof(*g->recent));
+	return g->recent;
+}
+
 static void
 upstream_put(struct gossip *g, const char *id, struct member *m)
 {
+	struct recent *r = recent(g);
 	uint64_t v;
 
-	if (!sec_msgid_valid(id, &v))
+	if (r == NULL || !sec_msgid_valid(id, &v))
 		return;
-	g->upstream[v % UPSTREAM_SLOTS].id = v;
-	g->upstream[v % UPSTREAM_SLOTS].m = m;
+	r->upstream[v % UPSTREAM_SLOTS].id = v;
+	r->upstream[v % UPSTREAM_SLOTS].m = m;
 }
 
 static struct member *
 upstream_get(struct gossip *g, const char *id)
 {
+	struct recent *r = g->recent;
 	uint64_t v;
 
-	if (!sec_msgid_valid(id, &v) || g->upstream[v % UPSTREAM_SLOTS].id != v)
+	if (r == NULL || !sec_msgid_valid(id, &v) ||
+	    r->upstream[v % UPSTREAM_SLOTS].id != v)
 		return NULL;
-	return g->upstream[v % UPSTREAM_SLOTS].m;
+	return r->upstream[v % UPSTREAM_SLOTS].m;
 }
 
 static void
@@ -826,6 +840,7 @@ deliver_history(struct gossip *g, struct node_msg *req)
 void
 deliver_read(struct gossip *g, struct node_msg *req)
 {
+	struct recent *r = recent(g);
 	char *save = NULL, *id;
 
 	for (id = req->text != NULL ? strtok_r(req->text, " ", &save) : NULL;
@@ -836,17 +851,19 @@ deliver_read(struct gossip *g, struct node_msg *req)
 
 		if (!sec_msgid_valid(id, &v))
 			continue;
-		for (i = 0; i < READ_SLOTS; i++)
-			if (g->read_sent[i] == v + 1)
+		for (i = 0; r != NULL && i < READ_SLOTS; i++)
+			if (r->read_sent[i] == v + 1)
 				break;
-		if (i < READ_SLOTS)
+		if (r != NULL && i < READ_SLOTS)
 			continue;
 		memset(&m, 0, sizeof(m));
 		if (store_get(g->env.store, id, &m) == -1)
 			continue;
 		if (memcmp(m.from, g->env.me->pk, 32) != 0) {
 			deliver_ack(g, &m, ACK_READ);
-			g->read_sent[g->read_next++ % READ_SLOTS] = v + 1;
+			if (r != NULL)
+				r->read_sent[r->read_next++ % READ_SLOTS] =
+				    v + 1;
 		}
 		frame_msg_clear(&m);
 	}
@@ -941,16 +958,19 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 static int
 ack_seen(struct gossip *g, const struct frame_ack *a)
 {
+	struct recent *r = recent(g);
 	uint8_t h[8];
 	uint64_t v;
 
+	if (r == NULL)
+		return 0;
 	crypto_generichash(h, sizeof(h), (const uint8_t *)a, offsetof(struct
 	    frame_ack, ts), NULL, 0);
 	memcpy(&v, h, sizeof(v));
 	for (size_t i = 0; i < ACK_SEEN_SLOTS; i++)
-		if (g->ack_seen[i] == v)
+		if (r->ack_seen[i] == v)
 			return 1;
-	g->ack_seen[g->ack_seen_next++ % ACK_SEEN_SLOTS] = v;
+	r->ack_seen[r->ack_seen_next++ % ACK_SEEN_SLOTS] = v;
 	return 0;
 }
 

@@ -45,7 +45,7 @@ gossip_seal(struct gossip *g, const struct frame *f, unsigned version,
 
 	uint32_t n;
 
-	if (frame_for_version(f, version, &out, g->sealing) == -1)
+	if (frame_for_version(f, version, &out, g->net->sealing) == -1)
 		return -1;
 	if (version < 3)
 		return frame_seal(g->env.keys, &out, b);
@@ -1278,5 +1278,7 @@ gossip_free(struct gossip *g)
 	beacon_free(g->beacon);
 	limit_free(g->limit);
 	epoch_free(g);
+	free(g->recent);
+	free(g->admins);
 	free(g);
 }

@@ -173,6 +173,25 @@ struct net {
 	size_t nrooms;
 	uint64_t bad_frames;        /* first frames no room's key opened */
 	uint64_t round_at;          /* ns of the last net_round's work */
+	struct frame_peer sealing[FRAME_PEERS_MAX];  /* gossip_seal's, for
+	                             * whichever room seals (one thread) */
+};
+
+/*
+ * What a room remembers of its recent traffic (deliver.c): who passed
+ * each message on (its acks go back that way), the acks forwarded
+ * lately, the read receipts sent.  Allocated at the room's first
+ * message, so that a room that never had one costs nothing of it.
+ */
+struct recent {
+	struct {
+		uint64_t id;
+		struct member *m;
+	} upstream[UPSTREAM_SLOTS];
+	uint64_t ack_seen[ACK_SEEN_SLOTS];
+	size_t ack_seen_next;
+	uint64_t read_sent[READ_SLOTS];   /* ids whose read receipt went out */
+	size_t read_next;
 };
 
 struct gossip {
@@ -191,20 +210,12 @@ struct gossip {
 	struct loop_timer *announce_timer;
 	struct loop_timer *save_timer;
 	int save_pending;           /* save_timer armed (members_save_later) */
-	struct {
-		uint64_t id;
-		struct member *m;
-	} upstream[UPSTREAM_SLOTS];
-	uint64_t ack_seen[ACK_SEEN_SLOTS];
-	size_t ack_seen_next;
-	uint64_t read_sent[READ_SLOTS];   /* ids whose read receipt went out */
-	size_t read_next;
+	struct recent *recent;      /* deliver.c's, from the first message */
 	uint64_t bad_frames;
-	struct frame_peer sealing[FRAME_PEERS_MAX];  /* gossip_seal's */
 	int has_owner;              /* the room's owner is known (role.c) */
 	uint8_t owner[32];
-	struct frame_admin admins[GOSSIP_MEMBERS_MAX];  /* grants held */
-	size_t nadmins;
+	struct frame_admin *admins; /* grants held (role.c), malloc'd */
+	size_t nadmins, admins_cap;
 	struct epoch_held *epochs;  /* epoch.c's, unsorted */
 	size_t nepochs;
 	struct epoch_kept *others;  /* epoch frames not held for their key,

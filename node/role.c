@@ -100,6 +100,15 @@ role_take(struct gossip *g, const struct frame_admin *a)
 		return 0;
 	if (g->nadmins == GOSSIP_MEMBERS_MAX)
 		return -1;
+	if (g->nadmins == g->admins_cap) {
+		size_t cap = g->admins_cap == 0 ? 4 : g->admins_cap * 2;
+		struct frame_admin *v = realloc(g->admins, cap * sizeof(*v));
+
+		if (v == NULL)
+			return -1;
+		g->admins = v;
+		g->admins_cap = cap;
+	}
 	g->admins[g->nadmins++] = *a;
 	return 1;
 }
