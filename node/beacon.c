@@ -15,6 +15,7 @@
 
 #include <sodium.h>
 
+#include "lib/loop.h"
 #include "node/beacon.h"
 
 #define BEACON_KIND 0x22

@@ -16,9 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "node/addr.h"
+#include "lib/addr.h"
+#include "lib/err.h"
+#include "lib/loop.h"
 #include "node/crypto.h"
-#include "node/node.h"
 
 #define BEACON_GROUP "239.255.77.76"
 #define BEACON_PORT 7776

@@ -6,7 +6,7 @@
 #ifndef PAPO_CHAN_H
 #define PAPO_CHAN_H
 
-#include "node/node.h"
+#include "node/msg.h"
 
 struct chan;
 

@@ -14,9 +14,9 @@
 
 #include <sodium.h>
 
-#include "node/b32.h"
+#include "lib/b32.h"
+#include "lib/fs.h"
 #include "node/crypto.h"
-#include "node/fsutil.h"
 
 /* The KDF context: exactly crypto_kdf_CONTEXTBYTES (8) characters. */
 #define SEC_KDF_CONTEXT "paporoom"

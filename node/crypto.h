@@ -9,7 +9,8 @@
 
 #include <stdint.h>
 
-#include "node/node.h"
+#include "lib/err.h"
+#include "node/papo.h"
 
 struct identity {
 	uint8_t pk[32];   /* public key: the member id */

@@ -14,8 +14,10 @@
 
 #include <sodium.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "lib/utf8.h"
 #include "node/gossip_int.h"
-#include "node/utf8.h"
 
 #define ACK_TIMEOUT_NS (8ull * 1000000000u)
 #define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */
@@ -330,7 +332,7 @@ deliver_retry(void *arg)
 	 * and syncs what a lost frame or a closed connection left out. */
 	for (size_t i = 0; i < g->nmembers; i++)
 		if (g->members[i]->conn != NULL)
-			gossip_hello(g, quic_data(g->members[i]->conn));
+			hello_send(g, quic_data(g->members[i]->conn));
 	loop_timer_set(g->retry_timer, loop_now_ns() + OUTBOX_RETRY_NS);
 }
 

@@ -21,7 +21,9 @@
 
 #include <sodium.h>
 
-#include "node/fsutil.h"
+#include "lib/fs.h"
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/gossip_int.h"
 
 #define EPOCHS_FILE "epochs.json"
@@ -31,35 +33,6 @@ static int epoch_note(struct gossip *g, const struct frame_epoch *e,
     int quiet);
 static const char *epoch_who(const struct gossip *g, const uint8_t id[32],
     char buf[16]);
-
-/* The epoch numbered n, or NULL when we do not hold it. */
-static struct epoch_held *
-epoch_find(const struct gossip *g, uint32_t n)
-{
-	for (size_t i = 0; i < g->nepochs; i++)
-		if (g->epochs[i].n == n)
-			return &g->epochs[i];
-	return NULL;
-}
-
-const struct room_keys *
-epoch_keys(const struct gossip *g, uint32_t n)
-{
-	struct epoch_held *e = epoch_find(g, n);
-
-	return e != NULL ? &e->keys : NULL;
-}
-
-uint32_t
-epoch_newest(const struct gossip *g)
-{
-	uint32_t n = 0;
-
-	for (size_t i = 0; i < g->nepochs; i++)
-		if (g->epochs[i].n > n)
-			n = g->epochs[i].n;
-	return n;
-}
 
 /* An epoch frame's JSON text we keep (its signature checked when it
  * came), decoded into f: 0, or -1 when text is NULL or no epoch frame. */
@@ -313,15 +286,6 @@ epoch_free(struct gossip *g)
 	free(g->removed);
 	g->removed = NULL;
 	g->nremoved = 0;
-}
-
-const struct removal *
-epoch_removed(const struct gossip *g, const uint8_t id[32])
-{
-	for (size_t i = 0; i < g->nremoved; i++)
-		if (memcmp(g->removed[i].id, id, 32) == 0)
-			return &g->removed[i];
-	return NULL;
 }
 
 void

@@ -17,9 +17,9 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
-#include "node/b32.h"
+#include "lib/b32.h"
+#include "lib/utf8.h"
 #include "node/frame.h"
-#include "node/utf8.h"
 
 /* The largest integer a JSON number carries exactly (2^53). */
 #define FRAME_INT_MAX 9007199254740992.0

@@ -14,10 +14,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "node/addr.h"
-#include "node/buf.h"
+#include "lib/addr.h"
+#include "lib/buf.h"
 #include "node/crypto.h"
-#include "node/node.h"
+#include "node/papo.h"
 
 #define FRAME_VERSION 3         /* the newest protocol version spoken */
 #define FRAME_NONCE_LEN 24

@@ -14,50 +14,12 @@
 
 #include <sodium.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/gossip_int.h"
 
 #define BAD_FRAMES_MAX 3
 
-
-void
-gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o)
-{
-	struct node_msg *ev = node_msg_new(kind);
-
-	/* Which room it is of, for whoever follows several. */
-	cJSON_AddStringToObject(o, "room_id", g->rid);
-	if (ev != NULL && (ev->json = cJSON_PrintUnformatted(o)) != NULL)
-		g->env.emit(g->env.arg, ev);
-	else
-		node_msg_free(ev);
-	cJSON_Delete(o);
-}
-
-/* Sending frames. */
-
-/* Seals f as a connection of that version takes it (frame_for_version):
- * -1 when nothing of it is for that version. */
-static int
-gossip_seal(struct gossip *g, const struct frame *f, unsigned version,
-    struct buf *b)
-{
-	struct frame out;
-
-	uint32_t n;
-
-	if (frame_for_version(f, version, &out, g->net->sealing) == -1)
-		return -1;
-	if (version < 3)
-		return frame_seal(g->env.keys, &out, b);
-	/* Version 3 seals with the newest key and says which; but a hello
-	 * and an epoch frame with epoch 0's, the room secret's, which every
-	 * member holds: the hello says which epochs each side has, and an
-	 * epoch frame (each member's secret sealed to it alone) is how a
-	 * member behind learns the newer ones. */
-	n = f->type == FRAME_HELLO || f->type == FRAME_EPOCH ? 0 :
-	    epoch_newest(g);
-	return frame_seal_epoch(epoch_keys(g, n), n, &out, b);
-}
 
 /* Opens a frame received on l: version 3's with the key of the epoch its
  * envelope names (FRAME_ERR_SEAL when we hold no such epoch). */
@@ -83,61 +45,6 @@ gossip_unseal(struct gossip *g, const struct link *l, const uint8_t *p,
 	return frame_open_epoch(k, p, n, frame_flags(l->version), f);
 }
 
-int
-gossip_send_frame(struct gossip *g, struct member *m, const struct frame *f)
-{
-	struct buf b;
-	int rc = -1;
-
-	if (m == NULL || m->conn == NULL)
-		return -1;
-	buf_init(&b, PAPO_FRAME_MAX);
-	if (gossip_seal(g, f, quic_version(m->conn), &b) == 0)
-		rc = quic_send(m->conn, b.p, b.len);
-	buf_free(&b);
-	return rc;
-}
-
-void
-gossip_send_link(struct gossip *g, struct link *l, const struct frame *f)
-{
-	struct buf b;
-
-	buf_init(&b, PAPO_FRAME_MAX);
-	if (gossip_seal(g, f, l->version, &b) == 0)
-		quic_send(l->qc, b.p, b.len);
-	buf_free(&b);
-}
-
-/* Sends f to every connected member but except (may be NULL): sealed
- * once per protocol version, as each version takes it. */
-void
-gossip_flood(struct gossip *g, const struct frame *f, const struct member *except)
-{
-	struct buf b;
-
-	buf_init(&b, PAPO_FRAME_MAX);
-	for (unsigned v = 1; v <= FRAME_VERSION; v++) {
-		int sealed = 0, ok = 0;
-
-		for (size_t i = 0; i < g->nmembers; i++) {
-			struct member *m = g->members[i];
-
-			if (m->conn == NULL || m == except ||
-			    quic_version(m->conn) != v)
-				continue;
-			if (!sealed) {
-				buf_reset(&b);
-				ok = gossip_seal(g, f, v, &b) == 0;
-				sealed = 1;
-			}
-			if (ok)
-				quic_send(m->conn, b.p, b.len);
-		}
-	}
-	buf_free(&b);
-}
-
 /* Our next announcement's (or bye's) counter: the wall clock's ms, and
  * always more than the last, so that receivers, which take only what is
  * newer, take it even when the clock went back. */
@@ -148,55 +55,6 @@ gossip_next_seq(struct gossip *g)
 
 	g->own_seq = now > g->own_seq ? now : g->own_seq + 1;
 	return g->own_seq;
-}
-
-/* What an invite holds changed (our addresses, the newest key epoch):
- * the program prints invites with it from now on (NODE_EV_ADDRS). */
-void
-gossip_invite_changed(struct gossip *g)
-{
-	struct addr v[PAPO_ADDR_MAX];
-	size_t n = reach_addrs(&g->net->reach, v, PAPO_ADDR_MAX);
-	cJSON *o = cJSON_CreateObject(), *arr;
-	char a[ADDR_STRLEN];
-
-	arr = cJSON_AddArrayToObject(o, "addrs");
-	for (size_t i = 0; i < n; i++) {
-		addr_format(&v[i], a);
-		cJSON_AddItemToArray(arr, cJSON_CreateString(a));
-	}
-	/* serve waits for the relay's first answer before printing the
-	 * invite (serve.c), which says whether it holds the relayed address. */
-	cJSON_AddStringToObject(o, "relay", relay_turn_name(g->net));
-	gossip_emit_json(g, NODE_EV_ADDRS, o);
-}
-
-void
-gossip_hello(struct gossip *g, struct link *l)
-{
-	struct frame f;
-	struct frame_hello *h = &f.u.hello;
-	struct store_stats st;
-
-	memset(&f, 0, sizeof(f));
-	f.type = FRAME_HELLO;
-	h->version = l->version;
-	memcpy(h->id, g->env.me->pk, 32);
-	strcpy(h->name, g->env.room->me);
-	strcpy(h->about, g->env.room->about);
-	h->naddr = reach_addrs(&g->net->reach, h->addr, PAPO_ADDR_MAX);
-	/* Version 2: where we see the peer, so that it learns how it is
-	 * reached from outside. */
-	if (l->version >= 2)
-		h->obs = *quic_remote(l->qc);
-	if (l->version >= 3) {
-		role_hello(g, h);
-		h->epoch = epoch_newest(g);
-	}
-	store_stats(g->env.store, &st);
-	h->msgs = st.msgs;
-	store_digest(g->env.store, h->digest);
-	gossip_send_link(g, l, &f);
 }
 
 /* Sends the members we know (all, or just one) to a member, in frames of
@@ -247,22 +105,6 @@ gossip_peers(struct gossip *g, struct member *to, struct member *only)
 
 /* Requests. */
 
-void
-gossip_fail(struct gossip *g, struct node_msg *req, int code, const char *fmt,
-    const char *arg)
-{
-	req->code = code;
-	snprintf(req->err, sizeof(req->err), fmt, arg);
-	g->env.emit(g->env.arg, req);
-}
-
-/*
- * How a member is reached now: "direct", "punched", "lan" or "relay" (our
- * own connection, the last through our TURN relay: its protocol version
- * and smoothed RTT), "via NAME" (no
- * connection, but news of its life came lately through NAME's), "via
- * others" (a large room, over several hops), or "none".
- */
 static void
 gossip_path_json(const struct gossip *g, const struct member *m, cJSON *e)
 {
@@ -710,7 +552,7 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 		relay_permits(g->net);
 		members_plan_dials(g);
 		members_presence_check(g);
-		gossip_punch_check(g);
+		members_punch_check(g);
 	}
 }
 
@@ -794,58 +636,13 @@ gossip_announce(void *arg)
 	f.u.peers.v = &me;
 	gossip_flood(g, &f, NULL);
 	loop_timer_set(g->announce_timer, loop_now_ns() + gossip_announce_ns(g));
-	gossip_punch_check(g);
-}
-
-/*
- * Punching (punch.h).  A member online through others but without a
- * connection of ours (or with one through the relay only), whose
- * addresses failed us or have not answered
- * within PUNCH_AFTER_NS (a handshake answers in two round trips, well
- * within that on most paths; a QUIC dial gives up only after 5 s; a punch
- * begun where the dial would have worked costs 8 small datagrams, and the
- * first connection to greet wins anyway), is punched to through a member
- * connected to both.  Only in a
- * small room: in a large one most members are not meant to be
- * neighbours.
- */
-void
-gossip_punch_check(struct gossip *g)
-{
-	uint64_t now = loop_now_ns(), next = 0;
-
-	if (!members_small(g)) {
-		loop_timer_set(g->punch_timer, 0);
-		return;
-	}
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
-		uint64_t due = m->dial_since + PUNCH_AFTER_NS;
-		int waited = m->ndial > 0 && due <= now;
-
-		/* Reached through the relay only: punch, over the relayed
-		 * connection itself (no member between), for as long as that
-		 * lasts; punch.c rests 60 s after every 3 failed attempts. */
-		if (member_relayed(g, m)) {
-			if (member_version(m) >= 2)
-				punch_want(g->punch, m->id);
-			continue;
-		}
-		if (m->conn != NULL)
-			continue;
-		if (m->ndial > 0 && !waited && (next == 0 || due < next))
-			next = due;
-		if (member_online(g, m) && (m->backoff_ms > 0 || waited) &&
-		    m->via != NULL && member_version(m->via) >= 2)
-			punch_want(g->punch, m->id);
-	}
-	loop_timer_set(g->punch_timer, next);
+	members_punch_check(g);
 }
 
 static void
 gossip_punch_timer(void *arg)
 {
-	gossip_punch_check(arg);
+	members_punch_check(arg);
 }
 
 /* Carries a punch frame towards its addressee: straight to it when
@@ -1059,7 +856,7 @@ gossip_link_adopt(struct gossip *g, struct link *l, const uint8_t *p,
 		return 0;
 	}
 	l->g = g;
-	gossip_hello(g, l);
+	hello_send(g, l);
 	gossip_link_take(g, l, &f);
 	return 1;
 }
@@ -1074,7 +871,7 @@ gossip_link_moved(struct gossip *g, struct link *l)
 	if (l->m == NULL || l->m->conn != l->qc)
 		return;
 	gossip_seen_at(g, l->m, l->qc);
-	gossip_hello(g, l);
+	hello_send(g, l);
 }
 
 /* l's connection is gone; l is freed by the caller after. */
@@ -1125,7 +922,7 @@ gossip_link_closed(struct gossip *g, struct link *l)
 		}
 	}
 	members_plan_dials(g);
-	gossip_punch_check(g);
+	members_punch_check(g);
 }
 
 /* Start and stop. */
@@ -1148,6 +945,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		return NULL;
 	}
 	g->env = *env;
+	g->member_back = deliver_member_back;
 	g->net = t;
 	sec_room_id_format(env->keys, g->rid);
 	memset(&pe, 0, sizeof(pe));
@@ -1282,3 +1080,13 @@ gossip_free(struct gossip *g)
 	free(g->admins);
 	free(g);
 }
+
+const struct net_ops gossip_net_ops = {
+	.invite_changed = gossip_invite_changed,
+	.relay_ready = members_relay_ready,
+	.hello = hello_send,
+	.frame = gossip_link_frame,
+	.adopt = gossip_link_adopt,
+	.moved = gossip_link_moved,
+	.closed = gossip_link_closed,
+};

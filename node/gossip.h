@@ -8,9 +8,12 @@
 #ifndef PAPO_GOSSIP_H
 #define PAPO_GOSSIP_H
 
-#include "node/addr.h"
+#include "lib/addr.h"
+#include "lib/err.h"
+#include "lib/loop.h"
 #include "node/crypto.h"
-#include "node/node.h"
+#include "node/limit.h"
+#include "node/msg.h"
 #include "node/room.h"
 #include "node/store.h"
 #include "node/turn.h"
@@ -18,8 +21,35 @@
 struct gossip;
 struct net;
 
+/*
+ * What the net asks of a room.  The net sits below the rooms (it knows
+ * addresses and connections, never members or messages) and reaches
+ * them only through these, gossip.c's gossip_net_ops.
+ */
+struct gossip;
+struct link;
+struct net_ops {
+	/* What an invite holds (our addresses) changed. */
+	void (*invite_changed)(struct gossip *g);
+	/* Our TURN relay has an address: dial what it lets us reach. */
+	void (*relay_ready)(struct gossip *g);
+	/* A connection of g's is up: greet. */
+	void (*hello)(struct gossip *g, struct link *l);
+	/* A frame on one of g's connections. */
+	void (*frame)(struct gossip *g, struct link *l, const uint8_t *p,
+	    size_t n);
+	/* An accepted connection's first frame: 1 when g's key opens it
+	 * (the connection is g's from now), else 0. */
+	int (*adopt)(struct gossip *g, struct link *l, const uint8_t *p,
+	    size_t n);
+	void (*moved)(struct gossip *g, struct link *l);
+	void (*closed)(struct gossip *g, struct link *l);
+};
+extern const struct net_ops gossip_net_ops;
+
 /* What the rooms of a daemon share: its socket and its reachability. */
 struct net_env {
+	const struct net_ops *ops;
 	struct loop *loop;
 	const struct identity *me;
 	struct addr listen;

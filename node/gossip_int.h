@@ -14,6 +14,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/loop.h"
 #include "node/beacon.h"
 #include "node/frame.h"
 #include "node/gossip.h"
@@ -201,6 +202,9 @@ struct gossip {
 	struct punch *punch;        /* direct paths arranged through others */
 	struct beacon *beacon;      /* LAN discovery, or NULL when off */
 	int stopping;               /* in gossip_free: nothing new starts */
+	/* member.c's word to the parts above it (gossip_new sets it): m is
+	 * online again through others, so what waits for it may go. */
+	void (*member_back)(struct gossip *g, const struct member *m);
 	struct member **members;
 	size_t nmembers;
 	struct outmsg *outbox;
@@ -251,7 +255,7 @@ void gossip_flood(struct gossip *g, const struct frame *f,
     const struct member *except);
 /* Greets the member at the other end of l: our hello, with our history's
  * count and digest. */
-void gossip_hello(struct gossip *g, struct link *l);
+void hello_send(struct gossip *g, struct link *l);
 /* What we advertise changed: logged; the program gets the new invite,
  * members our next announcement. */
 void gossip_addrs_changed(struct gossip *g);
@@ -259,7 +263,7 @@ void gossip_addrs_changed(struct gossip *g);
  * program gets the new invite. */
 void gossip_invite_changed(struct gossip *g);
 /* The events of l, a connection of g's, as net.c hands them over (its
- * opening: gossip_hello). */
+ * opening: hello_send). */
 void gossip_link_frame(struct gossip *g, struct link *l, const uint8_t *p,
     size_t n);
 void gossip_link_moved(struct gossip *g, struct link *l);
@@ -351,10 +355,12 @@ void member_announced(struct member *m);
 void members_presence_check(struct gossip *g);
 /* Starts punching to the members that need it (gossip.c, "Punching"),
  * and arms the timer for the next that will. */
-void gossip_punch_check(struct gossip *g);
+void members_punch_check(struct gossip *g);
 void members_presence_timer(void *arg);
 /* Sets the dial timer for the next member due, if there is room. */
 void members_plan_dials(struct gossip *g);
+/* Our TURN relay has an address now: dials what it lets us reach. */
+void members_relay_ready(struct gossip *g);
 /* Dials m at each of n addresses at once. */
 void member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
     size_t n);
@@ -424,6 +430,8 @@ void deliver_limits_json(struct gossip *g, cJSON *o);
 void epoch_load(struct gossip *g);
 void epoch_free(struct gossip *g);
 /* Epoch n's keys, or NULL when not held. */
+/* The epoch numbered n, or NULL when we do not hold it (core.c). */
+struct epoch_held *epoch_find(const struct gossip *g, uint32_t n);
 const struct room_keys *epoch_keys(const struct gossip *g, uint32_t n);
 /* The newest epoch held: version 3 connections are sealed with it. */
 uint32_t epoch_newest(const struct gossip *g);

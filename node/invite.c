@@ -38,10 +38,10 @@
 
 #include <sodium.h>
 
-#include "node/b32.h"
-#include "node/buf.h"
+#include "lib/b32.h"
+#include "lib/buf.h"
+#include "lib/utf8.h"
 #include "node/invite.h"
-#include "node/utf8.h"
 
 #define INVITE_PREFIX_LEN (sizeof(INVITE_PREFIX) - 1)
 #define INVITE_SUM_LEN 4

@@ -8,8 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "node/addr.h"
-#include "node/node.h"
+#include "lib/addr.h"
+#include "node/papo.h"
 
 #define INVITE_VERSION 1        /* an invite without extensions */
 #define INVITE_VERSION_EXT 2    /* one with: a relay, a room name, a key

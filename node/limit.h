@@ -12,7 +12,32 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "node/node.h"
+#include "lib/err.h"
+
+/*
+ * Sending limits (docs/SECURITY.md, "Rate limits and reply loops").
+ * rate: a token bucket of burst messages, filled with n every per_s
+ * seconds; all zero means the default, 20/min,10.  damp: n answers
+ * between two members within window_s seconds, then answers into that
+ * exchange are refused; all zero means the default 12/5m, off set means
+ * never.
+ */
+struct papo_rate {
+	uint32_t n, per_s, burst;
+};
+struct papo_damp {
+	uint32_t n, window_s;
+	int off;
+};
+#define PAPO_RATE_DEFAULT "20/min,10"
+#define PAPO_DAMP_DEFAULT "12/5m"
+
+/* Parses PAPO_RATE, "N/UNIT[,BURST]" (UNIT s, min or h; BURST defaults
+ * to N), into out; -1 with the reason. */
+int rate_parse(char err[PAPO_ERR_LEN], const char *s, struct papo_rate *out);
+/* Parses PAPO_DAMP, "N/TIME" (TIME as 300s, 5m or 1h) or "off"; -1 with
+ * the reason. */
+int damp_parse(char err[PAPO_ERR_LEN], const char *s, struct papo_damp *out);
 
 /* A receiver stores up to this many times what an honest author could
  * send in any one minute of its clock. */

@@ -12,7 +12,9 @@
 
 #include <sodium.h>
 
-#include "node/fsutil.h"
+#include "lib/fs.h"
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/gossip_int.h"
 
 #define FULL_MESH_MAX 8                   /* members (with us) all connected */
@@ -227,7 +229,7 @@ members_presence_check(struct gossip *g)
 			 * and our announcements go every 3 s from now
 			 * (gossip_int.h, ANNOUNCE_FAST_NS), the first at once. */
 			if (on && m->conn == NULL) {
-				deliver_member_back(g, m);
+				g->member_back(g, m);
 				if (members_small(g))
 					loop_timer_set(g->announce_timer, 1);
 			}
@@ -387,7 +389,7 @@ member_dial_on(struct gossip *g, struct member *m, const struct addr *a,
 			m->dial_since = loop_now_ns();
 	}
 	/* Dials left unanswered for a while are a reason to punch. */
-	gossip_punch_check(g);
+	members_punch_check(g);
 }
 
 /* m's addresses, and where we last saw it if that is not one of them. */
@@ -654,4 +656,79 @@ members_load(struct gossip *g)
 		    path, bad);
 	cJSON_Delete(o);
 	free(text);
+}
+
+/* Dials m at those of its addresses on our relay's IP (other members'
+ * relayed addresses). */
+static void
+member_dial_relayed(struct gossip *g, struct member *m)
+{
+	for (size_t j = 0; j < m->naddr; j++)
+		if (relay_on_server(g->net, &m->addr[j]))
+			member_dial_at(g, m, &m->addr[j], 1);
+}
+
+void
+members_relay_ready(struct gossip *g)
+{
+	/* Members we have no connection with are tried again at once;
+	 * those still being dialled on their other addresses (which may
+	 * never answer: a private one from an invite) at their relayed
+	 * ones. */
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		if (m->conn != NULL)
+			continue;
+		if (m->ndial == 0)
+			m->next_dial = loop_now_ns();
+		else
+			member_dial_relayed(g, m);
+	}
+	members_plan_dials(g);
+}
+
+/*
+ * Punching (punch.h).  A member online through others but without a
+ * connection of ours (or with one through the relay only), whose
+ * addresses failed us or have not answered
+ * within PUNCH_AFTER_NS (a handshake answers in two round trips, well
+ * within that on most paths; a QUIC dial gives up only after 5 s; a punch
+ * begun where the dial would have worked costs 8 small datagrams, and the
+ * first connection to greet wins anyway), is punched to through a member
+ * connected to both.  Only in a
+ * small room: in a large one most members are not meant to be
+ * neighbours.
+ */
+void
+members_punch_check(struct gossip *g)
+{
+	uint64_t now = loop_now_ns(), next = 0;
+
+	if (!members_small(g)) {
+		loop_timer_set(g->punch_timer, 0);
+		return;
+	}
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+		uint64_t due = m->dial_since + PUNCH_AFTER_NS;
+		int waited = m->ndial > 0 && due <= now;
+
+		/* Reached through the relay only: punch, over the relayed
+		 * connection itself (no member between), for as long as that
+		 * lasts; punch.c rests 60 s after every 3 failed attempts. */
+		if (member_relayed(g, m)) {
+			if (member_version(m) >= 2)
+				punch_want(g->punch, m->id);
+			continue;
+		}
+		if (m->conn != NULL)
+			continue;
+		if (m->ndial > 0 && !waited && (next == 0 || due < next))
+			next = due;
+		if (member_online(g, m) && (m->backoff_ms > 0 || waited) &&
+		    m->via != NULL && member_version(m->via) >= 2)
+			punch_want(g->punch, m->id);
+	}
+	loop_timer_set(g->punch_timer, next);
 }

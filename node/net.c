@@ -1,8 +1,14 @@
 /*
  * net.c: what the rooms of one daemon share, on the node thread
  * (gossip_int.h): one QUIC socket, bound once, and how others reach this
- * member there (reach.h; the port mapping and the TURN relay are
- * relay.c's).  Each connection is one room's: a dialled one is its
+ * member there: reach (reach.h), the home router's port mapping
+ * (portmap.h), advertised when its external address is public, and the
+ * TURN relay (turn.h), whose relayed address is advertised last and
+ * through which relayed QUIC connections send, their state in status
+ * (me.portmap, me.turn; docs/REACHABILITY.md).  The net sits below the
+ * rooms: it knows addresses and connections, and reaches a room only
+ * through the ops the node gave it (struct net_ops, gossip.c's
+ * gossip_net_ops).  Each connection is one room's: a dialled one is its
  * dialler's from the start; an accepted one waits for its first frame,
  * a hello, and belongs to the room whose key opens it (docs/PROTOCOL.md,
  * "Rooms in one daemon").  Every QUIC event then goes to that room.
@@ -11,7 +17,278 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/gossip_int.h"
+
+#define TURN_CHECK_NS (10ull * 1000000000u)
+
+/* The relay's state as status names it: "off" with none set. */
+const char *
+relay_turn_name(const struct net *t)
+{
+	static const char *const names[] = {
+		[TURN_ALLOCATING] = "allocating",
+		[TURN_ALLOCATED] = "allocated",
+		[TURN_FAILED] = "failed",
+	};
+
+	return t->turn != NULL ? names[turn_state(t->turn)] : "off";
+}
+
+/*
+ * Port mapping (portmap.h): the router's mapping, when it has a public
+ * external address, is advertised after the addresses the person gave.
+ */
+static void
+relay_portmap_changed(void *arg, const struct portmap *pm)
+{
+	struct net *t = arg;
+	struct addr a;
+	int usable = portmap_mapped(pm, &a) == 0;
+
+	if (reach_set_mapped(&t->reach, usable ? &a : NULL))
+		net_addrs_changed(t);
+}
+
+/* Adds name: v, or null when v is NULL. */
+static void
+relay_str(cJSON *o, const char *name, const char *v)
+{
+	if (v != NULL)
+		cJSON_AddStringToObject(o, name, v);
+	else
+		cJSON_AddNullToObject(o, name);
+}
+
+/* Adds name: "IP:PORT" of a when has, else null. */
+static void
+relay_addr(cJSON *o, const char *name, int has, const struct addr *a)
+{
+	char text[ADDR_STRLEN];
+
+	if (has)
+		addr_format(a, text);
+	relay_str(o, name, has ? text : NULL);
+}
+
+static void
+relay_portmap_json(const struct net *t, cJSON *me)
+{
+	cJSON *pj = cJSON_AddObjectToObject(me, "portmap");
+	const struct portmap *pm = t->portmap;
+	struct addr a;
+
+	if (pm == NULL) {
+		relay_str(pj, "state", "off");
+		relay_str(pj, "method", NULL);
+		relay_str(pj, "external", NULL);
+		relay_str(pj, "reason", "listening on loopback only");
+		return;
+	}
+	relay_str(pj, "state", portmap_state_name(portmap_state(pm)));
+	relay_str(pj, "method", portmap_method(pm));
+	relay_addr(pj, "external", portmap_mapped(pm, &a) == 0, &a);
+	relay_str(pj, "reason", portmap_reason(pm));
+}
+
+/*
+ * The TURN relay (turn.h): the client talks to its server on our QUIC
+ * socket.  An allocation's relayed address is advertised last, after the
+ * direct ones (reach.h).
+ */
+static int
+relay_turn_send(void *arg, const struct addr *to, const uint8_t *p,
+    size_t n)
+{
+	return quic_send_raw(((struct net *)arg)->quic, to, p, n, 0);
+}
+
+/* A datagram that came to our relayed address from peer: QUIC's. */
+static void
+relay_turn_data(void *arg, const struct addr *peer, const uint8_t *p,
+    size_t n)
+{
+	quic_input(((struct net *)arg)->quic, peer, p, n, 1);
+}
+
+/* A packet of a relayed connection (quic.h), to peer through our relay. */
+int
+relay_quic_send(void *arg, const struct addr *peer, const uint8_t *p,
+    size_t n)
+{
+	struct net *t = arg;
+
+	return t->turn != NULL ? turn_send(t->turn, peer, p, n) : -1;
+}
+
+/*
+ * The TURN server drops what reaches our relayed address from an IP
+ * without a permission.  Members of a room use one TURN server, so the
+ * relay's own IP comes first (other members' relayed addresses send
+ * from it), then the IPs of members' public addresses (a member without
+ * an allocation of its own dials our relayed address from one of them).
+ * At most TURN_PERMITS_MAX IPs, leaving the rest of the client's peer
+ * table to the relayed connections.  Called again on every announcement
+ * (10 s), which keeps the permissions in use and so renewed.
+ */
+void
+relay_permits(struct net *t)
+{
+	struct addr relayed, done[TURN_PERMITS_MAX];
+	size_t n = 0;
+
+	if (t->turn == NULL || turn_relayed(t->turn, &relayed) == -1)
+		return;
+	turn_permit(t->turn, &relayed);
+	done[n++] = relayed;
+	for (size_t r = 0; r < t->nrooms; r++)
+	for (size_t i = 0; i < t->rooms[r]->nmembers; i++) {
+		const struct member *m = t->rooms[r]->members[i];
+
+		for (size_t j = 0; j < m->naddr; j++) {
+			const struct addr *a = &m->addr[j];
+			int seen = 0;
+
+			if (addr_is_private(a) || addr_is_loopback(a) ||
+			    addr_is_unspecified(a) || a->family != relayed.family)
+				continue;
+			for (size_t k = 0; k < n && !seen; k++)
+				seen = addr_same_ip(a, &done[k]);
+			if (seen)
+				continue;
+			if (n == TURN_PERMITS_MAX)
+				return;
+			turn_permit(t->turn, a);
+			done[n++] = *a;
+		}
+	}
+}
+
+/* A relayed connection ended or a dial through the relay failed: maybe
+ * the TURN server lost our allocation (a restart) or is gone.  A Refresh
+ * finds out (turn.h), at most once every TURN_CHECK_NS. */
+void
+relay_check(struct net *t)
+{
+	uint64_t now = loop_now_ns();
+
+	if (t->turn == NULL || t->stopping || (t->turn_checked != 0 &&
+	    now < t->turn_checked + TURN_CHECK_NS))
+		return;
+	t->turn_checked = now;
+	turn_refresh(t->turn);
+}
+
+int
+relay_on_server(const struct net *t, const struct addr *a)
+{
+	return t->turn != NULL && addr_same_ip(a, &t->relay_ip);
+}
+
+int
+relay_both_ends(const struct net *t, const struct quic_conn *c)
+{
+	return quic_is_relayed(c) && relay_on_server(t, quic_remote(c));
+}
+
+static void
+relay_turn_state(void *arg, const struct turn *tc)
+{
+	struct net *t = arg;
+	char server[ADDR_STRLEN], relayed[ADDR_STRLEN];
+	struct addr a;
+	int has = turn_relayed(tc, &a) == 0;
+
+	addr_format(&t->turn_server, server);
+	if (has) {
+		addr_format(&a, relayed);
+		log_msg(LOG_INFO, "relay: allocated at %s on %s", relayed, server);
+		t->relay_ip = a;
+		relay_permits(t);
+		/* Relayed addresses can be dialled now (members_relay_ready). */
+		for (size_t r = 0; r < t->nrooms; r++)
+			t->env.ops->relay_ready(t->rooms[r]);
+	} else if (turn_state(tc) == TURN_FAILED) {
+		log_msg(LOG_WARN, "relay: %s failed: %s", server, turn_reason(tc));
+		/* Nothing goes through the relay any more: its connections
+		 * end now rather than at their idle timeout. */
+		for (size_t r = 0; r < t->nrooms; r++)
+			for (size_t i = 0; i < t->rooms[r]->nmembers; i++) {
+				struct member *m = t->rooms[r]->members[i];
+
+				if (m->conn != NULL && quic_is_relayed(m->conn))
+					quic_close(m->conn);
+			}
+	}
+	/* The first failure changes no address, but serve waits to hear of
+	 * it (gossip_addrs_changed). */
+	if (reach_set_relayed(&t->reach, has ? &a : NULL) ||
+	    (turn_state(tc) == TURN_FAILED && !t->turn_told)) {
+		t->turn_told = 1;
+		/* Members learn the new address now, not in up to 10 s. */
+		net_addrs_changed(t);
+	}
+}
+
+static void
+relay_turn_json(const struct net *t, cJSON *me)
+{
+	cJSON *tj = cJSON_AddObjectToObject(me, "turn");
+	struct addr a;
+	int on = t->turn != NULL;
+
+	relay_str(tj, "state", relay_turn_name(t));
+	relay_str(tj, "from", on ? t->turn_from : NULL);
+	relay_addr(tj, "server", on, &t->turn_server);
+	relay_addr(tj, "relayed", on && turn_relayed(t->turn, &a) == 0, &a);
+	relay_str(tj, "reason", on ? turn_reason(t->turn) : NULL);
+}
+
+void
+relay_json(const struct net *t, cJSON *me)
+{
+	relay_portmap_json(t, me);
+	relay_turn_json(t, me);
+}
+
+int
+relay_start(char err[PAPO_ERR_LEN], struct net *t,
+    const struct net_env *env)
+{
+	/* A router can map a port for a socket others can reach at all:
+	 * not for one bound to loopback. */
+	if (!addr_is_loopback(&t->bound)) {
+		struct portmap_env penv;
+
+		memset(&penv, 0, sizeof(penv));
+		penv.loop = env->loop;
+		penv.port = t->bound.port;
+		penv.off = !env->portmap;
+		penv.allow_private = env->portmap_private;
+		penv.changed = relay_portmap_changed;
+		penv.arg = t;
+		if ((t->portmap = portmap_new(err, &penv)) == NULL)
+			return -1;
+	}
+	if (env->turn != NULL) {
+		struct turn_env tenv;
+
+		memset(&tenv, 0, sizeof(tenv));
+		tenv.loop = env->loop;
+		tenv.arg = t;
+		tenv.send = relay_turn_send;
+		tenv.data = relay_turn_data;
+		tenv.state = relay_turn_state;
+		t->env.turn = NULL;          /* the caller's; turn_new copies it */
+		t->turn_server = env->turn->server;
+		t->turn_from = env->turn_from;
+		t->relay_ip = env->turn->server;
+		if ((t->turn = turn_new(err, env->turn, &tenv)) == NULL)
+			return -1;
+	}
+	return 0;
+}
 
 void
 net_round(struct net *t)
@@ -27,7 +304,7 @@ net_round(struct net *t)
 	if (nl >= 0 && reach_set_local(&t->reach, local, (size_t)nl)) {
 		log_msg(LOG_INFO, "reach: the local addresses changed");
 		for (size_t i = 0; i < t->nrooms; i++)
-			gossip_invite_changed(t->rooms[i]);
+			t->env.ops->invite_changed(t->rooms[i]);
 	}
 	relay_permits(t);
 }
@@ -46,7 +323,7 @@ net_addrs_changed(struct net *t)
 	for (size_t i = 0; i < t->nrooms; i++) {
 		struct gossip *g = t->rooms[i];
 
-		gossip_invite_changed(g);
+		t->env.ops->invite_changed(g);
 		/* The members hear it now, not at the next round. */
 		if (!g->stopping)
 			loop_timer_set(g->announce_timer, 1);
@@ -74,7 +351,8 @@ net_open(void *arg, struct quic_conn *qc)
 {
 	struct link *l = quic_data(qc);
 
-	(void)arg;
+	struct net *t = arg;
+
 	if (l == NULL) {
 		/* Accepted: its room is known at its hello. */
 		if ((l = calloc(1, sizeof(*l))) == NULL) {
@@ -86,7 +364,7 @@ net_open(void *arg, struct quic_conn *qc)
 	}
 	l->version = quic_version(qc);
 	if (l->g != NULL)
-		gossip_hello(l->g, l);
+		t->env.ops->hello(l->g, l);
 }
 
 static void
@@ -98,11 +376,11 @@ net_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 	if (l == NULL)
 		return;
 	if (l->g != NULL) {
-		gossip_link_frame(l->g, l, p, n);
+		t->env.ops->frame(l->g, l, p, n);
 		return;
 	}
 	for (size_t i = 0; i < t->nrooms; i++)
-		if (gossip_link_adopt(t->rooms[i], l, p, n))
+		if (t->env.ops->adopt(t->rooms[i], l, p, n))
 			return;
 	/* A member of one of our rooms greets first, under its key; what
 	 * opens under none is not one of us. */
@@ -117,9 +395,10 @@ net_moved(void *arg, struct quic_conn *qc)
 {
 	struct link *l = quic_data(qc);
 
-	(void)arg;
+	struct net *t = arg;
+
 	if (l != NULL && l->g != NULL)
-		gossip_link_moved(l->g, l);
+		t->env.ops->moved(l->g, l);
 }
 
 static void
@@ -127,11 +406,12 @@ net_closed(void *arg, struct quic_conn *qc)
 {
 	struct link *l = quic_data(qc);
 
-	(void)arg;
+	struct net *t = arg;
+
 	if (l == NULL)
 		return;
 	if (l->g != NULL)
-		gossip_link_closed(l->g, l);
+		t->env.ops->closed(l->g, l);
 	free(l);
 }
 

@@ -20,12 +20,15 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include "lib/fs.h"
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/chan.h"
 #include "node/crypto.h"
-#include "node/fsutil.h"
 #include "node/frame.h"
 #include "node/gossip.h"
 #include "node/invite.h"
+#include "node/node.h"
 #include "node/room.h"
 #include "node/store.h"
 #include "node/turn.h"
@@ -180,31 +183,6 @@ void
 node_random(void *p, size_t n)
 {
 	randombytes_buf(p, n);
-}
-
-struct node_msg *
-node_msg_new(enum node_kind kind)
-{
-	struct node_msg *m = calloc(1, sizeof(*m));
-
-	if (m != NULL)
-		m->kind = kind;
-	return m;
-}
-
-void
-node_msg_free(struct node_msg *m)
-{
-	if (m == NULL)
-		return;
-	free(m->room);
-	free(m->name);
-	free(m->about);
-	free(m->text);
-	free(m->to);
-	free(m->from);
-	free(m->json);
-	free(m);
 }
 
 static char *node_make_invite(struct node_room *r);
@@ -818,6 +796,7 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 		goto fail;
 	node_default_load(n);
 	memset(&ne, 0, sizeof(ne));
+	ne.ops = &gossip_net_ops;
 	if (addr_parse_listen(c->listen, &ne.listen) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "the QUIC listen address '%s' is not "
 		    "ADDR:PORT (for example 0.0.0.0:7778)", c->listen);

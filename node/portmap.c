@@ -38,6 +38,8 @@
 #include <natpmp.h>
 #endif
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/portmap.h"
 
 /* Whether either library is in: without both, every portmap is OFF.  A

@@ -15,8 +15,9 @@
 
 #include <stdint.h>
 
-#include "node/addr.h"
-#include "node/node.h"
+#include "lib/addr.h"
+#include "lib/err.h"
+#include "lib/loop.h"
 
 /* What is asked of the router, and when. */
 #define PORTMAP_LEASE_S 3600          /* UPnP lease and NAT-PMP lifetime */

@@ -13,6 +13,8 @@
 
 #include <sodium.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/punch.h"
 
 #define PUNCH_KIND 0x21           /* '!': bit 0x40 clear, never QUIC */

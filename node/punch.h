@@ -28,10 +28,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "node/addr.h"
+#include "lib/addr.h"
+#include "lib/loop.h"
 #include "node/crypto.h"
 #include "node/frame.h"
-#include "node/node.h"
 #include "node/quic.h"
 
 #define PUNCH_DATAGRAM_LEN 57     /* kind, id (32), ms (8), MAC (16) */

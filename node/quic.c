@@ -33,7 +33,9 @@
 #include <ngtcp2/ngtcp2_crypto.h>
 #include <ngtcp2/ngtcp2_crypto_gnutls.h>
 
-#include "node/buf.h"
+#include "lib/buf.h"
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/quic.h"
 
 /* ALPN names the protocol version: a daemon offers (and, as the server,

@@ -16,9 +16,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "node/addr.h"
+#include "lib/addr.h"
+#include "lib/err.h"
+#include "lib/loop.h"
 #include "node/crypto.h"
-#include "node/node.h"
 
 #define QUIC_SENDQ_MAX (8u * 1024 * 1024)   /* unacknowledged bytes a conn */
 

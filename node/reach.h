@@ -15,8 +15,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "node/addr.h"
-#include "node/node.h"
+#include "lib/addr.h"
+#include "node/papo.h"
 
 #define REACH_OBS_MAX 16        /* peers' observations remembered */
 

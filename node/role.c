@@ -14,7 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "node/fsutil.h"
+#include "lib/fs.h"
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/gossip_int.h"
 #include "node/room.h"
 

@@ -16,12 +16,13 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
-#include "node/b32.h"
+#include "lib/b32.h"
+#include "lib/fs.h"
+#include "lib/log.h"
+#include "lib/utf8.h"
 #include "node/crypto.h"
-#include "node/fsutil.h"
 #include "node/invite.h"
 #include "node/room.h"
-#include "node/utf8.h"
 
 #define ROOM_FILE "room.json"
 #define ROOM_FILE_MAX (64 * 1024)

@@ -1,17 +1,75 @@
 /*
  * room.h: $PAPO_HOME/room.json, the room this member belongs to: its
  * secret, this member's name and about, and where to find the other
- * members at first (the inviter's id and addresses).  The public
- * operations (create, join, invite) are declared in node.h.
+ * members at first (the inviter's id and addresses).  Its first part
+ * is public (node.h includes it): the operations the command line and
+ * the daemon use on a home's rooms.
  */
 #ifndef PAPO_ROOM_H
 #define PAPO_ROOM_H
 
 #include <stdint.h>
 
-#include "node/addr.h"
+#include "lib/addr.h"
+#include "lib/err.h"
 #include "node/invite.h"
-#include "node/node.h"
+#include "node/papo.h"
+
+/*
+ * Creates this member's identity in home if it has none, and a new room
+ * whose member name is name (1..64 bytes of UTF-8) and about text about
+ * (may be NULL), named room (1..64 bytes of UTF-8; NULL: "papo-" and the
+ * start of its id).  A home that holds rooms gets it beside them, in
+ * home/rooms/ID (at most PAPO_ROOMS_MAX; room_dirs in room.h), unless
+ * aside is not NULL (--force): the first room's files (room.json,
+ * log.jsonl, peers.json, admins.json, epochs.json, outbox.jsonl,
+ * agents.json) are then moved into home/old-ROOMID-YYYYMMDD-HHMMSS, whose
+ * name aside gets ("" when there was no room), and the new room takes
+ * their place; the caller then makes sure no daemon runs on home
+ * (serve_hold).  listen is the QUIC address the daemon will use
+ * ("ADDR:PORT"); it fills the invite's addresses.  On success *invite is
+ * a malloc'd string the caller frees.
+ */
+#define PAPO_ASIDE_LEN 64      /* "old-ROOMID-YYYYMMDD-HHMMSS-N" */
+int room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
+    const char *about, const char *room, char *aside, const char *listen,
+    char **invite);
+
+/*
+ * Stores the room of an invite in home, beside the rooms it holds, with
+ * this member's name and about; creates the identity if needed.  Refuses
+ * a malformed invite with the reason, and a room home already holds
+ * (there is nothing to join) with errno EEXIST.  aside not NULL
+ * (--force): as room_create.
+ */
+int room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
+    const char *name, const char *about, char *aside);
+
+/*
+ * Whether invite is for the room home holds: 1 if it is, 0 if it is for
+ * another room, -1 with err when the invite is malformed or home holds no
+ * readable room.  name gets the held room's name when there is one.
+ */
+int room_is(char err[PAPO_ERR_LEN], const char *home, const char *invite,
+    char name[PAPO_NAME_MAX + 1]);
+
+/*
+ * What tells a room apart without giving it away, for logs: its name, and
+ * its fingerprint, the first PAPO_FPR_LEN base32 characters of the
+ * BLAKE2b-256 hash of its public room id (the invite, which holds the
+ * room's secret, must not be in logs: docs/SECURITY.md).  -1 with err
+ * when home holds no readable room.
+ */
+#define PAPO_FPR_LEN 8
+int room_describe(char err[PAPO_ERR_LEN], const char *home,
+    char name[PAPO_NAME_MAX + 1], char fpr[PAPO_FPR_LEN + 1]);
+
+/*
+ * Writes into *invite (malloc'd) this room's invite, carrying this
+ * member's id and the addresses reachable at listen.
+ */
+int room_invite(char err[PAPO_ERR_LEN], const char *home, const char *listen,
+    char **invite);
 
 #define ROOM_NAME_MAX INVITE_ROOM_MAX
 

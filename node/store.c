@@ -24,11 +24,13 @@
 
 #include <sodium.h>
 
-#include "node/buf.h"
+#include "lib/buf.h"
+#include "lib/err.h"
+#include "lib/fs.h"
+#include "lib/log.h"
 #include "node/crypto.h"
 #include "node/frame.h"
-#include "node/fsutil.h"
-#include "node/node.h"
+#include "node/papo.h"
 #include "node/store.h"
 
 #define STORE_LOG "log.jsonl"

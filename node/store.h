@@ -18,9 +18,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/err.h"
 #include "node/crypto.h"
 #include "node/frame.h"
-#include "node/node.h"
+#include "node/papo.h"
 
 #define STORE_LINE_MAX (4 * PAPO_FRAME_MAX)   /* longest log line accepted */
 

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "node/addr.h"
+#include "lib/addr.h"
 
 #define STUN_HDR 20
 #define STUN_COOKIE 0x2112a442u

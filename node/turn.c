@@ -24,6 +24,8 @@
 #include <gnutls/gnutls.h>
 #include <sodium.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/stun.h"
 #include "node/turn.h"
 

@@ -23,8 +23,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "node/addr.h"
-#include "node/node.h"
+#include "lib/addr.h"
+#include "lib/err.h"
+#include "lib/loop.h"
 
 #define TURN_PEERS_MAX 64        /* peers with a permission or channel */
 #define TURN_DATA_MAX 4096       /* bytes of one relayed datagram sent */

@@ -43,6 +43,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "lib/log.h"
 #include "node/node.h"
 #include "server/bridge.h"
 #include "server/client.h"

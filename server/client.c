@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "lib/fs.h"
 #include "node/node.h"
 #include "server/client.h"
 #include "server/serve.h"

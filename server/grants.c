@@ -18,6 +18,7 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include "lib/fs.h"
 #include "node/node.h"
 #include "server/grants.h"
 

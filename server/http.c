@@ -31,6 +31,8 @@
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/node.h"
 #include "server/http.h"
 #include "server/throttle.h"

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "lib/loop.h"
 #include "node/node.h"
 
 #define HTTP_BODY_MAX (64 * 1024)     /* bytes of a request body */

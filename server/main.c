@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "lib/log.h"
 #include "node/node.h"
 #include "server/cli.h"
 

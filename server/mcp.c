@@ -35,6 +35,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/loop.h"
 #include "node/node.h"
 #include "server/http.h"
 #include "server/mcp.h"

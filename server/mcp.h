@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/loop.h"
 #include "node/node.h"
 #include "server/http.h"
 

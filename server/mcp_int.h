@@ -19,6 +19,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/loop.h"
 #include "node/node.h"
 #include "server/http.h"
 

@@ -18,6 +18,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/node.h"
 #include "server/http.h"
 #include "server/mcp_int.h"

@@ -28,6 +28,8 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/node.h"
 #include "server/grants.h"
 #include "server/http.h"

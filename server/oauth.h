@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 
+#include "lib/loop.h"
 #include "node/node.h"
 #include "server/http.h"
 

@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include "lib/log.h"
 #include "node/node.h"
 #include "server/grants.h"
 #include "server/http.h"

@@ -26,6 +26,8 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/node.h"
 #include "server/grants.h"
 #include "server/http.h"

@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/queue.h>
 
+#include "lib/loop.h"
 #include "node/node.h"
 #include "server/grants.h"
 #include "server/http.h"

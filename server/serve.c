@@ -28,6 +28,9 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/fs.h"
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/node.h"
 #include "server/api.h"
 #include "server/http.h"

@@ -23,6 +23,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/fs.h"
 #include "node/node.h"
 #include "server/client.h"
 #include "server/http.h"

@@ -22,6 +22,8 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "server/sse.h"
 
 struct sse_event {

@@ -22,6 +22,7 @@
 #include <gnutls/x509.h>
 #include <sodium.h>
 
+#include "lib/log.h"
 #include "node/node.h"
 #include "server/tls.h"
 

@@ -30,6 +30,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/portmap.h"
 
 struct probe {

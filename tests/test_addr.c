@@ -1,5 +1,5 @@
 /* test_addr.c: address text forms and local address listing. */
-#include "node/addr.h"
+#include "lib/addr.h"
 #include "node/node.h"
 #include "tests/check.h"
 

@@ -7,7 +7,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "node/b32.h"
+#include "lib/b32.h"
 
 static const struct {
 	const char *plain;

@@ -11,7 +11,7 @@
 #include <sodium.h>
 
 #include "check.h"
-#include "node/b32.h"
+#include "lib/b32.h"
 #include "node/invite.h"
 
 static void

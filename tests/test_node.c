@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/log.h"
 #include "tests/check.h"
 #include "tests/nodes.h"
 

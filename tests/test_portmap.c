@@ -5,6 +5,7 @@
  * would ask this machine's own router.  Mapping against a real router is
  * tests/e2e/portmap.sh, in the lab.
  */
+#include "lib/loop.h"
 #include "node/portmap.h"
 #include "tests/check.h"
 

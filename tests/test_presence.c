@@ -19,6 +19,8 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/frame.h"
 #include "node/quic.h"
 #include "node/room.h"

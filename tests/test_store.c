@@ -21,7 +21,7 @@
 
 #include <sodium.h>
 
-#include "node/buf.h"
+#include "lib/buf.h"
 #include "node/crypto.h"
 #include "node/frame.h"
 #include "node/store.h"

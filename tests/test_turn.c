@@ -22,6 +22,8 @@
 #include <arpa/inet.h>
 #include <unistd.h>
 
+#include "lib/log.h"
+#include "lib/loop.h"
 #include "node/node.h"
 #include "node/stun.h"
 #include "node/turn.h"

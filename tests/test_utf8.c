@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "node/utf8.h"
+#include "lib/utf8.h"
 
 static int
 valid(const char *s)

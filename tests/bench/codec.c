@@ -34,9 +34,9 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
-#include "node/b32.h"
+#include "lib/b32.h"
+#include "lib/utf8.h"
 #include "node/frame.h"
-#include "node/utf8.h"
 
 #define BENCH_AUTHORS 4
 #define BENCH_INT_MAX 9007199254740992.0   /* 2^53, as in frame.c */

@@ -8,7 +8,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "node/buf.h"
+#include "lib/buf.h"
 #include "node/crypto.h"
 #include "node/frame.h"
 

@@ -3,9 +3,11 @@
 layers.py: papo's source files form layers, calls and includes going one
 way only (issue 23; docs/ARCHITECTURE.md, "Layers").  This checks it.
 
-Files are grouped in units: a .c and its own .h are one (server/mcp.c
-and server/mcp.h are "server/mcp"); a header with no .c of its name,
-such as server/mcp_int.h, is a unit of its own.  Two graphs join them:
+Files are grouped in units: a .c, its own .h and its private header
+X_int.h are one (server/mcp.c, server/mcp.h and server/mcp_int.h are
+"server/mcp": the private header is what the module's files share, and
+it may include the public one); any other header with no .c of its
+name is a unit of its own.  Two graphs join them:
 
   includes  A includes a header of B (`#include "..."` lines);
   calls     A's object uses a symbol B's object defines (`nm` of the
@@ -40,8 +42,9 @@ RULES = (("server/", "node/", {"node/node.h"}),
 
 
 def unit(path):
-    """server/mcp.c and server/mcp.h -> server/mcp."""
-    return os.path.splitext(path)[0]
+    """server/mcp.c, server/mcp.h and server/mcp_int.h -> server/mcp."""
+    base = os.path.splitext(path)[0]
+    return base[:-len("_int")] if base.endswith("_int") else base
 
 
 def sources(root):

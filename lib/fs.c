@@ -1,5 +1,5 @@
 /*
- * fsutil.c: private home directory, bounded whole-file reads and atomic
+ * fs.c: private home directory, bounded whole-file reads and atomic
  * file replacement for the state files in $PAPO_HOME.  Any thread; every
  * error message names the file.
  */
@@ -14,7 +14,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "node/fsutil.h"
+#include "lib/fs.h"
 
 int
 fs_home(char err[PAPO_ERR_LEN], const char *home)

@@ -13,7 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "node/node.h"
+#include "lib/loop.h"
 
 struct loop_fd {
 	int fd;

@@ -4,7 +4,7 @@
  */
 #include <stdint.h>
 
-#include "node/utf8.h"
+#include "lib/utf8.h"
 
 /* Returns the length of the sequence at s (at most n bytes) and its code
  * point in *cp, or 0 when it is not valid UTF-8. */

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "node/buf.h"
+#include "lib/buf.h"
 
 void
 buf_init(struct buf *b, size_t max)

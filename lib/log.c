@@ -1,6 +1,6 @@
 /*
  * log.c: one-line diagnostics on stderr at the level PAPO_LOG chose.  The
- * level is written once by main before threads start (node.h says why it
+ * level is written once by main before threads start (log.h says why it
  * is the one global papo keeps); each line is written with one call so
  * lines from two threads do not interleave.
  */
@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "node/node.h"
+#include "lib/log.h"
 
 static enum log_level log_level = LOG_INFO;
 static const char *const log_names[] = { "error", "warn", "info", "debug" };

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "node/addr.h"
+#include "lib/addr.h"
 
 static int
 addr_port(const char *s, uint16_t *port, int any)

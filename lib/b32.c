@@ -6,7 +6,7 @@
  * length no encoder produces and non-zero unused trailing bits are
  * refused, which keeps two spellings of one member id from existing.
  */
-#include "node/b32.h"
+#include "lib/b32.h"
 
 static const char b32_alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
 

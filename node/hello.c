@@ -1,0 +1,39 @@
+/*
+ * hello.c: this member's hello, the first frame on every connection and
+ * the anti-entropy greeting (docs/PROTOCOL.md, "hello"): who we are,
+ * where we are reached and how the peer is seen, the room's roles and
+ * newest epoch (version 3), and how much history we hold, so that the
+ * peer asks for what it misses.  Above role.c and epoch's keys (core.c),
+ * below deliver.c, which greets again to resync.
+ */
+#include <string.h>
+
+#include "node/gossip_int.h"
+
+void
+hello_send(struct gossip *g, struct link *l)
+{
+	struct frame f;
+	struct frame_hello *h = &f.u.hello;
+	struct store_stats st;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_HELLO;
+	h->version = l->version;
+	memcpy(h->id, g->env.me->pk, 32);
+	strcpy(h->name, g->env.room->me);
+	strcpy(h->about, g->env.room->about);
+	h->naddr = reach_addrs(&g->net->reach, h->addr, PAPO_ADDR_MAX);
+	/* Version 2: where we see the peer, so that it learns how it is
+	 * reached from outside. */
+	if (l->version >= 2)
+		h->obs = *quic_remote(l->qc);
+	if (l->version >= 3) {
+		role_hello(g, h);
+		h->epoch = epoch_newest(g);
+	}
+	store_stats(g->env.store, &st);
+	h->msgs = st.msgs;
+	store_digest(g->env.store, h->digest);
+	gossip_send_link(g, l, &f);
+}
