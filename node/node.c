@@ -24,14 +24,14 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/chan.h"
-#include "node/crypto.h"
-#include "node/frame.h"
-#include "node/gossip.h"
-#include "node/invite.h"
+#include "node/wire/crypto.h"
+#include "node/wire/frame.h"
+#include "node/room/gossip.h"
+#include "node/wire/invite.h"
 #include "node/node.h"
-#include "node/room.h"
-#include "node/store.h"
-#include "node/turn.h"
+#include "node/store/room.h"
+#include "node/store/store.h"
+#include "node/net/turn.h"
 
 /* One room the node holds: its folder and files, its keys, its gossip. */
 struct node_room {

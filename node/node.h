@@ -13,10 +13,10 @@
 #include <stdint.h>
 
 #include "lib/err.h"
-#include "node/limit.h"
+#include "node/room/limit.h"
 #include "node/msg.h"
 #include "node/papo.h"
-#include "node/room.h"
+#include "node/store/room.h"
 
 /*
  * The node: the thread that keeps the room (store, QUIC connections,

@@ -1,5 +1,5 @@
 /*
- * portmap_probe: node/portmap.c as the daemon will use it, for
+ * portmap_probe: node/net/portmap.c as the daemon will use it, for
  * tests/e2e/portmap.sh (not a ctest of its own).  It binds a UDP socket
  * on 0.0.0.0:PORT, runs a loop with a portmap for that port, and prints
  * one line on stdout for each change:
@@ -32,7 +32,7 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/portmap.h"
+#include "node/net/portmap.h"
 
 struct probe {
 	struct loop *loop;

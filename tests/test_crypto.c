@@ -6,7 +6,7 @@
 
 #include <sodium.h>
 
-#include "node/crypto.h"
+#include "node/wire/crypto.h"
 #include "tests/check.h"
 
 int

@@ -8,7 +8,7 @@
 
 #include <sodium.h>
 
-#include "node/frame.h"
+#include "node/wire/frame.h"
 #include "tests/check.h"
 
 static struct room_keys keys, other_keys;

@@ -1,5 +1,5 @@
 /*
- * test_invite.c: node/invite.c.  Round trips of every shape of invite,
+ * test_invite.c: node/wire/invite.c.  Round trips of every shape of invite,
  * and for each error an input a person could really paste (a typo, a
  * truncation, a stray character, an invite from another papo), checking
  * the error and, for a bad character, where it is.
@@ -12,7 +12,7 @@
 
 #include "check.h"
 #include "lib/b32.h"
-#include "node/invite.h"
+#include "node/wire/invite.h"
 
 static void
 fill(uint8_t *p, size_t n, uint8_t seed)

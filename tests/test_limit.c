@@ -1,5 +1,5 @@
 /*
- * test_limit.c: node/limit.c.  PAPO_RATE and PAPO_DAMP as written and
+ * test_limit.c: node/room/limit.c.  PAPO_RATE and PAPO_DAMP as written and
  * refused; the sending bucket and its wait; the receiving cap per author
  * and minute of its clock, which a replay spread over past minutes passes
  * and a flood or a clock set forward does not; drop lines once a minute;
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "check.h"
-#include "node/limit.h"
+#include "node/room/limit.h"
 
 #define S 1000000000ull
 #define MIN 60000ull

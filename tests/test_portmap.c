@@ -1,12 +1,12 @@
 /*
- * test_portmap.c: what of node/portmap.c needs no router: which external
+ * test_portmap.c: what of node/net/portmap.c needs no router: which external
  * addresses are advertised, and a portmap that is off (PAPO_PORTMAP=off,
  * or a build without both libraries).  It never starts a worker: that
  * would ask this machine's own router.  Mapping against a real router is
  * tests/e2e/portmap.sh, in the lab.
  */
 #include "lib/loop.h"
-#include "node/portmap.h"
+#include "node/net/portmap.h"
 #include "tests/check.h"
 
 /* The reason portmap_private gives for "IP:1", or "public". */

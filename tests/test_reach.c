@@ -1,9 +1,9 @@
 /* test_reach.c: observed addresses, NAT kinds and the advertised list. */
 #include <string.h>
 
-#include "node/beacon.h"
-#include "node/punch.h"
-#include "node/reach.h"
+#include "node/net/beacon.h"
+#include "node/net/punch.h"
+#include "node/net/reach.h"
 #include "tests/check.h"
 
 /*

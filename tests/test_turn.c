@@ -25,8 +25,8 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/node.h"
-#include "node/stun.h"
-#include "node/turn.h"
+#include "node/wire/stun.h"
+#include "node/net/turn.h"
 #include "tests/check.h"
 
 static const char short_pass[] = "VOkJxbRl1RmTxUk/WvJxBt";

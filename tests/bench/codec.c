@@ -36,7 +36,7 @@
 
 #include "lib/b32.h"
 #include "lib/utf8.h"
-#include "node/frame.h"
+#include "node/wire/frame.h"
 
 #define BENCH_AUTHORS 4
 #define BENCH_INT_MAX 9007199254740992.0   /* 2^53, as in frame.c */

@@ -22,9 +22,9 @@
 
 #include <sodium.h>
 
-#include "node/crypto.h"
-#include "node/room.h"
-#include "node/store.h"
+#include "node/wire/crypto.h"
+#include "node/store/room.h"
+#include "node/store/store.h"
 
 static double
 seconds_since(const struct timespec *t0)

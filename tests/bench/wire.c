@@ -2,7 +2,7 @@
  * wire.c: the size on the wire of the frames papo sends (docs/CODEC.md,
  * "Bytes on the wire"): the JSON text, the sealed frame (24-byte nonce and
  * 16-byte tag added), and what goes on the QUIC stream (the 4-byte length
- * node/quic.c puts in front of every sealed frame), for typical field
+ * node/net/quic.c puts in front of every sealed frame), for typical field
  * values, beside the sizes the Rust tool published.  Every frame is made,
  * sealed and opened again with frame.h's functions, and every size is
  * checked against its parts, so that the table cannot drift from the
@@ -17,9 +17,9 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
-#include "node/frame.h"
+#include "node/wire/frame.h"
 
-#define WIRE_LEN_PREFIX 4        /* node/quic.c's QUIC_LEN_PREFIX */
+#define WIRE_LEN_PREFIX 4        /* node/net/quic.c's QUIC_LEN_PREFIX */
 #define WIRE_TS 1764480000123ull /* a time in ms: 13 digits until 2286 */
 
 static void fail(const char *fmt, ...)
@@ -252,7 +252,7 @@ main(void)
 	printf("Member name `ana` (3 bytes), times of 13 digits, message ids "
 	    "of 10 characters, member ids of 52.  Sealed = JSON + %d (nonce "
 	    "%d, tag %d); on the stream = sealed + %d (the big-endian length "
-	    "node/quic.c writes before each frame).  QUIC packet and STREAM "
+	    "node/net/quic.c writes before each frame).  QUIC packet and STREAM "
 	    "headers, UDP and IP are not counted.  The Rust tool's figures are "
 	    "its sealed sizes (JSON + 40), without its gossip framing.\n\n",
 	    FRAME_SEAL_OVERHEAD, FRAME_NONCE_LEN, FRAME_TAG_LEN,

@@ -940,7 +940,7 @@ function suite() {
       //    of malloc and bookkeeping each;
       //  - each session's ring of 256 events (server/mcp.c), full after
       //    the warm-up unless the run is smaller: 400 bytes an event;
-      //  - the store's index (node/store.c: 32 bytes per message or
+      //  - the store's index (node/store/store.c: 32 bytes per message or
       //    receipt, in an array that doubles): 512 bytes per message is
       //    more than a message and its receipts take;
       //  - the buffers of the streams and of the sessions' GET streams,

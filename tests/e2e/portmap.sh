@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# portmap.sh: node/portmap.c against a real router, miniupnpd 2.3, in the
+# portmap.sh: node/net/portmap.c against a real router, miniupnpd 2.3, in the
 # lab of lab.sh.  tests/portmap_probe runs a portmap as the daemon will
 # (a UDP socket on 0.0.0.0:7700, the loop, SIGTERM to stop) and prints a
 # line for each change and each datagram it receives.

@@ -1,5 +1,5 @@
 /*
- * fuzz_frame.c: libFuzzer target for node/frame.c.  The input is tried
+ * fuzz_frame.c: libFuzzer target for node/wire/frame.c.  The input is tried
  * both as a frame's JSON text and as a sealed frame under a fixed room
  * key.  Whatever decodes must encode again into a frame the decoder
  * accepts, of the same type, and must seal into one that opens: a node
@@ -9,8 +9,8 @@
 #include <stdlib.h>
 
 #include "lib/buf.h"
-#include "node/crypto.h"
-#include "node/frame.h"
+#include "node/wire/crypto.h"
+#include "node/wire/frame.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

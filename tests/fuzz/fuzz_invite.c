@@ -1,5 +1,5 @@
 /*
- * fuzz_invite.c: libFuzzer target for node/invite.c.  Any text given to
+ * fuzz_invite.c: libFuzzer target for node/wire/invite.c.  Any text given to
  * invite_decode must give an error or an invite, never a crash, and an
  * invite it accepts must survive encoding and decoding again unchanged:
  * an accepted invite that could not be handed on would strand a member.
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "node/invite.h"
+#include "node/wire/invite.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -1,5 +1,5 @@
 /*
- * fuzz_stun.c: libFuzzer target for node/stun.c.  Any datagram given to
+ * fuzz_stun.c: libFuzzer target for node/wire/stun.c.  Any datagram given to
  * stun_decode must give a typed error or a message, never a read past its
  * end; the attribute readers must cope with whatever sizes a message
  * holds; and the attributes of an accepted message, written again with
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "node/stun.h"
+#include "node/wire/stun.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -15,7 +15,7 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/gossip_int.h"
+#include "node/room/gossip_int.h"
 
 #define FULL_MESH_MAX 8                   /* members (with us) all connected */
 #define ACTIVE_DIAL 4                     /* neighbours we dial, above that */

@@ -16,7 +16,7 @@
 #include <sodium.h>
 
 #include "lib/loop.h"
-#include "node/beacon.h"
+#include "node/net/beacon.h"
 
 #define BEACON_KIND 0x22
 #define BEACON_PLAIN 38            /* epoch (4), id (32), port (2) */

@@ -16,7 +16,7 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/gossip_int.h"
+#include "node/room/gossip_int.h"
 
 #define BAD_FRAMES_MAX 3
 

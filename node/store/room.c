@@ -20,9 +20,9 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/utf8.h"
-#include "node/crypto.h"
-#include "node/invite.h"
-#include "node/room.h"
+#include "node/wire/crypto.h"
+#include "node/wire/invite.h"
+#include "node/store/room.h"
 
 #define ROOM_FILE "room.json"
 #define ROOM_FILE_MAX (64 * 1024)
@@ -761,7 +761,7 @@ room_is(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	return rc;
 }
 
-/* The key epoch an invite carried, as epochs.json (node/epoch.c) keeps
+/* The key epoch an invite carried, as epochs.json (node/room/epoch.c) keeps
  * it: the joiner's first hello says it holds it, and it is let in. */
 static int
 room_save_epoch(char err[PAPO_ERR_LEN], const char *home,

@@ -17,8 +17,8 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/gossip_int.h"
-#include "node/room.h"
+#include "node/room/gossip_int.h"
+#include "node/store/room.h"
 
 #define ADMINS_FILE "admins.json"
 #define ADMINS_FILE_MAX (1024 * 1024)

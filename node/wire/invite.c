@@ -41,7 +41,7 @@
 #include "lib/b32.h"
 #include "lib/buf.h"
 #include "lib/utf8.h"
-#include "node/invite.h"
+#include "node/wire/invite.h"
 
 #define INVITE_PREFIX_LEN (sizeof(INVITE_PREFIX) - 1)
 #define INVITE_SUM_LEN 4

@@ -4,7 +4,7 @@
  */
 #include <string.h>
 
-#include "node/reach.h"
+#include "node/net/reach.h"
 
 static int
 reach_is_local(const struct reach *r, const struct addr *a)

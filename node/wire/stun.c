@@ -13,7 +13,7 @@
 #include <gnutls/gnutls.h>
 #include <sodium.h>
 
-#include "node/stun.h"
+#include "node/wire/stun.h"
 
 #define STUN_FP_XOR 0x5354554eu   /* "STUN", RFC 8489 section 14.7 */
 

@@ -24,7 +24,7 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/gossip_int.h"
+#include "node/room/gossip_int.h"
 
 #define EPOCHS_FILE "epochs.json"
 #define EPOCHS_FILE_MAX (16 * 1024 * 1024)

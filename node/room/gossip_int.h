@@ -15,15 +15,15 @@
 #include <cjson/cJSON.h>
 
 #include "lib/loop.h"
-#include "node/beacon.h"
-#include "node/frame.h"
-#include "node/gossip.h"
-#include "node/limit.h"
-#include "node/portmap.h"
-#include "node/punch.h"
-#include "node/quic.h"
-#include "node/reach.h"
-#include "node/turn.h"
+#include "node/net/beacon.h"
+#include "node/wire/frame.h"
+#include "node/room/gossip.h"
+#include "node/room/limit.h"
+#include "node/net/portmap.h"
+#include "node/net/punch.h"
+#include "node/net/quic.h"
+#include "node/net/reach.h"
+#include "node/net/turn.h"
 
 #define GOSSIP_MEMBERS_MAX 256
 #define OUTBOX_RETRY_NS (30ull * 1000000000u)

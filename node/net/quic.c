@@ -36,7 +36,7 @@
 #include "lib/buf.h"
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/quic.h"
+#include "node/net/quic.h"
 
 /* ALPN names the protocol version: a daemon offers (and, as the server,
  * picks) the newest it speaks first; one of version 1 knows only

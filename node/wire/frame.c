@@ -19,7 +19,7 @@
 
 #include "lib/b32.h"
 #include "lib/utf8.h"
-#include "node/frame.h"
+#include "node/wire/frame.h"
 
 /* The largest integer a JSON number carries exactly (2^53). */
 #define FRAME_INT_MAX 9007199254740992.0

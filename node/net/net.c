@@ -19,7 +19,7 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/gossip_int.h"
+#include "node/room/gossip_int.h"
 
 #define TURN_CHECK_NS (10ull * 1000000000u)
 

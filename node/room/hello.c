@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "node/gossip_int.h"
+#include "node/room/gossip_int.h"
 
 void
 hello_send(struct gossip *g, struct link *l)

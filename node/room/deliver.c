@@ -17,7 +17,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/utf8.h"
-#include "node/gossip_int.h"
+#include "node/room/gossip_int.h"
 
 #define ACK_TIMEOUT_NS (8ull * 1000000000u)
 #define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */

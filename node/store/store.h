@@ -19,8 +19,8 @@
 #include <stdint.h>
 
 #include "lib/err.h"
-#include "node/crypto.h"
-#include "node/frame.h"
+#include "node/wire/crypto.h"
+#include "node/wire/frame.h"
 #include "node/papo.h"
 
 #define STORE_LINE_MAX (4 * PAPO_FRAME_MAX)   /* longest log line accepted */

@@ -16,7 +16,7 @@
 
 #include "lib/addr.h"
 #include "lib/buf.h"
-#include "node/crypto.h"
+#include "node/wire/crypto.h"
 #include "node/papo.h"
 
 #define FRAME_VERSION 3         /* the newest protocol version spoken */
@@ -151,7 +151,7 @@ struct frame_admin {
 
 /* Version 3: a new key epoch (docs/PROTOCOL.md, "Key epochs"): its
  * secret sealed to each remaining member (sec_box_seal), the members it
- * removes, signed by the member who made it (node/epoch.c makes and
+ * removes, signed by the member who made it (node/room/epoch.c makes and
  * takes them). */
 struct frame_epoch_key {
 	uint8_t id[32];                    /* the member */

@@ -19,7 +19,7 @@
 #include "lib/addr.h"
 #include "lib/err.h"
 #include "lib/loop.h"
-#include "node/crypto.h"
+#include "node/wire/crypto.h"
 
 #define BEACON_GROUP "239.255.77.76"
 #define BEACON_PORT 7776

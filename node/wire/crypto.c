@@ -16,7 +16,7 @@
 
 #include "lib/b32.h"
 #include "lib/fs.h"
-#include "node/crypto.h"
+#include "node/wire/crypto.h"
 
 /* The KDF context: exactly crypto_kdf_CONTEXTBYTES (8) characters. */
 #define SEC_KDF_CONTEXT "paporoom"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "lib/loop.h"
-#include "node/gossip_int.h"
+#include "node/room/gossip_int.h"
 
 void
 gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o)

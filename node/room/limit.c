@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "node/limit.h"
+#include "node/room/limit.h"
 
 #define RATE_MAX 1000000u        /* largest N and BURST of PAPO_RATE */
 #define DAMP_WINDOW_MAX (24u * 3600u)

@@ -12,7 +12,7 @@
 
 #include "lib/addr.h"
 #include "lib/err.h"
-#include "node/invite.h"
+#include "node/wire/invite.h"
 #include "node/papo.h"
 
 /*

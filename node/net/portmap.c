@@ -40,7 +40,7 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/portmap.h"
+#include "node/net/portmap.h"
 
 /* Whether either library is in: without both, every portmap is OFF.  A
  * plain 0 or 1 rather than #if around the code, so that each build

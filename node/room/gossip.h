@@ -11,12 +11,12 @@
 #include "lib/addr.h"
 #include "lib/err.h"
 #include "lib/loop.h"
-#include "node/crypto.h"
-#include "node/limit.h"
+#include "node/wire/crypto.h"
+#include "node/room/limit.h"
 #include "node/msg.h"
-#include "node/room.h"
-#include "node/store.h"
-#include "node/turn.h"
+#include "node/store/room.h"
+#include "node/store/store.h"
+#include "node/net/turn.h"
 
 struct gossip;
 struct net;

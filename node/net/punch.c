@@ -15,7 +15,7 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/punch.h"
+#include "node/net/punch.h"
 
 #define PUNCH_KIND 0x21           /* '!': bit 0x40 clear, never QUIC */
 #define PUNCH_SLOTS 64

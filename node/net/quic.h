@@ -19,7 +19,7 @@
 #include "lib/addr.h"
 #include "lib/err.h"
 #include "lib/loop.h"
-#include "node/crypto.h"
+#include "node/wire/crypto.h"
 
 #define QUIC_SENDQ_MAX (8u * 1024 * 1024)   /* unacknowledged bytes a conn */
 
