@@ -10,7 +10,8 @@
 // box going to the room shown only; the room kept in the URL across a
 // reload, with the unread count of the other room counted again from its
 // history; a room made while the page is open appearing (its hostile
-// name shown as text), and one left disappearing; the compact selector
+// name shown as text), and one left disappearing; an unknown room in the
+// URL showing the default; the default moving; the compact selector
 // at phone width.  It saves dashboard-rooms.png (desktop) and
 // dashboard-rooms-phone.png (390 px wide) beside itself.
 //
@@ -219,8 +220,6 @@ describe('papo dashboard with several rooms', { timeout: 280_000 }, () => {
     await until('alpha still 1 unread after the reload', async () =>
       (await entry(page, 'alpha'))?.unread === '1', 10_000);
     assert.equal((await entry(page, 'beta')).unread, '');
-    await page.screenshot({ path: path.join(HERE, 'dashboard-rooms.png'), animations: 'disabled' });
-    assert.ok(fs.statSync(path.join(HERE, 'dashboard-rooms.png')).size > 10_000, 'dashboard-rooms.png saved');
     // Back in alpha, its message is there and the count is gone.
     await page.click('#room-list a:has-text("alpha")');
     await until('alpha shows it', () => shows(page, 'alpha while beta is shown'), 10_000);
@@ -235,6 +234,11 @@ describe('papo dashboard with several rooms', { timeout: 280_000 }, () => {
     assert.equal(e.unread, '');
     assert.doesNotMatch(e.html, /<img/i, 'no element made of the name');
     assert.equal(await page.evaluate(() => document.querySelectorAll('#rooms img').length), 0);
+    // The picture: three rooms, alpha shown, beta with something unread.
+    await api(B, `/api/rooms/${beta}/send`, { text: 'beta again' });
+    await until('beta: 1 unread', async () => (await entry(page, 'beta'))?.unread === '1', 10_000);
+    await page.screenshot({ path: path.join(HERE, 'dashboard-rooms.png'), animations: 'disabled' });
+    assert.ok(fs.statSync(path.join(HERE, 'dashboard-rooms.png')).size > 10_000, 'dashboard-rooms.png saved');
     await page.click(`#room-list li[data-id="${xssId}"] a`);
     await until('its name as the title', async () => (await page.textContent('#room')) === XSS, 10_000);
     assert.equal(await page.evaluate(() => document.querySelectorAll('header img').length), 0);
@@ -254,6 +258,12 @@ describe('papo dashboard with several rooms', { timeout: 280_000 }, () => {
     await until('alpha shown for an unknown room', async () => (await page.textContent('#room')) === 'alpha' &&
       (await shows(page, 'alpha from bo')), 10_000);
     assert.equal(new URL(page.url()).hash, '');
+    // The default moves, and the list says so at once.
+    await api(A, `/api/rooms/${beta}/default`, {});
+    await until('beta marked the default', async () => (await entry(page, 'beta'))?.dflt &&
+      !(await entry(page, 'alpha')).dflt, 10_000);
+    await api(A, `/api/rooms/${alpha}/default`, {});
+    await until('alpha the default again', async () => (await entry(page, 'alpha'))?.dflt, 10_000);
   });
 
   step('a phone gets a selector with the counts, and switching works there too', async () => {
