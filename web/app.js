@@ -1,10 +1,25 @@
 /*
  * app.js: papo's dashboard, a static client of the daemon's API (SPEC
- * "HTTP API").  It loads /api/status and /api/history, then follows
- * /api/events for new messages, receipts and presence.  Status (who is
- * reachable, and how) is loaded again after a presence event and every
- * STATUS_EVERY_MS while the page is shown; the member list and the
- * network view (an SVG built with DOM calls) are drawn from it.
+ * "HTTP API").  It loads the list of rooms (/api/rooms), then the shown
+ * room's /api/rooms/ID/status and /history, and follows every room's
+ * events in one stream (/api/events?room=*): those of the room shown
+ * (by their room_id) bring new messages, receipts and presence; a
+ * message of another room counts as unread there; a "rooms" event loads
+ * the list again.  Status (who is reachable, and how) is loaded again
+ * after a presence event and every STATUS_EVERY_MS while the page is
+ * shown; the member list and the network view (an SVG built with DOM
+ * calls) are drawn from it.
+ *
+ * Rooms: the room shown is in the URL (#room=ID), so a reload or a link
+ * keeps it; choosing another (a link in the list, or the selector on a
+ * phone) changes the hash, and the page clears what it shows and loads
+ * that room's, without reloading.  With one room there is no list.
+ * Unread counts are this browser's: localStorage keeps, per room, the
+ * newest message shown (its time and id, "the mark"); a message from
+ * another member ordered after a room's mark (docs/RELIABILITY.md,
+ * "History order") is unread until that room is shown.  At load each
+ * other room's history since its mark is counted; a room this browser
+ * has not seen yet starts with nothing unread (its mark is "now").
  *
  * The event stream is read with fetch() and parsed here, because
  * EventSource cannot send the Authorization header a daemon with a
@@ -26,6 +41,8 @@
   const STATUS_EVERY_MS = 15000;   // status again (paths, RTTs) while shown
   const STATUS_AFTER_PRESENCE_MS = 250;
   const TOKEN_KEY = 'papo.token';
+  const MARKS_KEY = 'papo.seen';   // room id -> { ts, id } of the newest shown
+  const ROOMS_AFTER_EVENT_MS = 150;
   const ID_RE = /^[a-z2-7]{10}$/;
 
   const $ = (id) => document.getElementById(id);
@@ -39,6 +56,8 @@
     auth: $('auth'), authForm: $('auth-form'), authError: $('auth-error'),
     authToken: $('auth-token'), reach: $('reach'), netBox: $('net-box'),
     net: $('net'), netCount: $('net-count'), approvals: $('approvals'), damping: $('damping'),
+    app: $('app'), rooms: $('rooms'), roomList: $('room-list'), roomsCount: $('rooms-count'),
+    roomPickBox: $('room-pick-box'), roomPick: $('room-pick'), roomPickUnread: $('room-pick-unread'),
   };
 
   const state = {
@@ -59,6 +78,13 @@
     lastEventId: null,             // BOOT-SEQ of the last event, for resuming
     unseen: 0,
     oauth: true,                   // false once /api/oauth/pending is 404
+    rooms: [],                     // /api/rooms's list: { id, name, me, default }
+    dflt: null,                    // the default room's id
+    shown: null,                   // the id of the room shown (null: none known)
+    gen: 0,                        // counts switches: answers for a room no longer shown are dropped
+    unread: new Map(),             // room id -> Set of unread message ids
+    capped: new Set(),             // rooms with more unread than one history page
+    drafts: new Map(),             // room id -> the text left in the box
   };
 
   /* ---- the token and API calls ---- */
@@ -429,8 +455,9 @@
   let statusShown = 0;
   async function loadStatus() {
     const n = ++statusAsked;
-    const st = await api('/api/status');
-    if (n < statusShown) return;
+    const gen = state.gen;
+    const st = await api(roomPath('/status'));
+    if (gen !== state.gen || n < statusShown) return;
     statusShown = n;
     state.status = st;
     state.members = new Map((st.members || []).map((m) => [m.id, m]));
@@ -929,8 +956,10 @@
       }
       state.msgs.set(m.id, Object.assign(had || {}, m, { local: false, key: undefined }));
       if (!had) added++;
+      advanceMark(state.shown, m);
       if (state.oldestTs === null || m.ts < state.oldestTs) state.oldestTs = m.ts;
     }
+    saveMarks();
     if (opts && opts.soon) {
       if (added) renderSoon();
     } else if (added || (opts && opts.always)) {
@@ -968,13 +997,17 @@
   }
 
   async function loadRoomLog() {
-    const h = await api('/api/history?limit=1');
+    const gen = state.gen;
+    const h = await api(roomPath('/history?limit=1'));
+    if (gen !== state.gen) return;
     state.roomEvents = Array.isArray(h.room) ? h.room : [];
     renderRoomLog();
   }
 
   async function loadHistory() {
-    const h = await api('/api/history?limit=' + HISTORY_PAGE);
+    const gen = state.gen;
+    const h = await api(roomPath('/history?limit=' + HISTORY_PAGE));
+    if (gen !== state.gen) return;
     state.retention = h.retention || null;
     state.roomEvents = Array.isArray(h.room) ? h.room : [];
     renderRoomLog();
@@ -991,11 +1024,13 @@
   async function loadOlder() {
     if (state.earlier === null && state.oldestTs === null) return;
     ui.older.disabled = true;
+    const gen = state.gen;
     try {
       const c = state.earlier;
-      const h = await api('/api/history?limit=' + HISTORY_PAGE + (c ?
+      const h = await api(roomPath('/history?limit=' + HISTORY_PAGE + (c ?
         '&before=' + c.before + '&before_id=' + encodeURIComponent(c.before_id) :
-        '&before=' + state.oldestTs));
+        '&before=' + state.oldestTs)));
+      if (gen !== state.gen) return;
       const msgs = h.messages || [];
       state.retention = h.retention || null;
       state.earlier = h.earlier || null;
@@ -1073,6 +1108,8 @@
     const reply = state.replyTo;
     const toName = to && state.members.has(to) ? state.members.get(to).name : null;
     const key = 'local-' + (++localSeq);
+    const room = state.shown;
+    const gen = state.gen;
     const pending = { key, local: true, sending: true, from: myName(),
       from_id: myId(), to: toName, to_id: to, reply_to: reply, text, ts: Date.now() };
     state.msgs.set(key, pending);
@@ -1082,11 +1119,12 @@
     ui.sendStatus.textContent = '';
     render({ stick: true });
     try {
-      const r = await api('/api/send', {
+      const r = await api(roomPath('/send', room), {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ text, to, reply_to: reply }),
       });
+      if (gen !== state.gen) return;   // sent to the room shown before
       state.msgs.delete(key);
       state.sendState.set(r.id, r);
       if (!state.msgs.has(r.id)) {
@@ -1101,7 +1139,12 @@
       loadHistory().catch(() => {});
       statusSoon();
     } catch (e) {
-      // Not sent: the words go back in the box, with the reason.
+      // Not sent: the words go back in the box, with the reason (in
+      // their room's box, when another room is shown now).
+      if (gen !== state.gen) {
+        if (room && !state.drafts.get(room)) state.drafts.set(room, text);
+        return;
+      }
       state.msgs.delete(key);
       const why = e instanceof ApiError ? e.message :
         'the daemon could not be reached (' + e.message + ')';
@@ -1118,6 +1161,301 @@
 
   function autosize() {
     ui.text.classList.toggle('tall', ui.text.value.includes('\n') || ui.text.value.length > 80);
+  }
+
+  /* ---- rooms: the list, the room shown, unread counts ---- */
+
+  // An API path for one room: '/status' -> '/api/rooms/ID/status'.  With
+  // no room known (yet) it is the default room's: '/api/status'.
+  function roomPath(p, id) {
+    const room = id === undefined ? state.shown : id;
+    return room ? '/api/rooms/' + encodeURIComponent(room) + p : '/api' + p;
+  }
+
+  function roomOf(id) {
+    return state.rooms.find((r) => r.id === id) || null;
+  }
+
+  // The room a URL names: its id, its name, or the start of its id (4
+  // characters at least), as the daemon takes them; null for none.
+  function resolveRoom(sel) {
+    if (!sel) return null;
+    const r = roomOf(sel) || state.rooms.find((x) => x.name === sel) ||
+      (sel.length >= 4 ? state.rooms.find((x) => x.id.startsWith(sel)) : null);
+    return r ? r.id : null;
+  }
+
+  function hashRoom() {
+    return new URLSearchParams(location.hash.slice(1)).get('room');
+  }
+
+  // A URL naming a room this daemon does not hold (left, or mistyped)
+  // loses its hash: the default room is shown.
+  function dropStaleHash() {
+    const sel = hashRoom();
+    if (sel !== null && resolveRoom(sel) === null)
+      history.replaceState(null, '', location.pathname + location.search);
+  }
+
+  // The marks: per room, the newest message shown in this browser.
+  function loadMarks() {
+    const m = new Map();
+    try {
+      const o = JSON.parse(localStorage.getItem(MARKS_KEY) || '{}');
+      for (const k of Object.keys(o)) {
+        const v = o[k];
+        if (v && typeof v.ts === 'number' && typeof v.id === 'string') m.set(k, { ts: v.ts, id: v.id });
+      }
+    } catch (e) { /* none kept, or unreadable: every room starts read */ }
+    return m;
+  }
+
+  const marks = loadMarks();
+  let marksDirty = false;
+
+  function saveMarks() {
+    if (!marksDirty) return;
+    marksDirty = false;
+    try {
+      localStorage.setItem(MARKS_KEY, JSON.stringify(Object.fromEntries(marks)));
+    } catch (e) { /* private mode: kept for this page only */ }
+  }
+
+  // Whether message m comes after mark k in history's order (time, then id).
+  function isAfter(m, k) {
+    return m.ts > k.ts || (m.ts === k.ts && String(m.id) > k.id);
+  }
+
+  function advanceMark(room, m) {
+    if (!room || !m || typeof m.id !== 'string' || typeof m.ts !== 'number') return;
+    const k = marks.get(room);
+    if (k && !isAfter(m, k)) return;
+    marks.set(room, { ts: m.ts, id: m.id });
+    marksDirty = true;
+  }
+
+  // Counts m as unread in room (not the one shown) when another member
+  // wrote it after the room's mark; true when the count grew.
+  function countUnread(room, m) {
+    if (!m || typeof m.id !== 'string' || typeof m.ts !== 'number' || room === state.shown) return false;
+    const r = roomOf(room);
+    const k = marks.get(room);
+    if (!r || !k || !isAfter(m, k)) return false;
+    if (m.from_id ? m.from_id === myId() : m.from === r.me) return false;
+    let set = state.unread.get(room);
+    if (!set) {
+      set = new Set();
+      state.unread.set(room, set);
+    }
+    if (set.has(m.id)) return false;
+    set.add(m.id);
+    return true;
+  }
+
+  function unreadOf(room) {
+    const set = state.unread.get(room);
+    return set ? set.size : 0;
+  }
+
+  function unreadText(room) {
+    const n = unreadOf(room);
+    return n ? n + (state.capped.has(room) ? '+' : '') : '';
+  }
+
+  // A room's unread messages kept in its history, counted once at load
+  // (or when it comes back): the newest page since its mark.
+  async function countFromHistory(room) {
+    const k = marks.get(room);
+    if (!k || room === state.shown) return;
+    const h = await api(roomPath('/history?limit=' + HISTORY_PAGE + '&since=' + k.ts, room));
+    const msgs = h.messages || [];
+    let grew = false;
+    for (const m of msgs) grew = countUnread(room, m) || grew;
+    if (msgs.length >= HISTORY_PAGE) state.capped.add(room);   // and maybe more before
+    if (grew) renderRooms();
+  }
+
+  // Takes the daemon's list of rooms: rooms new to the page get their
+  // count (or a mark, when this browser never saw them); rooms gone lose
+  // theirs; the room shown, if gone, gives way to the default.
+  function applyRooms(j) {
+    if (!j || !Array.isArray(j.rooms)) return;
+    const before = new Set(state.rooms.map((r) => r.id));
+    state.rooms = j.rooms.filter((r) => r && typeof r.id === 'string' && r.id &&
+      typeof r.name === 'string').map((r) => ({ id: r.id, name: r.name,
+      me: typeof r.me === 'string' ? r.me : '', default: !!r.default }));
+    state.dflt = typeof j.default === 'string' ? j.default :
+      (state.rooms.find((r) => r.default) || state.rooms[0] || {}).id || null;
+    const now = new Set(state.rooms.map((r) => r.id));
+    const fresh = [];
+    for (const r of state.rooms) {
+      if (before.has(r.id)) continue;
+      if (marks.has(r.id)) {
+        fresh.push(r.id);
+      } else {
+        marks.set(r.id, { ts: Date.now(), id: '' });
+        marksDirty = true;
+      }
+    }
+    for (const id of [...marks.keys()]) {
+      if (!now.has(id)) {
+        marks.delete(id);
+        marksDirty = true;
+      }
+    }
+    for (const id of [...state.unread.keys()]) if (!now.has(id)) state.unread.delete(id);
+    saveMarks();
+    if (state.shown && !now.has(state.shown)) showRoom(resolveRoom(hashRoom()) || state.dflt);
+    renderRooms();
+    return fresh;
+  }
+
+  // Counts the rooms' kept unread messages one after another: a daemon
+  // of 64 rooms is not asked 63 histories at once.
+  async function countRooms(ids) {
+    for (const id of ids) await countFromHistory(id).catch(() => {});
+  }
+
+  async function loadRooms() {
+    const j = await api('/api/rooms');
+    const fresh = applyRooms(j) || [];
+    if (state.shown) countRooms(fresh);
+    return fresh;
+  }
+
+  // A "rooms" event loads the list again: the replay after (re)connecting
+  // brings old lists too, and only the daemon's answer is the list now.
+  let roomsTimer = null;
+  function roomsSoon() {
+    if (roomsTimer) return;
+    roomsTimer = setTimeout(() => {
+      roomsTimer = null;
+      loadRooms().catch(() => {});
+    }, ROOMS_AFTER_EVENT_MS);
+  }
+
+  function roomItem(r) {
+    const li = el('li', 'room-item');
+    li.dataset.id = r.id;
+    const a = el('a', 'room-link');
+    a.href = '#room=' + encodeURIComponent(r.id);
+    a.title = r.name + ' (' + r.id + ')' + (r.id === state.dflt ? ', the default room' : '');
+    if (r.id === state.shown) a.setAttribute('aria-current', 'page');
+    li.classList.toggle('shown', r.id === state.shown);
+    a.append(el('span', 'room-name', r.name));
+    if (r.id === state.dflt) a.append(el('span', 'room-default', 'default'));
+    const n = unreadText(r.id);
+    li.classList.toggle('has-unread', !!n);
+    if (n) {
+      const b = el('span', 'unread', n);
+      b.title = n + ' unread';
+      a.append(b);
+    }
+    li.append(a);
+    return li;
+  }
+
+  // The list (a sidebar) and the selector (a phone), drawn again only
+  // when what they show changed, so an open selector stays open.
+  function renderRooms() {
+    const many = state.rooms.length > 1;
+    ui.app.classList.toggle('many-rooms', many);
+    ui.rooms.hidden = !many;
+    ui.roomPickBox.hidden = !many;
+    const sig = JSON.stringify([state.shown, state.dflt,
+      state.rooms.map((r) => [r.id, r.name, unreadText(r.id)])]);
+    if (ui.roomList.dataset.sig === sig) return;
+    ui.roomList.dataset.sig = sig;
+    ui.roomList.replaceChildren(...(many ? state.rooms.map(roomItem) : []));
+    ui.roomsCount.textContent = many ? String(state.rooms.length) : '';
+    const opts = state.rooms.map((r) => {
+      const n = unreadText(r.id);
+      const o = el('option', '', r.name + (r.id === state.dflt ? ' (default)' : '') +
+        (n ? ' · ' + n + ' unread' : ''));
+      o.value = r.id;
+      return o;
+    });
+    ui.roomPick.replaceChildren(...opts);
+    if (state.shown) ui.roomPick.value = state.shown;
+    let others = 0;
+    for (const r of state.rooms) if (r.id !== state.shown) others += unreadOf(r.id);
+    ui.roomPickUnread.hidden = !others;
+    ui.roomPickUnread.textContent = others ? others + ' unread' : '';
+    ui.roomPickUnread.title = others ? others + ' unread in other rooms' : '';
+  }
+
+  // Forgets everything the page shows of the room it showed.
+  function clearRoom() {
+    clearTimeout(statusTimer);
+    statusTimer = null;
+    clearTimeout(refreshTimer);
+    refreshTimer = null;
+    clearTimeout(renderTimer);
+    renderTimer = null;
+    state.status = null;
+    state.members = new Map();
+    state.msgs.clear();
+    state.receipts.clear();
+    state.sendState.clear();
+    state.elems.clear();
+    state.threadElems.clear();
+    state.arrivals.clear();
+    state.replyTo = null;
+    state.oldestTs = null;
+    state.earlier = null;
+    state.moreBefore = true;
+    state.retention = null;
+    state.roomEvents = [];
+    state.unseen = 0;
+    ui.messages.replaceChildren();
+    ui.members.replaceChildren();
+    ui.membersCount.textContent = '';
+    ui.to.dataset.sig = '';
+    ui.net.dataset.sig = '';
+    ui.reach.hidden = true;
+    ui.damping.hidden = true;
+    ui.sendStatus.textContent = '';
+    ui.replying.hidden = true;
+    ui.replyingTo.replaceChildren();
+    renderRoomLog();
+    renderMembers();
+  }
+
+  // Shows room id (one of the list): its messages, members and status,
+  // loaded now; its unread count is cleared.  No reload: the stream of
+  // every room goes on.
+  function showRoom(id) {
+    if (!id || !roomOf(id)) id = state.dflt;
+    dropStaleHash();
+    if (!id || id === state.shown) {
+      renderRooms();
+      return;
+    }
+    if (state.shown) state.drafts.set(state.shown, ui.text.value);
+    state.shown = id;
+    state.gen++;
+    clearRoom();
+    ui.text.value = state.drafts.get(id) || '';
+    state.drafts.delete(id);
+    autosize();
+    state.unread.delete(id);
+    state.capped.delete(id);
+    const r = roomOf(id);
+    ui.room.textContent = r.name;
+    document.title = r.name + ' · papo';
+    render({ stick: true });
+    renderRooms();
+    Promise.all([loadStatus(), loadHistory()]).catch((e) => {
+      ui.sendStatus.textContent = 'Could not load the room: ' + e.message;
+    });
+  }
+
+  // The URL's room changed (a link in the list, the selector, back or
+  // forward): show it.  A hash naming no room shows the default.
+  function onHash() {
+    const sel = hashRoom();
+    if (sel === null) return;       // another anchor (#m-ID)
+    showRoom(resolveRoom(sel));
   }
 
   /* ---- the event stream ---- */
@@ -1171,6 +1509,16 @@
     } catch (e) {
       return;
     }
+    if (name === 'rooms') {
+      roomsSoon();
+      return;
+    }
+    // Another room's event: only its messages matter here, as unread.
+    const room = j && typeof j.room_id === 'string' ? j.room_id : null;
+    if (room && state.shown && room !== state.shown) {
+      if (name === 'message' && countUnread(room, j)) renderRooms();
+      return;
+    }
     if (name === 'message') {
       onMessage(j);
       // Damping turns on and off with messages: status says which.
@@ -1200,7 +1548,7 @@
         const headers = authHeaders({ Accept: 'text/event-stream' });
         if (state.lastEventId) headers['Last-Event-ID'] = state.lastEventId;
         arm();
-        const res = await fetch('/api/events', { headers, cache: 'no-store', signal: ctl.signal });
+        const res = await fetch('/api/events?room=*', { headers, cache: 'no-store', signal: ctl.signal });
         if (res.status === 401) {
           clearTimeout(stall);
           setConn('auth', 'needs the token');
@@ -1208,8 +1556,9 @@
           continue;
         }
         if (!res.ok || !res.body) throw new Error(await errorText(res));
-        // Whatever happened while we were away: status and history again.
-        if (opened++ > 0) await Promise.all([loadStatus(), loadHistory()]);
+        // Whatever happened while we were away: the rooms, status and
+        // history again.
+        if (opened++ > 0) await Promise.all([loadRooms(), loadStatus(), loadHistory()]);
         setConn('live', 'live');
         backoff = BACKOFF_MIN_MS;
         const parse = sseParser(dispatch, (ms) => { retry = ms; });
@@ -1252,6 +1601,10 @@
     ui.text.addEventListener('input', autosize);
     ui.replyCancel.addEventListener('click', () => setReply(null));
     ui.older.addEventListener('click', loadOlder);
+    window.addEventListener('hashchange', onHash);
+    ui.roomPick.addEventListener('change', () => {
+      location.hash = 'room=' + encodeURIComponent(ui.roomPick.value);
+    });
     ui.messages.addEventListener('click', (ev) => {
       const link = ev.target.closest('a.parent');
       if (link) {
@@ -1354,8 +1707,17 @@
     setConn('connecting', 'connecting…');
     for (;;) {
       try {
+        await loadRooms();
+        if (!state.shown) {
+          // The room in the URL, else the default.
+          state.shown = resolveRoom(hashRoom()) || state.dflt;
+          dropStaleHash();
+          renderRooms();
+        }
         await loadStatus();
         await loadHistory();
+        // What came in the other rooms since they were last shown.
+        countRooms(state.rooms.map((r) => r.id).filter((id) => id !== state.shown));
         loadApprovals();
         break;
       } catch (e) {

@@ -216,6 +216,10 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
     assert.equal((await api(B, '/api/status')).room, 'équipe ops', "bo's status names the room as ana's does");
     await until('the room name', async () => (await page.textContent('#room')) === status.room);
     assert.equal(await page.textContent('#me'), 'ana');
+    // One room: the page has no list of rooms (dashboard_rooms.test.mjs
+    // has several).
+    assert.equal(await page.isVisible('#rooms'), false, 'no list of rooms');
+    assert.equal(await page.isVisible('#room-pick'), false, 'no selector of rooms');
     const row = await until('bo listed online', async () => {
       const r = await memberRow(page, 'bo');
       return r && r.online && /\bonline\b/.test(r.text) ? r : null;
@@ -412,7 +416,8 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
     try {
       const p = await ctx2.newPage();
       watch(p, 'paths');
-      await p.route('**/api/status', async (route) => {
+      // The page asks for its room's status (/api/rooms/ID/status).
+      await p.route(/\/api\/(rooms\/[^/]+\/)?status$/, async (route) => {
         const st = await api(A, '/api/status');
         st.me.nat = 'cone';
         st.me.observed = '203.0.113.7:41641';
