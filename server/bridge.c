@@ -24,6 +24,7 @@
  * cannot give one, the bridge writes a JSON-RPC error for it.
  */
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -138,7 +139,7 @@ struct bridge {
 	const char *home;
 	int channels;                 /* /mcp?channels=on: pushes wanted */
 	int client_channels;          /* the client declared claude/channel */
-	char query[128];              /* /mcp's: channels, agent */
+	char query[512];              /* /mcp's: channels, agent, room */
 	const char *agent;            /* ?agent=, or NULL */
 	const char *inbox;            /* Claude Code's inbox socket, or NULL */
 	const char *inbox_token;
@@ -1592,9 +1593,38 @@ bridge_room_ok(char err[PAPO_ERR_LEN], const char *home, int new_room)
 	return -1;
 }
 
+/* Adds name=value to b's query, value percent-encoded (a room's name
+ * may hold any UTF-8); -1 when it does not fit. */
+static int
+bridge_query_add(struct bridge *b, const char *name, const char *value)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t len = strlen(b->query);
+	int k = snprintf(b->query + len, sizeof(b->query) - len, "%c%s=",
+	    len == 0 ? '?' : '&', name);
+
+	if (k < 0 || (size_t)k >= sizeof(b->query) - len)
+		return -1;
+	len += (size_t)k;
+	for (const unsigned char *p = (const unsigned char *)value; *p != '\0';
+	    p++) {
+		if (len + 4 > sizeof(b->query))
+			return -1;
+		if (strchr("-._~", *p) != NULL || (*p < 0x80 && isalnum(*p)))
+			b->query[len++] = (char)*p;
+		else {
+			b->query[len++] = '%';
+			b->query[len++] = hex[*p >> 4];
+			b->query[len++] = hex[*p & 0xf];
+		}
+	}
+	b->query[len] = '\0';
+	return 0;
+}
+
 int
 bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels,
-    const char *agent, int new_room)
+    const char *agent, const char *room, int new_room)
 {
 	struct bridge b;
 	char e[PAPO_ERR_LEN];
@@ -1607,16 +1637,18 @@ bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels,
 	b.home = home;
 	b.channels = channels;
 	b.agent = agent;
-	snprintf(b.query, sizeof(b.query), "%s%s%s%s", channels || agent ?
-	    "?" : "", channels ? "channels=on" : "", channels && agent ? "&" :
-	    "", agent ? "agent=" : "");
 	if (agent != NULL && !mcp_agent_name_ok(agent)) {
 		snprintf(err, PAPO_ERR_LEN, "--agent takes 1 to 64 letters, "
 		    "digits, '.', '_' or '-'");
 		return -1;
 	}
-	if (agent != NULL)
-		strcat(b.query, agent);
+	if ((channels && bridge_query_add(&b, "channels", "on") == -1) ||
+	    (agent != NULL && bridge_query_add(&b, "agent", agent) == -1) ||
+	    (room != NULL && bridge_query_add(&b, "room", room) == -1)) {
+		snprintf(err, PAPO_ERR_LEN, "--room is too long: a room's name "
+		    "or id");
+		return -1;
+	}
 	b.inbox = getenv("CLAUDE_CODE_MESSAGING_SOCKET");
 	b.inbox_token = getenv("CLAUDE_CODE_MESSAGING_TOKEN");
 	if (b.inbox != NULL && b.inbox[0] == '\0')

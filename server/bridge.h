@@ -21,12 +21,14 @@
  * after the login; -1 then, with err saying what to run instead.
  * channels: the session opts in to channel pushes (/mcp?channels=on),
  * for a client that listens to them.  agent: the agent's name
- * (/mcp?agent=NAME), or NULL for the daemon's own.  With
+ * (/mcp?agent=NAME), or NULL for the daemon's own.  room: the room the
+ * session is bound to (/mcp?room=ROOM: its name or id), or NULL for
+ * every room.  With
  * CLAUDE_CODE_MESSAGING_SOCKET set (inside Claude Code), it asks the
  * daemon when the agent needs waking and posts a line saying so into
  * that inbox (inbox.h).
  */
 int bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels,
-    const char *agent, int new_room);
+    const char *agent, const char *room, int new_room);
 
 #endif

@@ -58,6 +58,7 @@ struct cli_opts {
 	const char *turn;     /* --turn, else PAPO_TURN */
 	const char *room;     /* --room, else PAPO_ROOM: a new room's name;
 	                       * for the others, the room they act on */
+	int room_flag;        /* --room itself (papo mcp binds only to it) */
 	int delete;           /* papo leave --delete */
 	const char *tls;      /* --tls, else PAPO_TLS */
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
@@ -167,7 +168,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  "to a terminal ('papo invite' prints it any time).  It runs until\n"
 	  "SIGINT or SIGTERM.",
 	  cli_serve },
-	{ "mcp", "papo mcp [--channels] [--agent NAME] [--new-room]", "cgN",
+	{ "mcp", "papo mcp [--channels] [--agent NAME] [--room ROOM] "
+	  "[--new-room]", "cgRN",
 	  "Speak MCP over stdio, for clients that only start servers as\n"
 	  "programs (such as Claude Code): JSON-RPC messages, one a line, on\n"
 	  "stdin and stdout, carried to the running daemon's /mcp, whose\n"
@@ -176,7 +178,10 @@ static const struct cli_cmd cli_cmds[] = {
 	  "(for a client that listens to notifications/claude/channel, such\n"
 	  "as Claude Code with channels on) they are given as pushes, and\n"
 	  "wait does not return them again.  With --agent, the daemon keeps\n"
-	  "what this agent was given apart from its other agents.  Inside\n"
+	  "what this agent was given apart from its other agents.  With\n"
+	  "--room, the session is bound to that room (its name or id): its\n"
+	  "tools act on it and only its messages come; without, every room's\n"
+	  "come, each naming its room.  Inside\n"
 	  "Claude Code it wakes an idle session through its inbox socket\n"
 	  "(CLAUDE_CODE_MESSAGING_SOCKET) when a message waits.  When no\n"
 	  "daemon runs, it starts 'papo serve' in the background (its output\n"
@@ -373,7 +378,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'g': o->agent = optarg; break;
 		case 'N': o->new_room = 1; break;
 		case 'U': o->turn = optarg; break;
-		case 'R': o->room = optarg; break;
+		case 'R': o->room = optarg; o->room_flag = 1; break;
 		case 'S': o->tls = optarg; break;
 		case 'D': o->delete = 1; break;
 		case 'A':
@@ -788,7 +793,8 @@ cli_mcp(const struct cli_cmd *c, int argc, char **argv)
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	if (bridge_run(err, o.home, o.channels, o.agent, o.new_room) == -1)
+	if (bridge_run(err, o.home, o.channels, o.agent, o.room_flag ? o.room :
+	    NULL, o.new_room) == -1)
 		return cli_fail(err);
 	return CLI_OK;
 }

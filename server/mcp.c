@@ -119,7 +119,7 @@ struct mcp_call {
 	struct mcp *m;
 	cJSON *id;
 	int tool;                    /* index in mcp_tools */
-	int resource;                /* answer as resources/read */
+	char *uri;                   /* answer as resources/read of it */
 	int modern;                  /* answer as 2026-07-28 (its session
 	                              * may be gone by then) */
 	struct mcp_flight *read;     /* the messages it returns are given */
@@ -149,14 +149,17 @@ mcp_node_done(struct http_req *r, struct node_msg *msg, void *arg)
 		while (c->extra != NULL && (e = c->extra->child) != NULL)
 			cJSON_AddItemToObject(o, e->string,
 			    cJSON_DetachItemViaPointer(c->extra, e));
-		if (c->resource) {
+		/* Which room it is of (status names it already). */
+		if (cJSON_IsObject(o) && msg->room_id[0] != '\0')
+			mcp_room_tag(c->m, o, msg->room_id);
+		if (c->uri != NULL) {
 			cJSON *contents;
 
 			res = cJSON_CreateObject();
 			contents = cJSON_AddArrayToObject(res, "contents");
 			e = cJSON_CreateObject();
 			cJSON_AddItemToArray(contents, e);
-			cJSON_AddStringToObject(e, "uri", MCP_HISTORY_URI);
+			cJSON_AddStringToObject(e, "uri", c->uri);
 			cJSON_AddStringToObject(e, "mimeType", "application/json");
 			cJSON_AddStringToObject(e, "text", msg->json);
 			cJSON_Delete(o);
@@ -171,6 +174,7 @@ mcp_node_done(struct http_req *r, struct node_msg *msg, void *arg)
 		mcp_flight_free(c->read);
 	cJSON_Delete(c->extra);
 	cJSON_Delete(c->id);
+	free(c->uri);
 	free(c);
 }
 
@@ -181,12 +185,21 @@ mcp_node_done(struct http_req *r, struct node_msg *msg, void *arg)
  */
 static void
 mcp_ask(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    struct node_msg *req, int read, int resource, cJSON *extra)
+    struct node_msg *req, const char *room, int read, const char *uri,
+    cJSON *extra)
 {
 	struct mcp_call *c = calloc(1, sizeof(*c));
 
-	if (c == NULL || req == NULL || (read &&
+	if (req != NULL && room != NULL && room[0] != '\0' &&
+	    (req->room = strdup(room)) == NULL) {
+		node_msg_free(req);
+		req = NULL;
+	}
+	if (c == NULL || req == NULL || (uri != NULL &&
+	    (c->uri = strdup(uri)) == NULL) || (read &&
 	    (c->read = mcp_flight_new(s->m, s)) == NULL)) {
+		if (c != NULL)
+			free(c->uri);
 		free(c);
 		node_msg_free(req);
 		cJSON_Delete(extra);
@@ -195,7 +208,6 @@ mcp_ask(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	}
 	c->m = s->m;
 	c->id = cJSON_Duplicate(id, 1);
-	c->resource = resource;
 	c->modern = s->modern;
 	c->extra = extra;
 	http_submit(r, s->m->node, req, mcp_node_done, c);
@@ -219,6 +231,8 @@ static const struct {
 	{ "from", "a string: a member's name or id" },
 	{ "before_id", "a message id (10 characters), given with before: "
 	  "the \"earlier\" of the page before" },
+	{ "room", "a string: a room's name or id (or 4 characters or more "
+	  "of its id), as status lists them" },
 };
 
 /* Answers r with a tool error saying what the argument name must be. */
@@ -279,7 +293,7 @@ arg_u64(const cJSON *args, const char *name, uint64_t min, uint64_t max,
 
 static void
 tool_send(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    const cJSON *args, const cJSON *meta)
+    const cJSON *args, const cJSON *meta, const char *room)
 {
 	struct node_msg *req;
 	const char *text, *to, *reply, *bad = NULL;
@@ -307,12 +321,12 @@ tool_send(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	req->to = to != NULL ? strdup(to) : NULL;
 	if (reply != NULL)
 		snprintf(req->reply_to, sizeof(req->reply_to), "%s", reply);
-	mcp_ask(s, r, id, req, 0, 0, NULL);
+	mcp_ask(s, r, id, req, room, 0, NULL, NULL);
 }
 
 static void
 tool_history(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    const cJSON *args, const cJSON *meta)
+    const cJSON *args, const cJSON *meta, const char *room)
 {
 	struct node_msg *req;
 	const char *from, *before_id, *bad = NULL;
@@ -341,12 +355,12 @@ tool_history(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	req->before = before;
 	req->since = since;
 	req->from = from != NULL ? strdup(from) : NULL;
-	mcp_ask(s, r, id, req, 1, 0, NULL);
+	mcp_ask(s, r, id, req, room, 1, NULL, NULL);
 }
 
 static void
 tool_status(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    const cJSON *args, const cJSON *meta)
+    const cJSON *args, const cJSON *meta, const char *room)
 {
 	cJSON *extra = cJSON_CreateObject();
 	const struct mcp_stream *ms;
@@ -361,14 +375,27 @@ tool_status(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		if (ms->want & MCP_WANT_CHANNEL)
 			channels = 1;
 	cJSON_AddStringToObject(extra, "agent", s->a->name);
-	cJSON_AddNumberToObject(extra, "unread", (double)s->a->nqueue);
+	cJSON_AddNumberToObject(extra, "unread", (double)mcp_unread(s->a,
+	    s->room));
 	cJSON_AddBoolToObject(extra, "channels", channels);
 	cJSON_AddItemToObject(extra, "wake", mcp_wake_json(s->a));
-	mcp_ask(s, r, id, node_msg_new(NODE_STATUS), 0, 0, extra);
+	/* Every room the daemon is in, and the one this session is bound
+	 * to (null: it hears every room). */
+	cJSON_AddItemToObject(extra, "rooms", mcp_room_list(s->m));
+	if (s->room[0] != '\0')
+		cJSON_AddStringToObject(extra, "bound", s->room);
+	else
+		cJSON_AddNullToObject(extra, "bound");
+	mcp_ask(s, r, id, node_msg_new(NODE_STATUS), room, 0, NULL, extra);
 }
 
+/* The room argument of send, history and status. */
+#define MCP_ROOM_PROP "\"room\":{\"type\":\"string\",\"description\":" \
+	"\"The room: its name or id, as status lists them; default: this " \
+	"session's room (/mcp?room=), else the daemon's default room.\"}"
+
 typedef void mcp_tool_fn(struct mcp_session *, struct http_req *,
-    const cJSON *, const cJSON *, const cJSON *);
+    const cJSON *, const cJSON *, const cJSON *, const char *);
 
 static const struct {
 	const char *name;
@@ -391,7 +418,8 @@ static const struct {
 	  "message is for them (everyone still sees it).\"},"
 	  "\"reply_to\":{\"type\":\"string\",\"description\":\"The id of the "
 	  "message this answers (a message's reply_to names the one it "
-	  "answers).\"}},\"required\":[\"text\"]}",
+	  "answers).\"},"
+	  MCP_ROOM_PROP "},\"required\":[\"text\"]}",
 	  tool_send },
 	{ "wait",
 	  "Wait for messages from the other members. Returns every message "
@@ -407,7 +435,10 @@ static const struct {
 	  "\"timeout_s\":{\"type\":\"number\",\"description\":\"Seconds to "
 	  "wait, default 30, at most 55.\"},"
 	  "\"from\":{\"type\":\"string\",\"description\":\"Only messages from "
-	  "this member.\"}}}",
+	  "this member.\"},"
+	  "\"room\":{\"type\":\"string\",\"description\":\"Only messages of "
+	  "this room (its name or id); default: this session's room, else "
+	  "every room.\"}}}",
 	  tool_wait },
 	{ "history",
 	  "The room's newest messages in time order, oldest first: id, from, "
@@ -428,7 +459,8 @@ static const struct {
 	  "\"since\":{\"type\":\"integer\",\"description\":\"Only messages from "
 	  "this time on (ms since 1970).\"},"
 	  "\"from\":{\"type\":\"string\",\"description\":\"Only messages of "
-	  "this member.\"}}}",
+	  "this member.\"},"
+	  MCP_ROOM_PROP "}}",
 	  tool_history },
 	{ "status",
 	  "The room, this member, and every member: name, id, about, whether "
@@ -439,7 +471,7 @@ static const struct {
 	  "channels: whether they come to this session as notifications; "
 	  "limits: the sending rate; damping: whether answers to a member "
 	  "are held back as a reply loop, and for how long.",
-	  "{\"type\":\"object\",\"properties\":{}}",
+	  "{\"type\":\"object\",\"properties\":{" MCP_ROOM_PROP "}}",
 	  tool_status },
 };
 #define MCP_NTOOLS (sizeof(mcp_tools) / sizeof(mcp_tools[0]))
@@ -525,6 +557,55 @@ mcp_unknown_arg(const cJSON *schema, const cJSON *args, char *known,
 	return bad;
 }
 
+/*
+ * The room a tool call acts on, into room: the one its room argument
+ * names, else the session's (?room=), else "" (the default room for
+ * send, history and status; every room for wait).  -1, with r answered
+ * by a tool error, when the argument names no room, or another than the
+ * session's, or the session's room was left.
+ */
+static int
+mcp_tool_room(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const char *tool, const cJSON *args, char room[PAPO_ROOMID_LEN + 1])
+{
+	const char *sel, *bad = NULL;
+	const struct mcp_room *named;
+	char err[PAPO_ERR_LEN], msg[PAPO_ERR_LEN + 64], names[160];
+
+	sel = arg_str(args, "room", &bad);
+	if (bad != NULL) {
+		mcp_bad_arg(s, r, id, tool, bad);
+		return -1;
+	}
+	if (s->room[0] != '\0' && mcp_room_get(s->m, s->room) == NULL) {
+		mcp_room_names(s->m, names, sizeof(names));
+		snprintf(msg, sizeof(msg), "%s: this session is bound to room "
+		    "%s (%.8s), which this daemon has left: start a new session "
+		    "(the rooms now: %s)", tool, s->room_name, s->room,
+		    names[0] != '\0' ? names : "none");
+		mcp_tool_error(s, r, id, msg);
+		return -1;
+	}
+	snprintf(room, PAPO_ROOMID_LEN + 1, "%s", s->room);
+	if (sel == NULL)
+		return 0;
+	if ((named = mcp_room_find(s->m, sel, err)) == NULL) {
+		snprintf(msg, sizeof(msg), "%s: %s", tool, err);
+		mcp_tool_error(s, r, id, msg);
+		return -1;
+	}
+	if (s->room[0] != '\0' && strcmp(named->id, s->room) != 0) {
+		snprintf(msg, sizeof(msg), "%s: this session is bound to room "
+		    "%s (%.8s) by /mcp?room=, and room '%.40s' is another: leave "
+		    "room out, or use a session of that room", tool,
+		    s->room_name, s->room, sel);
+		mcp_tool_error(s, r, id, msg);
+		return -1;
+	}
+	snprintf(room, PAPO_ROOMID_LEN + 1, "%s", named->id);
+	return 0;
+}
+
 static void
 m_tools_call(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params)
@@ -542,7 +623,7 @@ m_tools_call(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	for (size_t i = 0; i < MCP_NTOOLS; i++)
 		if (strcmp(name->valuestring, mcp_tools[i].name) == 0) {
 			const char *bad;
-			char known[96];
+			char known[96], room[PAPO_ROOMID_LEN + 1];
 
 			if ((bad = mcp_unknown_arg(s->m->schemas[i], args,
 			    known, sizeof(known))) != NULL) {
@@ -553,7 +634,10 @@ m_tools_call(struct mcp_session *s, struct http_req *r, const cJSON *id,
 				mcp_tool_error(s, r, id, msg);
 				return;
 			}
-			mcp_tools[i].fn(s, r, id, args, meta);
+			if (mcp_tool_room(s, r, id, mcp_tools[i].name, args,
+			    room) == -1)
+				return;
+			mcp_tools[i].fn(s, r, id, args, meta, room);
 			return;
 		}
 	snprintf(msg, sizeof(msg), "no tool named '%.40s': the tools are "
@@ -578,12 +662,44 @@ m_set_level(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	    "notice, warning, error, critical, alert, emergency");
 }
 
+/*
+ * The room of the history resource params names, into room: for
+ * papo://room/history the session's room ("" when it has none: the
+ * default room); for papo://rooms/ID/history that room, if the daemon is
+ * in it and the session is not bound to another.  -1 when it names no
+ * such resource.
+ */
 static int
-mcp_is_history(const cJSON *params)
+mcp_history_room(const struct mcp_session *s, const cJSON *params,
+    char room[PAPO_ROOMID_LEN + 1])
 {
 	const cJSON *u = cJSON_GetObjectItemCaseSensitive(params, "uri");
+	const size_t pre = sizeof(MCP_ROOMS_URI) - 1;
+	const char *id;
 
-	return cJSON_IsString(u) && strcmp(u->valuestring, MCP_HISTORY_URI) == 0;
+	if (!cJSON_IsString(u))
+		return -1;
+	if (strcmp(u->valuestring, MCP_HISTORY_URI) == 0) {
+		snprintf(room, PAPO_ROOMID_LEN + 1, "%s", s->room);
+		return 0;
+	}
+	id = u->valuestring + pre;
+	if (strncmp(u->valuestring, MCP_ROOMS_URI, pre) != 0 ||
+	    strlen(id) != PAPO_ROOMID_LEN + sizeof(MCP_ROOMS_URI_END) - 1 ||
+	    strcmp(id + PAPO_ROOMID_LEN, MCP_ROOMS_URI_END) != 0)
+		return -1;
+	snprintf(room, PAPO_ROOMID_LEN + 1, "%.*s", PAPO_ROOMID_LEN, id);
+	if (mcp_room_get(s->m, room) == NULL ||
+	    (s->room[0] != '\0' && strcmp(s->room, room) != 0))
+		return -1;
+	return 0;
+}
+
+/* The URI of room's own history. */
+static void
+mcp_history_uri(char *out, size_t len, const char *room)
+{
+	snprintf(out, len, MCP_ROOMS_URI "%s" MCP_ROOMS_URI_END, room);
 }
 
 /* A resource that is not there: -32002 until 2025-11-25, invalid
@@ -600,7 +716,9 @@ mcp_no_resource(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		cJSON_AddStringToObject(data, "uri", u->valuestring);
 	}
 	mcp_reply_text(r, 200, mcp_error(id, s->modern ? -32602 : -32002,
-	    "no such resource: the one resource is " MCP_HISTORY_URI, data));
+	    "no such resource: the resources are " MCP_HISTORY_URI " and "
+	    MCP_ROOMS_URI "ID" MCP_ROOMS_URI_END " of each room resources/list "
+	    "lists", data));
 }
 
 static void
@@ -618,6 +736,23 @@ m_resources_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	cJSON_AddStringToObject(e, "description", "The room's last 50 "
 	    "messages, oldest first; subscribe to hear when it changes.");
 	cJSON_AddStringToObject(e, "mimeType", "application/json");
+	/* Each room's own, but another than the session's. */
+	for (size_t i = 0; i < s->m->nrooms; i++) {
+		const struct mcp_room *room = &s->m->rooms[i];
+		char uri[128], desc[PAPO_NAME_MAX + 96];
+
+		if (s->room[0] != '\0' && strcmp(s->room, room->id) != 0)
+			continue;
+		mcp_history_uri(uri, sizeof(uri), room->id);
+		snprintf(desc, sizeof(desc), "The last 50 messages of room %s, "
+		    "oldest first.", room->name);
+		e = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, e);
+		cJSON_AddStringToObject(e, "uri", uri);
+		cJSON_AddStringToObject(e, "name", room->name);
+		cJSON_AddStringToObject(e, "description", desc);
+		cJSON_AddStringToObject(e, "mimeType", "application/json");
+	}
 	mcp_cacheable(res, s->modern, MCP_TTL_MS, "public");
 	mcp_reply_text(r, 200, mcp_result(id, res, s->modern));
 }
@@ -627,25 +762,58 @@ m_resources_read(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params)
 {
 	struct node_msg *req;
+	char room[PAPO_ROOMID_LEN + 1];
 
-	if (!mcp_is_history(params)) {
+	if (mcp_history_room(s, params, room) == -1) {
 		mcp_no_resource(s, r, id, params);
 		return;
 	}
 	if ((req = node_msg_new(NODE_HISTORY)) != NULL)
 		req->limit = 50;
-	mcp_ask(s, r, id, req, 1, 1, NULL);
+	mcp_ask(s, r, id, req, room, 1, cJSON_GetObjectItemCaseSensitive(params,
+	    "uri")->valuestring, NULL);
+}
+
+/* Whether s subscribes to papo://rooms/ROOM/history: on 1 or 0; -1
+ * without memory. */
+static int
+mcp_subscribe_room(struct mcp_session *s, const char *room, int on)
+{
+	char (*subs)[PAPO_ROOMID_LEN + 1];
+
+	for (size_t i = 0; i < s->nsubs; i++)
+		if (strcmp(s->subs[i], room) == 0) {
+			if (!on)
+				memmove(s->subs[i], s->subs[i + 1],
+				    (--s->nsubs - i) * sizeof(s->subs[0]));
+			return 0;
+		}
+	if (!on)
+		return 0;
+	if ((subs = realloc(s->subs, (s->nsubs + 1) * sizeof(*subs))) == NULL)
+		return -1;
+	s->subs = subs;
+	snprintf(s->subs[s->nsubs++], sizeof(s->subs[0]), "%s", room);
+	return 0;
 }
 
 static void
 m_subscribe(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params, int on)
 {
-	if (!mcp_is_history(params)) {
+	const cJSON *u = cJSON_GetObjectItemCaseSensitive(params, "uri");
+	char room[PAPO_ROOMID_LEN + 1];
+
+	if (mcp_history_room(s, params, room) == -1) {
 		mcp_no_resource(s, r, id, params);
 		return;
 	}
-	s->subscribed = on;
+	if (strcmp(u->valuestring, MCP_HISTORY_URI) == 0)
+		s->subscribed = on;
+	else if (mcp_subscribe_room(s, room, on) == -1) {
+		mcp_reply_error(r, 200, id, -32603, "out of memory");
+		return;
+	}
 	mcp_reply_text(r, 200, mcp_result(id, cJSON_CreateObject(), s->modern));
 }
 
@@ -839,6 +1007,35 @@ mcp_agent_of(struct mcp *m, struct http_req *r, const cJSON *id)
 	return a;
 }
 
+/*
+ * Binds s to the room ?room= names, if any: its tools act on that room
+ * only, and it hears only that room's messages.  -1, with r answered
+ * 404 and a JSON-RPC error naming the rooms (in error.data.rooms too),
+ * when it names none.
+ */
+static int
+mcp_bind(struct mcp *m, struct http_req *r, const cJSON *id,
+    struct mcp_session *s)
+{
+	const char *sel = http_req_query(r, "room");
+	const struct mcp_room *room;
+	char err[PAPO_ERR_LEN], msg[PAPO_ERR_LEN + 32];
+	cJSON *data;
+
+	if (sel == NULL)
+		return 0;
+	if ((room = mcp_room_find(m, sel, err)) == NULL) {
+		snprintf(msg, sizeof(msg), "?room=: %s", err);
+		data = cJSON_CreateObject();
+		cJSON_AddItemToObject(data, "rooms", mcp_room_list(m));
+		mcp_reply_text(r, 404, mcp_error(id, -32602, msg, data));
+		return -1;
+	}
+	snprintf(s->room, sizeof(s->room), "%s", room->id);
+	snprintf(s->room_name, sizeof(s->room_name), "%s", room->name);
+	return 0;
+}
+
 /* initialize: a new session. */
 static void
 mcp_initialize(struct mcp *m, struct http_req *r, const cJSON *id,
@@ -866,6 +1063,10 @@ mcp_initialize(struct mcp *m, struct http_req *r, const cJSON *id,
 		return;
 	}
 	s->a = a;
+	if (mcp_bind(m, r, id, s) == -1) {
+		mcp_session_free(s, 0);
+		return;
+	}
 	snprintf(s->proto, sizeof(s->proto), "%s", version);
 	s->channels = mcp_wants_channels(r, params);
 	res = cJSON_CreateObject();
@@ -1101,7 +1302,8 @@ mcp_post_modern(struct mcp *m, struct http_req *r, const cJSON *id,
 	}
 	s->a = a;
 	snprintf(s->proto, sizeof(s->proto), "%s", MCP_MODERN);
-	fn(s, r, id, params);
+	if (mcp_bind(m, r, id, s) == 0)
+		fn(s, r, id, params);
 	mcp_session_release(s);
 }
 

@@ -4,9 +4,10 @@
  * tool table (send, wait, history, status), and the push of room
  * messages to every session's notification streams and to
  * subscriptions/listen streams.  Built of mcp.c, mcp_wake.c,
- * mcp_deliver.c (which defines mcp_message, mcp_owns, mcp_node_answer
- * and mcp_agent_name_ok), mcp_session.c and mcp_rpc.c, which share
- * mcp_int.h.  Main thread only.
+ * mcp_deliver.c (which defines mcp_message, mcp_rooms, mcp_owns,
+ * mcp_node_answer and mcp_agent_name_ok), mcp_room.c, mcp_session.c and
+ * mcp_rpc.c, which share mcp_int.h.  One endpoint serves every room the
+ * daemon is in (docs/MCP.md, "Rooms").  Main thread only.
  */
 #ifndef PAPO_MCP_H
 #define PAPO_MCP_H
@@ -31,8 +32,13 @@ struct mcp *mcp_new(char err[PAPO_ERR_LEN], struct loop *l, struct node *n,
 /* Ends every session (streams get retry: and close, listen streams after
  * their result); before http_free. */
 void mcp_free(struct mcp *m);
-/* A message from another member (NODE_EV_MESSAGE's JSON). */
+/* A message from another member, of any room (NODE_EV_MESSAGE's JSON,
+ * which names its room_id). */
 void mcp_message(struct mcp *m, const char *json);
+/* The node's list of rooms (NODE_EV_ROOMS's JSON): the first, at start,
+ * places the agents in each room as agents.json says; later ones add
+ * rooms joined or made and forget rooms left. */
+void mcp_rooms(struct mcp *m, const char *json);
 /* Whether m, a node answer, is one of mcp's own requests (the log read
  * back for an agent); then mcp_node_answer takes it. */
 int mcp_owns(const struct mcp *m, const struct node_msg *msg);

@@ -46,6 +46,7 @@ struct mcp_wait {
 	cJSON *id;                   /* the request's id */
 	cJSON *token;                /* progress token, or NULL */
 	char *from;                  /* only messages of this member */
+	char room[PAPO_ROOMID_LEN + 1];  /* only of this room; "": any */
 	struct loop_timer *timer;    /* the deadline */
 	struct loop_timer *tick;     /* progress every 10 s */
 	uint64_t start, deadline;
@@ -121,15 +122,63 @@ mcp_ids(const cJSON *messages, struct mcp_msg *const *msgs, size_t n)
 
 /* An agent's queue: what no wait, history or push gave it yet. */
 
+/* Whether g is of room (NULL or "": any) and of member from (NULL:
+ * any). */
 static int
-mcp_from_matches(const char *from, const cJSON *msg)
+mcp_matches(const char *from, const char *room, const struct mcp_msg *g)
 {
-	const cJSON *n = cJSON_GetObjectItemCaseSensitive(msg, "from");
-	const cJSON *i = cJSON_GetObjectItemCaseSensitive(msg, "from_id");
+	const cJSON *n = cJSON_GetObjectItemCaseSensitive(g->json, "from");
+	const cJSON *i = cJSON_GetObjectItemCaseSensitive(g->json, "from_id");
 
+	if (room != NULL && room[0] != '\0' && strcmp(room, g->room) != 0)
+		return 0;
 	return from == NULL || (cJSON_IsString(n) &&
 	    strcmp(n->valuestring, from) == 0) || (cJSON_IsString(i) &&
 	    strcmp(i->valuestring, from) == 0);
+}
+
+size_t
+mcp_unread(const struct mcp_agent *a, const char *room)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->nqueue; i++)
+		n += mcp_matches(NULL, room, a->queue[i]);
+	return n;
+}
+
+/* a's position in room; NULL when it has none there. */
+static struct mcp_pos *
+mcp_pos(struct mcp_agent *a, const char *room)
+{
+	for (size_t i = 0; i < a->npos; i++)
+		if (strcmp(a->pos[i].room, room) == 0)
+			return &a->pos[i];
+	return NULL;
+}
+
+/* a's position in room, made (nothing seen yet) when new; NULL when the
+ * agent has one in every room a daemon holds already. */
+static struct mcp_pos *
+mcp_pos_add(struct mcp_agent *a, const char *room)
+{
+	struct mcp_pos *p = mcp_pos(a, room);
+
+	if (p != NULL || a->npos == PAPO_ROOMS_MAX)
+		return p;
+	p = &a->pos[a->npos++];
+	memset(p, 0, sizeof(*p));
+	snprintf(p->room, sizeof(p->room), "%s", room);
+	return p;
+}
+
+int
+mcp_restoring(const struct mcp_agent *a)
+{
+	for (size_t i = 0; i < a->npos; i++)
+		if (a->pos[i].restoring)
+			return 1;
+	return 0;
 }
 
 static int
@@ -154,21 +203,25 @@ mcp_queue_put(struct mcp_agent *a, struct mcp_msg *g)
 
 	if (mcp_queue_has(a, g->id))
 		return;
-	if (a->nqueue == MCP_UNSEEN_MAX) {
-		if (g->order < a->queue[0]->order) {
+	/* The cap is per room: a busy room does not push out another's. */
+	if (mcp_unread(a, g->room) == MCP_UNSEEN_MAX) {
+		for (i = 0; strcmp(a->queue[i]->room, g->room) != 0; i++)
+			;
+		if (g->order < a->queue[i]->order) {
 			a->dropped++;
 			return;
 		}
-		mcp_msg_unref(a->queue[0]);
-		memmove(a->queue, a->queue + 1, --a->nqueue * sizeof(*a->queue));
+		mcp_msg_unref(a->queue[i]);
+		memmove(a->queue + i, a->queue + i + 1, (--a->nqueue - i) *
+		    sizeof(*a->queue));
 		a->dropped++;
 	}
 	if (a->nqueue == a->capqueue) {
 		size_t cap = a->capqueue != 0 ? a->capqueue * 2 : 8;
 		struct mcp_msg **q;
 
-		if (cap > MCP_UNSEEN_MAX)
-			cap = MCP_UNSEEN_MAX;
+		if (cap > MCP_UNSEEN_MAX * PAPO_ROOMS_MAX)
+			cap = MCP_UNSEEN_MAX * PAPO_ROOMS_MAX;
 		if ((q = realloc(a->queue, cap * sizeof(*q))) == NULL) {
 			a->dropped++;
 			return;
@@ -187,10 +240,11 @@ mcp_queue_put(struct mcp_agent *a, struct mcp_msg *g)
 	mcp_agents_dirty(a->m);
 }
 
-/* Takes from a's queue the messages of from (NULL: all), oldest first:
- * their number, in a new array in *out. */
+/* Takes from a's queue the messages of from (NULL: all) in room (NULL
+ * or "": every room), oldest first: their number, in a new array in
+ * *out. */
 static size_t
-mcp_queue_take(struct mcp_agent *a, const char *from,
+mcp_queue_take(struct mcp_agent *a, const char *from, const char *room,
     struct mcp_msg ***out)
 {
 	size_t n = 0, keep = 0;
@@ -200,7 +254,7 @@ mcp_queue_take(struct mcp_agent *a, const char *from,
 	    NULL)
 		return 0;
 	for (size_t i = 0; i < a->nqueue; i++) {
-		if (mcp_from_matches(from, a->queue[i]->json))
+		if (mcp_matches(from, room, a->queue[i]))
 			(*out)[n++] = a->queue[i];
 		else
 			a->queue[keep++] = a->queue[i];
@@ -391,7 +445,7 @@ mcp_offer(struct mcp_agent *a)
 	    s = next) {
 		next = s != last ? TAILQ_NEXT(s, entry) : NULL;
 		if (s->a == a && s->wait != NULL && (n = mcp_queue_take(a,
-		    s->wait->from, &msgs)) > 0)
+		    s->wait->from, s->wait->room, &msgs)) > 0)
 			mcp_wait_end(s->wait, msgs, n);
 	}
 }
@@ -399,13 +453,13 @@ mcp_offer(struct mcp_agent *a)
 /* Whether a session of a has a wait pending that msg would answer
  * (NULL: any). */
 int
-mcp_waiting(const struct mcp_agent *a, const cJSON *msg)
+mcp_waiting(const struct mcp_agent *a, const struct mcp_msg *msg)
 {
 	const struct mcp_session *s;
 
 	TAILQ_FOREACH(s, &a->m->sessions, entry)
-		if (s->a == a && s->wait != NULL &&
-		    (msg == NULL || mcp_from_matches(s->wait->from, msg)))
+		if (s->a == a && s->wait != NULL && (msg == NULL ||
+		    mcp_matches(s->wait->from, s->wait->room, msg)))
 			return 1;
 	return 0;
 }
@@ -475,7 +529,7 @@ mcp_wait_cancel(struct mcp_session *s, const cJSON *rid)
 
 void
 tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    const cJSON *args, const cJSON *meta)
+    const cJSON *args, const cJSON *meta, const char *room)
 {
 	const cJSON *t = cJSON_GetObjectItemCaseSensitive(args, "timeout_s");
 	const cJSON *f = cJSON_GetObjectItemCaseSensitive(args, "from");
@@ -506,7 +560,8 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	}
 	/* Messages that came while nobody looked go out at once. */
 	mcp_agent_active(s->a);
-	n = mcp_queue_take(s->a, f != NULL ? f->valuestring : NULL, &ready);
+	n = mcp_queue_take(s->a, f != NULL ? f->valuestring : NULL, room,
+	    &ready);
 	if (n > 0 || timeout == 0) {
 		mcp_wait_answer(s, r, NULL, id, ready, n);
 		return;
@@ -519,6 +574,7 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	w->r = r;
 	w->id = cJSON_Duplicate(id, 1);
 	w->from = f != NULL ? strdup(f->valuestring) : NULL;
+	snprintf(w->room, sizeof(w->room), "%s", room);
 	w->timeout_s = timeout;
 	w->start = loop_now_ns();
 	w->deadline = w->start + (uint64_t)(timeout * 1e9);
@@ -560,16 +616,22 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 struct mcp_note {
 	cJSON *channel;              /* notifications/claude/channel */
 	cJSON *updated;              /* notifications/resources/updated */
+	struct mcp_text *troom;      /* the same of papo://rooms/ID/history */
+	const struct mcp_msg *g;
 	cJSON *log;                  /* notifications/message */
 	struct mcp_text *tchannel, *tupdated, *tlog;
 	char id[PAPO_MSGID_LEN + 1];  /* the message's, or "" */
 };
 
 static void
-mcp_note_new(struct mcp_note *nt, const cJSON *msg)
+mcp_note_new(struct mcp_note *nt, const struct mcp_msg *g)
 {
+	const cJSON *msg = g->json;
+	char uri[sizeof(MCP_ROOMS_URI) + PAPO_ROOMID_LEN +
+	    sizeof(MCP_ROOMS_URI_END)];
+	cJSON *o;
 	const char *keys[] = { "from", "from_id", "from_role", "from_label",
-	    "id", "reply_to", "to" };
+	    "id", "reply_to", "to", "room", "room_id" };
 	const cJSON *text = cJSON_GetObjectItemCaseSensitive(msg, "text");
 	const cJSON *ts = cJSON_GetObjectItemCaseSensitive(msg, "ts");
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
@@ -602,6 +664,13 @@ mcp_note_new(struct mcp_note *nt, const cJSON *msg)
 	    "notifications/claude/channel", cJSON_Duplicate(nt->channel, 1)));
 	nt->tupdated = mcp_text_new(mcp_notification(
 	    "notifications/resources/updated", cJSON_Duplicate(nt->updated, 1)));
+	nt->g = g;
+	snprintf(uri, sizeof(uri), MCP_ROOMS_URI "%s" MCP_ROOMS_URI_END,
+	    g->room);
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "uri", uri);
+	nt->troom = mcp_text_new(mcp_notification(
+	    "notifications/resources/updated", o));
 	nt->tlog = mcp_text_new(mcp_notification("notifications/message",
 	    cJSON_Duplicate(nt->log, 1)));
 }
@@ -614,7 +683,26 @@ mcp_note_clear(struct mcp_note *nt)
 	cJSON_Delete(nt->log);
 	mcp_text_unref(nt->tchannel);
 	mcp_text_unref(nt->tupdated);
+	mcp_text_unref(nt->troom);
 	mcp_text_unref(nt->tlog);
+}
+
+/* Whether g is of the room papo://room/history means for s: the one it
+ * is bound to, else the default room. */
+static int
+mcp_own_room(const struct mcp_session *s, const struct mcp_msg *g)
+{
+	return strcmp(g->room, s->room[0] != '\0' ? s->room : s->m->dflt) == 0;
+}
+
+/* Whether s subscribed to papo://rooms/ROOM/history. */
+static int
+mcp_subscribed(const struct mcp_session *s, const char *room)
+{
+	for (size_t i = 0; i < s->nsubs; i++)
+		if (strcmp(s->subs[i], room) == 0)
+			return 1;
+	return 0;
 }
 
 /*
@@ -645,8 +733,11 @@ mcp_push(struct mcp_session *s, const struct mcp_note *nt, int channel)
 			    http_stream_live(get->st);
 			mcp_event(s, get, nt->tchannel, nt->id);
 		}
-		if (s->subscribed && nt->tupdated != NULL)
+		if (s->subscribed && nt->tupdated != NULL &&
+		    mcp_own_room(s, nt->g))
 			mcp_event(s, get, nt->tupdated, NULL);
+		if (mcp_subscribed(s, nt->g->room) && nt->troom != NULL)
+			mcp_event(s, get, nt->troom, NULL);
 		if (s->level >= 0 && s->level <= 1 && nt->tlog != NULL)
 			mcp_event(s, get, nt->tlog, NULL);   /* debug or info */
 	}
@@ -659,7 +750,7 @@ mcp_push(struct mcp_session *s, const struct mcp_note *nt, int channel)
 			    nt->channel);
 			given = 1;
 		}
-		if (ms->want & MCP_WANT_HISTORY)
+		if ((ms->want & MCP_WANT_HISTORY) && mcp_own_room(s, nt->g))
 			mcp_send_tagged(ms, "notifications/resources/updated",
 			    nt->updated);
 	}
@@ -675,13 +766,13 @@ void
 mcp_flush(struct mcp_session *s, struct mcp_stream *ms)
 {
 	struct mcp_msg **msgs;
-	size_t n = mcp_queue_take(s->a, NULL, &msgs);
+	size_t n = mcp_queue_take(s->a, NULL, s->room, &msgs);
 	char *ids;
 
 	for (size_t i = 0; i < n; i++) {
 		struct mcp_note nt;
 
-		mcp_note_new(&nt, msgs[i]->json);
+		mcp_note_new(&nt, msgs[i]);
 		/* Pushed to this session's GET stream before: its client
 		 * has it, or has it in the replay just sent. */
 		if (ms->sub == NULL && mcp_ring_has(s, msgs[i]->id))
@@ -703,14 +794,19 @@ mcp_flush(struct mcp_session *s, struct mcp_stream *ms)
 	free(msgs);
 }
 
-/* A room message as the queues keep it; NULL when json is not one. */
+/* A message of room (its id; NULL: the one json names) as the queues
+ * keep it, tagged with its room; NULL when json is not one. */
 static struct mcp_msg *
-mcp_msg_new(cJSON *json, uint64_t order)
+mcp_msg_new(struct mcp *m, cJSON *json, const char *room, uint64_t order)
 {
 	const cJSON *id = cJSON_GetObjectItemCaseSensitive(json, "id");
+	const cJSON *rid = cJSON_GetObjectItemCaseSensitive(json, "room_id");
 	struct mcp_msg *g;
 
+	if (room == NULL)
+		room = cJSON_IsString(rid) ? rid->valuestring : "";
 	if (!cJSON_IsString(id) || strlen(id->valuestring) != PAPO_MSGID_LEN ||
+	    strlen(room) != PAPO_ROOMID_LEN ||
 	    (g = calloc(1, sizeof(*g))) == NULL) {
 		cJSON_Delete(json);
 		return NULL;
@@ -718,6 +814,8 @@ mcp_msg_new(cJSON *json, uint64_t order)
 	g->refs = 1;
 	g->order = order;
 	g->json = json;
+	snprintf(g->room, sizeof(g->room), "%s", room);
+	mcp_room_tag(m, json, g->room);
 	g->id = id->valuestring;
 	return g;
 }
@@ -731,26 +829,33 @@ void
 mcp_message(struct mcp *m, const char *json)
 {
 	struct mcp_agent *a;
+	struct mcp_room *room;
 	struct mcp_note nt;
 	struct mcp_msg *g;
 	int read = 0;
 
-	if ((g = mcp_msg_new(cJSON_Parse(json), ++m->order)) == NULL)
+	if ((g = mcp_msg_new(m, cJSON_Parse(json), NULL, ++m->order)) == NULL)
 		return;
-	snprintf(m->last, sizeof(m->last), "%s", g->id);
-	mcp_note_new(&nt, g->json);
+	if ((room = mcp_room_get(m, g->room)) != NULL)
+		snprintf(room->last, sizeof(room->last), "%s", g->id);
+	mcp_note_new(&nt, g);
 	LIST_FOREACH(a, &m->agents, entry) {
 		struct mcp_session *s, *next, *last;
-		int waiting = mcp_waiting(a, g->json), given = 0;
+		struct mcp_pos *p = mcp_pos_add(a, g->room);
+		int waiting = mcp_waiting(a, g), given = 0;
 
-		snprintf(a->seen, sizeof(a->seen), "%s", g->id);
+		if (p != NULL)
+			snprintf(p->seen, sizeof(p->seen), "%s", g->id);
 		/* Each session once, as in mcp_offer: the waits are answered
 		 * after this walk, and were a session moved to the end of the
 		 * line (or ended) meanwhile, the walk would not meet it again. */
 		last = TAILQ_LAST(&m->sessions, mcp_sessions);
 		for (s = TAILQ_FIRST(&m->sessions); s != NULL; s = next) {
 			next = s != last ? TAILQ_NEXT(s, entry) : NULL;
-			if (s->a == a)
+			/* A session bound to another room hears nothing of
+			 * this one. */
+			if (s->a == a && (s->room[0] == '\0' ||
+			    strcmp(s->room, g->room) == 0))
 				given |= mcp_push(s, &nt, !waiting);
 		}
 		if (given) {
@@ -803,8 +908,12 @@ mcp_agent(struct mcp *m, const char *name)
 		return NULL;
 	a->m = m;
 	snprintf(a->name, sizeof(a->name), "%s", name);
-	/* A new agent starts from now: what came before is history's. */
-	snprintf(a->seen, sizeof(a->seen), "%s", m->last);
+	/* A new agent starts from now in every room: what came before is
+	 * history's.  Before the rooms are known (at start), its positions
+	 * come with theirs (mcp_rooms). */
+	for (size_t i = 0; i < m->nrooms; i++)
+		snprintf(mcp_pos_add(a, m->rooms[i].id)->seen,
+		    sizeof(a->pos[0].seen), "%s", m->rooms[i].last);
 	LIST_INIT(&a->wakers);
 	LIST_INSERT_HEAD(&m->agents, a, entry);
 	mcp_agents_dirty(m);
@@ -819,31 +928,80 @@ mcp_agent_active(struct mcp_agent *a)
 		a->wake_taken = 1;
 }
 
-/* agents.json: for each agent, the newest message it has seen and the
- * ids it has not been given (queued, or in an answer not yet sent). */
+/*
+ * The room whose position an agents.json of before rooms (its "seen"
+ * and "unread" of the agent itself) is: the default room, else the
+ * first (the home's own).  Written there too, for an older papo.
+ */
+static const char *
+mcp_home_room(const struct mcp *m)
+{
+	if (m->dflt[0] != '\0')
+		return m->dflt;
+	return m->nrooms > 0 ? m->rooms[0].id : "";
+}
+
+/* One room's position of a as agents.json has it: {"seen", "unread"}. */
+static cJSON *
+mcp_pos_json(struct mcp *m, const struct mcp_agent *a,
+    const struct mcp_pos *p)
+{
+	const struct mcp_room *r = mcp_room_get(m, p->room);
+	const struct mcp_flight *f;
+	cJSON *o = cJSON_CreateObject(), *ids;
+
+	cJSON_AddStringToObject(o, "seen", p->seen[0] != '\0' || r == NULL ?
+	    p->seen : r->last);
+	ids = cJSON_AddArrayToObject(o, "unread");
+	LIST_FOREACH(f, &m->flights, entry)
+		for (size_t i = 0; f->a == a && i < f->n; i++)
+			if (strcmp(f->msgs[i]->room, p->room) == 0)
+				cJSON_AddItemToArray(ids,
+				    cJSON_CreateString(f->msgs[i]->id));
+	for (size_t i = 0; i < a->nqueue; i++)
+		if (strcmp(a->queue[i]->room, p->room) == 0)
+			cJSON_AddItemToArray(ids,
+			    cJSON_CreateString(a->queue[i]->id));
+	return o;
+}
+
+/*
+ * agents.json: for each agent, per room (by id, in "rooms"), the newest
+ * message it has seen and the ids it has not been given (queued, or in
+ * an answer not yet sent); the home room's also as the agent's own
+ * "seen" and "unread", as a papo of before rooms wrote and reads them.
+ * A position not known yet (being learnt) is left out: the next start
+ * learns it again.
+ */
 static char *
 mcp_agents_text(struct mcp *m)
 {
 	const struct mcp_agent *a;
-	const struct mcp_flight *f;
-	cJSON *o = cJSON_CreateObject(), *arr, *e, *ids;
+	cJSON *o = cJSON_CreateObject(), *arr, *e, *rooms;
+	const char *home = mcp_home_room(m);
 	char *text;
 
-	cJSON_AddNumberToObject(o, "version", 1);
+	cJSON_AddNumberToObject(o, "version", 2);
 	arr = cJSON_AddArrayToObject(o, "agents");
 	LIST_FOREACH(a, &m->agents, entry) {
 		e = cJSON_CreateObject();
 		cJSON_AddStringToObject(e, "name", a->name);
-		cJSON_AddStringToObject(e, "seen", a->seen[0] != '\0' ?
-		    a->seen : m->last);
-		ids = cJSON_AddArrayToObject(e, "unread");
-		LIST_FOREACH(f, &m->flights, entry)
-			for (size_t i = 0; f->a == a && i < f->n; i++)
-				cJSON_AddItemToArray(ids,
-				    cJSON_CreateString(f->msgs[i]->id));
-		for (size_t i = 0; i < a->nqueue; i++)
-			cJSON_AddItemToArray(ids,
-			    cJSON_CreateString(a->queue[i]->id));
+		rooms = cJSON_CreateObject();
+		for (size_t i = 0; i < a->npos; i++) {
+			cJSON *p;
+
+			if (a->pos[i].restoring == 2)
+				continue;
+			p = mcp_pos_json(m, a, &a->pos[i]);
+			if (strcmp(a->pos[i].room, home) == 0) {
+				cJSON_AddItemReferenceToObject(e, "seen",
+				    cJSON_GetObjectItemCaseSensitive(p, "seen"));
+				cJSON_AddItemReferenceToObject(e, "unread",
+				    cJSON_GetObjectItemCaseSensitive(p, "unread"));
+			}
+			cJSON_AddItemToObject(rooms, a->pos[i].room, p);
+		}
+		cJSON_AddItemToObject(e, "rooms", rooms);
 		cJSON_AddItemToArray(arr, e);
 	}
 	text = cJSON_Print(o);
@@ -858,7 +1016,9 @@ mcp_agents_save(void *arg)
 	char err[PAPO_ERR_LEN], *text;
 
 	m->dirty = 0;
-	if ((text = mcp_agents_text(m)) == NULL)
+	/* Until the rooms are known, the file read at start is the truth:
+	 * mcp_rooms marks it dirty once they are. */
+	if (!m->loaded || (text = mcp_agents_text(m)) == NULL)
 		return;
 	if (fs_write(err, m->agents_path, text, strlen(text)) == -1)
 		log_msg(LOG_WARN, "mcp: %s (what agents were not given yet "
@@ -875,17 +1035,19 @@ mcp_agents_dirty(struct mcp *m)
 	loop_timer_set(m->save, loop_now_ns() + MCP_SAVE_NS);
 }
 
-/* Asks the node for what a was not given: the ids of unread (a JSON
- * array, or NULL) and everything of the others after message seen. */
+/* Asks the node for what a was not given in the room of p: the ids of
+ * unread (a JSON array, or NULL) and everything of the others after
+ * message seen; restoring 2: only where the log ends. */
 static void
-mcp_agent_restore(struct mcp *m, struct mcp_agent *a, const char *seen,
-    const cJSON *unread)
+mcp_agent_restore(struct mcp *m, struct mcp_agent *a, struct mcp_pos *p,
+    const char *seen, const cJSON *unread, int restoring)
 {
 	struct node_msg *req = node_msg_new(NODE_HISTORY);
 	const cJSON *id;
 	size_t len = 0;
 
 	if (req == NULL || (req->to = strdup(a->name)) == NULL ||
+	    (req->room = strdup(p->room)) == NULL ||
 	    (req->text = malloc((size_t)cJSON_GetArraySize(unread) *
 	    (PAPO_MSGID_LEN + 1) + 1)) == NULL) {
 		node_msg_free(req);
@@ -902,8 +1064,9 @@ mcp_agent_restore(struct mcp *m, struct mcp_agent *a, const char *seen,
 	req->ctx = m;
 	req->after_set = 1;
 	snprintf(req->after, sizeof(req->after), "%s", seen);
+	snprintf(p->seen, sizeof(p->seen), "%s", seen);
 	req->limit = MCP_UNSEEN_MAX;
-	a->restoring = 1;
+	p->restoring = restoring;
 	node_submit(m->node, req);
 }
 
@@ -920,20 +1083,15 @@ mcp_agents_load(char err[PAPO_ERR_LEN], struct mcp *m)
 	    mcp_agents_save, m)) == NULL)
 		return -1;
 	if ((fd = open(m->agents_path, O_RDONLY | O_CLOEXEC)) == -1) {
-		struct mcp_agent *a;
-
 		if (errno != ENOENT) {
 			snprintf(err, PAPO_ERR_LEN, "%s: %s", m->agents_path,
 			    strerror(errno));
 			return -1;
 		}
 		/* A home from before agents.json, or a new one: the daemon's
-		 * agent starts at the log's end (nothing old given again). */
-		if ((a = mcp_agent(m, "")) == NULL)
-			return -1;
-		mcp_agent_restore(m, a, "", NULL);
-		a->restoring = 2;
-		return 0;
+		 * agent starts at the log's end (nothing old given again),
+		 * once the rooms are known. */
+		return mcp_agent(m, "") != NULL ? 0 : -1;
 	}
 	n = read(fd, buf, sizeof(buf) - 1);
 	close(fd);
@@ -960,22 +1118,114 @@ mcp_agents_load(char err[PAPO_ERR_LEN], struct mcp *m)
 		    "given starts afresh", m->agents_path, aside);
 		return mcp_agents_load(err, m);
 	}
+	/* The agents now; where each is in each room once the rooms are
+	 * known (mcp_rooms: the node's first event). */
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "agents")) {
 		const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
-		const cJSON *seen = cJSON_GetObjectItemCaseSensitive(e, "seen");
-		struct mcp_agent *a;
 
-		if (!cJSON_IsString(name) || !cJSON_IsString(seen) ||
-		    (a = mcp_agent(m, name->valuestring)) == NULL)
-			continue;
-		snprintf(a->seen, sizeof(a->seen), "%s", seen->valuestring);
-		mcp_agent_restore(m, a, seen->valuestring,
-		    cJSON_GetObjectItemCaseSensitive(e, "unread"));
+		if (cJSON_IsString(name))
+			mcp_agent(m, name->valuestring);
 	}
-	cJSON_Delete(o);
+	m->file = o;
 	if (mcp_agent(m, "") == NULL)
 		return -1;
 	return 0;
+}
+
+/* a's entry in the agents.json read at start, or NULL. */
+static const cJSON *
+mcp_agent_entry(const struct mcp *m, const struct mcp_agent *a)
+{
+	const cJSON *e, *name;
+
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(m->file,
+	    "agents")) {
+		name = cJSON_GetObjectItemCaseSensitive(e, "name");
+		if (cJSON_IsString(name) && strcmp(name->valuestring,
+		    a->name) == 0)
+			return e;
+	}
+	return NULL;
+}
+
+/*
+ * Where a is in room, read back: from agents.json at start (its "rooms"
+ * entry of the room; a file of before rooms holds the home room's as the
+ * agent's own "seen" and "unread"), else, for a room new to it (or a
+ * first start), where the room's log ends.
+ */
+static void
+mcp_agent_place(struct mcp *m, struct mcp_agent *a, const char *room,
+    int start)
+{
+	const cJSON *e = start ? mcp_agent_entry(m, a) : NULL, *p, *seen;
+	const cJSON *rooms = cJSON_GetObjectItemCaseSensitive(e, "rooms");
+	struct mcp_pos *pos;
+
+	if (mcp_pos(a, room) != NULL || (pos = mcp_pos_add(a, room)) == NULL)
+		return;
+	if (rooms != NULL)
+		p = cJSON_GetObjectItemCaseSensitive(rooms, room);
+	else
+		p = strcmp(room, mcp_home_room(m)) == 0 ? e : NULL;
+	seen = cJSON_GetObjectItemCaseSensitive(p, "seen");
+	if (cJSON_IsString(seen) && strlen(seen->valuestring) <= PAPO_MSGID_LEN)
+		mcp_agent_restore(m, a, pos, seen->valuestring,
+		    cJSON_GetObjectItemCaseSensitive(p, "unread"), 1);
+	else
+		mcp_agent_restore(m, a, pos, "", NULL, 2);
+}
+
+/* a is out of room: its position there and what it had queued of it
+ * go. */
+static void
+mcp_agent_leave(struct mcp_agent *a, const char *room)
+{
+	size_t keep = 0;
+
+	for (size_t i = 0; i < a->nqueue; i++)
+		if (strcmp(a->queue[i]->room, room) == 0)
+			mcp_msg_unref(a->queue[i]);
+		else
+			a->queue[keep++] = a->queue[i];
+	a->nqueue = keep;
+	keep = 0;
+	for (size_t i = 0; i < a->npos; i++)
+		if (strcmp(a->pos[i].room, room) != 0)
+			a->pos[keep++] = a->pos[i];
+	a->npos = keep;
+}
+
+/*
+ * The node's list of rooms (NODE_EV_ROOMS: first at start, then when a
+ * room is joined, made or left, or the default changes).  Agents leave
+ * the rooms that are gone, and are placed in the new ones: at start as
+ * agents.json says, later where the room's log ends.
+ */
+void
+mcp_rooms(struct mcp *m, const char *json)
+{
+	cJSON *o = json != NULL ? cJSON_Parse(json) : NULL;
+	struct mcp_agent *a;
+
+	if (o == NULL)
+		return;
+	mcp_room_update(m, o);
+	cJSON_Delete(o);
+	LIST_FOREACH(a, &m->agents, entry) {
+		for (size_t i = a->npos; i > 0; i--)
+			if (mcp_room_get(m, a->pos[i - 1].room) == NULL) {
+				log_msg(LOG_DEBUG, "mcp: agent '%s' leaves room "
+				    "%.8s", a->name, a->pos[i - 1].room);
+				mcp_agent_leave(a, a->pos[i - 1].room);
+			}
+		for (size_t i = 0; i < m->nrooms; i++)
+			mcp_agent_place(m, a, m->rooms[i].id, !m->loaded);
+	}
+	m->loaded = 1;
+	cJSON_Delete(m->file);
+	m->file = NULL;
+	mcp_agents_dirty(m);
 }
 
 int
@@ -985,35 +1235,42 @@ mcp_owns(const struct mcp *m, const struct node_msg *msg)
 }
 
 /*
- * What an agent was not given, read back from the log: into its queue,
- * before anything that arrived since (a first start only learns where
- * the log ends).
+ * What an agent was not given in a room, read back from the log: into
+ * its queue, before anything that arrived since (a first start only
+ * learns where the log ends).
  */
 void
 mcp_node_answer(struct mcp *m, struct node_msg *msg)
 {
 	struct mcp_agent *a = NULL, *it;
+	struct mcp_pos *p = NULL;
+	struct mcp_room *r;
 	cJSON *o = msg->json != NULL ? cJSON_Parse(msg->json) : NULL;
 	const cJSON *v, *last, *more;
 
 	LIST_FOREACH(it, &m->agents, entry)
 		if (msg->to != NULL && strcmp(it->name, msg->to) == 0)
 			a = it;
-	if (a == NULL || o == NULL) {
+	if (a != NULL && msg->room != NULL)
+		p = mcp_pos(a, msg->room);
+	if (p == NULL || o == NULL) {
 		if (msg->code != 0)
 			log_msg(LOG_WARN, "mcp: cannot read back what agents "
 			    "were not given: %s", msg->err);
+		if (p != NULL)
+			p->restoring = 0;
 		goto out;
 	}
 	last = cJSON_GetObjectItemCaseSensitive(o, "last");
 	more = cJSON_GetObjectItemCaseSensitive(o, "more");
-	if (cJSON_IsString(last) && m->last[0] == '\0')
-		snprintf(m->last, sizeof(m->last), "%s", last->valuestring);
-	if (a->restoring == 1) {
+	if (cJSON_IsString(last) && (r = mcp_room_get(m, p->room)) != NULL &&
+	    r->last[0] == '\0')
+		snprintf(r->last, sizeof(r->last), "%s", last->valuestring);
+	if (p->restoring == 1) {
 		cJSON_ArrayForEach(v, cJSON_GetObjectItemCaseSensitive(o,
 		    "messages")) {
-			struct mcp_msg *g = mcp_msg_new(cJSON_Duplicate(v, 1),
-			    ++m->restored);
+			struct mcp_msg *g = mcp_msg_new(m, cJSON_Duplicate(v, 1),
+			    p->room, ++m->restored);
 
 			if (g != NULL) {
 				mcp_queue_put(a, g);
@@ -1022,14 +1279,14 @@ mcp_node_answer(struct mcp *m, struct node_msg *msg)
 		}
 		if (cJSON_IsNumber(more))
 			a->dropped += (uint64_t)more->valuedouble;
-		log_msg(LOG_DEBUG, "mcp: agent '%s': %zu messages not given "
-		    "yet", a->name, a->nqueue);
+		log_msg(LOG_DEBUG, "mcp: agent '%s', room %.8s: %zu messages "
+		    "not given yet", a->name, p->room, mcp_unread(a, p->room));
 	}
-	/* Everything in the log up to its newest is now queued, given, or
-	 * this member's own. */
+	/* Everything in the room's log up to its newest is now queued,
+	 * given, or this member's own. */
 	if (cJSON_IsString(last))
-		snprintf(a->seen, sizeof(a->seen), "%s", last->valuestring);
-	a->restoring = 0;
+		snprintf(p->seen, sizeof(p->seen), "%s", last->valuestring);
+	p->restoring = 0;
 	mcp_agents_dirty(m);
 	mcp_offer(a);
 	m->wake_check(a);
@@ -1043,7 +1300,7 @@ mcp_agents_free(struct mcp *m)
 {
 	struct mcp_agent *a;
 
-	if (m->save != NULL)
+	if (m->save != NULL && m->loaded)
 		mcp_agents_save(m);
 	while ((a = LIST_FIRST(&m->agents)) != NULL) {
 		LIST_REMOVE(a, entry);
@@ -1054,4 +1311,6 @@ mcp_agents_free(struct mcp *m)
 	}
 	loop_timer_free(m->save);
 	m->save = NULL;
+	cJSON_Delete(m->file);
+	m->file = NULL;
 }

@@ -2,9 +2,9 @@
  * mcp_int.h: what MCP's own files share, and nothing else includes.
  * They call one way, each only the ones after it: mcp.c (the transport,
  * JSON-RPC methods, the method and tool tables), mcp_wake.c (waking an
- * idle agent), mcp_deliver.c (the room's messages given to agents:
+ * idle agent), mcp_deliver.c (the rooms' messages given to agents:
  * queues, answers in flight, the wait tool, pushes, read receipts),
- * mcp_session.c (sessions, their streams, events kept for replay) and
+ * mcp_room.c (the rooms served, a room argument resolved), mcp_session.c (sessions, their streams, events kept for replay) and
  * mcp_rpc.c (JSON-RPC text and answers).  A lower file reaches a higher
  * one only through a pointer mcp_new sets in struct mcp.  The rest of
  * server/ sees only mcp.h.  All of it belongs to the main thread, and
@@ -24,6 +24,9 @@
 #include "server/http.h"
 
 #define MCP_HISTORY_URI "papo://room/history"
+/* A room's own history: papo://rooms/ID/history. */
+#define MCP_ROOMS_URI "papo://rooms/"
+#define MCP_ROOMS_URI_END "/history"
 #define MCP_SESSIONS_MAX 4096        /* 2025 sessions at once */
 #define MCP_KEEP 256                 /* events kept per session to resume */
 #define MCP_UNSEEN_MAX 500           /* messages queued for a session's wait */
@@ -38,6 +41,13 @@ struct mcp_wait;                     /* a wait in progress: mcp_deliver.c's */
 struct mcp_text;                     /* an event's text: mcp_session.c's */
 struct mcp_slot;                     /* a replay ring's event: mcp_session.c's */
 struct mcp_waker;                    /* a /api/wake poll: mcp_wake.c's */
+
+/* A room the daemon is in, as the node's last list said (mcp_rooms). */
+struct mcp_room {
+	char id[PAPO_ROOMID_LEN + 1];
+	char name[PAPO_NAME_MAX + 1];
+	char last[PAPO_MSGID_LEN + 1];   /* its log's newest message known */
+};
 
 /* What a subscriptions/listen stream asked for (and was granted). */
 #define MCP_WANT_CHANNEL 0x1         /* notifications/claude/channel */
@@ -85,6 +95,12 @@ struct mcp_session {
 	int channels;                /* MCP_PUSH_*: what a push is to it */
 	int level;                   /* index in mcp_levels, -1: none set */
 	int subscribed;              /* to papo://room/history */
+	char (*subs)[PAPO_ROOMID_LEN + 1];  /* rooms whose papo://rooms/ID/
+	                              * history it subscribed to */
+	size_t nsubs;
+	/* The room it is bound to (?room=), or "": every room. */
+	char room[PAPO_ROOMID_LEN + 1];
+	char room_name[PAPO_NAME_MAX + 1];
 	uint64_t last;               /* when it was last used (loop_now_ns) */
 	uint64_t seq;                /* event ids */
 	struct mcp_slot *ring;       /* MCP_KEEP events written to its GET
@@ -102,6 +118,7 @@ struct mcp_msg {
 	uint64_t order;              /* arrival on this daemon: room order */
 	cJSON *json;
 	const char *id;              /* in json */
+	char room[PAPO_ROOMID_LEN + 1];  /* the id of its room */
 };
 
 /* What a push on a session's streams is (docs/MCP.md, "Delivery"). */
@@ -129,10 +146,15 @@ struct mcp_agent {
 	struct mcp_msg **queue;      /* not given yet, oldest first */
 	size_t nqueue, capqueue;
 	uint64_t dropped;            /* let go from a full queue */
-	char seen[PAPO_MSGID_LEN + 1];   /* the newest message queued or
-	                                  * given to it; "": none yet */
-	int restoring;               /* its agents.json entry is being read
-	                              * back from the log */
+	/* Where it is in each room: the newest message queued or given to
+	 * it, per room id (a message of one room never moves another's). */
+	struct mcp_pos {
+		char room[PAPO_ROOMID_LEN + 1];
+		char seen[PAPO_MSGID_LEN + 1];   /* "": none yet */
+		int restoring;       /* 1: read back from the log; 2: where
+		                      * the log ends is being learnt */
+	} pos[PAPO_ROOMS_MAX];
+	size_t npos;
 	uint64_t active;             /* when a wait of it last began or
 	                              * ended, or a history gave (loop ns) */
 	/* Waking it (docs/MCP.md, "Waking an idle agent"): a burst is a run
@@ -158,7 +180,12 @@ struct mcp {
 	cJSON **schemas;             /* each tool's input schema, parsed once */
 	LIST_HEAD(, mcp_agent) agents;
 	char agents_path[4096];      /* $PAPO_HOME/agents.json */
-	char last[PAPO_MSGID_LEN + 1];   /* the log's newest message known */
+	struct mcp_room rooms[PAPO_ROOMS_MAX];   /* the node's list */
+	size_t nrooms;
+	char dflt[PAPO_ROOMID_LEN + 1];  /* the default room's id, or "" */
+	cJSON *file;                 /* agents.json as read, until the rooms
+	                              * are known (mcp_rooms) */
+	int loaded;                  /* the agents' positions were read back */
 	struct loop_timer *save;     /* agents.json is written soon */
 	int dirty;                   /* and save is armed */
 	uint64_t restored;           /* orders of messages read back */
@@ -196,6 +223,23 @@ cJSON *mcp_tool_result(cJSON *structured, const char *error);
  * tool's arguments, which the model corrects (not -32602). */
 void mcp_tool_error(struct mcp_session *s, struct http_req *r,
     const cJSON *id, const char *msg);
+
+/* mcp_room.c: the rooms MCP serves. */
+
+/* The room of id, or NULL when the daemon is not (or no more) in it. */
+struct mcp_room *mcp_room_get(struct mcp *m, const char *id);
+/* The room sel (an id, a name, 4 characters or more of an id) names, or
+ * NULL with err saying why and naming the rooms. */
+struct mcp_room *mcp_room_find(struct mcp *m, const char *sel,
+    char err[PAPO_ERR_LEN]);
+/* "name (idprefix), ..." of every room, for errors. */
+void mcp_room_names(const struct mcp *m, char *out, size_t len);
+/* Takes the node's list of rooms (NODE_EV_ROOMS's JSON, parsed). */
+void mcp_room_update(struct mcp *m, const cJSON *list);
+/* Adds "room" (its name) and "room_id" to a message's json when absent. */
+void mcp_room_tag(struct mcp *m, cJSON *json, const char *id);
+/* The rooms as status lists them (a new array). */
+cJSON *mcp_room_list(const struct mcp *m);
 
 /* mcp_session.c: shared texts, sessions and their streams. */
 
@@ -266,9 +310,10 @@ void mcp_flight_done(void *arg, int sent);
 void mcp_wait_end(struct mcp_wait *w, struct mcp_msg **msgs, size_t n);
 /* notifications/cancelled of s's pending wait rid: 1 if it was one. */
 int mcp_wait_cancel(struct mcp_session *s, const cJSON *rid);
-/* The wait tool, for mcp.c's tool table. */
+/* The wait tool, for mcp.c's tool table: for messages of room (its id;
+ * "": every room). */
 void tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    const cJSON *args, const cJSON *meta);
+    const cJSON *args, const cJSON *meta, const char *room);
 /* A stream that delivers opened: s's queue goes out on ms, given. */
 void mcp_flush(struct mcp_session *s, struct mcp_stream *ms);
 /* The agent named name ("": the daemon's own), made when new; NULL
@@ -282,7 +327,11 @@ void mcp_agents_free(struct mcp *m);
 void mcp_agent_active(struct mcp_agent *a);
 /* Whether a session of a has a wait pending that msg (NULL: any) would
  * answer. */
-int mcp_waiting(const struct mcp_agent *a, const cJSON *msg);
+int mcp_waiting(const struct mcp_agent *a, const struct mcp_msg *msg);
+/* Whether a's positions are still being read back from the log. */
+int mcp_restoring(const struct mcp_agent *a);
+/* How many messages of room (NULL: all) wait in a's queue. */
+size_t mcp_unread(const struct mcp_agent *a, const char *room);
 
 /* mcp_wake.c: waking an idle agent. */
 

@@ -411,6 +411,7 @@ mcp_session_free(struct mcp_session *s, int retry)
 		for (size_t i = 0; i < MCP_KEEP; i++)
 			mcp_text_unref(s->ring[i].t);
 	free(s->ring);
+	free(s->subs);
 	TAILQ_REMOVE(&m->sessions, s, entry);
 	if (!s->modern)
 		m->nsessions--;

@@ -142,7 +142,7 @@ mcp_wake_due(const struct mcp_agent *a, uint64_t *later)
 	uint64_t now = loop_now_ns();
 
 	*later = 0;
-	if (a->nqueue == 0 || a->woken == a->burst || a->restoring ||
+	if (a->nqueue == 0 || a->woken == a->burst || mcp_restoring(a) ||
 	    mcp_waiting(a, NULL))
 		return 0;
 	if (now < a->active + MCP_IDLE_NS) {

@@ -618,12 +618,14 @@ serve_on_node(void *arg, uint32_t events)
 			break;
 		case NODE_EV_ROOMS:
 			serve_rooms(p, m->json);
+			mcp_rooms(p->mcp, m->json);
 			sse_publish(p->sse, m->kind, NULL, m->json);
 			node_msg_free(m);
 			break;
 		case NODE_EV_MESSAGE:
-			if (strcmp(m->room_id, p->dflt) == 0)
-				mcp_message(p->mcp, m->json);
+			/* Every room's: MCP gives each session those of its
+			 * room, or of all. */
+			mcp_message(p->mcp, m->json);
 			/* FALLTHROUGH */
 		case NODE_EV_RECEIPT:
 		case NODE_EV_PRESENCE:

@@ -300,7 +300,7 @@ describe('papo /mcp with the MCP TypeScript SDK', { timeout: 85_000 }, () => {
       ['send', {}, /text is missing/],
       ['history', { limit: 0 }, /limit must be a whole number from 1 to 500/],
       ['history', { since: 'yesterday' }, /since must be a whole number/],
-      ['status', { verbose: true }, /unknown argument 'verbose': status takes no arguments/],
+      ['status', { verbose: true }, /unknown argument 'verbose': status takes room/],
     ];
     for (const [name, args, want] of cases) {
       const res = await c1.client.callTool({ name, arguments: args });

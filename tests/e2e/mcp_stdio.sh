@@ -82,7 +82,7 @@ check "ana online for bo" until_true 15 online bo ana
 
 # --help and usage.
 expect 0 "papo mcp --help" -- papo bo mcp --help
-has "$T/out" '^usage: papo mcp \[--channels\] \[--agent NAME\] \[--new-room\]$' "help names the command"
+has "$T/out" '^usage: papo mcp \[--channels\] \[--agent NAME\] \[--room ROOM\] \[--new-room\]$' "help names the command"
 has "$T/out" 'stdio' "help says what it speaks"
 expect 2 "papo mcp with an argument" -- papo bo mcp extra
 has "$T/err" "unexpected argument 'extra'" "the usage error says why"
