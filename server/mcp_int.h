@@ -4,8 +4,10 @@
  * JSON-RPC methods, the method and tool tables), mcp_wake.c (waking an
  * idle agent), mcp_deliver.c (the rooms' messages given to agents:
  * queues, answers in flight, the wait tool, pushes, read receipts),
- * mcp_room.c (the rooms served, a room argument resolved), mcp_session.c (sessions, their streams, events kept for replay) and
- * mcp_rpc.c (JSON-RPC text and answers).  A lower file reaches a higher
+ * mcp_room.c (the rooms served, a room argument resolved), mcp_session.c
+ * (sessions, their streams, events kept for replay) and mcp_rpc.c
+ * (JSON-RPC text and answers, declared in mcp_rpc.h, which includes
+ * nothing of MCP's).  A lower file reaches a higher
  * one only through a pointer mcp_new sets in struct mcp.  The rest of
  * server/ sees only mcp.h.  All of it belongs to the main thread, and
  * none of it may block.
@@ -22,6 +24,7 @@
 #include "lib/loop.h"
 #include "node/node.h"
 #include "server/http.h"
+#include "server/mcp_rpc.h"
 
 #define MCP_HISTORY_URI "papo://room/history"
 /* A room's own history: papo://rooms/ID/history. */
@@ -200,30 +203,6 @@ struct mcp {
 	void (*wake_check)(struct mcp_agent *a);
 };
 
-/* mcp_rpc.c: JSON-RPC text and answers. */
-
-/* o printed unformatted, and freed; NULL without memory. */
-char *mcp_print(cJSON *o);
-/* A response to id with result (taken); modern: as 2026-07-28's. */
-char *mcp_result(const cJSON *id, cJSON *result, int modern);
-/* An error response to id with code, msg and data (taken, or NULL). */
-char *mcp_error(const cJSON *id, int code, const char *msg, cJSON *data);
-/* A notification of method with params (taken). */
-char *mcp_notification(const char *method, cJSON *params);
-/* Answers r with text (freed), or an out-of-memory error for NULL. */
-void mcp_reply_text(struct http_req *r, int status, char *text);
-/* Answers r with a JSON-RPC error. */
-void mcp_reply_error(struct http_req *r, int status, const cJSON *id,
-    int code, const char *msg);
-/* Whether r's Accept allows type (no Accept allows all). */
-int mcp_accepts(struct http_req *r, const char *type);
-/* A tool's result: structured (taken), or an error for the model. */
-cJSON *mcp_tool_result(cJSON *structured, const char *error);
-/* Answers r with a tool error (isError) saying msg: a mistake in a
- * tool's arguments, which the model corrects (not -32602). */
-void mcp_tool_error(struct mcp_session *s, struct http_req *r,
-    const cJSON *id, const char *msg);
-
 /* mcp_room.c: the rooms MCP serves. */
 
 /* The room of id, or NULL when the daemon is not (or no more) in it. */
@@ -242,6 +221,11 @@ void mcp_room_tag(struct mcp *m, cJSON *json, const char *id);
 cJSON *mcp_room_list(const struct mcp *m);
 
 /* mcp_session.c: shared texts, sessions and their streams. */
+
+/* Answers r with a tool error (isError) saying msg: a mistake in a
+ * tool's arguments, which the model corrects (not -32602). */
+void mcp_tool_error(struct mcp_session *s, struct http_req *r,
+    const cJSON *id, const char *msg);
 
 /* text (freed) as a shared event text with one ref; NULL on none. */
 struct mcp_text *mcp_text_new(char *text);

@@ -14,7 +14,6 @@
 
 #include "node/node.h"
 #include "server/http.h"
-#include "server/mcp_int.h"
 #include "server/mcp_rpc.h"
 
 #define MCP_META_SERVER "io.modelcontextprotocol/serverInfo"  /* _meta */
@@ -131,20 +130,6 @@ mcp_tool_result(cJSON *structured, const char *error)
 	cJSON_AddItemToObject(res, "structuredContent", structured);
 	cJSON_AddBoolToObject(res, "isError", 0);
 	return res;
-}
-
-/*
- * Answers r with a tool error: a tool's input the model got wrong (an
- * unknown argument, a wrong type, a value out of range) is the model's
- * to correct, so it reads it as a tool result with isError (MCP
- * 2025-11-25, SEP-1303), not as a protocol error its client may hide.
- */
-void
-mcp_tool_error(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    const char *msg)
-{
-	mcp_reply_text(r, 200, mcp_result(id, mcp_tool_result(NULL, msg),
-	    s->modern));
 }
 
 int

@@ -29,4 +29,27 @@ struct mcp_rpc {
 int mcp_rpc_parse(const char *body, size_t len, struct mcp_rpc *rpc);
 void mcp_rpc_free(struct mcp_rpc *rpc);
 
+struct cJSON;
+struct http_req;
+
+/* JSON-RPC text and answers. */
+
+/* o printed unformatted, and freed; NULL without memory. */
+char *mcp_print(cJSON *o);
+/* A response to id with result (taken); modern: as 2026-07-28's. */
+char *mcp_result(const cJSON *id, cJSON *result, int modern);
+/* An error response to id with code, msg and data (taken, or NULL). */
+char *mcp_error(const cJSON *id, int code, const char *msg, cJSON *data);
+/* A notification of method with params (taken). */
+char *mcp_notification(const char *method, cJSON *params);
+/* Answers r with text (freed), or an out-of-memory error for NULL. */
+void mcp_reply_text(struct http_req *r, int status, char *text);
+/* Answers r with a JSON-RPC error. */
+void mcp_reply_error(struct http_req *r, int status, const cJSON *id,
+    int code, const char *msg);
+/* Whether r's Accept allows type (no Accept allows all). */
+int mcp_accepts(struct http_req *r, const char *type);
+/* A tool's result: structured (taken), or an error for the model. */
+cJSON *mcp_tool_result(cJSON *structured, const char *error);
+
 #endif

@@ -428,3 +428,17 @@ mcp_session_release(struct mcp_session *s)
 	    LIST_EMPTY(&s->streams))
 		mcp_session_free(s, 0);
 }
+
+/*
+ * Answers r with a tool error: a tool's input the model got wrong (an
+ * unknown argument, a wrong type, a value out of range) is the model's
+ * to correct, so it reads it as a tool result with isError (MCP
+ * 2025-11-25, SEP-1303), not as a protocol error its client may hide.
+ */
+void
+mcp_tool_error(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const char *msg)
+{
+	mcp_reply_text(r, 200, mcp_result(id, mcp_tool_result(NULL, msg),
+	    s->modern));
+}
