@@ -24,14 +24,15 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/chan.h"
-#include "node/wire/crypto.h"
-#include "node/wire/frame.h"
-#include "node/room/gossip.h"
-#include "node/wire/invite.h"
+#include "node/net/net.h"
+#include "node/net/turn.h"
 #include "node/node.h"
+#include "node/room/gossip.h"
 #include "node/store/room.h"
 #include "node/store/store.h"
-#include "node/net/turn.h"
+#include "node/wire/crypto.h"
+#include "node/wire/frame.h"
+#include "node/wire/invite.h"
 
 /* One room the node holds: its folder and files, its keys, its gossip. */
 struct node_room {

@@ -13,9 +13,9 @@
 #include <stdint.h>
 
 #include "lib/err.h"
-#include "node/room/limit.h"
 #include "node/msg.h"
 #include "node/papo.h"
+#include "node/room/limit.h"
 #include "node/store/room.h"
 
 /*

@@ -21,9 +21,9 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/wire/frame.h"
 #include "node/net/quic.h"
 #include "node/store/room.h"
+#include "node/wire/frame.h"
 #include "tests/check.h"
 #include "tests/nodes.h"
 

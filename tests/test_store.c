@@ -22,9 +22,9 @@
 #include <sodium.h>
 
 #include "lib/buf.h"
+#include "node/store/store.h"
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"
-#include "node/store/store.h"
 #include "tests/check.h"
 
 struct ctx {

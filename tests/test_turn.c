@@ -24,9 +24,9 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "node/net/turn.h"
 #include "node/node.h"
 #include "node/wire/stun.h"
-#include "node/net/turn.h"
 #include "tests/check.h"
 
 static const char short_pass[] = "VOkJxbRl1RmTxUk/WvJxBt";

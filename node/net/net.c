@@ -1,6 +1,6 @@
 /*
  * net.c: what the rooms of one daemon share, on the node thread
- * (gossip_int.h): one QUIC socket, bound once, and how others reach this
+ * (net.h): one QUIC socket, bound once, and how others reach this
  * member there: reach (reach.h), the home router's port mapping
  * (portmap.h), advertised when its external address is public, and the
  * TURN relay (turn.h), whose relayed address is advertised last and
@@ -19,7 +19,7 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/room/gossip_int.h"
+#include "node/net/net.h"
 
 #define TURN_CHECK_NS (10ull * 1000000000u)
 
@@ -122,6 +122,33 @@ relay_quic_send(void *arg, const struct addr *peer, const uint8_t *p,
 	return t->turn != NULL ? turn_send(t->turn, peer, p, n) : -1;
 }
 
+/* relay_permits' progress: the IPs let in so far. */
+struct relay_permitting {
+	struct net *t;
+	const struct addr *relayed;
+	struct addr *done;
+	size_t *n;
+};
+
+/* A member's address a: its IP let in to our relay when public, of our
+ * relayed address's family, and not let in already (at most
+ * TURN_PERMITS_MAX). */
+static void
+relay_permit(void *arg, const struct addr *a)
+{
+	struct relay_permitting *p = arg;
+
+	if (*p->n == TURN_PERMITS_MAX || addr_is_private(a) ||
+	    addr_is_loopback(a) || addr_is_unspecified(a) ||
+	    a->family != p->relayed->family)
+		return;
+	for (size_t k = 0; k < *p->n; k++)
+		if (addr_same_ip(a, &p->done[k]))
+			return;
+	turn_permit(p->t->turn, a);
+	p->done[(*p->n)++] = *a;
+}
+
 /*
  * The TURN server drops what reaches our relayed address from an IP
  * without a permission.  Members of a room use one TURN server, so the
@@ -137,32 +164,14 @@ relay_permits(struct net *t)
 {
 	struct addr relayed, done[TURN_PERMITS_MAX];
 	size_t n = 0;
+	struct relay_permitting p = { t, &relayed, done, &n };
 
 	if (t->turn == NULL || turn_relayed(t->turn, &relayed) == -1)
 		return;
 	turn_permit(t->turn, &relayed);
 	done[n++] = relayed;
-	for (size_t r = 0; r < t->nrooms; r++)
-	for (size_t i = 0; i < t->rooms[r]->nmembers; i++) {
-		const struct member *m = t->rooms[r]->members[i];
-
-		for (size_t j = 0; j < m->naddr; j++) {
-			const struct addr *a = &m->addr[j];
-			int seen = 0;
-
-			if (addr_is_private(a) || addr_is_loopback(a) ||
-			    addr_is_unspecified(a) || a->family != relayed.family)
-				continue;
-			for (size_t k = 0; k < n && !seen; k++)
-				seen = addr_same_ip(a, &done[k]);
-			if (seen)
-				continue;
-			if (n == TURN_PERMITS_MAX)
-				return;
-			turn_permit(t->turn, a);
-			done[n++] = *a;
-		}
-	}
+	for (size_t r = 0; r < t->nrooms && n < TURN_PERMITS_MAX; r++)
+		t->env.ops->peer_addrs(t->rooms[r], relay_permit, &p);
 }
 
 /* A relayed connection ended or a dial through the relay failed: maybe
@@ -214,15 +223,10 @@ relay_turn_state(void *arg, const struct turn *tc)
 		/* Nothing goes through the relay any more: its connections
 		 * end now rather than at their idle timeout. */
 		for (size_t r = 0; r < t->nrooms; r++)
-			for (size_t i = 0; i < t->rooms[r]->nmembers; i++) {
-				struct member *m = t->rooms[r]->members[i];
-
-				if (m->conn != NULL && quic_is_relayed(m->conn))
-					quic_close(m->conn);
-			}
+			t->env.ops->relay_lost(t->rooms[r]);
 	}
 	/* The first failure changes no address, but serve waits to hear of
-	 * it (gossip_addrs_changed). */
+	 * it (net_addrs_changed). */
 	if (reach_set_relayed(&t->reach, has ? &a : NULL) ||
 	    (turn_state(tc) == TURN_FAILED && !t->turn_told)) {
 		t->turn_told = 1;
@@ -297,7 +301,7 @@ net_round(struct net *t)
 	uint64_t now = loop_now_ns();
 	int nl;
 
-	if (t->round_at != 0 && now < t->round_at + ANNOUNCE_FAST_NS)
+	if (t->round_at != 0 && now < t->round_at + NET_ROUND_NS)
 		return;
 	t->round_at = now;
 	nl = addr_local(&t->bound, local, PAPO_ADDR_MAX);
@@ -320,14 +324,8 @@ net_addrs_changed(struct net *t)
 		addr_format(&v[0], a);
 	log_msg(LOG_INFO, "reach: peers see this member as %s (%s NAT)", a,
 	    reach_nat_name(reach_nat(&t->reach)));
-	for (size_t i = 0; i < t->nrooms; i++) {
-		struct gossip *g = t->rooms[i];
-
-		t->env.ops->invite_changed(g);
-		/* The members hear it now, not at the next round. */
-		if (!g->stopping)
-			loop_timer_set(g->announce_timer, 1);
-	}
+	for (size_t i = 0; i < t->nrooms; i++)
+		t->env.ops->addrs_changed(t->rooms[i]);
 }
 
 /* A datagram without a QUIC long header: the TURN server's (known by
@@ -341,7 +339,7 @@ net_datagram(void *arg, const struct addr *from, const uint8_t *p, size_t n)
 	if (t->turn != NULL && turn_input(t->turn, from, p, n))
 		return 1;
 	for (size_t i = 0; i < t->nrooms; i++)
-		if (punch_datagram(t->rooms[i]->punch, from, p, n))
+		if (t->env.ops->datagram(t->rooms[i], from, p, n))
 			return 1;
 	return 0;
 }

@@ -30,9 +30,9 @@
 
 #include "lib/addr.h"
 #include "lib/loop.h"
+#include "node/net/quic.h"
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"
-#include "node/net/quic.h"
 
 #define PUNCH_DATAGRAM_LEN 57     /* kind, id (32), ms (8), MAC (16) */
 #define PUNCH_TTL_LOW 2           /* passes our NAT, dies before theirs */

@@ -26,8 +26,8 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/wire/stun.h"
 #include "node/net/turn.h"
+#include "node/wire/stun.h"
 
 #define NS 1000000000ull
 #define TURN_RTO_MS 500

@@ -1081,9 +1081,30 @@ gossip_free(struct gossip *g)
 	free(g);
 }
 
+/* What we advertise changed: the invite, and the members hear it now,
+ * not at the next round. */
+static void
+gossip_addrs_changed(struct gossip *g)
+{
+	gossip_invite_changed(g);
+	if (!g->stopping)
+		loop_timer_set(g->announce_timer, 1);
+}
+
+static int
+gossip_datagram(struct gossip *g, const struct addr *from, const uint8_t *p,
+    size_t n)
+{
+	return punch_datagram(g->punch, from, p, n);
+}
+
 const struct net_ops gossip_net_ops = {
 	.invite_changed = gossip_invite_changed,
+	.addrs_changed = gossip_addrs_changed,
 	.relay_ready = members_relay_ready,
+	.relay_lost = members_relay_lost,
+	.peer_addrs = members_addrs,
+	.datagram = gossip_datagram,
 	.hello = hello_send,
 	.frame = gossip_link_frame,
 	.adopt = gossip_link_adopt,

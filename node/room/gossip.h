@@ -11,68 +11,19 @@
 #include "lib/addr.h"
 #include "lib/err.h"
 #include "lib/loop.h"
-#include "node/wire/crypto.h"
-#include "node/room/limit.h"
 #include "node/msg.h"
+#include "node/net/turn.h"
+#include "node/room/limit.h"
 #include "node/store/room.h"
 #include "node/store/store.h"
-#include "node/net/turn.h"
+#include "node/wire/crypto.h"
 
 struct gossip;
 struct net;
+struct net_ops;
 
-/*
- * What the net asks of a room.  The net sits below the rooms (it knows
- * addresses and connections, never members or messages) and reaches
- * them only through these, gossip.c's gossip_net_ops.
- */
-struct gossip;
-struct link;
-struct net_ops {
-	/* What an invite holds (our addresses) changed. */
-	void (*invite_changed)(struct gossip *g);
-	/* Our TURN relay has an address: dial what it lets us reach. */
-	void (*relay_ready)(struct gossip *g);
-	/* A connection of g's is up: greet. */
-	void (*hello)(struct gossip *g, struct link *l);
-	/* A frame on one of g's connections. */
-	void (*frame)(struct gossip *g, struct link *l, const uint8_t *p,
-	    size_t n);
-	/* An accepted connection's first frame: 1 when g's key opens it
-	 * (the connection is g's from now), else 0. */
-	int (*adopt)(struct gossip *g, struct link *l, const uint8_t *p,
-	    size_t n);
-	void (*moved)(struct gossip *g, struct link *l);
-	void (*closed)(struct gossip *g, struct link *l);
-};
+/* What the net asks of a room (net.h): gossip.c's. */
 extern const struct net_ops gossip_net_ops;
-
-/* What the rooms of a daemon share: its socket and its reachability. */
-struct net_env {
-	const struct net_ops *ops;
-	struct loop *loop;
-	const struct identity *me;
-	struct addr listen;
-	unsigned version;            /* the newest protocol version spoken */
-	const struct addr *advertise; /* given by the person, first */
-	size_t nadvertise;
-	int portmap;                 /* ask the router for our port (portmap.h) */
-	int portmap_private;         /* a private external address counts */
-	/* A TURN server to relay through (turn.h), or NULL; read during
-	 * net_new only. */
-	const struct turn_conf *turn;
-	const char *turn_from;       /* "settings" or "invite" (status) */
-};
-
-/* Binds the QUIC socket, starts the port mapping and the relay. */
-struct net *net_new(char err[PAPO_ERR_LEN], const struct net_env *env);
-/* Closes what is left (its rooms are freed first); NULL is a no-op. */
-void net_free(struct net *t);
-/* The QUIC address bound. */
-void net_local(const struct net *t, struct addr *bound);
-/* The addresses others reach it at, in the order it advertises them
- * (reach.h); their count. */
-size_t net_addrs(const struct net *t, struct addr *out, size_t max);
 
 struct gossip_env {
 	struct net *net;

@@ -16,14 +16,15 @@
 
 #include "lib/loop.h"
 #include "node/net/beacon.h"
-#include "node/wire/frame.h"
-#include "node/room/gossip.h"
-#include "node/room/limit.h"
+#include "node/net/net.h"
 #include "node/net/portmap.h"
 #include "node/net/punch.h"
 #include "node/net/quic.h"
 #include "node/net/reach.h"
 #include "node/net/turn.h"
+#include "node/room/gossip.h"
+#include "node/room/limit.h"
+#include "node/wire/frame.h"
 
 #define GOSSIP_MEMBERS_MAX 256
 #define OUTBOX_RETRY_NS (30ull * 1000000000u)
@@ -42,7 +43,6 @@
 #define UPSTREAM_SLOTS 4096       /* remembered msg id -> who sent it */
 #define ACK_SEEN_SLOTS 4096       /* acks forwarded lately */
 #define READ_SLOTS 4096           /* read receipts remembered as sent */
-#define TURN_PERMITS_MAX (TURN_PEERS_MAX / 2)  /* IPs let in to our relay */
 #define RELAY_REDIAL_NS (30ull * 1000000000u)   /* direct tries, relayed */
 
 struct member {
@@ -95,19 +95,6 @@ struct member {
 	                             * request found them; 0 none yet */
 };
 
-/* What gossip keeps about one QUIC connection. */
-struct link {
-	struct quic_conn *qc;
-	struct gossip *g;           /* its room; NULL until a hello opens */
-	struct member *target;      /* whom we dialled; NULL when accepted */
-	struct member *m;           /* who it is, once its hello arrived */
-	int bad;                    /* frames that did not open */
-	uint32_t told;              /* 1 + the epoch whose frame we sent it
-	                             * when one of its frames under that
-	                             * epoch did not open; 0 none */
-	unsigned version;           /* the protocol version agreed */
-};
-
 /* An own message not yet acknowledged by everyone it waits for, and the
  * send request still waiting for its answer, if any. */
 struct outmsg {
@@ -146,36 +133,6 @@ struct epoch_held {
 	char *frame;                /* its signed epoch frame, JSON; or NULL */
 	uint8_t sig[64];            /* that frame's signature: of two changes
 	                             * of one number, the lower is kept */
-};
-
-/*
- * What the rooms of one daemon share (net.c, relay.c): the one QUIC socket
- * and everything about how others reach this member there: the addresses
- * it advertises, its NAT, the router's port mapping and the TURN relay.
- * Connections are a room's each (struct link's g); an accepted one
- * belongs to the room whose key opens its first frame, a hello.
- */
-struct net {
-	struct net_env env;
-	struct quic *quic;
-	struct addr bound;
-	struct reach reach;         /* how others reach us: what we advertise */
-	struct portmap *portmap;    /* our port on the router, or NULL */
-	struct turn *turn;          /* our TURN relay, or NULL (none set) */
-	struct addr turn_server;    /* its server, when turn is set */
-	const char *turn_from;      /* where it was set: net_env */
-	int turn_told;              /* its first outcome was emitted */
-	struct addr relay_ip;       /* the relay's IP as far as we know: our
-	                             * relayed address (the last one, when
-	                             * none now), else the server's */
-	uint64_t turn_checked;      /* ns of the last turn_refresh asked */
-	int stopping;               /* in net_free: nothing new starts */
-	struct gossip *rooms[PAPO_ROOMS_MAX];  /* in the order added */
-	size_t nrooms;
-	uint64_t bad_frames;        /* first frames no room's key opened */
-	uint64_t round_at;          /* ns of the last net_round's work */
-	struct frame_peer sealing[FRAME_PEERS_MAX];  /* gossip_seal's, for
-	                             * whichever room seals (one thread) */
 };
 
 /*
@@ -256,9 +213,6 @@ void gossip_flood(struct gossip *g, const struct frame *f,
 /* Greets the member at the other end of l: our hello, with our history's
  * count and digest. */
 void hello_send(struct gossip *g, struct link *l);
-/* What we advertise changed: logged; the program gets the new invite,
- * members our next announcement. */
-void gossip_addrs_changed(struct gossip *g);
 /* What invites hold changed (addresses or the newest key epoch): the
  * program gets the new invite. */
 void gossip_invite_changed(struct gossip *g);
@@ -276,46 +230,6 @@ int gossip_link_adopt(struct gossip *g, struct link *l, const uint8_t *p,
 /* Answers req with an error: code and fmt filled with arg. */
 void gossip_fail(struct gossip *g, struct node_msg *req, int code,
     const char *fmt, const char *arg);
-
-/* net.c: what the rooms share. */
-
-/* What we advertise changed: logged; every room's program gets its new
- * invite, and its members our next announcement at once. */
-void net_addrs_changed(struct net *t);
-/* A room's announcement round: once a round whichever room's comes
- * first (at most every ANNOUNCE_FAST_NS), the local addresses are read
- * again (a laptop changes networks) and the relay's permissions
- * renewed. */
-void net_round(struct net *t);
-
-/* relay.c: port mapping and the TURN relay. */
-
-/* Starts asking the router for our port (not on loopback) and, with
- * env->turn, the TURN client.  -1 with err. */
-int relay_start(char err[PAPO_ERR_LEN], struct net *t,
-    const struct net_env *env);
-/* me.portmap and me.turn of status. */
-void relay_json(const struct net *t, cJSON *me);
-/* The relay's state as status names it: "off" with none. */
-const char *relay_turn_name(const struct net *t);
-/* A packet of a relayed connection (quic.h), to peer through our relay. */
-int relay_quic_send(void *arg, const struct addr *peer, const uint8_t *p,
-    size_t n);
-/* A relayed connection ended or a dial through the relay failed: maybe
- * the server lost our allocation; refreshing it finds out. */
-void relay_check(struct net *t);
-/* Lets the relay's own IP and members' public IPs reach our relayed
- * address (when we have one). */
-void relay_permits(struct net *t);
-/* Whether a is on our TURN relay's IP: another member's relayed address,
- * as members of a room use one TURN server.  0 without a relay. */
-int relay_on_server(const struct net *t, const struct addr *a);
-/* Whether c goes through the relay at both ends: ours, to another
- * member's relayed address, so that both ends know.  Only those are
- * replaced by a path of our own whoever opened them; one relayed at one
- * end only (a member without a relay dialled our relayed address: to it,
- * it is direct) is judged as a direct one at both. */
-int relay_both_ends(const struct net *t, const struct quic_conn *c);
 
 /* member.c: the member table, presence, dialling, peers.json. */
 
@@ -361,6 +275,12 @@ void members_presence_timer(void *arg);
 void members_plan_dials(struct gossip *g);
 /* Our TURN relay has an address now: dials what it lets us reach. */
 void members_relay_ready(struct gossip *g);
+/* Our TURN relay failed: the connections through it end now rather
+ * than at their idle timeout. */
+void members_relay_lost(struct gossip *g);
+/* Calls fn with every address of every member. */
+void members_addrs(struct gossip *g, void (*fn)(void *arg,
+    const struct addr *a), void *arg);
 /* Dials m at each of n addresses at once. */
 void member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
     size_t n);

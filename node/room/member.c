@@ -732,3 +732,23 @@ members_punch_check(struct gossip *g)
 	}
 	loop_timer_set(g->punch_timer, next);
 }
+
+void
+members_relay_lost(struct gossip *g)
+{
+	for (size_t i = 0; i < g->nmembers; i++) {
+		struct member *m = g->members[i];
+
+		if (m->conn != NULL && quic_is_relayed(m->conn))
+			quic_close(m->conn);
+	}
+}
+
+void
+members_addrs(struct gossip *g, void (*fn)(void *arg, const struct addr *a),
+    void *arg)
+{
+	for (size_t i = 0; i < g->nmembers; i++)
+		for (size_t j = 0; j < g->members[i]->naddr; j++)
+			fn(arg, &g->members[i]->addr[j]);
+}

@@ -20,9 +20,9 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/utf8.h"
+#include "node/store/room.h"
 #include "node/wire/crypto.h"
 #include "node/wire/invite.h"
-#include "node/store/room.h"
 
 #define ROOM_FILE "room.json"
 #define ROOM_FILE_MAX (64 * 1024)

@@ -12,8 +12,8 @@
 
 #include "lib/addr.h"
 #include "lib/err.h"
-#include "node/wire/invite.h"
 #include "node/papo.h"
+#include "node/wire/invite.h"
 
 /*
  * Creates this member's identity in home if it has none, and a new room

@@ -28,10 +28,10 @@
 #include "lib/err.h"
 #include "lib/fs.h"
 #include "lib/log.h"
-#include "node/wire/crypto.h"
-#include "node/wire/frame.h"
 #include "node/papo.h"
 #include "node/store/store.h"
+#include "node/wire/crypto.h"
+#include "node/wire/frame.h"
 
 #define STORE_LOG "log.jsonl"
 #define STORE_OUTBOX "outbox.jsonl"

@@ -19,9 +19,9 @@
 #include <stdint.h>
 
 #include "lib/err.h"
+#include "node/papo.h"
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"
-#include "node/papo.h"
 
 #define STORE_LINE_MAX (4 * PAPO_FRAME_MAX)   /* longest log line accepted */
 

@@ -16,8 +16,8 @@
 
 #include "lib/addr.h"
 #include "lib/buf.h"
-#include "node/wire/crypto.h"
 #include "node/papo.h"
+#include "node/wire/crypto.h"
 
 #define FRAME_VERSION 3         /* the newest protocol version spoken */
 #define FRAME_NONCE_LEN 24

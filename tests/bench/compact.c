@@ -22,9 +22,9 @@
 
 #include <sodium.h>
 
-#include "node/wire/crypto.h"
 #include "node/store/room.h"
 #include "node/store/store.h"
+#include "node/wire/crypto.h"
 
 static double
 seconds_since(const struct timespec *t0)

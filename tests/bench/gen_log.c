@@ -32,10 +32,10 @@
 #include <sodium.h>
 
 #include "lib/buf.h"
-#include "node/wire/crypto.h"
-#include "node/wire/frame.h"
 #include "node/store/room.h"
 #include "node/store/store.h"
+#include "node/wire/crypto.h"
+#include "node/wire/frame.h"
 
 static const char *const words[] = {
 	"the", "build", "is", "green", "again", "after", "I", "moved", "the",

@@ -16,7 +16,8 @@ name is a unit of its own.  Two graphs join them:
 Neither may have a cycle (units that reach each other, directly or round
 about): such files are one module spread out, none of them read, tested
 or replaced without the others.  And a folder may include of another
-only what that one publishes (RULES): server/ only node/node.h of node/.
+only what that one publishes (RULES): server/ only node/node.h of node/;
+and node/'s folders are layers: wire < store < net < room < node.c.
 
 usage: layers.py [--only DIR]... BUILD_DIR SOURCE_DIR
   --only DIR  check only the units under DIR (repeatable): they still
@@ -35,10 +36,22 @@ DIRS = ("lib", "node", "server")        # the project's sources
 TARGETS = ("papo_node", "papo")         # whose objects make the call graph
 INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
 # Files under the first folder may include of the second only these.
+# node/'s folders are layers too, each above the ones before it: wire
+# (pure codecs) < store < net (sockets and reachability, which knows no
+# room) < room < node/node.c, the thread.
+NODE_TOP = {"node/node.h", "node/chan.h"}
 RULES = (("server/", "node/", {"node/node.h"}),
          ("node/", "server/", set()),
          ("lib/", "node/", set()),
-         ("lib/", "server/", set()))
+         ("lib/", "server/", set()),
+         ("node/wire/", "node/store/", set()),
+         ("node/wire/", "node/net/", set()),
+         ("node/wire/", "node/room/", set()),
+         ("node/store/", "node/net/", set()),
+         ("node/store/", "node/room/", set()),
+         ("node/net/", "node/room/", set()),
+         *((d, h, set()) for d in ("node/wire/", "node/store/", "node/net/",
+                                   "node/room/") for h in NODE_TOP))
 
 
 def unit(path):
