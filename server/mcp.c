@@ -375,7 +375,7 @@ tool_status(struct mcp_session *s, struct http_req *r, const cJSON *id,
 			channels = 1;
 	cJSON_AddStringToObject(extra, "agent", s->a->name);
 	cJSON_AddNumberToObject(extra, "unread", (double)mcp_unread(s->a,
-	    s->room));
+	    room));
 	cJSON_AddBoolToObject(extra, "channels", channels);
 	cJSON_AddItemToObject(extra, "wake", mcp_wake_json(s->a));
 	/* Every room the daemon is in, and the one this session is bound
