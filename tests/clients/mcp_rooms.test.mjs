@@ -1,0 +1,72 @@
+// mcp_rooms.test.mjs: one /mcp for every room (docs/MCP.md, "Rooms"), as
+// the official MCP TypeScript SDK sees it.  One daemon in two rooms,
+// alpha (the default) and beta: every tool lists room in its schema;
+// status lists both rooms; a client bound by /mcp?room=beta acts on beta
+// and is refused another room as a tool error; ?room= naming no room
+// fails the SDK's connect with papo's 404.
+//
+// Run: PAPO=path/to/papo node --test tests/clients/mcp_rooms.test.mjs
+// (after `npm ci --prefix tests/clients`).
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { daemonSet } from './daemons.mjs';
+
+const { bin: PAPO, root, papo, serve, stop, killAll } = daemonSet('papo-mcprooms-');
+
+async function connect(url) {
+  const client = new Client({ name: 'papo-test-rooms', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+}
+
+describe('papo /mcp serves every room (MCP TypeScript SDK)', { timeout: 60_000 }, () => {
+  let A, unbound, bound;
+
+  before(async () => {
+    assert.ok(fs.existsSync(PAPO), `no papo binary at ${PAPO} (set PAPO)`);
+    papo(path.join(root, 'A'), ['new', '--name', 'ana', '--room', 'alpha']);
+    A = await serve('A');
+    papo(path.join(root, 'A'), ['new', '--name', 'ana', '--room', 'beta']);
+  });
+
+  after(async () => {
+    for (const c of [unbound, bound]) await c?.close().catch(() => {});
+    if (A) await stop(A).catch(() => {});
+    await killAll();
+    fs.rmSync(root, { recursive: true, force: true });
+  });
+
+  it('every tool takes room, and status lists the rooms', async () => {
+    unbound = await connect(A.info.mcp);
+    const { tools } = await unbound.listTools();
+    for (const name of ['send', 'wait', 'history', 'status']) {
+      const t = tools.find((x) => x.name === name);
+      assert.equal(t?.inputSchema?.properties?.room?.type, 'string', `${name} takes room`);
+    }
+    const s = (await unbound.callTool({ name: 'status', arguments: {} })).structuredContent;
+    assert.deepEqual(s.rooms.map((r) => [r.name, r.default]), [['alpha', true], ['beta', false]]);
+    assert.equal(s.room, 'alpha');
+    assert.equal(s.bound, null);
+  });
+
+  it('a client bound with ?room=beta acts on beta only', async () => {
+    bound = await connect(`${A.info.mcp}?room=beta`);
+    const s = (await bound.callTool({ name: 'status', arguments: {} })).structuredContent;
+    assert.equal(s.room, 'beta');
+    assert.equal(s.bound, s.room_id);
+    const sent = await bound.callTool({ name: 'send', arguments: { text: 'to beta' } });
+    assert.notEqual(sent.isError, true, JSON.stringify(sent));
+    assert.equal(sent.structuredContent.room, 'beta');
+    const other = await bound.callTool({ name: 'send', arguments: { text: 'x', room: 'alpha' } });
+    assert.equal(other.isError, true);
+    assert.match(other.content[0].text, /bound to room beta .*'alpha' is another/);
+  });
+
+  it('?room= naming no room: connect fails with the 404', async () => {
+    await assert.rejects(connect(`${A.info.mcp}?room=nosuch`), /404|no room named 'nosuch'/);
+  });
+});
