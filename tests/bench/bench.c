@@ -387,8 +387,8 @@ bench_tls(CURL *h)
 }
 
 CURL *
-bench_send_new(const char *base, const char *text, struct bench_body *out,
-    struct curl_slist **hdr)
+bench_send_new(const char *base, const char *room, const char *text,
+    struct bench_body *out, struct curl_slist **hdr)
 {
 	char url[256], body[256];
 	CURL *h;
@@ -396,7 +396,10 @@ bench_send_new(const char *base, const char *text, struct bench_body *out,
 	if ((h = curl_easy_init()) == NULL)
 		bench_die("curl_easy_init failed");
 	bench_tls(h);
-	snprintf(url, sizeof(url), "%s/api/send", base);
+	if (room != NULL)
+		snprintf(url, sizeof(url), "%s/api/rooms/%s/send", base, room);
+	else
+		snprintf(url, sizeof(url), "%s/api/send", base);
 	snprintf(body, sizeof(body), "{\"text\":\"%s\"}", text);
 	*hdr = bench_append(NULL, "Content-Type: application/json");
 	*hdr = bench_append(*hdr, "Expect:");

@@ -90,10 +90,11 @@ void bench_mcp_open(CURL *h, const char *url, char session[64]);
 /* Ends it (DELETE); dies on failure. */
 void bench_mcp_close(CURL *h, const char *url, const char *session);
 
-/* An easy handle that POSTs {"text": text} to base's /api/send (text:
- * plain ASCII without quotes or backslashes), its answer into out.  Free
- * *hdr with curl_slist_free_all after the handle. */
-CURL *bench_send_new(const char *base, const char *text,
+/* An easy handle that POSTs {"text": text} to base's /api/send, or to
+ * /api/rooms/ROOM/send when room is not NULL (text and room: plain ASCII
+ * without quotes or backslashes), its answer into out.  Free *hdr with
+ * curl_slist_free_all after the handle. */
+CURL *bench_send_new(const char *base, const char *room, const char *text,
     struct bench_body *out, struct curl_slist **hdr);
 
 /* A CURLOPT_HEADERFUNCTION that copies MCP-Session-Id into the 64-byte

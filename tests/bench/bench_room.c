@@ -6,7 +6,14 @@
  *	times sends a message on the first (POST /api/send) and times
  *	until every other member's stream has it.  Prints the time to the
  *	last member (per message) and to each member (per member and
- *	message), median and p99.
+ *	message), median and p99, and the time to the send's answer.
+ *
+ *   bench_room spread MESSAGES GAP_MS ROOM[,ROOM...] URL1 URL2 [URL...]
+ *	the same among members that are all in every ROOM: opens
+ *	/api/events?room=* on every one, the members take turns sending
+ *	(POST /api/rooms/ROOM/send) and the rooms take turns carrying; each
+ *	message is timed until every member but its sender has it, then
+ *	GAP_MS pass before the next.  rooms_mesh.sh runs it.
  *
  *   bench_room watch URL TEXT TIMEOUT_S
  *	opens URL's /api/events, prints "ready" once it is open, then, when
@@ -58,11 +65,12 @@ member_event(struct bench_sse *r, const char *event, const char *data,
 }
 
 static void
-member_open(CURLM *m, struct member *mb, const char *base, const char **want)
+member_open(CURLM *m, struct member *mb, const char *base, const char *events,
+    const char **want)
 {
 	char url[256];
 
-	snprintf(url, sizeof(url), "%s/api/events", base);
+	snprintf(url, sizeof(url), "%s%s", base, events);
 	if ((mb->h = curl_easy_init()) == NULL)
 		bench_die("curl_easy_init failed");
 	mb->want = want;
@@ -108,94 +116,211 @@ pump(CURLM *m, CURL *post, int *post_done)
 	}
 }
 
-static int
-cmd_fanout(int argc, char **argv)
+/*
+ * A run of timed messages across the members at urls: who sends each, in
+ * which room, and whose streams are open.  fanout sends every message on
+ * the first member, in its default room, and follows the others'
+ * /api/events; spread lets the members take turns sending and the rooms
+ * take turns carrying, and follows every member's stream of every room.
+ */
+struct run {
+	long msgs;
+	size_t n;                 /* members */
+	char **urls;
+	char **rooms;             /* NULL: the default room */
+	size_t nrooms;
+	int turns;                /* the members take turns sending */
+	long gap_ms;              /* quiet time after each message */
+};
+
+/* The member that sends message k (k from 0, warm-ups included). */
+static size_t
+run_sender(const struct run *rn, long k)
 {
-	long msgs = argc > 0 ? atol(argv[0]) : 0;
-	size_t n = argc > 1 ? (size_t)argc - 2 : 0;   /* receivers */
-	struct bench_samples last = { 0 }, each = { 0 };
+	return rn->turns ? (size_t)k % rn->n : 0;
+}
+
+/* The room message k is sent in.  k + k / n, not k alone: with 16
+ * members in 8 rooms, k mod 8 would tie each member to one room. */
+static const char *
+run_room(const struct run *rn, long k)
+{
+	if (rn->rooms == NULL)
+		return NULL;
+	return rn->rooms[((size_t)k + (size_t)k / rn->n) % rn->nrooms];
+}
+
+/* Pumps for ms milliseconds, the streams read meanwhile. */
+static void
+run_quiet(CURLM *m, long ms)
+{
+	uint64_t until = bench_now_ns() + (uint64_t)ms * 1000000u;
+
+	while (bench_now_ns() < until)
+		pump(m, NULL, NULL);
+}
+
+static int
+run_messages(const struct run *rn, const char *events)
+{
+	struct bench_samples last = { 0 }, each = { 0 }, answered = { 0 };
 	struct member *mb;
 	const char *want = "";
 	char text[96], tag[32];
+	/* Unmeasured first messages, one at least in every room: a room's
+	 * first message allocates its traffic memory on every member. */
+	long warm = rn->nrooms > 2 ? (long)rn->nrooms : 2;
 	uint64_t t0;
+	long queued = 0;
 	CURLM *m;
 
-	if (msgs < 1 || n < 1)
-		bench_die("usage: bench_room fanout MESSAGES URL1 URL2 [URL...]");
 	bench_raise_nofile();
 	snprintf(tag, sizeof(tag), "%llx",
 	    (unsigned long long)(bench_wall_ns() / 1000));
-	if ((mb = calloc(n, sizeof(*mb))) == NULL ||
+	if ((mb = calloc(rn->n, sizeof(*mb))) == NULL ||
 	    (m = curl_multi_init()) == NULL)
 		bench_die("out of memory");
-	for (size_t i = 0; i < n; i++)
-		member_open(m, &mb[i], argv[i + 2], &want);
+	/* fanout's sender has no stream: its figures stay those of the
+	 * runs recorded before spread came. */
+	for (size_t i = rn->turns ? 0 : 1; i < rn->n; i++)
+		member_open(m, &mb[i], rn->urls[i], events, &want);
 	t0 = bench_now_ns();
 	for (;;) {
-		size_t open = 0;
+		size_t open = 0, streams = 0;
 
-		for (size_t i = 0; i < n; i++)
-			open += mb[i].sse.events > 0;
-		if (open == n)
+		for (size_t i = 0; i < rn->n; i++) {
+			streams += mb[i].h != NULL;
+			open += mb[i].h != NULL && mb[i].sse.events > 0;
+		}
+		if (open == streams)
 			break;
 		if (bench_now_ns() - t0 > 60000000000ull)
-			bench_die("%zu of %zu event streams opened", open, n);
+			bench_die("%zu of %zu event streams opened", open,
+			    streams);
 		pump(m, NULL, NULL);
 	}
-	/* Two unmeasured messages first. */
-	for (long k = -2; k < msgs; k++) {
+	for (long k = 0; k < warm + rn->msgs; k++) {
 		struct bench_body answer = { 0 };
 		struct curl_slist *hdr;
-		int done = 0;
-		size_t got;
+		size_t got, from = run_sender(rn, k);
+		const char *room = run_room(rn, k);
 		double worst = 0;
+		uint64_t done = 0;
 		long code = 0;
 		CURL *post;
+		int sent = 0;
 
 		snprintf(text, sizeof(text), "bench room %s %ld", tag, k);
 		want = text;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < rn->n; i++)
 			mb[i].got = 0;
-		post = bench_send_new(argv[1], text, &answer, &hdr);
+		post = bench_send_new(rn->urls[from], room, text, &answer,
+		    &hdr);
 		t0 = bench_now_ns();
 		curl_multi_add_handle(m, post);
 		for (;;) {
 			got = 0;
-			for (size_t i = 0; i < n; i++)
-				got += mb[i].got != 0;
-			if (got == n && done)
+			for (size_t i = 0; i < rn->n; i++)
+				got += i != from && mb[i].got != 0;
+			if (got == rn->n - 1 && sent)
 				break;
 			if (bench_now_ns() - t0 > 60000000000ull)
 				bench_die("after 60 s %zu of %zu members had "
-				    "message %ld", got, n, k);
-			pump(m, post, &done);
+				    "message %ld (from %s in %s)", got,
+				    rn->n - 1, k, rn->urls[from],
+				    room != NULL ? room : "the default room");
+			pump(m, post, &sent);
+			if (sent && done == 0)
+				done = bench_now_ns();
 		}
 		curl_easy_getinfo(post, CURLINFO_RESPONSE_CODE, &code);
-		if (code != 200 || strstr(answer.p, "\"delivered\"") == NULL)
+		if (code != 200)
 			bench_die("send %ld: HTTP %ld: %s", k, code, answer.p);
+		/* "queued": the sender saw nobody online to ack it when it
+		 * sent (yet the message reached every member, or we would
+		 * not be here).  fanout's room of one sender never says so;
+		 * spread counts it as a figure of the mesh. */
+		if (strstr(answer.p, "\"delivered\"") == NULL) {
+			if (!rn->turns)
+				bench_die("send %ld: not delivered: %s", k,
+				    answer.p);
+			queued += k >= warm;
+		}
 		curl_multi_remove_handle(m, post);
 		curl_easy_cleanup(post);
 		curl_slist_free_all(hdr);
 		free(answer.p);
-		if (k < 0)
-			continue;
-		for (size_t i = 0; i < n; i++) {
-			double ms = (double)(mb[i].got - t0) / 1e6;
+		if (k >= warm) {
+			for (size_t i = 0; i < rn->n; i++) {
+				double ms = (double)(mb[i].got - t0) / 1e6;
 
-			bench_add(&each, ms);
-			if (ms > worst)
-				worst = ms;
+				if (i == from)
+					continue;
+				bench_add(&each, ms);
+				if (ms > worst)
+					worst = ms;
+			}
+			bench_add(&last, worst);
+			bench_add(&answered, (double)(done - t0) / 1e6);
 		}
-		bench_add(&last, worst);
+		if (rn->gap_ms > 0)
+			run_quiet(m, rn->gap_ms);
 	}
 	bench_print("to every member", &last, NULL);
 	bench_print("to each member", &each, NULL);
-	for (size_t i = 0; i < n; i++)
-		member_close(m, &mb[i]);
+	bench_print("send answered", &answered, NULL);
+	if (rn->turns)
+		bench_value("answers queued, not delivered", (double)queued,
+		    "messages");
+	for (size_t i = 0; i < rn->n; i++)
+		if (mb[i].h != NULL)
+			member_close(m, &mb[i]);
 	curl_multi_cleanup(m);
 	free(mb);
 	bench_samples_free(&last);
 	bench_samples_free(&each);
+	bench_samples_free(&answered);
+	return 0;
+}
+
+static int
+cmd_fanout(int argc, char **argv)
+{
+	struct run rn = { 0 };
+
+	rn.msgs = argc > 0 ? atol(argv[0]) : 0;
+	if (rn.msgs < 1 || argc < 3)
+		bench_die("usage: bench_room fanout MESSAGES URL1 URL2 [URL...]");
+	rn.n = (size_t)argc - 1;
+	rn.urls = argv + 1;
+	return run_messages(&rn, "/api/events");
+}
+
+static int
+cmd_spread(int argc, char **argv)
+{
+	struct run rn = { 0 };
+	char *list, *name, *save = NULL;
+
+	rn.msgs = argc > 0 ? atol(argv[0]) : 0;
+	rn.gap_ms = argc > 1 ? atol(argv[1]) : -1;
+	if (rn.msgs < 1 || rn.gap_ms < 0 || argc < 5)
+		bench_die("usage: bench_room spread MESSAGES GAP_MS ROOM[,ROOM...] "
+		    "URL1 URL2 [URL...]");
+	if ((list = strdup(argv[2])) == NULL ||
+	    (rn.rooms = calloc(strlen(list) + 1, sizeof(*rn.rooms))) == NULL)
+		bench_die("out of memory");
+	for (name = strtok_r(list, ",", &save); name != NULL;
+	    name = strtok_r(NULL, ",", &save))
+		rn.rooms[rn.nrooms++] = name;
+	if (rn.nrooms == 0)
+		bench_die("spread: no room in '%s'", argv[2]);
+	rn.n = (size_t)argc - 3;
+	rn.urls = argv + 3;
+	rn.turns = 1;
+	run_messages(&rn, "/api/events?room=*");
+	free(rn.rooms);
+	free(list);
 	return 0;
 }
 
@@ -214,7 +339,7 @@ cmd_watch(int argc, char **argv)
 	memset(&mb, 0, sizeof(mb));
 	if ((m = curl_multi_init()) == NULL)
 		bench_die("out of memory");
-	member_open(m, &mb, argv[0], &want);
+	member_open(m, &mb, argv[0], "/api/events", &want);
 	t0 = bench_now_ns();
 	while (mb.got == 0) {
 		if (!ready && mb.sse.events > 0) {
@@ -245,14 +370,16 @@ main(int argc, char **argv)
 	int rc;
 
 	if (argc < 2)
-		bench_die("usage: bench_room fanout|watch ...");
+		bench_die("usage: bench_room fanout|spread|watch ...");
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (strcmp(argv[1], "fanout") == 0)
 		rc = cmd_fanout(argc - 2, argv + 2);
+	else if (strcmp(argv[1], "spread") == 0)
+		rc = cmd_spread(argc - 2, argv + 2);
 	else if (strcmp(argv[1], "watch") == 0)
 		rc = cmd_watch(argc - 2, argv + 2);
 	else
-		bench_die("unknown mode %s: fanout or watch", argv[1]);
+		bench_die("unknown mode %s: fanout, spread or watch", argv[1]);
 	curl_global_cleanup();
 	return rc;
 }
