@@ -25,6 +25,7 @@ struct loop_fd {
 struct loop_timer {
 	struct loop *loop;
 	uint64_t at;              /* 0: disarmed */
+	uint64_t round;           /* the firing round that armed it, or 0 */
 	loop_timer_cb *cb;
 	void *arg;
 	struct loop_timer *next;
@@ -34,6 +35,8 @@ struct loop {
 	int ep;
 	int stop;
 	int dispatching;          /* inside a round of epoll events */
+	int firing;               /* inside a round of timers */
+	uint64_t round;           /* rounds of timers so far */
 	struct loop_fd *fds;
 	struct loop_fd *dead;     /* removed during the round: freed after */
 	struct loop_timer *timers;
@@ -182,6 +185,7 @@ void
 loop_timer_set(struct loop_timer *t, uint64_t at_ns)
 {
 	t->at = at_ns;
+	t->round = t->loop->firing ? t->loop->round : 0;
 }
 
 void
@@ -207,11 +211,17 @@ loop_stop(struct loop *l)
 
 /* Runs the first due timer; 1 when one ran, so the caller rescans (a
  * callback may free or re-arm any timer). */
+/*
+ * Fires one timer due at now, unless a callback of this round armed it:
+ * such a one waits for the next round, after epoll has been asked what
+ * is ready, so that a timer armed again and again in the past slows the
+ * loop but never starves its descriptors.
+ */
 static int
 loop_fire(struct loop *l, uint64_t now)
 {
 	for (struct loop_timer *t = l->timers; t != NULL; t = t->next)
-		if (t->at != 0 && t->at <= now) {
+		if (t->at != 0 && t->at <= now && t->round != l->round) {
 			t->at = 0;
 			t->cb(t->arg);
 			return 1;
@@ -271,8 +281,11 @@ loop_run(struct loop *l)
 			l->dead = f->next;
 			free(f);
 		}
+		l->round++;
+		l->firing = 1;
 		while (!l->stop && loop_fire(l, loop_now_ns()))
 			;
+		l->firing = 0;
 	}
 	return 0;
 }

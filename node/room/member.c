@@ -234,7 +234,11 @@ members_presence_check(struct gossip *g)
 					loop_timer_set(g->announce_timer, 1);
 			}
 		}
-		if (on && (next == 0 || m->alive_until < next))
+		/* Only life shown through others runs out: a member with a
+		 * connection of ours stays online until it closes, whatever
+		 * its alive_until (then long past, a timer that would fire
+		 * at once, again and again). */
+		if (on && m->conn == NULL && (next == 0 || m->alive_until < next))
 			next = m->alive_until;
 	}
 	loop_timer_set(g->presence_timer, next);
