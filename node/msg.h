@@ -48,6 +48,9 @@ enum node_kind {
 	NODE_DEFAULT,        /* request: room becomes the default -> json */
 	NODE_EV_ROOMS,       /* event: a room joined, made or left: json
 	                      * as NODE_ROOMS answers */
+	NODE_INVITE,         /* request: room -> json {"invite", "room",
+	                      * "room_id"}, its invite with the addresses
+	                      * this node is reached at now */
 };
 
 struct node_msg {

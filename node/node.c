@@ -256,7 +256,7 @@ node_find(struct node *n, struct node_msg *m)
 	const char *sel = m->room;
 	struct node_room *found = NULL;
 	char names[PAPO_ERR_LEN - 64];
-	size_t len, hits = 0;
+	size_t hits = 0;
 
 	if (n->nrooms == 0) {
 		node_fail(n, m, 404, "this daemon is in no room yet: join one "
@@ -272,16 +272,17 @@ node_find(struct node *n, struct node_msg *m)
 		    names);
 		return NULL;
 	}
-	len = strlen(sel);
-	for (size_t i = 0; i < n->nrooms; i++)
-		if (strcmp(n->rooms[i]->id, sel) == 0)
+	for (size_t i = 0; i < n->nrooms; i++) {
+		int how = room_matches(sel, n->rooms[i]->id,
+		    n->rooms[i]->room.name);
+
+		if (how == ROOM_BY_ID)
 			return n->rooms[i];
-	for (size_t i = 0; i < n->nrooms; i++)
-		if (strcmp(n->rooms[i]->room.name, sel) == 0 ||
-		    (len >= 4 && strncmp(n->rooms[i]->id, sel, len) == 0)) {
+		if (how == ROOM_BY_NAME) {
 			found = n->rooms[i];
 			hits++;
 		}
+	}
 	if (hits == 1)
 		return found;
 	node_room_names(n, names, sizeof(names));
@@ -659,6 +660,35 @@ node_do_default(struct node *n, struct node_msg *m)
 	node_rooms_changed(n);
 }
 
+/* A room's invite, made now: the addresses it carries are the ones the
+ * node is reached at now (they change as reach learns). */
+static void
+node_do_invite(struct node *n, struct node_msg *m)
+{
+	struct node_room *r;
+	cJSON *o;
+	char *invite;
+
+	if ((r = node_find(n, m)) == NULL)
+		return;
+	snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
+	if ((invite = node_make_invite(r)) == NULL) {
+		node_fail(n, m, 500, "cannot make the room's invite");
+		return;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "invite", invite);
+	cJSON_AddStringToObject(o, "room", r->room.name);
+	cJSON_AddStringToObject(o, "room_id", r->id);
+	sodium_memzero(invite, strlen(invite));
+	free(invite);
+	if ((m->json = cJSON_PrintUnformatted(o)) == NULL)
+		node_fail(n, m, 500, "out of memory");
+	else
+		chan_push(n->out, m);
+	cJSON_Delete(o);
+}
+
 static void
 node_on_request(void *arg, uint32_t events)
 {
@@ -684,6 +714,9 @@ node_on_request(void *arg, uint32_t events)
 			break;
 		case NODE_DEFAULT:
 			node_do_default(n, m);
+			break;
+		case NODE_INVITE:
+			node_do_invite(n, m);
 			break;
 		default:
 			if ((r = node_find(n, m)) == NULL)

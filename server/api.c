@@ -141,6 +141,14 @@ api_status(struct http_req *r, void *node)
 	api_plain(r, node, NODE_STATUS, "status");
 }
 
+/* GET /api/invite: the room's invite, which holds its key: behind the
+ * token like every other route that acts as this member. */
+static void
+api_invite(struct http_req *r, void *node)
+{
+	api_plain(r, node, NODE_INVITE, "the invite");
+}
+
 static void
 api_history(struct http_req *r, void *node)
 {
@@ -537,6 +545,7 @@ api_room_default(struct http_req *r, void *node)
 static const struct http_route api_table[] = {
 	{ "GET", "/healthz", api_healthz, 1 },
 	{ "GET", "/api/status", api_status, 0 },
+	{ "GET", "/api/invite", api_invite, 0 },
 	{ "GET", "/api/history", api_history, 0 },
 	{ "POST", "/api/send", api_send, 0 },
 	{ "POST", "/api/admin", api_admin, 0 },

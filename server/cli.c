@@ -116,10 +116,11 @@ static const struct cli_cmd cli_cmds[] = {
 	  "following it.  Its files are moved into PAPO_HOME/old-ROOMID-DATE\n"
 	  "(its history kept), or with --delete deleted.",
 	  cli_leave },
-	{ "invite", "papo invite [--listen ADDR:PORT]", "l",
-	  "Print this room's invite, carrying this member's id and the addresses\n"
-	  "its daemon listens on: the running daemon's own invite, else the one\n"
-	  "for --listen (or PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN ").",
+	{ "invite", "papo invite [--room ROOM] [--listen ADDR:PORT]", "lR",
+	  "Print a room's invite (the default room's, or --room's), carrying\n"
+	  "this member's id and the addresses its daemon listens on: the\n"
+	  "running daemon's own invite, else the one for --listen (or\n"
+	  "PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN ").",
 	  cli_invite },
 	{ "serve", "papo serve [--http ADDR:PORT] [--listen ADDR:PORT] "
 	  "[--advertise ADDR:PORT]... [--turn turn:HOST[:PORT]] [--token T] "
@@ -587,21 +588,30 @@ cli_join(const struct cli_cmd *c, int argc, char **argv)
 static int
 cli_invite(const struct cli_cmd *c, int argc, char **argv)
 {
-	char err[PAPO_ERR_LEN];
+	char err[PAPO_ERR_LEN], dir[4096];
 	struct cli_opts o;
-	struct client cl;
 	char *invite = NULL;
 	int rc;
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	/* A running daemon's invite carries the port it really bound. */
-	if (!o.listen_given && client_open(err, o.home, &cl) == 0) {
-		printf("%s\n", cl.invite);
-		client_close(&cl);
-		return CLI_OK;
+	/* A running daemon's invite carries the port it really bound, and
+	 * the addresses it is reached at now. */
+	if (!o.listen_given && cli_running(o.home)) {
+		cJSON *ans = NULL;
+
+		if ((rc = cli_call(o.home, o.room, "/api/invite", NULL, &ans,
+		    NULL)) == CLI_OK)
+			printf("%s\n", cli_str(ans, "invite"));
+		cJSON_Delete(ans);
+		return rc;
 	}
-	if (room_invite(err, o.home, o.listen, &invite) == -1)
+	if (o.room != NULL && o.room[0] != '\0') {
+		if (room_dir_find(err, o.home, o.room, dir, sizeof(dir)) == -1)
+			return cli_fail(err);
+	} else if (snprintf(dir, sizeof(dir), "%s", o.home) >= (int)sizeof(dir))
+		return cli_fail("PAPO_HOME is too long");
+	if (room_invite(err, dir, o.listen, &invite) == -1)
 		return cli_fail(err);
 	printf("%s\n", invite);
 	free(invite);

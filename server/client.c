@@ -50,7 +50,7 @@ int
 client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c)
 {
 	char path[4096];
-	const cJSON *pid, *url, *invite, *pin;
+	const cJSON *pid, *url, *pin;
 	int64_t pidv;
 	cJSON *o = NULL;
 	char *data = NULL;
@@ -68,10 +68,9 @@ client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c)
 	o = cJSON_Parse(data);
 	pid = cJSON_GetObjectItemCaseSensitive(o, "pid");
 	url = cJSON_GetObjectItemCaseSensitive(o, "http");
-	invite = cJSON_GetObjectItemCaseSensitive(o, "invite");
 	pin = cJSON_GetObjectItemCaseSensitive(o, "tls_pin");
 	if (fs_json_int(pid, 1, INT32_MAX, &pidv) == -1 ||
-	    !cJSON_IsString(url) || !cJSON_IsString(invite) ||
+	    !cJSON_IsString(url) ||
 	    (strncmp(url->valuestring, "https://", 8) == 0 &&
 	    (!cJSON_IsString(pin) ||
 	    strncmp(pin->valuestring, "sha256//", 8) != 0))) {
@@ -84,7 +83,6 @@ client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c)
 	if (kill((pid_t)c->pid, 0) == -1 && errno == ESRCH)
 		goto none;
 	if ((c->url = strdup(url->valuestring)) == NULL ||
-	    (c->invite = strdup(invite->valuestring)) == NULL ||
 	    (cJSON_IsString(pin) &&
 	    (c->pin = strdup(pin->valuestring)) == NULL)) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
@@ -118,9 +116,8 @@ void
 client_close(struct client *c)
 {
 	free(c->url);
-	free(c->invite);
 	free(c->pin);
-	c->url = c->invite = c->pin = NULL;
+	c->url = c->pin = NULL;
 }
 
 void

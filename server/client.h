@@ -13,7 +13,6 @@
 struct client {
 	long pid;
 	char *url;             /* "http://HOST:PORT" */
-	char *invite;          /* the daemon's invite, with its real port */
 	char *pin;             /* over HTTPS, "sha256//BASE64": its public
 	                        * key, pinned; else NULL */
 	const char *token;     /* PAPO_TOKEN, or NULL */

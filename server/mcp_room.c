@@ -17,7 +17,6 @@
 #include "server/http.h"
 #include "server/mcp_int.h"
 
-#define MCP_ROOM_PREFIX_MIN 4        /* characters of an id that name it */
 
 /* The room of id, or NULL when the daemon is not (or no more) in it. */
 struct mcp_room *
@@ -57,17 +56,18 @@ mcp_room_find(struct mcp *m, const char *sel, char err[PAPO_ERR_LEN])
 {
 	struct mcp_room *found = NULL;
 	char names[PAPO_ERR_LEN - 80];
-	size_t len = strlen(sel), hits = 0;
+	size_t hits = 0;
 
-	if ((found = mcp_room_get(m, sel)) != NULL)
-		return found;
-	for (size_t i = 0; i < m->nrooms; i++)
-		if (strcmp(m->rooms[i].name, sel) == 0 ||
-		    (len >= MCP_ROOM_PREFIX_MIN &&
-		    strncmp(m->rooms[i].id, sel, len) == 0)) {
+	for (size_t i = 0; i < m->nrooms; i++) {
+		int how = room_matches(sel, m->rooms[i].id, m->rooms[i].name);
+
+		if (how == ROOM_BY_ID)
+			return &m->rooms[i];
+		if (how == ROOM_BY_NAME) {
 			found = &m->rooms[i];
 			hits++;
 		}
+	}
 	if (hits == 1)
 		return found;
 	mcp_room_names(m, names, sizeof(names));

@@ -342,6 +342,23 @@ serve_ports(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	return 0;
 }
 
+/* How many rooms home holds (room_dirs), the folder of the first into
+ * first (len bytes) when any; -1 with err. */
+static int
+serve_rooms_held(char err[PAPO_ERR_LEN], const char *home, char *first,
+    size_t len)
+{
+	char **dirs = NULL;
+	size_t n = 0;
+
+	if (room_dirs(err, home, &dirs, &n) == -1)
+		return -1;
+	if (n > 0)
+		snprintf(first, len, "%s", dirs[0]);
+	room_dirs_free(dirs, n);
+	return (int)n;
+}
+
 /* With no room in home yet, joins PAPO_INVITE's or creates one, and
  * sets *made. */
 static int
@@ -350,17 +367,13 @@ serve_room_make(char err[PAPO_ERR_LEN], const struct serve_config *c,
 {
 	char path[SERVE_PATH_MAX], listen[128], why[PAPO_ERR_LEN];
 	const char *name = c->name;
+	int held;
 	struct passwd *pw;
 	char *invite = NULL;
 
-	snprintf(path, sizeof(path), "%s/room.json", c->home);
-	if (access(path, F_OK) == 0)
-		return 0;
-	if (errno != ENOENT) {
-		snprintf(err, PAPO_ERR_LEN, "cannot read %s: %s", path,
-		    strerror(errno));
-		return -1;
-	}
+	/* A home in rooms keeps them, its first one left or not. */
+	if ((held = serve_rooms_held(err, c->home, path, sizeof(path))) != 0)
+		return held < 0 ? -1 : 0;
 	if ((name == NULL || name[0] == '\0') &&
 	    (pw = getpwuid(getuid())) != NULL)
 		name = pw->pw_name;
@@ -397,10 +410,15 @@ serve_room(char err[PAPO_ERR_LEN], struct papo *p)
 {
 	const struct serve_config *c = p->cfg;
 
+	char first[SERVE_PATH_MAX];
+
 	p->first = 0;
-	if (serve_room_make(err, c, &p->first) == -1)
+	if (serve_room_make(err, c, &p->first) == -1 ||
+	    serve_rooms_held(err, c->home, first, sizeof(first)) == -1)
 		return -1;
-	return room_describe(err, c->home, p->room, p->fpr);
+	/* The banner names the home's first room (the default's name
+	 * comes with the node's list of rooms). */
+	return room_describe(err, first, p->room, p->fpr);
 }
 
 /*
@@ -603,19 +621,6 @@ serve_on_node(void *arg, uint32_t events)
 			}
 			http_node_done(m);
 			break;
-		case NODE_SEND:
-		case NODE_STATUS:
-		case NODE_READ:
-		case NODE_ADMIN:
-		case NODE_ROTATE:
-		case NODE_REMOVE:
-		case NODE_ROOMS:
-		case NODE_JOIN:
-		case NODE_CREATE:
-		case NODE_LEAVE:
-		case NODE_DEFAULT:
-			http_node_done(m);
-			break;
 		case NODE_EV_ROOMS:
 			serve_rooms(p, m->json);
 			mcp_rooms(p->mcp, m->json);
@@ -674,7 +679,9 @@ serve_on_node(void *arg, uint32_t events)
 			node_msg_free(m);
 			break;
 		default:
-			node_msg_free(m);
+			/* Every other kind is a request's answer: its
+			 * requester (HTTP, and MCP through it) takes it. */
+			http_node_done(m);
 			break;
 		}
 	}
@@ -701,7 +708,8 @@ serve_write_json(char err[PAPO_ERR_LEN], struct papo *p, const char *quic,
 	    cJSON_AddStringToObject(o, "mcp", mcp) == NULL ||
 	    cJSON_AddStringToObject(o, "dashboard", dash) == NULL ||
 	    cJSON_AddStringToObject(o, "quic", quic) == NULL ||
-	    cJSON_AddStringToObject(o, "invite", invite) == NULL ||
+	    (invite != NULL ? cJSON_AddStringToObject(o, "invite", invite) :
+	    cJSON_AddNullToObject(o, "invite")) == NULL ||
 	    (p->tls != NULL &&
 	    (cJSON_AddStringToObject(o, "tls_fingerprint",
 	    tls_fingerprint(p->tls)) == NULL ||
@@ -823,10 +831,9 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 		goto out;
 	}
 	node_quic_addr(p.node, p.quic, sizeof(p.quic));
-	if ((p.invite = node_invite(p.node)) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "cannot make this room's invite");
-		goto out;
-	}
+	/* NULL with several rooms and none the default: serve.json then
+	 * says "invite": null, and papo invite asks for --room. */
+	p.invite = node_invite(p.node);
 	if (serve_write_json(err, &p, p.quic, p.invite) == -1)
 		goto out;
 	if (node_relay(p.node)) {

@@ -118,17 +118,13 @@ sse_gone(struct http_stream *st, void *arg)
 static int
 sse_follows(const struct sse *s, const struct sse_sub *sub, const char *id)
 {
-	size_t len;
-
 	if (id[0] == '\0' || (sub->room != NULL && strcmp(sub->room, "*") == 0))
 		return 1;
 	if (sub->room == NULL)
 		return strcmp(id, s->dflt) == 0;
-	len = strlen(sub->room);
 	for (size_t i = 0; i < s->nrooms; i++)
 		if (strcmp(s->rooms[i].id, id) == 0)
-			return strcmp(s->rooms[i].name, sub->room) == 0 ||
-			    (len >= 4 && strncmp(id, sub->room, len) == 0);
+			return room_matches(sub->room, id, s->rooms[i].name) != 0;
 	return strcmp(id, sub->room) == 0;
 }
 

@@ -884,3 +884,71 @@ room_invite(char err[PAPO_ERR_LEN], const char *home, const char *listen,
 	sec_identity_free(id);
 	return rc;
 }
+
+int
+room_matches(const char *sel, const char *id, const char *name)
+{
+	size_t len = strlen(sel);
+
+	if (strcmp(id, sel) == 0)
+		return ROOM_BY_ID;
+	if (strcmp(name, sel) == 0 ||
+	    (len >= PAPO_ROOM_PREFIX_MIN && strncmp(id, sel, len) == 0))
+		return ROOM_BY_NAME;
+	return 0;
+}
+
+int
+room_dir_find(char err[PAPO_ERR_LEN], const char *home, const char *sel,
+    char *dir, size_t len)
+{
+	char **dirs = NULL, names[PAPO_ERR_LEN - 80] = "", *found = NULL;
+	size_t n = 0, hits = 0, used = 0;
+	int rc = -1;
+
+	if (room_dirs(err, home, &dirs, &n) == -1)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		struct room r;
+		struct room_keys keys;
+		char id[PAPO_ROOMID_LEN + 1], why[PAPO_ERR_LEN];
+		int how;
+
+		if (room_load(why, dirs[i], &r) == -1)
+			continue;
+		sec_room_keys(r.secret, &keys);
+		sec_room_id_format(&keys, id);
+		sodium_memzero(&keys, sizeof(keys));
+		how = room_matches(sel, id, r.name);
+		if (used < sizeof(names)) {
+			int k = snprintf(names + used, sizeof(names) - used,
+			    "%s%s (%.8s)", used > 0 ? ", " : "", r.name, id);
+
+			used += k > 0 ? (size_t)k : 0;
+		}
+		room_wipe(&r);
+		if (how == ROOM_BY_ID) {
+			found = dirs[i];
+			hits = 1;
+			break;
+		}
+		if (how == ROOM_BY_NAME) {
+			found = dirs[i];
+			hits++;
+		}
+	}
+	if (n == 0)
+		snprintf(err, PAPO_ERR_LEN, "%s holds no room yet", home);
+	else if (hits > 1)
+		snprintf(err, PAPO_ERR_LEN, "'%.64s' names %zu rooms: give its "
+		    "id; the rooms are %s", sel, hits, names);
+	else if (hits == 0)
+		snprintf(err, PAPO_ERR_LEN, "no room named '%.64s'; the rooms "
+		    "are %s", sel, names);
+	else if ((size_t)snprintf(dir, len, "%s", found) >= len)
+		snprintf(err, PAPO_ERR_LEN, "path too long: %s", found);
+	else
+		rc = 0;
+	room_dirs_free(dirs, n);
+	return rc;
+}

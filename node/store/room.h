@@ -71,6 +71,26 @@ int room_describe(char err[PAPO_ERR_LEN], const char *home,
 int room_invite(char err[PAPO_ERR_LEN], const char *home, const char *listen,
     char **invite);
 
+/*
+ * How a ROOM names a room, everywhere (CLI, HTTP, MCP, the node): by its
+ * id, or by its name or the start of its id (PAPO_ROOM_PREFIX_MIN
+ * characters at least) when that is one room.  room_matches says how
+ * sel names the room of id and name: ROOM_BY_ID, ROOM_BY_NAME (its name
+ * or the start of its id: the caller counts such hits, and takes one
+ * only when it is alone), or 0.
+ */
+#define PAPO_ROOM_PREFIX_MIN 4
+#define ROOM_BY_ID 2
+#define ROOM_BY_NAME 1
+int room_matches(const char *sel, const char *id, const char *name);
+
+/*
+ * The folder of the room of home that sel names (room_matches), into dir
+ * (len bytes); -1 with err naming the rooms when none or several are.
+ */
+int room_dir_find(char err[PAPO_ERR_LEN], const char *home, const char *sel,
+    char *dir, size_t len);
+
 #define ROOM_NAME_MAX INVITE_ROOM_MAX
 
 struct room {

@@ -8,7 +8,8 @@
 # follows the default room, or the one named, or every one ("*"); clear
 # errors for a room that names none, a room joined twice, an unknown
 # room to leave; leaving says bye and keeps the files aside, and the
-# others go on; the rooms come back after a restart.
+# others go on; the rooms come back after a restart; a room's invite;
+# a home whose first room was left, and one with no default, start.
 # Usage: rooms.sh PATH_TO_PAPO.
 PAPO=${1:?usage: rooms.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
@@ -137,6 +138,36 @@ has "$T/out" "its files are deleted" "leave --delete says so"
 check "delta's files are gone" test ! -e "$T/dan/room.json"
 expect 0 "dan still says in beta" -- papo dan say "dan stays"
 check "cy has it" until_true 20 has_text cy "dan stays"
+
+# A room's invite (papo invite --room), with and without the daemon; a
+# home whose first room was left keeps its other rooms at the next start
+# (no new room made for it), and with none the default it starts anyway:
+# papo invite then asks for --room.
+papo fay new --name fay --room f1 >/dev/null
+papo fay new --name fay --room f2 >/dev/null
+papo fay new --name fay --room f3 >/dev/null
+expect 0 "papo invite --room f2, no daemon" -- papo fay invite --room f2
+F2=$(head -1 "$T/out")
+expect 1 "papo invite --room that names none" -- papo fay invite --room nosuch
+has "$T/err" "no room named 'nosuch'; the rooms are" "invite --room says which rooms there are"
+join gus "$F2"
+check "f2's invite is f2's (the joiner's room is f2)" test "$(jq -r .room "$T/gus/room.json")" = f2
+start fay
+expect 0 "papo invite --room f3 through the daemon" -- papo fay invite --room f3
+join hal "$(head -1 "$T/out")"
+check "f3's invite is f3's" test "$(jq -r .room "$T/hal/room.json")" = f3
+inv=$(api fay /api/rooms/f2/invite | jq -r .invite)
+check "GET /api/rooms/f2/invite answers its invite" test "${inv:0:5}" = papo1
+expect 0 "fay leaves f1, her first room" -- papo fay leave f1
+stop fay
+start fay
+check "fay starts again in f2 and f3, and nothing else" test \
+	"$(rooms_json fay | jq -r '[.rooms[].name] | sort | join(",")')" = f2,f3
+check "no room was made in the home" test ! -e "$T/fay/room.json"
+expect 1 "papo invite with no default room" -- papo fay invite
+has "$T/err" "none is the default: name one" "invite asks for a room"
+expect 0 "papo invite --room f3 still works" -- papo fay invite --room f3
+stop fay
 
 # 65 rooms: the 65th is refused with a clear error, nothing changed.
 papo eve new --name eve >/dev/null
