@@ -518,7 +518,7 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 		if (!fresh && p->seen <= m->announced)
 			continue;
 		m->announced = p->seen;
-		member_announced(m);
+		member_announced(g, m);
 		if (p->has_sig) {
 			m->ann = *p;
 			m->signs = 1;

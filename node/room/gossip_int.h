@@ -262,8 +262,9 @@ void member_alive(struct member *m);
  * between its announcements sets how long life shown lasts, so that a
  * member announcing every 3 s (one reached through others, in a small
  * room) shows offline within 8 s of falling silent, and one of an older
- * release, every 10 s, keeps its 35 s. */
-void member_announced(struct member *m);
+ * release, every 10 s, keeps its 35 s; in a room no longer small, at
+ * least 2.5 periods of ANNOUNCE_NS. */
+void member_announced(const struct gossip *g, struct member *m);
 /* Tells the program of every change of presence; sets the presence
  * timer. */
 void members_presence_check(struct gossip *g);

@@ -172,9 +172,14 @@ member_alive(struct member *m)
 }
 
 void
-member_announced(struct member *m)
+member_announced(const struct gossip *g, struct member *m)
 {
 	uint64_t now = loop_now_ns();
+	/* In a room no longer small, members announce every ANNOUNCE_NS:
+	 * gaps measured while it was small (3 s) would show a member
+	 * offline before its first slower announcement comes. */
+	uint64_t floor = members_small(g) ? ALIVE_MIN_NS :
+	    ANNOUNCE_NS * 5 / 2 + 500000000u;
 
 	/* Two and a half periods and a little, of the longer of its last
 	 * two, once two are known: one announcement late or slowed by loss
@@ -189,7 +194,7 @@ member_announced(struct member *m)
 		    500000000u;
 
 		if (m->ann_gap != 0)
-			m->alive_ns = w < ALIVE_MIN_NS ? ALIVE_MIN_NS :
+			m->alive_ns = w < floor ? floor :
 			    w > ALIVE_NS ? ALIVE_NS : w;
 		m->ann_gap = gap;
 	}
