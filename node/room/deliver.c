@@ -714,7 +714,7 @@ history_failed(struct gossip *g, struct node_msg *req, struct frame_msg *v)
 /*
  * History after a message (req->after_set), and the messages req->text
  * names: what an agent was not given before its daemon stopped, to give
- * it now (server/mcp_deliver.c).
+ * it now (server/mcp/mcp_deliver.c).
  * Own messages are left out; "last" is the log's newest message of any
  * author, "more" how many older ones than those returned came after.
  */

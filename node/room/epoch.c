@@ -587,7 +587,7 @@ out:
 }
 
 /* Tells the program, once, that this member is out of the room for good
- * (a key change it was not given): it stops with why (server/serve.c). */
+ * (a key change it was not given): it stops with why (server/daemon/serve.c). */
 static void
 epoch_shut_out(struct gossip *g, const char *why)
 {

@@ -337,7 +337,7 @@ async function streamsChild() {
       r.maxSeq = Math.max(r.maxSeq, s.maxSeq);
       r.maxChunk = Math.max(r.maxChunk, s.maxChunk);
       // The daemon's buffer of a stream starts at 4 KiB and doubles to
-      // hold what is queued (server/http.c, http_stream_write); it keeps
+      // hold what is queued (server/http/http.c, http_stream_write); it keeps
       // its size until the stream ends.  Judged by the most that came in
       // one read, what it allocated beyond its first 4 KiB: every block
       // from 8 KiB to its last (a realloc moves it, and the old block's
@@ -386,8 +386,8 @@ function suite() {
   const BO_INFLIGHT = 16;
   const ANA_SENDERS = Math.min(4, S.sessions);
   const STALL_MS = 180_000; // no message arriving anywhere for this long: stuck
-  const SSE_KEEP = 4096; // server/sse.h: the ring of recent events
-  const MCP_KEEP = 256; // server/mcp_int.h: events kept per session
+  const SSE_KEEP = 4096; // server/api/sse.h: the ring of recent events
+  const MCP_KEEP = 256; // server/mcp/mcp_int.h: events kept per session
   const text = (who, i) => `load ${TAG} ${who}${i}`;
   const say = (line) => console.log(`load: ${line}`);
 
@@ -935,10 +935,10 @@ function suite() {
       // showed 0.8 MiB in use in a 64 MiB RSS), so RSS here is the most
       // the run ever had allocated: the warm-up's, with every connection
       // open (about 55 KiB each), plus what the design lets grow after:
-      //  - the ring of the last 4,096 events (server/sse.c): the events
+      //  - the ring of the last 4,096 events (server/api/sse.c): the events
       //    added since the warm-up, at their measured size plus 96 bytes
       //    of malloc and bookkeeping each;
-      //  - each session's ring of 256 events (server/mcp.c), full after
+      //  - each session's ring of 256 events (server/mcp/mcp.c), full after
       //    the warm-up unless the run is smaller: 400 bytes an event;
       //  - the store's index (node/store/store.c: 32 bytes per message or
       //    receipt, in an array that doubles): 512 bytes per message is

@@ -1,6 +1,6 @@
 /*
  * fuzz_api.c: libFuzzer target for the body of POST /api/send
- * (api_send_parse in server/api.c).  Any bytes must give either a send
+ * (api_send_parse in server/api/api.c).  Any bytes must give either a send
  * request that keeps the API's promises (text of 1..PAPO_BODY_MAX bytes,
  * a well-formed reply_to) or a status among 400, 413 and 500 with an
  * error message: never a crash, a leak, or an empty error.
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "node/node.h"
-#include "server/api.h"
+#include "server/api/api.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

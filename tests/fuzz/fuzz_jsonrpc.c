@@ -1,6 +1,6 @@
 /*
  * fuzz_jsonrpc.c: libFuzzer target for the JSON-RPC envelope of POST /mcp
- * (mcp_rpc_parse in server/mcp_rpc.c), the step every request's bytes go
+ * (mcp_rpc_parse in server/mcp/mcp_rpc.c), the step every request's bytes go
  * through before any method runs.  Any bytes must give either a message
  * whose shape the dispatcher relies on (jsonrpc "2.0", a string method or
  * none, a string or number id or none) or a -32700/-32600 error with a
@@ -12,7 +12,7 @@
 
 #include <cjson/cJSON.h>
 
-#include "server/mcp_rpc.h"
+#include "server/mcp/mcp_rpc.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

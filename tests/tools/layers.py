@@ -4,7 +4,7 @@ layers.py: papo's source files form layers, calls and includes going one
 way only (issue 23; docs/ARCHITECTURE.md, "Layers").  This checks it.
 
 Files are grouped in units: a .c, its own .h and its private header
-X_int.h are one (server/mcp.c, server/mcp.h and server/mcp_int.h are
+X_int.h are one (server/mcp/mcp.c, server/mcp/mcp.h and server/mcp/mcp_int.h are
 "server/mcp": the private header is what the module's files share, and
 it may include the public one); any other header with no .c of its
 name is a unit of its own.  Two graphs join them:
@@ -17,7 +17,8 @@ Neither may have a cycle (units that reach each other, directly or round
 about): such files are one module spread out, none of them read, tested
 or replaced without the others.  And a folder may include of another
 only what that one publishes (RULES): server/ only node/node.h of node/;
-and node/'s folders are layers: wire < store < net < room < node.c.
+and node/'s folders are layers: wire < store < net < room < node.c;
+server/'s: http < api, mcp, oauth < daemon < cli.
 
 usage: layers.py [--only DIR]... BUILD_DIR SOURCE_DIR
   --only DIR  check only the units under DIR (repeatable): they still
@@ -40,6 +41,13 @@ INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
 # (pure codecs) < store < net (sockets and reachability, which knows no
 # room) < room < node/node.c, the thread.
 NODE_TOP = {"node/node.h", "node/chan.h"}
+# And server/'s: http < api, mcp, oauth (side by side) < daemon < cli.
+SERVER_BELOW = [("server/" + a + "/", "server/" + b + "/") for a, b in (
+    ("http", "api"), ("http", "mcp"), ("http", "oauth"), ("http", "daemon"),
+    ("http", "cli"), ("api", "mcp"), ("api", "oauth"), ("mcp", "api"),
+    ("mcp", "oauth"), ("oauth", "api"), ("oauth", "mcp"), ("api", "daemon"),
+    ("mcp", "daemon"), ("oauth", "daemon"), ("api", "cli"), ("mcp", "cli"),
+    ("oauth", "cli"), ("daemon", "cli"))]
 RULES = (("server/", "node/", {"node/node.h"}),
          ("node/", "server/", set()),
          ("lib/", "node/", set()),
@@ -51,11 +59,12 @@ RULES = (("server/", "node/", {"node/node.h"}),
          ("node/store/", "node/room/", set()),
          ("node/net/", "node/room/", set()),
          *((d, h, set()) for d in ("node/wire/", "node/store/", "node/net/",
-                                   "node/room/") for h in NODE_TOP))
+                                   "node/room/") for h in NODE_TOP),
+         *((a, b, set()) for a, b in SERVER_BELOW))
 
 
 def unit(path):
-    """server/mcp.c, server/mcp.h and server/mcp_int.h -> server/mcp."""
+    """server/mcp/mcp.c, server/mcp/mcp.h and server/mcp/mcp_int.h -> server/mcp."""
     base = os.path.splitext(path)[0]
     return base[:-len("_int")] if base.endswith("_int") else base
 

@@ -1,0 +1,299 @@
+/*
+ * client.c: the CLI's side of the daemon's API (client.h).  It reads
+ * serve.json to find the daemon, and makes one HTTP request at a time
+ * with libcurl, with the bearer token from PAPO_TOKEN.  Runs on the main
+ * thread of a short-lived command; it must never talk to anything but
+ * the URL serve.json names (proxies from the environment are ignored).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+#include <curl/curl.h>
+
+#include "lib/fs.h"
+#include "node/node.h"
+#include "server/cli/client.h"
+#include "server/daemon/serve.h"
+
+#define CLIENT_FILE_MAX (64 * 1024)   /* bytes of serve.json */
+#define CLIENT_TIMEOUT_S 30           /* a send waits up to 8 s for acks */
+
+/* Reads a whole small file; NULL when absent, unreadable or too big. */
+static char *
+client_read(const char *path)
+{
+	char *data = NULL;
+	size_t len;
+	FILE *f;
+
+	if ((f = fopen(path, "r")) == NULL)
+		return NULL;
+	if ((data = malloc(CLIENT_FILE_MAX + 1)) != NULL) {
+		len = fread(data, 1, CLIENT_FILE_MAX + 1, f);
+		if (ferror(f) || len > CLIENT_FILE_MAX) {
+			free(data);
+			data = NULL;
+		} else {
+			data[len] = '\0';
+		}
+	}
+	fclose(f);
+	return data;
+}
+
+int
+client_open(char err[PAPO_ERR_LEN], const char *home, struct client *c)
+{
+	char path[4096];
+	const cJSON *pid, *url, *pin;
+	int64_t pidv;
+	cJSON *o = NULL;
+	char *data = NULL;
+	int rc = -1;
+
+	memset(c, 0, sizeof(*c));
+	snprintf(path, sizeof(path), "%s/%s", home, SERVE_JSON);
+	if ((data = client_read(path)) == NULL) {
+		if (errno == ENOENT)
+			goto none;
+		snprintf(err, PAPO_ERR_LEN, "cannot read %s: %s", path,
+		    strerror(errno));
+		goto out;
+	}
+	o = cJSON_Parse(data);
+	pid = cJSON_GetObjectItemCaseSensitive(o, "pid");
+	url = cJSON_GetObjectItemCaseSensitive(o, "http");
+	pin = cJSON_GetObjectItemCaseSensitive(o, "tls_pin");
+	if (fs_json_int(pid, 1, INT32_MAX, &pidv) == -1 ||
+	    !cJSON_IsString(url) ||
+	    (strncmp(url->valuestring, "https://", 8) == 0 &&
+	    (!cJSON_IsString(pin) ||
+	    strncmp(pin->valuestring, "sha256//", 8) != 0))) {
+		snprintf(err, PAPO_ERR_LEN, "%s is damaged: remove it and start "
+		    "'papo serve' again", path);
+		goto out;
+	}
+	c->pid = (long)pidv;
+	/* A daemon killed without its clean stop leaves the file behind. */
+	if (kill((pid_t)c->pid, 0) == -1 && errno == ESRCH)
+		goto none;
+	if ((c->url = strdup(url->valuestring)) == NULL ||
+	    (cJSON_IsString(pin) &&
+	    (c->pin = strdup(pin->valuestring)) == NULL)) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto out;
+	}
+	c->token = getenv("PAPO_TOKEN");
+	if (c->token != NULL && c->token[0] == '\0')
+		c->token = NULL;
+	rc = 0;
+	goto out;
+none:
+	/* With no room, 'papo serve' would make a new one: say first how
+	 * to get the room the person means. */
+	snprintf(path, sizeof(path), "%s/room.json", home);
+	if (access(path, F_OK) == -1 && errno == ENOENT)
+		snprintf(err, PAPO_ERR_LEN, "%s has no room yet: join one with "
+		    "'papo join INVITE --name NAME' (or make one with 'papo new "
+		    "--name NAME'), then start 'papo serve'", home);
+	else
+		snprintf(err, PAPO_ERR_LEN, "no papo serve is running on %s: "
+		    "start one with 'papo serve'", home);
+out:
+	if (rc == -1)
+		client_close(c);
+	cJSON_Delete(o);
+	free(data);
+	return rc;
+}
+
+void
+client_close(struct client *c)
+{
+	free(c->url);
+	free(c->pin);
+	c->url = c->pin = NULL;
+}
+
+void
+client_setup(const struct client *c, void *curl)
+{
+	curl_easy_setopt(curl, CURLOPT_PROXY, "");
+	if (c->pin == NULL)
+		return;
+	/* The pin is the whole check: libcurl compares the key before it
+	 * sends a byte, and refuses any other. */
+	curl_easy_setopt(curl, CURLOPT_PINNEDPUBLICKEY, c->pin);
+	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+}
+
+struct client_buf {
+	char *p;
+	size_t len;
+	int over;
+};
+
+static size_t
+client_write(char *data, size_t size, size_t n, void *arg)
+{
+	struct client_buf *b = arg;
+	size_t add = size * n;
+	char *p;
+
+	if (add > CLIENT_ANSWER_MAX - b->len) {
+		b->over = 1;
+		return 0;
+	}
+	if ((p = realloc(b->p, b->len + add + 1)) == NULL)
+		return 0;
+	b->p = p;
+	memcpy(b->p + b->len, data, add);
+	b->len += add;
+	b->p[b->len] = '\0';
+	return add;
+}
+
+int
+client_call(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
+    const char *body, long *status, char **out)
+{
+	char url[1024], auth[300];
+	struct curl_slist *headers = NULL;
+	struct client_buf b = { NULL, 0, 0 };
+	CURL *curl = NULL;
+	CURLcode cc;
+	int rc = -1;
+
+	*out = NULL;
+	snprintf(url, sizeof(url), "%s%s", c->url, path);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    (curl = curl_easy_init()) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "cannot start libcurl");
+		goto out;
+	}
+	if (body != NULL) {
+		headers = curl_slist_append(headers,
+		    "Content-Type: application/json");
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+	}
+	if (c->token != NULL) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s",
+		    c->token);
+		headers = curl_slist_append(headers, auth);
+		explicit_bzero(auth, sizeof(auth));
+	}
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	client_setup(c, curl);
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)CLIENT_TIMEOUT_S);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, client_write);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
+	if ((cc = curl_easy_perform(curl)) != CURLE_OK) {
+		if (b.over)
+			snprintf(err, PAPO_ERR_LEN, "the answer of papo serve at "
+			    "%s is over %d bytes", c->url, CLIENT_ANSWER_MAX);
+		else
+			snprintf(err, PAPO_ERR_LEN, "cannot reach papo serve at "
+			    "%s: %s", c->url, curl_easy_strerror(cc));
+		goto out;
+	}
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+	if (b.p == NULL && (b.p = calloc(1, 1)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto out;
+	}
+	*out = b.p;
+	b.p = NULL;
+	rc = 0;
+out:
+	free(b.p);
+	curl_slist_free_all(headers);
+	if (curl != NULL)
+		curl_easy_cleanup(curl);
+	curl_global_cleanup();
+	return rc;
+}
+
+struct client_stream {
+	client_chunk_cb *cb;
+	void *arg;
+	CURL *curl;
+};
+
+static size_t
+client_stream_write(char *data, size_t size, size_t n, void *arg)
+{
+	struct client_stream *st = arg;
+	long status = 0;
+
+	/* An error answer is not a stream: stop at its first byte. */
+	curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 200)
+		return 0;
+	return st->cb(data, size * n, st->arg) == -1 ? 0 : size * n;
+}
+
+int
+client_stream(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
+    const char *last, client_chunk_cb *cb, void *arg)
+{
+	char url[1024], auth[300], lastid[128];
+	struct curl_slist *headers = NULL;
+	struct client_stream st = { cb, arg, NULL };
+	long status = 0;
+	CURLcode cc;
+	int rc = -1;
+
+	snprintf(url, sizeof(url), "%s%s", c->url, path);
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
+	    (st.curl = curl_easy_init()) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "cannot start libcurl");
+		goto out;
+	}
+	headers = curl_slist_append(headers, "Accept: text/event-stream");
+	if (last != NULL) {
+		snprintf(lastid, sizeof(lastid), "Last-Event-ID: %s", last);
+		headers = curl_slist_append(headers, lastid);
+	}
+	if (c->token != NULL) {
+		snprintf(auth, sizeof(auth), "Authorization: Bearer %s",
+		    c->token);
+		headers = curl_slist_append(headers, auth);
+		explicit_bzero(auth, sizeof(auth));
+	}
+	curl_easy_setopt(st.curl, CURLOPT_URL, url);
+	curl_easy_setopt(st.curl, CURLOPT_HTTPHEADER, headers);
+	client_setup(c, st.curl);
+	curl_easy_setopt(st.curl, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(st.curl, CURLOPT_CONNECTTIMEOUT, 5L);
+	curl_easy_setopt(st.curl, CURLOPT_WRITEFUNCTION, client_stream_write);
+	curl_easy_setopt(st.curl, CURLOPT_WRITEDATA, &st);
+	cc = curl_easy_perform(st.curl);
+	curl_easy_getinfo(st.curl, CURLINFO_RESPONSE_CODE, &status);
+	if (status != 0 && status != 200) {
+		snprintf(err, PAPO_ERR_LEN, "papo serve at %s answered HTTP %ld",
+		    c->url, status);
+		goto out;
+	}
+	if (cc != CURLE_OK && cc != CURLE_WRITE_ERROR &&
+	    cc != CURLE_PARTIAL_FILE && cc != CURLE_RECV_ERROR) {
+		snprintf(err, PAPO_ERR_LEN, "cannot reach papo serve at %s: %s",
+		    c->url, curl_easy_strerror(cc));
+		goto out;
+	}
+	rc = 0;
+out:
+	curl_slist_free_all(headers);
+	if (st.curl != NULL)
+		curl_easy_cleanup(st.curl);
+	curl_global_cleanup();
+	return rc;
+}

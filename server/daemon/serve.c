@@ -1,0 +1,892 @@
+/*
+ * serve.c: "papo serve", the daemon.  It owns the order things start in
+ * (the HTTP settings check, the lock, the TLS certificate, the room,
+ * signals, the node thread, HTTP, serve.json) and stop in (the node,
+ * which says bye; HTTP; the certificate; serve.json; the lock), and the
+ * main thread's loop between the two, which carries MHD's events, the
+ * node's answers and events, and SIGINT/SIGTERM (stop) and SIGHUP
+ * (certificate reload) read from a signalfd.  It runs on the main
+ * thread; once the loop runs, nothing here may block, since every HTTP
+ * client and every answer of the node waits on this one thread.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/file.h>
+#include <sys/signalfd.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cjson/cJSON.h>
+
+#include "lib/fs.h"
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "node/node.h"
+#include "server/api/api.h"
+#include "server/api/sse.h"
+#include "server/api/web.h"
+#include "server/daemon/serve.h"
+#include "server/http/http.h"
+#include "server/http/tls.h"
+#include "server/mcp/mcp.h"
+#include "server/oauth/oauth.h"
+
+#define SERVE_PATH_MAX 4096
+#define SERVE_RELAY_WAIT_NS (3 * 1000000000ull)
+
+/* Everything the daemon holds; built by serve_run, passed to its
+ * callbacks. */
+struct papo {
+	const struct serve_config *cfg;
+	struct loop *loop;
+	struct node *node;
+	struct http *http;
+	struct sse *sse;
+	struct mcp *mcp;
+	struct oauth *oauth;
+	struct tls *tls;         /* NULL: plain HTTP */
+	int lockfd;
+	int sigfd;
+	int json_written;
+	char *invite;            /* the newest, as serve.json has it */
+	struct loop_timer *banner; /* the wait for the relay (serve_banner) */
+	int banner_shown;
+	int first;               /* this start made or joined the room */
+	char room[PAPO_NAME_MAX + 1];
+	char fpr[PAPO_FPR_LEN + 1]; /* room_describe's, for the logs */
+	char quic[128];
+	char refused[PAPO_ERR_LEN]; /* why the room shut us out, or "" */
+	char dflt[PAPO_ROOMID_LEN + 1]; /* the default room's id, or "" */
+	size_t nrooms;           /* as the node's last list said */
+	char lockpath[SERVE_PATH_MAX];
+	char jsonpath[SERVE_PATH_MAX];
+};
+
+static int
+serve_paths(char err[PAPO_ERR_LEN], struct papo *p)
+{
+	const char *home = p->cfg->home;
+
+	if ((size_t)snprintf(p->lockpath, sizeof(p->lockpath), "%s/%s", home,
+	    SERVE_LOCK) >= sizeof(p->lockpath) ||
+	    (size_t)snprintf(p->jsonpath, sizeof(p->jsonpath), "%s/%s", home,
+	    SERVE_JSON) >= sizeof(p->jsonpath)) {
+		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
+		return -1;
+	}
+	if (mkdir(home, 0700) == -1 && errno != EEXIST) {
+		snprintf(err, PAPO_ERR_LEN, "cannot create %s: %s", home,
+		    strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Takes the lock at path (home's serve.lock) into *fd, so that two
+ * daemons never share one home, nor a command replace a daemon's room
+ * under it.  The lock file stays when the daemon stops: removing it would
+ * let a daemon that opened it just before lock a file no one else can
+ * see.  create 0: a home without the file has no daemon (*fd -1).
+ */
+static int
+serve_flock(char err[PAPO_ERR_LEN], const char *path, const char *home,
+    int create, int *fd)
+{
+	char buf[32];
+	ssize_t n;
+	long pid;
+
+	*fd = open(path, O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0), 0600);
+	if (*fd == -1) {
+		if (!create && errno == ENOENT)
+			return 0;
+		snprintf(err, PAPO_ERR_LEN, "cannot open %s: %s", path,
+		    strerror(errno));
+		return -1;
+	}
+	if (flock(*fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno != EWOULDBLOCK) {
+		snprintf(err, PAPO_ERR_LEN, "cannot lock %s: %s", path,
+		    strerror(errno));
+	} else {
+		n = pread(*fd, buf, sizeof(buf) - 1, 0);
+		buf[n > 0 ? n : 0] = '\0';
+		if ((pid = strtol(buf, NULL, 10)) > 0)
+			snprintf(err, PAPO_ERR_LEN, "another papo serve (pid %ld) "
+			    "is running on %s", pid, home);
+		else
+			snprintf(err, PAPO_ERR_LEN, "another papo serve is "
+			    "running on %s", home);
+	}
+	close(*fd);
+	*fd = -1;
+	return -1;
+}
+
+static int
+serve_lock(char err[PAPO_ERR_LEN], struct papo *p)
+{
+	char buf[32];
+	int n;
+
+	if (serve_flock(err, p->lockpath, p->cfg->home, 1, &p->lockfd) == -1)
+		return -1;
+	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (ftruncate(p->lockfd, 0) == -1 ||
+	    pwrite(p->lockfd, buf, (size_t)n, 0) != n)
+		log_msg(LOG_WARN, "cannot write the pid into %s: %s",
+		    p->lockpath, strerror(errno));
+	return 0;
+}
+
+int
+serve_hold(char err[PAPO_ERR_LEN], const char *home, int *fd)
+{
+	char path[SERVE_PATH_MAX], why[PAPO_ERR_LEN];
+
+	*fd = -1;
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", home, SERVE_LOCK) >=
+	    sizeof(path)) {
+		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
+		return -1;
+	}
+	if (serve_flock(why, path, home, 0, fd) == 0)
+		return 0;
+	/* "another papo serve (pid N) is running on HOME" */
+	snprintf(err, PAPO_ERR_LEN, "%s; stop it first, since it holds the "
+	    "room there, then run this again", strncmp(why, "another ", 8) ==
+	    0 ? why + 8 : why);
+	return -1;
+}
+
+/*
+ * The QUIC address for the invite room_create prints, which needs a real
+ * port: with port 0 the default port stands in, as that invite is
+ * dropped and the node's (with the bound port) is printed instead.
+ */
+static void
+serve_invite_listen(const char *listen, char *out, size_t n)
+{
+	const char *colon = strrchr(listen, ':');
+
+	if (colon != NULL && strcmp(colon, ":0") == 0)
+		snprintf(out, n, "%.*s:%s", (int)(colon - listen), listen,
+		    strrchr(PAPO_DEFAULT_LISTEN, ':') + 1);
+	else
+		snprintf(out, n, "%s", listen);
+}
+
+/*
+ * Loads the certificate HTTPS serves: PAPO_TLS_CERT and PAPO_TLS_KEY, or
+ * the self-signed one of home (made now if there is none, for the bound
+ * address too when it names one).  Nothing: plain HTTP.
+ */
+static int
+serve_tls(char err[PAPO_ERR_LEN], struct papo *p)
+{
+	const struct serve_config *c = p->cfg;
+	char host[256] = "";
+	const char *colon;
+
+	if (c->tls_self) {
+		/* "ADDR:PORT": the address, unless it is a wildcard or
+		 * loopback, which the certificate names anyway. */
+		if ((colon = strrchr(c->http, ':')) != NULL &&
+		    (size_t)(colon - c->http) < sizeof(host))
+			snprintf(host, sizeof(host), "%.*s",
+			    (int)(colon - c->http), c->http);
+		if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "[::]") == 0 ||
+		    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "[::1]") == 0 ||
+		    strcmp(host, "localhost") == 0)
+			host[0] = '\0';
+		p->tls = tls_self(err, c->home, host[0] != '\0' ? host : NULL);
+		return p->tls != NULL ? 0 : -1;
+	}
+	if (c->tls_cert == NULL && c->tls_key == NULL)
+		return 0;
+	if (c->tls_cert == NULL || c->tls_key == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "PAPO_TLS_CERT and PAPO_TLS_KEY go "
+		    "together: set both (or PAPO_TLS=self)");
+		return -1;
+	}
+	p->tls = tls_new(err, c->tls_cert, c->tls_key);
+	return p->tls != NULL ? 0 : -1;
+}
+
+/*
+ * "ADDR:PORT" (IPv6 in brackets, "localhost") as a socket address; -1
+ * when it does not parse (the real bind's own check says why).  A
+ * wildcard becomes [::], as the QUIC socket binds both families.
+ */
+static int
+serve_sockaddr(const char *text, int dual, struct sockaddr_storage *ss,
+    socklen_t *len, unsigned *port)
+{
+	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
+	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
+	const char *colon = strrchr(text, ':');
+	char ip[64];
+	unsigned long p;
+	char *end;
+	size_t n;
+
+	memset(ss, 0, sizeof(*ss));
+	if (colon == NULL || (n = (size_t)(colon - text)) == 0 ||
+	    n >= sizeof(ip))
+		return -1;
+	p = strtoul(colon + 1, &end, 10);
+	if (colon[1] == '\0' || *end != '\0' || p > 65535)
+		return -1;
+	*port = (unsigned)p;
+	memcpy(ip, text, n);
+	ip[n] = '\0';
+	if (strcmp(ip, "localhost") == 0)
+		snprintf(ip, sizeof(ip), "127.0.0.1");
+	if (ip[0] == '[' && ip[n - 1] == ']') {
+		ip[n - 1] = '\0';
+		if (inet_pton(AF_INET6, ip + 1, &a6->sin6_addr) != 1)
+			return -1;
+	} else if (inet_pton(AF_INET, ip, &a4->sin_addr) == 1) {
+		if (!dual || a4->sin_addr.s_addr != htonl(INADDR_ANY)) {
+			a4->sin_family = AF_INET;
+			a4->sin_port = htons((uint16_t)p);
+			*len = sizeof(*a4);
+			return 0;
+		}
+		memset(ss, 0, sizeof(*ss));
+	} else
+		return -1;
+	a6->sin6_family = AF_INET6;
+	a6->sin6_port = htons((uint16_t)p);
+	*len = sizeof(*a6);
+	return 0;
+}
+
+/* 0 when a socket of type can bind text now, else errno. */
+static int
+serve_try_bind(const char *text, int type)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	unsigned port;
+	int fd, one = 1, off = 0, rc = 0;
+
+	if (serve_sockaddr(text, type == SOCK_DGRAM, &ss, &len, &port) == -1 ||
+	    port == 0)
+		return 0;
+	fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
+	if (fd == -1 && ss.ss_family == AF_INET6 && strchr(text, '[') == NULL) {
+		/* No IPv6 here: the wildcard is IPv4's. */
+		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
+
+		memset(&ss, 0, sizeof(ss));
+		a4->sin_family = AF_INET;
+		a4->sin_port = htons((uint16_t)port);
+		len = sizeof(*a4);
+		fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+	}
+	if (fd == -1)
+		return 0;
+	/* As http.c and quic.c bind: a port in TIME_WAIT is free. */
+	if (type == SOCK_STREAM)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	else if (ss.ss_family == AF_INET6 && strchr(text, '[') == NULL)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
+	if (bind(fd, (struct sockaddr *)&ss, len) == -1)
+		rc = errno;
+	close(fd);
+	return rc;
+}
+
+/*
+ * Checks that the HTTP and QUIC ports can be bound before anything is
+ * made: a first start must not create a room, a certificate or a lock it
+ * then cannot serve.  Says which setting chooses another port.  The ports
+ * are bound for real later; what takes one between the two is said by
+ * that bind.
+ */
+static int
+serve_ports(char err[PAPO_ERR_LEN], const struct serve_config *c)
+{
+	static const char *const why = "another papo serve (of another "
+	    "PAPO_HOME) or another program has it";
+	int e;
+
+	if ((e = serve_try_bind(c->http, SOCK_STREAM)) != 0) {
+		snprintf(err, PAPO_ERR_LEN, "cannot serve HTTP on %s: %s%s%s; "
+		    "choose another port with --http ADDR:PORT (or PAPO_HTTP; "
+		    "port 0 picks a free one)", c->http, strerror(e),
+		    e == EADDRINUSE ? ": " : "", e == EADDRINUSE ? why : "");
+		return -1;
+	}
+	if ((e = serve_try_bind(c->listen, SOCK_DGRAM)) != 0) {
+		snprintf(err, PAPO_ERR_LEN, "cannot listen for QUIC on UDP %s: "
+		    "%s%s%s; choose another port with --listen ADDR:PORT (or "
+		    "PAPO_LISTEN; port 0 picks a free one)", c->listen,
+		    strerror(e), e == EADDRINUSE ? ": " : "",
+		    e == EADDRINUSE ? why : "");
+		return -1;
+	}
+	return 0;
+}
+
+/* How many rooms home holds (room_dirs), the folder of the first into
+ * first (len bytes) when any; -1 with err. */
+static int
+serve_rooms_held(char err[PAPO_ERR_LEN], const char *home, char *first,
+    size_t len)
+{
+	char **dirs = NULL;
+	size_t n = 0;
+
+	if (room_dirs(err, home, &dirs, &n) == -1)
+		return -1;
+	if (n > 0)
+		snprintf(first, len, "%s", dirs[0]);
+	room_dirs_free(dirs, n);
+	return (int)n;
+}
+
+/* With no room in home yet, joins PAPO_INVITE's or creates one, and
+ * sets *made. */
+static int
+serve_room_make(char err[PAPO_ERR_LEN], const struct serve_config *c,
+    int *made)
+{
+	char path[SERVE_PATH_MAX], listen[128], why[PAPO_ERR_LEN];
+	const char *name = c->name;
+	int held;
+	struct passwd *pw;
+	char *invite = NULL;
+
+	/* A home in rooms keeps them, its first one left or not. */
+	if ((held = serve_rooms_held(err, c->home, path, sizeof(path))) != 0)
+		return held < 0 ? -1 : 0;
+	if ((name == NULL || name[0] == '\0') &&
+	    (pw = getpwuid(getuid())) != NULL)
+		name = pw->pw_name;
+	if (name == NULL || name[0] == '\0')
+		name = getenv("USER");
+	if (name == NULL || name[0] == '\0') {
+		snprintf(err, PAPO_ERR_LEN, "%s has no room yet and no member "
+		    "name is known: pass --name NAME or set PAPO_NAME", c->home);
+		return -1;
+	}
+	if (c->invite != NULL && c->invite[0] != '\0') {
+		if (room_join(why, c->home, c->invite, name, c->about, NULL) == -1) {
+			snprintf(err, PAPO_ERR_LEN, "PAPO_INVITE: %s", why);
+			return -1;
+		}
+		log_msg(LOG_INFO, "joined the room of PAPO_INVITE as %s", name);
+		*made = 1;
+		return 0;
+	}
+	serve_invite_listen(c->listen, listen, sizeof(listen));
+	if (room_create(err, c->home, name, c->about, c->room, NULL, listen,
+	    &invite) == -1)
+		return -1;
+	free(invite);
+	log_msg(LOG_INFO, "created a new room in %s; you are %s", c->home, name);
+	*made = 1;
+	return 0;
+}
+
+/* The room, made first if need be (p->first), and its name and
+ * fingerprint for the banner. */
+static int
+serve_room(char err[PAPO_ERR_LEN], struct papo *p)
+{
+	const struct serve_config *c = p->cfg;
+
+	char first[SERVE_PATH_MAX];
+
+	p->first = 0;
+	if (serve_room_make(err, c, &p->first) == -1 ||
+	    serve_rooms_held(err, c->home, first, sizeof(first)) == -1)
+		return -1;
+	/* The banner names the home's first room (the default's name
+	 * comes with the node's list of rooms). */
+	return room_describe(err, first, p->room, p->fpr);
+}
+
+/*
+ * A daemon that holds a room keeps it and does not join PAPO_INVITE; when
+ * that invite is for another room (a container whose PAPO_INVITE was
+ * changed, say), the member would seem to be where it is not: say so.
+ * Reads only; nothing is refused for it.
+ */
+static void
+serve_note_invite(const struct serve_config *c)
+{
+	char why[PAPO_ERR_LEN], room[PAPO_NAME_MAX + 1] = "", path[SERVE_PATH_MAX];
+	int r;
+
+	snprintf(path, sizeof(path), "%s/room.json", c->home);
+	if (c->invite == NULL || c->invite[0] == '\0' || access(path, F_OK) != 0)
+		return;
+	if ((r = room_is(why, c->home, c->invite, room)) == 1)
+		return;
+	log_msg(LOG_WARN, "PAPO_INVITE is ignored: %s, and %s already holds "
+	    "room %s, which is kept (start with an empty %s to join another "
+	    "room)", r == 0 ? "it is for another room" : why, c->home,
+	    room[0] != '\0' ? room : "?", c->home);
+}
+
+/*
+ * Blocks SIGINT, SIGTERM and SIGHUP before the node thread starts (threads
+ * inherit the mask, so no thread is interrupted by them) and reads them
+ * from a signalfd in the loop instead.  The mask is never restored: a
+ * second signal during the stop must not kill the process halfway.
+ */
+/* Every event stream and MCP session is a descriptor: take as many as
+ * the system allows this user, not the soft default of 1,024. */
+static void
+serve_files(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+static int
+serve_signals(char err[PAPO_ERR_LEN], struct papo *p)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGHUP);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
+	    (p->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot take signals: %s",
+		    strerror(errno));
+		return -1;
+	}
+	/* A client gone mid-answer must not kill the daemon. */
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static int serve_write_json(char err[PAPO_ERR_LEN], struct papo *p,
+    const char *quic, const char *invite);
+
+/*
+ * SIGHUP: reads the certificate and key again (a renewal), and tells
+ * clients the new one through serve.json.  Open connections, event
+ * streams among them, keep the certificate they were made with.  A bad
+ * pair is refused, with the reason, and the old one stays.
+ */
+static void
+serve_reload(struct papo *p)
+{
+	char err[PAPO_ERR_LEN];
+
+	if (p->tls == NULL) {
+		log_msg(LOG_INFO, "SIGHUP: nothing to reload (no TLS)");
+		return;
+	}
+	if (tls_reload(err, p->tls) == -1) {
+		log_msg(LOG_WARN, "SIGHUP: kept the certificate in use: %s",
+		    err);
+		return;
+	}
+	log_msg(LOG_INFO, "SIGHUP: serving the certificate in %s, SHA-256 "
+	    "fingerprint %s", tls_certfile(p->tls), tls_fingerprint(p->tls));
+	if (p->json_written && serve_write_json(err, p, p->quic,
+	    p->invite) == -1)
+		log_msg(LOG_WARN, "%s", err);
+}
+
+static void
+serve_on_signal(void *arg, uint32_t events)
+{
+	struct papo *p = arg;
+	struct signalfd_siginfo si;
+
+	(void)events;
+	while (read(p->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			serve_reload(p);
+			continue;
+		}
+		log_msg(LOG_INFO, "stopping on %s",
+		    si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+		loop_stop(p->loop);
+	}
+}
+
+static int serve_write_json(char err[PAPO_ERR_LEN], struct papo *p,
+    const char *quic, const char *invite);
+
+/*
+ * Prints the URLs and the room, once.  The invite holds the room's
+ * secret: it is printed only on the start that made the room and only to
+ * a terminal, never into a log (docker logs, the journal, serve.log);
+ * the room's name and fingerprint tell rooms apart there, and 'papo
+ * invite' prints the invite whenever it is wanted (docs/SECURITY.md).
+ * With a TURN relay the banner waits for the relay's first answer, up
+ * to SERVE_RELAY_WAIT_NS: an invite without our relayed address leaves
+ * a joiner behind another NAT no way in (docs/REACHABILITY.md).
+ */
+static void
+serve_banner(struct papo *p)
+{
+	if (p->banner_shown)
+		return;
+	p->banner_shown = 1;
+	if (p->banner != NULL)
+		loop_timer_set(p->banner, 0);
+	printf("mcp: %s/mcp\ndashboard: %s/\n", http_url(p->http),
+	    http_url(p->http));
+	if (p->cfg->public_url != NULL)
+		printf("public: %s/mcp\n", http_public_url(p->http));
+	if (p->tls != NULL)
+		printf("tls: %s, SHA-256 fingerprint %s\n", tls_certfile(p->tls),
+		    tls_fingerprint(p->tls));
+	printf("room: %s, fingerprint %s; 'papo invite' prints its invite\n",
+	    p->room, p->fpr);
+	if (p->first && isatty(STDOUT_FILENO))
+		printf("invite: %s\n", p->invite);
+	fflush(stdout);
+}
+
+static void
+serve_on_banner(void *arg)
+{
+	serve_banner(arg);
+}
+
+/* 1 when an NODE_EV_ADDRS event says the relay is still allocating. */
+static int
+serve_relay_pending(const char *json)
+{
+	cJSON *o = cJSON_Parse(json);
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "relay");
+	int pending = cJSON_IsString(v) &&
+	    strcmp(v->valuestring, "allocating") == 0;
+
+	cJSON_Delete(o);
+	return pending;
+}
+
+/* The node's list of rooms changed (or came first, at start): which is
+ * the default, for what names no room. */
+static void
+serve_rooms(struct papo *p, const char *json)
+{
+	cJSON *o = json != NULL ? cJSON_Parse(json) : NULL;
+	const cJSON *d;
+
+	if (o == NULL)
+		return;
+	d = cJSON_GetObjectItemCaseSensitive(o, "default");
+	snprintf(p->dflt, sizeof(p->dflt), "%s", cJSON_IsString(d) ?
+	    d->valuestring : "");
+	p->nrooms = (size_t)cJSON_GetArraySize(
+	    cJSON_GetObjectItemCaseSensitive(o, "rooms"));
+	sse_rooms(p->sse, o);
+	cJSON_Delete(o);
+}
+
+/* Takes everything the node has finished or seen. */
+static void
+serve_on_node(void *arg, uint32_t events)
+{
+	struct papo *p = arg;
+	struct node_msg *m;
+
+	(void)events;
+	while ((m = node_take(p->node)) != NULL) {
+		switch (m->kind) {
+		case NODE_HISTORY:
+			if (mcp_owns(p->mcp, m)) {
+				mcp_node_answer(p->mcp, m);
+				break;
+			}
+			http_node_done(m);
+			break;
+		case NODE_EV_ROOMS:
+			serve_rooms(p, m->json);
+			mcp_rooms(p->mcp, m->json);
+			sse_publish(p->sse, m->kind, NULL, m->json);
+			node_msg_free(m);
+			break;
+		case NODE_EV_MESSAGE:
+			/* Every room's: MCP gives each session those of its
+			 * room, or of all. */
+			mcp_message(p->mcp, m->json);
+			/* FALLTHROUGH */
+		case NODE_EV_RECEIPT:
+		case NODE_EV_PRESENCE:
+		case NODE_EV_ROOM:
+			sse_publish(p->sse, m->kind, m->room_id, m->json);
+			node_msg_free(m);
+			break;
+		case NODE_EV_ADDRS:
+			/* What the node advertises changed: papo invite
+			 * prints the default room's new invite from now on. */
+			if (m->text != NULL && strcmp(m->room_id, p->dflt) == 0) {
+				char err[PAPO_ERR_LEN];
+
+				free(p->invite);
+				p->invite = m->text;
+				m->text = NULL;
+				if (serve_write_json(err, p, p->quic,
+				    p->invite) == -1)
+					log_msg(LOG_WARN, "%s", err);
+				if (!p->banner_shown && m->json != NULL &&
+				    !serve_relay_pending(m->json))
+					serve_banner(p);
+			}
+			node_msg_free(m);
+			break;
+		case NODE_EV_REFUSED:
+			/* Out of its only room for good: the daemon stops
+			 * with the reason (serve_run).  Beside other rooms,
+			 * that one only is out: said in the log. */
+			if (p->nrooms > 1) {
+				log_msg(LOG_ERROR, "room %.8s: %s", m->room_id,
+				    m->text != NULL ? m->text :
+				    "refused by the room");
+				node_msg_free(m);
+				break;
+			}
+			snprintf(p->refused, sizeof(p->refused), "%s",
+			    m->text != NULL ? m->text : "refused by the room");
+			loop_stop(p->loop);
+			node_msg_free(m);
+			break;
+		case NODE_EV_SENT:
+			/* Watchers see the room whole; agents are not told
+			 * what they said themselves. */
+			sse_publish(p->sse, NODE_EV_MESSAGE, m->room_id, m->json);
+			node_msg_free(m);
+			break;
+		default:
+			/* Every other kind is a request's answer: its
+			 * requester (HTTP, and MCP through it) takes it. */
+			http_node_done(m);
+			break;
+		}
+	}
+}
+
+/* Writes serve.json atomically (fs_write), so a reader sees the old file
+ * or the whole new one. */
+static int
+serve_write_json(char err[PAPO_ERR_LEN], struct papo *p, const char *quic,
+    const char *invite)
+{
+	char mcp[128], dash[128];
+	const char *url = http_url(p->http);
+	char *text = NULL, *line = NULL;
+	cJSON *o = NULL;
+	size_t len;
+	int rc = -1;
+
+	snprintf(mcp, sizeof(mcp), "%s/mcp", url);
+	snprintf(dash, sizeof(dash), "%s/", url);
+	if ((o = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddNumberToObject(o, "pid", (double)getpid()) == NULL ||
+	    cJSON_AddStringToObject(o, "http", url) == NULL ||
+	    cJSON_AddStringToObject(o, "mcp", mcp) == NULL ||
+	    cJSON_AddStringToObject(o, "dashboard", dash) == NULL ||
+	    cJSON_AddStringToObject(o, "quic", quic) == NULL ||
+	    (invite != NULL ? cJSON_AddStringToObject(o, "invite", invite) :
+	    cJSON_AddNullToObject(o, "invite")) == NULL ||
+	    (p->tls != NULL &&
+	    (cJSON_AddStringToObject(o, "tls_fingerprint",
+	    tls_fingerprint(p->tls)) == NULL ||
+	    cJSON_AddStringToObject(o, "tls_pin", tls_pin(p->tls)) == NULL ||
+	    cJSON_AddStringToObject(o, "tls_cert",
+	    tls_certfile(p->tls)) == NULL)) ||
+	    (text = cJSON_Print(o)) == NULL ||
+	    (line = malloc((len = strlen(text)) + 2)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto out;
+	}
+	memcpy(line, text, len);
+	line[len++] = '\n';
+	if (fs_write(err, p->jsonpath, line, len) == -1)
+		goto out;
+	p->json_written = 1;
+	rc = 0;
+out:
+	free(line);
+	cJSON_free(text);
+	cJSON_Delete(o);
+	return rc;
+}
+
+int
+serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
+{
+	struct papo p;
+	struct node_config nc;
+	struct http_mount mounts[6];
+	struct http_config hc;
+	struct oauth_config oc;
+	int rc = -1;
+
+	memset(&p, 0, sizeof(p));
+	memset(mounts, 0, sizeof(mounts));
+	memset(&hc, 0, sizeof(hc));
+	p.cfg = c;
+	p.lockfd = p.sigfd = -1;
+	serve_note_invite(c);
+	hc.bind = c->http;
+	hc.token = c->token;
+	hc.public_url = c->public_url;
+	hc.cors = c->cors;
+	memset(&oc, 0, sizeof(oc));
+	oc.home = c->home;
+	oc.token = c->token;
+	oc.public_url = c->public_url;
+	oc.on = c->oauth;
+	oc.cimd_private = c->oauth_cimd_private;
+	oc.access_s = c->oauth_access_s;
+	oc.code_s = c->oauth_code_s;
+	/* Refuse a bad or unsafe HTTP address before touching anything. */
+	if (http_check(err, &hc) == -1 ||
+	    oauth_check(err, c->http, &oc) == -1 ||
+	    serve_paths(err, &p) == -1 ||
+	    serve_lock(err, &p) == -1 ||
+	    serve_ports(err, c) == -1 ||
+	    serve_tls(err, &p) == -1 ||
+	    serve_room(err, &p) == -1 ||
+	    serve_signals(err, &p) == -1)
+		goto out;
+	serve_files();
+	if ((p.loop = loop_new()) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "cannot make the event loop: %s",
+		    strerror(errno));
+		goto out;
+	}
+	nc.home = c->home;
+	nc.listen = c->listen;
+	nc.advertise = c->advertise;
+	nc.version = c->protocol;
+	nc.nolan = c->nolan;
+	nc.noportmap = c->noportmap;
+	nc.portmap_private = c->portmap_private;
+	nc.turn = c->turn;
+	nc.turn_user = c->turn_user;
+	nc.turn_pass = c->turn_pass;
+	nc.turn_secret = c->turn_secret;
+	nc.turn_noshare = c->turn_noshare;
+	nc.rate = c->rate;
+	nc.damp = c->damp;
+	nc.rate_self_off = c->rate_self_off;
+	nc.keep = c->keep;
+	if ((p.oauth = oauth_new(err, p.loop, &oc)) == NULL ||
+	    (p.node = node_start(err, &nc)) == NULL)
+		goto out;
+	if ((p.sse = sse_new(p.loop)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto out;
+	}
+	if ((p.mcp = mcp_new(err, p.loop, p.node, c->home,
+	    (uint64_t)c->mcp_idle_s * 1000000000u)) == NULL)
+		goto out;
+	mounts[0].routes = api_routes(&mounts[0].nroutes);
+	mounts[0].arg = p.node;
+	mounts[1].routes = sse_routes(&mounts[1].nroutes);
+	mounts[1].arg = p.sse;
+	mounts[2].routes = mcp_routes(&mounts[2].nroutes);
+	mounts[2].arg = p.mcp;
+	mounts[3].routes = web_routes(&mounts[3].nroutes);
+	mounts[3].arg = NULL;
+	mounts[4].routes = oauth_routes(p.oauth, &mounts[4].nroutes);
+	mounts[4].arg = p.oauth;
+	mounts[5].routes = oauth_form_routes(p.oauth, &mounts[5].nroutes);
+	mounts[5].arg = p.oauth;
+	mounts[5].form = 1;
+	hc.tls = p.tls;
+	hc.mounts = mounts;
+	hc.nmounts = 6;
+	if ((p.http = http_new(err, p.loop, &hc)) == NULL)
+		goto out;
+	oauth_start(p.oauth, p.http);
+	if (loop_add_fd(p.loop, node_fd(p.node), EPOLLIN, serve_on_node,
+	    &p) == -1 ||
+	    loop_add_fd(p.loop, p.sigfd, EPOLLIN, serve_on_signal, &p) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot watch the node and signals: "
+		    "%s", strerror(errno));
+		goto out;
+	}
+	node_quic_addr(p.node, p.quic, sizeof(p.quic));
+	/* NULL with several rooms and none the default: serve.json then
+	 * says "invite": null, and papo invite asks for --room. */
+	p.invite = node_invite(p.node);
+	if (serve_write_json(err, &p, p.quic, p.invite) == -1)
+		goto out;
+	if (node_relay(p.node)) {
+		if ((p.banner = loop_timer_new(p.loop, serve_on_banner,
+		    &p)) == NULL) {
+			snprintf(err, PAPO_ERR_LEN, "out of memory");
+			goto out;
+		}
+		loop_timer_set(p.banner, loop_now_ns() + SERVE_RELAY_WAIT_NS);
+	} else
+		serve_banner(&p);
+	log_msg(LOG_INFO, "serving: HTTP %s, QUIC %s", http_url(p.http), p.quic);
+	if (loop_run(p.loop) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "the main loop failed: %s",
+		    strerror(errno));
+		goto out;
+	}
+	if (p.refused[0] != '\0') {
+		snprintf(err, PAPO_ERR_LEN, "%s", p.refused);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (p.node != NULL) {
+		/* What the node answered on its way out (sends kept in the
+		 * outbox, answered queued) reaches its clients before HTTP
+		 * stops. */
+		node_halt(p.node);
+		if (p.http != NULL)
+			serve_on_node(&p, 0);
+		if (p.loop != NULL)
+			loop_del_fd(p.loop, node_fd(p.node));
+		node_stop(p.node);
+	}
+	/* Event streams are told to come back (retry:) and closed before
+	 * HTTP stops.  After node_stop: no node answer can now arrive for a
+	 * request http_free answers and frees. */
+	mcp_free(p.mcp);
+	sse_free(p.sse);
+	oauth_free(p.oauth);
+	http_free(p.http);
+	tls_free(p.tls);
+	if (p.loop != NULL && p.sigfd != -1)
+		loop_del_fd(p.loop, p.sigfd);
+	loop_free(p.loop);
+	if (p.json_written)
+		unlink(p.jsonpath);
+	free(p.invite);
+	if (p.sigfd != -1)
+		close(p.sigfd);
+	if (p.lockfd != -1)
+		close(p.lockfd);
+	if (rc == 0)
+		log_msg(LOG_INFO, "stopped");
+	return rc;
+}
