@@ -7,61 +7,92 @@
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netinet/in.h>
+#include <sys/socket.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/addr.h"
 
-static int
-addr_port(const char *s, uint16_t *port, int any)
+enum addr_hp_err
+addr_hostport(const char *s, size_t n, struct addr_hostport *out)
 {
-	char *end;
-	unsigned long v;
+	const char *end = s + n, *host = s, *hend, *port = NULL;
+	unsigned long v = 0;
 
-	if (*s < '0' || *s > '9')
-		return -1;
-	v = strtoul(s, &end, 10);
-	if (*end != '\0' || (v == 0 && !any) || v > 65535)
-		return -1;
-	*port = (uint16_t)v;
-	return 0;
+	memset(out, 0, sizeof(*out));
+	out->port = ADDR_NO_PORT;
+	if (n > 0 && s[0] == '[') {
+		if ((hend = memchr(s, ']', n)) == NULL)
+			return ADDR_NO_BRACKET;
+		host = s + 1;
+		out->v6 = 1;
+		if (hend + 1 < end) {
+			if (hend[1] != ':')
+				return ADDR_AFTER_BRACKET;
+			port = hend + 2;
+		}
+	} else {
+		const char *c = memchr(s, ':', n);
+
+		if (c != NULL && memchr(c + 1, ':', (size_t)(end - c - 1)))
+			return ADDR_BARE_V6;
+		hend = c != NULL ? c : end;
+		if (c != NULL)
+			port = c + 1;
+	}
+	if (hend == host || (size_t)(hend - host) > ADDR_HOST_MAX)
+		return ADDR_NO_HOST;
+	memcpy(out->host, host, (size_t)(hend - host));
+	if (port == NULL)
+		return ADDR_OK;
+	if (port == end || end - port > 5)
+		return ADDR_BAD_PORT;
+	for (const char *c = port; c < end; c++) {
+		if (*c < '0' || *c > '9')
+			return ADDR_BAD_PORT;
+		v = v * 10 + (unsigned long)(*c - '0');
+	}
+	if (v > 65535)
+		return ADDR_BAD_PORT;
+	out->port = (long)v;
+	return ADDR_OK;
+}
+
+const char *
+addr_hostport_why(enum addr_hp_err e)
+{
+	switch (e) {
+	case ADDR_OK:
+		return "well formed";
+	case ADDR_NO_HOST:
+		return "no host name";
+	case ADDR_NO_BRACKET:
+		return "no ] after the IPv6 address";
+	case ADDR_AFTER_BRACKET:
+		return "expected :PORT after ]";
+	case ADDR_BARE_V6:
+		return "put an IPv6 address in brackets: [ADDR]:PORT";
+	case ADDR_BAD_PORT:
+		return "the port must be a number up to 65535";
+	}
+	return "malformed";
 }
 
 static int
 addr_parse_port(const char *s, struct addr *out, int any)
 {
-	char host[64];
-	const char *colon;
-	size_t n;
+	struct addr_hostport hp;
 
 	memset(out, 0, sizeof(*out));
-	if (s[0] == '[') {
-		const char *close = strchr(s, ']');
-
-		if (close == NULL || close[1] != ':')
-			return -1;
-		n = (size_t)(close - s - 1);
-		if (n == 0 || n >= sizeof(host))
-			return -1;
-		memcpy(host, s + 1, n);
-		host[n] = '\0';
-		if (inet_pton(AF_INET6, host, out->ip) != 1)
-			return -1;
-		out->family = 6;
-		return addr_port(close + 2, &out->port, any);
-	}
-	if ((colon = strrchr(s, ':')) == NULL)
+	if (addr_hostport(s, strlen(s), &hp) != ADDR_OK ||
+	    hp.port == ADDR_NO_PORT || (hp.port == 0 && !any))
 		return -1;
-	n = (size_t)(colon - s);
-	if (n == 0 || n >= sizeof(host))
+	if (inet_pton(hp.v6 ? AF_INET6 : AF_INET, hp.host, out->ip) != 1)
 		return -1;
-	memcpy(host, s, n);
-	host[n] = '\0';
-	if (inet_pton(AF_INET, host, out->ip) != 1)
-		return -1;
-	out->family = 4;
-	return addr_port(colon + 1, &out->port, any);
+	out->family = hp.v6 ? 6 : 4;
+	out->port = (uint16_t)hp.port;
+	return 0;
 }
 
 int
@@ -207,13 +238,136 @@ addr_local(const struct addr *listen, struct addr *out, size_t max)
 int
 addr_is_private(const struct addr *a)
 {
+	enum addr_scope s = addr_scope(a);
+
+	return s == ADDR_SCOPE_PRIVATE || s == ADDR_SCOPE_LINK_LOCAL;
+}
+
+static enum addr_scope
+addr_scope4(const uint8_t *ip)
+{
+	if (ip[0] == 0)
+		return ip[1] == 0 && ip[2] == 0 && ip[3] == 0 ?
+		    ADDR_SCOPE_UNSPECIFIED : ADDR_SCOPE_RESERVED;
+	if (ip[0] == 127)
+		return ADDR_SCOPE_LOOPBACK;
+	if (ip[0] == 10 || (ip[0] == 172 && (ip[1] & 0xf0) == 16) ||
+	    (ip[0] == 192 && ip[1] == 168))
+		return ADDR_SCOPE_PRIVATE;
+	if (ip[0] == 169 && ip[1] == 254)
+		return ADDR_SCOPE_LINK_LOCAL;
+	if (ip[0] == 100 && (ip[1] & 0xc0) == 64)
+		return ADDR_SCOPE_SHARED;
+	if ((ip[0] & 0xf0) == 224)
+		return ADDR_SCOPE_MULTICAST;
+	if (ip[0] >= 240)
+		return ADDR_SCOPE_RESERVED;
+	return ADDR_SCOPE_PUBLIC;
+}
+
+enum addr_scope
+addr_scope(const struct addr *a)
+{
+	static const uint8_t mapped[12] = { [10] = 0xff, [11] = 0xff };
+	static const uint8_t zero[16];
 	const uint8_t *ip = a->ip;
 
 	if (a->family == 4)
-		return ip[0] == 10 || (ip[0] == 172 && (ip[1] & 0xf0) == 16) ||
-		    (ip[0] == 192 && ip[1] == 168) ||
-		    (ip[0] == 169 && ip[1] == 254);
-	return (ip[0] & 0xfe) == 0xfc || (ip[0] == 0xfe && (ip[1] & 0xc0) == 0x80);
+		return addr_scope4(ip);
+	if (memcmp(ip, mapped, sizeof(mapped)) == 0)
+		return addr_scope4(ip + 12);
+	if (memcmp(ip, zero, 16) == 0)
+		return ADDR_SCOPE_UNSPECIFIED;
+	if (memcmp(ip, zero, 15) == 0 && ip[15] == 1)
+		return ADDR_SCOPE_LOOPBACK;
+	if ((ip[0] & 0xfe) == 0xfc)
+		return ADDR_SCOPE_PRIVATE;
+	if (ip[0] == 0xfe && (ip[1] & 0xc0) == 0x80)
+		return ADDR_SCOPE_LINK_LOCAL;
+	if (ip[0] == 0xfe && (ip[1] & 0xc0) == 0xc0)
+		return ADDR_SCOPE_SITE_LOCAL;
+	if (ip[0] == 0xff)
+		return ADDR_SCOPE_MULTICAST;
+	return ADDR_SCOPE_PUBLIC;
+}
+
+const char *
+addr_scope_name(enum addr_scope s)
+{
+	switch (s) {
+	case ADDR_SCOPE_PUBLIC:
+		return "public";
+	case ADDR_SCOPE_UNSPECIFIED:
+		return "unspecified";
+	case ADDR_SCOPE_LOOPBACK:
+		return "loopback";
+	case ADDR_SCOPE_PRIVATE:
+		return "private";
+	case ADDR_SCOPE_LINK_LOCAL:
+		return "link-local";
+	case ADDR_SCOPE_SHARED:
+		return "shared address space (100.64.0.0/10, carrier-grade "
+		    "NAT)";
+	case ADDR_SCOPE_SITE_LOCAL:
+		return "site-local";
+	case ADDR_SCOPE_MULTICAST:
+		return "multicast";
+	case ADDR_SCOPE_RESERVED:
+		return "reserved";
+	}
+	return "unknown";
+}
+
+unsigned
+addr_to_sockaddr(const struct addr *a, int family, struct sockaddr_storage *ss)
+{
+	memset(ss, 0, sizeof(*ss));
+	if (family == AF_INET) {
+		struct sockaddr_in *in = (struct sockaddr_in *)ss;
+
+		in->sin_family = AF_INET;
+		in->sin_port = htons(a->port);
+		memcpy(&in->sin_addr, a->ip, 4);
+		return sizeof(*in);
+	}
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
+
+	in6->sin6_family = AF_INET6;
+	in6->sin6_port = htons(a->port);
+	if (a->family == 4) {
+		in6->sin6_addr.s6_addr[10] = 0xff;
+		in6->sin6_addr.s6_addr[11] = 0xff;
+		memcpy(&in6->sin6_addr.s6_addr[12], a->ip, 4);
+	} else
+		memcpy(&in6->sin6_addr, a->ip, 16);
+	return sizeof(*in6);
+}
+
+int
+addr_from_sockaddr(const struct sockaddr *sa, struct addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (sa->sa_family == AF_INET) {
+		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+
+		a->family = 4;
+		memcpy(a->ip, &in->sin_addr, 4);
+		a->port = ntohs(in->sin_port);
+		return 0;
+	}
+	if (sa->sa_family != AF_INET6)
+		return -1;
+	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+
+	a->port = ntohs(in6->sin6_port);
+	if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
+		a->family = 4;
+		memcpy(a->ip, &in6->sin6_addr.s6_addr[12], 4);
+	} else {
+		a->family = 6;
+		memcpy(a->ip, &in6->sin6_addr, 16);
+	}
+	return 0;
 }
 
 int

@@ -17,6 +17,34 @@ struct addr {
 	uint16_t port;
 };
 
+/*
+ * The one reading of "HOST[:PORT]" every parser in papo uses (member
+ * addresses, HTTP bind addresses and origins, TURN URLs): the first n
+ * bytes of s split into the host, an IPv6 address in brackets given back
+ * without them (v6 set), and the port, 1 to 5 digits worth at most 65535,
+ * or ADDR_NO_PORT.  ADDR_OK, or what is wrong, which addr_hostport_why
+ * says in words.  What a host may be (an IP, a name) and which ports
+ * count is the caller's.
+ */
+#define ADDR_HOST_MAX 255
+#define ADDR_NO_PORT (-1L)
+struct addr_hostport {
+	char host[ADDR_HOST_MAX + 1];
+	int v6;                  /* it was in brackets */
+	long port;               /* 0..65535, or ADDR_NO_PORT */
+};
+enum addr_hp_err {
+	ADDR_OK = 0,
+	ADDR_NO_HOST,            /* nothing before the port, or too long */
+	ADDR_NO_BRACKET,         /* "[" without "]" */
+	ADDR_AFTER_BRACKET,      /* something but ":PORT" after "]" */
+	ADDR_BARE_V6,            /* two colons outside brackets */
+	ADDR_BAD_PORT,           /* ":" then not a port */
+};
+enum addr_hp_err addr_hostport(const char *s, size_t n,
+    struct addr_hostport *out);
+const char *addr_hostport_why(enum addr_hp_err e);
+
 /* Parses "ADDR:PORT" (IPv6 in brackets), port 1 to 65535.  0 or -1. */
 int addr_parse(const char *s, struct addr *out);
 /* The same for an address to listen on, where port 0 means any. */
@@ -45,5 +73,38 @@ int addr_on_link(const struct addr *a);
 /* Whether a is a private address (RFC 1918, link-local, IPv6 unique or
  * link-local), meaningful on a private network only. */
 int addr_is_private(const struct addr *a);
+
+/*
+ * The one classifier of IP addresses: what kind a is (a v4-mapped IPv6
+ * address as its IPv4 one).  ADDR_SCOPE_PUBLIC is everything else, the
+ * documentation ranges included (the test labs' "internet").  Callers
+ * choose which kinds they take: port mapping advertises only a public
+ * external address, OAuth fetches only from public ones, and members
+ * rank private ones after the rest.
+ */
+enum addr_scope {
+	ADDR_SCOPE_PUBLIC = 0,
+	ADDR_SCOPE_UNSPECIFIED,      /* 0.0.0.0, :: */
+	ADDR_SCOPE_LOOPBACK,         /* 127/8, ::1 */
+	ADDR_SCOPE_PRIVATE,          /* RFC 1918, IPv6 unique local fc00::/7 */
+	ADDR_SCOPE_LINK_LOCAL,       /* 169.254/16, fe80::/10 */
+	ADDR_SCOPE_SHARED,           /* 100.64/10, carrier-grade NAT */
+	ADDR_SCOPE_SITE_LOCAL,       /* fec0::/10, deprecated */
+	ADDR_SCOPE_MULTICAST,        /* 224/4, ff00::/8 */
+	ADDR_SCOPE_RESERVED,         /* 0/8, 240/4 */
+};
+enum addr_scope addr_scope(const struct addr *a);
+/* In words: "public", "private", "shared address space (...)", ... */
+const char *addr_scope_name(enum addr_scope s);
+
+/* The socket address of a (port included): AF_INET, or AF_INET6 with
+ * an IPv4 address v4-mapped (a dual-stack socket's).  Its length. */
+struct sockaddr;
+struct sockaddr_storage;
+unsigned addr_to_sockaddr(const struct addr *a, int family,
+    struct sockaddr_storage *ss);
+/* a from a socket address (a v4-mapped one as IPv4); -1 when it is not
+ * an IP one. */
+int addr_from_sockaddr(const struct sockaddr *sa, struct addr *a);
 
 #endif

@@ -1,4 +1,11 @@
-/* test_addr.c: address text forms and local address listing. */
+/*
+ * test_addr.c: lib/addr.c: address text forms, the one HOST[:PORT]
+ * reading, the one classifier, socket addresses, local address listing.
+ */
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+
 #include "lib/addr.h"
 #include "node/node.h"
 #include "tests/check.h"
@@ -14,12 +21,129 @@ roundtrip(const char *text)
 	CHECK_EQ_STR(out, text);
 }
 
+/* addr_hostport, the one "HOST[:PORT]" reading: every way it can go. */
+static const struct {
+	const char *in;
+	enum addr_hp_err err;
+	const char *host;
+	int v6;
+	long port;
+} hostports[] = {
+	{ "127.0.0.1:7778", ADDR_OK, "127.0.0.1", 0, 7778 },
+	{ "example.org", ADDR_OK, "example.org", 0, ADDR_NO_PORT },
+	{ "example.org:0", ADDR_OK, "example.org", 0, 0 },
+	{ "[2001:db8::1]:443", ADDR_OK, "2001:db8::1", 1, 443 },
+	{ "[::1]", ADDR_OK, "::1", 1, ADDR_NO_PORT },
+	{ "h:65535", ADDR_OK, "h", 0, 65535 },
+	{ "", ADDR_NO_HOST, "", 0, 0 },
+	{ ":80", ADDR_NO_HOST, "", 0, 0 },
+	{ "[]:80", ADDR_NO_HOST, "", 0, 0 },
+	{ "[::1:80", ADDR_NO_BRACKET, "", 0, 0 },
+	{ "[::1]80", ADDR_AFTER_BRACKET, "", 0, 0 },
+	{ "::1:80", ADDR_BARE_V6, "", 0, 0 },
+	{ "h:", ADDR_BAD_PORT, "", 0, 0 },
+	{ "h:65536", ADDR_BAD_PORT, "", 0, 0 },
+	{ "h:123456", ADDR_BAD_PORT, "", 0, 0 },
+	{ "h:-1", ADDR_BAD_PORT, "", 0, 0 },
+	{ "h:+1", ADDR_BAD_PORT, "", 0, 0 },
+	{ "h:8x", ADDR_BAD_PORT, "", 0, 0 },
+};
+
+static void
+test_hostport(void)
+{
+	struct addr_hostport hp;
+	char longhost[ADDR_HOST_MAX + 8];
+
+	for (size_t i = 0; i < sizeof(hostports) / sizeof(hostports[0]); i++) {
+		enum addr_hp_err e = addr_hostport(hostports[i].in,
+		    strlen(hostports[i].in), &hp);
+
+		CHECK_EQ_INT(e, hostports[i].err);
+		CHECK(strlen(addr_hostport_why(e)) > 0);
+		if (e != ADDR_OK)
+			continue;
+		CHECK(strcmp(hp.host, hostports[i].host) == 0);
+		CHECK_EQ_INT(hp.v6, hostports[i].v6);
+		CHECK_EQ_INT(hp.port, hostports[i].port);
+	}
+	/* Only the n bytes given are read: a URL's "?query" is not. */
+	CHECK(addr_hostport("h:80?x", 4, &hp) == ADDR_OK && hp.port == 80);
+	memset(longhost, 'a', sizeof(longhost) - 1);
+	longhost[sizeof(longhost) - 1] = '\0';
+	CHECK_EQ_INT(addr_hostport(longhost, strlen(longhost), &hp),
+	    ADDR_NO_HOST);
+}
+
+/* addr_scope, the one classifier: each kind, and its edges. */
+static const struct {
+	const char *in;
+	enum addr_scope scope;
+} scopes[] = {
+	{ "8.8.8.8:1", ADDR_SCOPE_PUBLIC },
+	{ "203.0.113.7:1", ADDR_SCOPE_PUBLIC },      /* the labs' internet */
+	{ "0.0.0.0:1", ADDR_SCOPE_UNSPECIFIED },
+	{ "0.1.2.3:1", ADDR_SCOPE_RESERVED },
+	{ "127.0.0.9:1", ADDR_SCOPE_LOOPBACK },
+	{ "10.0.0.1:1", ADDR_SCOPE_PRIVATE },
+	{ "172.15.255.255:1", ADDR_SCOPE_PUBLIC },
+	{ "172.16.0.1:1", ADDR_SCOPE_PRIVATE },
+	{ "172.31.255.255:1", ADDR_SCOPE_PRIVATE },
+	{ "172.32.0.1:1", ADDR_SCOPE_PUBLIC },
+	{ "192.168.1.1:1", ADDR_SCOPE_PRIVATE },
+	{ "169.254.0.1:1", ADDR_SCOPE_LINK_LOCAL },
+	{ "100.63.255.255:1", ADDR_SCOPE_PUBLIC },
+	{ "100.64.0.1:1", ADDR_SCOPE_SHARED },
+	{ "100.127.255.255:1", ADDR_SCOPE_SHARED },
+	{ "100.128.0.1:1", ADDR_SCOPE_PUBLIC },
+	{ "224.0.0.1:1", ADDR_SCOPE_MULTICAST },
+	{ "239.255.255.255:1", ADDR_SCOPE_MULTICAST },
+	{ "240.0.0.1:1", ADDR_SCOPE_RESERVED },
+	{ "255.255.255.255:1", ADDR_SCOPE_RESERVED },
+	{ "[2001:db8::1]:1", ADDR_SCOPE_PUBLIC },
+	{ "[::]:1", ADDR_SCOPE_UNSPECIFIED },
+	{ "[::1]:1", ADDR_SCOPE_LOOPBACK },
+	{ "[fd00::1]:1", ADDR_SCOPE_PRIVATE },
+	{ "[fe80::1]:1", ADDR_SCOPE_LINK_LOCAL },
+	{ "[fec0::1]:1", ADDR_SCOPE_SITE_LOCAL },
+	{ "[ff02::1]:1", ADDR_SCOPE_MULTICAST },
+	{ "[::ffff:10.0.0.1]:1", ADDR_SCOPE_PRIVATE },  /* v4-mapped */
+	{ "[::ffff:127.0.0.1]:1", ADDR_SCOPE_LOOPBACK },
+};
+
+static void
+test_scope(void)
+{
+	struct sockaddr_storage ss;
+	struct addr a, b;
+
+	for (size_t i = 0; i < sizeof(scopes) / sizeof(scopes[0]); i++) {
+		CHECK(addr_parse_listen(scopes[i].in, &a) == 0);
+		CHECK_EQ_INT(addr_scope(&a), scopes[i].scope);
+		CHECK(strlen(addr_scope_name(addr_scope(&a))) > 0);
+	}
+	/* Socket addresses both ways; IPv4 v4-mapped on a dual-stack one. */
+	CHECK(addr_parse("192.0.2.1:7778", &a) == 0);
+	CHECK_EQ_INT(addr_to_sockaddr(&a, AF_INET6, &ss),
+	    sizeof(struct sockaddr_in6));
+	CHECK(addr_from_sockaddr((struct sockaddr *)&ss, &b) == 0);
+	CHECK(addr_equal(&a, &b) && b.family == 4);
+	CHECK_EQ_INT(addr_to_sockaddr(&a, AF_INET, &ss),
+	    sizeof(struct sockaddr_in));
+	CHECK(addr_from_sockaddr((struct sockaddr *)&ss, &b) == 0);
+	CHECK(addr_equal(&a, &b));
+	ss.ss_family = AF_UNIX;
+	CHECK(addr_from_sockaddr((struct sockaddr *)&ss, &b) == -1);
+}
+
 int
 main(void)
 {
 	struct addr a, b, local[PAPO_ADDR_MAX];
 	int n;
 
+	test_hostport();
+	test_scope();
 	roundtrip("127.0.0.1:7778");
 	roundtrip("192.0.2.10:1");
 	roundtrip("[::1]:65535");

@@ -73,7 +73,7 @@ main(void)
 	CHECK_EQ_STR(why("10.1.2.3"), "private");
 	CHECK_EQ_STR(why("172.16.0.1"), "private");
 	CHECK_EQ_STR(why("172.31.255.255"), "private");
-	CHECK_EQ_STR(why("169.254.1.1"), "private");
+	CHECK_EQ_STR(why("169.254.1.1"), "link-local");
 	CHECK_EQ_STR(why("100.64.0.1"), "shared address space (100.64.0.0/10, "
 	    "carrier-grade NAT)");
 	CHECK_EQ_STR(why("100.127.255.255"), "shared address space "
@@ -81,7 +81,7 @@ main(void)
 	CHECK_EQ_STR(why("127.0.0.1"), "loopback");
 	CHECK_EQ_STR(why("0.0.0.0"), "unspecified");
 	CHECK_EQ_STR(why("0.1.2.3"), "reserved");
-	CHECK_EQ_STR(why("224.0.0.1"), "reserved");
+	CHECK_EQ_STR(why("224.0.0.1"), "multicast");
 	CHECK_EQ_STR(why("255.255.255.255"), "reserved");
 	CHECK_EQ_STR(why("[2001:db8::1]"), "not IPv4");
 

@@ -115,21 +115,11 @@ portmap_state_name(enum portmap_state s)
 const char *
 portmap_private(const struct addr *a)
 {
-	const uint8_t *ip = a->ip;
+	enum addr_scope s = addr_scope(a);
 
 	if (a->family != 4)
 		return "not IPv4";
-	if (addr_is_unspecified(a))
-		return "unspecified";
-	if (addr_is_private(a))
-		return "private";
-	if (ip[0] == 100 && (ip[1] & 0xc0) == 64)
-		return "shared address space (100.64.0.0/10, carrier-grade NAT)";
-	if (ip[0] == 127)
-		return "loopback";
-	if (ip[0] == 0 || ip[0] >= 224)
-		return "reserved";
-	return NULL;
+	return s == ADDR_SCOPE_PUBLIC ? NULL : addr_scope_name(s);
 }
 
 /* ---- the shared block ---- */

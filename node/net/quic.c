@@ -243,55 +243,18 @@ quic_path_local(const struct quic *q, const struct quic_sock *s,
 }
 
 /* Addresses: the socket is AF_INET6 (dual-stack) or AF_INET; IPv4 peers
- * on a dual-stack socket are v4-mapped. */
+ * on a dual-stack socket are v4-mapped (lib/addr.c). */
 static socklen_t
 quic_to_sockaddr(const struct quic *q, const struct addr *a,
     struct sockaddr_storage *ss)
 {
-	memset(ss, 0, sizeof(*ss));
-	if (q->family == AF_INET) {
-		struct sockaddr_in *in = (struct sockaddr_in *)ss;
-
-		in->sin_family = AF_INET;
-		in->sin_port = htons(a->port);
-		memcpy(&in->sin_addr, a->ip, 4);
-		return sizeof(*in);
-	}
-	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)ss;
-
-	in6->sin6_family = AF_INET6;
-	in6->sin6_port = htons(a->port);
-	if (a->family == 4) {
-		in6->sin6_addr.s6_addr[10] = 0xff;
-		in6->sin6_addr.s6_addr[11] = 0xff;
-		memcpy(&in6->sin6_addr.s6_addr[12], a->ip, 4);
-	} else
-		memcpy(&in6->sin6_addr, a->ip, 16);
-	return sizeof(*in6);
+	return (socklen_t)addr_to_sockaddr(a, q->family, ss);
 }
 
 static void
 quic_from_sockaddr(const struct sockaddr_storage *ss, struct addr *a)
 {
-	memset(a, 0, sizeof(*a));
-	if (ss->ss_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)ss;
-
-		a->family = 4;
-		memcpy(a->ip, &in->sin_addr, 4);
-		a->port = ntohs(in->sin_port);
-		return;
-	}
-	const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)ss;
-
-	a->port = ntohs(in6->sin6_port);
-	if (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr)) {
-		a->family = 4;
-		memcpy(a->ip, &in6->sin6_addr.s6_addr[12], 4);
-	} else {
-		a->family = 6;
-		memcpy(a->ip, &in6->sin6_addr, 16);
-	}
+	addr_from_sockaddr((const struct sockaddr *)ss, a);
 }
 
 static int

@@ -166,11 +166,11 @@ turn_rest_cred(const char *secret, const char *user, uint64_t expiry,
 int
 turn_parse_url(const char *url, struct addr *out, char err[PAPO_ERR_LEN])
 {
-	char host[256];
-	const char *h, *end, *port = NULL;
+	struct addr_hostport hp;
+	enum addr_hp_err why;
+	const char *h, *end;
 	struct addrinfo hints, *res = NULL, *ai, *pick = NULL;
 	unsigned long pn = TURN_DEFAULT_PORT;
-	size_t hl;
 	int rc;
 
 	if (strncmp(url, "turns:", 6) == 0) {
@@ -190,59 +190,25 @@ turn_parse_url(const char *url, struct addr *out, char err[PAPO_ERR_LEN])
 		    "supported", url);
 		return -1;
 	}
-	if (*h == '[') {
-		const char *rb = memchr(h, ']', (size_t)(end - h));
-
-		if (rb == NULL) {
-			snprintf(err, PAPO_ERR_LEN, "%s: no ] after the IPv6 "
-			    "address", url);
-			return -1;
-		}
-		hl = (size_t)(rb - h - 1);
-		h++;
-		if (rb + 1 < end) {
-			if (rb[1] != ':') {
-				snprintf(err, PAPO_ERR_LEN, "%s: expected :PORT "
-				    "after ]", url);
-				return -1;
-			}
-			port = rb + 2;
-		}
-	} else {
-		const char *c = memchr(h, ':', (size_t)(end - h));
-
-		if (c != NULL && memchr(c + 1, ':', (size_t)(end - c - 1))) {
-			snprintf(err, PAPO_ERR_LEN, "%s: put an IPv6 address "
-			    "in brackets: turn:[ADDR]:PORT", url);
-			return -1;
-		}
-		hl = (size_t)((c != NULL ? c : end) - h);
-		if (c != NULL)
-			port = c + 1;
-	}
-	if (hl == 0 || hl >= sizeof(host)) {
-		snprintf(err, PAPO_ERR_LEN, "%s: no host name", url);
+	why = addr_hostport(h, (size_t)(end - h), &hp);
+	if (why != ADDR_OK && why != ADDR_BAD_PORT) {
+		snprintf(err, PAPO_ERR_LEN, "%s: %s", url,
+		    addr_hostport_why(why));
 		return -1;
 	}
-	memcpy(host, h, hl);
-	host[hl] = '\0';
-	if (port != NULL) {
-		char *e;
-
-		pn = strtoul(port, &e, 10);
-		if (e == port || e != end || *port == '-' || *port == '+' ||
-		    pn < 1 || pn > 65535) {
-			snprintf(err, PAPO_ERR_LEN, "%s: the port must be 1 to "
-			    "65535", url);
-			return -1;
-		}
+	if (why == ADDR_BAD_PORT || hp.port == 0) {
+		snprintf(err, PAPO_ERR_LEN, "%s: the port must be 1 to 65535",
+		    url);
+		return -1;
 	}
+	if (hp.port != ADDR_NO_PORT)
+		pn = (unsigned long)hp.port;
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_DGRAM;
-	if ((rc = getaddrinfo(host, NULL, &hints, &res)) != 0) {
+	if ((rc = getaddrinfo(hp.host, NULL, &hints, &res)) != 0) {
 		snprintf(err, PAPO_ERR_LEN, "%s: cannot resolve %s: %s", url,
-		    host, gai_strerror(rc));
+		    hp.host, gai_strerror(rc));
 		return -1;
 	}
 	/* IPv4 first: the daemon's socket is IPv4 or dual-stack. */
@@ -255,7 +221,7 @@ turn_parse_url(const char *url, struct addr *out, char err[PAPO_ERR_LEN])
 	if (pick == NULL) {
 		freeaddrinfo(res);
 		snprintf(err, PAPO_ERR_LEN, "%s: %s has no IP address", url,
-		    host);
+		    hp.host);
 		return -1;
 	}
 	memset(out, 0, sizeof(*out));

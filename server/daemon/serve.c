@@ -28,6 +28,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/addr.h"
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -234,43 +235,26 @@ static int
 serve_sockaddr(const char *text, int dual, struct sockaddr_storage *ss,
     socklen_t *len, unsigned *port)
 {
-	struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)ss;
-	struct sockaddr_in *a4 = (struct sockaddr_in *)ss;
-	const char *colon = strrchr(text, ':');
-	char ip[64];
-	unsigned long p;
-	char *end;
-	size_t n;
+	struct addr_hostport hp;
+	struct addr a;
 
 	memset(ss, 0, sizeof(*ss));
-	if (colon == NULL || (n = (size_t)(colon - text)) == 0 ||
-	    n >= sizeof(ip))
+	memset(&a, 0, sizeof(a));
+	if (addr_hostport(text, strlen(text), &hp) != ADDR_OK ||
+	    hp.port == ADDR_NO_PORT)
 		return -1;
-	p = strtoul(colon + 1, &end, 10);
-	if (colon[1] == '\0' || *end != '\0' || p > 65535)
+	if (!hp.v6 && strcmp(hp.host, "localhost") == 0)
+		snprintf(hp.host, sizeof(hp.host), "127.0.0.1");
+	if (inet_pton(hp.v6 ? AF_INET6 : AF_INET, hp.host, a.ip) != 1)
 		return -1;
-	*port = (unsigned)p;
-	memcpy(ip, text, n);
-	ip[n] = '\0';
-	if (strcmp(ip, "localhost") == 0)
-		snprintf(ip, sizeof(ip), "127.0.0.1");
-	if (ip[0] == '[' && ip[n - 1] == ']') {
-		ip[n - 1] = '\0';
-		if (inet_pton(AF_INET6, ip + 1, &a6->sin6_addr) != 1)
-			return -1;
-	} else if (inet_pton(AF_INET, ip, &a4->sin_addr) == 1) {
-		if (!dual || a4->sin_addr.s_addr != htonl(INADDR_ANY)) {
-			a4->sin_family = AF_INET;
-			a4->sin_port = htons((uint16_t)p);
-			*len = sizeof(*a4);
-			return 0;
-		}
-		memset(ss, 0, sizeof(*ss));
-	} else
-		return -1;
-	a6->sin6_family = AF_INET6;
-	a6->sin6_port = htons((uint16_t)p);
-	*len = sizeof(*a6);
+	a.family = hp.v6 ? 6 : 4;
+	a.port = (uint16_t)hp.port;
+	*port = (unsigned)hp.port;
+	if (dual && a.family == 4 &&
+	    addr_scope(&a) == ADDR_SCOPE_UNSPECIFIED)
+		a.family = 6;            /* 0.0.0.0 binds [::], both families */
+	*len = (socklen_t)addr_to_sockaddr(&a, a.family == 4 ? AF_INET :
+	    AF_INET6, ss);
 	return 0;
 }
 

@@ -31,6 +31,7 @@
 #include <cjson/cJSON.h>
 #include <microhttpd.h>
 
+#include "lib/addr.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/node.h"
@@ -239,37 +240,20 @@ static void http_conn_held(struct http_req *);
 static int
 http_parse_bind(const char *s, struct http_bind *b)
 {
+	struct addr_hostport hp;
 	char ip[HTTP_HOST_LEN];
-	const char *end, *p;
-	size_t n;
 	unsigned long port;
-	char *stop;
-	int v6 = s[0] == '[';
+	int v6;
 
 	memset(b, 0, sizeof(*b));
-	if (v6) {
-		if ((end = strchr(s, ']')) == NULL || end[1] != ':')
-			return -1;
-		n = (size_t)(end - s - 1);
-		s++;
-		p = end + 2;
-	} else {
-		if ((end = strrchr(s, ':')) == NULL)
-			return -1;
-		n = (size_t)(end - s);
-		p = end + 1;
-	}
-	if (n == 0 || n >= sizeof(ip) || *p < '0' || *p > '9' ||
-	    strlen(p) > 5)
+	if (addr_hostport(s, strlen(s), &hp) != ADDR_OK ||
+	    hp.port == ADDR_NO_PORT || strlen(hp.host) >= sizeof(ip))
 		return -1;
-	memcpy(ip, s, n);
-	ip[n] = '\0';
-	port = strtoul(p, &stop, 10);
-	if (*stop != '\0' || port > 65535)
-		return -1;
+	v6 = hp.v6;
+	port = (unsigned long)hp.port;
+	snprintf(ip, sizeof(ip), "%s", !v6 && strcmp(hp.host, "localhost") ==
+	    0 ? "127.0.0.1" : hp.host);
 	b->port = (unsigned)port;
-	if (!v6 && strcmp(ip, "localhost") == 0)
-		strcpy(ip, "127.0.0.1");
 	if (v6) {
 		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&b->ss;
 
@@ -319,10 +303,9 @@ http_token_valid(const char *t)
 static int
 http_parse_origin(const char *s, struct http_origin *o)
 {
-	const char *rest, *colon, *end;
-	unsigned long p;
+	struct addr_hostport hp;
+	const char *rest;
 	size_t n;
-	char *stop;
 
 	memset(o, 0, sizeof(*o));
 	if (strncasecmp(s, "https://", 8) == 0) {
@@ -336,34 +319,16 @@ http_parse_origin(const char *s, struct http_origin *o)
 	n = strlen(rest);
 	if (n > 0 && rest[n - 1] == '/')
 		n--;
-	if (rest[0] == '[') {
-		if ((end = memchr(rest, ']', n)) == NULL)
-			return -1;
-		colon = end + 1 < rest + n ? end + 1 : NULL;
-		if (colon != NULL && *colon != ':')
-			return -1;
-		end++;
-	} else {
-		colon = memchr(rest, ':', n);
-		end = colon != NULL ? colon : rest + n;
-	}
-	if (end == rest || (size_t)(end - rest) >= sizeof(o->name))
+	if (addr_hostport(rest, n, &hp) != ADDR_OK || hp.port == 0 ||
+	    strlen(hp.host) + 2 >= sizeof(o->name))
 		return -1;
-	for (const char *c = rest; c < end; c++)
-		if (strchr("/?#@ \t", *c) != NULL || (unsigned char)*c < 0x21)
+	for (const char *c = hp.host; *c != '\0'; c++)
+		if (strchr("/?#@ \t[]", *c) != NULL || (unsigned char)*c < 0x21)
 			return -1;
-	memcpy(o->name, rest, (size_t)(end - rest));
-	o->name[end - rest] = '\0';
-	o->port = o->https ? 443 : 80;
-	if (colon == NULL)
-		return 0;
-	if (colon + 1 == rest + n || (size_t)(rest + n - colon - 1) > 5)
-		return -1;
-	p = strtoul(colon + 1, &stop, 10);
-	if (stop != rest + n || p == 0 || p > 65535 || colon[1] < '0' ||
-	    colon[1] > '9')
-		return -1;
-	o->port = (unsigned)p;
+	/* The name as the Origin header spells it: IPv6 in brackets. */
+	snprintf(o->name, sizeof(o->name), hp.v6 ? "[%s]" : "%s", hp.host);
+	o->port = hp.port != ADDR_NO_PORT ? (unsigned)hp.port :
+	    o->https ? 443 : 80;
 	return 0;
 }
 

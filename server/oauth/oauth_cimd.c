@@ -26,6 +26,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "lib/addr.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/node.h"
@@ -82,30 +83,10 @@ oauth_is_cimd(const struct oauth *o, const char *id)
 static int
 oauth_addr_public(const struct sockaddr *sa)
 {
-	if (sa->sa_family == AF_INET) {
-		uint32_t a = ntohl(((const struct sockaddr_in *)sa)->sin_addr.s_addr);
+	struct addr a;
 
-		return !((a >> 24) == 0 || (a >> 24) == 10 || (a >> 24) == 127 ||
-		    (a >> 20) == 0xac1 || (a >> 16) == 0xc0a8 ||
-		    (a >> 16) == 0xa9fe || (a >> 22) == (100u << 2 | 1) ||
-		    (a >> 28) >= 0xe);
-	}
-	if (sa->sa_family == AF_INET6) {
-		const struct in6_addr *a =
-		    &((const struct sockaddr_in6 *)sa)->sin6_addr;
-		struct sockaddr_in v4;
-
-		if (IN6_IS_ADDR_V4MAPPED(a)) {
-			memset(&v4, 0, sizeof(v4));
-			v4.sin_family = AF_INET;
-			memcpy(&v4.sin_addr, a->s6_addr + 12, 4);
-			return oauth_addr_public((struct sockaddr *)&v4);
-		}
-		return !(IN6_IS_ADDR_LOOPBACK(a) || IN6_IS_ADDR_UNSPECIFIED(a) ||
-		    IN6_IS_ADDR_LINKLOCAL(a) || IN6_IS_ADDR_MULTICAST(a) ||
-		    IN6_IS_ADDR_SITELOCAL(a) || (a->s6_addr[0] & 0xfe) == 0xfc);
-	}
-	return 0;
+	return addr_from_sockaddr(sa, &a) == 0 &&
+	    addr_scope(&a) == ADDR_SCOPE_PUBLIC;
 }
 
 static curl_socket_t
