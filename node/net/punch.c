@@ -40,7 +40,9 @@ struct slot {
 
 struct punch {
 	struct punch_env env;
-	struct slot slots[PUNCH_SLOTS];
+	/* Made as first used: most rooms never punch.  A slot stays put
+	 * once made (its timer points at it) until punch_free. */
+	struct slot *slots[PUNCH_SLOTS];
 	struct punch_stats st;
 };
 
@@ -107,17 +109,27 @@ static void punch_tick(void *arg);
 static struct slot *
 punch_slot(struct punch *p, const uint8_t peer[32], int make)
 {
-	struct slot *free_slot = NULL;
+	struct slot *free_slot = NULL, **unmade = NULL;
 
 	for (size_t i = 0; i < PUNCH_SLOTS; i++) {
-		struct slot *s = &p->slots[i];
+		struct slot *s = p->slots[i];
 
+		if (s == NULL) {
+			if (unmade == NULL)
+				unmade = &p->slots[i];
+			continue;
+		}
 		if (s->used && memcmp(s->peer, peer, 32) == 0)
 			return s;
 		if (!s->used && free_slot == NULL)
 			free_slot = s;
 	}
-	if (!make || free_slot == NULL)
+	if (!make)
+		return NULL;
+	if (free_slot == NULL && unmade != NULL &&
+	    (free_slot = *unmade = calloc(1, sizeof(**unmade))) != NULL)
+		free_slot->p = p;
+	if (free_slot == NULL)
 		return NULL;
 	/* Timers are made as slots are first used: the loop scans its
 	 * timers, and most rooms never punch. */
@@ -321,8 +333,6 @@ punch_new(const struct punch_env *env)
 	if (p == NULL)
 		return NULL;
 	p->env = *env;
-	for (size_t i = 0; i < PUNCH_SLOTS; i++)
-		p->slots[i].p = p;
 	return p;
 }
 
@@ -332,8 +342,11 @@ punch_free(struct punch *p)
 	if (p == NULL)
 		return;
 	for (size_t i = 0; i < PUNCH_SLOTS; i++) {
-		loop_timer_free(p->slots[i].timer);
-		quic_sock_unref(p->slots[i].sock);
+		if (p->slots[i] == NULL)
+			continue;
+		loop_timer_free(p->slots[i]->timer);
+		quic_sock_unref(p->slots[i]->sock);
+		free(p->slots[i]);
 	}
 	free(p);
 }

@@ -20,7 +20,6 @@
 /* How many of one author's messages are stored, per minute of its clock. */
 struct author {
 	uint8_t id[32];
-	int used;
 	uint64_t last;              /* our ms of its last message */
 	struct {
 		uint64_t minute;        /* its clock's ms / 60000, +1: 0 unused */
@@ -45,7 +44,11 @@ struct limit {
 	int self_off;
 	double tokens;
 	uint64_t filled_ns;         /* when tokens was last brought up */
-	struct author authors[LIMIT_AUTHORS];
+	/* The authors heard, grown as they come (a room that never hears
+	 * one costs nothing of it) up to LIMIT_AUTHORS, then the least
+	 * lately heard gives way. */
+	struct author *authors;
+	size_t nauthors, cap;
 	struct pair pairs[LIMIT_PAIRS];
 	uint64_t *times;            /* the pairs' slots, in one block */
 };
@@ -216,6 +219,7 @@ limit_free(struct limit *l)
 	if (l == NULL)
 		return;
 	free(l->times);
+	free(l->authors);
 	free(l);
 }
 
@@ -284,31 +288,54 @@ limit_recv_cap(const struct limit *l)
 	return (unsigned)(LIMIT_RECV_MULT * (l->rate.burst + per_min));
 }
 
+/* The entry of a new author: at the end while the table may grow (it
+ * doubles, to LIMIT_AUTHORS), else, or without memory, the least lately
+ * heard one's. */
+static struct author *
+author_slot(struct limit *l)
+{
+	struct author *old = NULL, *v;
+
+	if (l->nauthors == l->cap && l->cap < LIMIT_AUTHORS) {
+		size_t cap = l->cap == 0 ? 8 : l->cap * 2;
+
+		if (cap > LIMIT_AUTHORS)
+			cap = LIMIT_AUTHORS;
+		if ((v = realloc(l->authors, cap * sizeof(*v))) != NULL) {
+			l->authors = v;
+			l->cap = cap;
+		}
+	}
+	if (l->nauthors < l->cap)
+		return &l->authors[l->nauthors++];
+	for (size_t i = 0; i < l->nauthors; i++)
+		if (old == NULL || l->authors[i].last < old->last)
+			old = &l->authors[i];
+	return old;
+}
+
+/* id's entry, made when new; NULL only when nothing could be had. */
 static struct author *
 author_get(struct limit *l, const uint8_t id[32], uint64_t now_ms)
 {
-	struct author *a, *old = NULL;
+	struct author *a;
 
-	for (size_t i = 0; i < LIMIT_AUTHORS; i++) {
-		a = &l->authors[i];
-		if (a->used && memcmp(a->id, id, 32) == 0)
-			return a;
-		if (old == NULL || !a->used || (old->used && a->last < old->last))
-			old = a;
-	}
-	/* The table is full of others: the least lately heard goes. */
-	memset(old, 0, sizeof(*old));
-	memcpy(old->id, id, 32);
-	old->used = 1;
-	old->last = now_ms;
-	return old;
+	for (size_t i = 0; i < l->nauthors; i++)
+		if (memcmp(l->authors[i].id, id, 32) == 0)
+			return &l->authors[i];
+	if ((a = author_slot(l)) == NULL)
+		return NULL;
+	memset(a, 0, sizeof(*a));
+	memcpy(a->id, id, 32);
+	a->last = now_ms;
+	return a;
 }
 
 static const struct author *
 author_find(const struct limit *l, const uint8_t id[32])
 {
-	for (size_t i = 0; i < LIMIT_AUTHORS; i++)
-		if (l->authors[i].used && memcmp(l->authors[i].id, id, 32) == 0)
+	for (size_t i = 0; i < l->nauthors; i++)
+		if (memcmp(l->authors[i].id, id, 32) == 0)
 			return &l->authors[i];
 	return NULL;
 }
@@ -323,6 +350,8 @@ limit_recv(struct limit *l, const uint8_t author[32], uint64_t ts,
 	uint64_t minute = (ts < now_ms ? ts : now_ms) / 60000 + 1;
 	size_t i, w = 0;
 
+	if (a == NULL)               /* no memory to count it: kept */
+		return LIMIT_KEEP;
 	a->last = now_ms;
 	for (i = 0; i < LIMIT_MINUTES; i++) {
 		if (a->win[i].minute == minute)

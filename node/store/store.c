@@ -37,7 +37,7 @@
 #define STORE_OUTBOX "outbox.jsonl"
 #define STORE_CHUNK (64 * 1024)        /* bytes of one read() at replay */
 #define STORE_ENT_MAX (1u << 30)       /* messages one index holds */
-#define STORE_TAB_BITS0 10             /* first hash table: 1024 slots */
+#define STORE_TAB_BITS0 6              /* first hash table: 64 slots */
 #define SLOT_EMPTY UINT32_MAX
 
 /* An outbox line is exactly this prefix, the id, and this suffix. */
@@ -79,8 +79,8 @@ struct pos {
 
 struct store {
 	struct room_keys k;
-	char log_path[PATH_MAX];
-	char ob_path[PATH_MAX];
+	char *log_path;             /* home/log.jsonl, malloc'd */
+	char *ob_path;              /* home/outbox.jsonl */
 	int log_fd;
 	int ob_fd;
 	uint64_t log_size;   /* where the next line of the log starts */
@@ -706,6 +706,17 @@ ob_find(const struct store *s, const char *id)
 	return -1;
 }
 
+/* home/name, malloc'd; NULL when it does not fit a path or without
+ * memory. */
+static char *
+store_path(const char *home, const char *name)
+{
+	char path[PATH_MAX];
+
+	return fs_path(path, sizeof(path), home, name) == -1 ? NULL :
+	    strdup(path);
+}
+
 /* Makes room for one more outbox id, so that adding it after its line
  * is on disk cannot fail. */
 static int
@@ -788,9 +799,9 @@ store_open(char err[PAPO_ERR_LEN], const char *home,
 	}
 	s->log_fd = s->ob_fd = -1;
 	s->k = *k;
-	if (fs_path(s->log_path, sizeof(s->log_path), home, STORE_LOG) == -1 ||
-	    fs_path(s->ob_path, sizeof(s->ob_path), home, STORE_OUTBOX) == -1) {
-		set_err(err, "path too long: %s", home);
+	if ((s->log_path = store_path(home, STORE_LOG)) == NULL ||
+	    (s->ob_path = store_path(home, STORE_OUTBOX)) == NULL) {
+		set_err(err, "path too long, or out of memory: %s", home);
 		goto fail;
 	}
 	if (idx_rehash(s, STORE_TAB_BITS0) == -1) {
@@ -830,6 +841,8 @@ store_close(struct store *s)
 	free(s->ord);
 	free(s->tab);
 	free(s->ob);
+	free(s->log_path);
+	free(s->ob_path);
 	sodium_memzero(&s->k, sizeof(s->k));
 	free(s);
 }
