@@ -187,6 +187,7 @@ node_random(void *p, size_t n)
 }
 
 static char *node_make_invite(struct node_room *r);
+static void node_rooms_changed(struct node *n);
 
 static void
 node_emit(void *arg, struct node_msg *m)
@@ -197,6 +198,9 @@ node_emit(void *arg, struct node_msg *m)
 	if (m->kind == NODE_EV_ADDRS)
 		m->text = node_make_invite(r);
 	chan_push(r->n->out, m);
+	/* A room that shut us out says so in the list of rooms. */
+	if (m->kind == NODE_EV_REFUSED)
+		node_rooms_changed(r->n);
 }
 
 /* Answers m with an error. */

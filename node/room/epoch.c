@@ -593,9 +593,9 @@ epoch_shut_out(struct gossip *g, const char *why)
 {
 	struct node_msg *ev;
 
-	if (g->shut_out)
+	if (g->shut_out != NULL)
 		return;
-	g->shut_out = 1;
+	g->shut_out = strdup(why);
 	if ((ev = node_msg_new(NODE_EV_REFUSED)) != NULL &&
 	    (ev->text = strdup(why)) != NULL)
 		g->env.emit(g->env.arg, ev);

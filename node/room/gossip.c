@@ -255,6 +255,10 @@ gossip_summary(const struct gossip *g, cJSON *o)
 	cJSON_AddNumberToObject(o, "members", (double)members);
 	cJSON_AddNumberToObject(o, "online", (double)online);
 	cJSON_AddNumberToObject(o, "messages", (double)st.msgs);
+	/* Shut out (a key change we were not given): the room is dead to
+	 * us, and says why until it is left. */
+	if (g->shut_out != NULL)
+		cJSON_AddStringToObject(o, "refused", g->shut_out);
 }
 
 void
@@ -1078,6 +1082,7 @@ gossip_free(struct gossip *g)
 	epoch_free(g);
 	free(g->recent);
 	free(g->admins);
+	free(g->shut_out);
 	free(g);
 }
 

@@ -185,8 +185,9 @@ struct gossip {
 	struct removal *removed;    /* members removed, as epochs said */
 	size_t nremoved;
 	int gone;                   /* we were removed: me_removal says how */
-	int shut_out;               /* the room's newest key was not given
-	                             * us: the program was told to stop */
+	char *shut_out;             /* why the room's newest key was not
+	                             * given us (the program was told), or
+	                             * NULL: in the list of rooms */
 	struct removal me_removal;
 	uint64_t own_seq;           /* our last announcement's or bye's
 	                             * counter: wall ms, never going back */

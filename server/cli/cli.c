@@ -1859,10 +1859,15 @@ cli_rooms(const struct cli_cmd *c, int argc, char **argv)
 		printf("  %.8s  as ", cli_str(r, "id") != NULL ?
 		    cli_str(r, "id") : "?");
 		cli_put(cli_str(r, "me"));
-		printf("  %d of %d online  %d messages\n",
+		printf("  %d of %d online  %d messages",
 		    cJSON_IsNumber(on) ? on->valueint : 0,
 		    cJSON_IsNumber(mem) ? mem->valueint : 0,
 		    cJSON_IsNumber(msgs) ? msgs->valueint : 0);
+		if (cli_str(r, "refused") != NULL) {
+			printf("  refused: ");
+			cli_put(cli_str(r, "refused"));
+		}
+		printf("\n");
 	}
 out:
 	cJSON_Delete(ans);

@@ -20,7 +20,9 @@ T=$(mktemp -d /tmp/papo-bench-wake.XXXXXX)
 export PAPO_LAN=off PAPO_PORTMAP=off PAPO_RATE=1000000/s
 unset PAPO_TOKEN CLAUDE_CODE_MESSAGING_SOCKET CLAUDE_CODE_MESSAGING_TOKEN
 pids=()
-trap 'kill "${pids[@]}" 2>/dev/null; wait 2>/dev/null; rm -rf "$T"' EXIT
+# The daemons may be gone already: no kill failure may skip the rm (set -e
+# holds in the trap too, and it would make the run exit 1).
+trap 'kill "${pids[@]}" 2>/dev/null || true; wait 2>/dev/null || true; rm -rf "$T"' EXIT
 serve() {
 	PAPO_HOME=$T/$1 "$PAPO" serve --http 127.0.0.1:0 --listen 127.0.0.1:0 \
 		>"$T/$1.log" 2>&1 &

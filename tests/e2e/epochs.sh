@@ -100,6 +100,16 @@ check "dee's daemon exits with an error" test $? -ne 0
 check "dee is told to ask for a new invite" grep -q \
 	"^papo: this invite is from before the room's key changed (epoch 1 by ana): ask for a new invite" "$T/dee.err"
 check "ana does not list dee" bash -c "! curl -s '${URL[ana]}/api/status' | jq -e '.members[] | select(.name == \"dee\")' >/dev/null"
+# A daemon in other rooms too keeps running: only that room is out, and
+# the list of rooms says why.
+papo fin new --name fin --room finroom >/dev/null
+papo fin join "$old_invite" --name fin >/dev/null
+start fin
+check "fin's papo rooms says the old invite's room refused it" until_true 20 \
+	bash -c "PAPO_HOME='$T/fin' '$PAPO' rooms | grep -q 'refused: this invite is from before the room.s key changed'"
+check "fin's daemon still runs" kill -0 "$(cat "$T/fin.pid")"
+expect 0 "fin still says in its own room" -- papo fin say "fin goes on" --room finroom
+stop fin
 check "a new invite carries the new key" test "$(invite ana)" != "$old_invite"
 join eve "$(invite ana)"
 check "eve's epochs.json holds epoch 1 from the invite" test "$(jq '.epochs[0].n' "$T/eve/epochs.json")" = 1
