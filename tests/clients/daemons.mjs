@@ -158,3 +158,21 @@ export function daemonSet(prefix) {
 
   return { bin, root, daemons, papo, serve, stop, killAll };
 }
+
+/*
+ * A browser page watched as the dashboard tests watch theirs: dialogs
+ * (an alert an injected script would raise) dismissed and noted, page
+ * errors and Content Security Policy violations noted as problems, the
+ * console kept for a failure's report; each line begins with label.
+ */
+export function watchPage(p, label, { dialogs, problems, consoleLog }) {
+  p.on('dialog', (d) => {
+    dialogs.push(`${label}: ${d.type()} ${d.message()}`);
+    d.dismiss().catch(() => {});
+  });
+  p.on('pageerror', (e) => problems.push(`${label}: page error: ${e.message}`));
+  p.on('console', (m) => {
+    consoleLog.push(`${label} ${m.type()}: ${m.text()}`);
+    if (/Content Security Policy/i.test(m.text())) problems.push(`${label}: ${m.text()}`);
+  });
+}

@@ -23,7 +23,7 @@ import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { daemonSet, until } from './daemons.mjs';
+import { daemonSet, until, watchPage } from './daemons.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -149,17 +149,7 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
   const consoleLog = [];
   let navigations = 0;
 
-  function watch(p, label) {
-    p.on('dialog', (d) => {
-      dialogs.push(`${label}: ${d.type()} ${d.message()}`);
-      d.dismiss().catch(() => {});
-    });
-    p.on('pageerror', (e) => problems.push(`${label}: page error: ${e.message}`));
-    p.on('console', (m) => {
-      consoleLog.push(`${label} ${m.type()}: ${m.text()}`);
-      if (/Content Security Policy/i.test(m.text())) problems.push(`${label}: ${m.text()}`);
-    });
-  }
+  const watch = (p, label) => watchPage(p, label, { dialogs, problems, consoleLog });
 
   before(async () => {
     assert.ok(fs.existsSync(PAPO), `no papo binary at ${PAPO} (set PAPO)`);

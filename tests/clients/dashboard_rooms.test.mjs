@@ -25,7 +25,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { daemonSet, until } from './daemons.mjs';
+import { daemonSet, until, watchPage } from './daemons.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -99,17 +99,7 @@ describe('papo dashboard with several rooms', { timeout: 280_000 }, () => {
   const consoleLog = [];
   let loads = 0;
 
-  function watch(p, label) {
-    p.on('dialog', (d) => {
-      dialogs.push(`${label}: ${d.type()} ${d.message()}`);
-      d.dismiss().catch(() => {});
-    });
-    p.on('pageerror', (e) => problems.push(`${label}: page error: ${e.message}`));
-    p.on('console', (m) => {
-      consoleLog.push(`${label} ${m.type()}: ${m.text()}`);
-      if (/Content Security Policy/i.test(m.text())) problems.push(`${label}: ${m.text()}`);
-    });
-  }
+  const watch = (p, label) => watchPage(p, label, { dialogs, problems, consoleLog });
 
   before(async () => {
     assert.ok(fs.existsSync(PAPO), `no papo binary at ${PAPO} (set PAPO)`);

@@ -147,6 +147,16 @@ offline() { ! online "$@"; }
 # texts NAME: the texts of NAME's history, oldest first, one a line.
 texts() { api "$1" '/api/history?limit=500' | jq -r '.messages[].text'; }
 has_text() { texts "$1" | grep -qxF -- "$2"; }
+# Many rooms in one daemon: NAME's list of rooms, a room's id by its
+# name, a room's texts, and whether NAME sees MEMBER online in ROOM.
+rooms_json() { api "$1" /api/rooms; }
+room_id() { rooms_json "$1" | jq -r --arg n "$2" '.rooms[] | select(.name == $n) | .id'; }
+texts_in() { api "$1" "/api/rooms/$2/history?limit=500" | jq -r '.messages[].text'; }
+has_in() { texts_in "$1" "$2" | grep -qxF -- "$3"; }
+online_in() {
+	api "$1" "/api/rooms/$2/status" | jq -e --arg b "$3" \
+		'.members[] | select(.name == $b) | .online == true' >/dev/null
+}
 
 # What the reliability tests check of a member once all have converged.
 # log_ids NAME: the ids of the messages in NAME's log.jsonl, sorted.  While

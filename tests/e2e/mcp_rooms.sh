@@ -14,14 +14,6 @@ PAPO=${1:?usage: mcp_rooms.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
 unset PAPO_TOKEN PAPO_ROOM
 
-rooms_json() { api "$1" /api/rooms; }
-room_id() { rooms_json "$1" | jq -r --arg n "$2" '.rooms[] | select(.name == $n) | .id'; }
-texts_in() { api "$1" "/api/rooms/$2/history?limit=500" | jq -r '.messages[].text'; }
-has_in() { texts_in "$1" "$2" | grep -qxF -- "$3"; }
-online_in() {
-	api "$1" "/api/rooms/$2/status" | jq -e --arg b "$3" \
-		'.members[] | select(.name == $b) | .online == true' >/dev/null
-}
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
 # session [QUERY]: a new session of ana's /mcp (QUERY: "?room=beta"),
 # its id printed.

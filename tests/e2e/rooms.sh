@@ -14,15 +14,6 @@
 PAPO=${1:?usage: rooms.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
 
-rooms_json() { api "$1" /api/rooms; }
-room_id() { rooms_json "$1" | jq -r --arg n "$2" '.rooms[] | select(.name == $n) | .id'; }
-texts_in() { api "$1" "/api/rooms/$2/history?limit=500" | jq -r '.messages[].text'; }
-has_in() { texts_in "$1" "$2" | grep -qxF -- "$3"; }
-online_in() {
-	api "$1" "/api/rooms/$2/status" | jq -e --arg b "$3" \
-		'.members[] | select(.name == $b) | .online == true' >/dev/null
-}
-
 # ana makes "alpha"; bo joins it.
 papo ana new --name ana --room alpha >/dev/null
 start ana
