@@ -193,13 +193,15 @@ static void
 node_emit(void *arg, struct node_msg *m)
 {
 	struct node_room *r = arg;
+	/* m is the other thread's once pushed: read it before. */
+	int refused = m->kind == NODE_EV_REFUSED;
 
 	snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
 	if (m->kind == NODE_EV_ADDRS)
 		m->text = node_make_invite(r);
 	chan_push(r->n->out, m);
 	/* A room that shut us out says so in the list of rooms. */
-	if (m->kind == NODE_EV_REFUSED)
+	if (refused)
 		node_rooms_changed(r->n);
 }
 
