@@ -64,7 +64,7 @@ fig() {
 # settled ROOMS: every daemon is in ROOMS rooms and sees the N - 1 others
 # online in each.  A member is online with a connection of its own or
 # through another's (a room above 8 members keeps 4 to 8 neighbours,
-# node/member.c), so this is the room's view, not a full mesh.
+# node/room/member.c), so this is the room's view, not a full mesh.
 settled() {
 	local i want=$(( $1 * (N - 1) ))
 	for i in $(seq 1 "$N"); do
