@@ -48,7 +48,7 @@ loop_now_ns(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
 
 uint64_t
@@ -57,7 +57,7 @@ loop_wall_ms(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / NS_PER_MS;
 }
 
 struct loop *
@@ -242,9 +242,9 @@ loop_timeout_ms(struct loop *l, uint64_t now)
 	if (next <= now)
 		return 0;
 	/* Round up, so a timer never fires early and spins. */
-	if ((next - now) / 1000000u > 24u * 3600 * 1000)
+	if ((next - now) / NS_PER_MS > 24u * 3600 * 1000)
 		return 24 * 3600 * 1000;
-	return (int)((next - now + 999999u) / 1000000u);
+	return (int)((next - now + 999999u) / NS_PER_MS);
 }
 
 int

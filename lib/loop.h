@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "lib/units.h"
+
 struct loop;
 struct loop_timer;
 typedef void loop_fd_cb(void *arg, uint32_t events);

@@ -25,7 +25,7 @@
 #define BEACON_PORT 7776
 #define BEACON_LEN 79              /* kind, nonce (24), sealed 38 + 16 */
 #define BEACON_EPOCH_S 30          /* the time inside, in these steps */
-#define BEACON_EVERY_NS (5ull * 1000000000u)
+#define BEACON_EVERY_NS (5ull * NS_PER_S)
 
 struct beacon_env {
 	struct loop *loop;

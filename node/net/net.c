@@ -21,7 +21,7 @@
 #include "lib/loop.h"
 #include "node/net/net.h"
 
-#define TURN_CHECK_NS (10ull * 1000000000u)
+#define TURN_CHECK_NS (10ull * NS_PER_S)
 
 /* The relay's state as status names it: "off" with none set. */
 const char *

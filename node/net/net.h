@@ -25,7 +25,7 @@
 #include "node/wire/frame.h"
 
 #define TURN_PERMITS_MAX (TURN_PEERS_MAX / 2)  /* IPs let in to our relay */
-#define NET_ROUND_NS (3ull * 1000000000u)      /* net_round's work at most */
+#define NET_ROUND_NS (3ull * NS_PER_S)      /* net_round's work at most */
 
 struct gossip;
 struct member;

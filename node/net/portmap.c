@@ -51,8 +51,6 @@
 #define PORTMAP_BUILT 0
 #endif
 
-#define NS_PER_S 1000000000ull
-#define NS_PER_MS 1000000ull
 /* How long the worker listens for routers: UPnP's SSDP search (for each
  * of the four kinds of device miniupnpc asks for in turn; 1 s is its
  * least, MX 1), then each NAT-PMP request (libnatpmp resends at 250 ms,

@@ -20,7 +20,7 @@
 #define PUNCH_KIND 0x21           /* '!': bit 0x40 clear, never QUIC */
 #define PUNCH_SLOTS 64
 #define PUNCH_ROUNDS 8            /* punches after ready, one a round */
-#define PUNCH_ROUND_NS (250ull * 1000000u)
+#define PUNCH_ROUND_NS (250ull * NS_PER_MS)
 #define PUNCH_SKEW_MS 60000u      /* a datagram's time may be this far off */
 
 struct slot {
@@ -228,7 +228,7 @@ punch_tick(void *arg)
 	s->rests++;
 	log_msg(LOG_INFO, "punch: no direct path after %d attempts; trying "
 	    "again in %llu s", PUNCH_TRIES,
-	    (unsigned long long)(rest / 1000000000u));
+	    (unsigned long long)(rest / NS_PER_S));
 	s->attempt = 0;
 	punch_sock(s, 0);
 	s->rest_until = now + rest;

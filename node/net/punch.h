@@ -37,10 +37,10 @@
 #define PUNCH_DATAGRAM_LEN 57     /* kind, id (32), ms (8), MAC (16) */
 #define PUNCH_TTL_LOW 2           /* passes our NAT, dies before theirs */
 #define PUNCH_TRIES 3
-#define PUNCH_TRY_NS (5ull * 1000000000u)      /* an attempt's time */
+#define PUNCH_TRY_NS (5ull * NS_PER_S)      /* an attempt's time */
 #define PUNCH_AFTER_NS (500000000ull)          /* dials unanswered: punch */
-#define PUNCH_REST_NS (60ull * 1000000000u)    /* after 3 failed */
-#define PUNCH_REST_MAX_NS (960ull * 1000000000u) /* doubling from the
+#define PUNCH_REST_NS (60ull * NS_PER_S)    /* after 3 failed */
+#define PUNCH_REST_MAX_NS (960ull * NS_PER_S) /* doubling from the
                                                   * third rest on */
 
 struct punch_env {

@@ -29,16 +29,15 @@
 #include "node/net/turn.h"
 #include "node/wire/stun.h"
 
-#define NS 1000000000ull
 #define TURN_RTO_MS 500
 #define TURN_TRIES 7
 #define TURN_RTO_CAP 8            /* a wait grows to 8 RTOs, then stays */
 #define TURN_PERM_S 300           /* RFC 8656 section 9 */
 #define TURN_STALE_MAX 3          /* 438 answers in a row, then give up */
-#define TURN_BACKOFF_NS (5 * NS)  /* first re-Allocate after a failure */
-#define TURN_BACKOFF_MAX_NS (300 * NS)
-#define TURN_PEER_RETRY_NS (30 * NS)  /* after a refused permission */
-#define TURN_RELEASED_NS NS       /* coturn frees a released allocation
+#define TURN_BACKOFF_NS (5 * NS_PER_S)  /* first re-Allocate after a failure */
+#define TURN_BACKOFF_MAX_NS (300 * NS_PER_S)
+#define TURN_PEER_RETRY_NS (30 * NS_PER_S)  /* after a refused permission */
+#define TURN_RELEASED_NS NS_PER_S       /* coturn frees a released allocation
                                    * about a second later */
 #define TURN_RELEASED_TRIES 4
 #define TURN_REST_TTL_S 86400     /* validity of a REST user name */
@@ -570,7 +569,7 @@ turn_schedule_refresh(struct turn *t, const struct stun_msg *m)
 	wait = life > 120 ? life - 60 : life / 2;
 	if (wait == 0)
 		wait = 1;
-	t->refresh_at = loop_now_ns() + wait * NS;
+	t->refresh_at = loop_now_ns() + wait * NS_PER_S;
 }
 
 static void
@@ -979,9 +978,9 @@ turn_new(char err[PAPO_ERR_LEN], const struct turn_conf *c,
 	t->env = *env;
 	t->state = TURN_ALLOCATING;
 	t->rto_ns = (uint64_t)(c->rto_ms != 0 ? c->rto_ms : TURN_RTO_MS) *
-	    1000000u;
+	    NS_PER_MS;
 	t->tries = c->tries != 0 ? c->tries : TURN_TRIES;
-	t->perm_ns = (uint64_t)(c->perm_s != 0 ? c->perm_s : TURN_PERM_S) * NS;
+	t->perm_ns = (uint64_t)(c->perm_s != 0 ? c->perm_s : TURN_PERM_S) * NS_PER_S;
 	t->backoff = TURN_BACKOFF_NS;
 	t->next_chan = TURN_CHAN_MIN;
 	addr_format(&c->server, t->server);

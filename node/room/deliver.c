@@ -19,7 +19,7 @@
 #include "lib/utf8.h"
 #include "node/room/gossip_int.h"
 
-#define ACK_TIMEOUT_NS (8ull * 1000000000u)
+#define ACK_TIMEOUT_NS (8ull * NS_PER_S)
 #define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */
 #define HISTORY_MAX 500
 #define HISTORY_BYTES (1024 * 1024) /* log bytes one history page reads at most */
@@ -943,7 +943,7 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 	/* A message just written is a sign of its author's life, and of a
 	 * path to it through the member it came from. */
 	if ((author = member_find(g, m->from)) != NULL && author->conn == NULL &&
-	    m->ts + ALIVE_NS / 1000000u >= loop_wall_ms()) {
+	    m->ts + ALIVE_NS / NS_PER_MS >= loop_wall_ms()) {
 		member_alive(author);
 		if (l->m != NULL && l->m != author)
 			author->via = l->m;
@@ -1092,7 +1092,7 @@ deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
 
 /* Retention (docs/RELIABILITY.md, "Retention"). */
 
-#define RETAIN_CHECK_NS (60ull * 1000000000u)   /* days: checked this often */
+#define RETAIN_CHECK_NS (60ull * NS_PER_S)   /* days: checked this often */
 
 void
 deliver_retain(struct gossip *g)

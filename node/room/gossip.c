@@ -541,7 +541,7 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 			m->left = 0;
 		/* News of an old announcement (a member we had not heard of
 		 * yet) is not life: clocks agree to well within the window. */
-		if (p->seen + ALIVE_NS / 1000000u >= loop_wall_ms()) {
+		if (p->seen + ALIVE_NS / NS_PER_MS >= loop_wall_ms()) {
 			member_alive(m);
 			if (l->m != m)
 				m->via = l->m;
@@ -594,7 +594,7 @@ gossip_on_bye(struct gossip *g, struct link *l, const struct frame_bye *b)
 		m->conn = NULL;
 		/* It left on purpose: try again later, not at once. */
 		m->backoff_ms = DIAL_BACKOFF_MAX_MS / 4;
-		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * 1000000u;
+		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * NS_PER_MS;
 		l->m = NULL;
 		quic_close(l->qc);
 	}
@@ -908,7 +908,7 @@ gossip_link_closed(struct gossip *g, struct link *l)
 		/* Soon, also when only its direct addresses were planned
 		 * (the relay's 30 s). */
 		if (m->next_dial == 0 || quic_is_relayed(qc))
-			m->next_dial = loop_now_ns() + 1000000000u;
+			m->next_dial = loop_now_ns() + NS_PER_S;
 		members_presence_check(g);
 	}
 	if (l->target != NULL) {
@@ -922,7 +922,7 @@ gossip_link_closed(struct gossip *g, struct link *l)
 				m->backoff_ms = DIAL_BACKOFF_MAX_MS;
 			if (m->next_dial == 0 || m->next_dial < loop_now_ns())
 				m->next_dial = loop_now_ns() +
-				    (uint64_t)m->backoff_ms * 1000000u;
+				    (uint64_t)m->backoff_ms * NS_PER_MS;
 		}
 	}
 	members_plan_dials(g);

@@ -27,14 +27,14 @@
 #include "node/wire/frame.h"
 
 #define GOSSIP_MEMBERS_MAX 256
-#define OUTBOX_RETRY_NS (30ull * 1000000000u)
-#define ALIVE_NS (35ull * 1000000000u)    /* life shown this recently: online */
-#define ALIVE_MIN_NS (4ull * 1000000000u) /* ...at the least */
+#define OUTBOX_RETRY_NS (30ull * NS_PER_S)
+#define ALIVE_NS (35ull * NS_PER_S)    /* life shown this recently: online */
+#define ALIVE_MIN_NS (4ull * NS_PER_S) /* ...at the least */
 /* Announcements: every ANNOUNCE_NS, or every ANNOUNCE_FAST_NS in a small
  * room while a member is reached only through others (its presence
  * rests on them then, and it announces as often for us). */
-#define ANNOUNCE_NS (10ull * 1000000000u)
-#define ANNOUNCE_FAST_NS (3ull * 1000000000u)
+#define ANNOUNCE_NS (10ull * NS_PER_S)
+#define ANNOUNCE_FAST_NS (3ull * NS_PER_S)
 /* A connection that has carried nothing for this long (both ends ping
  * every 1.5 s) is no longer the member's path: a new one replaces it. */
 #define GOSSIP_SILENT_MS 3500u
@@ -43,7 +43,7 @@
 #define UPSTREAM_SLOTS 4096       /* remembered msg id -> who sent it */
 #define ACK_SEEN_SLOTS 4096       /* acks forwarded lately */
 #define READ_SLOTS 4096           /* read receipts remembered as sent */
-#define RELAY_REDIAL_NS (30ull * 1000000000u)   /* direct tries, relayed */
+#define RELAY_REDIAL_NS (30ull * NS_PER_S)   /* direct tries, relayed */
 
 struct member {
 	uint8_t id[32];

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "lib/units.h"
 #include "node/room/limit.h"
 
 #define RATE_MAX 1000000u        /* largest N and BURST of PAPO_RATE */
@@ -240,7 +241,7 @@ limit_rate_conf(const struct limit *l, struct papo_rate *out)
 static void
 limit_fill(struct limit *l, uint64_t now_ns)
 {
-	double per_ns = (double)l->rate.n / ((double)l->rate.per_s * 1e9);
+	double per_ns = (double)l->rate.n / ((double)l->rate.per_s * (double)NS_PER_S);
 
 	if (l->filled_ns != 0 && now_ns > l->filled_ns) {
 		l->tokens += (double)(now_ns - l->filled_ns) * per_ns;

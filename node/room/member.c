@@ -20,8 +20,8 @@
 #define FULL_MESH_MAX 8                   /* members (with us) all connected */
 #define ACTIVE_DIAL 4                     /* neighbours we dial, above that */
 #define ACTIVE_MAX 8                      /* neighbours we keep, above that */
-#define EVICTED_REDIAL_NS (20ull * 1000000000u)
-#define PEERS_SAVE_DELAY_NS (2ull * 1000000000u)
+#define EVICTED_REDIAL_NS (20ull * NS_PER_S)
+#define PEERS_SAVE_DELAY_NS (2ull * NS_PER_S)
 
 /* The member table. */
 
@@ -422,7 +422,7 @@ member_dial(struct gossip *g, struct member *m)
 	member_dial_at(g, m, a, member_dial_addrs(m, a));
 	if (m->ndial == 0) {
 		m->backoff_ms = DIAL_BACKOFF_MAX_MS;
-		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * 1000000u;
+		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * NS_PER_MS;
 	}
 }
 

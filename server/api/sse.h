@@ -15,7 +15,7 @@
 #define SSE_KEEP 4096               /* recent events kept for resuming */
 #define SSE_KEEP_BYTES (4 * 1024 * 1024) /* ... and at most their bytes */
 #define SSE_CHUNK (32 * 1024)       /* queued at once for one client */
-#define SSE_HEARTBEAT_NS (25ull * 1000000000u)
+#define SSE_HEARTBEAT_NS (25ull * NS_PER_S)
 #define SSE_RETRY_MS 2000           /* the client's wait before reconnecting */
 
 struct sse;

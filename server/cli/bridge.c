@@ -45,6 +45,7 @@
 #include <curl/curl.h>
 
 #include "lib/log.h"
+#include "lib/units.h"
 #include "node/node.h"
 #include "server/cli/bridge.h"
 #include "server/cli/client.h"
@@ -169,7 +170,7 @@ bridge_now(void)
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / NS_PER_MS;
 }
 
 /* Appends n bytes; -1 when that would pass max bytes (or no memory). */

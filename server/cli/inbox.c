@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/units.h"
 #include "server/cli/inbox.h"
 
 #define INBOX_WAIT_MS 1000
@@ -36,7 +37,8 @@ write_all(int fd, const char *buf, size_t len, int64_t deadline)
 		if (n < 0 && errno != EAGAIN && errno != EINTR)
 			return -1;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
-		now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+		now = (int64_t)ts.tv_sec * 1000 +
+		    (int64_t)((uint64_t)ts.tv_nsec / NS_PER_MS);
 		if (now >= deadline || poll(&p, 1, (int)(deadline - now)) == 0) {
 			errno = ETIMEDOUT;
 			return -1;
@@ -83,7 +85,8 @@ inbox_post(char err[PAPO_ERR_LEN], const char *path, const char *token,
 	sprintf(lines, "%s%s%s\n", a != NULL ? a : "", a != NULL ? "\n" : "",
 	    u);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
-	deadline = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 +
+	deadline = (int64_t)ts.tv_sec * 1000 +
+	    (int64_t)((uint64_t)ts.tv_nsec / NS_PER_MS) +
 	    INBOX_WAIT_MS;
 	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
 	    0)) == -1 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||

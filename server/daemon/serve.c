@@ -43,7 +43,7 @@
 #include "server/oauth/oauth.h"
 
 #define SERVE_PATH_MAX 4096
-#define SERVE_RELAY_WAIT_NS (3 * 1000000000ull)
+#define SERVE_RELAY_WAIT_NS (3 * NS_PER_S)
 
 /* Everything the daemon holds; built by serve_run, passed to its
  * callbacks. */
@@ -786,7 +786,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 		goto out;
 	}
 	if ((p.mcp = mcp_new(err, p.loop, p.node, c->home,
-	    (uint64_t)c->mcp_idle_s * 1000000000u)) == NULL)
+	    (uint64_t)c->mcp_idle_s * NS_PER_S)) == NULL)
 		goto out;
 	mounts[0].routes = api_routes(&mounts[0].nroutes);
 	mounts[0].arg = p.node;

@@ -53,9 +53,9 @@
 /* A connection must have sent a request's headers this long after it
  * was opened, or after its previous request ended; else it is closed
  * (one byte a minute keeps no connection). */
-#define HTTP_REQUEST_NS (10ull * 1000000000u)
+#define HTTP_REQUEST_NS (10ull * NS_PER_S)
 #define HTTP_PEER_BUCKETS 256
-#define HTTP_REFUSED_LOG_NS (60ull * 1000000000u)
+#define HTTP_REFUSED_LOG_NS (60ull * NS_PER_S)
 /* Memory per connection: MHD's pool (request line and headers, the read
  * and write buffers) and the block a stream's answer is read in.  Event
  * streams are what piles up (a thousand idle ones are the design load);
@@ -608,7 +608,7 @@ http_authorized(struct http_req *r)
 	r->grant.id[sizeof(r->grant.id) - 1] = '\0';
 	now = (int64_t)loop_wall_ms();
 	r->grant_end = loop_now_ns() + (r->grant.expires_ms > now ?
-	    (uint64_t)(r->grant.expires_ms - now) * 1000000u : 0);
+	    (uint64_t)(r->grant.expires_ms - now) * NS_PER_MS : 0);
 	return 1;
 }
 
@@ -641,7 +641,7 @@ http_auth_wait(struct http_req *r)
 	uint64_t ms;
 
 	http_client_key(r, key);
-	ms = throttle_wait(r->h->fails, key, loop_now_ns() / 1000000u);
+	ms = throttle_wait(r->h->fails, key, loop_now_ns() / NS_PER_MS);
 	return ms == 0 ? 0 : (unsigned)((ms + 999) / 1000);
 }
 
@@ -652,7 +652,7 @@ http_auth_failed(struct http_req *r)
 	int slow;
 
 	http_client_key(r, key);
-	slow = throttle_failed(r->h->fails, key, loop_now_ns() / 1000000u);
+	slow = throttle_failed(r->h->fails, key, loop_now_ns() / NS_PER_MS);
 	if (slow)
 		log_msg(LOG_DEBUG, "http: too many wrong credentials from one "
 		    "client (the last for %s): slowed", r->path);
@@ -1504,7 +1504,7 @@ http_on_due(void *arg)
 	}
 	if (n > 0) {
 		log_msg(LOG_DEBUG, "http: %zu connections closed: no request "
-		    "within %llu s", n, HTTP_REQUEST_NS / 1000000000u);
+		    "within %llu s", n, HTTP_REQUEST_NS / NS_PER_S);
 		http_kick(h);
 	}
 	http_due_arm(h);
@@ -1749,7 +1749,7 @@ http_run(struct http *h)
 		h->spins = 0;
 		if (ms > 3600 * 1000)
 			ms = 3600 * 1000;
-		loop_timer_set(h->timer, loop_now_ns() + ms * 1000000u);
+		loop_timer_set(h->timer, loop_now_ns() + ms * NS_PER_MS);
 		return;
 	}
 	/*
@@ -1769,7 +1769,7 @@ http_run(struct http *h)
 	}
 	if (h->spins < HTTP_SPINS_FREE + 8)
 		h->spins++;
-	loop_timer_set(h->timer, loop_now_ns() + wait * 1000000u);
+	loop_timer_set(h->timer, loop_now_ns() + wait * NS_PER_MS);
 }
 
 /*

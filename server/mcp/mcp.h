@@ -19,7 +19,7 @@
 #include "node/node.h"
 #include "server/http/http.h"
 
-#define MCP_IDLE_DEFAULT_NS (30ull * 60 * 1000000000u) /* then one ends */
+#define MCP_IDLE_DEFAULT_NS (30ull * 60 * NS_PER_S) /* then one ends */
 
 struct mcp;
 

@@ -35,7 +35,7 @@
 #include "server/mcp/mcp.h"
 #include "server/mcp/mcp_int.h"
 
-#define MCP_SAVE_NS (200ull * 1000000)      /* agents.json at most so often */
+#define MCP_SAVE_NS (200ull * NS_PER_MS)      /* agents.json at most so often */
 #define MCP_AGENTS_FILE_MAX (1024 * 1024)
 
 /* A wait tool call in progress. */
@@ -475,7 +475,7 @@ mcp_wait_tick(void *arg)
 {
 	struct mcp_wait *w = arg;
 	cJSON *o = cJSON_CreateObject(), *p;
-	double elapsed = (double)(loop_now_ns() - w->start) / 1e9;
+	double elapsed = (double)(loop_now_ns() - w->start) / (double)NS_PER_S;
 	char *text;
 
 	cJSON_AddStringToObject(o, "jsonrpc", "2.0");
@@ -577,7 +577,7 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	snprintf(w->room, sizeof(w->room), "%s", room);
 	w->timeout_s = timeout;
 	w->start = loop_now_ns();
-	w->deadline = w->start + (uint64_t)(timeout * 1e9);
+	w->deadline = w->start + (uint64_t)(timeout * (double)NS_PER_S);
 	w->timer = loop_timer_new(s->m->loop, mcp_wait_timeout, w);
 	loop_timer_set(w->timer, w->deadline);
 	s->wait = w;

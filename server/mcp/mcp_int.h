@@ -35,8 +35,8 @@
 #define MCP_UNSEEN_MAX 500           /* messages queued for a session's wait */
 #define MCP_WAIT_DEFAULT_S 30
 #define MCP_WAIT_MAX_S 55
-#define MCP_PROGRESS_NS (10ull * 1000000000u)
-#define MCP_HEARTBEAT_NS (25ull * 1000000000u)  /* comment on idle streams */
+#define MCP_PROGRESS_NS (10ull * NS_PER_S)
+#define MCP_HEARTBEAT_NS (25ull * NS_PER_S)  /* comment on idle streams */
 #define MCP_TTL_MS 600000            /* how long lists may be cached */
 
 struct mcp_session;

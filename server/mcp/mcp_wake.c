@@ -25,7 +25,7 @@
 #include "server/mcp/mcp.h"
 #include "server/mcp/mcp_int.h"
 
-#define MCP_IDLE_NS (1500ull * 1000000)     /* no wait this long: idle */
+#define MCP_IDLE_NS (1500ull * NS_PER_MS)     /* no wait this long: idle */
 #define MCP_WAKE_DEFAULT_S 55
 #define MCP_PREVIEW 120                     /* bytes of a wake's first words */
 
@@ -263,7 +263,7 @@ mcp_wake_get(struct http_req *r, void *arg)
 	snprintf(w->by, sizeof(w->by), "%s", by != NULL ? by : "api");
 	LIST_INSERT_HEAD(&a->wakers, w, entry);
 	loop_timer_set(w->timer, loop_now_ns() + (uint64_t)timeout *
-	    1000000000u);
+	    NS_PER_S);
 	http_req_watch(r, mcp_waker_left, w);
 	http_defer(r);
 	mcp_wake_check(a);
