@@ -343,21 +343,17 @@ serve_rooms_held(char err[PAPO_ERR_LEN], const char *home, char *first,
 	return (int)n;
 }
 
-/* With no room in home yet, joins PAPO_INVITE's or creates one, and
- * sets *made. */
+/* For a home in no room yet: joins PAPO_INVITE's or creates one, in
+ * the home itself, and sets *made. */
 static int
 serve_room_make(char err[PAPO_ERR_LEN], const struct serve_config *c,
     int *made)
 {
-	char path[SERVE_PATH_MAX], listen[128], why[PAPO_ERR_LEN];
+	char listen[128], why[PAPO_ERR_LEN];
 	const char *name = c->name;
-	int held;
 	struct passwd *pw;
 	char *invite = NULL;
 
-	/* A home in rooms keeps them, its first one left or not. */
-	if ((held = serve_rooms_held(err, c->home, path, sizeof(path))) != 0)
-		return held < 0 ? -1 : 0;
 	if ((name == NULL || name[0] == '\0') &&
 	    (pw = getpwuid(getuid())) != NULL)
 		name = pw->pw_name;
@@ -393,13 +389,19 @@ static int
 serve_room(char err[PAPO_ERR_LEN], struct papo *p)
 {
 	const struct serve_config *c = p->cfg;
-
 	char first[SERVE_PATH_MAX];
+	int held;
 
 	p->first = 0;
-	if (serve_room_make(err, c, &p->first) == -1 ||
-	    serve_rooms_held(err, c->home, first, sizeof(first)) == -1)
+	/* A home in rooms keeps them, its first one left or not; one in
+	 * none gets one, in the home itself. */
+	if ((held = serve_rooms_held(err, c->home, first, sizeof(first))) == -1)
 		return -1;
+	if (held == 0) {
+		if (serve_room_make(err, c, &p->first) == -1)
+			return -1;
+		snprintf(first, sizeof(first), "%s", c->home);
+	}
 	/* The banner names the home's first room (the default's name
 	 * comes with the node's list of rooms). */
 	return room_describe(err, first, p->room, p->fpr);
