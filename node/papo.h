@@ -5,7 +5,11 @@
 #ifndef PAPO_PAPO_H
 #define PAPO_PAPO_H
 
-#define PAPO_KEY_LEN 32        /* room secret, member public key */
+#define PAPO_KEY_LEN 32        /* a room secret, a member's public key
+                                * (its id's bytes), a sealing key, a
+                                * digest (BLAKE2b-256) */
+#define PAPO_SIG_LEN 64        /* an Ed25519 signature */
+#define PAPO_SECKEY_LEN 64     /* an Ed25519 secret key (seed + public) */
 #define PAPO_ID_LEN 52         /* member id: base32 of the public key */
 #define PAPO_MSGID_LEN 10      /* message id: 10 base32 characters */
 #define PAPO_ROOMID_LEN 26     /* public room id: base32 of 16 bytes */

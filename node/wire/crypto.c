@@ -18,6 +18,13 @@
 #include "lib/fs.h"
 #include "node/wire/crypto.h"
 
+_Static_assert(PAPO_KEY_LEN == crypto_sign_PUBLICKEYBYTES &&
+    PAPO_KEY_LEN == crypto_aead_xchacha20poly1305_ietf_KEYBYTES &&
+    PAPO_KEY_LEN == crypto_generichash_BYTES &&
+    PAPO_SIG_LEN == crypto_sign_BYTES &&
+    PAPO_SECKEY_LEN == crypto_sign_SECRETKEYBYTES,
+    "papo.h's lengths are libsodium's");
+
 /* The KDF context: exactly crypto_kdf_CONTEXTBYTES (8) characters. */
 #define SEC_KDF_CONTEXT "paporoom"
 #define SEC_KDF_EPOCH_CONTEXT "papoepch"   /* an epoch secret's subkeys */
