@@ -2,14 +2,16 @@
 // daemons of their own: the papo binary to test, an environment without
 // the caller's papo settings, a temporary root for the daemons' homes,
 // `papo serve` on ports of the daemon's own choosing (waited for through
-// serve.json), the papo CLI, polling, and a clean stop.  No daemon
-// outlives the test process, whatever happens.  Importing it starts
-// nothing: load.test.mjs's stream process imports it too.
+// serve.json), the papo CLI, polling, a clean stop, and the steps of a
+// test with the report of a failure.  No daemon outlives the test process,
+// whatever happens.  Importing it starts nothing: load.test.mjs's stream
+// process imports it too.
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -79,8 +81,9 @@ const running = (proc) => proc.exitCode === null && proc.signalCode === null;
 // its name's start, as papo-mcp-).  daemons maps the name each was
 // started with to the last one started with it: { name, home, proc,
 // exit (a promise of {code, signal}), errFile (its stderr), token, info
-// (its serve.json) }.  The caller removes root when it is done.
-export function daemonSet(prefix) {
+// (its serve.json) }.  The caller removes root when it is done (finish
+// does).  stepTimeout: the default time a step may take.
+export function daemonSet(prefix, { stepTimeout = 60_000 } = {}) {
   const bin = papoPath();
   const root = fs.mkdtempSync(path.join(os.tmpdir(), prefix));
   const daemons = {};
@@ -156,7 +159,54 @@ export function daemonSet(prefix) {
     await Promise.all(started.map((d) => d.exit));
   }
 
-  return { bin, root, daemons, papo, serve, stop, killAll };
+  // Steps of a test that builds on its earlier steps: a test (node:test's
+  // it) whose failure is noted, so that finish reports the daemons' logs.
+  let failed = false;
+  function step(name, fn, timeout = stepTimeout) {
+    it(name, { timeout }, async (t) => {
+      try {
+        await fn(t);
+      } catch (e) {
+        failed = true;
+        throw e;
+      }
+    });
+  }
+
+  // The after hook of a test: close (its own things: browsers, clients,
+  // servers) undone first, whatever fails there; then no daemon left
+  // running; after a failed step, report (the test's own lines, as the
+  // page's console) and the last lines of every daemon's stderr; the
+  // root removed.  close's error, if any, is thrown last.
+  async function finish({ close, report, lines = 40 } = {}) {
+    let closeError;
+    try {
+      await close?.();
+    } catch (e) {
+      closeError = e;
+    }
+    await killAll();
+    if (failed) {
+      report?.();
+      for (const d of started.filter((x) => daemons[x.name] === x)) {
+        let log = '';
+        try { log = fs.readFileSync(d.errFile, 'utf8'); } catch { /* none */ }
+        const all = log.split('\n');
+        console.error(`${d.name}'s stderr (last ${Math.min(lines, all.length)} of ${all.length} lines):\n` +
+          all.slice(-lines).map((l) => `  ${l}`).join('\n'));
+      }
+    }
+    fs.rmSync(root, { recursive: true, force: true });
+    if (closeError) throw closeError;
+  }
+
+  return { bin, root, daemons, papo, serve, stop, killAll, step, finish, failed: () => failed };
+}
+
+// A step that needs what an earlier one set up says so, instead of a
+// TypeError.
+export function need(ok) {
+  assert.ok(ok, 'needs the earlier steps (see the first failure above)');
 }
 
 /*

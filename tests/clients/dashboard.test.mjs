@@ -30,7 +30,7 @@ const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const XSS = '<img src=x onerror=alert(1)>';
 const TOKEN = 'dash-s3cret-token-0123456789abcdef';
 
-const { bin: PAPO, root, daemons, papo, serve: start, stop, killAll } = daemonSet('papo-web-');
+const { bin: PAPO, root, papo, serve: start, stop, step, finish } = daemonSet('papo-web-');
 // Starts `papo serve` for name, as the member name (the room is created on
 // ana's first start), and waits for its serve.json.
 const serve = (name, opts = {}) => start(name, { member: name, ...opts });
@@ -129,17 +129,6 @@ async function sendFromPage(page, text, { to = '', enter = false } = {}) {
   else await page.click('#send');
 }
 
-let failed = false;
-function step(name, fn, timeout = 60_000) {
-  it(name, { timeout }, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      failed = true;
-      throw e;
-    }
-  });
-}
 
 describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
   let A, B, browser, ctx, page, status, boId, httpPort, quicAddr;
@@ -173,20 +162,14 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
     });
   });
 
-  after(async () => {
-    await browser?.close().catch(() => {});
-    await killAll();
-    if (failed) {
+  after(() => finish({
+    close: () => browser?.close(),
+    report: () => {
       console.error('page console:');
       for (const l of consoleLog.slice(-40)) console.error('  ' + l);
-      for (const d of Object.values(daemons)) {
-        let log = '';
-        try { log = fs.readFileSync(d.errFile, 'utf8'); } catch { /* none */ }
-        console.error(`${d.name}'s log (last lines):\n${log.split('\n').slice(-25).join('\n')}`);
-      }
-    }
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+    },
+    lines: 25,
+  }));
 
   step('the files are served under the strict CSP, without the token', async () => {
     for (const [p, type] of [['/', 'text/html'], ['/app.js', 'text/javascript'], ['/style.css', 'text/css']]) {

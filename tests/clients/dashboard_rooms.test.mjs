@@ -31,7 +31,7 @@ const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const XSS = '<img src=x onerror=alert(1)>';
 
-const { bin: PAPO, root, daemons, papo, serve: start, stop, killAll } = daemonSet('papo-webrooms-');
+const { bin: PAPO, root, papo, serve: start, stop, step, finish } = daemonSet('papo-webrooms-');
 const serve = (name, opts = {}) => start(name, { member: name, ...opts });
 
 // The JSON API of a daemon: GET, or POST body, or DELETE.
@@ -80,17 +80,6 @@ async function shows(page, text) {
   return (await onPage(page)).includes(text);
 }
 
-let failed = false;
-function step(name, fn, timeout = 60_000) {
-  it(name, { timeout }, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      failed = true;
-      throw e;
-    }
-  });
-}
 
 describe('papo dashboard with several rooms', { timeout: 280_000 }, () => {
   let A, B, browser, ctx, page, alpha, beta, xssId;
@@ -126,20 +115,14 @@ describe('papo dashboard with several rooms', { timeout: 280_000 }, () => {
     page.on('load', () => loads++);
   });
 
-  after(async () => {
-    await browser?.close().catch(() => {});
-    await killAll();
-    if (failed) {
+  after(() => finish({
+    close: () => browser?.close(),
+    report: () => {
       console.error('page console:');
       for (const l of consoleLog.slice(-40)) console.error('  ' + l);
-      for (const d of Object.values(daemons)) {
-        let log = '';
-        try { log = fs.readFileSync(d.errFile, 'utf8'); } catch { /* none */ }
-        console.error(`${d.name}'s log (last lines):\n${log.split('\n').slice(-25).join('\n')}`);
-      }
-    }
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+    },
+    lines: 25,
+  }));
 
   step('the list shows both rooms, the default one shown and marked, nothing unread', async () => {
     await page.goto(`${A.info.http}/`);

@@ -43,12 +43,12 @@ import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { cleanEnv, daemonSet, papoPath, sleep, until, within } from './daemons.mjs';
+import { cleanEnv, daemonSet, need, papoPath, sleep, until, within } from './daemons.mjs';
 
 // A build with AddressSanitizer (the suite's second run): RSS says little there.
 const SANITIZED = fs.readFileSync(papoPath()).includes('AddressSanitizer');
 
-const { bin: PAPO, root, daemons, papo, serve, stop, killAll } = daemonSet('papo-delivery-');
+const { bin: PAPO, root, daemons, papo, serve, stop, step, finish } = daemonSet('papo-delivery-');
 const V = '2025-11-25';
 const MODERN = '2026-07-28';
 const CHANNEL = 'notifications/claude/channel';
@@ -317,20 +317,6 @@ const mb = (b) => `${(b / MiB).toFixed(1)} MiB`;
 
 // ---------------------------------------------------------------------------
 
-let failed = false;
-function step(name, fn, timeout = 60_000) {
-  it(name, { timeout }, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      failed = true;
-      throw e;
-    }
-  });
-}
-function need(ok) {
-  assert.ok(ok, 'needs the earlier steps (see the first failure above)');
-}
 
 /*
  * A client waits in a loop (every other time after a pause, so that
@@ -468,15 +454,7 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
   });
 
   after(async () => {
-    eventsReq?.destroy();
-    await killAll();
-    if (failed) {
-      for (const [n, d] of Object.entries(daemons)) {
-        const lines = fs.readFileSync(d.errFile, 'utf8').split('\n');
-        console.error(`${n}'s stderr (last 40 of ${lines.length} lines):\n` + lines.slice(-40).map((l) => `  ${l}`).join('\n'));
-      }
-    }
-    fs.rmSync(root, { recursive: true, force: true });
+    await finish({ close: () => eventsReq?.destroy() });
     say(`delivery.test.mjs took ${((Date.now() - started) / 1000).toFixed(1)} s`);
   });
 

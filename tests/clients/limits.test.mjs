@@ -23,7 +23,7 @@ import { daemonSet, sleep, until } from './daemons.mjs';
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const N = 4;
-const { root, daemons, papo, serve, killAll } = daemonSet('papo-limits-');
+const { root, papo, serve, step, finish } = daemonSet('papo-limits-', { stepTimeout: Infinity });
 
 async function connect(d, label) {
   const client = new Client({ name: `papo-test-${label}`, version: '1.0.0' });
@@ -55,17 +55,6 @@ async function next(c, text) {
   }, 30_000, 0);
 }
 
-let failed = false;
-function step(name, fn) {
-  it(name, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      failed = true;
-      throw e;
-    }
-  });
-}
 
 describe('rate limits and reply-loop damping', { concurrency: false }, () => {
   let solo, A, B, C, ca, cb, browser, page;
@@ -87,17 +76,7 @@ describe('rate limits and reply-loop damping', { concurrency: false }, () => {
     cb = await connect(B, 'bo');
   });
 
-  after(async () => {
-    await browser?.close().catch(() => {});
-    await killAll();
-    if (failed)
-      for (const d of Object.values(daemons)) {
-        let log = '';
-        try { log = fs.readFileSync(d.errFile, 'utf8'); } catch { /* none */ }
-        console.error(`${d.name}'s log (last lines):\n${log.split('\n').slice(-20).join('\n')}`);
-      }
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+  after(() => finish({ close: () => browser?.close(), lines: 20 }));
 
   step('an agent sending 1,000 messages in a loop is stopped after the burst', async () => {
     const c = await connect(solo, 'solo');

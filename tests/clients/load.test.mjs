@@ -43,7 +43,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { cleanEnv, daemonSet, sleep, until, within } from './daemons.mjs';
+import { cleanEnv, daemonSet, need, sleep, until, within } from './daemons.mjs';
 
 const FILE = fileURLToPath(import.meta.url);
 const MiB = 1024 * 1024;
@@ -391,7 +391,7 @@ function suite() {
   const text = (who, i) => `load ${TAG} ${who}${i}`;
   const say = (line) => console.log(`load: ${line}`);
 
-  const { bin: PAPO, root, daemons, papo, serve, stop, killAll } = daemonSet('papo-load-');
+  const { bin: PAPO, root, daemons, papo, serve, stop, step, finish } = daemonSet('papo-load-', { stepTimeout: Infinity });
   let child = null;
   process.on('exit', () => {
     // Whatever happened, leave no child behind.
@@ -678,20 +678,6 @@ function suite() {
   }
 
   const figures = {};
-  let failed = false;
-  function step(name, fn, timeout) {
-    it(name, { timeout }, async () => {
-      try {
-        await fn();
-      } catch (e) {
-        failed = true;
-        throw e;
-      }
-    });
-  }
-  function need(ok) {
-    assert.ok(ok, 'needs the earlier steps (see the first failure above)');
-  }
 
   describe(`papo under load (${S.mode}: ${S.sessions} MCP sessions, ${S.streams} event streams, ${S.messages} messages)`, () => {
     let A, B;
@@ -725,15 +711,7 @@ function suite() {
         if (child.connected) child.disconnect();
         await new Promise((r) => (child.exitCode !== null ? r() : child.once('exit', r)));
       }
-      await killAll();
-      if (failed) {
-        for (const [n, d] of Object.entries(daemons)) {
-          const lines = fs.readFileSync(d.errFile, 'utf8').split('\n');
-          console.error(`${n}'s stderr (last 40 of ${lines.length} lines):\n` + lines.slice(-40).map((l) => `  ${l}`).join('\n'));
-        }
-        if (childErr) console.error(`stream process's stderr:\n${childErr}`);
-      }
-      fs.rmSync(root, { recursive: true, force: true });
+      await finish({ report: () => childErr && console.error(`stream process's stderr:\n${childErr}`) });
     });
 
     step(`open ${S.streams} event streams and ${S.sessions} MCP sessions on ana`, async () => {
