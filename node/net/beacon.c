@@ -19,7 +19,8 @@
 #include "node/net/beacon.h"
 
 #define BEACON_KIND 0x22
-#define BEACON_PLAIN 38            /* epoch (4), id (32), port (2) */
+#define BEACON_PLAIN (4 + PAPO_KEY_LEN + 2)  /* epoch, id, port */
+_Static_assert(BEACON_PLAIN == 38, "a beacon's length is the wire's");
 #define BEACON_IFS_MAX 16
 static const char beacon_ad[] = "papo beacon v2";
 
@@ -33,7 +34,7 @@ struct beacon {
 };
 
 void
-beacon_make(const struct room_keys *k, const uint8_t id[32], uint16_t port,
+beacon_make(const struct room_keys *k, const uint8_t id[PAPO_KEY_LEN], uint16_t port,
     uint64_t now_s, uint8_t out[BEACON_LEN])
 {
 	uint8_t plain[BEACON_PLAIN];
@@ -42,9 +43,9 @@ beacon_make(const struct room_keys *k, const uint8_t id[32], uint16_t port,
 
 	for (int i = 0; i < 4; i++)
 		plain[i] = (uint8_t)(epoch >> (24 - 8 * i));
-	memcpy(plain + 4, id, 32);
-	plain[36] = (uint8_t)(port >> 8);
-	plain[37] = (uint8_t)port;
+	memcpy(plain + 4, id, PAPO_KEY_LEN);
+	plain[4 + PAPO_KEY_LEN] = (uint8_t)(port >> 8);
+	plain[4 + PAPO_KEY_LEN + 1] = (uint8_t)port;
 	out[0] = BEACON_KIND;
 	randombytes_buf(out + 1, 24);
 	crypto_aead_xchacha20poly1305_ietf_encrypt(out + 25, &clen, plain,
@@ -54,7 +55,7 @@ beacon_make(const struct room_keys *k, const uint8_t id[32], uint16_t port,
 
 int
 beacon_open(const struct room_keys *k, const uint8_t *d, size_t n,
-    uint64_t now_s, uint8_t id[32], uint16_t *port)
+    uint64_t now_s, uint8_t id[PAPO_KEY_LEN], uint16_t *port)
 {
 	uint8_t plain[BEACON_PLAIN];
 	unsigned long long plen;
@@ -70,8 +71,8 @@ beacon_open(const struct room_keys *k, const uint8_t *d, size_t n,
 	/* Within one step either way: about a minute at most. */
 	if (epoch + 1 < now || epoch > now + 1)
 		return -1;
-	memcpy(id, plain + 4, 32);
-	*port = (uint16_t)(plain[36] << 8 | plain[37]);
+	memcpy(id, plain + 4, PAPO_KEY_LEN);
+	*port = (uint16_t)(plain[4 + PAPO_KEY_LEN] << 8 | plain[4 + PAPO_KEY_LEN + 1]);
 	return *port != 0 ? 0 : -1;
 }
 
@@ -79,7 +80,7 @@ static void
 beacon_read(void *arg, uint32_t events)
 {
 	struct beacon *b = arg;
-	uint8_t d[512], id[32];
+	uint8_t d[512], id[PAPO_KEY_LEN];
 	struct sockaddr_in from;
 	socklen_t fromlen;
 	struct addr at;
@@ -101,7 +102,7 @@ beacon_read(void *arg, uint32_t events)
 			b->bad++;
 			continue;
 		}
-		if (memcmp(id, b->env.me->pk, 32) == 0)
+		if (memcmp(id, b->env.me->pk, PAPO_KEY_LEN) == 0)
 			continue;          /* our own, looped back */
 		b->heard++;
 		memset(&at, 0, sizeof(at));

@@ -36,7 +36,7 @@ struct beacon_env {
 	/* Whether some member is unreachable now (beacons are sent then). */
 	int (*wanted)(void *arg);
 	/* A beacon of this room: member id listens at at. */
-	void (*heard)(void *arg, const uint8_t id[32], const struct addr *at);
+	void (*heard)(void *arg, const uint8_t id[PAPO_KEY_LEN], const struct addr *at);
 };
 
 struct beacon;
@@ -51,9 +51,9 @@ void beacon_counts(const struct beacon *b, uint64_t *sent, uint64_t *heard,
 
 /* A beacon of id at port, at time now_s; and its opening (0, or -1 for
  * what is not a beacon of this room from within a minute of now_s). */
-void beacon_make(const struct room_keys *k, const uint8_t id[32],
+void beacon_make(const struct room_keys *k, const uint8_t id[PAPO_KEY_LEN],
     uint16_t port, uint64_t now_s, uint8_t out[BEACON_LEN]);
 int beacon_open(const struct room_keys *k, const uint8_t *d, size_t n,
-    uint64_t now_s, uint8_t id[32], uint16_t *port);
+    uint64_t now_s, uint8_t id[PAPO_KEY_LEN], uint16_t *port);
 
 #endif

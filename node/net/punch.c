@@ -19,13 +19,17 @@
 
 #define PUNCH_KIND 0x21           /* '!': bit 0x40 clear, never QUIC */
 #define PUNCH_SLOTS 64
+#define PUNCH_MAC_LEN 16
+#define PUNCH_SIGNED_LEN (PUNCH_DATAGRAM_LEN - PUNCH_MAC_LEN)  /* MAC'd */
+_Static_assert(PUNCH_DATAGRAM_LEN == 57, "the punch datagram's length "
+    "is the wire's (docs/PROTOCOL.md)");
 #define PUNCH_ROUNDS 8            /* punches after ready, one a round */
 #define PUNCH_ROUND_NS (250ull * NS_PER_MS)
 #define PUNCH_SKEW_MS 60000u      /* a datagram's time may be this far off */
 
 struct slot {
 	int used;
-	uint8_t peer[32];
+	uint8_t peer[PAPO_KEY_LEN];
 	unsigned attempt;             /* 0: not trying */
 	uint64_t rest_until;          /* ns: no new attempt before */
 	unsigned rests;               /* series failed since the last success */
@@ -47,32 +51,32 @@ struct punch {
 };
 
 static int
-punch_leads(const struct punch *p, const uint8_t peer[32], unsigned attempt)
+punch_leads(const struct punch *p, const uint8_t peer[PAPO_KEY_LEN], unsigned attempt)
 {
-	int smaller = memcmp(p->env.me->pk, peer, 32) < 0;
+	int smaller = memcmp(p->env.me->pk, peer, PAPO_KEY_LEN) < 0;
 
 	return (attempt % 2 == 1) == smaller;
 }
 
 void
-punch_datagram_make(const struct room_keys *k, const uint8_t id[32],
+punch_datagram_make(const struct room_keys *k, const uint8_t id[PAPO_KEY_LEN],
     uint64_t ms, uint8_t out[PUNCH_DATAGRAM_LEN])
 {
 	crypto_generichash_state h;
 
 	out[0] = PUNCH_KIND;
-	memcpy(out + 1, id, 32);
+	memcpy(out + 1, id, PAPO_KEY_LEN);
 	for (int i = 0; i < 8; i++)
-		out[33 + i] = (uint8_t)(ms >> (56 - 8 * i));
-	crypto_generichash_init(&h, k->seal, sizeof(k->seal), 16);
+		out[1 + PAPO_KEY_LEN + i] = (uint8_t)(ms >> (56 - 8 * i));
+	crypto_generichash_init(&h, k->seal, sizeof(k->seal), PUNCH_MAC_LEN);
 	crypto_generichash_update(&h, (const uint8_t *)"papo punch v2", 14);
-	crypto_generichash_update(&h, out, 41);
-	crypto_generichash_final(&h, out + 41, 16);
+	crypto_generichash_update(&h, out, PUNCH_SIGNED_LEN);
+	crypto_generichash_final(&h, out + PUNCH_SIGNED_LEN, PUNCH_MAC_LEN);
 }
 
 int
 punch_datagram_check(const struct room_keys *k, const uint8_t *d, size_t n,
-    uint64_t now_ms, uint8_t id[32])
+    uint64_t now_ms, uint8_t id[PAPO_KEY_LEN])
 {
 	uint8_t want[PUNCH_DATAGRAM_LEN];
 	uint64_t ms = 0;
@@ -80,13 +84,13 @@ punch_datagram_check(const struct room_keys *k, const uint8_t *d, size_t n,
 	if (n != PUNCH_DATAGRAM_LEN || d[0] != PUNCH_KIND)
 		return -1;
 	for (int i = 0; i < 8; i++)
-		ms = ms << 8 | d[33 + i];
+		ms = ms << 8 | d[1 + PAPO_KEY_LEN + i];
 	punch_datagram_make(k, d + 1, ms, want);
-	if (sodium_memcmp(want + 41, d + 41, 16) != 0)
+	if (sodium_memcmp(want + PUNCH_SIGNED_LEN, d + PUNCH_SIGNED_LEN, PUNCH_MAC_LEN) != 0)
 		return -1;
 	if (ms + PUNCH_SKEW_MS < now_ms || ms > now_ms + PUNCH_SKEW_MS)
 		return -1;    /* old: replayed, or a clock far off */
-	memcpy(id, d + 1, 32);
+	memcpy(id, d + 1, PAPO_KEY_LEN);
 	return 0;
 }
 
@@ -107,7 +111,7 @@ punch_send(struct slot *s, int ttl)
 static void punch_tick(void *arg);
 
 static struct slot *
-punch_slot(struct punch *p, const uint8_t peer[32], int make)
+punch_slot(struct punch *p, const uint8_t peer[PAPO_KEY_LEN], int make)
 {
 	struct slot *free_slot = NULL, **unmade = NULL;
 
@@ -119,7 +123,7 @@ punch_slot(struct punch *p, const uint8_t peer[32], int make)
 				unmade = &p->slots[i];
 			continue;
 		}
-		if (s->used && memcmp(s->peer, peer, 32) == 0)
+		if (s->used && memcmp(s->peer, peer, PAPO_KEY_LEN) == 0)
 			return s;
 		if (!s->used && free_slot == NULL)
 			free_slot = s;
@@ -136,8 +140,8 @@ punch_slot(struct punch *p, const uint8_t peer[32], int make)
 	if (free_slot->timer == NULL && (free_slot->timer = loop_timer_new(
 	    p->env.loop, punch_tick, free_slot)) == NULL)
 		return NULL;
-	memset(free_slot->peer, 0, 32);
-	memcpy(free_slot->peer, peer, 32);
+	memset(free_slot->peer, 0, PAPO_KEY_LEN);
+	memcpy(free_slot->peer, peer, PAPO_KEY_LEN);
 	free_slot->used = 1;
 	free_slot->attempt = 0;
 	free_slot->rest_until = 0;
@@ -156,7 +160,7 @@ punch_tell(struct slot *s, enum punch_phase phase)
 
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PUNCH;
-	memcpy(f.u.punch.to, s->peer, 32);
+	memcpy(f.u.punch.to, s->peer, PAPO_KEY_LEN);
 	f.u.punch.phase = phase;
 	f.u.punch.n = s->attempt;
 	f.u.punch.ts = loop_wall_ms();
@@ -235,7 +239,7 @@ punch_tick(void *arg)
 }
 
 void
-punch_want(struct punch *p, const uint8_t peer[32])
+punch_want(struct punch *p, const uint8_t peer[PAPO_KEY_LEN])
 {
 	struct slot *s = punch_slot(p, peer, 1);
 
@@ -281,7 +285,7 @@ punch_frame(struct punch *p, const struct frame_punch *f)
 }
 
 int
-punch_done(struct punch *p, const uint8_t peer[32])
+punch_done(struct punch *p, const uint8_t peer[PAPO_KEY_LEN])
 {
 	struct slot *s = punch_slot(p, peer, 0);
 	int was;
@@ -304,7 +308,7 @@ int
 punch_datagram(struct punch *p, const struct addr *from, const uint8_t *d,
     size_t n)
 {
-	uint8_t id[32];
+	uint8_t id[PAPO_KEY_LEN];
 	char a[ADDR_STRLEN];
 
 	if (n != PUNCH_DATAGRAM_LEN || d[0] != PUNCH_KIND)

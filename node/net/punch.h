@@ -34,7 +34,8 @@
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"
 
-#define PUNCH_DATAGRAM_LEN 57     /* kind, id (32), ms (8), MAC (16) */
+/* kind (1), id, ms (8), MAC (16) */
+#define PUNCH_DATAGRAM_LEN (1 + PAPO_KEY_LEN + 8 + 16)
 #define PUNCH_TTL_LOW 2           /* passes our NAT, dies before theirs */
 #define PUNCH_TRIES 3
 #define PUNCH_TRY_NS (5ull * NS_PER_S)      /* an attempt's time */
@@ -54,7 +55,7 @@ struct punch_env {
 	int (*relay)(void *arg, const struct frame *f);
 	/* Dials member id at these addresses, on sock (NULL: the QUIC
 	 * socket). */
-	void (*dial)(void *arg, const uint8_t id[32], const struct addr *a,
+	void (*dial)(void *arg, const uint8_t id[PAPO_KEY_LEN], const struct addr *a,
 	    size_t n, struct quic_sock *sock);
 	/* The addresses this member offers (reach.h's order); with a port,
 	 * those to offer for a socket of that port. */
@@ -73,12 +74,12 @@ struct punch *punch_new(const struct punch_env *env);
 void punch_free(struct punch *p);
 /* peer is reachable through others only: start trying, unless already
  * trying or resting after 3 failed attempts. */
-void punch_want(struct punch *p, const uint8_t peer[32]);
+void punch_want(struct punch *p, const uint8_t peer[PAPO_KEY_LEN]);
 /* A punch frame addressed to this member (signature checked). */
 void punch_frame(struct punch *p, const struct frame_punch *f);
 /* A connection with peer greeted: 1 when a punch was under way for it
  * (the path is "punched"), and trying stops. */
-int punch_done(struct punch *p, const uint8_t peer[32]);
+int punch_done(struct punch *p, const uint8_t peer[PAPO_KEY_LEN]);
 /* A datagram without a QUIC long header arrived from: 1 when it was a
  * punch of this room (taken), 0 when it may be QUIC. */
 int punch_datagram(struct punch *p, const struct addr *from,
@@ -87,9 +88,9 @@ void punch_stats(const struct punch *p, struct punch_stats *out);
 
 /* The datagram, for tests: made for id at ms; checked (0) against keys
  * and the time now_ms, within a minute. */
-void punch_datagram_make(const struct room_keys *k, const uint8_t id[32],
+void punch_datagram_make(const struct room_keys *k, const uint8_t id[PAPO_KEY_LEN],
     uint64_t ms, uint8_t out[PUNCH_DATAGRAM_LEN]);
 int punch_datagram_check(const struct room_keys *k, const uint8_t *d,
-    size_t n, uint64_t now_ms, uint8_t id[32]);
+    size_t n, uint64_t now_ms, uint8_t id[PAPO_KEY_LEN]);
 
 #endif

@@ -66,13 +66,13 @@ reach_set_local(struct reach *r, const struct addr *local, size_t nlocal)
 }
 
 int
-reach_observe(struct reach *r, const uint8_t peer[32], const struct addr *seen)
+reach_observe(struct reach *r, const uint8_t peer[PAPO_KEY_LEN], const struct addr *seen)
 {
 	struct addr before[PAPO_ADDR_MAX];
 	size_t n = reach_snapshot(r, before), i;
 
 	for (i = 0; i < r->nobs; i++)
-		if (memcmp(r->obs[i].peer, peer, 32) == 0)
+		if (memcmp(r->obs[i].peer, peer, PAPO_KEY_LEN) == 0)
 			break;
 	if (i == r->nobs) {
 		if (r->nobs < REACH_OBS_MAX)
@@ -80,19 +80,19 @@ reach_observe(struct reach *r, const uint8_t peer[32], const struct addr *seen)
 		else
 			i = r->next++ % REACH_OBS_MAX;   /* the oldest goes */
 	}
-	memcpy(r->obs[i].peer, peer, 32);
+	memcpy(r->obs[i].peer, peer, PAPO_KEY_LEN);
 	r->obs[i].seen = *seen;
 	return reach_changed(r, before, n);
 }
 
 int
-reach_forget(struct reach *r, const uint8_t peer[32])
+reach_forget(struct reach *r, const uint8_t peer[PAPO_KEY_LEN])
 {
 	struct addr before[PAPO_ADDR_MAX];
 	size_t n = reach_snapshot(r, before);
 
 	for (size_t i = 0; i < r->nobs; i++)
-		if (memcmp(r->obs[i].peer, peer, 32) == 0) {
+		if (memcmp(r->obs[i].peer, peer, PAPO_KEY_LEN) == 0) {
 			r->obs[i] = r->obs[--r->nobs];
 			break;
 		}

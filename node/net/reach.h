@@ -36,7 +36,7 @@ struct reach {
 	struct addr relayed;                    /* by a TURN server, if has_relayed */
 	int has_mapped, has_relayed;
 	struct {
-		uint8_t peer[32];
+		uint8_t peer[PAPO_KEY_LEN];
 		struct addr seen;
 	} obs[REACH_OBS_MAX];
 	size_t nobs, next;
@@ -51,11 +51,11 @@ void reach_init(struct reach *r, const struct addr *advertise, size_t nadv,
 int reach_set_local(struct reach *r, const struct addr *local, size_t nlocal);
 /* Peer says it sees us at seen; a peer's newer word replaces its older.
  * 1 when what we advertise changed. */
-int reach_observe(struct reach *r, const uint8_t peer[32],
+int reach_observe(struct reach *r, const uint8_t peer[PAPO_KEY_LEN],
     const struct addr *seen);
 /* A peer is gone: its word no longer counts.  1 when what we advertise
  * changed. */
-int reach_forget(struct reach *r, const uint8_t peer[32]);
+int reach_forget(struct reach *r, const uint8_t peer[PAPO_KEY_LEN]);
 /* The address the router mapped for us, or NULL when there is none any
  * more.  1 when what we advertise changed. */
 int reach_set_mapped(struct reach *r, const struct addr *a);

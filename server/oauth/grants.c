@@ -488,7 +488,7 @@ void
 grants_token(char out[GRANTS_TOKEN_LEN + 1],
     unsigned char hash[GRANTS_HASH_LEN])
 {
-	unsigned char raw[32];
+	unsigned char raw[GRANTS_TOKEN_RAW];
 
 	randombytes_buf(raw, sizeof(raw));
 	sodium_bin2base64(out, GRANTS_TOKEN_LEN + 1, raw, sizeof(raw),

@@ -25,7 +25,8 @@
 #define GRANTS_OLD_MAX 32          /* rotated refresh tokens remembered */
 #define GRANTS_ID_LEN 16           /* hex digits of a grant's id */
 #define GRANTS_HASH_LEN 32         /* bytes of a token's hash */
-#define GRANTS_TOKEN_LEN 43        /* base64url of 32 random bytes */
+#define GRANTS_TOKEN_RAW 32        /* random bytes of a token */
+#define GRANTS_TOKEN_LEN 43        /* their base64url */
 
 struct grants_client {
 	char id[GRANTS_URI_MAX + 1];
