@@ -17,7 +17,7 @@ main(void)
 	char rid1[PAPO_ROOMID_LEN + 1], rid2[PAPO_ROOMID_LEN + 1];
 	struct identity *a, *b;
 	struct room_keys k1, k2;
-	uint8_t secret[32] = { 1 }, pk[32];
+	uint8_t secret[PAPO_KEY_LEN] = { 1 }, pk[PAPO_KEY_LEN];
 	struct stat st;
 	uint64_t v;
 	FILE *f;
@@ -31,10 +31,10 @@ main(void)
 	snprintf(path, sizeof(path), "%s/sub/identity", home);
 	CHECK(stat(path, &st) == 0);
 	CHECK_EQ_INT(st.st_mode & 0777, 0600);
-	CHECK_EQ_INT(st.st_size, 32);
+	CHECK_EQ_INT(st.st_size, PAPO_KEY_LEN);
 	snprintf(path, sizeof(path), "%s/sub", home);
 	CHECK((b = sec_identity_load(err, path)) != NULL);
-	CHECK(a != NULL && b != NULL && memcmp(a->pk, b->pk, 32) == 0);
+	CHECK(a != NULL && b != NULL && memcmp(a->pk, b->pk, PAPO_KEY_LEN) == 0);
 	sec_identity_free(b);
 
 	/* A file others can read is refused, with the reason. */
@@ -57,7 +57,7 @@ main(void)
 	/* Member ids: 52 lowercase characters, one spelling per key. */
 	sec_id_format(a->pk, text);
 	CHECK_EQ_INT(strlen(text), PAPO_ID_LEN);
-	CHECK(sec_id_parse(text, pk) == 0 && memcmp(pk, a->pk, 32) == 0);
+	CHECK(sec_id_parse(text, pk) == 0 && memcmp(pk, a->pk, PAPO_KEY_LEN) == 0);
 	text[0] = (char)(text[0] - 'a' + 'A');
 	CHECK(sec_id_parse(text, pk) == -1);
 	CHECK(sec_id_parse("abc", pk) == -1);
@@ -82,7 +82,7 @@ main(void)
 	CHECK(memcmp(k1.seal, k1.id, sizeof(k1.id)) != 0);
 	secret[0] = 2;
 	sec_room_keys(secret, &k2);
-	CHECK(memcmp(k1.seal, k2.seal, 32) != 0);
+	CHECK(memcmp(k1.seal, k2.seal, PAPO_KEY_LEN) != 0);
 	sec_room_id_format(&k1, rid1);
 	sec_room_id_format(&k2, rid2);
 	CHECK_EQ_INT(strlen(rid1), PAPO_ROOMID_LEN);
@@ -91,7 +91,7 @@ main(void)
 	/* Epoch keys: the room's id, a sealing key of the epoch's own,
 	 * neither the room's nor another epoch's. */
 	{
-		uint8_t es[32], es2[32], box[SEC_BOX_LEN], got[32], bad[32];
+		uint8_t es[PAPO_KEY_LEN], es2[PAPO_KEY_LEN], box[SEC_BOX_LEN], got[PAPO_KEY_LEN], bad[PAPO_KEY_LEN];
 		struct room_keys e1, e2;
 		struct identity *x, *y;
 
@@ -99,15 +99,15 @@ main(void)
 		randombytes_buf(es2, sizeof(es2));
 		sec_epoch_keys(&k1, es, &e1);
 		CHECK(memcmp(e1.id, k1.id, sizeof(k1.id)) == 0);
-		CHECK(memcmp(e1.seal, k1.seal, 32) != 0);
+		CHECK(memcmp(e1.seal, k1.seal, PAPO_KEY_LEN) != 0);
 		sec_epoch_keys(&k1, es, &e2);
 		CHECK(memcmp(&e1, &e2, sizeof(e1)) == 0);
 		sec_epoch_keys(&k1, es2, &e2);
-		CHECK(memcmp(e1.seal, e2.seal, 32) != 0);
+		CHECK(memcmp(e1.seal, e2.seal, PAPO_KEY_LEN) != 0);
 		/* The epoch's sealing key is not the one the same secret
 		 * would give as a room secret. */
 		sec_room_keys(es, &e2);
-		CHECK(memcmp(e1.seal, e2.seal, 32) != 0);
+		CHECK(memcmp(e1.seal, e2.seal, PAPO_KEY_LEN) != 0);
 
 		/* An epoch secret sealed to x opens for x only, unaltered. */
 		snprintf(path, sizeof(path), "%s/x", home);
@@ -116,7 +116,7 @@ main(void)
 		CHECK((y = sec_identity_load(err, path)) != NULL);
 		CHECK(sec_box_seal(box, es, x->pk) == 0);
 		CHECK(sec_box_open(got, box, x) == 0 &&
-		    memcmp(got, es, 32) == 0);
+		    memcmp(got, es, PAPO_KEY_LEN) == 0);
 		CHECK(sec_box_open(bad, box, y) == -1);
 		box[SEC_BOX_LEN - 1] ^= 1;
 		CHECK(sec_box_open(bad, box, x) == -1);

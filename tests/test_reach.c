@@ -14,7 +14,7 @@ static void
 test_datagrams(void)
 {
 	struct room_keys k, other;
-	uint8_t secret[32], id[32], got[32], d[PUNCH_DATAGRAM_LEN];
+	uint8_t secret[PAPO_KEY_LEN], id[PAPO_KEY_LEN], got[PAPO_KEY_LEN], d[PUNCH_DATAGRAM_LEN];
 	uint8_t b[BEACON_LEN];
 	uint64_t now_ms = 1796000000000ull, now_s = now_ms / 1000;
 	uint16_t port = 0;
@@ -28,7 +28,7 @@ test_datagrams(void)
 	punch_datagram_make(&k, id, now_ms, d);
 	CHECK_EQ_INT(d[0] & 0x80, 0);            /* never a QUIC long header */
 	CHECK(punch_datagram_check(&k, d, sizeof(d), now_ms + 5000, got) == 0);
-	CHECK(memcmp(got, id, 32) == 0);
+	CHECK(memcmp(got, id, PAPO_KEY_LEN) == 0);
 	CHECK(punch_datagram_check(&other, d, sizeof(d), now_ms, got) == -1);
 	CHECK(punch_datagram_check(&k, d, sizeof(d), now_ms + 120000, got) == -1);
 	CHECK(punch_datagram_check(&k, d, sizeof(d) - 1, now_ms, got) == -1);
@@ -37,7 +37,7 @@ test_datagrams(void)
 
 	beacon_make(&k, id, 7700, now_s, b);
 	CHECK(beacon_open(&k, b, sizeof(b), now_s + 20, got, &port) == 0);
-	CHECK(memcmp(got, id, 32) == 0 && port == 7700);
+	CHECK(memcmp(got, id, PAPO_KEY_LEN) == 0 && port == 7700);
 	/* Sealed: the member id does not appear in the clear. */
 	for (size_t i = 0; i + 8 <= sizeof(b); i++)
 		CHECK(memcmp(b + i, id, 8) != 0);
@@ -59,9 +59,9 @@ A(const char *s)
 static const uint8_t *
 peer(int n)
 {
-	static uint8_t ids[8][32];
+	static uint8_t ids[8][PAPO_KEY_LEN];
 
-	memset(ids[n], n + 1, 32);
+	memset(ids[n], n + 1, PAPO_KEY_LEN);
 	return ids[n];
 }
 
@@ -202,9 +202,9 @@ main(void)
 	reach_observe(&r, peer(3), &x);
 	CHECK(reach_public(&r, &pub) == -1);
 	for (int i = 0; i < REACH_OBS_MAX + 4; i++) {
-		uint8_t id[32];
+		uint8_t id[PAPO_KEY_LEN];
 
-		memset(id, 0x80 + i, 32);
+		memset(id, 0x80 + i, PAPO_KEY_LEN);
 		x = A("203.0.113.5:40001");
 		reach_observe(&r, id, &x);
 	}
