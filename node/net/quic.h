@@ -6,9 +6,10 @@
  * connection carries one unidirectional stream each way, on which frames
  * travel as a u32 big-endian length and the sealed bytes.
  *
- * The whole ngtcp2 and GnuTLS API stays inside quic.c, so that moving to
- * ngtcp2 1.x touches nothing else.  Everything here runs on the node
- * thread, inside its loop.
+ * The whole ngtcp2 and GnuTLS API stays inside quic.c and the files it
+ * is split into (quic_int.h), so that moving to ngtcp2 1.x touches
+ * nothing else.  Everything here runs on the node thread, inside its
+ * loop.
  */
 #ifndef PAPO_QUIC_H
 #define PAPO_QUIC_H
