@@ -78,7 +78,7 @@ void quic_local(const struct quic *q, struct addr *out);
  * cbs.relay_send (to is then a peer of the relay: another member's
  * relayed address).  NULL when the connection cannot even be set up. */
 struct quic_conn *quic_dial(struct quic *q, const struct addr *to,
-    const uint8_t expect[32], int relayed);
+    const uint8_t expect[PAPO_KEY_LEN], int relayed);
 /*
  * A UDP socket of its own on a port of the kernel's choosing, for a punch
  * after a path died: a NAT that saw packets of the old path from our new
@@ -95,7 +95,7 @@ void quic_sock_unref(struct quic_sock *s);
 uint16_t quic_sock_port(const struct quic_sock *s);
 /* quic_dial and quic_send_raw on sock (NULL: the endpoint's socket). */
 struct quic_conn *quic_dial_on(struct quic *q, struct quic_sock *sock,
-    const struct addr *to, const uint8_t expect[32], int relayed);
+    const struct addr *to, const uint8_t expect[PAPO_KEY_LEN], int relayed);
 int quic_send_raw_on(struct quic *q, struct quic_sock *sock,
     const struct addr *to, const uint8_t *p, size_t n, int ttl);
 /* A datagram that reached us other than on the socket: through our relay

@@ -402,7 +402,7 @@ quic_conn_read(struct quic_conn *c, const struct sockaddr_storage *from,
 }
 
 struct quic_conn *
-quic_dial(struct quic *q, const struct addr *to, const uint8_t expect[32],
+quic_dial(struct quic *q, const struct addr *to, const uint8_t expect[PAPO_KEY_LEN],
     int relayed)
 {
 	return quic_dial_on(q, NULL, to, expect, relayed);
@@ -410,7 +410,7 @@ quic_dial(struct quic *q, const struct addr *to, const uint8_t expect[32],
 
 struct quic_conn *
 quic_dial_on(struct quic *q, struct quic_sock *sock, const struct addr *to,
-    const uint8_t expect[32], int relayed)
+    const uint8_t expect[PAPO_KEY_LEN], int relayed)
 {
 	ngtcp2_settings settings;
 	ngtcp2_transport_params params;
@@ -431,7 +431,7 @@ quic_dial_on(struct quic *q, struct quic_sock *sock, const struct addr *to,
 	if (!relayed && (c->sock = sock) != NULL)
 		sock->refs++;
 	c->has_expect = 1;
-	memcpy(c->expect, expect, 32);
+	memcpy(c->expect, expect, PAPO_KEY_LEN);
 	dcid.datalen = QUIC_CIDLEN;
 	scid.datalen = QUIC_CIDLEN;
 	quic_random(dcid.data, dcid.datalen);

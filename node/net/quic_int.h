@@ -115,8 +115,8 @@ struct quic_conn {
 	int client;
 	int relayed;           /* every packet goes through cbs.relay_send */
 	int has_expect;
-	uint8_t expect[32];
-	uint8_t peer[32];
+	uint8_t expect[PAPO_KEY_LEN];
+	uint8_t peer[PAPO_KEY_LEN];
 	int verified;          /* the peer's key passed the check */
 	int handshake_done;
 	int opened;            /* open() delivered */
@@ -176,7 +176,7 @@ struct quic {
 	 * id they go with), a secret of the member key: a restarted daemon
 	 * can still reset the connections of the one before it, so that
 	 * their peers dial again at once rather than at the idle timeout. */
-	uint8_t reset_secret[32];
+	uint8_t reset_secret[PAPO_KEY_LEN];
 	uint64_t reset_window;  /* the second resets are counted in */
 	unsigned nreset;
 	uint64_t awake;         /* when the endpoint last ran (quic_awake) */
@@ -185,7 +185,7 @@ struct quic {
 	struct quic_conn *hs_head, *hs_tail;
 	unsigned nhs;
 	/* Retry tokens are sealed under this, a random secret of this run. */
-	uint8_t retry_secret[32];
+	uint8_t retry_secret[PAPO_KEY_LEN];
 	/* The handshake flood (QUIC_HS_RETRY_AT): since when, the last Retry
 	 * sent, and what was done about it, for the one line logged when it
 	 * ends. */

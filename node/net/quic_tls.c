@@ -28,8 +28,8 @@ quic_cert(char err[PAPO_ERR_LEN], gnutls_certificate_credentials_t cred,
 {
 	gnutls_x509_privkey_t key = NULL;
 	gnutls_x509_crt_t crt = NULL;
-	gnutls_datum_t x = { (unsigned char *)id->pk, 32 };
-	gnutls_datum_t k = { (unsigned char *)id->sk, 32 };   /* the seed */
+	gnutls_datum_t x = { (unsigned char *)id->pk, PAPO_KEY_LEN };
+	gnutls_datum_t k = { (unsigned char *)id->sk, PAPO_KEY_LEN };   /* the seed */
 	static const char dn[] = "CN=papo member";
 	time_t now = time(NULL);
 	uint8_t serial[16];
@@ -89,9 +89,9 @@ quic_verify(gnutls_session_t s)
 	    gnutls_pubkey_import_x509(pk, crt, 0) < 0 ||
 	    gnutls_pubkey_export_ecc_raw2(pk, &curve, &x, &y, 0) < 0)
 		goto out;
-	if (curve != GNUTLS_ECC_CURVE_ED25519 || x.size != 32)
+	if (curve != GNUTLS_ECC_CURVE_ED25519 || x.size != PAPO_KEY_LEN)
 		goto out;
-	if (c->has_expect && memcmp(x.data, c->expect, 32) != 0) {
+	if (c->has_expect && memcmp(x.data, c->expect, PAPO_KEY_LEN) != 0) {
 		char want[PAPO_ID_LEN + 1], got[PAPO_ID_LEN + 1];
 
 		sec_id_format(c->expect, want);
@@ -100,7 +100,7 @@ quic_verify(gnutls_session_t s)
 		    "%.12s… was expected", got, want);
 		goto out;
 	}
-	memcpy(c->peer, x.data, 32);
+	memcpy(c->peer, x.data, PAPO_KEY_LEN);
 	c->verified = 1;
 	rc = 0;
 out:

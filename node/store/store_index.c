@@ -153,7 +153,7 @@ ord_add(struct store *s, struct pos p)
 static void
 digest_add(struct store *s, const char *id)
 {
-	uint8_t h[32];
+	uint8_t h[PAPO_KEY_LEN];
 
 	crypto_generichash(h, sizeof(h), (const unsigned char *)id,
 	    PAPO_MSGID_LEN, NULL, 0);

@@ -68,7 +68,7 @@ struct store {
 	size_t acks;
 	size_t dropped;
 	size_t damaged;      /* damaged lines found by reads, not yet told */
-	uint8_t digest[32];
+	uint8_t digest[PAPO_KEY_LEN];
 	uint64_t floor;      /* retention: from the log's first line */
 	uint64_t gone;       /* messages retention dropped, in all */
 	struct compaction *cw;   /* the rewrite under way, else NULL */

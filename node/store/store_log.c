@@ -27,9 +27,10 @@ static const char ts_key[] = ",\"ts\":";
 static const char ret_prefix[] = "{\"t\":\"retention\",";
 static const char sig_key[] = ",\"sig\":\"";
 
-/* A signature as frame_encode writes it: 64 bytes in base64url. */
+/* A signature as frame_encode writes it: PAPO_SIG_LEN bytes in
+ * base64url. */
 #define SIG_B64_LEN 86
-_Static_assert(SIG_B64_LEN + 1 == sodium_base64_ENCODED_LEN(64,
+_Static_assert(SIG_B64_LEN + 1 == sodium_base64_ENCODED_LEN(PAPO_SIG_LEN,
     sodium_base64_VARIANT_URLSAFE_NO_PADDING), "signature text length");
 
 /* Cuts fd back to size and makes that durable. */
@@ -430,7 +431,7 @@ store_damaged(struct store *s)
 }
 
 void
-store_digest(const struct store *s, uint8_t out[32])
+store_digest(const struct store *s, uint8_t out[PAPO_KEY_LEN])
 {
 	memcpy(out, s->digest, sizeof(s->digest));
 }

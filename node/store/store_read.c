@@ -124,7 +124,7 @@ store_history(struct store *s, const struct store_query *q,
 			continue;
 		}
 		if (q->from != NULL && memcmp(out[filled].from, q->from,
-		    32) != 0) {
+		    PAPO_KEY_LEN) != 0) {
 			frame_msg_clear(&out[filled]);
 			memset(&out[filled], 0, sizeof(out[filled]));
 			continue;
