@@ -26,7 +26,6 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <time.h>
-#include <unistd.h>
 
 #ifdef PAPO_HAVE_MINIUPNPC
 #include <miniupnpc/miniupnpc.h>

@@ -22,7 +22,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "lib/log.h"
 #include "node/net/quic_int.h"
 
 /* One datagram from `from` (through the relay when relayed): to the

@@ -7,7 +7,6 @@
  * unknown short-header packets (rate-limited) and recognized when a
  * peer sends us one.  Node thread; called by quic.c only.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "lib/log.h"

@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <sodium.h>
-
 #include "lib/log.h"
 #include "node/net/quic_int.h"
 

@@ -11,11 +11,8 @@
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
-
-#include <sodium.h>
 
 #include "lib/log.h"
 #include "node/net/quic_int.h"

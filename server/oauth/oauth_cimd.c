@@ -21,7 +21,6 @@
 #include <sys/epoll.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
