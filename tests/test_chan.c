@@ -4,8 +4,9 @@
  * each producer's in the order it pushed them, and the receiver never
  * left asleep with an item in the channel (a lost wakeup shows as a poll
  * that times out).  Wakeups are coalesced: any number of pushes before
- * the receiver looks make one eventfd write, and an emptied channel's fd
- * is not readable.
+ * the receiver looks make one eventfd write (checked on one thread, where
+ * it does not depend on the scheduler), and an emptied channel's fd is
+ * not readable.
  */
 #include <poll.h>
 #include <pthread.h>
@@ -56,7 +57,7 @@ test_threads(void)
 	struct producer p[PRODUCERS];
 	pthread_t t[PRODUCERS];
 	unsigned next[PRODUCERS] = {0};
-	unsigned long got = 0, wakeups = 0, misordered = 0, lost = 0;
+	unsigned long got = 0, misordered = 0, lost = 0;
 	struct chan_link *l;
 
 	CHECK(c != NULL);
@@ -78,7 +79,6 @@ test_threads(void)
 			lost++;      /* asleep with items still to come */
 			break;
 		}
-		wakeups++;
 		while ((l = chan_pop(c)) != NULL) {
 			struct item *it = chan_item(l, struct item, link);
 
@@ -97,8 +97,6 @@ test_threads(void)
 	CHECK_EQ_INT(got, (unsigned long)PRODUCERS * PER_PRODUCER);
 	for (unsigned i = 0; i < PRODUCERS; i++)
 		CHECK_EQ_INT(next[i], PER_PRODUCER);
-	/* Coalesced: far fewer wakeups than pushes. */
-	CHECK(wakeups < (unsigned long)PRODUCERS * PER_PRODUCER / 2);
 	/* Nothing left: a wakeup still in flight is cleared by one pop. */
 	CHECK(chan_pop(c) == NULL);
 	{
