@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lib/chan.h"
 #include "lib/err.h"
 #include "node/papo.h"
 
@@ -55,6 +56,7 @@ enum node_kind {
 
 struct node_msg {
 	enum node_kind kind;
+	struct chan_link link;   /* in the channel it crosses by (node.c) */
 	void *ctx;               /* the requester's; the node leaves it be */
 	/* Request fields, owned by the message. */
 	/* The room a request is for: its name, its id or the start of its

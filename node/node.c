@@ -23,7 +23,6 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/chan.h"
 #include "node/net/net.h"
 #include "node/net/turn.h"
 #include "node/node.h"
@@ -186,6 +185,22 @@ node_random(void *p, size_t n)
 	randombytes_buf(p, n);
 }
 
+/* The next message of a channel (lib/chan.h), or NULL. */
+static struct node_msg *
+node_msg_pop(struct chan *c)
+{
+	struct chan_link *l = chan_pop(c);
+
+	return l != NULL ? chan_item(l, struct node_msg, link) : NULL;
+}
+
+/* A message still in a channel when it is freed. */
+static void
+node_msg_drop(struct chan_link *l)
+{
+	node_msg_free(chan_item(l, struct node_msg, link));
+}
+
 static char *node_make_invite(struct node_room *r);
 static void node_rooms_changed(struct node *n);
 
@@ -199,7 +214,7 @@ node_emit(void *arg, struct node_msg *m)
 	snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
 	if (m->kind == NODE_EV_ADDRS)
 		m->text = node_make_invite(r);
-	chan_push(r->n->out, m);
+	chan_push(r->n->out, &m->link);
 	/* A room that shut us out says so in the list of rooms. */
 	if (refused)
 		node_rooms_changed(r->n);
@@ -219,7 +234,7 @@ node_fail(struct node *n, struct node_msg *m, int code, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(m->err, sizeof(m->err), fmt, ap);
 	va_end(ap);
-	chan_push(n->out, m);
+	chan_push(n->out, &m->link);
 }
 
 /* The room list's names, for errors: "ana-room (ab3k...), team". */
@@ -402,7 +417,7 @@ node_rooms_changed(struct node *n)
 		node_msg_free(ev);
 		return;
 	}
-	chan_push(n->out, ev);
+	chan_push(n->out, &ev->link);
 }
 
 int
@@ -596,7 +611,7 @@ node_do_add(struct node *n, struct node_msg *m)
 	snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
 	m->json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
-	chan_push(n->out, m);
+	chan_push(n->out, &m->link);
 	node_rooms_changed(n);
 }
 
@@ -642,7 +657,7 @@ node_do_leave(struct node *n, struct node_msg *m)
 		cJSON_AddNullToObject(o, "kept");
 	m->json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
-	chan_push(n->out, m);
+	chan_push(n->out, &m->link);
 	node_rooms_changed(n);
 }
 
@@ -662,7 +677,7 @@ node_do_default(struct node *n, struct node_msg *m)
 	}
 	snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
 	m->json = node_rooms_json(n);
-	chan_push(n->out, m);
+	chan_push(n->out, &m->link);
 	node_rooms_changed(n);
 }
 
@@ -691,7 +706,7 @@ node_do_invite(struct node *n, struct node_msg *m)
 	if ((m->json = cJSON_PrintUnformatted(o)) == NULL)
 		node_fail(n, m, 500, "out of memory");
 	else
-		chan_push(n->out, m);
+		chan_push(n->out, &m->link);
 	cJSON_Delete(o);
 }
 
@@ -703,13 +718,13 @@ node_on_request(void *arg, uint32_t events)
 	struct node_room *r;
 
 	(void)events;
-	while ((m = chan_pop(n->in)) != NULL) {
+	while ((m = node_msg_pop(n->in)) != NULL) {
 		switch (m->kind) {
 		case NODE_ROOMS:
 			if ((m->json = node_rooms_json(n)) == NULL)
 				node_fail(n, m, 500, "out of memory");
 			else
-				chan_push(n->out, m);
+				chan_push(n->out, &m->link);
 			break;
 		case NODE_JOIN:
 		case NODE_CREATE:
@@ -919,8 +934,8 @@ node_stop(struct node *n)
 		return;
 	node_halt(n);
 	node_close_rooms(n);
-	chan_free(n->in);
-	chan_free(n->out);
+	chan_free(n->in, node_msg_drop);
+	chan_free(n->out, node_msg_drop);
 	loop_free(n->loop);
 	if (n->stop_fd != -1)
 		close(n->stop_fd);
@@ -959,11 +974,11 @@ node_fd(const struct node *n)
 void
 node_submit(struct node *n, struct node_msg *m)
 {
-	chan_push(n->in, m);
+	chan_push(n->in, &m->link);
 }
 
 struct node_msg *
 node_take(struct node *n)
 {
-	return chan_pop(n->out);
+	return node_msg_pop(n->out);
 }

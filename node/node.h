@@ -24,7 +24,8 @@
  * node_msg values: node_submit hands a request over (it is the node's
  * until it comes back), and node_take returns finished requests and
  * events, which are then the caller's.  node_fd becomes readable when
- * node_take has something.
+ * node_take has something; the caller then takes until NULL (one wakeup
+ * may stand for many messages: lib/chan.h).
  */
 struct node;
 

@@ -117,18 +117,18 @@ static void
 check_same(const struct frame_msg *a, const struct frame_msg *b)
 {
 	CHECK_EQ_STR(a->id, b->id);
-	CHECK(memcmp(a->from, b->from, 32) == 0);
+	CHECK(memcmp(a->from, b->from, PAPO_KEY_LEN) == 0);
 	CHECK_EQ_STR(a->name, b->name);
 	CHECK_EQ_INT(a->ts, b->ts);
 	CHECK_EQ_INT(a->body_len, b->body_len);
 	CHECK_EQ_STR(a->body, b->body);
 	CHECK_EQ_INT(a->has_to, b->has_to);
 	if (a->has_to && b->has_to)
-		CHECK(memcmp(a->to, b->to, 32) == 0);
+		CHECK(memcmp(a->to, b->to, PAPO_KEY_LEN) == 0);
 	CHECK_EQ_INT(a->has_reply_to, b->has_reply_to);
 	if (a->has_reply_to && b->has_reply_to)
 		CHECK_EQ_STR(a->reply_to, b->reply_to);
-	CHECK(memcmp(a->sig, b->sig, 64) == 0);
+	CHECK(memcmp(a->sig, b->sig, PAPO_SIG_LEN) == 0);
 }
 
 static struct store *
@@ -186,7 +186,7 @@ test_roundtrip(const struct ctx *c)
 		    1700000000000ull + (uint64_t)i);
 		if (i % 3 == 1) {
 			m[i].has_to = 1;
-			memcpy(m[i].to, c->me->pk, 32);
+			memcpy(m[i].to, c->me->pk, PAPO_KEY_LEN);
 		}
 		if (i % 4 == 2) {
 			m[i].has_reply_to = 1;
@@ -491,7 +491,8 @@ test_paging(const struct ctx *c)
 static void
 test_digest(const struct ctx *c)
 {
-	uint8_t d1[32], d2[32], d3[32], d4[32], zero[32] = { 0 };
+	uint8_t d1[PAPO_KEY_LEN], d2[PAPO_KEY_LEN], d3[PAPO_KEY_LEN],
+	    d4[PAPO_KEY_LEN], zero[PAPO_KEY_LEN] = { 0 };
 	struct frame_msg m[5];
 	char h1[64], h2[64], h3[64];
 	struct store *s1, *s2, *s3;
@@ -503,7 +504,7 @@ test_digest(const struct ctx *c)
 	s2 = open_or_die(h2, c);
 	s3 = open_or_die(h3, c);
 	store_digest(s1, d1);
-	CHECK(memcmp(d1, zero, 32) == 0);
+	CHECK(memcmp(d1, zero, PAPO_KEY_LEN) == 0);
 	for (int i = 0; i < 5; i++)
 		make_msg(c, &m[i], "digest", 1000 + (uint64_t)i);
 	for (int i = 0; i < 5; i++) {
@@ -515,21 +516,21 @@ test_digest(const struct ctx *c)
 	store_digest(s1, d1);
 	store_digest(s2, d2);
 	store_digest(s3, d3);
-	CHECK(memcmp(d1, d2, 32) == 0);
-	CHECK(memcmp(d1, d3, 32) != 0);
-	CHECK(memcmp(d1, zero, 32) != 0);
+	CHECK(memcmp(d1, d2, PAPO_KEY_LEN) == 0);
+	CHECK(memcmp(d1, d3, PAPO_KEY_LEN) != 0);
+	CHECK(memcmp(d1, zero, PAPO_KEY_LEN) != 0);
 
 	/* A duplicate does not change it; a reopen rebuilds the same. */
 	CHECK_EQ_INT(store_add_msg(s1, &m[2]), 0);
 	store_close(s1);
 	s1 = open_or_die(h1, c);
 	store_digest(s1, d4);
-	CHECK(memcmp(d1, d4, 32) == 0);
+	CHECK(memcmp(d1, d4, PAPO_KEY_LEN) == 0);
 
 	/* The same set again after the missing message arrives. */
 	CHECK_EQ_INT(store_add_msg(s3, &m[4]), 1);
 	store_digest(s3, d3);
-	CHECK(memcmp(d1, d3, 32) == 0);
+	CHECK(memcmp(d1, d3, PAPO_KEY_LEN) == 0);
 
 	store_close(s1);
 	store_close(s2);
@@ -698,7 +699,7 @@ test_damaged_read(const struct ctx *c)
 	struct store_cursor next;
 	struct store_stats st;
 	struct store_query q = { .n = 10 };
-	uint8_t d_before[32], d_after[32];
+	uint8_t d_before[PAPO_KEY_LEN], d_after[PAPO_KEY_LEN];
 	char home[64], last[PAPO_MSGID_LEN + 1];
 	struct store *s;
 	struct buf line;
@@ -747,7 +748,7 @@ test_damaged_read(const struct ctx *c)
 	CHECK_EQ_INT(store_damaged(s), 0);
 	CHECK(!store_has(s, m[3].id));
 	store_digest(s, d_after);
-	CHECK(memcmp(d_before, d_after, 32) != 0);
+	CHECK(memcmp(d_before, d_after, PAPO_KEY_LEN) != 0);
 	/* The others still read, by id and after an id. */
 	for (int i = 0; i < 7; i++) {
 		if (i == 3)
@@ -1141,7 +1142,7 @@ test_compact_count(const struct ctx *c)
 	struct store_keep keep = { .count = 10 };
 	struct store_stats st;
 	struct store *s;
-	uint8_t d1[32], d2[32];
+	uint8_t d1[PAPO_KEY_LEN], d2[PAPO_KEY_LEN];
 
 	mkhome(home);
 	s = open_or_die(home, c);
@@ -1193,7 +1194,7 @@ test_compact_count(const struct ctx *c)
 	CHECK_EQ_INT(st.gone, 92);
 	CHECK_EQ_INT(st.floor, 1092);
 	store_digest(s, d2);
-	CHECK(memcmp(d1, d2, 32) != 0);
+	CHECK(memcmp(d1, d2, PAPO_KEY_LEN) != 0);
 	store_close(s);
 	rmhome(home);
 }
@@ -1345,7 +1346,7 @@ int
 main(void)
 {
 	char err[PAPO_ERR_LEN];
-	uint8_t secret[32];
+	uint8_t secret[PAPO_KEY_LEN];
 	struct ctx c;
 
 	memset(&c, 0, sizeof(c));

@@ -8,9 +8,9 @@
  *    variable until the renewal or the retry is due (asleep when idle),
  *    asks again, and removes the mapping when told to stop.  Discovery
  *    and SOAP calls block for seconds, so they never run on the loop.
- *  - the owner's thread (the one running env->loop) reads what the worker
- *    published when the eventfd wakes it, logs one line when something
- *    changed, and calls env->changed.
+ *  - the owner's thread (the one running env->loop) takes what the worker
+ *    published through a channel (lib/chan.h) when its eventfd wakes
+ *    it, logs one line when something changed, and calls env->changed.
  *
  * The worker never touches struct portmap, and the owner never touches
  * a router.  Whichever of the two lets go of the shared block last frees
@@ -25,9 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <time.h>
-#include <unistd.h>
 
 #ifdef PAPO_HAVE_MINIUPNPC
 #include <miniupnpc/miniupnpc.h>
@@ -38,6 +36,7 @@
 #include <natpmp.h>
 #endif
 
+#include "lib/chan.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/net/portmap.h"
@@ -72,16 +71,22 @@ struct portmap_result {
 	char reason[PAPO_ERR_LEN];
 };
 
-/* Shared by the worker and the owner, under mu; port and lease are set
- * before the worker starts and only read after. */
+/* A result on its way to the owner: the worker's until pushed, the
+ * owner's once popped. */
+struct portmap_sent {
+	struct chan_link link;
+	struct portmap_result res;
+};
+
+/* Shared by the worker and the owner, under mu (but results, a channel
+ * with its own lock); port and lease are set before the worker starts
+ * and only read after. */
 struct portmap_shared {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;           /* stop (to the worker), done (to free) */
-	int efd;                     /* the owner's loop watches it */
+	struct chan *results;        /* to the owner, whose loop watches it */
 	int refs;                    /* 2 while both hold it */
 	int stop, done;
-	int fresh;                   /* res not read by the owner yet */
-	struct portmap_result res;
 	uint16_t port;
 	uint32_t lease;              /* asked for, seconds */
 };
@@ -123,6 +128,12 @@ portmap_private(const struct addr *a)
 /* ---- the shared block ---- */
 
 static void
+portmap_sent_free(struct chan_link *l)
+{
+	free(chan_item(l, struct portmap_sent, link));
+}
+
+static void
 portmap_shared_unref(struct portmap_shared *sh)
 {
 	int last;
@@ -134,7 +145,8 @@ portmap_shared_unref(struct portmap_shared *sh)
 		return;
 	pthread_cond_destroy(&sh->cv);
 	pthread_mutex_destroy(&sh->mu);
-	close(sh->efd);
+	/* Results the owner never took (it stopped first) go with it. */
+	chan_free(sh->results, portmap_sent_free);
 	free(sh);
 }
 
@@ -172,17 +184,19 @@ portmap_sleep(struct portmap_shared *sh, uint64_t until_ns)
 	return stop;
 }
 
+/* Hands a copy of res to the owner.  Out of memory, it is not sent: the
+ * owner keeps showing the last one until the next renewal or retry. */
 static void
 portmap_publish(struct portmap_shared *sh, const struct portmap_result *res)
 {
-	uint64_t one = 1;
+	struct portmap_sent *p = malloc(sizeof(*p));
 
-	pthread_mutex_lock(&sh->mu);
-	sh->res = *res;
-	sh->fresh = 1;
-	pthread_mutex_unlock(&sh->mu);
-	while (write(sh->efd, &one, sizeof(one)) == -1 && errno == EINTR)
-		;
+	if (p == NULL) {
+		log_msg(LOG_WARN, "port mapping: out of memory");
+		return;
+	}
+	p->res = *res;
+	chan_push(sh->results, &p->link);
 }
 
 static void
@@ -643,20 +657,18 @@ portmap_readable(void *arg, uint32_t events)
 	struct portmap *pm = arg;
 	struct portmap_shared *sh = pm->sh;
 	struct portmap_result res;
+	struct chan_link *l;
 	const char *why = NULL;
 	char reason[PAPO_ERR_LEN] = "", at[ADDR_STRLEN], ip[INET6_ADDRSTRLEN];
-	uint64_t n;
-	int fresh, usable = 0;
+	int fresh = 0, usable = 0;
 
 	(void)events;
-	pthread_mutex_lock(&sh->mu);
-	fresh = sh->fresh;
-	res = sh->res;
-	sh->fresh = 0;
-	/* Drained under the lock, so a later publish wakes us again. */
-	while (read(sh->efd, &n, sizeof(n)) == -1 && errno == EINTR)
-		;
-	pthread_mutex_unlock(&sh->mu);
+	/* Only the newest counts: what it replaced is already history. */
+	while ((l = chan_pop(sh->results)) != NULL) {
+		res = chan_item(l, struct portmap_sent, link)->res;
+		fresh = 1;
+		portmap_sent_free(l);
+	}
 	if (!fresh)
 		return;
 	addr_format(&res.ext, at);
@@ -719,7 +731,7 @@ portmap_new(char err[PAPO_ERR_LEN], const struct portmap_env *env)
 	}
 	if ((sh = calloc(1, sizeof(*sh))) == NULL)
 		goto nomem;
-	if ((sh->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
+	if ((sh->results = chan_new()) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "port mapping: eventfd: %s",
 		    strerror(errno));
 		free(sh);
@@ -736,7 +748,7 @@ portmap_new(char err[PAPO_ERR_LEN], const struct portmap_env *env)
 	sh->refs = 1;
 	pm->sh = sh;
 	pm->state = PORTMAP_ASKING;
-	if (loop_add_fd(env->loop, sh->efd, EPOLLIN, portmap_readable, pm) ==
+	if (loop_add_fd(env->loop, chan_fd(sh->results), EPOLLIN, portmap_readable, pm) ==
 	    -1) {
 		snprintf(err, PAPO_ERR_LEN, "port mapping: epoll: %s",
 		    strerror(errno));
@@ -745,7 +757,7 @@ portmap_new(char err[PAPO_ERR_LEN], const struct portmap_env *env)
 	sh->refs = 2;
 	if ((e = pthread_create(&pm->thread, NULL, portmap_main, sh)) != 0) {
 		sh->refs = 1;
-		loop_del_fd(env->loop, sh->efd);
+		loop_del_fd(env->loop, chan_fd(sh->results));
 		snprintf(err, PAPO_ERR_LEN, "port mapping: thread: %s",
 		    strerror(e));
 		goto fail;
@@ -771,7 +783,7 @@ portmap_free(struct portmap *pm)
 	if (pm == NULL)
 		return;
 	if ((sh = pm->sh) != NULL) {
-		loop_del_fd(pm->env.loop, sh->efd);
+		loop_del_fd(pm->env.loop, chan_fd(sh->results));
 		until = loop_now_ns() + PORTMAP_STOP_MS * NS_PER_MS;
 		ts.tv_sec = (time_t)(until / NS_PER_S);
 		ts.tv_nsec = (long)(until % NS_PER_S);

@@ -6,9 +6,10 @@
  * connection carries one unidirectional stream each way, on which frames
  * travel as a u32 big-endian length and the sealed bytes.
  *
- * The whole ngtcp2 and GnuTLS API stays inside quic.c, so that moving to
- * ngtcp2 1.x touches nothing else.  Everything here runs on the node
- * thread, inside its loop.
+ * The whole ngtcp2 and GnuTLS API stays inside quic.c and the files it
+ * is split into (quic_int.h), so that moving to ngtcp2 1.x touches
+ * nothing else.  Everything here runs on the node thread, inside its
+ * loop.
  */
 #ifndef PAPO_QUIC_H
 #define PAPO_QUIC_H
@@ -77,7 +78,7 @@ void quic_local(const struct quic *q, struct addr *out);
  * cbs.relay_send (to is then a peer of the relay: another member's
  * relayed address).  NULL when the connection cannot even be set up. */
 struct quic_conn *quic_dial(struct quic *q, const struct addr *to,
-    const uint8_t expect[32], int relayed);
+    const uint8_t expect[PAPO_KEY_LEN], int relayed);
 /*
  * A UDP socket of its own on a port of the kernel's choosing, for a punch
  * after a path died: a NAT that saw packets of the old path from our new
@@ -94,7 +95,7 @@ void quic_sock_unref(struct quic_sock *s);
 uint16_t quic_sock_port(const struct quic_sock *s);
 /* quic_dial and quic_send_raw on sock (NULL: the endpoint's socket). */
 struct quic_conn *quic_dial_on(struct quic *q, struct quic_sock *sock,
-    const struct addr *to, const uint8_t expect[32], int relayed);
+    const struct addr *to, const uint8_t expect[PAPO_KEY_LEN], int relayed);
 int quic_send_raw_on(struct quic *q, struct quic_sock *sock,
     const struct addr *to, const uint8_t *p, size_t n, int ttl);
 /* A datagram that reached us other than on the socket: through our relay

@@ -122,7 +122,7 @@ size_t store_damaged(struct store *s);
 
 /* XOR of BLAKE2b-256 of every stored message id: two members hold the
  * same set of messages when their counts and digests agree. */
-void store_digest(const struct store *s, uint8_t out[32]);
+void store_digest(const struct store *s, uint8_t out[PAPO_KEY_LEN]);
 
 void store_stats(const struct store *s, struct store_stats *out);
 

@@ -795,7 +795,6 @@ oauth_new(char err[PAPO_ERR_LEN], struct loop *l,
 		return NULL;
 	}
 	o->loop = l;
-	o->pipe[0] = o->pipe[1] = -1;
 	o->on = c->on;
 	LIST_INIT(&o->fetches);
 	if (!o->on)

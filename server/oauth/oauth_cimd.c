@@ -6,13 +6,13 @@
  *
  * Runs on the main thread and must never block it: a metadata document
  * is fetched by a thread of its own (libcurl, bounded in time and size,
- * never at a private address unless a test allows it), whose result
- * comes back through a pipe in the loop while the request waits.  That
- * thread touches nothing but its own struct oauth_fetch.
+ * never at a private address unless a test allows it), which hands
+ * itself back through a channel (lib/chan.h) watched by the loop while
+ * the request waits.  That thread touches nothing but its own struct
+ * oauth_fetch, and nothing at all once it is pushed.
  */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -21,12 +21,12 @@
 #include <sys/epoll.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
 #include "lib/addr.h"
+#include "lib/chan.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/node.h"
@@ -47,7 +47,8 @@ struct oauth_fetch {
 	char url[GRANTS_URI_MAX + 1];
 	int private_ok;
 	const char *ca;                  /* test CA (private_ok only) */
-	int wfd;                         /* the pipe, to say it is done */
+	struct chan *done;               /* o->fetched: pushed when done */
+	struct chan_link link;
 	struct http_req *req;            /* waiting for it; NULL: gone */
 	http_handler *again;             /* req's handler, run again */
 	char *doc;
@@ -123,7 +124,7 @@ oauth_fetch_write(char *data, size_t size, size_t n, void *arg)
 	return n;
 }
 
-/* The fetch's thread: touches only f, then says so through the pipe. */
+/* The fetch's thread: touches only f, then hands it back. */
 static void *
 oauth_fetch_run(void *arg)
 {
@@ -169,9 +170,7 @@ oauth_fetch_run(void *arg)
 		    "answered HTTP %ld, not 200", f->status);
 	curl_easy_cleanup(c);
 done:
-	if (write(f->wfd, &f, sizeof(f)) != (ssize_t)sizeof(f))
-		log_msg(LOG_ERROR, "oauth: cannot hand a fetch back: %s",
-		    strerror(errno));
+	chan_push(f->done, &f->link);
 	return NULL;
 }
 
@@ -281,10 +280,12 @@ oauth_on_fetched(void *arg, uint32_t events)
 	struct oauth_fetch *f;
 	struct oauth_cimd *e;
 	struct http_req *r;
+	struct chan_link *l;
 	http_handler *again;
 
 	(void)events;
-	while (read(o->pipe[0], &f, sizeof(f)) == (ssize_t)sizeof(f)) {
+	while ((l = chan_pop(o->fetched)) != NULL) {
+		f = chan_item(l, struct oauth_fetch, link);
 		e = oauth_cimd_slot(o, f->url);
 		memset(e, 0, sizeof(*e));
 		snprintf(e->url, sizeof(e->url), "%s", f->url);
@@ -333,7 +334,7 @@ oauth_fetch_start(struct oauth *o, struct http_req *r, const char *url,
 	 */
 	if (f->private_ok)
 		f->ca = getenv("PAPO_OAUTH_CIMD_CA");
-	f->wfd = o->pipe[1];
+	f->done = o->fetched;
 	f->req = r;
 	f->again = again;
 	if (pthread_create(&f->thread, NULL, oauth_fetch_run, f) != 0) {
@@ -350,14 +351,13 @@ oauth_fetch_start(struct oauth *o, struct http_req *r, const char *url,
 int
 oauth_cimd_open(char err[PAPO_ERR_LEN], struct oauth *o)
 {
-	if (pipe(o->pipe) == -1 ||
-	    fcntl(o->pipe[0], F_SETFL, O_NONBLOCK) == -1 ||
-	    fcntl(o->pipe[0], F_SETFD, FD_CLOEXEC) == -1 ||
-	    fcntl(o->pipe[1], F_SETFD, FD_CLOEXEC) == -1 ||
-	    loop_add_fd(o->loop, o->pipe[0], EPOLLIN, oauth_on_fetched,
-	    o) == -1) {
-		snprintf(err, PAPO_ERR_LEN, "cannot make OAuth's pipe: %s",
+	if ((o->fetched = chan_new()) == NULL ||
+	    loop_add_fd(o->loop, chan_fd(o->fetched), EPOLLIN,
+	    oauth_on_fetched, o) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot make OAuth's channel: %s",
 		    strerror(errno));
+		chan_free(o->fetched, NULL);
+		o->fetched = NULL;
 		return -1;
 	}
 	/* libcurl's global state is set up here, on the main thread,
@@ -380,9 +380,10 @@ oauth_cimd_close(struct oauth *o)
 		}
 		oauth_fetch_free(o, f);
 	}
-	if (o->pipe[0] != -1) {
-		loop_del_fd(o->loop, o->pipe[0]);
-		close(o->pipe[0]);
-		close(o->pipe[1]);
+	if (o->fetched != NULL) {
+		loop_del_fd(o->loop, chan_fd(o->fetched));
+		/* What it still holds are fetches freed just above. */
+		chan_free(o->fetched, NULL);
+		o->fetched = NULL;
 	}
 }

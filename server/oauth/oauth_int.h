@@ -87,7 +87,7 @@ struct oauth {
 	int64_t reg_window;
 	int reg_count;
 	int dirty;                        /* last uses not yet written */
-	int pipe[2];
+	struct chan *fetched;             /* fetches done (oauth_cimd.c) */
 	size_t nfetch;
 	LIST_HEAD(, oauth_fetch) fetches;
 };
@@ -142,11 +142,11 @@ struct oauth_cimd *oauth_cimd_find(struct oauth *o, const char *url);
  * which this file, below it, does not call itself.  -1 when it cannot. */
 int oauth_fetch_start(struct oauth *o, struct http_req *r, const char *url,
     http_handler *again);
-/* Makes the pipe fetches come back through, in o's loop, and sets up
+/* Makes the channel fetches come back through, in o's loop, and sets up
  * libcurl.  -1 with err. */
 int oauth_cimd_open(char err[PAPO_ERR_LEN], struct oauth *o);
 /* Answers the requests still waiting for a document with 503, waits for
- * their fetches to end and closes the pipe.  Safe on any o. */
+ * their fetches to end and frees the channel.  Safe on any o. */
 void oauth_cimd_close(struct oauth *o);
 
 #endif
