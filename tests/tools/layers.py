@@ -40,7 +40,7 @@ INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
 # node/'s folders are layers too, each above the ones before it: wire
 # (pure codecs) < store < net (sockets and reachability, which knows no
 # room) < room < node/node.c, the thread.
-NODE_TOP = {"node/node.h", "node/chan.h"}
+NODE_TOP = {"node/node.h"}
 # And server/'s: http < api, mcp, oauth (side by side) < daemon < cli.
 SERVER_BELOW = [("server/" + a + "/", "server/" + b + "/") for a, b in (
     ("http", "api"), ("http", "mcp"), ("http", "oauth"), ("http", "daemon"),
