@@ -1,9 +1,10 @@
 // mcp_rooms.test.mjs: one /mcp for every room (docs/MCP.md, "Rooms"), as
 // the official MCP TypeScript SDK sees it.  One daemon in two rooms,
 // alpha (the default) and beta: every tool lists room in its schema;
-// status lists both rooms; a client bound by /mcp?room=beta acts on beta
-// and is refused another room as a tool error; ?room= naming no room
-// fails the SDK's connect with papo's 404.
+// status lists both rooms; initialize's instructions say how rooms
+// work; a client bound by /mcp?room=beta acts on beta and is refused
+// another room as a tool error; ?room= naming no room fails the SDK's
+// connect with papo's 404.
 //
 // Run: PAPO=path/to/papo node --test tests/clients/mcp_rooms.test.mjs
 // (after `npm ci --prefix tests/clients`).
@@ -51,6 +52,17 @@ describe('papo /mcp serves every room (MCP TypeScript SDK)', { timeout: 60_000 }
     assert.deepEqual(s.rooms.map((r) => [r.name, r.default]), [['alpha', true], ['beta', false]]);
     assert.equal(s.room, 'alpha');
     assert.equal(s.bound, null);
+  });
+
+  it('initialize\'s instructions say how rooms work, within 2 KB', async () => {
+    const ins = unbound.getInstructions();
+    assert.equal(typeof ins, 'string', 'instructions');
+    assert.ok(Buffer.byteLength(ins) <= 2048, `instructions fit in 2 KB: ${Buffer.byteLength(ins)} bytes`);
+    assert.match(ins, /several rooms/, 'instructions say there may be several rooms');
+    assert.match(ins, /status lists them/, 'instructions say status lists the rooms');
+    assert.match(ins, /wait without room returns the messages of every room/, 'instructions say wait hears every room');
+    assert.match(ins, /unless given room/, 'instructions name the room argument');
+    assert.match(ins, /\?room=/, 'instructions say what ?room= does');
   });
 
   it('a client bound with ?room=beta acts on beta only', async () => {
