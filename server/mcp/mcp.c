@@ -578,19 +578,14 @@ mcp_tool_room(struct mcp_session *s, struct http_req *r, const cJSON *id,
 {
 	const char *sel, *bad = NULL;
 	const struct mcp_room *named;
-	char err[PAPO_ERR_LEN], msg[PAPO_ERR_LEN + 64], names[160];
+	char err[PAPO_ERR_LEN], msg[PAPO_ERR_LEN + 64];
 
 	sel = arg_str(args, "room", &bad);
 	if (bad != NULL) {
 		mcp_bad_arg(s, r, id, tool, bad);
 		return -1;
 	}
-	if (s->room[0] != '\0' && mcp_room_get(s->m, s->room) == NULL) {
-		mcp_room_names(s->m, names, sizeof(names));
-		snprintf(msg, sizeof(msg), "%s: this session is bound to room "
-		    "%s (%.8s), which this daemon has left: start a new session "
-		    "(the rooms now: %s)", tool, s->room_name, s->room,
-		    names[0] != '\0' ? names : "none");
+	if (mcp_room_left(s, tool, msg, sizeof(msg))) {
 		mcp_tool_error(s, r, id, msg);
 		return -1;
 	}
@@ -671,35 +666,57 @@ m_set_level(struct mcp_session *s, struct http_req *r, const cJSON *id,
 }
 
 /*
- * The room of the history resource params names, into room: for
+ * The room of the history resource uri names, into room: for
  * papo://room/history the session's room ("" when it has none: the
- * default room); for papo://rooms/ID/history that room, if the daemon is
- * in it and the session is not bound to another.  -1 when it names no
- * such resource.
+ * default room); for papo://rooms/ID/history that room.  -1, with err
+ * saying why, when it names no such resource: not a history URI, a room
+ * this daemon is not in, another room than the one the session is bound
+ * to, or the session's room was left.
  */
 static int
-mcp_history_room(const struct mcp_session *s, const cJSON *params,
-    char room[PAPO_ROOMID_LEN + 1])
+mcp_history_room(const struct mcp_session *s, const char *uri,
+    char room[PAPO_ROOMID_LEN + 1], char err[PAPO_ERR_LEN])
 {
-	const cJSON *u = cJSON_GetObjectItemCaseSensitive(params, "uri");
 	const size_t pre = sizeof(MCP_ROOMS_URI) - 1;
-	const char *id;
+	const size_t end = sizeof(MCP_ROOMS_URI_END) - 1;
+	size_t len = strlen(uri);
+	char names[160];
 
-	if (!cJSON_IsString(u))
+	if (mcp_room_left(s, uri, err, PAPO_ERR_LEN))
 		return -1;
-	if (strcmp(u->valuestring, MCP_HISTORY_URI) == 0) {
+	if (strcmp(uri, MCP_HISTORY_URI) == 0) {
 		snprintf(room, PAPO_ROOMID_LEN + 1, "%s", s->room);
 		return 0;
 	}
-	id = u->valuestring + pre;
-	if (strncmp(u->valuestring, MCP_ROOMS_URI, pre) != 0 ||
-	    strlen(id) != PAPO_ROOMID_LEN + sizeof(MCP_ROOMS_URI_END) - 1 ||
-	    strcmp(id + PAPO_ROOMID_LEN, MCP_ROOMS_URI_END) != 0)
+	if (len <= pre + end || strncmp(uri, MCP_ROOMS_URI, pre) != 0 ||
+	    strcmp(uri + len - end, MCP_ROOMS_URI_END) != 0) {
+		snprintf(err, PAPO_ERR_LEN, "no such resource: the resources "
+		    "are " MCP_HISTORY_URI " and " MCP_ROOMS_URI "ID"
+		    MCP_ROOMS_URI_END " of each room resources/list lists");
 		return -1;
-	snprintf(room, PAPO_ROOMID_LEN + 1, "%.*s", PAPO_ROOMID_LEN, id);
-	if (mcp_room_get(s->m, room) == NULL ||
-	    (s->room[0] != '\0' && strcmp(s->room, room) != 0))
+	}
+	mcp_room_names(s->m, names, sizeof(names));
+	if (len - pre - end != PAPO_ROOMID_LEN) {
+		snprintf(err, PAPO_ERR_LEN, "no such resource: %.100s names no "
+		    "room id (" MCP_ROOMS_URI "ID" MCP_ROOMS_URI_END " takes a "
+		    "room's whole id, as resources/list and status give them); "
+		    "the rooms are %s", uri, names);
 		return -1;
+	}
+	snprintf(room, PAPO_ROOMID_LEN + 1, "%.*s", PAPO_ROOMID_LEN, uri + pre);
+	if (mcp_room_get(s->m, room) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "no such resource: this daemon is "
+		    "not in room %s (it left it, or never joined it); the rooms "
+		    "are %s", room, names[0] != '\0' ? names : "none");
+		return -1;
+	}
+	if (s->room[0] != '\0' && strcmp(s->room, room) != 0) {
+		snprintf(err, PAPO_ERR_LEN, "no such resource: this session is "
+		    "bound to room %s (%.8s) by /mcp?room=, and %.100s is "
+		    "another room's: use a session of that room", s->room_name,
+		    s->room, uri);
+		return -1;
+	}
 	return 0;
 }
 
@@ -710,23 +727,34 @@ mcp_history_uri(char *out, size_t len, const char *room)
 	snprintf(out, len, MCP_ROOMS_URI "%s" MCP_ROOMS_URI_END, room);
 }
 
-/* A resource that is not there: -32002 until 2025-11-25, invalid
- * params (-32602) naming the uri in 2026-07-28. */
+/* A resource that is not there, err saying why: -32002 until
+ * 2025-11-25, invalid params (-32602) naming the uri in 2026-07-28. */
 static void
 mcp_no_resource(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const char *uri, const char *err)
+{
+	cJSON *data = NULL;
+
+	if (s->modern && uri != NULL) {
+		data = cJSON_CreateObject();
+		cJSON_AddStringToObject(data, "uri", uri);
+	}
+	mcp_reply_text(r, 200, mcp_error(id, s->modern ?
+	    JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND, err, data));
+}
+
+/* The uri params name, or NULL with r answered when there is none. */
+static const char *
+mcp_resource_uri(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params)
 {
 	const cJSON *u = cJSON_GetObjectItemCaseSensitive(params, "uri");
-	cJSON *data = NULL;
 
-	if (s->modern && cJSON_IsString(u)) {
-		data = cJSON_CreateObject();
-		cJSON_AddStringToObject(data, "uri", u->valuestring);
-	}
-	mcp_reply_text(r, 200, mcp_error(id, s->modern ? JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND,
-	    "no such resource: the resources are " MCP_HISTORY_URI " and "
-	    MCP_ROOMS_URI "ID" MCP_ROOMS_URI_END " of each room resources/list "
-	    "lists", data));
+	if (cJSON_IsString(u))
+		return u->valuestring;
+	mcp_no_resource(s, r, id, NULL, "no such resource: params.uri must "
+	    "be a resource's URI, as resources/list gives them");
+	return NULL;
 }
 
 static void
@@ -770,16 +798,18 @@ m_resources_read(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params)
 {
 	struct node_msg *req;
-	char room[PAPO_ROOMID_LEN + 1];
+	const char *uri;
+	char room[PAPO_ROOMID_LEN + 1], err[PAPO_ERR_LEN];
 
-	if (mcp_history_room(s, params, room) == -1) {
-		mcp_no_resource(s, r, id, params);
+	if ((uri = mcp_resource_uri(s, r, id, params)) == NULL)
+		return;
+	if (mcp_history_room(s, uri, room, err) == -1) {
+		mcp_no_resource(s, r, id, uri, err);
 		return;
 	}
 	if ((req = node_msg_new(NODE_HISTORY)) != NULL)
 		req->limit = 50;
-	mcp_ask(s, r, id, req, room, 1, cJSON_GetObjectItemCaseSensitive(params,
-	    "uri")->valuestring, NULL);
+	mcp_ask(s, r, id, req, room, 1, uri, NULL);
 }
 
 /* Whether s subscribes to papo://rooms/ROOM/history: on 1 or 0; -1
@@ -809,14 +839,16 @@ static void
 m_subscribe(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params, int on)
 {
-	const cJSON *u = cJSON_GetObjectItemCaseSensitive(params, "uri");
-	char room[PAPO_ROOMID_LEN + 1];
+	const char *uri;
+	char room[PAPO_ROOMID_LEN + 1], err[PAPO_ERR_LEN];
 
-	if (mcp_history_room(s, params, room) == -1) {
-		mcp_no_resource(s, r, id, params);
+	if ((uri = mcp_resource_uri(s, r, id, params)) == NULL)
+		return;
+	if (mcp_history_room(s, uri, room, err) == -1) {
+		mcp_no_resource(s, r, id, uri, err);
 		return;
 	}
-	if (strcmp(u->valuestring, MCP_HISTORY_URI) == 0)
+	if (strcmp(uri, MCP_HISTORY_URI) == 0)
 		s->subscribed = on;
 	else if (mcp_subscribe_room(s, room, on) == -1) {
 		mcp_reply_error(r, 200, id, JSONRPC_INTERNAL_ERROR, "out of memory");
@@ -846,10 +878,13 @@ m_resources_unsubscribe(struct mcp_session *s, struct http_req *r,
  * in params._meta; when the daemon stops (or the session is deleted),
  * the request's result, and the stream ends.  The client cancels by
  * closing it.  papo's lists of tools and resources never change, so of
- * the kinds of the revision only resourceSubscriptions of the history is
- * granted; "claude/channel": true asks for the room's messages.  Kinds
- * it cannot send are left out of the acknowledgement, as the revision
- * says; a kind given with the wrong type is invalid params.
+ * the kinds of the revision only resourceSubscriptions of the histories
+ * (papo://room/history, papo://rooms/ID/history) are granted;
+ * "claude/channel": true asks for the room's messages.  Kinds it cannot
+ * send, and URIs that are not papo's, are left out of the
+ * acknowledgement, as the revision says; a kind given with the wrong
+ * type is invalid params, and so is a room's history that names no room
+ * this session may hear (a clear error rather than a silent stream).
  */
 static void
 m_listen(struct mcp_session *s, struct http_req *r, const cJSON *id,
@@ -863,10 +898,14 @@ m_listen(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	    "notifications");
 	const cJSON *uris, *u, *v;
 	struct mcp_stream *ms;
-	cJSON *p, *granted;
+	cJSON *p, *granted, *arr, *data;
 	unsigned want = 0;
 	int bad;
-	char msg[128];
+	char msg[PAPO_ERR_LEN + 48], err[PAPO_ERR_LEN];
+	char rooms[PAPO_ROOMS_MAX][PAPO_ROOMID_LEN + 1], room[PAPO_ROOMID_LEN + 1];
+	char uri[sizeof(MCP_ROOMS_URI) + PAPO_ROOMID_LEN +
+	    sizeof(MCP_ROOMS_URI_END)];
+	size_t nrooms = 0, k;
 
 	if (!cJSON_IsObject(f)) {
 		mcp_reply_error(r, 200, id, JSONRPC_INVALID_PARAMS, "subscriptions/listen takes "
@@ -883,16 +922,43 @@ m_listen(struct mcp_session *s, struct http_req *r, const cJSON *id,
 			return;
 		}
 	}
+	if (mcp_room_left(s, "subscriptions/listen", msg, sizeof(msg))) {
+		mcp_reply_error(r, 200, id, JSONRPC_INVALID_PARAMS, msg);
+		return;
+	}
 	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(f, MCP_CHANNEL)))
 		want |= MCP_WANT_CHANNEL;
 	uris = cJSON_GetObjectItemCaseSensitive(f, "resourceSubscriptions");
 	bad = uris != NULL && !cJSON_IsArray(uris);
 	if (!bad)
 		cJSON_ArrayForEach(u, uris) {
-			if (!cJSON_IsString(u))
+			if (!cJSON_IsString(u)) {
 				bad = 1;
-			else if (strcmp(u->valuestring, MCP_HISTORY_URI) == 0)
+				break;
+			}
+			if (strcmp(u->valuestring, MCP_HISTORY_URI) == 0) {
 				want |= MCP_WANT_HISTORY;
+				continue;
+			}
+			if (strncmp(u->valuestring, MCP_ROOMS_URI,
+			    sizeof(MCP_ROOMS_URI) - 1) != 0)
+				continue;    /* not papo's: left out */
+			if (mcp_history_room(s, u->valuestring, room, err) ==
+			    -1) {
+				snprintf(msg, sizeof(msg), "notifications."
+				    "resourceSubscriptions: %s", err);
+				data = cJSON_CreateObject();
+				cJSON_AddStringToObject(data, "uri",
+				    u->valuestring);
+				mcp_reply_text(r, 200, mcp_error(id,
+				    JSONRPC_INVALID_PARAMS, msg, data));
+				return;
+			}
+			for (k = 0; k < nrooms && strcmp(rooms[k], room) != 0;
+			    k++)
+				;
+			if (k == nrooms)
+				memcpy(rooms[nrooms++], room, sizeof(room));
 		}
 	if (bad) {
 		mcp_reply_error(r, 200, id, JSONRPC_INVALID_PARAMS, "notifications."
@@ -904,11 +970,23 @@ m_listen(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		mcp_reply_error(r, 500, id, JSONRPC_INTERNAL_ERROR, "cannot open the stream");
 		return;
 	}
+	if (nrooms > 0 && (ms->rooms = malloc(nrooms *
+	    sizeof(*ms->rooms))) != NULL) {
+		memcpy(ms->rooms, rooms, nrooms * sizeof(*ms->rooms));
+		ms->nrooms = nrooms;
+	}
 	p = cJSON_CreateObject();
 	granted = cJSON_AddObjectToObject(p, "notifications");
-	if (want & MCP_WANT_HISTORY)
-		cJSON_AddItemToArray(cJSON_AddArrayToObject(granted,
-		    "resourceSubscriptions"), cJSON_CreateString(MCP_HISTORY_URI));
+	if ((want & MCP_WANT_HISTORY) || ms->nrooms > 0) {
+		arr = cJSON_AddArrayToObject(granted, "resourceSubscriptions");
+		if (want & MCP_WANT_HISTORY)
+			cJSON_AddItemToArray(arr,
+			    cJSON_CreateString(MCP_HISTORY_URI));
+		for (k = 0; k < ms->nrooms; k++) {
+			mcp_history_uri(uri, sizeof(uri), ms->rooms[k]);
+			cJSON_AddItemToArray(arr, cJSON_CreateString(uri));
+		}
+	}
 	if (want & MCP_WANT_CHANNEL)
 		cJSON_AddBoolToObject(granted, MCP_CHANNEL, 1);
 	mcp_send_tagged(ms, "notifications/subscriptions/acknowledged", p);

@@ -616,7 +616,8 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 struct mcp_note {
 	cJSON *channel;              /* notifications/claude/channel */
 	cJSON *updated;              /* notifications/resources/updated */
-	struct mcp_text *troom;      /* the same of papo://rooms/ID/history */
+	cJSON *uroom;                /* the same of papo://rooms/ID/history */
+	struct mcp_text *troom;      /* and its text */
 	const struct mcp_msg *g;
 	cJSON *log;                  /* notifications/message */
 	struct mcp_text *tchannel, *tupdated, *tlog;
@@ -669,8 +670,9 @@ mcp_note_new(struct mcp_note *nt, const struct mcp_msg *g)
 	    g->room);
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "uri", uri);
+	nt->uroom = o;
 	nt->troom = mcp_text_new(mcp_notification(
-	    "notifications/resources/updated", o));
+	    "notifications/resources/updated", cJSON_Duplicate(o, 1)));
 	nt->tlog = mcp_text_new(mcp_notification("notifications/message",
 	    cJSON_Duplicate(nt->log, 1)));
 }
@@ -680,6 +682,7 @@ mcp_note_clear(struct mcp_note *nt)
 {
 	cJSON_Delete(nt->channel);
 	cJSON_Delete(nt->updated);
+	cJSON_Delete(nt->uroom);
 	cJSON_Delete(nt->log);
 	mcp_text_unref(nt->tchannel);
 	mcp_text_unref(nt->tupdated);
@@ -701,6 +704,16 @@ mcp_subscribed(const struct mcp_session *s, const char *room)
 {
 	for (size_t i = 0; i < s->nsubs; i++)
 		if (strcmp(s->subs[i], room) == 0)
+			return 1;
+	return 0;
+}
+
+/* Whether the listen stream ms asked for papo://rooms/ROOM/history. */
+static int
+mcp_stream_subscribed(const struct mcp_stream *ms, const char *room)
+{
+	for (size_t i = 0; i < ms->nrooms; i++)
+		if (strcmp(ms->rooms[i], room) == 0)
 			return 1;
 	return 0;
 }
@@ -753,6 +766,9 @@ mcp_push(struct mcp_session *s, const struct mcp_note *nt, int channel)
 		if ((ms->want & MCP_WANT_HISTORY) && mcp_own_room(s, nt->g))
 			mcp_send_tagged(ms, "notifications/resources/updated",
 			    nt->updated);
+		if (mcp_stream_subscribed(ms, nt->g->room))
+			mcp_send_tagged(ms, "notifications/resources/updated",
+			    nt->uroom);
 	}
 	return given;
 }

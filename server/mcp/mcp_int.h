@@ -68,6 +68,10 @@ struct mcp_stream {
 	struct mcp_session *s;
 	cJSON *sub;
 	unsigned want;
+	/* A listen stream's papo://rooms/ID/history subscriptions: the
+	 * rooms' ids (NULL: none). */
+	char (*rooms)[PAPO_ROOMID_LEN + 1];
+	size_t nrooms;
 };
 
 /*
@@ -219,6 +223,11 @@ void mcp_room_update(struct mcp *m, const cJSON *list);
 void mcp_room_tag(struct mcp *m, cJSON *json, const char *id);
 /* The rooms as status lists them (a new array). */
 cJSON *mcp_room_list(const struct mcp *m);
+/* Whether s is bound to a room this daemon has left: 1, with msg saying
+ * so (and naming the rooms now) for what (a tool's name, a method's),
+ * else 0. */
+int mcp_room_left(const struct mcp_session *s, const char *what,
+    char *msg, size_t len);
 
 /* mcp_session.c: shared texts, sessions and their streams. */
 

@@ -354,6 +354,7 @@ mcp_stream_free(struct mcp_stream *ms)
 	if (--m->nstreams == 0)
 		loop_timer_set(m->heartbeat, 0);
 	cJSON_Delete(ms->sub);
+	free(ms->rooms);
 	free(ms);
 	if (!s->closing)
 		mcp_touch(s);        /* idle from now */

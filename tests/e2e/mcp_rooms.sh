@@ -148,7 +148,7 @@ check "the unbound one gets alpha's: $(cat "$T/got")" test "$(cat "$T/got")" = "
 rpc "$SB" '{"jsonrpc":"2.0","id":3,"method":"resources/list"}'
 check "its resources: the plain history and beta's" jqt --arg b "papo://rooms/$BETA_ID/history" '[.result.resources[].uri] == ["papo://room/history", $b]' "$T/body"
 rpc "$SB" '{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"papo://rooms/'"$ALPHA_ID"'/history"}}'
-check "it cannot read alpha's" jqt '.error.code == -32002' "$T/body"
+check "it cannot read alpha's" jqt '.error.code == -32002 and (.error.message | test("bound to room beta .*another room.s"))' "$T/body"
 
 # Each room's history is a resource.
 rpc "$S" '{"jsonrpc":"2.0","id":3,"method":"resources/list"}'
@@ -163,14 +163,46 @@ rpc "$S" '{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri"
 check "subscribe to beta's history" jqt '.result == {}' "$T/body"
 rpc "$S" '{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"papo://rooms/NOSUCH/history"}}'
 check "no such room's history: no such resource" jqt '.error.code == -32002' "$T/body"
+check "saying the URI names no room id, and the rooms" jqt '.error.message | test("names no room id.*the rooms are alpha .*beta")' "$T/body"
+NOTIN=aaaaaaaaaaaaaaaaaaaaaaaaaa
+rpc "$S" '{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"papo://rooms/'$NOTIN'/history"}}'
+check "a room id this daemon is not in: -32002 saying so, and the rooms" \
+	jqt --arg n "$NOTIN" '.error.code == -32002 and (.error.message | test("not in room " + $n + ".*the rooms are alpha .*beta"))' "$T/body"
+# subscriptions/listen (2026-07-28) takes a room's history too.
+meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+V26='MCP-Protocol-Version: 2026-07-28'
+rpc26() { # rpc26 PARAMS: a subscriptions/listen of 2026-07-28 to $M
+	rpc "" "{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"subscriptions/listen\",\"params\":{$meta,$1}}" \
+		-H "$V26" -H "Mcp-Method: subscriptions/listen"
+}
+rpc26 '"notifications":{"resourceSubscriptions":["papo://rooms/'$NOTIN'/history"]}'
+check "listen to a room this daemon is not in: -32602 saying so" \
+	jqt --arg n "$NOTIN" '.error.code == -32602 and (.error.message | test("resourceSubscriptions: .*not in room " + $n)) and .error.data.uri == "papo://rooms/" + $n + "/history"' "$T/body"
+MB=$M; M="$M?room=beta"
+rpc26 '"notifications":{"resourceSubscriptions":["papo://rooms/'"$ALPHA_ID"'/history"]}'
+check "listen bound to beta, to alpha's history: -32602 saying so" jqt '.error.code == -32602 and (.error.message | test("bound to room beta"))' "$T/body"
+M=$MB
 curl -sN --max-time 8 -H 'Accept: text/event-stream' -H "MCP-Session-Id: $S" "$M" >"$T/stream" 2>/dev/null &
 SPID=$!
+curl -sN --max-time 8 -H "$ACC" -H "$CT" -H "$V26" -H 'Mcp-Method: subscriptions/listen' \
+	--data-binary '{"jsonrpc":"2.0","id":"LB","method":"subscriptions/listen","params":{'"$meta"',"notifications":{"resourceSubscriptions":["papo://rooms/'"$BETA_ID"'/history","papo://room/history"]}}}' \
+	"$M" >"$T/listen" 2>/dev/null &
+LPID=$!
 sleep 1
 expect 0 "bo says in beta" -- papo bo say "b4" --room beta
 expect 0 "bo says in alpha" -- papo bo say "a4" --room alpha
 wait $SPID
+wait $LPID
 check "beta's resource is updated" grep -qF "\"uri\":\"papo://rooms/$BETA_ID/history\"" "$T/stream"
 check "alpha's is not (no subscription)" bash -c "! grep -qF 'papo://rooms/$ALPHA_ID/history' '$T/stream'"
+levents() { sed -n 's/^data: //p' "$T/listen" | grep -v '^$' | jq -s -e "$@" >/dev/null; }
+check "listen acknowledges beta's history and the plain one" levents --arg b "papo://rooms/$BETA_ID/history" \
+	'.[0].method == "notifications/subscriptions/acknowledged" and .[0].params.notifications.resourceSubscriptions == ["papo://room/history", $b]'
+check "listen: beta's history updated once, tagged" levents --arg b "papo://rooms/$BETA_ID/history" \
+	'[.[] | select(.method == "notifications/resources/updated" and .params.uri == $b and .params._meta["io.modelcontextprotocol/subscriptionId"] == "LB")] | length == 1'
+check "listen: the plain one once (alpha, the default, had one)" levents \
+	'[.[] | select(.method == "notifications/resources/updated" and .params.uri == "papo://room/history")] | length == 1'
+check "listen: alpha's own history not (not asked)" bash -c "! grep -qF 'papo://rooms/$ALPHA_ID/history' '$T/listen'"
 check "the channel push names its room" bash -c "grep '^data: {' '$T/stream' | sed 's/^data: //' | jq -s -e '[.[] | select(.method == \"notifications/claude/channel\" and .params.content == \"b4\")][0].params.meta | .room == \"beta\" and .room_id == \"$BETA_ID\"' >/dev/null"
 : >"$T/got"
 check "both wait for the agent" gets "$S" '{"timeout_s":5}' "alpha a4" "beta b4"
