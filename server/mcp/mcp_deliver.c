@@ -47,6 +47,7 @@ struct mcp_wait {
 	cJSON *token;                /* progress token, or NULL */
 	char *from;                  /* only messages of this member */
 	char room[PAPO_ROOMID_LEN + 1];  /* only of this room; "": any */
+	char room_name[PAPO_NAME_MAX + 1];  /* its name, for when it is left */
 	struct loop_timer *timer;    /* the deadline */
 	struct loop_timer *tick;     /* progress every 10 s */
 	uint64_t start, deadline;
@@ -464,6 +465,61 @@ mcp_waiting(const struct mcp_agent *a, const struct mcp_msg *msg)
 	return 0;
 }
 
+/*
+ * The room w waits on was left (papo leave, DELETE of the room): no
+ * message can come from it, so w ends now, as a tool error that says so
+ * and names the rooms left, rather than at its timeout.
+ */
+static void
+mcp_wait_room_left(struct mcp_wait *w)
+{
+	struct mcp_session *s = w->s;
+	char names[160], msg[PAPO_ERR_LEN + 320], *text;
+	cJSON *res, *o;
+
+	mcp_room_names(s->m, names, sizeof(names));
+	snprintf(msg, sizeof(msg), "wait: room %s (%.8s) was left by this "
+	    "daemon while this wait was pending: no message will come from it; "
+	    "%s (the rooms now: %s)", w->room_name, w->room, s->room[0] !=
+	    '\0' ? "this session is bound to it: start a new session" :
+	    "call wait without room, or with another room", names[0] != '\0' ?
+	    names : "none");
+	res = mcp_tool_result(NULL, msg);
+	o = cJSON_AddObjectToObject(res, "structuredContent");
+	cJSON_AddStringToObject(o, "error", msg);
+	cJSON_AddBoolToObject(o, "left", 1);
+	cJSON_AddStringToObject(o, "room", w->room_name);
+	cJSON_AddStringToObject(o, "room_id", w->room);
+	cJSON_AddItemToObject(o, "messages", cJSON_CreateArray());
+	cJSON_AddBoolToObject(o, "timed_out", 0);
+	cJSON_AddItemToObject(o, "rooms", mcp_room_list(s->m));
+	text = mcp_result(w->id, res, s->modern);
+	if (w->st != NULL) {
+		mcp_send(w->st, text);
+		http_stream_close(w->st);
+		cJSON_free(text);
+	} else
+		mcp_reply_text(w->r, 200, text);
+	mcp_wait_free(w);
+}
+
+/* The rooms changed: every pending wait on a room this daemon is no
+ * more in ends, each session once (as in mcp_offer); waits on every
+ * room go on. */
+static void
+mcp_waits_left(struct mcp *m)
+{
+	struct mcp_session *s, *next, *last;
+
+	last = TAILQ_LAST(&m->sessions, mcp_sessions);
+	for (s = TAILQ_FIRST(&m->sessions); s != NULL; s = next) {
+		next = s != last ? TAILQ_NEXT(s, entry) : NULL;
+		if (s->wait != NULL && s->wait->room[0] != '\0' &&
+		    mcp_room_get(m, s->wait->room) == NULL)
+			mcp_wait_room_left(s->wait);
+	}
+}
+
 static void
 mcp_wait_timeout(void *arg)
 {
@@ -575,6 +631,9 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	w->id = cJSON_Duplicate(id, 1);
 	w->from = f != NULL ? strdup(f->valuestring) : NULL;
 	snprintf(w->room, sizeof(w->room), "%s", room);
+	if (room[0] != '\0' && mcp_room_get(s->m, room) != NULL)
+		snprintf(w->room_name, sizeof(w->room_name), "%s",
+		    mcp_room_get(s->m, room)->name);
 	w->timeout_s = timeout;
 	w->start = loop_now_ns();
 	w->deadline = w->start + (uint64_t)(timeout * (double)NS_PER_S);
@@ -1216,7 +1275,8 @@ mcp_agent_leave(struct mcp_agent *a, const char *room)
  * The node's list of rooms (NODE_EV_ROOMS: first at start, then when a
  * room is joined, made or left, or the default changes).  Agents leave
  * the rooms that are gone, and are placed in the new ones: at start as
- * agents.json says, later where the room's log ends.
+ * agents.json says, later where the room's log ends; a pending wait on a
+ * room that is gone ends at once, saying so.
  */
 void
 mcp_rooms(struct mcp *m, const char *json)
@@ -1238,6 +1298,7 @@ mcp_rooms(struct mcp *m, const char *json)
 		for (size_t i = 0; i < m->nrooms; i++)
 			mcp_agent_place(m, a, m->rooms[i].id, !m->loaded);
 	}
+	mcp_waits_left(m);
 	m->loaded = 1;
 	cJSON_Delete(m->file);
 	m->file = NULL;
