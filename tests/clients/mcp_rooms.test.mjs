@@ -15,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { daemonSet, sleep, within } from './daemons.mjs';
+import { daemonSet, sleep, until, within } from './daemons.mjs';
 
 const { bin: PAPO, root, papo, serve, stop, killAll } = daemonSet('papo-mcprooms-');
 
@@ -81,6 +81,9 @@ describe('papo /mcp serves every room (MCP TypeScript SDK)', { timeout: 60_000 }
 
   it('a wait on a room that is left ends at once, saying so', async () => {
     papo(path.join(root, 'A'), ['new', '--name', 'ana', '--room', 'gamma']);
+    // The running daemon takes the new room up on its own time.
+    await until('gamma served', async () => (await unbound.callTool({ name: 'status', arguments: {} }))
+      .structuredContent.rooms.some((r) => r.name === 'gamma'), 15_000);
     gamma = await connect(`${A.info.mcp}?room=gamma`);
     const t0 = Date.now();
     const pending = gamma.callTool({ name: 'wait', arguments: { timeout_s: 30 } }, undefined, { timeout: 60_000 });
