@@ -7,12 +7,12 @@
  * (a question to the node, answered as a tool or resource result),
  * mcp_wake.c (waking an idle agent), mcp_deliver.c (the node's messages
  * and room lists handed out, pushes), mcp_wait.c (the wait tool, answers
- * in flight), mcp_agent.c (agents, their queues and positions,
- * agents.json, read receipts), mcp_room.c (the rooms served, a room
- * argument resolved), mcp_session.c (sessions, their streams, events
- * kept for replay) and mcp_rpc.c (JSON-RPC text and answers, declared in
- * mcp_rpc.h, which includes nothing of MCP's).  A lower file reaches a
- * higher one only through a pointer mcp_new sets in struct mcp
+ * in flight), mcp_store.c (agents.json), mcp_agent.c (agents, their
+ * queues and positions, read receipts), mcp_room.c (the rooms served, a
+ * room argument resolved), mcp_session.c (sessions, their streams,
+ * events kept for replay) and mcp_rpc.c (JSON-RPC text and answers,
+ * declared in mcp_rpc.h, which includes nothing of MCP's).  A lower file
+ * reaches a higher one only through a pointer mcp_new sets in struct mcp
  * (wait_end, wake_check).  The rest of server/ sees only mcp.h.  All of
  * it belongs to the main thread, and none of it may block.
  */
@@ -331,17 +331,22 @@ void mcp_queue_forget(struct mcp_agent *a, const char *ids);
 struct mcp_agent *mcp_agent(struct mcp *m, const char *name);
 /* The agent's messages were given some way: it is not idle now. */
 void mcp_agent_active(struct mcp_agent *a);
-/* agents.json is to be written soon (a queue or position changed). */
+/* agents.json is to be written soon (a queue or position changed);
+ * nothing before mcp_agents_load made m->save. */
 void mcp_agents_dirty(struct mcp *m);
-/* Reads agents.json back (at start); -1 with err when it is damaged. */
+/* a is out of room: its position there and its queue of it go. */
+void mcp_agent_leave(struct mcp_agent *a, const char *room);
+
+/* mcp_store.c: agents.json. */
+
+/* Reads agents.json back (at start), and makes m->save; -1 with err
+ * when it cannot (a damaged file is kept aside, not an error). */
 int mcp_agents_load(char err[PAPO_ERR_LEN], struct mcp *m);
 /* Places a in room (unless it is there): at start (start 1) as
  * agents.json says, else where the room's log ends, read back from the
  * node (mcp_deliver.c's mcp_node_answer takes the answer). */
 void mcp_agent_place(struct mcp *m, struct mcp_agent *a, const char *room,
     int start);
-/* a is out of room: its position there and its queue of it go. */
-void mcp_agent_leave(struct mcp_agent *a, const char *room);
 /* Writes agents.json now (at stop), and frees the agents. */
 void mcp_agents_free(struct mcp *m);
 
