@@ -246,6 +246,8 @@ check "each once" test "$(sort "$T/got" | uniq -d)" = ""
 # Two rooms and no default: the default (gamma) left.
 expect 0 "ana makes gamma" -- papo ana new --name ana --room gamma
 expect 0 "gamma is the default" -- papo ana rooms default gamma
+serves_gamma() { call "$S2" status '{"room":"alpha"}'; jq -e '.result.structuredContent.rooms | any(.name == "gamma")' "$T/body" >/dev/null; }
+check "MCP serves gamma" until_true 10 serves_gamma
 SG=$(session "?room=gamma")
 check "a session bound to gamma" test -n "$SG"
 S3=$(session)
