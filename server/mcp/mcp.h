@@ -3,11 +3,13 @@
  * the sessionless requests of 2026-07-28), the JSON-RPC methods and the
  * tool table (send, wait, history, status), and the push of room
  * messages to every session's notification streams and to
- * subscriptions/listen streams.  Built of mcp.c, mcp_wake.c,
- * mcp_deliver.c (which defines mcp_message, mcp_rooms, mcp_owns,
- * mcp_node_answer and mcp_agent_name_ok), mcp_room.c, mcp_session.c and
- * mcp_rpc.c, which share mcp_int.h.  One endpoint serves every room the
- * daemon is in (docs/MCP.md, "Rooms").  Main thread only.
+ * subscriptions/listen streams.  Built of mcp.c, mcp_resources.c,
+ * mcp_tools.c, mcp_ask.c, mcp_wake.c, mcp_deliver.c (which defines
+ * mcp_message, mcp_rooms, mcp_owns and mcp_node_answer), mcp_wait.c,
+ * mcp_store.c, mcp_agent.c (mcp_agent_name_ok), mcp_room.c,
+ * mcp_session.c and mcp_rpc.c, which share mcp_int.h.  One endpoint
+ * serves every room the daemon is in (docs/MCP.md, "Rooms").  Main
+ * thread only.
  */
 #ifndef PAPO_MCP_H
 #define PAPO_MCP_H

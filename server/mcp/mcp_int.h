@@ -1,16 +1,20 @@
 /*
  * mcp_int.h: what MCP's own files share, and nothing else includes.
  * They call one way, each only the ones after it: mcp.c (the transport,
- * JSON-RPC methods, the method and tool tables), mcp_wake.c (waking an
- * idle agent), mcp_deliver.c (the rooms' messages given to agents:
- * queues, answers in flight, the wait tool, pushes, read receipts),
- * mcp_room.c (the rooms served, a room argument resolved), mcp_session.c
- * (sessions, their streams, events kept for replay) and mcp_rpc.c
- * (JSON-RPC text and answers, declared in mcp_rpc.h, which includes
- * nothing of MCP's).  A lower file reaches a higher
- * one only through a pointer mcp_new sets in struct mcp.  The rest of
- * server/ sees only mcp.h.  All of it belongs to the main thread, and
- * none of it may block.
+ * initialize, the 2026-07-28 checks, the method table), mcp_resources.c
+ * (history resources, subscriptions/listen) and mcp_tools.c (the tool
+ * table, send, history, status), neither calling the other; mcp_ask.c
+ * (a question to the node, answered as a tool or resource result),
+ * mcp_wake.c (waking an idle agent), mcp_deliver.c (the node's messages
+ * and room lists handed out, pushes), mcp_wait.c (the wait tool, answers
+ * in flight), mcp_store.c (agents.json), mcp_agent.c (agents, their
+ * queues and positions, read receipts), mcp_room.c (the rooms served, a
+ * room argument resolved), mcp_session.c (sessions, their streams,
+ * events kept for replay) and mcp_rpc.c (JSON-RPC text and answers,
+ * declared in mcp_rpc.h, which includes nothing of MCP's).  A lower file
+ * reaches a higher one only through a pointer mcp_new sets in struct mcp
+ * (wait_end, wake_check).  The rest of server/ sees only mcp.h.  All of
+ * it belongs to the main thread, and none of it may block.
  */
 #ifndef PAPO_MCP_INT_H
 #define PAPO_MCP_INT_H
@@ -26,6 +30,8 @@
 #include "server/http/http.h"
 #include "server/mcp/mcp_rpc.h"
 
+#define MCP_CHANNEL "claude/channel"  /* papo's pushes, as Claude Code
+                                      * names them */
 #define MCP_HISTORY_URI "papo://room/history"
 /* A room's own history: papo://rooms/ID/history. */
 #define MCP_ROOMS_URI "papo://rooms/"
@@ -40,7 +46,7 @@
 #define MCP_TTL_MS 600000            /* how long lists may be cached */
 
 struct mcp_session;
-struct mcp_wait;                     /* a wait in progress: mcp_deliver.c's */
+struct mcp_wait;                     /* a wait in progress: mcp_wait.c's */
 struct mcp_text;                     /* an event's text: mcp_session.c's */
 struct mcp_slot;                     /* a replay ring's event: mcp_session.c's */
 struct mcp_waker;                    /* a /api/wake poll: mcp_wake.c's */
@@ -68,6 +74,10 @@ struct mcp_stream {
 	struct mcp_session *s;
 	cJSON *sub;
 	unsigned want;
+	/* A listen stream's papo://rooms/ID/history subscriptions: the
+	 * rooms' ids (NULL: none). */
+	char (*rooms)[PAPO_ROOMID_LEN + 1];
+	size_t nrooms;
 };
 
 /*
@@ -195,10 +205,10 @@ struct mcp {
 	struct loop_timer *waking;   /* idle agents are looked at */
 	uint64_t waking_at;          /* when it is armed for (0: not) */
 	/* The two calls up, set by mcp_new: a session that ends answers its
-	 * pending wait (mcp_deliver.c's mcp_wait_end, for mcp_session.c),
-	 * and a change for an agent (a message queued, a wait over, its
-	 * queue read back) may wake it (mcp_wake.c's mcp_wake_check, for
-	 * mcp_deliver.c). */
+	 * pending wait (mcp_wait.c's mcp_wait_end, for mcp_session.c), and
+	 * a change for an agent (a message queued, a wait over, its queue
+	 * read back) may wake it (mcp_wake.c's mcp_wake_check, for
+	 * mcp_deliver.c and mcp_wait.c). */
 	void (*wait_end)(struct mcp_wait *w, struct mcp_msg **msgs, size_t n);
 	void (*wake_check)(struct mcp_agent *a);
 };
@@ -219,6 +229,11 @@ void mcp_room_update(struct mcp *m, const cJSON *list);
 void mcp_room_tag(struct mcp *m, cJSON *json, const char *id);
 /* The rooms as status lists them (a new array). */
 cJSON *mcp_room_list(const struct mcp *m);
+/* Whether s is bound to a room this daemon has left: 1, with msg saying
+ * so (and naming the rooms now) for what (a tool's name, a method's),
+ * else 0. */
+int mcp_room_left(const struct mcp_session *s, const char *what,
+    char *msg, size_t len);
 
 /* mcp_session.c: shared texts, sessions and their streams. */
 
@@ -274,14 +289,69 @@ void mcp_send(struct http_stream *st, const char *json);
 void mcp_send_tagged(struct mcp_stream *ms, const char *method,
     const cJSON *params);
 
-/* mcp_deliver.c: the room's messages given to agents. */
+/* mcp_agent.c: agents, their queues and positions, agents.json. */
 
 /* Drops a ref of g; g NULL is a no-op. */
 void mcp_msg_unref(struct mcp_msg *g);
+/* A message of room (its id; NULL: the one json names) as the queues
+ * keep it, tagged with its room, with one ref; json is taken.  NULL
+ * when json is not one. */
+struct mcp_msg *mcp_msg_new(struct mcp *m, cJSON *json, const char *room,
+    uint64_t order);
+/* Asks the node for read receipts of ids ("ID ID ..."; NULL: none). */
+void mcp_mark_read(struct mcp *m, const char *ids);
 /* The ids ("ID ID ...") of messages (a JSON array) or of the n of msgs,
  * for read receipts; NULL on none. */
 char *mcp_ids(const cJSON *messages, struct mcp_msg *const *msgs,
     size_t n);
+/* Whether g is of room (NULL or "": any) and of member from (a name or
+ * id; NULL: any). */
+int mcp_matches(const char *from, const char *room, const struct mcp_msg *g);
+/* How many messages of room (NULL: all) wait in a's queue. */
+size_t mcp_unread(const struct mcp_agent *a, const char *room);
+/* a's position in room; NULL when it has none there. */
+struct mcp_pos *mcp_pos(struct mcp_agent *a, const char *room);
+/* a's position in room, made (nothing seen yet) when new; NULL when it
+ * has one in as many rooms as a daemon holds already. */
+struct mcp_pos *mcp_pos_add(struct mcp_agent *a, const char *room);
+/* Whether a's positions are still being read back from the log. */
+int mcp_restoring(const struct mcp_agent *a);
+/* Puts g in a's queue in room order, once (a ref of its own); a room's
+ * full queue lets its oldest go (a->dropped). */
+void mcp_queue_put(struct mcp_agent *a, struct mcp_msg *g);
+/* Takes from a's queue the messages of from (NULL: all) in room (NULL
+ * or "": every room), oldest first: their number, and them (their refs
+ * with them) in a new array in *out. */
+size_t mcp_queue_take(struct mcp_agent *a, const char *from,
+    const char *room, struct mcp_msg ***out);
+/* Drops from a's queue the messages whose ids are in ids. */
+void mcp_queue_forget(struct mcp_agent *a, const char *ids);
+/* The agent named name ("": the daemon's own), made when new; NULL
+ * without memory, or at MCP_AGENTS_MAX. */
+struct mcp_agent *mcp_agent(struct mcp *m, const char *name);
+/* The agent's messages were given some way: it is not idle now. */
+void mcp_agent_active(struct mcp_agent *a);
+/* agents.json is to be written soon (a queue or position changed);
+ * nothing before mcp_agents_load made m->save. */
+void mcp_agents_dirty(struct mcp *m);
+/* a is out of room: its position there and its queue of it go. */
+void mcp_agent_leave(struct mcp_agent *a, const char *room);
+
+/* mcp_store.c: agents.json. */
+
+/* Reads agents.json back (at start), and makes m->save; -1 with err
+ * when it cannot (a damaged file is kept aside, not an error). */
+int mcp_agents_load(char err[PAPO_ERR_LEN], struct mcp *m);
+/* Places a in room (unless it is there): at start (start 1) as
+ * agents.json says, else where the room's log ends, read back from the
+ * node (mcp_deliver.c's mcp_node_answer takes the answer). */
+void mcp_agent_place(struct mcp *m, struct mcp_agent *a, const char *room,
+    int start);
+/* Writes agents.json now (at stop), and frees the agents. */
+void mcp_agents_free(struct mcp *m);
+
+/* mcp_wait.c: the wait tool, and answers that give messages. */
+
 /* A flight of s's, in m->flights; NULL without memory. */
 struct mcp_flight *mcp_flight_new(struct mcp *m, struct mcp_session *s);
 /* Frees f, which gave nothing. */
@@ -292,30 +362,57 @@ void mcp_flight_done(void *arg, int sent);
 /* Answers w with the n messages of msgs (taken; 0: timed out), frees w;
  * m->wait_end, for mcp_session.c. */
 void mcp_wait_end(struct mcp_wait *w, struct mcp_msg **msgs, size_t n);
-/* notifications/cancelled of s's pending wait rid: 1 if it was one. */
-int mcp_wait_cancel(struct mcp_session *s, const cJSON *rid);
-/* The wait tool, for mcp.c's tool table: for messages of room (its id;
- * "": every room). */
-void tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    const cJSON *args, const cJSON *meta, const char *room);
-/* A stream that delivers opened: s's queue goes out on ms, given. */
-void mcp_flush(struct mcp_session *s, struct mcp_stream *ms);
-/* The agent named name ("": the daemon's own), made when new; NULL
- * without memory. */
-struct mcp_agent *mcp_agent(struct mcp *m, const char *name);
-/* Reads agents.json back (at start); -1 with err when it is damaged. */
-int mcp_agents_load(char err[PAPO_ERR_LEN], struct mcp *m);
-/* Writes agents.json now (at stop), and frees the agents. */
-void mcp_agents_free(struct mcp *m);
-/* The agent's messages were given some way: it is not idle now. */
-void mcp_agent_active(struct mcp_agent *a);
+/* Gives the pending waits of a's sessions what its queue holds for
+ * them, the session used longest ago first. */
+void mcp_offer(struct mcp_agent *a);
 /* Whether a session of a has a wait pending that msg (NULL: any) would
  * answer. */
 int mcp_waiting(const struct mcp_agent *a, const struct mcp_msg *msg);
-/* Whether a's positions are still being read back from the log. */
-int mcp_restoring(const struct mcp_agent *a);
-/* How many messages of room (NULL: all) wait in a's queue. */
-size_t mcp_unread(const struct mcp_agent *a, const char *room);
+/* The rooms changed: each pending wait on a room no more held ends,
+ * saying so. */
+void mcp_waits_left(struct mcp *m);
+/* notifications/cancelled of s's pending wait rid: 1 if it was one. */
+int mcp_wait_cancel(struct mcp_session *s, const cJSON *rid);
+/* The wait tool, for mcp_tools.c's table: for messages of room (its id;
+ * "": every room). */
+void tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const cJSON *args, const cJSON *meta, const char *room);
+
+/* mcp_deliver.c (which defines mcp.h's mcp_message, mcp_rooms,
+ * mcp_owns and mcp_node_answer): pushes. */
+
+/* A stream that delivers opened: s's queue goes out on ms, given. */
+void mcp_flush(struct mcp_session *s, struct mcp_stream *ms);
+
+/* mcp_ask.c: questions to the node. */
+
+/*
+ * Asks the node req (taken; NULL: out of memory, answered so) for r, of
+ * room (its id; NULL or "": the default), answering it as a tool result,
+ * or as resources/read of uri (not NULL).  read: the messages of the
+ * answer are given to s's agent once it is sent.  extra: fields added to
+ * the answer (taken).
+ */
+void mcp_ask(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    struct node_msg *req, const char *room, int read, const char *uri,
+    cJSON *extra);
+
+/* mcp_tools.c and mcp_resources.c: the methods mcp.c's table names. */
+
+typedef void mcp_method_fn(struct mcp_session *, struct http_req *,
+    const cJSON *, const cJSON *);
+/* A tool's handler: arguments, _meta, and the room it acts on (its id;
+ * "": the default room, or every room for wait). */
+typedef void mcp_tool_fn(struct mcp_session *, struct http_req *,
+    const cJSON *, const cJSON *, const cJSON *, const char *);
+
+/* Parses each tool's input schema into m->schemas; -1 without memory
+ * (mcp_tools_close frees what was made). */
+int mcp_tools_open(struct mcp *m);
+void mcp_tools_close(struct mcp *m);
+mcp_method_fn m_tools_list, m_tools_call;
+mcp_method_fn m_resources_list, m_resources_read, m_resources_subscribe,
+    m_resources_unsubscribe, m_listen;
 
 /* mcp_wake.c: waking an idle agent. */
 
@@ -326,7 +423,7 @@ int mcp_wake_open(struct mcp *m);
 void mcp_wake_close(struct mcp *m);
 /* Something changed for a (a message queued, a wait over, a caller
  * came): answers a caller when a needs waking, else arms m->waking.
- * mcp_deliver.c calls it through m->wake_check. */
+ * mcp_deliver.c and mcp_wait.c call it through m->wake_check. */
 void mcp_wake_check(struct mcp_agent *a);
 /* GET /api/wake (mcp.c's route table). */
 void mcp_wake_get(struct http_req *r, void *arg);

@@ -135,6 +135,22 @@ mcp_room_tag(struct mcp *m, cJSON *json, const char *id)
 		cJSON_AddStringToObject(json, "room", r != NULL ? r->name : "");
 }
 
+int
+mcp_room_left(const struct mcp_session *s, const char *what, char *msg,
+    size_t len)
+{
+	char names[160];
+
+	if (s->room[0] == '\0' || mcp_room_get(s->m, s->room) != NULL)
+		return 0;
+	mcp_room_names(s->m, names, sizeof(names));
+	snprintf(msg, len, "%s: this session is bound to room %s (%.8s), "
+	    "which this daemon has left: start a new session (the rooms now: "
+	    "%s)", what, s->room_name, s->room, names[0] != '\0' ? names :
+	    "none");
+	return 1;
+}
+
 /* The rooms, for status: id, name, whether the default.  Not their
  * members: the list is the node's when a room came or went, and counts
  * members as they were then. */

@@ -172,3 +172,12 @@ mcp_rpc_free(struct mcp_rpc *rpc)
 	cJSON_Delete(rpc->msg);
 	rpc->msg = NULL;
 }
+
+void
+mcp_cacheable(cJSON *res, int modern, int ttl_ms, const char *scope)
+{
+	if (!modern)
+		return;
+	cJSON_AddNumberToObject(res, "ttlMs", ttl_ms);
+	cJSON_AddStringToObject(res, "cacheScope", scope);
+}

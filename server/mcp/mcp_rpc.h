@@ -62,5 +62,9 @@ void mcp_reply_error(struct http_req *r, int status, const cJSON *id,
 int mcp_accepts(struct http_req *r, const char *type);
 /* A tool's result: structured (taken), or an error for the model. */
 cJSON *mcp_tool_result(cJSON *structured, const char *error);
+/* Adds to res what 2026-07-28 asks of a result clients may keep (modern
+ * only): how long (ttl_ms), and whether for anyone ("public") or this
+ * client only ("private"). */
+void mcp_cacheable(cJSON *res, int modern, int ttl_ms, const char *scope);
 
 #endif

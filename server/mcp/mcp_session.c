@@ -6,9 +6,9 @@
  * heartbeat; the events written to a GET stream, with the next id, kept
  * in a ring for Last-Event-ID, their texts shared between sessions.
  *
- * Below mcp_deliver.c and mcp.c, above mcp_rpc.c: a session that ends
- * with a wait pending answers it through m->wait_end (the wait is
- * mcp_deliver.c's).  Main thread only; nothing here blocks.
+ * Below every MCP file but mcp_rpc.c: a session that ends with a wait
+ * pending answers it through m->wait_end (the wait is mcp_wait.c's).
+ * Main thread only; nothing here blocks.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -354,6 +354,7 @@ mcp_stream_free(struct mcp_stream *ms)
 	if (--m->nstreams == 0)
 		loop_timer_set(m->heartbeat, 0);
 	cJSON_Delete(ms->sub);
+	free(ms->rooms);
 	free(ms);
 	if (!s->closing)
 		mcp_touch(s);        /* idle from now */

@@ -7,8 +7,9 @@
  * gives nothing: it says who wrote, how many, the first words, and to
  * call wait.
  *
- * Above mcp_deliver.c, whose agents it looks at and which tells it of
- * each change through m->wake_check.  Main thread only; a waiting caller
+ * Above mcp_deliver.c, mcp_wait.c and mcp_agent.c, whose agents and
+ * waits it looks at and which tell it of each change through
+ * m->wake_check.  Main thread only; a waiting caller
  * is a suspended request and a timer.
  */
 #include <stdio.h>

@@ -1,9 +1,11 @@
 // mcp_rooms.test.mjs: one /mcp for every room (docs/MCP.md, "Rooms"), as
 // the official MCP TypeScript SDK sees it.  One daemon in two rooms,
 // alpha (the default) and beta: every tool lists room in its schema;
-// status lists both rooms; a client bound by /mcp?room=beta acts on beta
-// and is refused another room as a tool error; ?room= naming no room
-// fails the SDK's connect with papo's 404.
+// status lists both rooms; initialize's instructions say how rooms
+// work; a client bound by /mcp?room=beta acts on beta and is refused
+// another room as a tool error; a wait of a client bound to a room that
+// is then left ends at once saying so; ?room= naming no room fails the
+// SDK's connect with papo's 404.
 //
 // Run: PAPO=path/to/papo node --test tests/clients/mcp_rooms.test.mjs
 // (after `npm ci --prefix tests/clients`).
@@ -13,7 +15,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { daemonSet } from './daemons.mjs';
+import { daemonSet, sleep, until, within } from './daemons.mjs';
 
 const { bin: PAPO, root, papo, serve, stop, killAll } = daemonSet('papo-mcprooms-');
 
@@ -24,7 +26,7 @@ async function connect(url) {
 }
 
 describe('papo /mcp serves every room (MCP TypeScript SDK)', { timeout: 60_000 }, () => {
-  let A, unbound, bound;
+  let A, unbound, bound, gamma;
 
   before(async () => {
     assert.ok(fs.existsSync(PAPO), `no papo binary at ${PAPO} (set PAPO)`);
@@ -34,7 +36,7 @@ describe('papo /mcp serves every room (MCP TypeScript SDK)', { timeout: 60_000 }
   });
 
   after(async () => {
-    for (const c of [unbound, bound]) await c?.close().catch(() => {});
+    for (const c of [unbound, bound, gamma]) await c?.close().catch(() => {});
     if (A) await stop(A).catch(() => {});
     await killAll();
     fs.rmSync(root, { recursive: true, force: true });
@@ -53,6 +55,17 @@ describe('papo /mcp serves every room (MCP TypeScript SDK)', { timeout: 60_000 }
     assert.equal(s.bound, null);
   });
 
+  it('initialize\'s instructions say how rooms work, within 2 KB', async () => {
+    const ins = unbound.getInstructions();
+    assert.equal(typeof ins, 'string', 'instructions');
+    assert.ok(Buffer.byteLength(ins) <= 2048, `instructions fit in 2 KB: ${Buffer.byteLength(ins)} bytes`);
+    assert.match(ins, /several rooms/, 'instructions say there may be several rooms');
+    assert.match(ins, /status lists them/, 'instructions say status lists the rooms');
+    assert.match(ins, /wait without room returns the messages of every room/, 'instructions say wait hears every room');
+    assert.match(ins, /unless given room/, 'instructions name the room argument');
+    assert.match(ins, /\?room=/, 'instructions say what ?room= does');
+  });
+
   it('a client bound with ?room=beta acts on beta only', async () => {
     bound = await connect(`${A.info.mcp}?room=beta`);
     const s = (await bound.callTool({ name: 'status', arguments: {} })).structuredContent;
@@ -64,6 +77,26 @@ describe('papo /mcp serves every room (MCP TypeScript SDK)', { timeout: 60_000 }
     const other = await bound.callTool({ name: 'send', arguments: { text: 'x', room: 'alpha' } });
     assert.equal(other.isError, true);
     assert.match(other.content[0].text, /bound to room beta .*'alpha' is another/);
+  });
+
+  it('a wait on a room that is left ends at once, saying so', async () => {
+    papo(path.join(root, 'A'), ['new', '--name', 'ana', '--room', 'gamma']);
+    // The running daemon takes the new room up on its own time.
+    await until('gamma served', async () => (await unbound.callTool({ name: 'status', arguments: {} }))
+      .structuredContent.rooms.some((r) => r.name === 'gamma'), 15_000);
+    gamma = await connect(`${A.info.mcp}?room=gamma`);
+    const t0 = Date.now();
+    const pending = gamma.callTool({ name: 'wait', arguments: { timeout_s: 30 } }, undefined, { timeout: 60_000 });
+    await sleep(500);
+    papo(path.join(root, 'A'), ['leave', 'gamma']);
+    const res = await within(pending, 15_000, 'the wait on gamma to end');
+    assert.ok(Date.now() - t0 < 15_000, `ended after ${Date.now() - t0} ms, not at its timeout`);
+    assert.equal(res.isError, true, JSON.stringify(res));
+    assert.match(res.content[0].text, /room gamma .*was left by this daemon while this wait was pending/);
+    assert.equal(res.structuredContent?.left, true);
+    const next = await gamma.callTool({ name: 'status', arguments: {} });
+    assert.equal(next.isError, true);
+    assert.match(next.content[0].text, /bound to room gamma .*which this daemon has left: start a new session/);
   });
 
   it('?room= naming no room: connect fails with the 404', async () => {

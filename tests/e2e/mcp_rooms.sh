@@ -6,9 +6,12 @@
 # and status take room; /mcp?room= binds a session to one room (and
 # papo mcp --room does); clear errors for a room that names none, a
 # bound session given another room, ?room= naming none, two rooms and no
-# default, a bound room left; status lists the rooms; each room's
-# history is a resource of its own, with its own updates; and what the
-# agent was given is kept per room across a restart (agents.json).
+# default, a bound room left; a pending wait on a room that is left ends
+# at once, one on every room goes on; status lists the rooms; each
+# room's history is a resource of its own, with its own updates (to
+# resources/subscribe and subscriptions/listen), unknown rooms' refused
+# saying why; and what the agent was given is kept per room across a
+# restart (agents.json).
 # Usage: mcp_rooms.sh PATH_TO_PAPO.
 PAPO=${1:?usage: mcp_rooms.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
@@ -148,7 +151,7 @@ check "the unbound one gets alpha's: $(cat "$T/got")" test "$(cat "$T/got")" = "
 rpc "$SB" '{"jsonrpc":"2.0","id":3,"method":"resources/list"}'
 check "its resources: the plain history and beta's" jqt --arg b "papo://rooms/$BETA_ID/history" '[.result.resources[].uri] == ["papo://room/history", $b]' "$T/body"
 rpc "$SB" '{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"papo://rooms/'"$ALPHA_ID"'/history"}}'
-check "it cannot read alpha's" jqt '.error.code == -32002' "$T/body"
+check "it cannot read alpha's" jqt '.error.code == -32002 and (.error.message | test("bound to room beta .*another room.s"))' "$T/body"
 
 # Each room's history is a resource.
 rpc "$S" '{"jsonrpc":"2.0","id":3,"method":"resources/list"}'
@@ -163,14 +166,46 @@ rpc "$S" '{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri"
 check "subscribe to beta's history" jqt '.result == {}' "$T/body"
 rpc "$S" '{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"papo://rooms/NOSUCH/history"}}'
 check "no such room's history: no such resource" jqt '.error.code == -32002' "$T/body"
+check "saying the URI names no room id, and the rooms" jqt '.error.message | test("names no room id.*the rooms are alpha .*beta")' "$T/body"
+NOTIN=aaaaaaaaaaaaaaaaaaaaaaaaaa
+rpc "$S" '{"jsonrpc":"2.0","id":3,"method":"resources/subscribe","params":{"uri":"papo://rooms/'$NOTIN'/history"}}'
+check "a room id this daemon is not in: -32002 saying so, and the rooms" \
+	jqt --arg n "$NOTIN" '.error.code == -32002 and (.error.message | test("not in room " + $n + ".*the rooms are alpha .*beta"))' "$T/body"
+# subscriptions/listen (2026-07-28) takes a room's history too.
+meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+V26='MCP-Protocol-Version: 2026-07-28'
+rpc26() { # rpc26 PARAMS: a subscriptions/listen of 2026-07-28 to $M
+	rpc "" "{\"jsonrpc\":\"2.0\",\"id\":\"r1\",\"method\":\"subscriptions/listen\",\"params\":{$meta,$1}}" \
+		-H "$V26" -H "Mcp-Method: subscriptions/listen"
+}
+rpc26 '"notifications":{"resourceSubscriptions":["papo://rooms/'$NOTIN'/history"]}'
+check "listen to a room this daemon is not in: -32602 saying so" \
+	jqt --arg n "$NOTIN" '.error.code == -32602 and (.error.message | test("resourceSubscriptions: .*not in room " + $n)) and .error.data.uri == "papo://rooms/" + $n + "/history"' "$T/body"
+MB=$M; M="$M?room=beta"
+rpc26 '"notifications":{"resourceSubscriptions":["papo://rooms/'"$ALPHA_ID"'/history"]}'
+check "listen bound to beta, to alpha's history: -32602 saying so" jqt '.error.code == -32602 and (.error.message | test("bound to room beta"))' "$T/body"
+M=$MB
 curl -sN --max-time 8 -H 'Accept: text/event-stream' -H "MCP-Session-Id: $S" "$M" >"$T/stream" 2>/dev/null &
 SPID=$!
+curl -sN --max-time 8 -H "$ACC" -H "$CT" -H "$V26" -H 'Mcp-Method: subscriptions/listen' \
+	--data-binary '{"jsonrpc":"2.0","id":"LB","method":"subscriptions/listen","params":{'"$meta"',"notifications":{"resourceSubscriptions":["papo://rooms/'"$BETA_ID"'/history","papo://room/history"]}}}' \
+	"$M" >"$T/listen" 2>/dev/null &
+LPID=$!
 sleep 1
 expect 0 "bo says in beta" -- papo bo say "b4" --room beta
 expect 0 "bo says in alpha" -- papo bo say "a4" --room alpha
 wait $SPID
+wait $LPID
 check "beta's resource is updated" grep -qF "\"uri\":\"papo://rooms/$BETA_ID/history\"" "$T/stream"
 check "alpha's is not (no subscription)" bash -c "! grep -qF 'papo://rooms/$ALPHA_ID/history' '$T/stream'"
+levents() { sed -n 's/^data: //p' "$T/listen" | grep -v '^$' | jq -s -e "$@" >/dev/null; }
+check "listen acknowledges beta's history and the plain one" levents --arg b "papo://rooms/$BETA_ID/history" \
+	'.[0].method == "notifications/subscriptions/acknowledged" and .[0].params.notifications.resourceSubscriptions == ["papo://room/history", $b]'
+check "listen: beta's history updated once, tagged" levents --arg b "papo://rooms/$BETA_ID/history" \
+	'[.[] | select(.method == "notifications/resources/updated" and .params.uri == $b and .params._meta["io.modelcontextprotocol/subscriptionId"] == "LB")] | length == 1'
+check "listen: the plain one once (alpha, the default, had one)" levents \
+	'[.[] | select(.method == "notifications/resources/updated" and .params.uri == "papo://room/history")] | length == 1'
+check "listen: alpha's own history not (not asked)" bash -c "! grep -qF 'papo://rooms/$ALPHA_ID/history' '$T/listen'"
 check "the channel push names its room" bash -c "grep '^data: {' '$T/stream' | sed 's/^data: //' | jq -s -e '[.[] | select(.method == \"notifications/claude/channel\" and .params.content == \"b4\")][0].params.meta | .room == \"beta\" and .room_id == \"$BETA_ID\"' >/dev/null"
 : >"$T/got"
 check "both wait for the agent" gets "$S" '{"timeout_s":5}' "alpha a4" "beta b4"
@@ -204,16 +239,52 @@ S2=$(session)
 check "after the restart: beta's unread ones and those of the absence" gets "$S2" '{"timeout_s":5}' "beta beta unread" "beta beta while down" "alpha alpha while down"
 check "alpha's read one is not given again: $(tr '\n' '|' <"$T/got")" bash -c "! grep -qxF 'alpha alpha read' '$T/got'"
 check "each once" test "$(sort "$T/got" | uniq -d)" = ""
-# A bound room left: the session says so on its next call.  Two rooms
-# and no default: the default (gamma) left.
+# A room left under pending waits: a wait of a session bound to it, and
+# a wait with room naming it (answering as a stream, with a progress
+# token), end at once saying so; a wait on every room goes on and gets
+# the next message.  The bound session says so on its next call too.
+# Two rooms and no default: the default (gamma) left.
 expect 0 "ana makes gamma" -- papo ana new --name ana --room gamma
 expect 0 "gamma is the default" -- papo ana rooms default gamma
+serves_gamma() { call "$S2" status '{"room":"alpha"}'; jq -e '.result.structuredContent.rooms | any(.name == "gamma")' "$T/body" >/dev/null; }
+check "MCP serves gamma" until_true 10 serves_gamma
 SG=$(session "?room=gamma")
 check "a session bound to gamma" test -n "$SG"
+S3=$(session)
+call "$S2" wait '{"timeout_s":0}'
+# bgwait SID ARGS FILE [META]: a wait in the background, its answer in
+# FILE; answer FILE: that answer's JSON-RPC response, plain or SSE.
+bgwait() {
+	curl -sS --max-time 40 -o "$3" -H "$ACC" -H "$CT" -H "MCP-Session-Id: $1" \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"wait\",\"arguments\":$2${4:+,\"_meta\":$4}}}" "$M" &
+}
+answer() {
+	if grep -q '^data: {' "$1"; then sed -n 's/^data: //p' "$1" | grep -v '^$' | jq -c 'select(.id == 9)'; else cat "$1"; fi
+}
+bgwait "$SG" '{"timeout_s":30}' "$T/wbound"; WB=$!
+bgwait "$S3" '{"timeout_s":30,"room":"gamma"}' "$T/wroom" '{"progressToken":"p1"}'; WR=$!
+bgwait "$S2" '{"timeout_s":30}' "$T/wall"; WA=$!
+sleep 1
+check "the three waits are pending" kill -0 $WB $WR $WA
+t0=$SECONDS
 expect 0 "ana leaves gamma" -- papo ana leave gamma
+wait $WB $WR
+check "the waits on gamma ended at once ($((SECONDS - t0)) s), not at their timeout" test $((SECONDS - t0)) -lt 10
+answer "$T/wbound" >"$T/body"
+check "the bound session's wait: a tool error saying gamma was left" \
+	jqt '.result.isError == true and (.result.content[0].text | test("room gamma .*was left by this daemon while this wait was pending.*bound to it: start a new session")) and .result.structuredContent.left == true and .result.structuredContent.room == "gamma"' "$T/body"
+answer "$T/wroom" >"$T/body"
+check "the wait with room gamma (a stream): the same, naming the rooms now" \
+	jqt '.result.isError == true and (.result.content[0].text | test("room gamma .*was left.*call wait without room.*the rooms now: alpha .*beta")) and (.result.structuredContent.rooms | length) == 2' "$T/body"
+check "the wait on every room goes on" kill -0 $WA
+expect 0 "bo says in beta" -- papo bo say "b5" --room beta
+wait $WA
+check "and gets the next message" jqt '.result.structuredContent.messages | map(.text) == ["b5"]' "$T/wall"
 check "ana is in two rooms" until_true 10 test "$(rooms_json ana | jq '.rooms | length')" = 2
 call "$SG" wait '{"timeout_s":1}'
 check "the session bound to gamma: a tool error saying it was left" tool_error "bound to room gamma .*has left"
+rpc "$SG" '{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"papo://room/history"}}'
+check "its resources/read too" jqt '.error.code == -32002 and (.error.message | test("bound to room gamma .*has left"))' "$T/body"
 call "$S2" send '{"text":"no default"}'
 check "two rooms, no default, no room: a tool error naming them" tool_error "none is the default.*alpha.*beta"
 call "$S2" send '{"text":"named","room":"alpha"}'
@@ -222,9 +293,6 @@ call "$S2" status '{}'
 check "status without room: the same error" tool_error "none is the default"
 call "$S2" status '{"room":"beta"}'
 check "status of beta: the rooms, none the default" jqt '.result.structuredContent | .room == "beta" and (.rooms | length) == 2 and ([.rooms[].default] | any | not)' "$T/body"
-: >"$T/got"
-expect 0 "bo says in beta" -- papo bo say "b5" --room beta
-check "wait without room still hears every room" gets "$S2" '{"timeout_s":10}' "beta b5"
 
 stop_all
 finish
