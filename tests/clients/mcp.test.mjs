@@ -9,15 +9,15 @@
 //  or: node tests/clients/mcp.test.mjs path/to/papo
 // (after `npm ci --prefix tests/clients`).  On a failure the HTTP
 // exchanges of both clients are printed to stderr.
-import { describe, it, before, after } from 'node:test';
+import { describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { daemonSet, sleep, until, within } from './daemons.mjs';
+import { daemonSet, need, sleep, until, within } from './daemons.mjs';
 
-const { bin: PAPO, root, daemons, papo, serve, stop, killAll } = daemonSet('papo-mcp-');
+const { bin: PAPO, root, daemons, papo, serve, stop, step, finish } = daemonSet('papo-mcp-', { stepTimeout: 30_000 });
 
 // HTTP exchanges of the clients, for the report when something fails.
 const exchanges = [];
@@ -77,23 +77,6 @@ function errorText(result) {
   return result.content.map((c) => c.text || '').join('\n');
 }
 
-// A step that needs what an earlier one set up says so, instead of a TypeError.
-function need(ok) {
-  assert.ok(ok, 'needs the earlier steps (see the first failure above)');
-}
-
-let failed = false;
-function step(name, fn, timeout = 30_000) {
-  it(name, { timeout }, async (t) => {
-    try {
-      await fn(t);
-    } catch (e) {
-      failed = true;
-      throw e;
-    }
-  });
-}
-
 describe('papo /mcp with the MCP TypeScript SDK', { timeout: 85_000 }, () => {
   let A, B, c1, c2;
   const notes = []; // notifications client2 got
@@ -111,17 +94,14 @@ describe('papo /mcp with the MCP TypeScript SDK', { timeout: 85_000 }, () => {
     }, 30_000, 200);
   });
 
-  after(async () => {
-    for (const c of [c1, c2]) await c?.client.close().catch(() => {});
-    await killAll();
-    if (failed) {
+  after(() => finish({
+    close: () => Promise.all([c1, c2].map((c) => c?.client.close().catch(() => {}))),
+    report: () => {
       console.error('HTTP exchanges of the clients:');
       for (const e of exchanges) console.error('  ' + JSON.stringify(e));
-      for (const [n, d] of Object.entries(daemons))
-        console.error(`${n}'s stderr:\n` + fs.readFileSync(d.errFile, 'utf8').replace(/^(?=.)/gm, '  '));
-    }
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+    },
+    lines: Infinity,
+  }));
 
   step('initialize: capabilities and instructions', async () => {
     c1 = await connect('client1', A.info.mcp);

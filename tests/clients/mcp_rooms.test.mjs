@@ -9,7 +9,7 @@
 //
 // Run: PAPO=path/to/papo node --test tests/clients/mcp_rooms.test.mjs
 // (after `npm ci --prefix tests/clients`).
-import { describe, it, before, after } from 'node:test';
+import { describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -17,7 +17,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { daemonSet, sleep, until, within } from './daemons.mjs';
 
-const { bin: PAPO, root, papo, serve, stop, killAll } = daemonSet('papo-mcprooms-');
+const { bin: PAPO, root, papo, serve, stop, step, finish } = daemonSet('papo-mcprooms-');
 
 async function connect(url) {
   const client = new Client({ name: 'papo-test-rooms', version: '1.0.0' });
@@ -35,14 +35,14 @@ describe('papo /mcp serves every room (MCP TypeScript SDK)', { timeout: 60_000 }
     papo(path.join(root, 'A'), ['new', '--name', 'ana', '--room', 'beta']);
   });
 
-  after(async () => {
-    for (const c of [unbound, bound, gamma]) await c?.close().catch(() => {});
-    if (A) await stop(A).catch(() => {});
-    await killAll();
-    fs.rmSync(root, { recursive: true, force: true });
-  });
+  after(() => finish({
+    close: async () => {
+      for (const c of [unbound, bound, gamma]) await c?.close().catch(() => {});
+      if (A) await stop(A).catch(() => {});
+    },
+  }));
 
-  it('every tool takes room, and status lists the rooms', async () => {
+  step('every tool takes room, and status lists the rooms', async () => {
     unbound = await connect(A.info.mcp);
     const { tools } = await unbound.listTools();
     for (const name of ['send', 'wait', 'history', 'status']) {
@@ -55,7 +55,7 @@ describe('papo /mcp serves every room (MCP TypeScript SDK)', { timeout: 60_000 }
     assert.equal(s.bound, null);
   });
 
-  it('initialize\'s instructions say how rooms work, within 2 KB', async () => {
+  step('initialize\'s instructions say how rooms work, within 2 KB', async () => {
     const ins = unbound.getInstructions();
     assert.equal(typeof ins, 'string', 'instructions');
     assert.ok(Buffer.byteLength(ins) <= 2048, `instructions fit in 2 KB: ${Buffer.byteLength(ins)} bytes`);
@@ -66,7 +66,7 @@ describe('papo /mcp serves every room (MCP TypeScript SDK)', { timeout: 60_000 }
     assert.match(ins, /\?room=/, 'instructions say what ?room= does');
   });
 
-  it('a client bound with ?room=beta acts on beta only', async () => {
+  step('a client bound with ?room=beta acts on beta only', async () => {
     bound = await connect(`${A.info.mcp}?room=beta`);
     const s = (await bound.callTool({ name: 'status', arguments: {} })).structuredContent;
     assert.equal(s.room, 'beta');
@@ -79,7 +79,7 @@ describe('papo /mcp serves every room (MCP TypeScript SDK)', { timeout: 60_000 }
     assert.match(other.content[0].text, /bound to room beta .*'alpha' is another/);
   });
 
-  it('a wait on a room that is left ends at once, saying so', async () => {
+  step('a wait on a room that is left ends at once, saying so', async () => {
     papo(path.join(root, 'A'), ['new', '--name', 'ana', '--room', 'gamma']);
     // The running daemon takes the new room up on its own time.
     await until('gamma served', async () => (await unbound.callTool({ name: 'status', arguments: {} }))
@@ -99,7 +99,7 @@ describe('papo /mcp serves every room (MCP TypeScript SDK)', { timeout: 60_000 }
     assert.match(next.content[0].text, /bound to room gamma .*which this daemon has left: start a new session/);
   });
 
-  it('?room= naming no room: connect fails with the 404', async () => {
+  step('?room= naming no room: connect fails with the 404', async () => {
     await assert.rejects(connect(`${A.info.mcp}?room=nosuch`), /404|no room named 'nosuch'/);
   });
 });
