@@ -26,6 +26,7 @@
 #include "server/cli/cli.h"
 #include "server/cli/client.h"
 #include "server/cli/hook.h"
+#include "server/cli/settings.h"
 #include "server/cli/setup.h"
 #include "server/daemon/serve.h"
 #include "server/http/http.h"
@@ -36,6 +37,9 @@ struct cli_cmd {
 	const char *opts;     /* the option codes it accepts (cli_parse) */
 	const char *help;
 	int (*run)(const struct cli_cmd *, int, char **);
+	/* Its settings are the settings table's (settings.c), which reads
+	 * their environment variables: cli_parse leaves them alone. */
+	int settings;
 };
 
 /* Options shared by the commands that take them. */
@@ -96,7 +100,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "A home in rooms already gets this one beside them (at most 64), at\n"
 	  "once in its running daemon.  --force replaces the home's first\n"
 	  "room instead (its files moved into PAPO_HOME/old-ROOMID-DATE).",
-	  cli_new },
+	  cli_new, 0 },
 	{ "join", "papo join INVITE --name NAME [--about TEXT] [--force]", "maf",
 	  "Join the room of INVITE (a papo1... string), beside the rooms this\n"
 	  "member is in already: at once when papo serve runs on PAPO_HOME,\n"
@@ -104,71 +108,61 @@ static const struct cli_cmd cli_cmds[] = {
 	  "room) and --about may also come from PAPO_NAME and PAPO_ABOUT.\n"
 	  "--force replaces the home's first room instead, moving its files\n"
 	  "into PAPO_HOME/old-ROOMID-DATE (only while no daemon runs).",
-	  cli_join },
+	  cli_join, 0 },
 	{ "rooms", "papo rooms [--json] | papo rooms default ROOM", "j",
 	  "List the rooms this member is in: name, id, this member's name\n"
 	  "there, members online, messages, and which is the default (the one\n"
 	  "commands act on without --room, marked *).  'default ROOM' sets\n"
 	  "it.  A ROOM is a room's name, its id, or the start of its id.",
-	  cli_rooms },
+	  cli_rooms, 0 },
 	{ "leave", "papo leave ROOM [--delete] [--json]", "jD",
 	  "Leave ROOM: the running daemon says bye to its members and stops\n"
 	  "following it.  Its files are moved into PAPO_HOME/old-ROOMID-DATE\n"
 	  "(its history kept), or with --delete deleted.",
-	  cli_leave },
+	  cli_leave, 0 },
 	{ "invite", "papo invite [--room ROOM] [--listen ADDR:PORT]", "lR",
 	  "Print a room's invite (the default room's, or --room's), carrying\n"
 	  "this member's id and the addresses its daemon listens on: the\n"
 	  "running daemon's own invite, else the one for --listen (or\n"
 	  "PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN ").",
-	  cli_invite },
+	  cli_invite, 0 },
 	{ "serve", "papo serve [--http ADDR:PORT] [--listen ADDR:PORT] "
 	  "[--advertise ADDR:PORT]... [--turn turn:HOST[:PORT]] [--token T] "
 	  "[--tls self] [--name NAME] [--about TEXT] [--room ROOM]",
 	  "HltmaAURS",
 	  "Run the daemon: the node that speaks QUIC with the other members\n"
-	  "(--listen, PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN "), and the\n"
-	  "HTTP API, MCP and dashboard (--http, PAPO_HTTP, default "
-	  HTTP_DEFAULT_BIND ").\n"
-	  "Port 0 picks a free port; serve.json in PAPO_HOME tells the real ones.\n"
-	  "--advertise (or PAPO_ADVERTISE, comma-separated) names where other\n"
+	  "(--listen), and the HTTP API, MCP and dashboard (--http).  Port 0\n"
+	  "picks a free port; serve.json in PAPO_HOME tells the real ones.\n"
+	  "It asks the home router for its UDP port (UPnP-IGD, NAT-PMP) and\n"
+	  "advertises a public one it gets.  --advertise names where other\n"
 	  "members reach this one when it cannot tell (a port forward, a\n"
 	  "container on another host): put first in what it tells them and in\n"
-	  "its invites.  It also asks the home router for its UDP port\n"
-	  "(UPnP-IGD, NAT-PMP) and advertises a public one it gets\n"
-	  "(PAPO_PORTMAP=off: not).\n"
-	  "--turn (or PAPO_TURN) names a TURN server through which members\n"
+	  "its invites.  --turn names a TURN server through which members\n"
 	  "with no direct path reach this one, and it them; its credentials\n"
-	  "come only from the environment, never the command line:\n"
-	  "PAPO_TURN_USER and PAPO_TURN_PASS, or PAPO_TURN_SECRET (coturn's\n"
-	  "REST API shared secret; PAPO_TURN_USER then optional).\n"
-	  "An HTTP address other than loopback needs a token (--token or\n"
-	  "PAPO_TOKEN: 32 random characters or more, openssl rand -hex 32);\n"
-	  "with one, every request but /healthz must carry\n"
-	  "'Authorization: Bearer T' (the dashboard's files are open too).\n"
-	  "HTTPS: PAPO_TLS_CERT and PAPO_TLS_KEY (PEM files, read again on\n"
-	  "SIGHUP), or --tls self (PAPO_TLS=self) for a self-signed certificate\n"
-	  "made once in PAPO_HOME.  PAPO_PUBLIC_URL names how the daemon is\n"
-	  "reached from outside (a tunnel); requests through one always need\n"
-	  "the token.  PAPO_CORS_ORIGINS lists the origins of web pages that\n"
-	  "may call it.\n"
-	  "PAPO_OAUTH=on (with a token; on loopback, or with PAPO_PUBLIC_URL\n"
-	  "naming the https URL clients reach) adds an OAuth 2.1 server for\n"
-	  "MCP clients that connect by URL: the person approves each client\n"
-	  "with the token; 'papo tokens' lists and revokes what was granted.\n"
+	  "come only from the environment, never the command line.\n"
+	  "An HTTP address other than loopback needs a token (32 random\n"
+	  "characters or more, openssl rand -hex 32); with one, every request\n"
+	  "but /healthz must carry 'Authorization: Bearer T' (the dashboard's\n"
+	  "files are open too).  HTTPS: PAPO_TLS_CERT and PAPO_TLS_KEY, or\n"
+	  "--tls self.  Requests through a tunnel (PAPO_PUBLIC_URL) always\n"
+	  "need the token.  PAPO_OAUTH=on (with a token; on loopback, or with\n"
+	  "PAPO_PUBLIC_URL naming the https URL clients reach) adds an OAuth\n"
+	  "2.1 server for MCP clients that connect by URL: the person approves\n"
+	  "each client with the token; 'papo tokens' lists and revokes what\n"
+	  "was granted.\n"
 	  "With no room yet, it joins PAPO_INVITE or creates a room (named\n"
-	  "--room or PAPO_ROOM), as --name (or PAPO_NAME, or the login name)\n"
-	  "with --about (or PAPO_ABOUT); with\n"
-	  "a room, a PAPO_INVITE of another room is ignored, with a warning.\n"
-	  "PAPO_KEEP bounds the log: a count of messages (1000: the newest\n"
-	  "1,000) or days (30d); older messages are dropped at start and as\n"
-	  "the log grows, never fetched back, and history says where it starts.\n"
+	  "--room), as --name (or the login name) with --about; with a room,\n"
+	  "a PAPO_INVITE of another room is ignored, with a warning.\n"
+	  "PAPO_KEEP bounds the log: older messages are dropped at start and\n"
+	  "as the log grows, never fetched back, and history says where it\n"
+	  "starts.\n"
 	  "It prints the MCP URL, the dashboard URL and the room's name and\n"
 	  "fingerprint (which tell rooms apart in logs); the invite, which\n"
 	  "holds the room's key, only on the start that made the room and only\n"
 	  "to a terminal ('papo invite' prints it any time).  It runs until\n"
-	  "SIGINT or SIGTERM.",
-	  cli_serve },
+	  "SIGINT or SIGTERM.  A bad setting stops it before it starts, with\n"
+	  "the reason.",
+	  cli_serve, 1 },
 	{ "mcp", "papo mcp [--channels] [--agent NAME] [--room ROOM] "
 	  "[--new-room]", "cgRN",
 	  "Speak MCP over stdio, for clients that only start servers as\n"
@@ -192,7 +186,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "asks it to make a room of its own, as papo serve would.  Ends\n"
 	  "the MCP session and exits when stdin closes.  Diagnostics go to\n"
 	  "stderr.",
-	  cli_mcp },
+	  cli_mcp, 0 },
 	{ "hook", "papo hook [--agent NAME]", "g",
 	  "For Claude Code's hooks (papo setup claude-code writes them): reads\n"
 	  "the hook's event on stdin.  SessionStart and UserPromptSubmit: when\n"
@@ -200,7 +194,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "wait goes into the model's context.  Stop (with asyncRewake): waits\n"
 	  "until the idle agent has something new, then exits 2 with that line,\n"
 	  "which wakes the session.  Messages are given by wait, never here.",
-	  cli_hook },
+	  cli_hook, 0 },
 	{ "say", "papo say TEXT|- [--to NAME] [--reply-to ID] [--room ROOM] [--json]", "TrjR",
 	  "Send TEXT to the room through the running daemon (to one member with\n"
 	  "--to, as an answer to message ID with --reply-to).  Prints the\n"
@@ -209,35 +203,35 @@ static const struct cli_cmd cli_cmds[] = {
 	  "runs again); --json prints the daemon's answer as is.  TEXT - reads\n"
 	  "the text from stdin (one final newline taken off).  A text holds at\n"
 	  "most 49,152 bytes.",
-	  cli_say },
+	  cli_say, 0 },
 	{ "status", "papo status [--room ROOM] [--json]", "jR",
 	  "Print the room, this member, and every member with its online\n"
 	  "state, when it was last seen, and its about text.",
-	  cli_status },
+	  cli_status, 0 },
 	{ "history", "papo history [-n N] [--room ROOM] [--json]", "njR",
 	  "Print the last N messages (default 20, at most 500), oldest first:\n"
 	  "time, id, author, \"\u2192 NAME\" when directed, \"\u21b3 ID\" when a\n"
 	  "reply, and the text.  When retention (PAPO_KEEP) dropped older\n"
 	  "messages, a first line says where the history starts and how many\n"
 	  "were dropped.",
-	  cli_history },
+	  cli_history, 0 },
 	{ "tail", "papo tail [--room ROOM] [--json]", "jR",
 	  "Follow the room: print each new message as it arrives, in the form\n"
 	  "of 'papo history', until interrupted.  When the daemon restarts,\n"
 	  "it comes back and goes on where it left off.  --json prints every\n"
 	  "event (message, receipt, presence) as one JSON object a line.",
-	  cli_tail },
+	  cli_tail, 0 },
 	{ "admin", "papo admin NAME [--room ROOM] [--json]", "jR",
 	  "Make member NAME (a name or an id) an admin of the room, through\n"
 	  "the running daemon.  Only the room's owner (the member who made it)\n"
 	  "can; every member learns it from a grant the owner signs.",
-	  cli_admin },
+	  cli_admin, 0 },
 	{ "rotate", "papo rotate [--room ROOM] [--json]", "jR",
 	  "Change the room's key, through the running daemon: a new key\n"
 	  "epoch, its secret sealed to each member this one knows, in a frame\n"
 	  "it signs.  Only the room's owner or an admin can.  Members away get\n"
 	  "the new key from any member when they return.",
-	  cli_rotate },
+	  cli_rotate, 0 },
 	{ "remove", "papo remove NAME [--room ROOM] [--json]", "jR",
 	  "Remove member NAME (a name or an id) from the room, through the\n"
 	  "running daemon: the room's key changes (as papo rotate) and NAME is\n"
@@ -245,14 +239,14 @@ static const struct cli_cmd cli_cmds[] = {
 	  "messages it writes are refused by every member.  Only the room's\n"
 	  "owner or an admin can; the owner cannot be removed.  NAME keeps\n"
 	  "what it had already read.",
-	  cli_remove },
+	  cli_remove, 0 },
 	{ "tokens", "papo tokens [--json] | papo tokens revoke ID", "j",
 	  "List the OAuth grants of the running daemon (PAPO_OAUTH=on): each\n"
 	  "one's id, client, when it was made and last used, and when it\n"
 	  "expires unless refreshed.  'revoke ID' ends one grant at once: its\n"
 	  "access and refresh tokens stop working, and the client must be\n"
 	  "approved again.  Needs the daemon's own token (PAPO_TOKEN).",
-	  cli_tokens },
+	  cli_tokens, 0 },
 	{ "setup", "papo setup CLIENT [--print] [--remove] [--http] "
 	  "[--accept-inbound]", "",
 	  "Add papo to an agent harness's own configuration on this machine:\n"
@@ -267,7 +261,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "--accept-inbound (claude-code) sets crossSessionInbound to accept,\n"
 	  "which a session that bypasses permissions needs for papo's wakes\n"
 	  "to reach it unasked (with --remove: takes it out again).",
-	  cli_setup },
+	  cli_setup, 0 },
 };
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
 
@@ -398,6 +392,8 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 			return -1;
 		}
 	}
+	if (c->settings)
+		return 0;
 	if (o->name == NULL)
 		o->name = getenv("PAPO_NAME");
 	if (o->about == NULL)
@@ -425,6 +421,8 @@ static int
 cli_help(const struct cli_cmd *c)
 {
 	printf("usage: %s\n\n%s\n", c->usage, c->help);
+	if (c->settings)
+		settings_help(stdout);
 	return CLI_OK;
 }
 
@@ -618,75 +616,6 @@ cli_invite(const struct cli_cmd *c, int argc, char **argv)
 	return CLI_OK;
 }
 
-/* A switch in the environment, "on" or "off": *off is set when it says
- * off and left alone when unset; -1 (said on stderr) for anything else. */
-static int
-cli_switch(const char *name, int *off)
-{
-	const char *v = cli_env(name);
-
-	if (v == NULL)
-		return 0;
-	if (strcmp(v, "off") != 0 && strcmp(v, "on") != 0) {
-		fprintf(stderr, "papo: %s must be on or off\n", name);
-		return -1;
-	}
-	*off = strcmp(v, "off") == 0;
-	return 0;
-}
-
-/* A time in seconds: "90", "90s", "30m", "2h".  NULL leaves *out 0. */
-static int
-cli_duration(const char *v, unsigned long *out)
-{
-	unsigned long n, unit = 1;
-	char *end;
-
-	*out = 0;
-	if (v == NULL)
-		return 0;
-	if (v[0] < '0' || v[0] > '9')
-		return -1;
-	n = strtoul(v, &end, 10);
-	if (strcmp(end, "m") == 0)
-		unit = 60;
-	else if (strcmp(end, "h") == 0)
-		unit = 3600;
-	else if (strcmp(end, "s") != 0 && *end != '\0')
-		return -1;
-	if (n == 0 || n > 30ul * 86400 / unit)
-		return -1;
-	*out = n * unit;
-	return 0;
-}
-
-/* PAPO_OAUTH and its settings (docs/SECURITY.md, "OAuth"). */
-static int
-cli_oauth(struct serve_config *sc)
-{
-	static const char *const ttl[] = { "PAPO_OAUTH_ACCESS_TTL",
-	    "PAPO_OAUTH_CODE_TTL" };
-	unsigned *out[] = { &sc->oauth_access_s, &sc->oauth_code_s };
-	unsigned long v;
-	int off = 1;
-
-	if (cli_switch("PAPO_OAUTH", &off) == -1)
-		return -1;
-	sc->oauth = !off;
-	sc->public_url = cli_env("PAPO_PUBLIC_URL");
-	sc->oauth_cimd_private = cli_env("PAPO_OAUTH_CIMD_PRIVATE") != NULL &&
-	    strcmp(cli_env("PAPO_OAUTH_CIMD_PRIVATE"), "1") == 0;
-	for (size_t i = 0; i < 2; i++) {
-		if (cli_duration(cli_env(ttl[i]), &v) == -1) {
-			fprintf(stderr, "papo: %s must be a time such as 60, "
-			    "90s or 2m\n", ttl[i]);
-			return -1;
-		}
-		*out[i] = (unsigned)v;
-	}
-	return 0;
-}
-
 static int
 cli_serve(const struct cli_cmd *c, int argc, char **argv)
 {
@@ -697,89 +626,22 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	memset(&sc, 0, sizeof(sc));
-	sc.home = o.home;
-	sc.http = o.http;
-	sc.listen = o.listen;
-	sc.token = o.token;
-	sc.name = o.name;
-	sc.about = o.about;
-	sc.room = o.room;
-	sc.invite = cli_env("PAPO_INVITE");
-	sc.advertise = o.advertise[0] != '\0' ? o.advertise :
-	    cli_env("PAPO_ADVERTISE");
-	if (cli_env("PAPO_PROTOCOL") != NULL) {
-		if (strcmp(cli_env("PAPO_PROTOCOL"), "1") != 0 &&
-		    strcmp(cli_env("PAPO_PROTOCOL"), "2") != 0 &&
-		    strcmp(cli_env("PAPO_PROTOCOL"), "3") != 0) {
-			fprintf(stderr, "papo: PAPO_PROTOCOL must be 1, 2 or 3\n");
-			return CLI_ERROR;
-		}
-		sc.protocol = (unsigned)atoi(cli_env("PAPO_PROTOCOL"));
+	{
+		const struct setting_arg args[] = {
+			{ "--http", o.http }, { "--listen", o.listen },
+			{ "--token", o.token }, { "--name", o.name },
+			{ "--about", o.about }, { "--room", o.room },
+			{ "--turn", o.turn }, { "--tls", o.tls },
+			{ "--advertise", o.advertise[0] != '\0' ?
+			    o.advertise : NULL },
+		};
+
+		sc.node.home = o.home;
+		/* A bad value is refused before anything starts. */
+		if (settings_load(err, &sc, args, sizeof(args) /
+		    sizeof(args[0])) == -1 || serve_run(err, &sc) == -1)
+			return cli_fail(err);
 	}
-	if (cli_switch("PAPO_LAN", &sc.nolan) == -1 ||
-	    cli_switch("PAPO_PORTMAP", &sc.noportmap) == -1 ||
-	    cli_switch("PAPO_TURN_SHARE", &sc.turn_noshare) == -1)
-		return CLI_ERROR;
-	sc.portmap_private = cli_env("PAPO_PORTMAP_PRIVATE") != NULL &&
-	    strcmp(cli_env("PAPO_PORTMAP_PRIVATE"), "1") == 0;
-	sc.turn = o.turn;
-	sc.turn_user = cli_env("PAPO_TURN_USER");
-	sc.turn_pass = cli_env("PAPO_TURN_PASS");
-	sc.turn_secret = cli_env("PAPO_TURN_SECRET");
-	if (sc.turn == NULL && (sc.turn_user != NULL || sc.turn_pass != NULL ||
-	    sc.turn_secret != NULL)) {
-		fprintf(stderr, "papo: PAPO_TURN_USER, PAPO_TURN_PASS or "
-		    "PAPO_TURN_SECRET is set without a TURN server: set "
-		    "PAPO_TURN=turn:HOST:PORT (or --turn)\n");
-		return CLI_ERROR;
-	}
-	if (sc.turn != NULL && sc.turn_secret == NULL &&
-	    (sc.turn_user == NULL || sc.turn_pass == NULL)) {
-		fprintf(stderr, "papo: the TURN server %s needs PAPO_TURN_USER "
-		    "and PAPO_TURN_PASS, or PAPO_TURN_SECRET\n", sc.turn);
-		return CLI_ERROR;
-	}
-	if (cli_oauth(&sc) == -1)
-		return CLI_ERROR;
-	/* A bad value is refused before anything starts. */
-	if ((sc.keep = cli_env("PAPO_KEEP")) != NULL &&
-	    node_keep_check(err, sc.keep) == -1)
-		return cli_fail(err);
-	if (cli_duration(cli_env("PAPO_MCP_IDLE"), &sc.mcp_idle_s) == -1) {
-		fprintf(stderr, "papo: PAPO_MCP_IDLE must be a time such as "
-		    "1800, 90s, 30m or 2h (at least 1 s, at most 30 days)\n");
-		return CLI_ERROR;
-	}
-	if ((cli_env("PAPO_RATE") != NULL &&
-	    rate_parse(err, cli_env("PAPO_RATE"), &sc.rate) == -1) ||
-	    (cli_env("PAPO_DAMP") != NULL &&
-	    damp_parse(err, cli_env("PAPO_DAMP"), &sc.damp) == -1))
-		return cli_fail(err);
-#ifdef PAPO_TESTING
-	/* Only the test build (tests/CMakeLists.txt, papo-testing) has this:
-	 * a daemon sending past its own limit, as a broken one would. */
-	sc.rate_self_off = cli_env("PAPO_TEST_NO_RATE") != NULL &&
-	    strcmp(cli_env("PAPO_TEST_NO_RATE"), "1") == 0;
-#endif
-	if (o.tls != NULL && strcmp(o.tls, "self") != 0 &&
-	    strcmp(o.tls, "off") != 0) {
-		fprintf(stderr, "papo: --tls (PAPO_TLS) takes 'self' (or 'off'); "
-		    "for a certificate of your own, set PAPO_TLS_CERT and "
-		    "PAPO_TLS_KEY\n");
-		return CLI_ERROR;
-	}
-	sc.tls_self = o.tls != NULL && strcmp(o.tls, "self") == 0;
-	sc.tls_cert = cli_env("PAPO_TLS_CERT");
-	sc.tls_key = cli_env("PAPO_TLS_KEY");
-	if (sc.tls_self && (sc.tls_cert != NULL || sc.tls_key != NULL)) {
-		fprintf(stderr, "papo: PAPO_TLS=self and PAPO_TLS_CERT/"
-		    "PAPO_TLS_KEY exclude each other: choose one\n");
-		return CLI_ERROR;
-	}
-	sc.cors = cli_env("PAPO_CORS_ORIGINS");
-	if (serve_run(err, &sc) == -1)
-		return cli_fail(err);
 	return CLI_OK;
 }
 
