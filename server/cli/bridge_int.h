@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <curl/curl.h>
 
+#include "node/node.h"
 #include "server/cli/client.h"
 
 #define BRIDGE_LOG "serve.log"   /* in $PAPO_HOME: a daemon started here */
