@@ -14,7 +14,6 @@
 #include "node/node.h"
 #include "server/cli/cmd.h"
 #include "server/cli/settings.h"
-#include "server/http/http.h"
 
 int
 cli_usage(const struct cli_cmd *c, const char *fmt, const char *arg)
@@ -133,6 +132,9 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 			return -1;
 		}
 	}
+	/* papo serve's settings, these among them, are the settings table's;
+	 * the other commands that take a name, an about, a room or a QUIC
+	 * address read them here as they always have. */
 	if (c->settings)
 		return 0;
 	if (o->name == NULL)
@@ -145,16 +147,6 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		o->listen = cli_env("PAPO_LISTEN");
 	if (o->listen == NULL)
 		o->listen = PAPO_DEFAULT_LISTEN;
-	if (o->http == NULL)
-		o->http = cli_env("PAPO_HTTP");
-	if (o->http == NULL)
-		o->http = HTTP_DEFAULT_BIND;
-	if (o->token == NULL)
-		o->token = cli_env("PAPO_TOKEN");
-	if (o->turn == NULL)
-		o->turn = cli_env("PAPO_TURN");
-	if (o->tls == NULL)
-		o->tls = cli_env("PAPO_TLS");
 	return 0;
 }
 

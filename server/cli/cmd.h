@@ -43,12 +43,12 @@ struct cli_opts {
 	const char *agent;    /* papo mcp, papo hook: the agent's name */
 	int new_room;         /* papo mcp: may start serve with no room */
 	char advertise[1024]; /* --advertise, each one, comma-separated */
-	const char *turn;     /* --turn, else PAPO_TURN */
+	const char *turn;     /* --turn */
 	const char *room;     /* --room, else PAPO_ROOM: a new room's name;
 	                       * for the others, the room they act on */
 	int room_flag;        /* --room itself (papo mcp binds only to it) */
 	int delete;           /* papo leave --delete */
-	const char *tls;      /* --tls, else PAPO_TLS */
+	const char *tls;      /* --tls */
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 };
 
