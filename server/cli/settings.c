@@ -63,8 +63,25 @@ struct setting {
 	const char *hint;           /* after the error, or NULL */
 };
 
-#define SC(field) offsetof(struct serve_config, field)
-#define NC(field) offsetof(struct serve_config, node.field)
+/*
+ * A setting of a kind, whose value goes to field of struct serve_config:
+ * the field's type is checked against the kind's when this compiles (a
+ * _Generic with no match for it does not).
+ */
+#define SETTING_AT(field, type) (offsetof(struct serve_config, field) + \
+	0 * sizeof(_Generic(((struct serve_config *)0)->field, type: 1)))
+#define IN_TEXT(f)     .kind = SETTING_TEXT, .off = SETTING_AT(f, const char *)
+#define IN_KEEP(f)     .kind = SETTING_KEEP, .off = SETTING_AT(f, const char *)
+#define IN_SWITCH(f)   .kind = SETTING_SWITCH, .off = SETTING_AT(f, int)
+#define IN_BIT(f)      .kind = SETTING_BIT, .off = SETTING_AT(f, int)
+#define IN_CHOICE(f)   .kind = SETTING_CHOICE, .off = SETTING_AT(f, int)
+#define IN_NUMBER(f)   .kind = SETTING_NUMBER, .off = SETTING_AT(f, unsigned)
+#define IN_DURATION(f) .kind = SETTING_DURATION, \
+	.off = SETTING_AT(f, unsigned)
+#define IN_RATE(f)     .kind = SETTING_RATE, \
+	.off = SETTING_AT(f, struct papo_rate)
+#define IN_DAMP(f)     .kind = SETTING_DAMP, \
+	.off = SETTING_AT(f, struct papo_damp)
 
 static const struct setting_choice settings_tls[] = {
 	{ "self", 1 }, { "off", 0 }, { NULL, 0 } };
@@ -80,129 +97,123 @@ static const struct setting settings_table[] = {
 	  .help = "how much goes to stderr (default info)",
 	  .off = SETTING_ELSEWHERE },
 	{ .env = "PAPO_HTTP", .flag = "--http", .arg = "ADDR:PORT",
-	  .kind = SETTING_TEXT, .def = HTTP_DEFAULT_BIND,
+	  .def = HTTP_DEFAULT_BIND,
 	  .help = "the HTTP API, MCP and the dashboard; port 0 picks one",
-	  .off = SC(http) },
+	  IN_TEXT(http) },
 	{ .env = "PAPO_LISTEN", .flag = "--listen", .arg = "ADDR:PORT",
-	  .kind = SETTING_TEXT, .def = PAPO_DEFAULT_LISTEN,
+	  .def = PAPO_DEFAULT_LISTEN,
 	  .help = "QUIC with the other members (UDP); port 0 picks one",
-	  .off = NC(listen) },
+	  IN_TEXT(node.listen) },
 	{ .env = "PAPO_TOKEN", .flag = "--token", .arg = "T",
-	  .kind = SETTING_TEXT,
 	  .help = "the bearer token every request but /healthz needs "
 	  "(32 characters or more); needed off loopback",
-	  .off = SC(token) },
+	  IN_TEXT(token) },
 	{ .env = "PAPO_NAME", .flag = "--name", .arg = "NAME",
-	  .kind = SETTING_TEXT,
 	  .help = "this member's name in a room made or joined at first "
 	  "start (default the login name)",
-	  .off = SC(name) },
+	  IN_TEXT(name) },
 	{ .env = "PAPO_ABOUT", .flag = "--about", .arg = "TEXT",
-	  .kind = SETTING_TEXT,
 	  .help = "a line about this member, in a room made or joined at "
 	  "first start",
-	  .off = SC(about) },
+	  IN_TEXT(about) },
 	{ .env = "PAPO_ROOM", .flag = "--room", .arg = "ROOM",
-	  .kind = SETTING_TEXT,
 	  .help = "the name of a room made at first start (1 to 64 bytes)",
-	  .off = SC(room) },
-	{ .env = "PAPO_INVITE", .arg = "INVITE", .kind = SETTING_TEXT,
+	  IN_TEXT(room) },
+	{ .env = "PAPO_INVITE", .arg = "INVITE",
 	  .help = "the room joined at first start; another room's is "
 	  "ignored later, with a warning",
-	  .off = SC(invite) },
-	{ .env = "PAPO_MCP_IDLE", .kind = SETTING_DURATION,
+	  IN_TEXT(invite) },
+	{ .env = "PAPO_MCP_IDLE",
 	  .help = "an unused MCP session ends after this (default 30m)",
-	  .off = SC(mcp_idle_s) },
+	  IN_DURATION(mcp_idle_s) },
 	{ .env = "PAPO_ADVERTISE", .flag = "--advertise",
 	  .arg = "ADDR:PORT,...",
-	  .kind = SETTING_TEXT,
 	  .help = "where other members reach this one (a port forward), "
 	  "first in its invites; the flag may repeat",
-	  .off = NC(advertise) },
-	{ .env = "PAPO_LAN", .kind = SETTING_SWITCH, .def = "on",
+	  IN_TEXT(node.advertise) },
+	{ .env = "PAPO_LAN", .def = "on",
 	  .help = "LAN discovery by sealed multicast beacons",
-	  .off = NC(nolan), .bits = SETTING_OFF_MEANS_1 },
-	{ .env = "PAPO_PORTMAP", .kind = SETTING_SWITCH, .def = "on",
+	  IN_SWITCH(node.nolan), .bits = SETTING_OFF_MEANS_1 },
+	{ .env = "PAPO_PORTMAP", .def = "on",
 	  .help = "ask the home router for a port (UPnP-IGD, NAT-PMP)",
-	  .off = NC(noportmap), .bits = SETTING_OFF_MEANS_1 },
-	{ .env = "PAPO_PORTMAP_PRIVATE", .kind = SETTING_BIT,
+	  IN_SWITCH(node.noportmap), .bits = SETTING_OFF_MEANS_1 },
+	{ .env = "PAPO_PORTMAP_PRIVATE",
 	  .help = "a mapping to a private address counts",
-	  .off = NC(portmap_private), .bits = SETTING_TESTS },
-	{ .env = "PAPO_PROTOCOL", .kind = SETTING_NUMBER, .min = 1, .max = 3,
+	  IN_BIT(node.portmap_private), .bits = SETTING_TESTS },
+	{ .env = "PAPO_PROTOCOL", .min = 1, .max = 3,
 	  .help = "speak as a daemon of that protocol version (default the "
 	  "newest)",
-	  .off = NC(version), .bits = SETTING_TESTS },
+	  IN_NUMBER(node.version), .bits = SETTING_TESTS },
 	{ .env = "PAPO_TURN", .flag = "--turn", .arg = "turn:HOST[:PORT]",
-	  .kind = SETTING_TEXT,
 	  .help = "a TURN server members with no direct path reach each "
 	  "other through",
-	  .off = NC(turn) },
-	{ .env = "PAPO_TURN_USER", .arg = "USER", .kind = SETTING_TEXT,
+	  IN_TEXT(node.turn) },
+	{ .env = "PAPO_TURN_USER", .arg = "USER",
 	  .help = "the TURN server's user (never on the command line)",
-	  .off = NC(turn_user) },
-	{ .env = "PAPO_TURN_PASS", .arg = "PASS", .kind = SETTING_TEXT,
+	  IN_TEXT(node.turn_user) },
+	{ .env = "PAPO_TURN_PASS", .arg = "PASS",
 	  .help = "its password, with PAPO_TURN_USER",
-	  .off = NC(turn_pass) },
-	{ .env = "PAPO_TURN_SECRET", .arg = "SECRET", .kind = SETTING_TEXT,
+	  IN_TEXT(node.turn_pass) },
+	{ .env = "PAPO_TURN_SECRET", .arg = "SECRET",
 	  .help = "coturn's REST API shared secret, instead of the password",
-	  .off = NC(turn_secret) },
-	{ .env = "PAPO_TURN_SHARE", .kind = SETTING_SWITCH, .def = "on",
+	  IN_TEXT(node.turn_secret) },
+	{ .env = "PAPO_TURN_SHARE", .def = "on",
 	  .help = "invites carry the TURN server, so joiners need none set",
-	  .off = NC(turn_noshare), .bits = SETTING_OFF_MEANS_1 },
-	{ .env = "PAPO_TLS", .flag = "--tls", .kind = SETTING_CHOICE,
+	  IN_SWITCH(node.turn_noshare), .bits = SETTING_OFF_MEANS_1 },
+	{ .env = "PAPO_TLS", .flag = "--tls",
 	  .choices = settings_tls, .def = "off",
 	  .help = "self: HTTPS with a self-signed certificate made once in "
 	  "PAPO_HOME",
-	  .off = SC(tls_self),
+	  IN_CHOICE(tls_self),
 	  .hint = "for a certificate of your own, set PAPO_TLS_CERT and "
 	  "PAPO_TLS_KEY" },
-	{ .env = "PAPO_TLS_CERT", .arg = "FILE", .kind = SETTING_TEXT,
+	{ .env = "PAPO_TLS_CERT", .arg = "FILE",
 	  .help = "HTTPS with this PEM certificate chain (read again on "
 	  "SIGHUP)",
-	  .off = SC(tls_cert) },
-	{ .env = "PAPO_TLS_KEY", .arg = "FILE", .kind = SETTING_TEXT,
+	  IN_TEXT(tls_cert) },
+	{ .env = "PAPO_TLS_KEY", .arg = "FILE",
 	  .help = "its PEM private key",
-	  .off = SC(tls_key) },
-	{ .env = "PAPO_PUBLIC_URL", .arg = "URL", .kind = SETTING_TEXT,
+	  IN_TEXT(tls_key) },
+	{ .env = "PAPO_PUBLIC_URL", .arg = "URL",
 	  .help = "how the daemon is reached from outside (a tunnel); "
 	  "requests through it need the token",
-	  .off = SC(public_url) },
-	{ .env = "PAPO_CORS_ORIGINS", .arg = "ORIGIN,...", .kind = SETTING_TEXT,
+	  IN_TEXT(public_url) },
+	{ .env = "PAPO_CORS_ORIGINS", .arg = "ORIGIN,...",
 	  .help = "the origins of web pages that may call the daemon",
-	  .off = SC(cors) },
-	{ .env = "PAPO_OAUTH", .kind = SETTING_SWITCH, .def = "off",
+	  IN_TEXT(cors) },
+	{ .env = "PAPO_OAUTH", .def = "off",
 	  .help = "an OAuth 2.1 server for MCP clients that connect by URL "
 	  "(needs the token)",
-	  .off = SC(oauth) },
-	{ .env = "PAPO_OAUTH_CIMD_PRIVATE", .kind = SETTING_BIT,
+	  IN_SWITCH(oauth) },
+	{ .env = "PAPO_OAUTH_CIMD_PRIVATE",
 	  .help = "client metadata documents may be fetched from private "
 	  "addresses",
-	  .off = SC(oauth_cimd_private), .bits = SETTING_TESTS },
-	{ .env = "PAPO_OAUTH_ACCESS_TTL", .kind = SETTING_DURATION,
+	  IN_BIT(oauth_cimd_private), .bits = SETTING_TESTS },
+	{ .env = "PAPO_OAUTH_ACCESS_TTL",
 	  .help = "how long an access token lasts (default 1h)",
-	  .off = SC(oauth_access_s), .bits = SETTING_TESTS },
-	{ .env = "PAPO_OAUTH_CODE_TTL", .kind = SETTING_DURATION,
+	  IN_DURATION(oauth_access_s), .bits = SETTING_TESTS },
+	{ .env = "PAPO_OAUTH_CODE_TTL",
 	  .help = "how long an authorization code lasts (default 60s)",
-	  .off = SC(oauth_code_s), .bits = SETTING_TESTS },
-	{ .env = "PAPO_RATE", .kind = SETTING_RATE,
+	  IN_DURATION(oauth_code_s), .bits = SETTING_TESTS },
+	{ .env = "PAPO_RATE",
 	  .help = "how fast this member may send: N messages a UNIT (s, min "
 	  "or h), BURST at once (default " PAPO_RATE_DEFAULT ")",
-	  .off = NC(rate) },
-	{ .env = "PAPO_DAMP", .kind = SETTING_DAMP,
+	  IN_RATE(node.rate) },
+	{ .env = "PAPO_DAMP",
 	  .help = "after N answers between this member's agent and another "
 	  "within TIME, more wait for a third voice (default "
 	  PAPO_DAMP_DEFAULT ")",
-	  .off = NC(damp) },
-	{ .env = "PAPO_KEEP", .kind = SETTING_KEEP,
+	  IN_DAMP(node.damp) },
+	{ .env = "PAPO_KEEP",
 	  .help = "retention: the newest N messages (1000) or days (30d); "
 	  "unset keeps everything",
-	  .off = NC(keep) },
+	  IN_KEEP(node.keep) },
 #ifdef PAPO_TESTING
 	/* Only the test build (tests/CMakeLists.txt, papo-testing) has this:
-	 * a daemon sending past its own limit, as a broken one would. */
-	{ .env = "PAPO_TEST_NO_RATE", .kind = SETTING_BIT,
+	  * a daemon sending past its own limit, as a broken one would. */
+	{ .env = "PAPO_TEST_NO_RATE",
 	  .help = "this daemon's own sends are not limited",
-	  .off = NC(rate_self_off), .bits = SETTING_TESTS },
+	  IN_BIT(node.rate_self_off), .bits = SETTING_TESTS },
 #endif
 };
 #define SETTINGS_N (sizeof(settings_table) / sizeof(settings_table[0]))
@@ -360,7 +371,8 @@ settings_set(char err[PAPO_ERR_LEN], const struct setting *s, void *c,
 	settings_name(s, name, sizeof(name));
 	settings_takes(s, takes, sizeof(takes));
 	snprintf(err, PAPO_ERR_LEN, "%s must be %s, not '%.64s'%s%s", name,
-	    takes, v, s->hint != NULL ? "; " : "", s->hint != NULL ? s->hint : "");
+	    takes, v, s->hint != NULL ? "; " : "",
+	    s->hint != NULL ? s->hint : "");
 	return r;
 }
 
