@@ -47,6 +47,11 @@
 #include "server/mcp/mcp.h"
 #include "server/mcp/mcp_rpc.h"
 
+#define BRIDGE_READ 65536                     /* bytes of stdin a read */
+#define BRIDGE_DRAIN_MS 2000        /* for answers once stdin closed */
+#define BRIDGE_DELETE_MS 1000       /* for the session's DELETE */
+#define BRIDGE_POLL_MS 1000         /* the longest sleep of the loop */
+
 /* Starts what is due in b->active; *timeout becomes the wait until the
  * next one. */
 static void

@@ -17,6 +17,8 @@
 #include "server/cli/bridge_int.h"
 #include "server/cli/inbox.h"
 
+#define BRIDGE_RESUME_MAX 100       /* resumptions of one answer stream */
+
 /* The message of an error answer: a JSON-RPC error's, or the API's
  * {"error": ...}, or none. */
 static const char *

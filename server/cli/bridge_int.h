@@ -18,13 +18,9 @@
 #include "node/node.h"
 #include "server/cli/client.h"
 
-#define BRIDGE_LOG "serve.log"   /* in $PAPO_HOME: a daemon started here */
-
 #define BRIDGE_LINE_MAX (4 * 1024 * 1024)     /* a message, or an event */
 
 #define BRIDGE_ANSWER_MAX (16 * 1024 * 1024)  /* a JSON answer's body */
-
-#define BRIDGE_READ 65536                     /* bytes of stdin a read */
 
 #define BRIDGE_SESSION_MAX 256                /* an MCP-Session-Id, NUL */
 
@@ -33,22 +29,6 @@
 #define BRIDGE_EVENT_ID_MAX 256               /* an SSE event id, NUL */
 
 #define BRIDGE_RETRY_MS 1000        /* SSE reconnection unless retry: */
-
-#define BRIDGE_RETRY_MAX_MS 60000   /* the most a retry: field may ask */
-
-#define BRIDGE_RESUME_MAX 100       /* resumptions of one answer stream */
-
-#define BRIDGE_REINIT_MS 1000       /* at most one new session this often */
-
-#define BRIDGE_START_MS 10000       /* for a daemon started here */
-
-#define BRIDGE_DRAIN_MS 2000        /* for answers once stdin closed */
-
-#define BRIDGE_DELETE_MS 1000       /* for the session's DELETE */
-
-#define BRIDGE_POLL_MS 1000         /* the longest sleep of the loop */
-
-#define BRIDGE_WAKE_S 55            /* a wake poll's length */
 
 /* A growable buffer, always NUL-terminated once it holds anything. */
 struct bbuf {

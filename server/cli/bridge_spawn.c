@@ -22,6 +22,9 @@
 #include "server/cli/bridge_int.h"
 #include "server/cli/client.h"
 
+#define BRIDGE_LOG "serve.log"   /* in $PAPO_HOME: a daemon started here */
+#define BRIDGE_START_MS 10000       /* for a daemon started here */
+
 uint64_t
 bridge_now(void)
 {

@@ -11,6 +11,8 @@
 #include "lib/log.h"
 #include "server/cli/bridge_int.h"
 
+#define BRIDGE_RETRY_MAX_MS 60000   /* the most a retry: field may ask */
+
 /* Appends n bytes; -1 when that would pass max bytes (or no memory). */
 int
 bbuf_add(struct bbuf *bb, const char *data, size_t n, size_t max)

@@ -23,6 +23,9 @@
 #include "server/cli/client.h"
 #include "server/mcp/mcp_rpc.h"
 
+#define BRIDGE_REINIT_MS 1000       /* at most one new session this often */
+#define BRIDGE_WAKE_S 55            /* a wake poll's length */
+
 static void xfer_settle(struct xfer *);
 
 /* Writes one message as one line.  The text is kept as the daemon wrote

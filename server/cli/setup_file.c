@@ -19,6 +19,8 @@
 #include "server/cli/setup.h"
 #include "server/cli/setup_int.h"
 
+#define SETUP_FILE_MAX (64 * 1024 * 1024)  /* ~/.claude.json grows */
+
 static const char *const setup_verbs[][2] = {
 	{ "added", "would be added" },
 	{ "updated", "would be updated" },

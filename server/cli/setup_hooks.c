@@ -13,6 +13,8 @@
 #include "server/cli/setup.h"
 #include "server/cli/setup_int.h"
 
+#define SETUP_HOOK_TIMEOUT_S 86400         /* the Stop hook waits a day */
+
 /* The Claude Code events papo's hook runs on; Stop only over HTTP. */
 static const char *const setup_events[] = { "SessionStart",
     "UserPromptSubmit", "Stop" };

@@ -15,11 +15,7 @@
 
 #define SETUP_PATH_MAX 4096
 
-#define SETUP_FILE_MAX (64 * 1024 * 1024)  /* ~/.claude.json grows */
-
 #define SETUP_KEY_MAX 128                  /* a dotted JSON key path */
-
-#define SETUP_HOOK_TIMEOUT_S 86400         /* the Stop hook waits a day */
 
 enum setup_form { SETUP_JSON, SETUP_TOML };
 

@@ -34,6 +34,24 @@
 #include "server/http/throttle.h"
 #include "server/http/tls.h"
 
+#define HTTP_SPIN_MAX_MS 50
+
+#define HTTP_CONN_MAX 4096         /* connections at once (streams too) */
+#define HTTP_IDLE_S 60             /* an idle connection is closed after */
+
+/* Memory per connection: MHD's pool (request line and headers, the read
+ * and write buffers) and the block a stream's answer is read in.  Event
+ * streams are what piles up (a thousand idle ones are the design load);
+ * MHD's defaults (32 KiB and the 16 KiB block we asked for) made them
+ * 41 KB each, these 25 KB (docs/PERFORMANCE.md).  Headers up to 16 KiB
+ * still fit; a larger event goes out in several blocks. */
+#define HTTP_CONN_MEMORY (16 * 1024)
+
+/* After this many runs in a row with a timeout of 0 from MHD, the next
+ * ones back off, doubling from 1 ms up to HTTP_SPIN_MAX_MS (see
+ * http_run). */
+#define HTTP_SPINS_FREE 2
+
 static void
 http_req_free(struct http_req *r)
 {

@@ -19,6 +19,12 @@
 #include "server/http/http.h"
 #include "server/http/http_int.h"
 
+/* A connection must have sent a request's headers this long after it
+ * was opened, or after its previous request ended; else it is closed
+ * (one byte a minute keeps no connection). */
+#define HTTP_REQUEST_NS (10ull * NS_PER_S)
+#define HTTP_REFUSED_LOG_NS (60ull * NS_PER_S)
+
 /* The descriptor of r's connection. */
 int
 http_conn_fd(struct MHD_Connection *conn)

@@ -25,54 +25,17 @@
  * closed instead. */
 #define HTTP_DISCARD_MAX (1024 * 1024)
 
-#define HTTP_CONN_MAX 4096         /* connections at once (streams too) */
-
-#define HTTP_IDLE_S 60             /* an idle connection is closed after */
-
 /* Connections of one client address (an IPv6 /64) that hold no stream
  * or wait of a request that showed credentials: those being opened,
  * sending their request, being answered or kept alive.  A flood from
  * one address cannot take the connections the others need. */
 #define HTTP_ADDR_MAX 64
 
-/* A connection must have sent a request's headers this long after it
- * was opened, or after its previous request ended; else it is closed
- * (one byte a minute keeps no connection). */
-#define HTTP_REQUEST_NS (10ull * NS_PER_S)
-
 #define HTTP_PEER_BUCKETS 256
-
-#define HTTP_REFUSED_LOG_NS (60ull * NS_PER_S)
-
-/* Memory per connection: MHD's pool (request line and headers, the read
- * and write buffers) and the block a stream's answer is read in.  Event
- * streams are what piles up (a thousand idle ones are the design load);
- * MHD's defaults (32 KiB and the 16 KiB block we asked for) made them
- * 41 KB each, these 25 KB (docs/PERFORMANCE.md).  Headers up to 16 KiB
- * still fit; a larger event goes out in several blocks. */
-#define HTTP_CONN_MEMORY (16 * 1024)
-
-#define HTTP_STREAM_BLOCK 1024
-
-/* The kernel's send buffer of a stream's socket (which it doubles): set,
- * it no longer grows to megabytes for a client that does not read, so
- * that such a client is seen to fall behind, and costs little. */
-#define HTTP_STREAM_SNDBUF (64 * 1024)
 
 #define HTTP_HOST_LEN 64           /* "[" IPv6 "]" NUL, rounded up */
 
 #define HTTP_NAME_MAX 256          /* a DNS name, and its NUL */
-
-#define HTTP_CORS_AGE "600"        /* seconds a preflight's answer holds */
-
-/* After this many runs in a row with a timeout of 0 from MHD, the next
- * ones back off, doubling from 1 ms up to HTTP_SPIN_MAX_MS (see
- * http_run). */
-#define HTTP_SPINS_FREE 2
-
-#define HTTP_SPIN_MAX_MS 50
-
-#define HTTP_ALLOW_LEN 32
 
 #define HTTP_HEADERS_MAX 4
 

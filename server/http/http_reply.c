@@ -17,6 +17,8 @@
 #include "server/http/http.h"
 #include "server/http/http_int.h"
 
+#define HTTP_CORS_AGE "600"        /* seconds a preflight's answer holds */
+
 void
 http_reply_header(struct http_req *r, const char *name, const char *value)
 {

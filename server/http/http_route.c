@@ -16,6 +16,8 @@
 #include "server/http/http.h"
 #include "server/http/http_int.h"
 
+#define HTTP_ALLOW_LEN 32
+
 static int
 http_method_is(const char *route, const char *method)
 {

@@ -21,6 +21,13 @@
 #include "server/http/http.h"
 #include "server/http/http_int.h"
 
+#define HTTP_STREAM_BLOCK 1024
+
+/* The kernel's send buffer of a stream's socket (which it doubles): set,
+ * it no longer grows to megabytes for a client that does not read, so
+ * that such a client is seen to fall behind, and costs little. */
+#define HTTP_STREAM_SNDBUF (64 * 1024)
+
 static void http_on_hangup(void *arg, uint32_t events);
 
 /*
