@@ -201,8 +201,9 @@ cli_print_commands(FILE *f)
 	fprintf(f, "usage: papo COMMAND [ARGS]\n\ncommands:\n");
 	for (size_t i = 0; i < CLI_NCMDS; i++)
 		fprintf(f, "  %s\n", cli_cmds[i].usage);
-	fprintf(f, "\n'papo COMMAND --help' tells more.  State lives in "
-	    "$PAPO_HOME (default ~/.papo).\n");
+	fprintf(f, "\n'papo COMMAND --help' tells more ('papo serve --help' "
+	    "lists every setting).  State lives in $PAPO_HOME (default "
+	    "~/.papo).\n");
 }
 
 int
