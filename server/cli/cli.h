@@ -6,9 +6,7 @@
 #ifndef PAPO_CLI_H
 #define PAPO_CLI_H
 
-#define CLI_OK 0
-#define CLI_ERROR 1
-#define CLI_USAGE 2
+#include "server/cli/cmd.h"    /* CLI_OK, CLI_ERROR, CLI_USAGE */
 
 int cli_main(int argc, char **argv);
 

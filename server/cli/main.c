@@ -3,26 +3,25 @@
  * command (cli.c).  The daemon's start and stop order is serve.c's.
  */
 #include <stdio.h>
-#include <stdlib.h>
 
 #include "lib/log.h"
 #include "node/node.h"
 #include "server/cli/cli.h"
+#include "server/cli/settings.h"
 
 int
 main(int argc, char **argv)
 {
-	const char *level = getenv("PAPO_LOG");
+	char err[PAPO_ERR_LEN];
+	int level;
 
-	if (level != NULL && level[0] != '\0') {
-		int l = log_parse_level(level);
-
-		if (l == -1) {
-			fprintf(stderr, "papo: PAPO_LOG must be error, warn, info "
-			    "or debug, not '%s'\n", level);
-			return CLI_USAGE;
-		}
-		log_set_level((enum log_level)l);
+	switch (settings_get(err, "PAPO_LOG", &level)) {
+	case -1:
+		fprintf(stderr, "papo: %s\n", err);
+		return CLI_USAGE;
+	case 1:
+		log_set_level((enum log_level)level);
+		break;
 	}
 	return cli_main(argc, argv);
 }

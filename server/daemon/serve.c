@@ -76,7 +76,7 @@ struct papo {
 static int
 serve_paths(char err[PAPO_ERR_LEN], struct papo *p)
 {
-	const char *home = p->cfg->home;
+	const char *home = p->cfg->node.home;
 
 	if ((size_t)snprintf(p->lockpath, sizeof(p->lockpath), "%s/%s", home,
 	    SERVE_LOCK) >= sizeof(p->lockpath) ||
@@ -142,7 +142,8 @@ serve_lock(char err[PAPO_ERR_LEN], struct papo *p)
 	char buf[32];
 	int n;
 
-	if (serve_flock(err, p->lockpath, p->cfg->home, 1, &p->lockfd) == -1)
+	if (serve_flock(err, p->lockpath, p->cfg->node.home, 1,
+	    &p->lockfd) == -1)
 		return -1;
 	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
 	if (ftruncate(p->lockfd, 0) == -1 ||
@@ -212,7 +213,8 @@ serve_tls(char err[PAPO_ERR_LEN], struct papo *p)
 		    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "[::1]") == 0 ||
 		    strcmp(host, "localhost") == 0)
 			host[0] = '\0';
-		p->tls = tls_self(err, c->home, host[0] != '\0' ? host : NULL);
+		p->tls = tls_self(err, c->node.home,
+		    host[0] != '\0' ? host : NULL);
 		return p->tls != NULL ? 0 : -1;
 	}
 	if (c->tls_cert == NULL && c->tls_key == NULL)
@@ -315,10 +317,10 @@ serve_ports(char err[PAPO_ERR_LEN], const struct serve_config *c)
 		    e == EADDRINUSE ? ": " : "", e == EADDRINUSE ? why : "");
 		return -1;
 	}
-	if ((e = serve_try_bind(c->listen, SOCK_DGRAM)) != 0) {
+	if ((e = serve_try_bind(c->node.listen, SOCK_DGRAM)) != 0) {
 		snprintf(err, PAPO_ERR_LEN, "cannot listen for QUIC on UDP %s: "
 		    "%s%s%s; choose another port with --listen ADDR:PORT (or "
-		    "PAPO_LISTEN; port 0 picks a free one)", c->listen,
+		    "PAPO_LISTEN; port 0 picks a free one)", c->node.listen,
 		    strerror(e), e == EADDRINUSE ? ": " : "",
 		    e == EADDRINUSE ? why : "");
 		return -1;
@@ -361,11 +363,13 @@ serve_room_make(char err[PAPO_ERR_LEN], const struct serve_config *c,
 		name = getenv("USER");
 	if (name == NULL || name[0] == '\0') {
 		snprintf(err, PAPO_ERR_LEN, "%s has no room yet and no member "
-		    "name is known: pass --name NAME or set PAPO_NAME", c->home);
+		    "name is known: pass --name NAME or set PAPO_NAME",
+		    c->node.home);
 		return -1;
 	}
 	if (c->invite != NULL && c->invite[0] != '\0') {
-		if (room_join(why, c->home, c->invite, name, c->about, NULL) == -1) {
+		if (room_join(why, c->node.home, c->invite, name, c->about,
+		    NULL) == -1) {
 			snprintf(err, PAPO_ERR_LEN, "PAPO_INVITE: %s", why);
 			return -1;
 		}
@@ -373,12 +377,13 @@ serve_room_make(char err[PAPO_ERR_LEN], const struct serve_config *c,
 		*made = 1;
 		return 0;
 	}
-	serve_invite_listen(c->listen, listen, sizeof(listen));
-	if (room_create(err, c->home, name, c->about, c->room, NULL, listen,
-	    &invite) == -1)
+	serve_invite_listen(c->node.listen, listen, sizeof(listen));
+	if (room_create(err, c->node.home, name, c->about, c->room, NULL,
+	    listen, &invite) == -1)
 		return -1;
 	free(invite);
-	log_msg(LOG_INFO, "created a new room in %s; you are %s", c->home, name);
+	log_msg(LOG_INFO, "created a new room in %s; you are %s",
+	    c->node.home, name);
 	*made = 1;
 	return 0;
 }
@@ -395,12 +400,13 @@ serve_room(char err[PAPO_ERR_LEN], struct papo *p)
 	p->first = 0;
 	/* A home in rooms keeps them, its first one left or not; one in
 	 * none gets one, in the home itself. */
-	if ((held = serve_rooms_held(err, c->home, first, sizeof(first))) == -1)
+	if ((held = serve_rooms_held(err, c->node.home, first,
+	    sizeof(first))) == -1)
 		return -1;
 	if (held == 0) {
 		if (serve_room_make(err, c, &p->first) == -1)
 			return -1;
-		snprintf(first, sizeof(first), "%s", c->home);
+		snprintf(first, sizeof(first), "%s", c->node.home);
 	}
 	/* The banner names the home's first room (the default's name
 	 * comes with the node's list of rooms). */
@@ -419,15 +425,15 @@ serve_note_invite(const struct serve_config *c)
 	char why[PAPO_ERR_LEN], room[PAPO_NAME_MAX + 1] = "", path[SERVE_PATH_MAX];
 	int r;
 
-	snprintf(path, sizeof(path), "%s/room.json", c->home);
+	snprintf(path, sizeof(path), "%s/room.json", c->node.home);
 	if (c->invite == NULL || c->invite[0] == '\0' || access(path, F_OK) != 0)
 		return;
-	if ((r = room_is(why, c->home, c->invite, room)) == 1)
+	if ((r = room_is(why, c->node.home, c->invite, room)) == 1)
 		return;
 	log_msg(LOG_WARN, "PAPO_INVITE is ignored: %s, and %s already holds "
 	    "room %s, which is kept (start with an empty %s to join another "
-	    "room)", r == 0 ? "it is for another room" : why, c->home,
-	    room[0] != '\0' ? room : "?", c->home);
+	    "room)", r == 0 ? "it is for another room" : why, c->node.home,
+	    room[0] != '\0' ? room : "?", c->node.home);
 }
 
 /*
@@ -724,7 +730,6 @@ int
 serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 {
 	struct papo p;
-	struct node_config nc;
 	struct http_mount mounts[6];
 	struct http_config hc;
 	struct oauth_config oc;
@@ -741,7 +746,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	hc.public_url = c->public_url;
 	hc.cors = c->cors;
 	memset(&oc, 0, sizeof(oc));
-	oc.home = c->home;
+	oc.home = c->node.home;
 	oc.token = c->token;
 	oc.public_url = c->public_url;
 	oc.on = c->oauth;
@@ -764,30 +769,14 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 		    strerror(errno));
 		goto out;
 	}
-	nc.home = c->home;
-	nc.listen = c->listen;
-	nc.advertise = c->advertise;
-	nc.version = c->protocol;
-	nc.nolan = c->nolan;
-	nc.noportmap = c->noportmap;
-	nc.portmap_private = c->portmap_private;
-	nc.turn = c->turn;
-	nc.turn_user = c->turn_user;
-	nc.turn_pass = c->turn_pass;
-	nc.turn_secret = c->turn_secret;
-	nc.turn_noshare = c->turn_noshare;
-	nc.rate = c->rate;
-	nc.damp = c->damp;
-	nc.rate_self_off = c->rate_self_off;
-	nc.keep = c->keep;
 	if ((p.oauth = oauth_new(err, p.loop, &oc)) == NULL ||
-	    (p.node = node_start(err, &nc)) == NULL)
+	    (p.node = node_start(err, &c->node)) == NULL)
 		goto out;
 	if ((p.sse = sse_new(p.loop)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto out;
 	}
-	if ((p.mcp = mcp_new(err, p.loop, p.node, c->home,
+	if ((p.mcp = mcp_new(err, p.loop, p.node, c->node.home,
 	    (uint64_t)c->mcp_idle_s * NS_PER_S)) == NULL)
 		goto out;
 	mounts[0].routes = api_routes(&mounts[0].nroutes);

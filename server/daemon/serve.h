@@ -16,10 +16,16 @@
 /* Held with flock by the running daemon, and holding its pid. */
 #define SERVE_LOCK "serve.lock"
 
+/*
+ * What papo serve is started with.  The settings table (server/cli/
+ * settings.c) fills it from the command line and the environment, one
+ * entry per setting; the node's part is the node's own struct, handed
+ * to node_start as it is.
+ */
 struct serve_config {
-	const char *home;        /* $PAPO_HOME */
+	struct node_config node; /* $PAPO_HOME, the QUIC address, reachability,
+	                          * TURN, limits and retention */
 	const char *http;        /* HTTP "ADDR:PORT"; port 0 picks one */
-	const char *listen;      /* QUIC "ADDR:PORT"; port 0 picks one */
 	const char *token;       /* NULL or "": no token */
 	const char *tls_cert;    /* PAPO_TLS_CERT: a PEM chain, or NULL */
 	const char *tls_key;     /* PAPO_TLS_KEY: its PEM key */
@@ -33,31 +39,12 @@ struct serve_config {
 	const char *room;        /* the name of a room made at first start
 	                          * (--room, PAPO_ROOM), or NULL */
 	const char *invite;      /* joined at first start (PAPO_INVITE) */
-	unsigned long mcp_idle_s; /* an unused MCP session ends after
-	                           * (PAPO_MCP_IDLE); 0: the default */
-	const char *advertise;   /* "ADDR:PORT,..." (--advertise,
-	                          * PAPO_ADVERTISE), advertised first */
-	unsigned protocol;       /* 0: the newest; 1 or 2: speak as a daemon
-	                          * of that protocol version (PAPO_PROTOCOL) */
-	int nolan;               /* PAPO_LAN=off: no LAN discovery */
-	int noportmap;           /* PAPO_PORTMAP=off: no port mapping */
-	int portmap_private;     /* PAPO_PORTMAP_PRIVATE=1 (tests): a
-	                          * mapping to a private address counts */
-	const char *turn;        /* "turn:HOST[:PORT]" (--turn, PAPO_TURN),
-	                          * or NULL: no relay */
-	const char *turn_user;   /* PAPO_TURN_USER */
-	const char *turn_pass;   /* PAPO_TURN_PASS */
-	const char *turn_secret; /* PAPO_TURN_SECRET */
-	int turn_noshare;        /* PAPO_TURN_SHARE=off: invites leave the
-	                          * relay out */
+	unsigned mcp_idle_s;     /* an unused MCP session ends after
+	                          * (PAPO_MCP_IDLE); 0: the default */
 	int oauth;               /* PAPO_OAUTH=on */
 	int oauth_cimd_private;  /* PAPO_OAUTH_CIMD_PRIVATE=1 (tests) */
 	unsigned oauth_access_s; /* PAPO_OAUTH_ACCESS_TTL (tests); 0: 1 h */
 	unsigned oauth_code_s;   /* PAPO_OAUTH_CODE_TTL (tests); 0: 60 s */
-	struct papo_rate rate;   /* PAPO_RATE; zero: the default */
-	struct papo_damp damp;   /* PAPO_DAMP; zero: the default */
-	int rate_self_off;       /* PAPO_TEST_NO_RATE=1, test builds only */
-	const char *keep;        /* PAPO_KEEP (node_keep_check), or NULL */
 };
 
 /*

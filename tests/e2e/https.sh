@@ -217,7 +217,7 @@ bad "another certificate's key" "the key in $C/key-2.pem is not the key of the c
 	PAPO_TLS_CERT="$C/cert-1.pem" PAPO_TLS_KEY="$C/key-2.pem"
 bad "a certificate without its key" "PAPO_TLS_CERT and PAPO_TLS_KEY go together" \
 	PAPO_TLS_CERT="$C/cert-1.pem"
-bad "PAPO_TLS with another value" "PAPO_TLS\) takes 'self'" PAPO_TLS=yes
+bad "PAPO_TLS with another value" "PAPO_TLS\) must be 'self'" PAPO_TLS=yes
 bad "self and files at once" "exclude each other" PAPO_TLS=self \
 	PAPO_TLS_CERT="$C/cert-1.pem" PAPO_TLS_KEY="$C/key-1.pem"
 

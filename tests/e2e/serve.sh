@@ -366,7 +366,7 @@ for var in PAPO_LAN PAPO_PORTMAP; do
 	env "$var=maybe" PAPO_HOME="$T/dee" "$PAPO" serve --http 127.0.0.1:0 \
 		--listen 127.0.0.1:0 >"$T/out" 2>"$T/err" </dev/null
 	is 1 $? "$var=maybe is refused with exit 1"
-	has "$T/err" "^papo: $var must be on or off\$" "$var=maybe is explained"
+	has "$T/err" "^papo: $var must be on or off, not 'maybe'\$" "$var=maybe is explained"
 done
 
 finish

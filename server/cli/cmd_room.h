@@ -1,0 +1,15 @@
+/*
+ * cmd_room.h: papo new, join, invite, rooms and leave (cli.c's table).
+ */
+#ifndef PAPO_CMD_ROOM_H
+#define PAPO_CMD_ROOM_H
+
+#include "server/cli/cmd.h"
+
+int cli_new(const struct cli_cmd *c, int argc, char **argv);
+int cli_join(const struct cli_cmd *c, int argc, char **argv);
+int cli_invite(const struct cli_cmd *c, int argc, char **argv);
+int cli_rooms(const struct cli_cmd *c, int argc, char **argv);
+int cli_leave(const struct cli_cmd *c, int argc, char **argv);
+
+#endif

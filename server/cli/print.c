@@ -1,0 +1,72 @@
+/*
+ * print.c: what commands print of the daemon's answers (print.h), with
+ * text from other members' control characters replaced.  Main thread.
+ */
+#include <stdio.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "server/cli/print.h"
+
+void
+cli_put_in(const char *s, const char *indent)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p != '\0'; p++) {
+		if (*p == '\n' && indent != NULL)
+			printf("\n%s", indent);
+		else if (*p == '\n')
+			fputs("\xe2\x8f\x8e", stdout);    /* U+23CE */
+		else if (*p == '\t')
+			putchar(' ');
+		else if (*p < 0x20 || *p == 0x7f)
+			putchar('?');
+		else if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+			putchar('?');
+			p++;
+		} else
+			putchar(*p);
+	}
+}
+
+void
+cli_put(const char *s)
+{
+	cli_put_in(s, NULL);
+}
+
+const char *
+cli_str(const cJSON *o, const char *name)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, name);
+
+	return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+void
+cli_time(double ms, char out[32])
+{
+	time_t t = (time_t)(ms / 1000);
+	struct tm tm;
+
+	if (ms <= 0 || localtime_r(&t, &tm) == NULL ||
+	    strftime(out, 32, "%Y-%m-%d %H:%M:%S", &tm) == 0)
+		snprintf(out, 32, "never");
+}
+
+void
+cli_names(const cJSON *arr)
+{
+	const cJSON *v;
+	int first = 1;
+
+	cJSON_ArrayForEach(v, arr) {
+		if (!cJSON_IsString(v))
+			continue;
+		printf("%s", first ? "" : ", ");
+		cli_put(v->valuestring);
+		first = 0;
+	}
+}

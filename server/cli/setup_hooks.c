@@ -1,0 +1,266 @@
+/*
+ * setup_hooks.c: Claude Code's side of papo setup: the hooks that run
+ * 'papo hook' (SessionStart, UserPromptSubmit, and Stop over HTTP), found
+ * by their command and kept once, and crossSessionInbound when asked.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "node/node.h"
+#include "server/cli/setup.h"
+#include "server/cli/setup_int.h"
+
+#define SETUP_HOOK_TIMEOUT_S 86400         /* the Stop hook waits a day */
+
+/* The Claude Code events papo's hook runs on; Stop only over HTTP. */
+static const char *const setup_events[] = { "SessionStart",
+    "UserPromptSubmit", "Stop" };
+
+#define SETUP_STOP 2
+
+/* Appends s to m as a shell word: as it is when nothing in it is
+ * special to sh, else in single quotes. */
+static void
+setup_shell_word(FILE *m, const char *s, int quote)
+{
+	if (!quote && s[0] != '\0' && s[strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789_/.,:+-=@%")] == '\0') {
+		fputs(s, m);
+		return;
+	}
+	fputc('\'', m);
+	for (; *s != '\0'; s++) {
+		if (*s == '\'')
+			fputs("'\\''", m);
+		else
+			fputc(*s, m);
+	}
+	fputc('\'', m);
+}
+
+/*
+ * Whether a hook handler is papo's: a command ending in " hook" run by a
+ * binary named papo, however it is quoted or what precedes it.
+ */
+static int
+setup_is_papo_hook(const cJSON *h)
+{
+	const char *cmd = cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(h, "command"));
+	const char *p;
+	size_t n;
+
+	if (cmd == NULL || (n = strlen(cmd)) < 9 ||
+	    strcmp(cmd + n - 5, " hook") != 0)
+		return 0;
+	p = cmd + n - 5;
+	if (p[-1] == '\'' || p[-1] == '"')
+		p--;
+	if (p - cmd < 4 || strncmp(p - 4, "papo", 4) != 0)
+		return 0;
+	p -= 4;
+	return p == cmd || strchr("/ '\"", p[-1]) != NULL;
+}
+
+/* The matcher group with papo's hook: "PAPO_HOME='...' /abs/papo hook";
+ * on Stop, run aside to wake the session when a message comes. */
+static cJSON *
+setup_hook_group(const struct setup *s, int stop)
+{
+	cJSON *g = cJSON_CreateObject(), *hooks, *h;
+	char *cmd = NULL;
+	size_t n;
+	FILE *m;
+
+	if (g == NULL || (hooks = cJSON_AddArrayToObject(g, "hooks")) == NULL ||
+	    (h = cJSON_CreateObject()) == NULL)
+		goto fail;
+	cJSON_AddItemToArray(hooks, h);
+	if ((m = open_memstream(&cmd, &n)) == NULL)
+		goto fail;
+	if (s->papo_home[0] != '\0') {
+		fputs("PAPO_HOME=", m);
+		setup_shell_word(m, s->papo_home, 1);
+		fputc(' ', m);
+	}
+	setup_shell_word(m, s->exe, 0);
+	fputs(" hook", m);
+	if (fclose(m) != 0 ||
+	    cJSON_AddStringToObject(h, "type", "command") == NULL ||
+	    cJSON_AddStringToObject(h, "command", cmd) == NULL ||
+	    (stop && (cJSON_AddTrueToObject(h, "asyncRewake") == NULL ||
+	    cJSON_AddNumberToObject(h, "timeout", SETUP_HOOK_TIMEOUT_S) ==
+	    NULL)))
+		goto fail;
+	free(cmd);
+	return g;
+fail:
+	free(cmd);
+	cJSON_Delete(g);
+	return NULL;
+}
+
+/* How many of an event's hook handlers are papo's; *mine is the matcher
+ * group of the last. */
+static int
+setup_papo_hooks(const cJSON *event, const cJSON **mine)
+{
+	const cJSON *g, *h;
+	int n = 0;
+
+	cJSON_ArrayForEach(g, event)
+		cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(g, "hooks"))
+			if (setup_is_papo_hook(h)) {
+				n++;
+				*mine = g;
+			}
+	return n;
+}
+
+/*
+ * An event's array of matcher groups as it should be, in *out: as it is
+ * when it holds papo's group exactly once; else with every papo hook
+ * taken out (and a group it leaves with no hooks) and group, when not
+ * NULL, appended; NULL for an array that would be empty.  Takes group.
+ * -1 when out of memory (which must not read as an empty array).
+ */
+static int
+setup_hook_event(const cJSON *old, cJSON *group, cJSON **out)
+{
+	const cJSON *mine = NULL;
+	cJSON *arr, *g, *gnext, *hooks, *k, *knext;
+	int n;
+
+	*out = NULL;
+	if (group != NULL && setup_papo_hooks(old, &mine) == 1 &&
+	    cJSON_Compare(mine, group, 1)) {
+		cJSON_Delete(group);
+		return (*out = cJSON_Duplicate(old, 1)) != NULL ? 0 : -1;
+	}
+	arr = old != NULL ? cJSON_Duplicate(old, 1) : cJSON_CreateArray();
+	if (arr == NULL) {
+		cJSON_Delete(group);
+		return -1;
+	}
+	for (g = arr->child; g != NULL; g = gnext) {
+		gnext = g->next;
+		hooks = cJSON_GetObjectItemCaseSensitive(g, "hooks");
+		if (!cJSON_IsArray(hooks))
+			continue;
+		n = 0;
+		for (k = hooks->child; k != NULL; k = knext) {
+			knext = k->next;
+			if (setup_is_papo_hook(k)) {
+				cJSON_Delete(cJSON_DetachItemViaPointer(hooks, k));
+				n++;
+			}
+		}
+		if (n > 0 && hooks->child == NULL)
+			cJSON_Delete(cJSON_DetachItemViaPointer(arr, g));
+	}
+	if (group != NULL)
+		cJSON_AddItemToArray(arr, group);
+	if (arr->child == NULL)
+		cJSON_Delete(arr);
+	else
+		*out = arr;
+	return 0;
+}
+
+/*
+ * Claude Code's hooks: SessionStart and UserPromptSubmit, and over HTTP
+ * Stop, each holding papo's group once; --remove takes them out.  The
+ * lines speak of papo's hook, not of the event's whole array.
+ */
+int
+setup_hooks(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f)
+{
+	char key[SETUP_KEY_MAX], *show;
+	const cJSON *old, *mine = NULL;
+	cJSON *group, *event;
+	size_t len;
+	int said, had;
+
+	for (size_t i = 0; i < sizeof(setup_events) / sizeof(*setup_events);
+	    i++) {
+		int want = !s->remove && (i != SETUP_STOP || s->http);
+
+		snprintf(key, sizeof(key), "hooks.%s", setup_events[i]);
+		old = cJSON_GetObjectItemCaseSensitive(
+		    cJSON_GetObjectItemCaseSensitive(f->doc, "hooks"),
+		    setup_events[i]);
+		if (old != NULL && !cJSON_IsArray(old)) {
+			snprintf(err, PAPO_ERR_LEN, "%s: \"%s\" is not an array: "
+			    "the file was left as it is", f->path, key);
+			return -1;
+		}
+		/* Setting up over stdio says nothing of a Stop hook papo
+		 * never had; one from --http is taken out. */
+		if ((had = setup_papo_hooks(old, &mine)) == 0 && !want) {
+			if (s->remove)
+				setup_say(s, f->path, key, "papo's hook",
+				    SAID_ABSENT, NULL);
+			continue;
+		}
+		group = want ? setup_hook_group(s, i == SETUP_STOP) : NULL;
+		show = group != NULL ? sj_print(group, &len) : NULL;
+		if (want && show == NULL) {
+			cJSON_Delete(group);
+			snprintf(err, PAPO_ERR_LEN, "out of memory");
+			return -1;
+		}
+		if (setup_hook_event(old, group, &event) == -1) {
+			free(show);
+			snprintf(err, PAPO_ERR_LEN, "out of memory");
+			return -1;
+		}
+		said = sj_set(err, f, key, event);
+		if (said != -1 && said != SAID_SAME)
+			said = had == 0 ? SAID_ADD : !want ? SAID_REMOVE :
+			    SAID_UPDATE;
+		if (said != -1)
+			setup_say(s, f->path, key, "papo's hook", said, show);
+		free(show);
+		if (said == -1)
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * crossSessionInbound: set to "accept" with --accept-inbound; with
+ * --remove too, taken out again when it is "accept".  Without the flag
+ * it is never touched, only explained.
+ */
+int
+setup_inbound(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f)
+{
+	static const char key[] = "crossSessionInbound";
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(f->doc, key);
+	const char *is = cJSON_GetStringValue(v);
+	char *now = NULL;
+
+	if (s->inbound && !s->remove)
+		return sj_put(err, s, f, key, cJSON_CreateString("accept"),
+		    "\"accept\"");
+	if (s->inbound && (v == NULL || (is != NULL &&
+	    strcmp(is, "accept") == 0)))
+		return sj_put(err, s, f, key, NULL, "\"accept\"");
+	if (v != NULL)
+		now = cJSON_PrintUnformatted(v);
+	if (s->inbound)
+		printf("%s: %s: left as it is: it is %s, which papo setup did "
+		    "not set\n", f->path, key, now != NULL ? now : "?");
+	else if (!s->remove)
+		printf("note: a Claude Code session run with "
+		    "--dangerously-skip-permissions (bypass permissions) holds "
+		    "papo's wakes for approval unless %s has \"%s\": \"accept\" "
+		    "(now %s%s); 'papo setup claude-code --accept-inbound' sets "
+		    "it\n", f->path, key, now != NULL ? "it is " : "not set",
+		    now != NULL ? now : "");
+	cJSON_free(now);
+	return 0;
+}

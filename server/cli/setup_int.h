@@ -1,0 +1,89 @@
+/*
+ * setup_int.h: papo setup's internal header, included only by its files
+ * (setup.c, setup_hooks.c, setup_toml.c, setup_json.c, setup_file.c,
+ * which call one way, in that order): its limits, the harness, run and
+ * file structs, and the functions that cross between the files.
+ */
+#ifndef PAPO_SETUP_INT_H
+#define PAPO_SETUP_INT_H
+
+#include <sys/types.h>
+
+#include <cjson/cJSON.h>
+
+#include "node/node.h"
+
+#define SETUP_PATH_MAX 4096
+
+#define SETUP_KEY_MAX 128                  /* a dotted JSON key path */
+
+enum setup_form { SETUP_JSON, SETUP_TOML };
+
+/* A harness: where its MCP servers are kept and in which shape. */
+struct setup_client {
+	const char *name;        /* on the command line */
+	const char *title;       /* in what is printed */
+	enum setup_form form;
+	const char *dir_env;     /* names the directory when set ... */
+	const char *dir_home;    /* ... else this one under $HOME */
+	const char *file;
+	const char *servers;     /* the key of its servers' object */
+	int typed;               /* entries carry "type": "stdio" or "http" */
+	const char *url_key;     /* an HTTP entry's URL */
+	const char *headers_key; /* its headers; NULL: Codex, which takes a
+	                          * token only from a variable it names */
+	int hooks;               /* Claude Code: hooks and crossSessionInbound */
+	const char *next;        /* the one thing to do after */
+};
+
+/* One run of the command. */
+struct setup {
+	const struct setup_client *c;
+	int print, remove, http, inbound;
+	char exe[SETUP_PATH_MAX];       /* this binary, absolute */
+	char papo_home[SETUP_PATH_MAX]; /* PAPO_HOME made absolute; "" unset */
+	const char *token;              /* PAPO_TOKEN, or NULL */
+	char url[1024];                 /* --http: the daemon's /mcp */
+	int changed;                    /* settings said to change */
+};
+
+/* One file being edited: as read, and for JSON its document. */
+struct sfile {
+	char path[SETUP_PATH_MAX];
+	char *text;              /* "" when absent */
+	size_t len;
+	int exists;
+	mode_t mode;
+	cJSON *doc;
+	int dirty;
+};
+
+enum setup_said { SAID_ADD, SAID_UPDATE, SAID_REMOVE, SAID_SAME, SAID_ABSENT };
+
+/* setup_file.c */
+void setup_say(struct setup *s, const char *file, const char *key,
+    const char *what, enum setup_said said, const char *show);
+int sfile_load(char err[PAPO_ERR_LEN], struct sfile *f);
+int sfile_save(char err[PAPO_ERR_LEN], const struct setup *s,
+    const struct sfile *f, const char *data, size_t len);
+void sfile_free(struct sfile *f);
+
+/* setup_json.c */
+char *sj_print(const cJSON *v, size_t *len);
+int sj_load(char err[PAPO_ERR_LEN], const struct setup *s, struct sfile *f);
+int sj_set(char err[PAPO_ERR_LEN], struct sfile *f, const char *key,
+    cJSON *val);
+int sj_put(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f,
+    const char *key, cJSON *val, const char *what);
+int sj_save(char err[PAPO_ERR_LEN], const struct setup *s,
+    const struct sfile *f);
+
+/* setup_toml.c */
+int setup_toml(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f,
+    const cJSON *entry);
+
+/* setup_hooks.c */
+int setup_hooks(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f);
+int setup_inbound(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f);
+
+#endif
