@@ -1,5 +1,5 @@
 /*
- * deliver.c: messages, on the node thread (gossip_int.h; docs/PROTOCOL.md,
+ * deliver.c: messages, on the node thread (deliver.h; docs/PROTOCOL.md,
  * "Gossip").  It sends messages and floods those it receives with dedup by
  * id, routes acks back toward their authors, keeps the outbox of own
  * messages until they are acked and resends it, sends read receipts,
@@ -17,12 +17,61 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/utf8.h"
-#include "node/room/gossip_int.h"
+#include "node/room/deliver.h"
 
 #define ACK_TIMEOUT_NS (8ull * NS_PER_S)
 #define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */
 #define HISTORY_MAX 500
 #define HISTORY_BYTES (1024 * 1024) /* log bytes one history page reads at most */
+#define OUTBOX_RETRY_NS (30ull * NS_PER_S)
+#define UPSTREAM_SLOTS 4096       /* remembered msg id -> who sent it */
+#define ACK_SEEN_SLOTS 4096       /* acks forwarded lately */
+#define READ_SLOTS 4096           /* read receipts remembered as sent */
+
+/* An own message not yet acknowledged by everyone it waits for, and the
+ * send request still waiting for its answer, if any. */
+struct outmsg {
+	char id[PAPO_MSGID_LEN + 1];
+	struct member **wait, **done;
+	size_t nwait, ndone;
+	int any;                    /* nobody to wait for: any ack will do */
+	struct node_msg *req;
+	struct loop_timer *timer;
+	struct gossip *g;
+	struct outmsg *next;
+};
+
+/*
+ * What a room remembers of its recent traffic: who passed each message
+ * on (its acks go back that way), the acks forwarded lately, the read
+ * receipts sent.  Allocated at the room's first message, so that a room
+ * that never had one costs nothing of it.
+ */
+struct recent {
+	struct {
+		uint64_t id;
+		struct member *m;
+	} upstream[UPSTREAM_SLOTS];
+	uint64_t ack_seen[ACK_SEEN_SLOTS];
+	size_t ack_seen_next;
+	uint64_t read_sent[READ_SLOTS];   /* ids whose read receipt went out */
+	size_t read_next;
+};
+
+/* deliver.c's state: the outbox, what it remembers, what it counts. */
+struct delivery {
+	struct outmsg *outbox;
+	struct recent *recent;      /* from the first message */
+	struct loop_timer *retry_timer;
+	uint64_t retain_checked;    /* ns of the last days-retention check */
+	size_t retain_at;           /* count retention: messages held when
+	                             * the next check is worth making */
+	uint64_t syncs_asked;       /* sync requests sent */
+	uint64_t below_floor;       /* messages refused under the floor */
+};
+
+static void deliver_retain(struct gossip *g);
+static cJSON *deliver_retention_json(struct gossip *g);
 
 /*
  * Whether name is also the name of a member other than the one of id
@@ -30,15 +79,15 @@
  * owner's), so what shows a message's author tells them apart.
  */
 static int
-deliver_name_shared(const struct gossip *g, const uint8_t id[32],
+deliver_name_shared(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN],
     const char *name)
 {
-	if (memcmp(id, g->env.me->pk, 32) != 0 &&
+	if (memcmp(id, g->env.me->pk, PAPO_KEY_LEN) != 0 &&
 	    strcmp(g->env.room->me, name) == 0)
 		return 1;
-	for (size_t i = 0; i < g->nmembers; i++)
-		if (memcmp(g->members[i]->id, id, 32) != 0 &&
-		    strcmp(g->members[i]->name, name) == 0)
+	for (size_t i = 0; i < members_n(g); i++)
+		if (memcmp(member_at(g, i)->id, id, PAPO_KEY_LEN) != 0 &&
+		    strcmp(member_at(g, i)->name, name) == 0)
 			return 1;
 	return 0;
 }
@@ -67,7 +116,8 @@ deliver_msg_json(const struct gossip *g, const struct frame_msg *m)
 
 		sec_id_format(m->to, id);
 		cJSON_AddStringToObject(o, "to", memcmp(m->to, g->env.me->pk,
-		    32) == 0 ? g->env.room->me : t != NULL ? member_name(t, nb) : id);
+		    PAPO_KEY_LEN) == 0 ? g->env.room->me : t != NULL ?
+		    member_name(t, nb) : id);
 		cJSON_AddStringToObject(o, "to_id", id);
 	} else {
 		cJSON_AddNullToObject(o, "to");
@@ -91,9 +141,9 @@ deliver_msg_json(const struct gossip *g, const struct frame_msg *m)
 static struct recent *
 recent(struct gossip *g)
 {
-	if (g->recent == NULL)
-		g->recent = calloc(1, sizeof(*g->recent));
-	return g->recent;
+	if (g->delivery->recent == NULL)
+		g->delivery->recent = calloc(1, sizeof(*g->delivery->recent));
+	return g->delivery->recent;
 }
 
 static void
@@ -111,7 +161,7 @@ upstream_put(struct gossip *g, const char *id, struct member *m)
 static struct member *
 upstream_get(struct gossip *g, const char *id)
 {
-	struct recent *r = g->recent;
+	struct recent *r = g->delivery->recent;
 	uint64_t v;
 
 	if (r == NULL || !sec_msgid_valid(id, &v) ||
@@ -121,21 +171,22 @@ upstream_get(struct gossip *g, const char *id)
 }
 
 static void
-deliver_route_ack(struct gossip *g, const struct frame *f, const uint8_t author[32],
+deliver_route_ack(struct gossip *g, const struct frame *f,
+    const uint8_t author[PAPO_KEY_LEN],
     struct member *came_from)
 {
 	struct member *a = member_find(g, author), *up;
 
 	if (a != NULL && a->conn != NULL) {
-		gossip_send_frame(g, a, f);
+		member_send(g, a, f);
 		return;
 	}
 	up = upstream_get(g, f->u.ack.id);
 	if (up != NULL && up->conn != NULL && up != came_from) {
-		gossip_send_frame(g, up, f);
+		member_send(g, up, f);
 		return;
 	}
-	gossip_flood(g, f, came_from);
+	members_flood(g, f, came_from);
 }
 
 static void
@@ -203,12 +254,12 @@ outmsg_answer(struct gossip *g, struct outmsg *o)
 	g->env.emit(g->env.arg, req);
 }
 
-void
+static void
 outmsg_free(struct gossip *g, struct outmsg *o)
 {
 	struct outmsg **p;
 
-	for (p = &g->outbox; *p != NULL; p = &(*p)->next)
+	for (p = &g->delivery->outbox; *p != NULL; p = &(*p)->next)
 		if (*p == o) {
 			*p = o->next;
 			break;
@@ -245,15 +296,15 @@ outmsg_new(struct gossip *g, const char *id)
 		free(o);
 		return NULL;
 	}
-	o->next = g->outbox;
-	g->outbox = o;
+	o->next = g->delivery->outbox;
+	g->delivery->outbox = o;
 	return o;
 }
 
 static struct outmsg *
 outmsg_find(struct gossip *g, const char *id)
 {
-	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
+	for (struct outmsg *o = g->delivery->outbox; o != NULL; o = o->next)
 		if (strcmp(o->id, id) == 0)
 			return o;
 	return NULL;
@@ -277,37 +328,37 @@ outmsg_send(struct gossip *g, struct outmsg *o, struct member *only,
 	size_t i;
 
 	/* Read the message back only when someone is there to take it. */
-	for (i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
 
 		if (m->conn != NULL && (only == NULL || m == only) &&
 		    outmsg_for(o, m, through))
 			break;
 	}
-	if (i == g->nmembers)
+	if (i == members_n(g))
 		return;
 	memset(&f, 0, sizeof(f));
 	if (store_get(g->env.store, o->id, &f.u.msg) == -1)
 		return;
 	f.type = FRAME_MSG;
-	for (i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
 
 		if (m->conn == NULL || (only != NULL && m != only))
 			continue;
 		if (outmsg_for(o, m, through))
-			gossip_send_frame(g, m, &f);
+			member_send(g, m, &f);
 	}
 	frame_clear(&f);
 }
 
-void
+static void
 outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only)
 {
 	outmsg_send(g, o, only, 0);
 }
 
-void
+static void
 outmsg_through(struct gossip *g, struct outmsg *o, struct member *only)
 {
 	outmsg_send(g, o, only, 1);
@@ -316,24 +367,24 @@ outmsg_through(struct gossip *g, struct outmsg *o, struct member *only)
 void
 deliver_member_back(struct gossip *g, const struct member *m)
 {
-	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
+	for (struct outmsg *o = g->delivery->outbox; o != NULL; o = o->next)
 		if (o->any || outmsg_has(o->wait, o->nwait, m))
 			outmsg_through(g, o, NULL);
 }
 
-void
+static void
 deliver_retry(void *arg)
 {
 	struct gossip *g = arg;
 
-	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
+	for (struct outmsg *o = g->delivery->outbox; o != NULL; o = o->next)
 		outmsg_resend(g, o, NULL);
 	/* Anti-entropy: greeting every neighbour again compares histories
 	 * and syncs what a lost frame or a closed connection left out. */
-	for (size_t i = 0; i < g->nmembers; i++)
-		if (g->members[i]->conn != NULL)
-			hello_send(g, quic_data(g->members[i]->conn));
-	loop_timer_set(g->retry_timer, loop_now_ns() + OUTBOX_RETRY_NS);
+	for (size_t i = 0; i < members_n(g); i++)
+		if (member_at(g, i)->conn != NULL)
+			hello_send(g, quic_data(member_at(g, i)->conn));
+	loop_timer_set(g->delivery->retry_timer, loop_now_ns() + OUTBOX_RETRY_NS);
 }
 
 /* A delivered ack for an own message. */
@@ -408,14 +459,14 @@ deliver_limited(struct gossip *g, struct node_msg *req, const char *which,
 
 /* The author of the message id answers, when we have it. */
 static int
-deliver_author_of(struct gossip *g, const char *id, uint8_t out[32])
+deliver_author_of(struct gossip *g, const char *id, uint8_t out[PAPO_KEY_LEN])
 {
 	struct frame_msg m;
 
 	memset(&m, 0, sizeof(m));
 	if (store_get(g->env.store, id, &m) == -1)
 		return -1;
-	memcpy(out, m.from, 32);
+	memcpy(out, m.from, PAPO_KEY_LEN);
 	frame_msg_clear(&m);
 	return 0;
 }
@@ -431,7 +482,8 @@ deliver_damped(struct gossip *g, struct node_msg *req, const uint8_t *other)
 	unsigned retry;
 
 	if (req->person || other == NULL || memcmp(other, g->env.me->pk,
-	    32) == 0 || (retry = limit_damp_check(g->limit, g->env.me->pk, other,
+	    PAPO_KEY_LEN) == 0 || (retry = limit_damp_check(g->limit,
+	    g->env.me->pk, other,
 	    loop_wall_ms())) == 0)
 		return 0;
 	limit_damp_conf(g->limit, &d);
@@ -466,7 +518,7 @@ deliver_rate(struct gossip *g, struct node_msg *req)
 	return 1;
 }
 
-void
+static void
 deliver_limits_json(struct gossip *g, cJSON *o)
 {
 	struct limit_exchange ex[16];
@@ -564,10 +616,10 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	struct outmsg *o;
 	size_t len = req->text != NULL ? strlen(req->text) : 0;
 	char list[PAPO_ERR_LEN / 2], nb[16];
-	uint8_t answered[32];
+	uint8_t answered[PAPO_KEY_LEN];
 	int amb, has_answered = 0;
 
-	if (g->gone) {
+	if (keyring_gone(g->keyring)) {
 		gossip_fail(g, req, 403, "%s", "this member was removed from "
 		    "the room: nothing it writes reaches anyone");
 		return;
@@ -593,9 +645,9 @@ deliver_send(struct gossip *g, struct node_msg *req)
 		size_t off = 0;
 
 		list[0] = '\0';
-		for (size_t i = 0; i < g->nmembers && off < sizeof(list) - 70; i++)
+		for (size_t i = 0; i < members_n(g) && off < sizeof(list) - 70; i++)
 			off += (size_t)snprintf(list + off, sizeof(list) - off,
-			    "%s%s", i ? ", " : "", member_name(g->members[i], nb));
+			    "%s%s", i ? ", " : "", member_name(member_at(g, i), nb));
 		req->code = 404;
 		snprintf(req->err, sizeof(req->err), "%s '%s'; the members are: "
 		    "%s", amb ? "more than one member is named" :
@@ -613,7 +665,7 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	m->person = req->person;
 	if (to != NULL) {
 		m->has_to = 1;
-		memcpy(m->to, to->id, 32);
+		memcpy(m->to, to->id, PAPO_KEY_LEN);
 	}
 	if (req->reply_to[0] != '\0') {
 		if (!sec_msgid_valid(req->reply_to, NULL)) {
@@ -664,9 +716,9 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	if (to != NULL)
 		o->wait[o->nwait++] = to;
 	else
-		for (size_t i = 0; i < g->nmembers; i++)
-			if (member_online(g, g->members[i]))
-				o->wait[o->nwait++] = g->members[i];
+		for (size_t i = 0; i < members_n(g); i++)
+			if (member_online(g, member_at(g, i)))
+				o->wait[o->nwait++] = member_at(g, i);
 	o->any = o->nwait == 0;
 	o->req = req;
 	/* A person's message (the dashboard, the API) ends our exchanges; an
@@ -675,7 +727,7 @@ deliver_send(struct gossip *g, struct node_msg *req)
 		limit_damp_person(g->limit, g->env.me->pk, UINT64_MAX);
 	limit_damp_note(g->limit, g->env.me->pk, has_answered && !req->person ?
 	    answered : NULL, m->ts);
-	gossip_flood(g, &f, NULL);
+	members_flood(g, &f, NULL);
 	gossip_emit_json(g, NODE_EV_SENT, deliver_msg_json(g, m));
 	/* Nobody to hear it now: say queued at once rather than in 8 s. */
 	if (o->any || (to != NULL && !member_online(g, to)))
@@ -695,9 +747,9 @@ deliver_heal(struct gossip *g)
 {
 	if (store_damaged(g->env.store) == 0)
 		return;
-	for (size_t i = 0; i < g->nmembers; i++)
-		if (g->members[i]->conn != NULL)
-			deliver_sync_request(g, g->members[i]);
+	for (size_t i = 0; i < members_n(g); i++)
+		if (member_at(g, i)->conn != NULL)
+			deliver_sync_request(g, member_at(g, i));
 }
 
 /* The log could not be read for req: v (the messages read) is freed. */
@@ -753,7 +805,7 @@ deliver_after(struct gossip *g, struct node_msg *req)
 		}
 	}
 	for (long i = 0; i < n; i++) {
-		if (memcmp(v[i].from, g->env.me->pk, 32) != 0)
+		if (memcmp(v[i].from, g->env.me->pk, PAPO_KEY_LEN) != 0)
 			cJSON_AddItemToArray(arr, deliver_msg_json(g, &v[i]));
 		frame_msg_clear(&v[i]);
 	}
@@ -861,7 +913,7 @@ deliver_read(struct gossip *g, struct node_msg *req)
 		memset(&m, 0, sizeof(m));
 		if (store_get(g->env.store, id, &m) == -1)
 			continue;
-		if (memcmp(m.from, g->env.me->pk, 32) != 0) {
+		if (memcmp(m.from, g->env.me->pk, PAPO_KEY_LEN) != 0) {
 			deliver_ack(g, &m, ACK_READ);
 			if (r != NULL)
 				r->read_sent[r->read_next++ % READ_SLOTS] =
@@ -880,14 +932,15 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 	const struct removal *gone;
 	struct member *author;
 	struct frame f;
-	uint8_t answered[32];
+	uint8_t answered[PAPO_KEY_LEN];
 	uint64_t nlog = 0;
 	char id[PAPO_ID_LEN + 1];
 	int r;
 
-	if (memcmp(m->from, g->env.me->pk, 32) == 0)
+	if (memcmp(m->from, g->env.me->pk, PAPO_KEY_LEN) == 0)
 		return;       /* our own, come back round */
-	if ((gone = epoch_removed(g, m->from)) != NULL && m->ts > gone->ts) {
+	if ((gone = keyring_removed(g->keyring, m->from)) != NULL &&
+	    m->ts > gone->ts) {
 		/* Written after its author was removed, whoever passes it
 		 * on: not stored, acked nor passed on. */
 		log_msg(LOG_INFO, "message %s refused: its author was removed "
@@ -896,7 +949,7 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 	}
 	if (store_has(g->env.store, m->id)) {
 		/* The author sending again means our ack was lost. */
-		if (memcmp(l->m->id, m->from, 32) == 0)
+		if (memcmp(l->m->id, m->from, PAPO_KEY_LEN) == 0)
 			deliver_ack(g, m, ACK_DELIVERED);
 		return;
 	}
@@ -904,7 +957,7 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 		/* Retention dropped it, or would at once: it reached us, so
 		 * its author hears so and stops sending it, but it is not
 		 * stored again nor passed on. */
-		g->below_floor++;
+		g->delivery->below_floor++;
 		log_msg(LOG_DEBUG, "message %s is older than what this member "
 		    "keeps: not stored", m->id);
 		deliver_ack(g, m, ACK_DELIVERED);
@@ -952,7 +1005,7 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_MSG;
 	f.u.msg = *m;
-	gossip_flood(g, &f, l->m);
+	members_flood(g, &f, l->m);
 	deliver_ack(g, m, ACK_DELIVERED);
 	gossip_emit_json(g, NODE_EV_MESSAGE, deliver_msg_json(g, m));
 }
@@ -991,7 +1044,7 @@ deliver_on_ack(struct gossip *g, struct link *l, struct frame *f)
 	memset(&m, 0, sizeof(m));
 	if (store_get(g->env.store, a->id, &m) == -1)
 		return;       /* a message we never saw: nowhere to route it */
-	if (memcmp(m.from, g->env.me->pk, 32) != 0) {
+	if (memcmp(m.from, g->env.me->pk, PAPO_KEY_LEN) != 0) {
 		deliver_route_ack(g, f, m.from, l->m);
 		frame_msg_clear(&m);
 		return;
@@ -1042,9 +1095,9 @@ deliver_sync_request(struct gossip *g, struct member *to)
 		/* Nothing retention dropped is asked for again. */
 		if (f.u.sync.since < st.floor)
 			f.u.sync.since = st.floor;
-		g->syncs_asked++;
+		g->delivery->syncs_asked++;
 		f.u.sync.n = (size_t)n;
-		gossip_send_frame(g, to, &f);
+		member_send(g, to, &f);
 	}
 	free(ts);
 	frame_clear(&f);
@@ -1079,7 +1132,7 @@ deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
 			continue;
 		if (store_get(g->env.store, ids[i], &f.u.msg) == -1)
 			continue;
-		if (gossip_send_frame(g, l->m, &f) == 0)
+		if (member_send(g, l->m, &f) == 0)
 			sent++;
 		frame_msg_clear(&f.u.msg);
 	}
@@ -1094,7 +1147,7 @@ deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
 
 #define RETAIN_CHECK_NS (60ull * NS_PER_S)   /* days: checked this often */
 
-void
+static void
 deliver_retain(struct gossip *g)
 {
 	const struct store_keep *k = &g->env.keep;
@@ -1106,16 +1159,16 @@ deliver_retain(struct gossip *g)
 		return;
 	/* A count costs nothing to check; days look at every message. */
 	if (k->ms != 0) {
-		if (g->retain_checked != 0 &&
-		    now - g->retain_checked < RETAIN_CHECK_NS)
+		if (g->delivery->retain_checked != 0 &&
+		    now - g->delivery->retain_checked < RETAIN_CHECK_NS)
 			return;
-		g->retain_checked = now;
+		g->delivery->retain_checked = now;
 	}
 	if (k->count != 0) {
 		struct store_stats st;
 
 		store_stats(g->env.store, &st);
-		if (st.msgs < g->retain_at)
+		if (st.msgs < g->delivery->retain_at)
 			return;
 	}
 	if (!store_compact_due(g->env.store, k, loop_wall_ms(), 1))
@@ -1132,11 +1185,11 @@ deliver_retain(struct gossip *g)
 		struct store_stats st;
 
 		store_stats(g->env.store, &st);
-		g->retain_at = st.msgs + (k->count / 4 > 0 ? k->count / 4 : 1);
+		g->delivery->retain_at = st.msgs + (k->count / 4 > 0 ? k->count / 4 : 1);
 	}
 }
 
-cJSON *
+static cJSON *
 deliver_retention_json(struct gossip *g)
 {
 	struct store_stats st;
@@ -1156,4 +1209,74 @@ deliver_retention_json(struct gossip *g)
 		cJSON_AddNullToObject(o, "starts");
 	cJSON_AddNumberToObject(o, "dropped", (double)st.gone);
 	return o;
+}
+
+/* Start and stop. */
+
+int
+deliver_new(struct gossip *g)
+{
+	if ((g->delivery = calloc(1, sizeof(*g->delivery))) == NULL ||
+	    (g->delivery->retry_timer = loop_timer_new(g->env.loop,
+	    deliver_retry, g)) == NULL)
+		return -1;
+	return 0;
+}
+
+void
+deliver_start(struct gossip *g)
+{
+	loop_timer_set(g->delivery->retry_timer, loop_now_ns() +
+	    OUTBOX_RETRY_NS);
+}
+
+void
+deliver_stop(struct gossip *g)
+{
+	if (g->delivery == NULL)
+		return;
+	while (g->delivery->outbox != NULL)
+		outmsg_free(g, g->delivery->outbox);
+}
+
+void
+deliver_free(struct gossip *g)
+{
+	if (g->delivery == NULL)
+		return;
+	loop_timer_free(g->delivery->retry_timer);
+	free(g->delivery->recent);
+	free(g->delivery);
+	g->delivery = NULL;
+}
+
+void
+deliver_on_hello(struct gossip *g, struct member *m)
+{
+	for (struct outmsg *o = g->delivery->outbox; o != NULL; o = o->next)
+		outmsg_through(g, o, m);
+}
+
+void
+deliver_status_json(struct gossip *g, cJSON *o)
+{
+	struct store_stats st;
+	size_t nout = 0;
+	cJSON *rj;
+
+	deliver_limits_json(g, o);
+	store_stats(g->env.store, &st);
+	for (struct outmsg *om = g->delivery->outbox; om != NULL; om = om->next)
+		nout++;
+	cJSON_AddNumberToObject(o, "outbox", (double)nout);
+	cJSON_AddNumberToObject(o, "messages", (double)st.msgs);
+	if ((rj = deliver_retention_json(g)) == NULL)
+		cJSON_AddNullToObject(o, "retention");
+	else {
+		cJSON_AddNumberToObject(rj, "refused",
+		    (double)g->delivery->below_floor);
+		cJSON_AddItemToObject(o, "retention", rj);
+	}
+	cJSON_AddNumberToObject(o, "syncs_asked",
+	    (double)g->delivery->syncs_asked);
 }

@@ -1,12 +1,12 @@
 /*
  * gossip.c: the room, on the node thread (gossip.h; docs/PROTOCOL.md,
- * "Gossip").  It owns the QUIC endpoint and every connection: it greets
- * each with hello and peers, floods frames, hands each frame received to
- * its part (member.c keeps the members, deliver.c the messages, relay.c
- * the port mapping and the TURN relay), announces this member, answers
- * status and passes the other requests on, and is the glue to punch.c,
- * beacon.c and reach.c.  It never blocks: the only waits
- * are loop timers.
+ * "Gossip").  It makes the room's parts and frees them, and takes the
+ * events of the room's connections from the net: it greets each with
+ * hello and peers, keeps one connection per member, hands each frame
+ * received to its part (member.c keeps the members, deliver.c the
+ * messages, role.c and epoch.c the room's governance), answers status
+ * and passes the other requests on, and is the glue to punch.c, beacon.c
+ * and reach.c.  It never blocks: the only waits are loop timers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,9 +16,13 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/room/gossip_int.h"
+#include "node/room/deliver.h"
+#include "node/room/gossip.h"
 
 #define BAD_FRAMES_MAX 3
+/* A connection that has carried nothing for this long (both ends ping
+ * every 1.5 s) is no longer the member's path: a new one replaces it. */
+#define GOSSIP_SILENT_MS 3500u
 
 
 /* Opens a frame received on l: version 3's with the key of the epoch its
@@ -37,24 +41,12 @@ gossip_unseal(struct gossip *g, const struct link *l, const uint8_t *p,
 		return FRAME_ERR_TOO_BIG;
 	if (frame_envelope_epoch(p, n, &epoch) == -1)
 		return FRAME_ERR_SEAL;
-	if ((k = epoch_keys(g, epoch)) == NULL) {
+	if ((k = keyring_keys(g->keyring, epoch)) == NULL) {
 		log_msg(LOG_INFO, "a frame sealed under epoch %u, which this "
 		    "member does not hold", (unsigned)epoch);
 		return FRAME_ERR_SEAL;
 	}
 	return frame_open_epoch(k, p, n, frame_flags(l->version), f);
-}
-
-/* Our next announcement's (or bye's) counter: the wall clock's ms, and
- * always more than the last, so that receivers, which take only what is
- * newer, take it even when the clock went back. */
-static uint64_t
-gossip_next_seq(struct gossip *g)
-{
-	uint64_t now = loop_wall_ms();
-
-	g->own_seq = now > g->own_seq ? now : g->own_seq + 1;
-	return g->own_seq;
 }
 
 /* Sends the members we know (all, or just one) to a member, in frames of
@@ -68,8 +60,8 @@ gossip_peers(struct gossip *g, struct member *to, struct member *only)
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PEERS;
 	f.u.peers.v = v;
-	for (size_t i = 0; i <= g->nmembers; i++) {
-		struct member *m = i < g->nmembers ? g->members[i] : NULL;
+	for (size_t i = 0; i <= members_n(g); i++) {
+		struct member *m = i < members_n(g) ? member_at(g, i) : NULL;
 
 		/* A member that said bye is left out: its entry carries
 		 * the time of its last announcement, which a member that had
@@ -87,7 +79,7 @@ gossip_peers(struct gossip *g, struct member *to, struct member *only)
 			struct frame_peer *p = &v[f.u.peers.n++];
 
 			memset(p, 0, sizeof(*p));
-			memcpy(p->id, m->id, 32);
+			memcpy(p->id, m->id, PAPO_KEY_LEN);
 			strcpy(p->name, m->name);
 			strcpy(p->about, m->about);
 			/* Its own clock's time, so that what we pass on is
@@ -97,7 +89,7 @@ gossip_peers(struct gossip *g, struct member *to, struct member *only)
 			memcpy(p->addr, m->addr, m->naddr * sizeof(m->addr[0]));
 		}
 		if (f.u.peers.n > 0 && (f.u.peers.n == FRAME_PEERS_MAX || m == NULL)) {
-			gossip_send_frame(g, to, &f);
+			member_send(g, to, &f);
 			f.u.peers.n = 0;
 		}
 	}
@@ -137,8 +129,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 	cJSON *o = cJSON_CreateObject(), *me, *arr, *addrs;
 	char rid[PAPO_ROOMID_LEN + 1], id[PAPO_ID_LEN + 1], a[ADDR_STRLEN];
 	struct addr adv[PAPO_ADDR_MAX], pub;
-	struct store_stats st;
-	size_t nout = 0, n;
+	size_t n;
 
 	sec_room_id_format(g->env.keys, rid);
 	cJSON_AddStringToObject(o, "room", g->env.room->name);
@@ -188,8 +179,8 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 	} else
 		cJSON_AddNullToObject(o, "lan");
 	arr = cJSON_AddArrayToObject(o, "members");
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
 		cJSON *e;
 		char nb[16];
 
@@ -214,24 +205,7 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 	}
 	role_json(g, o);
 	epoch_json(g, o);
-	deliver_limits_json(g, o);
-	store_stats(g->env.store, &st);
-	for (struct outmsg *om = g->outbox; om != NULL; om = om->next)
-		nout++;
-	cJSON_AddNumberToObject(o, "outbox", (double)nout);
-	cJSON_AddNumberToObject(o, "messages", (double)st.msgs);
-	{
-		cJSON *rj = deliver_retention_json(g);
-
-		if (rj == NULL)
-			cJSON_AddNullToObject(o, "retention");
-		else {
-			cJSON_AddNumberToObject(rj, "refused",
-			    (double)g->below_floor);
-			cJSON_AddItemToObject(o, "retention", rj);
-		}
-	}
-	cJSON_AddNumberToObject(o, "syncs_asked", (double)g->syncs_asked);
+	deliver_status_json(g, o);
 	addr_format(&g->net->bound, a);
 	cJSON_AddStringToObject(o, "quic", a);
 	req->json = cJSON_PrintUnformatted(o);
@@ -245,11 +219,11 @@ gossip_summary(const struct gossip *g, cJSON *o)
 	struct store_stats st;
 	size_t members = 0, online = 0;
 
-	for (size_t i = 0; i < g->nmembers; i++) {
-		if (g->members[i]->refused || g->members[i]->removed)
+	for (size_t i = 0; i < members_n(g); i++) {
+		if (member_at(g, i)->refused || member_at(g, i)->removed)
 			continue;
 		members++;
-		online += member_online(g, g->members[i]) != 0;
+		online += member_online(g, member_at(g, i)) != 0;
 	}
 	store_stats(g->env.store, &st);
 	cJSON_AddNumberToObject(o, "members", (double)members);
@@ -257,8 +231,8 @@ gossip_summary(const struct gossip *g, cJSON *o)
 	cJSON_AddNumberToObject(o, "messages", (double)st.msgs);
 	/* Shut out (a key change we were not given): the room is dead to
 	 * us, and says why until it is left. */
-	if (g->shut_out != NULL)
-		cJSON_AddStringToObject(o, "refused", g->shut_out);
+	if (epoch_shut_out_why(g) != NULL)
+		cJSON_AddStringToObject(o, "refused", epoch_shut_out_why(g));
 }
 
 void
@@ -294,7 +268,8 @@ gossip_request(struct gossip *g, struct node_msg *m)
 
 /* Both histories as a hello finds them, in 64 bits (never 0). */
 static uint64_t
-sync_key(const struct frame_hello *h, uint64_t msgs, const uint8_t digest[32])
+sync_key(const struct frame_hello *h, uint64_t msgs,
+    const uint8_t digest[PAPO_KEY_LEN])
 {
 	crypto_generichash_state st;
 	uint8_t out[8];
@@ -302,15 +277,15 @@ sync_key(const struct frame_hello *h, uint64_t msgs, const uint8_t digest[32])
 
 	crypto_generichash_init(&st, NULL, 0, sizeof(out));
 	crypto_generichash_update(&st, (const uint8_t *)&hm, sizeof(hm));
-	crypto_generichash_update(&st, h->digest, 32);
+	crypto_generichash_update(&st, h->digest, PAPO_KEY_LEN);
 	crypto_generichash_update(&st, (const uint8_t *)&msgs, sizeof(msgs));
-	crypto_generichash_update(&st, digest, 32);
+	crypto_generichash_update(&st, digest, PAPO_KEY_LEN);
 	crypto_generichash_final(&st, out, sizeof(out));
 	memcpy(&v, out, sizeof(v));
 	return v != 0 ? v : 1;
 }
 
-/* Where our direct connection qc sees m now (gossip_int.h, seen_at): kept,
+/* Where our direct connection qc sees m now (member.h, seen_at): kept,
  * and peers.json written, when it changed. */
 static void
 gossip_seen_at(struct gossip *g, struct member *m, struct quic_conn *qc)
@@ -329,12 +304,12 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	const uint8_t *peer = quic_peer(l->qc);
 	struct member *m;
 	struct store_stats st;
-	uint8_t digest[32];
+	uint8_t digest[PAPO_KEY_LEN];
 	int fresh, punched, is_new;
 	int relayed = quic_is_relayed(l->qc);      /* through our relay */
 	int both = relay_both_ends(g->net, l->qc);  /* and it knows */
 
-	if (memcmp(h->id, peer, 32) != 0 || h->version != l->version) {
+	if (memcmp(h->id, peer, PAPO_KEY_LEN) != 0 || h->version != l->version) {
 		log_msg(LOG_WARN, "a peer's hello does not match its key or "
 		    "the protocol version agreed: closing");
 		quic_close(l->qc);
@@ -356,7 +331,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		 * ends see both connections greet, and keep the same one. */
 		int mine_new = quic_is_client(l->qc);
 		int mine_old = quic_is_client(m->conn);
-		int me_smaller = memcmp(g->env.me->pk, peer, 32) < 0;
+		int me_smaller = memcmp(g->env.me->pk, peer, PAPO_KEY_LEN) < 0;
 		int both_old = relay_both_ends(g->net, m->conn);
 
 		log_msg(LOG_DEBUG, "two connections with %s (new mine %d, old "
@@ -415,7 +390,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 		 * at the next round.  What this neighbour tells others of us
 		 * carries the time of our latest announcement; until it has
 		 * one, they cannot count us as alive, nor punch to us. */
-		loop_timer_set(g->announce_timer, 1);
+		members_announce_soon(g);
 	}
 	m->conn = l->qc;
 	quic_greeted(l->qc);
@@ -458,14 +433,14 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	/* Tell it whom we know, and tell the others about it if new. */
 	gossip_peers(g, m, NULL);
 	if (fresh)
-		for (size_t i = 0; i < g->nmembers; i++)
-			if (g->members[i] != m && g->members[i]->conn != NULL)
-				gossip_peers(g, g->members[i], m);
+		for (size_t i = 0; i < members_n(g); i++)
+			if (member_at(g, i) != m && member_at(g, i)->conn != NULL)
+				gossip_peers(g, member_at(g, i), m);
 	store_stats(g->env.store, &st);
 	store_digest(g->env.store, digest);
 	if (is_new)
 		m->sync_key = 0;
-	if (h->msgs != st.msgs || memcmp(h->digest, digest, 32) != 0) {
+	if (h->msgs != st.msgs || memcmp(h->digest, digest, PAPO_KEY_LEN) != 0) {
 		uint64_t key = sync_key(h, st.msgs, digest);
 
 		/* Histories that differ are synced, but not again while
@@ -479,8 +454,7 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	}
 	/* What waits in the outbox goes to it, and through it to those it
 	 * reaches: a member back, or a new path, takes it now. */
-	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
-		outmsg_through(g, o, m);
+	deliver_on_hello(g, m);
 }
 
 /*
@@ -513,7 +487,7 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 			continue;
 		/* News of a removed member is none: not life, not passed
 		 * on (a copy of its key may still announce itself). */
-		if (epoch_removed(g, p->id) != NULL)
+		if (keyring_removed(g->keyring, p->id) != NULL)
 			continue;
 		if (m == NULL && (m = member_add(g, p->id)) == NULL)
 			continue;
@@ -550,7 +524,7 @@ gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
 		changed = 1;
 	}
 	if (fwd.u.peers.n > 0)
-		gossip_flood(g, &fwd, l->m);
+		members_flood(g, &fwd, l->m);
 	if (changed) {
 		members_save_later(g);
 		relay_permits(g->net);
@@ -587,7 +561,7 @@ gossip_on_bye(struct gossip *g, struct link *l, const struct frame_bye *b)
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_BYE;
 		f.u.bye = *b;
-		gossip_flood(g, &f, l->m);
+		members_flood(g, &f, l->m);
 		members_presence_check(g);
 	}
 	if (m == l->m && m->conn == l->qc) {
@@ -598,55 +572,6 @@ gossip_on_bye(struct gossip *g, struct link *l, const struct frame_bye *b)
 		l->m = NULL;
 		quic_close(l->qc);
 	}
-}
-
-/* How long to the next announcement (gossip_int.h, ANNOUNCE_FAST_NS). */
-static uint64_t
-gossip_announce_ns(const struct gossip *g)
-{
-	if (!members_small(g))
-		return ANNOUNCE_NS;
-	for (size_t i = 0; i < g->nmembers; i++) {
-		const struct member *m = g->members[i];
-
-		if (m->conn == NULL && !m->left && member_online(g, m))
-			return ANNOUNCE_FAST_NS;
-	}
-	return ANNOUNCE_NS;
-}
-
-/* Floods this member's own entry: the announcement that shows life. */
-static void
-gossip_announce(void *arg)
-{
-	struct gossip *g = arg;
-	struct frame_peer me;
-	struct frame f;
-
-	net_round(g->net);
-	memset(&me, 0, sizeof(me));
-	memcpy(me.id, g->env.me->pk, 32);
-	strcpy(me.name, g->env.room->me);
-	strcpy(me.about, g->env.room->about);
-	me.seen = gossip_next_seq(g);
-	me.naddr = reach_addrs(&g->net->reach, me.addr, PAPO_ADDR_MAX);
-	/* Signed for connections of version 3; the others get it as
-	 * before (gossip_flood). */
-	if (frame_peer_sign(&me, g->env.keys, g->env.me) == -1)
-		log_msg(LOG_WARN, "could not sign our announcement");
-	memset(&f, 0, sizeof(f));
-	f.type = FRAME_PEERS;
-	f.u.peers.n = 1;
-	f.u.peers.v = &me;
-	gossip_flood(g, &f, NULL);
-	loop_timer_set(g->announce_timer, loop_now_ns() + gossip_announce_ns(g));
-	members_punch_check(g);
-}
-
-static void
-gossip_punch_timer(void *arg)
-{
-	members_punch_check(arg);
 }
 
 /* Carries a punch frame towards its addressee: straight to it when
@@ -662,23 +587,24 @@ gossip_punch_relay(void *arg, const struct frame *f)
 	if (t == NULL)
 		return -1;
 	if (member_version(t) >= 2) {
-		gossip_send_frame(g, t, f);
+		member_send(g, t, f);
 		return 0;
 	}
 	if (t->via != NULL && member_version(t->via) >= 2) {
-		gossip_send_frame(g, t->via, f);
+		member_send(g, t->via, f);
 		return 0;
 	}
-	for (size_t i = 0; i < g->nmembers; i++)
-		if (member_version(g->members[i]) >= 2) {
-			gossip_send_frame(g, g->members[i], f);
+	for (size_t i = 0; i < members_n(g); i++)
+		if (member_version(member_at(g, i)) >= 2) {
+			member_send(g, member_at(g, i), f);
 			sent = 1;
 		}
 	return sent ? 0 : -1;
 }
 
 static void
-gossip_punch_dial(void *arg, const uint8_t id[32], const struct addr *a,
+gossip_punch_dial(void *arg, const uint8_t id[PAPO_KEY_LEN],
+    const struct addr *a,
     size_t n, struct quic_sock *sock)
 {
 	struct gossip *g = arg;
@@ -726,7 +652,7 @@ gossip_on_punch(struct gossip *g, struct link *l, const struct frame_punch *p)
 	struct member *to;
 	struct frame f;
 
-	if (memcmp(p->to, g->env.me->pk, 32) == 0) {
+	if (memcmp(p->to, g->env.me->pk, PAPO_KEY_LEN) == 0) {
 		if (member_find(g, p->from) != NULL)
 			punch_frame(g->punch, p);
 		return;
@@ -736,7 +662,7 @@ gossip_on_punch(struct gossip *g, struct link *l, const struct frame_punch *p)
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_PUNCH;
 		f.u.punch = *p;
-		gossip_send_frame(g, to, &f);
+		member_send(g, to, &f);
 	}
 }
 
@@ -748,15 +674,16 @@ gossip_beacon_wanted(void *arg)
 {
 	struct gossip *g = arg;
 
-	for (size_t i = 0; i < g->nmembers; i++)
-		if ((g->members[i]->conn == NULL ||
-		    member_relayed(g, g->members[i])) && !g->members[i]->left)
+	for (size_t i = 0; i < members_n(g); i++)
+		if ((member_at(g, i)->conn == NULL ||
+		    member_relayed(g, member_at(g, i))) && !member_at(g, i)->left)
 			return 1;
 	return 0;
 }
 
 static void
-gossip_beacon_heard(void *arg, const uint8_t id[32], const struct addr *at)
+gossip_beacon_heard(void *arg, const uint8_t id[PAPO_KEY_LEN],
+    const struct addr *at)
 {
 	struct gossip *g = arg;
 	struct member *m = member_add(g, id);
@@ -824,7 +751,7 @@ gossip_link_take(struct gossip *g, struct link *l, struct frame *f)
 	frame_clear(f);
 }
 
-void
+static void
 gossip_link_frame(struct gossip *g, struct link *l, const uint8_t *p,
     size_t n)
 {
@@ -847,7 +774,7 @@ gossip_link_frame(struct gossip *g, struct link *l, const uint8_t *p,
 	gossip_link_take(g, l, &f);
 }
 
-int
+static int
 gossip_link_adopt(struct gossip *g, struct link *l, const uint8_t *p,
     size_t n)
 {
@@ -869,7 +796,7 @@ gossip_link_adopt(struct gossip *g, struct link *l, const uint8_t *p,
  * moved, or it changed networks): it is greeted again at once, so that
  * it learns where it is seen now (the hello's observed address) and
  * advertises and punches from there. */
-void
+static void
 gossip_link_moved(struct gossip *g, struct link *l)
 {
 	if (l->m == NULL || l->m->conn != l->qc)
@@ -879,7 +806,7 @@ gossip_link_moved(struct gossip *g, struct link *l)
 }
 
 /* l's connection is gone; l is freed by the caller after. */
-void
+static void
 gossip_link_closed(struct gossip *g, struct link *l)
 {
 	struct quic_conn *qc = l->qc;
@@ -903,7 +830,7 @@ gossip_link_closed(struct gossip *g, struct link *l)
 		if (members_small(g)) {
 			m->alive_until = 0;
 			if (!g->stopping)
-				loop_timer_set(g->announce_timer, 1);
+				members_announce_soon(g);
 		}
 		/* Soon, also when only its direct addresses were planned
 		 * (the relay's 30 s). */
@@ -980,16 +907,8 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		if ((g->beacon = beacon_new(why, &be)) == NULL)
 			log_msg(LOG_WARN, "LAN discovery is off: %s", why);
 	}
-	if ((g->dial_timer = loop_timer_new(env->loop, members_dial, g)) == NULL ||
-	    (g->retry_timer = loop_timer_new(env->loop, deliver_retry, g)) == NULL ||
-	    (g->presence_timer = loop_timer_new(env->loop, members_presence_timer,
-	    g)) == NULL ||
-	    (g->punch_timer = loop_timer_new(env->loop, gossip_punch_timer,
-	    g)) == NULL ||
-	    (g->announce_timer = loop_timer_new(env->loop, gossip_announce,
-	    g)) == NULL ||
-	    (g->save_timer = loop_timer_new(env->loop, members_save_timer,
-	    g)) == NULL) {
+	if ((g->keyring = keyring_new()) == NULL || members_new(g) == -1 ||
+	    role_new(g) == -1 || epoch_new(g) == -1 || deliver_new(g) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
@@ -1012,13 +931,12 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 			memcpy(m->addr, r->boot, r->nboot * sizeof(r->boot[0]));
 		}
 	}
-	for (size_t i = 0; i < g->nmembers; i++)
-		g->members[i]->next_dial = loop_now_ns();
+	for (size_t i = 0; i < members_n(g); i++)
+		member_at(g, i)->next_dial = loop_now_ns();
 	deliver_load_outbox(g);
 	t->rooms[t->nrooms++] = g;
-	members_plan_dials(g);
-	loop_timer_set(g->retry_timer, loop_now_ns() + OUTBOX_RETRY_NS);
-	loop_timer_set(g->announce_timer, loop_now_ns() + ANNOUNCE_NS);
+	members_start(g);
+	deliver_start(g);
 	return g;
 fail:
 	gossip_free(g);
@@ -1043,19 +961,21 @@ gossip_free(struct gossip *g)
 	if (g == NULL)
 		return;
 	t = g->net;
-	memset(&f, 0, sizeof(f));
-	f.type = FRAME_BYE;
-	f.u.bye.ts = gossip_next_seq(g);
-	if (frame_bye_sign(&f.u.bye, g->env.keys, g->env.me) == -1)
-		memcpy(f.u.bye.id, g->env.me->pk, 32);
-	gossip_flood(g, &f, NULL);
+	/* A room half made (gossip_new failed) has no one to say bye to. */
+	if (g->members != NULL) {
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_BYE;
+		f.u.bye.ts = members_next_seq(g);
+		if (frame_bye_sign(&f.u.bye, g->env.keys, g->env.me) == -1)
+			memcpy(f.u.bye.id, g->env.me->pk, PAPO_KEY_LEN);
+		members_flood(g, &f, NULL);
+	}
 	/* A send still waiting for acks is stored and stays in the
 	 * outbox: it is answered as queued, "stopping" (deliver.c), never
 	 * as failed, so that no client sends it twice. */
 	g->stopping = 1;
-	while (g->outbox != NULL)
-		outmsg_free(g, g->outbox);
-	if (g->nmembers > 0)
+	deliver_stop(g);
+	if (members_n(g) > 0)
 		members_save(g);
 	/* The byes queued above go out and the room's connections close,
 	 * the relayed ones through the relay. */
@@ -1067,22 +987,14 @@ gossip_free(struct gossip *g)
 			t->nrooms--;
 			break;
 		}
-	for (size_t i = 0; i < g->nmembers; i++)
-		free(g->members[i]);
-	free(g->members);
-	loop_timer_free(g->dial_timer);
-	loop_timer_free(g->retry_timer);
-	loop_timer_free(g->presence_timer);
-	loop_timer_free(g->punch_timer);
-	loop_timer_free(g->announce_timer);
-	loop_timer_free(g->save_timer);
+	deliver_free(g);
+	members_free(g);
 	punch_free(g->punch);
 	beacon_free(g->beacon);
 	limit_free(g->limit);
 	epoch_free(g);
-	free(g->recent);
-	free(g->admins);
-	free(g->shut_out);
+	role_free(g);
+	keyring_free(g->keyring);
 	free(g);
 }
 
@@ -1093,7 +1005,7 @@ gossip_addrs_changed(struct gossip *g)
 {
 	gossip_invite_changed(g);
 	if (!g->stopping)
-		loop_timer_set(g->announce_timer, 1);
+		members_announce_soon(g);
 }
 
 static int
@@ -1116,3 +1028,12 @@ const struct net_ops gossip_net_ops = {
 	.moved = gossip_link_moved,
 	.closed = gossip_link_closed,
 };
+
+uint32_t
+gossip_epoch(const struct gossip *g, uint8_t secret[PAPO_KEY_LEN])
+{
+	uint32_t n = keyring_newest(g->keyring);
+
+	memcpy(secret, keyring_find(g->keyring, n)->secret, PAPO_KEY_LEN);
+	return n;
+}

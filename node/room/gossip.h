@@ -13,10 +13,7 @@
 #include "lib/loop.h"
 #include "node/msg.h"
 #include "node/net/turn.h"
-#include "node/room/limit.h"
-#include "node/store/room.h"
-#include "node/store/store.h"
-#include "node/wire/crypto.h"
+#include "node/room/env.h"
 
 struct gossip;
 struct net;
@@ -24,28 +21,6 @@ struct net_ops;
 
 /* What the net asks of a room (net.h): gossip.c's. */
 extern const struct net_ops gossip_net_ops;
-
-struct gossip_env {
-	struct net *net;
-	struct loop *loop;
-	struct store *store;
-	const struct identity *me;
-	const struct room_keys *keys;
-	const struct room *room;
-	const char *home;            /* the room's folder (room.json...) */
-	unsigned version;            /* the newest protocol version spoken */
-	int lan;                     /* LAN discovery by beacons (beacon.h) */
-	/* The limits on messages (limit.h): zeros are the defaults. */
-	struct papo_rate rate;
-	struct papo_damp damp;
-	int rate_self_off;           /* tests: our sends are not limited */
-	/* Retention (PAPO_KEEP, store.h); keep_text as given, or NULL. */
-	struct store_keep keep;
-	const char *keep_text;
-	/* Hands a finished request or an event to the rest of the program. */
-	void (*emit)(void *arg, struct node_msg *m);
-	void *arg;
-};
 
 /* Joins the room to env->net, loads peers.json, starts dialling. */
 struct gossip *gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env);
@@ -60,6 +35,6 @@ struct cJSON;
 void gossip_summary(const struct gossip *g, struct cJSON *o);
 /* The newest key epoch held and its secret, for invites (0: the room
  * secret's, secret left zero). */
-uint32_t gossip_epoch(const struct gossip *g, uint8_t secret[32]);
+uint32_t gossip_epoch(const struct gossip *g, uint8_t secret[PAPO_KEY_LEN]);
 
 #endif

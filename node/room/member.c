@@ -1,7 +1,8 @@
 /*
- * member.c: the members of the room, on the node thread (gossip_int.h;
- * docs/PROTOCOL.md, "Gossip").  It keeps the member table, works out who
- * is online and tells the program when that changes (presence), dials and
+ * member.c: the members of the room, on the node thread (member.h;
+ * docs/PROTOCOL.md, "Gossip").  It keeps the member table, sends to
+ * members, announces this member, works out who is online and tells the
+ * program when that changes (presence), dials and
  * redials members and, in a room above 8, picks the neighbours and lets
  * one go to make room, and keeps peers.json so that a restart finds the
  * members again.  It never blocks: the only waits are loop timers.
@@ -15,7 +16,7 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/room/gossip_int.h"
+#include "node/room/member.h"
 
 #define FULL_MESH_MAX 8                   /* members (with us) all connected */
 #define ACTIVE_DIAL 4                     /* neighbours we dial, above that */
@@ -23,39 +24,65 @@
 #define EVICTED_REDIAL_NS (20ull * NS_PER_S)
 #define PEERS_SAVE_DELAY_NS (2ull * NS_PER_S)
 
+/* The table and the timers it arms. */
+struct members {
+	struct member **v;
+	size_t n;
+	struct loop_timer *dial_timer, *presence_timer;
+	struct loop_timer *punch_timer;   /* dials unanswered long enough */
+	struct loop_timer *announce_timer;
+	struct loop_timer *save_timer;
+	int save_pending;           /* save_timer armed (members_save_later) */
+	uint64_t own_seq;           /* our last announcement's or bye's
+	                             * counter: wall ms, never going back */
+};
+
+size_t
+members_n(const struct gossip *g)
+{
+	return g->members != NULL ? g->members->n : 0;
+}
+
+struct member *
+member_at(const struct gossip *g, size_t i)
+{
+	return g->members->v[i];
+}
+
 /* The member table. */
 
 struct member *
-member_find(const struct gossip *g, const uint8_t id[32])
+member_find(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN])
 {
-	for (size_t i = 0; i < g->nmembers; i++)
-		if (memcmp(g->members[i]->id, id, 32) == 0)
-			return g->members[i];
+	for (size_t i = 0; i < g->members->n; i++)
+		if (memcmp(g->members->v[i]->id, id, PAPO_KEY_LEN) == 0)
+			return g->members->v[i];
 	return NULL;
 }
 
 struct member *
-member_add(struct gossip *g, const uint8_t id[32])
+member_add(struct gossip *g, const uint8_t id[PAPO_KEY_LEN])
 {
 	struct member **v, *m;
 
-	if (memcmp(id, g->env.me->pk, 32) == 0)
+	if (memcmp(id, g->env.me->pk, PAPO_KEY_LEN) == 0)
 		return NULL;
 	if ((m = member_find(g, id)) != NULL)
 		return m;
-	if (g->nmembers == GOSSIP_MEMBERS_MAX)
+	if (g->members->n == GOSSIP_MEMBERS_MAX)
 		return NULL;
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return NULL;
-	if ((v = realloc(g->members, (g->nmembers + 1) * sizeof(*v))) == NULL) {
+	if ((v = realloc(g->members->v, (g->members->n + 1) * sizeof(*v))) == NULL) {
 		free(m);
 		return NULL;
 	}
-	memcpy(m->id, id, 32);
+	memcpy(m->id, id, PAPO_KEY_LEN);
 	sec_id_format(id, m->idtext);
-	m->removed = g->gone || epoch_removed(g, id) != NULL;
-	g->members = v;
-	g->members[g->nmembers++] = m;
+	m->removed = keyring_gone(g->keyring) ||
+	    keyring_removed(g->keyring, id) != NULL;
+	g->members->v = v;
+	g->members->v[g->members->n++] = m;
 	return m;
 }
 
@@ -77,8 +104,8 @@ member_lookup(const struct gossip *g, const char *who, int *ambiguous)
 	struct member *found = NULL;
 
 	*ambiguous = 0;
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if (strcmp(m->idtext, who) == 0)
 			return m;
@@ -126,7 +153,7 @@ member_dials(const struct member *m)
 int
 members_small(const struct gossip *g)
 {
-	return g->nmembers + 1 <= FULL_MESH_MAX;
+	return g->members->n + 1 <= FULL_MESH_MAX;
 }
 
 static size_t
@@ -134,8 +161,8 @@ members_active(const struct gossip *g)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < g->nmembers; i++)
-		n += g->members[i]->conn != NULL;
+	for (size_t i = 0; i < g->members->n; i++)
+		n += g->members->v[i]->conn != NULL;
 	return n;
 }
 
@@ -223,8 +250,8 @@ members_presence_check(struct gossip *g)
 {
 	uint64_t next = 0;
 
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 		int on = member_online(g, m);
 
 		if (on != m->shown_online) {
@@ -232,11 +259,11 @@ members_presence_check(struct gossip *g)
 			member_presence(g, m);
 			/* Back through others: what waits for it goes now,
 			 * and our announcements go every 3 s from now
-			 * (gossip_int.h, ANNOUNCE_FAST_NS), the first at once. */
+			 * (member.h, ANNOUNCE_FAST_NS), the first at once. */
 			if (on && m->conn == NULL) {
 				g->member_back(g, m);
 				if (members_small(g))
-					loop_timer_set(g->announce_timer, 1);
+					loop_timer_set(g->members->announce_timer, 1);
 			}
 		}
 		/* Only life shown through others runs out: a member with a
@@ -246,10 +273,10 @@ members_presence_check(struct gossip *g)
 		if (on && m->conn == NULL && (next == 0 || m->alive_until < next))
 			next = m->alive_until;
 	}
-	loop_timer_set(g->presence_timer, next);
+	loop_timer_set(g->members->presence_timer, next);
 }
 
-void
+static void
 members_presence_timer(void *arg)
 {
 	members_presence_check(arg);
@@ -285,8 +312,8 @@ members_dial_room(const struct gossip *g)
 
 	if (members_small(g))
 		return GOSSIP_MEMBERS_MAX;
-	for (size_t i = 0; i < g->nmembers; i++)
-		busy += g->members[i]->conn != NULL || g->members[i]->ndial > 0;
+	for (size_t i = 0; i < g->members->n; i++)
+		busy += g->members->v[i]->conn != NULL || g->members->v[i]->ndial > 0;
 	return busy >= ACTIVE_DIAL ? 0 : ACTIVE_DIAL - busy;
 }
 
@@ -303,8 +330,8 @@ members_open_held(const struct gossip *g)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < g->nmembers; i++) {
-		const struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		const struct member *m = g->members->v[i];
 
 		n += m->open && (m->conn != NULL || m->ndial > 0);
 	}
@@ -332,21 +359,21 @@ members_plan_dials(struct gossip *g)
 	int way_back = room == 0 && members_need_way_back(g);
 	uint64_t next = 0;
 
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if (member_redialable(g, m) && (next == 0 || m->next_dial < next))
 			next = m->next_dial;
 	}
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if ((room > 0 ? member_dialable(m) :
 		    way_back && member_way_back(m)) &&
 		    (next == 0 || m->next_dial < next))
 			next = m->next_dial;
 	}
-	loop_timer_set(g->dial_timer, next);
+	loop_timer_set(g->members->dial_timer, next);
 }
 
 /*
@@ -444,24 +471,25 @@ member_redial(struct gossip *g, struct member *m)
  * member behind a NAT so finds the members it can reach before wasting
  * its dials on those it cannot.
  */
-void
+static void
 members_dial(void *arg)
 {
 	struct gossip *g = arg;
 	uint64_t now = loop_now_ns();
 	size_t room = members_dial_room(g);
-	size_t start = g->nmembers ? randombytes_uniform((uint32_t)g->nmembers) : 0;
+	size_t start = g->members->n ?
+	    randombytes_uniform((uint32_t)g->members->n) : 0;
 	int way_back = members_need_way_back(g);
 
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if (member_redialable(g, m) && m->next_dial <= now)
 			member_redial(g, m);
 	}
 	/* No open neighbour: one, the first found, whatever the room. */
-	for (size_t k = 0; way_back && k < g->nmembers; k++) {
-		struct member *m = g->members[(start + k) % g->nmembers];
+	for (size_t k = 0; way_back && k < g->members->n; k++) {
+		struct member *m = g->members->v[(start + k) % g->members->n];
 
 		if (member_way_back(m) && m->next_dial <= now) {
 			member_dial(g, m);
@@ -470,8 +498,8 @@ members_dial(void *arg)
 		}
 	}
 	for (int pass = 0; pass < 3 && room > 0; pass++)
-		for (size_t k = 0; k < g->nmembers && room > 0; k++) {
-			struct member *m = g->members[(start + k) % g->nmembers];
+		for (size_t k = 0; k < g->members->n && room > 0; k++) {
+			struct member *m = g->members->v[(start + k) % g->members->n];
 
 			if (!member_dialable(m) || m->next_dial > now ||
 			    (pass < 2 && !member_online(g, m)) ||
@@ -505,13 +533,13 @@ members_evict(struct gossip *g, const struct member *keep)
 
 	if (members_small(g) || members_active(g) <= ACTIVE_MAX)
 		return;
-	for (size_t i = 0; i < g->nmembers; i++)
-		n += member_evictable(g, g->members[i], keep);
+	for (size_t i = 0; i < g->members->n; i++)
+		n += member_evictable(g, g->members->v[i], keep);
 	if (n == 0)
 		return;
 	k = randombytes_uniform((uint32_t)n);
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if (!member_evictable(g, m, keep) || k-- > 0)
 			continue;
@@ -532,8 +560,8 @@ members_save(struct gossip *g)
 	char *text = NULL;
 
 	arr = cJSON_AddArrayToObject(o, "members");
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 		cJSON *e, *addrs;
 
 		/* One refused at its hello was never of the room. */
@@ -577,18 +605,18 @@ members_save_later(struct gossip *g)
 	/* Armed once, not pushed back: signed announcements arriving more
 	 * often than the delay would otherwise keep peers.json from ever
 	 * being written before a crash. */
-	if (g->save_pending)
+	if (g->members->save_pending)
 		return;
-	g->save_pending = 1;
-	loop_timer_set(g->save_timer, loop_now_ns() + PEERS_SAVE_DELAY_NS);
+	g->members->save_pending = 1;
+	loop_timer_set(g->members->save_timer, loop_now_ns() + PEERS_SAVE_DELAY_NS);
 }
 
-void
+static void
 members_save_timer(void *arg)
 {
 	struct gossip *g = arg;
 
-	g->save_pending = 0;
+	g->members->save_pending = 0;
 	members_save(g);
 }
 
@@ -626,7 +654,7 @@ members_load(struct gossip *g)
 		    "announced");
 		const cJSON *at = cJSON_GetObjectItemCaseSensitive(e, "seen_at");
 		const cJSON *a;
-		uint8_t pk[32];
+		uint8_t pk[PAPO_KEY_LEN];
 		struct member *m;
 
 		if (!cJSON_IsString(id) || sec_id_parse(id->valuestring, pk) == -1 ||
@@ -684,8 +712,8 @@ members_relay_ready(struct gossip *g)
 	 * those still being dialled on their other addresses (which may
 	 * never answer: a private one from an invite) at their relayed
 	 * ones. */
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if (m->conn != NULL)
 			continue;
@@ -715,11 +743,11 @@ members_punch_check(struct gossip *g)
 	uint64_t now = loop_now_ns(), next = 0;
 
 	if (!members_small(g)) {
-		loop_timer_set(g->punch_timer, 0);
+		loop_timer_set(g->members->punch_timer, 0);
 		return;
 	}
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 		uint64_t due = m->dial_since + PUNCH_AFTER_NS;
 		int waited = m->ndial > 0 && due <= now;
 
@@ -739,14 +767,14 @@ members_punch_check(struct gossip *g)
 		    m->via != NULL && member_version(m->via) >= 2)
 			punch_want(g->punch, m->id);
 	}
-	loop_timer_set(g->punch_timer, next);
+	loop_timer_set(g->members->punch_timer, next);
 }
 
 void
 members_relay_lost(struct gossip *g)
 {
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if (m->conn != NULL && quic_is_relayed(m->conn))
 			quic_close(m->conn);
@@ -757,7 +785,175 @@ void
 members_addrs(struct gossip *g, void (*fn)(void *arg, const struct addr *a),
     void *arg)
 {
-	for (size_t i = 0; i < g->nmembers; i++)
-		for (size_t j = 0; j < g->members[i]->naddr; j++)
-			fn(arg, &g->members[i]->addr[j]);
+	for (size_t i = 0; i < g->members->n; i++)
+		for (size_t j = 0; j < g->members->v[i]->naddr; j++)
+			fn(arg, &g->members->v[i]->addr[j]);
+}
+
+/* Sending to members. */
+
+int
+member_send(struct gossip *g, struct member *m, const struct frame *f)
+{
+	struct buf b;
+	int rc = -1;
+
+	if (m == NULL || m->conn == NULL)
+		return -1;
+	buf_init(&b, PAPO_FRAME_MAX);
+	if (gossip_seal(g, f, quic_version(m->conn), &b) == 0)
+		rc = quic_send(m->conn, b.p, b.len);
+	buf_free(&b);
+	return rc;
+}
+
+/* Sends f to every connected member but except (may be NULL): sealed
+ * once per protocol version, as each version takes it. */
+void
+members_flood(struct gossip *g, const struct frame *f,
+    const struct member *except)
+{
+	struct buf b;
+
+	buf_init(&b, PAPO_FRAME_MAX);
+	for (unsigned v = 1; v <= FRAME_VERSION; v++) {
+		int sealed = 0, ok = 0;
+
+		for (size_t i = 0; i < members_n(g); i++) {
+			struct member *m = g->members->v[i];
+
+			if (m->conn == NULL || m == except ||
+			    quic_version(m->conn) != v)
+				continue;
+			if (!sealed) {
+				buf_reset(&b);
+				ok = gossip_seal(g, f, v, &b) == 0;
+				sealed = 1;
+			}
+			if (ok)
+				quic_send(m->conn, b.p, b.len);
+		}
+	}
+	buf_free(&b);
+}
+
+/* Announcing this member. */
+
+/* Our next announcement's (or bye's) counter: the wall clock's ms, and
+ * always more than the last, so that receivers, which take only what is
+ * newer, take it even when the clock went back. */
+uint64_t
+members_next_seq(struct gossip *g)
+{
+	uint64_t now = loop_wall_ms();
+
+	g->members->own_seq = now > g->members->own_seq ? now :
+	    g->members->own_seq + 1;
+	return g->members->own_seq;
+}
+
+/* How long to the next announcement (member.h, ANNOUNCE_FAST_NS). */
+static uint64_t
+members_announce_ns(const struct gossip *g)
+{
+	if (!members_small(g))
+		return ANNOUNCE_NS;
+	for (size_t i = 0; i < g->members->n; i++) {
+		const struct member *m = g->members->v[i];
+
+		if (m->conn == NULL && !m->left && member_online(g, m))
+			return ANNOUNCE_FAST_NS;
+	}
+	return ANNOUNCE_NS;
+}
+
+/* Floods this member's own entry: the announcement that shows life. */
+static void
+members_announce(void *arg)
+{
+	struct gossip *g = arg;
+	struct frame_peer me;
+	struct frame f;
+
+	net_round(g->net);
+	memset(&me, 0, sizeof(me));
+	memcpy(me.id, g->env.me->pk, PAPO_KEY_LEN);
+	strcpy(me.name, g->env.room->me);
+	strcpy(me.about, g->env.room->about);
+	me.seen = members_next_seq(g);
+	me.naddr = reach_addrs(&g->net->reach, me.addr, PAPO_ADDR_MAX);
+	/* Signed for connections of version 3; the others get it as
+	 * before (members_flood). */
+	if (frame_peer_sign(&me, g->env.keys, g->env.me) == -1)
+		log_msg(LOG_WARN, "could not sign our announcement");
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_PEERS;
+	f.u.peers.n = 1;
+	f.u.peers.v = &me;
+	members_flood(g, &f, NULL);
+	loop_timer_set(g->members->announce_timer, loop_now_ns() +
+	    members_announce_ns(g));
+	members_punch_check(g);
+}
+
+void
+members_announce_soon(struct gossip *g)
+{
+	loop_timer_set(g->members->announce_timer, 1);
+}
+
+static void
+members_punch_timer(void *arg)
+{
+	members_punch_check(arg);
+}
+
+/* Start and stop. */
+
+int
+members_new(struct gossip *g)
+{
+	struct members *s;
+	struct loop *loop = g->env.loop;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return -1;
+	g->members = s;
+	if ((s->dial_timer = loop_timer_new(loop, members_dial, g)) == NULL ||
+	    (s->presence_timer = loop_timer_new(loop, members_presence_timer,
+	    g)) == NULL ||
+	    (s->punch_timer = loop_timer_new(loop, members_punch_timer,
+	    g)) == NULL ||
+	    (s->announce_timer = loop_timer_new(loop, members_announce,
+	    g)) == NULL ||
+	    (s->save_timer = loop_timer_new(loop, members_save_timer,
+	    g)) == NULL)
+		return -1;
+	return 0;
+}
+
+void
+members_start(struct gossip *g)
+{
+	members_plan_dials(g);
+	loop_timer_set(g->members->announce_timer, loop_now_ns() + ANNOUNCE_NS);
+}
+
+void
+members_free(struct gossip *g)
+{
+	struct members *s = g->members;
+
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	loop_timer_free(s->dial_timer);
+	loop_timer_free(s->presence_timer);
+	loop_timer_free(s->punch_timer);
+	loop_timer_free(s->announce_timer);
+	loop_timer_free(s->save_timer);
+	free(s);
+	g->members = NULL;
 }

@@ -1,0 +1,75 @@
+/*
+ * core.h: a room as its parts share it (core.c), and what every part
+ * stands on: sealing and sending frames on a link, handing answers and
+ * events to the program.  struct gossip holds what the room is given
+ * (its env, its net), the objects of net/ it drives (punch, beacon), its
+ * limits, and one pointer to each feature's state, which is opaque:
+ * the parts reach one another's only through the functions of each
+ * one's header (keyring.h, member.h, role.h, epoch.h, deliver.h,
+ * hello.h).  server/ and the other node modules see only gossip.h.  All
+ * of it belongs to the node thread, and none of it may block.
+ */
+#ifndef PAPO_CORE_H
+#define PAPO_CORE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cjson/cJSON.h>
+
+#include "lib/loop.h"
+#include "node/net/beacon.h"
+#include "node/net/net.h"
+#include "node/net/punch.h"
+#include "node/net/quic.h"
+#include "node/net/reach.h"
+#include "node/room/env.h"
+#include "node/room/keyring.h"
+#include "node/room/limit.h"
+#include "node/wire/frame.h"
+
+#define GOSSIP_MEMBERS_MAX 256
+
+struct member;
+struct members;     /* member.c's: the table, presence, dialling */
+struct roles;       /* role.c's: the owner and the admins */
+struct epochs;      /* epoch.c's: frames kept, whether we were shut out */
+struct delivery;    /* deliver.c's: the outbox, recent traffic, counters */
+
+struct gossip {
+	struct gossip_env env;
+	struct net *net;            /* what it shares with the other rooms */
+	char rid[PAPO_ROOMID_LEN + 1];  /* its public id, on its events */
+	struct punch *punch;        /* direct paths arranged through others */
+	struct beacon *beacon;      /* LAN discovery, or NULL when off */
+	struct limit *limit;        /* rate limits and damping (limit.h) */
+	int stopping;               /* in gossip_free: nothing new starts */
+	uint64_t bad_frames;        /* frames that did not open */
+	/* member.c's word to the parts above it (gossip_new sets it): m is
+	 * online again through others, so what waits for it may go. */
+	void (*member_back)(struct gossip *g, const struct member *m);
+	/* Each feature's state, made by gossip_new and opaque to the
+	 * others. */
+	struct keyring *keyring;    /* epochs held, removals (keyring.h) */
+	struct members *members;
+	struct roles *roles;
+	struct epochs *epochs;
+	struct delivery *delivery;
+};
+
+/* Hands o to the program as an event of kind, and frees o. */
+void gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o);
+/* Answers req with an error: code and fmt filled with arg. */
+void gossip_fail(struct gossip *g, struct node_msg *req, int code,
+    const char *fmt, const char *arg);
+/* Seals f as a connection of that version takes it (frame_for_version)
+ * into b: -1 when nothing of it is for that version. */
+int gossip_seal(struct gossip *g, const struct frame *f, unsigned version,
+    struct buf *b);
+/* Sends f on l, sealed as its version takes it. */
+void gossip_send_link(struct gossip *g, struct link *l, const struct frame *f);
+/* What invites hold changed (addresses or the newest key epoch): the
+ * program gets the new invite. */
+void gossip_invite_changed(struct gossip *g);
+
+#endif

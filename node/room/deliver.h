@@ -1,0 +1,48 @@
+/*
+ * deliver.h: messages (deliver.c): sending, flooding with dedup, acks
+ * routed back, the outbox until acked, read receipts, history, sync and
+ * retention.  Its state (the outbox, recent traffic, the retry timer,
+ * retention's and sync's counters) is its own.  Above epoch.h, hello.h
+ * and member.h; on the node thread.
+ */
+#ifndef PAPO_DELIVER_H
+#define PAPO_DELIVER_H
+
+#include "node/room/epoch.h"
+#include "node/room/hello.h"
+
+/* deliver.c's state and its retry timer: 0, or -1 out of memory. */
+int deliver_new(struct gossip *g);
+/* Arms the retry (the outbox loaded). */
+void deliver_start(struct gossip *g);
+/* The room stops: every send waiting is answered (queued, stopping)
+ * and the outbox emptied in memory (outbox.jsonl keeps it). */
+void deliver_stop(struct gossip *g);
+/* Frees deliver.c's state; none made: a no-op. */
+void deliver_free(struct gossip *g);
+/* m greeted: what waits in the outbox goes to it, and through it to
+ * those it reaches. */
+void deliver_on_hello(struct gossip *g, struct member *m);
+/* Status: "limits", "damping", "outbox", "messages", "retention",
+ * "syncs_asked". */
+void deliver_status_json(struct gossip *g, cJSON *o);
+/* Takes req (a send) and answers it: delivered, queued, or an error. */
+void deliver_send(struct gossip *g, struct node_msg *req);
+/* Takes req (a history request) and answers it. */
+void deliver_history(struct gossip *g, struct node_msg *req);
+/* Takes req (message ids shown to an agent), sends their read receipts
+ * and answers it. */
+void deliver_read(struct gossip *g, struct node_msg *req);
+/* Frames received on l. */
+void deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m);
+void deliver_on_ack(struct gossip *g, struct link *l, struct frame *f);
+void deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s);
+/* Sends to a sync request: the ids of our latest messages. */
+void deliver_sync_request(struct gossip *g, struct member *to);
+/* m is online again, through others: what waits for it goes out through
+ * every neighbour. */
+void deliver_member_back(struct gossip *g, const struct member *m);
+/* At start: the messages outbox.jsonl kept wait for acks again. */
+void deliver_load_outbox(struct gossip *g);
+
+#endif

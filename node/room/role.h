@@ -1,0 +1,35 @@
+/*
+ * role.h: who governs the room (role.c): the owner and the admins it
+ * named.  role.c's state is its own; the other parts ask through these.
+ * Above member.h; on the node thread.
+ */
+#ifndef PAPO_ROLE_H
+#define PAPO_ROLE_H
+
+#include "node/room/member.h"
+
+/* role.c's state, empty: 0, or -1 out of memory. */
+int role_new(struct gossip *g);
+void role_free(struct gossip *g);
+/* At start: the owner from room.json, the grants from admins.json. */
+void role_load(struct gossip *g);
+/* The owner's id, NULL while not known. */
+const uint8_t *role_owner(const struct gossip *g);
+int role_is_admin(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN]);
+/* "owner", "admin" or "member". */
+const char *role_of(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN]);
+/* Fills a version 3 hello's owner and events. */
+void role_hello(const struct gossip *g, struct frame_hello *h);
+/* m greeted with h: the owner from our inviter, our grants to a member
+ * holding fewer. */
+void role_on_hello(struct gossip *g, struct member *m,
+    const struct frame_hello *h);
+/* An admin grant received on l. */
+void role_on_admin(struct gossip *g, struct link *l,
+    const struct frame_admin *a);
+/* Takes req (NODE_ADMIN, to: the member) and answers it. */
+void role_request_admin(struct gossip *g, struct node_msg *req);
+/* Status: "owner" and "admins". */
+void role_json(const struct gossip *g, cJSON *o);
+
+#endif
