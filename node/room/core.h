@@ -57,6 +57,28 @@ struct gossip {
 	struct delivery *delivery;
 };
 
+/*
+ * How the parts take what comes in.  A frame that opened on a link of
+ * the room goes to the one handler its type has (gossip.c's table, by
+ * frame type); a hello, once gossip.c has kept its connection, goes to
+ * each part's hook in a fixed order (gossip.c's table): the member's
+ * record first, then roles and epochs (the frames that let a member
+ * behind open what follows), then peers, then delivery.
+ */
+typedef void frame_handler(struct gossip *g, struct link *l, struct frame *f);
+
+/* A hello taken: what each hook is told. */
+struct hello_in {
+	struct member *m;           /* who greets, m->conn the connection
+	                             * it came on */
+	const struct frame_hello *h;
+	int fresh;                  /* m was not in the table before */
+	int is_new;                 /* m->conn is a new connection */
+	int both;                   /* it goes through our relay at both
+	                             * ends (relay_both_ends) */
+};
+typedef void hello_hook(struct gossip *g, const struct hello_in *in);
+
 /* Hands o to the program as an event of kind, and frees o. */
 void gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o);
 /* Answers req with an error: code and fmt filled with arg. */

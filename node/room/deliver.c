@@ -927,8 +927,9 @@ deliver_read(struct gossip *g, struct node_msg *req)
 /* Frames received. */
 
 void
-deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
+deliver_on_msg(struct gossip *g, struct link *l, struct frame *in)
 {
+	struct frame_msg *m = &in->u.msg;
 	const struct removal *gone;
 	struct member *author;
 	struct frame f;
@@ -1110,8 +1111,9 @@ id_cmp(const void *a, const void *b)
 }
 
 void
-deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
+deliver_on_sync(struct gossip *g, struct link *l, struct frame *in)
 {
+	struct frame_sync *s = &in->u.sync;
 	char (*ids)[PAPO_MSGID_LEN + 1];
 	struct frame f;
 	long n;
@@ -1250,9 +1252,51 @@ deliver_free(struct gossip *g)
 	g->delivery = NULL;
 }
 
-void
-deliver_on_hello(struct gossip *g, struct member *m)
+/* Both histories as a hello finds them, in 64 bits (never 0). */
+static uint64_t
+sync_key(const struct frame_hello *h, uint64_t msgs,
+    const uint8_t digest[PAPO_KEY_LEN])
 {
+	crypto_generichash_state st;
+	uint8_t out[8];
+	uint64_t v, hm = h->msgs;
+
+	crypto_generichash_init(&st, NULL, 0, sizeof(out));
+	crypto_generichash_update(&st, (const uint8_t *)&hm, sizeof(hm));
+	crypto_generichash_update(&st, h->digest, PAPO_KEY_LEN);
+	crypto_generichash_update(&st, (const uint8_t *)&msgs, sizeof(msgs));
+	crypto_generichash_update(&st, digest, PAPO_KEY_LEN);
+	crypto_generichash_final(&st, out, sizeof(out));
+	memcpy(&v, out, sizeof(v));
+	return v != 0 ? v : 1;
+}
+
+void
+deliver_on_hello(struct gossip *g, const struct hello_in *in)
+{
+	struct member *m = in->m;
+	const struct frame_hello *h = in->h;
+	struct store_stats st;
+	uint8_t digest[PAPO_KEY_LEN];
+
+	store_stats(g->env.store, &st);
+	store_digest(g->env.store, digest);
+	if (in->is_new)
+		m->sync_key = 0;
+	if (h->msgs != st.msgs || memcmp(h->digest, digest, PAPO_KEY_LEN) != 0) {
+		uint64_t key = sync_key(h, st.msgs, digest);
+
+		/* Histories that differ are synced, but not again while
+		 * neither side has changed since: a sync that left them
+		 * different (retention dropped some on one side, refused
+		 * below its floor) would leave them so every time. */
+		if (key != m->sync_key) {
+			m->sync_key = key;
+			deliver_sync_request(g, m);
+		}
+	}
+	/* What waits in the outbox goes to it, and through it to those it
+	 * reaches: a member back, or a new path, takes it now. */
 	for (struct outmsg *o = g->delivery->outbox; o != NULL; o = o->next)
 		outmsg_through(g, o, m);
 }

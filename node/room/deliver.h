@@ -20,9 +20,10 @@ void deliver_start(struct gossip *g);
 void deliver_stop(struct gossip *g);
 /* Frees deliver.c's state; none made: a no-op. */
 void deliver_free(struct gossip *g);
-/* m greeted: what waits in the outbox goes to it, and through it to
- * those it reaches. */
-void deliver_on_hello(struct gossip *g, struct member *m);
+/* A hello taken (a hook, core.h): histories that differ are synced, and
+ * what waits in the outbox goes to its member, and through it to those
+ * it reaches. */
+void deliver_on_hello(struct gossip *g, const struct hello_in *in);
 /* Status: "limits", "damping", "outbox", "messages", "retention",
  * "syncs_asked". */
 void deliver_status_json(struct gossip *g, cJSON *o);
@@ -33,10 +34,11 @@ void deliver_history(struct gossip *g, struct node_msg *req);
 /* Takes req (message ids shown to an agent), sends their read receipts
  * and answers it. */
 void deliver_read(struct gossip *g, struct node_msg *req);
-/* Frames received on l. */
-void deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m);
+/* Frames received on l (handlers, core.h): a message, an ack, a sync
+ * request. */
+void deliver_on_msg(struct gossip *g, struct link *l, struct frame *f);
 void deliver_on_ack(struct gossip *g, struct link *l, struct frame *f);
-void deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s);
+void deliver_on_sync(struct gossip *g, struct link *l, struct frame *f);
 /* Sends to a sync request: the ids of our latest messages. */
 void deliver_sync_request(struct gossip *g, struct member *to);
 /* m is online again, through others: what waits for it goes out through

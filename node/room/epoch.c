@@ -622,8 +622,9 @@ epoch_shut_out(struct gossip *g, const char *why)
 }
 
 void
-epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
+epoch_on_frame(struct gossip *g, struct link *l, struct frame *in)
 {
+	const struct frame_epoch *e = &in->u.epoch;
 	const char *role = role_of(g, e->by);
 	struct epoch_held *held;
 	uint8_t secret[PAPO_KEY_LEN];
@@ -737,9 +738,10 @@ epoch_send_text(struct gossip *g, struct member *m, const char *text,
 }
 
 void
-epoch_on_hello(struct gossip *g, struct member *m,
-    const struct frame_hello *h)
+epoch_on_hello(struct gossip *g, const struct hello_in *in)
 {
+	struct member *m = in->m;
+	const struct frame_hello *h = in->h;
 	uint32_t newest = keyring_newest(g->keyring);
 
 	if (h->version < 3)

@@ -24,17 +24,16 @@ int epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[PAPO_KEY_LEN],
     const uint8_t by[PAPO_KEY_LEN], const char *frame);
 /* Status: "epoch". */
 void epoch_json(const struct gossip *g, cJSON *o);
-/* m greeted with h: the epoch frames it missed, if it holds fewer. */
-void epoch_on_hello(struct gossip *g, struct member *m,
-    const struct frame_hello *h);
+/* A hello taken (a hook, core.h): the epoch frames its member missed,
+ * if it holds fewer, and those that removed someone. */
+void epoch_on_hello(struct gossip *g, const struct hello_in *in);
 /* A version 3 hello from a member we never met, under an epoch older
  * than our newest: refused with the reason (logged, and the newest epoch
  * frame sent to it), l closed; 1 when refused. */
 int epoch_refuse(struct gossip *g, struct link *l,
     const struct frame_hello *h);
-/* An epoch frame received on l. */
-void epoch_on_frame(struct gossip *g, struct link *l,
-    const struct frame_epoch *e);
+/* An epoch frame received on l (a handler, core.h). */
+void epoch_on_frame(struct gossip *g, struct link *l, struct frame *f);
 /* A frame from l that named an epoch we hold did not open under it:
  * l's member may hold another change of that number; it gets ours
  * (once per link and epoch). */

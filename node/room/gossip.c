@@ -49,52 +49,6 @@ gossip_unseal(struct gossip *g, const struct link *l, const uint8_t *p,
 	return frame_open_epoch(k, p, n, frame_flags(l->version), f);
 }
 
-/* Sends the members we know (all, or just one) to a member, in frames of
- * at most FRAME_PEERS_MAX. */
-static void
-gossip_peers(struct gossip *g, struct member *to, struct member *only)
-{
-	struct frame f;
-	struct frame_peer v[FRAME_PEERS_MAX];
-
-	memset(&f, 0, sizeof(f));
-	f.type = FRAME_PEERS;
-	f.u.peers.v = v;
-	for (size_t i = 0; i <= members_n(g); i++) {
-		struct member *m = i < members_n(g) ? member_at(g, i) : NULL;
-
-		/* A member that said bye is left out: its entry carries
-		 * the time of its last announcement, which a member that had
-		 * not heard of it would take for life.  So is a removed
-		 * one, or one refused at its hello: alive to no one. */
-		if (m != NULL && (m->removed || m->refused))
-			continue;
-		if (m != NULL && m != to && (only == NULL || m == only) &&
-		    m->name[0] != '\0' && !m->left && m->ann.has_sig) {
-			/* Its own words, as it signed them: the only entry
-			 * a connection of version 3 takes. */
-			v[f.u.peers.n++] = m->ann;
-		} else if (m != NULL && m != to && (only == NULL || m == only) &&
-		    m->name[0] != '\0' && !m->left) {
-			struct frame_peer *p = &v[f.u.peers.n++];
-
-			memset(p, 0, sizeof(*p));
-			memcpy(p->id, m->id, PAPO_KEY_LEN);
-			strcpy(p->name, m->name);
-			strcpy(p->about, m->about);
-			/* Its own clock's time, so that what we pass on is
-			 * never newer than what it said itself. */
-			p->seen = m->announced;
-			p->naddr = m->naddr;
-			memcpy(p->addr, m->addr, m->naddr * sizeof(m->addr[0]));
-		}
-		if (f.u.peers.n > 0 && (f.u.peers.n == FRAME_PEERS_MAX || m == NULL)) {
-			member_send(g, to, &f);
-			f.u.peers.n = 0;
-		}
-	}
-}
-
 /* Requests. */
 
 static void
@@ -266,25 +220,6 @@ gossip_request(struct gossip *g, struct node_msg *m)
 
 /* Frames received. */
 
-/* Both histories as a hello finds them, in 64 bits (never 0). */
-static uint64_t
-sync_key(const struct frame_hello *h, uint64_t msgs,
-    const uint8_t digest[PAPO_KEY_LEN])
-{
-	crypto_generichash_state st;
-	uint8_t out[8];
-	uint64_t v, hm = h->msgs;
-
-	crypto_generichash_init(&st, NULL, 0, sizeof(out));
-	crypto_generichash_update(&st, (const uint8_t *)&hm, sizeof(hm));
-	crypto_generichash_update(&st, h->digest, PAPO_KEY_LEN);
-	crypto_generichash_update(&st, (const uint8_t *)&msgs, sizeof(msgs));
-	crypto_generichash_update(&st, digest, PAPO_KEY_LEN);
-	crypto_generichash_final(&st, out, sizeof(out));
-	memcpy(&v, out, sizeof(v));
-	return v != 0 ? v : 1;
-}
-
 /* Where our direct connection qc sees m now (member.h, seen_at): kept,
  * and peers.json written, when it changed. */
 static void
@@ -297,14 +232,25 @@ gossip_seen_at(struct gossip *g, struct member *m, struct quic_conn *qc)
 	members_save_later(g);
 }
 
-/* A member whose hello arrived on l: keep one connection per pair. */
+/* Each part's share of a hello, in this order (core.h, "How the parts
+ * take what comes in"). */
+static hello_hook *const hello_hooks[] = {
+	members_on_hello,
+	role_on_hello,
+	epoch_on_hello,
+	members_hello_peers,
+	deliver_on_hello,
+};
+
+/* A member whose hello arrived on l: keep one connection per pair, then
+ * the hooks. */
 static void
-gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
+gossip_on_hello(struct gossip *g, struct link *l, struct frame *f)
 {
+	const struct frame_hello *h = &f->u.hello;
 	const uint8_t *peer = quic_peer(l->qc);
+	struct hello_in in;
 	struct member *m;
-	struct store_stats st;
-	uint8_t digest[PAPO_KEY_LEN];
 	int fresh, punched, is_new;
 	int relayed = quic_is_relayed(l->qc);      /* through our relay */
 	int both = relay_both_ends(g->net, l->qc);  /* and it knows */
@@ -401,177 +347,13 @@ gossip_on_hello(struct gossip *g, struct link *l, const struct frame_hello *h)
 	if (h->version >= 2 && !relayed &&
 	    reach_observe(&g->net->reach, peer, &h->obs))
 		net_addrs_changed(g->net);
-	strcpy(m->name, h->name);
-	strcpy(m->about, h->about);
-	if (h->naddr > 0) {
-		m->naddr = h->naddr;
-		memcpy(m->addr, h->addr, h->naddr * sizeof(h->addr[0]));
-	}
-	m->left = 0;
-	member_alive(m);
-	m->backoff_ms = 0;
-	/* Reached through the relay only: its direct addresses are tried
-	 * again every RELAY_REDIAL_NS (members_dial), the first time at
-	 * once unless our dials of them are still under way (the relayed
-	 * connection came of its dial, or ours gave up already). */
-	if (!both)
-		m->next_dial = 0;
-	else if (is_new)
-		m->next_dial = loop_now_ns() +
-		    (member_dials(m) == 0 ? 0 : RELAY_REDIAL_NS);
-	else if (m->next_dial == 0)
-		m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
-	members_save_later(g);
-	if (h->naddr > 0)
-		relay_permits(g->net);
-	if (both)
-		members_plan_dials(g);
-	members_evict(g, m);
-	members_presence_check(g);
-	role_on_hello(g, m, h);
-	epoch_on_hello(g, m, h);
-	/* Tell it whom we know, and tell the others about it if new. */
-	gossip_peers(g, m, NULL);
-	if (fresh)
-		for (size_t i = 0; i < members_n(g); i++)
-			if (member_at(g, i) != m && member_at(g, i)->conn != NULL)
-				gossip_peers(g, member_at(g, i), m);
-	store_stats(g->env.store, &st);
-	store_digest(g->env.store, digest);
-	if (is_new)
-		m->sync_key = 0;
-	if (h->msgs != st.msgs || memcmp(h->digest, digest, PAPO_KEY_LEN) != 0) {
-		uint64_t key = sync_key(h, st.msgs, digest);
-
-		/* Histories that differ are synced, but not again while
-		 * neither side has changed since: a sync that left them
-		 * different (retention dropped some on one side, refused
-		 * below its floor) would leave them so every time. */
-		if (key != m->sync_key) {
-			m->sync_key = key;
-			deliver_sync_request(g, m);
-		}
-	}
-	/* What waits in the outbox goes to it, and through it to those it
-	 * reaches: a member back, or a new path, takes it now. */
-	deliver_on_hello(g, m);
-}
-
-/*
- * Members we hear of.  An entry newer (by its member's own clock) than
- * the last we took from that member is news: it counts as a sign of life
- * and is passed on to our other neighbours, once, which is how presence
- * and addresses cross a room where not everyone is connected.
- */
-static void
-gossip_on_peers(struct gossip *g, struct link *l, const struct frame_peers *ps)
-{
-	struct frame fwd;
-	struct frame_peer v[FRAME_PEERS_MAX];
-	int changed = 0;
-
-	memset(&fwd, 0, sizeof(fwd));
-	fwd.type = FRAME_PEERS;
-	fwd.u.peers.v = v;
-	for (size_t i = 0; i < ps->n; i++) {
-		const struct frame_peer *p = &ps->v[i];
-		struct member *m = member_find(g, p->id);
-		int fresh = m == NULL;
-
-		/* What a member says of itself (name, about, addresses,
-		 * life) is taken only under its signature once it is known
-		 * to sign; unsigned, only from itself, on its own
-		 * (authenticated) connection.  The decoder checked every
-		 * signature. */
-		if (m != NULL && m->signs && !p->has_sig && m != l->m)
-			continue;
-		/* News of a removed member is none: not life, not passed
-		 * on (a copy of its key may still announce itself). */
-		if (keyring_removed(g->keyring, p->id) != NULL)
-			continue;
-		if (m == NULL && (m = member_add(g, p->id)) == NULL)
-			continue;
-		/* Only what is newer than the last taken: an entry
-		 * replayed says nothing. */
-		if (!fresh && p->seen <= m->announced)
-			continue;
-		m->announced = p->seen;
-		member_announced(g, m);
-		if (p->has_sig) {
-			m->ann = *p;
-			m->signs = 1;
-		}
-		if (m->conn == NULL || fresh) {
-			strcpy(m->name, p->name);
-			strcpy(m->about, p->about);
-			if (p->naddr > 0) {
-				m->naddr = p->naddr;
-				memcpy(m->addr, p->addr, p->naddr * sizeof(p->addr[0]));
-			}
-			if (m->conn == NULL && m->next_dial == 0)
-				m->next_dial = loop_now_ns();
-		}
-		if (p->seen > m->left_at)
-			m->left = 0;
-		/* News of an old announcement (a member we had not heard of
-		 * yet) is not life: clocks agree to well within the window. */
-		if (p->seen + ALIVE_NS / NS_PER_MS >= loop_wall_ms()) {
-			member_alive(m);
-			if (l->m != m)
-				m->via = l->m;
-		}
-		v[fwd.u.peers.n++] = *p;
-		changed = 1;
-	}
-	if (fwd.u.peers.n > 0)
-		members_flood(g, &fwd, l->m);
-	if (changed) {
-		members_save_later(g);
-		relay_permits(g->net);
-		members_plan_dials(g);
-		members_presence_check(g);
-		members_punch_check(g);
-	}
-}
-
-/* A member leaving: offline at once, and the news passed on once. */
-static void
-gossip_on_bye(struct gossip *g, struct link *l, const struct frame_bye *b)
-{
-	struct member *m = member_find(g, b->id);
-	struct frame f;
-
-	if (m == NULL)
-		return;
-	/* Signed (version 3): only when newer than everything it said
-	 * before, so an old bye replayed after it came back says nothing.
-	 * Unsigned: only from itself, or about a member never known to
-	 * sign (a daemon of version 1 or 2). */
-	if (b->has_sig ? b->ts <= m->announced : m != l->m && m->signs) {
-		log_msg(LOG_DEBUG, "a bye for %s that it did not sign, or "
-		    "older than its last word: ignored", m->idtext);
-		return;
-	}
-	if (b->has_sig)
-		m->announced = b->ts;
-	if (!m->left) {
-		m->left = 1;
-		m->left_at = m->announced;
-		m->seen = loop_wall_ms();
-		memset(&f, 0, sizeof(f));
-		f.type = FRAME_BYE;
-		f.u.bye = *b;
-		members_flood(g, &f, l->m);
-		members_presence_check(g);
-	}
-	if (m == l->m && m->conn == l->qc) {
-		m->conn = NULL;
-		/* It left on purpose: try again later, not at once. */
-		m->backoff_ms = DIAL_BACKOFF_MAX_MS / 4;
-		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * NS_PER_MS;
-		l->m = NULL;
-		quic_close(l->qc);
-	}
+	in.m = m;
+	in.h = h;
+	in.fresh = fresh;
+	in.is_new = is_new;
+	in.both = both;
+	for (size_t i = 0; i < sizeof(hello_hooks) / sizeof(hello_hooks[0]); i++)
+		hello_hooks[i](g, &in);
 }
 
 /* Carries a punch frame towards its addressee: straight to it when
@@ -647,8 +429,9 @@ gossip_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
 /* A punch frame: ours to act on, or one to carry to a member we are
  * connected to (never back where it came from). */
 static void
-gossip_on_punch(struct gossip *g, struct link *l, const struct frame_punch *p)
+gossip_on_punch(struct gossip *g, struct link *l, struct frame *in)
 {
+	const struct frame_punch *p = &in->u.punch;
 	struct member *to;
 	struct frame f;
 
@@ -708,6 +491,20 @@ gossip_beacon_heard(void *arg, const uint8_t id[PAPO_KEY_LEN],
 
 /* A connection's events (net.c hands each to the room of its link). */
 
+/* Who takes a frame of each type (core.h, "How the parts take what
+ * comes in"). */
+static frame_handler *const frame_handlers[] = {
+	[FRAME_HELLO] = gossip_on_hello,
+	[FRAME_MSG] = deliver_on_msg,
+	[FRAME_ACK] = deliver_on_ack,
+	[FRAME_PEERS] = members_on_peers,
+	[FRAME_SYNC] = deliver_on_sync,
+	[FRAME_BYE] = members_on_bye,
+	[FRAME_PUNCH] = gossip_on_punch,
+	[FRAME_ADMIN] = role_on_admin,
+	[FRAME_EPOCH] = epoch_on_frame,
+};
+
 /* A frame that opened on l, a link of g's. */
 static void
 gossip_link_take(struct gossip *g, struct link *l, struct frame *f)
@@ -719,35 +516,9 @@ gossip_link_take(struct gossip *g, struct link *l, struct frame *f)
 	}
 	if (l->m != NULL)
 		l->m->seen = loop_wall_ms();
-	switch (f->type) {
-	case FRAME_HELLO:
-		gossip_on_hello(g, l, &f->u.hello);
-		break;
-	case FRAME_MSG:
-		deliver_on_msg(g, l, &f->u.msg);
-		break;
-	case FRAME_ACK:
-		deliver_on_ack(g, l, f);
-		break;
-	case FRAME_PEERS:
-		gossip_on_peers(g, l, &f->u.peers);
-		break;
-	case FRAME_SYNC:
-		deliver_on_sync(g, l, &f->u.sync);
-		break;
-	case FRAME_BYE:
-		gossip_on_bye(g, l, &f->u.bye);
-		break;
-	case FRAME_ADMIN:
-		role_on_admin(g, l, &f->u.admin);
-		break;
-	case FRAME_EPOCH:
-		epoch_on_frame(g, l, &f->u.epoch);
-		break;
-	case FRAME_PUNCH:
-		gossip_on_punch(g, l, &f->u.punch);
-		break;
-	}
+	if ((size_t)f->type < sizeof(frame_handlers) / sizeof(frame_handlers[0]) &&
+	    frame_handlers[f->type] != NULL)
+		frame_handlers[f->type](g, l, f);
 	frame_clear(f);
 }
 

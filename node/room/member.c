@@ -957,3 +957,226 @@ members_free(struct gossip *g)
 	free(s);
 	g->members = NULL;
 }
+
+/* Hellos, peers and byes: the members we hear of. */
+
+/* Sends the members we know (all, or just one) to a member, in frames of
+ * at most FRAME_PEERS_MAX. */
+static void
+members_send_peers(struct gossip *g, struct member *to, struct member *only)
+{
+	struct frame f;
+	struct frame_peer v[FRAME_PEERS_MAX];
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_PEERS;
+	f.u.peers.v = v;
+	for (size_t i = 0; i <= members_n(g); i++) {
+		struct member *m = i < members_n(g) ? member_at(g, i) : NULL;
+
+		/* A member that said bye is left out: its entry carries
+		 * the time of its last announcement, which a member that had
+		 * not heard of it would take for life.  So is a removed
+		 * one, or one refused at its hello: alive to no one. */
+		if (m != NULL && (m->removed || m->refused))
+			continue;
+		if (m != NULL && m != to && (only == NULL || m == only) &&
+		    m->name[0] != '\0' && !m->left && m->ann.has_sig) {
+			/* Its own words, as it signed them: the only entry
+			 * a connection of version 3 takes. */
+			v[f.u.peers.n++] = m->ann;
+		} else if (m != NULL && m != to && (only == NULL || m == only) &&
+		    m->name[0] != '\0' && !m->left) {
+			struct frame_peer *p = &v[f.u.peers.n++];
+
+			memset(p, 0, sizeof(*p));
+			memcpy(p->id, m->id, PAPO_KEY_LEN);
+			strcpy(p->name, m->name);
+			strcpy(p->about, m->about);
+			/* Its own clock's time, so that what we pass on is
+			 * never newer than what it said itself. */
+			p->seen = m->announced;
+			p->naddr = m->naddr;
+			memcpy(p->addr, m->addr, m->naddr * sizeof(m->addr[0]));
+		}
+		if (f.u.peers.n > 0 && (f.u.peers.n == FRAME_PEERS_MAX || m == NULL)) {
+			member_send(g, to, &f);
+			f.u.peers.n = 0;
+		}
+	}
+}
+
+/* A hello taken on in->l: the member's record as it says (name, about,
+ * addresses, life), its dialling as the connection makes it, peers.json,
+ * the relay's permissions, neighbours and presence. */
+void
+members_on_hello(struct gossip *g, const struct hello_in *in)
+{
+	struct member *m = in->m;
+	const struct frame_hello *h = in->h;
+	int both = in->both, is_new = in->is_new;
+
+	strcpy(m->name, h->name);
+	strcpy(m->about, h->about);
+	if (h->naddr > 0) {
+		m->naddr = h->naddr;
+		memcpy(m->addr, h->addr, h->naddr * sizeof(h->addr[0]));
+	}
+	m->left = 0;
+	member_alive(m);
+	m->backoff_ms = 0;
+	/* Reached through the relay only: its direct addresses are tried
+	 * again every RELAY_REDIAL_NS (members_dial), the first time at
+	 * once unless our dials of them are still under way (the relayed
+	 * connection came of its dial, or ours gave up already). */
+	if (!both)
+		m->next_dial = 0;
+	else if (is_new)
+		m->next_dial = loop_now_ns() +
+		    (member_dials(m) == 0 ? 0 : RELAY_REDIAL_NS);
+	else if (m->next_dial == 0)
+		m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
+	members_save_later(g);
+	if (h->naddr > 0)
+		relay_permits(g->net);
+	if (both)
+		members_plan_dials(g);
+	members_evict(g, m);
+	members_presence_check(g);
+}
+
+/* A hello taken: tell its member whom we know, and tell the others about
+ * it if new.  After the roles' and epochs' hooks: a member behind on
+ * the key opens these only once the epoch frames reached it. */
+void
+members_hello_peers(struct gossip *g, const struct hello_in *in)
+{
+	struct member *m = in->m;
+	int fresh = in->fresh;
+
+	members_send_peers(g, m, NULL);
+	if (fresh)
+		for (size_t i = 0; i < members_n(g); i++)
+			if (member_at(g, i) != m && member_at(g, i)->conn != NULL)
+				members_send_peers(g, member_at(g, i), m);
+}
+
+/*
+ * Members we hear of.  An entry newer (by its member's own clock) than
+ * the last we took from that member is news: it counts as a sign of life
+ * and is passed on to our other neighbours, once, which is how presence
+ * and addresses cross a room where not everyone is connected.
+ */
+void
+members_on_peers(struct gossip *g, struct link *l, struct frame *f)
+{
+	const struct frame_peers *ps = &f->u.peers;
+	struct frame fwd;
+	struct frame_peer v[FRAME_PEERS_MAX];
+	int changed = 0;
+
+	memset(&fwd, 0, sizeof(fwd));
+	fwd.type = FRAME_PEERS;
+	fwd.u.peers.v = v;
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct frame_peer *p = &ps->v[i];
+		struct member *m = member_find(g, p->id);
+		int fresh = m == NULL;
+
+		/* What a member says of itself (name, about, addresses,
+		 * life) is taken only under its signature once it is known
+		 * to sign; unsigned, only from itself, on its own
+		 * (authenticated) connection.  The decoder checked every
+		 * signature. */
+		if (m != NULL && m->signs && !p->has_sig && m != l->m)
+			continue;
+		/* News of a removed member is none: not life, not passed
+		 * on (a copy of its key may still announce itself). */
+		if (keyring_removed(g->keyring, p->id) != NULL)
+			continue;
+		if (m == NULL && (m = member_add(g, p->id)) == NULL)
+			continue;
+		/* Only what is newer than the last taken: an entry
+		 * replayed says nothing. */
+		if (!fresh && p->seen <= m->announced)
+			continue;
+		m->announced = p->seen;
+		member_announced(g, m);
+		if (p->has_sig) {
+			m->ann = *p;
+			m->signs = 1;
+		}
+		if (m->conn == NULL || fresh) {
+			strcpy(m->name, p->name);
+			strcpy(m->about, p->about);
+			if (p->naddr > 0) {
+				m->naddr = p->naddr;
+				memcpy(m->addr, p->addr, p->naddr * sizeof(p->addr[0]));
+			}
+			if (m->conn == NULL && m->next_dial == 0)
+				m->next_dial = loop_now_ns();
+		}
+		if (p->seen > m->left_at)
+			m->left = 0;
+		/* News of an old announcement (a member we had not heard of
+		 * yet) is not life: clocks agree to well within the window. */
+		if (p->seen + ALIVE_NS / NS_PER_MS >= loop_wall_ms()) {
+			member_alive(m);
+			if (l->m != m)
+				m->via = l->m;
+		}
+		v[fwd.u.peers.n++] = *p;
+		changed = 1;
+	}
+	if (fwd.u.peers.n > 0)
+		members_flood(g, &fwd, l->m);
+	if (changed) {
+		members_save_later(g);
+		relay_permits(g->net);
+		members_plan_dials(g);
+		members_presence_check(g);
+		members_punch_check(g);
+	}
+}
+
+/* A member leaving: offline at once, and the news passed on once. */
+void
+members_on_bye(struct gossip *g, struct link *l, struct frame *in)
+{
+	const struct frame_bye *b = &in->u.bye;
+	struct member *m = member_find(g, b->id);
+	struct frame f;
+
+	if (m == NULL)
+		return;
+	/* Signed (version 3): only when newer than everything it said
+	 * before, so an old bye replayed after it came back says nothing.
+	 * Unsigned: only from itself, or about a member never known to
+	 * sign (a daemon of version 1 or 2). */
+	if (b->has_sig ? b->ts <= m->announced : m != l->m && m->signs) {
+		log_msg(LOG_DEBUG, "a bye for %s that it did not sign, or "
+		    "older than its last word: ignored", m->idtext);
+		return;
+	}
+	if (b->has_sig)
+		m->announced = b->ts;
+	if (!m->left) {
+		m->left = 1;
+		m->left_at = m->announced;
+		m->seen = loop_wall_ms();
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_BYE;
+		f.u.bye = *b;
+		members_flood(g, &f, l->m);
+		members_presence_check(g);
+	}
+	if (m == l->m && m->conn == l->qc) {
+		m->conn = NULL;
+		/* It left on purpose: try again later, not at once. */
+		m->backoff_ms = DIAL_BACKOFF_MAX_MS / 4;
+		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * NS_PER_MS;
+		l->m = NULL;
+		quic_close(l->qc);
+	}
+}
+

@@ -165,5 +165,14 @@ void members_save(struct gossip *g);
 void members_save_later(struct gossip *g);
 /* Reads peers.json into the table; a missing or damaged one is logged. */
 void members_load(struct gossip *g);
+/* Hello hooks (core.h): the member's record, dialling, neighbours and
+ * presence as its hello says; then, after the roles' and epochs' hooks,
+ * whom we know sent to it, and it to the others if new. */
+void members_on_hello(struct gossip *g, const struct hello_in *in);
+void members_hello_peers(struct gossip *g, const struct hello_in *in);
+/* Frame handlers (core.h): members we hear of (news of their life,
+ * passed on once), and a member leaving (offline at once). */
+void members_on_peers(struct gossip *g, struct link *l, struct frame *f);
+void members_on_bye(struct gossip *g, struct link *l, struct frame *f);
 
 #endif

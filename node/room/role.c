@@ -218,8 +218,9 @@ role_send_all(struct gossip *g, struct member *to)
 }
 
 void
-role_on_admin(struct gossip *g, struct link *l, const struct frame_admin *a)
+role_on_admin(struct gossip *g, struct link *l, struct frame *in)
 {
+	const struct frame_admin *a = &in->u.admin;
 	char nb[16];
 	struct frame f;
 	int r;
@@ -247,8 +248,11 @@ role_on_admin(struct gossip *g, struct link *l, const struct frame_admin *a)
 }
 
 void
-role_on_hello(struct gossip *g, struct member *m, const struct frame_hello *h)
+role_on_hello(struct gossip *g, const struct hello_in *in)
 {
+	struct member *m = in->m;
+	const struct frame_hello *h = in->h;
+
 	if (h->version < 3)
 		return;
 	/* The owner, from the member our invite named only. */

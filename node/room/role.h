@@ -20,13 +20,11 @@ int role_is_admin(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN]);
 const char *role_of(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN]);
 /* Fills a version 3 hello's owner and events. */
 void role_hello(const struct gossip *g, struct frame_hello *h);
-/* m greeted with h: the owner from our inviter, our grants to a member
- * holding fewer. */
-void role_on_hello(struct gossip *g, struct member *m,
-    const struct frame_hello *h);
-/* An admin grant received on l. */
-void role_on_admin(struct gossip *g, struct link *l,
-    const struct frame_admin *a);
+/* A hello taken (a hook, core.h): the owner from our inviter, our
+ * grants to a member holding fewer. */
+void role_on_hello(struct gossip *g, const struct hello_in *in);
+/* An admin grant received on l (a handler, core.h). */
+void role_on_admin(struct gossip *g, struct link *l, struct frame *f);
 /* Takes req (NODE_ADMIN, to: the member) and answers it. */
 void role_request_admin(struct gossip *g, struct node_msg *req);
 /* Status: "owner" and "admins". */
