@@ -79,6 +79,12 @@ struct hello_in {
 };
 typedef void hello_hook(struct gossip *g, const struct hello_in *in);
 
+/* Status and the list of rooms are built by asking each part for its
+ * fields (gossip.c's tables): of the room, and of one member's entry. */
+typedef void status_part(const struct gossip *g, cJSON *o);
+typedef void member_status_part(const struct gossip *g,
+    const struct member *m, cJSON *e);
+
 /* Hands o to the program as an event of kind, and frees o. */
 void gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o);
 /* Answers req with an error: code and fmt filled with arg. */

@@ -71,7 +71,7 @@ struct delivery {
 };
 
 static void deliver_retain(struct gossip *g);
-static cJSON *deliver_retention_json(struct gossip *g);
+static cJSON *deliver_retention_json(const struct gossip *g);
 
 /*
  * Whether name is also the name of a member other than the one of id
@@ -519,7 +519,7 @@ deliver_rate(struct gossip *g, struct node_msg *req)
 }
 
 static void
-deliver_limits_json(struct gossip *g, cJSON *o)
+deliver_limits_json(const struct gossip *g, cJSON *o)
 {
 	struct limit_exchange ex[16];
 	struct papo_rate r;
@@ -1192,7 +1192,7 @@ deliver_retain(struct gossip *g)
 }
 
 static cJSON *
-deliver_retention_json(struct gossip *g)
+deliver_retention_json(const struct gossip *g)
 {
 	struct store_stats st;
 	cJSON *o;
@@ -1302,7 +1302,23 @@ deliver_on_hello(struct gossip *g, const struct hello_in *in)
 }
 
 void
-deliver_status_json(struct gossip *g, cJSON *o)
+deliver_member_json(const struct gossip *g, const struct member *m, cJSON *e)
+{
+	cJSON_AddNumberToObject(e, "dropped",
+	    (double)limit_dropped(g->limit, m->id));
+}
+
+void
+deliver_summary_json(const struct gossip *g, cJSON *o)
+{
+	struct store_stats st;
+
+	store_stats(g->env.store, &st);
+	cJSON_AddNumberToObject(o, "messages", (double)st.msgs);
+}
+
+void
+deliver_status_json(const struct gossip *g, cJSON *o)
 {
 	struct store_stats st;
 	size_t nout = 0;

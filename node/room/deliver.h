@@ -26,7 +26,12 @@ void deliver_free(struct gossip *g);
 void deliver_on_hello(struct gossip *g, const struct hello_in *in);
 /* Status: "limits", "damping", "outbox", "messages", "retention",
  * "syncs_asked". */
-void deliver_status_json(struct gossip *g, cJSON *o);
+void deliver_status_json(const struct gossip *g, cJSON *o);
+/* Status: a member's "dropped" (its messages over the receiving cap);
+ * the list of rooms' "messages". */
+void deliver_member_json(const struct gossip *g, const struct member *m,
+    cJSON *e);
+void deliver_summary_json(const struct gossip *g, cJSON *o);
 /* Takes req (a send) and answers it: delivered, queued, or an error. */
 void deliver_send(struct gossip *g, struct node_msg *req);
 /* Takes req (a history request) and answers it. */

@@ -286,10 +286,13 @@ epoch_new(struct gossip *g)
 	return (g->epochs = calloc(1, sizeof(*g->epochs))) != NULL ? 0 : -1;
 }
 
-const char *
-epoch_shut_out_why(const struct gossip *g)
+void
+epoch_summary_json(const struct gossip *g, cJSON *o)
 {
-	return g->epochs->shut_out;
+	/* Shut out (a key change we were not given): the room is dead to
+	 * us, and says why until it is left. */
+	if (g->epochs->shut_out != NULL)
+		cJSON_AddStringToObject(o, "refused", g->epochs->shut_out);
 }
 
 void

@@ -15,9 +15,9 @@ void epoch_load(struct gossip *g);
  * memory; freed with epoch_free (NULL state: a no-op). */
 int epoch_new(struct gossip *g);
 void epoch_free(struct gossip *g);
-/* Why this member was shut out of the room (a key change it was not
- * given), or NULL. */
-const char *epoch_shut_out_why(const struct gossip *g);
+/* The list of rooms' "refused": why this member was shut out of the
+ * room (a key change it was not given), when it was. */
+void epoch_summary_json(const struct gossip *g, cJSON *o);
 /* Holds epoch n (frame: its signed epoch frame's JSON text, or NULL)
  * and saves epochs.json: 1 added, 0 held already, -1 out of memory. */
 int epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[PAPO_KEY_LEN],

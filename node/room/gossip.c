@@ -51,36 +51,11 @@ gossip_unseal(struct gossip *g, const struct link *l, const uint8_t *p,
 
 /* Requests. */
 
+/* Status: the room, and this member as the net sees it. */
 static void
-gossip_path_json(const struct gossip *g, const struct member *m, cJSON *e)
+gossip_status_me(const struct gossip *g, cJSON *o)
 {
-	char path[PAPO_NAME_MAX + 8], nb[16];
-
-	if (m->conn != NULL) {
-		cJSON_AddStringToObject(e, "path", quic_is_relayed(m->conn) ?
-		    "relay" : m->punched ? "punched" : m->lan ? "lan" : "direct");
-		cJSON_AddNumberToObject(e, "rtt_ms",
-		    (double)(quic_rtt_us(m->conn) / 100) / 10.0);
-		cJSON_AddNumberToObject(e, "protocol", quic_version(m->conn));
-		cJSON_AddNumberToObject(e, "mtu", (double)quic_mtu(m->conn));
-		return;
-	}
-	if (member_online(g, m) && m->via != NULL) {
-		snprintf(path, sizeof(path), "via %s", member_name(m->via, nb));
-		cJSON_AddStringToObject(e, "path", path);
-	} else if (member_online(g, m))    /* a large room, several hops */
-		cJSON_AddStringToObject(e, "path", "via others");
-	else
-		cJSON_AddStringToObject(e, "path", "none");
-	cJSON_AddNullToObject(e, "rtt_ms");
-	cJSON_AddNullToObject(e, "protocol");
-	cJSON_AddNullToObject(e, "mtu");
-}
-
-static void
-gossip_do_status(struct gossip *g, struct node_msg *req)
-{
-	cJSON *o = cJSON_CreateObject(), *me, *arr, *addrs;
+	cJSON *me, *addrs;
 	char rid[PAPO_ROOMID_LEN + 1], id[PAPO_ID_LEN + 1], a[ADDR_STRLEN];
 	struct addr adv[PAPO_ADDR_MAX], pub;
 	size_t n;
@@ -105,23 +80,26 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		cJSON_AddStringToObject(me, "observed", a);
 	} else
 		cJSON_AddNullToObject(me, "observed");
-	cJSON_AddStringToObject(me, "nat", reach_nat_name(reach_nat(&g->net->reach)));
+	cJSON_AddStringToObject(me, "nat",
+	    reach_nat_name(reach_nat(&g->net->reach)));
 	relay_json(g->net, me);
-	{
-		struct punch_stats ps;
-		cJSON *pj = cJSON_AddObjectToObject(o, "punch");
+}
 
-		punch_stats(g->punch, &ps);
-		cJSON_AddNumberToObject(pj, "asked", (double)ps.asked);
-		cJSON_AddNumberToObject(pj, "answered", (double)ps.answered);
-		cJSON_AddNumberToObject(pj, "punched", (double)ps.punched);
-		cJSON_AddNumberToObject(pj, "datagrams_sent",
-		    (double)ps.datagrams_sent);
-		cJSON_AddNumberToObject(pj, "datagrams_ok",
-		    (double)ps.datagrams_ok);
-		cJSON_AddNumberToObject(pj, "datagrams_bad",
-		    (double)ps.datagrams_bad);
-	}
+/* Status: "punch" and "lan", the paths arranged through others and on
+ * our link. */
+static void
+gossip_status_paths(const struct gossip *g, cJSON *o)
+{
+	struct punch_stats ps;
+	cJSON *pj = cJSON_AddObjectToObject(o, "punch");
+
+	punch_stats(g->punch, &ps);
+	cJSON_AddNumberToObject(pj, "asked", (double)ps.asked);
+	cJSON_AddNumberToObject(pj, "answered", (double)ps.answered);
+	cJSON_AddNumberToObject(pj, "punched", (double)ps.punched);
+	cJSON_AddNumberToObject(pj, "datagrams_sent", (double)ps.datagrams_sent);
+	cJSON_AddNumberToObject(pj, "datagrams_ok", (double)ps.datagrams_ok);
+	cJSON_AddNumberToObject(pj, "datagrams_bad", (double)ps.datagrams_bad);
 	if (g->beacon != NULL) {
 		uint64_t sent, heard, bad;
 		cJSON *lj = cJSON_AddObjectToObject(o, "lan");
@@ -132,61 +110,86 @@ gossip_do_status(struct gossip *g, struct node_msg *req)
 		cJSON_AddNumberToObject(lj, "beacons_bad", (double)bad);
 	} else
 		cJSON_AddNullToObject(o, "lan");
-	arr = cJSON_AddArrayToObject(o, "members");
+}
+
+/* Each part's fields of a member's entry in status, in this order. */
+static member_status_part *const member_status_parts[] = {
+	member_status_who,          /* name, id, about */
+	role_member_json,           /* role */
+	member_status_path,         /* online, direct, path, rtt_ms,
+	                             * protocol, mtu, last_seen */
+	deliver_member_json,        /* dropped */
+};
+
+/* Status: "members", each asking member_status_parts. */
+static void
+gossip_status_members(const struct gossip *g, cJSON *o)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "members");
+
 	for (size_t i = 0; i < members_n(g); i++) {
-		struct member *m = member_at(g, i);
+		const struct member *m = member_at(g, i);
 		cJSON *e;
-		char nb[16];
 
 		/* Refused at its hello (an old invite): not of the room. */
 		if (m->refused)
 			continue;
 		e = cJSON_CreateObject();
 		cJSON_AddItemToArray(arr, e);
-		cJSON_AddStringToObject(e, "name", member_name(m, nb));
-		cJSON_AddStringToObject(e, "id", m->idtext);
-		cJSON_AddStringToObject(e, "about", m->about);
-		cJSON_AddStringToObject(e, "role", role_of(g, m->id));
-		cJSON_AddBoolToObject(e, "online", member_online(g, m));
-		cJSON_AddBoolToObject(e, "direct", m->conn != NULL);
-		gossip_path_json(g, m, e);
-		if (m->seen != 0)
-			cJSON_AddNumberToObject(e, "last_seen", (double)m->seen);
-		else
-			cJSON_AddNullToObject(e, "last_seen");
-		cJSON_AddNumberToObject(e, "dropped",
-		    (double)limit_dropped(g->limit, m->id));
+		for (size_t k = 0; k < sizeof(member_status_parts) /
+		    sizeof(member_status_parts[0]); k++)
+			member_status_parts[k](g, m, e);
 	}
-	role_json(g, o);
-	epoch_json(g, o);
-	deliver_status_json(g, o);
+}
+
+/* Status: "quic", the address bound. */
+static void
+gossip_status_quic(const struct gossip *g, cJSON *o)
+{
+	char a[ADDR_STRLEN];
+
 	addr_format(&g->net->bound, a);
 	cJSON_AddStringToObject(o, "quic", a);
+}
+
+/* Status is built by asking each part for its fields, in this order. */
+static status_part *const status_parts[] = {
+	gossip_status_me,           /* room, room_id, me */
+	gossip_status_paths,        /* punch, lan */
+	gossip_status_members,      /* members */
+	role_json,                  /* owner, admins */
+	epoch_json,                 /* epoch, removed, me.removed */
+	deliver_status_json,        /* limits, damping, outbox, messages,
+	                             * retention, syncs_asked */
+	gossip_status_quic,         /* quic */
+};
+
+static void
+gossip_do_status(struct gossip *g, struct node_msg *req)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	for (size_t i = 0; i < sizeof(status_parts) / sizeof(status_parts[0]);
+	    i++)
+		status_parts[i](g, o);
 	req->json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
 	g->env.emit(g->env.arg, req);
 }
 
+/* A room's line in the list of rooms, asked of each part likewise. */
+static status_part *const summary_parts[] = {
+	members_summary_json,       /* members, online */
+	deliver_summary_json,       /* messages */
+	epoch_summary_json,         /* refused */
+};
+
 void
 gossip_summary(const struct gossip *g, cJSON *o)
 {
-	struct store_stats st;
-	size_t members = 0, online = 0;
-
-	for (size_t i = 0; i < members_n(g); i++) {
-		if (member_at(g, i)->refused || member_at(g, i)->removed)
-			continue;
-		members++;
-		online += member_online(g, member_at(g, i)) != 0;
-	}
-	store_stats(g->env.store, &st);
-	cJSON_AddNumberToObject(o, "members", (double)members);
-	cJSON_AddNumberToObject(o, "online", (double)online);
-	cJSON_AddNumberToObject(o, "messages", (double)st.msgs);
-	/* Shut out (a key change we were not given): the room is dead to
-	 * us, and says why until it is left. */
-	if (epoch_shut_out_why(g) != NULL)
-		cJSON_AddStringToObject(o, "refused", epoch_shut_out_why(g));
+	for (size_t i = 0; i < sizeof(summary_parts) / sizeof(summary_parts[0]);
+	    i++)
+		summary_parts[i](g, o);
 }
 
 void

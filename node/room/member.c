@@ -1180,3 +1180,76 @@ members_on_bye(struct gossip *g, struct link *l, struct frame *in)
 	}
 }
 
+
+/* Status. */
+
+void
+member_status_who(const struct gossip *g, const struct member *m, cJSON *e)
+{
+	char nb[16];
+
+	(void)g;
+	cJSON_AddStringToObject(e, "name", member_name(m, nb));
+	cJSON_AddStringToObject(e, "id", m->idtext);
+	cJSON_AddStringToObject(e, "about", m->about);
+}
+
+/* How a member is reached now: "direct", "punched", "lan" or "relay" (our
+ * own connection, the last through our TURN relay: its protocol version,
+ * smoothed RTT and path MTU), "via NAME" (no connection, but news of its
+ * life came lately through NAME's), "via others" (a large room, over
+ * several hops), or "none". */
+static void
+member_path_json(const struct gossip *g, const struct member *m, cJSON *e)
+{
+	char path[PAPO_NAME_MAX + 8], nb[16];
+
+	if (m->conn != NULL) {
+		cJSON_AddStringToObject(e, "path", quic_is_relayed(m->conn) ?
+		    "relay" : m->punched ? "punched" : m->lan ? "lan" : "direct");
+		cJSON_AddNumberToObject(e, "rtt_ms",
+		    (double)(quic_rtt_us(m->conn) / 100) / 10.0);
+		cJSON_AddNumberToObject(e, "protocol", quic_version(m->conn));
+		cJSON_AddNumberToObject(e, "mtu", (double)quic_mtu(m->conn));
+		return;
+	}
+	if (member_online(g, m) && m->via != NULL) {
+		snprintf(path, sizeof(path), "via %s", member_name(m->via, nb));
+		cJSON_AddStringToObject(e, "path", path);
+	} else if (member_online(g, m))    /* a large room, several hops */
+		cJSON_AddStringToObject(e, "path", "via others");
+	else
+		cJSON_AddStringToObject(e, "path", "none");
+	cJSON_AddNullToObject(e, "rtt_ms");
+	cJSON_AddNullToObject(e, "protocol");
+	cJSON_AddNullToObject(e, "mtu");
+}
+
+void
+member_status_path(const struct gossip *g, const struct member *m, cJSON *e)
+{
+	cJSON_AddBoolToObject(e, "online", member_online(g, m));
+	cJSON_AddBoolToObject(e, "direct", m->conn != NULL);
+	member_path_json(g, m, e);
+	if (m->seen != 0)
+		cJSON_AddNumberToObject(e, "last_seen", (double)m->seen);
+	else
+		cJSON_AddNullToObject(e, "last_seen");
+}
+
+void
+members_summary_json(const struct gossip *g, cJSON *o)
+{
+	size_t members = 0, online = 0;
+
+	for (size_t i = 0; i < members_n(g); i++) {
+		const struct member *m = g->members->v[i];
+
+		if (m->refused || m->removed)
+			continue;
+		members++;
+		online += member_online(g, m) != 0;
+	}
+	cJSON_AddNumberToObject(o, "members", (double)members);
+	cJSON_AddNumberToObject(o, "online", (double)online);
+}

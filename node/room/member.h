@@ -174,5 +174,13 @@ void members_hello_peers(struct gossip *g, const struct hello_in *in);
  * passed on once), and a member leaving (offline at once). */
 void members_on_peers(struct gossip *g, struct link *l, struct frame *f);
 void members_on_bye(struct gossip *g, struct link *l, struct frame *f);
+/* Status parts (core.h): a member's "name", "id", "about"; its "online",
+ * "direct", "path", "rtt_ms", "protocol", "mtu", "last_seen"; and the
+ * list of rooms' "members" (others, not removed) and "online". */
+void member_status_who(const struct gossip *g, const struct member *m,
+    cJSON *e);
+void member_status_path(const struct gossip *g, const struct member *m,
+    cJSON *e);
+void members_summary_json(const struct gossip *g, cJSON *o);
 
 #endif

@@ -364,3 +364,9 @@ role_json(const struct gossip *g, cJSON *o)
 		cJSON_AddStringToObject(e, "id", id);
 	}
 }
+
+void
+role_member_json(const struct gossip *g, const struct member *m, cJSON *e)
+{
+	cJSON_AddStringToObject(e, "role", role_of(g, m->id));
+}

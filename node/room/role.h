@@ -27,6 +27,9 @@ void role_on_hello(struct gossip *g, const struct hello_in *in);
 void role_on_admin(struct gossip *g, struct link *l, struct frame *f);
 /* Takes req (NODE_ADMIN, to: the member) and answers it. */
 void role_request_admin(struct gossip *g, struct node_msg *req);
+/* Status: a member's "role". */
+void role_member_json(const struct gossip *g, const struct member *m,
+    cJSON *e);
 /* Status: "owner" and "admins". */
 void role_json(const struct gossip *g, cJSON *o);
 
