@@ -58,6 +58,7 @@ struct node {
 	size_t nrooms;
 	char dflt[PAPO_ROOMID_LEN + 1];   /* the default set, or "" */
 	struct gossip_env env;   /* what every room's gossip_env shares */
+	struct room_settings settings;  /* what every room's env points to */
 	char quic[ADDR_STRLEN];
 	char *invite;
 	struct addr advertise[PAPO_ADDR_MAX];
@@ -420,21 +421,21 @@ node_keep_check(char err[PAPO_ERR_LEN], const char *text)
  */
 static int
 node_retain(char err[PAPO_ERR_LEN], struct store *s,
-    const struct gossip_env *env)
+    const struct room_settings *set)
 {
 	char why[PAPO_ERR_LEN];
 	long n;
 
-	if (!store_compact_due(s, &env->keep, loop_wall_ms(), 0))
+	if (!store_compact_due(s, &set->keep, loop_wall_ms(), 0))
 		return 0;
-	if ((n = store_compact(why, s, &env->keep, loop_wall_ms())) == -1) {
+	if ((n = store_compact(why, s, &set->keep, loop_wall_ms())) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "retention (PAPO_KEEP=%s): %s",
-		    env->keep_text, why);
+		    set->keep_text, why);
 		return -1;
 	}
 	if (n > 0)
 		log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
-		    "dropped from the log", env->keep_text, n);
+		    "dropped from the log", set->keep_text, n);
 	return 0;
 }
 
@@ -475,7 +476,7 @@ node_room_load(char err[PAPO_ERR_LEN], struct node *n, const char *dir)
 			goto fail;
 		}
 	if ((r->store = store_open(err, dir, &r->keys)) == NULL ||
-	    node_retain(err, r->store, &n->env) == -1)
+	    node_retain(err, r->store, &n->settings) == -1)
 		goto fail;
 	return r;
 fail:
@@ -811,6 +812,7 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 {
 	struct node *n = calloc(1, sizeof(*n));
 	struct gossip_env *env;
+	struct room_settings *set;
 	struct net_env ne;
 	struct node_room *added;
 	struct addr bound;
@@ -821,15 +823,17 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	}
 	n->stop_fd = -1;
 	env = &n->env;
+	set = &n->settings;
+	env->set = set;
 	if ((n->home = strdup(c->home)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
 	if ((n->me = sec_identity_load(err, c->home)) == NULL)
 		goto fail;
-	if (store_keep_parse(err, c->keep, &env->keep) == -1)
+	if (store_keep_parse(err, c->keep, &set->keep) == -1)
 		goto fail;
-	env->keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
+	set->keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
 	/* Every room's files first (a damaged one stops the start), for
 	 * the relay an invite brought (node_turn_conf). */
 	if (node_rooms_load(err, n, &added) == -1)
@@ -853,14 +857,14 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	}
 	ne.loop = env->loop = n->loop;
 	ne.me = env->me = n->me;
-	ne.version = env->version = c->version != 0 ? c->version :
+	ne.version = set->version = c->version != 0 ? c->version :
 	    FRAME_VERSION;
 	if (node_parse_advertise(err, n, c->advertise) == -1)
 		goto fail;
 	ne.advertise = n->advertise;
 	ne.nadvertise = n->nadvertise;
 	/* A daemon speaking as one of version 1 keeps to what those did. */
-	env->lan = !c->nolan && env->version >= 2;
+	set->lan = !c->nolan && set->version >= 2;
 	ne.portmap = !c->noportmap;
 	ne.portmap_private = c->portmap_private;
 	if (node_turn_conf(err, n, c) == -1)
@@ -870,9 +874,9 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 		ne.turn_from = n->relay_from;
 	}
 	n->relay_share = !c->turn_noshare;
-	env->rate = c->rate;
-	env->damp = c->damp;
-	env->rate_self_off = c->rate_self_off;
+	set->rate = c->rate;
+	set->damp = c->damp;
+	set->rate_self_off = c->rate_self_off;
 	env->emit = node_emit;
 	if ((n->net = net_new(err, &ne)) == NULL)
 		goto fail;

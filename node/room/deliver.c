@@ -1152,7 +1152,7 @@ deliver_on_sync(struct gossip *g, struct link *l, struct frame *in)
 static void
 deliver_retain(struct gossip *g)
 {
-	const struct store_keep *k = &g->env.keep;
+	const struct store_keep *k = &g->env.set->keep;
 	char err[PAPO_ERR_LEN];
 	uint64_t now = loop_now_ns();
 	long n;
@@ -1179,7 +1179,7 @@ deliver_retain(struct gossip *g)
 		log_msg(LOG_ERROR, "retention: %s", err);
 	else if (n > 0)
 		log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
-		    "dropped from the log", g->env.keep_text, n);
+		    "dropped from the log", g->env.set->keep_text, n);
 	/* Own messages not yet acknowledged can keep the log over the
 	 * count; the next try waits for as many new ones as a compaction
 	 * is due after, rather than sorting the log at every message. */
@@ -1198,11 +1198,11 @@ deliver_retention_json(const struct gossip *g)
 	cJSON *o;
 
 	store_stats(g->env.store, &st);
-	if (st.floor == 0 && g->env.keep_text == NULL)
+	if (st.floor == 0 && g->env.set->keep_text == NULL)
 		return NULL;
 	o = cJSON_CreateObject();
-	if (g->env.keep_text != NULL)
-		cJSON_AddStringToObject(o, "keep", g->env.keep_text);
+	if (g->env.set->keep_text != NULL)
+		cJSON_AddStringToObject(o, "keep", g->env.set->keep_text);
 	else
 		cJSON_AddNullToObject(o, "keep");
 	if (st.floor != 0)

@@ -1,8 +1,9 @@
 /*
  * env.h: what a room is given when it starts (gossip_new): the objects
- * of the node it works with, its files, and its settings.  A header of
- * its own, below every part of a room, so that core.h holds it without
- * including gossip.h, the room's face to the node.
+ * of the node it works with, its files, and the settings every room of
+ * the node reads from one place.  A header of its own, below every part
+ * of a room, so that core.h holds it without including gossip.h, the
+ * room's face to the node.
  */
 #ifndef PAPO_ENV_H
 #define PAPO_ENV_H
@@ -16,14 +17,13 @@
 
 struct net;
 
-struct gossip_env {
-	struct net *net;
-	struct loop *loop;
-	struct store *store;
-	const struct identity *me;
-	const struct room_keys *keys;
-	const struct room *room;
-	const char *home;            /* the room's folder (room.json...) */
+/*
+ * The settings of a node's rooms: one struct the node holds and fills
+ * once from node_config (node_start), which every room reads through
+ * env's const pointer.  A new setting is a field here and its line in
+ * node_start, not a copy in each room's env.
+ */
+struct room_settings {
 	unsigned version;            /* the newest protocol version spoken */
 	int lan;                     /* LAN discovery by beacons (beacon.h) */
 	/* The limits on messages (limit.h): zeros are the defaults. */
@@ -33,6 +33,17 @@ struct gossip_env {
 	/* Retention (PAPO_KEEP, store.h); keep_text as given, or NULL. */
 	struct store_keep keep;
 	const char *keep_text;
+};
+
+struct gossip_env {
+	struct net *net;
+	struct loop *loop;
+	struct store *store;
+	const struct identity *me;
+	const struct room_keys *keys;
+	const struct room *room;
+	const char *home;            /* the room's folder (room.json...) */
+	const struct room_settings *set;  /* the node's, for all its rooms */
 	/* Hands a finished request or an event to the rest of the program. */
 	void (*emit)(void *arg, struct node_msg *m);
 	void *arg;

@@ -666,7 +666,7 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
-	if (env->lan) {
+	if (env->set->lan) {
 		struct beacon_env be;
 		char why[PAPO_ERR_LEN];
 
@@ -686,8 +686,8 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
-	if ((g->limit = limit_new(&env->rate, &env->damp,
-	    env->rate_self_off)) == NULL) {
+	if ((g->limit = limit_new(&env->set->rate, &env->set->damp,
+	    env->set->rate_self_off)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
