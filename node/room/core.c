@@ -2,7 +2,7 @@
  * core.c: what every part of a room stands on (core.h): sealing frames
  * with the keys of its epochs (keyring.h) and sending them on a link,
  * and handing answers and events to the program.  The room's parts
- * (member, role, epoch, deliver, hello, gossip.c on top) call down to
+ * (member, role, epoch, deliver, hello, room.c on top) call down to
  * it; it calls none of them.
  */
 #include <stdio.h>
@@ -13,7 +13,7 @@
 #include "node/room/core.h"
 
 void
-gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o)
+room_emit_json(struct room *g, enum node_kind kind, cJSON *o)
 {
 	struct node_msg *ev = node_msg_new(kind);
 
@@ -27,7 +27,7 @@ gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o)
 }
 
 void
-gossip_fail(struct gossip *g, struct node_msg *req, int code, const char *fmt,
+room_fail(struct room *g, struct node_msg *req, int code, const char *fmt,
     const char *arg)
 {
 	req->code = code;
@@ -38,7 +38,7 @@ gossip_fail(struct gossip *g, struct node_msg *req, int code, const char *fmt,
 /* Sending frames. */
 
 int
-gossip_seal(struct gossip *g, const struct frame *f, unsigned version,
+room_seal(struct room *g, const struct frame *f, unsigned version,
     struct buf *b)
 {
 	struct frame out;
@@ -60,12 +60,12 @@ gossip_seal(struct gossip *g, const struct frame *f, unsigned version,
 }
 
 void
-gossip_send_link(struct gossip *g, struct link *l, const struct frame *f)
+room_send_link(struct room *g, struct link *l, const struct frame *f)
 {
 	struct buf b;
 
 	buf_init(&b, PAPO_FRAME_MAX);
-	if (gossip_seal(g, f, l->version, &b) == 0)
+	if (room_seal(g, f, l->version, &b) == 0)
 		quic_send(l->qc, b.p, b.len);
 	buf_free(&b);
 }
@@ -73,7 +73,7 @@ gossip_send_link(struct gossip *g, struct link *l, const struct frame *f)
 /* What an invite holds changed (our addresses, the newest key epoch):
  * the program prints invites with it from now on (NODE_EV_ADDRS). */
 void
-gossip_invite_changed(struct gossip *g)
+room_invite_changed(struct room *g)
 {
 	struct addr v[PAPO_ADDR_MAX];
 	size_t n = reach_addrs(&g->net->reach, v, PAPO_ADDR_MAX);
@@ -88,5 +88,5 @@ gossip_invite_changed(struct gossip *g)
 	/* serve waits for the relay's first answer before printing the
 	 * invite (serve.c), which says whether it holds the relayed address. */
 	cJSON_AddStringToObject(o, "relay", relay_turn_name(g->net));
-	gossip_emit_json(g, NODE_EV_ADDRS, o);
+	room_emit_json(g, NODE_EV_ADDRS, o);
 }

@@ -37,7 +37,7 @@ struct outmsg {
 	int any;                    /* nobody to wait for: any ack will do */
 	struct node_msg *req;
 	struct loop_timer *timer;
-	struct gossip *g;
+	struct room *g;
 	struct outmsg *next;
 };
 
@@ -70,8 +70,8 @@ struct delivery {
 	uint64_t below_floor;       /* messages refused under the floor */
 };
 
-static void deliver_retain(struct gossip *g);
-static cJSON *deliver_retention_json(const struct gossip *g);
+static void deliver_retain(struct room *g);
+static cJSON *deliver_retention_json(const struct room *g);
 
 /*
  * Whether name is also the name of a member other than the one of id
@@ -79,7 +79,7 @@ static cJSON *deliver_retention_json(const struct gossip *g);
  * owner's), so what shows a message's author tells them apart.
  */
 static int
-deliver_name_shared(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN],
+deliver_name_shared(const struct room *g, const uint8_t id[PAPO_KEY_LEN],
     const char *name)
 {
 	if (memcmp(id, g->env.me->pk, PAPO_KEY_LEN) != 0 &&
@@ -96,7 +96,7 @@ deliver_name_shared(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN],
  * its author: the name, or "name (id 1a2b3c4d…)" while another member
  * has that name too; from_role the author's role now. */
 static cJSON *
-deliver_msg_json(const struct gossip *g, const struct frame_msg *m)
+deliver_msg_json(const struct room *g, const struct frame_msg *m)
 {
 	cJSON *o = cJSON_CreateObject();
 	char id[PAPO_ID_LEN + 1], nb[16], label[PAPO_NAME_MAX + 32];
@@ -139,7 +139,7 @@ deliver_msg_json(const struct gossip *g, const struct frame_msg *m)
  * memory (then nothing is remembered: an ack is flooded, a receipt may
  * go twice). */
 static struct recent *
-recent(struct gossip *g)
+recent(struct room *g)
 {
 	if (g->delivery->recent == NULL)
 		g->delivery->recent = calloc(1, sizeof(*g->delivery->recent));
@@ -147,7 +147,7 @@ recent(struct gossip *g)
 }
 
 static void
-upstream_put(struct gossip *g, const char *id, struct member *m)
+upstream_put(struct room *g, const char *id, struct member *m)
 {
 	struct recent *r = recent(g);
 	uint64_t v;
@@ -159,7 +159,7 @@ upstream_put(struct gossip *g, const char *id, struct member *m)
 }
 
 static struct member *
-upstream_get(struct gossip *g, const char *id)
+upstream_get(struct room *g, const char *id)
 {
 	struct recent *r = g->delivery->recent;
 	uint64_t v;
@@ -171,7 +171,7 @@ upstream_get(struct gossip *g, const char *id)
 }
 
 static void
-deliver_route_ack(struct gossip *g, const struct frame *f,
+deliver_route_ack(struct room *g, const struct frame *f,
     const uint8_t author[PAPO_KEY_LEN],
     struct member *came_from)
 {
@@ -190,7 +190,7 @@ deliver_route_ack(struct gossip *g, const struct frame *f,
 }
 
 static void
-deliver_ack(struct gossip *g, const struct frame_msg *m, enum ack_state state)
+deliver_ack(struct room *g, const struct frame_msg *m, enum ack_state state)
 {
 	struct frame f;
 
@@ -227,7 +227,7 @@ names_json(struct member **v, size_t n)
 
 /* Answers the send request of o, if it still waits. */
 static void
-outmsg_answer(struct gossip *g, struct outmsg *o)
+outmsg_answer(struct room *g, struct outmsg *o)
 {
 	struct node_msg *req = o->req;
 	cJSON *r;
@@ -242,7 +242,7 @@ outmsg_answer(struct gossip *g, struct outmsg *o)
 	cJSON_AddStringToObject(r, "state", delivered ? "delivered" : "queued");
 	cJSON_AddItemToObject(r, "delivered_to", names_json(o->done, o->ndone));
 	cJSON_AddItemToObject(r, "waiting_for", names_json(o->wait, o->nwait));
-	/* Answered as the daemon stops (gossip_free): kept in the outbox. */
+	/* Answered as the daemon stops (room_free): kept in the outbox. */
 	if (g->stopping)
 		cJSON_AddBoolToObject(r, "stopping", 1);
 	req->json = cJSON_PrintUnformatted(r);
@@ -255,7 +255,7 @@ outmsg_answer(struct gossip *g, struct outmsg *o)
 }
 
 static void
-outmsg_free(struct gossip *g, struct outmsg *o)
+outmsg_free(struct room *g, struct outmsg *o)
 {
 	struct outmsg **p;
 
@@ -280,7 +280,7 @@ outmsg_timeout(void *arg)
 }
 
 static struct outmsg *
-outmsg_new(struct gossip *g, const char *id)
+outmsg_new(struct room *g, const char *id)
 {
 	struct outmsg *o = calloc(1, sizeof(*o));
 
@@ -289,8 +289,8 @@ outmsg_new(struct gossip *g, const char *id)
 	strcpy(o->id, id);
 	o->g = g;
 	if ((o->timer = loop_timer_new(g->env.loop, outmsg_timeout, o)) == NULL ||
-	    (o->wait = calloc(GOSSIP_MEMBERS_MAX, sizeof(*o->wait))) == NULL ||
-	    (o->done = calloc(GOSSIP_MEMBERS_MAX, sizeof(*o->done))) == NULL) {
+	    (o->wait = calloc(ROOM_MEMBERS_MAX, sizeof(*o->wait))) == NULL ||
+	    (o->done = calloc(ROOM_MEMBERS_MAX, sizeof(*o->done))) == NULL) {
 		loop_timer_free(o->timer);
 		free(o->wait);
 		free(o);
@@ -302,7 +302,7 @@ outmsg_new(struct gossip *g, const char *id)
 }
 
 static struct outmsg *
-outmsg_find(struct gossip *g, const char *id)
+outmsg_find(struct room *g, const char *id)
 {
 	for (struct outmsg *o = g->delivery->outbox; o != NULL; o = o->next)
 		if (strcmp(o->id, id) == 0)
@@ -321,7 +321,7 @@ outmsg_for(const struct outmsg *o, const struct member *m, int through)
 }
 
 static void
-outmsg_send(struct gossip *g, struct outmsg *o, struct member *only,
+outmsg_send(struct room *g, struct outmsg *o, struct member *only,
     int through)
 {
 	struct frame f;
@@ -353,19 +353,19 @@ outmsg_send(struct gossip *g, struct outmsg *o, struct member *only,
 }
 
 static void
-outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only)
+outmsg_resend(struct room *g, struct outmsg *o, struct member *only)
 {
 	outmsg_send(g, o, only, 0);
 }
 
 static void
-outmsg_through(struct gossip *g, struct outmsg *o, struct member *only)
+outmsg_through(struct room *g, struct outmsg *o, struct member *only)
 {
 	outmsg_send(g, o, only, 1);
 }
 
 void
-deliver_member_back(struct gossip *g, const struct member *m)
+deliver_member_back(struct room *g, const struct member *m)
 {
 	for (struct outmsg *o = g->delivery->outbox; o != NULL; o = o->next)
 		if (o->any || outmsg_has(o->wait, o->nwait, m))
@@ -375,7 +375,7 @@ deliver_member_back(struct gossip *g, const struct member *m)
 static void
 deliver_retry(void *arg)
 {
-	struct gossip *g = arg;
+	struct room *g = arg;
 
 	for (struct outmsg *o = g->delivery->outbox; o != NULL; o = o->next)
 		outmsg_resend(g, o, NULL);
@@ -389,7 +389,7 @@ deliver_retry(void *arg)
 
 /* A delivered ack for an own message. */
 static void
-outmsg_acked(struct gossip *g, struct outmsg *o, struct member *by)
+outmsg_acked(struct room *g, struct outmsg *o, struct member *by)
 {
 	size_t i;
 
@@ -409,7 +409,7 @@ outmsg_acked(struct gossip *g, struct outmsg *o, struct member *by)
 
 /* At start: the messages outbox.jsonl kept wait for acks again. */
 void
-deliver_load_outbox(struct gossip *g)
+deliver_load_outbox(struct room *g)
 {
 	const char *id;
 
@@ -447,7 +447,7 @@ deliver_load_outbox(struct gossip *g)
 
 /* Answers req with 429: which limit, the seconds to wait, and why. */
 static void
-deliver_limited(struct gossip *g, struct node_msg *req, const char *which,
+deliver_limited(struct room *g, struct node_msg *req, const char *which,
     unsigned retry_s, const char *why)
 {
 	req->code = 429;
@@ -459,7 +459,7 @@ deliver_limited(struct gossip *g, struct node_msg *req, const char *which,
 
 /* The author of the message id answers, when we have it. */
 static int
-deliver_author_of(struct gossip *g, const char *id, uint8_t out[PAPO_KEY_LEN])
+deliver_author_of(struct room *g, const char *id, uint8_t out[PAPO_KEY_LEN])
 {
 	struct frame_msg m;
 
@@ -474,7 +474,7 @@ deliver_author_of(struct gossip *g, const char *id, uint8_t out[PAPO_KEY_LEN])
 /* Whether our agent may answer the author of reply_to: not when the two
  * have answered each other too often lately (damping). */
 static int
-deliver_damped(struct gossip *g, struct node_msg *req, const uint8_t *other)
+deliver_damped(struct room *g, struct node_msg *req, const uint8_t *other)
 {
 	struct papo_damp d;
 	struct member *m;
@@ -500,7 +500,7 @@ deliver_damped(struct gossip *g, struct node_msg *req, const uint8_t *other)
 
 /* Takes a token for our own message, or answers req with 429. */
 static int
-deliver_rate(struct gossip *g, struct node_msg *req)
+deliver_rate(struct room *g, struct node_msg *req)
 {
 	struct papo_rate r;
 	char why[PAPO_ERR_LEN], conf[48];
@@ -519,7 +519,7 @@ deliver_rate(struct gossip *g, struct node_msg *req)
 }
 
 static void
-deliver_limits_json(const struct gossip *g, cJSON *o)
+deliver_limits_json(const struct room *g, cJSON *o)
 {
 	struct limit_exchange ex[16];
 	struct papo_rate r;
@@ -568,7 +568,7 @@ deliver_limits_json(const struct gossip *g, cJSON *o)
  * backslash as 2).  Else req is answered 413 with what to do.
  */
 static int
-deliver_fits(struct gossip *g, struct node_msg *req, const struct frame *f,
+deliver_fits(struct room *g, struct node_msg *req, const struct frame *f,
     size_t len)
 {
 	struct buf b;
@@ -598,17 +598,17 @@ deliver_fits(struct gossip *g, struct node_msg *req, const struct frame *f,
 /* A send that could not be stored: nothing was, and it may be sent
  * again. */
 static void
-deliver_store_failed(struct gossip *g, struct node_msg *req, int err)
+deliver_store_failed(struct room *g, struct node_msg *req, int err)
 {
 	log_msg(LOG_ERROR, "cannot store a message sent here: %s",
 	    strerror(err));
-	gossip_fail(g, req, 500, "cannot store the message (%s): nothing was "
+	room_fail(g, req, 500, "cannot store the message (%s): nothing was "
 	    "stored or sent; send it again once the disk under PAPO_HOME "
 	    "is writable", strerror(err));
 }
 
 void
-deliver_send(struct gossip *g, struct node_msg *req)
+deliver_send(struct room *g, struct node_msg *req)
 {
 	struct frame f;
 	struct frame_msg *m = &f.u.msg;
@@ -620,24 +620,24 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	int amb, has_answered = 0;
 
 	if (keyring_gone(g->keyring)) {
-		gossip_fail(g, req, 403, "%s", "this member was removed from "
+		room_fail(g, req, 403, "%s", "this member was removed from "
 		    "the room: nothing it writes reaches anyone");
 		return;
 	}
 	if (req->text == NULL || len == 0) {
-		gossip_fail(g, req, 400, "%s", "text is empty");
+		room_fail(g, req, 400, "%s", "text is empty");
 		return;
 	}
 	if (len > PAPO_BODY_MAX) {
 		char n[32];
 
 		snprintf(n, sizeof(n), "%zu", len);
-		gossip_fail(g, req, 413, "text is %s bytes; at most 49152 "
+		room_fail(g, req, 413, "text is %s bytes; at most 49152 "
 		    "(48 KiB) are allowed", n);
 		return;
 	}
 	if (!utf8_valid(req->text, len)) {
-		gossip_fail(g, req, 400, "%s", "text is not valid UTF-8");
+		room_fail(g, req, 400, "%s", "text is not valid UTF-8");
 		return;
 	}
 	if (req->to != NULL && req->to[0] != '\0' &&
@@ -669,7 +669,7 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	}
 	if (req->reply_to[0] != '\0') {
 		if (!sec_msgid_valid(req->reply_to, NULL)) {
-			gossip_fail(g, req, 400, "reply_to '%s' is not a message id",
+			room_fail(g, req, 400, "reply_to '%s' is not a message id",
 			    req->reply_to);
 			return;
 		}
@@ -678,7 +678,7 @@ deliver_send(struct gossip *g, struct node_msg *req)
 		has_answered = deliver_author_of(g, m->reply_to, answered) == 0;
 	}
 	if (frame_msg_sign(m, g->env.keys, g->env.me) == -1) {
-		gossip_fail(g, req, 500, "%s", "cannot sign the message");
+		room_fail(g, req, 500, "%s", "cannot sign the message");
 		return;
 	}
 	/* A message too long to write out, then damping: a refused answer
@@ -710,7 +710,7 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	}
 	deliver_retain(g);
 	if ((o = outmsg_new(g, m->id)) == NULL) {
-		gossip_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "%s", "out of memory");
 		return;
 	}
 	if (to != NULL)
@@ -728,7 +728,7 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	limit_damp_note(g->limit, g->env.me->pk, has_answered && !req->person ?
 	    answered : NULL, m->ts);
 	members_flood(g, &f, NULL);
-	gossip_emit_json(g, NODE_EV_SENT, deliver_msg_json(g, m));
+	room_emit_json(g, NODE_EV_SENT, deliver_msg_json(g, m));
 	/* Nobody to hear it now: say queued at once rather than in 8 s. */
 	if (o->any || (to != NULL && !member_online(g, to)))
 		outmsg_answer(g, o);
@@ -743,7 +743,7 @@ deliver_send(struct gossip *g, struct node_msg *req)
  * once, which brings them back (docs/RELIABILITY.md, "A damaged line").
  */
 static void
-deliver_heal(struct gossip *g)
+deliver_heal(struct room *g)
 {
 	if (store_damaged(g->env.store) == 0)
 		return;
@@ -754,12 +754,12 @@ deliver_heal(struct gossip *g)
 
 /* The log could not be read for req: v (the messages read) is freed. */
 static void
-history_failed(struct gossip *g, struct node_msg *req, struct frame_msg *v)
+history_failed(struct room *g, struct node_msg *req, struct frame_msg *v)
 {
 	int saved = errno;
 
 	free(v);
-	gossip_fail(g, req, 500, "cannot read the history: %s",
+	room_fail(g, req, 500, "cannot read the history: %s",
 	    strerror(saved));
 }
 
@@ -771,7 +771,7 @@ history_failed(struct gossip *g, struct node_msg *req, struct frame_msg *v)
  * author, "more" how many older ones than those returned came after.
  */
 static void
-deliver_after(struct gossip *g, struct node_msg *req)
+deliver_after(struct room *g, struct node_msg *req)
 {
 	size_t limit = req->limit == 0 || req->limit > HISTORY_MAX ?
 	    HISTORY_MAX : req->limit, more;
@@ -781,7 +781,7 @@ deliver_after(struct gossip *g, struct node_msg *req)
 	long n;
 
 	if (v == NULL) {
-		gossip_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "%s", "out of memory");
 		return;
 	}
 	n = store_after(g->env.store, req->after[0] != '\0' ? req->after :
@@ -819,7 +819,7 @@ deliver_after(struct gossip *g, struct node_msg *req)
 }
 
 void
-deliver_history(struct gossip *g, struct node_msg *req)
+deliver_history(struct room *g, struct node_msg *req)
 {
 	size_t limit = req->limit == 0 ? 20 : req->limit;
 	struct store_query q;
@@ -841,13 +841,13 @@ deliver_history(struct gossip *g, struct node_msg *req)
 		if (strcmp(req->from, g->env.room->me) == 0)
 			q.from = g->env.me->pk;
 		else if ((from = member_lookup(g, req->from, &amb)) == NULL) {
-			gossip_fail(g, req, 404, "no member is named '%s'", req->from);
+			room_fail(g, req, 404, "no member is named '%s'", req->from);
 			return;
 		} else
 			q.from = from->id;
 	}
 	if ((v = calloc(limit, sizeof(*v))) == NULL) {
-		gossip_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "%s", "out of memory");
 		return;
 	}
 	q.n = limit;
@@ -858,7 +858,7 @@ deliver_history(struct gossip *g, struct node_msg *req)
 	n = store_history(g->env.store, &q, v, &next);
 	if (n < 0 && errno == EINVAL) {
 		free(v);
-		gossip_fail(g, req, 400, "before_id '%s' is not a message id",
+		room_fail(g, req, 400, "before_id '%s' is not a message id",
 		    req->before_id);
 		return;
 	}
@@ -892,7 +892,7 @@ deliver_history(struct gossip *g, struct node_msg *req)
 /* Messages shown to an agent: each author hears it once (a read
  * receipt); own messages and unknown ids are passed over. */
 void
-deliver_read(struct gossip *g, struct node_msg *req)
+deliver_read(struct room *g, struct node_msg *req)
 {
 	struct recent *r = recent(g);
 	char *save = NULL, *id;
@@ -927,7 +927,7 @@ deliver_read(struct gossip *g, struct node_msg *req)
 /* Frames received. */
 
 void
-deliver_on_msg(struct gossip *g, struct link *l, struct frame *in)
+deliver_on_msg(struct room *g, struct link *l, struct frame *in)
 {
 	struct frame_msg *m = &in->u.msg;
 	const struct removal *gone;
@@ -1008,11 +1008,11 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame *in)
 	f.u.msg = *m;
 	members_flood(g, &f, l->m);
 	deliver_ack(g, m, ACK_DELIVERED);
-	gossip_emit_json(g, NODE_EV_MESSAGE, deliver_msg_json(g, m));
+	room_emit_json(g, NODE_EV_MESSAGE, deliver_msg_json(g, m));
 }
 
 static int
-ack_seen(struct gossip *g, const struct frame_ack *a)
+ack_seen(struct room *g, const struct frame_ack *a)
 {
 	struct recent *r = recent(g);
 	uint8_t h[8];
@@ -1031,7 +1031,7 @@ ack_seen(struct gossip *g, const struct frame_ack *a)
 }
 
 void
-deliver_on_ack(struct gossip *g, struct link *l, struct frame *f)
+deliver_on_ack(struct room *g, struct link *l, struct frame *f)
 {
 	struct frame_ack *a = &f->u.ack;
 	struct frame_msg m;
@@ -1065,11 +1065,11 @@ deliver_on_ack(struct gossip *g, struct link *l, struct frame *f)
 	cJSON_AddStringToObject(j, "state",
 	    a->state == ACK_READ ? "read" : "delivered");
 	cJSON_AddNumberToObject(j, "ts", (double)a->ts);
-	gossip_emit_json(g, NODE_EV_RECEIPT, j);
+	room_emit_json(g, NODE_EV_RECEIPT, j);
 }
 
 void
-deliver_sync_request(struct gossip *g, struct member *to)
+deliver_sync_request(struct room *g, struct member *to)
 {
 	struct frame f;
 	uint64_t *ts;
@@ -1111,7 +1111,7 @@ id_cmp(const void *a, const void *b)
 }
 
 void
-deliver_on_sync(struct gossip *g, struct link *l, struct frame *in)
+deliver_on_sync(struct room *g, struct link *l, struct frame *in)
 {
 	struct frame_sync *s = &in->u.sync;
 	char (*ids)[PAPO_MSGID_LEN + 1];
@@ -1150,7 +1150,7 @@ deliver_on_sync(struct gossip *g, struct link *l, struct frame *in)
 #define RETAIN_CHECK_NS (60ull * NS_PER_S)   /* days: checked this often */
 
 static void
-deliver_retain(struct gossip *g)
+deliver_retain(struct room *g)
 {
 	const struct store_keep *k = &g->env.set->keep;
 	char err[PAPO_ERR_LEN];
@@ -1192,7 +1192,7 @@ deliver_retain(struct gossip *g)
 }
 
 static cJSON *
-deliver_retention_json(const struct gossip *g)
+deliver_retention_json(const struct room *g)
 {
 	struct store_stats st;
 	cJSON *o;
@@ -1216,7 +1216,7 @@ deliver_retention_json(const struct gossip *g)
 /* Start and stop. */
 
 int
-deliver_new(struct gossip *g)
+deliver_new(struct room *g)
 {
 	if ((g->delivery = calloc(1, sizeof(*g->delivery))) == NULL ||
 	    (g->delivery->retry_timer = loop_timer_new(g->env.loop,
@@ -1226,14 +1226,14 @@ deliver_new(struct gossip *g)
 }
 
 void
-deliver_start(struct gossip *g)
+deliver_start(struct room *g)
 {
 	loop_timer_set(g->delivery->retry_timer, loop_now_ns() +
 	    OUTBOX_RETRY_NS);
 }
 
 void
-deliver_stop(struct gossip *g)
+deliver_stop(struct room *g)
 {
 	if (g->delivery == NULL)
 		return;
@@ -1242,7 +1242,7 @@ deliver_stop(struct gossip *g)
 }
 
 void
-deliver_free(struct gossip *g)
+deliver_free(struct room *g)
 {
 	if (g->delivery == NULL)
 		return;
@@ -1272,7 +1272,7 @@ sync_key(const struct frame_hello *h, uint64_t msgs,
 }
 
 void
-deliver_on_hello(struct gossip *g, const struct hello_in *in)
+deliver_on_hello(struct room *g, const struct hello_in *in)
 {
 	struct member *m = in->m;
 	const struct frame_hello *h = in->h;
@@ -1302,14 +1302,14 @@ deliver_on_hello(struct gossip *g, const struct hello_in *in)
 }
 
 void
-deliver_member_json(const struct gossip *g, const struct member *m, cJSON *e)
+deliver_member_json(const struct room *g, const struct member *m, cJSON *e)
 {
 	cJSON_AddNumberToObject(e, "dropped",
 	    (double)limit_dropped(g->limit, m->id));
 }
 
 void
-deliver_summary_json(const struct gossip *g, cJSON *o)
+deliver_summary_json(const struct room *g, cJSON *o)
 {
 	struct store_stats st;
 
@@ -1318,7 +1318,7 @@ deliver_summary_json(const struct gossip *g, cJSON *o)
 }
 
 void
-deliver_status_json(const struct gossip *g, cJSON *o)
+deliver_status_json(const struct room *g, cJSON *o)
 {
 	struct store_stats st;
 	size_t nout = 0;

@@ -1,8 +1,8 @@
 /*
- * env.h: what a room is given when it starts (gossip_new): the objects
+ * env.h: what a room is given when it starts (room_new): the objects
  * of the node it works with, its files, and the settings every room of
  * the node reads from one place.  A header of its own, below every part
- * of a room, so that core.h holds it without including gossip.h, the
+ * of a room, so that core.h holds it without including room.h, the
  * room's face to the node.
  */
 #ifndef PAPO_ENV_H
@@ -35,13 +35,13 @@ struct room_settings {
 	const char *keep_text;
 };
 
-struct gossip_env {
+struct room_env {
 	struct net *net;
 	struct loop *loop;
 	struct store *store;
 	const struct identity *me;
 	const struct room_keys *keys;
-	const struct room *room;
+	const struct room_file *room;
 	const char *home;            /* the room's folder (room.json...) */
 	const struct room_settings *set;  /* the node's, for all its rooms */
 	/* Hands a finished request or an event to the rest of the program. */

@@ -49,16 +49,16 @@ struct epochs {
 	                             * NULL: in the list of rooms */
 };
 
-static int epoch_note(struct gossip *g, const struct frame_epoch *e,
+static int epoch_note(struct room *g, const struct frame_epoch *e,
     int quiet);
-static const char *epoch_who(const struct gossip *g,
+static const char *epoch_who(const struct room *g,
     const uint8_t id[PAPO_KEY_LEN],
     char buf[16]);
 
 /* An epoch frame's JSON text we keep (its signature checked when it
  * came), decoded into f: 0, or -1 when text is NULL or no epoch frame. */
 static int
-epoch_decode(const struct gossip *g, const char *text, struct frame *f)
+epoch_decode(const struct room *g, const char *text, struct frame *f)
 {
 	if (text == NULL)
 		return -1;
@@ -76,7 +76,7 @@ epoch_decode(const struct gossip *g, const char *text, struct frame *f)
  * text, may be NULL) is copied.  1 when added, 0 when held already, -1
  * out of memory. */
 static int
-epoch_take(struct gossip *g, uint32_t n, const uint8_t secret[PAPO_KEY_LEN],
+epoch_take(struct room *g, uint32_t n, const uint8_t secret[PAPO_KEY_LEN],
     const uint8_t by[PAPO_KEY_LEN], const char *frame)
 {
 	struct epoch_held *e;
@@ -106,7 +106,7 @@ epoch_take(struct gossip *g, uint32_t n, const uint8_t secret[PAPO_KEY_LEN],
 }
 
 static void
-epoch_save(struct gossip *g)
+epoch_save(struct room *g)
 {
 	char path[4096], err[PAPO_ERR_LEN], text[PAPO_ID_LEN + 1];
 	cJSON *o = cJSON_CreateObject(), *arr, *e;
@@ -143,7 +143,7 @@ epoch_save(struct gossip *g)
 }
 
 int
-epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[PAPO_KEY_LEN],
+epoch_add(struct room *g, uint32_t n, const uint8_t secret[PAPO_KEY_LEN],
     const uint8_t by[PAPO_KEY_LEN], const char *frame)
 {
 	int rc;
@@ -152,7 +152,7 @@ epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[PAPO_KEY_LEN],
 		epoch_save(g);
 		/* Invites printed from now on carry the newest epoch. */
 		if (n == keyring_newest(g->keyring))
-			gossip_invite_changed(g);
+			room_invite_changed(g);
 		/* Members of versions 1 and 2 cannot follow it. */
 		for (size_t i = 0; i < members_n(g); i++) {
 			struct member *m = member_at(g, i);
@@ -173,7 +173,7 @@ epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[PAPO_KEY_LEN],
 /* Keeps e, whose JSON text is frame, among the frames not held for
  * their key (g->epochs->others): 0 kept, -1 out of memory. */
 static int
-epoch_other(struct gossip *g, const struct frame_epoch *e,
+epoch_other(struct room *g, const struct frame_epoch *e,
     const char *frame)
 {
 	struct epoch_kept *v;
@@ -193,7 +193,7 @@ epoch_other(struct gossip *g, const struct frame_epoch *e,
 
 /* The kept frame of that signature, or NULL. */
 static const struct epoch_kept *
-epoch_other_find(const struct gossip *g, const uint8_t sig[PAPO_SIG_LEN])
+epoch_other_find(const struct room *g, const uint8_t sig[PAPO_SIG_LEN])
 {
 	for (size_t i = 0; i < g->epochs->nothers; i++)
 		if (memcmp(g->epochs->others[i].sig, sig, PAPO_SIG_LEN) == 0)
@@ -203,7 +203,7 @@ epoch_other_find(const struct gossip *g, const uint8_t sig[PAPO_SIG_LEN])
 
 /* One entry of epochs.json into the ring; -1 when malformed. */
 static int
-epoch_load_one(struct gossip *g, const cJSON *e)
+epoch_load_one(struct room *g, const cJSON *e)
 {
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "n");
 	const char *s = cJSON_GetStringValue(
@@ -235,7 +235,7 @@ epoch_load_one(struct gossip *g, const cJSON *e)
 }
 
 void
-epoch_load(struct gossip *g)
+epoch_load(struct room *g)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	static const uint8_t none[PAPO_KEY_LEN];
@@ -281,13 +281,13 @@ epoch_load(struct gossip *g)
 }
 
 int
-epoch_new(struct gossip *g)
+epoch_new(struct room *g)
 {
 	return (g->epochs = calloc(1, sizeof(*g->epochs))) != NULL ? 0 : -1;
 }
 
 void
-epoch_summary_json(const struct gossip *g, cJSON *o)
+epoch_summary_json(const struct room *g, cJSON *o)
 {
 	/* Shut out (a key change we were not given): the room is dead to
 	 * us, and says why until it is left. */
@@ -296,7 +296,7 @@ epoch_summary_json(const struct gossip *g, cJSON *o)
 }
 
 void
-epoch_free(struct gossip *g)
+epoch_free(struct room *g)
 {
 	struct epochs *s = g->epochs;
 
@@ -311,7 +311,7 @@ epoch_free(struct gossip *g)
 }
 
 void
-epoch_mark(struct gossip *g)
+epoch_mark(struct room *g)
 {
 	for (size_t i = 0; i < members_n(g); i++) {
 		struct member *m = member_at(g, i);
@@ -325,7 +325,7 @@ epoch_mark(struct gossip *g)
 }
 
 void
-epoch_json(const struct gossip *g, cJSON *o)
+epoch_json(const struct room *g, cJSON *o)
 {
 	char id[PAPO_ID_LEN + 1], nb[16];
 	const struct removal *gone;
@@ -357,7 +357,7 @@ epoch_json(const struct gossip *g, cJSON *o)
 
 /* A member's name for the log and replies, ours included. */
 static const char *
-epoch_who(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN], char buf[16])
+epoch_who(const struct room *g, const uint8_t id[PAPO_KEY_LEN], char buf[16])
 {
 	char text[PAPO_ID_LEN + 1];
 	struct member *m;
@@ -373,7 +373,7 @@ epoch_who(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN], char buf[16])
 
 /* Tells the program: kind "epoch", its number, by whom, when. */
 static void
-epoch_emit(struct gossip *g, const struct frame_epoch *e)
+epoch_emit(struct room *g, const struct frame_epoch *e)
 {
 	cJSON *o = cJSON_CreateObject(), *arr;
 	char nb[16];
@@ -386,14 +386,14 @@ epoch_emit(struct gossip *g, const struct frame_epoch *e)
 	for (size_t i = 0; i < e->nremoved; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateString(epoch_who(g,
 		    e->removed[i], nb)));
-	gossip_emit_json(g, NODE_EV_ROOM, o);
+	room_emit_json(g, NODE_EV_ROOM, o);
 }
 
 /* Keeps whom e removes: their frames are refused from now on, their
  * connections closed once the frame (already sent) is out; we, when we
  * are one of them.  quiet: at load, nothing said or closed. */
 static int
-epoch_note(struct gossip *g, const struct frame_epoch *e, int quiet)
+epoch_note(struct room *g, const struct frame_epoch *e, int quiet)
 {
 	char nb[16], nb2[16];
 	int fresh = 0;
@@ -465,7 +465,7 @@ epoch_text(const struct frame_epoch *e)
 /* The held or other epoch frame that removed id, decoded into f; -1
  * when there is none. */
 static int
-epoch_removal_frame(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN],
+epoch_removal_frame(const struct room *g, const uint8_t id[PAPO_KEY_LEN],
     struct frame *f)
 {
 	for (size_t i = 0; i < keyring_count(g->keyring) + g->epochs->nothers; i++) {
@@ -487,7 +487,7 @@ epoch_removal_frame(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN],
  * frames that removed them, so that its side refuses them too (and an
  * admin there changes the key again, epoch_heal). */
 static void
-epoch_tell(struct gossip *g, struct link *l, const struct frame_epoch *e)
+epoch_tell(struct room *g, struct link *l, const struct frame_epoch *e)
 {
 	uint8_t sent[FRAME_EPOCH_REMOVED_MAX][PAPO_SIG_LEN];
 	size_t nsent = 0, j;
@@ -503,20 +503,20 @@ epoch_tell(struct gossip *g, struct link *l, const struct frame_epoch *e)
 				break;
 		if (j == nsent) {
 			memcpy(sent[nsent++], f.u.epoch.sig, PAPO_SIG_LEN);
-			gossip_send_link(g, l, &f);
+			room_send_link(g, l, &f);
 		}
 		frame_clear(&f);
 	}
 }
 
-static int epoch_make(struct gossip *g, const uint8_t (*rm)[PAPO_KEY_LEN],
+static int epoch_make(struct room *g, const uint8_t (*rm)[PAPO_KEY_LEN],
     size_t nrm, uint32_t *n, size_t *nkeys);
 
 /* An owner or admin that holds a newest key given to members it knows
  * were removed (two changes made apart, one removing them) changes the
  * key again without them. */
 static void
-epoch_heal(struct gossip *g)
+epoch_heal(struct room *g)
 {
 	struct epoch_held *h = keyring_find(g->keyring, keyring_newest(g->keyring));
 	uint8_t rm[FRAME_EPOCH_REMOVED_MAX][PAPO_KEY_LEN];
@@ -547,7 +547,7 @@ epoch_heal(struct gossip *g)
  * one with the lower signature is kept, by every member alike.  secret:
  * e's, when it holds a box for us; else NULL. */
 static void
-epoch_concurrent(struct gossip *g, struct link *l, struct epoch_held *h,
+epoch_concurrent(struct room *g, struct link *l, struct epoch_held *h,
     const struct frame_epoch *e, const uint8_t *secret)
 {
 	int theirs = memcmp(e->sig, h->sig, PAPO_SIG_LEN) < 0, have_ours;
@@ -582,7 +582,7 @@ epoch_concurrent(struct gossip *g, struct link *l, struct epoch_held *h,
 		sec_epoch_keys(g->env.keys, secret, &h->keys);
 		epoch_save(g);
 		if (h->n == keyring_newest(g->keyring))
-			gossip_invite_changed(g);
+			room_invite_changed(g);
 		epoch_emit(g, e);
 		members_flood(g, &fe, l->m);
 		epoch_note(g, e, 0);
@@ -593,7 +593,7 @@ epoch_concurrent(struct gossip *g, struct link *l, struct epoch_held *h,
 		    "and this member was not given it: ask for a new invite",
 		    (unsigned long long)e->n, epoch_who(g, e->by, nb));
 	else if (have_ours)
-		gossip_send_link(g, l, &ours);  /* l's side switches to ours */
+		room_send_link(g, l, &ours);  /* l's side switches to ours */
 	/* e's removals still count, and go on to the others. */
 	if (e->nremoved > 0 && epoch_other(g, e, text) == 0) {
 		epoch_save(g);
@@ -610,7 +610,7 @@ out:
 /* Tells the program, once, that this member is out of the room for good
  * (a key change it was not given): it stops with why (server/daemon/serve.c). */
 static void
-epoch_shut_out(struct gossip *g, const char *why)
+epoch_shut_out(struct room *g, const char *why)
 {
 	struct node_msg *ev;
 
@@ -625,7 +625,7 @@ epoch_shut_out(struct gossip *g, const char *why)
 }
 
 void
-epoch_on_frame(struct gossip *g, struct link *l, struct frame *in)
+epoch_on_frame(struct room *g, struct link *l, struct frame *in)
 {
 	const struct frame_epoch *e = &in->u.epoch;
 	const char *role = role_of(g, e->by);
@@ -710,7 +710,7 @@ out:
 }
 
 void
-epoch_unopened(struct gossip *g, struct link *l, const uint8_t *p, size_t n)
+epoch_unopened(struct room *g, struct link *l, const uint8_t *p, size_t n)
 {
 	struct epoch_held *h;
 	struct frame f;
@@ -721,14 +721,14 @@ epoch_unopened(struct gossip *g, struct link *l, const uint8_t *p, size_t n)
 	    epoch_decode(g, h->frame, &f) == -1)
 		return;
 	l->told = ep + 1;
-	gossip_send_link(g, l, &f);
+	room_send_link(g, l, &f);
 	frame_clear(&f);
 }
 
 /* Sends m the epoch frame of JSON text (NULL: nothing); with removals,
  * only when it removes someone. */
 static void
-epoch_send_text(struct gossip *g, struct member *m, const char *text,
+epoch_send_text(struct room *g, struct member *m, const char *text,
     int removals)
 {
 	struct frame f;
@@ -741,7 +741,7 @@ epoch_send_text(struct gossip *g, struct member *m, const char *text,
 }
 
 void
-epoch_on_hello(struct gossip *g, const struct hello_in *in)
+epoch_on_hello(struct room *g, const struct hello_in *in)
 {
 	struct member *m = in->m;
 	const struct frame_hello *h = in->h;
@@ -769,7 +769,7 @@ epoch_on_hello(struct gossip *g, const struct hello_in *in)
  * signed, kept, said and flooded.  0 with its number and how many were
  * given the key; -1 when it could not be made. */
 static int
-epoch_make(struct gossip *g, const uint8_t (*rm)[PAPO_KEY_LEN], size_t nrm,
+epoch_make(struct room *g, const uint8_t (*rm)[PAPO_KEY_LEN], size_t nrm,
     uint32_t *n, size_t *nkeys)
 {
 	struct frame f;
@@ -828,7 +828,7 @@ out:
 }
 
 void
-epoch_request_rotate(struct gossip *g, struct node_msg *req)
+epoch_request_rotate(struct room *g, struct node_msg *req)
 {
 	const char *role = role_of(g, g->env.me->pk);
 	int remove = req->kind == NODE_REMOVE, ambiguous = 0;
@@ -843,41 +843,41 @@ epoch_request_rotate(struct gossip *g, struct node_msg *req)
 		    epoch_who(g, role_owner(g), nb) : "not known yet";
 
 		if (remove)
-			gossip_fail(g, req, 403, "only the room's owner (%s) or "
+			room_fail(g, req, 403, "only the room's owner (%s) or "
 			    "an admin can remove members", who);
 		else
-			gossip_fail(g, req, 403, "only the room's owner (%s) or "
+			room_fail(g, req, 403, "only the room's owner (%s) or "
 			    "an admin can change the room's key", who);
 		return;
 	}
 	if (remove) {
 		if (req->to == NULL || (gone = member_lookup(g, req->to,
 		    &ambiguous)) == NULL) {
-			gossip_fail(g, req, 404, ambiguous ? "more than one "
+			room_fail(g, req, 404, ambiguous ? "more than one "
 			    "member is called %s: give its id" : "no member "
 			    "called %s", req->to != NULL ? req->to : "");
 			return;
 		}
 		if (role_owner(g) != NULL &&
 		    memcmp(gone->id, role_owner(g), PAPO_KEY_LEN) == 0) {
-			gossip_fail(g, req, 403, "%s is the room's owner, who "
+			room_fail(g, req, 403, "%s is the room's owner, who "
 			    "cannot be removed", member_name(gone, nb));
 			return;
 		}
 		if (gone->removed) {
-			gossip_fail(g, req, 409, "%s was removed already",
+			room_fail(g, req, 409, "%s was removed already",
 			    member_name(gone, nb));
 			return;
 		}
 	}
 	if (keyring_newest(g->keyring) == UINT32_MAX) {
-		gossip_fail(g, req, 409, "%s", "the room's key cannot change "
+		room_fail(g, req, 409, "%s", "the room's key cannot change "
 		    "again");
 		return;
 	}
 	if (epoch_make(g, gone != NULL ? (const uint8_t (*)[PAPO_KEY_LEN])&gone->id :
 	    NULL, gone != NULL, &n, &nkeys) == -1) {
-		gossip_fail(g, req, 500, "%s", "could not make a new key epoch");
+		room_fail(g, req, 500, "%s", "could not make a new key epoch");
 		return;
 	}
 	o = cJSON_CreateObject();
@@ -893,7 +893,7 @@ epoch_request_rotate(struct gossip *g, struct node_msg *req)
 }
 
 int
-epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
+epoch_refuse(struct room *g, struct link *l, const struct frame_hello *h)
 {
 	uint32_t newest = keyring_newest(g->keyring);
 	struct epoch_held *e;
@@ -915,7 +915,7 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 		    (unsigned)r->epoch);
 		/* It is told so by the epoch frame that removed it. */
 		if (h->version >= 3 && epoch_removal_frame(g, h->id, &f) == 0) {
-			gossip_send_link(g, l, &f);
+			room_send_link(g, l, &f);
 			frame_clear(&f);
 		}
 		quic_close_flush(l->qc);
@@ -964,7 +964,7 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 		    h->name, (unsigned)newest);
 	/* The newest epoch frame tells it why: no key in it is its own. */
 	if (e != NULL && e->frame != NULL) {
-		gossip_send_link(g, l, &f);
+		room_send_link(g, l, &f);
 		frame_clear(&f);
 	}
 	quic_close_flush(l->qc);
@@ -980,7 +980,7 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 
 /* History's line for the epoch frame text (numbered n), added to arr. */
 static void
-epoch_history_one(const struct gossip *g, cJSON *arr, uint32_t n,
+epoch_history_one(const struct room *g, cJSON *arr, uint32_t n,
     const char *text)
 {
 	const struct frame_epoch *fe;
@@ -1023,7 +1023,7 @@ epoch_history_one(const struct gossip *g, cJSON *arr, uint32_t n,
 }
 
 void
-epoch_history_json(const struct gossip *g, cJSON *o)
+epoch_history_json(const struct room *g, cJSON *o)
 {
 	cJSON *arr = cJSON_AddArrayToObject(o, "room");
 	uint32_t top = keyring_newest(g->keyring);

@@ -12,7 +12,7 @@
 #include "node/room/role.h"
 
 void
-hello_send(struct gossip *g, struct link *l)
+hello_send(struct room *g, struct link *l)
 {
 	struct frame f;
 	struct frame_hello *h = &f.u.hello;
@@ -36,5 +36,5 @@ hello_send(struct gossip *g, struct link *l)
 	store_stats(g->env.store, &st);
 	h->msgs = st.msgs;
 	store_digest(g->env.store, h->digest);
-	gossip_send_link(g, l, &f);
+	room_send_link(g, l, &f);
 }

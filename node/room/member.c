@@ -38,13 +38,13 @@ struct members {
 };
 
 size_t
-members_n(const struct gossip *g)
+members_n(const struct room *g)
 {
 	return g->members != NULL ? g->members->n : 0;
 }
 
 struct member *
-member_at(const struct gossip *g, size_t i)
+member_at(const struct room *g, size_t i)
 {
 	return g->members->v[i];
 }
@@ -52,7 +52,7 @@ member_at(const struct gossip *g, size_t i)
 /* The member table. */
 
 struct member *
-member_find(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN])
+member_find(const struct room *g, const uint8_t id[PAPO_KEY_LEN])
 {
 	for (size_t i = 0; i < g->members->n; i++)
 		if (memcmp(g->members->v[i]->id, id, PAPO_KEY_LEN) == 0)
@@ -61,7 +61,7 @@ member_find(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN])
 }
 
 struct member *
-member_add(struct gossip *g, const uint8_t id[PAPO_KEY_LEN])
+member_add(struct room *g, const uint8_t id[PAPO_KEY_LEN])
 {
 	struct member **v, *m;
 
@@ -69,7 +69,7 @@ member_add(struct gossip *g, const uint8_t id[PAPO_KEY_LEN])
 		return NULL;
 	if ((m = member_find(g, id)) != NULL)
 		return m;
-	if (g->members->n == GOSSIP_MEMBERS_MAX)
+	if (g->members->n == ROOM_MEMBERS_MAX)
 		return NULL;
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return NULL;
@@ -99,7 +99,7 @@ member_name(const struct member *m, char buf[16])
 
 /* Finds a member by name or id; NULL when none or ambiguous. */
 struct member *
-member_lookup(const struct gossip *g, const char *who, int *ambiguous)
+member_lookup(const struct room *g, const char *who, int *ambiguous)
 {
 	struct member *found = NULL;
 
@@ -128,7 +128,7 @@ member_version(const struct member *m)
 }
 
 int
-member_relayed(const struct gossip *g, const struct member *m)
+member_relayed(const struct room *g, const struct member *m)
 {
 	return m->conn != NULL && relay_both_ends(g->net, m->conn);
 }
@@ -151,13 +151,13 @@ member_dials(const struct member *m)
  * because a neighbour made room for another.
  */
 int
-members_small(const struct gossip *g)
+members_small(const struct room *g)
 {
 	return g->members->n + 1 <= FULL_MESH_MAX;
 }
 
 static size_t
-members_active(const struct gossip *g)
+members_active(const struct room *g)
 {
 	size_t n = 0;
 
@@ -175,7 +175,7 @@ members_active(const struct gossip *g)
  * enough while we have any neighbour.
  */
 int
-member_online(const struct gossip *g, const struct member *m)
+member_online(const struct room *g, const struct member *m)
 {
 	/* A removed member is refused everywhere: whatever life others
 	 * pass on of it, it is reached by no one. */
@@ -199,7 +199,7 @@ member_alive(struct member *m)
 }
 
 void
-member_announced(const struct gossip *g, struct member *m)
+member_announced(const struct room *g, struct member *m)
 {
 	uint64_t now = loop_now_ns();
 	/* In a room no longer small, members announce every ANNOUNCE_NS:
@@ -229,7 +229,7 @@ member_announced(const struct gossip *g, struct member *m)
 }
 
 static void
-member_presence(struct gossip *g, struct member *m)
+member_presence(struct room *g, struct member *m)
 {
 	cJSON *o = cJSON_CreateObject();
 	char nb[16];
@@ -238,7 +238,7 @@ member_presence(struct gossip *g, struct member *m)
 	cJSON_AddStringToObject(o, "name", member_name(m, nb));
 	cJSON_AddBoolToObject(o, "online", m->shown_online);
 	cJSON_AddNumberToObject(o, "last_seen", (double)m->seen);
-	gossip_emit_json(g, NODE_EV_PRESENCE, o);
+	room_emit_json(g, NODE_EV_PRESENCE, o);
 	log_msg(LOG_INFO, "%s is %s", member_name(m, nb),
 	    m->shown_online ? "online" : "offline");
 }
@@ -246,7 +246,7 @@ member_presence(struct gossip *g, struct member *m)
 /* Tells the program of every change of presence, and wakes again when
  * the next member would fall silent. */
 void
-members_presence_check(struct gossip *g)
+members_presence_check(struct room *g)
 {
 	uint64_t next = 0;
 
@@ -297,7 +297,7 @@ member_dialable(const struct member *m)
  * on its direct addresses, now or later: whatever the room for
  * neighbours, as it is one already. */
 static int
-member_redialable(const struct gossip *g, const struct member *m)
+member_redialable(const struct room *g, const struct member *m)
 {
 	return member_relayed(g, m) && member_dials(m) == 0 &&
 	    m->next_dial != 0;
@@ -306,12 +306,12 @@ member_redialable(const struct gossip *g, const struct member *m)
 /* How many more neighbours to dial: all in a small room, else up to
  * ACTIVE_DIAL counting those connected and being dialled. */
 static size_t
-members_dial_room(const struct gossip *g)
+members_dial_room(const struct room *g)
 {
 	size_t busy = 0;
 
 	if (members_small(g))
-		return GOSSIP_MEMBERS_MAX;
+		return ROOM_MEMBERS_MAX;
 	for (size_t i = 0; i < g->members->n; i++)
 		busy += g->members->v[i]->conn != NULL || g->members->v[i]->ndial > 0;
 	return busy >= ACTIVE_DIAL ? 0 : ACTIVE_DIAL - busy;
@@ -326,7 +326,7 @@ members_dial_room(const struct gossip *g)
  * last one is never let go.
  */
 static size_t
-members_open_held(const struct gossip *g)
+members_open_held(const struct room *g)
 {
 	size_t n = 0;
 
@@ -340,7 +340,7 @@ members_open_held(const struct gossip *g)
 
 /* Whether the room needs a way back: large, and no open neighbour. */
 static int
-members_need_way_back(const struct gossip *g)
+members_need_way_back(const struct room *g)
 {
 	return !members_small(g) && members_open_held(g) == 0;
 }
@@ -353,7 +353,7 @@ member_way_back(const struct member *m)
 }
 
 void
-members_plan_dials(struct gossip *g)
+members_plan_dials(struct room *g)
 {
 	size_t room = members_dial_room(g);
 	int way_back = room == 0 && members_need_way_back(g);
@@ -389,14 +389,14 @@ members_plan_dials(struct gossip *g)
  * so are relayed addresses by a member with no relay set.
  */
 void
-member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
+member_dial_at(struct room *g, struct member *m, const struct addr *a,
     size_t n)
 {
 	member_dial_on(g, m, a, n, NULL);
 }
 
 void
-member_dial_on(struct gossip *g, struct member *m, const struct addr *a,
+member_dial_on(struct room *g, struct member *m, const struct addr *a,
     size_t n, struct quic_sock *sock)
 {
 	struct addr relayed;
@@ -441,7 +441,7 @@ member_dial_addrs(const struct member *m, struct addr out[PAPO_ADDR_MAX + 1])
 }
 
 static void
-member_dial(struct gossip *g, struct member *m)
+member_dial(struct room *g, struct member *m)
 {
 	struct addr a[PAPO_ADDR_MAX + 1];
 
@@ -457,7 +457,7 @@ member_dial(struct gossip *g, struct member *m)
  * (member_dial_at leaves out the relayed ones: that path it has), and
  * again in a while. */
 static void
-member_redial(struct gossip *g, struct member *m)
+member_redial(struct room *g, struct member *m)
 {
 	member_dial_at(g, m, m->addr, m->naddr);
 	m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
@@ -474,7 +474,7 @@ member_redial(struct gossip *g, struct member *m)
 static void
 members_dial(void *arg)
 {
-	struct gossip *g = arg;
+	struct room *g = arg;
 	uint64_t now = loop_now_ns();
 	size_t room = members_dial_room(g);
 	size_t start = g->members->n ?
@@ -519,7 +519,7 @@ members_dial(void *arg)
  * so a room with a single reachable member holds together however large.
  */
 static int
-member_evictable(const struct gossip *g, const struct member *m,
+member_evictable(const struct room *g, const struct member *m,
     const struct member *keep)
 {
 	return m->conn != NULL && m != keep && m->open &&
@@ -527,7 +527,7 @@ member_evictable(const struct gossip *g, const struct member *m,
 }
 
 void
-members_evict(struct gossip *g, const struct member *keep)
+members_evict(struct room *g, const struct member *keep)
 {
 	size_t n = 0, k;
 
@@ -553,7 +553,7 @@ members_evict(struct gossip *g, const struct member *keep)
 /* peers.json: the members met, so a restart finds them again. */
 
 void
-members_save(struct gossip *g)
+members_save(struct room *g)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	cJSON *o = cJSON_CreateObject(), *arr;
@@ -600,7 +600,7 @@ members_save(struct gossip *g)
 }
 
 void
-members_save_later(struct gossip *g)
+members_save_later(struct room *g)
 {
 	/* Armed once, not pushed back: signed announcements arriving more
 	 * often than the delay would otherwise keep peers.json from ever
@@ -614,14 +614,14 @@ members_save_later(struct gossip *g)
 static void
 members_save_timer(void *arg)
 {
-	struct gossip *g = arg;
+	struct room *g = arg;
 
 	g->members->save_pending = 0;
 	members_save(g);
 }
 
 void
-members_load(struct gossip *g)
+members_load(struct room *g)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	const cJSON *arr, *e;
@@ -698,7 +698,7 @@ members_load(struct gossip *g)
 /* Dials m at those of its addresses on our relay's IP (other members'
  * relayed addresses). */
 static void
-member_dial_relayed(struct gossip *g, struct member *m)
+member_dial_relayed(struct room *g, struct member *m)
 {
 	for (size_t j = 0; j < m->naddr; j++)
 		if (relay_on_server(g->net, &m->addr[j]))
@@ -706,7 +706,7 @@ member_dial_relayed(struct gossip *g, struct member *m)
 }
 
 void
-members_relay_ready(struct gossip *g)
+members_relay_ready(struct room *g)
 {
 	/* Members we have no connection with are tried again at once;
 	 * those still being dialled on their other addresses (which may
@@ -738,7 +738,7 @@ members_relay_ready(struct gossip *g)
  * neighbours.
  */
 void
-members_punch_check(struct gossip *g)
+members_punch_check(struct room *g)
 {
 	uint64_t now = loop_now_ns(), next = 0;
 
@@ -771,7 +771,7 @@ members_punch_check(struct gossip *g)
 }
 
 void
-members_relay_lost(struct gossip *g)
+members_relay_lost(struct room *g)
 {
 	for (size_t i = 0; i < g->members->n; i++) {
 		struct member *m = g->members->v[i];
@@ -782,7 +782,7 @@ members_relay_lost(struct gossip *g)
 }
 
 void
-members_addrs(struct gossip *g, void (*fn)(void *arg, const struct addr *a),
+members_addrs(struct room *g, void (*fn)(void *arg, const struct addr *a),
     void *arg)
 {
 	for (size_t i = 0; i < g->members->n; i++)
@@ -793,7 +793,7 @@ members_addrs(struct gossip *g, void (*fn)(void *arg, const struct addr *a),
 /* Sending to members. */
 
 int
-member_send(struct gossip *g, struct member *m, const struct frame *f)
+member_send(struct room *g, struct member *m, const struct frame *f)
 {
 	struct buf b;
 	int rc = -1;
@@ -801,7 +801,7 @@ member_send(struct gossip *g, struct member *m, const struct frame *f)
 	if (m == NULL || m->conn == NULL)
 		return -1;
 	buf_init(&b, PAPO_FRAME_MAX);
-	if (gossip_seal(g, f, quic_version(m->conn), &b) == 0)
+	if (room_seal(g, f, quic_version(m->conn), &b) == 0)
 		rc = quic_send(m->conn, b.p, b.len);
 	buf_free(&b);
 	return rc;
@@ -810,7 +810,7 @@ member_send(struct gossip *g, struct member *m, const struct frame *f)
 /* Sends f to every connected member but except (may be NULL): sealed
  * once per protocol version, as each version takes it. */
 void
-members_flood(struct gossip *g, const struct frame *f,
+members_flood(struct room *g, const struct frame *f,
     const struct member *except)
 {
 	struct buf b;
@@ -827,7 +827,7 @@ members_flood(struct gossip *g, const struct frame *f,
 				continue;
 			if (!sealed) {
 				buf_reset(&b);
-				ok = gossip_seal(g, f, v, &b) == 0;
+				ok = room_seal(g, f, v, &b) == 0;
 				sealed = 1;
 			}
 			if (ok)
@@ -843,7 +843,7 @@ members_flood(struct gossip *g, const struct frame *f,
  * always more than the last, so that receivers, which take only what is
  * newer, take it even when the clock went back. */
 uint64_t
-members_next_seq(struct gossip *g)
+members_next_seq(struct room *g)
 {
 	uint64_t now = loop_wall_ms();
 
@@ -854,7 +854,7 @@ members_next_seq(struct gossip *g)
 
 /* How long to the next announcement (member.h, ANNOUNCE_FAST_NS). */
 static uint64_t
-members_announce_ns(const struct gossip *g)
+members_announce_ns(const struct room *g)
 {
 	if (!members_small(g))
 		return ANNOUNCE_NS;
@@ -871,7 +871,7 @@ members_announce_ns(const struct gossip *g)
 static void
 members_announce(void *arg)
 {
-	struct gossip *g = arg;
+	struct room *g = arg;
 	struct frame_peer me;
 	struct frame f;
 
@@ -897,7 +897,7 @@ members_announce(void *arg)
 }
 
 void
-members_announce_soon(struct gossip *g)
+members_announce_soon(struct room *g)
 {
 	loop_timer_set(g->members->announce_timer, 1);
 }
@@ -911,7 +911,7 @@ members_punch_timer(void *arg)
 /* Start and stop. */
 
 int
-members_new(struct gossip *g)
+members_new(struct room *g)
 {
 	struct members *s;
 	struct loop *loop = g->env.loop;
@@ -933,14 +933,14 @@ members_new(struct gossip *g)
 }
 
 void
-members_start(struct gossip *g)
+members_start(struct room *g)
 {
 	members_plan_dials(g);
 	loop_timer_set(g->members->announce_timer, loop_now_ns() + ANNOUNCE_NS);
 }
 
 void
-members_free(struct gossip *g)
+members_free(struct room *g)
 {
 	struct members *s = g->members;
 
@@ -963,7 +963,7 @@ members_free(struct gossip *g)
 /* Sends the members we know (all, or just one) to a member, in frames of
  * at most FRAME_PEERS_MAX. */
 static void
-members_send_peers(struct gossip *g, struct member *to, struct member *only)
+members_send_peers(struct room *g, struct member *to, struct member *only)
 {
 	struct frame f;
 	struct frame_peer v[FRAME_PEERS_MAX];
@@ -1010,7 +1010,7 @@ members_send_peers(struct gossip *g, struct member *to, struct member *only)
  * addresses, life), its dialling as the connection makes it, peers.json,
  * the relay's permissions, neighbours and presence. */
 void
-members_on_hello(struct gossip *g, const struct hello_in *in)
+members_on_hello(struct room *g, const struct hello_in *in)
 {
 	struct member *m = in->m;
 	const struct frame_hello *h = in->h;
@@ -1049,7 +1049,7 @@ members_on_hello(struct gossip *g, const struct hello_in *in)
  * it if new.  After the roles' and epochs' hooks: a member behind on
  * the key opens these only once the epoch frames reached it. */
 void
-members_hello_peers(struct gossip *g, const struct hello_in *in)
+members_hello_peers(struct room *g, const struct hello_in *in)
 {
 	struct member *m = in->m;
 	int fresh = in->fresh;
@@ -1068,7 +1068,7 @@ members_hello_peers(struct gossip *g, const struct hello_in *in)
  * and addresses cross a room where not everyone is connected.
  */
 void
-members_on_peers(struct gossip *g, struct link *l, struct frame *f)
+members_on_peers(struct room *g, struct link *l, struct frame *f)
 {
 	const struct frame_peers *ps = &f->u.peers;
 	struct frame fwd;
@@ -1141,7 +1141,7 @@ members_on_peers(struct gossip *g, struct link *l, struct frame *f)
 
 /* A member leaving: offline at once, and the news passed on once. */
 void
-members_on_bye(struct gossip *g, struct link *l, struct frame *in)
+members_on_bye(struct room *g, struct link *l, struct frame *in)
 {
 	const struct frame_bye *b = &in->u.bye;
 	struct member *m = member_find(g, b->id);
@@ -1184,7 +1184,7 @@ members_on_bye(struct gossip *g, struct link *l, struct frame *in)
 /* Status. */
 
 void
-member_status_who(const struct gossip *g, const struct member *m, cJSON *e)
+member_status_who(const struct room *g, const struct member *m, cJSON *e)
 {
 	char nb[16];
 
@@ -1200,7 +1200,7 @@ member_status_who(const struct gossip *g, const struct member *m, cJSON *e)
  * life came lately through NAME's), "via others" (a large room, over
  * several hops), or "none". */
 static void
-member_path_json(const struct gossip *g, const struct member *m, cJSON *e)
+member_path_json(const struct room *g, const struct member *m, cJSON *e)
 {
 	char path[PAPO_NAME_MAX + 8], nb[16];
 
@@ -1226,7 +1226,7 @@ member_path_json(const struct gossip *g, const struct member *m, cJSON *e)
 }
 
 void
-member_status_path(const struct gossip *g, const struct member *m, cJSON *e)
+member_status_path(const struct room *g, const struct member *m, cJSON *e)
 {
 	cJSON_AddBoolToObject(e, "online", member_online(g, m));
 	cJSON_AddBoolToObject(e, "direct", m->conn != NULL);
@@ -1238,7 +1238,7 @@ member_status_path(const struct gossip *g, const struct member *m, cJSON *e)
 }
 
 void
-members_summary_json(const struct gossip *g, cJSON *o)
+members_summary_json(const struct room *g, cJSON *o)
 {
 	size_t members = 0, online = 0;
 

@@ -8,7 +8,7 @@
  * a few of its fields (m->conn, m->id, m->name) on each frame; a getter
  * for each of its ~30 fields would be as long as the struct and hide
  * nothing.  Its dialling fields (ndial, next_dial, backoff_ms) are
- * written only here and by gossip.c's connection events.  Above
+ * written only here and by room.c's connection events.  Above
  * core.h and keyring.h; all of it on the node thread.
  */
 #ifndef PAPO_MEMBER_H
@@ -82,49 +82,49 @@ struct member {
 
 /* The table, its timers (dialling, presence, punching, announcing,
  * saving) and our announcements' counter: 0, or -1 out of memory. */
-int members_new(struct gossip *g);
+int members_new(struct room *g);
 /* Frees the table and the timers; a room never made is a no-op. */
-void members_free(struct gossip *g);
+void members_free(struct room *g);
 /* Dials every member known at start, and arms our first announcement. */
-void members_start(struct gossip *g);
+void members_start(struct room *g);
 /* The members, in the order met: i below members_n (0 before
  * members_new). */
-size_t members_n(const struct gossip *g);
-struct member *member_at(const struct gossip *g, size_t i);
+size_t members_n(const struct room *g);
+struct member *member_at(const struct room *g, size_t i);
 /* Seals f and queues it on m's connection; -1 when m has none or it
  * cannot be sent. */
-int member_send(struct gossip *g, struct member *m, const struct frame *f);
+int member_send(struct room *g, struct member *m, const struct frame *f);
 /* Sends f to every connected member but except (may be NULL). */
-void members_flood(struct gossip *g, const struct frame *f,
+void members_flood(struct room *g, const struct frame *f,
     const struct member *except);
 /* Our next announcement's (or bye's) counter: the wall clock's ms, and
  * always more than the last. */
-uint64_t members_next_seq(struct gossip *g);
+uint64_t members_next_seq(struct room *g);
 /* Our announcement goes out at once rather than at the next round. */
-void members_announce_soon(struct gossip *g);
+void members_announce_soon(struct room *g);
 /* The member of that id; NULL when not in the table. */
-struct member *member_find(const struct gossip *g,
+struct member *member_find(const struct room *g,
     const uint8_t id[PAPO_KEY_LEN]);
 /* The member of that id, added when new; NULL for ourselves, when the
  * table is full, or out of memory. */
-struct member *member_add(struct gossip *g, const uint8_t id[PAPO_KEY_LEN]);
+struct member *member_add(struct room *g, const uint8_t id[PAPO_KEY_LEN]);
 /* Its name for people, in buf when it has none yet. */
 const char *member_name(const struct member *m, char buf[16]);
 /* By name or id; NULL when none or ambiguous (*ambiguous set). */
-struct member *member_lookup(const struct gossip *g, const char *who,
+struct member *member_lookup(const struct room *g, const char *who,
     int *ambiguous);
 /* The protocol version of m's connection, 0 when it has none. */
 unsigned member_version(const struct member *m);
 /* Whether m's connection goes through the relay at both ends
  * (relay_both_ends). */
-int member_relayed(const struct gossip *g, const struct member *m);
+int member_relayed(const struct room *g, const struct member *m);
 /* m's dials still under way, not counting the one whose connection m
  * now has. */
 size_t member_dials(const struct member *m);
 /* Whether the room is small enough for a full mesh. */
-int members_small(const struct gossip *g);
+int members_small(const struct room *g);
 /* Whether m is reachable now (presence). */
-int member_online(const struct gossip *g, const struct member *m);
+int member_online(const struct room *g, const struct member *m);
 /* m showed life: online from now for as long as its announcements
  * allow (member_announced), ALIVE_NS until two were heard. */
 void member_alive(struct member *m);
@@ -134,53 +134,53 @@ void member_alive(struct member *m);
  * room) shows offline within 8 s of falling silent, and one of an older
  * release, every 10 s, keeps its 35 s; in a room no longer small, at
  * least 2.5 periods of ANNOUNCE_NS. */
-void member_announced(const struct gossip *g, struct member *m);
+void member_announced(const struct room *g, struct member *m);
 /* Tells the program of every change of presence; sets the presence
  * timer. */
-void members_presence_check(struct gossip *g);
-/* Starts punching to the members that need it (gossip.c, "Punching"),
+void members_presence_check(struct room *g);
+/* Starts punching to the members that need it (room.c, "Punching"),
  * and arms the timer for the next that will. */
-void members_punch_check(struct gossip *g);
+void members_punch_check(struct room *g);
 /* Sets the dial timer for the next member due, if there is room. */
-void members_plan_dials(struct gossip *g);
+void members_plan_dials(struct room *g);
 /* Our TURN relay has an address now: dials what it lets us reach. */
-void members_relay_ready(struct gossip *g);
+void members_relay_ready(struct room *g);
 /* Our TURN relay failed: the connections through it end now rather
  * than at their idle timeout. */
-void members_relay_lost(struct gossip *g);
+void members_relay_lost(struct room *g);
 /* Calls fn with every address of every member. */
-void members_addrs(struct gossip *g, void (*fn)(void *arg,
+void members_addrs(struct room *g, void (*fn)(void *arg,
     const struct addr *a), void *arg);
 /* Dials m at each of n addresses at once. */
-void member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
+void member_dial_at(struct room *g, struct member *m, const struct addr *a,
     size_t n);
 /* member_dial_at on a socket of its own (quic_sock_new): a punch's. */
-void member_dial_on(struct gossip *g, struct member *m, const struct addr *a,
+void member_dial_on(struct room *g, struct member *m, const struct addr *a,
     size_t n, struct quic_sock *sock);
 /* In a large room over its limit of neighbours, lets a random open one
  * go, never keep. */
-void members_evict(struct gossip *g, const struct member *keep);
+void members_evict(struct room *g, const struct member *keep);
 /* Writes peers.json now, or in a moment (the save timer). */
-void members_save(struct gossip *g);
-void members_save_later(struct gossip *g);
+void members_save(struct room *g);
+void members_save_later(struct room *g);
 /* Reads peers.json into the table; a missing or damaged one is logged. */
-void members_load(struct gossip *g);
+void members_load(struct room *g);
 /* Hello hooks (core.h): the member's record, dialling, neighbours and
  * presence as its hello says; then, after the roles' and epochs' hooks,
  * whom we know sent to it, and it to the others if new. */
-void members_on_hello(struct gossip *g, const struct hello_in *in);
-void members_hello_peers(struct gossip *g, const struct hello_in *in);
+void members_on_hello(struct room *g, const struct hello_in *in);
+void members_hello_peers(struct room *g, const struct hello_in *in);
 /* Frame handlers (core.h): members we hear of (news of their life,
  * passed on once), and a member leaving (offline at once). */
-void members_on_peers(struct gossip *g, struct link *l, struct frame *f);
-void members_on_bye(struct gossip *g, struct link *l, struct frame *f);
+void members_on_peers(struct room *g, struct link *l, struct frame *f);
+void members_on_bye(struct room *g, struct link *l, struct frame *f);
 /* Status parts (core.h): a member's "name", "id", "about"; its "online",
  * "direct", "path", "rtt_ms", "protocol", "mtu", "last_seen"; and the
  * list of rooms' "members" (others, not removed) and "online". */
-void member_status_who(const struct gossip *g, const struct member *m,
+void member_status_who(const struct room *g, const struct member *m,
     cJSON *e);
-void member_status_path(const struct gossip *g, const struct member *m,
+void member_status_path(const struct room *g, const struct member *m,
     cJSON *e);
-void members_summary_json(const struct gossip *g, cJSON *o);
+void members_summary_json(const struct room *g, cJSON *o);
 
 #endif

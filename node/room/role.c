@@ -31,13 +31,13 @@ struct roles {
 };
 
 int
-role_new(struct gossip *g)
+role_new(struct room *g)
 {
 	return (g->roles = calloc(1, sizeof(*g->roles))) != NULL ? 0 : -1;
 }
 
 void
-role_free(struct gossip *g)
+role_free(struct room *g)
 {
 	if (g->roles == NULL)
 		return;
@@ -47,13 +47,13 @@ role_free(struct gossip *g)
 }
 
 const uint8_t *
-role_owner(const struct gossip *g)
+role_owner(const struct room *g)
 {
 	return g->roles->has_owner ? g->roles->owner : NULL;
 }
 
 int
-role_is_admin(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN])
+role_is_admin(const struct room *g, const uint8_t id[PAPO_KEY_LEN])
 {
 	for (size_t i = 0; i < g->roles->nadmins; i++)
 		if (memcmp(g->roles->admins[i].id, id, PAPO_KEY_LEN) == 0)
@@ -62,7 +62,7 @@ role_is_admin(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN])
 }
 
 const char *
-role_of(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN])
+role_of(const struct room *g, const uint8_t id[PAPO_KEY_LEN])
 {
 	if (g->roles->has_owner && memcmp(g->roles->owner, id, PAPO_KEY_LEN) == 0)
 		return "owner";
@@ -71,7 +71,7 @@ role_of(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN])
 
 /* A member's name for the log and replies, ours included. */
 static const char *
-role_name(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN], char buf[16])
+role_name(const struct room *g, const uint8_t id[PAPO_KEY_LEN], char buf[16])
 {
 	char text[PAPO_ID_LEN + 1];
 	struct member *m;
@@ -86,7 +86,7 @@ role_name(const struct gossip *g, const uint8_t id[PAPO_KEY_LEN], char buf[16])
 }
 
 static void
-role_save(struct gossip *g)
+role_save(struct room *g)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	cJSON *arr = cJSON_CreateArray();
@@ -117,14 +117,14 @@ role_save(struct gossip *g)
 /* Takes a verified grant: 1 when new (kept), 0 when held already or not
  * the owner's, -1 when the table is full. */
 static int
-role_take(struct gossip *g, const struct frame_admin *a)
+role_take(struct room *g, const struct frame_admin *a)
 {
 	if (!g->roles->has_owner || memcmp(a->by, g->roles->owner, PAPO_KEY_LEN) != 0)
 		return 0;
 	if (role_is_admin(g, a->id) ||
 	    memcmp(a->id, g->roles->owner, PAPO_KEY_LEN) == 0)
 		return 0;
-	if (g->roles->nadmins == GOSSIP_MEMBERS_MAX)
+	if (g->roles->nadmins == ROOM_MEMBERS_MAX)
 		return -1;
 	if (g->roles->nadmins == g->roles->admins_cap) {
 		size_t cap = g->roles->admins_cap == 0 ? 4 : g->roles->admins_cap * 2;
@@ -140,7 +140,7 @@ role_take(struct gossip *g, const struct frame_admin *a)
 }
 
 void
-role_load(struct gossip *g)
+role_load(struct room *g)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	char *text = NULL, *one;
@@ -190,7 +190,7 @@ role_load(struct gossip *g)
 
 /* Tells the program: kind "admin", who and by whom. */
 static void
-role_emit(struct gossip *g, const struct frame_admin *a)
+role_emit(struct room *g, const struct frame_admin *a)
 {
 	cJSON *o = cJSON_CreateObject();
 	char id[PAPO_ID_LEN + 1], nb[16], nb2[16];
@@ -201,11 +201,11 @@ role_emit(struct gossip *g, const struct frame_admin *a)
 	cJSON_AddStringToObject(o, "id", id);
 	cJSON_AddStringToObject(o, "by", role_name(g, a->by, nb2));
 	cJSON_AddNumberToObject(o, "ts", (double)a->ts);
-	gossip_emit_json(g, NODE_EV_ROOM, o);
+	room_emit_json(g, NODE_EV_ROOM, o);
 }
 
 static void
-role_send_all(struct gossip *g, struct member *to)
+role_send_all(struct room *g, struct member *to)
 {
 	struct frame f;
 
@@ -218,7 +218,7 @@ role_send_all(struct gossip *g, struct member *to)
 }
 
 void
-role_on_admin(struct gossip *g, struct link *l, struct frame *in)
+role_on_admin(struct room *g, struct link *l, struct frame *in)
 {
 	const struct frame_admin *a = &in->u.admin;
 	char nb[16];
@@ -248,7 +248,7 @@ role_on_admin(struct gossip *g, struct link *l, struct frame *in)
 }
 
 void
-role_on_hello(struct gossip *g, const struct hello_in *in)
+role_on_hello(struct room *g, const struct hello_in *in)
 {
 	struct member *m = in->m;
 	const struct frame_hello *h = in->h;
@@ -259,7 +259,7 @@ role_on_hello(struct gossip *g, const struct hello_in *in)
 	if (!g->roles->has_owner && h->has_owner && g->env.room->has_inviter &&
 	    memcmp(m->id, g->env.room->inviter, PAPO_KEY_LEN) == 0) {
 		char err[PAPO_ERR_LEN], nb[16];
-		struct room r;
+		struct room_file r;
 
 		g->roles->has_owner = 1;
 		memcpy(g->roles->owner, h->owner, PAPO_KEY_LEN);
@@ -279,7 +279,7 @@ role_on_hello(struct gossip *g, const struct hello_in *in)
 }
 
 void
-role_hello(const struct gossip *g, struct frame_hello *h)
+role_hello(const struct room *g, struct frame_hello *h)
 {
 	if (g->roles->has_owner) {
 		h->has_owner = 1;
@@ -289,7 +289,7 @@ role_hello(const struct gossip *g, struct frame_hello *h)
 }
 
 void
-role_request_admin(struct gossip *g, struct node_msg *req)
+role_request_admin(struct room *g, struct node_msg *req)
 {
 	struct frame f;
 	struct member *m;
@@ -299,14 +299,14 @@ role_request_admin(struct gossip *g, struct node_msg *req)
 
 	if (!g->roles->has_owner ||
 	    memcmp(g->roles->owner, g->env.me->pk, PAPO_KEY_LEN) != 0) {
-		gossip_fail(g, req, 403, "only the room's owner (%s) can make "
+		room_fail(g, req, 403, "only the room's owner (%s) can make "
 		    "admins", g->roles->has_owner ? role_name(g, g->roles->owner, nb) :
 		    "not known yet");
 		return;
 	}
 	if (req->to == NULL || (m = member_lookup(g, req->to,
 	    &ambiguous)) == NULL) {
-		gossip_fail(g, req, 404, ambiguous ? "more than one member is "
+		room_fail(g, req, 404, ambiguous ? "more than one member is "
 		    "called %s: give its id" : "no member called %s",
 		    req->to != NULL ? req->to : "");
 		return;
@@ -325,7 +325,7 @@ role_request_admin(struct gossip *g, struct node_msg *req)
 	if (frame_admin_sign(&f.u.admin, g->env.keys, g->env.me) == -1 ||
 	    role_take(g, &f.u.admin) != 1) {
 		cJSON_Delete(o);
-		gossip_fail(g, req, 500, "%s", "could not make the grant");
+		room_fail(g, req, 500, "%s", "could not make the grant");
 		return;
 	}
 	cJSON_AddBoolToObject(o, "already", 0);
@@ -340,7 +340,7 @@ answer:
 }
 
 void
-role_json(const struct gossip *g, cJSON *o)
+role_json(const struct room *g, cJSON *o)
 {
 	cJSON *arr;
 	char id[PAPO_ID_LEN + 1], nb[16];
@@ -366,7 +366,7 @@ role_json(const struct gossip *g, cJSON *o)
 }
 
 void
-role_member_json(const struct gossip *g, const struct member *m, cJSON *e)
+role_member_json(const struct room *g, const struct member *m, cJSON *e)
 {
 	cJSON_AddStringToObject(e, "role", role_of(g, m->id));
 }

@@ -1,5 +1,5 @@
 /*
- * gossip.c: the room, on the node thread (gossip.h; docs/PROTOCOL.md,
+ * room.c: the room, on the node thread (room.h; docs/PROTOCOL.md,
  * "Gossip").  It makes the room's parts and frees them, and takes the
  * events of the room's connections from the net: it greets each with
  * hello and peers, keeps one connection per member, hands each frame
@@ -17,18 +17,18 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/room/deliver.h"
-#include "node/room/gossip.h"
+#include "node/room/room.h"
 
 #define BAD_FRAMES_MAX 3
 /* A connection that has carried nothing for this long (both ends ping
  * every 1.5 s) is no longer the member's path: a new one replaces it. */
-#define GOSSIP_SILENT_MS 3500u
+#define ROOM_SILENT_MS 3500u
 
 
 /* Opens a frame received on l: version 3's with the key of the epoch its
  * envelope names (FRAME_ERR_SEAL when we hold no such epoch). */
 static enum frame_err
-gossip_unseal(struct gossip *g, const struct link *l, const uint8_t *p,
+room_unseal(struct room *g, const struct link *l, const uint8_t *p,
     size_t n, struct frame *f)
 {
 	const struct room_keys *k;
@@ -53,7 +53,7 @@ gossip_unseal(struct gossip *g, const struct link *l, const uint8_t *p,
 
 /* Status: the room, and this member as the net sees it. */
 static void
-gossip_status_me(const struct gossip *g, cJSON *o)
+room_status_me(const struct room *g, cJSON *o)
 {
 	cJSON *me, *addrs;
 	char rid[PAPO_ROOMID_LEN + 1], id[PAPO_ID_LEN + 1], a[ADDR_STRLEN];
@@ -88,7 +88,7 @@ gossip_status_me(const struct gossip *g, cJSON *o)
 /* Status: "punch" and "lan", the paths arranged through others and on
  * our link. */
 static void
-gossip_status_paths(const struct gossip *g, cJSON *o)
+room_status_paths(const struct room *g, cJSON *o)
 {
 	struct punch_stats ps;
 	cJSON *pj = cJSON_AddObjectToObject(o, "punch");
@@ -123,7 +123,7 @@ static member_status_part *const member_status_parts[] = {
 
 /* Status: "members", each asking member_status_parts. */
 static void
-gossip_status_members(const struct gossip *g, cJSON *o)
+room_status_members(const struct room *g, cJSON *o)
 {
 	cJSON *arr = cJSON_AddArrayToObject(o, "members");
 
@@ -144,7 +144,7 @@ gossip_status_members(const struct gossip *g, cJSON *o)
 
 /* Status: "quic", the address bound. */
 static void
-gossip_status_quic(const struct gossip *g, cJSON *o)
+room_status_quic(const struct room *g, cJSON *o)
 {
 	char a[ADDR_STRLEN];
 
@@ -154,18 +154,18 @@ gossip_status_quic(const struct gossip *g, cJSON *o)
 
 /* Status is built by asking each part for its fields, in this order. */
 static status_part *const status_parts[] = {
-	gossip_status_me,           /* room, room_id, me */
-	gossip_status_paths,        /* punch, lan */
-	gossip_status_members,      /* members */
+	room_status_me,           /* room, room_id, me */
+	room_status_paths,        /* punch, lan */
+	room_status_members,      /* members */
 	role_json,                  /* owner, admins */
 	epoch_json,                 /* epoch, removed, me.removed */
 	deliver_status_json,        /* limits, damping, outbox, messages,
 	                             * retention, syncs_asked */
-	gossip_status_quic,         /* quic */
+	room_status_quic,         /* quic */
 };
 
 static void
-gossip_do_status(struct gossip *g, struct node_msg *req)
+room_do_status(struct room *g, struct node_msg *req)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -185,7 +185,7 @@ static status_part *const summary_parts[] = {
 };
 
 void
-gossip_summary(const struct gossip *g, cJSON *o)
+room_summary(const struct room *g, cJSON *o)
 {
 	for (size_t i = 0; i < sizeof(summary_parts) / sizeof(summary_parts[0]);
 	    i++)
@@ -193,14 +193,14 @@ gossip_summary(const struct gossip *g, cJSON *o)
 }
 
 void
-gossip_request(struct gossip *g, struct node_msg *m)
+room_request(struct room *g, struct node_msg *m)
 {
 	switch (m->kind) {
 	case NODE_SEND:
 		deliver_send(g, m);
 		break;
 	case NODE_STATUS:
-		gossip_do_status(g, m);
+		room_do_status(g, m);
 		break;
 	case NODE_HISTORY:
 		deliver_history(g, m);
@@ -216,7 +216,7 @@ gossip_request(struct gossip *g, struct node_msg *m)
 		epoch_request_rotate(g, m);
 		break;
 	default:
-		gossip_fail(g, m, 400, "%s", "not a request");
+		room_fail(g, m, 400, "%s", "not a request");
 		break;
 	}
 }
@@ -226,7 +226,7 @@ gossip_request(struct gossip *g, struct node_msg *m)
 /* Where our direct connection qc sees m now (member.h, seen_at): kept,
  * and peers.json written, when it changed. */
 static void
-gossip_seen_at(struct gossip *g, struct member *m, struct quic_conn *qc)
+room_seen_at(struct room *g, struct member *m, struct quic_conn *qc)
 {
 	if (m->has_seen_at && addr_equal(&m->seen_at, quic_remote(qc)))
 		return;
@@ -248,7 +248,7 @@ static hello_hook *const hello_hooks[] = {
 /* A member whose hello arrived on l: keep one connection per pair, then
  * the hooks. */
 static void
-gossip_on_hello(struct gossip *g, struct link *l, struct frame *f)
+room_on_hello(struct room *g, struct link *l, struct frame *f)
 {
 	const struct frame_hello *h = &f->u.hello;
 	const uint8_t *peer = quic_peer(l->qc);
@@ -286,7 +286,7 @@ gossip_on_hello(struct gossip *g, struct link *l, struct frame *f)
 		log_msg(LOG_DEBUG, "two connections with %s (new mine %d, old "
 		    "mine %d, me smaller %d, new relayed %d, old relayed %d)",
 		    h->name, mine_new, mine_old, me_smaller, both, both_old);
-		if (quic_silent_ms(m->conn) > GOSSIP_SILENT_MS) {
+		if (quic_silent_ms(m->conn) > ROOM_SILENT_MS) {
 			/* The old one carries nothing: its peer restarted,
 			 * or its path died; the new one is what works. */
 			struct quic_conn *old = m->conn;
@@ -344,7 +344,7 @@ gossip_on_hello(struct gossip *g, struct link *l, struct frame *f)
 	m->conn = l->qc;
 	quic_greeted(l->qc);
 	if (!relayed)
-		gossip_seen_at(g, m, l->qc);
+		room_seen_at(g, m, l->qc);
 	/* Where a peer sees us through the relay is our relayed address,
 	 * nothing our NAT did. */
 	if (h->version >= 2 && !relayed &&
@@ -363,9 +363,9 @@ gossip_on_hello(struct gossip *g, struct link *l, struct frame *f)
  * connected, else through the member news of it came by, else through
  * every neighbour of version 2. */
 static int
-gossip_punch_relay(void *arg, const struct frame *f)
+room_punch_relay(void *arg, const struct frame *f)
 {
-	struct gossip *g = arg;
+	struct room *g = arg;
 	struct member *t = member_find(g, f->u.punch.to);
 	int sent = 0;
 
@@ -388,11 +388,11 @@ gossip_punch_relay(void *arg, const struct frame *f)
 }
 
 static void
-gossip_punch_dial(void *arg, const uint8_t id[PAPO_KEY_LEN],
+room_punch_dial(void *arg, const uint8_t id[PAPO_KEY_LEN],
     const struct addr *a,
     size_t n, struct quic_sock *sock)
 {
-	struct gossip *g = arg;
+	struct room *g = arg;
 	struct member *m = member_find(g, id);
 
 	if (m != NULL && (m->conn == NULL || member_relayed(g, m)))
@@ -403,9 +403,9 @@ gossip_punch_dial(void *arg, const uint8_t id[PAPO_KEY_LEN],
  * us: a cone NAT's mapping, the guess that matters when no member is
  * connected to both (the punch arranged over a relayed connection). */
 static size_t
-gossip_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
+room_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
 {
-	struct gossip *g = arg;
+	struct room *g = arg;
 	size_t n = reach_punch_addrs(&g->net->reach, out, max), k = 0;
 	struct addr a, relayed;
 
@@ -432,7 +432,7 @@ gossip_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
 /* A punch frame: ours to act on, or one to carry to a member we are
  * connected to (never back where it came from). */
 static void
-gossip_on_punch(struct gossip *g, struct link *l, struct frame *in)
+room_on_punch(struct room *g, struct link *l, struct frame *in)
 {
 	const struct frame_punch *p = &in->u.punch;
 	struct member *to;
@@ -456,9 +456,9 @@ gossip_on_punch(struct gossip *g, struct link *l, struct frame *in)
  * not connected (or through the relay only); one heard is dialled at once (every 5 s at most),
  * whether we knew of that member or not: it holds the room key. */
 static int
-gossip_beacon_wanted(void *arg)
+room_beacon_wanted(void *arg)
 {
-	struct gossip *g = arg;
+	struct room *g = arg;
 
 	for (size_t i = 0; i < members_n(g); i++)
 		if ((member_at(g, i)->conn == NULL ||
@@ -468,10 +468,10 @@ gossip_beacon_wanted(void *arg)
 }
 
 static void
-gossip_beacon_heard(void *arg, const uint8_t id[PAPO_KEY_LEN],
+room_beacon_heard(void *arg, const uint8_t id[PAPO_KEY_LEN],
     const struct addr *at)
 {
-	struct gossip *g = arg;
+	struct room *g = arg;
 	struct member *m = member_add(g, id);
 	uint64_t now = loop_now_ns();
 
@@ -497,20 +497,20 @@ gossip_beacon_heard(void *arg, const uint8_t id[PAPO_KEY_LEN],
 /* Who takes a frame of each type (core.h, "How the parts take what
  * comes in"). */
 static frame_handler *const frame_handlers[] = {
-	[FRAME_HELLO] = gossip_on_hello,
+	[FRAME_HELLO] = room_on_hello,
 	[FRAME_MSG] = deliver_on_msg,
 	[FRAME_ACK] = deliver_on_ack,
 	[FRAME_PEERS] = members_on_peers,
 	[FRAME_SYNC] = deliver_on_sync,
 	[FRAME_BYE] = members_on_bye,
-	[FRAME_PUNCH] = gossip_on_punch,
+	[FRAME_PUNCH] = room_on_punch,
 	[FRAME_ADMIN] = role_on_admin,
 	[FRAME_EPOCH] = epoch_on_frame,
 };
 
 /* A frame that opened on l, a link of g's. */
 static void
-gossip_link_take(struct gossip *g, struct link *l, struct frame *f)
+room_link_take(struct room *g, struct link *l, struct frame *f)
 {
 	if (l->m == NULL && f->type != FRAME_HELLO) {
 		frame_clear(f);
@@ -526,13 +526,13 @@ gossip_link_take(struct gossip *g, struct link *l, struct frame *f)
 }
 
 static void
-gossip_link_frame(struct gossip *g, struct link *l, const uint8_t *p,
+room_link_frame(struct room *g, struct link *l, const uint8_t *p,
     size_t n)
 {
 	struct frame f;
 	enum frame_err e;
 
-	if ((e = gossip_unseal(g, l, p, n, &f)) != FRAME_OK) {
+	if ((e = room_unseal(g, l, p, n, &f)) != FRAME_OK) {
 		g->bad_frames++;
 		log_msg(LOG_WARN, "dropped a frame from %s: %s",
 		    l->m != NULL ? l->m->name : "a peer not yet greeted",
@@ -545,16 +545,16 @@ gossip_link_frame(struct gossip *g, struct link *l, const uint8_t *p,
 			quic_close(l->qc);
 		return;
 	}
-	gossip_link_take(g, l, &f);
+	room_link_take(g, l, &f);
 }
 
 static int
-gossip_link_adopt(struct gossip *g, struct link *l, const uint8_t *p,
+room_link_adopt(struct room *g, struct link *l, const uint8_t *p,
     size_t n)
 {
 	struct frame f;
 
-	if (g->stopping || gossip_unseal(g, l, p, n, &f) != FRAME_OK)
+	if (g->stopping || room_unseal(g, l, p, n, &f) != FRAME_OK)
 		return 0;
 	if (f.type != FRAME_HELLO) {
 		frame_clear(&f);
@@ -562,7 +562,7 @@ gossip_link_adopt(struct gossip *g, struct link *l, const uint8_t *p,
 	}
 	l->g = g;
 	hello_send(g, l);
-	gossip_link_take(g, l, &f);
+	room_link_take(g, l, &f);
 	return 1;
 }
 
@@ -571,17 +571,17 @@ gossip_link_adopt(struct gossip *g, struct link *l, const uint8_t *p,
  * it learns where it is seen now (the hello's observed address) and
  * advertises and punches from there. */
 static void
-gossip_link_moved(struct gossip *g, struct link *l)
+room_link_moved(struct room *g, struct link *l)
 {
 	if (l->m == NULL || l->m->conn != l->qc)
 		return;
-	gossip_seen_at(g, l->m, l->qc);
+	room_seen_at(g, l->m, l->qc);
 	hello_send(g, l);
 }
 
 /* l's connection is gone; l is freed by the caller after. */
 static void
-gossip_link_closed(struct gossip *g, struct link *l)
+room_link_closed(struct room *g, struct link *l)
 {
 	struct quic_conn *qc = l->qc;
 	struct member *m;
@@ -632,13 +632,13 @@ gossip_link_closed(struct gossip *g, struct link *l)
 
 /* Start and stop. */
 
-struct gossip *
-gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
+struct room *
+room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 {
 	struct net *t = env->net;
 	struct punch_env pe;
-	struct gossip *g;
-	const struct room *r = env->room;
+	struct room *g;
+	const struct room_file *r = env->room;
 
 	if (t->nrooms == PAPO_ROOMS_MAX) {
 		snprintf(err, PAPO_ERR_LEN, "this daemon holds %d rooms, the "
@@ -659,9 +659,9 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	pe.keys = env->keys;
 	pe.me = env->me;
 	pe.arg = g;
-	pe.relay = gossip_punch_relay;
-	pe.dial = gossip_punch_dial;
-	pe.addrs = gossip_punch_addrs;
+	pe.relay = room_punch_relay;
+	pe.dial = room_punch_dial;
+	pe.addrs = room_punch_addrs;
 	if ((g->punch = punch_new(&pe)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
@@ -676,8 +676,8 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 		be.me = env->me;
 		be.port = t->bound.port;
 		be.arg = g;
-		be.wanted = gossip_beacon_wanted;
-		be.heard = gossip_beacon_heard;
+		be.wanted = room_beacon_wanted;
+		be.heard = room_beacon_heard;
 		if ((g->beacon = beacon_new(why, &be)) == NULL)
 			log_msg(LOG_WARN, "LAN discovery is off: %s", why);
 	}
@@ -713,13 +713,13 @@ gossip_new(char err[PAPO_ERR_LEN], const struct gossip_env *env)
 	deliver_start(g);
 	return g;
 fail:
-	gossip_free(g);
+	room_free(g);
 	return NULL;
 }
 
 /* Whether qc is a connection of room arg's (quic_close_some). */
 static int
-gossip_owns(void *arg, struct quic_conn *qc)
+room_owns(void *arg, struct quic_conn *qc)
 {
 	const struct link *l = quic_data(qc);
 
@@ -727,7 +727,7 @@ gossip_owns(void *arg, struct quic_conn *qc)
 }
 
 void
-gossip_free(struct gossip *g)
+room_free(struct room *g)
 {
 	struct net *t;
 	struct frame f;
@@ -735,7 +735,7 @@ gossip_free(struct gossip *g)
 	if (g == NULL)
 		return;
 	t = g->net;
-	/* A room half made (gossip_new failed) has no one to say bye to. */
+	/* A room half made (room_new failed) has no one to say bye to. */
 	if (g->members != NULL) {
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_BYE;
@@ -753,7 +753,7 @@ gossip_free(struct gossip *g)
 		members_save(g);
 	/* The byes queued above go out and the room's connections close,
 	 * the relayed ones through the relay. */
-	quic_close_some(t->quic, gossip_owns, g);
+	quic_close_some(t->quic, room_owns, g);
 	for (size_t i = 0; i < t->nrooms; i++)
 		if (t->rooms[i] == g) {
 			memmove(t->rooms + i, t->rooms + i + 1,
@@ -775,36 +775,36 @@ gossip_free(struct gossip *g)
 /* What we advertise changed: the invite, and the members hear it now,
  * not at the next round. */
 static void
-gossip_addrs_changed(struct gossip *g)
+room_addrs_changed(struct room *g)
 {
-	gossip_invite_changed(g);
+	room_invite_changed(g);
 	if (!g->stopping)
 		members_announce_soon(g);
 }
 
 static int
-gossip_datagram(struct gossip *g, const struct addr *from, const uint8_t *p,
+room_datagram(struct room *g, const struct addr *from, const uint8_t *p,
     size_t n)
 {
 	return punch_datagram(g->punch, from, p, n);
 }
 
-const struct net_ops gossip_net_ops = {
-	.invite_changed = gossip_invite_changed,
-	.addrs_changed = gossip_addrs_changed,
+const struct net_ops room_net_ops = {
+	.invite_changed = room_invite_changed,
+	.addrs_changed = room_addrs_changed,
 	.relay_ready = members_relay_ready,
 	.relay_lost = members_relay_lost,
 	.peer_addrs = members_addrs,
-	.datagram = gossip_datagram,
+	.datagram = room_datagram,
 	.hello = hello_send,
-	.frame = gossip_link_frame,
-	.adopt = gossip_link_adopt,
-	.moved = gossip_link_moved,
-	.closed = gossip_link_closed,
+	.frame = room_link_frame,
+	.adopt = room_link_adopt,
+	.moved = room_link_moved,
+	.closed = room_link_closed,
 };
 
 uint32_t
-gossip_epoch(const struct gossip *g, uint8_t secret[PAPO_KEY_LEN])
+room_epoch(const struct room *g, uint8_t secret[PAPO_KEY_LEN])
 {
 	uint32_t n = keyring_newest(g->keyring);
 
