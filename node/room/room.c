@@ -238,11 +238,12 @@ room_seen_at(struct room *g, struct member *m, struct quic_conn *qc)
 /* Each part's share of a hello, in this order (core.h, "How the parts
  * take what comes in"). */
 static hello_hook *const hello_hooks[] = {
-	members_on_hello,
-	role_on_hello,
-	epoch_on_hello,
-	members_hello_peers,
-	deliver_on_hello,
+	members_on_hello,           /* its record, dialling, presence */
+	role_on_hello,              /* the owner; grants it lacks */
+	epoch_on_hello,             /* epoch frames it lacks: before any
+	                             * frame sealed under them */
+	members_hello_peers,        /* whom we know, and it to the others */
+	deliver_on_hello,           /* sync if histories differ; outbox */
 };
 
 /* A member whose hello arrived on l: keep one connection per pair, then
