@@ -1,6 +1,6 @@
 /*
  * node.c: the node thread (node.h).  It owns the room, the identity, the
- * store and the gossip, runs their loop, and talks to the rest of the
+ * store and the live rooms, runs their loop, and talks to the rest of the
  * program only through two channels: requests in, answers and events out.
  * Everything is built on the caller's thread before the node thread
  * starts and released after it has ended, so each object has one owner
@@ -26,22 +26,23 @@
 #include "node/net/net.h"
 #include "node/net/turn.h"
 #include "node/node.h"
-#include "node/room/gossip.h"
+#include "node/room/room.h"
 #include "node/store/room.h"
 #include "node/store/store.h"
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"
 #include "node/wire/invite.h"
 
-/* One room the node holds: its folder and files, its keys, its gossip. */
+/* One room the node holds: its folder and files, its keys, and the room
+ * itself (node/room/room.h) once started. */
 struct node_room {
 	struct node *n;
 	char *dir;               /* home, or home/rooms/ID (room.h) */
 	char id[PAPO_ROOMID_LEN + 1];
-	struct room room;
+	struct room_file file;
 	struct room_keys keys;
 	struct store *store;
-	struct gossip *gossip;
+	struct room *room;
 };
 
 struct node {
@@ -56,7 +57,8 @@ struct node {
 	struct node_room *rooms[PAPO_ROOMS_MAX];
 	size_t nrooms;
 	char dflt[PAPO_ROOMID_LEN + 1];   /* the default set, or "" */
-	struct gossip_env env;   /* what every room's gossip_env shares */
+	struct room_env env;   /* what every room's room_env shares */
+	struct room_settings settings;  /* what every room's env points to */
 	char quic[ADDR_STRLEN];
 	char *invite;
 	struct addr advertise[PAPO_ADDR_MAX];
@@ -147,8 +149,8 @@ node_turn_conf(char err[PAPO_ERR_LEN], struct node *n,
 		n->relay_from = "settings";
 	} else {
 		for (size_t i = 0; i < n->nrooms && n->relay_from == NULL; i++)
-			if (n->rooms[i]->room.relay.url[0] != '\0') {
-				*r = n->rooms[i]->room.relay;
+			if (n->rooms[i]->file.relay.url[0] != '\0') {
+				*r = n->rooms[i]->file.relay;
 				n->relay_from = "invite";
 			}
 		if (n->relay_from == NULL)
@@ -246,7 +248,7 @@ node_room_names(const struct node *n, char *out, size_t len)
 	out[0] = '\0';
 	for (size_t i = 0; i < n->nrooms && used < len; i++) {
 		int k = snprintf(out + used, len - used, "%s%s (%.8s)",
-		    i > 0 ? ", " : "", n->rooms[i]->room.name, n->rooms[i]->id);
+		    i > 0 ? ", " : "", n->rooms[i]->file.name, n->rooms[i]->id);
 
 		if (k < 0)
 			break;
@@ -295,7 +297,7 @@ node_find(struct node *n, struct node_msg *m)
 	}
 	for (size_t i = 0; i < n->nrooms; i++) {
 		int how = room_matches(sel, n->rooms[i]->id,
-		    n->rooms[i]->room.name);
+		    n->rooms[i]->file.name);
 
 		if (how == ROOM_BY_ID)
 			return n->rooms[i];
@@ -381,10 +383,10 @@ node_room_json(const struct node *n, const struct node_room *r)
 	cJSON *o = cJSON_CreateObject();
 
 	cJSON_AddStringToObject(o, "id", r->id);
-	cJSON_AddStringToObject(o, "name", r->room.name);
-	cJSON_AddStringToObject(o, "me", r->room.me);
+	cJSON_AddStringToObject(o, "name", r->file.name);
+	cJSON_AddStringToObject(o, "me", r->file.me);
 	cJSON_AddBoolToObject(o, "default", r == node_default(n));
-	gossip_summary(r->gossip, o);
+	room_summary(r->room, o);
 	return o;
 }
 
@@ -435,40 +437,40 @@ node_keep_check(char err[PAPO_ERR_LEN], const char *text)
  */
 static int
 node_retain(char err[PAPO_ERR_LEN], struct store *s,
-    const struct gossip_env *env)
+    const struct room_settings *set)
 {
 	char why[PAPO_ERR_LEN];
 	long n;
 
-	if (!store_compact_due(s, &env->keep, loop_wall_ms(), 0))
+	if (!store_compact_due(s, &set->keep, loop_wall_ms(), 0))
 		return 0;
-	if ((n = store_compact(why, s, &env->keep, loop_wall_ms())) == -1) {
+	if ((n = store_compact(why, s, &set->keep, loop_wall_ms())) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "retention (PAPO_KEEP=%s): %s",
-		    env->keep_text, why);
+		    set->keep_text, why);
 		return -1;
 	}
 	if (n > 0)
 		log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
-		    "dropped from the log", env->keep_text, n);
+		    "dropped from the log", set->keep_text, n);
 	return 0;
 }
 
-/* Closes r's gossip (a bye to its members) and files, and frees r. */
+/* Closes r's room (a bye to its members) and files, and frees r. */
 static void
 node_room_close(struct node_room *r)
 {
 	if (r == NULL)
 		return;
-	gossip_free(r->gossip);
+	room_free(r->room);
 	store_close(r->store);
-	room_wipe(&r->room);
+	room_wipe(&r->file);
 	sodium_memzero(&r->keys, sizeof(r->keys));
 	free(r->dir);
 	free(r);
 }
 
 /* Loads the room in dir: its file, its store (cut to PAPO_KEEP); its
- * gossip joins the net once there is one (node_room_start). */
+ * room joins the net once there is one (node_room_start). */
 static struct node_room *
 node_room_load(char err[PAPO_ERR_LEN], struct node *n, const char *dir)
 {
@@ -479,9 +481,9 @@ node_room_load(char err[PAPO_ERR_LEN], struct node *n, const char *dir)
 		goto fail;
 	}
 	r->n = n;
-	if (room_load(err, dir, &r->room) == -1)
+	if (room_load(err, dir, &r->file) == -1)
 		goto fail;
-	sec_room_keys(r->room.secret, &r->keys);
+	sec_room_keys(r->file.secret, &r->keys);
 	sec_room_id_format(&r->keys, r->id);
 	for (size_t i = 0; i < n->nrooms; i++)
 		if (strcmp(n->rooms[i]->id, r->id) == 0) {
@@ -490,7 +492,7 @@ node_room_load(char err[PAPO_ERR_LEN], struct node *n, const char *dir)
 			goto fail;
 		}
 	if ((r->store = store_open(err, dir, &r->keys)) == NULL ||
-	    node_retain(err, r->store, &n->env) == -1)
+	    node_retain(err, r->store, &n->settings) == -1)
 		goto fail;
 	return r;
 fail:
@@ -498,18 +500,18 @@ fail:
 	return NULL;
 }
 
-/* Starts r's gossip on the net. */
+/* Starts r's room on the net. */
 static int
 node_room_start(char err[PAPO_ERR_LEN], struct node *n, struct node_room *r)
 {
-	struct gossip_env env = n->env;
+	struct room_env env = n->env;
 
 	env.store = r->store;
 	env.keys = &r->keys;
-	env.room = &r->room;
+	env.room = &r->file;
 	env.home = r->dir;
 	env.arg = r;
-	return (r->gossip = gossip_new(err, &env)) != NULL ? 0 : -1;
+	return (r->room = room_new(err, &env)) != NULL ? 0 : -1;
 }
 
 /* Takes r out of the node's rooms and closes it. */
@@ -527,7 +529,7 @@ node_room_drop(struct node *n, struct node_room *r)
 }
 
 /* Loads the rooms of home not held yet (all of them at start; later the
- * one just joined or made), their gossip not started yet: the last one
+ * one just joined or made), their rooms not started yet: the last one
  * in *added. */
 static int
 node_rooms_load(char err[PAPO_ERR_LEN], struct node *n,
@@ -603,7 +605,7 @@ node_do_add(struct node *n, struct node_msg *m)
 			log_msg(LOG_WARN, "rooms: %s", err);
 	}
 	log_msg(LOG_INFO, "rooms: %s room %s (%.8s)", m->kind == NODE_JOIN ?
-	    "joined" : "made", r->room.name, r->id);
+	    "joined" : "made", r->file.name, r->id);
 	o = node_room_json(n, r);
 	if ((invite = node_make_invite(r)) != NULL)
 		cJSON_AddStringToObject(o, "invite", invite);
@@ -628,7 +630,7 @@ node_do_leave(struct node *n, struct node_msg *m)
 
 	if (r == NULL)
 		return;
-	strcpy(name, r->room.name);
+	strcpy(name, r->file.name);
 	strcpy(id, r->id);
 	snprintf(dir, sizeof(dir), "%s", r->dir);
 	node_room_drop(n, r);
@@ -699,7 +701,7 @@ node_do_invite(struct node *n, struct node_msg *m)
 	}
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "invite", invite);
-	cJSON_AddStringToObject(o, "room", r->room.name);
+	cJSON_AddStringToObject(o, "room", r->file.name);
 	cJSON_AddStringToObject(o, "room_id", r->id);
 	sodium_memzero(invite, strlen(invite));
 	free(invite);
@@ -743,7 +745,7 @@ node_on_request(void *arg, uint32_t events)
 			if ((r = node_find(n, m)) == NULL)
 				break;
 			snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
-			gossip_request(r->gossip, m);
+			room_request(r->room, m);
 			break;
 		}
 	}
@@ -799,13 +801,13 @@ node_make_invite(struct node_room *r)
 	char *s;
 
 	memset(&inv, 0, sizeof(inv));
-	memcpy(inv.secret, r->room.secret, 32);
+	memcpy(inv.secret, r->file.secret, 32);
 	memcpy(inv.inviter, n->me->pk, 32);
 	inv.naddr = net_addrs(n->net, inv.addr, PAPO_ADDR_MAX);
-	if ((room = room_given_name(&r->room)) != NULL)
+	if ((room = room_given_name(&r->file)) != NULL)
 		snprintf(inv.room, sizeof(inv.room), "%s", room);
 	/* A joiner must hold the room's newest key to be let in. */
-	inv.epoch = gossip_epoch(r->gossip, inv.epoch_secret);
+	inv.epoch = room_epoch(r->room, inv.epoch_secret);
 	if (n->relay_from != NULL && n->relay_share) {
 		inv.relay = n->relay;
 		if ((s = invite_encode(&inv)) != NULL)
@@ -825,7 +827,8 @@ struct node *
 node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 {
 	struct node *n = calloc(1, sizeof(*n));
-	struct gossip_env *env;
+	struct room_env *env;
+	struct room_settings *set;
 	struct net_env ne;
 	struct node_room *added;
 	struct addr bound;
@@ -836,22 +839,24 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	}
 	n->stop_fd = -1;
 	env = &n->env;
+	set = &n->settings;
+	env->set = set;
 	if ((n->home = strdup(c->home)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
 	if ((n->me = sec_identity_load(err, c->home)) == NULL)
 		goto fail;
-	if (store_keep_parse(err, c->keep, &env->keep) == -1)
+	if (store_keep_parse(err, c->keep, &set->keep) == -1)
 		goto fail;
-	env->keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
+	set->keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
 	/* Every room's files first (a damaged one stops the start), for
 	 * the relay an invite brought (node_turn_conf). */
 	if (node_rooms_load(err, n, &added) == -1)
 		goto fail;
 	node_default_load(n);
 	memset(&ne, 0, sizeof(ne));
-	ne.ops = &gossip_net_ops;
+	ne.ops = &room_net_ops;
 	if (addr_parse_listen(c->listen, &ne.listen) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "the QUIC listen address '%s' is not "
 		    "ADDR:PORT (for example 0.0.0.0:7778)", c->listen);
@@ -868,14 +873,14 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	}
 	ne.loop = env->loop = n->loop;
 	ne.me = env->me = n->me;
-	ne.version = env->version = c->version != 0 ? c->version :
+	ne.version = set->version = c->version != 0 ? c->version :
 	    FRAME_VERSION;
 	if (node_parse_advertise(err, n, c->advertise) == -1)
 		goto fail;
 	ne.advertise = n->advertise;
 	ne.nadvertise = n->nadvertise;
 	/* A daemon speaking as one of version 1 keeps to what those did. */
-	env->lan = !c->nolan && env->version >= 2;
+	set->lan = !c->nolan && set->version >= 2;
 	ne.portmap = !c->noportmap;
 	ne.portmap_private = c->portmap_private;
 	if (node_turn_conf(err, n, c) == -1)
@@ -885,9 +890,9 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 		ne.turn_from = n->relay_from;
 	}
 	n->relay_share = !c->turn_noshare;
-	env->rate = c->rate;
-	env->damp = c->damp;
-	env->rate_self_off = c->rate_self_off;
+	set->rate = c->rate;
+	set->damp = c->damp;
+	set->rate_self_off = c->rate_self_off;
 	env->emit = node_emit;
 	if ((n->net = net_new(err, &ne)) == NULL)
 		goto fail;

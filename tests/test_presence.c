@@ -294,7 +294,7 @@ main(void)
 	struct forger *mal, *mole;
 	struct loop *l;
 	struct loop_timer *t;
-	struct room r;
+	struct room_file r;
 	struct addr at;
 	uint8_t ana_pk[32];
 	cJSON *s;

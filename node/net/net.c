@@ -7,8 +7,8 @@
  * through which relayed QUIC connections send, their state in status
  * (me.portmap, me.turn; docs/REACHABILITY.md).  The net sits below the
  * rooms: it knows addresses and connections, and reaches a room only
- * through the ops the node gave it (struct net_ops, gossip.c's
- * gossip_net_ops).  Each connection is one room's: a dialled one is its
+ * through the ops the node gave it (struct net_ops, room.c's
+ * room_net_ops).  Each connection is one room's: a dialled one is its
  * dialler's from the start; an accepted one waits for its first frame,
  * a hello, and belongs to the room whose key opens it (docs/PROTOCOL.md,
  * "Rooms in one daemon").  Every QUIC event then goes to that room.

@@ -27,13 +27,13 @@
 #define TURN_PERMITS_MAX (TURN_PEERS_MAX / 2)  /* IPs let in to our relay */
 #define NET_ROUND_NS (3ull * NS_PER_S)      /* net_round's work at most */
 
-struct gossip;
+struct room;
 struct member;
 
 /* One QUIC connection: the net's, and its room's once known. */
 struct link {
 	struct quic_conn *qc;
-	struct gossip *g;           /* its room; NULL until a hello opens */
+	struct room *g;             /* its room; NULL until a hello opens */
 	struct member *target;      /* whom we dialled; NULL when accepted */
 	struct member *m;           /* who it is, once its hello arrived */
 	int bad;                    /* frames that did not open */
@@ -46,39 +46,39 @@ struct link {
 /*
  * What the net asks of a room.  The net sits below the rooms (it knows
  * addresses and connections, never members or messages) and reaches
- * them only through these, gossip.c's gossip_net_ops.
+ * them only through these, room.c's room_net_ops.
  */
-struct gossip;
+struct room;
 struct link;
 struct net_ops {
 	/* What an invite holds (our addresses) changed. */
-	void (*invite_changed)(struct gossip *g);
+	void (*invite_changed)(struct room *g);
 	/* What we advertise changed: as invite_changed, and the members
 	 * hear it now. */
-	void (*addrs_changed)(struct gossip *g);
+	void (*addrs_changed)(struct room *g);
 	/* Our TURN relay has an address: dial what it lets us reach. */
-	void (*relay_ready)(struct gossip *g);
+	void (*relay_ready)(struct room *g);
 	/* Our TURN relay failed: what went through it ends now. */
-	void (*relay_lost)(struct gossip *g);
+	void (*relay_lost)(struct room *g);
 	/* Calls fn with every address of g's members (our relay lets
 	 * their IPs in). */
-	void (*peer_addrs)(struct gossip *g,
+	void (*peer_addrs)(struct room *g,
 	    void (*fn)(void *arg, const struct addr *a), void *arg);
 	/* A datagram that is not QUIC's nor the relay's: 1 when it is
 	 * g's (a punch). */
-	int (*datagram)(struct gossip *g, const struct addr *from,
+	int (*datagram)(struct room *g, const struct addr *from,
 	    const uint8_t *p, size_t n);
 	/* A connection of g's is up: greet. */
-	void (*hello)(struct gossip *g, struct link *l);
+	void (*hello)(struct room *g, struct link *l);
 	/* A frame on one of g's connections. */
-	void (*frame)(struct gossip *g, struct link *l, const uint8_t *p,
+	void (*frame)(struct room *g, struct link *l, const uint8_t *p,
 	    size_t n);
 	/* An accepted connection's first frame: 1 when g's key opens it
 	 * (the connection is g's from now), else 0. */
-	int (*adopt)(struct gossip *g, struct link *l, const uint8_t *p,
+	int (*adopt)(struct room *g, struct link *l, const uint8_t *p,
 	    size_t n);
-	void (*moved)(struct gossip *g, struct link *l);
-	void (*closed)(struct gossip *g, struct link *l);
+	void (*moved)(struct room *g, struct link *l);
+	void (*closed)(struct room *g, struct link *l);
 };
 
 /* What the rooms of a daemon share: its socket and its reachability. */
@@ -130,11 +130,11 @@ struct net {
 	                             * none now), else the server's */
 	uint64_t turn_checked;      /* ns of the last turn_refresh asked */
 	int stopping;               /* in net_free: nothing new starts */
-	struct gossip *rooms[PAPO_ROOMS_MAX];  /* in the order added */
+	struct room *rooms[PAPO_ROOMS_MAX];  /* in the order added */
 	size_t nrooms;
 	uint64_t bad_frames;        /* first frames no room's key opened */
 	uint64_t round_at;          /* ns of the last net_round's work */
-	struct frame_peer sealing[FRAME_PEERS_MAX];  /* gossip_seal's, for
+	struct frame_peer sealing[FRAME_PEERS_MAX];  /* room_seal's, for
 	                             * whichever room seals (one thread) */
 };
 

@@ -6,7 +6,7 @@
  * the other the even ones), the addresses the other side offered in its
  * latest frame, and a timer: the end of the attempt, or while we answer
  * an ask, the next round of punches.  Nothing here dials or relays by
- * itself: gossip does, through the env's callbacks.
+ * itself: its room does, through the env's callbacks.
  */
 #include <stdlib.h>
 #include <string.h>

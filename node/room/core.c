@@ -1,19 +1,19 @@
 /*
- * core.c: what every part of a room stands on (gossip_int.h): the keys
- * of its epochs and who was removed, sealing and sending frames, and
- * handing answers and events to the program.  The room's parts (member,
- * role, epoch, deliver, hello, gossip.c on top) call down to it; it
- * calls none of them.
+ * core.c: what every part of a room stands on (core.h): sealing frames
+ * with the keys of its epochs (keyring.h) and sending them on a link,
+ * and handing answers and events to the program.  The room's parts
+ * (member, role, epoch, deliver, hello, room.c on top) call down to
+ * it; it calls none of them.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib/loop.h"
-#include "node/room/gossip_int.h"
+#include "node/room/core.h"
 
 void
-gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o)
+room_emit_json(struct room *g, enum node_kind kind, cJSON *o)
 {
 	struct node_msg *ev = node_msg_new(kind);
 
@@ -27,7 +27,7 @@ gossip_emit_json(struct gossip *g, enum node_kind kind, cJSON *o)
 }
 
 void
-gossip_fail(struct gossip *g, struct node_msg *req, int code, const char *fmt,
+room_fail(struct room *g, struct node_msg *req, int code, const char *fmt,
     const char *arg)
 {
 	req->code = code;
@@ -35,59 +35,10 @@ gossip_fail(struct gossip *g, struct node_msg *req, int code, const char *fmt,
 	g->env.emit(g->env.arg, req);
 }
 
-/*
- * How a member is reached now: "direct", "punched", "lan" or "relay" (our
- * own connection, the last through our TURN relay: its protocol version
- * and smoothed RTT), "via NAME" (no
- * connection, but news of its life came lately through NAME's), "via
- * others" (a large room, over several hops), or "none".
- */
-/* Keys. */
-
-/* The epoch numbered n, or NULL when we do not hold it. */
-struct epoch_held *
-epoch_find(const struct gossip *g, uint32_t n)
-{
-	for (size_t i = 0; i < g->nepochs; i++)
-		if (g->epochs[i].n == n)
-			return &g->epochs[i];
-	return NULL;
-}
-
-const struct room_keys *
-epoch_keys(const struct gossip *g, uint32_t n)
-{
-	struct epoch_held *e = epoch_find(g, n);
-
-	return e != NULL ? &e->keys : NULL;
-}
-
-uint32_t
-epoch_newest(const struct gossip *g)
-{
-	uint32_t n = 0;
-
-	for (size_t i = 0; i < g->nepochs; i++)
-		if (g->epochs[i].n > n)
-			n = g->epochs[i].n;
-	return n;
-}
-
-const struct removal *
-epoch_removed(const struct gossip *g, const uint8_t id[32])
-{
-	for (size_t i = 0; i < g->nremoved; i++)
-		if (memcmp(g->removed[i].id, id, 32) == 0)
-			return &g->removed[i];
-	return NULL;
-}
-
 /* Sending frames. */
 
-/* Seals f as a connection of that version takes it (frame_for_version):
- * -1 when nothing of it is for that version. */
-static int
-gossip_seal(struct gossip *g, const struct frame *f, unsigned version,
+int
+room_seal(struct room *g, const struct frame *f, unsigned version,
     struct buf *b)
 {
 	struct frame out;
@@ -104,69 +55,25 @@ gossip_seal(struct gossip *g, const struct frame *f, unsigned version,
 	 * epoch frame (each member's secret sealed to it alone) is how a
 	 * member behind learns the newer ones. */
 	n = f->type == FRAME_HELLO || f->type == FRAME_EPOCH ? 0 :
-	    epoch_newest(g);
-	return frame_seal_epoch(epoch_keys(g, n), n, &out, b);
-}
-
-int
-gossip_send_frame(struct gossip *g, struct member *m, const struct frame *f)
-{
-	struct buf b;
-	int rc = -1;
-
-	if (m == NULL || m->conn == NULL)
-		return -1;
-	buf_init(&b, PAPO_FRAME_MAX);
-	if (gossip_seal(g, f, quic_version(m->conn), &b) == 0)
-		rc = quic_send(m->conn, b.p, b.len);
-	buf_free(&b);
-	return rc;
+	    keyring_newest(g->keyring);
+	return frame_seal_epoch(keyring_keys(g->keyring, n), n, &out, b);
 }
 
 void
-gossip_send_link(struct gossip *g, struct link *l, const struct frame *f)
+room_send_link(struct room *g, struct link *l, const struct frame *f)
 {
 	struct buf b;
 
 	buf_init(&b, PAPO_FRAME_MAX);
-	if (gossip_seal(g, f, l->version, &b) == 0)
+	if (room_seal(g, f, l->version, &b) == 0)
 		quic_send(l->qc, b.p, b.len);
-	buf_free(&b);
-}
-
-/* Sends f to every connected member but except (may be NULL): sealed
- * once per protocol version, as each version takes it. */
-void
-gossip_flood(struct gossip *g, const struct frame *f, const struct member *except)
-{
-	struct buf b;
-
-	buf_init(&b, PAPO_FRAME_MAX);
-	for (unsigned v = 1; v <= FRAME_VERSION; v++) {
-		int sealed = 0, ok = 0;
-
-		for (size_t i = 0; i < g->nmembers; i++) {
-			struct member *m = g->members[i];
-
-			if (m->conn == NULL || m == except ||
-			    quic_version(m->conn) != v)
-				continue;
-			if (!sealed) {
-				buf_reset(&b);
-				ok = gossip_seal(g, f, v, &b) == 0;
-				sealed = 1;
-			}
-			if (ok)
-				quic_send(m->conn, b.p, b.len);
-		}
-	}
 	buf_free(&b);
 }
 
 /* What an invite holds changed (our addresses, the newest key epoch):
  * the program prints invites with it from now on (NODE_EV_ADDRS). */
 void
-gossip_invite_changed(struct gossip *g)
+room_invite_changed(struct room *g)
 {
 	struct addr v[PAPO_ADDR_MAX];
 	size_t n = reach_addrs(&g->net->reach, v, PAPO_ADDR_MAX);
@@ -181,5 +88,5 @@ gossip_invite_changed(struct gossip *g)
 	/* serve waits for the relay's first answer before printing the
 	 * invite (serve.c), which says whether it holds the relayed address. */
 	cJSON_AddStringToObject(o, "relay", relay_turn_name(g->net));
-	gossip_emit_json(g, NODE_EV_ADDRS, o);
+	room_emit_json(g, NODE_EV_ADDRS, o);
 }

@@ -1,5 +1,5 @@
 /*
- * deliver.c: messages, on the node thread (gossip_int.h; docs/PROTOCOL.md,
+ * deliver.c: messages, on the node thread (deliver.h; docs/PROTOCOL.md,
  * "Gossip").  It sends messages and floods those it receives with dedup by
  * id, routes acks back toward their authors, keeps the outbox of own
  * messages until they are acked and resends it, sends read receipts,
@@ -17,12 +17,61 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/utf8.h"
-#include "node/room/gossip_int.h"
+#include "node/room/deliver.h"
 
 #define ACK_TIMEOUT_NS (8ull * NS_PER_S)
 #define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */
 #define HISTORY_MAX 500
 #define HISTORY_BYTES (1024 * 1024) /* log bytes one history page reads at most */
+#define OUTBOX_RETRY_NS (30ull * NS_PER_S)
+#define UPSTREAM_SLOTS 4096       /* remembered msg id -> who sent it */
+#define ACK_SEEN_SLOTS 4096       /* acks forwarded lately */
+#define READ_SLOTS 4096           /* read receipts remembered as sent */
+
+/* An own message not yet acknowledged by everyone it waits for, and the
+ * send request still waiting for its answer, if any. */
+struct outmsg {
+	char id[PAPO_MSGID_LEN + 1];
+	struct member **wait, **done;
+	size_t nwait, ndone;
+	int any;                    /* nobody to wait for: any ack will do */
+	struct node_msg *req;
+	struct loop_timer *timer;
+	struct room *g;
+	struct outmsg *next;
+};
+
+/*
+ * What a room remembers of its recent traffic: who passed each message
+ * on (its acks go back that way), the acks forwarded lately, the read
+ * receipts sent.  Allocated at the room's first message, so that a room
+ * that never had one costs nothing of it.
+ */
+struct recent {
+	struct {
+		uint64_t id;
+		struct member *m;
+	} upstream[UPSTREAM_SLOTS];
+	uint64_t ack_seen[ACK_SEEN_SLOTS];
+	size_t ack_seen_next;
+	uint64_t read_sent[READ_SLOTS];   /* ids whose read receipt went out */
+	size_t read_next;
+};
+
+/* deliver.c's state: the outbox, what it remembers, what it counts. */
+struct delivery {
+	struct outmsg *outbox;
+	struct recent *recent;      /* from the first message */
+	struct loop_timer *retry_timer;
+	uint64_t retain_checked;    /* ns of the last days-retention check */
+	size_t retain_at;           /* count retention: messages held when
+	                             * the next check is worth making */
+	uint64_t syncs_asked;       /* sync requests sent */
+	uint64_t below_floor;       /* messages refused under the floor */
+};
+
+static void deliver_retain(struct room *g);
+static cJSON *deliver_retention_json(const struct room *g);
 
 /*
  * Whether name is also the name of a member other than the one of id
@@ -30,15 +79,15 @@
  * owner's), so what shows a message's author tells them apart.
  */
 static int
-deliver_name_shared(const struct gossip *g, const uint8_t id[32],
+deliver_name_shared(const struct room *g, const uint8_t id[PAPO_KEY_LEN],
     const char *name)
 {
-	if (memcmp(id, g->env.me->pk, 32) != 0 &&
+	if (memcmp(id, g->env.me->pk, PAPO_KEY_LEN) != 0 &&
 	    strcmp(g->env.room->me, name) == 0)
 		return 1;
-	for (size_t i = 0; i < g->nmembers; i++)
-		if (memcmp(g->members[i]->id, id, 32) != 0 &&
-		    strcmp(g->members[i]->name, name) == 0)
+	for (size_t i = 0; i < members_n(g); i++)
+		if (memcmp(member_at(g, i)->id, id, PAPO_KEY_LEN) != 0 &&
+		    strcmp(member_at(g, i)->name, name) == 0)
 			return 1;
 	return 0;
 }
@@ -47,7 +96,7 @@ deliver_name_shared(const struct gossip *g, const uint8_t id[32],
  * its author: the name, or "name (id 1a2b3c4d…)" while another member
  * has that name too; from_role the author's role now. */
 static cJSON *
-deliver_msg_json(const struct gossip *g, const struct frame_msg *m)
+deliver_msg_json(const struct room *g, const struct frame_msg *m)
 {
 	cJSON *o = cJSON_CreateObject();
 	char id[PAPO_ID_LEN + 1], nb[16], label[PAPO_NAME_MAX + 32];
@@ -67,7 +116,8 @@ deliver_msg_json(const struct gossip *g, const struct frame_msg *m)
 
 		sec_id_format(m->to, id);
 		cJSON_AddStringToObject(o, "to", memcmp(m->to, g->env.me->pk,
-		    32) == 0 ? g->env.room->me : t != NULL ? member_name(t, nb) : id);
+		    PAPO_KEY_LEN) == 0 ? g->env.room->me : t != NULL ?
+		    member_name(t, nb) : id);
 		cJSON_AddStringToObject(o, "to_id", id);
 	} else {
 		cJSON_AddNullToObject(o, "to");
@@ -89,15 +139,15 @@ deliver_msg_json(const struct gossip *g, const struct frame_msg *m)
  * memory (then nothing is remembered: an ack is flooded, a receipt may
  * go twice). */
 static struct recent *
-recent(struct gossip *g)
+recent(struct room *g)
 {
-	if (g->recent == NULL)
-		g->recent = calloc(1, sizeof(*g->recent));
-	return g->recent;
+	if (g->delivery->recent == NULL)
+		g->delivery->recent = calloc(1, sizeof(*g->delivery->recent));
+	return g->delivery->recent;
 }
 
 static void
-upstream_put(struct gossip *g, const char *id, struct member *m)
+upstream_put(struct room *g, const char *id, struct member *m)
 {
 	struct recent *r = recent(g);
 	uint64_t v;
@@ -109,9 +159,9 @@ upstream_put(struct gossip *g, const char *id, struct member *m)
 }
 
 static struct member *
-upstream_get(struct gossip *g, const char *id)
+upstream_get(struct room *g, const char *id)
 {
-	struct recent *r = g->recent;
+	struct recent *r = g->delivery->recent;
 	uint64_t v;
 
 	if (r == NULL || !sec_msgid_valid(id, &v) ||
@@ -121,25 +171,26 @@ upstream_get(struct gossip *g, const char *id)
 }
 
 static void
-deliver_route_ack(struct gossip *g, const struct frame *f, const uint8_t author[32],
+deliver_route_ack(struct room *g, const struct frame *f,
+    const uint8_t author[PAPO_KEY_LEN],
     struct member *came_from)
 {
 	struct member *a = member_find(g, author), *up;
 
 	if (a != NULL && a->conn != NULL) {
-		gossip_send_frame(g, a, f);
+		member_send(g, a, f);
 		return;
 	}
 	up = upstream_get(g, f->u.ack.id);
 	if (up != NULL && up->conn != NULL && up != came_from) {
-		gossip_send_frame(g, up, f);
+		member_send(g, up, f);
 		return;
 	}
-	gossip_flood(g, f, came_from);
+	members_flood(g, f, came_from);
 }
 
 static void
-deliver_ack(struct gossip *g, const struct frame_msg *m, enum ack_state state)
+deliver_ack(struct room *g, const struct frame_msg *m, enum ack_state state)
 {
 	struct frame f;
 
@@ -176,7 +227,7 @@ names_json(struct member **v, size_t n)
 
 /* Answers the send request of o, if it still waits. */
 static void
-outmsg_answer(struct gossip *g, struct outmsg *o)
+outmsg_answer(struct room *g, struct outmsg *o)
 {
 	struct node_msg *req = o->req;
 	cJSON *r;
@@ -191,7 +242,7 @@ outmsg_answer(struct gossip *g, struct outmsg *o)
 	cJSON_AddStringToObject(r, "state", delivered ? "delivered" : "queued");
 	cJSON_AddItemToObject(r, "delivered_to", names_json(o->done, o->ndone));
 	cJSON_AddItemToObject(r, "waiting_for", names_json(o->wait, o->nwait));
-	/* Answered as the daemon stops (gossip_free): kept in the outbox. */
+	/* Answered as the daemon stops (room_free): kept in the outbox. */
 	if (g->stopping)
 		cJSON_AddBoolToObject(r, "stopping", 1);
 	req->json = cJSON_PrintUnformatted(r);
@@ -203,12 +254,12 @@ outmsg_answer(struct gossip *g, struct outmsg *o)
 	g->env.emit(g->env.arg, req);
 }
 
-void
-outmsg_free(struct gossip *g, struct outmsg *o)
+static void
+outmsg_free(struct room *g, struct outmsg *o)
 {
 	struct outmsg **p;
 
-	for (p = &g->outbox; *p != NULL; p = &(*p)->next)
+	for (p = &g->delivery->outbox; *p != NULL; p = &(*p)->next)
 		if (*p == o) {
 			*p = o->next;
 			break;
@@ -229,7 +280,7 @@ outmsg_timeout(void *arg)
 }
 
 static struct outmsg *
-outmsg_new(struct gossip *g, const char *id)
+outmsg_new(struct room *g, const char *id)
 {
 	struct outmsg *o = calloc(1, sizeof(*o));
 
@@ -238,22 +289,22 @@ outmsg_new(struct gossip *g, const char *id)
 	strcpy(o->id, id);
 	o->g = g;
 	if ((o->timer = loop_timer_new(g->env.loop, outmsg_timeout, o)) == NULL ||
-	    (o->wait = calloc(GOSSIP_MEMBERS_MAX, sizeof(*o->wait))) == NULL ||
-	    (o->done = calloc(GOSSIP_MEMBERS_MAX, sizeof(*o->done))) == NULL) {
+	    (o->wait = calloc(ROOM_MEMBERS_MAX, sizeof(*o->wait))) == NULL ||
+	    (o->done = calloc(ROOM_MEMBERS_MAX, sizeof(*o->done))) == NULL) {
 		loop_timer_free(o->timer);
 		free(o->wait);
 		free(o);
 		return NULL;
 	}
-	o->next = g->outbox;
-	g->outbox = o;
+	o->next = g->delivery->outbox;
+	g->delivery->outbox = o;
 	return o;
 }
 
 static struct outmsg *
-outmsg_find(struct gossip *g, const char *id)
+outmsg_find(struct room *g, const char *id)
 {
-	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
+	for (struct outmsg *o = g->delivery->outbox; o != NULL; o = o->next)
 		if (strcmp(o->id, id) == 0)
 			return o;
 	return NULL;
@@ -270,75 +321,75 @@ outmsg_for(const struct outmsg *o, const struct member *m, int through)
 }
 
 static void
-outmsg_send(struct gossip *g, struct outmsg *o, struct member *only,
+outmsg_send(struct room *g, struct outmsg *o, struct member *only,
     int through)
 {
 	struct frame f;
 	size_t i;
 
 	/* Read the message back only when someone is there to take it. */
-	for (i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
 
 		if (m->conn != NULL && (only == NULL || m == only) &&
 		    outmsg_for(o, m, through))
 			break;
 	}
-	if (i == g->nmembers)
+	if (i == members_n(g))
 		return;
 	memset(&f, 0, sizeof(f));
 	if (store_get(g->env.store, o->id, &f.u.msg) == -1)
 		return;
 	f.type = FRAME_MSG;
-	for (i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
 
 		if (m->conn == NULL || (only != NULL && m != only))
 			continue;
 		if (outmsg_for(o, m, through))
-			gossip_send_frame(g, m, &f);
+			member_send(g, m, &f);
 	}
 	frame_clear(&f);
 }
 
-void
-outmsg_resend(struct gossip *g, struct outmsg *o, struct member *only)
+static void
+outmsg_resend(struct room *g, struct outmsg *o, struct member *only)
 {
 	outmsg_send(g, o, only, 0);
 }
 
-void
-outmsg_through(struct gossip *g, struct outmsg *o, struct member *only)
+static void
+outmsg_through(struct room *g, struct outmsg *o, struct member *only)
 {
 	outmsg_send(g, o, only, 1);
 }
 
 void
-deliver_member_back(struct gossip *g, const struct member *m)
+deliver_member_back(struct room *g, const struct member *m)
 {
-	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
+	for (struct outmsg *o = g->delivery->outbox; o != NULL; o = o->next)
 		if (o->any || outmsg_has(o->wait, o->nwait, m))
 			outmsg_through(g, o, NULL);
 }
 
-void
+static void
 deliver_retry(void *arg)
 {
-	struct gossip *g = arg;
+	struct room *g = arg;
 
-	for (struct outmsg *o = g->outbox; o != NULL; o = o->next)
+	for (struct outmsg *o = g->delivery->outbox; o != NULL; o = o->next)
 		outmsg_resend(g, o, NULL);
 	/* Anti-entropy: greeting every neighbour again compares histories
 	 * and syncs what a lost frame or a closed connection left out. */
-	for (size_t i = 0; i < g->nmembers; i++)
-		if (g->members[i]->conn != NULL)
-			hello_send(g, quic_data(g->members[i]->conn));
-	loop_timer_set(g->retry_timer, loop_now_ns() + OUTBOX_RETRY_NS);
+	for (size_t i = 0; i < members_n(g); i++)
+		if (member_at(g, i)->conn != NULL)
+			hello_send(g, quic_data(member_at(g, i)->conn));
+	loop_timer_set(g->delivery->retry_timer, loop_now_ns() + OUTBOX_RETRY_NS);
 }
 
 /* A delivered ack for an own message. */
 static void
-outmsg_acked(struct gossip *g, struct outmsg *o, struct member *by)
+outmsg_acked(struct room *g, struct outmsg *o, struct member *by)
 {
 	size_t i;
 
@@ -358,7 +409,7 @@ outmsg_acked(struct gossip *g, struct outmsg *o, struct member *by)
 
 /* At start: the messages outbox.jsonl kept wait for acks again. */
 void
-deliver_load_outbox(struct gossip *g)
+deliver_load_outbox(struct room *g)
 {
 	const char *id;
 
@@ -396,7 +447,7 @@ deliver_load_outbox(struct gossip *g)
 
 /* Answers req with 429: which limit, the seconds to wait, and why. */
 static void
-deliver_limited(struct gossip *g, struct node_msg *req, const char *which,
+deliver_limited(struct room *g, struct node_msg *req, const char *which,
     unsigned retry_s, const char *why)
 {
 	req->code = 429;
@@ -408,14 +459,14 @@ deliver_limited(struct gossip *g, struct node_msg *req, const char *which,
 
 /* The author of the message id answers, when we have it. */
 static int
-deliver_author_of(struct gossip *g, const char *id, uint8_t out[32])
+deliver_author_of(struct room *g, const char *id, uint8_t out[PAPO_KEY_LEN])
 {
 	struct frame_msg m;
 
 	memset(&m, 0, sizeof(m));
 	if (store_get(g->env.store, id, &m) == -1)
 		return -1;
-	memcpy(out, m.from, 32);
+	memcpy(out, m.from, PAPO_KEY_LEN);
 	frame_msg_clear(&m);
 	return 0;
 }
@@ -423,7 +474,7 @@ deliver_author_of(struct gossip *g, const char *id, uint8_t out[32])
 /* Whether our agent may answer the author of reply_to: not when the two
  * have answered each other too often lately (damping). */
 static int
-deliver_damped(struct gossip *g, struct node_msg *req, const uint8_t *other)
+deliver_damped(struct room *g, struct node_msg *req, const uint8_t *other)
 {
 	struct papo_damp d;
 	struct member *m;
@@ -431,7 +482,8 @@ deliver_damped(struct gossip *g, struct node_msg *req, const uint8_t *other)
 	unsigned retry;
 
 	if (req->person || other == NULL || memcmp(other, g->env.me->pk,
-	    32) == 0 || (retry = limit_damp_check(g->limit, g->env.me->pk, other,
+	    PAPO_KEY_LEN) == 0 || (retry = limit_damp_check(g->limit,
+	    g->env.me->pk, other,
 	    loop_wall_ms())) == 0)
 		return 0;
 	limit_damp_conf(g->limit, &d);
@@ -448,7 +500,7 @@ deliver_damped(struct gossip *g, struct node_msg *req, const uint8_t *other)
 
 /* Takes a token for our own message, or answers req with 429. */
 static int
-deliver_rate(struct gossip *g, struct node_msg *req)
+deliver_rate(struct room *g, struct node_msg *req)
 {
 	struct papo_rate r;
 	char why[PAPO_ERR_LEN], conf[48];
@@ -466,8 +518,8 @@ deliver_rate(struct gossip *g, struct node_msg *req)
 	return 1;
 }
 
-void
-deliver_limits_json(struct gossip *g, cJSON *o)
+static void
+deliver_limits_json(const struct room *g, cJSON *o)
 {
 	struct limit_exchange ex[16];
 	struct papo_rate r;
@@ -516,7 +568,7 @@ deliver_limits_json(struct gossip *g, cJSON *o)
  * backslash as 2).  Else req is answered 413 with what to do.
  */
 static int
-deliver_fits(struct gossip *g, struct node_msg *req, const struct frame *f,
+deliver_fits(struct room *g, struct node_msg *req, const struct frame *f,
     size_t len)
 {
 	struct buf b;
@@ -546,17 +598,17 @@ deliver_fits(struct gossip *g, struct node_msg *req, const struct frame *f,
 /* A send that could not be stored: nothing was, and it may be sent
  * again. */
 static void
-deliver_store_failed(struct gossip *g, struct node_msg *req, int err)
+deliver_store_failed(struct room *g, struct node_msg *req, int err)
 {
 	log_msg(LOG_ERROR, "cannot store a message sent here: %s",
 	    strerror(err));
-	gossip_fail(g, req, 500, "cannot store the message (%s): nothing was "
+	room_fail(g, req, 500, "cannot store the message (%s): nothing was "
 	    "stored or sent; send it again once the disk under PAPO_HOME "
 	    "is writable", strerror(err));
 }
 
 void
-deliver_send(struct gossip *g, struct node_msg *req)
+deliver_send(struct room *g, struct node_msg *req)
 {
 	struct frame f;
 	struct frame_msg *m = &f.u.msg;
@@ -564,28 +616,28 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	struct outmsg *o;
 	size_t len = req->text != NULL ? strlen(req->text) : 0;
 	char list[PAPO_ERR_LEN / 2], nb[16];
-	uint8_t answered[32];
+	uint8_t answered[PAPO_KEY_LEN];
 	int amb, has_answered = 0;
 
-	if (g->gone) {
-		gossip_fail(g, req, 403, "%s", "this member was removed from "
+	if (keyring_gone(g->keyring)) {
+		room_fail(g, req, 403, "%s", "this member was removed from "
 		    "the room: nothing it writes reaches anyone");
 		return;
 	}
 	if (req->text == NULL || len == 0) {
-		gossip_fail(g, req, 400, "%s", "text is empty");
+		room_fail(g, req, 400, "%s", "text is empty");
 		return;
 	}
 	if (len > PAPO_BODY_MAX) {
 		char n[32];
 
 		snprintf(n, sizeof(n), "%zu", len);
-		gossip_fail(g, req, 413, "text is %s bytes; at most 49152 "
+		room_fail(g, req, 413, "text is %s bytes; at most 49152 "
 		    "(48 KiB) are allowed", n);
 		return;
 	}
 	if (!utf8_valid(req->text, len)) {
-		gossip_fail(g, req, 400, "%s", "text is not valid UTF-8");
+		room_fail(g, req, 400, "%s", "text is not valid UTF-8");
 		return;
 	}
 	if (req->to != NULL && req->to[0] != '\0' &&
@@ -593,9 +645,9 @@ deliver_send(struct gossip *g, struct node_msg *req)
 		size_t off = 0;
 
 		list[0] = '\0';
-		for (size_t i = 0; i < g->nmembers && off < sizeof(list) - 70; i++)
+		for (size_t i = 0; i < members_n(g) && off < sizeof(list) - 70; i++)
 			off += (size_t)snprintf(list + off, sizeof(list) - off,
-			    "%s%s", i ? ", " : "", member_name(g->members[i], nb));
+			    "%s%s", i ? ", " : "", member_name(member_at(g, i), nb));
 		req->code = 404;
 		snprintf(req->err, sizeof(req->err), "%s '%s'; the members are: "
 		    "%s", amb ? "more than one member is named" :
@@ -613,11 +665,11 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	m->person = req->person;
 	if (to != NULL) {
 		m->has_to = 1;
-		memcpy(m->to, to->id, 32);
+		memcpy(m->to, to->id, PAPO_KEY_LEN);
 	}
 	if (req->reply_to[0] != '\0') {
 		if (!sec_msgid_valid(req->reply_to, NULL)) {
-			gossip_fail(g, req, 400, "reply_to '%s' is not a message id",
+			room_fail(g, req, 400, "reply_to '%s' is not a message id",
 			    req->reply_to);
 			return;
 		}
@@ -626,7 +678,7 @@ deliver_send(struct gossip *g, struct node_msg *req)
 		has_answered = deliver_author_of(g, m->reply_to, answered) == 0;
 	}
 	if (frame_msg_sign(m, g->env.keys, g->env.me) == -1) {
-		gossip_fail(g, req, 500, "%s", "cannot sign the message");
+		room_fail(g, req, 500, "%s", "cannot sign the message");
 		return;
 	}
 	/* A message too long to write out, then damping: a refused answer
@@ -658,15 +710,15 @@ deliver_send(struct gossip *g, struct node_msg *req)
 	}
 	deliver_retain(g);
 	if ((o = outmsg_new(g, m->id)) == NULL) {
-		gossip_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "%s", "out of memory");
 		return;
 	}
 	if (to != NULL)
 		o->wait[o->nwait++] = to;
 	else
-		for (size_t i = 0; i < g->nmembers; i++)
-			if (member_online(g, g->members[i]))
-				o->wait[o->nwait++] = g->members[i];
+		for (size_t i = 0; i < members_n(g); i++)
+			if (member_online(g, member_at(g, i)))
+				o->wait[o->nwait++] = member_at(g, i);
 	o->any = o->nwait == 0;
 	o->req = req;
 	/* A person's message (the dashboard, the API) ends our exchanges; an
@@ -675,8 +727,8 @@ deliver_send(struct gossip *g, struct node_msg *req)
 		limit_damp_person(g->limit, g->env.me->pk, UINT64_MAX);
 	limit_damp_note(g->limit, g->env.me->pk, has_answered && !req->person ?
 	    answered : NULL, m->ts);
-	gossip_flood(g, &f, NULL);
-	gossip_emit_json(g, NODE_EV_SENT, deliver_msg_json(g, m));
+	members_flood(g, &f, NULL);
+	room_emit_json(g, NODE_EV_SENT, deliver_msg_json(g, m));
 	/* Nobody to hear it now: say queued at once rather than in 8 s. */
 	if (o->any || (to != NULL && !member_online(g, to)))
 		outmsg_answer(g, o);
@@ -691,23 +743,23 @@ deliver_send(struct gossip *g, struct node_msg *req)
  * once, which brings them back (docs/RELIABILITY.md, "A damaged line").
  */
 static void
-deliver_heal(struct gossip *g)
+deliver_heal(struct room *g)
 {
 	if (store_damaged(g->env.store) == 0)
 		return;
-	for (size_t i = 0; i < g->nmembers; i++)
-		if (g->members[i]->conn != NULL)
-			deliver_sync_request(g, g->members[i]);
+	for (size_t i = 0; i < members_n(g); i++)
+		if (member_at(g, i)->conn != NULL)
+			deliver_sync_request(g, member_at(g, i));
 }
 
 /* The log could not be read for req: v (the messages read) is freed. */
 static void
-history_failed(struct gossip *g, struct node_msg *req, struct frame_msg *v)
+history_failed(struct room *g, struct node_msg *req, struct frame_msg *v)
 {
 	int saved = errno;
 
 	free(v);
-	gossip_fail(g, req, 500, "cannot read the history: %s",
+	room_fail(g, req, 500, "cannot read the history: %s",
 	    strerror(saved));
 }
 
@@ -719,7 +771,7 @@ history_failed(struct gossip *g, struct node_msg *req, struct frame_msg *v)
  * author, "more" how many older ones than those returned came after.
  */
 static void
-deliver_after(struct gossip *g, struct node_msg *req)
+deliver_after(struct room *g, struct node_msg *req)
 {
 	size_t limit = req->limit == 0 || req->limit > HISTORY_MAX ?
 	    HISTORY_MAX : req->limit, more;
@@ -729,7 +781,7 @@ deliver_after(struct gossip *g, struct node_msg *req)
 	long n;
 
 	if (v == NULL) {
-		gossip_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "%s", "out of memory");
 		return;
 	}
 	n = store_after(g->env.store, req->after[0] != '\0' ? req->after :
@@ -753,7 +805,7 @@ deliver_after(struct gossip *g, struct node_msg *req)
 		}
 	}
 	for (long i = 0; i < n; i++) {
-		if (memcmp(v[i].from, g->env.me->pk, 32) != 0)
+		if (memcmp(v[i].from, g->env.me->pk, PAPO_KEY_LEN) != 0)
 			cJSON_AddItemToArray(arr, deliver_msg_json(g, &v[i]));
 		frame_msg_clear(&v[i]);
 	}
@@ -767,7 +819,7 @@ deliver_after(struct gossip *g, struct node_msg *req)
 }
 
 void
-deliver_history(struct gossip *g, struct node_msg *req)
+deliver_history(struct room *g, struct node_msg *req)
 {
 	size_t limit = req->limit == 0 ? 20 : req->limit;
 	struct store_query q;
@@ -789,13 +841,13 @@ deliver_history(struct gossip *g, struct node_msg *req)
 		if (strcmp(req->from, g->env.room->me) == 0)
 			q.from = g->env.me->pk;
 		else if ((from = member_lookup(g, req->from, &amb)) == NULL) {
-			gossip_fail(g, req, 404, "no member is named '%s'", req->from);
+			room_fail(g, req, 404, "no member is named '%s'", req->from);
 			return;
 		} else
 			q.from = from->id;
 	}
 	if ((v = calloc(limit, sizeof(*v))) == NULL) {
-		gossip_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "%s", "out of memory");
 		return;
 	}
 	q.n = limit;
@@ -806,7 +858,7 @@ deliver_history(struct gossip *g, struct node_msg *req)
 	n = store_history(g->env.store, &q, v, &next);
 	if (n < 0 && errno == EINVAL) {
 		free(v);
-		gossip_fail(g, req, 400, "before_id '%s' is not a message id",
+		room_fail(g, req, 400, "before_id '%s' is not a message id",
 		    req->before_id);
 		return;
 	}
@@ -840,7 +892,7 @@ deliver_history(struct gossip *g, struct node_msg *req)
 /* Messages shown to an agent: each author hears it once (a read
  * receipt); own messages and unknown ids are passed over. */
 void
-deliver_read(struct gossip *g, struct node_msg *req)
+deliver_read(struct room *g, struct node_msg *req)
 {
 	struct recent *r = recent(g);
 	char *save = NULL, *id;
@@ -861,7 +913,7 @@ deliver_read(struct gossip *g, struct node_msg *req)
 		memset(&m, 0, sizeof(m));
 		if (store_get(g->env.store, id, &m) == -1)
 			continue;
-		if (memcmp(m.from, g->env.me->pk, 32) != 0) {
+		if (memcmp(m.from, g->env.me->pk, PAPO_KEY_LEN) != 0) {
 			deliver_ack(g, &m, ACK_READ);
 			if (r != NULL)
 				r->read_sent[r->read_next++ % READ_SLOTS] =
@@ -875,19 +927,21 @@ deliver_read(struct gossip *g, struct node_msg *req)
 /* Frames received. */
 
 void
-deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
+deliver_on_msg(struct room *g, struct link *l, struct frame *in)
 {
+	struct frame_msg *m = &in->u.msg;
 	const struct removal *gone;
 	struct member *author;
 	struct frame f;
-	uint8_t answered[32];
+	uint8_t answered[PAPO_KEY_LEN];
 	uint64_t nlog = 0;
 	char id[PAPO_ID_LEN + 1];
 	int r;
 
-	if (memcmp(m->from, g->env.me->pk, 32) == 0)
+	if (memcmp(m->from, g->env.me->pk, PAPO_KEY_LEN) == 0)
 		return;       /* our own, come back round */
-	if ((gone = epoch_removed(g, m->from)) != NULL && m->ts > gone->ts) {
+	if ((gone = keyring_removed(g->keyring, m->from)) != NULL &&
+	    m->ts > gone->ts) {
 		/* Written after its author was removed, whoever passes it
 		 * on: not stored, acked nor passed on. */
 		log_msg(LOG_INFO, "message %s refused: its author was removed "
@@ -896,7 +950,7 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 	}
 	if (store_has(g->env.store, m->id)) {
 		/* The author sending again means our ack was lost. */
-		if (memcmp(l->m->id, m->from, 32) == 0)
+		if (memcmp(l->m->id, m->from, PAPO_KEY_LEN) == 0)
 			deliver_ack(g, m, ACK_DELIVERED);
 		return;
 	}
@@ -904,7 +958,7 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 		/* Retention dropped it, or would at once: it reached us, so
 		 * its author hears so and stops sending it, but it is not
 		 * stored again nor passed on. */
-		g->below_floor++;
+		g->delivery->below_floor++;
 		log_msg(LOG_DEBUG, "message %s is older than what this member "
 		    "keeps: not stored", m->id);
 		deliver_ack(g, m, ACK_DELIVERED);
@@ -952,13 +1006,13 @@ deliver_on_msg(struct gossip *g, struct link *l, struct frame_msg *m)
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_MSG;
 	f.u.msg = *m;
-	gossip_flood(g, &f, l->m);
+	members_flood(g, &f, l->m);
 	deliver_ack(g, m, ACK_DELIVERED);
-	gossip_emit_json(g, NODE_EV_MESSAGE, deliver_msg_json(g, m));
+	room_emit_json(g, NODE_EV_MESSAGE, deliver_msg_json(g, m));
 }
 
 static int
-ack_seen(struct gossip *g, const struct frame_ack *a)
+ack_seen(struct room *g, const struct frame_ack *a)
 {
 	struct recent *r = recent(g);
 	uint8_t h[8];
@@ -977,7 +1031,7 @@ ack_seen(struct gossip *g, const struct frame_ack *a)
 }
 
 void
-deliver_on_ack(struct gossip *g, struct link *l, struct frame *f)
+deliver_on_ack(struct room *g, struct link *l, struct frame *f)
 {
 	struct frame_ack *a = &f->u.ack;
 	struct frame_msg m;
@@ -991,7 +1045,7 @@ deliver_on_ack(struct gossip *g, struct link *l, struct frame *f)
 	memset(&m, 0, sizeof(m));
 	if (store_get(g->env.store, a->id, &m) == -1)
 		return;       /* a message we never saw: nowhere to route it */
-	if (memcmp(m.from, g->env.me->pk, 32) != 0) {
+	if (memcmp(m.from, g->env.me->pk, PAPO_KEY_LEN) != 0) {
 		deliver_route_ack(g, f, m.from, l->m);
 		frame_msg_clear(&m);
 		return;
@@ -1011,11 +1065,11 @@ deliver_on_ack(struct gossip *g, struct link *l, struct frame *f)
 	cJSON_AddStringToObject(j, "state",
 	    a->state == ACK_READ ? "read" : "delivered");
 	cJSON_AddNumberToObject(j, "ts", (double)a->ts);
-	gossip_emit_json(g, NODE_EV_RECEIPT, j);
+	room_emit_json(g, NODE_EV_RECEIPT, j);
 }
 
 void
-deliver_sync_request(struct gossip *g, struct member *to)
+deliver_sync_request(struct room *g, struct member *to)
 {
 	struct frame f;
 	uint64_t *ts;
@@ -1042,9 +1096,9 @@ deliver_sync_request(struct gossip *g, struct member *to)
 		/* Nothing retention dropped is asked for again. */
 		if (f.u.sync.since < st.floor)
 			f.u.sync.since = st.floor;
-		g->syncs_asked++;
+		g->delivery->syncs_asked++;
 		f.u.sync.n = (size_t)n;
-		gossip_send_frame(g, to, &f);
+		member_send(g, to, &f);
 	}
 	free(ts);
 	frame_clear(&f);
@@ -1057,8 +1111,9 @@ id_cmp(const void *a, const void *b)
 }
 
 void
-deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
+deliver_on_sync(struct room *g, struct link *l, struct frame *in)
 {
+	struct frame_sync *s = &in->u.sync;
 	char (*ids)[PAPO_MSGID_LEN + 1];
 	struct frame f;
 	long n;
@@ -1079,7 +1134,7 @@ deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
 			continue;
 		if (store_get(g->env.store, ids[i], &f.u.msg) == -1)
 			continue;
-		if (gossip_send_frame(g, l->m, &f) == 0)
+		if (member_send(g, l->m, &f) == 0)
 			sent++;
 		frame_msg_clear(&f.u.msg);
 	}
@@ -1094,10 +1149,10 @@ deliver_on_sync(struct gossip *g, struct link *l, struct frame_sync *s)
 
 #define RETAIN_CHECK_NS (60ull * NS_PER_S)   /* days: checked this often */
 
-void
-deliver_retain(struct gossip *g)
+static void
+deliver_retain(struct room *g)
 {
-	const struct store_keep *k = &g->env.keep;
+	const struct store_keep *k = &g->env.set->keep;
 	char err[PAPO_ERR_LEN];
 	uint64_t now = loop_now_ns();
 	long n;
@@ -1106,16 +1161,16 @@ deliver_retain(struct gossip *g)
 		return;
 	/* A count costs nothing to check; days look at every message. */
 	if (k->ms != 0) {
-		if (g->retain_checked != 0 &&
-		    now - g->retain_checked < RETAIN_CHECK_NS)
+		if (g->delivery->retain_checked != 0 &&
+		    now - g->delivery->retain_checked < RETAIN_CHECK_NS)
 			return;
-		g->retain_checked = now;
+		g->delivery->retain_checked = now;
 	}
 	if (k->count != 0) {
 		struct store_stats st;
 
 		store_stats(g->env.store, &st);
-		if (st.msgs < g->retain_at)
+		if (st.msgs < g->delivery->retain_at)
 			return;
 	}
 	if (!store_compact_due(g->env.store, k, loop_wall_ms(), 1))
@@ -1124,7 +1179,7 @@ deliver_retain(struct gossip *g)
 		log_msg(LOG_ERROR, "retention: %s", err);
 	else if (n > 0)
 		log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
-		    "dropped from the log", g->env.keep_text, n);
+		    "dropped from the log", g->env.set->keep_text, n);
 	/* Own messages not yet acknowledged can keep the log over the
 	 * count; the next try waits for as many new ones as a compaction
 	 * is due after, rather than sorting the log at every message. */
@@ -1132,22 +1187,22 @@ deliver_retain(struct gossip *g)
 		struct store_stats st;
 
 		store_stats(g->env.store, &st);
-		g->retain_at = st.msgs + (k->count / 4 > 0 ? k->count / 4 : 1);
+		g->delivery->retain_at = st.msgs + (k->count / 4 > 0 ? k->count / 4 : 1);
 	}
 }
 
-cJSON *
-deliver_retention_json(struct gossip *g)
+static cJSON *
+deliver_retention_json(const struct room *g)
 {
 	struct store_stats st;
 	cJSON *o;
 
 	store_stats(g->env.store, &st);
-	if (st.floor == 0 && g->env.keep_text == NULL)
+	if (st.floor == 0 && g->env.set->keep_text == NULL)
 		return NULL;
 	o = cJSON_CreateObject();
-	if (g->env.keep_text != NULL)
-		cJSON_AddStringToObject(o, "keep", g->env.keep_text);
+	if (g->env.set->keep_text != NULL)
+		cJSON_AddStringToObject(o, "keep", g->env.set->keep_text);
 	else
 		cJSON_AddNullToObject(o, "keep");
 	if (st.floor != 0)
@@ -1156,4 +1211,132 @@ deliver_retention_json(struct gossip *g)
 		cJSON_AddNullToObject(o, "starts");
 	cJSON_AddNumberToObject(o, "dropped", (double)st.gone);
 	return o;
+}
+
+/* Start and stop. */
+
+int
+deliver_new(struct room *g)
+{
+	if ((g->delivery = calloc(1, sizeof(*g->delivery))) == NULL ||
+	    (g->delivery->retry_timer = loop_timer_new(g->env.loop,
+	    deliver_retry, g)) == NULL)
+		return -1;
+	return 0;
+}
+
+void
+deliver_start(struct room *g)
+{
+	loop_timer_set(g->delivery->retry_timer, loop_now_ns() +
+	    OUTBOX_RETRY_NS);
+}
+
+void
+deliver_stop(struct room *g)
+{
+	if (g->delivery == NULL)
+		return;
+	while (g->delivery->outbox != NULL)
+		outmsg_free(g, g->delivery->outbox);
+}
+
+void
+deliver_free(struct room *g)
+{
+	if (g->delivery == NULL)
+		return;
+	loop_timer_free(g->delivery->retry_timer);
+	free(g->delivery->recent);
+	free(g->delivery);
+	g->delivery = NULL;
+}
+
+/* Both histories as a hello finds them, in 64 bits (never 0). */
+static uint64_t
+sync_key(const struct frame_hello *h, uint64_t msgs,
+    const uint8_t digest[PAPO_KEY_LEN])
+{
+	crypto_generichash_state st;
+	uint8_t out[8];
+	uint64_t v, hm = h->msgs;
+
+	crypto_generichash_init(&st, NULL, 0, sizeof(out));
+	crypto_generichash_update(&st, (const uint8_t *)&hm, sizeof(hm));
+	crypto_generichash_update(&st, h->digest, PAPO_KEY_LEN);
+	crypto_generichash_update(&st, (const uint8_t *)&msgs, sizeof(msgs));
+	crypto_generichash_update(&st, digest, PAPO_KEY_LEN);
+	crypto_generichash_final(&st, out, sizeof(out));
+	memcpy(&v, out, sizeof(v));
+	return v != 0 ? v : 1;
+}
+
+void
+deliver_on_hello(struct room *g, const struct hello_in *in)
+{
+	struct member *m = in->m;
+	const struct frame_hello *h = in->h;
+	struct store_stats st;
+	uint8_t digest[PAPO_KEY_LEN];
+
+	store_stats(g->env.store, &st);
+	store_digest(g->env.store, digest);
+	if (in->is_new)
+		m->sync_key = 0;
+	if (h->msgs != st.msgs || memcmp(h->digest, digest, PAPO_KEY_LEN) != 0) {
+		uint64_t key = sync_key(h, st.msgs, digest);
+
+		/* Histories that differ are synced, but not again while
+		 * neither side has changed since: a sync that left them
+		 * different (retention dropped some on one side, refused
+		 * below its floor) would leave them so every time. */
+		if (key != m->sync_key) {
+			m->sync_key = key;
+			deliver_sync_request(g, m);
+		}
+	}
+	/* What waits in the outbox goes to it, and through it to those it
+	 * reaches: a member back, or a new path, takes it now. */
+	for (struct outmsg *o = g->delivery->outbox; o != NULL; o = o->next)
+		outmsg_through(g, o, m);
+}
+
+void
+deliver_member_json(const struct room *g, const struct member *m, cJSON *e)
+{
+	cJSON_AddNumberToObject(e, "dropped",
+	    (double)limit_dropped(g->limit, m->id));
+}
+
+void
+deliver_summary_json(const struct room *g, cJSON *o)
+{
+	struct store_stats st;
+
+	store_stats(g->env.store, &st);
+	cJSON_AddNumberToObject(o, "messages", (double)st.msgs);
+}
+
+void
+deliver_status_json(const struct room *g, cJSON *o)
+{
+	struct store_stats st;
+	size_t nout = 0;
+	cJSON *rj;
+
+	deliver_limits_json(g, o);
+	store_stats(g->env.store, &st);
+	for (struct outmsg *om = g->delivery->outbox; om != NULL; om = om->next)
+		nout++;
+	cJSON_AddNumberToObject(o, "outbox", (double)nout);
+	cJSON_AddNumberToObject(o, "messages", (double)st.msgs);
+	if ((rj = deliver_retention_json(g)) == NULL)
+		cJSON_AddNullToObject(o, "retention");
+	else {
+		cJSON_AddNumberToObject(rj, "refused",
+		    (double)g->delivery->below_floor);
+		cJSON_AddItemToObject(o, "retention", rj);
+	}
+	cJSON_AddNumberToObject(o, "syncs_asked",
+	    (double)g->delivery->syncs_asked);
 }

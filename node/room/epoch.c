@@ -13,7 +13,10 @@
  * admin that sees a removed member given the key kept changes it again
  * (docs/PROTOCOL.md, "Concurrent changes").
  *
- * Part of gossip (gossip_int.h); it never blocks but for that file.
+ * The epochs held and whom they removed are keyring.c's (keyring.h);
+ * the frames kept for whom they removed, and whether we were shut out,
+ * are this file's own (struct epochs).  It never blocks but for that
+ * file.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,20 +27,38 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/room/gossip_int.h"
+#include "node/room/epoch.h"
 
 #define EPOCHS_FILE "epochs.json"
 #define EPOCHS_FILE_MAX (16 * 1024 * 1024)
 
-static int epoch_note(struct gossip *g, const struct frame_epoch *e,
+/* An epoch frame kept only for whom it removed: a change that lost to
+ * another of its number, or the one that removed us. */
+struct epoch_kept {
+	char *frame;                /* its signed epoch frame, JSON */
+	uint8_t sig[PAPO_SIG_LEN];  /* that frame's signature */
+	uint32_t n;                 /* its epoch */
+};
+
+struct epochs {
+	struct epoch_kept *others;  /* epoch frames not held for their key,
+	                             * kept for whom they removed */
+	size_t nothers;
+	char *shut_out;             /* why the room's newest key was not
+	                             * given us (the program was told), or
+	                             * NULL: in the list of rooms */
+};
+
+static int epoch_note(struct room *g, const struct frame_epoch *e,
     int quiet);
-static const char *epoch_who(const struct gossip *g, const uint8_t id[32],
+static const char *epoch_who(const struct room *g,
+    const uint8_t id[PAPO_KEY_LEN],
     char buf[16]);
 
 /* An epoch frame's JSON text we keep (its signature checked when it
  * came), decoded into f: 0, or -1 when text is NULL or no epoch frame. */
 static int
-epoch_decode(const struct gossip *g, const char *text, struct frame *f)
+epoch_decode(const struct room *g, const char *text, struct frame *f)
 {
 	if (text == NULL)
 		return -1;
@@ -55,46 +76,45 @@ epoch_decode(const struct gossip *g, const char *text, struct frame *f)
  * text, may be NULL) is copied.  1 when added, 0 when held already, -1
  * out of memory. */
 static int
-epoch_take(struct gossip *g, uint32_t n, const uint8_t secret[32],
-    const uint8_t by[32], const char *frame)
+epoch_take(struct room *g, uint32_t n, const uint8_t secret[PAPO_KEY_LEN],
+    const uint8_t by[PAPO_KEY_LEN], const char *frame)
 {
-	struct epoch_held *v, *e;
+	struct epoch_held *e;
 	struct frame f;
+	char *copy = NULL;
 
-	if (epoch_find(g, n) != NULL)
+	if (keyring_find(g->keyring, n) != NULL)
 		return 0;
-	if ((v = reallocarray(g->epochs, g->nepochs + 1, sizeof(*v))) == NULL)
+	if ((frame != NULL && (copy = strdup(frame)) == NULL) ||
+	    (e = keyring_add(g->keyring)) == NULL) {
+		free(copy);
 		return -1;
-	g->epochs = v;
-	e = &v[g->nepochs];
-	memset(e, 0, sizeof(*e));
-	if (frame != NULL && (e->frame = strdup(frame)) == NULL)
-		return -1;
+	}
+	e->frame = copy;
 	if (epoch_decode(g, frame, &f) == 0) {
-		memcpy(e->sig, f.u.epoch.sig, 64);
+		memcpy(e->sig, f.u.epoch.sig, PAPO_SIG_LEN);
 		frame_clear(&f);
 	}
 	e->n = n;
-	memcpy(e->secret, secret, 32);
-	memcpy(e->by, by, 32);
+	memcpy(e->secret, secret, PAPO_KEY_LEN);
+	memcpy(e->by, by, PAPO_KEY_LEN);
 	if (n == 0)
 		e->keys = *g->env.keys;
 	else
 		sec_epoch_keys(g->env.keys, secret, &e->keys);
-	g->nepochs++;
 	return 1;
 }
 
 static void
-epoch_save(struct gossip *g)
+epoch_save(struct room *g)
 {
 	char path[4096], err[PAPO_ERR_LEN], text[PAPO_ID_LEN + 1];
 	cJSON *o = cJSON_CreateObject(), *arr, *e;
 	char *out = NULL;
 
 	arr = cJSON_AddArrayToObject(o, "epochs");
-	for (size_t i = 0; i < g->nepochs; i++) {
-		const struct epoch_held *h = &g->epochs[i];
+	for (size_t i = 0; i < keyring_count(g->keyring); i++) {
+		const struct epoch_held *h = keyring_at(g->keyring, i);
 
 		if (h->n == 0)
 			continue;       /* the room secret's, in room.json */
@@ -109,8 +129,8 @@ epoch_save(struct gossip *g)
 			cJSON_AddStringToObject(e, "frame", h->frame);
 	}
 	arr = cJSON_AddArrayToObject(o, "others");
-	for (size_t i = 0; i < g->nothers; i++)
-		cJSON_AddItemToArray(arr, cJSON_CreateString(g->others[i].frame));
+	for (size_t i = 0; i < g->epochs->nothers; i++)
+		cJSON_AddItemToArray(arr, cJSON_CreateString(g->epochs->others[i].frame));
 	if ((out = cJSON_Print(o)) == NULL)
 		log_msg(LOG_WARN, "%s: out of memory", EPOCHS_FILE);
 	else if (fs_path(path, sizeof(path), g->env.home, EPOCHS_FILE) == 0 &&
@@ -123,19 +143,19 @@ epoch_save(struct gossip *g)
 }
 
 int
-epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
-    const uint8_t by[32], const char *frame)
+epoch_add(struct room *g, uint32_t n, const uint8_t secret[PAPO_KEY_LEN],
+    const uint8_t by[PAPO_KEY_LEN], const char *frame)
 {
 	int rc;
 
 	if ((rc = epoch_take(g, n, secret, by, frame)) == 1) {
 		epoch_save(g);
 		/* Invites printed from now on carry the newest epoch. */
-		if (n == epoch_newest(g))
-			gossip_invite_changed(g);
+		if (n == keyring_newest(g->keyring))
+			room_invite_changed(g);
 		/* Members of versions 1 and 2 cannot follow it. */
-		for (size_t i = 0; i < g->nmembers; i++) {
-			struct member *m = g->members[i];
+		for (size_t i = 0; i < members_n(g); i++) {
+			struct member *m = member_at(g, i);
 
 			if (m->conn != NULL && quic_version(m->conn) < 3) {
 				log_msg(LOG_WARN, "%s speaks protocol version "
@@ -151,47 +171,39 @@ epoch_add(struct gossip *g, uint32_t n, const uint8_t secret[32],
 }
 
 /* Keeps e, whose JSON text is frame, among the frames not held for
- * their key (g->others): 0 kept, -1 out of memory. */
+ * their key (g->epochs->others): 0 kept, -1 out of memory. */
 static int
-epoch_other(struct gossip *g, const struct frame_epoch *e,
+epoch_other(struct room *g, const struct frame_epoch *e,
     const char *frame)
 {
 	struct epoch_kept *v;
 
-	if ((v = reallocarray(g->others, g->nothers + 1, sizeof(*v))) == NULL)
+	if ((v = reallocarray(g->epochs->others, g->epochs->nothers + 1,
+	    sizeof(*v))) == NULL)
 		return -1;
-	g->others = v;
-	v += g->nothers;
+	g->epochs->others = v;
+	v += g->epochs->nothers;
 	if ((v->frame = strdup(frame)) == NULL)
 		return -1;
-	memcpy(v->sig, e->sig, 64);
+	memcpy(v->sig, e->sig, PAPO_SIG_LEN);
 	v->n = (uint32_t)e->n;
-	g->nothers++;
+	g->epochs->nothers++;
 	return 0;
 }
 
 /* The kept frame of that signature, or NULL. */
 static const struct epoch_kept *
-epoch_other_find(const struct gossip *g, const uint8_t sig[64])
+epoch_other_find(const struct room *g, const uint8_t sig[PAPO_SIG_LEN])
 {
-	for (size_t i = 0; i < g->nothers; i++)
-		if (memcmp(g->others[i].sig, sig, 64) == 0)
-			return &g->others[i];
+	for (size_t i = 0; i < g->epochs->nothers; i++)
+		if (memcmp(g->epochs->others[i].sig, sig, PAPO_SIG_LEN) == 0)
+			return &g->epochs->others[i];
 	return NULL;
-}
-
-uint32_t
-gossip_epoch(const struct gossip *g, uint8_t secret[32])
-{
-	uint32_t n = epoch_newest(g);
-
-	memcpy(secret, epoch_find(g, n)->secret, 32);
-	return n;
 }
 
 /* One entry of epochs.json into the ring; -1 when malformed. */
 static int
-epoch_load_one(struct gossip *g, const cJSON *e)
+epoch_load_one(struct room *g, const cJSON *e)
 {
 	const cJSON *n = cJSON_GetObjectItemCaseSensitive(e, "n");
 	const char *s = cJSON_GetStringValue(
@@ -200,7 +212,7 @@ epoch_load_one(struct gossip *g, const cJSON *e)
 	    cJSON_GetObjectItemCaseSensitive(e, "by"));
 	const char *frame = cJSON_GetStringValue(
 	    cJSON_GetObjectItemCaseSensitive(e, "frame"));
-	uint8_t secret[32], who[32];
+	uint8_t secret[PAPO_KEY_LEN], who[PAPO_KEY_LEN];
 	int rc;
 
 	if (!cJSON_IsNumber(n) || n->valuedouble < 1 ||
@@ -223,10 +235,10 @@ epoch_load_one(struct gossip *g, const cJSON *e)
 }
 
 void
-epoch_load(struct gossip *g)
+epoch_load(struct room *g)
 {
 	char path[4096], err[PAPO_ERR_LEN];
-	static const uint8_t none[32];
+	static const uint8_t none[PAPO_KEY_LEN];
 	char *text = NULL;
 	size_t len;
 	int exists = 0;
@@ -268,49 +280,61 @@ epoch_load(struct gossip *g)
 	free(text);
 }
 
-void
-epoch_free(struct gossip *g)
+int
+epoch_new(struct room *g)
 {
-	for (size_t i = 0; i < g->nepochs; i++) {
-		free(g->epochs[i].frame);
-		sodium_memzero(&g->epochs[i], sizeof(g->epochs[i]));
-	}
-	free(g->epochs);
-	g->epochs = NULL;
-	g->nepochs = 0;
-	for (size_t i = 0; i < g->nothers; i++)
-		free(g->others[i].frame);
-	free(g->others);
-	g->others = NULL;
-	g->nothers = 0;
-	free(g->removed);
-	g->removed = NULL;
-	g->nremoved = 0;
+	return (g->epochs = calloc(1, sizeof(*g->epochs))) != NULL ? 0 : -1;
 }
 
 void
-epoch_mark(struct gossip *g)
+epoch_summary_json(const struct room *g, cJSON *o)
 {
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	/* Shut out (a key change we were not given): the room is dead to
+	 * us, and says why until it is left. */
+	if (g->epochs->shut_out != NULL)
+		cJSON_AddStringToObject(o, "refused", g->epochs->shut_out);
+}
+
+void
+epoch_free(struct room *g)
+{
+	struct epochs *s = g->epochs;
+
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->nothers; i++)
+		free(s->others[i].frame);
+	free(s->others);
+	free(s->shut_out);
+	free(s);
+	g->epochs = NULL;
+}
+
+void
+epoch_mark(struct room *g)
+{
+	for (size_t i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
 
 		/* Put out of the room, we speak to no one any more. */
-		m->removed = g->gone || epoch_removed(g, m->id) != NULL;
-		if (g->gone && m->conn != NULL)
+		m->removed = keyring_gone(g->keyring) ||
+		    keyring_removed(g->keyring, m->id) != NULL;
+		if (keyring_gone(g->keyring) && m->conn != NULL)
 			quic_close_flush(m->conn);
 	}
 }
 
 void
-epoch_json(const struct gossip *g, cJSON *o)
+epoch_json(const struct room *g, cJSON *o)
 {
 	char id[PAPO_ID_LEN + 1], nb[16];
+	const struct removal *gone;
 	cJSON *arr, *e, *me;
 
-	cJSON_AddNumberToObject(o, "epoch", epoch_newest(g));
+	cJSON_AddNumberToObject(o, "epoch", keyring_newest(g->keyring));
 	arr = cJSON_AddArrayToObject(o, "removed");
-	for (size_t i = 0; i < g->nremoved; i++) {
-		const struct removal *r = &g->removed[i];
+	for (size_t i = 0; i < keyring_nremoved(g->keyring); i++) {
+		const struct removal *r = keyring_removal_at(g->keyring, i);
 
 		e = cJSON_CreateObject();
 		cJSON_AddItemToArray(arr, e);
@@ -322,24 +346,23 @@ epoch_json(const struct gossip *g, cJSON *o)
 		cJSON_AddNumberToObject(e, "ts", (double)r->ts);
 	}
 	/* This member itself, put out of the room. */
-	if (g->gone && (me = cJSON_GetObjectItemCaseSensitive(o, "me")) !=
-	    NULL) {
+	if ((gone = keyring_me_removal(g->keyring)) != NULL &&
+	    (me = cJSON_GetObjectItemCaseSensitive(o, "me")) != NULL) {
 		e = cJSON_AddObjectToObject(me, "removed");
-		cJSON_AddStringToObject(e, "by", epoch_who(g,
-		    g->me_removal.by, nb));
-		cJSON_AddNumberToObject(e, "epoch", g->me_removal.epoch);
-		cJSON_AddNumberToObject(e, "ts", (double)g->me_removal.ts);
+		cJSON_AddStringToObject(e, "by", epoch_who(g, gone->by, nb));
+		cJSON_AddNumberToObject(e, "epoch", gone->epoch);
+		cJSON_AddNumberToObject(e, "ts", (double)gone->ts);
 	}
 }
 
 /* A member's name for the log and replies, ours included. */
 static const char *
-epoch_who(const struct gossip *g, const uint8_t id[32], char buf[16])
+epoch_who(const struct room *g, const uint8_t id[PAPO_KEY_LEN], char buf[16])
 {
 	char text[PAPO_ID_LEN + 1];
 	struct member *m;
 
-	if (memcmp(id, g->env.me->pk, 32) == 0)
+	if (memcmp(id, g->env.me->pk, PAPO_KEY_LEN) == 0)
 		return g->env.room->me;
 	if ((m = member_find(g, id)) != NULL)
 		return member_name(m, buf);
@@ -350,7 +373,7 @@ epoch_who(const struct gossip *g, const uint8_t id[32], char buf[16])
 
 /* Tells the program: kind "epoch", its number, by whom, when. */
 static void
-epoch_emit(struct gossip *g, const struct frame_epoch *e)
+epoch_emit(struct room *g, const struct frame_epoch *e)
 {
 	cJSON *o = cJSON_CreateObject(), *arr;
 	char nb[16];
@@ -363,44 +386,40 @@ epoch_emit(struct gossip *g, const struct frame_epoch *e)
 	for (size_t i = 0; i < e->nremoved; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateString(epoch_who(g,
 		    e->removed[i], nb)));
-	gossip_emit_json(g, NODE_EV_ROOM, o);
+	room_emit_json(g, NODE_EV_ROOM, o);
 }
 
 /* Keeps whom e removes: their frames are refused from now on, their
  * connections closed once the frame (already sent) is out; we, when we
  * are one of them.  quiet: at load, nothing said or closed. */
 static int
-epoch_note(struct gossip *g, const struct frame_epoch *e, int quiet)
+epoch_note(struct room *g, const struct frame_epoch *e, int quiet)
 {
 	char nb[16], nb2[16];
 	int fresh = 0;
 
 	for (size_t i = 0; i < e->nremoved; i++) {
-		struct removal *r, *v;
+		struct removal *r;
 		struct member *m;
+		int me = 0;
 
-		if (memcmp(e->removed[i], g->env.me->pk, 32) == 0) {
-			if (g->gone)
+		if (memcmp(e->removed[i], g->env.me->pk, PAPO_KEY_LEN) == 0) {
+			if (keyring_gone(g->keyring))
 				continue;
-			r = &g->me_removal;
-			g->gone = 1;
-		} else if (epoch_removed(g, e->removed[i]) != NULL) {
+			r = keyring_set_gone(g->keyring);
+			me = 1;
+		} else if (keyring_removed(g->keyring, e->removed[i]) != NULL) {
 			continue;
-		} else {
-			if ((v = reallocarray(g->removed, g->nremoved + 1,
-			    sizeof(*v))) == NULL)
-				continue;
-			g->removed = v;
-			r = &v[g->nremoved++];
-		}
-		memcpy(r->id, e->removed[i], 32);
-		memcpy(r->by, e->by, 32);
+		} else if ((r = keyring_remove(g->keyring)) == NULL)
+			continue;
+		memcpy(r->id, e->removed[i], PAPO_KEY_LEN);
+		memcpy(r->by, e->by, PAPO_KEY_LEN);
 		r->ts = e->ts;
 		r->epoch = (uint32_t)e->n;
 		fresh++;
 		if (quiet)
 			continue;
-		if (r == &g->me_removal) {
+		if (me) {
 			log_msg(LOG_WARN, "this member was removed from the room "
 			    "by %s (epoch %llu): it can neither read nor write "
 			    "the room from now on", epoch_who(g, e->by, nb),
@@ -446,17 +465,18 @@ epoch_text(const struct frame_epoch *e)
 /* The held or other epoch frame that removed id, decoded into f; -1
  * when there is none. */
 static int
-epoch_removal_frame(const struct gossip *g, const uint8_t id[32],
+epoch_removal_frame(const struct room *g, const uint8_t id[PAPO_KEY_LEN],
     struct frame *f)
 {
-	for (size_t i = 0; i < g->nepochs + g->nothers; i++) {
-		const char *text = i < g->nepochs ? g->epochs[i].frame :
-		    g->others[i - g->nepochs].frame;
+	for (size_t i = 0; i < keyring_count(g->keyring) + g->epochs->nothers; i++) {
+		const char *text = i < keyring_count(g->keyring) ?
+		    keyring_at(g->keyring, i)->frame :
+		    g->epochs->others[i - keyring_count(g->keyring)].frame;
 
 		if (epoch_decode(g, text, f) == -1)
 			continue;
 		for (size_t j = 0; j < f->u.epoch.nremoved; j++)
-			if (memcmp(f->u.epoch.removed[j], id, 32) == 0)
+			if (memcmp(f->u.epoch.removed[j], id, PAPO_KEY_LEN) == 0)
 				return 0;
 		frame_clear(f);
 	}
@@ -467,58 +487,59 @@ epoch_removal_frame(const struct gossip *g, const uint8_t id[32],
  * frames that removed them, so that its side refuses them too (and an
  * admin there changes the key again, epoch_heal). */
 static void
-epoch_tell(struct gossip *g, struct link *l, const struct frame_epoch *e)
+epoch_tell(struct room *g, struct link *l, const struct frame_epoch *e)
 {
-	uint8_t sent[FRAME_EPOCH_REMOVED_MAX][64];
+	uint8_t sent[FRAME_EPOCH_REMOVED_MAX][PAPO_SIG_LEN];
 	size_t nsent = 0, j;
 	struct frame f;
 
 	for (size_t i = 0; i < e->nkeys && nsent < FRAME_EPOCH_REMOVED_MAX;
 	    i++) {
-		if (epoch_removed(g, e->keys[i].id) == NULL ||
+		if (keyring_removed(g->keyring, e->keys[i].id) == NULL ||
 		    epoch_removal_frame(g, e->keys[i].id, &f) == -1)
 			continue;
 		for (j = 0; j < nsent; j++)
-			if (memcmp(sent[j], f.u.epoch.sig, 64) == 0)
+			if (memcmp(sent[j], f.u.epoch.sig, PAPO_SIG_LEN) == 0)
 				break;
 		if (j == nsent) {
-			memcpy(sent[nsent++], f.u.epoch.sig, 64);
-			gossip_send_link(g, l, &f);
+			memcpy(sent[nsent++], f.u.epoch.sig, PAPO_SIG_LEN);
+			room_send_link(g, l, &f);
 		}
 		frame_clear(&f);
 	}
 }
 
-static int epoch_make(struct gossip *g, const uint8_t (*rm)[32],
+static int epoch_make(struct room *g, const uint8_t (*rm)[PAPO_KEY_LEN],
     size_t nrm, uint32_t *n, size_t *nkeys);
 
 /* An owner or admin that holds a newest key given to members it knows
  * were removed (two changes made apart, one removing them) changes the
  * key again without them. */
 static void
-epoch_heal(struct gossip *g)
+epoch_heal(struct room *g)
 {
-	struct epoch_held *h = epoch_find(g, epoch_newest(g));
-	uint8_t rm[FRAME_EPOCH_REMOVED_MAX][32];
+	struct epoch_held *h = keyring_find(g->keyring, keyring_newest(g->keyring));
+	uint8_t rm[FRAME_EPOCH_REMOVED_MAX][PAPO_KEY_LEN];
 	size_t nrm = 0, nkeys;
 	struct frame f;
 	char nb[16];
 	uint32_t n;
 
-	if (g->gone || strcmp(role_of(g, g->env.me->pk), "member") == 0 ||
+	if (keyring_gone(g->keyring) ||
+	    strcmp(role_of(g, g->env.me->pk), "member") == 0 ||
 	    h == NULL || epoch_decode(g, h->frame, &f) == -1)
 		return;
 	for (size_t i = 0; i < f.u.epoch.nkeys &&
 	    nrm < FRAME_EPOCH_REMOVED_MAX; i++)
-		if (epoch_removed(g, f.u.epoch.keys[i].id) != NULL)
-			memcpy(rm[nrm++], f.u.epoch.keys[i].id, 32);
+		if (keyring_removed(g->keyring, f.u.epoch.keys[i].id) != NULL)
+			memcpy(rm[nrm++], f.u.epoch.keys[i].id, PAPO_KEY_LEN);
 	frame_clear(&f);
 	if (nrm == 0)
 		return;
 	log_msg(LOG_WARN, "the room's key (epoch %u) was given to %s, who "
 	    "was removed: changing it again", (unsigned)h->n,
 	    epoch_who(g, rm[0], nb));
-	if (epoch_make(g, (const uint8_t (*)[32])rm, nrm, &n, &nkeys) == -1)
+	if (epoch_make(g, (const uint8_t (*)[PAPO_KEY_LEN])rm, nrm, &n, &nkeys) == -1)
 		log_msg(LOG_WARN, "%s", "could not make a new key epoch");
 }
 
@@ -526,10 +547,10 @@ epoch_heal(struct gossip *g)
  * one with the lower signature is kept, by every member alike.  secret:
  * e's, when it holds a box for us; else NULL. */
 static void
-epoch_concurrent(struct gossip *g, struct link *l, struct epoch_held *h,
+epoch_concurrent(struct room *g, struct link *l, struct epoch_held *h,
     const struct frame_epoch *e, const uint8_t *secret)
 {
-	int theirs = memcmp(e->sig, h->sig, 64) < 0, have_ours;
+	int theirs = memcmp(e->sig, h->sig, PAPO_SIG_LEN) < 0, have_ours;
 	char nb[16], nb2[16], nb3[16], *text = epoch_text(e);
 	struct frame fe, ours;
 
@@ -550,20 +571,20 @@ epoch_concurrent(struct gossip *g, struct link *l, struct epoch_held *h,
 			if (epoch_other(g, &ours.u.epoch, h->frame) == -1)
 				goto out;
 			if (ours.u.epoch.nremoved > 0)
-				gossip_flood(g, &ours, NULL);
+				members_flood(g, &ours, NULL);
 		}
 		free(h->frame);
 		h->frame = text;
 		text = NULL;
-		memcpy(h->sig, e->sig, 64);
-		memcpy(h->secret, secret, 32);
-		memcpy(h->by, e->by, 32);
+		memcpy(h->sig, e->sig, PAPO_SIG_LEN);
+		memcpy(h->secret, secret, PAPO_KEY_LEN);
+		memcpy(h->by, e->by, PAPO_KEY_LEN);
 		sec_epoch_keys(g->env.keys, secret, &h->keys);
 		epoch_save(g);
-		if (h->n == epoch_newest(g))
-			gossip_invite_changed(g);
+		if (h->n == keyring_newest(g->keyring))
+			room_invite_changed(g);
 		epoch_emit(g, e);
-		gossip_flood(g, &fe, l->m);
+		members_flood(g, &fe, l->m);
 		epoch_note(g, e, 0);
 		goto out;
 	}
@@ -572,11 +593,11 @@ epoch_concurrent(struct gossip *g, struct link *l, struct epoch_held *h,
 		    "and this member was not given it: ask for a new invite",
 		    (unsigned long long)e->n, epoch_who(g, e->by, nb));
 	else if (have_ours)
-		gossip_send_link(g, l, &ours);  /* l's side switches to ours */
+		room_send_link(g, l, &ours);  /* l's side switches to ours */
 	/* e's removals still count, and go on to the others. */
 	if (e->nremoved > 0 && epoch_other(g, e, text) == 0) {
 		epoch_save(g);
-		gossip_flood(g, &fe, l->m);
+		members_flood(g, &fe, l->m);
 		if (epoch_note(g, e, 0) > 0)
 			epoch_emit(g, e);
 	}
@@ -589,13 +610,13 @@ out:
 /* Tells the program, once, that this member is out of the room for good
  * (a key change it was not given): it stops with why (server/daemon/serve.c). */
 static void
-epoch_shut_out(struct gossip *g, const char *why)
+epoch_shut_out(struct room *g, const char *why)
 {
 	struct node_msg *ev;
 
-	if (g->shut_out != NULL)
+	if (g->epochs->shut_out != NULL)
 		return;
-	g->shut_out = strdup(why);
+	g->epochs->shut_out = strdup(why);
 	if ((ev = node_msg_new(NODE_EV_REFUSED)) != NULL &&
 	    (ev->text = strdup(why)) != NULL)
 		g->env.emit(g->env.arg, ev);
@@ -604,18 +625,19 @@ epoch_shut_out(struct gossip *g, const char *why)
 }
 
 void
-epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
+epoch_on_frame(struct room *g, struct link *l, struct frame *in)
 {
+	const struct frame_epoch *e = &in->u.epoch;
 	const char *role = role_of(g, e->by);
 	struct epoch_held *held;
-	uint8_t secret[32];
+	uint8_t secret[PAPO_KEY_LEN];
 	char nb[16], *text;
 	size_t i;
 
-	if (e->n > UINT32_MAX || g->gone)
+	if (e->n > UINT32_MAX || keyring_gone(g->keyring))
 		return;
-	held = epoch_find(g, (uint32_t)e->n);
-	if (held != NULL && memcmp(held->sig, e->sig, 64) == 0)
+	held = keyring_find(g->keyring, (uint32_t)e->n);
+	if (held != NULL && memcmp(held->sig, e->sig, PAPO_SIG_LEN) == 0)
 		return;                 /* held already */
 	if (epoch_other_find(g, e->sig) != NULL)
 		return;                 /* kept already */
@@ -628,7 +650,7 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 		return;
 	}
 	for (i = 0; i < e->nremoved; i++)
-		if (memcmp(e->removed[i], g->env.me->pk, 32) == 0) {
+		if (memcmp(e->removed[i], g->env.me->pk, PAPO_KEY_LEN) == 0) {
 			/* Kept, so that a restart still knows. */
 			if ((text = epoch_text(e)) != NULL &&
 			    epoch_other(g, e, text) == 0)
@@ -639,7 +661,7 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 			return;
 		}
 	for (i = 0; i < e->nkeys; i++)
-		if (memcmp(e->keys[i].id, g->env.me->pk, 32) == 0)
+		if (memcmp(e->keys[i].id, g->env.me->pk, PAPO_KEY_LEN) == 0)
 			break;
 	if (i < e->nkeys && sec_box_open(secret, e->keys[i].box,
 	    g->env.me) == -1)
@@ -651,7 +673,7 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 	if (i == e->nkeys) {
 		char why[PAPO_ERR_LEN];
 
-		snprintf(why, sizeof(why), epoch_newest(g) == 0 ? "this invite "
+		snprintf(why, sizeof(why), keyring_newest(g->keyring) == 0 ? "this invite "
 		    "is from before the room's key changed (epoch %llu by %s): "
 		    "ask for a new invite" : "the room's key changed (epoch "
 		    "%llu by %s) and this member was not given it: ask for a "
@@ -663,7 +685,7 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 		 * and every member refuses us (epoch_refuse).  An older
 		 * one (sent for a message we could not open) says nothing
 		 * of that. */
-		if (e->n > epoch_newest(g))
+		if (e->n > keyring_newest(g->keyring))
 			epoch_shut_out(g, why);
 		return;
 	}
@@ -677,7 +699,7 @@ epoch_on_frame(struct gossip *g, struct link *l, const struct frame_epoch *e)
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_EPOCH;
 		f.u.epoch = *e;
-		gossip_flood(g, &f, l->m);
+		members_flood(g, &f, l->m);
 		epoch_note(g, e, 0);
 		epoch_tell(g, l, e);
 	}
@@ -688,25 +710,25 @@ out:
 }
 
 void
-epoch_unopened(struct gossip *g, struct link *l, const uint8_t *p, size_t n)
+epoch_unopened(struct room *g, struct link *l, const uint8_t *p, size_t n)
 {
 	struct epoch_held *h;
 	struct frame f;
 	uint32_t ep;
 
 	if (frame_envelope_epoch(p, n, &ep) == -1 || ep == 0 ||
-	    l->told == ep + 1 || (h = epoch_find(g, ep)) == NULL ||
+	    l->told == ep + 1 || (h = keyring_find(g->keyring, ep)) == NULL ||
 	    epoch_decode(g, h->frame, &f) == -1)
 		return;
 	l->told = ep + 1;
-	gossip_send_link(g, l, &f);
+	room_send_link(g, l, &f);
 	frame_clear(&f);
 }
 
 /* Sends m the epoch frame of JSON text (NULL: nothing); with removals,
  * only when it removes someone. */
 static void
-epoch_send_text(struct gossip *g, struct member *m, const char *text,
+epoch_send_text(struct room *g, struct member *m, const char *text,
     int removals)
 {
 	struct frame f;
@@ -714,31 +736,32 @@ epoch_send_text(struct gossip *g, struct member *m, const char *text,
 	if (epoch_decode(g, text, &f) == -1)
 		return;
 	if (!removals || f.u.epoch.nremoved > 0)
-		gossip_send_frame(g, m, &f);
+		member_send(g, m, &f);
 	frame_clear(&f);
 }
 
 void
-epoch_on_hello(struct gossip *g, struct member *m,
-    const struct frame_hello *h)
+epoch_on_hello(struct room *g, const struct hello_in *in)
 {
-	uint32_t newest = epoch_newest(g);
+	struct member *m = in->m;
+	const struct frame_hello *h = in->h;
+	uint32_t newest = keyring_newest(g->keyring);
 
 	if (h->version < 3)
 		return;
 	/* In order, so each is taken as it comes. */
 	for (uint32_t n = h->epoch + 1; n <= newest; n++)
-		epoch_send_text(g, m, epoch_find(g, n) != NULL ?
-		    epoch_find(g, n)->frame : NULL, 0);
+		epoch_send_text(g, m, keyring_find(g->keyring, n) != NULL ?
+		    keyring_find(g->keyring, n)->frame : NULL, 0);
 	/* Then whom we know removed, whatever epoch m holds: the change m
 	 * kept of a number may be another than ours (Concurrent changes),
 	 * and a removal only in a change that lost reaches no one through
 	 * the loop above.  m drops those it has. */
-	for (size_t i = 0; i < g->nepochs; i++)
-		if (g->epochs[i].n <= h->epoch)
-			epoch_send_text(g, m, g->epochs[i].frame, 1);
-	for (size_t i = 0; i < g->nothers; i++)
-		epoch_send_text(g, m, g->others[i].frame, 1);
+	for (size_t i = 0; i < keyring_count(g->keyring); i++)
+		if (keyring_at(g->keyring, i)->n <= h->epoch)
+			epoch_send_text(g, m, keyring_at(g->keyring, i)->frame, 1);
+	for (size_t i = 0; i < g->epochs->nothers; i++)
+		epoch_send_text(g, m, g->epochs->others[i].frame, 1);
 }
 
 /* Makes epoch newest + 1: its secret sealed to us and to every member
@@ -746,21 +769,21 @@ epoch_on_hello(struct gossip *g, struct member *m,
  * signed, kept, said and flooded.  0 with its number and how many were
  * given the key; -1 when it could not be made. */
 static int
-epoch_make(struct gossip *g, const uint8_t (*rm)[32], size_t nrm,
+epoch_make(struct room *g, const uint8_t (*rm)[PAPO_KEY_LEN], size_t nrm,
     uint32_t *n, size_t *nkeys)
 {
 	struct frame f;
 	struct frame_epoch *e = &f.u.epoch;
-	uint8_t secret[32];
+	uint8_t secret[PAPO_KEY_LEN];
 	char *text = NULL;
 	int rc = -1;
 
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_EPOCH;
-	e->n = epoch_newest(g) + 1;
+	e->n = keyring_newest(g->keyring) + 1;
 	e->ts = loop_wall_ms();
 	randombytes_buf(secret, sizeof(secret));
-	if ((e->keys = calloc(g->nmembers + 1, sizeof(*e->keys))) == NULL ||
+	if ((e->keys = calloc(members_n(g) + 1, sizeof(*e->keys))) == NULL ||
 	    (nrm > 0 && (e->removed = calloc(nrm, sizeof(*e->removed))) ==
 	    NULL))
 		goto out;
@@ -769,18 +792,18 @@ epoch_make(struct gossip *g, const uint8_t (*rm)[32], size_t nrm,
 	e->nremoved = nrm;
 	/* A box for each member we know and for ourselves: the key goes to
 	 * no one else. */
-	for (size_t i = 0; i <= g->nmembers &&
+	for (size_t i = 0; i <= members_n(g) &&
 	    e->nkeys < FRAME_EPOCH_KEYS_MAX; i++) {
-		const uint8_t *id = i < g->nmembers ? g->members[i]->id :
+		const uint8_t *id = i < members_n(g) ? member_at(g, i)->id :
 		    g->env.me->pk;
 		size_t j;
 
 		for (j = 0; j < nrm; j++)
-			if (memcmp(id, rm[j], 32) == 0)
+			if (memcmp(id, rm[j], PAPO_KEY_LEN) == 0)
 				break;
-		if (j < nrm || (i < g->nmembers && g->members[i]->removed))
+		if (j < nrm || (i < members_n(g) && member_at(g, i)->removed))
 			continue;
-		memcpy(e->keys[e->nkeys].id, id, 32);
+		memcpy(e->keys[e->nkeys].id, id, PAPO_KEY_LEN);
 		if (sec_box_seal(e->keys[e->nkeys].box, secret, id) == 0)
 			e->nkeys++;
 	}
@@ -792,7 +815,7 @@ epoch_make(struct gossip *g, const uint8_t (*rm)[32], size_t nrm,
 	    (unsigned long long)e->n);
 	epoch_emit(g, e);
 	/* The removed member gets it too: that is how it learns. */
-	gossip_flood(g, &f, NULL);
+	members_flood(g, &f, NULL);
 	epoch_note(g, e, 0);
 	*n = (uint32_t)e->n;
 	*nkeys = e->nkeys;
@@ -805,7 +828,7 @@ out:
 }
 
 void
-epoch_request_rotate(struct gossip *g, struct node_msg *req)
+epoch_request_rotate(struct room *g, struct node_msg *req)
 {
 	const char *role = role_of(g, g->env.me->pk);
 	int remove = req->kind == NODE_REMOVE, ambiguous = 0;
@@ -815,46 +838,46 @@ epoch_request_rotate(struct gossip *g, struct node_msg *req)
 	uint32_t n;
 	size_t nkeys;
 
-	if (strcmp(role, "member") == 0 || g->gone) {
+	if (strcmp(role, "member") == 0 || keyring_gone(g->keyring)) {
 		const char *who = role_owner(g) != NULL ?
 		    epoch_who(g, role_owner(g), nb) : "not known yet";
 
 		if (remove)
-			gossip_fail(g, req, 403, "only the room's owner (%s) or "
+			room_fail(g, req, 403, "only the room's owner (%s) or "
 			    "an admin can remove members", who);
 		else
-			gossip_fail(g, req, 403, "only the room's owner (%s) or "
+			room_fail(g, req, 403, "only the room's owner (%s) or "
 			    "an admin can change the room's key", who);
 		return;
 	}
 	if (remove) {
 		if (req->to == NULL || (gone = member_lookup(g, req->to,
 		    &ambiguous)) == NULL) {
-			gossip_fail(g, req, 404, ambiguous ? "more than one "
+			room_fail(g, req, 404, ambiguous ? "more than one "
 			    "member is called %s: give its id" : "no member "
 			    "called %s", req->to != NULL ? req->to : "");
 			return;
 		}
 		if (role_owner(g) != NULL &&
-		    memcmp(gone->id, role_owner(g), 32) == 0) {
-			gossip_fail(g, req, 403, "%s is the room's owner, who "
+		    memcmp(gone->id, role_owner(g), PAPO_KEY_LEN) == 0) {
+			room_fail(g, req, 403, "%s is the room's owner, who "
 			    "cannot be removed", member_name(gone, nb));
 			return;
 		}
 		if (gone->removed) {
-			gossip_fail(g, req, 409, "%s was removed already",
+			room_fail(g, req, 409, "%s was removed already",
 			    member_name(gone, nb));
 			return;
 		}
 	}
-	if (epoch_newest(g) == UINT32_MAX) {
-		gossip_fail(g, req, 409, "%s", "the room's key cannot change "
+	if (keyring_newest(g->keyring) == UINT32_MAX) {
+		room_fail(g, req, 409, "%s", "the room's key cannot change "
 		    "again");
 		return;
 	}
-	if (epoch_make(g, gone != NULL ? (const uint8_t (*)[32])&gone->id :
+	if (epoch_make(g, gone != NULL ? (const uint8_t (*)[PAPO_KEY_LEN])&gone->id :
 	    NULL, gone != NULL, &n, &nkeys) == -1) {
-		gossip_fail(g, req, 500, "%s", "could not make a new key epoch");
+		room_fail(g, req, 500, "%s", "could not make a new key epoch");
 		return;
 	}
 	o = cJSON_CreateObject();
@@ -870,18 +893,18 @@ epoch_request_rotate(struct gossip *g, struct node_msg *req)
 }
 
 int
-epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
+epoch_refuse(struct room *g, struct link *l, const struct frame_hello *h)
 {
-	uint32_t newest = epoch_newest(g);
+	uint32_t newest = keyring_newest(g->keyring);
 	struct epoch_held *e;
 	struct member *m;
 	struct frame f;
 	int given;
 
-	const struct removal *r = epoch_removed(g, h->id);
+	const struct removal *r = keyring_removed(g->keyring, h->id);
 	char nb[16];
 
-	if (g->gone) {
+	if (keyring_gone(g->keyring)) {
 		/* Removed ourselves: the room is no longer ours to talk in. */
 		quic_close(l->qc);
 		return 1;
@@ -892,7 +915,7 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 		    (unsigned)r->epoch);
 		/* It is told so by the epoch frame that removed it. */
 		if (h->version >= 3 && epoch_removal_frame(g, h->id, &f) == 0) {
-			gossip_send_link(g, l, &f);
+			room_send_link(g, l, &f);
 			frame_clear(&f);
 		}
 		quic_close_flush(l->qc);
@@ -917,13 +940,13 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 	 * Held from an invite, the newest epoch's frame is not ours to
 	 * read: a member we know is taken as before. */
 	m = member_find(g, h->id);
-	e = epoch_find(g, newest);
+	e = keyring_find(g->keyring, newest);
 	if (e != NULL && e->frame != NULL) {
 		if (epoch_decode(g, e->frame, &f) == -1)
 			return 0;
 		given = 0;
 		for (size_t i = 0; i < f.u.epoch.nkeys; i++)
-			given |= memcmp(f.u.epoch.keys[i].id, h->id, 32) == 0;
+			given |= memcmp(f.u.epoch.keys[i].id, h->id, PAPO_KEY_LEN) == 0;
 	} else
 		given = m != NULL;
 	if (given) {
@@ -941,7 +964,7 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 		    h->name, (unsigned)newest);
 	/* The newest epoch frame tells it why: no key in it is its own. */
 	if (e != NULL && e->frame != NULL) {
-		gossip_send_link(g, l, &f);
+		room_send_link(g, l, &f);
 		frame_clear(&f);
 	}
 	quic_close_flush(l->qc);
@@ -957,7 +980,7 @@ epoch_refuse(struct gossip *g, struct link *l, const struct frame_hello *h)
 
 /* History's line for the epoch frame text (numbered n), added to arr. */
 static void
-epoch_history_one(const struct gossip *g, cJSON *arr, uint32_t n,
+epoch_history_one(const struct room *g, cJSON *arr, uint32_t n,
     const char *text)
 {
 	const struct frame_epoch *fe;
@@ -1000,25 +1023,25 @@ epoch_history_one(const struct gossip *g, cJSON *arr, uint32_t n,
 }
 
 void
-epoch_history_json(const struct gossip *g, cJSON *o)
+epoch_history_json(const struct room *g, cJSON *o)
 {
 	cJSON *arr = cJSON_AddArrayToObject(o, "room");
-	uint32_t top = epoch_newest(g);
+	uint32_t top = keyring_newest(g->keyring);
 
 	/* The frame that removed this member may be newer than any held. */
-	for (size_t i = 0; i < g->nothers; i++)
-		if (g->others[i].n > top)
-			top = g->others[i].n;
+	for (size_t i = 0; i < g->epochs->nothers; i++)
+		if (g->epochs->others[i].n > top)
+			top = g->epochs->others[i].n;
 	/* In the order the epochs were made: numbers only grow.  A change
 	 * that lost to another of its number follows the one kept. */
 	for (uint32_t n = 1; n != 0 && n <= top; n++) {
-		struct epoch_held *h = epoch_find(g, n);
+		struct epoch_held *h = keyring_find(g->keyring, n);
 
 		if (h != NULL && h->frame != NULL)
 			epoch_history_one(g, arr, n, h->frame);
-		for (size_t i = 0; i < g->nothers; i++)
-			if (g->others[i].n == n)
+		for (size_t i = 0; i < g->epochs->nothers; i++)
+			if (g->epochs->others[i].n == n)
 				epoch_history_one(g, arr, n,
-				    g->others[i].frame);
+				    g->epochs->others[i].frame);
 	}
 }

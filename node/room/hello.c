@@ -3,15 +3,16 @@
  * the anti-entropy greeting (docs/PROTOCOL.md, "hello"): who we are,
  * where we are reached and how the peer is seen, the room's roles and
  * newest epoch (version 3), and how much history we hold, so that the
- * peer asks for what it misses.  Above role.c and epoch's keys (core.c),
+ * peer asks for what it misses.  Above role.c and the keyring,
  * below deliver.c, which greets again to resync.
  */
 #include <string.h>
 
-#include "node/room/gossip_int.h"
+#include "node/room/hello.h"
+#include "node/room/role.h"
 
 void
-hello_send(struct gossip *g, struct link *l)
+hello_send(struct room *g, struct link *l)
 {
 	struct frame f;
 	struct frame_hello *h = &f.u.hello;
@@ -20,7 +21,7 @@ hello_send(struct gossip *g, struct link *l)
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_HELLO;
 	h->version = l->version;
-	memcpy(h->id, g->env.me->pk, 32);
+	memcpy(h->id, g->env.me->pk, PAPO_KEY_LEN);
 	strcpy(h->name, g->env.room->me);
 	strcpy(h->about, g->env.room->about);
 	h->naddr = reach_addrs(&g->net->reach, h->addr, PAPO_ADDR_MAX);
@@ -30,10 +31,10 @@ hello_send(struct gossip *g, struct link *l)
 		h->obs = *quic_remote(l->qc);
 	if (l->version >= 3) {
 		role_hello(g, h);
-		h->epoch = epoch_newest(g);
+		h->epoch = keyring_newest(g->keyring);
 	}
 	store_stats(g->env.store, &st);
 	h->msgs = st.msgs;
 	store_digest(g->env.store, h->digest);
-	gossip_send_link(g, l, &f);
+	room_send_link(g, l, &f);
 }

@@ -1,7 +1,8 @@
 /*
- * member.c: the members of the room, on the node thread (gossip_int.h;
- * docs/PROTOCOL.md, "Gossip").  It keeps the member table, works out who
- * is online and tells the program when that changes (presence), dials and
+ * member.c: the members of the room, on the node thread (member.h;
+ * docs/PROTOCOL.md, "Gossip").  It keeps the member table, sends to
+ * members, announces this member, works out who is online and tells the
+ * program when that changes (presence), dials and
  * redials members and, in a room above 8, picks the neighbours and lets
  * one go to make room, and keeps peers.json so that a restart finds the
  * members again.  It never blocks: the only waits are loop timers.
@@ -15,7 +16,7 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/room/gossip_int.h"
+#include "node/room/member.h"
 
 #define FULL_MESH_MAX 8                   /* members (with us) all connected */
 #define ACTIVE_DIAL 4                     /* neighbours we dial, above that */
@@ -23,39 +24,65 @@
 #define EVICTED_REDIAL_NS (20ull * NS_PER_S)
 #define PEERS_SAVE_DELAY_NS (2ull * NS_PER_S)
 
+/* The table and the timers it arms. */
+struct members {
+	struct member **v;
+	size_t n;
+	struct loop_timer *dial_timer, *presence_timer;
+	struct loop_timer *punch_timer;   /* dials unanswered long enough */
+	struct loop_timer *announce_timer;
+	struct loop_timer *save_timer;
+	int save_pending;           /* save_timer armed (members_save_later) */
+	uint64_t own_seq;           /* our last announcement's or bye's
+	                             * counter: wall ms, never going back */
+};
+
+size_t
+members_n(const struct room *g)
+{
+	return g->members != NULL ? g->members->n : 0;
+}
+
+struct member *
+member_at(const struct room *g, size_t i)
+{
+	return g->members->v[i];
+}
+
 /* The member table. */
 
 struct member *
-member_find(const struct gossip *g, const uint8_t id[32])
+member_find(const struct room *g, const uint8_t id[PAPO_KEY_LEN])
 {
-	for (size_t i = 0; i < g->nmembers; i++)
-		if (memcmp(g->members[i]->id, id, 32) == 0)
-			return g->members[i];
+	for (size_t i = 0; i < g->members->n; i++)
+		if (memcmp(g->members->v[i]->id, id, PAPO_KEY_LEN) == 0)
+			return g->members->v[i];
 	return NULL;
 }
 
 struct member *
-member_add(struct gossip *g, const uint8_t id[32])
+member_add(struct room *g, const uint8_t id[PAPO_KEY_LEN])
 {
 	struct member **v, *m;
 
-	if (memcmp(id, g->env.me->pk, 32) == 0)
+	if (memcmp(id, g->env.me->pk, PAPO_KEY_LEN) == 0)
 		return NULL;
 	if ((m = member_find(g, id)) != NULL)
 		return m;
-	if (g->nmembers == GOSSIP_MEMBERS_MAX)
+	if (g->members->n == ROOM_MEMBERS_MAX)
 		return NULL;
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return NULL;
-	if ((v = realloc(g->members, (g->nmembers + 1) * sizeof(*v))) == NULL) {
+	if ((v = realloc(g->members->v, (g->members->n + 1) * sizeof(*v))) == NULL) {
 		free(m);
 		return NULL;
 	}
-	memcpy(m->id, id, 32);
+	memcpy(m->id, id, PAPO_KEY_LEN);
 	sec_id_format(id, m->idtext);
-	m->removed = g->gone || epoch_removed(g, id) != NULL;
-	g->members = v;
-	g->members[g->nmembers++] = m;
+	m->removed = keyring_gone(g->keyring) ||
+	    keyring_removed(g->keyring, id) != NULL;
+	g->members->v = v;
+	g->members->v[g->members->n++] = m;
 	return m;
 }
 
@@ -72,13 +99,13 @@ member_name(const struct member *m, char buf[16])
 
 /* Finds a member by name or id; NULL when none or ambiguous. */
 struct member *
-member_lookup(const struct gossip *g, const char *who, int *ambiguous)
+member_lookup(const struct room *g, const char *who, int *ambiguous)
 {
 	struct member *found = NULL;
 
 	*ambiguous = 0;
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if (strcmp(m->idtext, who) == 0)
 			return m;
@@ -101,7 +128,7 @@ member_version(const struct member *m)
 }
 
 int
-member_relayed(const struct gossip *g, const struct member *m)
+member_relayed(const struct room *g, const struct member *m)
 {
 	return m->conn != NULL && relay_both_ends(g->net, m->conn);
 }
@@ -124,18 +151,18 @@ member_dials(const struct member *m)
  * because a neighbour made room for another.
  */
 int
-members_small(const struct gossip *g)
+members_small(const struct room *g)
 {
-	return g->nmembers + 1 <= FULL_MESH_MAX;
+	return g->members->n + 1 <= FULL_MESH_MAX;
 }
 
 static size_t
-members_active(const struct gossip *g)
+members_active(const struct room *g)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < g->nmembers; i++)
-		n += g->members[i]->conn != NULL;
+	for (size_t i = 0; i < g->members->n; i++)
+		n += g->members->v[i]->conn != NULL;
 	return n;
 }
 
@@ -148,7 +175,7 @@ members_active(const struct gossip *g)
  * enough while we have any neighbour.
  */
 int
-member_online(const struct gossip *g, const struct member *m)
+member_online(const struct room *g, const struct member *m)
 {
 	/* A removed member is refused everywhere: whatever life others
 	 * pass on of it, it is reached by no one. */
@@ -172,7 +199,7 @@ member_alive(struct member *m)
 }
 
 void
-member_announced(const struct gossip *g, struct member *m)
+member_announced(const struct room *g, struct member *m)
 {
 	uint64_t now = loop_now_ns();
 	/* In a room no longer small, members announce every ANNOUNCE_NS:
@@ -202,7 +229,7 @@ member_announced(const struct gossip *g, struct member *m)
 }
 
 static void
-member_presence(struct gossip *g, struct member *m)
+member_presence(struct room *g, struct member *m)
 {
 	cJSON *o = cJSON_CreateObject();
 	char nb[16];
@@ -211,7 +238,7 @@ member_presence(struct gossip *g, struct member *m)
 	cJSON_AddStringToObject(o, "name", member_name(m, nb));
 	cJSON_AddBoolToObject(o, "online", m->shown_online);
 	cJSON_AddNumberToObject(o, "last_seen", (double)m->seen);
-	gossip_emit_json(g, NODE_EV_PRESENCE, o);
+	room_emit_json(g, NODE_EV_PRESENCE, o);
 	log_msg(LOG_INFO, "%s is %s", member_name(m, nb),
 	    m->shown_online ? "online" : "offline");
 }
@@ -219,12 +246,12 @@ member_presence(struct gossip *g, struct member *m)
 /* Tells the program of every change of presence, and wakes again when
  * the next member would fall silent. */
 void
-members_presence_check(struct gossip *g)
+members_presence_check(struct room *g)
 {
 	uint64_t next = 0;
 
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 		int on = member_online(g, m);
 
 		if (on != m->shown_online) {
@@ -232,11 +259,11 @@ members_presence_check(struct gossip *g)
 			member_presence(g, m);
 			/* Back through others: what waits for it goes now,
 			 * and our announcements go every 3 s from now
-			 * (gossip_int.h, ANNOUNCE_FAST_NS), the first at once. */
+			 * (member.h, ANNOUNCE_FAST_NS), the first at once. */
 			if (on && m->conn == NULL) {
 				g->member_back(g, m);
 				if (members_small(g))
-					loop_timer_set(g->announce_timer, 1);
+					loop_timer_set(g->members->announce_timer, 1);
 			}
 		}
 		/* Only life shown through others runs out: a member with a
@@ -246,10 +273,10 @@ members_presence_check(struct gossip *g)
 		if (on && m->conn == NULL && (next == 0 || m->alive_until < next))
 			next = m->alive_until;
 	}
-	loop_timer_set(g->presence_timer, next);
+	loop_timer_set(g->members->presence_timer, next);
 }
 
-void
+static void
 members_presence_timer(void *arg)
 {
 	members_presence_check(arg);
@@ -270,7 +297,7 @@ member_dialable(const struct member *m)
  * on its direct addresses, now or later: whatever the room for
  * neighbours, as it is one already. */
 static int
-member_redialable(const struct gossip *g, const struct member *m)
+member_redialable(const struct room *g, const struct member *m)
 {
 	return member_relayed(g, m) && member_dials(m) == 0 &&
 	    m->next_dial != 0;
@@ -279,14 +306,14 @@ member_redialable(const struct gossip *g, const struct member *m)
 /* How many more neighbours to dial: all in a small room, else up to
  * ACTIVE_DIAL counting those connected and being dialled. */
 static size_t
-members_dial_room(const struct gossip *g)
+members_dial_room(const struct room *g)
 {
 	size_t busy = 0;
 
 	if (members_small(g))
-		return GOSSIP_MEMBERS_MAX;
-	for (size_t i = 0; i < g->nmembers; i++)
-		busy += g->members[i]->conn != NULL || g->members[i]->ndial > 0;
+		return ROOM_MEMBERS_MAX;
+	for (size_t i = 0; i < g->members->n; i++)
+		busy += g->members->v[i]->conn != NULL || g->members->v[i]->ndial > 0;
 	return busy >= ACTIVE_DIAL ? 0 : ACTIVE_DIAL - busy;
 }
 
@@ -299,12 +326,12 @@ members_dial_room(const struct gossip *g)
  * last one is never let go.
  */
 static size_t
-members_open_held(const struct gossip *g)
+members_open_held(const struct room *g)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < g->nmembers; i++) {
-		const struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		const struct member *m = g->members->v[i];
 
 		n += m->open && (m->conn != NULL || m->ndial > 0);
 	}
@@ -313,7 +340,7 @@ members_open_held(const struct gossip *g)
 
 /* Whether the room needs a way back: large, and no open neighbour. */
 static int
-members_need_way_back(const struct gossip *g)
+members_need_way_back(const struct room *g)
 {
 	return !members_small(g) && members_open_held(g) == 0;
 }
@@ -326,27 +353,27 @@ member_way_back(const struct member *m)
 }
 
 void
-members_plan_dials(struct gossip *g)
+members_plan_dials(struct room *g)
 {
 	size_t room = members_dial_room(g);
 	int way_back = room == 0 && members_need_way_back(g);
 	uint64_t next = 0;
 
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if (member_redialable(g, m) && (next == 0 || m->next_dial < next))
 			next = m->next_dial;
 	}
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if ((room > 0 ? member_dialable(m) :
 		    way_back && member_way_back(m)) &&
 		    (next == 0 || m->next_dial < next))
 			next = m->next_dial;
 	}
-	loop_timer_set(g->dial_timer, next);
+	loop_timer_set(g->members->dial_timer, next);
 }
 
 /*
@@ -362,14 +389,14 @@ members_plan_dials(struct gossip *g)
  * so are relayed addresses by a member with no relay set.
  */
 void
-member_dial_at(struct gossip *g, struct member *m, const struct addr *a,
+member_dial_at(struct room *g, struct member *m, const struct addr *a,
     size_t n)
 {
 	member_dial_on(g, m, a, n, NULL);
 }
 
 void
-member_dial_on(struct gossip *g, struct member *m, const struct addr *a,
+member_dial_on(struct room *g, struct member *m, const struct addr *a,
     size_t n, struct quic_sock *sock)
 {
 	struct addr relayed;
@@ -414,7 +441,7 @@ member_dial_addrs(const struct member *m, struct addr out[PAPO_ADDR_MAX + 1])
 }
 
 static void
-member_dial(struct gossip *g, struct member *m)
+member_dial(struct room *g, struct member *m)
 {
 	struct addr a[PAPO_ADDR_MAX + 1];
 
@@ -430,7 +457,7 @@ member_dial(struct gossip *g, struct member *m)
  * (member_dial_at leaves out the relayed ones: that path it has), and
  * again in a while. */
 static void
-member_redial(struct gossip *g, struct member *m)
+member_redial(struct room *g, struct member *m)
 {
 	member_dial_at(g, m, m->addr, m->naddr);
 	m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
@@ -444,24 +471,25 @@ member_redial(struct gossip *g, struct member *m)
  * member behind a NAT so finds the members it can reach before wasting
  * its dials on those it cannot.
  */
-void
+static void
 members_dial(void *arg)
 {
-	struct gossip *g = arg;
+	struct room *g = arg;
 	uint64_t now = loop_now_ns();
 	size_t room = members_dial_room(g);
-	size_t start = g->nmembers ? randombytes_uniform((uint32_t)g->nmembers) : 0;
+	size_t start = g->members->n ?
+	    randombytes_uniform((uint32_t)g->members->n) : 0;
 	int way_back = members_need_way_back(g);
 
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if (member_redialable(g, m) && m->next_dial <= now)
 			member_redial(g, m);
 	}
 	/* No open neighbour: one, the first found, whatever the room. */
-	for (size_t k = 0; way_back && k < g->nmembers; k++) {
-		struct member *m = g->members[(start + k) % g->nmembers];
+	for (size_t k = 0; way_back && k < g->members->n; k++) {
+		struct member *m = g->members->v[(start + k) % g->members->n];
 
 		if (member_way_back(m) && m->next_dial <= now) {
 			member_dial(g, m);
@@ -470,8 +498,8 @@ members_dial(void *arg)
 		}
 	}
 	for (int pass = 0; pass < 3 && room > 0; pass++)
-		for (size_t k = 0; k < g->nmembers && room > 0; k++) {
-			struct member *m = g->members[(start + k) % g->nmembers];
+		for (size_t k = 0; k < g->members->n && room > 0; k++) {
+			struct member *m = g->members->v[(start + k) % g->members->n];
 
 			if (!member_dialable(m) || m->next_dial > now ||
 			    (pass < 2 && !member_online(g, m)) ||
@@ -491,7 +519,7 @@ members_dial(void *arg)
  * so a room with a single reachable member holds together however large.
  */
 static int
-member_evictable(const struct gossip *g, const struct member *m,
+member_evictable(const struct room *g, const struct member *m,
     const struct member *keep)
 {
 	return m->conn != NULL && m != keep && m->open &&
@@ -499,19 +527,19 @@ member_evictable(const struct gossip *g, const struct member *m,
 }
 
 void
-members_evict(struct gossip *g, const struct member *keep)
+members_evict(struct room *g, const struct member *keep)
 {
 	size_t n = 0, k;
 
 	if (members_small(g) || members_active(g) <= ACTIVE_MAX)
 		return;
-	for (size_t i = 0; i < g->nmembers; i++)
-		n += member_evictable(g, g->members[i], keep);
+	for (size_t i = 0; i < g->members->n; i++)
+		n += member_evictable(g, g->members->v[i], keep);
 	if (n == 0)
 		return;
 	k = randombytes_uniform((uint32_t)n);
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if (!member_evictable(g, m, keep) || k-- > 0)
 			continue;
@@ -525,15 +553,15 @@ members_evict(struct gossip *g, const struct member *keep)
 /* peers.json: the members met, so a restart finds them again. */
 
 void
-members_save(struct gossip *g)
+members_save(struct room *g)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	cJSON *o = cJSON_CreateObject(), *arr;
 	char *text = NULL;
 
 	arr = cJSON_AddArrayToObject(o, "members");
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 		cJSON *e, *addrs;
 
 		/* One refused at its hello was never of the room. */
@@ -572,28 +600,28 @@ members_save(struct gossip *g)
 }
 
 void
-members_save_later(struct gossip *g)
+members_save_later(struct room *g)
 {
 	/* Armed once, not pushed back: signed announcements arriving more
 	 * often than the delay would otherwise keep peers.json from ever
 	 * being written before a crash. */
-	if (g->save_pending)
+	if (g->members->save_pending)
 		return;
-	g->save_pending = 1;
-	loop_timer_set(g->save_timer, loop_now_ns() + PEERS_SAVE_DELAY_NS);
+	g->members->save_pending = 1;
+	loop_timer_set(g->members->save_timer, loop_now_ns() + PEERS_SAVE_DELAY_NS);
 }
 
-void
+static void
 members_save_timer(void *arg)
 {
-	struct gossip *g = arg;
+	struct room *g = arg;
 
-	g->save_pending = 0;
+	g->members->save_pending = 0;
 	members_save(g);
 }
 
 void
-members_load(struct gossip *g)
+members_load(struct room *g)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	const cJSON *arr, *e;
@@ -626,7 +654,7 @@ members_load(struct gossip *g)
 		    "announced");
 		const cJSON *at = cJSON_GetObjectItemCaseSensitive(e, "seen_at");
 		const cJSON *a;
-		uint8_t pk[32];
+		uint8_t pk[PAPO_KEY_LEN];
 		struct member *m;
 
 		if (!cJSON_IsString(id) || sec_id_parse(id->valuestring, pk) == -1 ||
@@ -670,7 +698,7 @@ members_load(struct gossip *g)
 /* Dials m at those of its addresses on our relay's IP (other members'
  * relayed addresses). */
 static void
-member_dial_relayed(struct gossip *g, struct member *m)
+member_dial_relayed(struct room *g, struct member *m)
 {
 	for (size_t j = 0; j < m->naddr; j++)
 		if (relay_on_server(g->net, &m->addr[j]))
@@ -678,14 +706,14 @@ member_dial_relayed(struct gossip *g, struct member *m)
 }
 
 void
-members_relay_ready(struct gossip *g)
+members_relay_ready(struct room *g)
 {
 	/* Members we have no connection with are tried again at once;
 	 * those still being dialled on their other addresses (which may
 	 * never answer: a private one from an invite) at their relayed
 	 * ones. */
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if (m->conn != NULL)
 			continue;
@@ -710,16 +738,16 @@ members_relay_ready(struct gossip *g)
  * neighbours.
  */
 void
-members_punch_check(struct gossip *g)
+members_punch_check(struct room *g)
 {
 	uint64_t now = loop_now_ns(), next = 0;
 
 	if (!members_small(g)) {
-		loop_timer_set(g->punch_timer, 0);
+		loop_timer_set(g->members->punch_timer, 0);
 		return;
 	}
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 		uint64_t due = m->dial_since + PUNCH_AFTER_NS;
 		int waited = m->ndial > 0 && due <= now;
 
@@ -739,14 +767,14 @@ members_punch_check(struct gossip *g)
 		    m->via != NULL && member_version(m->via) >= 2)
 			punch_want(g->punch, m->id);
 	}
-	loop_timer_set(g->punch_timer, next);
+	loop_timer_set(g->members->punch_timer, next);
 }
 
 void
-members_relay_lost(struct gossip *g)
+members_relay_lost(struct room *g)
 {
-	for (size_t i = 0; i < g->nmembers; i++) {
-		struct member *m = g->members[i];
+	for (size_t i = 0; i < g->members->n; i++) {
+		struct member *m = g->members->v[i];
 
 		if (m->conn != NULL && quic_is_relayed(m->conn))
 			quic_close(m->conn);
@@ -754,10 +782,474 @@ members_relay_lost(struct gossip *g)
 }
 
 void
-members_addrs(struct gossip *g, void (*fn)(void *arg, const struct addr *a),
+members_addrs(struct room *g, void (*fn)(void *arg, const struct addr *a),
     void *arg)
 {
-	for (size_t i = 0; i < g->nmembers; i++)
-		for (size_t j = 0; j < g->members[i]->naddr; j++)
-			fn(arg, &g->members[i]->addr[j]);
+	for (size_t i = 0; i < g->members->n; i++)
+		for (size_t j = 0; j < g->members->v[i]->naddr; j++)
+			fn(arg, &g->members->v[i]->addr[j]);
+}
+
+/* Sending to members. */
+
+int
+member_send(struct room *g, struct member *m, const struct frame *f)
+{
+	struct buf b;
+	int rc = -1;
+
+	if (m == NULL || m->conn == NULL)
+		return -1;
+	buf_init(&b, PAPO_FRAME_MAX);
+	if (room_seal(g, f, quic_version(m->conn), &b) == 0)
+		rc = quic_send(m->conn, b.p, b.len);
+	buf_free(&b);
+	return rc;
+}
+
+/* Sends f to every connected member but except (may be NULL): sealed
+ * once per protocol version, as each version takes it. */
+void
+members_flood(struct room *g, const struct frame *f,
+    const struct member *except)
+{
+	struct buf b;
+
+	buf_init(&b, PAPO_FRAME_MAX);
+	for (unsigned v = 1; v <= FRAME_VERSION; v++) {
+		int sealed = 0, ok = 0;
+
+		for (size_t i = 0; i < members_n(g); i++) {
+			struct member *m = g->members->v[i];
+
+			if (m->conn == NULL || m == except ||
+			    quic_version(m->conn) != v)
+				continue;
+			if (!sealed) {
+				buf_reset(&b);
+				ok = room_seal(g, f, v, &b) == 0;
+				sealed = 1;
+			}
+			if (ok)
+				quic_send(m->conn, b.p, b.len);
+		}
+	}
+	buf_free(&b);
+}
+
+/* Announcing this member. */
+
+/* Our next announcement's (or bye's) counter: the wall clock's ms, and
+ * always more than the last, so that receivers, which take only what is
+ * newer, take it even when the clock went back. */
+uint64_t
+members_next_seq(struct room *g)
+{
+	uint64_t now = loop_wall_ms();
+
+	g->members->own_seq = now > g->members->own_seq ? now :
+	    g->members->own_seq + 1;
+	return g->members->own_seq;
+}
+
+/* How long to the next announcement (member.h, ANNOUNCE_FAST_NS). */
+static uint64_t
+members_announce_ns(const struct room *g)
+{
+	if (!members_small(g))
+		return ANNOUNCE_NS;
+	for (size_t i = 0; i < g->members->n; i++) {
+		const struct member *m = g->members->v[i];
+
+		if (m->conn == NULL && !m->left && member_online(g, m))
+			return ANNOUNCE_FAST_NS;
+	}
+	return ANNOUNCE_NS;
+}
+
+/* Floods this member's own entry: the announcement that shows life. */
+static void
+members_announce(void *arg)
+{
+	struct room *g = arg;
+	struct frame_peer me;
+	struct frame f;
+
+	net_round(g->net);
+	memset(&me, 0, sizeof(me));
+	memcpy(me.id, g->env.me->pk, PAPO_KEY_LEN);
+	strcpy(me.name, g->env.room->me);
+	strcpy(me.about, g->env.room->about);
+	me.seen = members_next_seq(g);
+	me.naddr = reach_addrs(&g->net->reach, me.addr, PAPO_ADDR_MAX);
+	/* Signed for connections of version 3; the others get it as
+	 * before (members_flood). */
+	if (frame_peer_sign(&me, g->env.keys, g->env.me) == -1)
+		log_msg(LOG_WARN, "could not sign our announcement");
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_PEERS;
+	f.u.peers.n = 1;
+	f.u.peers.v = &me;
+	members_flood(g, &f, NULL);
+	loop_timer_set(g->members->announce_timer, loop_now_ns() +
+	    members_announce_ns(g));
+	members_punch_check(g);
+}
+
+void
+members_announce_soon(struct room *g)
+{
+	loop_timer_set(g->members->announce_timer, 1);
+}
+
+static void
+members_punch_timer(void *arg)
+{
+	members_punch_check(arg);
+}
+
+/* Start and stop. */
+
+int
+members_new(struct room *g)
+{
+	struct members *s;
+	struct loop *loop = g->env.loop;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return -1;
+	g->members = s;
+	if ((s->dial_timer = loop_timer_new(loop, members_dial, g)) == NULL ||
+	    (s->presence_timer = loop_timer_new(loop, members_presence_timer,
+	    g)) == NULL ||
+	    (s->punch_timer = loop_timer_new(loop, members_punch_timer,
+	    g)) == NULL ||
+	    (s->announce_timer = loop_timer_new(loop, members_announce,
+	    g)) == NULL ||
+	    (s->save_timer = loop_timer_new(loop, members_save_timer,
+	    g)) == NULL)
+		return -1;
+	return 0;
+}
+
+void
+members_start(struct room *g)
+{
+	members_plan_dials(g);
+	loop_timer_set(g->members->announce_timer, loop_now_ns() + ANNOUNCE_NS);
+}
+
+void
+members_free(struct room *g)
+{
+	struct members *s = g->members;
+
+	if (s == NULL)
+		return;
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
+	loop_timer_free(s->dial_timer);
+	loop_timer_free(s->presence_timer);
+	loop_timer_free(s->punch_timer);
+	loop_timer_free(s->announce_timer);
+	loop_timer_free(s->save_timer);
+	free(s);
+	g->members = NULL;
+}
+
+/* Hellos, peers and byes: the members we hear of. */
+
+/* Sends the members we know (all, or just one) to a member, in frames of
+ * at most FRAME_PEERS_MAX. */
+static void
+members_send_peers(struct room *g, struct member *to, struct member *only)
+{
+	struct frame f;
+	struct frame_peer v[FRAME_PEERS_MAX];
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_PEERS;
+	f.u.peers.v = v;
+	for (size_t i = 0; i <= members_n(g); i++) {
+		struct member *m = i < members_n(g) ? member_at(g, i) : NULL;
+
+		/* A member that said bye is left out: its entry carries
+		 * the time of its last announcement, which a member that had
+		 * not heard of it would take for life.  So is a removed
+		 * one, or one refused at its hello: alive to no one. */
+		if (m != NULL && (m->removed || m->refused))
+			continue;
+		if (m != NULL && m != to && (only == NULL || m == only) &&
+		    m->name[0] != '\0' && !m->left && m->ann.has_sig) {
+			/* Its own words, as it signed them: the only entry
+			 * a connection of version 3 takes. */
+			v[f.u.peers.n++] = m->ann;
+		} else if (m != NULL && m != to && (only == NULL || m == only) &&
+		    m->name[0] != '\0' && !m->left) {
+			struct frame_peer *p = &v[f.u.peers.n++];
+
+			memset(p, 0, sizeof(*p));
+			memcpy(p->id, m->id, PAPO_KEY_LEN);
+			strcpy(p->name, m->name);
+			strcpy(p->about, m->about);
+			/* Its own clock's time, so that what we pass on is
+			 * never newer than what it said itself. */
+			p->seen = m->announced;
+			p->naddr = m->naddr;
+			memcpy(p->addr, m->addr, m->naddr * sizeof(m->addr[0]));
+		}
+		if (f.u.peers.n > 0 && (f.u.peers.n == FRAME_PEERS_MAX || m == NULL)) {
+			member_send(g, to, &f);
+			f.u.peers.n = 0;
+		}
+	}
+}
+
+/* A hello taken on in->l: the member's record as it says (name, about,
+ * addresses, life), its dialling as the connection makes it, peers.json,
+ * the relay's permissions, neighbours and presence. */
+void
+members_on_hello(struct room *g, const struct hello_in *in)
+{
+	struct member *m = in->m;
+	const struct frame_hello *h = in->h;
+	int both = in->both, is_new = in->is_new;
+
+	strcpy(m->name, h->name);
+	strcpy(m->about, h->about);
+	if (h->naddr > 0) {
+		m->naddr = h->naddr;
+		memcpy(m->addr, h->addr, h->naddr * sizeof(h->addr[0]));
+	}
+	m->left = 0;
+	member_alive(m);
+	m->backoff_ms = 0;
+	/* Reached through the relay only: its direct addresses are tried
+	 * again every RELAY_REDIAL_NS (members_dial), the first time at
+	 * once unless our dials of them are still under way (the relayed
+	 * connection came of its dial, or ours gave up already). */
+	if (!both)
+		m->next_dial = 0;
+	else if (is_new)
+		m->next_dial = loop_now_ns() +
+		    (member_dials(m) == 0 ? 0 : RELAY_REDIAL_NS);
+	else if (m->next_dial == 0)
+		m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
+	members_save_later(g);
+	if (h->naddr > 0)
+		relay_permits(g->net);
+	if (both)
+		members_plan_dials(g);
+	members_evict(g, m);
+	members_presence_check(g);
+}
+
+/* A hello taken: tell its member whom we know, and tell the others about
+ * it if new.  After the roles' and epochs' hooks: a member behind on
+ * the key opens these only once the epoch frames reached it. */
+void
+members_hello_peers(struct room *g, const struct hello_in *in)
+{
+	struct member *m = in->m;
+	int fresh = in->fresh;
+
+	members_send_peers(g, m, NULL);
+	if (fresh)
+		for (size_t i = 0; i < members_n(g); i++)
+			if (member_at(g, i) != m && member_at(g, i)->conn != NULL)
+				members_send_peers(g, member_at(g, i), m);
+}
+
+/*
+ * Members we hear of.  An entry newer (by its member's own clock) than
+ * the last we took from that member is news: it counts as a sign of life
+ * and is passed on to our other neighbours, once, which is how presence
+ * and addresses cross a room where not everyone is connected.
+ */
+void
+members_on_peers(struct room *g, struct link *l, struct frame *f)
+{
+	const struct frame_peers *ps = &f->u.peers;
+	struct frame fwd;
+	struct frame_peer v[FRAME_PEERS_MAX];
+	int changed = 0;
+
+	memset(&fwd, 0, sizeof(fwd));
+	fwd.type = FRAME_PEERS;
+	fwd.u.peers.v = v;
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct frame_peer *p = &ps->v[i];
+		struct member *m = member_find(g, p->id);
+		int fresh = m == NULL;
+
+		/* What a member says of itself (name, about, addresses,
+		 * life) is taken only under its signature once it is known
+		 * to sign; unsigned, only from itself, on its own
+		 * (authenticated) connection.  The decoder checked every
+		 * signature. */
+		if (m != NULL && m->signs && !p->has_sig && m != l->m)
+			continue;
+		/* News of a removed member is none: not life, not passed
+		 * on (a copy of its key may still announce itself). */
+		if (keyring_removed(g->keyring, p->id) != NULL)
+			continue;
+		if (m == NULL && (m = member_add(g, p->id)) == NULL)
+			continue;
+		/* Only what is newer than the last taken: an entry
+		 * replayed says nothing. */
+		if (!fresh && p->seen <= m->announced)
+			continue;
+		m->announced = p->seen;
+		member_announced(g, m);
+		if (p->has_sig) {
+			m->ann = *p;
+			m->signs = 1;
+		}
+		if (m->conn == NULL || fresh) {
+			strcpy(m->name, p->name);
+			strcpy(m->about, p->about);
+			if (p->naddr > 0) {
+				m->naddr = p->naddr;
+				memcpy(m->addr, p->addr, p->naddr * sizeof(p->addr[0]));
+			}
+			if (m->conn == NULL && m->next_dial == 0)
+				m->next_dial = loop_now_ns();
+		}
+		if (p->seen > m->left_at)
+			m->left = 0;
+		/* News of an old announcement (a member we had not heard of
+		 * yet) is not life: clocks agree to well within the window. */
+		if (p->seen + ALIVE_NS / NS_PER_MS >= loop_wall_ms()) {
+			member_alive(m);
+			if (l->m != m)
+				m->via = l->m;
+		}
+		v[fwd.u.peers.n++] = *p;
+		changed = 1;
+	}
+	if (fwd.u.peers.n > 0)
+		members_flood(g, &fwd, l->m);
+	if (changed) {
+		members_save_later(g);
+		relay_permits(g->net);
+		members_plan_dials(g);
+		members_presence_check(g);
+		members_punch_check(g);
+	}
+}
+
+/* A member leaving: offline at once, and the news passed on once. */
+void
+members_on_bye(struct room *g, struct link *l, struct frame *in)
+{
+	const struct frame_bye *b = &in->u.bye;
+	struct member *m = member_find(g, b->id);
+	struct frame f;
+
+	if (m == NULL)
+		return;
+	/* Signed (version 3): only when newer than everything it said
+	 * before, so an old bye replayed after it came back says nothing.
+	 * Unsigned: only from itself, or about a member never known to
+	 * sign (a daemon of version 1 or 2). */
+	if (b->has_sig ? b->ts <= m->announced : m != l->m && m->signs) {
+		log_msg(LOG_DEBUG, "a bye for %s that it did not sign, or "
+		    "older than its last word: ignored", m->idtext);
+		return;
+	}
+	if (b->has_sig)
+		m->announced = b->ts;
+	if (!m->left) {
+		m->left = 1;
+		m->left_at = m->announced;
+		m->seen = loop_wall_ms();
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_BYE;
+		f.u.bye = *b;
+		members_flood(g, &f, l->m);
+		members_presence_check(g);
+	}
+	if (m == l->m && m->conn == l->qc) {
+		m->conn = NULL;
+		/* It left on purpose: try again later, not at once. */
+		m->backoff_ms = DIAL_BACKOFF_MAX_MS / 4;
+		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * NS_PER_MS;
+		l->m = NULL;
+		quic_close(l->qc);
+	}
+}
+
+
+/* Status. */
+
+void
+member_status_who(const struct room *g, const struct member *m, cJSON *e)
+{
+	char nb[16];
+
+	(void)g;
+	cJSON_AddStringToObject(e, "name", member_name(m, nb));
+	cJSON_AddStringToObject(e, "id", m->idtext);
+	cJSON_AddStringToObject(e, "about", m->about);
+}
+
+/* How a member is reached now: "direct", "punched", "lan" or "relay" (our
+ * own connection, the last through our TURN relay: its protocol version,
+ * smoothed RTT and path MTU), "via NAME" (no connection, but news of its
+ * life came lately through NAME's), "via others" (a large room, over
+ * several hops), or "none". */
+static void
+member_path_json(const struct room *g, const struct member *m, cJSON *e)
+{
+	char path[PAPO_NAME_MAX + 8], nb[16];
+
+	if (m->conn != NULL) {
+		cJSON_AddStringToObject(e, "path", quic_is_relayed(m->conn) ?
+		    "relay" : m->punched ? "punched" : m->lan ? "lan" : "direct");
+		cJSON_AddNumberToObject(e, "rtt_ms",
+		    (double)(quic_rtt_us(m->conn) / 100) / 10.0);
+		cJSON_AddNumberToObject(e, "protocol", quic_version(m->conn));
+		cJSON_AddNumberToObject(e, "mtu", (double)quic_mtu(m->conn));
+		return;
+	}
+	if (member_online(g, m) && m->via != NULL) {
+		snprintf(path, sizeof(path), "via %s", member_name(m->via, nb));
+		cJSON_AddStringToObject(e, "path", path);
+	} else if (member_online(g, m))    /* a large room, several hops */
+		cJSON_AddStringToObject(e, "path", "via others");
+	else
+		cJSON_AddStringToObject(e, "path", "none");
+	cJSON_AddNullToObject(e, "rtt_ms");
+	cJSON_AddNullToObject(e, "protocol");
+	cJSON_AddNullToObject(e, "mtu");
+}
+
+void
+member_status_path(const struct room *g, const struct member *m, cJSON *e)
+{
+	cJSON_AddBoolToObject(e, "online", member_online(g, m));
+	cJSON_AddBoolToObject(e, "direct", m->conn != NULL);
+	member_path_json(g, m, e);
+	if (m->seen != 0)
+		cJSON_AddNumberToObject(e, "last_seen", (double)m->seen);
+	else
+		cJSON_AddNullToObject(e, "last_seen");
+}
+
+void
+members_summary_json(const struct room *g, cJSON *o)
+{
+	size_t members = 0, online = 0;
+
+	for (size_t i = 0; i < members_n(g); i++) {
+		const struct member *m = g->members->v[i];
+
+		if (m->refused || m->removed)
+			continue;
+		members++;
+		online += member_online(g, m) != 0;
+	}
+	cJSON_AddNumberToObject(o, "members", (double)members);
+	cJSON_AddNumberToObject(o, "online", (double)online);
 }

@@ -8,7 +8,7 @@
  * owner from its inviter's version 3 hello, the member its invite named:
  * the trust the invite already carries.
  *
- * Part of gossip (gossip_int.h); it never blocks.
+ * Its state is its own (struct roles); it never blocks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,43 +17,66 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
-#include "node/room/gossip_int.h"
+#include "node/room/role.h"
 #include "node/store/room.h"
 
 #define ADMINS_FILE "admins.json"
 #define ADMINS_FILE_MAX (1024 * 1024)
 
-const uint8_t *
-role_owner(const struct gossip *g)
+struct roles {
+	int has_owner;              /* the room's owner is known */
+	uint8_t owner[PAPO_KEY_LEN];
+	struct frame_admin *admins; /* grants held, malloc'd */
+	size_t nadmins, admins_cap;
+};
+
+int
+role_new(struct room *g)
 {
-	return g->has_owner ? g->owner : NULL;
+	return (g->roles = calloc(1, sizeof(*g->roles))) != NULL ? 0 : -1;
+}
+
+void
+role_free(struct room *g)
+{
+	if (g->roles == NULL)
+		return;
+	free(g->roles->admins);
+	free(g->roles);
+	g->roles = NULL;
+}
+
+const uint8_t *
+role_owner(const struct room *g)
+{
+	return g->roles->has_owner ? g->roles->owner : NULL;
 }
 
 int
-role_is_admin(const struct gossip *g, const uint8_t id[32])
+role_is_admin(const struct room *g, const uint8_t id[PAPO_KEY_LEN])
 {
-	for (size_t i = 0; i < g->nadmins; i++)
-		if (memcmp(g->admins[i].id, id, 32) == 0)
+	for (size_t i = 0; i < g->roles->nadmins; i++)
+		if (memcmp(g->roles->admins[i].id, id, PAPO_KEY_LEN) == 0)
 			return 1;
 	return 0;
 }
 
 const char *
-role_of(const struct gossip *g, const uint8_t id[32])
+role_of(const struct room *g, const uint8_t id[PAPO_KEY_LEN])
 {
-	if (g->has_owner && memcmp(g->owner, id, 32) == 0)
+	if (g->roles->has_owner && memcmp(g->roles->owner, id, PAPO_KEY_LEN) == 0)
 		return "owner";
 	return role_is_admin(g, id) ? "admin" : "member";
 }
 
 /* A member's name for the log and replies, ours included. */
 static const char *
-role_name(const struct gossip *g, const uint8_t id[32], char buf[16])
+role_name(const struct room *g, const uint8_t id[PAPO_KEY_LEN], char buf[16])
 {
 	char text[PAPO_ID_LEN + 1];
 	struct member *m;
 
-	if (memcmp(id, g->env.me->pk, 32) == 0)
+	if (memcmp(id, g->env.me->pk, PAPO_KEY_LEN) == 0)
 		return g->env.room->me;
 	if ((m = member_find(g, id)) != NULL && m->name[0] != '\0')
 		return m->name;
@@ -63,7 +86,7 @@ role_name(const struct gossip *g, const uint8_t id[32], char buf[16])
 }
 
 static void
-role_save(struct gossip *g)
+role_save(struct room *g)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	cJSON *arr = cJSON_CreateArray();
@@ -71,12 +94,12 @@ role_save(struct gossip *g)
 	struct buf b;
 
 	buf_init(&b, PAPO_FRAME_MAX);
-	for (size_t i = 0; i < g->nadmins; i++) {
+	for (size_t i = 0; i < g->roles->nadmins; i++) {
 		struct frame f;
 
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_ADMIN;
-		f.u.admin = g->admins[i];
+		f.u.admin = g->roles->admins[i];
 		buf_reset(&b);
 		if (frame_encode(&f, &b) == 0)
 			cJSON_AddItemToArray(arr, cJSON_ParseWithLength(
@@ -94,29 +117,30 @@ role_save(struct gossip *g)
 /* Takes a verified grant: 1 when new (kept), 0 when held already or not
  * the owner's, -1 when the table is full. */
 static int
-role_take(struct gossip *g, const struct frame_admin *a)
+role_take(struct room *g, const struct frame_admin *a)
 {
-	if (!g->has_owner || memcmp(a->by, g->owner, 32) != 0)
+	if (!g->roles->has_owner || memcmp(a->by, g->roles->owner, PAPO_KEY_LEN) != 0)
 		return 0;
-	if (role_is_admin(g, a->id) || memcmp(a->id, g->owner, 32) == 0)
+	if (role_is_admin(g, a->id) ||
+	    memcmp(a->id, g->roles->owner, PAPO_KEY_LEN) == 0)
 		return 0;
-	if (g->nadmins == GOSSIP_MEMBERS_MAX)
+	if (g->roles->nadmins == ROOM_MEMBERS_MAX)
 		return -1;
-	if (g->nadmins == g->admins_cap) {
-		size_t cap = g->admins_cap == 0 ? 4 : g->admins_cap * 2;
-		struct frame_admin *v = realloc(g->admins, cap * sizeof(*v));
+	if (g->roles->nadmins == g->roles->admins_cap) {
+		size_t cap = g->roles->admins_cap == 0 ? 4 : g->roles->admins_cap * 2;
+		struct frame_admin *v = realloc(g->roles->admins, cap * sizeof(*v));
 
 		if (v == NULL)
 			return -1;
-		g->admins = v;
-		g->admins_cap = cap;
+		g->roles->admins = v;
+		g->roles->admins_cap = cap;
 	}
-	g->admins[g->nadmins++] = *a;
+	g->roles->admins[g->roles->nadmins++] = *a;
 	return 1;
 }
 
 void
-role_load(struct gossip *g)
+role_load(struct room *g)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	char *text = NULL, *one;
@@ -128,11 +152,11 @@ role_load(struct gossip *g)
 	 * inviter, as in rooms made before owners were kept), else as
 	 * room.json says. */
 	if (g->env.room->has_owner) {
-		g->has_owner = 1;
-		memcpy(g->owner, g->env.room->owner, 32);
+		g->roles->has_owner = 1;
+		memcpy(g->roles->owner, g->env.room->owner, PAPO_KEY_LEN);
 	} else if (!g->env.room->has_inviter) {
-		g->has_owner = 1;
-		memcpy(g->owner, g->env.me->pk, 32);
+		g->roles->has_owner = 1;
+		memcpy(g->roles->owner, g->env.me->pk, PAPO_KEY_LEN);
 	}
 	if (fs_path(path, sizeof(path), g->env.home, ADMINS_FILE) == -1 ||
 	    fs_read(err, path, ADMINS_FILE_MAX, &text, &len, &exists) == -1) {
@@ -166,7 +190,7 @@ role_load(struct gossip *g)
 
 /* Tells the program: kind "admin", who and by whom. */
 static void
-role_emit(struct gossip *g, const struct frame_admin *a)
+role_emit(struct room *g, const struct frame_admin *a)
 {
 	cJSON *o = cJSON_CreateObject();
 	char id[PAPO_ID_LEN + 1], nb[16], nb2[16];
@@ -177,35 +201,36 @@ role_emit(struct gossip *g, const struct frame_admin *a)
 	cJSON_AddStringToObject(o, "id", id);
 	cJSON_AddStringToObject(o, "by", role_name(g, a->by, nb2));
 	cJSON_AddNumberToObject(o, "ts", (double)a->ts);
-	gossip_emit_json(g, NODE_EV_ROOM, o);
+	room_emit_json(g, NODE_EV_ROOM, o);
 }
 
 static void
-role_send_all(struct gossip *g, struct member *to)
+role_send_all(struct room *g, struct member *to)
 {
 	struct frame f;
 
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_ADMIN;
-	for (size_t i = 0; i < g->nadmins; i++) {
-		f.u.admin = g->admins[i];
-		gossip_send_frame(g, to, &f);
+	for (size_t i = 0; i < g->roles->nadmins; i++) {
+		f.u.admin = g->roles->admins[i];
+		member_send(g, to, &f);
 	}
 }
 
 void
-role_on_admin(struct gossip *g, struct link *l, const struct frame_admin *a)
+role_on_admin(struct room *g, struct link *l, struct frame *in)
 {
+	const struct frame_admin *a = &in->u.admin;
 	char nb[16];
 	struct frame f;
 	int r;
 
-	if (!g->has_owner) {
+	if (!g->roles->has_owner) {
 		log_msg(LOG_INFO, "an admin grant before we know the room's "
 		    "owner: left for later");
 		return;
 	}
-	if (memcmp(a->by, g->owner, 32) != 0) {
+	if (memcmp(a->by, g->roles->owner, PAPO_KEY_LEN) != 0) {
 		log_msg(LOG_WARN, "an admin grant signed by %s, not the "
 		    "room's owner: ignored", role_name(g, a->by, nb));
 		return;
@@ -219,49 +244,52 @@ role_on_admin(struct gossip *g, struct link *l, const struct frame_admin *a)
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_ADMIN;
 	f.u.admin = *a;
-	gossip_flood(g, &f, l->m);
+	members_flood(g, &f, l->m);
 }
 
 void
-role_on_hello(struct gossip *g, struct member *m, const struct frame_hello *h)
+role_on_hello(struct room *g, const struct hello_in *in)
 {
+	struct member *m = in->m;
+	const struct frame_hello *h = in->h;
+
 	if (h->version < 3)
 		return;
 	/* The owner, from the member our invite named only. */
-	if (!g->has_owner && h->has_owner && g->env.room->has_inviter &&
-	    memcmp(m->id, g->env.room->inviter, 32) == 0) {
+	if (!g->roles->has_owner && h->has_owner && g->env.room->has_inviter &&
+	    memcmp(m->id, g->env.room->inviter, PAPO_KEY_LEN) == 0) {
 		char err[PAPO_ERR_LEN], nb[16];
-		struct room r;
+		struct room_file r;
 
-		g->has_owner = 1;
-		memcpy(g->owner, h->owner, 32);
+		g->roles->has_owner = 1;
+		memcpy(g->roles->owner, h->owner, PAPO_KEY_LEN);
 		log_msg(LOG_INFO, "the room's owner is %s, as our inviter says",
 		    role_name(g, h->owner, nb));
 		if (room_load(err, g->env.home, &r) == 0) {
 			r.has_owner = 1;
-			memcpy(r.owner, h->owner, 32);
+			memcpy(r.owner, h->owner, PAPO_KEY_LEN);
 			if (room_save(err, g->env.home, &r) == -1)
 				log_msg(LOG_WARN, "%s", err);
 			room_wipe(&r);
 		} else
 			log_msg(LOG_WARN, "%s", err);
 	}
-	if (h->events < g->nadmins)
+	if (h->events < g->roles->nadmins)
 		role_send_all(g, m);
 }
 
 void
-role_hello(const struct gossip *g, struct frame_hello *h)
+role_hello(const struct room *g, struct frame_hello *h)
 {
-	if (g->has_owner) {
+	if (g->roles->has_owner) {
 		h->has_owner = 1;
-		memcpy(h->owner, g->owner, 32);
+		memcpy(h->owner, g->roles->owner, PAPO_KEY_LEN);
 	}
-	h->events = g->nadmins;
+	h->events = g->roles->nadmins;
 }
 
 void
-role_request_admin(struct gossip *g, struct node_msg *req)
+role_request_admin(struct room *g, struct node_msg *req)
 {
 	struct frame f;
 	struct member *m;
@@ -269,15 +297,16 @@ role_request_admin(struct gossip *g, struct node_msg *req)
 	int ambiguous = 0;
 	cJSON *o;
 
-	if (!g->has_owner || memcmp(g->owner, g->env.me->pk, 32) != 0) {
-		gossip_fail(g, req, 403, "only the room's owner (%s) can make "
-		    "admins", g->has_owner ? role_name(g, g->owner, nb) :
+	if (!g->roles->has_owner ||
+	    memcmp(g->roles->owner, g->env.me->pk, PAPO_KEY_LEN) != 0) {
+		room_fail(g, req, 403, "only the room's owner (%s) can make "
+		    "admins", g->roles->has_owner ? role_name(g, g->roles->owner, nb) :
 		    "not known yet");
 		return;
 	}
 	if (req->to == NULL || (m = member_lookup(g, req->to,
 	    &ambiguous)) == NULL) {
-		gossip_fail(g, req, 404, ambiguous ? "more than one member is "
+		room_fail(g, req, 404, ambiguous ? "more than one member is "
 		    "called %s: give its id" : "no member called %s",
 		    req->to != NULL ? req->to : "");
 		return;
@@ -291,19 +320,19 @@ role_request_admin(struct gossip *g, struct node_msg *req)
 	}
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_ADMIN;
-	memcpy(f.u.admin.id, m->id, 32);
+	memcpy(f.u.admin.id, m->id, PAPO_KEY_LEN);
 	f.u.admin.ts = loop_wall_ms();
 	if (frame_admin_sign(&f.u.admin, g->env.keys, g->env.me) == -1 ||
 	    role_take(g, &f.u.admin) != 1) {
 		cJSON_Delete(o);
-		gossip_fail(g, req, 500, "%s", "could not make the grant");
+		room_fail(g, req, 500, "%s", "could not make the grant");
 		return;
 	}
 	cJSON_AddBoolToObject(o, "already", 0);
 	log_msg(LOG_INFO, "%s is now an admin of the room", member_name(m, nb));
 	role_save(g);
 	role_emit(g, &f.u.admin);
-	gossip_flood(g, &f, NULL);
+	members_flood(g, &f, NULL);
 answer:
 	req->json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
@@ -311,27 +340,33 @@ answer:
 }
 
 void
-role_json(const struct gossip *g, cJSON *o)
+role_json(const struct room *g, cJSON *o)
 {
 	cJSON *arr;
 	char id[PAPO_ID_LEN + 1], nb[16];
 
-	if (g->has_owner) {
+	if (g->roles->has_owner) {
 		cJSON *w = cJSON_AddObjectToObject(o, "owner");
 
-		cJSON_AddStringToObject(w, "name", role_name(g, g->owner, nb));
-		sec_id_format(g->owner, id);
+		cJSON_AddStringToObject(w, "name", role_name(g, g->roles->owner, nb));
+		sec_id_format(g->roles->owner, id);
 		cJSON_AddStringToObject(w, "id", id);
 	} else
 		cJSON_AddNullToObject(o, "owner");
 	arr = cJSON_AddArrayToObject(o, "admins");
-	for (size_t i = 0; i < g->nadmins; i++) {
+	for (size_t i = 0; i < g->roles->nadmins; i++) {
 		cJSON *e = cJSON_CreateObject();
 
 		cJSON_AddItemToArray(arr, e);
 		cJSON_AddStringToObject(e, "name",
-		    role_name(g, g->admins[i].id, nb));
-		sec_id_format(g->admins[i].id, id);
+		    role_name(g, g->roles->admins[i].id, nb));
+		sec_id_format(g->roles->admins[i].id, id);
 		cJSON_AddStringToObject(e, "id", id);
 	}
+}
+
+void
+role_member_json(const struct room *g, const struct member *m, cJSON *e)
+{
+	cJSON_AddStringToObject(e, "role", role_of(g, m->id));
 }

@@ -69,7 +69,7 @@ room_check_about(char err[PAPO_ERR_LEN], const char *about)
 }
 
 void
-room_wipe(struct room *r)
+room_wipe(struct room_file *r)
 {
 	sodium_memzero(r, sizeof(*r));
 }
@@ -89,7 +89,7 @@ room_derived_name(const uint8_t secret[32], char out[ROOM_NAME_MAX + 1])
 }
 
 const char *
-room_given_name(const struct room *r)
+room_given_name(const struct room_file *r)
 {
 	char derived[ROOM_NAME_MAX + 1];
 
@@ -156,7 +156,7 @@ room_load_relay(const cJSON *o, struct invite_relay *r)
 }
 
 int
-room_load(char err[PAPO_ERR_LEN], const char *home, struct room *out)
+room_load(char err[PAPO_ERR_LEN], const char *home, struct room_file *out)
 {
 	char path[4096];
 	char *data = NULL;
@@ -249,7 +249,7 @@ out:
 }
 
 int
-room_save(char err[PAPO_ERR_LEN], const char *home, const struct room *r)
+room_save(char err[PAPO_ERR_LEN], const char *home, const struct room_file *r)
 {
 	char path[4096], text[PAPO_ID_LEN + 1];
 	cJSON *o = NULL, *boot, *relay;
@@ -338,7 +338,7 @@ room_set_aside(char err[PAPO_ERR_LEN], const char *home,
 	char dir[4096], from[4096], to[4096], rid[PAPO_ROOMID_LEN + 1];
 	char why[PAPO_ERR_LEN], stamp[32];
 	struct room_keys keys;
-	struct room old;
+	struct room_file old;
 	struct tm tm;
 	time_t now = time(NULL);
 
@@ -546,7 +546,7 @@ room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
 	if (room_dirs(err, home, &dirs, &n) == -1)
 		return -1;
 	for (size_t i = 0; i < n && !held; i++) {
-		struct room old;
+		struct room_file old;
 		char why[PAPO_ERR_LEN];
 
 		if (room_load(why, dirs[i], &old) == -1)
@@ -597,7 +597,7 @@ static int
 room_check_free(char err[PAPO_ERR_LEN], const char *home, char *aside,
     const uint8_t *invite_secret, uint32_t invite_epoch)
 {
-	struct room old;
+	struct room_file old;
 	char path[4096];
 
 	if (aside != NULL)
@@ -649,7 +649,7 @@ room_listen(char err[PAPO_ERR_LEN], const char *listen, struct addr *a)
  * relay r's own invite carried (a daemon's invite says which relay it
  * uses: node.c). */
 static int
-room_make_invite(char err[PAPO_ERR_LEN], const struct room *r,
+room_make_invite(char err[PAPO_ERR_LEN], const struct room_file *r,
     const struct identity *id, const struct addr *listen, char **invite)
 {
 	struct invite inv;
@@ -683,7 +683,7 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
     char **invite)
 {
 	struct identity *id = NULL;
-	struct room r;
+	struct room_file r;
 	struct addr la;
 	char dir[4096];
 	int rc = -1;
@@ -748,7 +748,7 @@ room_is(char err[PAPO_ERR_LEN], const char *home, const char *invite,
     char name[PAPO_NAME_MAX + 1])
 {
 	struct invite inv;
-	struct room r;
+	struct room_file r;
 	int rc = -1;
 
 	if (room_load(err, home, &r) == -1)
@@ -792,7 +792,7 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 {
 	struct identity *id = NULL;
 	struct invite inv;
-	struct room r;
+	struct room_file r;
 	char dir[4096];
 	int rc = -1;
 
@@ -849,7 +849,7 @@ room_describe(char err[PAPO_ERR_LEN], const char *home,
     char name[PAPO_NAME_MAX + 1], char fpr[PAPO_FPR_LEN + 1])
 {
 	struct room_keys keys;
-	struct room r;
+	struct room_file r;
 	uint8_t h[32];
 	char text[(sizeof(h) * 8 + 4) / 5 + 1];
 
@@ -870,7 +870,7 @@ room_invite(char err[PAPO_ERR_LEN], const char *home, const char *listen,
     char **invite)
 {
 	struct identity *id = NULL;
-	struct room r;
+	struct room_file r;
 	struct addr la;
 	int rc = -1;
 
@@ -909,7 +909,7 @@ room_dir_find(char err[PAPO_ERR_LEN], const char *home, const char *sel,
 	if (room_dirs(err, home, &dirs, &n) == -1)
 		return -1;
 	for (size_t i = 0; i < n; i++) {
-		struct room r;
+		struct room_file r;
 		struct room_keys keys;
 		char id[PAPO_ROOMID_LEN + 1], why[PAPO_ERR_LEN];
 		int how;

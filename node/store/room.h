@@ -93,7 +93,7 @@ int room_dir_find(char err[PAPO_ERR_LEN], const char *home, const char *sel,
 
 #define ROOM_NAME_MAX INVITE_ROOM_MAX
 
-struct room {
+struct room_file {
 	char name[ROOM_NAME_MAX + 1];      /* given by its maker, or "papo-"
 	                                    * and the start of the room id */
 	uint8_t secret[32];
@@ -128,14 +128,15 @@ int room_leave(char err[PAPO_ERR_LEN], const char *home, const char *dir,
     int forget, char aside[PAPO_ASIDE_LEN]);
 
 /* Reads home's room.json.  -1 with err set (naming the file) otherwise. */
-int room_load(char err[PAPO_ERR_LEN], const char *home, struct room *out);
+int room_load(char err[PAPO_ERR_LEN], const char *home, struct room_file *out);
 /* Replaces home's room.json atomically, mode 0600. */
-int room_save(char err[PAPO_ERR_LEN], const char *home, const struct room *r);
+int room_save(char err[PAPO_ERR_LEN], const char *home,
+    const struct room_file *r);
 /* Wipes the secret. */
-void room_wipe(struct room *r);
+void room_wipe(struct room_file *r);
 /* The name r's maker gave it, for invites to carry; NULL when it has the
  * name every member derives from the room id. */
-const char *room_given_name(const struct room *r);
+const char *room_given_name(const struct room_file *r);
 
 /* Checks a member name or about text; -1 with err saying what is wrong. */
 int room_check_name(char err[PAPO_ERR_LEN], const char *name);

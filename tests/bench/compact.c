@@ -75,7 +75,7 @@ int
 main(int argc, char **argv)
 {
 	char err[PAPO_ERR_LEN];
-	struct room room;
+	struct room_file room;
 	struct room_keys k;
 	struct store_keep keep;
 	struct store_stats st;

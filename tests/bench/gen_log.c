@@ -111,7 +111,7 @@ main(int argc, char **argv)
 	char err[PAPO_ERR_LEN], path[4096], body[512], prev[PAPO_MSGID_LEN + 1];
 	struct identity *who[2] = { NULL, NULL };
 	char names[2][PAPO_NAME_MAX + 1];
-	struct room room;
+	struct room_file room;
 	struct room_keys k, k2;
 	struct store *s;
 	struct store_stats stats;

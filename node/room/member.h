@@ -1,0 +1,186 @@
+/*
+ * member.h: the members of a room as this member knows them (member.c):
+ * the member table, presence and our own announcements, dialling and
+ * punching, sending to members, peers.json.  The table and its timers
+ * are member.c's alone (struct members, opaque); a member's record,
+ * struct member, stays visible: it is what a connection (struct link),
+ * an outbox entry and an upstream slot point at, and every part reads
+ * a few of its fields (m->conn, m->id, m->name) on each frame; a getter
+ * for each of its ~30 fields would be as long as the struct and hide
+ * nothing.  Its dialling fields (ndial, next_dial, backoff_ms) are
+ * written only here and by room.c's connection events.  Above
+ * core.h and keyring.h; all of it on the node thread.
+ */
+#ifndef PAPO_MEMBER_H
+#define PAPO_MEMBER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "node/room/core.h"
+
+#define ALIVE_NS (35ull * NS_PER_S)    /* life shown this recently: online */
+#define ALIVE_MIN_NS (4ull * NS_PER_S) /* ...at the least */
+/* Announcements: every ANNOUNCE_NS, or every ANNOUNCE_FAST_NS in a small
+ * room while a member is reached only through others (its presence
+ * rests on them then, and it announces as often for us). */
+#define ANNOUNCE_NS (10ull * NS_PER_S)
+#define ANNOUNCE_FAST_NS (3ull * NS_PER_S)
+#define DIAL_BACKOFF_MIN_MS 500u
+#define DIAL_BACKOFF_MAX_MS 30000u
+#define RELAY_REDIAL_NS (30ull * NS_PER_S)   /* direct tries, relayed */
+
+struct member {
+	uint8_t id[PAPO_KEY_LEN];
+	char idtext[PAPO_ID_LEN + 1];
+	char name[PAPO_NAME_MAX + 1];
+	char about[PAPO_ABOUT_MAX + 1];
+	struct addr addr[PAPO_ADDR_MAX];
+	size_t naddr;
+	struct addr seen_at;        /* where our last direct connection saw
+	                             * it (its NAT's mapping): dialled too,
+	                             * as that NAT lets in who it last sent
+	                             * to (a restarted member finds those
+	                             * that cannot be dialled otherwise) */
+	int has_seen_at;
+	uint64_t seen;              /* wall ms of the last sign of life */
+	uint64_t announced;         /* its clock's time of its latest announce
+	                             * (version 3: its signed counter, of
+	                             * announcements and bye alike) */
+	int signs;                  /* its presence came signed (version 3):
+	                             * unsigned claims about it are ignored */
+	struct frame_peer ann;      /* its latest signed announcement, passed
+	                             * on as it came (ann.has_sig 0: none) */
+	uint64_t left_at;           /* announced when it said bye */
+	uint64_t alive_until;       /* monotonic ns: online until then */
+	uint64_t ann_at;            /* monotonic ns its last announcement came */
+	uint64_t ann_gap;           /* ns between the two before */
+	uint64_t alive_ns;          /* life shown lasts this long; 0 ALIVE_NS */
+	int left;                   /* said bye since its last announce */
+	int shown_online;           /* the state last told to the program */
+	struct quic_conn *conn;     /* the connection in use, once greeted */
+	struct member *via;         /* who last brought news of its life */
+	int punched;                /* its connection came of a punch */
+	int lan;                    /* its connection is on our link */
+	int open;                   /* takes connections we start: it
+	                             * answered our dial (not a punch), or
+	                             * greeted us from an address it
+	                             * advertises, with no private one */
+	uint64_t beacon_dial;       /* ns of the last dial a beacon made */
+	int ndial;                  /* dials in flight */
+	uint64_t dial_since;        /* monotonic ns the dials in flight began */
+	uint32_t backoff_ms;
+	uint64_t next_dial;         /* monotonic ns; 0 none planned */
+	int removed;                /* removed from the room: never dialled */
+	int refused;                /* its hello was refused: it holds no key
+	                             * of ours (an old invite); not listed,
+	                             * dialled nor waited for until it greets
+	                             * under our newest epoch */
+	uint64_t sync_key;          /* both histories as its last sync
+	                             * request found them; 0 none yet */
+};
+
+/* The table, its timers (dialling, presence, punching, announcing,
+ * saving) and our announcements' counter: 0, or -1 out of memory. */
+int members_new(struct room *g);
+/* Frees the table and the timers; a room never made is a no-op. */
+void members_free(struct room *g);
+/* Dials every member known at start, and arms our first announcement. */
+void members_start(struct room *g);
+/* The members, in the order met: i below members_n (0 before
+ * members_new). */
+size_t members_n(const struct room *g);
+struct member *member_at(const struct room *g, size_t i);
+/* Seals f and queues it on m's connection; -1 when m has none or it
+ * cannot be sent. */
+int member_send(struct room *g, struct member *m, const struct frame *f);
+/* Sends f to every connected member but except (may be NULL). */
+void members_flood(struct room *g, const struct frame *f,
+    const struct member *except);
+/* Our next announcement's (or bye's) counter: the wall clock's ms, and
+ * always more than the last. */
+uint64_t members_next_seq(struct room *g);
+/* Our announcement goes out at once rather than at the next round. */
+void members_announce_soon(struct room *g);
+/* The member of that id; NULL when not in the table. */
+struct member *member_find(const struct room *g,
+    const uint8_t id[PAPO_KEY_LEN]);
+/* The member of that id, added when new; NULL for ourselves, when the
+ * table is full, or out of memory. */
+struct member *member_add(struct room *g, const uint8_t id[PAPO_KEY_LEN]);
+/* Its name for people, in buf when it has none yet. */
+const char *member_name(const struct member *m, char buf[16]);
+/* By name or id; NULL when none or ambiguous (*ambiguous set). */
+struct member *member_lookup(const struct room *g, const char *who,
+    int *ambiguous);
+/* The protocol version of m's connection, 0 when it has none. */
+unsigned member_version(const struct member *m);
+/* Whether m's connection goes through the relay at both ends
+ * (relay_both_ends). */
+int member_relayed(const struct room *g, const struct member *m);
+/* m's dials still under way, not counting the one whose connection m
+ * now has. */
+size_t member_dials(const struct member *m);
+/* Whether the room is small enough for a full mesh. */
+int members_small(const struct room *g);
+/* Whether m is reachable now (presence). */
+int member_online(const struct room *g, const struct member *m);
+/* m showed life: online from now for as long as its announcements
+ * allow (member_announced), ALIVE_NS until two were heard. */
+void member_alive(struct member *m);
+/* A new announcement of m's came (directly or through others): the time
+ * between its announcements sets how long life shown lasts, so that a
+ * member announcing every 3 s (one reached through others, in a small
+ * room) shows offline within 8 s of falling silent, and one of an older
+ * release, every 10 s, keeps its 35 s; in a room no longer small, at
+ * least 2.5 periods of ANNOUNCE_NS. */
+void member_announced(const struct room *g, struct member *m);
+/* Tells the program of every change of presence; sets the presence
+ * timer. */
+void members_presence_check(struct room *g);
+/* Starts punching to the members that need it (room.c, "Punching"),
+ * and arms the timer for the next that will. */
+void members_punch_check(struct room *g);
+/* Sets the dial timer for the next member due, if there is room. */
+void members_plan_dials(struct room *g);
+/* Our TURN relay has an address now: dials what it lets us reach. */
+void members_relay_ready(struct room *g);
+/* Our TURN relay failed: the connections through it end now rather
+ * than at their idle timeout. */
+void members_relay_lost(struct room *g);
+/* Calls fn with every address of every member. */
+void members_addrs(struct room *g, void (*fn)(void *arg,
+    const struct addr *a), void *arg);
+/* Dials m at each of n addresses at once. */
+void member_dial_at(struct room *g, struct member *m, const struct addr *a,
+    size_t n);
+/* member_dial_at on a socket of its own (quic_sock_new): a punch's. */
+void member_dial_on(struct room *g, struct member *m, const struct addr *a,
+    size_t n, struct quic_sock *sock);
+/* In a large room over its limit of neighbours, lets a random open one
+ * go, never keep. */
+void members_evict(struct room *g, const struct member *keep);
+/* Writes peers.json now, or in a moment (the save timer). */
+void members_save(struct room *g);
+void members_save_later(struct room *g);
+/* Reads peers.json into the table; a missing or damaged one is logged. */
+void members_load(struct room *g);
+/* Hello hooks (core.h): the member's record, dialling, neighbours and
+ * presence as its hello says; then, after the roles' and epochs' hooks,
+ * whom we know sent to it, and it to the others if new. */
+void members_on_hello(struct room *g, const struct hello_in *in);
+void members_hello_peers(struct room *g, const struct hello_in *in);
+/* Frame handlers (core.h): members we hear of (news of their life,
+ * passed on once), and a member leaving (offline at once). */
+void members_on_peers(struct room *g, struct link *l, struct frame *f);
+void members_on_bye(struct room *g, struct link *l, struct frame *f);
+/* Status parts (core.h): a member's "name", "id", "about"; its "online",
+ * "direct", "path", "rtt_ms", "protocol", "mtu", "last_seen"; and the
+ * list of rooms' "members" (others, not removed) and "online". */
+void member_status_who(const struct room *g, const struct member *m,
+    cJSON *e);
+void member_status_path(const struct room *g, const struct member *m,
+    cJSON *e);
+void members_summary_json(const struct room *g, cJSON *o);
+
+#endif

@@ -1,0 +1,814 @@
+/*
+ * room.c: the room, on the node thread (room.h; docs/PROTOCOL.md,
+ * "Gossip").  It makes the room's parts and frees them, and takes the
+ * events of the room's connections from the net: it greets each with
+ * hello and peers, keeps one connection per member, hands each frame
+ * received to its part (member.c keeps the members, deliver.c the
+ * messages, role.c and epoch.c the room's governance), answers status
+ * and passes the other requests on, and is the glue to punch.c, beacon.c
+ * and reach.c.  It never blocks: the only waits are loop timers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "node/room/deliver.h"
+#include "node/room/room.h"
+
+#define BAD_FRAMES_MAX 3
+/* A connection that has carried nothing for this long (both ends ping
+ * every 1.5 s) is no longer the member's path: a new one replaces it. */
+#define ROOM_SILENT_MS 3500u
+
+
+/* Opens a frame received on l: version 3's with the key of the epoch its
+ * envelope names (FRAME_ERR_SEAL when we hold no such epoch). */
+static enum frame_err
+room_unseal(struct room *g, const struct link *l, const uint8_t *p,
+    size_t n, struct frame *f)
+{
+	const struct room_keys *k;
+	uint32_t epoch;
+
+	if (l->version < 3)
+		return frame_open(g->env.keys, p, n, frame_flags(l->version), f);
+	memset(f, 0, sizeof(*f));
+	if (n > PAPO_FRAME_MAX)
+		return FRAME_ERR_TOO_BIG;
+	if (frame_envelope_epoch(p, n, &epoch) == -1)
+		return FRAME_ERR_SEAL;
+	if ((k = keyring_keys(g->keyring, epoch)) == NULL) {
+		log_msg(LOG_INFO, "a frame sealed under epoch %u, which this "
+		    "member does not hold", (unsigned)epoch);
+		return FRAME_ERR_SEAL;
+	}
+	return frame_open_epoch(k, p, n, frame_flags(l->version), f);
+}
+
+/* Requests. */
+
+/* Status: the room, and this member as the net sees it. */
+static void
+room_status_me(const struct room *g, cJSON *o)
+{
+	cJSON *me, *addrs;
+	char rid[PAPO_ROOMID_LEN + 1], id[PAPO_ID_LEN + 1], a[ADDR_STRLEN];
+	struct addr adv[PAPO_ADDR_MAX], pub;
+	size_t n;
+
+	sec_room_id_format(g->env.keys, rid);
+	cJSON_AddStringToObject(o, "room", g->env.room->name);
+	cJSON_AddStringToObject(o, "room_id", rid);
+	me = cJSON_AddObjectToObject(o, "me");
+	cJSON_AddStringToObject(me, "name", g->env.room->me);
+	sec_id_format(g->env.me->pk, id);
+	cJSON_AddStringToObject(me, "id", id);
+	cJSON_AddStringToObject(me, "about", g->env.room->about);
+	cJSON_AddStringToObject(me, "role", role_of(g, g->env.me->pk));
+	addrs = cJSON_AddArrayToObject(me, "addrs");
+	n = reach_addrs(&g->net->reach, adv, PAPO_ADDR_MAX);
+	for (size_t i = 0; i < n; i++) {
+		addr_format(&adv[i], a);
+		cJSON_AddItemToArray(addrs, cJSON_CreateString(a));
+	}
+	if (reach_public(&g->net->reach, &pub) == 0) {
+		addr_format(&pub, a);
+		cJSON_AddStringToObject(me, "observed", a);
+	} else
+		cJSON_AddNullToObject(me, "observed");
+	cJSON_AddStringToObject(me, "nat",
+	    reach_nat_name(reach_nat(&g->net->reach)));
+	relay_json(g->net, me);
+}
+
+/* Status: "punch" and "lan", the paths arranged through others and on
+ * our link. */
+static void
+room_status_paths(const struct room *g, cJSON *o)
+{
+	struct punch_stats ps;
+	cJSON *pj = cJSON_AddObjectToObject(o, "punch");
+
+	punch_stats(g->punch, &ps);
+	cJSON_AddNumberToObject(pj, "asked", (double)ps.asked);
+	cJSON_AddNumberToObject(pj, "answered", (double)ps.answered);
+	cJSON_AddNumberToObject(pj, "punched", (double)ps.punched);
+	cJSON_AddNumberToObject(pj, "datagrams_sent", (double)ps.datagrams_sent);
+	cJSON_AddNumberToObject(pj, "datagrams_ok", (double)ps.datagrams_ok);
+	cJSON_AddNumberToObject(pj, "datagrams_bad", (double)ps.datagrams_bad);
+	if (g->beacon != NULL) {
+		uint64_t sent, heard, bad;
+		cJSON *lj = cJSON_AddObjectToObject(o, "lan");
+
+		beacon_counts(g->beacon, &sent, &heard, &bad);
+		cJSON_AddNumberToObject(lj, "beacons_sent", (double)sent);
+		cJSON_AddNumberToObject(lj, "beacons_heard", (double)heard);
+		cJSON_AddNumberToObject(lj, "beacons_bad", (double)bad);
+	} else
+		cJSON_AddNullToObject(o, "lan");
+}
+
+/* Each part's fields of a member's entry in status, in this order. */
+static member_status_part *const member_status_parts[] = {
+	member_status_who,          /* name, id, about */
+	role_member_json,           /* role */
+	member_status_path,         /* online, direct, path, rtt_ms,
+	                             * protocol, mtu, last_seen */
+	deliver_member_json,        /* dropped */
+};
+
+/* Status: "members", each asking member_status_parts. */
+static void
+room_status_members(const struct room *g, cJSON *o)
+{
+	cJSON *arr = cJSON_AddArrayToObject(o, "members");
+
+	for (size_t i = 0; i < members_n(g); i++) {
+		const struct member *m = member_at(g, i);
+		cJSON *e;
+
+		/* Refused at its hello (an old invite): not of the room. */
+		if (m->refused)
+			continue;
+		e = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, e);
+		for (size_t k = 0; k < sizeof(member_status_parts) /
+		    sizeof(member_status_parts[0]); k++)
+			member_status_parts[k](g, m, e);
+	}
+}
+
+/* Status: "quic", the address bound. */
+static void
+room_status_quic(const struct room *g, cJSON *o)
+{
+	char a[ADDR_STRLEN];
+
+	addr_format(&g->net->bound, a);
+	cJSON_AddStringToObject(o, "quic", a);
+}
+
+/* Status is built by asking each part for its fields, in this order. */
+static status_part *const status_parts[] = {
+	room_status_me,           /* room, room_id, me */
+	room_status_paths,        /* punch, lan */
+	room_status_members,      /* members */
+	role_json,                  /* owner, admins */
+	epoch_json,                 /* epoch, removed, me.removed */
+	deliver_status_json,        /* limits, damping, outbox, messages,
+	                             * retention, syncs_asked */
+	room_status_quic,         /* quic */
+};
+
+static void
+room_do_status(struct room *g, struct node_msg *req)
+{
+	cJSON *o = cJSON_CreateObject();
+
+	for (size_t i = 0; i < sizeof(status_parts) / sizeof(status_parts[0]);
+	    i++)
+		status_parts[i](g, o);
+	req->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	g->env.emit(g->env.arg, req);
+}
+
+/* A room's line in the list of rooms, asked of each part likewise. */
+static status_part *const summary_parts[] = {
+	members_summary_json,       /* members, online */
+	deliver_summary_json,       /* messages */
+	epoch_summary_json,         /* refused */
+};
+
+void
+room_summary(const struct room *g, cJSON *o)
+{
+	for (size_t i = 0; i < sizeof(summary_parts) / sizeof(summary_parts[0]);
+	    i++)
+		summary_parts[i](g, o);
+}
+
+void
+room_request(struct room *g, struct node_msg *m)
+{
+	switch (m->kind) {
+	case NODE_SEND:
+		deliver_send(g, m);
+		break;
+	case NODE_STATUS:
+		room_do_status(g, m);
+		break;
+	case NODE_HISTORY:
+		deliver_history(g, m);
+		break;
+	case NODE_READ:
+		deliver_read(g, m);
+		break;
+	case NODE_ADMIN:
+		role_request_admin(g, m);
+		break;
+	case NODE_ROTATE:
+	case NODE_REMOVE:
+		epoch_request_rotate(g, m);
+		break;
+	default:
+		room_fail(g, m, 400, "%s", "not a request");
+		break;
+	}
+}
+
+/* Frames received. */
+
+/* Where our direct connection qc sees m now (member.h, seen_at): kept,
+ * and peers.json written, when it changed. */
+static void
+room_seen_at(struct room *g, struct member *m, struct quic_conn *qc)
+{
+	if (m->has_seen_at && addr_equal(&m->seen_at, quic_remote(qc)))
+		return;
+	m->seen_at = *quic_remote(qc);
+	m->has_seen_at = 1;
+	members_save_later(g);
+}
+
+/* Each part's share of a hello, in this order (core.h, "How the parts
+ * take what comes in"). */
+static hello_hook *const hello_hooks[] = {
+	members_on_hello,           /* its record, dialling, presence */
+	role_on_hello,              /* the owner; grants it lacks */
+	epoch_on_hello,             /* epoch frames it lacks: before any
+	                             * frame sealed under them */
+	members_hello_peers,        /* whom we know, and it to the others */
+	deliver_on_hello,           /* sync if histories differ; outbox */
+};
+
+/* A member whose hello arrived on l: keep one connection per pair, then
+ * the hooks. */
+static void
+room_on_hello(struct room *g, struct link *l, struct frame *f)
+{
+	const struct frame_hello *h = &f->u.hello;
+	const uint8_t *peer = quic_peer(l->qc);
+	struct hello_in in;
+	struct member *m;
+	int fresh, punched, is_new;
+	int relayed = quic_is_relayed(l->qc);      /* through our relay */
+	int both = relay_both_ends(g->net, l->qc);  /* and it knows */
+
+	if (memcmp(h->id, peer, PAPO_KEY_LEN) != 0 || h->version != l->version) {
+		log_msg(LOG_WARN, "a peer's hello does not match its key or "
+		    "the protocol version agreed: closing");
+		quic_close(l->qc);
+		return;
+	}
+	if (epoch_refuse(g, l, h))
+		return;
+	fresh = member_find(g, peer) == NULL;
+	if ((m = member_add(g, peer)) == NULL) {
+		quic_close(l->qc);
+		return;
+	}
+	m->refused = 0;   /* it greets under a key of ours now */
+	is_new = m->conn != l->qc;
+	if (m->conn != NULL && m->conn != l->qc) {
+		/* Both dialled at once: keep the connection opened by the
+		 * member with the smaller id, so both ends keep the same.  But
+		 * a path of our own beats the relay, whoever opened it: both
+		 * ends see both connections greet, and keep the same one. */
+		int mine_new = quic_is_client(l->qc);
+		int mine_old = quic_is_client(m->conn);
+		int me_smaller = memcmp(g->env.me->pk, peer, PAPO_KEY_LEN) < 0;
+		int both_old = relay_both_ends(g->net, m->conn);
+
+		log_msg(LOG_DEBUG, "two connections with %s (new mine %d, old "
+		    "mine %d, me smaller %d, new relayed %d, old relayed %d)",
+		    h->name, mine_new, mine_old, me_smaller, both, both_old);
+		if (quic_silent_ms(m->conn) > ROOM_SILENT_MS) {
+			/* The old one carries nothing: its peer restarted,
+			 * or its path died; the new one is what works. */
+			struct quic_conn *old = m->conn;
+
+			log_msg(LOG_INFO, "%s: a new connection replaces a "
+			    "silent one", h->name);
+			m->conn = l->qc;
+			quic_close(old);
+		} else if (both_old && !both) {
+			struct quic_conn *old = m->conn;
+
+			log_msg(LOG_INFO, "%s: a direct path replaces the relay",
+			    h->name);
+			m->conn = l->qc;
+			quic_close(old);
+		} else if (both && !both_old) {
+			quic_close(l->qc);
+			return;
+		} else if (mine_new != mine_old && mine_new == me_smaller) {
+			struct quic_conn *old = m->conn;
+
+			m->conn = l->qc;
+			quic_close(old);
+		} else {
+			quic_close(l->qc);
+			return;
+		}
+	}
+	l->m = m;
+	/* What a connection is (punched, on the LAN) is said when it
+	 * greets first; the greetings every 30 s keep it.  A relayed one
+	 * leaves a punch under way alone: it is what the punch is for. */
+	punched = relayed ? 0 : punch_done(g->punch, peer);
+	if (is_new) {
+		m->punched = punched;
+		/* A LAN: a private address on one of our links (two public
+		 * hosts on one switch are simply direct). */
+		m->lan = !relayed && addr_is_private(quic_remote(l->qc)) &&
+		    addr_on_link(quic_remote(l->qc));
+		/* Open: it took a connection we started, not punched, or
+		 * it greeted us from an address it advertises and has no
+		 * private one (a member behind a NAT that keeps ports greets
+		 * from its advertised public address too, but advertises
+		 * its LAN address beside it).  Not learnt from the relay,
+		 * which anyone can be reached through. */
+		m->open |= !relayed && ((quic_is_client(l->qc) && !punched) ||
+		    (addr_in(quic_remote(l->qc), h->addr, h->naddr) &&
+		    !addrs_private(h->addr, h->naddr)));
+		/* A new connection: announce ourselves at once rather than
+		 * at the next round.  What this neighbour tells others of us
+		 * carries the time of our latest announcement; until it has
+		 * one, they cannot count us as alive, nor punch to us. */
+		members_announce_soon(g);
+	}
+	m->conn = l->qc;
+	quic_greeted(l->qc);
+	if (!relayed)
+		room_seen_at(g, m, l->qc);
+	/* Where a peer sees us through the relay is our relayed address,
+	 * nothing our NAT did. */
+	if (h->version >= 2 && !relayed &&
+	    reach_observe(&g->net->reach, peer, &h->obs))
+		net_addrs_changed(g->net);
+	in.m = m;
+	in.h = h;
+	in.fresh = fresh;
+	in.is_new = is_new;
+	in.both = both;
+	for (size_t i = 0; i < sizeof(hello_hooks) / sizeof(hello_hooks[0]); i++)
+		hello_hooks[i](g, &in);
+}
+
+/* Carries a punch frame towards its addressee: straight to it when
+ * connected, else through the member news of it came by, else through
+ * every neighbour of version 2. */
+static int
+room_punch_relay(void *arg, const struct frame *f)
+{
+	struct room *g = arg;
+	struct member *t = member_find(g, f->u.punch.to);
+	int sent = 0;
+
+	if (t == NULL)
+		return -1;
+	if (member_version(t) >= 2) {
+		member_send(g, t, f);
+		return 0;
+	}
+	if (t->via != NULL && member_version(t->via) >= 2) {
+		member_send(g, t->via, f);
+		return 0;
+	}
+	for (size_t i = 0; i < members_n(g); i++)
+		if (member_version(member_at(g, i)) >= 2) {
+			member_send(g, member_at(g, i), f);
+			sent = 1;
+		}
+	return sent ? 0 : -1;
+}
+
+static void
+room_punch_dial(void *arg, const uint8_t id[PAPO_KEY_LEN],
+    const struct addr *a,
+    size_t n, struct quic_sock *sock)
+{
+	struct room *g = arg;
+	struct member *m = member_find(g, id);
+
+	if (m != NULL && (m->conn == NULL || member_relayed(g, m)))
+		member_dial_on(g, m, a, n, sock);
+}
+
+/* What we offer for a punch (reach.h), and where the TURN server sees
+ * us: a cone NAT's mapping, the guess that matters when no member is
+ * connected to both (the punch arranged over a relayed connection). */
+static size_t
+room_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
+{
+	struct room *g = arg;
+	size_t n = reach_punch_addrs(&g->net->reach, out, max), k = 0;
+	struct addr a, relayed;
+
+	if (g->net->turn != NULL && turn_mapped(g->net->turn, &a) == 0 && n < max &&
+	    !addr_in(&a, out, n))
+		out[n++] = a;
+	if (port == 0)
+		return n;
+	/* For a socket of the punch's own: the same hosts at its port (a
+	 * NAT keeps a port where it can); not the relayed address, whose
+	 * port is the TURN server's. */
+	for (size_t i = 0; i < n; i++) {
+		if (g->net->turn != NULL && turn_relayed(g->net->turn, &relayed) == 0 &&
+		    addr_equal(&out[i], &relayed))
+			continue;
+		out[k] = out[i];
+		out[k].port = port;
+		if (!addr_in(&out[k], out, k))
+			k++;
+	}
+	return k;
+}
+
+/* A punch frame: ours to act on, or one to carry to a member we are
+ * connected to (never back where it came from). */
+static void
+room_on_punch(struct room *g, struct link *l, struct frame *in)
+{
+	const struct frame_punch *p = &in->u.punch;
+	struct member *to;
+	struct frame f;
+
+	if (memcmp(p->to, g->env.me->pk, PAPO_KEY_LEN) == 0) {
+		if (member_find(g, p->from) != NULL)
+			punch_frame(g->punch, p);
+		return;
+	}
+	if ((to = member_find(g, p->to)) != NULL && to != l->m &&
+	    member_version(to) >= 2) {
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_PUNCH;
+		f.u.punch = *p;
+		member_send(g, to, &f);
+	}
+}
+
+/* LAN discovery (beacon.h): beacons go out while a member we know is
+ * not connected (or through the relay only); one heard is dialled at once (every 5 s at most),
+ * whether we knew of that member or not: it holds the room key. */
+static int
+room_beacon_wanted(void *arg)
+{
+	struct room *g = arg;
+
+	for (size_t i = 0; i < members_n(g); i++)
+		if ((member_at(g, i)->conn == NULL ||
+		    member_relayed(g, member_at(g, i))) && !member_at(g, i)->left)
+			return 1;
+	return 0;
+}
+
+static void
+room_beacon_heard(void *arg, const uint8_t id[PAPO_KEY_LEN],
+    const struct addr *at)
+{
+	struct room *g = arg;
+	struct member *m = member_add(g, id);
+	uint64_t now = loop_now_ns();
+
+	if (m == NULL || m->refused ||
+	    (m->conn != NULL && !member_relayed(g, m)) ||
+	    (m->beacon_dial != 0 && now < m->beacon_dial + BEACON_EVERY_NS))
+		return;
+	m->beacon_dial = now;
+	/* Its LAN address first among those we try. */
+	if (!addr_in(at, m->addr, m->naddr)) {
+		if (m->naddr == PAPO_ADDR_MAX)
+			m->naddr--;
+		memmove(m->addr + 1, m->addr, m->naddr * sizeof(m->addr[0]));
+		m->addr[0] = *at;
+		m->naddr++;
+	}
+	log_msg(LOG_DEBUG, "a beacon of %s: dialling it on the LAN", m->idtext);
+	member_dial_at(g, m, at, 1);
+}
+
+/* A connection's events (net.c hands each to the room of its link). */
+
+/* Who takes a frame of each type (core.h, "How the parts take what
+ * comes in"). */
+static frame_handler *const frame_handlers[] = {
+	[FRAME_HELLO] = room_on_hello,
+	[FRAME_MSG] = deliver_on_msg,
+	[FRAME_ACK] = deliver_on_ack,
+	[FRAME_PEERS] = members_on_peers,
+	[FRAME_SYNC] = deliver_on_sync,
+	[FRAME_BYE] = members_on_bye,
+	[FRAME_PUNCH] = room_on_punch,
+	[FRAME_ADMIN] = role_on_admin,
+	[FRAME_EPOCH] = epoch_on_frame,
+};
+
+/* A frame that opened on l, a link of g's. */
+static void
+room_link_take(struct room *g, struct link *l, struct frame *f)
+{
+	if (l->m == NULL && f->type != FRAME_HELLO) {
+		frame_clear(f);
+		quic_close(l->qc);
+		return;
+	}
+	if (l->m != NULL)
+		l->m->seen = loop_wall_ms();
+	if ((size_t)f->type < sizeof(frame_handlers) / sizeof(frame_handlers[0]) &&
+	    frame_handlers[f->type] != NULL)
+		frame_handlers[f->type](g, l, f);
+	frame_clear(f);
+}
+
+static void
+room_link_frame(struct room *g, struct link *l, const uint8_t *p,
+    size_t n)
+{
+	struct frame f;
+	enum frame_err e;
+
+	if ((e = room_unseal(g, l, p, n, &f)) != FRAME_OK) {
+		g->bad_frames++;
+		log_msg(LOG_WARN, "dropped a frame from %s: %s",
+		    l->m != NULL ? l->m->name : "a peer not yet greeted",
+		    frame_strerror(e));
+		if (l->m != NULL && l->version >= 3)
+			epoch_unopened(g, l, p, n);
+		/* A member of this room greets first; anything else that
+		 * does not open is not one of us. */
+		if (l->m == NULL || ++l->bad >= BAD_FRAMES_MAX)
+			quic_close(l->qc);
+		return;
+	}
+	room_link_take(g, l, &f);
+}
+
+static int
+room_link_adopt(struct room *g, struct link *l, const uint8_t *p,
+    size_t n)
+{
+	struct frame f;
+
+	if (g->stopping || room_unseal(g, l, p, n, &f) != FRAME_OK)
+		return 0;
+	if (f.type != FRAME_HELLO) {
+		frame_clear(&f);
+		return 0;
+	}
+	l->g = g;
+	hello_send(g, l);
+	room_link_take(g, l, &f);
+	return 1;
+}
+
+/* QUIC moved a connection to the peer's new address (its NAT's mapping
+ * moved, or it changed networks): it is greeted again at once, so that
+ * it learns where it is seen now (the hello's observed address) and
+ * advertises and punches from there. */
+static void
+room_link_moved(struct room *g, struct link *l)
+{
+	if (l->m == NULL || l->m->conn != l->qc)
+		return;
+	room_seen_at(g, l->m, l->qc);
+	hello_send(g, l);
+}
+
+/* l's connection is gone; l is freed by the caller after. */
+static void
+room_link_closed(struct room *g, struct link *l)
+{
+	struct quic_conn *qc = l->qc;
+	struct member *m;
+
+	log_msg(LOG_DEBUG, "connection %s %s%s closed", l->m != NULL ?
+	    l->m->name : "(not greeted)", quic_is_client(qc) ? "out" : "in",
+	    quic_is_relayed(qc) ? " (relayed)" : "");
+	if (quic_is_relayed(qc))
+		relay_check(g->net);
+	if ((m = l->m) != NULL && m->conn == qc) {
+		m->conn = NULL;
+		m->punched = 0;
+		if (reach_forget(&g->net->reach, m->id))
+			net_addrs_changed(g->net);
+		/* In a small room every member is a neighbour: a connection
+		 * lost without a new one means the member is gone, until
+		 * news of its life comes through others.  Our own goes out
+		 * now: the member may be alive and have lost only this path,
+		 * and the news tells it (through others) to punch a new one. */
+		if (members_small(g)) {
+			m->alive_until = 0;
+			if (!g->stopping)
+				members_announce_soon(g);
+		}
+		/* Soon, also when only its direct addresses were planned
+		 * (the relay's 30 s). */
+		if (m->next_dial == 0 || quic_is_relayed(qc))
+			m->next_dial = loop_now_ns() + NS_PER_S;
+		members_presence_check(g);
+	}
+	if (l->target != NULL) {
+		m = l->target;
+		m->ndial--;
+		if (m->ndial == 0 && m->conn == NULL) {
+			/* Every address failed: wait longer each time. */
+			m->backoff_ms = m->backoff_ms == 0 ? DIAL_BACKOFF_MIN_MS :
+			    m->backoff_ms * 2;
+			if (m->backoff_ms > DIAL_BACKOFF_MAX_MS)
+				m->backoff_ms = DIAL_BACKOFF_MAX_MS;
+			if (m->next_dial == 0 || m->next_dial < loop_now_ns())
+				m->next_dial = loop_now_ns() +
+				    (uint64_t)m->backoff_ms * NS_PER_MS;
+		}
+	}
+	members_plan_dials(g);
+	members_punch_check(g);
+}
+
+/* Start and stop. */
+
+struct room *
+room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
+{
+	struct net *t = env->net;
+	struct punch_env pe;
+	struct room *g;
+	const struct room_file *r = env->room;
+
+	if (t->nrooms == PAPO_ROOMS_MAX) {
+		snprintf(err, PAPO_ERR_LEN, "this daemon holds %d rooms, the "
+		    "most it can", PAPO_ROOMS_MAX);
+		return NULL;
+	}
+	if ((g = calloc(1, sizeof(*g))) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		return NULL;
+	}
+	g->env = *env;
+	g->member_back = deliver_member_back;
+	g->net = t;
+	sec_room_id_format(env->keys, g->rid);
+	memset(&pe, 0, sizeof(pe));
+	pe.loop = env->loop;
+	pe.quic = t->quic;
+	pe.keys = env->keys;
+	pe.me = env->me;
+	pe.arg = g;
+	pe.relay = room_punch_relay;
+	pe.dial = room_punch_dial;
+	pe.addrs = room_punch_addrs;
+	if ((g->punch = punch_new(&pe)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto fail;
+	}
+	if (env->set->lan) {
+		struct beacon_env be;
+		char why[PAPO_ERR_LEN];
+
+		memset(&be, 0, sizeof(be));
+		be.loop = env->loop;
+		be.keys = env->keys;
+		be.me = env->me;
+		be.port = t->bound.port;
+		be.arg = g;
+		be.wanted = room_beacon_wanted;
+		be.heard = room_beacon_heard;
+		if ((g->beacon = beacon_new(why, &be)) == NULL)
+			log_msg(LOG_WARN, "LAN discovery is off: %s", why);
+	}
+	if ((g->keyring = keyring_new()) == NULL || members_new(g) == -1 ||
+	    role_new(g) == -1 || epoch_new(g) == -1 || deliver_new(g) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto fail;
+	}
+	if ((g->limit = limit_new(&env->set->rate, &env->set->damp,
+	    env->set->rate_self_off)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto fail;
+	}
+	epoch_load(g);
+	members_load(g);
+	epoch_mark(g);
+	role_load(g);
+	if (r->has_inviter) {
+		struct member *m = member_add(g, r->inviter);
+
+		/* The invite's addresses are a last resort next to what the
+		 * members told us since. */
+		if (m != NULL && m->naddr == 0) {
+			m->naddr = r->nboot;
+			memcpy(m->addr, r->boot, r->nboot * sizeof(r->boot[0]));
+		}
+	}
+	for (size_t i = 0; i < members_n(g); i++)
+		member_at(g, i)->next_dial = loop_now_ns();
+	deliver_load_outbox(g);
+	t->rooms[t->nrooms++] = g;
+	members_start(g);
+	deliver_start(g);
+	return g;
+fail:
+	room_free(g);
+	return NULL;
+}
+
+/* Whether qc is a connection of room arg's (quic_close_some). */
+static int
+room_owns(void *arg, struct quic_conn *qc)
+{
+	const struct link *l = quic_data(qc);
+
+	return l != NULL && l->g == arg;
+}
+
+void
+room_free(struct room *g)
+{
+	struct net *t;
+	struct frame f;
+
+	if (g == NULL)
+		return;
+	t = g->net;
+	/* A room half made (room_new failed) has no one to say bye to. */
+	if (g->members != NULL) {
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_BYE;
+		f.u.bye.ts = members_next_seq(g);
+		if (frame_bye_sign(&f.u.bye, g->env.keys, g->env.me) == -1)
+			memcpy(f.u.bye.id, g->env.me->pk, PAPO_KEY_LEN);
+		members_flood(g, &f, NULL);
+	}
+	/* A send still waiting for acks is stored and stays in the
+	 * outbox: it is answered as queued, "stopping" (deliver.c), never
+	 * as failed, so that no client sends it twice. */
+	g->stopping = 1;
+	deliver_stop(g);
+	if (members_n(g) > 0)
+		members_save(g);
+	/* The byes queued above go out and the room's connections close,
+	 * the relayed ones through the relay. */
+	quic_close_some(t->quic, room_owns, g);
+	for (size_t i = 0; i < t->nrooms; i++)
+		if (t->rooms[i] == g) {
+			memmove(t->rooms + i, t->rooms + i + 1,
+			    (t->nrooms - i - 1) * sizeof(t->rooms[0]));
+			t->nrooms--;
+			break;
+		}
+	deliver_free(g);
+	members_free(g);
+	punch_free(g->punch);
+	beacon_free(g->beacon);
+	limit_free(g->limit);
+	epoch_free(g);
+	role_free(g);
+	keyring_free(g->keyring);
+	free(g);
+}
+
+/* What we advertise changed: the invite, and the members hear it now,
+ * not at the next round. */
+static void
+room_addrs_changed(struct room *g)
+{
+	room_invite_changed(g);
+	if (!g->stopping)
+		members_announce_soon(g);
+}
+
+static int
+room_datagram(struct room *g, const struct addr *from, const uint8_t *p,
+    size_t n)
+{
+	return punch_datagram(g->punch, from, p, n);
+}
+
+const struct net_ops room_net_ops = {
+	.invite_changed = room_invite_changed,
+	.addrs_changed = room_addrs_changed,
+	.relay_ready = members_relay_ready,
+	.relay_lost = members_relay_lost,
+	.peer_addrs = members_addrs,
+	.datagram = room_datagram,
+	.hello = hello_send,
+	.frame = room_link_frame,
+	.adopt = room_link_adopt,
+	.moved = room_link_moved,
+	.closed = room_link_closed,
+};
+
+uint32_t
+room_epoch(const struct room *g, uint8_t secret[PAPO_KEY_LEN])
+{
+	uint32_t n = keyring_newest(g->keyring);
+
+	memcpy(secret, keyring_find(g->keyring, n)->secret, PAPO_KEY_LEN);
+	return n;
+}
