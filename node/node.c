@@ -239,20 +239,15 @@ node_fail(struct node *n, struct node_msg *m, int code, const char *fmt, ...)
 	chan_push(n->out, &m->link);
 }
 
-/* The room list's names, for errors: "ana-room (ab3k...), team". */
+/* The rooms as room_pick sees them, into refs (PAPO_ROOMS_MAX). */
 static void
-node_room_names(const struct node *n, char *out, size_t len)
+node_refs(const struct node *n, struct room_ref *refs)
 {
-	size_t used = 0;
-
-	out[0] = '\0';
-	for (size_t i = 0; i < n->nrooms && used < len; i++) {
-		int k = snprintf(out + used, len - used, "%s%s (%.8s)",
-		    i > 0 ? ", " : "", n->rooms[i]->file.name, n->rooms[i]->id);
-
-		if (k < 0)
-			break;
-		used += (size_t)k;
+	for (size_t i = 0; i < n->nrooms; i++) {
+		refs[i].id = n->rooms[i]->id;
+		refs[i].name = n->rooms[i]->file.name;
+		refs[i].dflt = n->nrooms > 1 &&
+		    strcmp(n->rooms[i]->id, n->dflt) == 0;
 	}
 }
 
@@ -277,45 +272,32 @@ static struct node_room *
 node_find(struct node *n, struct node_msg *m)
 {
 	const char *sel = m->room;
-	struct node_room *found = NULL;
-	char names[PAPO_ERR_LEN - 64];
-	size_t hits = 0;
+	struct node_room *found;
+	struct room_ref refs[PAPO_ROOMS_MAX];
+	char err[PAPO_ERR_LEN];
+	int status;
+	long at;
 
 	if (n->nrooms == 0) {
 		node_fail(n, m, 404, "this daemon is in no room yet: join one "
 		    "with 'papo join INVITE' or make one with 'papo new'");
 		return NULL;
 	}
+	node_refs(n, refs);
 	if (sel == NULL || sel[0] == '\0') {
 		if ((found = node_default(n)) != NULL)
 			return found;
-		node_room_names(n, names, sizeof(names));
+		room_refs_format(refs, n->nrooms, err, sizeof(err) - 96);
 		node_fail(n, m, 409, "this daemon is in %zu rooms and none is "
 		    "the default: name one (--room, or room) of %s", n->nrooms,
-		    names);
+		    err);
 		return NULL;
 	}
-	for (size_t i = 0; i < n->nrooms; i++) {
-		int how = room_matches(sel, n->rooms[i]->id,
-		    n->rooms[i]->file.name);
-
-		if (how == ROOM_BY_ID)
-			return n->rooms[i];
-		if (how == ROOM_BY_NAME) {
-			found = n->rooms[i];
-			hits++;
-		}
+	if ((at = room_pick(sel, refs, n->nrooms, err, &status)) == -1) {
+		node_fail(n, m, status, "%s", err);
+		return NULL;
 	}
-	if (hits == 1)
-		return found;
-	node_room_names(n, names, sizeof(names));
-	if (hits > 1)
-		node_fail(n, m, 409, "'%.64s' names %zu rooms: give its id; the "
-		    "rooms are %s", sel, hits, names);
-	else
-		node_fail(n, m, 404, "no room named '%.64s'; the rooms are %s",
-		    sel, names);
-	return NULL;
+	return n->rooms[at];
 }
 
 static int node_default_save(char err[PAPO_ERR_LEN], struct node *n);

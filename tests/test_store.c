@@ -22,6 +22,7 @@
 #include <sodium.h>
 
 #include "lib/buf.h"
+#include "node/store/room.h"
 #include "node/store/store.h"
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"
@@ -1057,6 +1058,62 @@ test_errors(const struct ctx *c)
 }
 
 /* Retention: PAPO_KEEP's syntax, refused with a reason. */
+/*
+ * How a ROOM names a room, everywhere (room_pick): its id; its name or
+ * the start of its id (4 characters at least) when that is one room;
+ * otherwise an error naming the rooms, 404 for none and 409 for several.
+ */
+static void
+test_room_pick(void)
+{
+	static const struct room_ref rooms[] = {
+		{ "AAAABBBBCCCCDDDDEEEEFFFFGG", "alpha", 1 },
+		{ "AAAAZZZZCCCCDDDDEEEEFFFFGG", "beta", 0 },
+		{ "QQQQBBBBCCCCDDDDEEEEFFFFGG", "beta", 0 },
+		{ "RRRRBBBBCCCCDDDDEEEEFFFFGG", "AAAABBBBCCCCDDDDEEEEFFFFGG", 0 },
+	};
+	static const struct {
+		const char *sel;
+		long want;          /* the index, or -1 */
+		int status;         /* when -1 */
+		const char *says;   /* in err, when -1 */
+	} cases[] = {
+		{ "alpha", 0, 0, NULL },
+		{ "AAAABBBBCCCCDDDDEEEEFFFFGG", 0, 0, NULL },  /* an id wins */
+		{ "QQQQ", 2, 0, NULL },
+		{ "AAAAZ", 1, 0, NULL },
+		{ "QQQ", -1, 404, "no room named 'QQQ'" },    /* too short */
+		{ "AAAA", -1, 409, "'AAAA' names 2 rooms: give its id" },
+		{ "beta", -1, 409, "'beta' names 2 rooms" },
+		{ "gamma", -1, 404, "no room named 'gamma'; the rooms are "
+		    "alpha (AAAABBBB) [default], beta (AAAAZZZZ), beta" },
+		{ "", -1, 404, "no room named ''" },
+	};
+	char err[PAPO_ERR_LEN], small[24];
+	size_t n = sizeof(rooms) / sizeof(rooms[0]);
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int status = 0;
+		long got;
+
+		err[0] = '\0';
+		got = room_pick(cases[i].sel, rooms, n, err, &status);
+		CHECK_EQ_INT(got, cases[i].want);
+		if (cases[i].want != -1)
+			continue;
+		CHECK_EQ_INT(status, cases[i].status);
+		if (strstr(err, cases[i].says) == NULL)
+			fprintf(stderr, "room_pick('%s'): '%s', not '%s'\n",
+			    cases[i].sel, err, cases[i].says);
+		CHECK(strstr(err, cases[i].says) != NULL);
+	}
+	CHECK_EQ_INT(room_pick("alpha", rooms, 0, err, NULL), -1);
+	CHECK(strcmp(err, "this daemon is in no room yet") == 0);
+	/* The list is cut to its buffer, never past it. */
+	room_refs_format(rooms, n, small, sizeof(small));
+	CHECK(strcmp(small, "alpha (AAAABBBB) [defau") == 0);
+}
+
 static void
 test_keep_parse(void)
 {
@@ -1376,6 +1433,7 @@ main(void)
 	test_compact_days(&c);
 	test_compact_damaged(&c);
 	test_compact_kill(&c);
+	test_room_pick();
 
 	sec_identity_free(c.me);
 	rmhome(c.idhome);

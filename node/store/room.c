@@ -898,57 +898,113 @@ room_matches(const char *sel, const char *id, const char *name)
 	return 0;
 }
 
+void
+room_refs_format(const struct room_ref *rooms, size_t n, char *out,
+    size_t len)
+{
+	size_t used = 0;
+
+	if (len == 0)
+		return;
+	out[0] = '\0';
+	for (size_t i = 0; i < n && used < len; i++) {
+		int k = snprintf(out + used, len - used, "%s%s (%.8s)%s",
+		    i > 0 ? ", " : "", rooms[i].name, rooms[i].id,
+		    rooms[i].dflt ? " [default]" : "");
+
+		if (k < 0)
+			break;
+		used += (size_t)k;
+	}
+}
+
+long
+room_pick(const char *sel, const struct room_ref *rooms, size_t n,
+    char err[PAPO_ERR_LEN], int *status)
+{
+	char names[PAPO_ERR_LEN - 80];
+	size_t hits = 0;
+	long found = -1;
+
+	for (size_t i = 0; i < n; i++) {
+		int how = room_matches(sel, rooms[i].id, rooms[i].name);
+
+		if (how == ROOM_BY_ID)
+			return (long)i;
+		if (how == ROOM_BY_NAME) {
+			found = (long)i;
+			hits++;
+		}
+	}
+	if (hits == 1)
+		return found;
+	room_refs_format(rooms, n, names, sizeof(names));
+	if (status != NULL)
+		*status = hits > 1 ? 409 : 404;
+	if (n == 0)
+		snprintf(err, PAPO_ERR_LEN, "this daemon is in no room yet");
+	else if (hits > 1)
+		snprintf(err, PAPO_ERR_LEN, "'%.64s' names %zu rooms: give its "
+		    "id; the rooms are %s", sel, hits, names);
+	else
+		snprintf(err, PAPO_ERR_LEN, "no room named '%.64s'; the rooms "
+		    "are %s", sel, names);
+	return -1;
+}
+
 int
 room_dir_find(char err[PAPO_ERR_LEN], const char *home, const char *sel,
     char *dir, size_t len)
 {
-	char **dirs = NULL, names[PAPO_ERR_LEN - 80] = "", *found = NULL;
-	size_t n = 0, hits = 0, used = 0;
+	/* Each room's id and name as its room.json says, for room_pick. */
+	struct found {
+		char id[PAPO_ROOMID_LEN + 1];
+		char name[ROOM_NAME_MAX + 1];
+		size_t dir;             /* its index in dirs */
+	} *f = NULL;
+	struct room_ref *refs = NULL;
+	char **dirs = NULL;
+	size_t n = 0, nrefs = 0;
+	long at;
 	int rc = -1;
 
 	if (room_dirs(err, home, &dirs, &n) == -1)
 		return -1;
+	if (n == 0) {
+		snprintf(err, PAPO_ERR_LEN, "%s holds no room yet", home);
+		goto done;
+	}
+	if ((f = calloc(n, sizeof(*f))) == NULL ||
+	    (refs = calloc(n, sizeof(*refs))) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		goto done;
+	}
 	for (size_t i = 0; i < n; i++) {
 		struct room_file r;
 		struct room_keys keys;
-		char id[PAPO_ROOMID_LEN + 1], why[PAPO_ERR_LEN];
-		int how;
+		char why[PAPO_ERR_LEN];
 
 		if (room_load(why, dirs[i], &r) == -1)
 			continue;
 		sec_room_keys(r.secret, &keys);
-		sec_room_id_format(&keys, id);
+		sec_room_id_format(&keys, f[nrefs].id);
 		sodium_memzero(&keys, sizeof(keys));
-		how = room_matches(sel, id, r.name);
-		if (used < sizeof(names)) {
-			int k = snprintf(names + used, sizeof(names) - used,
-			    "%s%s (%.8s)", used > 0 ? ", " : "", r.name, id);
-
-			used += k > 0 ? (size_t)k : 0;
-		}
+		snprintf(f[nrefs].name, sizeof(f[nrefs].name), "%s", r.name);
 		room_wipe(&r);
-		if (how == ROOM_BY_ID) {
-			found = dirs[i];
-			hits = 1;
-			break;
-		}
-		if (how == ROOM_BY_NAME) {
-			found = dirs[i];
-			hits++;
-		}
+		f[nrefs].dir = i;
+		refs[nrefs].id = f[nrefs].id;
+		refs[nrefs].name = f[nrefs].name;
+		nrefs++;
 	}
-	if (n == 0)
-		snprintf(err, PAPO_ERR_LEN, "%s holds no room yet", home);
-	else if (hits > 1)
-		snprintf(err, PAPO_ERR_LEN, "'%.64s' names %zu rooms: give its "
-		    "id; the rooms are %s", sel, hits, names);
-	else if (hits == 0)
-		snprintf(err, PAPO_ERR_LEN, "no room named '%.64s'; the rooms "
-		    "are %s", sel, names);
-	else if ((size_t)snprintf(dir, len, "%s", found) >= len)
-		snprintf(err, PAPO_ERR_LEN, "path too long: %s", found);
+	if ((at = room_pick(sel, refs, nrefs, err, NULL)) == -1)
+		goto done;
+	if ((size_t)snprintf(dir, len, "%s", dirs[f[at].dir]) >= len)
+		snprintf(err, PAPO_ERR_LEN, "path too long: %s", dirs[f[at].dir]);
 	else
 		rc = 0;
+done:
+	free(refs);
+	free(f);
 	room_dirs_free(dirs, n);
 	return rc;
 }

@@ -84,6 +84,27 @@ int room_invite(char err[PAPO_ERR_LEN], const char *home, const char *listen,
 #define ROOM_BY_NAME 1
 int room_matches(const char *sel, const char *id, const char *name);
 
+/* A room as room_pick and room_refs_format see it: its id and name, and
+ * whether it is the default room. */
+struct room_ref {
+	const char *id;
+	const char *name;
+	int dflt;
+};
+
+/*
+ * The one of n rooms that sel names (room_matches): its index; -1 when
+ * none or several do, with err saying which and naming the rooms, and
+ * *status (when not NULL) 404 for none, 409 for several.
+ */
+long room_pick(const char *sel, const struct room_ref *rooms, size_t n,
+    char err[PAPO_ERR_LEN], int *status);
+
+/* The rooms for an error a person or a model reads, into out (len
+ * bytes, cut if need be): "team (ab3kx2qd) [default], ops (7fq2mm4x)". */
+void room_refs_format(const struct room_ref *rooms, size_t n, char *out,
+    size_t len);
+
 /*
  * The folder of the room of home that sel names (room_matches), into dir
  * (len bytes); -1 with err naming the rooms when none or several are.

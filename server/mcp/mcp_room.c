@@ -28,58 +28,41 @@ mcp_room_get(struct mcp *m, const char *id)
 	return NULL;
 }
 
+/* The rooms as room_pick sees them, into refs (PAPO_ROOMS_MAX). */
+static void
+mcp_room_refs(const struct mcp *m, struct room_ref *refs)
+{
+	for (size_t i = 0; i < m->nrooms; i++) {
+		refs[i].id = m->rooms[i].id;
+		refs[i].name = m->rooms[i].name;
+		refs[i].dflt = strcmp(m->rooms[i].id, m->dflt) == 0;
+	}
+}
+
 /* The rooms' names, for an error a model reads: "team (ab3kx2qd), ...". */
 void
 mcp_room_names(const struct mcp *m, char *out, size_t len)
 {
-	size_t used = 0;
+	struct room_ref refs[PAPO_ROOMS_MAX];
 
-	out[0] = '\0';
-	for (size_t i = 0; i < m->nrooms && used < len; i++) {
-		int k = snprintf(out + used, len - used, "%s%s (%.8s)%s",
-		    i > 0 ? ", " : "", m->rooms[i].name, m->rooms[i].id,
-		    strcmp(m->rooms[i].id, m->dflt) == 0 ? " [default]" : "");
-
-		if (k < 0)
-			break;
-		used += (size_t)k;
-	}
+	mcp_room_refs(m, refs);
+	room_refs_format(refs, m->nrooms, out, len);
 }
 
 /*
- * The room sel names: its id, its name, or the start of its id (4
- * characters at least), each unambiguous, as node.c finds a room.  NULL
- * with err saying why, naming the rooms there are.
+ * The room sel names (room_pick, as node.c finds a room).  NULL with err
+ * saying why, naming the rooms there are.
  */
 struct mcp_room *
 mcp_room_find(struct mcp *m, const char *sel, char err[PAPO_ERR_LEN])
 {
-	struct mcp_room *found = NULL;
-	char names[PAPO_ERR_LEN - 80];
-	size_t hits = 0;
+	struct room_ref refs[PAPO_ROOMS_MAX];
+	long at;
 
-	for (size_t i = 0; i < m->nrooms; i++) {
-		int how = room_matches(sel, m->rooms[i].id, m->rooms[i].name);
-
-		if (how == ROOM_BY_ID)
-			return &m->rooms[i];
-		if (how == ROOM_BY_NAME) {
-			found = &m->rooms[i];
-			hits++;
-		}
-	}
-	if (hits == 1)
-		return found;
-	mcp_room_names(m, names, sizeof(names));
-	if (m->nrooms == 0)
-		snprintf(err, PAPO_ERR_LEN, "this daemon is in no room yet");
-	else if (hits > 1)
-		snprintf(err, PAPO_ERR_LEN, "'%.40s' names %zu rooms: give its "
-		    "id; the rooms are %s", sel, hits, names);
-	else
-		snprintf(err, PAPO_ERR_LEN, "no room named '%.40s'; the rooms "
-		    "are %s", sel, names);
-	return NULL;
+	mcp_room_refs(m, refs);
+	if ((at = room_pick(sel, refs, m->nrooms, err, NULL)) == -1)
+		return NULL;
+	return &m->rooms[at];
 }
 
 /*
