@@ -783,8 +783,8 @@ node_make_invite(struct node_room *r)
 	char *s;
 
 	memset(&inv, 0, sizeof(inv));
-	memcpy(inv.secret, r->file.secret, 32);
-	memcpy(inv.inviter, n->me->pk, 32);
+	memcpy(inv.secret, r->file.secret, PAPO_KEY_LEN);
+	memcpy(inv.inviter, n->me->pk, PAPO_KEY_LEN);
 	inv.naddr = net_addrs(n->net, inv.addr, PAPO_ADDR_MAX);
 	if ((room = room_given_name(&r->file)) != NULL)
 		snprintf(inv.room, sizeof(inv.room), "%s", room);

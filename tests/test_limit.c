@@ -97,7 +97,7 @@ test_recv(void)
 	struct papo_rate r = { 20, 60, 10 };
 	struct papo_damp d = { 12, 300, 0 };
 	struct limit *l = limit_new(&r, &d, 0);
-	uint8_t a[32], b[32];
+	uint8_t a[PAPO_KEY_LEN], b[PAPO_KEY_LEN];
 	uint64_t now = 100000 * MIN, nlog = 0, kept = 0, lines = 0, total = 0;
 	unsigned cap = limit_recv_cap(l);
 
@@ -146,7 +146,7 @@ test_damp(void)
 	struct papo_damp d = { 4, 300, 0 }, off = { 0, 0, 1 };
 	struct limit *l = limit_new(&r, &d, 0), *lo = limit_new(&r, &off, 0);
 	struct limit_exchange ex[4];
-	uint8_t a[32], b[32], c[32];
+	uint8_t a[PAPO_KEY_LEN], b[PAPO_KEY_LEN], c[PAPO_KEY_LEN];
 	uint64_t t = 100000 * MIN;
 
 	memset(a, 'a', sizeof(a));
@@ -164,7 +164,7 @@ test_damp(void)
 	CHECK_EQ_INT(limit_damp_check(l, a, c, t), 0);
 	CHECK_EQ_INT(limit_damp_check(lo, a, b, t), 0);
 	CHECK_EQ_INT(limit_damp_list(l, a, t, ex, 4), 1);
-	CHECK(memcmp(ex[0].with, b, 32) == 0 && ex[0].answers == 4 &&
+	CHECK(memcmp(ex[0].with, b, PAPO_KEY_LEN) == 0 && ex[0].answers == 4 &&
 	    ex[0].retry_after_s == 296);
 	CHECK_EQ_INT(limit_damp_check(l, a, b, t + 300 * 1000), 0);
 	/* An old message of c's (sync) changes nothing; a new one ends it. */

@@ -39,7 +39,7 @@ struct forger {
 };
 
 static struct room_keys keys;
-static uint8_t bo_pk[32];
+static uint8_t bo_pk[PAPO_KEY_LEN];
 static int msgno;
 
 /* The forgers' side: their own loop, run in slices. */
@@ -70,7 +70,7 @@ forger_open(void *arg, struct quic_conn *c)
 	memset(&h, 0, sizeof(h));
 	h.type = FRAME_HELLO;
 	h.u.hello.version = f->version;
-	memcpy(h.u.hello.id, f->id->pk, 32);
+	memcpy(h.u.hello.id, f->id->pk, PAPO_KEY_LEN);
 	strcpy(h.u.hello.name, f->name);
 	h.u.hello.obs = *quic_remote(c);
 	forger_send(f, &h);
@@ -93,12 +93,12 @@ forger_frame(void *arg, struct quic_conn *c, const uint8_t *p, size_t n)
 		for (size_t i = 0; i < fr.u.peers.n; i++) {
 			const struct frame_peer *e = &fr.u.peers.v[i];
 
-			if (memcmp(e->id, bo_pk, 32) == 0 && e->has_sig &&
+			if (memcmp(e->id, bo_pk, PAPO_KEY_LEN) == 0 && e->has_sig &&
 			    e->seen > f->bo_entry.seen)
 				f->bo_entry = *e;
 		}
 	if (fr.type == FRAME_BYE && fr.u.bye.has_sig &&
-	    memcmp(fr.u.bye.id, bo_pk, 32) == 0)
+	    memcmp(fr.u.bye.id, bo_pk, PAPO_KEY_LEN) == 0)
 		f->bo_bye = fr.u.bye;
 	frame_clear(&fr);
 }
@@ -166,7 +166,7 @@ forger_sync(struct forger *f, struct loop *l, struct loop_timer *t,
  * frames that do not open or verify, and counts them per connection. */
 static void
 forger_redial(struct forger *f, struct loop *l, struct loop_timer *t,
-    const struct addr *at, const uint8_t ana[32])
+    const struct addr *at, const uint8_t ana[PAPO_KEY_LEN])
 {
 	if (f->c != NULL)
 		quic_close(f->c);
@@ -191,7 +191,7 @@ forge_bye(struct forger *f)
 		b.u.bye.ts = loop_wall_ms() + 3600000u;
 		frame_bye_sign(&b.u.bye, &keys, f->id);
 	}
-	memcpy(b.u.bye.id, bo_pk, 32);
+	memcpy(b.u.bye.id, bo_pk, PAPO_KEY_LEN);
 	forger_send(f, &b);
 }
 
@@ -213,40 +213,40 @@ forge_entry(struct forger *f, const char *name)
 	addr_parse("192.0.2.66:6666", &e.addr[0]);
 	if (f->version >= 3)
 		frame_peer_sign(&e, &keys, f->id);
-	memcpy(e.id, bo_pk, 32);
+	memcpy(e.id, bo_pk, PAPO_KEY_LEN);
 	forger_send(f, &fr);
 }
 
 /* An admin grant for who, signed by f; by then set to claim, so a claim
  * other than f is a forged signature. */
 static void
-forge_admin(struct forger *f, const uint8_t who[32], const uint8_t claim[32])
+forge_admin(struct forger *f, const uint8_t who[PAPO_KEY_LEN], const uint8_t claim[PAPO_KEY_LEN])
 {
 	struct frame fr;
 
 	memset(&fr, 0, sizeof(fr));
 	fr.type = FRAME_ADMIN;
-	memcpy(fr.u.admin.id, who, 32);
+	memcpy(fr.u.admin.id, who, PAPO_KEY_LEN);
 	fr.u.admin.ts = loop_wall_ms();
 	frame_admin_sign(&fr.u.admin, &keys, f->id);
-	memcpy(fr.u.admin.by, claim, 32);
+	memcpy(fr.u.admin.by, claim, PAPO_KEY_LEN);
 	forger_send(f, &fr);
 }
 
 /* Epoch 1 removing bo, its secret sealed to ana and to f, signed by f;
  * by then set to claim, as forge_admin. */
 static void
-forge_epoch(struct forger *f, const uint8_t ana[32], const uint8_t claim[32])
+forge_epoch(struct forger *f, const uint8_t ana[PAPO_KEY_LEN], const uint8_t claim[PAPO_KEY_LEN])
 {
 	struct frame fr;
 	struct frame_epoch_key k[2];
-	uint8_t secret[32], removed[1][32];
+	uint8_t secret[PAPO_KEY_LEN], removed[1][PAPO_KEY_LEN];
 
 	memset(&fr, 0, sizeof(fr));
 	randombytes_buf(secret, sizeof(secret));
-	memcpy(k[0].id, ana, 32);
-	memcpy(k[1].id, f->id->pk, 32);
-	memcpy(removed[0], bo_pk, 32);
+	memcpy(k[0].id, ana, PAPO_KEY_LEN);
+	memcpy(k[1].id, f->id->pk, PAPO_KEY_LEN);
+	memcpy(removed[0], bo_pk, PAPO_KEY_LEN);
 	if (sec_box_seal(k[0].box, secret, ana) == -1 ||
 	    sec_box_seal(k[1].box, secret, f->id->pk) == -1)
 		abort();
@@ -258,7 +258,7 @@ forge_epoch(struct forger *f, const uint8_t ana[32], const uint8_t claim[32])
 	fr.u.epoch.nkeys = 2;
 	fr.u.epoch.keys = k;
 	frame_epoch_sign(&fr.u.epoch, &keys, f->id);
-	memcpy(fr.u.epoch.by, claim, 32);
+	memcpy(fr.u.epoch.by, claim, PAPO_KEY_LEN);
 	forger_send(f, &fr);
 }
 
@@ -296,7 +296,7 @@ main(void)
 	struct loop_timer *t;
 	struct room_file r;
 	struct addr at;
-	uint8_t ana_pk[32];
+	uint8_t ana_pk[PAPO_KEY_LEN];
 	cJSON *s;
 
 	if (getenv("PAPO_LOG") != NULL && log_parse_level(getenv("PAPO_LOG")) >= 0)

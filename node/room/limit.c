@@ -20,7 +20,7 @@
 
 /* How many of one author's messages are stored, per minute of its clock. */
 struct author {
-	uint8_t id[32];
+	uint8_t id[PAPO_KEY_LEN];
 	uint64_t last;              /* our ms of its last message */
 	struct {
 		uint64_t minute;        /* its clock's ms / 60000, +1: 0 unused */
@@ -33,7 +33,7 @@ struct author {
 
 /* The answers between a and b (a < b), the newest damp.n of them. */
 struct pair {
-	uint8_t a[32], b[32];
+	uint8_t a[PAPO_KEY_LEN], b[PAPO_KEY_LEN];
 	int used;
 	uint64_t newest;            /* the newest answer's time */
 	uint64_t *t;                /* damp.n slots, 0 empty */
@@ -317,32 +317,32 @@ author_slot(struct limit *l)
 
 /* id's entry, made when new; NULL only when nothing could be had. */
 static struct author *
-author_get(struct limit *l, const uint8_t id[32], uint64_t now_ms)
+author_get(struct limit *l, const uint8_t id[PAPO_KEY_LEN], uint64_t now_ms)
 {
 	struct author *a;
 
 	for (size_t i = 0; i < l->nauthors; i++)
-		if (memcmp(l->authors[i].id, id, 32) == 0)
+		if (memcmp(l->authors[i].id, id, PAPO_KEY_LEN) == 0)
 			return &l->authors[i];
 	if ((a = author_slot(l)) == NULL)
 		return NULL;
 	memset(a, 0, sizeof(*a));
-	memcpy(a->id, id, 32);
+	memcpy(a->id, id, PAPO_KEY_LEN);
 	a->last = now_ms;
 	return a;
 }
 
 static const struct author *
-author_find(const struct limit *l, const uint8_t id[32])
+author_find(const struct limit *l, const uint8_t id[PAPO_KEY_LEN])
 {
 	for (size_t i = 0; i < l->nauthors; i++)
-		if (memcmp(l->authors[i].id, id, 32) == 0)
+		if (memcmp(l->authors[i].id, id, PAPO_KEY_LEN) == 0)
 			return &l->authors[i];
 	return NULL;
 }
 
 enum limit_recv
-limit_recv(struct limit *l, const uint8_t author[32], uint64_t ts,
+limit_recv(struct limit *l, const uint8_t author[PAPO_KEY_LEN], uint64_t ts,
     uint64_t now_ms, uint64_t *nlog)
 {
 	struct author *a = author_get(l, author, now_ms);
@@ -381,7 +381,7 @@ limit_recv(struct limit *l, const uint8_t author[32], uint64_t ts,
 }
 
 uint64_t
-limit_dropped(const struct limit *l, const uint8_t author[32])
+limit_dropped(const struct limit *l, const uint8_t author[PAPO_KEY_LEN])
 {
 	const struct author *a = author_find(l, author);
 
@@ -394,7 +394,7 @@ static void
 pair_order(const uint8_t *x, const uint8_t *y, const uint8_t **a,
     const uint8_t **b)
 {
-	int lt = memcmp(x, y, 32) < 0;
+	int lt = memcmp(x, y, PAPO_KEY_LEN) < 0;
 
 	*a = lt ? x : y;
 	*b = lt ? y : x;
@@ -409,8 +409,8 @@ pair_find(const struct limit *l, const uint8_t *x, const uint8_t *y)
 	for (size_t i = 0; i < LIMIT_PAIRS; i++) {
 		const struct pair *p = &l->pairs[i];
 
-		if (p->used && memcmp(p->a, a, 32) == 0 &&
-		    memcmp(p->b, b, 32) == 0)
+		if (p->used && memcmp(p->a, a, PAPO_KEY_LEN) == 0 &&
+		    memcmp(p->b, b, PAPO_KEY_LEN) == 0)
 			return p;
 	}
 	return NULL;
@@ -440,8 +440,8 @@ pair_get(struct limit *l, const uint8_t *x, const uint8_t *y)
 	}
 	pair_clear(l, old);
 	pair_order(x, y, &a, &b);
-	memcpy(old->a, a, 32);
-	memcpy(old->b, b, 32);
+	memcpy(old->a, a, PAPO_KEY_LEN);
+	memcpy(old->b, b, PAPO_KEY_LEN);
 	old->used = 1;
 	return old;
 }
@@ -449,11 +449,11 @@ pair_get(struct limit *l, const uint8_t *x, const uint8_t *y)
 static int
 pair_has(const struct pair *p, const uint8_t *who)
 {
-	return memcmp(p->a, who, 32) == 0 || memcmp(p->b, who, 32) == 0;
+	return memcmp(p->a, who, PAPO_KEY_LEN) == 0 || memcmp(p->b, who, PAPO_KEY_LEN) == 0;
 }
 
 void
-limit_damp_note(struct limit *l, const uint8_t author[32],
+limit_damp_note(struct limit *l, const uint8_t author[PAPO_KEY_LEN],
     const uint8_t *answered, uint64_t ts)
 {
 	struct pair *p;
@@ -469,7 +469,7 @@ limit_damp_note(struct limit *l, const uint8_t author[32],
 		if (p->used && !pair_has(p, author) && ts > p->newest)
 			pair_clear(l, p);
 	}
-	if (answered == NULL || memcmp(answered, author, 32) == 0)
+	if (answered == NULL || memcmp(answered, author, PAPO_KEY_LEN) == 0)
 		return;
 	p = pair_get(l, author, answered);
 	/* Keep the newest n times: this one takes the oldest's slot. */
@@ -483,7 +483,7 @@ limit_damp_note(struct limit *l, const uint8_t author[32],
 }
 
 void
-limit_damp_person(struct limit *l, const uint8_t who[32], uint64_t ts)
+limit_damp_person(struct limit *l, const uint8_t who[PAPO_KEY_LEN], uint64_t ts)
 {
 	if (l->damp.off)
 		return;
@@ -513,8 +513,8 @@ pair_count(const struct limit *l, const struct pair *p, uint64_t now_ms,
 }
 
 unsigned
-limit_damp_check(const struct limit *l, const uint8_t me[32],
-    const uint8_t other[32], uint64_t now_ms)
+limit_damp_check(const struct limit *l, const uint8_t me[PAPO_KEY_LEN],
+    const uint8_t other[PAPO_KEY_LEN], uint64_t now_ms)
 {
 	const struct pair *p;
 	unsigned retry;
@@ -527,7 +527,7 @@ limit_damp_check(const struct limit *l, const uint8_t me[32],
 }
 
 size_t
-limit_damp_list(const struct limit *l, const uint8_t me[32], uint64_t now_ms,
+limit_damp_list(const struct limit *l, const uint8_t me[PAPO_KEY_LEN], uint64_t now_ms,
     struct limit_exchange *out, size_t max)
 {
 	size_t k = 0;
@@ -541,7 +541,7 @@ limit_damp_list(const struct limit *l, const uint8_t me[32], uint64_t now_ms,
 		if (!p->used || !pair_has(p, me) ||
 		    (n = pair_count(l, p, now_ms, &retry)) == 0)
 			continue;
-		memcpy(out[k].with, memcmp(p->a, me, 32) == 0 ? p->b : p->a, 32);
+		memcpy(out[k].with, memcmp(p->a, me, PAPO_KEY_LEN) == 0 ? p->b : p->a, PAPO_KEY_LEN);
 		out[k].answers = n;
 		out[k].retry_after_s = n >= l->damp.n ? (retry > 0 ? retry : 1) :
 		    0;

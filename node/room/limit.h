@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "lib/err.h"
+#include "node/papo.h"
 
 /*
  * Sending limits (docs/SECURITY.md, "Rate limits and reply loops").
@@ -60,7 +61,7 @@ enum limit_recv {
 
 /* An exchange of answers between us and another member. */
 struct limit_exchange {
-	uint8_t with[32];
+	uint8_t with[PAPO_KEY_LEN];
 	unsigned answers;           /* within the window */
 	unsigned retry_after_s;     /* 0 unless damped */
 };
@@ -85,26 +86,26 @@ unsigned limit_tokens(struct limit *l, uint64_t now_ns);
 unsigned limit_recv_cap(const struct limit *l);
 /* Whether to store author's message written at ts (its clock, ms) when
  * our clock says now_ms. */
-enum limit_recv limit_recv(struct limit *l, const uint8_t author[32],
+enum limit_recv limit_recv(struct limit *l, const uint8_t author[PAPO_KEY_LEN],
     uint64_t ts, uint64_t now_ms, uint64_t *nlog);
 /* Messages of author dropped so far. */
-uint64_t limit_dropped(const struct limit *l, const uint8_t author[32]);
+uint64_t limit_dropped(const struct limit *l, const uint8_t author[PAPO_KEY_LEN]);
 
 /* A message stored: author wrote it at ts, answering a message of
  * answered (NULL when not an answer, or an answer to itself).  A message
  * newer than an exchange it is not part of ends that exchange. */
-void limit_damp_note(struct limit *l, const uint8_t author[32],
+void limit_damp_note(struct limit *l, const uint8_t author[PAPO_KEY_LEN],
     const uint8_t *answered, uint64_t ts);
 /* A person spoke as who at ts (the dashboard, the API; here, or at who's
  * daemon): who's exchanges with nothing newer end. */
-void limit_damp_person(struct limit *l, const uint8_t who[32], uint64_t ts);
+void limit_damp_person(struct limit *l, const uint8_t who[PAPO_KEY_LEN], uint64_t ts);
 /* 0 when me may answer other now, else the seconds until the oldest
  * answer counted leaves the window. */
-unsigned limit_damp_check(const struct limit *l, const uint8_t me[32],
-    const uint8_t other[32], uint64_t now_ms);
+unsigned limit_damp_check(const struct limit *l, const uint8_t me[PAPO_KEY_LEN],
+    const uint8_t other[PAPO_KEY_LEN], uint64_t now_ms);
 /* The exchanges of me with answers in the window, up to max; their
  * count. */
-size_t limit_damp_list(const struct limit *l, const uint8_t me[32],
+size_t limit_damp_list(const struct limit *l, const uint8_t me[PAPO_KEY_LEN],
     uint64_t now_ms, struct limit_exchange *out, size_t max);
 /* The damping setting (off: n is 0). */
 void limit_damp_conf(const struct limit *l, struct papo_damp *out);

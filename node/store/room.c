@@ -77,7 +77,7 @@ room_wipe(struct room_file *r)
 /* The name every member derives from the room's secret: "papo-" and the
  * first 8 characters of the public room id. */
 static void
-room_derived_name(const uint8_t secret[32], char out[ROOM_NAME_MAX + 1])
+room_derived_name(const uint8_t secret[PAPO_KEY_LEN], char out[ROOM_NAME_MAX + 1])
 {
 	struct room_keys keys;
 	char rid[PAPO_ROOMID_LEN + 1];
@@ -850,7 +850,7 @@ room_describe(char err[PAPO_ERR_LEN], const char *home,
 {
 	struct room_keys keys;
 	struct room_file r;
-	uint8_t h[32];
+	uint8_t h[PAPO_KEY_LEN];
 	char text[(sizeof(h) * 8 + 4) / 5 + 1];
 
 	if (room_load(err, home, &r) == -1)

@@ -117,13 +117,13 @@ int room_dir_find(char err[PAPO_ERR_LEN], const char *home, const char *sel,
 struct room_file {
 	char name[ROOM_NAME_MAX + 1];      /* given by its maker, or "papo-"
 	                                    * and the start of the room id */
-	uint8_t secret[32];
+	uint8_t secret[PAPO_KEY_LEN];
 	char me[PAPO_NAME_MAX + 1];
 	char about[PAPO_ABOUT_MAX + 1];
 	int has_inviter;
-	uint8_t inviter[32];
+	uint8_t inviter[PAPO_KEY_LEN];
 	int has_owner;                     /* the member who made the room: */
-	uint8_t owner[32];                 /* ourselves when we made it, or
+	uint8_t owner[PAPO_KEY_LEN];                 /* ourselves when we made it, or
 	                                    * as our inviter's hello said */
 	size_t nboot;
 	struct addr boot[PAPO_ADDR_MAX];   /* the inviter's addresses */
