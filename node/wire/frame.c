@@ -1471,6 +1471,32 @@ frame_for_version(const struct frame *f, unsigned version, struct frame *out,
 }
 
 int
+frame_signed_input(const struct frame *f, size_t i,
+    const struct room_keys *k, struct buf *out)
+{
+	switch (f->type) {
+	case FRAME_MSG:
+		return frame_msg_signed(&f->u.msg, k, out);
+	case FRAME_ACK:
+		return frame_ack_signed(&f->u.ack, k, out);
+	case FRAME_PUNCH:
+		return frame_punch_signed(&f->u.punch, k, out);
+	case FRAME_ADMIN:
+		return frame_admin_signed(&f->u.admin, k, out);
+	case FRAME_EPOCH:
+		return frame_epoch_signed(&f->u.epoch, k, out);
+	case FRAME_BYE:
+		return f->u.bye.has_sig ? frame_bye_signed(&f->u.bye, k, out) :
+		    -1;
+	case FRAME_PEERS:
+		return i < f->u.peers.n && f->u.peers.v[i].has_sig ?
+		    frame_peer_signed(&f->u.peers.v[i], k, out) : -1;
+	default:
+		return -1;
+	}
+}
+
+int
 frame_ack_sign(struct frame_ack *a, const struct room_keys *k,
     const struct identity *id)
 {

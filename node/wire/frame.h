@@ -277,6 +277,13 @@ int frame_epoch_sign(struct frame_epoch *e, const struct room_keys *k,
 int frame_for_version(const struct frame *f, unsigned version,
     struct frame *out, struct frame_peer *v);
 
+/* Appends to out the bytes a signature covers (docs/PROTOCOL.md,
+ * "Signatures"): those of entry i of a peers frame, else of f itself (i
+ * is then 0).  -1 when that carries no signature (or out runs out).  For
+ * tests and tools: the codec signs and verifies on its own. */
+int frame_signed_input(const struct frame *f, size_t i,
+    const struct room_keys *k, struct buf *out);
+
 /* The name of a type ("msg") and of an error, for logs and replies. */
 const char *frame_type_name(enum frame_type t);
 const char *frame_strerror(enum frame_err e);
