@@ -129,7 +129,7 @@ test_versions(void)
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_HELLO;
 	f.u.hello.version = 2;
-	memcpy(f.u.hello.id, alice->pk, 32);
+	memcpy(f.u.hello.id, alice->pk, PAPO_KEY_LEN);
 	strcpy(f.u.hello.name, "alice");
 	addr_parse("203.0.113.7:40123", &f.u.hello.obs);
 	buf_init(&b, PAPO_FRAME_MAX);
@@ -155,7 +155,7 @@ test_versions(void)
 	/* punch: version 2 only, signed by from. */
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PUNCH;
-	memcpy(f.u.punch.to, bob->pk, 32);
+	memcpy(f.u.punch.to, bob->pk, PAPO_KEY_LEN);
 	f.u.punch.phase = PUNCH_ASK;
 	f.u.punch.n = 1;
 	f.u.punch.ts = 1796000000000ull;
@@ -166,7 +166,7 @@ test_versions(void)
 	CHECK(frame_seal(&keys, &f, &b) == 0);
 	CHECK_EQ_INT(frame_open(&keys, b.p, b.len, FRAME_V2, &out), FRAME_OK);
 	CHECK(out.type == FRAME_PUNCH && out.u.punch.phase == PUNCH_ASK &&
-	    out.u.punch.n == 1 && memcmp(out.u.punch.from, alice->pk, 32) == 0 &&
+	    out.u.punch.n == 1 && memcmp(out.u.punch.from, alice->pk, PAPO_KEY_LEN) == 0 &&
 	    addr_equal(&out.u.punch.addr[0], &f.u.punch.addr[0]));
 	frame_clear(&out);
 	CHECK_EQ_INT(frame_open(&keys, b.p, b.len, 0, &out), FRAME_ERR_TYPE);
@@ -219,21 +219,21 @@ test_roundtrip(void)
 	memset(in, 0, sizeof(in));
 	in[0].type = FRAME_HELLO;
 	in[0].u.hello.version = 1;
-	memcpy(in[0].u.hello.id, alice->pk, 32);
+	memcpy(in[0].u.hello.id, alice->pk, PAPO_KEY_LEN);
 	strcpy(in[0].u.hello.name, "alice");
 	strcpy(in[0].u.hello.about, "reviews C, \"quotes\" and ünïcode");
 	in[0].u.hello.naddr = 2;
 	addr_parse("127.0.0.1:7778", &in[0].u.hello.addr[0]);
 	addr_parse("[::1]:7779", &in[0].u.hello.addr[1]);
 	in[0].u.hello.msgs = 42;
-	memset(in[0].u.hello.digest, 0xab, 32);
+	memset(in[0].u.hello.digest, 0xab, PAPO_KEY_LEN);
 
 	make_msg(&in[1], "");
 	free(in[1].u.msg.body);
 	in[1].u.msg.body = strdup("hello\nworld \"quoted\" \\ 🚀");
 	in[1].u.msg.body_len = strlen(in[1].u.msg.body);
 	in[1].u.msg.has_to = 1;
-	memcpy(in[1].u.msg.to, bob->pk, 32);
+	memcpy(in[1].u.msg.to, bob->pk, PAPO_KEY_LEN);
 	in[1].u.msg.has_reply_to = 1;
 	strcpy(in[1].u.msg.reply_to, "abcdefgh23");
 	frame_msg_sign(&in[1].u.msg, &keys, alice);
@@ -247,12 +247,12 @@ test_roundtrip(void)
 	in[3].type = FRAME_PEERS;
 	in[3].u.peers.n = 2;
 	in[3].u.peers.v = calloc(2, sizeof(struct frame_peer));
-	memcpy(in[3].u.peers.v[0].id, alice->pk, 32);
+	memcpy(in[3].u.peers.v[0].id, alice->pk, PAPO_KEY_LEN);
 	strcpy(in[3].u.peers.v[0].name, "alice");
 	in[3].u.peers.v[0].seen = 17;
 	in[3].u.peers.v[0].naddr = 1;
 	addr_parse("10.1.2.3:4000", &in[3].u.peers.v[0].addr[0]);
-	memcpy(in[3].u.peers.v[1].id, bob->pk, 32);
+	memcpy(in[3].u.peers.v[1].id, bob->pk, PAPO_KEY_LEN);
 	strcpy(in[3].u.peers.v[1].name, "bob");
 	strcpy(in[3].u.peers.v[1].about, "tests");
 
@@ -264,7 +264,7 @@ test_roundtrip(void)
 	strcpy(in[4].u.sync.have[1], "bbbbbbbbbb");
 
 	in[5].type = FRAME_BYE;
-	memcpy(in[5].u.bye.id, bob->pk, 32);
+	memcpy(in[5].u.bye.id, bob->pk, PAPO_KEY_LEN);
 
 	for (int i = 0; i < 6; i++) {
 		buf_init(&b, PAPO_FRAME_MAX);
@@ -276,31 +276,31 @@ test_roundtrip(void)
 		case FRAME_HELLO: {
 			struct frame_hello *h = &out.u.hello;
 			CHECK_EQ_INT(h->version, 1);
-			CHECK(memcmp(h->id, alice->pk, 32) == 0);
+			CHECK(memcmp(h->id, alice->pk, PAPO_KEY_LEN) == 0);
 			CHECK_EQ_STR(h->name, "alice");
 			CHECK_EQ_STR(h->about, in[0].u.hello.about);
 			CHECK_EQ_INT(h->naddr, 2);
 			CHECK(addr_equal(&h->addr[1], &in[0].u.hello.addr[1]));
 			CHECK_EQ_INT(h->msgs, 42);
-			CHECK(memcmp(h->digest, in[0].u.hello.digest, 32) == 0);
+			CHECK(memcmp(h->digest, in[0].u.hello.digest, PAPO_KEY_LEN) == 0);
 			break;
 		}
 		case FRAME_MSG: {
 			struct frame_msg *m = &out.u.msg;
 			CHECK_EQ_STR(m->id, in[1].u.msg.id);
-			CHECK(memcmp(m->from, alice->pk, 32) == 0);
+			CHECK(memcmp(m->from, alice->pk, PAPO_KEY_LEN) == 0);
 			CHECK_EQ_STR(m->name, "alice");
 			CHECK_EQ_INT(m->ts, 1764480000123ull);
 			CHECK_EQ_STR(m->body, in[1].u.msg.body);
 			CHECK_EQ_INT(m->body_len, in[1].u.msg.body_len);
-			CHECK(m->has_to && memcmp(m->to, bob->pk, 32) == 0);
+			CHECK(m->has_to && memcmp(m->to, bob->pk, PAPO_KEY_LEN) == 0);
 			CHECK(m->has_reply_to);
 			CHECK_EQ_STR(m->reply_to, "abcdefgh23");
 			break;
 		}
 		case FRAME_ACK:
 			CHECK_EQ_STR(out.u.ack.id, "abcdefgh23");
-			CHECK(memcmp(out.u.ack.by, bob->pk, 32) == 0);
+			CHECK(memcmp(out.u.ack.by, bob->pk, PAPO_KEY_LEN) == 0);
 			CHECK_EQ_INT(out.u.ack.state, ACK_READ);
 			CHECK_EQ_INT(out.u.ack.ts, 1764480000999ull);
 			break;
@@ -318,7 +318,7 @@ test_roundtrip(void)
 			CHECK_EQ_STR(out.u.sync.have[1], "bbbbbbbbbb");
 			break;
 		case FRAME_BYE:
-			CHECK(memcmp(out.u.bye.id, bob->pk, 32) == 0);
+			CHECK(memcmp(out.u.bye.id, bob->pk, PAPO_KEY_LEN) == 0);
 			break;
 		case FRAME_PUNCH:     /* version 2: test_versions */
 		case FRAME_ADMIN:     /* version 3: test_presence3 */
@@ -377,7 +377,7 @@ static void
 test_envelope(void)
 {
 	struct room_keys e1, e2;
-	uint8_t secret[32];
+	uint8_t secret[PAPO_KEY_LEN];
 	struct frame f, out;
 	struct buf b;
 	uint32_t n = 0;
@@ -674,7 +674,7 @@ make_peer(struct frame *f, struct frame_peer *p, const struct identity *signer)
 	addr_parse("[2001:db8::1]:7777", &p->addr[1]);
 	if (frame_peer_sign(p, &keys, signer) != 0)
 		abort();
-	memcpy(p->id, alice->pk, 32);
+	memcpy(p->id, alice->pk, PAPO_KEY_LEN);
 }
 
 /* Seals f and opens it with flags: the error. */
@@ -716,7 +716,7 @@ test_presence3(void)
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_HELLO;
 	f.u.hello.version = 3;
-	memcpy(f.u.hello.id, alice->pk, 32);
+	memcpy(f.u.hello.id, alice->pk, PAPO_KEY_LEN);
 	strcpy(f.u.hello.name, "alice");
 	addr_parse("203.0.113.7:40123", &f.u.hello.obs);
 	f.u.hello.events = 2;
@@ -725,10 +725,10 @@ test_presence3(void)
 	CHECK(!out.u.hello.has_owner && out.u.hello.events == 2);
 	frame_clear(&out);
 	f.u.hello.has_owner = 1;
-	memcpy(f.u.hello.owner, bob->pk, 32);
+	memcpy(f.u.hello.owner, bob->pk, PAPO_KEY_LEN);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
 	CHECK(out.u.hello.has_owner &&
-	    memcmp(out.u.hello.owner, bob->pk, 32) == 0);
+	    memcmp(out.u.hello.owner, bob->pk, PAPO_KEY_LEN) == 0);
 	frame_clear(&out);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out),
 	    FRAME_ERR_UNKNOWN_FIELD);
@@ -757,26 +757,26 @@ test_presence3(void)
 	/* admin: version 3 only, signed by by. */
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_ADMIN;
-	memcpy(f.u.admin.id, bob->pk, 32);
+	memcpy(f.u.admin.id, bob->pk, PAPO_KEY_LEN);
 	f.u.admin.ts = 1796000000002ull;
 	CHECK(frame_admin_sign(&f.u.admin, &keys, alice) == 0);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
 	CHECK(out.type == FRAME_ADMIN &&
-	    memcmp(out.u.admin.id, bob->pk, 32) == 0 &&
-	    memcmp(out.u.admin.by, alice->pk, 32) == 0 &&
+	    memcmp(out.u.admin.id, bob->pk, PAPO_KEY_LEN) == 0 &&
+	    memcmp(out.u.admin.by, alice->pk, PAPO_KEY_LEN) == 0 &&
 	    out.u.admin.ts == f.u.admin.ts);
 	frame_clear(&out);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out), FRAME_ERR_TYPE);
 	CHECK(frame_for_version(&f, 2, &v2, pv) == -1);
 	CHECK(frame_for_version(&f, 3, &v2, pv) == 0);
 	/* Another grantee, time or signer than signed: refused. */
-	memcpy(f.u.admin.id, alice->pk, 32);
+	memcpy(f.u.admin.id, alice->pk, PAPO_KEY_LEN);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
-	memcpy(f.u.admin.id, bob->pk, 32);
+	memcpy(f.u.admin.id, bob->pk, PAPO_KEY_LEN);
 	f.u.admin.ts++;
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
 	f.u.admin.ts--;
-	memcpy(f.u.admin.by, bob->pk, 32);
+	memcpy(f.u.admin.by, bob->pk, PAPO_KEY_LEN);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
 	CHECK(frame_admin_sign(&f.u.admin, &other_keys, alice) == 0);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
@@ -784,7 +784,7 @@ test_presence3(void)
 	/* punch goes on in version 3. */
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PUNCH;
-	memcpy(f.u.punch.to, bob->pk, 32);
+	memcpy(f.u.punch.to, bob->pk, PAPO_KEY_LEN);
 	f.u.punch.phase = PUNCH_READY;
 	f.u.punch.n = 2;
 	f.u.punch.ts = 1796000000000ull;
@@ -800,8 +800,8 @@ test_presence3(void)
 	if (out.u.peers.n == 1) {
 		const struct frame_peer *o = &out.u.peers.v[0];
 
-		CHECK(o->has_sig && memcmp(o->sig, p.sig, 64) == 0);
-		CHECK(memcmp(o->id, alice->pk, 32) == 0);
+		CHECK(o->has_sig && memcmp(o->sig, p.sig, PAPO_SIG_LEN) == 0);
+		CHECK(memcmp(o->id, alice->pk, PAPO_KEY_LEN) == 0);
 		CHECK_EQ_STR(o->name, "alice");
 		CHECK_EQ_STR(o->about, "reviews C");
 		CHECK(o->seen == p.seen && o->naddr == 2 &&
@@ -877,7 +877,7 @@ test_presence3(void)
 	make_peer(&f, &p, alice);
 	q = p;
 	q.has_sig = 0;
-	memcpy(q.id, bob->pk, 32);
+	memcpy(q.id, bob->pk, PAPO_KEY_LEN);
 	{
 		struct frame_peer two[2] = { p, q };
 
@@ -885,7 +885,7 @@ test_presence3(void)
 		f.u.peers.n = 2;
 		CHECK(frame_for_version(&f, 3, &v2, pv) == 0);
 		CHECK(v2.u.peers.n == 1 && v2.u.peers.v[0].has_sig &&
-		    memcmp(v2.u.peers.v[0].id, alice->pk, 32) == 0);
+		    memcmp(v2.u.peers.v[0].id, alice->pk, PAPO_KEY_LEN) == 0);
 		CHECK_EQ_INT(seal_open(&keys, &v2, FRAME_V3, &out), FRAME_OK);
 		frame_clear(&out);
 		CHECK(frame_for_version(&f, 2, &v2, pv) == 0);
@@ -909,7 +909,7 @@ test_presence3(void)
 	CHECK(frame_bye_sign(&f.u.bye, &keys, alice) == 0);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
 	CHECK(out.u.bye.has_sig && out.u.bye.ts == f.u.bye.ts &&
-	    memcmp(out.u.bye.id, alice->pk, 32) == 0);
+	    memcmp(out.u.bye.id, alice->pk, PAPO_KEY_LEN) == 0);
 	frame_clear(&out);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out),
 	    FRAME_ERR_UNKNOWN_FIELD);
@@ -926,7 +926,7 @@ test_presence3(void)
 	f.u.bye.ts++;
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
 	f.u.bye.ts--;
-	memcpy(f.u.bye.id, bob->pk, 32);
+	memcpy(f.u.bye.id, bob->pk, PAPO_KEY_LEN);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
 	/* Unsigned: not for version 3. */
 	f.u.bye.has_sig = 0;
@@ -956,7 +956,7 @@ test_presence3(void)
 /* An epoch made by alice giving the secret to alice and bob, removing
  * one more member (a random key). */
 static void
-make_epoch(struct frame *f, const uint8_t secret[32], uint8_t gone[32])
+make_epoch(struct frame *f, const uint8_t secret[PAPO_KEY_LEN], uint8_t gone[PAPO_KEY_LEN])
 {
 	struct frame_epoch *e = &f->u.epoch;
 	struct identity *who[2] = { alice, bob };
@@ -967,12 +967,12 @@ make_epoch(struct frame *f, const uint8_t secret[32], uint8_t gone[32])
 	e->ts = 1796000000003ull;
 	e->nremoved = 1;
 	e->removed = calloc(1, sizeof(*e->removed));
-	crypto_sign_keypair(gone, (uint8_t[64]){ 0 });
-	memcpy(e->removed[0], gone, 32);
+	crypto_sign_keypair(gone, (uint8_t[PAPO_SECKEY_LEN]){ 0 });
+	memcpy(e->removed[0], gone, PAPO_KEY_LEN);
 	e->nkeys = 2;
 	e->keys = calloc(2, sizeof(*e->keys));
 	for (int i = 0; i < 2; i++) {
-		memcpy(e->keys[i].id, who[i]->pk, 32);
+		memcpy(e->keys[i].id, who[i]->pk, PAPO_KEY_LEN);
 		if (sec_box_seal(e->keys[i].box, secret, who[i]->pk) != 0)
 			abort();
 	}
@@ -1039,7 +1039,7 @@ test_epoch(void)
 {
 	struct frame f, out, v2;
 	struct frame_peer pv[FRAME_PEERS_MAX];
-	uint8_t secret[32], got[32], gone[32];
+	uint8_t secret[PAPO_KEY_LEN], got[PAPO_KEY_LEN], gone[PAPO_KEY_LEN];
 	char *good;
 
 	randombytes_buf(secret, sizeof(secret));
@@ -1048,11 +1048,11 @@ test_epoch(void)
 	CHECK(out.type == FRAME_EPOCH && out.u.epoch.n == 1 &&
 	    out.u.epoch.nkeys == 2 && out.u.epoch.nremoved == 1 &&
 	    out.u.epoch.ts == f.u.epoch.ts &&
-	    memcmp(out.u.epoch.by, alice->pk, 32) == 0 &&
-	    memcmp(out.u.epoch.removed[0], gone, 32) == 0);
+	    memcmp(out.u.epoch.by, alice->pk, PAPO_KEY_LEN) == 0 &&
+	    memcmp(out.u.epoch.removed[0], gone, PAPO_KEY_LEN) == 0);
 	if (out.type == FRAME_EPOCH && out.u.epoch.nkeys == 2) {
 		CHECK(sec_box_open(got, out.u.epoch.keys[1].box, bob) == 0 &&
-		    memcmp(got, secret, 32) == 0);
+		    memcmp(got, secret, PAPO_KEY_LEN) == 0);
 		CHECK(sec_box_open(got, out.u.epoch.keys[1].box, alice) == -1);
 	}
 	frame_clear(&out);
@@ -1071,7 +1071,7 @@ test_epoch(void)
 	f.u.epoch.nremoved = 0;
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
 	f.u.epoch.nremoved = 1;
-	memcpy(f.u.epoch.by, bob->pk, 32);
+	memcpy(f.u.epoch.by, bob->pk, PAPO_KEY_LEN);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_ERR_SIGNATURE);
 	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == 0);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
@@ -1084,12 +1084,12 @@ test_epoch(void)
 	f.u.epoch.n = 1ull << 32;
 	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
 	f.u.epoch.n = 1;
-	memcpy(f.u.epoch.removed[0], alice->pk, 32);
+	memcpy(f.u.epoch.removed[0], alice->pk, PAPO_KEY_LEN);
 	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
-	memcpy(f.u.epoch.removed[0], gone, 32);
-	memcpy(f.u.epoch.keys[1].id, alice->pk, 32);
+	memcpy(f.u.epoch.removed[0], gone, PAPO_KEY_LEN);
+	memcpy(f.u.epoch.keys[1].id, alice->pk, PAPO_KEY_LEN);
 	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == -1);
-	memcpy(f.u.epoch.keys[1].id, bob->pk, 32);
+	memcpy(f.u.epoch.keys[1].id, bob->pk, PAPO_KEY_LEN);
 	CHECK(frame_epoch_sign(&f.u.epoch, &keys, bob) == 0);
 
 	/* Malformed text. */
@@ -1118,13 +1118,13 @@ test_epoch(void)
 	f.u.epoch.nkeys = FRAME_EPOCH_KEYS_MAX;
 	f.u.epoch.keys = calloc(FRAME_EPOCH_KEYS_MAX + 1, sizeof(*f.u.epoch.keys));
 	for (size_t i = 0; i <= FRAME_EPOCH_KEYS_MAX; i++) {
-		randombytes_buf(f.u.epoch.keys[i].id, 32);
+		randombytes_buf(f.u.epoch.keys[i].id, PAPO_KEY_LEN);
 		randombytes_buf(f.u.epoch.keys[i].box, SEC_BOX_LEN);
 	}
 	f.u.epoch.nremoved = FRAME_EPOCH_REMOVED_MAX;
-	f.u.epoch.removed = calloc(FRAME_EPOCH_REMOVED_MAX + 1, 32);
+	f.u.epoch.removed = calloc(FRAME_EPOCH_REMOVED_MAX + 1, PAPO_KEY_LEN);
 	for (size_t i = 0; i <= FRAME_EPOCH_REMOVED_MAX; i++)
-		randombytes_buf(f.u.epoch.removed[i], 32);
+		randombytes_buf(f.u.epoch.removed[i], PAPO_KEY_LEN);
 	CHECK(frame_epoch_sign(&f.u.epoch, &keys, alice) == 0);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out), FRAME_OK);
 	frame_clear(&out);

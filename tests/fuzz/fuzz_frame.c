@@ -27,7 +27,7 @@ static struct frame_peer entries[FRAME_PEERS_MAX];
 int
 LLVMFuzzerInitialize(int *argc, char ***argv)
 {
-	uint8_t secret[32];
+	uint8_t secret[PAPO_KEY_LEN];
 
 	(void)argc;
 	(void)argv;
