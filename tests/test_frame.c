@@ -1683,6 +1683,135 @@ gold_same(const struct frame *a, const struct frame *b)
 	return 0;
 }
 
+/* Sealed vectors: the envelopes of docs/PROTOCOL.md ("Sealing", "Key
+ * epochs") around case c at version v: version 1's and 2's under the
+ * room key, version 3's naming its epoch (0: the room key; else an
+ * epoch whose secret is fixed).  The nonce is random, so these are
+ * opened, not made again. */
+static const struct {
+	const char *name;
+	unsigned version;
+	uint32_t epoch;
+} gold_sealed[] = {
+	{ "msg", 2, 0 },
+	{ "hello", 3, 0 },       /* as version 3 seals a hello */
+	{ "msg", 3, 7 },         /* under epoch 7's key */
+	{ "epoch", 3, 0 },       /* as version 3 seals an epoch */
+};
+
+/* The index in gold_cases of the case of that name. */
+static size_t
+gold_case(const char *name)
+{
+	size_t c;
+
+	for (c = 0; c < sizeof(gold_cases) / sizeof(gold_cases[0]); c++)
+		if (strcmp(gold_cases[c].name, name) == 0)
+			break;
+	return c;
+}
+
+/* The keys of epoch n of the golden room. */
+static void
+gold_epoch_keys(uint32_t n, struct room_keys *out)
+{
+	uint8_t secret[PAPO_KEY_LEN];
+
+	if (n == 0) {
+		*out = gold_keys;
+		return;
+	}
+	memset(secret, (int)n, sizeof(secret));
+	sec_epoch_keys(&gold_keys, secret, out);
+}
+
+static int
+gold_print_sealed(void)
+{
+	printf("static const struct {\n\tconst char *name;\n\tunsigned "
+	    "version;\n\tuint32_t epoch;\n\tconst char *hex;\n} "
+	    "frame_sealed_vectors[] = {\n");
+	for (size_t i = 0; i < sizeof(gold_sealed) / sizeof(gold_sealed[0]);
+	    i++) {
+		struct room_keys ek;
+		struct frame f, out;
+		struct buf b;
+		char *hex;
+
+		gold_epoch_keys(gold_sealed[i].epoch, &ek);
+		buf_init(&b, PAPO_FRAME_MAX);
+		if (gold_build(gold_case(gold_sealed[i].name),
+		    gold_sealed[i].version, &f,
+		    &out) == -1 || (gold_sealed[i].version < 3 ?
+		    frame_seal(&ek, &out, &b) : frame_seal_epoch(&ek,
+		    gold_sealed[i].epoch, &out, &b)) == -1)
+			return 1;
+		hex = malloc(b.len * 2 + 1);
+		sodium_bin2hex(hex, b.len * 2 + 1, b.p, b.len);
+		printf("\t{ \"%s\", %u, %u,\n\t  \"%s\" },\n",
+		    gold_sealed[i].name, gold_sealed[i].version,
+		    gold_sealed[i].epoch, hex);
+		free(hex);
+		buf_free(&b);
+		frame_clear(&f);
+	}
+	printf("};\n");
+	return 0;
+}
+
+/* Each sealed vector opens with its epoch's key (and no other) to the
+ * JSON vector of its case and version. */
+static void
+test_golden_sealed(void)
+{
+	size_t nv = sizeof(frame_vectors) / sizeof(frame_vectors[0]);
+	size_t ns = sizeof(frame_sealed_vectors) /
+	    sizeof(frame_sealed_vectors[0]);
+
+	CHECK_EQ_INT(ns, sizeof(gold_sealed) / sizeof(gold_sealed[0]));
+	for (size_t i = 0; i < ns; i++) {
+		const char *h = frame_sealed_vectors[i].hex;
+		unsigned v = frame_sealed_vectors[i].version;
+		size_t len = strlen(h) / 2, j;
+		uint8_t *bin = malloc(len);
+		struct room_keys ek;
+		struct frame f;
+		uint32_t epoch;
+		char *json;
+
+		CHECK(sodium_hex2bin(bin, len, h, strlen(h), NULL, NULL,
+		    NULL) == 0);
+		gold_epoch_keys(frame_sealed_vectors[i].epoch, &ek);
+		for (j = 0; j < nv; j++)
+			if (strcmp(frame_vectors[j].name,
+			    frame_sealed_vectors[i].name) == 0 &&
+			    frame_vectors[j].version == v)
+				break;
+		CHECK(j < nv);
+		if (v < 3) {
+			CHECK_EQ_INT(frame_open(&ek, bin, len, frame_flags(v),
+			    &f), FRAME_OK);
+		} else {
+			CHECK(frame_envelope_epoch(bin, len, &epoch) == 0 &&
+			    epoch == frame_sealed_vectors[i].epoch);
+			CHECK_EQ_INT(frame_open_epoch(&ek, bin, len,
+			    frame_flags(v), &f), FRAME_OK);
+		}
+		json = to_json(&f);
+		CHECK(j < nv && json != NULL &&
+		    strcmp(json, frame_vectors[j].json) == 0);
+		free(json);
+		frame_clear(&f);
+		/* Another epoch's key does not open it. */
+		if (v >= 3) {
+			gold_epoch_keys(frame_sealed_vectors[i].epoch + 1, &ek);
+			CHECK_EQ_INT(frame_open_epoch(&ek, bin, len,
+			    frame_flags(v), &f), FRAME_ERR_SEAL);
+		}
+		free(bin);
+	}
+}
+
 /* Prints tests/frame_vectors.h from today's codec. */
 static int
 gold_print(void)
@@ -1691,7 +1820,8 @@ gold_print(void)
 	    "(tests/test_frame.c,\n * test_golden), printed by `test_frame "
 	    "--vectors` from the codec of the\n * day they were made: each "
 	    "case's JSON text at each protocol version,\n * and the hex of the "
-	    "bytes each of its signatures covers.  Do not edit.\n */\n");
+	    "bytes each of its signatures covers; then a few\n * sealed "
+	    "envelopes, to be opened.  Do not edit.\n */\n");
 	printf("static const struct {\n\tconst char *name;\n\tunsigned "
 	    "version;\n\tconst char *json;\n\tconst char *sig_input;\n} "
 	    "frame_vectors[] = {\n");
@@ -1723,8 +1853,8 @@ gold_print(void)
 			free(json);
 			frame_clear(&f);
 		}
-	printf("};\n");
-	return 0;
+	printf("};\n\n");
+	return gold_print_sealed();
 }
 
 /* Every case at every version: the committed bytes, and what decoding
@@ -1804,6 +1934,7 @@ main(int argc, char **argv)
 	test_limits();
 	test_malformed();
 	test_golden();
+	test_golden_sealed();
 
 	sec_identity_free(alice);
 	sec_identity_free(bob);

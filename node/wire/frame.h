@@ -1,8 +1,10 @@
 /*
  * frame.h: the frames members exchange (docs/PROTOCOL.md, "Frames"), as
  * typed structs; their JSON form (cJSON); sealing with XChaCha20-Poly1305
- * under the room key; and the Ed25519 signatures of msg and ack frames,
- * made over their fields rather than their JSON text.
+ * under the room key; and the Ed25519 signatures of msg, ack, punch,
+ * admin and epoch frames and of version 3's presence, made over their
+ * fields rather than their JSON text.  Each type is declared once, as a
+ * descriptor (frame_int.h), in its family's file.
  *
  * Pure apart from the random nonce of frame_seal: no I/O, no clock, no
  * threads; fuzzed.  A decoded frame owns its heap parts: release them with
