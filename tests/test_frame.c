@@ -9,6 +9,7 @@
 #include <sodium.h>
 
 #include "node/wire/frame.h"
+#include "node/wire/frame_int.h"
 #include "tests/check.h"
 
 static struct room_keys keys, other_keys;
@@ -1252,6 +1253,105 @@ test_malformed(void)
 		CHECK(strlen(frame_strerror((enum frame_err)e)) > 0);
 }
 
+/* The descriptors themselves (frame_int.h): what a descriptor that
+ * breaks its rules would get wrong silently, a new field's missing
+ * width in the signed input, a signature place given twice, checked for
+ * every type and every nested object.  A descriptor's struct offsets
+ * are the golden vectors' to check. */
+static void
+lint_desc(const struct frame_desc *d, int top)
+{
+	unsigned places = 0, seen[32] = { 0 };
+
+	CHECK(d->nfields >= 1 && d->nfields < 16);
+	CHECK(top ? d->name != NULL : d->name == NULL);
+	CHECK(d->since <= FRAME_VERSION);
+	for (size_t i = 0; i < d->nfields; i++) {
+		const struct frame_field *f = &d->fields[i];
+
+		CHECK(f->name != NULL && strcmp(f->name, "t") != 0);
+		for (size_t j = 0; j < i; j++)
+			CHECK(strcmp(f->name, d->fields[j].name) != 0);
+		CHECK(f->since <= FRAME_VERSION);
+		CHECK(!(f->flags & FF_HAS) || f->has_off != f->off);
+		CHECK(!(f->flags & FF_FILTER) ||
+		    (f->kind == FK_LIST && f->sub != NULL));
+		switch (f->kind) {
+		case FK_TEXT:
+			CHECK(f->max > 0 && f->too_long != FRAME_OK);
+			break;
+		case FK_BODY:
+			CHECK(f->max > 0 && f->n_off != f->off);
+			break;
+		case FK_ENUM:
+			CHECK(f->names != NULL && f->names[0] == NULL &&
+			    f->names[1] != NULL);
+			break;
+		case FK_ADDRS:
+			CHECK(f->n_off != f->off);
+			break;
+		case FK_LIST:
+			CHECK(f->max > 0 && f->elem_size > 0 &&
+			    f->n_off != f->off);
+			CHECK(f->sub != NULL ? f->elem == 0 :
+			    (f->elem == FK_KEY || f->elem == FK_MSGID));
+			if (f->sub != NULL)
+				lint_desc(f->sub, 0);
+			break;
+		default:
+			break;
+		}
+		if (f->sig == 0)
+			continue;
+		CHECK(f->sig < 32 && f->kind != FK_SIG && f->kind != FK_ADDR);
+		if (f->sig < 32)
+			seen[f->sig]++;
+		places++;
+		if (f->kind != FK_KEY && f->kind != FK_MSGID &&
+		    f->kind != FK_BOX)
+			CHECK(f->sig_width == 1 || f->sig_width == 2 ||
+			    f->sig_width == 4 || f->sig_width == 8);
+	}
+	/* The places are 1 to n, each once. */
+	for (unsigned o = 1; o <= places && o < 32; o++)
+		CHECK_EQ_INT(seen[o], 1);
+	if (d->label != NULL) {
+		CHECK_EQ_INT(d->label_len, strlen(d->label) + 1);
+		CHECK(places > 0);
+		CHECK(d->signer >= 0 && (size_t)d->signer < d->nfields &&
+		    d->fields[d->signer].kind == FK_KEY &&
+		    d->fields[d->signer].sig > 0);
+		CHECK(d->sig >= 0 && (size_t)d->sig < d->nfields &&
+		    d->fields[d->sig].kind == FK_SIG);
+	} else if (top) {
+		CHECK_EQ_INT(places, 0);
+	}
+}
+
+static void
+test_descriptors(void)
+{
+	static const struct {
+		enum frame_type type;
+		const struct frame_desc *d;
+	} types[] = {
+		{ FRAME_HELLO, &frame_hello_desc }, { FRAME_MSG, &frame_msg_desc },
+		{ FRAME_ACK, &frame_ack_desc }, { FRAME_PEERS, &frame_peers_desc },
+		{ FRAME_SYNC, &frame_sync_desc }, { FRAME_BYE, &frame_bye_desc },
+		{ FRAME_PUNCH, &frame_punch_desc },
+		{ FRAME_ADMIN, &frame_admin_desc },
+		{ FRAME_EPOCH, &frame_epoch_desc },
+	};
+
+	CHECK_EQ_INT(sizeof(types) / sizeof(types[0]), FRAME_EPOCH);
+	for (size_t i = 0; i < sizeof(types) / sizeof(types[0]); i++) {
+		CHECK_EQ_STR(frame_type_name(types[i].type), types[i].d->name);
+		lint_desc(types[i].d, 1);
+	}
+	CHECK_EQ_STR(frame_type_name((enum frame_type)0), "?");
+	CHECK_EQ_STR(frame_type_name((enum frame_type)(FRAME_EPOCH + 1)), "?");
+}
+
 /* Golden vectors (tests/frame_vectors.h): every frame type in every
  * protocol version it exists in, built from fixed inputs, a fixed room
  * secret and fixed identities, encoded as a connection of that version
@@ -1933,6 +2033,7 @@ main(int argc, char **argv)
 	test_signatures();
 	test_limits();
 	test_malformed();
+	test_descriptors();
 	test_golden();
 	test_golden_sealed();
 

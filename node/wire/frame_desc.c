@@ -537,6 +537,8 @@ frame_desc_decode(const struct frame_desc *d, const cJSON *c,
 
 /* Signatures. */
 
+/* v in width bytes, big-endian: 1, 2, 4 or 8 (test_frame checks that
+ * every descriptor says one of them). */
 static void
 signed_int(struct buf *b, uint64_t v, unsigned width)
 {
@@ -549,6 +551,9 @@ signed_int(struct buf *b, uint64_t v, unsigned width)
 	else
 		buf_u64(b, v);
 }
+
+static int signed_fields(const struct frame_desc *d, const void *obj,
+    struct buf *b);
 
 /* Field f of obj as the signed input has it; -1 for a value that
  * cannot be signed (a message with no body). */
@@ -622,14 +627,8 @@ signed_field(const struct frame_field *f, const void *obj, struct buf *b)
 			if (f->sub == NULL)
 				buf_add(b, x, f->elem == FK_KEY ?
 				    PAPO_KEY_LEN : PAPO_MSGID_LEN);
-			else
-				for (unsigned o = 1; o <= f->sub->nfields; o++)
-					for (size_t j = 0; j < f->sub->nfields;
-					    j++)
-						if (f->sub->fields[j].sig == o &&
-						    signed_field(&f->sub->fields[j],
-						    x, b) == -1)
-							return -1;
+			else if (signed_fields(f->sub, x, b) == -1)
+				return -1;
 		}
 		break;
 	}
@@ -637,6 +636,18 @@ signed_field(const struct frame_field *f, const void *obj, struct buf *b)
 	case FK_SIG:
 		return -1;
 	}
+	return 0;
+}
+
+/* obj's signed fields by their place, whatever their JSON order. */
+static int
+signed_fields(const struct frame_desc *d, const void *obj, struct buf *b)
+{
+	for (unsigned o = 1; o <= d->nfields; o++)
+		for (size_t i = 0; i < d->nfields; i++)
+			if (d->fields[i].sig == o &&
+			    signed_field(&d->fields[i], obj, b) == -1)
+				return -1;
 	return 0;
 }
 
@@ -648,12 +659,8 @@ frame_desc_signed(const struct frame_desc *d, const void *obj,
 		return -1;
 	buf_add(b, d->label, d->label_len);
 	buf_add(b, k->id, sizeof(k->id));
-	/* The signed fields by their place, whatever their JSON order. */
-	for (unsigned o = 1; o <= d->nfields; o++)
-		for (size_t i = 0; i < d->nfields; i++)
-			if (d->fields[i].sig == o &&
-			    signed_field(&d->fields[i], obj, b) == -1)
-				return -1;
+	if (signed_fields(d, obj, b) == -1)
+		return -1;
 	return b->toobig ? -1 : 0;
 }
 
