@@ -109,20 +109,21 @@ sec_identity_free(struct identity *id)
 }
 
 void
-sec_id_format(const uint8_t pk[32], char out[PAPO_ID_LEN + 1])
+sec_id_format(const uint8_t pk[PAPO_KEY_LEN], char out[PAPO_ID_LEN + 1])
 {
-	b32_encode(pk, 32, out);
+	b32_encode(pk, PAPO_KEY_LEN, out);
 }
 
 int
-sec_id_parse(const char *s, uint8_t pk[32])
+sec_id_parse(const char *s, uint8_t pk[PAPO_KEY_LEN])
 {
 	if (strlen(s) != PAPO_ID_LEN)
 		return -1;
 	for (size_t i = 0; i < PAPO_ID_LEN; i++)
 		if (s[i] >= 'A' && s[i] <= 'Z')
 			return -1;    /* one spelling per id */
-	return b32_decode(s, PAPO_ID_LEN, pk, 32, NULL) == 32 ? 0 : -1;
+	return b32_decode(s, PAPO_ID_LEN, pk, PAPO_KEY_LEN, NULL) ==
+	    PAPO_KEY_LEN ? 0 : -1;
 }
 
 static const char sec_alphabet[] = "abcdefghijklmnopqrstuvwxyz234567";
@@ -164,7 +165,7 @@ sec_msgid_format(uint64_t v, char out[PAPO_MSGID_LEN + 1])
 }
 
 void
-sec_room_keys(const uint8_t secret[32], struct room_keys *out)
+sec_room_keys(const uint8_t secret[PAPO_KEY_LEN], struct room_keys *out)
 {
 	crypto_kdf_derive_from_key(out->seal, sizeof(out->seal), SEC_KDF_SEAL,
 	    SEC_KDF_CONTEXT, secret);
@@ -180,7 +181,7 @@ sec_reset_secret(const struct identity *id, uint8_t out[32])
 }
 
 void
-sec_epoch_keys(const struct room_keys *room, const uint8_t secret[32],
+sec_epoch_keys(const struct room_keys *room, const uint8_t secret[PAPO_KEY_LEN],
     struct room_keys *out)
 {
 	crypto_kdf_derive_from_key(out->seal, sizeof(out->seal), SEC_KDF_SEAL,
@@ -189,18 +190,18 @@ sec_epoch_keys(const struct room_keys *room, const uint8_t secret[32],
 }
 
 int
-sec_box_seal(uint8_t out[SEC_BOX_LEN], const uint8_t secret[32],
-    const uint8_t member[32])
+sec_box_seal(uint8_t out[SEC_BOX_LEN], const uint8_t secret[PAPO_KEY_LEN],
+    const uint8_t member[PAPO_KEY_LEN])
 {
 	uint8_t x[crypto_box_PUBLICKEYBYTES];
 
 	if (crypto_sign_ed25519_pk_to_curve25519(x, member) != 0)
 		return -1;
-	return crypto_box_seal(out, secret, 32, x) == 0 ? 0 : -1;
+	return crypto_box_seal(out, secret, PAPO_KEY_LEN, x) == 0 ? 0 : -1;
 }
 
 int
-sec_box_open(uint8_t secret[32], const uint8_t in[SEC_BOX_LEN],
+sec_box_open(uint8_t secret[PAPO_KEY_LEN], const uint8_t in[SEC_BOX_LEN],
     const struct identity *me)
 {
 	uint8_t xpk[crypto_box_PUBLICKEYBYTES], xsk[crypto_box_SECRETKEYBYTES];

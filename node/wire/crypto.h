@@ -13,8 +13,9 @@
 #include "node/papo.h"
 
 struct identity {
-	uint8_t pk[32];   /* public key: the member id */
-	uint8_t sk[64];   /* secret key, libsodium layout (seed || pk) */
+	uint8_t pk[PAPO_KEY_LEN];      /* public key: the member id */
+	uint8_t sk[PAPO_SECKEY_LEN];   /* secret key, libsodium layout
+	                                * (seed || pk) */
 };
 
 /* Initialises libsodium; safe to call more than once.  -1 on failure. */
@@ -35,9 +36,9 @@ void sec_identity_free(struct identity *id);
 void sec_reset_secret(const struct identity *id, uint8_t out[32]);
 
 /* The 52-character text of a member id (out holds PAPO_ID_LEN + 1). */
-void sec_id_format(const uint8_t pk[32], char out[PAPO_ID_LEN + 1]);
+void sec_id_format(const uint8_t pk[PAPO_KEY_LEN], char out[PAPO_ID_LEN + 1]);
 /* Parses exactly PAPO_ID_LEN characters; 0 or -1. */
-int sec_id_parse(const char *s, uint8_t pk[32]);
+int sec_id_parse(const char *s, uint8_t pk[PAPO_KEY_LEN]);
 
 /* A fresh random message id (out holds PAPO_MSGID_LEN + 1). */
 void sec_msgid_new(char out[PAPO_MSGID_LEN + 1]);
@@ -49,27 +50,28 @@ int sec_msgid_valid(const char *s, uint64_t *v);
 void sec_msgid_format(uint64_t v, char out[PAPO_MSGID_LEN + 1]);
 
 struct room_keys {
-	uint8_t seal[32];                 /* XChaCha20-Poly1305 key for frames */
+	uint8_t seal[PAPO_KEY_LEN];       /* XChaCha20-Poly1305 key for frames */
 	uint8_t id[16];                   /* public room id */
 };
 
 /* Derives a room's keys from its secret (libsodium KDF). */
-void sec_room_keys(const uint8_t secret[32], struct room_keys *out);
+void sec_room_keys(const uint8_t secret[PAPO_KEY_LEN], struct room_keys *out);
 /* Key epochs (docs/PROTOCOL.md, "Key epochs"; not used by the daemon
  * yet): epoch n >= 1 has a random 32-byte secret whose KDF subkey is
  * its sealing key; the room id stays the room's.  out gets room's id and
  * the epoch's sealing key. */
-void sec_epoch_keys(const struct room_keys *room, const uint8_t secret[32],
+void sec_epoch_keys(const struct room_keys *room,
+    const uint8_t secret[PAPO_KEY_LEN],
     struct room_keys *out);
 
 /* An epoch secret sealed to one member: crypto_box_seal to the X25519
  * key of its Ed25519 id, SEC_BOX_LEN bytes.  -1 when the id is no
  * valid Ed25519 key. */
-#define SEC_BOX_LEN (32 + 48)
-int sec_box_seal(uint8_t out[SEC_BOX_LEN], const uint8_t secret[32],
-    const uint8_t member[32]);
+#define SEC_BOX_LEN (PAPO_KEY_LEN + 48)   /* + crypto_box_SEALBYTES */
+int sec_box_seal(uint8_t out[SEC_BOX_LEN], const uint8_t secret[PAPO_KEY_LEN],
+    const uint8_t member[PAPO_KEY_LEN]);
 /* Opens one sealed to us; -1 when it was not, or was altered. */
-int sec_box_open(uint8_t secret[32], const uint8_t in[SEC_BOX_LEN],
+int sec_box_open(uint8_t secret[PAPO_KEY_LEN], const uint8_t in[SEC_BOX_LEN],
     const struct identity *me);
 
 /* The public room id as text (out holds PAPO_ROOMID_LEN + 1). */

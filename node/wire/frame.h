@@ -1,8 +1,10 @@
 /*
  * frame.h: the frames members exchange (docs/PROTOCOL.md, "Frames"), as
  * typed structs; their JSON form (cJSON); sealing with XChaCha20-Poly1305
- * under the room key; and the Ed25519 signatures of msg and ack frames,
- * made over their fields rather than their JSON text.
+ * under the room key; and the Ed25519 signatures of msg, ack, punch,
+ * admin and epoch frames and of version 3's presence, made over their
+ * fields rather than their JSON text.  Each type is declared once, as a
+ * descriptor (frame_int.h), in its family's file.
  *
  * Pure apart from the random nonce of frame_seal: no I/O, no clock, no
  * threads; fuzzed.  A decoded frame owns its heap parts: release them with
@@ -44,17 +46,17 @@ enum frame_type {
 
 struct frame_hello {
 	uint32_t version;                  /* FRAME_VERSION */
-	uint8_t id[32];                    /* the sender */
+	uint8_t id[PAPO_KEY_LEN];                    /* the sender */
 	char name[PAPO_NAME_MAX + 1];
 	char about[PAPO_ABOUT_MAX + 1];
 	size_t naddr;
 	struct addr addr[PAPO_ADDR_MAX];
 	uint64_t msgs;                     /* messages in its history */
-	uint8_t digest[32];                /* digest of their ids (store.h) */
+	uint8_t digest[PAPO_KEY_LEN];                /* digest of their ids (store.h) */
 	struct addr obs;                   /* version 2: where the sender
 	                                    * sees the receiver */
 	int has_owner;                     /* version 3: the room's owner, */
-	uint8_t owner[32];                 /* as far as the sender knows */
+	uint8_t owner[PAPO_KEY_LEN];                 /* as far as the sender knows */
 	uint64_t events;                   /* version 3: the admin grants it
 	                                    * holds */
 	uint32_t epoch;                    /* version 3: the newest key epoch
@@ -63,29 +65,29 @@ struct frame_hello {
 
 struct frame_msg {
 	char id[PAPO_MSGID_LEN + 1];
-	uint8_t from[32];                  /* author */
+	uint8_t from[PAPO_KEY_LEN];                  /* author */
 	char name[PAPO_NAME_MAX + 1];      /* author's name when sent */
 	uint64_t ts;                       /* ms since the epoch, author's clock */
 	char *body;                        /* owned, NUL-terminated UTF-8 */
 	size_t body_len;                   /* <= PAPO_BODY_MAX */
 	int has_to;
-	uint8_t to[32];                    /* addressee, if has_to */
+	uint8_t to[PAPO_KEY_LEN];                    /* addressee, if has_to */
 	int has_reply_to;
 	char reply_to[PAPO_MSGID_LEN + 1]; /* if has_reply_to */
 	int person;                        /* version 3: a person wrote it
 	                                    * (the dashboard, the API), not an
 	                                    * agent; not signed */
-	uint8_t sig[64];                   /* by from, over frame_msg_signed() */
+	uint8_t sig[PAPO_SIG_LEN];                   /* by from, over frame_msg_signed() */
 };
 
 enum ack_state { ACK_DELIVERED = 1, ACK_READ };
 
 struct frame_ack {
 	char id[PAPO_MSGID_LEN + 1];       /* the message acknowledged */
-	uint8_t by[32];                    /* the acknowledging member */
+	uint8_t by[PAPO_KEY_LEN];                    /* the acknowledging member */
 	enum ack_state state;
 	uint64_t ts;                       /* ms, by's clock */
-	uint8_t sig[64];                   /* by by */
+	uint8_t sig[PAPO_SIG_LEN];                   /* by by */
 };
 
 /* A member's presence.  Version 3: signed by the member itself over all
@@ -93,14 +95,14 @@ struct frame_ack {
  * an entry newer than the last it took from that member, so an old one
  * replayed says nothing.  Relays pass the entry on as it was signed. */
 struct frame_peer {
-	uint8_t id[32];
+	uint8_t id[PAPO_KEY_LEN];
 	char name[PAPO_NAME_MAX + 1];
 	char about[PAPO_ABOUT_MAX + 1];
 	uint64_t seen;                     /* ms of last sign of life, 0 unknown */
 	size_t naddr;
 	struct addr addr[PAPO_ADDR_MAX];
 	int has_sig;                       /* version 3: sig is id's */
-	uint8_t sig[64];
+	uint8_t sig[PAPO_SIG_LEN];
 };
 
 struct frame_peers {
@@ -118,10 +120,10 @@ struct frame_sync {
  * its announcements (newer than its last one), so a bye cannot be
  * forged by another member nor replayed after it came back. */
 struct frame_bye {
-	uint8_t id[32];                    /* the member leaving */
+	uint8_t id[PAPO_KEY_LEN];                    /* the member leaving */
 	int has_sig;                       /* version 3: ts and sig set */
 	uint64_t ts;                       /* ms, id's announcement counter */
-	uint8_t sig[64];
+	uint8_t sig[PAPO_SIG_LEN];
 };
 
 /* Hole punching arranged through a member both sides are connected to
@@ -131,22 +133,22 @@ struct frame_bye {
 enum punch_phase { PUNCH_ASK = 1, PUNCH_READY };
 
 struct frame_punch {
-	uint8_t from[32], to[32];
+	uint8_t from[PAPO_KEY_LEN], to[PAPO_KEY_LEN];
 	enum punch_phase phase;
 	uint64_t n;                        /* the attempt, 1 to 3 */
 	uint64_t ts;                       /* ms, from's clock */
 	size_t naddr;
 	struct addr addr[PAPO_ADDR_MAX];
-	uint8_t sig[64];
+	uint8_t sig[PAPO_SIG_LEN];
 };
 
 /* Version 3: the room's owner makes id an admin (docs/PROTOCOL.md,
  * "Owner and admins"); signed by by, taken only when by is the owner. */
 struct frame_admin {
-	uint8_t id[32];                    /* the new admin */
-	uint8_t by[32];                    /* the owner */
+	uint8_t id[PAPO_KEY_LEN];                    /* the new admin */
+	uint8_t by[PAPO_KEY_LEN];                    /* the owner */
 	uint64_t ts;                       /* ms, by's clock */
-	uint8_t sig[64];
+	uint8_t sig[PAPO_SIG_LEN];
 };
 
 /* Version 3: a new key epoch (docs/PROTOCOL.md, "Key epochs"): its
@@ -154,19 +156,19 @@ struct frame_admin {
  * removes, signed by the member who made it (node/room/epoch.c makes and
  * takes them). */
 struct frame_epoch_key {
-	uint8_t id[32];                    /* the member */
+	uint8_t id[PAPO_KEY_LEN];                    /* the member */
 	uint8_t box[SEC_BOX_LEN];          /* the epoch secret, sealed to it */
 };
 
 struct frame_epoch {
 	uint64_t n;                        /* the epoch, 1 to 2^32 - 1 */
-	uint8_t by[32];                    /* who made it: owner or admin */
+	uint8_t by[PAPO_KEY_LEN];                    /* who made it: owner or admin */
 	uint64_t ts;                       /* ms, by's clock */
 	size_t nremoved;                   /* <= FRAME_EPOCH_REMOVED_MAX */
-	uint8_t (*removed)[32];            /* owned; none for a rotation */
+	uint8_t (*removed)[PAPO_KEY_LEN];            /* owned; none for a rotation */
 	size_t nkeys;                      /* 1 to FRAME_EPOCH_KEYS_MAX */
 	struct frame_epoch_key *keys;      /* owned */
-	uint8_t sig[64];
+	uint8_t sig[PAPO_SIG_LEN];
 };
 
 struct frame {
@@ -276,6 +278,13 @@ int frame_epoch_sign(struct frame_epoch *e, const struct room_keys *k,
  * peers frame (FRAME_PEERS_MAX). */
 int frame_for_version(const struct frame *f, unsigned version,
     struct frame *out, struct frame_peer *v);
+
+/* Appends to out the bytes a signature covers (docs/PROTOCOL.md,
+ * "Signatures"): those of entry i of a peers frame, else of f itself (i
+ * is then 0).  -1 when that carries no signature (or out runs out).  For
+ * tests and tools: the codec signs and verifies on its own. */
+int frame_signed_input(const struct frame *f, size_t i,
+    const struct room_keys *k, struct buf *out);
 
 /* The name of a type ("msg") and of an error, for logs and replies. */
 const char *frame_type_name(enum frame_type t);

@@ -45,13 +45,13 @@
 
 #define INVITE_PREFIX_LEN (sizeof(INVITE_PREFIX) - 1)
 #define INVITE_SUM_LEN 4
-#define INVITE_HEAD_LEN (1 + 32 + 32 + 1)
+#define INVITE_HEAD_LEN (1 + PAPO_KEY_LEN + PAPO_KEY_LEN + 1)
 #define INVITE_MIN_BYTES (INVITE_HEAD_LEN + INVITE_SUM_LEN)
 #define INVITE_ADDR_MAX_BYTES (1 + 16 + 2)
 #define INVITE_EXT_RELAY 1
 #define INVITE_EXT_ROOM 2
 #define INVITE_EXT_EPOCH 3      /* u32 epoch || its 32-byte secret */
-#define INVITE_EPOCH_LEN (4 + 32)
+#define INVITE_EPOCH_LEN (4 + PAPO_KEY_LEN)
 /* The longest invite this papo writes (877 bytes: 8 IPv6 addresses, a
  * relay and a room name at their longest), and room for extensions a
  * later papo may add. */
@@ -269,7 +269,7 @@ invite_parse_ext(struct rd *r, struct invite *inv)
 		} else if (type == INVITE_EXT_EPOCH) {
 			if (len != INVITE_EPOCH_LEN ||
 			    rd_u32(&v, &inv->epoch) == -1 || inv->epoch == 0 ||
-			    rd_bytes(&v, inv->epoch_secret, 32) == -1)
+			    rd_bytes(&v, inv->epoch_secret, PAPO_KEY_LEN) == -1)
 				return INVITE_EPOCH;
 		} else {
 			if (len > INVITE_ROOM_MAX)

@@ -33,8 +33,8 @@ struct invite_relay {
 
 struct invite {
 	uint8_t version;
-	uint8_t secret[32];    /* the room secret */
-	uint8_t inviter[32];   /* the inviting member's public key */
+	uint8_t secret[PAPO_KEY_LEN];    /* the room secret */
+	uint8_t inviter[PAPO_KEY_LEN];   /* the inviting member's public key */
 	size_t naddr;
 	struct addr addr[PAPO_ADDR_MAX];
 	struct invite_relay relay;
@@ -42,7 +42,7 @@ struct invite {
 	uint32_t epoch;        /* the newest key epoch, 0: none after the
 	                        * room secret's (docs/PROTOCOL.md, "Key
 	                        * epochs") */
-	uint8_t epoch_secret[32];         /* its secret, when epoch > 0 */
+	uint8_t epoch_secret[PAPO_KEY_LEN];  /* its secret, when epoch > 0 */
 };
 
 enum invite_err {
