@@ -529,6 +529,9 @@ bl_tree(const struct frame *f)
 			addr_format(&h->obs, text);
 			r |= cJSON_AddStringToObject(o, "obs", text) == NULL;
 		}
+		if (h->version >= 3)
+			r |= cJSON_AddNumberToObject(o, "events",
+			    (double)h->events) == NULL;
 	} else {
 		const struct frame_msg *m = &f->u.msg;
 
@@ -732,7 +735,8 @@ bl_walk_msg(const cJSON *o, struct frame_msg *m)
 }
 
 enum { H_T = 1, H_V = 2, H_ID = 4, H_NAME = 8, H_ABOUT = 16, H_ADDRS = 32,
-    H_MSGS = 64, H_DIGEST = 128, H_REQUIRED = 255, H_OBS = 256 };
+    H_MSGS = 64, H_DIGEST = 128, H_REQUIRED = 255, H_OBS = 256,
+    H_EVENTS = 512 };
 
 static enum frame_err
 bl_walk_hello(const cJSON *o, struct frame_hello *h)
@@ -764,6 +768,8 @@ bl_walk_hello(const cJSON *o, struct frame_hello *h)
 			bit = H_DIGEST, ok = cJSON_IsString(c);
 		else if (strcmp(k, "obs") == 0)
 			bit = H_OBS, ok = cJSON_IsString(c);
+		else if (strcmp(k, "events") == 0 && h->version >= 3)
+			bit = H_EVENTS, ok = cJSON_IsNumber(c);
 		else
 			return FRAME_ERR_UNKNOWN_FIELD;
 		if (seen & bit)
@@ -810,6 +816,9 @@ bl_walk_hello(const cJSON *o, struct frame_hello *h)
 		case H_OBS:
 			if (addr_parse(c->valuestring, &h->obs) == -1)
 				e = FRAME_ERR_VALUE;
+			break;
+		case H_EVENTS:
+			e = bl_u64(c, &h->events);
 			break;
 		}
 		if (e != FRAME_OK)
@@ -910,7 +919,7 @@ static enum frame_err
 ours_open(const struct room_keys *k, const uint8_t *in, size_t len,
     struct frame *out)
 {
-	return frame_open(k, in, len, FRAME_VERSION >= 2 ? FRAME_V2 : 0, out);
+	return frame_open(k, in, len, frame_flags(FRAME_VERSION), out);
 }
 
 static const struct side sides[2] = {
@@ -1507,7 +1516,7 @@ run_stage(enum stage st, struct scenario *sc, struct stage_data *d)
 		case ST_JDEC:
 			if (frame_decode(k, (const char *)d->json[i].p,
 			    d->json[i].len, FRAME_TRUSTED |
-			    (FRAME_VERSION >= 2 ? FRAME_V2 : 0), &out) != FRAME_OK)
+			    frame_flags(FRAME_VERSION), &out) != FRAME_OK)
 				fail("frame_decode failed");
 			frame_clear(&out);
 			break;

@@ -74,8 +74,9 @@ row(const struct ctx *c, const char *what, const struct frame *f,
 	if (b.len != jlen + FRAME_SEAL_OVERHEAD)
 		fail("%s: sealed %zu bytes, expected %zu + %d", what, b.len,
 		    jlen, FRAME_SEAL_OVERHEAD);
-	if ((e = frame_open(&c->keys, b.p, b.len, f->type == FRAME_HELLO &&
-	    f->u.hello.version >= 2 ? FRAME_V2 : 0, &back)) != FRAME_OK ||
+	if ((e = frame_open(&c->keys, b.p, b.len, frame_flags(
+	    f->type == FRAME_HELLO ? f->u.hello.version : FRAME_VERSION),
+	    &back)) != FRAME_OK ||
 	    back.type != f->type)
 		fail("%s: does not open again: %s", what, frame_strerror(e));
 	frame_clear(&back);
@@ -157,7 +158,7 @@ static const char *const member_names[] = {
 	"ana-desktop",
 };
 
-/* A peers frame with n members, each as gossip.c fills it: name, about,
+/* A peers frame with n members, each as member.c fills it: name, about,
  * the addresses it announced and the time of its last announcement. */
 static void
 make_peers(const struct ctx *c, struct frame *f, struct frame_peer *v,
@@ -169,11 +170,14 @@ make_peers(const struct ctx *c, struct frame *f, struct frame_peer *v,
 	f->u.peers.v = v;
 	for (size_t i = 0; i < n; i++) {
 		memset(&v[i], 0, sizeof(v[i]));
-		memcpy(v[i].id, c->other[i].pk, 32);
+		memcpy(v[i].id, c->other[i].pk, PAPO_KEY_LEN);
 		strcpy(v[i].name, member_names[i]);
 		strcpy(v[i].about, "Claude Code on a laptop");
 		v[i].seen = WIRE_TS - 1000 * i;
 		set_addrs(v[i].addr, &v[i].naddr, 3);
+		/* Version 3: each entry signed by the member it is about. */
+		if (frame_peer_sign(&v[i], &c->keys, &c->other[i]) != 0)
+			fail("frame_peer_sign failed");
 	}
 }
 
@@ -252,7 +256,7 @@ main(void)
 	printf("Member name `ana` (3 bytes), times of 13 digits, message ids "
 	    "of 10 characters, member ids of 52.  Sealed = JSON + %d (nonce "
 	    "%d, tag %d); on the stream = sealed + %d (the big-endian length "
-	    "node/net/quic.c writes before each frame).  QUIC packet and STREAM "
+	    "node/net/quic_stream.c writes before each frame).  QUIC packet and STREAM "
 	    "headers, UDP and IP are not counted.  The Rust tool's figures are "
 	    "its sealed sizes (JSON + 40), without its gossip framing.\n\n",
 	    FRAME_SEAL_OVERHEAD, FRAME_NONCE_LEN, FRAME_TAG_LEN,
@@ -303,7 +307,9 @@ main(void)
 	frame_clear(&f);
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_BYE;
-	memcpy(f.u.bye.id, c.me.pk, 32);
+	f.u.bye.ts = WIRE_TS;
+	if (frame_bye_sign(&f.u.bye, &c.keys, &c.me) != 0)
+		fail("frame_bye_sign failed");
 	row(&c, "`bye`", &f, "");
 
 	printf("\nA connection's greeting, each way: in a room of 2, the "
