@@ -5,8 +5,8 @@
  * (its env, its net), the objects of net/ it drives (punch, beacon), its
  * limits, and one pointer to each feature's state, which is opaque:
  * the parts reach one another's only through the functions of each
- * one's header (keyring.h, member.h, role.h, epoch.h, deliver.h,
- * hello.h).  server/ and the other node modules see only room.h.  All
+ * one's header (keyring.h, member.h, dial.h, presence.h, role.h,
+ * epoch.h, deliver.h, hello.h).  server/ and the other node modules see only room.h.  All
  * of it belongs to the node thread, and none of it may block.
  */
 #ifndef PAPO_CORE_H
@@ -31,7 +31,9 @@
 #define ROOM_MEMBERS_MAX 256
 
 struct member;
-struct members;     /* member.c's: the table, presence, dialling */
+struct members;     /* member.c's: the table, peers.json */
+struct dialling;    /* dial.c's: the dial and punch timers */
+struct presence;    /* presence.c's: presence, our announcements */
 struct roles;       /* role.c's: the owner and the admins */
 struct epochs;      /* epoch.c's: frames kept, whether we were shut out */
 struct delivery;    /* deliver.c's: the outbox, recent traffic, counters */
@@ -52,6 +54,8 @@ struct room {
 	 * others. */
 	struct keyring *keyring;    /* epochs held, removals (keyring.h) */
 	struct members *members;
+	struct dialling *dialling;
+	struct presence *presence;
 	struct roles *roles;
 	struct epochs *epochs;
 	struct delivery *delivery;

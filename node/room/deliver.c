@@ -18,6 +18,7 @@
 #include "lib/loop.h"
 #include "lib/utf8.h"
 #include "node/room/deliver.h"
+#include "node/room/presence.h"
 
 #define ACK_TIMEOUT_NS (8ull * NS_PER_S)
 #define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */

@@ -17,6 +17,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/room/deliver.h"
+#include "node/room/presence.h"
 #include "node/room/room.h"
 
 #define BAD_FRAMES_MAX 3
@@ -683,6 +684,7 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 			log_msg(LOG_WARN, "LAN discovery is off: %s", why);
 	}
 	if ((g->keyring = keyring_new()) == NULL || members_new(g) == -1 ||
+	    dial_new(g) == -1 || presence_new(g) == -1 ||
 	    role_new(g) == -1 || epoch_new(g) == -1 || deliver_new(g) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
@@ -710,7 +712,8 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 		member_at(g, i)->next_dial = loop_now_ns();
 	deliver_load_outbox(g);
 	t->rooms[t->nrooms++] = g;
-	members_start(g);
+	dial_start(g);
+	presence_start(g);
 	deliver_start(g);
 	return g;
 fail:
@@ -737,7 +740,7 @@ room_free(struct room *g)
 		return;
 	t = g->net;
 	/* A room half made (room_new failed) has no one to say bye to. */
-	if (g->members != NULL) {
+	if (g->presence != NULL) {
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_BYE;
 		f.u.bye.ts = members_next_seq(g);
@@ -763,6 +766,8 @@ room_free(struct room *g)
 			break;
 		}
 	deliver_free(g);
+	presence_free(g);
+	dial_free(g);
 	members_free(g);
 	punch_free(g->punch);
 	beacon_free(g->beacon);
