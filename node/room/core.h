@@ -6,7 +6,8 @@
  * limits, and one pointer to each feature's state, which is opaque:
  * the parts reach one another's only through the functions of each
  * one's header (keyring.h, member.h, dial.h, presence.h, role.h,
- * epoch.h, deliver.h, hello.h).  server/ and the other node modules see only room.h.  All
+ * epoch.h, hello.h, retain.h, outbox.h, receipt.h, history.h,
+ * deliver.h).  server/ and the other node modules see only room.h.  All
  * of it belongs to the node thread, and none of it may block.
  */
 #ifndef PAPO_CORE_H
@@ -36,7 +37,11 @@ struct dialling;    /* dial.c's: the dial and punch timers */
 struct presence;    /* presence.c's: presence, our announcements */
 struct roles;       /* role.c's: the owner and the admins */
 struct epochs;      /* epoch.c's: frames kept, whether we were shut out */
-struct delivery;    /* deliver.c's: the outbox, recent traffic, counters */
+struct delivery;    /* deliver.c's: its counter */
+struct outbox;      /* outbox.c's: own messages until acked, retry */
+struct recent;      /* receipt.c's: recent traffic, from the first */
+struct syncs;       /* history.c's: syncs asked */
+struct retention;   /* retain.c's: when to check again */
 
 struct room {
 	struct room_env env;
@@ -59,6 +64,10 @@ struct room {
 	struct roles *roles;
 	struct epochs *epochs;
 	struct delivery *delivery;
+	struct outbox *outbox;
+	struct recent *recent;      /* NULL until the first message */
+	struct syncs *syncs;
+	struct retention *retention;
 };
 
 /*
