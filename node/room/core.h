@@ -52,7 +52,7 @@ struct room {
 	struct limit *limit;        /* rate limits and damping (limit.h) */
 	int stopping;               /* in room_free: nothing new starts */
 	uint64_t bad_frames;        /* frames that did not open */
-	/* member.c's word to the parts above it (room_new sets it): m is
+	/* presence.c's word to the parts above it (room_new sets it): m is
 	 * online again through others, so what waits for it may go. */
 	void (*member_back)(struct room *g, const struct member *m);
 	/* Each feature's state, made by room_new and opaque to the

@@ -3,10 +3,11 @@
  * "Gossip").  It makes the room's parts and frees them, and takes the
  * events of the room's connections from the net: it greets each with
  * hello and peers, keeps one connection per member, hands each frame
- * received to its part (member.c keeps the members, deliver.c the
- * messages, role.c and epoch.c the room's governance), answers status
- * and passes the other requests on, and is the glue to punch.c, beacon.c
- * and reach.c.  It never blocks: the only waits are loop timers.
+ * received to its part (member.c, dial.c and presence.c keep the
+ * members, deliver.c and its parts the messages, role.c and epoch.c the
+ * room's governance), answers status and passes the other requests
+ * on, and is the glue to punch.c, beacon.c and reach.c.  It never
+ * blocks: the only waits are loop timers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -749,7 +750,7 @@ room_free(struct room *g)
 		members_flood(g, &f, NULL);
 	}
 	/* A send still waiting for acks is stored and stays in the
-	 * outbox: it is answered as queued, "stopping" (deliver.c), never
+	 * outbox: it is answered as queued, "stopping" (outbox.c), never
 	 * as failed, so that no client sends it twice. */
 	g->stopping = 1;
 	deliver_stop(g);
