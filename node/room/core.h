@@ -5,8 +5,9 @@
  * (its env, its net), the objects of net/ it drives (punch, beacon), its
  * limits, and one pointer to each feature's state, which is opaque:
  * the parts reach one another's only through the functions of each
- * one's header (keyring.h, member.h, role.h, epoch.h, deliver.h,
- * hello.h).  server/ and the other node modules see only room.h.  All
+ * one's header (keyring.h, member.h, dial.h, presence.h, role.h,
+ * epoch.h, hello.h, retain.h, outbox.h, receipt.h, history.h,
+ * deliver.h).  server/ and the other node modules see only room.h.  All
  * of it belongs to the node thread, and none of it may block.
  */
 #ifndef PAPO_CORE_H
@@ -31,10 +32,16 @@
 #define ROOM_MEMBERS_MAX 256
 
 struct member;
-struct members;     /* member.c's: the table, presence, dialling */
+struct members;     /* member.c's: the table, peers.json */
+struct dialling;    /* dial.c's: the dial and punch timers */
+struct presence;    /* presence.c's: presence, our announcements */
 struct roles;       /* role.c's: the owner and the admins */
 struct epochs;      /* epoch.c's: frames kept, whether we were shut out */
-struct delivery;    /* deliver.c's: the outbox, recent traffic, counters */
+struct delivery;    /* deliver.c's: its counter */
+struct outbox;      /* outbox.c's: own messages until acked, retry */
+struct recent;      /* receipt.c's: recent traffic, from the first */
+struct syncs;       /* history.c's: syncs asked */
+struct retention;   /* retain.c's: when to check again */
 
 struct room {
 	struct room_env env;
@@ -45,16 +52,22 @@ struct room {
 	struct limit *limit;        /* rate limits and damping (limit.h) */
 	int stopping;               /* in room_free: nothing new starts */
 	uint64_t bad_frames;        /* frames that did not open */
-	/* member.c's word to the parts above it (room_new sets it): m is
+	/* presence.c's word to the parts above it (room_new sets it): m is
 	 * online again through others, so what waits for it may go. */
 	void (*member_back)(struct room *g, const struct member *m);
 	/* Each feature's state, made by room_new and opaque to the
 	 * others. */
 	struct keyring *keyring;    /* epochs held, removals (keyring.h) */
 	struct members *members;
+	struct dialling *dialling;
+	struct presence *presence;
 	struct roles *roles;
 	struct epochs *epochs;
 	struct delivery *delivery;
+	struct outbox *outbox;
+	struct recent *recent;      /* NULL until the first message */
+	struct syncs *syncs;
+	struct retention *retention;
 };
 
 /*

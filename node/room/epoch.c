@@ -28,6 +28,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/room/epoch.h"
+#include "node/room/presence.h"
 
 #define EPOCHS_FILE "epochs.json"
 #define EPOCHS_FILE_MAX (16 * 1024 * 1024)

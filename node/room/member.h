@@ -1,15 +1,16 @@
 /*
  * member.h: the members of a room as this member knows them (member.c):
- * the member table, presence and our own announcements, dialling and
- * punching, sending to members, peers.json.  The table and its timers
- * are member.c's alone (struct members, opaque); a member's record,
- * struct member, stays visible: it is what a connection (struct link),
- * an outbox entry and an upstream slot point at, and every part reads
- * a few of its fields (m->conn, m->id, m->name) on each frame; a getter
- * for each of its ~30 fields would be as long as the struct and hide
- * nothing.  Its dialling fields (ndial, next_dial, backoff_ms) are
- * written only here and by room.c's connection events.  Above
- * core.h and keyring.h; all of it on the node thread.
+ * the member table, whether a member is online now, sending to members,
+ * peers.json and the members' status.  The table is member.c's alone
+ * (struct members, opaque); a member's record, struct member, stays
+ * visible: it is what a connection (struct link), an outbox entry and an
+ * upstream slot point at, and every part reads a few of its fields
+ * (m->conn, m->id, m->name) on each frame; a getter for each of its ~30
+ * fields would be as long as the struct and hide nothing.  Its dialling
+ * fields (ndial, next_dial, backoff_ms) are written only by dial.c,
+ * presence.c and room.c's connection events.  Dialling (dial.h) and
+ * presence (presence.h) stand on it.  Above core.h and keyring.h; all of
+ * it on the node thread.
  */
 #ifndef PAPO_MEMBER_H
 #define PAPO_MEMBER_H
@@ -80,13 +81,10 @@ struct member {
 	                             * request found them; 0 none yet */
 };
 
-/* The table, its timers (dialling, presence, punching, announcing,
- * saving) and our announcements' counter: 0, or -1 out of memory. */
+/* The table and its save timer: 0, or -1 out of memory. */
 int members_new(struct room *g);
-/* Frees the table and the timers; a room never made is a no-op. */
+/* Frees the table and the timer; a room never made is a no-op. */
 void members_free(struct room *g);
-/* Dials every member known at start, and arms our first announcement. */
-void members_start(struct room *g);
 /* The members, in the order met: i below members_n (0 before
  * members_new). */
 size_t members_n(const struct room *g);
@@ -97,11 +95,6 @@ int member_send(struct room *g, struct member *m, const struct frame *f);
 /* Sends f to every connected member but except (may be NULL). */
 void members_flood(struct room *g, const struct frame *f,
     const struct member *except);
-/* Our next announcement's (or bye's) counter: the wall clock's ms, and
- * always more than the last. */
-uint64_t members_next_seq(struct room *g);
-/* Our announcement goes out at once rather than at the next round. */
-void members_announce_soon(struct room *g);
 /* The member of that id; NULL when not in the table. */
 struct member *member_find(const struct room *g,
     const uint8_t id[PAPO_KEY_LEN]);
@@ -123,6 +116,8 @@ int member_relayed(const struct room *g, const struct member *m);
 size_t member_dials(const struct member *m);
 /* Whether the room is small enough for a full mesh. */
 int members_small(const struct room *g);
+/* How many members we have a connection with. */
+size_t members_active(const struct room *g);
 /* Whether m is reachable now (presence). */
 int member_online(const struct room *g, const struct member *m);
 /* m showed life: online from now for as long as its announcements
@@ -135,45 +130,14 @@ void member_alive(struct member *m);
  * release, every 10 s, keeps its 35 s; in a room no longer small, at
  * least 2.5 periods of ANNOUNCE_NS. */
 void member_announced(const struct room *g, struct member *m);
-/* Tells the program of every change of presence; sets the presence
- * timer. */
-void members_presence_check(struct room *g);
-/* Starts punching to the members that need it (room.c, "Punching"),
- * and arms the timer for the next that will. */
-void members_punch_check(struct room *g);
-/* Sets the dial timer for the next member due, if there is room. */
-void members_plan_dials(struct room *g);
-/* Our TURN relay has an address now: dials what it lets us reach. */
-void members_relay_ready(struct room *g);
-/* Our TURN relay failed: the connections through it end now rather
- * than at their idle timeout. */
-void members_relay_lost(struct room *g);
 /* Calls fn with every address of every member. */
 void members_addrs(struct room *g, void (*fn)(void *arg,
     const struct addr *a), void *arg);
-/* Dials m at each of n addresses at once. */
-void member_dial_at(struct room *g, struct member *m, const struct addr *a,
-    size_t n);
-/* member_dial_at on a socket of its own (quic_sock_new): a punch's. */
-void member_dial_on(struct room *g, struct member *m, const struct addr *a,
-    size_t n, struct quic_sock *sock);
-/* In a large room over its limit of neighbours, lets a random open one
- * go, never keep. */
-void members_evict(struct room *g, const struct member *keep);
 /* Writes peers.json now, or in a moment (the save timer). */
 void members_save(struct room *g);
 void members_save_later(struct room *g);
 /* Reads peers.json into the table; a missing or damaged one is logged. */
 void members_load(struct room *g);
-/* Hello hooks (core.h): the member's record, dialling, neighbours and
- * presence as its hello says; then, after the roles' and epochs' hooks,
- * whom we know sent to it, and it to the others if new. */
-void members_on_hello(struct room *g, const struct hello_in *in);
-void members_hello_peers(struct room *g, const struct hello_in *in);
-/* Frame handlers (core.h): members we hear of (news of their life,
- * passed on once), and a member leaving (offline at once). */
-void members_on_peers(struct room *g, struct link *l, struct frame *f);
-void members_on_bye(struct room *g, struct link *l, struct frame *f);
 /* Status parts (core.h): a member's "name", "id", "about"; its "online",
  * "direct", "path", "rtt_ms", "protocol", "mtu", "last_seen"; and the
  * list of rooms' "members" (others, not removed) and "online". */

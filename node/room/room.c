@@ -3,10 +3,11 @@
  * "Gossip").  It makes the room's parts and frees them, and takes the
  * events of the room's connections from the net: it greets each with
  * hello and peers, keeps one connection per member, hands each frame
- * received to its part (member.c keeps the members, deliver.c the
- * messages, role.c and epoch.c the room's governance), answers status
- * and passes the other requests on, and is the glue to punch.c, beacon.c
- * and reach.c.  It never blocks: the only waits are loop timers.
+ * received to its part (member.c, dial.c and presence.c keep the
+ * members, deliver.c and its parts the messages, role.c and epoch.c the
+ * room's governance), answers status and passes the other requests
+ * on, and is the glue to punch.c, beacon.c and reach.c.  It never
+ * blocks: the only waits are loop timers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/room/deliver.h"
+#include "node/room/presence.h"
 #include "node/room/room.h"
 
 #define BAD_FRAMES_MAX 3
@@ -683,6 +685,7 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 			log_msg(LOG_WARN, "LAN discovery is off: %s", why);
 	}
 	if ((g->keyring = keyring_new()) == NULL || members_new(g) == -1 ||
+	    dial_new(g) == -1 || presence_new(g) == -1 ||
 	    role_new(g) == -1 || epoch_new(g) == -1 || deliver_new(g) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
@@ -710,7 +713,8 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 		member_at(g, i)->next_dial = loop_now_ns();
 	deliver_load_outbox(g);
 	t->rooms[t->nrooms++] = g;
-	members_start(g);
+	dial_start(g);
+	presence_start(g);
 	deliver_start(g);
 	return g;
 fail:
@@ -737,7 +741,7 @@ room_free(struct room *g)
 		return;
 	t = g->net;
 	/* A room half made (room_new failed) has no one to say bye to. */
-	if (g->members != NULL) {
+	if (g->presence != NULL) {
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_BYE;
 		f.u.bye.ts = members_next_seq(g);
@@ -746,7 +750,7 @@ room_free(struct room *g)
 		members_flood(g, &f, NULL);
 	}
 	/* A send still waiting for acks is stored and stays in the
-	 * outbox: it is answered as queued, "stopping" (deliver.c), never
+	 * outbox: it is answered as queued, "stopping" (outbox.c), never
 	 * as failed, so that no client sends it twice. */
 	g->stopping = 1;
 	deliver_stop(g);
@@ -763,6 +767,8 @@ room_free(struct room *g)
 			break;
 		}
 	deliver_free(g);
+	presence_free(g);
+	dial_free(g);
 	members_free(g);
 	punch_free(g->punch);
 	beacon_free(g->beacon);

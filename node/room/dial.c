@@ -1,0 +1,424 @@
+/*
+ * dial.c: reaching the members of the room, on the node thread (dial.h;
+ * docs/PROTOCOL.md, "Gossip"; docs/REACHABILITY.md).  It dials and
+ * redials members on all their addresses, through our TURN relay where
+ * theirs is on it, and, in a room above 8, picks the neighbours and lets
+ * one go to make room; it asks punch.c for a punch when dials are not
+ * answered.  It reads the member table (member.h) and never tells the
+ * program anything.  It never blocks: the only waits are loop timers.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "node/room/dial.h"
+
+#define ACTIVE_DIAL 4                     /* neighbours we dial, above that */
+#define ACTIVE_MAX 8                      /* neighbours we keep, above that */
+#define EVICTED_REDIAL_NS (20ull * NS_PER_S)
+
+/* Its timers. */
+struct dialling {
+	struct loop_timer *dial_timer;
+	struct loop_timer *punch_timer;   /* dials unanswered long enough */
+};
+
+/* Dialling: every member not connected, on all its addresses at once;
+ * the first to answer is kept, the others closed once it greets. */
+
+/* Whether a member is one to dial now (when = 0) or later. */
+static int
+member_dialable(const struct member *m)
+{
+	return m->conn == NULL && m->ndial == 0 && m->naddr > 0 &&
+	    m->next_dial != 0 && !m->removed && !m->refused;
+}
+
+/* Whether a member reached through the relay only is to be tried again
+ * on its direct addresses, now or later: whatever the room for
+ * neighbours, as it is one already. */
+static int
+member_redialable(const struct room *g, const struct member *m)
+{
+	return member_relayed(g, m) && member_dials(m) == 0 &&
+	    m->next_dial != 0;
+}
+
+/* How many more neighbours to dial: all in a small room, else up to
+ * ACTIVE_DIAL counting those connected and being dialled. */
+static size_t
+members_dial_room(const struct room *g)
+{
+	size_t busy = 0;
+
+	if (members_small(g))
+		return ROOM_MEMBERS_MAX;
+	for (size_t i = 0; i < members_n(g); i++)
+		busy += member_at(g, i)->conn != NULL || member_at(g, i)->ndial > 0;
+	return busy >= ACTIVE_DIAL ? 0 : ACTIVE_DIAL - busy;
+}
+
+/*
+ * Open neighbours (members that took a connection we started),
+ * connected or being dialled.  Behind a NAT, with punched neighbours
+ * only, we would be one lost punch away from leaving the room, and
+ * nobody can dial us back: so in a large room, while we have none, an
+ * open member is dialled whatever the room for neighbours, and the
+ * last one is never let go.
+ */
+static size_t
+members_open_held(const struct room *g)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < members_n(g); i++) {
+		const struct member *m = member_at(g, i);
+
+		n += m->open && (m->conn != NULL || m->ndial > 0);
+	}
+	return n;
+}
+
+/* Whether the room needs a way back: large, and no open neighbour. */
+static int
+members_need_way_back(const struct room *g)
+{
+	return !members_small(g) && members_open_held(g) == 0;
+}
+
+/* Whether m, in a room that needs a way back, is one to dial for it. */
+static int
+member_way_back(const struct member *m)
+{
+	return m->open && member_dialable(m);
+}
+
+void
+members_plan_dials(struct room *g)
+{
+	size_t room = members_dial_room(g);
+	int way_back = room == 0 && members_need_way_back(g);
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
+
+		if (member_redialable(g, m) && (next == 0 || m->next_dial < next))
+			next = m->next_dial;
+	}
+	for (size_t i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
+
+		if ((room > 0 ? member_dialable(m) :
+		    way_back && member_way_back(m)) &&
+		    (next == 0 || m->next_dial < next))
+			next = m->next_dial;
+	}
+	loop_timer_set(g->dialling->dial_timer, next);
+}
+
+/*
+ * Dials m at each of n addresses at once.  Members of a room use one TURN
+ * server, so an address on its IP is another member's relayed address:
+ * dialled through our relay (relay to relay on the one server), since
+ * that member's allocation lets in the relay's own IP
+ * (relay_permits) but may not know ours (behind a symmetric NAT we
+ * advertise no public address), and so that both ends know the
+ * connection for relayed (relay_both_ends).  Without an allocation
+ * just now, or with a relayed connection to m already (a punch, a
+ * redial), such addresses wait.  Everything else is dialled directly;
+ * so are relayed addresses by a member with no relay set.
+ */
+void
+member_dial_at(struct room *g, struct member *m, const struct addr *a,
+    size_t n)
+{
+	member_dial_on(g, m, a, n, NULL);
+}
+
+void
+member_dial_on(struct room *g, struct member *m, const struct addr *a,
+    size_t n, struct quic_sock *sock)
+{
+	struct addr relayed;
+	int has = g->net->turn != NULL && turn_relayed(g->net->turn, &relayed) == 0;
+
+	for (size_t j = 0; j < n; j++) {
+		int via = relay_on_server(g->net, &a[j]);
+		struct link *l;
+
+		/* No relay now, our own address, or one more way through
+		 * the relay to a member we reach through it already. */
+		if (via && (!has || addr_equal(&a[j], &relayed) ||
+		    member_relayed(g, m)))
+			continue;
+		if ((l = calloc(1, sizeof(*l))) == NULL)
+			break;
+		if ((l->qc = quic_dial_on(g->net->quic, via ? NULL : sock, &a[j],
+		    m->id, via)) == NULL) {
+			free(l);
+			continue;
+		}
+		l->target = m;
+		l->g = g;
+		quic_set_data(l->qc, l);
+		if (m->ndial++ == 0)
+			m->dial_since = loop_now_ns();
+	}
+	/* Dials left unanswered for a while are a reason to punch. */
+	members_punch_check(g);
+}
+
+/* m's addresses, and where we last saw it if that is not one of them. */
+static size_t
+member_dial_addrs(const struct member *m, struct addr out[PAPO_ADDR_MAX + 1])
+{
+	size_t n = m->naddr;
+
+	memcpy(out, m->addr, n * sizeof(*out));
+	if (m->has_seen_at && !addr_in(&m->seen_at, out, n))
+		out[n++] = m->seen_at;
+	return n;
+}
+
+static void
+member_dial(struct room *g, struct member *m)
+{
+	struct addr a[PAPO_ADDR_MAX + 1];
+
+	m->next_dial = 0;
+	member_dial_at(g, m, a, member_dial_addrs(m, a));
+	if (m->ndial == 0) {
+		m->backoff_ms = DIAL_BACKOFF_MAX_MS;
+		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * NS_PER_MS;
+	}
+}
+
+/* A member reached through the relay only: its other addresses again
+ * (member_dial_at leaves out the relayed ones: that path it has), and
+ * again in a while. */
+static void
+member_redial(struct room *g, struct member *m)
+{
+	member_dial_at(g, m, m->addr, m->naddr);
+	m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
+}
+
+/*
+ * Dials the members due: all of them in a small room; in a large one as
+ * many as make up ACTIVE_DIAL neighbours: members known to take our
+ * connections and online first, then others online, then the rest, each
+ * pass from a random starting point so the mesh comes out random.  A
+ * member behind a NAT so finds the members it can reach before wasting
+ * its dials on those it cannot.
+ */
+static void
+members_dial(void *arg)
+{
+	struct room *g = arg;
+	uint64_t now = loop_now_ns();
+	size_t room = members_dial_room(g);
+	size_t start = members_n(g) ?
+	    randombytes_uniform((uint32_t)members_n(g)) : 0;
+	int way_back = members_need_way_back(g);
+
+	for (size_t i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
+
+		if (member_redialable(g, m) && m->next_dial <= now)
+			member_redial(g, m);
+	}
+	/* No open neighbour: one, the first found, whatever the room. */
+	for (size_t k = 0; way_back && k < members_n(g); k++) {
+		struct member *m = member_at(g, (start + k) % members_n(g));
+
+		if (member_way_back(m) && m->next_dial <= now) {
+			member_dial(g, m);
+			room -= room > 0;
+			break;
+		}
+	}
+	for (int pass = 0; pass < 3 && room > 0; pass++)
+		for (size_t k = 0; k < members_n(g) && room > 0; k++) {
+			struct member *m = member_at(g, (start + k) % members_n(g));
+
+			if (!member_dialable(m) || m->next_dial > now ||
+			    (pass < 2 && !member_online(g, m)) ||
+			    (pass == 0 && !m->open))
+				continue;
+			member_dial(g, m);
+			room--;
+		}
+	members_plan_dials(g);
+}
+
+/*
+ * Makes room for a new neighbour in a large room: one other neighbour,
+ * picked at random among those we could dial again, is let go and not
+ * dialled again for a while.  A member we cannot dial (behind a NAT) is
+ * never let go: its connection to us may be its only way into the room,
+ * so a room with a single reachable member holds together however large.
+ */
+static int
+member_evictable(const struct room *g, const struct member *m,
+    const struct member *keep)
+{
+	return m->conn != NULL && m != keep && m->open &&
+	    members_open_held(g) > 1;
+}
+
+void
+members_evict(struct room *g, const struct member *keep)
+{
+	size_t n = 0, k;
+
+	if (members_small(g) || members_active(g) <= ACTIVE_MAX)
+		return;
+	for (size_t i = 0; i < members_n(g); i++)
+		n += member_evictable(g, member_at(g, i), keep);
+	if (n == 0)
+		return;
+	k = randombytes_uniform((uint32_t)n);
+	for (size_t i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
+
+		if (!member_evictable(g, m, keep) || k-- > 0)
+			continue;
+		log_msg(LOG_DEBUG, "letting neighbour %s go", m->name);
+		quic_close(m->conn);
+		m->next_dial = loop_now_ns() + EVICTED_REDIAL_NS;
+		return;
+	}
+}
+
+/* Dials m at those of its addresses on our relay's IP (other members'
+ * relayed addresses). */
+static void
+member_dial_relayed(struct room *g, struct member *m)
+{
+	for (size_t j = 0; j < m->naddr; j++)
+		if (relay_on_server(g->net, &m->addr[j]))
+			member_dial_at(g, m, &m->addr[j], 1);
+}
+
+void
+members_relay_ready(struct room *g)
+{
+	/* Members we have no connection with are tried again at once;
+	 * those still being dialled on their other addresses (which may
+	 * never answer: a private one from an invite) at their relayed
+	 * ones. */
+	for (size_t i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
+
+		if (m->conn != NULL)
+			continue;
+		if (m->ndial == 0)
+			m->next_dial = loop_now_ns();
+		else
+			member_dial_relayed(g, m);
+	}
+	members_plan_dials(g);
+}
+
+/*
+ * Punching (punch.h).  A member online through others but without a
+ * connection of ours (or with one through the relay only), whose
+ * addresses failed us or have not answered
+ * within PUNCH_AFTER_NS (a handshake answers in two round trips, well
+ * within that on most paths; a QUIC dial gives up only after 5 s; a punch
+ * begun where the dial would have worked costs 8 small datagrams, and the
+ * first connection to greet wins anyway), is punched to through a member
+ * connected to both.  Only in a
+ * small room: in a large one most members are not meant to be
+ * neighbours.
+ */
+void
+members_punch_check(struct room *g)
+{
+	uint64_t now = loop_now_ns(), next = 0;
+
+	if (!members_small(g)) {
+		loop_timer_set(g->dialling->punch_timer, 0);
+		return;
+	}
+	for (size_t i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
+		uint64_t due = m->dial_since + PUNCH_AFTER_NS;
+		int waited = m->ndial > 0 && due <= now;
+
+		/* Reached through the relay only: punch, over the relayed
+		 * connection itself (no member between), for as long as that
+		 * lasts; punch.c rests 60 s after every 3 failed attempts. */
+		if (member_relayed(g, m)) {
+			if (member_version(m) >= 2)
+				punch_want(g->punch, m->id);
+			continue;
+		}
+		if (m->conn != NULL)
+			continue;
+		if (m->ndial > 0 && !waited && (next == 0 || due < next))
+			next = due;
+		if (member_online(g, m) && (m->backoff_ms > 0 || waited) &&
+		    m->via != NULL && member_version(m->via) >= 2)
+			punch_want(g->punch, m->id);
+	}
+	loop_timer_set(g->dialling->punch_timer, next);
+}
+
+void
+members_relay_lost(struct room *g)
+{
+	for (size_t i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
+
+		if (m->conn != NULL && quic_is_relayed(m->conn))
+			quic_close(m->conn);
+	}
+}
+
+static void
+members_punch_timer(void *arg)
+{
+	members_punch_check(arg);
+}
+
+/* Start and stop. */
+
+int
+dial_new(struct room *g)
+{
+	struct dialling *s;
+	struct loop *loop = g->env.loop;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return -1;
+	g->dialling = s;
+	if ((s->dial_timer = loop_timer_new(loop, members_dial, g)) == NULL ||
+	    (s->punch_timer = loop_timer_new(loop, members_punch_timer,
+	    g)) == NULL)
+		return -1;
+	return 0;
+}
+
+void
+dial_start(struct room *g)
+{
+	members_plan_dials(g);
+}
+
+void
+dial_free(struct room *g)
+{
+	struct dialling *s = g->dialling;
+
+	if (s == NULL)
+		return;
+	loop_timer_free(s->dial_timer);
+	loop_timer_free(s->punch_timer);
+	free(s);
+	g->dialling = NULL;
+}

@@ -1,0 +1,383 @@
+/*
+ * history.c: history and sync, on the node thread (history.h;
+ * docs/PROTOCOL.md, "Gossip"; docs/RELIABILITY.md).  It writes a message
+ * as the API and events show it, answers history requests (pages in
+ * time order with a cursor, and what an agent was not given), asks
+ * members for a sync when a hello shows histories that differ or a read
+ * found a damaged line, and answers their sync requests with what they
+ * lack.  It never blocks.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "node/room/history.h"
+
+#define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */
+#define HISTORY_MAX 500
+#define HISTORY_BYTES (1024 * 1024) /* log bytes one history page reads at most */
+
+/* Its own: what it counts. */
+struct syncs {
+	uint64_t asked;             /* sync requests sent */
+};
+
+/*
+ * Whether name is also the name of a member other than the one of id
+ * (this member included): names are not unique (a member may take the
+ * owner's), so what shows a message's author tells them apart.
+ */
+static int
+deliver_name_shared(const struct room *g, const uint8_t id[PAPO_KEY_LEN],
+    const char *name)
+{
+	if (memcmp(id, g->env.me->pk, PAPO_KEY_LEN) != 0 &&
+	    strcmp(g->env.room->me, name) == 0)
+		return 1;
+	for (size_t i = 0; i < members_n(g); i++)
+		if (memcmp(member_at(g, i)->id, id, PAPO_KEY_LEN) != 0 &&
+		    strcmp(member_at(g, i)->name, name) == 0)
+			return 1;
+	return 0;
+}
+
+/* The message JSON the API and events share.  from_label is what shows
+ * its author: the name, or "name (id 1a2b3c4d…)" while another member
+ * has that name too; from_role the author's role now. */
+cJSON *
+deliver_msg_json(const struct room *g, const struct frame_msg *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	char id[PAPO_ID_LEN + 1], nb[16], label[PAPO_NAME_MAX + 32];
+
+	cJSON_AddStringToObject(o, "id", m->id);
+	cJSON_AddStringToObject(o, "from", m->name);
+	sec_id_format(m->from, id);
+	cJSON_AddStringToObject(o, "from_id", id);
+	cJSON_AddStringToObject(o, "from_role", role_of(g, m->from));
+	if (deliver_name_shared(g, m->from, m->name))
+		snprintf(label, sizeof(label), "%s (id %.8s…)", m->name, id);
+	else
+		snprintf(label, sizeof(label), "%s", m->name);
+	cJSON_AddStringToObject(o, "from_label", label);
+	if (m->has_to) {
+		const struct member *t = member_find(g, m->to);
+
+		sec_id_format(m->to, id);
+		cJSON_AddStringToObject(o, "to", memcmp(m->to, g->env.me->pk,
+		    PAPO_KEY_LEN) == 0 ? g->env.room->me : t != NULL ?
+		    member_name(t, nb) : id);
+		cJSON_AddStringToObject(o, "to_id", id);
+	} else {
+		cJSON_AddNullToObject(o, "to");
+		cJSON_AddNullToObject(o, "to_id");
+	}
+	if (m->has_reply_to)
+		cJSON_AddStringToObject(o, "reply_to", m->reply_to);
+	else
+		cJSON_AddNullToObject(o, "reply_to");
+	cJSON_AddNumberToObject(o, "ts", (double)m->ts);
+	cJSON_AddStringToObject(o, "text", m->body);
+	return o;
+}
+
+/*
+ * Damaged lines a read came upon (store_damaged) are messages this
+ * member no longer holds: every member connected is asked for a sync at
+ * once, which brings them back (docs/RELIABILITY.md, "A damaged line").
+ */
+static void
+deliver_heal(struct room *g)
+{
+	if (store_damaged(g->env.store) == 0)
+		return;
+	for (size_t i = 0; i < members_n(g); i++)
+		if (member_at(g, i)->conn != NULL)
+			deliver_sync_request(g, member_at(g, i));
+}
+
+/* The log could not be read for req: v (the messages read) is freed. */
+static void
+history_failed(struct room *g, struct node_msg *req, struct frame_msg *v)
+{
+	int saved = errno;
+
+	free(v);
+	room_fail(g, req, 500, "cannot read the history: %s",
+	    strerror(saved));
+}
+
+/*
+ * History after a message (req->after_set), and the messages req->text
+ * names: what an agent was not given before its daemon stopped, to give
+ * it now (server/mcp/mcp_deliver.c).
+ * Own messages are left out; "last" is the log's newest message of any
+ * author, "more" how many older ones than those returned came after.
+ */
+static void
+deliver_after(struct room *g, struct node_msg *req)
+{
+	size_t limit = req->limit == 0 || req->limit > HISTORY_MAX ?
+	    HISTORY_MAX : req->limit, more;
+	struct frame_msg *v = calloc(limit, sizeof(*v));
+	char last[PAPO_MSGID_LEN + 1];
+	cJSON *o, *arr;
+	long n;
+
+	if (v == NULL) {
+		room_fail(g, req, 500, "%s", "out of memory");
+		return;
+	}
+	n = store_after(g->env.store, req->after[0] != '\0' ? req->after :
+	    NULL, limit, v, &more, last);
+	if (n < 0) {
+		history_failed(g, req, v);
+		return;
+	}
+	o = cJSON_CreateObject();
+	arr = cJSON_AddArrayToObject(o, "messages");
+	/* First the ids asked for by name (req->text: "ID ID ..."), older
+	 * than after: what an agent had not been given. */
+	for (char *save = NULL, *id = req->text != NULL ?
+	    strtok_r(req->text, " ", &save) : NULL; id != NULL;
+	    id = strtok_r(NULL, " ", &save)) {
+		struct frame_msg one;
+
+		if (store_get(g->env.store, id, &one) == 0) {
+			cJSON_AddItemToArray(arr, deliver_msg_json(g, &one));
+			frame_msg_clear(&one);
+		}
+	}
+	for (long i = 0; i < n; i++) {
+		if (memcmp(v[i].from, g->env.me->pk, PAPO_KEY_LEN) != 0)
+			cJSON_AddItemToArray(arr, deliver_msg_json(g, &v[i]));
+		frame_msg_clear(&v[i]);
+	}
+	free(v);
+	cJSON_AddStringToObject(o, "last", last);
+	cJSON_AddNumberToObject(o, "more", (double)more);
+	req->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	g->env.emit(g->env.arg, req);
+	deliver_heal(g);
+}
+
+void
+deliver_history(struct room *g, struct node_msg *req)
+{
+	size_t limit = req->limit == 0 ? 20 : req->limit;
+	struct store_query q;
+	struct store_cursor next;
+	struct frame_msg *v = NULL;
+	struct member *from = NULL;
+	int amb;
+	cJSON *o, *arr, *ret;
+	long n;
+
+	if (req->after_set) {
+		deliver_after(g, req);
+		return;
+	}
+	if (limit > HISTORY_MAX)
+		limit = HISTORY_MAX;
+	memset(&q, 0, sizeof(q));
+	if (req->from != NULL && req->from[0] != '\0') {
+		if (strcmp(req->from, g->env.room->me) == 0)
+			q.from = g->env.me->pk;
+		else if ((from = member_lookup(g, req->from, &amb)) == NULL) {
+			room_fail(g, req, 404, "no member is named '%s'", req->from);
+			return;
+		} else
+			q.from = from->id;
+	}
+	if ((v = calloc(limit, sizeof(*v))) == NULL) {
+		room_fail(g, req, 500, "%s", "out of memory");
+		return;
+	}
+	q.n = limit;
+	q.bytes = HISTORY_BYTES;
+	q.before = req->before;
+	q.before_id = req->before_id;
+	q.since = req->since;
+	n = store_history(g->env.store, &q, v, &next);
+	if (n < 0 && errno == EINVAL) {
+		free(v);
+		room_fail(g, req, 400, "before_id '%s' is not a message id",
+		    req->before_id);
+		return;
+	}
+	if (n < 0) {
+		history_failed(g, req, v);
+		return;
+	}
+	o = cJSON_CreateObject();
+	arr = cJSON_AddArrayToObject(o, "messages");
+	if ((ret = deliver_retention_json(g)) != NULL)
+		cJSON_AddItemToObject(o, "retention", ret);
+	epoch_history_json(g, o);
+	for (long i = 0; i < n; i++) {
+		cJSON_AddItemToArray(arr, deliver_msg_json(g, &v[i]));
+		frame_msg_clear(&v[i]);
+	}
+	free(v);
+	/* The cursor for the page before this one, while there is one. */
+	if (next.more) {
+		cJSON *e = cJSON_AddObjectToObject(o, "earlier");
+
+		cJSON_AddNumberToObject(e, "before", (double)next.ts);
+		cJSON_AddStringToObject(e, "before_id", next.id);
+	}
+	req->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	g->env.emit(g->env.arg, req);
+	deliver_heal(g);
+}
+
+void
+deliver_sync_request(struct room *g, struct member *to)
+{
+	struct frame f;
+	uint64_t *ts;
+	long n;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_SYNC;
+	if ((ts = calloc(FRAME_SYNC_MAX, sizeof(*ts))) == NULL ||
+	    (f.u.sync.have = calloc(FRAME_SYNC_MAX + 1,
+	    sizeof(*f.u.sync.have))) == NULL) {
+		free(ts);
+		return;
+	}
+	/* The newest messages in history's order: everything from the
+	 * oldest listed on is in the list. */
+	n = store_ids(g->env.store, FRAME_SYNC_MAX, 0, f.u.sync.have, ts);
+	{
+		struct store_stats st;
+
+		store_stats(g->env.store, &st);
+		/* With all of our history in the list, ask from the start;
+		 * else from the oldest message listed. */
+		f.u.sync.since = n > 0 && st.msgs > FRAME_SYNC_MAX ? ts[0] : 0;
+		/* Nothing retention dropped is asked for again. */
+		if (f.u.sync.since < st.floor)
+			f.u.sync.since = st.floor;
+		g->syncs->asked++;
+		f.u.sync.n = (size_t)n;
+		member_send(g, to, &f);
+	}
+	free(ts);
+	frame_clear(&f);
+}
+
+static int
+id_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, PAPO_MSGID_LEN);
+}
+
+void
+deliver_on_sync(struct room *g, struct link *l, struct frame *in)
+{
+	struct frame_sync *s = &in->u.sync;
+	char (*ids)[PAPO_MSGID_LEN + 1];
+	struct frame f;
+	long n;
+	size_t sent = 0;
+
+	if ((ids = calloc(SYNC_SEND_MAX, sizeof(*ids))) == NULL)
+		return;
+	if (s->n > 0)
+		qsort(s->have, s->n, sizeof(*s->have), id_cmp);
+	/* The ids come from the index; only the messages the other lacks
+	 * are read. */
+	n = store_ids(g->env.store, SYNC_SEND_MAX, s->since, ids, NULL);
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_MSG;
+	for (long i = 0; i < n; i++) {
+		if (s->n > 0 && bsearch(ids[i], s->have, s->n,
+		    sizeof(*s->have), id_cmp) != NULL)
+			continue;
+		if (store_get(g->env.store, ids[i], &f.u.msg) == -1)
+			continue;
+		if (member_send(g, l->m, &f) == 0)
+			sent++;
+		frame_msg_clear(&f.u.msg);
+	}
+	free(ids);
+	if (sent > 0)
+		log_msg(LOG_INFO, "sent %zu messages to %s, who missed them",
+		    sent, l->m->name);
+	deliver_heal(g);
+}
+
+
+/* Both histories as a hello finds them, in 64 bits (never 0). */
+static uint64_t
+sync_key(const struct frame_hello *h, uint64_t msgs,
+    const uint8_t digest[PAPO_KEY_LEN])
+{
+	crypto_generichash_state st;
+	uint8_t out[8];
+	uint64_t v, hm = h->msgs;
+
+	crypto_generichash_init(&st, NULL, 0, sizeof(out));
+	crypto_generichash_update(&st, (const uint8_t *)&hm, sizeof(hm));
+	crypto_generichash_update(&st, h->digest, PAPO_KEY_LEN);
+	crypto_generichash_update(&st, (const uint8_t *)&msgs, sizeof(msgs));
+	crypto_generichash_update(&st, digest, PAPO_KEY_LEN);
+	crypto_generichash_final(&st, out, sizeof(out));
+	memcpy(&v, out, sizeof(v));
+	return v != 0 ? v : 1;
+}
+
+void
+deliver_sync_hello(struct room *g, const struct hello_in *in)
+{
+	struct member *m = in->m;
+	const struct frame_hello *h = in->h;
+	struct store_stats st;
+	uint8_t digest[PAPO_KEY_LEN];
+
+	store_stats(g->env.store, &st);
+	store_digest(g->env.store, digest);
+	if (in->is_new)
+		m->sync_key = 0;
+	if (h->msgs != st.msgs || memcmp(h->digest, digest, PAPO_KEY_LEN) != 0) {
+		uint64_t key = sync_key(h, st.msgs, digest);
+
+		/* Histories that differ are synced, but not again while
+		 * neither side has changed since: a sync that left them
+		 * different (retention dropped some on one side, refused
+		 * below its floor) would leave them so every time. */
+		if (key != m->sync_key) {
+			m->sync_key = key;
+			deliver_sync_request(g, m);
+		}
+	}
+}
+
+uint64_t
+deliver_syncs_asked(const struct room *g)
+{
+	return g->syncs->asked;
+}
+
+int
+syncs_new(struct room *g)
+{
+	if ((g->syncs = calloc(1, sizeof(*g->syncs))) == NULL)
+		return -1;
+	return 0;
+}
+
+void
+syncs_free(struct room *g)
+{
+	free(g->syncs);
+	g->syncs = NULL;
+}

@@ -1,0 +1,402 @@
+/*
+ * presence.c: presence and the members we hear of, on the node thread
+ * (presence.h; docs/PROTOCOL.md, "Gossip").  It tells the program when a
+ * member goes online or offline, announces this member, and takes
+ * hellos, peers and byes into the member table, passing news on once;
+ * what they change it hands to dialling (dial.h).  It never blocks: the
+ * only waits are loop timers.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "node/room/presence.h"
+
+/* Its timers and our announcements' counter. */
+struct presence {
+	struct loop_timer *presence_timer;
+	struct loop_timer *announce_timer;
+	uint64_t own_seq;           /* our last announcement's or bye's
+	                             * counter: wall ms, never going back */
+};
+
+static void
+member_presence(struct room *g, struct member *m)
+{
+	cJSON *o = cJSON_CreateObject();
+	char nb[16];
+
+	cJSON_AddStringToObject(o, "id", m->idtext);
+	cJSON_AddStringToObject(o, "name", member_name(m, nb));
+	cJSON_AddBoolToObject(o, "online", m->shown_online);
+	cJSON_AddNumberToObject(o, "last_seen", (double)m->seen);
+	room_emit_json(g, NODE_EV_PRESENCE, o);
+	log_msg(LOG_INFO, "%s is %s", member_name(m, nb),
+	    m->shown_online ? "online" : "offline");
+}
+
+/* Tells the program of every change of presence, and wakes again when
+ * the next member would fall silent. */
+void
+members_presence_check(struct room *g)
+{
+	uint64_t next = 0;
+
+	for (size_t i = 0; i < members_n(g); i++) {
+		struct member *m = member_at(g, i);
+		int on = member_online(g, m);
+
+		if (on != m->shown_online) {
+			m->shown_online = on;
+			member_presence(g, m);
+			/* Back through others: what waits for it goes now,
+			 * and our announcements go every 3 s from now
+			 * (member.h, ANNOUNCE_FAST_NS), the first at once. */
+			if (on && m->conn == NULL) {
+				g->member_back(g, m);
+				if (members_small(g))
+					loop_timer_set(g->presence->announce_timer, 1);
+			}
+		}
+		/* Only life shown through others runs out: a member with a
+		 * connection of ours stays online until it closes, whatever
+		 * its alive_until (then long past, a timer that would fire
+		 * at once, again and again). */
+		if (on && m->conn == NULL && (next == 0 || m->alive_until < next))
+			next = m->alive_until;
+	}
+	loop_timer_set(g->presence->presence_timer, next);
+}
+
+static void
+members_presence_timer(void *arg)
+{
+	members_presence_check(arg);
+}
+
+/* Announcing this member. */
+
+/* Our next announcement's (or bye's) counter: the wall clock's ms, and
+ * always more than the last, so that receivers, which take only what is
+ * newer, take it even when the clock went back. */
+uint64_t
+members_next_seq(struct room *g)
+{
+	uint64_t now = loop_wall_ms();
+
+	g->presence->own_seq = now > g->presence->own_seq ? now :
+	    g->presence->own_seq + 1;
+	return g->presence->own_seq;
+}
+
+/* How long to the next announcement (member.h, ANNOUNCE_FAST_NS). */
+static uint64_t
+members_announce_ns(const struct room *g)
+{
+	if (!members_small(g))
+		return ANNOUNCE_NS;
+	for (size_t i = 0; i < members_n(g); i++) {
+		const struct member *m = member_at(g, i);
+
+		if (m->conn == NULL && !m->left && member_online(g, m))
+			return ANNOUNCE_FAST_NS;
+	}
+	return ANNOUNCE_NS;
+}
+
+/* Floods this member's own entry: the announcement that shows life. */
+static void
+members_announce(void *arg)
+{
+	struct room *g = arg;
+	struct frame_peer me;
+	struct frame f;
+
+	net_round(g->net);
+	memset(&me, 0, sizeof(me));
+	memcpy(me.id, g->env.me->pk, PAPO_KEY_LEN);
+	strcpy(me.name, g->env.room->me);
+	strcpy(me.about, g->env.room->about);
+	me.seen = members_next_seq(g);
+	me.naddr = reach_addrs(&g->net->reach, me.addr, PAPO_ADDR_MAX);
+	/* Signed for connections of version 3; the others get it as
+	 * before (members_flood). */
+	if (frame_peer_sign(&me, g->env.keys, g->env.me) == -1)
+		log_msg(LOG_WARN, "could not sign our announcement");
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_PEERS;
+	f.u.peers.n = 1;
+	f.u.peers.v = &me;
+	members_flood(g, &f, NULL);
+	loop_timer_set(g->presence->announce_timer, loop_now_ns() +
+	    members_announce_ns(g));
+	members_punch_check(g);
+}
+
+void
+members_announce_soon(struct room *g)
+{
+	loop_timer_set(g->presence->announce_timer, 1);
+}
+
+/* Start and stop. */
+
+int
+presence_new(struct room *g)
+{
+	struct presence *s;
+	struct loop *loop = g->env.loop;
+
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return -1;
+	g->presence = s;
+	if ((s->presence_timer = loop_timer_new(loop, members_presence_timer,
+	    g)) == NULL ||
+	    (s->announce_timer = loop_timer_new(loop, members_announce,
+	    g)) == NULL)
+		return -1;
+	return 0;
+}
+
+void
+presence_start(struct room *g)
+{
+	loop_timer_set(g->presence->announce_timer, loop_now_ns() + ANNOUNCE_NS);
+}
+
+void
+presence_free(struct room *g)
+{
+	struct presence *s = g->presence;
+
+	if (s == NULL)
+		return;
+	loop_timer_free(s->presence_timer);
+	loop_timer_free(s->announce_timer);
+	free(s);
+	g->presence = NULL;
+}
+
+/* Hellos, peers and byes: the members we hear of. */
+
+/* Sends the members we know (all, or just one) to a member, in frames of
+ * at most FRAME_PEERS_MAX. */
+static void
+members_send_peers(struct room *g, struct member *to, struct member *only)
+{
+	struct frame f;
+	struct frame_peer v[FRAME_PEERS_MAX];
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_PEERS;
+	f.u.peers.v = v;
+	for (size_t i = 0; i <= members_n(g); i++) {
+		struct member *m = i < members_n(g) ? member_at(g, i) : NULL;
+
+		/* A member that said bye is left out: its entry carries
+		 * the time of its last announcement, which a member that had
+		 * not heard of it would take for life.  So is a removed
+		 * one, or one refused at its hello: alive to no one. */
+		if (m != NULL && (m->removed || m->refused))
+			continue;
+		if (m != NULL && m != to && (only == NULL || m == only) &&
+		    m->name[0] != '\0' && !m->left && m->ann.has_sig) {
+			/* Its own words, as it signed them: the only entry
+			 * a connection of version 3 takes. */
+			v[f.u.peers.n++] = m->ann;
+		} else if (m != NULL && m != to && (only == NULL || m == only) &&
+		    m->name[0] != '\0' && !m->left) {
+			struct frame_peer *p = &v[f.u.peers.n++];
+
+			memset(p, 0, sizeof(*p));
+			memcpy(p->id, m->id, PAPO_KEY_LEN);
+			strcpy(p->name, m->name);
+			strcpy(p->about, m->about);
+			/* Its own clock's time, so that what we pass on is
+			 * never newer than what it said itself. */
+			p->seen = m->announced;
+			p->naddr = m->naddr;
+			memcpy(p->addr, m->addr, m->naddr * sizeof(m->addr[0]));
+		}
+		if (f.u.peers.n > 0 && (f.u.peers.n == FRAME_PEERS_MAX || m == NULL)) {
+			member_send(g, to, &f);
+			f.u.peers.n = 0;
+		}
+	}
+}
+
+/* A hello taken on in->l: the member's record as it says (name, about,
+ * addresses, life), its dialling as the connection makes it, peers.json,
+ * the relay's permissions, neighbours and presence. */
+void
+members_on_hello(struct room *g, const struct hello_in *in)
+{
+	struct member *m = in->m;
+	const struct frame_hello *h = in->h;
+	int both = in->both, is_new = in->is_new;
+
+	strcpy(m->name, h->name);
+	strcpy(m->about, h->about);
+	if (h->naddr > 0) {
+		m->naddr = h->naddr;
+		memcpy(m->addr, h->addr, h->naddr * sizeof(h->addr[0]));
+	}
+	m->left = 0;
+	member_alive(m);
+	m->backoff_ms = 0;
+	/* Reached through the relay only: its direct addresses are tried
+	 * again every RELAY_REDIAL_NS (members_dial), the first time at
+	 * once unless our dials of them are still under way (the relayed
+	 * connection came of its dial, or ours gave up already). */
+	if (!both)
+		m->next_dial = 0;
+	else if (is_new)
+		m->next_dial = loop_now_ns() +
+		    (member_dials(m) == 0 ? 0 : RELAY_REDIAL_NS);
+	else if (m->next_dial == 0)
+		m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
+	members_save_later(g);
+	if (h->naddr > 0)
+		relay_permits(g->net);
+	if (both)
+		members_plan_dials(g);
+	members_evict(g, m);
+	members_presence_check(g);
+}
+
+/* A hello taken: tell its member whom we know, and tell the others about
+ * it if new.  After the roles' and epochs' hooks: a member behind on
+ * the key opens these only once the epoch frames reached it. */
+void
+members_hello_peers(struct room *g, const struct hello_in *in)
+{
+	struct member *m = in->m;
+	int fresh = in->fresh;
+
+	members_send_peers(g, m, NULL);
+	if (fresh)
+		for (size_t i = 0; i < members_n(g); i++)
+			if (member_at(g, i) != m && member_at(g, i)->conn != NULL)
+				members_send_peers(g, member_at(g, i), m);
+}
+
+/*
+ * Members we hear of.  An entry newer (by its member's own clock) than
+ * the last we took from that member is news: it counts as a sign of life
+ * and is passed on to our other neighbours, once, which is how presence
+ * and addresses cross a room where not everyone is connected.
+ */
+void
+members_on_peers(struct room *g, struct link *l, struct frame *f)
+{
+	const struct frame_peers *ps = &f->u.peers;
+	struct frame fwd;
+	struct frame_peer v[FRAME_PEERS_MAX];
+	int changed = 0;
+
+	memset(&fwd, 0, sizeof(fwd));
+	fwd.type = FRAME_PEERS;
+	fwd.u.peers.v = v;
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct frame_peer *p = &ps->v[i];
+		struct member *m = member_find(g, p->id);
+		int fresh = m == NULL;
+
+		/* What a member says of itself (name, about, addresses,
+		 * life) is taken only under its signature once it is known
+		 * to sign; unsigned, only from itself, on its own
+		 * (authenticated) connection.  The decoder checked every
+		 * signature. */
+		if (m != NULL && m->signs && !p->has_sig && m != l->m)
+			continue;
+		/* News of a removed member is none: not life, not passed
+		 * on (a copy of its key may still announce itself). */
+		if (keyring_removed(g->keyring, p->id) != NULL)
+			continue;
+		if (m == NULL && (m = member_add(g, p->id)) == NULL)
+			continue;
+		/* Only what is newer than the last taken: an entry
+		 * replayed says nothing. */
+		if (!fresh && p->seen <= m->announced)
+			continue;
+		m->announced = p->seen;
+		member_announced(g, m);
+		if (p->has_sig) {
+			m->ann = *p;
+			m->signs = 1;
+		}
+		if (m->conn == NULL || fresh) {
+			strcpy(m->name, p->name);
+			strcpy(m->about, p->about);
+			if (p->naddr > 0) {
+				m->naddr = p->naddr;
+				memcpy(m->addr, p->addr, p->naddr * sizeof(p->addr[0]));
+			}
+			if (m->conn == NULL && m->next_dial == 0)
+				m->next_dial = loop_now_ns();
+		}
+		if (p->seen > m->left_at)
+			m->left = 0;
+		/* News of an old announcement (a member we had not heard of
+		 * yet) is not life: clocks agree to well within the window. */
+		if (p->seen + ALIVE_NS / NS_PER_MS >= loop_wall_ms()) {
+			member_alive(m);
+			if (l->m != m)
+				m->via = l->m;
+		}
+		v[fwd.u.peers.n++] = *p;
+		changed = 1;
+	}
+	if (fwd.u.peers.n > 0)
+		members_flood(g, &fwd, l->m);
+	if (changed) {
+		members_save_later(g);
+		relay_permits(g->net);
+		members_plan_dials(g);
+		members_presence_check(g);
+		members_punch_check(g);
+	}
+}
+
+/* A member leaving: offline at once, and the news passed on once. */
+void
+members_on_bye(struct room *g, struct link *l, struct frame *in)
+{
+	const struct frame_bye *b = &in->u.bye;
+	struct member *m = member_find(g, b->id);
+	struct frame f;
+
+	if (m == NULL)
+		return;
+	/* Signed (version 3): only when newer than everything it said
+	 * before, so an old bye replayed after it came back says nothing.
+	 * Unsigned: only from itself, or about a member never known to
+	 * sign (a daemon of version 1 or 2). */
+	if (b->has_sig ? b->ts <= m->announced : m != l->m && m->signs) {
+		log_msg(LOG_DEBUG, "a bye for %s that it did not sign, or "
+		    "older than its last word: ignored", m->idtext);
+		return;
+	}
+	if (b->has_sig)
+		m->announced = b->ts;
+	if (!m->left) {
+		m->left = 1;
+		m->left_at = m->announced;
+		m->seen = loop_wall_ms();
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_BYE;
+		f.u.bye = *b;
+		members_flood(g, &f, l->m);
+		members_presence_check(g);
+	}
+	if (m == l->m && m->conn == l->qc) {
+		m->conn = NULL;
+		/* It left on purpose: try again later, not at once. */
+		m->backoff_ms = DIAL_BACKOFF_MAX_MS / 4;
+		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * NS_PER_MS;
+		l->m = NULL;
+		quic_close(l->qc);
+	}
+}

@@ -1,0 +1,210 @@
+/*
+ * receipt.c: acks and read receipts, on the node thread (receipt.h;
+ * docs/PROTOCOL.md, "Gossip").  It remembers a room's recent traffic
+ * (who passed each message on, the acks forwarded lately, the read
+ * receipts sent), routes acks back toward their authors, sends our acks
+ * and read receipts, and takes acks: an own message's to the outbox and
+ * to the program, the others' on their way.  It never blocks.
+ */
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "node/room/receipt.h"
+
+#define UPSTREAM_SLOTS 4096       /* remembered msg id -> who sent it */
+#define ACK_SEEN_SLOTS 4096       /* acks forwarded lately */
+#define READ_SLOTS 4096           /* read receipts remembered as sent */
+
+/*
+ * What a room remembers of its recent traffic: who passed each message
+ * on (its acks go back that way), the acks forwarded lately, the read
+ * receipts sent.  Allocated at the room's first message, so that a room
+ * that never had one costs nothing of it.
+ */
+struct recent {
+	struct {
+		uint64_t id;
+		struct member *m;
+	} upstream[UPSTREAM_SLOTS];
+	uint64_t ack_seen[ACK_SEEN_SLOTS];
+	size_t ack_seen_next;
+	uint64_t read_sent[READ_SLOTS];   /* ids whose read receipt went out */
+	size_t read_next;
+};
+
+/* Acks: sent straight to the author when connected, else back the way
+ * the message came, else to everyone. */
+
+/* g's memory of recent traffic, made at its first use; NULL out of
+ * memory (then nothing is remembered: an ack is flooded, a receipt may
+ * go twice). */
+static struct recent *
+recent(struct room *g)
+{
+	if (g->recent == NULL)
+		g->recent = calloc(1, sizeof(*g->recent));
+	return g->recent;
+}
+
+void
+upstream_put(struct room *g, const char *id, struct member *m)
+{
+	struct recent *r = recent(g);
+	uint64_t v;
+
+	if (r == NULL || !sec_msgid_valid(id, &v))
+		return;
+	r->upstream[v % UPSTREAM_SLOTS].id = v;
+	r->upstream[v % UPSTREAM_SLOTS].m = m;
+}
+
+static struct member *
+upstream_get(struct room *g, const char *id)
+{
+	struct recent *r = g->recent;
+	uint64_t v;
+
+	if (r == NULL || !sec_msgid_valid(id, &v) ||
+	    r->upstream[v % UPSTREAM_SLOTS].id != v)
+		return NULL;
+	return r->upstream[v % UPSTREAM_SLOTS].m;
+}
+
+static void
+deliver_route_ack(struct room *g, const struct frame *f,
+    const uint8_t author[PAPO_KEY_LEN],
+    struct member *came_from)
+{
+	struct member *a = member_find(g, author), *up;
+
+	if (a != NULL && a->conn != NULL) {
+		member_send(g, a, f);
+		return;
+	}
+	up = upstream_get(g, f->u.ack.id);
+	if (up != NULL && up->conn != NULL && up != came_from) {
+		member_send(g, up, f);
+		return;
+	}
+	members_flood(g, f, came_from);
+}
+
+void
+deliver_ack(struct room *g, const struct frame_msg *m, enum ack_state state)
+{
+	struct frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_ACK;
+	strcpy(f.u.ack.id, m->id);
+	f.u.ack.state = state;
+	f.u.ack.ts = loop_wall_ms();
+	if (frame_ack_sign(&f.u.ack, g->env.keys, g->env.me) == 0)
+		deliver_route_ack(g, &f, m->from, NULL);
+}
+
+/* Messages shown to an agent: each author hears it once (a read
+ * receipt); own messages and unknown ids are passed over. */
+void
+deliver_read(struct room *g, struct node_msg *req)
+{
+	struct recent *r = recent(g);
+	char *save = NULL, *id;
+
+	for (id = req->text != NULL ? strtok_r(req->text, " ", &save) : NULL;
+	    id != NULL; id = strtok_r(NULL, " ", &save)) {
+		struct frame_msg m;
+		uint64_t v;
+		size_t i;
+
+		if (!sec_msgid_valid(id, &v))
+			continue;
+		for (i = 0; r != NULL && i < READ_SLOTS; i++)
+			if (r->read_sent[i] == v + 1)
+				break;
+		if (r != NULL && i < READ_SLOTS)
+			continue;
+		memset(&m, 0, sizeof(m));
+		if (store_get(g->env.store, id, &m) == -1)
+			continue;
+		if (memcmp(m.from, g->env.me->pk, PAPO_KEY_LEN) != 0) {
+			deliver_ack(g, &m, ACK_READ);
+			if (r != NULL)
+				r->read_sent[r->read_next++ % READ_SLOTS] =
+				    v + 1;
+		}
+		frame_msg_clear(&m);
+	}
+	g->env.emit(g->env.arg, req);
+}
+
+static int
+ack_seen(struct room *g, const struct frame_ack *a)
+{
+	struct recent *r = recent(g);
+	uint8_t h[8];
+	uint64_t v;
+
+	if (r == NULL)
+		return 0;
+	crypto_generichash(h, sizeof(h), (const uint8_t *)a, offsetof(struct
+	    frame_ack, ts), NULL, 0);
+	memcpy(&v, h, sizeof(v));
+	for (size_t i = 0; i < ACK_SEEN_SLOTS; i++)
+		if (r->ack_seen[i] == v)
+			return 1;
+	r->ack_seen[r->ack_seen_next++ % ACK_SEEN_SLOTS] = v;
+	return 0;
+}
+
+void
+deliver_on_ack(struct room *g, struct link *l, struct frame *f)
+{
+	struct frame_ack *a = &f->u.ack;
+	struct frame_msg m;
+	struct outmsg *o;
+	struct member *by;
+	cJSON *j;
+	char nb[16], id[PAPO_ID_LEN + 1];
+
+	if (ack_seen(g, a))
+		return;
+	memset(&m, 0, sizeof(m));
+	if (store_get(g->env.store, a->id, &m) == -1)
+		return;       /* a message we never saw: nowhere to route it */
+	if (memcmp(m.from, g->env.me->pk, PAPO_KEY_LEN) != 0) {
+		deliver_route_ack(g, f, m.from, l->m);
+		frame_msg_clear(&m);
+		return;
+	}
+	frame_msg_clear(&m);
+	if ((by = member_find(g, a->by)) == NULL)
+		return;
+	if (store_add_ack(g->env.store, a) == -1)
+		log_msg(LOG_WARN, "cannot store a receipt: %s", strerror(errno));
+	if (a->state == ACK_DELIVERED && (o = outmsg_find(g, a->id)) != NULL)
+		outmsg_acked(g, o, by);
+	j = cJSON_CreateObject();
+	cJSON_AddStringToObject(j, "id", a->id);
+	cJSON_AddStringToObject(j, "by", member_name(by, nb));
+	sec_id_format(a->by, id);
+	cJSON_AddStringToObject(j, "by_id", id);
+	cJSON_AddStringToObject(j, "state",
+	    a->state == ACK_READ ? "read" : "delivered");
+	cJSON_AddNumberToObject(j, "ts", (double)a->ts);
+	room_emit_json(g, NODE_EV_RECEIPT, j);
+}
+
+/* Frees what the room remembered; none made: a no-op. */
+void
+receipts_free(struct room *g)
+{
+	free(g->recent);
+	g->recent = NULL;
+}

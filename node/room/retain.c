@@ -1,0 +1,100 @@
+/*
+ * retain.c: retention, on the node thread (retain.h; docs/RELIABILITY.md,
+ * "Retention").  It compacts the log to what PAPO_KEEP keeps, checking a
+ * count at most every quarter of it and days at most once a minute, and
+ * says what is kept as JSON.  It never blocks but for the compaction
+ * itself (store_compact).
+ */
+#include <stdlib.h>
+
+#include "lib/log.h"
+#include "lib/loop.h"
+#include "node/room/retain.h"
+
+/* Its own: when to check again. */
+struct retention {
+	uint64_t retain_checked;    /* ns of the last days-retention check */
+	size_t retain_at;           /* count retention: messages held when
+	                             * the next check is worth making */
+};
+
+#define RETAIN_CHECK_NS (60ull * NS_PER_S)   /* days: checked this often */
+
+void
+deliver_retain(struct room *g)
+{
+	const struct store_keep *k = &g->env.set->keep;
+	char err[PAPO_ERR_LEN];
+	uint64_t now = loop_now_ns();
+	long n;
+
+	if (k->count == 0 && k->ms == 0)
+		return;
+	/* A count costs nothing to check; days look at every message. */
+	if (k->ms != 0) {
+		if (g->retention->retain_checked != 0 &&
+		    now - g->retention->retain_checked < RETAIN_CHECK_NS)
+			return;
+		g->retention->retain_checked = now;
+	}
+	if (k->count != 0) {
+		struct store_stats st;
+
+		store_stats(g->env.store, &st);
+		if (st.msgs < g->retention->retain_at)
+			return;
+	}
+	if (!store_compact_due(g->env.store, k, loop_wall_ms(), 1))
+		return;
+	if ((n = store_compact(err, g->env.store, k, loop_wall_ms())) == -1)
+		log_msg(LOG_ERROR, "retention: %s", err);
+	else if (n > 0)
+		log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
+		    "dropped from the log", g->env.set->keep_text, n);
+	/* Own messages not yet acknowledged can keep the log over the
+	 * count; the next try waits for as many new ones as a compaction
+	 * is due after, rather than sorting the log at every message. */
+	if (k->count != 0) {
+		struct store_stats st;
+
+		store_stats(g->env.store, &st);
+		g->retention->retain_at = st.msgs + (k->count / 4 > 0 ? k->count / 4 : 1);
+	}
+}
+
+cJSON *
+deliver_retention_json(const struct room *g)
+{
+	struct store_stats st;
+	cJSON *o;
+
+	store_stats(g->env.store, &st);
+	if (st.floor == 0 && g->env.set->keep_text == NULL)
+		return NULL;
+	o = cJSON_CreateObject();
+	if (g->env.set->keep_text != NULL)
+		cJSON_AddStringToObject(o, "keep", g->env.set->keep_text);
+	else
+		cJSON_AddNullToObject(o, "keep");
+	if (st.floor != 0)
+		cJSON_AddNumberToObject(o, "starts", (double)st.floor);
+	else
+		cJSON_AddNullToObject(o, "starts");
+	cJSON_AddNumberToObject(o, "dropped", (double)st.gone);
+	return o;
+}
+
+int
+retain_new(struct room *g)
+{
+	if ((g->retention = calloc(1, sizeof(*g->retention))) == NULL)
+		return -1;
+	return 0;
+}
+
+void
+retain_free(struct room *g)
+{
+	free(g->retention);
+	g->retention = NULL;
+}
