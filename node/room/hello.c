@@ -4,7 +4,7 @@
  * where we are reached and how the peer is seen, the room's roles and
  * newest epoch (version 3), and how much history we hold, so that the
  * peer asks for what it misses.  Above role.c and the keyring,
- * below deliver.c, which greets again to resync.
+ * below outbox.c, which greets again to resync.
  */
 #include <string.h>
 
