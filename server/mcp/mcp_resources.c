@@ -99,18 +99,25 @@ mcp_no_resource(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	    JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND, err, data));
 }
 
-/* The uri params name, or NULL with r answered when there is none. */
+/* The history uri params name, and the id of its room into room; NULL
+ * with r answered when there is none or s may not hear that room. */
 static const char *
 mcp_resource_uri(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    const cJSON *params)
+    const cJSON *params, char room[PAPO_ROOMID_LEN + 1])
 {
 	const cJSON *u = cJSON_GetObjectItemCaseSensitive(params, "uri");
+	char err[PAPO_ERR_LEN];
 
-	if (cJSON_IsString(u))
-		return u->valuestring;
-	mcp_no_resource(s, r, id, NULL, "no such resource: params.uri must "
-	    "be a resource's URI, as resources/list gives them");
-	return NULL;
+	if (!cJSON_IsString(u)) {
+		mcp_no_resource(s, r, id, NULL, "no such resource: params.uri "
+		    "must be a resource's URI, as resources/list gives them");
+		return NULL;
+	}
+	if (mcp_history_room(s, u->valuestring, room, err) == -1) {
+		mcp_no_resource(s, r, id, u->valuestring, err);
+		return NULL;
+	}
+	return u->valuestring;
 }
 
 void
@@ -155,14 +162,10 @@ m_resources_read(struct mcp_session *s, struct http_req *r, const cJSON *id,
 {
 	struct node_msg *req;
 	const char *uri;
-	char room[PAPO_ROOMID_LEN + 1], err[PAPO_ERR_LEN];
+	char room[PAPO_ROOMID_LEN + 1];
 
-	if ((uri = mcp_resource_uri(s, r, id, params)) == NULL)
+	if ((uri = mcp_resource_uri(s, r, id, params, room)) == NULL)
 		return;
-	if (mcp_history_room(s, uri, room, err) == -1) {
-		mcp_no_resource(s, r, id, uri, err);
-		return;
-	}
 	if ((req = node_msg_new(NODE_HISTORY)) != NULL)
 		req->limit = 50;
 	mcp_ask(s, r, id, req, room, 1, uri, NULL);
@@ -196,14 +199,10 @@ m_subscribe(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params, int on)
 {
 	const char *uri;
-	char room[PAPO_ROOMID_LEN + 1], err[PAPO_ERR_LEN];
+	char room[PAPO_ROOMID_LEN + 1];
 
-	if ((uri = mcp_resource_uri(s, r, id, params)) == NULL)
+	if ((uri = mcp_resource_uri(s, r, id, params, room)) == NULL)
 		return;
-	if (mcp_history_room(s, uri, room, err) == -1) {
-		mcp_no_resource(s, r, id, uri, err);
-		return;
-	}
 	if (strcmp(uri, MCP_HISTORY_URI) == 0)
 		s->subscribed = on;
 	else if (mcp_subscribe_room(s, room, on) == -1) {
