@@ -183,6 +183,17 @@ test_round_trip(void)
 		free(out);
 		close(fd);
 	}
+	/* Private: the folder 0700, its files 0600. */
+	{
+		char path[1024];
+		struct stat st;
+
+		CHECK(stat(dir, &st) == 0 && (st.st_mode & 0777) == 0700);
+		snprintf(path, sizeof(path), "%s/%s", dir, ref);
+		CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+		snprintf(path, sizeof(path), "%s/%s.leaves", dir, ref);
+		CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+	}
 	/* Kept across a reopen, and the count too. */
 	blob_close(bs);
 	bs = blob_open(err, dir, 0);
@@ -367,6 +378,23 @@ test_fetch(void)
 	CHECK_EQ_INT(listing(db, names, sizeof(names)), 2);
 	CHECK_EQ_INT(blob_used(b), cost(size));
 	CHECK_EQ_INT(blob_fetch_start(err, b, ref, size, leaves, n), 1);
+
+	/* A fetch under way, then the same file shared here with the same
+	 * key: one complete blob, counted once. */
+	blob_close(b);
+	dir_of(db, sizeof(db), "fc");
+	b = blob_open(err, db, 0);
+	CHECK(b != NULL);
+	if (b != NULL) {
+		char again[BLOB_REF_LEN + 1];
+
+		CHECK_EQ_INT(blob_fetch_start(err, b, ref, size, leaves, n), 0);
+		CHECK_EQ_INT(blob_add(err, b, fd, key, again, &size), 0);
+		CHECK_EQ_STR(again, ref);
+		CHECK(blob_has(b, ref));
+		CHECK_EQ_INT(blob_used(b), cost(size));
+		CHECK_EQ_INT(listing(db, names, sizeof(names)), 2);
+	}
 	free(leaves);
 	free(chunk);
 	free(out);

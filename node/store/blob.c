@@ -656,6 +656,12 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 		rc = 0;                 /* the same bytes under the same key */
 		goto out;
 	}
+	/* The same blob being fetched here: the add completes it. */
+	path_of(bs, ref, ".part", path);
+	if (exists(path, NULL)) {
+		quota_sub(bs, blob_bytes(bs, ref));
+		unlink_blob(bs, ref);
+	}
 	/* The leaves first: REF is a blob only with them, and open tidies
 	 * leaves without their REF away. */
 	path_of(bs, ref, ".leaves", path);
