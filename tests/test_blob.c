@@ -325,6 +325,11 @@ test_fetch(void)
 	CHECK(contains(err, "do not make"));
 	leaves[3 * PAPO_KEY_LEN] ^= 1;
 	CHECK_EQ_INT(blob_fetch_start(err, b, ref, size + 1, leaves, n), -1);
+	CHECK_EQ_INT(blob_fetch_start(err, b, ref, size, leaves, n - 1), -1);
+	CHECK(contains(err, "has 5 chunks, not 4"));
+	CHECK_EQ_INT(blob_fetch_start(err, b, ref, BLOB_SIZE_MAX + 1, leaves,
+	    n), -1);
+	CHECK(contains(err, "the largest"));
 	CHECK_EQ_INT(listing(db, names, sizeof(names)), 0);
 
 	CHECK_EQ_INT(blob_fetch_start(err, b, ref, size, leaves, n), 0);
@@ -378,6 +383,22 @@ test_fetch(void)
 	CHECK_EQ_INT(listing(db, names, sizeof(names)), 2);
 	CHECK_EQ_INT(blob_used(b), cost(size));
 	CHECK_EQ_INT(blob_fetch_start(err, b, ref, size, leaves, n), 1);
+
+	/* An empty file is whole as soon as its fetch starts. */
+	{
+		int ef = make_file("empty", 0, 1);
+		char eref[BLOB_REF_LEN + 1];
+		uint64_t esize;
+
+		CHECK_EQ_INT(blob_add(err, a, ef, key, eref, &esize), 0);
+		CHECK_EQ_INT(blob_fetch_start(err, b, eref, 0, NULL, 0), 1);
+		CHECK(blob_has(b, eref));
+		CHECK_EQ_INT(blob_size(err, b, eref, &esize), 0);
+		CHECK_EQ_INT(esize, 0);
+		CHECK_EQ_INT(blob_read(err, b, eref, key, 0, out, 0), 0);
+		CHECK_EQ_INT(blob_remove(err, b, eref), 0);
+		close(ef);
+	}
 
 	/* A fetch under way, then the same file shared here with the same
 	 * key: one complete blob, counted once. */

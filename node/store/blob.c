@@ -68,8 +68,8 @@ tidy(struct blob_store *bs, const char *name)
 			blob_path(bs, ref, ".have", part);
 			unlink(part);
 			blob_quota_add(bs, blob_bytes(bs, ref));
-		} else if (blob_exists(part, NULL) && blob_have_load(err, bs, ref,
-		    &hv) == 0) {
+		} else if (blob_exists(part, NULL) &&
+		    blob_have_load(err, bs, ref, &hv) == 0) {
 			free(hv.bits);
 			blob_quota_add(bs, blob_bytes(bs, ref));
 		} else {
@@ -247,7 +247,8 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 	}
 	tpath[0] = '\0';
 	fs_sync_dir(path);
-	blob_quota_add(bs, blob_stored_size(fsize) + (uint64_t)n * PAPO_KEY_LEN);
+	blob_quota_add(bs, blob_stored_size(fsize) +
+	    (uint64_t)n * PAPO_KEY_LEN);
 	rc = 0;
 	goto out;
 renamed:
@@ -307,16 +308,18 @@ blob_read(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
 	blob_path(bs, ref, "", path);
 	while (len > 0) {
 		uint32_t i = (uint32_t)(off / BLOB_CHUNK);
-		size_t plen = blob_chunk_plain(size, i), slen = plen + BLOB_OVERHEAD;
+		size_t plen = blob_chunk_plain(size, i);
+		size_t slen = plen + BLOB_OVERHEAD;
 		size_t at = (size_t)(off - (uint64_t)i * BLOB_CHUNK);
 		size_t take = plen - at < len ? plen - at : len;
 
-		if (blob_read_exact(err, path, stored, slen, blob_chunk_off(i)) == -1 ||
-		    blob_leaf_match(err, bs, ref, i, stored, slen, &match) == -1)
+		if (blob_read_exact(err, path, stored, slen,
+		    blob_chunk_off(i)) == -1 || blob_leaf_match(err, bs, ref,
+		    i, stored, slen, &match) == -1)
 			goto out;
 		if (!match) {
-			blob_err(err, "file %s is damaged on disk: chunk %u does "
-			    "not match its leaf", ref, i);
+			blob_err(err, "file %s is damaged on disk: chunk %u "
+			    "does not match its leaf", ref, i);
 			goto out;
 		}
 		if (blob_unseal(ek, i, size, stored, slen, plain) == -1) {

@@ -161,10 +161,11 @@ int blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
  * Offers stored chunk i of ref being fetched (len bytes, as a holder sent
  * it).  Returns 0 when it was verified and written durably, 1 when it was
  * the last one and the blob is now complete (REF renamed into place),
- * BLOB_REFUSED when it does not match its leaf (nothing written), -1 with
- * err when it could not be written (the disk; the chunk may be offered
- * again) or ref is not being fetched.  A chunk already written is
- * accepted again without writing.
+ * BLOB_REFUSED when it does not match its leaf or is not a chunk of the
+ * file (nothing written), -1 with err when it could not be written (the
+ * disk; the chunk may be offered again) or ref is not being fetched.  A
+ * chunk already written is accepted again without writing (and, were
+ * the last rename to have failed, completes the blob then).
  */
 int blob_fetch_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
     const char *ref, uint32_t i, const uint8_t *data, size_t len);

@@ -98,11 +98,15 @@ blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
 		return -1;
 	if (blob_has(bs, ref))
 		return 1;
-	if (size > BLOB_SIZE_MAX || n != blob_chunks(size)) {
-		blob_err(err, "a file of %llu bytes has %u chunks (at most %llu "
-		    "bytes), not %u", (unsigned long long)size,
-		    blob_chunks(size > BLOB_SIZE_MAX ? 0 : size),
-		    (unsigned long long)BLOB_SIZE_MAX, n);
+	if (size > BLOB_SIZE_MAX) {
+		blob_err(err, "the file has %llu bytes; the largest that can "
+		    "be fetched has %llu", (unsigned long long)size,
+		    (unsigned long long)BLOB_SIZE_MAX);
+		return -1;
+	}
+	if (n != blob_chunks(size)) {
+		blob_err(err, "a file of %llu bytes has %u chunks, not %u",
+		    (unsigned long long)size, blob_chunks(size), n);
 		return -1;
 	}
 	blob_ref_root(ref, want);
@@ -171,17 +175,19 @@ blob_fetch_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	uint32_t k;
 	int fd = -1, rc = -1, match;
 
-	if (blob_ref_check(err, ref) == -1 || blob_have_load(err, bs, ref, &hv) == -1)
+	if (blob_ref_check(err, ref) == -1 ||
+	    blob_have_load(err, bs, ref, &hv) == -1)
 		return -1;
+	blob_path(bs, ref, ".part", path);
+	blob_path(bs, ref, ".have", hpath);
 	if (i >= hv.n) {
-		blob_err(err, "file %s has %u chunks, not %u", ref, hv.n, i + 1);
+		blob_err(err, "file %s has %u chunks, not %u", ref, hv.n,
+		    i + 1);
 		rc = BLOB_REFUSED;
 		goto out;
 	}
-	if (blob_have_bit(&hv, i)) {
-		rc = 0;
-		goto out;
-	}
+	if (blob_have_bit(&hv, i))
+		goto whole;             /* (a failed rename is retried) */
 	if (len != blob_chunk_plain(hv.size, i) + BLOB_OVERHEAD) {
 		blob_err(err, "chunk %u of %s has %zu bytes, not %zu", i, ref,
 		    len, blob_chunk_plain(hv.size, i) + BLOB_OVERHEAD);
@@ -195,8 +201,6 @@ blob_fetch_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
 		rc = BLOB_REFUSED;
 		goto out;
 	}
-	blob_path(bs, ref, ".part", path);
-	blob_path(bs, ref, ".have", hpath);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
 	if (fd == -1 || blob_write_at(fd, data, len, blob_chunk_off(i)) == -1 ||
 	    fdatasync(fd) == -1)
@@ -209,6 +213,7 @@ blob_fetch_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
 		goto io;
 	close(fd);
 	fd = -1;
+whole:
 	for (k = 0; k < hv.n && blob_have_bit(&hv, k); k++)
 		;
 	rc = 0;
@@ -243,7 +248,8 @@ blob_missing(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	uint32_t count = 0;
 	int rc = 1;
 
-	if (blob_ref_check(err, ref) == -1 || blob_have_load(err, bs, ref, &hv) == -1)
+	if (blob_ref_check(err, ref) == -1 ||
+	    blob_have_load(err, bs, ref, &hv) == -1)
 		return -1;
 	for (uint32_t k = 0; k < hv.n; k++) {
 		if (blob_have_bit(&hv, k))

@@ -106,8 +106,8 @@ blob_ref_check(char err[PAPO_ERR_LEN], const char *ref)
 	uint8_t root[PAPO_KEY_LEN];
 
 	if (blob_ref_root(ref, root) == -1) {
-		blob_err(err, "not a file reference (%d base32 characters): %.60s",
-		    BLOB_REF_LEN, ref ? ref : "(null)");
+		blob_err(err, "not a file reference (%d base32 characters): "
+		    "%.60s", BLOB_REF_LEN, ref ? ref : "(null)");
 		return -1;
 	}
 	return 0;
