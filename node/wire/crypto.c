@@ -174,10 +174,10 @@ sec_room_keys(const uint8_t secret[PAPO_KEY_LEN], struct room_keys *out)
 }
 
 void
-sec_reset_secret(const struct identity *id, uint8_t out[32])
+sec_reset_secret(const struct identity *id, uint8_t out[PAPO_KEY_LEN])
 {
 	/* The seed is the first half of libsodium's secret key. */
-	crypto_kdf_derive_from_key(out, 32, 1, SEC_KDF_RESET_CONTEXT, id->sk);
+	crypto_kdf_derive_from_key(out, PAPO_KEY_LEN, 1, SEC_KDF_RESET_CONTEXT, id->sk);
 }
 
 void

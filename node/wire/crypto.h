@@ -33,7 +33,7 @@ void sec_identity_free(struct identity *id);
 
 /* The secret QUIC stateless reset tokens are derived from: the same for
  * every run of this identity, and telling nothing of its key. */
-void sec_reset_secret(const struct identity *id, uint8_t out[32]);
+void sec_reset_secret(const struct identity *id, uint8_t out[PAPO_KEY_LEN]);
 
 /* The 52-character text of a member id (out holds PAPO_ID_LEN + 1). */
 void sec_id_format(const uint8_t pk[PAPO_KEY_LEN], char out[PAPO_ID_LEN + 1]);
