@@ -63,8 +63,8 @@ static int
 same(const struct invite *a, const struct invite *b)
 {
 	if (b->version != INVITE_VERSION || a->naddr != b->naddr ||
-	    memcmp(a->secret, b->secret, 32) != 0 ||
-	    memcmp(a->inviter, b->inviter, 32) != 0)
+	    memcmp(a->secret, b->secret, PAPO_KEY_LEN) != 0 ||
+	    memcmp(a->inviter, b->inviter, PAPO_KEY_LEN) != 0)
 		return 0;
 	for (size_t i = 0; i < a->naddr; i++) {
 		const struct addr *x = &a->addr[i], *y = &b->addr[i];
@@ -472,7 +472,7 @@ test_relay(void)
 	CHECK_EQ_INT(out.version, INVITE_VERSION_EXT);
 	CHECK(same_relay(&in.relay, &out.relay));
 	CHECK_EQ_INT(out.naddr, 2);
-	CHECK(memcmp(out.secret, in.secret, 32) == 0);
+	CHECK(memcmp(out.secret, in.secret, PAPO_KEY_LEN) == 0);
 	free(s);
 	relay_sample(&in, "turn:[2001:db8::1]", "", "", "s3cret");
 	s = invite_encode(&in);
@@ -631,7 +631,7 @@ test_epoch(void)
 	CHECK(s != NULL && invite_decode(s, &out, NULL) == INVITE_OK);
 	CHECK_EQ_INT(out.version, INVITE_VERSION_EXT);
 	CHECK_EQ_INT(out.epoch, 7);
-	CHECK(memcmp(out.epoch_secret, in.epoch_secret, 32) == 0);
+	CHECK(memcmp(out.epoch_secret, in.epoch_secret, PAPO_KEY_LEN) == 0);
 	CHECK_EQ_STR(out.room, "");
 	free(s);
 	snprintf(in.room, sizeof(in.room), "%s", "ops");
