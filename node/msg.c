@@ -27,6 +27,7 @@ node_msg_free(struct node_msg *m)
 	free(m->text);
 	free(m->to);
 	free(m->from);
+	free(m->files);
 	free(m->json);
 	free(m);
 }

@@ -52,6 +52,29 @@ enum node_kind {
 	NODE_INVITE,         /* request: room -> json {"invite", "room",
 	                      * "room_id"}, its invite with the addresses
 	                      * this node is reached at now */
+	/* Files (issue 24; docs/FILES.md): */
+	NODE_BLOB_ADD,       /* request: text = the path of a regular file
+	                      * to share, read by the node as this process's
+	                      * user; name = the name it is shown by (NULL:
+	                      * the path's last part); about = its media
+	                      * type (NULL: guessed from the name and the
+	                      * first bytes); limit 1: text is a spool the
+	                      * node removes once read (or on failure).
+	                      * Done by a worker thread, never the node
+	                      * loop -> json {"ref", "name", "size", "type"};
+	                      * 400 not a regular file or unreadable, 413
+	                      * over BLOB_SIZE_MAX or the room's quota, 507
+	                      * the disk full */
+	NODE_BLOB,           /* request: text = a reference -> json, the
+	                      * file's state (docs/FILES.md, "A file's
+	                      * state"); 404 when no message of the room
+	                      * names it and it is not held here */
+	NODE_FETCH,          /* request: as NODE_BLOB, and starts fetching
+	                      * it when it is not here yet */
+	NODE_EV_BLOB,        /* event: a file's state changed (fetch
+	                      * started, progress at most 4 times a second,
+	                      * done, failed, waiting for a holder): json
+	                      * as NODE_BLOB answers */
 };
 
 struct node_msg {
@@ -70,6 +93,12 @@ struct node_msg {
 	char *to;                /* a member's name or id, or NULL */
 	char *from;              /* history: only this member's messages */
 	char reply_to[PAPO_MSGID_LEN + 1];
+	/* send: the files the message names, a JSON array of references
+	 * ("REF") or objects {"ref", "name", "type"} (name and type
+	 * override those the file was added with); each a file this room
+	 * holds (NODE_BLOB_ADD) or one a message of it named; NULL: none.
+	 * At most ATTACH_MAX (node/wire/attach.h: 16). */
+	char *files;
 	/* history: with after set, the messages text names ("ID ID ...")
 	 * then the last limit messages of the others that came after
 	 * message after in the log ("" or an id the log no longer holds:

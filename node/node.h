@@ -57,6 +57,13 @@ struct node_config {
 	 * to keep everything.  The log is compacted at start and as it
 	 * grows (docs/RELIABILITY.md, "Retention"). */
 	const char *keep;
+	/* Files (docs/FILES.md): a file of at most files_auto bytes is
+	 * fetched by every member as soon as a message names it
+	 * (PAPO_FILES_AUTO; 0: the default, 256 KiB; UINT64_MAX: every
+	 * file); a room's files take at most files_quota bytes here
+	 * (PAPO_FILES_QUOTA; 0: the default, 4 GiB). */
+	uint64_t files_auto;
+	uint64_t files_quota;
 };
 
 /* Whether text is a PAPO_KEEP value node_start takes; -1 with err saying
@@ -87,6 +94,29 @@ char *node_invite(const struct node *n);
 int node_relay(const struct node *n);
 int node_fd(const struct node *n);
 void node_submit(struct node *n, struct node_msg *m);
+
+/*
+ * Reading a shared file that is complete here, in any thread (the HTTP
+ * server streams it; docs/FILES.md): opens the file ref of the room
+ * room (as NODE_BLOB's room: NULL the default) straight from the disk,
+ * with the key its message gave.  NULL with err (404 when it is not
+ * complete here: *code says so, else 500).  node_blob_read reads len
+ * plain bytes at off (inside the file), decrypting and verifying each
+ * chunk it touches; -1 with err when the disk's bytes do not verify.
+ * The handle is the caller's, independent of the node thread.
+ */
+struct node_blob;
+struct node_blob *node_blob_open(char err[PAPO_ERR_LEN], int *code,
+    struct node *n, const char *room, const char *ref);
+uint64_t node_blob_size(const struct node_blob *b);
+const char *node_blob_name(const struct node_blob *b);   /* as shared */
+const char *node_blob_type(const struct node_blob *b);   /* media type */
+int node_blob_read(char err[PAPO_ERR_LEN], struct node_blob *b,
+    uint64_t off, void *out, size_t len);
+void node_blob_close(struct node_blob *b);
+/* Where spooled uploads go before NODE_BLOB_ADD takes them (made 0700
+ * at start): $PAPO_HOME/spool. */
+const char *node_spool_dir(const struct node *n);
 struct node_msg *node_take(struct node *n);
 
 #endif

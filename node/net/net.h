@@ -78,6 +78,15 @@ struct net_ops {
 	int (*adopt)(struct room *g, struct link *l, const uint8_t *p,
 	    size_t n);
 	void (*moved)(struct room *g, struct link *l);
+	/* Version 4: a whole frame on the peer's bulk stream of one of
+	 * g's connections (node/wire/xfer.h's frames); frames that come
+	 * before the connection is g's are dropped.  May be NULL. */
+	void (*bulk)(struct room *g, struct link *l, const uint8_t *p,
+	    size_t n);
+	/* Version 4: l's bulk queue went below half of QUIC_BULKQ_MAX
+	 * after it was full or more than half full: more may be queued.
+	 * May be NULL. */
+	void (*bulk_room)(struct room *g, struct link *l);
 	void (*closed)(struct room *g, struct link *l);
 };
 

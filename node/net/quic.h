@@ -23,6 +23,15 @@
 #include "node/wire/crypto.h"
 
 #define QUIC_SENDQ_MAX (8u * 1024 * 1024)   /* unacknowledged bytes a conn */
+/* Version 4: each connection also has a bulk stream each way, for
+ * files' chunks (node/wire/xfer.h), opened by each side when it first
+ * sends on it; frames on it are framed as on the first stream (a u32
+ * length, then the bytes) but may be up to QUIC_BULK_FRAME_MAX, and
+ * its queue is bounded by QUIC_BULKQ_MAX of its own.  What is queued on
+ * the first stream is always written before the bulk stream's, so a
+ * file being sent never holds up the room's frames. */
+#define QUIC_BULK_FRAME_MAX (1024u * 1024)
+#define QUIC_BULKQ_MAX (4u * 1024 * 1024)
 
 struct quic;
 struct quic_conn;
@@ -52,6 +61,13 @@ struct quic_cbs {
 	 * moved the mapping, or it moved to another network, and QUIC
 	 * migrated the connection.  May be NULL. */
 	void (*moved)(void *arg, struct quic_conn *c);
+	/* Version 4: one whole frame from the peer's bulk stream.  May be
+	 * NULL: a peer's bulk stream then closes the connection. */
+	void (*bulk)(void *arg, struct quic_conn *c, const uint8_t *p,
+	    size_t n);
+	/* Version 4: c's bulk queue, which was more than half full, went
+	 * below half as the peer acknowledged it.  May be NULL. */
+	void (*bulk_room)(void *arg, struct quic_conn *c);
 };
 
 /* Binds listen (port 0 picks one).  A wildcard IPv4 or IPv6 address gets
@@ -110,6 +126,12 @@ int quic_send_raw(struct quic *q, const struct addr *to, const uint8_t *p,
     size_t n, int ttl);
 /* Queues one frame; -1 when c is closing or too much is unacknowledged. */
 int quic_send(struct quic_conn *c, const uint8_t *p, size_t n);
+/* Version 4: queues one frame (at most QUIC_BULK_FRAME_MAX) on c's bulk
+ * stream, opening it first if need be; -1 when c is closing, of a
+ * version before 4, or its bulk queue would pass QUIC_BULKQ_MAX. */
+int quic_send_bulk(struct quic_conn *c, const uint8_t *p, size_t n);
+/* Bytes queued on c's bulk stream and not yet acknowledged. */
+size_t quic_bulk_queued(const struct quic_conn *c);
 /* Closes c gracefully; closed() follows. */
 /* As quic_close, but what was queued is written once first, in the
  * packets before the close (best effort: nothing is resent). */
@@ -127,8 +149,8 @@ uint64_t quic_silent_ms(const struct quic_conn *c);
 /* The largest UDP payload c sends on its path now: 1200 until a larger
  * probe came back (path MTU discovery); 0 before the handshake. */
 size_t quic_mtu(const struct quic_conn *c);
-/* The protocol version the handshake agreed (ALPN papo/3, papo/2 or
- * papo/1). */
+/* The protocol version the handshake agreed (ALPN papo/4, papo/3,
+ * papo/2 or papo/1). */
 unsigned quic_version(const struct quic_conn *c);
 /* The connection's smoothed round-trip time, in microseconds. */
 uint64_t quic_rtt_us(const struct quic_conn *c);
