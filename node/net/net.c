@@ -418,7 +418,7 @@ net_new(char err[PAPO_ERR_LEN], const struct net_env *env)
 {
 	static const struct quic_cbs cbs = {
 		net_open, net_frame, net_closed, net_datagram,
-		relay_quic_send, net_moved
+		relay_quic_send, net_moved, NULL, NULL
 	};
 	struct net *t = calloc(1, sizeof(*t));
 	struct addr local[PAPO_ADDR_MAX];
