@@ -90,7 +90,7 @@ blob_open(char err[PAPO_ERR_LEN], const char *dir, uint64_t quota)
 	DIR *d = NULL;
 
 	if (strlen(dir) + 1 + BLOB_REF_LEN + 16 >= BLOB_PATH_MAX) {
-		blob_err(err, "the file store's folder name is too long");
+		err_set(err, "the file store's folder name is too long");
 		return NULL;
 	}
 	if (fs_home(err, dir) == -1)
@@ -98,12 +98,12 @@ blob_open(char err[PAPO_ERR_LEN], const char *dir, uint64_t quota)
 	chmod(dir, 0700);
 	bs = calloc(1, sizeof(*bs));
 	if (bs == NULL || (bs->dir = strdup(dir)) == NULL) {
-		blob_err(err, "out of memory");
+		err_set(err, "out of memory");
 		goto fail;
 	}
 	bs->quota = quota;
 	if ((d = opendir(dir)) == NULL) {
-		blob_err(err, "cannot read %s: %s", dir, strerror(errno));
+		err_set(err, "cannot read %s: %s", dir, strerror(errno));
 		goto fail;
 	}
 	while ((de = readdir(d)) != NULL)
@@ -134,7 +134,7 @@ temp_open(char err[PAPO_ERR_LEN], const struct blob_store *bs,
 	snprintf(path, BLOB_PATH_MAX, "%s/add-XXXXXX", bs->dir);
 	fd = mkstemp(path);
 	if (fd == -1)
-		blob_err(err, "cannot create a file in %s: %s", bs->dir,
+		err_set(err, "cannot create a file in %s: %s", bs->dir,
 		    strerror(errno));
 	return fd;
 }
@@ -166,12 +166,12 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 
 	blob_subkeys(key, ek, nk);
 	if (fstat(fd, &st0) == -1 || !S_ISREG(st0.st_mode)) {
-		blob_err(err, "only a regular file can be shared");
+		err_set(err, "only a regular file can be shared");
 		goto out;
 	}
 	fsize = (uint64_t)st0.st_size;
 	if (fsize > BLOB_SIZE_MAX) {
-		blob_err(err, "the file has %llu bytes; the largest that can "
+		err_set(err, "the file has %llu bytes; the largest that can "
 		    "be shared has %llu", (unsigned long long)fsize,
 		    (unsigned long long)BLOB_SIZE_MAX);
 		goto out;
@@ -183,7 +183,7 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 	plain = malloc(BLOB_CHUNK);
 	stored = malloc(BLOB_STORED_MAX);
 	if (plain == NULL || stored == NULL) {
-		blob_err(err, "out of memory");
+		err_set(err, "out of memory");
 		goto out;
 	}
 	if ((tfd = temp_open(err, bs, tpath)) == -1 ||
@@ -193,9 +193,9 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 	for (uint32_t i = 0; i < n; i++) {
 		size_t plen = blob_chunk_plain(fsize, i), slen;
 
-		r = blob_read_at(fd, plain, plen, (uint64_t)i * BLOB_CHUNK);
+		r = fs_pread(fd, plain, plen, (uint64_t)i * BLOB_CHUNK);
 		if (r == -1) {
-			blob_err(err, "cannot read the file: %s",
+			err_set(err, "cannot read the file: %s",
 			    strerror(errno));
 			goto out;
 		}
@@ -204,19 +204,19 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 		slen = blob_seal(ek, nk, i, fsize, plain, plen, stored);
 		crypto_generichash(leaf, PAPO_KEY_LEN, stored, slen, NULL, 0);
 		crypto_generichash_update(&h, leaf, PAPO_KEY_LEN);
-		if (blob_write_at(tfd, stored, slen, blob_chunk_off(i)) == -1 ||
-		    blob_write_at(lfd, leaf, PAPO_KEY_LEN,
+		if (fs_pwrite(tfd, stored, slen, blob_chunk_off(i)) == -1 ||
+		    fs_pwrite(lfd, leaf, PAPO_KEY_LEN,
 		    (uint64_t)i * PAPO_KEY_LEN) == -1) {
-			blob_err(err, "cannot write to the file store %s: %s",
+			err_set(err, "cannot write to the file store %s: %s",
 			    bs->dir, strerror(errno));
 			goto out;
 		}
 	}
-	r = blob_read_at(fd, &extra, 1, fsize);
+	r = fs_pread(fd, &extra, 1, fsize);
 	if (r != 0 || fstat(fd, &st1) == -1 || !same_file(&st0, &st1))
 		goto changed;
 	if (fsync(tfd) == -1 || fsync(lfd) == -1) {
-		blob_err(err, "cannot write to the file store %s: %s",
+		err_set(err, "cannot write to the file store %s: %s",
 		    bs->dir, strerror(errno));
 		goto out;
 	}
@@ -252,11 +252,11 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 	rc = 0;
 	goto out;
 renamed:
-	blob_err(err, "cannot name the file in %s: %s", bs->dir,
+	err_set(err, "cannot name the file in %s: %s", bs->dir,
 	    strerror(errno));
 	goto out;
 changed:
-	blob_err(err, "the file changed while it was read (its size or "
+	err_set(err, "the file changed while it was read (its size or "
 	    "modification time differ, or it ended early or ran long); "
 	    "nothing was shared");
 out:
@@ -292,7 +292,7 @@ blob_read(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
 	if (blob_complete_size(err, bs, ref, &size, &n) == -1)
 		return -1;
 	if (off > size || len > size - off) {
-		blob_err(err, "bytes %llu to %llu are past the end of file %s "
+		err_set(err, "bytes %llu to %llu are past the end of file %s "
 		    "(%llu bytes)", (unsigned long long)off,
 		    (unsigned long long)(off + len), ref,
 		    (unsigned long long)size);
@@ -302,7 +302,7 @@ blob_read(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
 	stored = malloc(BLOB_STORED_MAX);
 	plain = malloc(BLOB_CHUNK);
 	if (stored == NULL || plain == NULL) {
-		blob_err(err, "out of memory");
+		err_set(err, "out of memory");
 		goto out;
 	}
 	blob_path(bs, ref, "", path);
@@ -318,12 +318,12 @@ blob_read(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
 		    i, stored, slen, &match) == -1)
 			goto out;
 		if (!match) {
-			blob_err(err, "file %s is damaged on disk: chunk %u "
+			err_set(err, "file %s is damaged on disk: chunk %u "
 			    "does not match its leaf", ref, i);
 			goto out;
 		}
 		if (blob_unseal(ek, i, size, stored, slen, plain) == -1) {
-			blob_err(err, "file %s does not open under this key",
+			err_set(err, "file %s does not open under this key",
 			    ref);
 			goto out;
 		}
@@ -354,13 +354,13 @@ blob_remove(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref)
 		return -1;
 	blob_path(bs, ref, ".leaves", path);
 	if (!blob_exists(path, NULL)) {
-		blob_err(err, "no file %s here", ref);
+		err_set(err, "no file %s here", ref);
 		return -1;
 	}
 	bytes = blob_bytes(bs, ref);
 	blob_unlink(bs, ref);
 	if (blob_exists(path, NULL)) {
-		blob_err(err, "cannot remove %s: %s", path, strerror(errno));
+		err_set(err, "cannot remove %s: %s", path, strerror(errno));
 		return -1;
 	}
 	blob_quota_sub(bs, bytes);
@@ -378,7 +378,7 @@ blob_keep(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	int rc = -1;
 
 	if ((d = opendir(bs->dir)) == NULL) {
-		blob_err(err, "cannot read %s: %s", bs->dir, strerror(errno));
+		err_set(err, "cannot read %s: %s", bs->dir, strerror(errno));
 		return -1;
 	}
 	/* Names first, removals after: the folder is not changed while it
@@ -400,7 +400,7 @@ blob_keep(char err[PAPO_ERR_LEN], struct blob_store *bs,
 			void *p = realloc(gone, ncap * sizeof(*gone));
 
 			if (p == NULL) {
-				blob_err(err, "out of memory");
+				err_set(err, "out of memory");
 				goto out;
 			}
 			gone = p;

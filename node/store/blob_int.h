@@ -33,8 +33,6 @@ struct have {
 };
 
 /* blob_file.c: errors, the layout of the stored bytes, references. */
-void blob_err(char err[PAPO_ERR_LEN], const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 void blob_put_u64(uint8_t *p, uint64_t v);
 size_t blob_chunk_plain(uint64_t size, uint32_t i);    /* plain bytes */
 uint64_t blob_chunk_off(uint32_t i);    /* offset in REF and REF.part */
@@ -48,9 +46,6 @@ void blob_path(const struct blob_store *bs, const char *ref,
 
 /* blob_file.c: the folder's files. */
 int blob_exists(const char *path, uint64_t *size);
-int blob_write_at(int fd, const void *p, size_t n, uint64_t off);
-/* Up to n bytes (short only at the end of the file), or -1. */
-ssize_t blob_read_at(int fd, void *p, size_t n, uint64_t off);
 int blob_read_exact(char err[PAPO_ERR_LEN], const char *path, void *p,
     size_t n, uint64_t off);
 
