@@ -67,11 +67,9 @@ tidy(struct blob_store *bs, const char *name)
 			unlink(part);
 			blob_path(bs, ref, ".have", part);
 			unlink(part);
-			blob_quota_add(bs, blob_bytes(bs, ref));
 		} else if (blob_exists(part, NULL) &&
 		    blob_have_load(err, bs, ref, &hv) == 0) {
 			free(hv.bits);
-			blob_quota_add(bs, blob_bytes(bs, ref));
 		} else {
 			blob_unlink(bs, ref);
 		}
@@ -82,8 +80,8 @@ tidy(struct blob_store *bs, const char *name)
 	}
 }
 
-struct blob_store *
-blob_open(char err[PAPO_ERR_LEN], const char *dir, uint64_t quota)
+static struct blob_store *
+store_new(char err[PAPO_ERR_LEN], const char *dir, uint64_t quota, int tidying)
 {
 	struct blob_store *bs = NULL;
 	struct dirent *de;
@@ -106,13 +104,25 @@ blob_open(char err[PAPO_ERR_LEN], const char *dir, uint64_t quota)
 		err_set(err, "cannot read %s: %s", dir, strerror(errno));
 		goto fail;
 	}
-	while ((de = readdir(d)) != NULL)
+	while (tidying && (de = readdir(d)) != NULL)
 		tidy(bs, de->d_name);
 	closedir(d);
 	return bs;
 fail:
 	blob_close(bs);
 	return NULL;
+}
+
+struct blob_store *
+blob_open(char err[PAPO_ERR_LEN], const char *dir, uint64_t quota)
+{
+	return store_new(err, dir, quota, 1);
+}
+
+struct blob_store *
+blob_attach(char err[PAPO_ERR_LEN], const char *dir, uint64_t quota)
+{
+	return store_new(err, dir, quota, 0);
 }
 
 void
@@ -230,7 +240,6 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 	/* The same blob being fetched here: the add completes it. */
 	blob_path(bs, ref, ".part", path);
 	if (blob_exists(path, NULL)) {
-		blob_quota_sub(bs, blob_bytes(bs, ref));
 		blob_unlink(bs, ref);
 	}
 	/* The leaves first: REF is a blob only with them, and open tidies
@@ -247,8 +256,6 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 	}
 	tpath[0] = '\0';
 	fs_sync_dir(path);
-	blob_quota_add(bs, blob_stored_size(fsize) +
-	    (uint64_t)n * PAPO_KEY_LEN);
 	rc = 0;
 	goto out;
 renamed:
@@ -348,7 +355,6 @@ int
 blob_remove(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref)
 {
 	char path[BLOB_PATH_MAX];
-	uint64_t bytes;
 
 	if (blob_ref_check(err, ref) == -1)
 		return -1;
@@ -357,13 +363,13 @@ blob_remove(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref)
 		err_set(err, "no file %s here", ref);
 		return -1;
 	}
-	bytes = blob_bytes(bs, ref);
 	blob_unlink(bs, ref);
 	if (blob_exists(path, NULL)) {
 		err_set(err, "cannot remove %s: %s", path, strerror(errno));
 		return -1;
 	}
-	blob_quota_sub(bs, bytes);
+	blob_path(bs, ref, ".meta", path);
+	unlink(path);
 	return 0;
 }
 
@@ -386,8 +392,13 @@ blob_keep(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	while ((de = readdir(d)) != NULL) {
 		size_t k;
 
-		if (strlen(de->d_name) != BLOB_REF_LEN + 7 ||
-		    strcmp(de->d_name + BLOB_REF_LEN, ".leaves") != 0)
+		size_t len = strlen(de->d_name);
+
+		/* A blob (its leaves) or a description without one. */
+		if (!(len == BLOB_REF_LEN + 7 &&
+		    strcmp(de->d_name + BLOB_REF_LEN, ".leaves") == 0) &&
+		    !(len == BLOB_REF_LEN + 5 &&
+		    strcmp(de->d_name + BLOB_REF_LEN, ".meta") == 0))
 			continue;
 		for (k = 0; k < n; k++)
 			if (strncmp(keep[k], de->d_name, BLOB_REF_LEN) == 0 &&
@@ -411,6 +422,21 @@ blob_keep(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	}
 	rc = 0;
 	for (size_t k = 0; k < ngone; k++) {
+		char path[BLOB_PATH_MAX];
+
+		blob_path(bs, gone[k], ".leaves", path);
+		if (!blob_exists(path, NULL)) {
+			/* A description alone (or one whose blob went with
+			 * an earlier name of the list). */
+			blob_path(bs, gone[k], ".meta", path);
+			if (unlink(path) == -1 && errno != ENOENT) {
+				err_set(err, "cannot remove %s: %s", path,
+				    strerror(errno));
+				rc = -1;
+				goto out;
+			}
+			continue;
+		}
 		if (blob_remove(err, bs, gone[k]) == -1) {
 			rc = -1;
 			goto out;

@@ -142,7 +142,6 @@ blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
 		blob_path(bs, ref, "", path);
 		if (fs_write(err, path, "", 0) == -1)
 			goto out;
-		blob_quota_add(bs, need);
 		rc = 1;
 		goto out;
 	}
@@ -157,7 +156,6 @@ blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	/* .have last: with it the fetch exists (blob.h). */
 	if (fs_write(err, hpath, head, BLOB_HAVE_HEAD + (n + 7) / 8) == -1)
 		goto out;
-	blob_quota_add(bs, need);
 	rc = 0;
 out:
 	if (rc == -1)

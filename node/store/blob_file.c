@@ -4,6 +4,7 @@
  * chunk, the root, the leaves), the folder's file operations, REF.have
  * read back, and the quota's count.  The thread that owns the store.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -208,29 +209,23 @@ blob_root_init(crypto_generichash_state *h, uint64_t size)
 	crypto_generichash_update(h, s, sizeof(s));
 }
 
-void
-blob_quota_add(struct blob_store *bs, uint64_t n)
-{
-	bs->used += n;
-}
 
-void
-blob_quota_sub(struct blob_store *bs, uint64_t n)
-{
-	bs->used = n > bs->used ? 0 : bs->used - n;
-}
 
 int
 blob_quota_check(char err[PAPO_ERR_LEN], const struct blob_store *bs,
     uint64_t need, const char *what)
 {
-	if (bs->quota == 0 || bs->used + need <= bs->quota)
+	uint64_t used;
+
+	if (bs->quota == 0)
+		return 0;
+	used = blob_used(bs);
+	if (used + need <= bs->quota)
 		return 0;
 	err_set(err, "%s needs %llu bytes but the file store's limit is %llu "
 	    "bytes and it holds %llu (it would hold %llu)", what,
 	    (unsigned long long)need, (unsigned long long)bs->quota,
-	    (unsigned long long)bs->used,
-	    (unsigned long long)(bs->used + need));
+	    (unsigned long long)used, (unsigned long long)(used + need));
 	return -1;
 }
 
@@ -351,10 +346,29 @@ blob_unlink(const struct blob_store *bs, const char *ref)
 	}
 }
 
+/* Summed from the folder each time, not kept: the node thread and a
+ * worker may each hold the folder open (blob_attach), and each sees what
+ * the other added. */
 uint64_t
 blob_used(const struct blob_store *bs)
 {
-	return bs->used;
+	char ref[BLOB_REF_LEN + 1];
+	struct dirent *de;
+	uint64_t used = 0;
+	DIR *d;
+
+	if ((d = opendir(bs->dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (strlen(de->d_name) != BLOB_REF_LEN + 7 ||
+		    strcmp(de->d_name + BLOB_REF_LEN, ".leaves") != 0)
+			continue;
+		memcpy(ref, de->d_name, BLOB_REF_LEN);
+		ref[BLOB_REF_LEN] = '\0';
+		used += blob_bytes(bs, ref);
+	}
+	closedir(d);
+	return used;
 }
 
 void

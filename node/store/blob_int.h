@@ -20,7 +20,6 @@
 struct blob_store {
 	char *dir;
 	uint64_t quota;                 /* 0: no limit */
-	uint64_t used;
 };
 
 /* REF.have of a blob being fetched: its size, chunk count and bits
@@ -67,8 +66,6 @@ int blob_leaf_match(char err[PAPO_ERR_LEN], const struct blob_store *bs,
     int *match);
 
 /* blob_file.c: the quota and a blob's files as a whole. */
-void blob_quota_add(struct blob_store *bs, uint64_t n);
-void blob_quota_sub(struct blob_store *bs, uint64_t n);
 int blob_quota_check(char err[PAPO_ERR_LEN], const struct blob_store *bs,
     uint64_t need, const char *what);
 int blob_have_load(char err[PAPO_ERR_LEN], const struct blob_store *bs,
