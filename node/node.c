@@ -6,6 +6,7 @@
  * starts and released after it has ended, so each object has one owner
  * at a time.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <pthread.h>
@@ -25,6 +26,7 @@
 #include "lib/loop.h"
 #include "node/net/net.h"
 #include "node/net/turn.h"
+#include "node/blobs.h"
 #include "node/node.h"
 #include "node/room/room.h"
 #include "node/store/room.h"
@@ -70,6 +72,8 @@ struct node {
 	struct invite_relay relay;
 	const char *relay_from;
 	int relay_share;         /* invites carry the relay */
+	struct blobwork *work;   /* adds shared files (blobs.h) */
+	char *spool;             /* home/spool (node_spool_dir) */
 };
 
 /* Parses "ADDR:PORT,ADDR:PORT" (--advertise, PAPO_ADVERTISE) into n. */
@@ -727,7 +731,12 @@ node_on_request(void *arg, uint32_t events)
 			if ((r = node_find(n, m)) == NULL)
 				break;
 			snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
-			room_request(r->room, m);
+			if (m->kind != NODE_BLOB_ADD)
+				room_request(r->room, m);
+			else if (blobwork_add(n->work, m, r->dir,
+			    n->settings.files_quota) == -1)
+				node_fail(n, m, 500, "cannot start sharing "
+				    "the file: %s", strerror(errno));
 			break;
 		}
 	}
@@ -805,6 +814,44 @@ out:
 	return s;
 }
 
+/* home/spool, made 0700 and emptied of what a killed upload left. */
+static int
+node_spool_make(char err[PAPO_ERR_LEN], struct node *n)
+{
+	char path[4096];
+	struct dirent *de;
+	DIR *d;
+
+	if (fs_path(path, sizeof(path), n->home, "spool") == -1 ||
+	    (n->spool = strdup(path)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "the home's name is too long");
+		return -1;
+	}
+	if (fs_home(err, n->spool) == -1)
+		return -1;
+	if ((d = opendir(n->spool)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.' && fs_path(path, sizeof(path),
+		    n->spool, de->d_name) == 0)
+			unlink(path);
+	closedir(d);
+	return 0;
+}
+
+const char *
+node_spool_dir(const struct node *n)
+{
+	return n->spool;
+}
+
+struct node_blob *
+node_blob_open(char err[PAPO_ERR_LEN], int *code, struct node *n,
+    const char *room, const char *ref)
+{
+	return blobs_open(err, code, n->home, room, ref);
+}
+
 struct node *
 node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 {
@@ -832,6 +879,10 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	if (store_keep_parse(err, c->keep, &set->keep) == -1)
 		goto fail;
 	set->keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
+	set->files_auto = c->files_auto;
+	set->files_quota = c->files_quota;
+	if (node_spool_make(err, n) == -1)
+		goto fail;
 	/* Every room's files first (a damaged one stops the start), for
 	 * the relay an invite brought (node_turn_conf). */
 	if (node_rooms_load(err, n, &added) == -1)
@@ -846,6 +897,7 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	}
 	if ((n->loop = loop_new()) == NULL || (n->in = chan_new()) == NULL ||
 	    (n->out = chan_new()) == NULL ||
+	    (n->work = blobwork_new(n->out)) == NULL ||
 	    (n->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1 ||
 	    loop_add_fd(n->loop, chan_fd(n->in), EPOLLIN, node_on_request, n) == -1 ||
 	    loop_add_fd(n->loop, n->stop_fd, EPOLLIN, node_on_stop, n) == -1) {
@@ -921,6 +973,8 @@ node_stop(struct node *n)
 		return;
 	node_halt(n);
 	node_close_rooms(n);
+	/* The worker's last answer goes to out: it stops first. */
+	blobwork_free(n->work);
 	chan_free(n->in, node_msg_drop);
 	chan_free(n->out, node_msg_drop);
 	loop_free(n->loop);
@@ -930,6 +984,7 @@ node_stop(struct node *n)
 	sodium_memzero(&n->turn, sizeof(n->turn));
 	sodium_memzero(&n->relay, sizeof(n->relay));
 	free(n->invite);
+	free(n->spool);
 	free(n->home);
 	free(n);
 }

@@ -321,11 +321,14 @@ test_fetch(void)
 
 	/* A leaf list that is not the reference's, or a wrong size. */
 	leaves[3 * PAPO_KEY_LEN] ^= 1;
-	CHECK_EQ_INT(blob_fetch_start(err, b, ref, size, leaves, n), -1);
+	CHECK_EQ_INT(blob_fetch_start(err, b, ref, size, leaves, n),
+	    BLOB_REFUSED);
 	CHECK(contains(err, "do not make"));
 	leaves[3 * PAPO_KEY_LEN] ^= 1;
-	CHECK_EQ_INT(blob_fetch_start(err, b, ref, size + 1, leaves, n), -1);
-	CHECK_EQ_INT(blob_fetch_start(err, b, ref, size, leaves, n - 1), -1);
+	CHECK_EQ_INT(blob_fetch_start(err, b, ref, size + 1, leaves, n),
+	    BLOB_REFUSED);
+	CHECK_EQ_INT(blob_fetch_start(err, b, ref, size, leaves, n - 1),
+	    BLOB_REFUSED);
 	CHECK(contains(err, "has 5 chunks, not 4"));
 	CHECK_EQ_INT(blob_fetch_start(err, b, ref, BLOB_SIZE_MAX + 1, leaves,
 	    n), -1);

@@ -42,6 +42,7 @@ struct outbox;      /* outbox.c's: own messages until acked, retry */
 struct recent;      /* receipt.c's: recent traffic, from the first */
 struct syncs;       /* history.c's: syncs asked */
 struct retention;   /* retain.c's: when to check again */
+struct files;       /* files.c's: the store, fetches, serving */
 
 struct room {
 	struct room_env env;
@@ -68,6 +69,7 @@ struct room {
 	struct recent *recent;      /* NULL until the first message */
 	struct syncs *syncs;
 	struct retention *retention;
+	struct files *files;
 };
 
 /*

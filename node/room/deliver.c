@@ -15,6 +15,7 @@
 #include "lib/loop.h"
 #include "lib/utf8.h"
 #include "node/room/deliver.h"
+#include "node/room/files.h"
 #include "node/room/presence.h"
 
 #define ACK_TIMEOUT_NS (8ull * NS_PER_S)
@@ -188,6 +189,16 @@ deliver_store_failed(struct room *g, struct node_msg *req, int err)
 	    "is writable", strerror(err));
 }
 
+/* A message was stored: retention (files no message names any more go
+ * with what it drops), and the files it names. */
+static void
+deliver_stored(struct room *g, const struct frame_msg *m)
+{
+	if (deliver_retain(g) > 0)
+		files_retain(g);
+	files_on_msg(g, m);
+}
+
 void
 deliver_send(struct room *g, struct node_msg *req)
 {
@@ -205,7 +216,7 @@ deliver_send(struct room *g, struct node_msg *req)
 		    "the room: nothing it writes reaches anyone");
 		return;
 	}
-	if (req->text == NULL || len == 0) {
+	if ((req->text == NULL || len == 0) && req->files == NULL) {
 		room_fail(g, req, 400, "%s", "text is empty");
 		return;
 	}
@@ -217,9 +228,19 @@ deliver_send(struct room *g, struct node_msg *req)
 		    "(48 KiB) are allowed", n);
 		return;
 	}
-	if (!utf8_valid(req->text, len)) {
+	if (len > 0 && !utf8_valid(req->text, len)) {
 		room_fail(g, req, 400, "%s", "text is not valid UTF-8");
 		return;
+	}
+	/* Files: the body is the text and the lines naming them
+	 * (attach.h), which takes req->text's place. */
+	if (req->files != NULL) {
+		char *body;
+
+		if (files_body(g, req, &body, &len) == -1)
+			return;
+		free(req->text);
+		req->text = body;
 	}
 	if (req->to != NULL && req->to[0] != '\0' &&
 	    (to = member_lookup(g, req->to, &amb)) == NULL) {
@@ -289,7 +310,7 @@ deliver_send(struct room *g, struct node_msg *req)
 		deliver_store_failed(g, req, saved);
 		return;
 	}
-	deliver_retain(g);
+	deliver_stored(g, m);
 	if ((o = outmsg_new(g, m->id)) == NULL) {
 		room_fail(g, req, 500, "%s", "out of memory");
 		return;
@@ -379,7 +400,7 @@ deliver_on_msg(struct room *g, struct link *l, struct frame *in)
 			    strerror(errno));
 		return;
 	}
-	deliver_retain(g);
+	deliver_stored(g, m);
 	upstream_put(g, m->id, l->m);
 	/* A person's message, written at its author's daemon, ends that
 	 * member's exchanges here too; an agent's answer counts. */

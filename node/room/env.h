@@ -33,6 +33,10 @@ struct room_settings {
 	/* Retention (PAPO_KEEP, store.h); keep_text as given, or NULL. */
 	struct store_keep keep;
 	const char *keep_text;
+	/* Files (files.h): fetched at once up to files_auto bytes, at
+	 * most files_quota bytes a room; 0: the defaults. */
+	uint64_t files_auto;
+	uint64_t files_quota;
 };
 
 struct room_env {

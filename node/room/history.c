@@ -16,6 +16,7 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "node/room/files.h"
 #include "node/room/history.h"
 
 #define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */
@@ -82,7 +83,8 @@ deliver_msg_json(const struct room *g, const struct frame_msg *m)
 	else
 		cJSON_AddNullToObject(o, "reply_to");
 	cJSON_AddNumberToObject(o, "ts", (double)m->ts);
-	cJSON_AddStringToObject(o, "text", m->body);
+	/* "text", and "files" when it names some. */
+	files_msg_json((struct room *)g, m, o);
 	return o;
 }
 

@@ -20,7 +20,7 @@ struct retention {
 
 #define RETAIN_CHECK_NS (60ull * NS_PER_S)   /* days: checked this often */
 
-void
+long
 deliver_retain(struct room *g)
 {
 	const struct store_keep *k = &g->env.set->keep;
@@ -29,12 +29,12 @@ deliver_retain(struct room *g)
 	long n;
 
 	if (k->count == 0 && k->ms == 0)
-		return;
+		return 0;
 	/* A count costs nothing to check; days look at every message. */
 	if (k->ms != 0) {
 		if (g->retention->retain_checked != 0 &&
 		    now - g->retention->retain_checked < RETAIN_CHECK_NS)
-			return;
+			return 0;
 		g->retention->retain_checked = now;
 	}
 	if (k->count != 0) {
@@ -42,10 +42,10 @@ deliver_retain(struct room *g)
 
 		store_stats(g->env.store, &st);
 		if (st.msgs < g->retention->retain_at)
-			return;
+			return 0;
 	}
 	if (!store_compact_due(g->env.store, k, loop_wall_ms(), 1))
-		return;
+		return 0;
 	if ((n = store_compact(err, g->env.store, k, loop_wall_ms())) == -1)
 		log_msg(LOG_ERROR, "retention: %s", err);
 	else if (n > 0)
@@ -60,6 +60,7 @@ deliver_retain(struct room *g)
 		store_stats(g->env.store, &st);
 		g->retention->retain_at = st.msgs + (k->count / 4 > 0 ? k->count / 4 : 1);
 	}
+	return n > 0 ? n : 0;
 }
 
 cJSON *

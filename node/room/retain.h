@@ -14,8 +14,10 @@
 int retain_new(struct room *g);
 /* Frees it; none made: a no-op. */
 void retain_free(struct room *g);
-/* A message was stored: the log is compacted when retention is due. */
-void deliver_retain(struct room *g);
+/* A message was stored: the log is compacted when retention is due.
+ * Returns how many messages the compaction dropped (0 none or none
+ * due). */
+long deliver_retain(struct room *g);
 /* History's and status's "retention": "keep", "starts", "dropped";
  * NULL when nothing is set and nothing was ever dropped. */
 cJSON *deliver_retention_json(const struct room *g);

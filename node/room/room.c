@@ -18,6 +18,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/room/deliver.h"
+#include "node/room/files.h"
 #include "node/room/presence.h"
 #include "node/room/room.h"
 
@@ -164,6 +165,7 @@ static status_part *const status_parts[] = {
 	deliver_status_json,        /* limits, damping, outbox, messages,
 	                             * retention, syncs_asked */
 	room_status_quic,         /* quic */
+	files_status,               /* files */
 };
 
 static void
@@ -217,6 +219,10 @@ room_request(struct room *g, struct node_msg *m)
 	case NODE_REMOVE:
 		epoch_request_rotate(g, m);
 		break;
+	case NODE_BLOB:
+	case NODE_FETCH:
+		files_request(g, m);
+		break;
 	default:
 		room_fail(g, m, 400, "%s", "not a request");
 		break;
@@ -246,6 +252,7 @@ static hello_hook *const hello_hooks[] = {
 	                             * frame sealed under them */
 	members_hello_peers,        /* whom we know, and it to the others */
 	deliver_on_hello,           /* sync if histories differ; outbox */
+	files_on_hello,             /* what we fetch, asked of it too */
 };
 
 /* A member whose hello arrived on l: keep one connection per pair, then
@@ -614,6 +621,8 @@ room_link_closed(struct room *g, struct link *l)
 		if (m->next_dial == 0 || quic_is_relayed(qc))
 			m->next_dial = loop_now_ns() + NS_PER_S;
 		members_presence_check(g);
+		if (!g->stopping)
+			files_link_closed(g, l);
 	}
 	if (l->target != NULL) {
 		m = l->target;
@@ -686,7 +695,8 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 	}
 	if ((g->keyring = keyring_new()) == NULL || members_new(g) == -1 ||
 	    dial_new(g) == -1 || presence_new(g) == -1 ||
-	    role_new(g) == -1 || epoch_new(g) == -1 || deliver_new(g) == -1) {
+	    role_new(g) == -1 || epoch_new(g) == -1 || deliver_new(g) == -1 ||
+	    files_new(g) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
@@ -766,6 +776,7 @@ room_free(struct room *g)
 			t->nrooms--;
 			break;
 		}
+	files_free(g);
 	deliver_free(g);
 	presence_free(g);
 	dial_free(g);
@@ -808,6 +819,8 @@ const struct net_ops room_net_ops = {
 	.adopt = room_link_adopt,
 	.moved = room_link_moved,
 	.closed = room_link_closed,
+	.bulk = files_bulk,
+	.bulk_room = files_bulk_room,
 };
 
 uint32_t

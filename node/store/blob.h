@@ -71,8 +71,9 @@
 #define BLOB_REF_LEN 52                        /* base32 of the root */
 #define BLOB_LABEL "papo blob v1"
 
-/* blob_fetch_chunk's answer for a chunk that does not match its leaf:
- * the sender is wrong (or hostile); ask another holder. */
+/* blob_fetch_chunk's answer for a chunk that does not match its leaf,
+ * and blob_fetch_start's for leaves that do not make the reference: the
+ * sender is wrong (or hostile); ask another holder. */
 #define BLOB_REFUSED (-2)
 
 struct blob_store;
@@ -180,8 +181,9 @@ int blob_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
  * first; then the full stored size is reserved against the quota.
  * Returns 1 when the blob is already complete here, 0 when the fetch is
  * ready (new, or resumed where it stopped: blob_missing says what is
- * left), -1 with err (the leaves do not make ref, the size is past the
- * largest or does not match n, the quota, the disk).
+ * left), BLOB_REFUSED with err when the leaves and size do not make ref
+ * or n is not size's chunk count (the sender is wrong), -1 with err
+ * (the size is past the largest, the quota, the disk).
  */
 int blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
     const char *ref, uint64_t size, const uint8_t *leaves, uint32_t n);

@@ -107,7 +107,7 @@ blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	if (n != blob_chunks(size)) {
 		err_set(err, "a file of %llu bytes has %u chunks, not %u",
 		    (unsigned long long)size, blob_chunks(size), n);
-		return -1;
+		return BLOB_REFUSED;
 	}
 	blob_ref_root(ref, want);
 	blob_root_init(&h, size);
@@ -115,7 +115,7 @@ blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	crypto_generichash_final(&h, root, PAPO_KEY_LEN);
 	if (sodium_memcmp(root, want, PAPO_KEY_LEN) != 0) {
 		err_set(err, "the leaf list and size do not make %s", ref);
-		return -1;
+		return BLOB_REFUSED;
 	}
 	blob_path(bs, ref, ".part", path);
 	blob_path(bs, ref, ".have", hpath);

@@ -1,0 +1,33 @@
+/*
+ * blobs.h: the node's shared files outside its loop (node/blobs.c): the
+ * worker thread that adds files (NODE_BLOB_ADD), and the readers behind
+ * node_blob_open (node.h).
+ */
+#ifndef PAPO_BLOBS_H
+#define PAPO_BLOBS_H
+
+#include <stdint.h>
+
+#include "lib/chan.h"
+#include "lib/err.h"
+#include "node/msg.h"
+
+struct blobwork;
+
+/* A worker whose answers go to out (the node's channel of answers); its
+ * thread starts with the first file.  NULL when out of memory. */
+struct blobwork *blobwork_new(struct chan *out);
+/* Stops the thread after the file it is adding; what is queued is
+ * dropped unanswered (the program is stopping). */
+void blobwork_free(struct blobwork *w);
+/* Queues m (NODE_BLOB_ADD) for the room whose folder is room_dir, with
+ * its quota (0: the default); m is the worker's, answered on out.  -1
+ * (m still the caller's) when out of memory or no thread. */
+int blobwork_add(struct blobwork *w, struct node_msg *m, const char *room_dir,
+    uint64_t quota);
+
+/* node_blob_open for the rooms of home. */
+struct node_blob *blobs_open(char err[PAPO_ERR_LEN], int *code,
+    const char *home, const char *room, const char *ref);
+
+#endif

@@ -1,0 +1,358 @@
+/*
+ * files.c: a room's shared files, its face (files.h; docs/FILES.md): the
+ * store in the room's folder, the body of a message naming files, what
+ * the messages stored name (REF.meta), the files fetched at once, the
+ * state JSON, the requests, retention.  fetch.c moves the chunks.  Node
+ * thread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sodium.h>
+
+#include "lib/fs.h"
+#include "lib/log.h"
+#include "node/room/files_int.h"
+#include "node/room/member.h"
+
+int
+files_new(struct room *g)
+{
+	const struct room_settings *set = g->env.set;
+	char dir[4096], err[PAPO_ERR_LEN];
+	struct files *fs;
+
+	if ((fs = calloc(1, sizeof(*fs))) == NULL)
+		return -1;
+	g->files = fs;
+	fs->automax = set->files_auto ? set->files_auto : FILES_AUTO_DEFAULT;
+	if (fs_path(dir, sizeof(dir), g->env.home, FILES_DIR) == -1 ||
+	    (fs->bs = blob_open(err, dir, set->files_quota ?
+	    set->files_quota : FILES_QUOTA_DEFAULT)) == NULL) {
+		log_msg(LOG_ERROR, "cannot open the room's files: %s", err);
+		return -1;
+	}
+	if ((fs->chunk = malloc(BLOB_STORED_MAX)) == NULL ||
+	    (fs->tick = loop_timer_new(g->env.loop, fetch_tick, g)) == NULL)
+		return -1;
+	return 0;
+}
+
+void
+files_free(struct room *g)
+{
+	struct files *fs = g->files;
+
+	if (fs == NULL)
+		return;
+	fetch_free_all(g);
+	loop_timer_free(fs->tick);
+	blob_close(fs->bs);
+	free(fs->chunk);
+	free(fs);
+	g->files = NULL;
+}
+
+/* One entry of a send's "files": "REF" or {"ref", "name", "type"}; what
+ * this room knows of it into a.  0, or -1 with req answered. */
+static int
+files_entry(struct room *g, struct node_msg *req, const cJSON *e,
+    struct attach *a)
+{
+	const cJSON *ref = cJSON_IsString(e) ? e :
+	    cJSON_GetObjectItemCaseSensitive(e, "ref");
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(e, "name");
+	const cJSON *type = cJSON_GetObjectItemCaseSensitive(e, "type");
+	char err[PAPO_ERR_LEN];
+
+	if (!cJSON_IsString(ref) || (!cJSON_IsString(e) &&
+	    !cJSON_IsObject(e)) || (name != NULL && !cJSON_IsString(name)) ||
+	    (type != NULL && !cJSON_IsString(type))) {
+		room_fail(g, req, 400, "%s", "each of files is a reference "
+		    "or an object {\"ref\", \"name\", \"type\"}");
+		return -1;
+	}
+	if (blob_meta_load(err, g->files->bs, ref->valuestring, a) == -1) {
+		room_fail(g, req, 404, "no file %s was shared in this room",
+		    ref->valuestring);
+		return -1;
+	}
+	if (name != NULL)
+		attach_name(a->name, name->valuestring);
+	if (type != NULL) {
+		if (strlen(type->valuestring) > ATTACH_TYPE_MAX) {
+			room_fail(g, req, 400, "%s", "a media type is too long");
+			return -1;
+		}
+		snprintf(a->type, sizeof(a->type), "%s", type->valuestring);
+	}
+	if (attach_check(err, a) == -1) {
+		room_fail(g, req, 400, "%s", err);
+		return -1;
+	}
+	return 0;
+}
+
+int
+files_body(struct room *g, struct node_msg *req, char **body, size_t *len)
+{
+	struct attach *v = NULL;
+	cJSON *list = NULL;
+	const cJSON *e;
+	size_t n = 0, tlen = req->text != NULL ? strlen(req->text) : 0;
+	struct buf b;
+	int rc = -1;
+
+	buf_init(&b, PAPO_BODY_MAX + 1);
+	if ((list = cJSON_Parse(req->files)) == NULL || !cJSON_IsArray(list)) {
+		room_fail(g, req, 400, "%s", "files is not a JSON array");
+		goto out;
+	}
+	if (cJSON_GetArraySize(list) > ATTACH_MAX) {
+		room_fail(g, req, 413, "a message names at most %s files",
+		    "16");
+		goto out;
+	}
+	if ((v = calloc(ATTACH_MAX, sizeof(*v))) == NULL) {
+		room_fail(g, req, 500, "%s", "out of memory");
+		goto out;
+	}
+	cJSON_ArrayForEach(e, list)
+		if (files_entry(g, req, e, &v[n++]) == -1)
+			goto out;
+	if (attach_format(&b, req->text != NULL ? req->text : "", tlen, v,
+	    n) == -1 || b.len > PAPO_BODY_MAX) {
+		room_fail(g, req, 413, "%s", "the text and the files' names "
+		    "pass the 48 KiB a message may hold");
+		goto out;
+	}
+	if ((*body = malloc(b.len + 1)) == NULL) {
+		room_fail(g, req, 500, "%s", "out of memory");
+		goto out;
+	}
+	memcpy(*body, b.p, b.len);
+	(*body)[b.len] = '\0';
+	*len = b.len;
+	rc = 0;
+out:
+	if (v != NULL) {
+		sodium_memzero(v, ATTACH_MAX * sizeof(*v));
+		free(v);
+	}
+	sodium_memzero(b.p, b.len);
+	buf_free(&b);
+	cJSON_Delete(list);
+	return rc;
+}
+
+void
+files_on_msg(struct room *g, const struct frame_msg *m)
+{
+	struct attach v[ATTACH_MAX];
+	char err[PAPO_ERR_LEN];
+	size_t n, tlen;
+
+	n = attach_parse(m->body, m->body_len, v, ATTACH_MAX, &tlen);
+	for (size_t k = 0; k < n; k++) {
+		if (blob_meta_save(err, g->files->bs, &v[k]) == -1) {
+			log_msg(LOG_WARN, "file %s of message %s: %s", v[k].ref,
+			    m->id, err);
+			continue;
+		}
+		if (v[k].size <= g->files->automax &&
+		    !blob_has(g->files->bs, v[k].ref) &&
+		    fetch_start(g, &v[k], m->from, err) == -1)
+			log_msg(LOG_WARN, "file %s: %s", v[k].ref, err);
+	}
+	sodium_memzero(v, sizeof(v));
+}
+
+void
+files_msg_json(struct room *g, const struct frame_msg *m, cJSON *o)
+{
+	struct attach v[ATTACH_MAX];
+	size_t n, tlen;
+	cJSON *arr;
+	char *text;
+
+	n = attach_parse(m->body, m->body_len, v, ATTACH_MAX, &tlen);
+	if (n == 0) {
+		cJSON_AddStringToObject(o, "text", m->body);
+		return;
+	}
+	if ((text = malloc(tlen + 1)) != NULL) {
+		memcpy(text, m->body, tlen);
+		text[tlen] = '\0';
+		cJSON_AddStringToObject(o, "text", text);
+		free(text);
+	}
+	arr = cJSON_AddArrayToObject(o, "files");
+	for (size_t k = 0; arr != NULL && k < n; k++) {
+		cJSON *e = fetch_state_json(g, &v[k]);
+
+		if (e != NULL)
+			cJSON_AddItemToArray(arr, e);
+	}
+	sodium_memzero(v, sizeof(v));
+}
+
+void
+files_request(struct room *g, struct node_msg *req)
+{
+	char err[PAPO_ERR_LEN];
+	struct attach a;
+	cJSON *o;
+
+	if (req->text == NULL || blob_meta_load(err, g->files->bs, req->text,
+	    &a) == -1) {
+		room_fail(g, req, 404, "no message in this room names file %s",
+		    req->text != NULL ? req->text : "(none)");
+		return;
+	}
+	if (req->kind == NODE_FETCH && fetch_start(g, &a, NULL, err) == -1) {
+		room_fail(g, req, 413, "%s", err);
+		sodium_memzero(&a, sizeof(a));
+		return;
+	}
+	o = fetch_state_json(g, &a);
+	sodium_memzero(&a, sizeof(a));
+	if (o == NULL || (req->json = cJSON_PrintUnformatted(o)) == NULL) {
+		cJSON_Delete(o);
+		room_fail(g, req, 500, "%s", "out of memory");
+		return;
+	}
+	cJSON_Delete(o);
+	g->env.emit(g->env.arg, req);
+}
+
+/* The references the messages still in the log name, into *refs. */
+static int
+named_refs(struct room *g, char (**refs)[BLOB_REF_LEN + 1], size_t *nrefs)
+{
+	struct frame_msg page[64];
+	struct store_query q = { .n = 64 };
+	struct store_cursor cur;
+	char at[PAPO_MSGID_LEN + 1] = "";
+	struct attach v[ATTACH_MAX];
+	size_t cap = 0, tlen;
+	long got;
+
+	*refs = NULL;
+	*nrefs = 0;
+	do {
+		if ((got = store_history(g->env.store, &q, page, &cur)) == -1)
+			return -1;
+		for (long k = 0; k < got; k++) {
+			size_t n = attach_parse(page[k].body, page[k].body_len,
+			    v, ATTACH_MAX, &tlen);
+
+			for (size_t j = 0; j < n; j++) {
+				if (*nrefs == cap) {
+					size_t c = cap ? cap * 2 : 64;
+					void *p = realloc(*refs, c *
+					    sizeof(**refs));
+
+					if (p == NULL)
+						goto fail;
+					*refs = p;
+					cap = c;
+				}
+				memcpy((*refs)[(*nrefs)++], v[j].ref,
+				    BLOB_REF_LEN + 1);
+			}
+			frame_msg_clear(&page[k]);
+		}
+		memcpy(at, cur.id, sizeof(at));
+		q.before = cur.ts;
+		q.before_id = at;
+	} while (cur.more);
+	sodium_memzero(v, sizeof(v));
+	return 0;
+fail:
+	sodium_memzero(v, sizeof(v));
+	return -1;
+}
+
+void
+files_retain(struct room *g)
+{
+	char (*refs)[BLOB_REF_LEN + 1] = NULL;
+	const char **keep = NULL;
+	char err[PAPO_ERR_LEN];
+	size_t n = 0;
+	long gone;
+
+	if (named_refs(g, &refs, &n) == -1 ||
+	    (keep = calloc(n + 1, sizeof(*keep))) == NULL) {
+		log_msg(LOG_ERROR, "retention of files: cannot read the log");
+		goto out;
+	}
+	for (size_t k = 0; k < n; k++)
+		keep[k] = refs[k];
+	/* A fetch of a file no message names any more stops. */
+	for (struct fetch *f = g->files->fetches, *next; f != NULL; f = next) {
+		size_t k;
+
+		next = f->next;
+		for (k = 0; k < n && strcmp(keep[k], f->a.ref) != 0; k++)
+			;
+		if (k == n)
+			fetch_forget(g, f);
+	}
+	if ((gone = blob_keep(err, g->files->bs, keep, n)) == -1)
+		log_msg(LOG_ERROR, "retention of files: %s", err);
+	else if (gone > 0)
+		log_msg(LOG_INFO, "retention: %ld file%s no message names any "
+		    "more removed", gone, gone == 1 ? "" : "s");
+out:
+	free(keep);
+	free(refs);
+}
+
+void
+files_status(const struct room *g, cJSON *o)
+{
+	cJSON *f = cJSON_AddObjectToObject(o, "files");
+	cJSON *arr;
+
+	if (f == NULL)
+		return;
+	cJSON_AddNumberToObject(f, "bytes", (double)blob_used(g->files->bs));
+	cJSON_AddNumberToObject(f, "quota", (double)(g->env.set->files_quota ?
+	    g->env.set->files_quota : FILES_QUOTA_DEFAULT));
+	cJSON_AddNumberToObject(f, "auto", (double)g->files->automax);
+	if ((arr = cJSON_AddArrayToObject(f, "fetching")) == NULL)
+		return;
+	for (struct fetch *x = g->files->fetches; x != NULL; x = x->next) {
+		cJSON *e = fetch_state_json((struct room *)g, &x->a);
+
+		if (e != NULL)
+			cJSON_AddItemToArray(arr, e);
+	}
+}
+
+void
+files_on_hello(struct room *g, const struct hello_in *in)
+{
+	fetch_hello(g, in->m);
+}
+
+void
+files_bulk(struct room *g, struct link *l, const uint8_t *p, size_t n)
+{
+	fetch_bulk(g, l, p, n);
+}
+
+void
+files_bulk_room(struct room *g, struct link *l)
+{
+	(void)l;
+	fetch_pump_serve(g);
+}
+
+void
+files_link_closed(struct room *g, struct link *l)
+{
+	fetch_link_closed(g, l);
+}

@@ -1,0 +1,103 @@
+/*
+ * files_int.h: what files.c and fetch.c share (files.h): the part's
+ * state, the fetches under way, what is queued to serve.  Node thread.
+ */
+#ifndef PAPO_FILES_INT_H
+#define PAPO_FILES_INT_H
+
+#include "node/room/files.h"
+#include "node/store/blob.h"
+#include "node/wire/xfer.h"
+
+#define FETCH_WINDOW 16          /* chunks asked of one holder at once */
+#define FETCH_TIMEOUT_NS (20ull * NS_PER_S)   /* a chunk asked, not come */
+#define FETCH_TICK_NS (1ull * NS_PER_S)
+#define FETCH_EVENT_NS (250ull * NS_PER_MS)   /* progress events apart */
+#define SERVE_QUEUE_MAX 256      /* chunks queued for one member */
+
+enum fetch_state {
+	FETCH_FETCHING = 1,
+	FETCH_WAITING,           /* nobody online holds what is missing */
+	FETCH_FAILED,            /* the quota, the disk, too large */
+};
+
+/* A member that may hold a file being fetched. */
+struct holder {
+	uint8_t id[PAPO_KEY_LEN];
+	uint8_t *have;           /* its HAVE bits, n of them; NULL: none
+	                          * known yet */
+	uint32_t inflight;       /* chunks asked of it, not come */
+	int asked;               /* it was sent our WANT for the file */
+	int bad;                 /* it sent a chunk that did not verify:
+	                          * never asked again for this file */
+};
+
+/* A chunk asked of a holder. */
+struct asked {
+	uint32_t i;
+	struct holder *h;        /* NULL: not asked (free slot) */
+	uint64_t at;             /* monotonic ns */
+};
+
+struct fetch {
+	struct fetch *next;
+	struct attach a;         /* what its message said */
+	uint8_t root[PAPO_KEY_LEN];
+	uint32_t n;              /* chunks */
+	int leaves;              /* the leaf list is here: chunks may come */
+	enum fetch_state state;
+	char err[PAPO_ERR_LEN];  /* FAILED, WAITING: why */
+	uint8_t *got;            /* chunks written, n bits */
+	uint8_t *out;            /* chunks asked and not come, n bits */
+	uint32_t ngot;
+	uint32_t scan;           /* where the next chunk is looked for */
+	uint8_t author[PAPO_KEY_LEN];    /* who shared it, asked first */
+	int has_author;
+	struct holder *holders;
+	size_t nholders;
+	struct asked *asked;     /* every chunk asked, at most
+	                          * FETCH_WINDOW per holder */
+	size_t nasked, capasked;
+	uint8_t (*watch)[PAPO_KEY_LEN];   /* members that asked us for it:
+	                          * told HAVE of each chunk we get */
+	size_t nwatch;
+	uint64_t evented;        /* monotonic ns of the last progress event */
+	uint64_t started;
+};
+
+/* A chunk queued to send to a member. */
+struct serve {
+	struct serve *next;
+	uint8_t to[PAPO_KEY_LEN];
+	uint8_t root[PAPO_KEY_LEN];
+	uint32_t i;
+};
+
+struct files {
+	struct blob_store *bs;
+	uint64_t automax;        /* fetched at once up to this size */
+	struct fetch *fetches;
+	struct serve *serve_head, *serve_tail;
+	size_t nserve;
+	struct loop_timer *tick;
+	uint8_t *chunk;          /* one stored chunk, for serving */
+};
+
+/* fetch.c */
+/* Starts fetching a (its REF.meta saved), shared by author (NULL:
+ * unknown), or asks again; 0, or -1 with err. */
+int fetch_start(struct room *g, const struct attach *a, const uint8_t *author,
+    char err[PAPO_ERR_LEN]);
+struct fetch *fetch_find(const struct room *g, const char *ref);
+/* Stops fetching f, its holders told; what was written stays. */
+void fetch_forget(struct room *g, struct fetch *f);
+/* The state JSON of a file (docs/FILES.md, "A file's state"). */
+cJSON *fetch_state_json(struct room *g, const struct attach *a);
+void fetch_tick(void *arg);
+void fetch_free_all(struct room *g);
+void fetch_hello(struct room *g, struct member *m);
+void fetch_bulk(struct room *g, struct link *l, const uint8_t *p, size_t n);
+void fetch_pump_serve(struct room *g);
+void fetch_link_closed(struct room *g, struct link *l);
+
+#endif
