@@ -18,11 +18,13 @@
  * media type (type/subtype, lowercase letters, digits and
  * "!#$&^_.+-", at most ATTACH_TYPE_MAX bytes), REF the blob's
  * reference (node/store/blob.h) and KEY its file key, both
- * ATTACH_REF_LEN characters of base32 (lib/b32.h).  A parser takes the
- * longest run of such lines that ends the body (at most ATTACH_MAX); the
- * text is what comes before it, less the one empty line.  A line that
- * is almost one (a bad size, a short key) ends the run: it and what
- * comes before are text.
+ * ATTACH_REF_LEN characters of lowercase base32 (lib/b32.h).  A parser
+ * takes the longest run of such lines that ends the body, at most
+ * ATTACH_MAX counted from the end (with more, the earlier ones are
+ * text); the text is what comes before it, less the newline that ends
+ * it and the one empty line (when there is one).  A line that is almost
+ * one (a bad size, a short key) ends the run: it and what comes before
+ * are text.  The work is linear in the body's length.
  *
  * Pure: no I/O, no clock, no allocation; fuzzed.
  */
@@ -33,6 +35,7 @@
 #include <stdint.h>
 
 #include "lib/buf.h"
+#include "lib/err.h"
 #include "node/papo.h"
 
 #define ATTACH_MAX 16              /* files one message names */
@@ -57,9 +60,10 @@ struct attach {
 
 /*
  * Parses body (len bytes, UTF-8): the files its trailer names, in order,
- * into out (room for max), and the length of the text before the
- * trailer into *text_len (len when there is none).  Returns how many
- * files; never fails (a body without a trailer has none).
+ * into out (room for max: the first max when it names more), and the
+ * length of the text before the trailer into *text_len (len when there
+ * is none).  Returns how many files it wrote; never fails (a body
+ * without a trailer has none).
  */
 size_t attach_parse(const char *body, size_t len, struct attach *out,
     size_t max, size_t *text_len);
@@ -78,7 +82,8 @@ int attach_check(char err[PAPO_ERR_LEN], const struct attach *a);
 /*
  * A name a file may be shown by, made from any path or name (a user's,
  * an agent's, a sender's): its last part, control characters and
- * slashes replaced by '_', invalid UTF-8 by '?', cut at a character
+ * slashes replaced by '_' ('/' and '\\' both end a part), invalid
+ * UTF-8 by '?' (a byte each), cut at a character
  * boundary to ATTACH_NAME_MAX bytes; "." and ".." and "" become "file".
  */
 void attach_name(char out[ATTACH_NAME_MAX + 1], const char *path);
@@ -88,8 +93,9 @@ void attach_name(char out[ATTACH_NAME_MAX + 1], const char *path);
  * may be 0): from its signature (PNG, JPEG, GIF, WebP, PDF, gzip, zip),
  * else its extension (a short table: txt, md, json, c, h, py, js, ts,
  * html, css, csv, log, diff, patch, png, jpg, gif, webp, svg, pdf, zip,
- * gz, tar), else "text/plain" when head is valid UTF-8 without NUL,
- * else "application/octet-stream".
+ * gz, tar), else "text/plain" when head is not empty and valid UTF-8
+ * without NUL (its last character may be cut), else
+ * "application/octet-stream".
  */
 void attach_type(char out[ATTACH_TYPE_MAX + 1], const char *name,
     const uint8_t *head, size_t hlen);

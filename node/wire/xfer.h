@@ -25,6 +25,12 @@
  *           (count 0: any of the file; it may not know it)
  *   CANCEL  nothing: drop what I asked of this file and not yet sent
  *
+ * No file has more than XFER_LEAVES_MAX chunks, so a range of chunks
+ * (WANT, HAVE, NONE) must end at or before it and a CHUNK's index be
+ * below it; a LEAVES' size is at most 4 GiB (BLOB_SIZE_MAX) and n its
+ * count of 256 KiB chunks (BLOB_CHUNK; 0 for an empty file).  WANT's
+ * flags other than XFER_F_LEAVES are kept as they came, for later use.
+ *
  * Pure: no I/O, no allocation but the buffer's; fuzzed.
  */
 #ifndef PAPO_XFER_H
@@ -34,6 +40,7 @@
 #include <stdint.h>
 
 #include "lib/buf.h"
+#include "lib/err.h"
 #include "node/papo.h"
 
 enum xfer_type {
