@@ -33,8 +33,8 @@ struct node_config {
 	const char *home;        /* $PAPO_HOME, holding room.json */
 	const char *listen;      /* QUIC "ADDR:PORT"; port 0 picks one */
 	const char *advertise;   /* "ADDR:PORT,..." advertised first, or NULL */
-	unsigned version;        /* protocol version spoken: 0 the newest,
-	                          * 1 or 2 as a daemon of that version (tests) */
+	unsigned version;        /* protocol version spoken: 0 the newest (4),
+	                          * 1 to 3 as a daemon of that version (tests) */
 	int nolan;               /* no LAN discovery (PAPO_LAN=off) */
 	int noportmap;           /* no port mapping (PAPO_PORTMAP=off) */
 	int portmap_private;     /* a mapping to a private address counts

@@ -711,6 +711,7 @@ test_presence3(void)
 	CHECK_EQ_INT(frame_flags(1), 0);
 	CHECK_EQ_INT(frame_flags(2), FRAME_V2);
 	CHECK_EQ_INT(frame_flags(3), FRAME_V3);
+	CHECK_EQ_INT(frame_flags(4), frame_flags(3));
 
 	/* hello: version 3 names 3, has obs, the events it holds and,
 	 * when known, the owner; a decoder of 2 refuses it. */
@@ -733,6 +734,16 @@ test_presence3(void)
 	frame_clear(&out);
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V2, &out),
 	    FRAME_ERR_UNKNOWN_FIELD);
+	/* Version 4's hello is version 3's naming 4: decoded under
+	 * version 3's flags, it keeps its 4; one naming 5 is refused. */
+	f.u.hello.version = 4;
+	CHECK_EQ_INT(seal_open(&keys, &f, frame_flags(4), &out), FRAME_OK);
+	CHECK_EQ_INT(out.u.hello.version, 4);
+	CHECK(out.u.hello.has_owner && out.u.hello.events == 2);
+	frame_clear(&out);
+	f.u.hello.version = 5;
+	CHECK_EQ_INT(seal_open(&keys, &f, frame_flags(4), &out),
+	    FRAME_ERR_VALUE);
 	f.u.hello.version = 2;
 	CHECK_EQ_INT(seal_open(&keys, &f, FRAME_V3, &out),
 	    FRAME_ERR_MISSING_FIELD);
@@ -1362,6 +1373,11 @@ test_descriptors(void)
  * anew, for a change of the wire made on purpose. */
 #include "tests/frame_vectors.h"
 
+/* The newest version the vectors hold: version 4 (the bulk stream,
+ * node/net/quic.h) changed no frame, so its frames are version 3's
+ * (test_presence3 checks frame_flags(4) and a hello naming 4). */
+#define GOLD_VERSION 3
+
 static struct room_keys gold_keys;
 static struct identity gold_alice, gold_bob;
 static struct frame_peer gold_entries[FRAME_PEERS_MAX];
@@ -1927,7 +1943,7 @@ gold_print(void)
 	    "frame_vectors[] = {\n");
 	for (size_t c = 0; c < sizeof(gold_cases) / sizeof(gold_cases[0]);
 	    c++)
-		for (unsigned v = gold_cases[c].since; v <= FRAME_VERSION;
+		for (unsigned v = gold_cases[c].since; v <= GOLD_VERSION;
 		    v++) {
 			struct frame f, out;
 			struct buf hex;
@@ -1966,7 +1982,7 @@ test_golden(void)
 
 	for (size_t c = 0; c < sizeof(gold_cases) / sizeof(gold_cases[0]);
 	    c++)
-		for (unsigned v = gold_cases[c].since; v <= FRAME_VERSION;
+		for (unsigned v = gold_cases[c].since; v <= GOLD_VERSION;
 		    v++) {
 			struct frame f, out, back;
 			struct buf hex;

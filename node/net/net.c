@@ -399,6 +399,29 @@ net_moved(void *arg, struct quic_conn *qc)
 		t->env.ops->moved(l->g, l);
 }
 
+/* Version 4's bulk stream: a frame for the connection's room, dropped
+ * before the connection is one room's (its hello not yet read) or when
+ * the rooms take none. */
+static void
+net_bulk(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
+{
+	struct net *t = arg;
+	struct link *l = quic_data(qc);
+
+	if (l != NULL && l->g != NULL && t->env.ops->bulk != NULL)
+		t->env.ops->bulk(l->g, l, p, n);
+}
+
+static void
+net_bulk_room(void *arg, struct quic_conn *qc)
+{
+	struct net *t = arg;
+	struct link *l = quic_data(qc);
+
+	if (l != NULL && l->g != NULL && t->env.ops->bulk_room != NULL)
+		t->env.ops->bulk_room(l->g, l);
+}
+
 static void
 net_closed(void *arg, struct quic_conn *qc)
 {
@@ -418,7 +441,7 @@ net_new(char err[PAPO_ERR_LEN], const struct net_env *env)
 {
 	static const struct quic_cbs cbs = {
 		net_open, net_frame, net_closed, net_datagram,
-		relay_quic_send, net_moved, NULL, NULL
+		relay_quic_send, net_moved, net_bulk, net_bulk_room
 	};
 	struct net *t = calloc(1, sizeof(*t));
 	struct addr local[PAPO_ADDR_MAX];

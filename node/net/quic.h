@@ -4,7 +4,8 @@
  * both sides authenticated by
  * their member Ed25519 key in a self-signed certificate, and pinned.  Each
  * connection carries one unidirectional stream each way, on which frames
- * travel as a u32 big-endian length and the sealed bytes.
+ * travel as a u32 big-endian length and the sealed bytes (and from
+ * version 4 a bulk stream each way, below).
  *
  * The whole ngtcp2 and GnuTLS API stays inside quic.c and the files it
  * is split into (quic_int.h), so that moving to ngtcp2 1.x touches
@@ -72,8 +73,8 @@ struct quic_cbs {
 
 /* Binds listen (port 0 picks one).  A wildcard IPv4 or IPv6 address gets
  * one dual-stack socket when the system has IPv6.  version: the newest
- * protocol version to offer (3; 2 or 1 speaks as a daemon of that
- * version). */
+ * protocol version to offer (4; 3, 2 or 1 speaks as a daemon of that
+ * version: offers no newer ALPN, and allows the peer one stream). */
 struct quic *quic_new(char err[PAPO_ERR_LEN], struct loop *l,
     const struct addr *listen, const struct identity *id, unsigned version,
     const struct quic_cbs *cbs, void *arg);

@@ -140,7 +140,7 @@ quic_accept(struct quic *q, struct quic_sock *sock, const uint8_t *pkt,
 		sock->refs++;
 	scid.datalen = QUIC_CIDLEN;
 	quic_random(scid.data, scid.datalen);
-	quic_settings(&settings, &params, relayed);
+	quic_settings(&settings, &params, q->version, relayed);
 	params.original_dcid = hd.dcid;
 	if (validated) {
 		/* The client's first id is in the token; the one it uses now

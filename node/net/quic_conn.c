@@ -98,14 +98,18 @@ quic_callbacks(ngtcp2_callbacks *cb, int client)
 	cb->stream_close = quic_cb_stream_close;
 }
 
+/* version: the endpoint's; one of 4 lets the peer open its bulk stream
+ * too (a peer of an older version never does, and a second stream on a
+ * connection of one closes it: quic_stream.c). */
 void
-quic_settings(ngtcp2_settings *s, ngtcp2_transport_params *p, int relayed)
+quic_settings(ngtcp2_settings *s, ngtcp2_transport_params *p,
+    unsigned version, int relayed)
 {
 	ngtcp2_settings_default(s);
 	s->initial_ts = quic_now();
 	s->handshake_timeout = QUIC_HANDSHAKE_TIMEOUT;
 	ngtcp2_transport_params_default(p);
-	p->initial_max_streams_uni = 1;
+	p->initial_max_streams_uni = version >= 4 ? 2 : 1;
 	p->initial_max_streams_bidi = 0;
 	p->initial_max_stream_data_uni = 1024 * 1024;
 	p->initial_max_data = 4 * 1024 * 1024;
@@ -176,11 +180,12 @@ quic_conn_new(struct quic *q, const struct sockaddr_storage *remote,
 		return NULL;
 	c->q = q;
 	c->client = client;
-	c->tx_sid = c->rx_sid = -1;
+	c->tx_sid = c->rx_sid = c->btx_sid = c->brx_sid = -1;
 	memcpy(&c->remote, remote, remotelen);
 	c->remotelen = remotelen;
 	quic_from_sockaddr(remote, &c->raddr);
 	buf_init(&c->rx, QUIC_LEN_PREFIX + PAPO_FRAME_MAX);
+	buf_init(&c->brx, QUIC_LEN_PREFIX + QUIC_BULK_FRAME_MAX);
 	if ((c->timer = loop_timer_new(q->loop, quic_conn_timer, c)) == NULL) {
 		free(c);
 		return NULL;
@@ -203,17 +208,14 @@ quic_conn_free(struct quic_conn *c)
 	quic_hs_del(c);
 	for (size_t i = 0; i < c->ncid; i++)
 		quic_cidmap_del(&c->q->cids, &c->cids[i], c);
-	while (c->sq_head != NULL) {
-		struct chunk *ch = c->sq_head;
-
-		c->sq_head = ch->next;
-		free(ch);
-	}
+	quic_sendq_free(&c->sq);
+	quic_sendq_free(&c->bq);
 	if (c->conn != NULL)
 		ngtcp2_conn_del(c->conn);
 	if (c->tls != NULL)
 		gnutls_deinit(c->tls);
 	buf_free(&c->rx);
+	buf_free(&c->brx);
 	loop_timer_free(c->timer);
 	quic_sock_unref(c->sock);
 	free(c);
@@ -244,8 +246,42 @@ quic_write_close(struct quic_conn *c)
 		quic_sendto(c, &ps.path, pkt, (size_t)n);
 }
 
-/* Writes every packet ngtcp2 has for c, feeding it queued stream data.
- * Returns -1 when the connection failed. */
+/* Points vec at what of sq ngtcp2 does not have yet; how many. */
+static size_t
+quic_sendq_vec(const struct sendq *sq, ngtcp2_vec *vec, size_t max)
+{
+	size_t nvec = 0;
+
+	for (struct chunk *ch = sq->head; ch != NULL && nvec < max;
+	    ch = ch->next) {
+		if (ch->off + ch->len <= sq->sent)
+			continue;
+		size_t skip = sq->sent > ch->off ?
+		    (size_t)(sq->sent - ch->off) : 0;
+		vec[nvec].base = ch->data + skip;
+		vec[nvec].len = ch->len - skip;
+		nvec++;
+	}
+	return nvec;
+}
+
+/* Opens our bulk stream when there is something for it; left for a
+ * later write while the peer allows no more streams. */
+static void
+quic_bulk_open(struct quic_conn *c)
+{
+	if (c->btx_sid == -1 && c->bq.sent < c->bq.end &&
+	    ngtcp2_conn_open_uni_stream(c->conn, &c->btx_sid, NULL) != 0)
+		c->btx_sid = -1;
+}
+
+/*
+ * Writes every packet ngtcp2 has for c, feeding it queued stream data:
+ * the control stream's first, each time round, so that bulk data only
+ * goes out when no frame waits (or its stream is blocked), and a frame
+ * queued behind a bulk backlog waits only for what is in flight.
+ * Returns -1 when the connection failed.
+ */
 int
 quic_conn_write(struct quic_conn *c)
 {
@@ -254,46 +290,48 @@ quic_conn_write(struct quic_conn *c)
 	ngtcp2_pkt_info pi;
 	ngtcp2_conn_stat st;
 	uint64_t now = quic_now();
-	int blocked = 0;
+	int blocked = 0, bblocked = 0;
 
 	ngtcp2_path_storage_zero(&ps);
+	quic_bulk_open(c);
 	for (;;) {
 		ngtcp2_vec vec[8];
 		size_t nvec = 0;
 		int64_t sid = -1;
+		struct sendq *sq = NULL;
 		ngtcp2_ssize wlen = -1, n;
 
-		if (c->tx_sid != -1 && !blocked && c->sq_sent < c->sq_end) {
-			for (struct chunk *ch = c->sq_head; ch != NULL && nvec < 8;
-			    ch = ch->next) {
-				if (ch->off + ch->len <= c->sq_sent)
-					continue;
-				size_t skip = c->sq_sent > ch->off ?
-				    (size_t)(c->sq_sent - ch->off) : 0;
-				vec[nvec].base = ch->data + skip;
-				vec[nvec].len = ch->len - skip;
-				nvec++;
-			}
+		if (c->tx_sid != -1 && !blocked && c->sq.sent < c->sq.end) {
+			sq = &c->sq;
 			sid = c->tx_sid;
+		} else if (c->btx_sid != -1 && !bblocked &&
+		    c->bq.sent < c->bq.end) {
+			sq = &c->bq;
+			sid = c->btx_sid;
 		}
+		if (sq != NULL)
+			nvec = quic_sendq_vec(sq, vec, 8);
 		n = ngtcp2_conn_writev_stream(c->conn, &ps.path, &pi, pkt,
 		    sizeof(pkt), &wlen, NGTCP2_WRITE_STREAM_FLAG_MORE, sid,
 		    nvec ? vec : NULL, nvec, now);
 		if (n < 0) {
 			if (n == NGTCP2_ERR_WRITE_MORE) {
-				c->sq_sent += (uint64_t)wlen;
+				sq->sent += (uint64_t)wlen;
 				continue;
 			}
 			if (n == NGTCP2_ERR_STREAM_DATA_BLOCKED ||
 			    n == NGTCP2_ERR_STREAM_SHUT_WR) {
-				blocked = 1;
+				if (sq == &c->sq)
+					blocked = 1;
+				else
+					bblocked = 1;
 				continue;
 			}
 			log_msg(LOG_DEBUG, "quic write: %s", ngtcp2_strerror((int)n));
 			return -1;
 		}
 		if (wlen > 0)
-			c->sq_sent += (uint64_t)wlen;
+			sq->sent += (uint64_t)wlen;
 		if (n == 0)
 			break;
 		quic_sendto(c, &ps.path, pkt, (size_t)n);
@@ -332,6 +370,11 @@ quic_process(struct quic *q)
 		if (!c->dead && !c->closing && c->handshake_done && c->verified &&
 		    !c->opened)
 			quic_conn_open(c);
+		if (!c->dead && !c->closing && c->bq_room) {
+			c->bq_room = 0;
+			if (q->cbs.bulk_room != NULL)
+				q->cbs.bulk_room(q->arg, c);
+		}
 		if (!c->dead && (!c->closing || c->flush) && c->dirty) {
 			c->dirty = 0;
 			if (quic_conn_write(c) == -1)
@@ -434,7 +477,7 @@ quic_dial_on(struct quic *q, struct quic_sock *sock, const struct addr *to,
 	scid.datalen = QUIC_CIDLEN;
 	quic_random(dcid.data, dcid.datalen);
 	quic_random(scid.data, scid.datalen);
-	quic_settings(&settings, &params, relayed);
+	quic_settings(&settings, &params, q->version, relayed);
 	quic_callbacks(&cb, 1);
 	quic_path_local(q, c->sock, &path);
 	path.remote.addr = (struct sockaddr *)&c->remote;
@@ -466,24 +509,26 @@ quic_remote(const struct quic_conn *c)
 	return &c->raddr;
 }
 
+/* The version the ALPN the handshake agreed names. */
 unsigned
-quic_version(const struct quic_conn *c)
+quic_alpn_version(const struct quic_conn *c)
 {
 	gnutls_datum_t p;
+	unsigned v;
 
 	if (c->tls == NULL || gnutls_alpn_get_selected_protocol(c->tls, &p) < 0)
 		return 1;
 	if (p.size != sizeof(QUIC_ALPN1) - 1 ||
 	    memcmp(p.data, QUIC_ALPN_PREFIX, sizeof(QUIC_ALPN_PREFIX) - 1) != 0)
 		return 1;
-	switch (p.data[p.size - 1]) {
-	case '3':
-		return 3;
-	case '2':
-		return 2;
-	default:
-		return 1;
-	}
+	v = (unsigned)(p.data[p.size - 1] - '0');
+	return v >= 1 && v <= 4 ? v : 1;
+}
+
+unsigned
+quic_version(const struct quic_conn *c)
+{
+	return c->opened ? c->version : quic_alpn_version(c);
 }
 
 uint64_t

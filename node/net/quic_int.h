@@ -36,6 +36,7 @@
 #define QUIC_ALPN1 "papo/1"
 #define QUIC_ALPN2 "papo/2"
 #define QUIC_ALPN3 "papo/3"
+#define QUIC_ALPN4 "papo/4"
 #define QUIC_CIDLEN 16
 #define QUIC_MAXCID 8
 #define QUIC_PKT_MAX 1452
@@ -84,6 +85,20 @@
  * it holds more ids than buckets. */
 #define QUIC_CIDMAP_MIN 64
 #define QUIC_LEN_PREFIX 4
+/* A bulk frame being received grows its buffer to its own size; one
+ * larger than this is let go once delivered, so that a connection done
+ * with a transfer holds no megabyte. */
+#define QUIC_BULK_KEEP (64u * 1024)
+
+/* A send queue (quic.h): chunks that are never moved, each freed once
+ * the peer acknowledged every byte of it, because ngtcp2 retransmits from
+ * them.  The control stream has one, version 4's bulk stream another. */
+struct sendq {
+	struct chunk *head, *tail;
+	uint64_t end;          /* offset after the last queued byte */
+	uint64_t sent;         /* offset up to which ngtcp2 has the data */
+	uint64_t acked;
+};
 
 struct chunk {
 	struct chunk *next;
@@ -125,12 +140,17 @@ struct quic_conn {
 	int dead;              /* over: finish without a close packet */
 	int dirty;             /* something to write */
 	uint64_t last_rx;      /* when a packet of it was last read */
+	unsigned version;      /* the protocol version, once opened */
 	int64_t tx_sid, rx_sid;
-	struct chunk *sq_head, *sq_tail;
-	uint64_t sq_end;       /* offset after the last queued byte */
-	uint64_t sq_sent;      /* offset up to which ngtcp2 has the data */
-	uint64_t sq_acked;
+	struct sendq sq;
 	struct buf rx;         /* a frame being received */
+	/* Version 4's bulk stream each way: ours opened at its first data,
+	 * the peer's the second it opens. */
+	int64_t btx_sid, brx_sid;
+	struct sendq bq;
+	struct buf brx;
+	int bq_high;           /* bq was over half full since bulk_room */
+	int bq_room;           /* bulk_room is due */
 	ngtcp2_cid cids[QUIC_MAXCID];
 	size_t ncid;
 	struct loop_timer *timer;
@@ -209,7 +229,8 @@ void quic_stateless_reset_out(struct quic *q, int fd,
 /* node/net/quic_conn.c */
 void quic_hs_add(struct quic_conn *c);
 void quic_callbacks(ngtcp2_callbacks *cb, int client);
-void quic_settings(ngtcp2_settings *s, ngtcp2_transport_params *p, int relayed);
+void quic_settings(ngtcp2_settings *s, ngtcp2_transport_params *p,
+    unsigned version, int relayed);
 void quic_awake(struct quic *q);
 struct quic_conn *quic_conn_new(struct quic *q, const struct sockaddr_storage *remote,
     socklen_t remotelen, int client);
@@ -228,6 +249,8 @@ int quic_cb_acked(ngtcp2_conn *conn, int64_t sid, uint64_t offset, uint64_t len,
 int quic_cb_stream_close(ngtcp2_conn *conn, uint32_t flags, int64_t sid, uint64_t code,
     void *user, void *sdata);
 void quic_conn_open(struct quic_conn *c);
+void quic_sendq_free(struct sendq *sq);
+unsigned quic_alpn_version(const struct quic_conn *c);
 
 /* node/net/quic_tls.c */
 int quic_cert(char err[PAPO_ERR_LEN], gnutls_certificate_credentials_t cred,

@@ -123,14 +123,17 @@ int
 quic_tls_init(struct quic_conn *c)
 {
 	static const gnutls_datum_t alpn[] = {
+		{ (unsigned char *)QUIC_ALPN4, sizeof(QUIC_ALPN4) - 1 },
 		{ (unsigned char *)QUIC_ALPN3, sizeof(QUIC_ALPN3) - 1 },
 		{ (unsigned char *)QUIC_ALPN2, sizeof(QUIC_ALPN2) - 1 },
 		{ (unsigned char *)QUIC_ALPN1, sizeof(QUIC_ALPN1) - 1 },
 	};
 	/* The newest we speak and every one before it: a daemon made to
 	 * speak as an older one offers what that one offered. */
-	unsigned noffer = c->q->version >= 3 ? 3 : c->q->version == 2 ? 2 : 1;
-	const gnutls_datum_t *offer = alpn + (3 - noffer);
+	size_t nalpn = sizeof(alpn) / sizeof(alpn[0]);
+	unsigned noffer = c->q->version < 1 ? 1 :
+	    c->q->version > nalpn ? (unsigned)nalpn : c->q->version;
+	const gnutls_datum_t *offer = alpn + (nalpn - noffer);
 	int rv;
 
 	if (gnutls_init(&c->tls, c->client ? GNUTLS_CLIENT : GNUTLS_SERVER) < 0) {
