@@ -254,6 +254,36 @@ struct node_blob {
 	struct attach a;
 };
 
+/* No room named: the room whose store holds ref (a reference names one
+ * file in one room: its key is random). */
+static int
+room_dir_holding(char err[PAPO_ERR_LEN], const char *home, const char *ref,
+    char *out, size_t len)
+{
+	char **dirs = NULL, dir[4096];
+	size_t n = 0;
+	int rc = -1;
+
+	if (room_dirs(err, home, &dirs, &n) == -1)
+		return -1;
+	for (size_t i = 0; i < n && rc == -1; i++) {
+		struct blob_store *bs;
+
+		if (fs_path(dir, sizeof(dir), dirs[i], FILES_DIR) == -1 ||
+		    (bs = blob_attach(err, dir, 0)) == NULL)
+			continue;
+		if (blob_has(bs, ref) && strlen(dirs[i]) < len) {
+			snprintf(out, len, "%s", dirs[i]);
+			rc = 0;
+		}
+		blob_close(bs);
+	}
+	room_dirs_free(dirs, n);
+	if (rc == -1)
+		err_set(err, "file %s is not here", ref);
+	return rc;
+}
+
 struct node_blob *
 blobs_open(char err[PAPO_ERR_LEN], int *code, const char *home,
     const char *room, const char *ref)
@@ -262,8 +292,9 @@ blobs_open(char err[PAPO_ERR_LEN], int *code, const char *home,
 	struct node_blob *b = NULL;
 
 	*code = 500;
-	if (ref == NULL || room_dir_find(err, home, room != NULL ? room : "",
-	    rdir, sizeof(rdir)) == -1) {
+	if (ref == NULL || (room != NULL && room[0] != '\0' ?
+	    room_dir_find(err, home, room, rdir, sizeof(rdir)) :
+	    room_dir_holding(err, home, ref, rdir, sizeof(rdir))) == -1) {
 		*code = 404;
 		return NULL;
 	}

@@ -569,10 +569,14 @@ waiting:
 	if (f->nasked == 0 && (needed > 0 || !f->leaves)) {
 		int any = 0;
 
-		for (size_t k = 0; k < f->nholders; k++)
-			any |= !f->holders[k].bad && f->holders[k].have !=
-			    NULL && bulk_conn(member_find(g, f->holders[k].id))
+		/* A holder that may give chunks, or has yet to say. */
+		for (size_t k = 0; k < f->nholders; k++) {
+			const struct holder *h = &f->holders[k];
+
+			any |= !h->bad && (h->have != NULL || (h->asked &&
+			    !h->answered)) && bulk_conn(member_find(g, h->id))
 			    != NULL;
+		}
 		if (!any && f->state != FETCH_WAITING) {
 			f->state = FETCH_WAITING;
 			snprintf(f->err, sizeof(f->err), "no member online holds "
@@ -903,6 +907,8 @@ fetch_bulk(struct room *g, struct link *l, const uint8_t *p, size_t n)
 	if ((f = fetch_by_root(g, x.root)) == NULL ||
 	    (h = holder_get(f, l->m->id)) == NULL || h->bad)
 		return;
+	if (x.type != XFER_CHUNK)
+		h->answered = 1;
 	switch (x.type) {
 	case XFER_LEAVES:
 		on_leaves(g, f, h, &x);
@@ -981,6 +987,7 @@ fetch_link_closed(struct room *g, struct link *l)
 		free(h->have);
 		h->have = NULL;
 		h->asked = 0;
+		h->answered = 0;
 		schedule(g, f);
 	}
 }

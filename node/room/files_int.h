@@ -28,6 +28,7 @@ struct holder {
 	                          * known yet */
 	uint32_t inflight;       /* chunks asked of it, not come */
 	int asked;               /* it was sent our WANT for the file */
+	int answered;            /* and said what it holds */
 	int bad;                 /* it sent a chunk that did not verify:
 	                          * never asked again for this file */
 };
