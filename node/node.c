@@ -881,6 +881,7 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	set->keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
 	set->files_auto = c->files_auto;
 	set->files_quota = c->files_quota;
+	set->bad_chunks = c->bad_chunks;
 	if (node_spool_make(err, n) == -1)
 		goto fail;
 	/* Every room's files first (a damaged one stops the start), for

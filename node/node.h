@@ -65,6 +65,10 @@ struct node_config {
 	 * here (PAPO_FILES_QUOTA; 0: the default, 4 GiB). */
 	uint64_t files_auto;
 	uint64_t files_quota;
+	/* Test builds only (PAPO_TEST_BAD_CHUNKS=1): every chunk of a file
+	 * this daemon serves has a byte changed, as a broken or hostile
+	 * member's would. */
+	int bad_chunks;
 };
 
 /* files_auto's "no file is fetched at once" (PAPO_FILES_AUTO=0): 0

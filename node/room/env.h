@@ -37,6 +37,7 @@ struct room_settings {
 	 * most files_quota bytes a room; 0: the defaults. */
 	uint64_t files_auto;
 	uint64_t files_quota;
+	int bad_chunks;              /* tests: chunks served are spoilt */
 };
 
 struct room_env {

@@ -674,6 +674,8 @@ fetch_pump_serve(struct room *g)
 		    &len) == 0) {
 			memcpy(x.root, s->root, PAPO_KEY_LEN);
 			x.first = s->i;
+			if (g->env.set->bad_chunks)
+				fs->chunk[len / 2] ^= 0x5a;     /* tests */
 			x.data = fs->chunk;
 			x.len = len;
 			sent = send_x(g, s->to, &x) == 0;
@@ -931,12 +933,31 @@ fetch_bulk(struct room *g, struct link *l, const uint8_t *p, size_t n)
 		schedule(g, f);
 }
 
+static void
+resume_one(void *arg, const char *ref)
+{
+	struct room *g = arg;
+	char err[PAPO_ERR_LEN];
+	struct attach a;
+
+	if (blob_meta_load(err, g->files->bs, ref, &a) == 0 &&
+	    fetch_start(g, &a, NULL, err) == 0)
+		log_msg(LOG_INFO, "file %s (%s): fetching goes on where it "
+		    "stopped", a.name, ref);
+	sodium_memzero(&a, sizeof(a));
+}
+
 void
 fetch_tick(void *arg)
 {
 	struct room *g = arg;
 	uint64_t now = loop_now_ns();
 	struct fetch *f, *next;
+
+	if (g->files->resume) {
+		g->files->resume = 0;
+		blob_fetching(g->files->bs, resume_one, g);
+	}
 
 	for (f = g->files->fetches; f != NULL; f = next) {
 		next = f->next;

@@ -36,6 +36,9 @@ files_new(struct room *g)
 	if ((fs->chunk = malloc(BLOB_STORED_MAX)) == NULL ||
 	    (fs->tick = loop_timer_new(g->env.loop, fetch_tick, g)) == NULL)
 		return -1;
+	/* Fetches a stop cut go on, once the room runs. */
+	fs->resume = 1;
+	loop_timer_set(fs->tick, loop_now_ns() + FETCH_TICK_NS);
 	return 0;
 }
 

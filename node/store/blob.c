@@ -448,3 +448,25 @@ out:
 	free(gone);
 	return rc;
 }
+
+void
+blob_fetching(struct blob_store *bs, void (*fn)(void *arg, const char *ref),
+    void *arg)
+{
+	char ref[BLOB_REF_LEN + 1], err[PAPO_ERR_LEN];
+	struct dirent *de;
+	DIR *d;
+
+	if ((d = opendir(bs->dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strlen(de->d_name) != BLOB_REF_LEN + 5 ||
+		    strcmp(de->d_name + BLOB_REF_LEN, ".have") != 0)
+			continue;
+		memcpy(ref, de->d_name, BLOB_REF_LEN);
+		ref[BLOB_REF_LEN] = '\0';
+		if (blob_ref_check(err, ref) == 0 && !blob_has(bs, ref))
+			fn(arg, ref);
+	}
+	closedir(d);
+}

@@ -211,6 +211,11 @@ int blob_missing(char err[PAPO_ERR_LEN], struct blob_store *bs,
     const char *ref, uint32_t from, uint32_t *i, uint32_t *have,
     uint32_t *n);
 
+/* Calls fn with the reference of every blob being fetched here (a
+ * daemon that stopped midway goes on from them). */
+void blob_fetching(struct blob_store *bs,
+    void (*fn)(void *arg, const char *ref), void *arg);
+
 /* Removes ref, complete or being fetched: 0, or -1 when it names nothing
  * here or a file could not be removed. */
 int blob_remove(char err[PAPO_ERR_LEN], struct blob_store *bs,

@@ -231,6 +231,9 @@ static const struct setting settings_table[] = {
 	{ .env = "PAPO_TEST_NO_RATE",
 	  .help = "this daemon's own sends are not limited",
 	  IN_BIT(node.rate_self_off), .bits = SETTING_TESTS },
+	{ .env = "PAPO_TEST_BAD_CHUNKS",
+	  .help = "every chunk of a shared file this daemon serves is spoilt",
+	  IN_BIT(node.bad_chunks), .bits = SETTING_TESTS },
 #endif
 };
 #define SETTINGS_N (sizeof(settings_table) / sizeof(settings_table[0]))
