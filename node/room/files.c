@@ -325,6 +325,8 @@ files_status(const struct room *g, cJSON *o)
 	cJSON_AddNumberToObject(f, "quota", (double)(g->env.set->files_quota ?
 	    g->env.set->files_quota : FILES_QUOTA_DEFAULT));
 	cJSON_AddNumberToObject(f, "auto", (double)g->files->automax);
+	cJSON_AddNumberToObject(f, "served", (double)g->files->served);
+	cJSON_AddNumberToObject(f, "fetched", (double)g->files->fetched);
 	if ((arr = cJSON_AddArrayToObject(f, "fetching")) == NULL)
 		return;
 	for (struct fetch *x = g->files->fetches; x != NULL; x = x->next) {
