@@ -401,7 +401,8 @@ test_names(void)
 	name_is("C:\\Users\\ann\\log.txt", "log.txt");
 	name_is("../../etc/passwd", "passwd");
 	name_is("a\tb\nc\x7f", "a_b_c_");
-	name_is("caf\xc3\xa9 \xf0\x9f\x93\x8e.md", "caf\xc3\xa9 \xf0\x9f\x93\x8e.md");
+	name_is("caf\xc3\xa9 \xf0\x9f\x93\x8e.md",
+	    "caf\xc3\xa9 \xf0\x9f\x93\x8e.md");
 	name_is("x\xc2\x85y", "x_y");
 	name_is("bad\xff\xfe.bin", "bad??.bin");
 	name_is("cut\xe2\x82", "cut??");

@@ -164,7 +164,8 @@ attach_parse(const char *body, size_t len, struct attach *out, size_t max,
 
 		while (s > 0 && body[s - 1] != '\n')
 			s--;
-		if (line_parse(body + s, end - s, &run[ATTACH_MAX - 1 - n]) != 0)
+		if (line_parse(body + s, end - s,
+		    &run[ATTACH_MAX - 1 - n]) != 0)
 			break;
 		n++;
 		start = s;
