@@ -425,6 +425,13 @@ main(void)
 		CHECK_EQ_INT(quic_send_bulk(b3->c, (const uint8_t *)"x", 1), -1);
 		CHECK_EQ_INT(quic_send(a->c, (const uint8_t *)"abcd", 4), 0);
 		CHECK(until(&b3->nctl, 1, 5000));
+		/* A second stream on a connection of version 3 (a, of 4,
+		 * allows it; b3 made to open it by hand) closes it. */
+		b3->c->version = 4;
+		CHECK_EQ_INT(quic_send_bulk(b3->c, (const uint8_t *)"x", 1), 0);
+		CHECK(until(&a->closed, 3, 5000));
+		CHECK(until(&b3->closed, 1, 10000));
+		CHECK_EQ_INT(a->nbulk, 1);
 	}
 	b3->opened = 0;
 	a->opened = 0;
