@@ -369,10 +369,11 @@ int
 main(void)
 {
 	char root[] = "/tmp/papo-test-quic-XXXXXX", cmd[300];
+	const char *lv = getenv("PAPO_LOG");
 	struct ep *a, *b, *b3, *nb;
 
-	if (getenv("PAPO_LOG") != NULL && log_parse_level(getenv("PAPO_LOG")) >= 0)
-		log_set_level((enum log_level)log_parse_level(getenv("PAPO_LOG")));
+	if (lv != NULL && log_parse_level(lv) >= 0)
+		log_set_level((enum log_level)log_parse_level(lv));
 	CHECK(sec_init() == 0);
 	CHECK(mkdtemp(root) != NULL);
 	if ((pattern = malloc(QUIC_BULK_FRAME_MAX)) == NULL)
@@ -391,8 +392,9 @@ main(void)
 	{
 		gnutls_datum_t alpn;
 
-		CHECK(gnutls_alpn_get_selected_protocol(b->c->tls, &alpn) == 0 &&
-		    alpn.size == 6 && memcmp(alpn.data, "papo/4", 6) == 0);
+		CHECK(gnutls_alpn_get_selected_protocol(b->c->tls,
+		    &alpn) == 0 && alpn.size == 6 &&
+		    memcmp(alpn.data, "papo/4", 6) == 0);
 	}
 	CHECK_EQ_INT(quic_bulk_queued(a->c), 0);
 	test_sizes(a, b);
@@ -419,10 +421,13 @@ main(void)
 
 		CHECK_EQ_INT(quic_version(a->c), 3);
 		CHECK_EQ_INT(quic_version(b3->c), 3);
-		CHECK(gnutls_alpn_get_selected_protocol(a->c->tls, &alpn) == 0 &&
-		    alpn.size == 6 && memcmp(alpn.data, "papo/3", 6) == 0);
-		CHECK_EQ_INT(quic_send_bulk(a->c, (const uint8_t *)"x", 1), -1);
-		CHECK_EQ_INT(quic_send_bulk(b3->c, (const uint8_t *)"x", 1), -1);
+		CHECK(gnutls_alpn_get_selected_protocol(a->c->tls,
+		    &alpn) == 0 && alpn.size == 6 &&
+		    memcmp(alpn.data, "papo/3", 6) == 0);
+		CHECK_EQ_INT(quic_send_bulk(a->c, (const uint8_t *)"x", 1),
+		    -1);
+		CHECK_EQ_INT(quic_send_bulk(b3->c, (const uint8_t *)"x", 1),
+		    -1);
 		CHECK_EQ_INT(quic_send(a->c, (const uint8_t *)"abcd", 4), 0);
 		CHECK(until(&b3->nctl, 1, 5000));
 		/* A second stream on a connection of version 3 (a, of 4,

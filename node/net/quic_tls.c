@@ -3,7 +3,8 @@
  * in a self-signed certificate, a connection's GnuTLS session with the
  * protocol versions offered by ALPN, and the check that pins the peer's
  * key (the one a dial expects, or any member's on accept, told to the
- * owner); the version the agreed ALPN names.  Node thread; pure but for GnuTLS's own state.
+ * owner); the version the agreed ALPN names.  Node thread; pure but
+ * for GnuTLS's own state.
  */
 #include <stdio.h>
 #include <string.h>
