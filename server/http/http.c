@@ -226,6 +226,10 @@ http_access(void *cls, struct MHD_Connection *conn, const char *url,
 	if (r == NULL)
 		return http_begin(cls, conn, url, method, con_cls);
 	if (*upload_size != 0) {
+		/* A body flowing in: MHD runs again at once rather than
+		 * backing off (http_run), as its socket may hold more than
+		 * its buffer took and no new event would say so. */
+		((struct http *)cls)->kicked = 1;
 		n = *upload_size;
 		*upload_size = 0;
 		return http_body(r, upload, n);
