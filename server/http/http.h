@@ -32,10 +32,12 @@
 /*
  * Content-Security-Policy of the dashboard's files: scripts, styles and
  * connections only from this daemon, nothing inline, no frames, no
- * forms posting elsewhere.  JSON answers get one that allows nothing.
+ * forms posting elsewhere; images also from the blob: URLs the page
+ * makes of shared files it fetched with the token (previews).  JSON
+ * answers get one that allows nothing.
  */
 #define HTTP_CSP_PAGE "default-src 'none'; script-src 'self'; " \
-	"style-src 'self'; connect-src 'self'; img-src 'self' data:; " \
+	"style-src 'self'; connect-src 'self'; img-src 'self' data: blob:; " \
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 #define HTTP_CSP_DATA "default-src 'none'; frame-ancestors 'none'"
 
