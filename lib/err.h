@@ -9,4 +9,8 @@
 
 #define PAPO_ERR_LEN 256
 
+/* Formats one line into err (cut to fit). */
+void err_set(char err[PAPO_ERR_LEN], const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
 #endif

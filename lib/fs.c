@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <libgen.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -182,4 +183,45 @@ fs_json_int(const struct cJSON *v, int64_t min, int64_t max, int64_t *out)
 		return -1;
 	*out = i;
 	return 0;
+}
+
+int
+fs_pwrite(int fd, const void *p, size_t n, uint64_t off)
+{
+	const uint8_t *c = p;
+
+	while (n > 0) {
+		ssize_t w = pwrite(fd, c, n, (off_t)off);
+
+		if (w == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		c += w;
+		n -= (size_t)w;
+		off += (uint64_t)w;
+	}
+	return 0;
+}
+
+long
+fs_pread(int fd, void *p, size_t n, uint64_t off)
+{
+	uint8_t *c = p;
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = pread(fd, c + got, n - got, (off_t)(off + got));
+
+		if (r == -1) {
+			if (errno == EINTR)
+				continue;
+			return -1;
+		}
+		if (r == 0)
+			break;
+		got += (size_t)r;
+	}
+	return (long)got;
 }

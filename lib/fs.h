@@ -47,6 +47,13 @@ int fs_json_int(const struct cJSON *v, int64_t min, int64_t max,
     int64_t *out);
 #define FS_JSON_INT_MAX 9007199254740992LL     /* 2^53 */
 
+/* pwrite of all n bytes at off, through short writes and EINTR: 0, or
+ * -1 with errno. */
+int fs_pwrite(int fd, const void *p, size_t n, uint64_t off);
+/* pread of n bytes at off, through short reads and EINTR: the count,
+ * short only at the end of the file, or -1 with errno. */
+long fs_pread(int fd, void *p, size_t n, uint64_t off);
+
 /* fsyncs the directory holding path, so a rename or create in it lasts. */
 int fs_sync_dir(const char *path);
 

@@ -67,11 +67,9 @@ tidy(struct blob_store *bs, const char *name)
 			unlink(part);
 			blob_path(bs, ref, ".have", part);
 			unlink(part);
-			blob_quota_add(bs, blob_bytes(bs, ref));
 		} else if (blob_exists(part, NULL) &&
 		    blob_have_load(err, bs, ref, &hv) == 0) {
 			free(hv.bits);
-			blob_quota_add(bs, blob_bytes(bs, ref));
 		} else {
 			blob_unlink(bs, ref);
 		}
@@ -82,15 +80,15 @@ tidy(struct blob_store *bs, const char *name)
 	}
 }
 
-struct blob_store *
-blob_open(char err[PAPO_ERR_LEN], const char *dir, uint64_t quota)
+static struct blob_store *
+store_new(char err[PAPO_ERR_LEN], const char *dir, uint64_t quota, int tidying)
 {
 	struct blob_store *bs = NULL;
 	struct dirent *de;
 	DIR *d = NULL;
 
 	if (strlen(dir) + 1 + BLOB_REF_LEN + 16 >= BLOB_PATH_MAX) {
-		blob_err(err, "the file store's folder name is too long");
+		err_set(err, "the file store's folder name is too long");
 		return NULL;
 	}
 	if (fs_home(err, dir) == -1)
@@ -98,21 +96,33 @@ blob_open(char err[PAPO_ERR_LEN], const char *dir, uint64_t quota)
 	chmod(dir, 0700);
 	bs = calloc(1, sizeof(*bs));
 	if (bs == NULL || (bs->dir = strdup(dir)) == NULL) {
-		blob_err(err, "out of memory");
+		err_set(err, "out of memory");
 		goto fail;
 	}
 	bs->quota = quota;
 	if ((d = opendir(dir)) == NULL) {
-		blob_err(err, "cannot read %s: %s", dir, strerror(errno));
+		err_set(err, "cannot read %s: %s", dir, strerror(errno));
 		goto fail;
 	}
-	while ((de = readdir(d)) != NULL)
+	while (tidying && (de = readdir(d)) != NULL)
 		tidy(bs, de->d_name);
 	closedir(d);
 	return bs;
 fail:
 	blob_close(bs);
 	return NULL;
+}
+
+struct blob_store *
+blob_open(char err[PAPO_ERR_LEN], const char *dir, uint64_t quota)
+{
+	return store_new(err, dir, quota, 1);
+}
+
+struct blob_store *
+blob_attach(char err[PAPO_ERR_LEN], const char *dir, uint64_t quota)
+{
+	return store_new(err, dir, quota, 0);
 }
 
 void
@@ -134,7 +144,7 @@ temp_open(char err[PAPO_ERR_LEN], const struct blob_store *bs,
 	snprintf(path, BLOB_PATH_MAX, "%s/add-XXXXXX", bs->dir);
 	fd = mkstemp(path);
 	if (fd == -1)
-		blob_err(err, "cannot create a file in %s: %s", bs->dir,
+		err_set(err, "cannot create a file in %s: %s", bs->dir,
 		    strerror(errno));
 	return fd;
 }
@@ -166,12 +176,12 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 
 	blob_subkeys(key, ek, nk);
 	if (fstat(fd, &st0) == -1 || !S_ISREG(st0.st_mode)) {
-		blob_err(err, "only a regular file can be shared");
+		err_set(err, "only a regular file can be shared");
 		goto out;
 	}
 	fsize = (uint64_t)st0.st_size;
 	if (fsize > BLOB_SIZE_MAX) {
-		blob_err(err, "the file has %llu bytes; the largest that can "
+		err_set(err, "the file has %llu bytes; the largest that can "
 		    "be shared has %llu", (unsigned long long)fsize,
 		    (unsigned long long)BLOB_SIZE_MAX);
 		goto out;
@@ -183,7 +193,7 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 	plain = malloc(BLOB_CHUNK);
 	stored = malloc(BLOB_STORED_MAX);
 	if (plain == NULL || stored == NULL) {
-		blob_err(err, "out of memory");
+		err_set(err, "out of memory");
 		goto out;
 	}
 	if ((tfd = temp_open(err, bs, tpath)) == -1 ||
@@ -193,9 +203,9 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 	for (uint32_t i = 0; i < n; i++) {
 		size_t plen = blob_chunk_plain(fsize, i), slen;
 
-		r = blob_read_at(fd, plain, plen, (uint64_t)i * BLOB_CHUNK);
+		r = fs_pread(fd, plain, plen, (uint64_t)i * BLOB_CHUNK);
 		if (r == -1) {
-			blob_err(err, "cannot read the file: %s",
+			err_set(err, "cannot read the file: %s",
 			    strerror(errno));
 			goto out;
 		}
@@ -204,19 +214,19 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 		slen = blob_seal(ek, nk, i, fsize, plain, plen, stored);
 		crypto_generichash(leaf, PAPO_KEY_LEN, stored, slen, NULL, 0);
 		crypto_generichash_update(&h, leaf, PAPO_KEY_LEN);
-		if (blob_write_at(tfd, stored, slen, blob_chunk_off(i)) == -1 ||
-		    blob_write_at(lfd, leaf, PAPO_KEY_LEN,
+		if (fs_pwrite(tfd, stored, slen, blob_chunk_off(i)) == -1 ||
+		    fs_pwrite(lfd, leaf, PAPO_KEY_LEN,
 		    (uint64_t)i * PAPO_KEY_LEN) == -1) {
-			blob_err(err, "cannot write to the file store %s: %s",
+			err_set(err, "cannot write to the file store %s: %s",
 			    bs->dir, strerror(errno));
 			goto out;
 		}
 	}
-	r = blob_read_at(fd, &extra, 1, fsize);
+	r = fs_pread(fd, &extra, 1, fsize);
 	if (r != 0 || fstat(fd, &st1) == -1 || !same_file(&st0, &st1))
 		goto changed;
 	if (fsync(tfd) == -1 || fsync(lfd) == -1) {
-		blob_err(err, "cannot write to the file store %s: %s",
+		err_set(err, "cannot write to the file store %s: %s",
 		    bs->dir, strerror(errno));
 		goto out;
 	}
@@ -230,7 +240,6 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 	/* The same blob being fetched here: the add completes it. */
 	blob_path(bs, ref, ".part", path);
 	if (blob_exists(path, NULL)) {
-		blob_quota_sub(bs, blob_bytes(bs, ref));
 		blob_unlink(bs, ref);
 	}
 	/* The leaves first: REF is a blob only with them, and open tidies
@@ -247,16 +256,14 @@ blob_add(char err[PAPO_ERR_LEN], struct blob_store *bs, int fd,
 	}
 	tpath[0] = '\0';
 	fs_sync_dir(path);
-	blob_quota_add(bs, blob_stored_size(fsize) +
-	    (uint64_t)n * PAPO_KEY_LEN);
 	rc = 0;
 	goto out;
 renamed:
-	blob_err(err, "cannot name the file in %s: %s", bs->dir,
+	err_set(err, "cannot name the file in %s: %s", bs->dir,
 	    strerror(errno));
 	goto out;
 changed:
-	blob_err(err, "the file changed while it was read (its size or "
+	err_set(err, "the file changed while it was read (its size or "
 	    "modification time differ, or it ended early or ran long); "
 	    "nothing was shared");
 out:
@@ -292,7 +299,7 @@ blob_read(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
 	if (blob_complete_size(err, bs, ref, &size, &n) == -1)
 		return -1;
 	if (off > size || len > size - off) {
-		blob_err(err, "bytes %llu to %llu are past the end of file %s "
+		err_set(err, "bytes %llu to %llu are past the end of file %s "
 		    "(%llu bytes)", (unsigned long long)off,
 		    (unsigned long long)(off + len), ref,
 		    (unsigned long long)size);
@@ -302,7 +309,7 @@ blob_read(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
 	stored = malloc(BLOB_STORED_MAX);
 	plain = malloc(BLOB_CHUNK);
 	if (stored == NULL || plain == NULL) {
-		blob_err(err, "out of memory");
+		err_set(err, "out of memory");
 		goto out;
 	}
 	blob_path(bs, ref, "", path);
@@ -318,12 +325,12 @@ blob_read(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
 		    i, stored, slen, &match) == -1)
 			goto out;
 		if (!match) {
-			blob_err(err, "file %s is damaged on disk: chunk %u "
+			err_set(err, "file %s is damaged on disk: chunk %u "
 			    "does not match its leaf", ref, i);
 			goto out;
 		}
 		if (blob_unseal(ek, i, size, stored, slen, plain) == -1) {
-			blob_err(err, "file %s does not open under this key",
+			err_set(err, "file %s does not open under this key",
 			    ref);
 			goto out;
 		}
@@ -348,22 +355,21 @@ int
 blob_remove(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref)
 {
 	char path[BLOB_PATH_MAX];
-	uint64_t bytes;
 
 	if (blob_ref_check(err, ref) == -1)
 		return -1;
 	blob_path(bs, ref, ".leaves", path);
 	if (!blob_exists(path, NULL)) {
-		blob_err(err, "no file %s here", ref);
+		err_set(err, "no file %s here", ref);
 		return -1;
 	}
-	bytes = blob_bytes(bs, ref);
 	blob_unlink(bs, ref);
 	if (blob_exists(path, NULL)) {
-		blob_err(err, "cannot remove %s: %s", path, strerror(errno));
+		err_set(err, "cannot remove %s: %s", path, strerror(errno));
 		return -1;
 	}
-	blob_quota_sub(bs, bytes);
+	blob_path(bs, ref, ".meta", path);
+	unlink(path);
 	return 0;
 }
 
@@ -378,7 +384,7 @@ blob_keep(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	int rc = -1;
 
 	if ((d = opendir(bs->dir)) == NULL) {
-		blob_err(err, "cannot read %s: %s", bs->dir, strerror(errno));
+		err_set(err, "cannot read %s: %s", bs->dir, strerror(errno));
 		return -1;
 	}
 	/* Names first, removals after: the folder is not changed while it
@@ -386,8 +392,13 @@ blob_keep(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	while ((de = readdir(d)) != NULL) {
 		size_t k;
 
-		if (strlen(de->d_name) != BLOB_REF_LEN + 7 ||
-		    strcmp(de->d_name + BLOB_REF_LEN, ".leaves") != 0)
+		size_t len = strlen(de->d_name);
+
+		/* A blob (its leaves) or a description without one. */
+		if (!(len == BLOB_REF_LEN + 7 &&
+		    strcmp(de->d_name + BLOB_REF_LEN, ".leaves") == 0) &&
+		    !(len == BLOB_REF_LEN + 5 &&
+		    strcmp(de->d_name + BLOB_REF_LEN, ".meta") == 0))
 			continue;
 		for (k = 0; k < n; k++)
 			if (strncmp(keep[k], de->d_name, BLOB_REF_LEN) == 0 &&
@@ -400,7 +411,7 @@ blob_keep(char err[PAPO_ERR_LEN], struct blob_store *bs,
 			void *p = realloc(gone, ncap * sizeof(*gone));
 
 			if (p == NULL) {
-				blob_err(err, "out of memory");
+				err_set(err, "out of memory");
 				goto out;
 			}
 			gone = p;
@@ -411,6 +422,21 @@ blob_keep(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	}
 	rc = 0;
 	for (size_t k = 0; k < ngone; k++) {
+		char path[BLOB_PATH_MAX];
+
+		blob_path(bs, gone[k], ".leaves", path);
+		if (!blob_exists(path, NULL)) {
+			/* A description alone (or one whose blob went with
+			 * an earlier name of the list). */
+			blob_path(bs, gone[k], ".meta", path);
+			if (unlink(path) == -1 && errno != ENOENT) {
+				err_set(err, "cannot remove %s: %s", path,
+				    strerror(errno));
+				rc = -1;
+				goto out;
+			}
+			continue;
+		}
 		if (blob_remove(err, bs, gone[k]) == -1) {
 			rc = -1;
 			goto out;

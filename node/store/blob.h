@@ -39,6 +39,8 @@
  *   REF.have     its progress: u64 SIZE, then one bit per chunk written,
  *                each set only after the chunk is fdatasync'd, so a
  *                kill -9 loses at most the chunk in flight
+ *   REF.meta     what a message said of it (blob_meta_save), which may
+ *                be there before any of the rest
  * A blob is complete with REF and REF.leaves; being fetched with REF.part,
  * REF.have and REF.leaves; anything else (a crash between the steps that
  * create them, or a temporary *.tmp) is removed at open.  REF appears only
@@ -85,11 +87,38 @@ struct blob_store;
 struct blob_store *blob_open(char err[PAPO_ERR_LEN], const char *dir,
     uint64_t quota);
 
+/*
+ * Opens the folder dir for a second thread while the owner has it open
+ * (a worker adding a file, a reader): as blob_open, without tidying
+ * (what looks half-made may be the other thread's work in progress).
+ * The quota is counted from the folder at each check, so both see what
+ * the other added; two checks at the same moment may together pass the
+ * quota by one file.
+ */
+struct blob_store *blob_attach(char err[PAPO_ERR_LEN], const char *dir,
+    uint64_t quota);
+
 /* Frees the store; NULL is a no-op.  Files stay as they are. */
 void blob_close(struct blob_store *bs);
 
-/* Bytes the store holds now, as counted against the quota. */
+/* Bytes the store holds now, as counted against the quota, summed from
+ * the folder. */
 uint64_t blob_used(const struct blob_store *bs);
+
+/*
+ * What a message said of a file (its key, size, name and media type:
+ * node/wire/attach.h), kept beside it as REF.meta (0600, JSON), for a
+ * file added here or named by a message, fetched or not.  The first
+ * description of a reference stays: saving another is a no-op (the
+ * bytes are the same whatever a later message calls them).  blob_remove
+ * and blob_keep remove it with the file; a crash's leftovers keep it.
+ * blob_meta_load: 0, or -1 with err (none kept, or damaged).
+ */
+struct attach;
+int blob_meta_save(char err[PAPO_ERR_LEN], struct blob_store *bs,
+    const struct attach *a);
+int blob_meta_load(char err[PAPO_ERR_LEN], struct blob_store *bs,
+    const char *ref, struct attach *a);
 
 /* A new random file key. */
 void blob_key_new(uint8_t key[PAPO_KEY_LEN]);
@@ -186,9 +215,10 @@ int blob_remove(char err[PAPO_ERR_LEN], struct blob_store *bs,
     const char *ref);
 
 /*
- * Retention: removes every blob, complete or being fetched, whose
- * reference is not among the n in keep (those that no message names any
- * more).  Returns how many were removed, or -1 with err.
+ * Retention: removes every blob, complete or being fetched, and every
+ * description (REF.meta), whose reference is not among the n in keep
+ * (those that no message names any more).  Returns how many blobs were
+ * removed, or -1 with err.
  */
 int blob_keep(char err[PAPO_ERR_LEN], struct blob_store *bs,
     const char *const *keep, size_t n);

@@ -33,12 +33,12 @@ blob_leaves(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	blob_path(bs, ref, ".leaves", path);
 	if (fs_read(err, path, BLOB_LEAVES_MAX, &data, &len, &ex) == -1) {
 		if (!ex)
-			blob_err(err, "no file %s here", ref);
+			err_set(err, "no file %s here", ref);
 		return -1;
 	}
 	if (len % PAPO_KEY_LEN != 0) {
 		free(data);
-		blob_err(err, "%s is damaged", path);
+		err_set(err, "%s is damaged", path);
 		return -1;
 	}
 	*leaves = (uint8_t *)data;
@@ -60,21 +60,21 @@ blob_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
 		return -1;
 	if (blob_complete_size(err, bs, ref, &size, &n) == -1) {
 		if (blob_have_load(err, bs, ref, &hv) == -1) {
-			blob_err(err, "no file %s here", ref);
+			err_set(err, "no file %s here", ref);
 			return -1;
 		}
 		size = hv.size;
 		n = hv.n;
 		if (i < n && !blob_have_bit(&hv, i)) {
 			free(hv.bits);
-			blob_err(err, "chunk %u of %s is not here yet", i, ref);
+			err_set(err, "chunk %u of %s is not here yet", i, ref);
 			return -1;
 		}
 		free(hv.bits);
 		suffix = ".part";
 	}
 	if (i >= n) {
-		blob_err(err, "file %s has %u chunks, not %u", ref, n, i + 1);
+		err_set(err, "file %s has %u chunks, not %u", ref, n, i + 1);
 		return -1;
 	}
 	*len = blob_chunk_plain(size, i) + BLOB_OVERHEAD;
@@ -99,13 +99,13 @@ blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	if (blob_has(bs, ref))
 		return 1;
 	if (size > BLOB_SIZE_MAX) {
-		blob_err(err, "the file has %llu bytes; the largest that can "
+		err_set(err, "the file has %llu bytes; the largest that can "
 		    "be fetched has %llu", (unsigned long long)size,
 		    (unsigned long long)BLOB_SIZE_MAX);
 		return -1;
 	}
 	if (n != blob_chunks(size)) {
-		blob_err(err, "a file of %llu bytes has %u chunks, not %u",
+		err_set(err, "a file of %llu bytes has %u chunks, not %u",
 		    (unsigned long long)size, blob_chunks(size), n);
 		return -1;
 	}
@@ -114,7 +114,7 @@ blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	crypto_generichash_update(&h, leaves, (size_t)n * PAPO_KEY_LEN);
 	crypto_generichash_final(&h, root, PAPO_KEY_LEN);
 	if (sodium_memcmp(root, want, PAPO_KEY_LEN) != 0) {
-		blob_err(err, "the leaf list and size do not make %s", ref);
+		err_set(err, "the leaf list and size do not make %s", ref);
 		return -1;
 	}
 	blob_path(bs, ref, ".part", path);
@@ -131,7 +131,7 @@ blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
 		return -1;
 	head = calloc(1, BLOB_HAVE_HEAD + (n + 7) / 8);
 	if (head == NULL) {
-		blob_err(err, "out of memory");
+		err_set(err, "out of memory");
 		return -1;
 	}
 	blob_put_u64(head, size);
@@ -142,13 +142,12 @@ blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
 		blob_path(bs, ref, "", path);
 		if (fs_write(err, path, "", 0) == -1)
 			goto out;
-		blob_quota_add(bs, need);
 		rc = 1;
 		goto out;
 	}
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd == -1 || fsync(fd) == -1) {
-		blob_err(err, "cannot create %s: %s", path, strerror(errno));
+		err_set(err, "cannot create %s: %s", path, strerror(errno));
 		if (fd != -1)
 			close(fd);
 		goto out;
@@ -157,7 +156,6 @@ blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	/* .have last: with it the fetch exists (blob.h). */
 	if (fs_write(err, hpath, head, BLOB_HAVE_HEAD + (n + 7) / 8) == -1)
 		goto out;
-	blob_quota_add(bs, need);
 	rc = 0;
 out:
 	if (rc == -1)
@@ -181,7 +179,7 @@ blob_fetch_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	blob_path(bs, ref, ".part", path);
 	blob_path(bs, ref, ".have", hpath);
 	if (i >= hv.n) {
-		blob_err(err, "file %s has %u chunks, not %u", ref, hv.n,
+		err_set(err, "file %s has %u chunks, not %u", ref, hv.n,
 		    i + 1);
 		rc = BLOB_REFUSED;
 		goto out;
@@ -189,7 +187,7 @@ blob_fetch_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	if (blob_have_bit(&hv, i))
 		goto whole;             /* (a failed rename is retried) */
 	if (len != blob_chunk_plain(hv.size, i) + BLOB_OVERHEAD) {
-		blob_err(err, "chunk %u of %s has %zu bytes, not %zu", i, ref,
+		err_set(err, "chunk %u of %s has %zu bytes, not %zu", i, ref,
 		    len, blob_chunk_plain(hv.size, i) + BLOB_OVERHEAD);
 		rc = BLOB_REFUSED;
 		goto out;
@@ -197,18 +195,18 @@ blob_fetch_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	if (blob_leaf_match(err, bs, ref, i, data, len, &match) == -1)
 		goto out;
 	if (!match) {
-		blob_err(err, "chunk %u of %s does not match its leaf", i, ref);
+		err_set(err, "chunk %u of %s does not match its leaf", i, ref);
 		rc = BLOB_REFUSED;
 		goto out;
 	}
 	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd == -1 || blob_write_at(fd, data, len, blob_chunk_off(i)) == -1 ||
+	if (fd == -1 || fs_pwrite(fd, data, len, blob_chunk_off(i)) == -1 ||
 	    fdatasync(fd) == -1)
 		goto io;
 	close(fd);
 	hv.bits[i / 8] |= (uint8_t)(1u << (i % 8));
 	fd = open(hpath, O_WRONLY | O_CLOEXEC);
-	if (fd == -1 || blob_write_at(fd, &hv.bits[i / 8], 1,
+	if (fd == -1 || fs_pwrite(fd, &hv.bits[i / 8], 1,
 	    BLOB_HAVE_HEAD + i / 8) == -1 || fdatasync(fd) == -1)
 		goto io;
 	close(fd);
@@ -221,7 +219,7 @@ whole:
 		goto out;
 	blob_path(bs, ref, "", dst);
 	if (rename(path, dst) == -1) {
-		blob_err(err, "cannot name %s: %s", dst, strerror(errno));
+		err_set(err, "cannot name %s: %s", dst, strerror(errno));
 		rc = -1;
 		goto out;
 	}
@@ -230,7 +228,7 @@ whole:
 	rc = 1;
 	goto out;
 io:
-	blob_err(err, "cannot write chunk %u of %s: %s", i, ref,
+	err_set(err, "cannot write chunk %u of %s: %s", i, ref,
 	    strerror(errno));
 out:
 	if (fd != -1)

@@ -4,7 +4,7 @@
  * chunk, the root, the leaves), the folder's file operations, REF.have
  * read back, and the quota's count.  The thread that owns the store.
  */
-#include <stdarg.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,15 +29,6 @@ _Static_assert(BLOB_TAG_LEN == crypto_aead_xchacha20poly1305_ietf_ABYTES,
 _Static_assert(PAPO_KEY_LEN == crypto_aead_xchacha20poly1305_ietf_KEYBYTES,
     "a file key is an AEAD key");
 
-void
-blob_err(char err[PAPO_ERR_LEN], const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, PAPO_ERR_LEN, fmt, ap);
-	va_end(ap);
-}
 
 void
 blob_put_u64(uint8_t *p, uint64_t v)
@@ -106,7 +97,7 @@ blob_ref_check(char err[PAPO_ERR_LEN], const char *ref)
 	uint8_t root[PAPO_KEY_LEN];
 
 	if (blob_ref_root(ref, root) == -1) {
-		blob_err(err, "not a file reference (%d base32 characters): "
+		err_set(err, "not a file reference (%d base32 characters): "
 		    "%.60s", BLOB_REF_LEN, ref ? ref : "(null)");
 		return -1;
 	}
@@ -133,61 +124,20 @@ blob_exists(const char *path, uint64_t *size)
 	return 1;
 }
 
-int
-blob_write_at(int fd, const void *p, size_t n, uint64_t off)
-{
-	const uint8_t *c = p;
 
-	while (n > 0) {
-		ssize_t w = pwrite(fd, c, n, (off_t)off);
-
-		if (w == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		c += w;
-		n -= (size_t)w;
-		off += (uint64_t)w;
-	}
-	return 0;
-}
-
-/* Reads up to n bytes at off; returns the count (short only at the end of
- * the file), or -1. */
-ssize_t
-blob_read_at(int fd, void *p, size_t n, uint64_t off)
-{
-	uint8_t *c = p;
-	size_t got = 0;
-
-	while (got < n) {
-		ssize_t r = pread(fd, c + got, n - got, (off_t)(off + got));
-
-		if (r == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (r == 0)
-			break;
-		got += (size_t)r;
-	}
-	return (ssize_t)got;
-}
 
 int
 blob_read_exact(char err[PAPO_ERR_LEN], const char *path, void *p, size_t n,
     uint64_t off)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r = fd == -1 ? -1 : blob_read_at(fd, p, n, off);
+	ssize_t r = fd == -1 ? -1 : fs_pread(fd, p, n, off);
 	int e = errno;
 
 	if (fd != -1)
 		close(fd);
 	if (r == -1 || (size_t)r != n) {
-		blob_err(err, "cannot read %s: %s", path,
+		err_set(err, "cannot read %s: %s", path,
 		    r == -1 ? strerror(e) : "file too short");
 		return -1;
 	}
@@ -259,29 +209,23 @@ blob_root_init(crypto_generichash_state *h, uint64_t size)
 	crypto_generichash_update(h, s, sizeof(s));
 }
 
-void
-blob_quota_add(struct blob_store *bs, uint64_t n)
-{
-	bs->used += n;
-}
 
-void
-blob_quota_sub(struct blob_store *bs, uint64_t n)
-{
-	bs->used = n > bs->used ? 0 : bs->used - n;
-}
 
 int
 blob_quota_check(char err[PAPO_ERR_LEN], const struct blob_store *bs,
     uint64_t need, const char *what)
 {
-	if (bs->quota == 0 || bs->used + need <= bs->quota)
+	uint64_t used;
+
+	if (bs->quota == 0)
 		return 0;
-	blob_err(err, "%s needs %llu bytes but the file store's limit is %llu "
+	used = blob_used(bs);
+	if (used + need <= bs->quota)
+		return 0;
+	err_set(err, "%s needs %llu bytes but the file store's limit is %llu "
 	    "bytes and it holds %llu (it would hold %llu)", what,
 	    (unsigned long long)need, (unsigned long long)bs->quota,
-	    (unsigned long long)bs->used,
-	    (unsigned long long)(bs->used + need));
+	    (unsigned long long)used, (unsigned long long)(used + need));
 	return -1;
 }
 
@@ -299,7 +243,7 @@ blob_have_load(char err[PAPO_ERR_LEN], const struct blob_store *bs,
 	if (fs_read(err, path, BLOB_HAVE_HEAD + BLOB_CHUNKS_MAX / 8, &data,
 	    &len, &ex) == -1) {
 		if (!ex)
-			blob_err(err, "no file %s is being fetched here", ref);
+			err_set(err, "no file %s is being fetched here", ref);
 		return -1;
 	}
 	if (len < BLOB_HAVE_HEAD)
@@ -314,7 +258,7 @@ blob_have_load(char err[PAPO_ERR_LEN], const struct blob_store *bs,
 	hv->bits = malloc(hv->len ? hv->len : 1);
 	if (hv->bits == NULL) {
 		free(data);
-		blob_err(err, "out of memory");
+		err_set(err, "out of memory");
 		return -1;
 	}
 	memcpy(hv->bits, data + BLOB_HAVE_HEAD, hv->len);
@@ -322,7 +266,7 @@ blob_have_load(char err[PAPO_ERR_LEN], const struct blob_store *bs,
 	return 0;
 bad:
 	free(data);
-	blob_err(err, "%s is damaged", path);
+	err_set(err, "%s is damaged", path);
 	return -1;
 }
 
@@ -349,7 +293,7 @@ blob_complete_size(char err[PAPO_ERR_LEN], const struct blob_store *bs,
 	blob_path(bs, ref, "", path);
 	blob_path(bs, ref, ".leaves", lpath);
 	if (!blob_exists(path, &slen) || !blob_exists(lpath, &llen)) {
-		blob_err(err, "no file %s here", ref);
+		err_set(err, "no file %s here", ref);
 		return -1;
 	}
 	if (llen % PAPO_KEY_LEN != 0 || llen > BLOB_LEAVES_MAX)
@@ -363,7 +307,7 @@ blob_complete_size(char err[PAPO_ERR_LEN], const struct blob_store *bs,
 	*size = s;
 	return 0;
 bad:
-	blob_err(err, "file %s is damaged: its length does not match its "
+	err_set(err, "file %s is damaged: its length does not match its "
 	    "leaves", ref);
 	return -1;
 }
@@ -402,10 +346,29 @@ blob_unlink(const struct blob_store *bs, const char *ref)
 	}
 }
 
+/* Summed from the folder each time, not kept: the node thread and a
+ * worker may each hold the folder open (blob_attach), and each sees what
+ * the other added. */
 uint64_t
 blob_used(const struct blob_store *bs)
 {
-	return bs->used;
+	char ref[BLOB_REF_LEN + 1];
+	struct dirent *de;
+	uint64_t used = 0;
+	DIR *d;
+
+	if ((d = opendir(bs->dir)) == NULL)
+		return 0;
+	while ((de = readdir(d)) != NULL) {
+		if (strlen(de->d_name) != BLOB_REF_LEN + 7 ||
+		    strcmp(de->d_name + BLOB_REF_LEN, ".leaves") != 0)
+			continue;
+		memcpy(ref, de->d_name, BLOB_REF_LEN);
+		ref[BLOB_REF_LEN] = '\0';
+		used += blob_bytes(bs, ref);
+	}
+	closedir(d);
+	return used;
 }
 
 void

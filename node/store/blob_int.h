@@ -20,7 +20,6 @@
 struct blob_store {
 	char *dir;
 	uint64_t quota;                 /* 0: no limit */
-	uint64_t used;
 };
 
 /* REF.have of a blob being fetched: its size, chunk count and bits
@@ -33,8 +32,6 @@ struct have {
 };
 
 /* blob_file.c: errors, the layout of the stored bytes, references. */
-void blob_err(char err[PAPO_ERR_LEN], const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 void blob_put_u64(uint8_t *p, uint64_t v);
 size_t blob_chunk_plain(uint64_t size, uint32_t i);    /* plain bytes */
 uint64_t blob_chunk_off(uint32_t i);    /* offset in REF and REF.part */
@@ -48,9 +45,6 @@ void blob_path(const struct blob_store *bs, const char *ref,
 
 /* blob_file.c: the folder's files. */
 int blob_exists(const char *path, uint64_t *size);
-int blob_write_at(int fd, const void *p, size_t n, uint64_t off);
-/* Up to n bytes (short only at the end of the file), or -1. */
-ssize_t blob_read_at(int fd, void *p, size_t n, uint64_t off);
 int blob_read_exact(char err[PAPO_ERR_LEN], const char *path, void *p,
     size_t n, uint64_t off);
 
@@ -72,8 +66,6 @@ int blob_leaf_match(char err[PAPO_ERR_LEN], const struct blob_store *bs,
     int *match);
 
 /* blob_file.c: the quota and a blob's files as a whole. */
-void blob_quota_add(struct blob_store *bs, uint64_t n);
-void blob_quota_sub(struct blob_store *bs, uint64_t n);
 int blob_quota_check(char err[PAPO_ERR_LEN], const struct blob_store *bs,
     uint64_t need, const char *what);
 int blob_have_load(char err[PAPO_ERR_LEN], const struct blob_store *bs,

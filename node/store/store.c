@@ -48,22 +48,22 @@ store_open(char err[PAPO_ERR_LEN], const char *home,
 
 	err[0] = '\0';
 	if (sec_init() == -1) {
-		store_err(err, "cannot initialise libsodium");
+		err_set(err, "cannot initialise libsodium");
 		goto fail;
 	}
 	if ((s = calloc(1, sizeof(*s))) == NULL) {
-		store_err(err, "cannot open the store: %s", strerror(errno));
+		err_set(err, "cannot open the store: %s", strerror(errno));
 		goto fail;
 	}
 	s->log_fd = s->ob_fd = -1;
 	s->k = *k;
 	if ((s->log_path = store_path(home, STORE_LOG)) == NULL ||
 	    (s->ob_path = store_path(home, STORE_OUTBOX)) == NULL) {
-		store_err(err, "path too long, or out of memory: %s", home);
+		err_set(err, "path too long, or out of memory: %s", home);
 		goto fail;
 	}
 	if (store_idx_rehash(s, STORE_TAB_BITS0) == -1) {
-		store_err(err, "cannot open the store: %s", strerror(errno));
+		err_set(err, "cannot open the store: %s", strerror(errno));
 		goto fail;
 	}
 	if ((s->log_fd = store_open_file(err, s->log_path)) == -1 ||
@@ -71,7 +71,7 @@ store_open(char err[PAPO_ERR_LEN], const char *home,
 		goto fail;
 	/* A file just created lasts only once its directory entry does. */
 	if (fs_sync_dir(s->log_path) == -1) {
-		store_err(err, "cannot sync the directory of %s: %s",
+		err_set(err, "cannot sync the directory of %s: %s",
 		    s->log_path, strerror(errno));
 		goto fail;
 	}

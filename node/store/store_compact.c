@@ -51,7 +51,7 @@ store_keep_parse(char err[PAPO_ERR_LEN], const char *text,
 	    (*end != '\0' && strcmp(end, "d") != 0) ||
 	    (*end == '\0' && n > KEEP_COUNT_MAX) ||
 	    (*end == 'd' && n > KEEP_DAYS_MAX)) {
-		store_err(err, "PAPO_KEEP must be a count of messages (1 to "
+		err_set(err, "PAPO_KEEP must be a count of messages (1 to "
 		    "%llu, e.g. 1000) or days (1d to %llud, e.g. 30d), not "
 		    "'%s'", KEEP_COUNT_MAX, KEEP_DAYS_MAX, text);
 		return -1;
@@ -271,7 +271,7 @@ reload(char err[PAPO_ERR_LEN], struct store *s)
 	s->floor = s->gone = 0;
 	memset(s->digest, 0, sizeof(s->digest));
 	if (store_idx_rehash(s, STORE_TAB_BITS0) == -1) {
-		store_err(err, "cannot index %s: %s", s->log_path,
+		err_set(err, "cannot index %s: %s", s->log_path,
 		    strerror(errno));
 		goto fail;
 	}
@@ -314,7 +314,7 @@ store_compact(char err[PAPO_ERR_LEN], struct store *s,
 	err[0] = '\0';
 	if (new_floor(s, k, now_ms, &floor) == -1 ||
 	    (c.keep_ob = ob_values(s)) == NULL) {
-		store_err(err, "cannot compact %s: %s", s->log_path,
+		err_set(err, "cannot compact %s: %s", s->log_path,
 		    strerror(errno));
 		goto out;
 	}
@@ -335,7 +335,7 @@ store_compact(char err[PAPO_ERR_LEN], struct store *s,
 	    (c.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0600)) == -1 ||
 	    (rfd = open(s->log_path, O_RDONLY | O_CLOEXEC)) == -1) {
-		store_err(err, "cannot compact %s: %s", s->log_path,
+		err_set(err, "cannot compact %s: %s", s->log_path,
 		    strerror(errno));
 		goto out;
 	}
@@ -346,7 +346,7 @@ store_compact(char err[PAPO_ERR_LEN], struct store *s,
 	    store_replay(err, s, rfd, s->log_path, compact_line, &end) == -1 ||
 	    cw_flush(&c) == -1 || fsync(c.fd) == -1) {
 		if (err[0] == '\0')
-			store_err(err, "cannot write %s: %s", tmp,
+			err_set(err, "cannot write %s: %s", tmp,
 			    strerror(errno));
 		s->cw = NULL;
 		goto out;
@@ -354,13 +354,13 @@ store_compact(char err[PAPO_ERR_LEN], struct store *s,
 	s->cw = NULL;
 	if (close(c.fd) == -1) {
 		c.fd = -1;
-		store_err(err, "cannot write %s: %s", tmp, strerror(errno));
+		err_set(err, "cannot write %s: %s", tmp, strerror(errno));
 		goto out;
 	}
 	c.fd = -1;
 	/* From the rename on, the new log is the log. */
 	if (rename(tmp, s->log_path) == -1) {
-		store_err(err, "cannot replace %s: %s", s->log_path,
+		err_set(err, "cannot replace %s: %s", s->log_path,
 		    strerror(errno));
 		goto out;
 	}

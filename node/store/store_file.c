@@ -6,24 +6,15 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/fs.h"
 #include "lib/log.h"
 #include "node/store/store_int.h"
 
-void
-store_err(char err[PAPO_ERR_LEN], const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(err, PAPO_ERR_LEN, fmt, ap);
-	va_end(ap);
-}
 
 int
 store_write_all(int fd, const void *p, size_t n)
@@ -47,25 +38,11 @@ store_write_all(int fd, const void *p, size_t n)
 int
 store_read_all(int fd, void *p, size_t n, uint64_t off)
 {
-	char *c = p;
+	long r = fs_pread(fd, p, n, off);
 
-	while (n > 0) {
-		ssize_t r = pread(fd, c, n, (off_t)off);
-
-		if (r == -1) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		if (r == 0) {
-			errno = EIO;
-			return -1;
-		}
-		c += r;
-		n -= (size_t)r;
-		off += (uint64_t)r;
-	}
-	return 0;
+	if (r >= 0 && (size_t)r != n)
+		errno = EIO;
+	return r >= 0 && (size_t)r == n ? 0 : -1;
 }
 
 #ifdef PAPO_TESTING
@@ -114,6 +91,6 @@ store_open_file(char err[PAPO_ERR_LEN], const char *path)
 
 	if ((fd = open(path, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC,
 	    0600)) == -1)
-		store_err(err, "cannot open %s: %s", path, strerror(errno));
+		err_set(err, "cannot open %s: %s", path, strerror(errno));
 	return fd;
 }

@@ -114,8 +114,6 @@ size_t store_ord_lower(const struct store *s, uint64_t ts, uint64_t id);
 
 /* node/store/store_file.c */
 /* Fills err with one line; a long path is cut rather than overflowing. */
-void store_err(char err[PAPO_ERR_LEN], const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
 int store_write_all(int fd, const void *p, size_t n);
 int store_read_all(int fd, void *p, size_t n, uint64_t off);
 #ifdef PAPO_TESTING

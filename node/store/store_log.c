@@ -38,7 +38,7 @@ static int
 cut(char err[PAPO_ERR_LEN], int fd, const char *path, uint64_t size)
 {
 	if (ftruncate(fd, (off_t)size) == -1 || fdatasync(fd) == -1) {
-		store_err(err, "cannot truncate %s: %s", path, strerror(errno));
+		err_set(err, "cannot truncate %s: %s", path, strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -67,11 +67,11 @@ store_replay(char err[PAPO_ERR_LEN], struct store *s, int fd, const char *path,
 	int rc = -1;
 
 	if (fstat(fd, &st) == -1) {
-		store_err(err, "cannot stat %s: %s", path, strerror(errno));
+		err_set(err, "cannot stat %s: %s", path, strerror(errno));
 		goto out;
 	}
 	if ((b = malloc(cap)) == NULL) {
-		store_err(err, "cannot read %s: %s", path, strerror(errno));
+		err_set(err, "cannot read %s: %s", path, strerror(errno));
 		goto out;
 	}
 	for (;;) {
@@ -82,7 +82,7 @@ store_replay(char err[PAPO_ERR_LEN], struct store *s, int fd, const char *path,
 		if (r == -1) {
 			if (errno == EINTR)
 				continue;
-			store_err(err, "cannot read %s: %s", path,
+			err_set(err, "cannot read %s: %s", path,
 			    strerror(errno));
 			goto out;
 		}
@@ -104,7 +104,7 @@ store_replay(char err[PAPO_ERR_LEN], struct store *s, int fd, const char *path,
 				took = fn(s, b + p, len, lstart, last, &why);
 			}
 			if (took == -1) {
-				store_err(err, "cannot load %s: %s",
+				err_set(err, "cannot load %s: %s",
 				    path, strerror(errno));
 				goto out;
 			}
