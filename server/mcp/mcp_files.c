@@ -416,11 +416,14 @@ struct mcp_fetch {
 	int asking;                  /* a request of it is with the node */
 	int asked;                   /* NODE_FETCH was asked */
 	int closed;                  /* the daemon stops: out of m->fetches */
+	int watching;                /* r's client, between requests */
 };
 
 static void
 mcp_fetch_free(struct mcp_fetch *f)
 {
+	if (f->watching && f->r != NULL)
+		http_req_watch(f->r, NULL, NULL);
 	if (!f->closed)
 		LIST_REMOVE(f, entry);
 	loop_timer_free(f->timer);
@@ -435,6 +438,31 @@ mcp_fetch_free(struct mcp_fetch *f)
 	free(f->path);
 	free(f->part);
 	free(f);
+}
+
+/* r's client left while f waited between requests: r is closed
+ * without an answer. */
+static void
+mcp_fetch_gone(struct http_req *r, void *arg)
+{
+	struct mcp_fetch *f = arg;
+
+	(void)r;
+	f->watching = 0;
+	f->r = NULL;
+	mcp_fetch_free(f);
+}
+
+/* f goes on at at (a turn of the loop, or a poll): its request waits,
+ * its client watched, with no question to the node meanwhile. */
+static void
+mcp_fetch_later(struct mcp_fetch *f, uint64_t at)
+{
+	if (!f->watching) {
+		http_req_watch(f->r, mcp_fetch_gone, f);
+		f->watching = 1;
+	}
+	loop_timer_set(f->timer, at);
 }
 
 /* Answers with a tool error (or, for resources/read, a JSON-RPC error)
@@ -550,7 +578,7 @@ mcp_fetch_copy(void *arg)
 		turn += n;
 	}
 	if (f->off < size) {
-		loop_timer_set(f->timer, loop_now_ns());
+		mcp_fetch_later(f, loop_now_ns());
 		return;
 	}
 	mcp_fetch_saved(f);
@@ -773,7 +801,7 @@ mcp_fetch_state(struct http_req *r, struct node_msg *msg, void *arg)
 	}
 	cJSON_Delete(o);
 	/* Asked again soon: the fetch goes on in the node meanwhile. */
-	loop_timer_set(f->timer, now + MCP_POLL_NS < f->deadline ?
+	mcp_fetch_later(f, now + MCP_POLL_NS < f->deadline ?
 	    now + MCP_POLL_NS : f->deadline);
 }
 
@@ -795,6 +823,10 @@ mcp_fetch_ask(void *arg)
 		node_msg_free(req);
 		mcp_fetch_fail(f, "out of memory", NULL);
 		return;
+	}
+	if (f->watching) {
+		http_req_watch(f->r, NULL, NULL);
+		f->watching = 0;
 	}
 	f->asking = 1;
 	f->asked = 1;
