@@ -100,6 +100,7 @@
     drafts: new Map(),             // room id -> the text left in the box
     files: new Map(),              // ref -> its newest state (fetch, "file" events)
     previews: new Map(),           // ref -> { url } or { text } or { error }, or 'loading'
+    previewTries: new Map(),       // ref -> previews that failed
     attached: [],                  // File objects to send with the next message
   };
 
@@ -911,7 +912,19 @@
         p = { text: text + (f.size > PREVIEW_TEXT ? '\n…' : '') };
       }
     } catch (e) {
+      // Tried again a little later, a few times (a file that just
+      // became whole, a daemon restarting).
+      const tries = (state.previewTries.get(f.ref) || 0) + 1;
+      state.previewTries.set(f.ref, tries);
       p = { error: e.message };
+      if (tries < 4) {
+        setTimeout(() => {
+          if (gen === state.gen && state.previews.get(f.ref) === p) {
+            state.previews.delete(f.ref);
+            renderSoon();
+          }
+        }, 2000 * tries);
+      }
     }
     if (gen !== state.gen) {
       if (p.url) URL.revokeObjectURL(p.url);
@@ -1646,6 +1659,7 @@
     state.files.clear();
     for (const p of state.previews.values()) if (p && p.url) URL.revokeObjectURL(p.url);
     state.previews.clear();
+    state.previewTries.clear();
     ui.messages.replaceChildren();
     ui.members.replaceChildren();
     ui.membersCount.textContent = '';

@@ -90,10 +90,10 @@ async function api(d, p, body, { raw, type } = {}) {
   return j;
 }
 
-async function blob(d, ref) {
+async function blob(d, ref, room) {
   const headers = d.token ? { Authorization: `Bearer ${d.token}` } : {};
-  const res = await fetch(`${d.info.http}/api/blobs/${ref}`, { headers });
-  if (!res.ok) throw new Error(`GET /api/blobs/${ref}: ${res.status}`);
+  const res = await fetch(`${d.info.http}/api/blobs/${ref}?room=${room}`, { headers });
+  if (!res.ok) throw new Error(`GET /api/blobs/${ref}: ${res.status} ${await res.text()}`);
   return Buffer.from(await res.arrayBuffer());
 }
 
@@ -203,13 +203,8 @@ describe('files on the dashboard', { timeout: 240_000 }, () => {
     }, 30_000, 200);
     assert.equal(m.files[0].name, 'from-ana.txt');
     assert.equal(m.files[0].size, Buffer.byteLength(body));
-    const got = await until('bo to hold it', async () => {
-      try {
-        return await blob(B, m.files[0].ref);
-      } catch {
-        return null;
-      }
-    }, 30_000, 300);
+    const room = (await api(B, '/api/status')).room_id;
+    const got = await until('bo to hold it', () => blob(B, m.files[0].ref, room), 30_000, 300);
     assert.equal(got.toString(), body, 'the same bytes at bo');
     assert.equal(await page.isVisible('#attached'), false, 'the composer is empty again');
   });
