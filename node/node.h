@@ -59,12 +59,17 @@ struct node_config {
 	const char *keep;
 	/* Files (docs/FILES.md): a file of at most files_auto bytes is
 	 * fetched by every member as soon as a message names it
-	 * (PAPO_FILES_AUTO; 0: the default, 256 KiB; UINT64_MAX: every
-	 * file); a room's files take at most files_quota bytes here
-	 * (PAPO_FILES_QUOTA; 0: the default, 4 GiB). */
+	 * (PAPO_FILES_AUTO; 0: the default, 256 KiB; UINT64_MAX, "all":
+	 * every file; NODE_FILES_AUTO_NONE, "0": none, each is fetched
+	 * only when asked); a room's files take at most files_quota bytes
+	 * here (PAPO_FILES_QUOTA; 0: the default, 4 GiB). */
 	uint64_t files_auto;
 	uint64_t files_quota;
 };
+
+/* files_auto's "no file is fetched at once" (PAPO_FILES_AUTO=0): 0
+ * itself is the default, as for every field here. */
+#define NODE_FILES_AUTO_NONE (UINT64_MAX - 1)
 
 /* Whether text is a PAPO_KEEP value node_start takes; -1 with err saying
  * what is accepted. */

@@ -1,6 +1,7 @@
 /*
  * api.c: the JSON API for curl and scripts (SPEC "HTTP API"): /healthz,
- * /api/status, /api/history, /api/send and /api/admin.  Its handlers run on the main
+ * /api/status, /api/history, /api/send and /api/admin; the routes of
+ * shared files are blobs.c's, in this table.  Its handlers run on the main
  * thread, called by http.c once a request has passed the checks there:
  * they check the query or body, turn it into a node request and the
  * node's answer into the reply.  They never block; a request waits for
@@ -16,6 +17,7 @@
 
 #include "node/node.h"
 #include "server/api/api.h"
+#include "server/api/blobs.h"
 #include "server/http/http.h"
 
 /* Times are milliseconds since 1970, kept to integers JSON carries
@@ -244,8 +246,68 @@ fail:
 	return NULL;
 }
 
+/*
+ * The files a send names: an array of at most API_FILES_MAX references
+ * ("REF") or objects {"ref", "name", "type"} (name and type optional
+ * strings), handed to the node as its JSON text; the node says whether
+ * each names a file of the room.  0, or -1 with err.
+ */
+static int
+api_files(const cJSON *v, char **out, char err[PAPO_ERR_LEN])
+{
+	static const char *const keys[] = { "ref", "name", "type" };
+	const cJSON *f, *k;
+	int n = 0;
+
+	*out = NULL;
+	if (!cJSON_IsArray(v)) {
+		snprintf(err, PAPO_ERR_LEN, "files must be an array of file "
+		    "references (from POST /api/blobs) or of objects {\"ref\", "
+		    "\"name\", \"type\"}");
+		return -1;
+	}
+	cJSON_ArrayForEach(f, v) {
+		const cJSON *ref = f;
+
+		if (++n > API_FILES_MAX) {
+			snprintf(err, PAPO_ERR_LEN, "a message names at most %d "
+			    "files", API_FILES_MAX);
+			return -1;
+		}
+		if (cJSON_IsObject(f)) {
+			cJSON_ArrayForEach(k, f) {
+				size_t i = 0;
+
+				while (i < 3 && strcmp(k->string, keys[i]) != 0)
+					i++;
+				if (i == 3 || !cJSON_IsString(k)) {
+					snprintf(err, PAPO_ERR_LEN, "a file of "
+					    "files is {\"ref\", \"name\", "
+					    "\"type\"}, each a string");
+					return -1;
+				}
+			}
+			ref = cJSON_GetObjectItemCaseSensitive(f, "ref");
+		}
+		if (!cJSON_IsString(ref) || !blobs_ref_ok(ref->valuestring)) {
+			snprintf(err, PAPO_ERR_LEN, "each of files is a file's "
+			    "reference (52 characters of a-z and 2-7), or an "
+			    "object with one as its ref");
+			return -1;
+		}
+	}
+	if (n == 0)
+		return 0;
+	if ((*out = cJSON_PrintUnformatted(v)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
 /* The fields of a send, in the order of api_send's slots. */
-static const char *const api_send_fields[] = { "text", "to", "reply_to" };
+static const char *const api_send_fields[] = { "text", "to", "reply_to",
+    "files" };
 #define API_NFIELDS (sizeof(api_send_fields) / sizeof(api_send_fields[0]))
 
 int
@@ -253,8 +315,8 @@ api_send_parse(const char *body, size_t len, struct node_msg **out,
     char err[PAPO_ERR_LEN])
 {
 	const cJSON *f[API_NFIELDS];
-	const char *text, *to = NULL;
-	char reply_to[PAPO_MSGID_LEN + 1] = "";
+	const char *text = "", *to = NULL;
+	char reply_to[PAPO_MSGID_LEN + 1] = "", *files = NULL;
 	struct node_msg *m = NULL;
 	cJSON *o = NULL;
 	size_t i;
@@ -267,17 +329,24 @@ api_send_parse(const char *body, size_t len, struct node_msg **out,
 } while (0)
 	*out = NULL;
 	if ((o = api_object(body, len, api_send_fields, API_NFIELDS, f,
-	    "send takes text, to and reply_to", err)) == NULL)
+	    "send takes text, to, reply_to and files", err)) == NULL)
 		return 400;
-	if (f[0] == NULL)
+	/* Files: the text may be empty, or absent. */
+	if (f[3] != NULL && !cJSON_IsNull(f[3]) &&
+	    api_files(f[3], &files, err) == -1) {
+		status = 400;
+		goto out;
+	}
+	if (f[0] == NULL && files == NULL)
 		API_FAIL(400, "text is missing");
 	/* Optional fields may be null, as many clients send absent ones. */
-	for (i = 0; i < API_NFIELDS; i++)
+	for (i = 0; i < 3; i++)
 		if (f[i] != NULL && !cJSON_IsString(f[i]) &&
-		    (i == 0 || !cJSON_IsNull(f[i])))
+		    ((i == 0 && files == NULL) || !cJSON_IsNull(f[i])))
 			API_FAIL(400, "%s must be a string", api_send_fields[i]);
-	text = f[0]->valuestring;
-	if (text[0] == '\0')
+	if (cJSON_IsString(f[0]))
+		text = f[0]->valuestring;
+	if (text[0] == '\0' && files == NULL)
 		API_FAIL(400, "text is empty");
 	if (strlen(text) > PAPO_BODY_MAX)
 		API_FAIL(413, "text has %zu bytes; at most %d are allowed",
@@ -297,12 +366,18 @@ api_send_parse(const char *body, size_t len, struct node_msg **out,
 		API_FAIL(500, "out of memory");
 #undef API_FAIL
 	memcpy(m->reply_to, reply_to, sizeof(reply_to));
+	if (files != NULL && (m->files = strdup(files)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		status = 500;
+		goto out;
+	}
 	*out = m;
 	m = NULL;
 	status = 0;
 out:
 	if (m != NULL)
 		node_msg_free(m);
+	cJSON_free(files);
 	cJSON_Delete(o);
 	return status;
 }
@@ -557,6 +632,10 @@ static const struct http_route api_table[] = {
 	{ "DELETE", "/api/room", api_room_leave, 0 },
 	{ "POST", "/api/leave", api_room_leave, 0 },
 	{ "POST", "/api/default", api_room_default, 0 },
+	{ "POST", "/api/blobs", blobs_upload, HTTP_UPLOAD },
+	{ "GET", "/api/blobs/*", blobs_get, 0 },
+	{ "GET", "/api/blobs/*/state", blobs_state, 0 },
+	{ "POST", "/api/blobs/*/fetch", blobs_fetch, 0 },
 };
 
 const struct http_route *

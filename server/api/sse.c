@@ -77,6 +77,7 @@ sse_name(enum node_kind kind)
 		return "room";
 	case NODE_EV_ROOMS:
 		return "rooms";
+	case NODE_EV_BLOB: return "file";
 	default:
 		return NULL;
 	}

@@ -27,6 +27,7 @@ enum setting_kind {
 	SETTING_RATE,       /* N/UNIT[,BURST] (struct papo_rate) */
 	SETTING_DAMP,       /* N/TIME or off (struct papo_damp) */
 	SETTING_KEEP,       /* a count of messages or days (const char *) */
+	SETTING_SIZE,       /* bytes: 4096, 256K, 16M, 4G (uint64_t) */
 };
 
 /* The offset of a setting not in struct serve_config: PAPO_HOME, read
@@ -36,6 +37,13 @@ enum setting_kind {
 
 #define SETTING_OFF_MEANS_1 0x1  /* a switch: the field is 1 when off */
 #define SETTING_TESTS       0x2  /* for tests: not in the help or docs */
+#define SETTING_SIZE_AUTO   0x4  /* a size that also takes "all" (every
+                                  * file: UINT64_MAX) and "0" (none:
+                                  * NODE_FILES_AUTO_NONE) */
+
+/* A size is at most 1 TiB (a quota), and 0 only where SETTING_SIZE_AUTO
+ * gives it a meaning. */
+#define SETTING_SIZE_MAX (1ULL << 40)
 
 #define SETTINGS_HELP_WIDTH 78
 
@@ -82,6 +90,7 @@ struct setting {
 	.off = SETTING_AT(f, struct papo_rate)
 #define IN_DAMP(f)     .kind = SETTING_DAMP, \
 	.off = SETTING_AT(f, struct papo_damp)
+#define IN_SIZE(f)     .kind = SETTING_SIZE, .off = SETTING_AT(f, uint64_t)
 
 static const struct setting_choice settings_tls[] = {
 	{ "self", 1 }, { "off", 0 }, { NULL, 0 } };
@@ -208,6 +217,14 @@ static const struct setting settings_table[] = {
 	  .help = "retention: the newest N messages (1000) or days (30d); "
 	  "unset keeps everything",
 	  IN_KEEP(node.keep) },
+	{ .env = "PAPO_FILES_AUTO", .def = "256K",
+	  .help = "a shared file of at most this size is fetched at once by "
+	  "every member; 0: none, all: every file (others when asked)",
+	  IN_SIZE(node.files_auto), .bits = SETTING_SIZE_AUTO },
+	{ .env = "PAPO_FILES_QUOTA", .def = "4G",
+	  .help = "the most a room's shared files take on this disk; a file "
+	  "past it is refused",
+	  IN_SIZE(node.files_quota) },
 #ifdef PAPO_TESTING
 	/* Only the test build (tests/CMakeLists.txt, papo-testing) has this:
 	  * a daemon sending past its own limit, as a broken one would. */
@@ -265,6 +282,11 @@ settings_takes(const struct setting *s, char *out, size_t len)
 	case SETTING_KEEP:
 		snprintf(out, len, "a count of messages or days (1000, 30d)");
 		return;
+	case SETTING_SIZE:
+		snprintf(out, len, "a size in bytes with K, M or G (256K, 16M, "
+		    "4G; at most 1024G)%s", s->bits & SETTING_SIZE_AUTO ?
+		    ", 0 or all" : "");
+		return;
 	case SETTING_TEXT:
 		snprintf(out, len, "%s", s->arg != NULL ? s->arg : "text");
 		return;
@@ -290,6 +312,41 @@ settings_duration(const char *v, unsigned *out)
 	if (n == 0 || n > SETTING_DURATION_MAX / unit)
 		return -1;
 	*out = (unsigned)(n * unit);
+	return 0;
+}
+
+/* A size: digits, then K, M or G (powers of 1024) or nothing; from 1
+ * byte to SETTING_SIZE_MAX. */
+static int
+settings_size(const char *v, unsigned bits, uint64_t *out)
+{
+	unsigned long long n, unit = 1;
+	char *end;
+
+	if (bits & SETTING_SIZE_AUTO) {
+		if (strcmp(v, "all") == 0) {
+			*out = UINT64_MAX;
+			return 0;
+		}
+		if (strcmp(v, "0") == 0) {
+			*out = NODE_FILES_AUTO_NONE;
+			return 0;
+		}
+	}
+	if (v[0] < '0' || v[0] > '9')
+		return -1;
+	n = strtoull(v, &end, 10);
+	if (strcmp(end, "K") == 0 || strcmp(end, "k") == 0)
+		unit = 1ULL << 10;
+	else if (strcmp(end, "M") == 0 || strcmp(end, "m") == 0)
+		unit = 1ULL << 20;
+	else if (strcmp(end, "G") == 0 || strcmp(end, "g") == 0)
+		unit = 1ULL << 30;
+	else if (*end != '\0')
+		return -1;
+	if (n == 0 || n > SETTING_SIZE_MAX / unit)
+		return -1;
+	*out = (uint64_t)(n * unit);
 	return 0;
 }
 
@@ -367,6 +424,10 @@ settings_set(char err[PAPO_ERR_LEN], const struct setting *s, void *c,
 			return -1;
 		*(const char **)at = v;
 		return 0;
+	case SETTING_SIZE:
+		if ((r = settings_size(v, s->bits, at)) == 0)
+			return 0;
+		break;
 	}
 	settings_name(s, name, sizeof(name));
 	settings_takes(s, takes, sizeof(takes));

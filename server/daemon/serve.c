@@ -627,6 +627,7 @@ serve_on_node(void *arg, uint32_t events)
 		case NODE_EV_RECEIPT:
 		case NODE_EV_PRESENCE:
 		case NODE_EV_ROOM:
+		case NODE_EV_BLOB:
 			sse_publish(p->sse, m->kind, m->room_id, m->json);
 			node_msg_free(m);
 			break;

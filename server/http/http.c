@@ -62,6 +62,9 @@ http_req_free(struct http_req *r)
 	http_unwatch(r);
 	if (r->live != NULL)
 		r->live->req = NULL;
+	/* An answer read as it goes that never went out. */
+	if (r->release != NULL)
+		r->release(r->reader_arg);
 	for (size_t i = 0; i < r->nhdr; i++)
 		free(r->hdr[i].value);
 	free(r->page_csp);
@@ -69,6 +72,38 @@ http_req_free(struct http_req *r)
 	free(r->room);
 	free(r->json);
 	free(r);
+}
+
+/*
+ * An upload's handler runs before its body: it answers at once (a bad
+ * name, too large) or takes the body with http_req_sink.
+ */
+static void
+http_upload_begin(struct http_req *r)
+{
+	r->state = HTTP_RUNNING;
+	if (r->h->stopping)
+		http_reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE,
+		    "papo serve is stopping");
+	else
+		r->route->handler(r, r->arg);
+	if (r->state == HTTP_RUNNING && r->sink != NULL)
+		r->state = HTTP_READING;
+	else if (r->state == HTTP_RUNNING || r->state == HTTP_WAITING) {
+		/* Only end may wait: the body is still to come. */
+		r->state = HTTP_RUNNING;
+		http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
+		    "the handler of %s took no body", r->path);
+	}
+}
+
+void
+http_req_sink(struct http_req *r, http_sink_data *data, http_sink_end *end,
+    void *arg)
+{
+	r->sink = data;
+	r->sink_end = end;
+	r->sink_arg = arg;
 }
 
 static enum MHD_Result
@@ -89,6 +124,8 @@ http_begin(struct http *h, struct MHD_Connection *conn, const char *url,
 	snprintf(r->path, sizeof(r->path), "%s", url);
 	*con_cls = r;
 	http_screen(r, url, method);
+	if (r->state == HTTP_READING && (r->route->open & HTTP_UPLOAD))
+		http_upload_begin(r);
 	if (r->state == HTTP_ANSWERED && http_answer_early(r))
 		return http_queue(r);
 	return MHD_YES;
@@ -100,6 +137,20 @@ http_body(struct http_req *r, const char *data, size_t n)
 	if (r->state != HTTP_READING) {
 		r->dropped += n;
 		return r->dropped > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+	}
+	if (r->sink != NULL) {
+		r->state = HTTP_RUNNING;
+		if (r->sink(r, data, n, r->sink_arg) == -1) {
+			if (r->state == HTTP_RUNNING)
+				http_reply_error(r,
+				    MHD_HTTP_INTERNAL_SERVER_ERROR,
+				    "the upload of %s stopped", r->path);
+			r->sink = NULL;
+			r->dropped = n;
+			return MHD_YES;
+		}
+		r->state = HTTP_READING;
+		return MHD_YES;
 	}
 	if (n > HTTP_BODY_MAX - r->len) {
 		http_reply_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "the body has "
@@ -138,6 +189,8 @@ http_end(struct http_req *r)
 		if (r->h->stopping)
 			http_reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE,
 			    "papo serve is stopping");
+		else if (r->sink != NULL)
+			r->sink_end(r, r->sink_arg);
 		else
 			r->route->handler(r, r->arg);
 		if (r->state == HTTP_RUNNING)

@@ -55,10 +55,20 @@ typedef void http_handler(struct http_req *r, void *arg);
 
 struct http_route {
 	const char *method;       /* "GET" (which serves HEAD too) or "POST" */
-	const char *path;         /* matched exactly */
+	const char *path;         /* matched exactly, but that a segment
+	                           * "*" matches any one segment of the
+	                           * request's path (http_req_segment) */
 	http_handler *handler;
-	int open;                 /* 1: served without the token (/healthz) */
+	int open;                 /* bits: HTTP_OPEN, HTTP_UPLOAD */
 };
+
+/* A route's bits.  HTTP_OPEN: served without the token (/healthz).
+ * HTTP_UPLOAD: a POST whose body is a file of any size and type: no
+ * Content-Type or size check here; its handler runs as soon as the
+ * headers passed the other checks, before the body, and takes the body
+ * as it comes with http_req_sink (or answers at once). */
+#define HTTP_OPEN 1
+#define HTTP_UPLOAD 2
 
 /* A module's routes, and the argument its handlers get. */
 struct http_mount {
@@ -184,6 +194,26 @@ const char *http_req_query_unknown(struct http_req *r,
     const char *const *known);
 /* The body, NUL-terminated (len excludes the NUL). */
 const char *http_req_body(const struct http_req *r, size_t *len);
+/* The segment of r's path that its route's "*" matched, or NULL. */
+#define HTTP_SEGMENT_MAX 128
+const char *http_req_segment(const struct http_req *r);
+
+/*
+ * An HTTP_UPLOAD route's handler takes the body with http_req_sink:
+ * data(r, bytes, n, arg) for each part as it arrives (never the whole
+ * body in memory), then end(r, arg) once it is all in, which must
+ * answer (or http_submit) as a handler does.  data returns 0 to go on,
+ * or -1 after answering r (an error): the rest of the body is then
+ * dropped, or the connection closed when much is left.  Whatever
+ * happens (a client that hangs up mid-body too), the request's
+ * http_req_on_done callback follows: the place to free what the sink
+ * holds.
+ */
+typedef int http_sink_data(struct http_req *r, const char *data, size_t n,
+    void *arg);
+typedef void http_sink_end(struct http_req *r, void *arg);
+void http_req_sink(struct http_req *r, http_sink_data *data,
+    http_sink_end *end, void *arg);
 
 /*
  * Parses a request body (len bytes, NUL-terminated) as one JSON value:
@@ -225,6 +255,26 @@ void http_reply_file(struct http_req *r, const char *type, const void *data,
  */
 void http_reply_page(struct http_req *r, int status, const char *html,
     const char *csp);
+/*
+ * Answers r from its handler (or a node callback) with status and a
+ * body of size bytes of type (copied), read as the client takes it:
+ * read(arg, pos, out, max) fills out with at most max bytes from pos (0
+ * is the body's first byte) and returns how many (at least 1), or -1
+ * when it cannot: the connection is then cut, so that a client never
+ * takes a short body for a whole one.  Memory stays bounded by max
+ * (HTTP_READ_BLOCK) per answer.  release(arg) is called once when the
+ * answer is over (sent or not), also when r is never answered this way.
+ * The answer carries no-store, nosniff and a CSP that allows nothing,
+ * sandboxed: a file shared in a room must not run as the dashboard.
+ */
+#define HTTP_READ_BLOCK (256 * 1024)
+typedef long long http_body_read(void *arg, uint64_t pos, char *out,
+    size_t max);
+typedef void http_body_release(void *arg);
+void http_reply_reader(struct http_req *r, int status, const char *type,
+    uint64_t size, http_body_read *read, http_body_release *release,
+    void *arg);
+
 /* Answers r with status and {"error": the formatted text}. */
 void http_reply_error(struct http_req *r, int status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

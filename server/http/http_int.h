@@ -95,6 +95,16 @@ struct http_req {
 	                                 * for PAPO_TOKEN or none */
 	uint64_t grant_end;             /* loop_now_ns() when that token
 	                                 * expires (grant.id set) */
+	char seg[HTTP_SEGMENT_MAX];     /* what the route's "*" matched */
+	http_sink_data *sink;           /* an upload's body goes here */
+	http_sink_end *sink_end;
+	void *sink_arg;
+	http_body_read *reader;         /* the answer's body, read as it
+	                                 * goes (http_reply_reader) */
+	http_body_release *release;     /* ... and its owner's end */
+	void *reader_arg;
+	uint64_t reader_size;
+	char reader_type[128];
 };
 
 /* An answer that stays open (server-sent events): bytes written to it
@@ -247,6 +257,8 @@ void http_on_grant_timer(void *arg);
 int http_screen_auth(struct http_req *r);
 
 /* http_route.c */
+int http_path_match(const char *pattern, const char *path,
+    char seg[HTTP_SEGMENT_MAX]);
 void http_screen(struct http_req *r, const char *url, const char *method);
 int http_answer_early(struct http_req *r);
 

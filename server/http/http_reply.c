@@ -101,6 +101,34 @@ http_reply_file(struct http_req *r, const char *type, const void *data,
 }
 
 void
+http_reply_reader(struct http_req *r, int status, const char *type,
+    uint64_t size, http_body_read *read, http_body_release *release,
+    void *arg)
+{
+	enum http_state was = r->state;
+
+	if (was == HTTP_ANSWERED || was == HTTP_DONE) {
+		release(arg);
+		return;
+	}
+	r->reader = read;
+	r->release = release;
+	r->reader_arg = arg;
+	r->reader_size = size;
+	snprintf(r->reader_type, sizeof(r->reader_type), "%s", type);
+	r->status = status;
+	r->state = HTTP_ANSWERED;
+	if (was == HTTP_WAITING) {
+		http_unwait(r);
+		if (r->suspended) {
+			r->suspended = 0;
+			MHD_resume_connection(r->conn);
+			http_kick(r->h);
+		}
+	}
+}
+
+void
 http_reply_page(struct http_req *r, int status, const char *html,
     const char *csp)
 {

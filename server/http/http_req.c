@@ -114,6 +114,12 @@ http_req_body(const struct http_req *r, size_t *len)
 }
 
 const char *
+http_req_segment(const struct http_req *r)
+{
+	return r->seg[0] != '\0' ? r->seg : NULL;
+}
+
+const char *
 http_req_path(const struct http_req *r)
 {
 	return r->route->path;

@@ -3,7 +3,8 @@
  * this order: Host and Origin (403), a listed origin's CORS preflight
  * (204), credentials (http_auth.c), the route in the mounts' tables with
  * its method (404, 405), the Content-Type of a POST (415) and the body
- * size (413).  Main thread, inside MHD's callbacks.
+ * size (413), but for an upload's (HTTP_UPLOAD).  Main thread, inside
+ * MHD's callbacks.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,16 +27,44 @@ http_method_is(const char *route, const char *method)
 }
 
 /*
- * Finds the route of method and path, with its mount's argument.  When
- * there is none, *known says whether the path exists under other
- * methods, which allow then lists.  *open says whether the path is
- * served without the token.
+ * Whether path matches a route's pattern: the same text, but that a
+ * segment "*" of the pattern matches any one segment of path (1 to
+ * HTTP_SEGMENT_MAX - 1 bytes, no '/'), copied into seg.
+ */
+int
+http_path_match(const char *pattern, const char *path,
+    char seg[HTTP_SEGMENT_MAX])
+{
+	const char *star = strchr(pattern, '*');
+	size_t head, n;
+
+	if (star == NULL)
+		return strcmp(pattern, path) == 0;
+	head = (size_t)(star - pattern);
+	if (strncmp(pattern, path, head) != 0)
+		return 0;
+	path += head;
+	n = strcspn(path, "/");
+	if (n == 0 || n >= HTTP_SEGMENT_MAX || strcmp(star + 1, path + n) != 0)
+		return 0;
+	memcpy(seg, path, n);
+	seg[n] = '\0';
+	return 1;
+}
+
+/*
+ * Finds the route of method and path, with its mount's argument and
+ * what its "*" matched.  When there is none, *known says whether the
+ * path exists under other methods, which allow then lists.  *open says
+ * whether the path is served without the token.
  */
 static const struct http_route *
 http_route_find(const struct http *h, const char *method, const char *path,
-    void **arg, int *form, int *known, int *open, char allow[HTTP_ALLOW_LEN])
+    void **arg, int *form, int *known, int *open, char allow[HTTP_ALLOW_LEN],
+    char seg[HTTP_SEGMENT_MAX])
 {
 	const struct http_route *found = NULL;
+	char s[HTTP_SEGMENT_MAX];
 
 	*known = *open = 0;
 	allow[0] = '\0';
@@ -43,14 +72,16 @@ http_route_find(const struct http *h, const char *method, const char *path,
 		for (size_t i = 0; i < h->mounts[m].nroutes; i++) {
 			const struct http_route *rt = &h->mounts[m].routes[i];
 
-			if (strcmp(rt->path, path) != 0)
+			if (!http_path_match(rt->path, path, s))
 				continue;
 			*known = 1;
-			*open |= rt->open;
+			*open |= (rt->open & HTTP_OPEN) != 0;
 			if (found == NULL && http_method_is(rt->method, method)) {
 				found = rt;
 				*arg = h->mounts[m].arg;
 				*form = h->mounts[m].form;
+				if (strchr(rt->path, '*') != NULL)
+					memcpy(seg, s, HTTP_SEGMENT_MAX);
 			}
 			if (strlen(allow) + strlen(rt->method) + 3 <
 			    HTTP_ALLOW_LEN)
@@ -103,7 +134,7 @@ http_screen(struct http_req *r, const char *url, const char *method)
 
 	url = http_room_path(r, url, route_path, sizeof(route_path));
 	r->route = http_route_find(h, method, url, &r->arg, &r->form, &known,
-	    &open, allow);
+	    &open, allow, r->seg);
 	kind = http_origin_check(h, http_header(r, MHD_HTTP_HEADER_HOST),
 	    origin);
 	if (kind == HTTP_ORIGIN_BAD) {
@@ -138,6 +169,9 @@ http_screen(struct http_req *r, const char *url, const char *method)
 		    "not %s", url, allow, method);
 		return;
 	}
+	/* An upload's body is a file: its handler checks its size. */
+	if (r->route->open & HTTP_UPLOAD)
+		return;
 	if (strcmp(method, "POST") == 0 && r->form) {
 		if (!http_is_type(http_header(r, MHD_HTTP_HEADER_CONTENT_TYPE),
 		    "application/x-www-form-urlencoded")) {

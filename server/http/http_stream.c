@@ -292,6 +292,45 @@ http_stream_close(struct http_stream *st)
 	http_stream_wake(st);
 }
 
+/* An answer read as it goes (http_reply_reader). */
+static ssize_t
+http_reader_read(void *cls, uint64_t pos, char *out, size_t max)
+{
+	struct http_req *r = cls;
+	long long n;
+
+	n = r->reader(r->reader_arg, pos, out, max);
+	if (n <= 0 || (size_t)n > max)
+		return MHD_CONTENT_READER_END_WITH_ERROR;
+	return (ssize_t)n;
+}
+
+static enum MHD_Result
+http_queue_reader(struct http_req *r)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_callback(r->reader_size,
+	    HTTP_READ_BLOCK, http_reader_read, r, NULL);
+	if (resp == NULL)
+		return MHD_NO;
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
+	    r->reader_type);
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
+	    "no-store");
+	MHD_add_response_header(resp, "Content-Security-Policy",
+	    HTTP_CSP_DATA "; sandbox");
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	http_add_headers(r, resp);
+	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
+	MHD_destroy_response(resp);
+	r->state = HTTP_DONE;
+	log_msg(LOG_DEBUG, "http: %s %s: %d, %llu bytes", r->method, r->path,
+	    r->status, (unsigned long long)r->reader_size);
+	return ret;
+}
+
 enum MHD_Result
 http_queue(struct http_req *r)
 {
@@ -302,6 +341,8 @@ http_queue(struct http_req *r)
 
 	if (r->stream != NULL)
 		return http_queue_stream(r);
+	if (r->reader != NULL)
+		return http_queue_reader(r);
 	if (r->file != NULL) {
 		resp = MHD_create_response_from_buffer(r->file_len,
 		    (void *)r->file, MHD_RESPMEM_PERSISTENT);
