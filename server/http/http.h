@@ -59,7 +59,8 @@ struct http_route {
 	                           * "*" matches any one segment of the
 	                           * request's path (http_req_segment) */
 	http_handler *handler;
-	int open;                 /* bits: HTTP_OPEN, HTTP_UPLOAD */
+	int open;                 /* bits: HTTP_OPEN, HTTP_UPLOAD,
+	                           * HTTP_LARGE */
 };
 
 /* A route's bits.  HTTP_OPEN: served without the token (/healthz).
@@ -69,6 +70,11 @@ struct http_route {
  * as it comes with http_req_sink (or answers at once). */
 #define HTTP_OPEN 1
 #define HTTP_UPLOAD 2
+/* HTTP_LARGE: a JSON body of up to HTTP_LARGE_MAX bytes instead of
+ * HTTP_BODY_MAX (/mcp: send's inline attachments, 1 MiB each as base64),
+ * still read whole into memory. */
+#define HTTP_LARGE 4
+#define HTTP_LARGE_MAX (2 * 1024 * 1024)
 
 /* A module's routes, and the argument its handlers get. */
 struct http_mount {

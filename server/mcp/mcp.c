@@ -704,7 +704,8 @@ mcp_free(struct mcp *m)
 }
 
 static const struct http_route mcp_route_table[] = {
-	{ "POST", "/mcp", mcp_post, 0 },
+	/* Larger bodies: send's inline attachments (docs/MCP.md). */
+	{ "POST", "/mcp", mcp_post, HTTP_LARGE },
 	{ "GET", "/mcp", mcp_get, 0 },
 	{ "DELETE", "/mcp", mcp_delete, 0 },
 	{ "GET", "/api/wake", mcp_wake_get, 0 },
