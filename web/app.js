@@ -952,7 +952,11 @@
 
   async function fetchFile(ref) {
     try {
-      const j = await api(blobPath(ref, '/fetch'), { method: 'POST' });
+      const j = await api(blobPath(ref, '/fetch'), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{}',
+      });
       onFile(j);
     } catch (e) {
       ui.sendStatus.textContent = 'Could not fetch the file: ' + e.message;

@@ -6,7 +6,9 @@
 // three under the message with their sizes, the image previewed (a
 // blob: URL the CSP allows), the text's first bytes previewed as text,
 // and the hostile name and content as text; the download gives the same
-// bytes; a file attached with the composer's attach button reaches bo.
+// bytes; a file larger than ana's PAPO_FILES_AUTO waits for the Fetch
+// button, then comes (its state from the stream's file events); a file
+// attached with the composer's attach button reaches bo.
 // The page raises no dialog and no CSP violation.  It saves
 // papo-dashboard-files.png in $SHOTS, else the system's temporary
 // folder (the path is printed), to be looked at.
@@ -128,7 +130,9 @@ describe('files on the dashboard', { timeout: 240_000 }, () => {
   before(async () => {
     assert.ok(fs.existsSync(PAPO), `no papo binary at ${PAPO} (set PAPO)`);
     assert.ok(fs.existsSync(CHROMIUM), `no Chromium at ${CHROMIUM}`);
-    A = await serve('ana');
+    // ana fetches at once only files of at most 4 KiB: larger ones wait
+    // for the Fetch button.
+    A = await serve('ana', { env: { PAPO_FILES_AUTO: '4K' } });
     papo(path.join(root, 'bo'), ['join', A.info.invite, '--name', 'bo']);
     B = await serve('bo');
     await until('ana to see bo online', async () =>
@@ -186,6 +190,30 @@ describe('files on the dashboard', { timeout: 240_000 }, () => {
     const saved2 = path.join(root, 'downloaded.txt');
     await dl2.saveAs(saved2);
     assert.equal(fs.readFileSync(saved2, 'utf8'), NOTES);
+  });
+
+  step('a file larger than PAPO_FILES_AUTO has a Fetch button, then downloads', async () => {
+    const data = Buffer.alloc(200 * 1024);
+    for (let i = 0; i < data.length; i++) data[i] = (i * 7919) % 251;
+    const up = await api(B, '/api/blobs?name=data.bin', undefined, { raw: data });
+    await api(B, '/api/send', { text: 'a large one', files: [up.ref] });
+    const named = await until('the file shown as named, with Fetch', async () => {
+      const f = await shownFiles(page, 'a large one');
+      return f && f.length === 1 && f[0].state === 'named' ? f[0] : null;
+    }, 30_000, 200);
+    assert.equal(named.name, 'data.bin');
+    assert.equal(named.size, '200 KB');
+    assert.equal(named.download, false, 'no download before it is here');
+    await page.click(`li.file[data-ref="${up.ref}"] button.file-fetch`);
+    await until('the file here, from the file events', async () => {
+      const f = await shownFiles(page, 'a large one');
+      return f && f[0].state === 'here' && f[0].download;
+    }, 30_000, 200);
+    const [dl] = await Promise.all([page.waitForEvent('download'),
+      page.click(`li.file[data-ref="${up.ref}"] button.file-download`)]);
+    const saved = path.join(root, 'data.bin');
+    await dl.saveAs(saved);
+    assert.ok(fs.readFileSync(saved).equals(data), 'identical bytes');
   });
 
   step('a file attached with the attach button reaches bo', async () => {
