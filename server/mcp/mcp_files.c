@@ -519,9 +519,14 @@ mcp_fetch_saved(struct mcp_fetch *f)
 		e = errno;
 	else if (e == 0 && !f->overwrite) {
 		/* A link fails where a file appeared meanwhile, which
-		 * rename would replace. */
-		if (link(f->part, f->path) == -1)
+		 * rename would replace; where the file system has no hard
+		 * links, a rename if nothing is there now. */
+		if (link(f->part, f->path) == -1) {
 			e = errno;
+			if (e != EEXIST && access(f->path, F_OK) == -1 &&
+			    errno == ENOENT && rename(f->part, f->path) == 0)
+				e = 0;
+		}
 	}
 	if (e != 0) {
 		snprintf(msg, sizeof(msg), "fetch: cannot write %s: %s%s",

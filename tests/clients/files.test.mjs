@@ -9,7 +9,9 @@
 // path; resources/read of a file's uri gives its content and
 // resources/list lists it.  Mistakes are tool errors that send nothing:
 // a missing path, a directory, data that is not base64, 17 attachments,
-// and a fetch of a reference no message names.
+// and a fetch of a reference no message names.  With ana stopped, a
+// fetch of a file only bo's message names answers, when its timeout runs
+// out, with the file's state.
 //
 // Fetching between members needs the node's transfer engine
 // (node/room/xfer.c).
@@ -178,9 +180,11 @@ describe('files through MCP (TypeScript SDK)', { timeout: 300_000 }, () => {
   });
 
   step('a file over 256 KiB comes only to a path', async () => {
-    ok(await ana.callTool({ name: 'send', arguments: { text: 'a big log', attachments: [{ path: big }] } }), 'send big');
+    // A message may be its file alone.
+    ok(await ana.callTool({ name: 'send', arguments: { attachments: [{ path: big }] } }), 'send big');
     const m = await until('bo to get it', async () =>
-      (await waitAll(bo, 5000)).find((x) => x.text === 'a big log'), 30_000, 0);
+      (await waitAll(bo, 5000)).find((x) => x.files?.[0]?.name === 'big.log'), 30_000, 0);
+    assert.equal(m.text, '', 'no text');
     const f = m.files[0];
     assert.equal(f.size, 300 * 1024);
     failed(await bo.callTool({ name: 'fetch', arguments: { ref: f.ref, timeout_s: 30 } }),
@@ -203,6 +207,26 @@ describe('files through MCP (TypeScript SDK)', { timeout: 300_000 }, () => {
     assert.equal(listed.name, 'notes.txt');
     await assert.rejects(bo.readResource({ uri: `papo://rooms/${roomId}/files/${'a'.repeat(52)}` }),
       /no such file/, 'a reference no message names');
+  });
+
+  step('with no member holding it, fetch answers with the state when its time runs out', async () => {
+    const late = path.join(dir, 'late.bin');
+    fs.writeFileSync(late, Buffer.alloc(300 * 1024, 7));
+    ok(await ana.callTool({ name: 'send', arguments: { text: 'late', attachments: [{ path: late }] } }), 'send');
+    const m = await until('bo to get it', async () =>
+      (await waitAll(bo, 5000)).find((x) => x.text === 'late'), 30_000, 0);
+    assert.equal(m.files[0].state, 'named', 'over PAPO_FILES_AUTO: named only');
+    await ana.close();
+    ana = null;
+    await stop(A);
+    A = null;
+    const t0 = Date.now();
+    const r = await bo.callTool({ name: 'fetch', arguments: { ref: m.files[0].ref, timeout_s: 2 } });
+    const took = Date.now() - t0;
+    failed(r, /is not here yet after 2 s: it is (waiting, no member online holds it|fetching)/, 'the state');
+    assert.ok(took >= 1900 && took < 10_000, `waited its timeout: ${took} ms`);
+    assert.equal(r.structuredContent?.ref, m.files[0].ref, `the state as structuredContent: ${JSON.stringify(r)}`);
+    assert.equal(r.structuredContent.have, 0);
   });
 
   step('a reference that names nothing is a tool error', async () => {
