@@ -55,7 +55,8 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept: text/html' -H "$CT" -H
 check "a wrong Accept: 406" test "$code" = 406
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "$ACC" -H 'Content-Type: text/plain' -H "MCP-Session-Id: $SID" -d 'x' "$M")
 check "a non-JSON body: 415" test "$code" = 415
-head -c 70000 /dev/zero | tr '\0' 'x' >"$T/big"
+# /mcp takes up to 2 MiB (HTTP_LARGE_MAX: send's inline attachments).
+head -c 2097153 /dev/zero | tr '\0' 'x' >"$T/big"
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "$ACC" -H "$CT" -H "MCP-Session-Id: $SID" --data-binary @"$T/big" "$M")
 check "over the body limit: 413" test "$code" = 413
 code=$(curl -s -o /dev/null -D "$T/hdr" -w '%{http_code}' -X PUT "$M")
