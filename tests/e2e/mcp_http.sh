@@ -199,7 +199,7 @@ check "tools/call of 2026-07-28" jqt '.result.resultType == "complete" and .resu
 rpc26 tools/call '"name":"status","arguments":{}' -H 'Mcp-Name: =?base64?c3RhdHVz?='
 check "Mcp-Name in base64" jqt '.result.structuredContent.me.name == "bo"' "$T/body"
 rpc26 tools/list ''
-check "tools/list of 2026-07-28 may be cached" jqt '(.result.tools | length) == 4 and .result.ttlMs > 0 and .result.cacheScope == "public"' "$T/body"
+check "tools/list of 2026-07-28 may be cached" jqt '(.result.tools | length) == 5 and .result.ttlMs > 0 and .result.cacheScope == "public"' "$T/body"
 rpc26 tools/call '"name":"status","arguments":{}' -H 'Mcp-Name: send'
 check "an Mcp-Name unlike the body: 400, -32020" test "$code" = 400 -a "$(jq .error.code "$T/body")" = -32020
 rpc "" '{"jsonrpc":"2.0","id":"r1","method":"tools/list","params":{'"$meta"'}}' -H "$V26"
