@@ -310,7 +310,9 @@ void http_req_on_done(struct http_req *r, http_req_done *done, void *arg);
 /*
  * Hands m to the node on behalf of r, which waits.  When the node gives
  * m back, http_node_done calls cb(r, m, arg) on the main thread; cb owns
- * m and must answer r.
+ * m and must answer r, or hand r's next request to the node
+ * (http_submit again), or keep r waiting with its client watched
+ * (http_req_watch) to answer it later.
  */
 typedef void http_node_cb(struct http_req *r, struct node_msg *m, void *arg);
 void http_submit(struct http_req *r, struct node *n, struct node_msg *m,
