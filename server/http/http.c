@@ -152,10 +152,10 @@ http_body(struct http_req *r, const char *data, size_t n)
 		r->state = HTTP_READING;
 		return MHD_YES;
 	}
-	if (n > HTTP_BODY_MAX - r->len) {
+	if (n > http_body_max(r) - r->len) {
 		http_reply_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "the body has "
-		    "more than %d bytes (a message's text, at most %d)",
-		    HTTP_BODY_MAX, PAPO_BODY_MAX);
+		    "more than %zu bytes (a message's text, at most %d)",
+		    http_body_max(r), PAPO_BODY_MAX);
 		r->dropped = r->len + n;
 		return MHD_YES;
 	}

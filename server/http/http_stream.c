@@ -500,7 +500,10 @@ http_node_done(struct node_msg *m)
 	cb = r->node_cb;
 	r->node_cb = NULL;
 	cb(r, m, r->node_arg);
-	if (r->state == HTTP_WAITING)
+	/* A callback may ask the node again for the same request (MCP's
+	 * send adds its files first), or keep it waiting, watching its
+	 * client (http_req_watch), to answer it later. */
+	if (r->state == HTTP_WAITING && r->node_cb == NULL && r->gone == NULL)
 		http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "the node's answer was not used");
 }
