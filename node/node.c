@@ -852,6 +852,37 @@ node_blob_open(char err[PAPO_ERR_LEN], int *code, struct node *n,
 	return blobs_open(err, code, n->home, room, ref);
 }
 
+uint64_t
+node_blob_size(const struct node_blob *b)
+{
+	return blobs_size(b);
+}
+
+const char *
+node_blob_name(const struct node_blob *b)
+{
+	return blobs_name(b);
+}
+
+const char *
+node_blob_type(const struct node_blob *b)
+{
+	return blobs_type(b);
+}
+
+int
+node_blob_read(char err[PAPO_ERR_LEN], struct node_blob *b, uint64_t off,
+    void *out, size_t len)
+{
+	return blobs_read(err, b, off, out, len);
+}
+
+void
+node_blob_close(struct node_blob *b)
+{
+	blobs_close(b);
+}
+
 struct node *
 node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 {
