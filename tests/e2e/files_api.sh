@@ -141,7 +141,7 @@ PAPO_FILES_QUOTA=1M start q
 head -c $((2 * 1024 * 1024)) /dev/urandom >"$T/over.bin"
 upload q "$T/over.bin"
 check "an upload over the quota: 413 ($code: $(cat "$T/body"))" test "$code" = 413
-check "... says why" jqt '.error | test("quota")' "$T/body"
+check "... says why" jqt '.error | test("quota|limit")' "$T/body"
 check "... leaves the spool empty" spool_empty q
 check "... and no file of its size anywhere in the home" \
 	test -z "$(find "$T/q" -type f -size +1000k)"
