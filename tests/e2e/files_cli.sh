@@ -81,6 +81,29 @@ has "$T/err" "needs --name" "... says --name is needed"
 expect 1 "a file that cannot be read" -- papo ana say --file "$T/missing" "x"
 has "$T/err" "cannot read" "... says so"
 
+# Through the API: a file only named is 404 with its state; ?fetch=1
+# fetches it (202), its progress goes out on /api/events as "file"
+# events, and once here it is served.
+head -c $((1024 * 1024)) /dev/urandom >"$T/api.bin"
+expect 0 "ana shares a file for the API" -- papo ana say --file "$T/api.bin" "by the API"
+APIREF=$(ref_of "$T/out" api.bin)
+check "bo has its message" until_true 20 has_text bo "by the API"
+curl -sS -N "${URL[bo]}/api/events" >"$T/events" 2>/dev/null &
+events=$!
+code=$(curl -sS -o "$T/body" -w '%{http_code}' "${URL[bo]}/api/blobs/$APIREF")
+check "a file only named: 404 ($code)" test "$code" = 404
+check "... with its state and an error" jqt '.state == "named" and (.error | type == "string")' "$T/body"
+code=$(curl -sS -o "$T/body" -w '%{http_code}' "${URL[bo]}/api/blobs/$APIREF?fetch=1")
+check "?fetch=1 starts the fetch: 202 ($code: $(cat "$T/body"))" test "$code" = 202
+check "... answering its state" jqt '.ref and .size == 1048576' "$T/body"
+check "the fetched file is served" until_true 30 \
+	bash -c "curl -sf -o $T/api.got ${URL[bo]}/api/blobs/$APIREF"
+check "... identical" cmp -s "$T/api.bin" "$T/api.got"
+check "the fetch went out on /api/events as file events" \
+	until_true 10 grep -q '^event: file$' "$T/events"
+kill "$events" 2>/dev/null
+wait "$events" 2>/dev/null
+
 # A reference no message names; a file nobody online holds.
 NONE=$(printf 'a%.0s' $(seq 52))
 expect 1 "papo get of a reference naming nothing" -- papo bo get "$NONE" -o "$T/dl/none"
