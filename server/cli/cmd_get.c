@@ -393,8 +393,8 @@ cli_get(const struct cli_cmd *c, int argc, char **argv)
 		goto out;
 	rc = CLI_USAGE;
 	if (optind == argc) {
-		cli_usage(c, "%s", "the file's REF is missing (from papo history "
-		    "or papo say --file)");
+		cli_usage(c, "%s", "the file's REF is missing (from papo "
+		    "history or papo say --file)");
 		goto out;
 	}
 	snprintf(g->ref, sizeof(g->ref), "%s", argv[optind]);
@@ -402,8 +402,8 @@ cli_get(const struct cli_cmd *c, int argc, char **argv)
 		if (*p >= 'A' && *p <= 'Z')
 			*p = (char)(*p - 'A' + 'a');
 	if (strlen(argv[optind]) != BLOBS_REF_LEN || !blobs_ref_ok(g->ref)) {
-		cli_usage(c, "a file's REF is 52 characters of a-z and 2-7, not "
-		    "'%.64s'", argv[optind]);
+		cli_usage(c, "a file's REF is 52 characters of a-z and 2-7, "
+		    "not '%.64s'", argv[optind]);
 		goto out;
 	}
 	rc = CLI_ERROR;
