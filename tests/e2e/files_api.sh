@@ -119,6 +119,19 @@ code=$(post ana /api/send "{\"text\":\"x\",\"files\":[\"$NONE\"]}")
 check "a reference the room does not hold: 404 ($code: $(cat "$T/body"))" test "$code" = 404
 check "no bad send was stored" test "$(count ana)" -eq "$n1"
 
+# A file damaged on disk: the read that finds it cuts the connection, so
+# that the client sees a short answer (curl: exit 18), never a whole one.
+head -c 1000000 /dev/urandom >"$T/damaged.bin"
+upload ana "$T/damaged.bin"
+DREF=$(jq -r .ref "$T/body")
+check "the file to damage is stored in blobs/" test -f "$T/ana/blobs/$DREF"
+printf '\377\377\377\377' | dd of="$T/ana/blobs/$DREF" bs=1 seek=600000 conv=notrunc 2>/dev/null
+curl -sS -o "$T/got" "${URL[ana]}/api/blobs/$DREF" 2>/dev/null
+rc=$?
+check "a damaged file's download is cut: curl exit 18, not $rc" test "$rc" -eq 18
+check "... before its end" test "$(stat -c %s "$T/got")" -lt 1000000
+check "the daemon says why in its log" grep -q "its download is cut" "$T/ana.err"
+
 # A client killed mid-upload leaves no spool behind.
 mkfifo "$T/fifo"
 (head -c $((2 * 1024 * 1024)) /dev/urandom; sleep 60) >"$T/fifo" &
