@@ -3,9 +3,10 @@
 # HTTP"; docs/FILES.md): uploads of 0 B, 1 B, 300 KiB and 20 MiB read
 # back identical; byte ranges (first byte, across a chunk's edge, last
 # byte, open-ended, suffix) and one outside the file (416); an upload
-# cut short leaves no spool; a reference naming nothing is 404; an
-# upload over the room's quota is 413 and kept nowhere; a send naming
-# files badly sends nothing.
+# cut short leaves no spool; a file damaged on disk has its download
+# cut short; a reference naming nothing is 404; an upload over the
+# room's quota is 413 and kept nowhere; a send naming files badly sends
+# nothing.
 # Usage: files_api.sh PATH_TO_PAPO.
 PAPO=${1:?usage: files_api.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
