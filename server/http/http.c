@@ -92,6 +92,8 @@ http_upload_begin(struct http_req *r)
 		http_watch_upload(r);
 	} else if (r->state == HTTP_RUNNING || r->state == HTTP_WAITING) {
 		/* Only end may wait: the body is still to come. */
+		if (r->state == HTTP_WAITING)
+			http_unwait(r);
 		r->state = HTTP_RUNNING;
 		http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "the handler of %s took no body", r->path);
