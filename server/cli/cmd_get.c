@@ -150,24 +150,34 @@ get_num(const cJSON *o, const char *name)
 
 /*
  * Where the file goes: -o PATH, else its name in the current directory
- * (a name that is not one plain name there is refused).  CLI_ERROR
+ * or in the directory -o names (a name that is not one plain name
+ * there is refused).  CLI_ERROR
  * when it exists and --force was not given.
  */
 static int
 get_dest(struct get *g, const cJSON *st)
 {
 	const char *name = cli_str(st, "name");
+	struct stat sb;
 
 	snprintf(g->name, sizeof(g->name), "%s", name != NULL ? name : g->ref);
-	if (g->o.output != NULL)
+	/* -o DIR: the file's name in DIR. */
+	if (g->o.output != NULL && (stat(g->o.output, &sb) == -1 ||
+	    !S_ISDIR(sb.st_mode))) {
 		snprintf(g->dest, sizeof(g->dest), "%s", g->o.output);
-	else if (name == NULL || name[0] == '\0' || strchr(name, '/') != NULL ||
-	    strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+	} else if (name == NULL || name[0] == '\0' ||
+	    strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0) {
 		fprintf(stderr, "papo: the file's name is not one to save by "
 		    "here: give one with -o PATH\n");
 		return CLI_ERROR;
-	} else
-		snprintf(g->dest, sizeof(g->dest), "%s", name);
+	} else {
+		if (g->o.output == NULL)
+			snprintf(g->dest, sizeof(g->dest), "%s", name);
+		else
+			snprintf(g->dest, sizeof(g->dest), "%s/%s",
+			    g->o.output, name);
+	}
 	snprintf(g->part, sizeof(g->part), "%s.part", g->dest);
 	if (!g->o.force && access(g->dest, F_OK) == 0) {
 		fprintf(stderr, "papo: %s exists: papo get does not replace it "

@@ -63,6 +63,8 @@ rc=$?
 check "a second papo get refuses to replace the file: exit 1, not $rc" test "$rc" -eq 1
 has "$T/get.err" "exists" "... and says it exists"
 check "... leaving it as it was" cmp -s "$T/big.bin" "$T/dl/big.bin"
+expect 0 "papo get -o DIR saves by the file's name there" -- papo bo get "$SMALL" -o "$T/dl"
+check "... identical" cmp -s "$T/small.txt" "$T/dl/small.txt"
 expect 0 "papo get -o PATH --force" -- papo bo get "$BIG" -o "$T/dl/big.bin" --force
 check "--force replaces it with the same bytes" cmp -s "$T/big.bin" "$T/dl/big.bin"
 
