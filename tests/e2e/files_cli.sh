@@ -65,6 +65,11 @@ has "$T/get.err" "exists" "... and says it exists"
 check "... leaving it as it was" cmp -s "$T/big.bin" "$T/dl/big.bin"
 expect 0 "papo get -o DIR saves by the file's name there" -- papo bo get "$SMALL" -o "$T/dl"
 check "... identical" cmp -s "$T/small.txt" "$T/dl/small.txt"
+ROOM=$(api bo /api/rooms | jq -r '.rooms[0].name')
+expect 0 "papo get --room ROOM" -- papo bo get "$SMALL" -o "$T/dl/roomed.txt" --room "$ROOM"
+check "... identical" cmp -s "$T/small.txt" "$T/dl/roomed.txt"
+code=$(curl -sS -o "$T/body" -w '%{http_code}' "${URL[bo]}/api/rooms/$ROOM/blobs/$SMALL/state")
+check "a file's state under /api/rooms/ROOM/: 200 ($code)" test "$code" = 200
 expect 0 "papo get -o PATH --force" -- papo bo get "$BIG" -o "$T/dl/big.bin" --force
 check "--force replaces it with the same bytes" cmp -s "$T/big.bin" "$T/dl/big.bin"
 
