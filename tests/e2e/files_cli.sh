@@ -4,7 +4,7 @@
 # history showing the message and its files, the small one fetched there
 # at once, papo get of the big one saved identical, a second papo get
 # refusing to replace it, --file - from stdin, a reference naming
-# nothing, and nobody online holding a file.
+# nothing, nobody online holding a file, and PAPO_FILES_AUTO=0.
 # Usage: files_cli.sh PATH_TO_PAPO.
 PAPO=${1:?usage: files_cli.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
@@ -135,6 +135,20 @@ start ana
 check "ana comes back" until_true 30 online bo ana
 expect 0 "papo get --wait once ana is back" -- papo bo get "$LATER" -o "$T/dl/later.bin" --wait
 check "the file fetched once its holder came back is identical" cmp -s "$T/later.bin" "$T/dl/later.bin"
+
+# PAPO_FILES_AUTO=0: not even a small file is fetched at once.
+stop bo
+PAPO_FILES_AUTO=0 start bo
+check "bo is back, fetching nothing at once" until_true 30 online ana bo
+printf 'tiny\n' >"$T/tiny.txt"
+expect 0 "ana shares a tiny file" -- papo ana say --file "$T/tiny.txt" "tiny"
+TINY=$(ref_of "$T/out" tiny.txt)
+check "bo has its message" until_true 20 has_text bo "tiny"
+sleep 2
+check "with PAPO_FILES_AUTO=0 the tiny file is only named at bo ($(state bo "$TINY"))" \
+	test "$(state bo "$TINY")" = named
+expect 0 "... and papo get fetches it" -- papo bo get "$TINY" -o "$T/dl/tiny.txt"
+check "... identical" cmp -s "$T/tiny.txt" "$T/dl/tiny.txt"
 
 stop_all
 finish
