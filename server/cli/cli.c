@@ -147,7 +147,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  "oRfW",
 	  "Fetch the shared file REF (a message names it: papo history shows\n"
 	  "its REF) through the running daemon, from whichever member holds\n"
-	  "it, and save it as PATH (default: its name in this directory).\n"
+	  "it, and save it as PATH (default: its name in this directory, or\n"
+	  "in PATH when that is a directory).\n"
 	  "Shows progress (bytes, percent, rate) on one line at a terminal,\n"
 	  "plain lines otherwise.  It is written to PATH.part first and\n"
 	  "renamed when whole; an interrupted papo get goes on from there.\n"

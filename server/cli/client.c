@@ -455,8 +455,8 @@ client_download(char err[PAPO_ERR_LEN], const struct client *c,
 		goto out;
 	}
 	if (cc != CURLE_OK) {
-		snprintf(err, PAPO_ERR_LEN, "the download from papo serve at %s "
-		    "stopped: %s", c->url, curl_easy_strerror(cc));
+		snprintf(err, PAPO_ERR_LEN, "the download from papo serve at "
+		    "%s stopped: %s", c->url, curl_easy_strerror(cc));
 		goto out;
 	}
 	curl_easy_getinfo(d.curl, CURLINFO_RESPONSE_CODE, status);

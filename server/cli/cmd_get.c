@@ -150,24 +150,34 @@ get_num(const cJSON *o, const char *name)
 
 /*
  * Where the file goes: -o PATH, else its name in the current directory
- * (a name that is not one plain name there is refused).  CLI_ERROR
+ * or in the directory -o names (a name that is not one plain name
+ * there is refused).  CLI_ERROR
  * when it exists and --force was not given.
  */
 static int
 get_dest(struct get *g, const cJSON *st)
 {
 	const char *name = cli_str(st, "name");
+	struct stat sb;
 
 	snprintf(g->name, sizeof(g->name), "%s", name != NULL ? name : g->ref);
-	if (g->o.output != NULL)
+	/* -o DIR: the file's name in DIR. */
+	if (g->o.output != NULL && (stat(g->o.output, &sb) == -1 ||
+	    !S_ISDIR(sb.st_mode))) {
 		snprintf(g->dest, sizeof(g->dest), "%s", g->o.output);
-	else if (name == NULL || name[0] == '\0' || strchr(name, '/') != NULL ||
-	    strcmp(name, ".") == 0 || strcmp(name, "..") == 0) {
+	} else if (name == NULL || name[0] == '\0' ||
+	    strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
+	    strcmp(name, "..") == 0) {
 		fprintf(stderr, "papo: the file's name is not one to save by "
 		    "here: give one with -o PATH\n");
 		return CLI_ERROR;
-	} else
-		snprintf(g->dest, sizeof(g->dest), "%s", name);
+	} else {
+		if (g->o.output == NULL)
+			snprintf(g->dest, sizeof(g->dest), "%s", name);
+		else
+			snprintf(g->dest, sizeof(g->dest), "%s/%s",
+			    g->o.output, name);
+	}
 	snprintf(g->part, sizeof(g->part), "%s.part", g->dest);
 	if (!g->o.force && access(g->dest, F_OK) == 0) {
 		fprintf(stderr, "papo: %s exists: papo get does not replace it "
@@ -393,8 +403,8 @@ cli_get(const struct cli_cmd *c, int argc, char **argv)
 		goto out;
 	rc = CLI_USAGE;
 	if (optind == argc) {
-		cli_usage(c, "%s", "the file's REF is missing (from papo history "
-		    "or papo say --file)");
+		cli_usage(c, "%s", "the file's REF is missing (from papo "
+		    "history or papo say --file)");
 		goto out;
 	}
 	snprintf(g->ref, sizeof(g->ref), "%s", argv[optind]);
@@ -402,8 +412,8 @@ cli_get(const struct cli_cmd *c, int argc, char **argv)
 		if (*p >= 'A' && *p <= 'Z')
 			*p = (char)(*p - 'A' + 'a');
 	if (strlen(argv[optind]) != BLOBS_REF_LEN || !blobs_ref_ok(g->ref)) {
-		cli_usage(c, "a file's REF is 52 characters of a-z and 2-7, not "
-		    "'%.64s'", argv[optind]);
+		cli_usage(c, "a file's REF is 52 characters of a-z and 2-7, "
+		    "not '%.64s'", argv[optind]);
 		goto out;
 	}
 	rc = CLI_ERROR;

@@ -180,8 +180,8 @@ cli_say_check(const struct cli_cmd *c, const struct cli_opts *o,
 		return cli_usage(c, "%s", "stdin gives the text or a file, not "
 		    "both: put the TEXT on the command line");
 	if (piped && !o->name_flag)
-		return cli_usage(c, "%s", "--file - needs --name NAME, the name "
-		    "the file from stdin is shown by");
+		return cli_usage(c, "%s", "--file - needs --name NAME, the "
+		    "name the file from stdin is shown by");
 	if (!piped && o->name_flag && o->nfiles != 1)
 		return cli_usage(c, "%s", "--name names the file read from "
 		    "stdin (--file -), or the one file shared");
@@ -220,8 +220,8 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
 		return rc;
 	if (optind == argc && o.nfiles == 0)
-		return cli_usage(c, "%s", "the TEXT is missing (or - to read it "
-		    "from stdin, or --file PATH)");
+		return cli_usage(c, "%s", "the TEXT is missing (or - to read "
+		    "it from stdin, or --file PATH)");
 	msg = optind < argc ? argv[optind] : "";
 	if (o.nfiles > 0 && (rc = cli_say_check(c, &o, msg)) != CLI_OK)
 		return rc;

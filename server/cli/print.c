@@ -104,7 +104,8 @@ cli_files(const cJSON *files, const char *indent)
 		cli_put((s = cli_str(f, "name")) != NULL ? s : "?");
 		cli_size(cJSON_IsNumber(size) ? size->valuedouble : 0, sz);
 		printf(" (%s", sz);
-		if ((s = cli_str(f, "state")) != NULL && strcmp(s, "here") != 0) {
+		s = cli_str(f, "state");
+		if (s != NULL && strcmp(s, "here") != 0) {
 			printf(", ");
 			cli_put(s);
 		}

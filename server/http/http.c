@@ -87,10 +87,13 @@ http_upload_begin(struct http_req *r)
 		    "papo serve is stopping");
 	else
 		r->route->handler(r, r->arg);
-	if (r->state == HTTP_RUNNING && r->sink != NULL)
+	if (r->state == HTTP_RUNNING && r->sink != NULL) {
 		r->state = HTTP_READING;
-	else if (r->state == HTTP_RUNNING || r->state == HTTP_WAITING) {
+		http_watch_upload(r);
+	} else if (r->state == HTTP_RUNNING || r->state == HTTP_WAITING) {
 		/* Only end may wait: the body is still to come. */
+		if (r->state == HTTP_WAITING)
+			http_unwait(r);
 		r->state = HTTP_RUNNING;
 		http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "the handler of %s took no body", r->path);
@@ -145,11 +148,17 @@ http_body(struct http_req *r, const char *data, size_t n)
 				http_reply_error(r,
 				    MHD_HTTP_INTERNAL_SERVER_ERROR,
 				    "the upload of %s stopped", r->path);
+			http_unwatch(r);
 			r->sink = NULL;
 			r->dropped = n;
 			return MHD_YES;
 		}
 		r->state = HTTP_READING;
+		/* MHD has more of the body waiting, most likely: it runs
+		 * again at once rather than after the back-off that keeps a
+		 * stalled TLS handshake from spinning (http_run), which would
+		 * cap an upload at a pool's worth of bytes per 50 ms. */
+		http_kick(r->h);
 		return MHD_YES;
 	}
 	if (n > http_body_max(r) - r->len) {
@@ -189,8 +198,12 @@ http_end(struct http_req *r)
 		if (r->h->stopping)
 			http_reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE,
 			    "papo serve is stopping");
-		else if (r->sink != NULL)
+		else if (r->sink != NULL) {
+			/* Whole: a hang-up from here is a waiting
+			 * request's, which the node's answer finds. */
+			http_unwatch(r);
 			r->sink_end(r, r->sink_arg);
+		}
 		else
 			r->route->handler(r, r->arg);
 		if (r->state == HTTP_RUNNING)

@@ -249,6 +249,7 @@ void http_kick(struct http *h);
 void http_add_headers(struct http_req *r, struct MHD_Response *resp);
 
 /* http_stream.c */
+void http_watch_upload(struct http_req *r);
 void http_stream_wake(struct http_stream *st);
 enum MHD_Result http_queue(struct http_req *r);
 void http_grant_arm(struct http *h, uint64_t end);

@@ -3,9 +3,10 @@
 # HTTP"; docs/FILES.md): uploads of 0 B, 1 B, 300 KiB and 20 MiB read
 # back identical; byte ranges (first byte, across a chunk's edge, last
 # byte, open-ended, suffix) and one outside the file (416); an upload
-# cut short leaves no spool; a reference naming nothing is 404; an
-# upload over the room's quota is 413 and kept nowhere; a send naming
-# files badly sends nothing.
+# cut short leaves no spool; a file damaged on disk has its download
+# cut short; a reference naming nothing is 404; an upload over the
+# room's quota is 413 and kept nowhere; a send naming files badly sends
+# nothing.
 # Usage: files_api.sh PATH_TO_PAPO.
 PAPO=${1:?usage: files_api.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
@@ -119,6 +120,19 @@ code=$(post ana /api/send "{\"text\":\"x\",\"files\":[\"$NONE\"]}")
 check "a reference the room does not hold: 404 ($code: $(cat "$T/body"))" test "$code" = 404
 check "no bad send was stored" test "$(count ana)" -eq "$n1"
 
+# A file damaged on disk: the read that finds it cuts the connection, so
+# that the client sees a short answer (curl: exit 18), never a whole one.
+head -c 1000000 /dev/urandom >"$T/damaged.bin"
+upload ana "$T/damaged.bin"
+DREF=$(jq -r .ref "$T/body")
+check "the file to damage is stored in blobs/" test -f "$T/ana/blobs/$DREF"
+printf '\377\377\377\377' | dd of="$T/ana/blobs/$DREF" bs=1 seek=600000 conv=notrunc 2>/dev/null
+curl -sS -o "$T/got" "${URL[ana]}/api/blobs/$DREF" 2>/dev/null
+rc=$?
+check "a damaged file's download is cut: curl exit 18, not $rc" test "$rc" -eq 18
+check "... before its end" test "$(stat -c %s "$T/got")" -lt 1000000
+check "the daemon says why in its log" grep -q "its download is cut" "$T/ana.err"
+
 # A client killed mid-upload leaves no spool behind.
 mkfifo "$T/fifo"
 (head -c $((2 * 1024 * 1024)) /dev/urandom; sleep 60) >"$T/fifo" &
@@ -141,7 +155,7 @@ PAPO_FILES_QUOTA=1M start q
 head -c $((2 * 1024 * 1024)) /dev/urandom >"$T/over.bin"
 upload q "$T/over.bin"
 check "an upload over the quota: 413 ($code: $(cat "$T/body"))" test "$code" = 413
-check "... says why" jqt '.error | test("quota")' "$T/body"
+check "... says why" jqt '.error | test("quota|limit")' "$T/body"
 check "... leaves the spool empty" spool_empty q
 check "... and no file of its size anywhere in the home" \
 	test -z "$(find "$T/q" -type f -size +1000k)"

@@ -4,7 +4,7 @@
 # history showing the message and its files, the small one fetched there
 # at once, papo get of the big one saved identical, a second papo get
 # refusing to replace it, --file - from stdin, a reference naming
-# nothing, and nobody online holding a file.
+# nothing, nobody online holding a file, and PAPO_FILES_AUTO=0.
 # Usage: files_cli.sh PATH_TO_PAPO.
 PAPO=${1:?usage: files_cli.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
@@ -63,8 +63,22 @@ rc=$?
 check "a second papo get refuses to replace the file: exit 1, not $rc" test "$rc" -eq 1
 has "$T/get.err" "exists" "... and says it exists"
 check "... leaving it as it was" cmp -s "$T/big.bin" "$T/dl/big.bin"
+expect 0 "papo get -o DIR saves by the file's name there" -- papo bo get "$SMALL" -o "$T/dl"
+check "... identical" cmp -s "$T/small.txt" "$T/dl/small.txt"
+ROOM=$(api bo /api/rooms | jq -r '.rooms[0].name')
+expect 0 "papo get --room ROOM" -- papo bo get "$SMALL" -o "$T/dl/roomed.txt" --room "$ROOM"
+check "... identical" cmp -s "$T/small.txt" "$T/dl/roomed.txt"
+code=$(curl -sS -o "$T/body" -w '%{http_code}' "${URL[bo]}/api/rooms/$ROOM/blobs/$SMALL/state")
+check "a file's state under /api/rooms/ROOM/: 200 ($code)" test "$code" = 200
 expect 0 "papo get -o PATH --force" -- papo bo get "$BIG" -o "$T/dl/big.bin" --force
 check "--force replaces it with the same bytes" cmp -s "$T/big.bin" "$T/dl/big.bin"
+
+# What an interrupted papo get left in PATH.part is gone on from (a
+# download from the start, appended, would not make the file).
+head -c 3000000 "$T/big.bin" >"$T/dl/again.bin.part"
+expect 0 "papo get over a .part left before" -- papo bo get "$BIG" -o "$T/dl/again.bin"
+check "... goes on from it: the file is identical" cmp -s "$T/big.bin" "$T/dl/again.bin"
+check "... and the .part is gone" test ! -e "$T/dl/again.bin.part"
 
 # A file from stdin, named by --name.
 head -c 4000 /dev/urandom >"$T/piped.bin"
@@ -80,6 +94,29 @@ expect 2 "--file - without --name" -- papo ana say --file - "x"
 has "$T/err" "needs --name" "... says --name is needed"
 expect 1 "a file that cannot be read" -- papo ana say --file "$T/missing" "x"
 has "$T/err" "cannot read" "... says so"
+
+# Through the API: a file only named is 404 with its state; ?fetch=1
+# fetches it (202), its progress goes out on /api/events as "file"
+# events, and once here it is served.
+head -c $((1024 * 1024)) /dev/urandom >"$T/api.bin"
+expect 0 "ana shares a file for the API" -- papo ana say --file "$T/api.bin" "by the API"
+APIREF=$(ref_of "$T/out" api.bin)
+check "bo has its message" until_true 20 has_text bo "by the API"
+curl -sS -N "${URL[bo]}/api/events" >"$T/events" 2>/dev/null &
+events=$!
+code=$(curl -sS -o "$T/body" -w '%{http_code}' "${URL[bo]}/api/blobs/$APIREF")
+check "a file only named: 404 ($code)" test "$code" = 404
+check "... with its state and an error" jqt '.state == "named" and (.error | type == "string")' "$T/body"
+code=$(curl -sS -o "$T/body" -w '%{http_code}' "${URL[bo]}/api/blobs/$APIREF?fetch=1")
+check "?fetch=1 starts the fetch: 202 ($code: $(cat "$T/body"))" test "$code" = 202
+check "... answering its state" jqt '.ref and .size == 1048576' "$T/body"
+check "the fetched file is served" until_true 30 \
+	bash -c "curl -sf -o $T/api.got ${URL[bo]}/api/blobs/$APIREF"
+check "... identical" cmp -s "$T/api.bin" "$T/api.got"
+check "the fetch went out on /api/events as file events" \
+	until_true 10 grep -q '^event: file$' "$T/events"
+kill "$events" 2>/dev/null
+wait "$events" 2>/dev/null
 
 # A reference no message names; a file nobody online holds.
 NONE=$(printf 'a%.0s' $(seq 52))
@@ -98,6 +135,20 @@ start ana
 check "ana comes back" until_true 30 online bo ana
 expect 0 "papo get --wait once ana is back" -- papo bo get "$LATER" -o "$T/dl/later.bin" --wait
 check "the file fetched once its holder came back is identical" cmp -s "$T/later.bin" "$T/dl/later.bin"
+
+# PAPO_FILES_AUTO=0: not even a small file is fetched at once.
+stop bo
+PAPO_FILES_AUTO=0 start bo
+check "bo is back, fetching nothing at once" until_true 30 online ana bo
+printf 'tiny\n' >"$T/tiny.txt"
+expect 0 "ana shares a tiny file" -- papo ana say --file "$T/tiny.txt" "tiny"
+TINY=$(ref_of "$T/out" tiny.txt)
+check "bo has its message" until_true 20 has_text bo "tiny"
+sleep 2
+check "with PAPO_FILES_AUTO=0 the tiny file is only named at bo ($(state bo "$TINY"))" \
+	test "$(state bo "$TINY")" = named
+expect 0 "... and papo get fetches it" -- papo bo get "$TINY" -o "$T/dl/tiny.txt"
+check "... identical" cmp -s "$T/tiny.txt" "$T/dl/tiny.txt"
 
 stop_all
 finish
