@@ -21,7 +21,6 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "node/blobs.h"
-#include "node/node.h"
 #include "node/room/files.h"
 #include "node/store/blob.h"
 #include "node/store/room.h"
@@ -317,30 +316,30 @@ blobs_open(char err[PAPO_ERR_LEN], int *code, const char *home,
 	}
 	return b;
 fail:
-	node_blob_close(b);
+	blobs_close(b);
 	return NULL;
 }
 
 uint64_t
-node_blob_size(const struct node_blob *b)
+blobs_size(const struct node_blob *b)
 {
 	return b->a.size;
 }
 
 const char *
-node_blob_name(const struct node_blob *b)
+blobs_name(const struct node_blob *b)
 {
 	return b->a.name;
 }
 
 const char *
-node_blob_type(const struct node_blob *b)
+blobs_type(const struct node_blob *b)
 {
 	return b->a.type;
 }
 
 int
-node_blob_read(char err[PAPO_ERR_LEN], struct node_blob *b, uint64_t off,
+blobs_read(char err[PAPO_ERR_LEN], struct node_blob *b, uint64_t off,
     void *out, size_t len)
 {
 	if (off > b->a.size || len > b->a.size - off) {
@@ -351,7 +350,7 @@ node_blob_read(char err[PAPO_ERR_LEN], struct node_blob *b, uint64_t off,
 }
 
 void
-node_blob_close(struct node_blob *b)
+blobs_close(struct node_blob *b)
 {
 	if (b == NULL)
 		return;

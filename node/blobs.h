@@ -6,6 +6,7 @@
 #ifndef PAPO_BLOBS_H
 #define PAPO_BLOBS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "lib/chan.h"
@@ -26,8 +27,15 @@ void blobwork_free(struct blobwork *w);
 int blobwork_add(struct blobwork *w, struct node_msg *m, const char *room_dir,
     uint64_t quota);
 
-/* node_blob_open for the rooms of home. */
+/* node_blob_open and the rest (node.h) for the rooms of home. */
+struct node_blob;
 struct node_blob *blobs_open(char err[PAPO_ERR_LEN], int *code,
     const char *home, const char *room, const char *ref);
+uint64_t blobs_size(const struct node_blob *b);
+const char *blobs_name(const struct node_blob *b);
+const char *blobs_type(const struct node_blob *b);
+int blobs_read(char err[PAPO_ERR_LEN], struct node_blob *b, uint64_t off,
+    void *out, size_t len);
+void blobs_close(struct node_blob *b);
 
 #endif

@@ -28,6 +28,7 @@
 #include "node/net/turn.h"
 #include "node/blobs.h"
 #include "node/node.h"
+#include "node/room/files.h"
 #include "node/room/room.h"
 #include "node/store/room.h"
 #include "node/store/store.h"
@@ -852,6 +853,40 @@ node_blob_open(char err[PAPO_ERR_LEN], int *code, struct node *n,
 	return blobs_open(err, code, n->home, room, ref);
 }
 
+uint64_t
+node_blob_size(const struct node_blob *b)
+{
+	return blobs_size(b);
+}
+
+const char *
+node_blob_name(const struct node_blob *b)
+{
+	return blobs_name(b);
+}
+
+const char *
+node_blob_type(const struct node_blob *b)
+{
+	return blobs_type(b);
+}
+
+int
+node_blob_read(char err[PAPO_ERR_LEN], struct node_blob *b, uint64_t off,
+    void *out, size_t len)
+{
+	return blobs_read(err, b, off, out, len);
+}
+
+void
+node_blob_close(struct node_blob *b)
+{
+	blobs_close(b);
+}
+
+_Static_assert(NODE_FILES_AUTO_NONE == FILES_AUTO_NONE,
+    "PAPO_FILES_AUTO=0 reaches the rooms as it is");
+
 struct node *
 node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 {
@@ -879,7 +914,7 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	if (store_keep_parse(err, c->keep, &set->keep) == -1)
 		goto fail;
 	set->keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
-	set->files_auto = c->files_auto;
+	set->files_auto = c->files_auto;     /* NODE_FILES_AUTO_NONE too */
 	set->files_quota = c->files_quota;
 	set->bad_chunks = c->bad_chunks;
 	if (node_spool_make(err, n) == -1)

@@ -55,7 +55,7 @@ round_trip(const char *text, size_t nfiles)
 	n = attach_parse((const char *)b.p, b.len, got, ATTACH_MAX, &tl);
 	CHECK_EQ_INT(n, nfiles);
 	CHECK_EQ_INT(tl, tlen);
-	CHECK(b.len >= tlen && memcmp(b.p, text, tlen) == 0);
+	CHECK(b.len >= tlen && (tlen == 0 || memcmp(b.p, text, tlen) == 0));
 	for (size_t i = 0; i < n && i < nfiles; i++)
 		CHECK(same(&v[i], &got[i]));
 	/* Text, one empty line, then the lines: what a person reads. */
@@ -401,7 +401,8 @@ test_names(void)
 	name_is("C:\\Users\\ann\\log.txt", "log.txt");
 	name_is("../../etc/passwd", "passwd");
 	name_is("a\tb\nc\x7f", "a_b_c_");
-	name_is("caf\xc3\xa9 \xf0\x9f\x93\x8e.md", "caf\xc3\xa9 \xf0\x9f\x93\x8e.md");
+	name_is("caf\xc3\xa9 \xf0\x9f\x93\x8e.md",
+	    "caf\xc3\xa9 \xf0\x9f\x93\x8e.md");
 	name_is("x\xc2\x85y", "x_y");
 	name_is("bad\xff\xfe.bin", "bad??.bin");
 	name_is("cut\xe2\x82", "cut??");

@@ -27,8 +27,17 @@
  * every reconnection reloads status and history, so nothing said while
  * the daemon was away (or restarting) is missing.
  *
- * Everything the room provides (names, about, message text) is put in
- * the page with textContent, never as HTML.  The page's CSP allows no
+ * Files (docs/FILES.md): a message's files are listed under it with
+ * their size, a download button and, once here, a preview (an image, or
+ * a text's first PREVIEW_TEXT bytes); both are fetched with the token
+ * (GET /api/blobs/REF?room=ID) and shown from blob: URLs, which the
+ * CSP's img-src allows.  A file being fetched shows its progress from
+ * the stream's "file" events; one only named (too large to be fetched
+ * at once) has a Fetch button.  The attach button uploads files (POST
+ * /api/blobs) and the message is sent naming them.
+ *
+ * Everything the room provides (names, about, message text, file names
+ * and text previews) is put in the page with textContent, never as HTML.  The page's CSP allows no
  * inline script or style: looks come from classes in style.css.
  */
 'use strict';
@@ -44,6 +53,9 @@
   const MARKS_KEY = 'papo.seen';   // room id -> { ts, id } of the newest shown
   const ROOMS_AFTER_EVENT_MS = 150;
   const ID_RE = /^[a-z2-7]{10}$/;
+  const REF_RE = /^[A-Za-z0-9]{1,64}$/;
+  const PREVIEW_TEXT = 2048;       // bytes of a text file shown under it
+  const PREVIEW_IMAGE_MAX = 8 << 20;   // images larger are not previewed
 
   const $ = (id) => document.getElementById(id);
   const ui = {
@@ -58,6 +70,7 @@
     net: $('net'), netCount: $('net-count'), approvals: $('approvals'), damping: $('damping'),
     app: $('app'), rooms: $('rooms'), roomList: $('room-list'), roomsCount: $('rooms-count'),
     roomPickBox: $('room-pick-box'), roomPick: $('room-pick'), roomPickUnread: $('room-pick-unread'),
+    attach: $('attach'), attachInput: $('attach-input'), attached: $('attached'),
   };
 
   const state = {
@@ -85,6 +98,10 @@
     unread: new Map(),             // room id -> Set of unread message ids
     capped: new Set(),             // rooms with more unread than one history page
     drafts: new Map(),             // room id -> the text left in the box
+    files: new Map(),              // ref -> its newest state (fetch, "file" events)
+    previews: new Map(),           // ref -> { url } or { text } or { error }, or 'loading'
+    previewTries: new Map(),       // ref -> previews that failed
+    attached: [],                  // File objects to send with the next message
   };
 
   /* ---- the token and API calls ---- */
@@ -824,8 +841,235 @@
       }
       li.append(a);
     }
-    li.append(el('p', 'text', m.text));
+    if (m.text || !(m.files && m.files.length)) li.append(el('p', 'text', m.text));
+    if (Array.isArray(m.files) && m.files.length) li.append(filesOf(m));
     return li;
+  }
+
+  /* ---- files ---- */
+
+  function humanSize(n) {
+    if (typeof n !== 'number' || !isFinite(n)) return '';
+    const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
+    let i = 0;
+    while (n >= 1024 && i < units.length - 1) {
+      n /= 1024;
+      i++;
+    }
+    return (i === 0 ? String(n) : n.toFixed(n < 10 ? 1 : 0)) + ' ' + units[i];
+  }
+
+  // A file as its message names it, with what this page learnt since.
+  function fileState(f) {
+    const s = state.files.get(f.ref);
+    return Object.assign({}, f, s || {});
+  }
+
+  function blobPath(ref, extra) {
+    return '/api/blobs/' + encodeURIComponent(ref) + (extra || '') +
+      (state.shown ? '?room=' + encodeURIComponent(state.shown) : '');
+  }
+
+  // GET a file (or its first bytes) with the token; a Response.
+  async function blobFetch(ref, range) {
+    for (;;) {
+      const used = token;
+      const headers = authHeaders(range ? { Range: range } : {});
+      const res = await fetch(blobPath(ref), { headers, cache: 'no-store' });
+      if (res.status === 401) {
+        await authorize(res, used);
+        continue;
+      }
+      if (!res.ok) throw new ApiError(res.status, await errorText(res));
+      return res;
+    }
+  }
+
+  function isImage(f) {
+    return typeof f.type === 'string' && /^image\/(png|jpeg|gif|webp)$/.test(f.type);
+  }
+
+  function isText(f) {
+    return typeof f.type === 'string' && (f.type.startsWith('text/') ||
+      f.type === 'application/json');
+  }
+
+  // Loads a preview of a file that is here, once; the message is drawn
+  // again when it is ready.
+  async function loadPreview(f) {
+    if (state.previews.has(f.ref)) return;
+    state.previews.set(f.ref, 'loading');
+    const gen = state.gen;
+    let p;
+    try {
+      if (isImage(f)) {
+        const res = await blobFetch(f.ref);
+        p = { url: URL.createObjectURL(await res.blob()) };
+      } else {
+        const res = await blobFetch(f.ref, 'bytes=0-' + (PREVIEW_TEXT - 1));
+        const buf = await res.arrayBuffer();
+        const text = new TextDecoder('utf-8').decode(buf.slice(0, PREVIEW_TEXT));
+        p = { text: text + (f.size > PREVIEW_TEXT ? '\n…' : '') };
+      }
+    } catch (e) {
+      // Tried again a little later, a few times (a file that just
+      // became whole, a daemon restarting).
+      const tries = (state.previewTries.get(f.ref) || 0) + 1;
+      state.previewTries.set(f.ref, tries);
+      p = { error: e.message };
+      if (tries < 4) {
+        setTimeout(() => {
+          if (gen === state.gen && state.previews.get(f.ref) === p) {
+            state.previews.delete(f.ref);
+            renderSoon();
+          }
+        }, 2000 * tries);
+      }
+    }
+    if (gen !== state.gen) {
+      if (p.url) URL.revokeObjectURL(p.url);
+      return;
+    }
+    state.previews.set(f.ref, p);
+    renderSoon();
+  }
+
+  async function download(ref, name) {
+    try {
+      const res = await blobFetch(ref);
+      const url = URL.createObjectURL(await res.blob());
+      const a = el('a');
+      a.href = url;
+      a.download = name || 'file';
+      document.body.append(a);
+      a.click();
+      a.remove();
+      setTimeout(() => URL.revokeObjectURL(url), 60000);
+    } catch (e) {
+      ui.sendStatus.textContent = 'Could not download ' + name + ': ' + e.message;
+    }
+  }
+
+  async function fetchFile(ref) {
+    try {
+      const j = await api(blobPath(ref, '/fetch'), {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: '{}',
+      });
+      onFile(j);
+    } catch (e) {
+      ui.sendStatus.textContent = 'Could not fetch the file: ' + e.message;
+    }
+  }
+
+  // A file's state changed (the stream's "file" event, a fetch's answer).
+  function onFile(j) {
+    if (!j || typeof j.ref !== 'string') return;
+    state.files.set(j.ref, j);
+    for (const m of state.msgs.values())
+      if (Array.isArray(m.files) && m.files.some((f) => f && f.ref === j.ref)) {
+        renderSoon();
+        break;
+      }
+  }
+
+  function fileItem(f) {
+    const li = el('li', 'file');
+    li.dataset.ref = f.ref;
+    li.dataset.state = f.state || '';
+    const head = el('div', 'file-head');
+    head.append(el('span', 'file-name', f.name || 'file'),
+      el('span', 'file-size', humanSize(f.size)));
+    if (f.type) head.lastChild.title = f.type;
+    if (f.state === 'here') {
+      const b = el('button', 'file-download link-button', 'Download');
+      b.type = 'button';
+      b.dataset.ref = f.ref;
+      b.dataset.name = f.name || 'file';
+      head.append(b);
+    } else if (f.state === 'named') {
+      const b = el('button', 'file-fetch link-button', 'Fetch');
+      b.type = 'button';
+      b.dataset.ref = f.ref;
+      b.title = 'Fetch it from the members who hold it';
+      head.append(b);
+    } else if (f.state === 'fetching') {
+      head.append(el('span', 'file-state', 'fetching…'));
+    } else if (f.state === 'waiting') {
+      head.append(el('span', 'file-state', 'waiting for a member who holds it'));
+    } else if (f.state === 'failed') {
+      head.append(el('span', 'file-state failed', 'failed' + (f.error ? ': ' + f.error : '')));
+    }
+    li.append(head);
+    if (f.state === 'fetching' && typeof f.size === 'number' && f.size > 0) {
+      const p = el('progress', 'file-progress');
+      p.max = f.size;
+      p.value = typeof f.have === 'number' ? f.have : 0;
+      p.title = humanSize(p.value) + ' of ' + humanSize(f.size);
+      li.append(p);
+    }
+    if (f.state === 'here' && (isImage(f) ? f.size <= PREVIEW_IMAGE_MAX : isText(f))) {
+      const p = state.previews.get(f.ref);
+      if (!p) loadPreview(f);
+      else if (p.url) {
+        const img = el('img', 'file-image');
+        img.src = p.url;
+        img.alt = f.name || 'image';
+        li.append(img);
+      } else if (typeof p.text === 'string') {
+        li.append(el('pre', 'file-text', p.text));
+      }
+    }
+    return li;
+  }
+
+  function filesOf(m) {
+    const ul = el('ul', 'files');
+    for (const f of m.files)
+      if (f && typeof f.ref === 'string' && REF_RE.test(f.ref)) ul.append(fileItem(fileState(f)));
+    return ul;
+  }
+
+  // What a message's files show, for look().
+  function filesLook(m) {
+    if (!Array.isArray(m.files)) return '';
+    return m.files.map((f) => {
+      if (!f) return '';
+      const s = fileState(f);
+      const p = state.previews.get(f.ref);
+      return [f.ref, s.state, s.have, p ? (p === 'loading' ? 'l' : 'p') : ''].join(':');
+    }).join(',');
+  }
+
+  function renderAttached() {
+    ui.attached.hidden = state.attached.length === 0;
+    ui.attached.replaceChildren(...state.attached.map((file, i) => {
+      const li = el('li', null);
+      li.append(el('span', 'file-name', file.name), el('span', 'file-size', humanSize(file.size)));
+      const x = el('button', 'icon-button attach-remove', '×');
+      x.type = 'button';
+      x.dataset.index = String(i);
+      x.setAttribute('aria-label', 'Remove ' + file.name);
+      li.append(x);
+      return li;
+    }));
+  }
+
+  // Uploads each file to attach: their refs, in order.
+  async function upload(files, room) {
+    const refs = [];
+    for (const file of files) {
+      const q = '?name=' + encodeURIComponent(file.name) +
+        (room ? '&room=' + encodeURIComponent(room) : '');
+      const j = await api('/api/blobs' + q, {
+        method: 'POST',
+        headers: { 'Content-Type': file.type || 'application/octet-stream' },
+        body: file,
+      });
+      refs.push(j.ref);
+    }
+    return refs;
   }
 
   // Signature of what a message's element shows, to rebuild it only on change.
@@ -833,7 +1077,7 @@
     const d = isMine(m) ? deliveryText(m) : null;
     const p = m.reply_to ? state.msgs.get(m.reply_to) : null;
     return [m.id, m.ts, d ? d.text : '', p ? p.id : '', clock(m.ts),
-      state.replyTo === m.id].join('|');
+      state.replyTo === m.id, filesLook(m)].join('|');
   }
 
   function elementFor(m) {
@@ -1103,7 +1347,8 @@
 
   async function send() {
     const text = ui.text.value;
-    if (!text.trim()) return;
+    const files = state.attached;
+    if (!text.trim() && !files.length) return;
     const to = ui.to.value || null;
     const reply = state.replyTo;
     const toName = to && state.members.has(to) ? state.members.get(to).name : null;
@@ -1114,15 +1359,19 @@
       from_id: myId(), to: toName, to_id: to, reply_to: reply, text, ts: Date.now() };
     state.msgs.set(key, pending);
     ui.text.value = '';
+    state.attached = [];
+    renderAttached();
     autosize();
     setReply(null);
     ui.sendStatus.textContent = '';
     render({ stick: true });
     try {
+      const body = { text, to, reply_to: reply };
+      if (files.length) body.files = await upload(files, room);
       const r = await api(roomPath('/send', room), {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
-        body: JSON.stringify({ text, to, reply_to: reply }),
+        body: JSON.stringify(body),
       });
       if (gen !== state.gen) return;   // sent to the room shown before
       state.msgs.delete(key);
@@ -1152,6 +1401,10 @@
       if (!ui.text.value) {
         ui.text.value = text;
         autosize();
+      }
+      if (!state.attached.length && files.length) {
+        state.attached = files;
+        renderAttached();
       }
       if (to && [...ui.to.options].some((o) => o.value === to)) ui.to.value = to;
       if (reply && !state.replyTo) setReply(reply);
@@ -1407,6 +1660,10 @@
     state.retention = null;
     state.roomEvents = [];
     state.unseen = 0;
+    state.files.clear();
+    for (const p of state.previews.values()) if (p && p.url) URL.revokeObjectURL(p.url);
+    state.previews.clear();
+    state.previewTries.clear();
     ui.messages.replaceChildren();
     ui.members.replaceChildren();
     ui.membersCount.textContent = '';
@@ -1525,6 +1782,7 @@
       statusSoon();
     }
     else if (name === 'receipt') onReceipt(j);
+    else if (name === 'file') onFile(j);
     else if (name === 'presence') onPresence(j);
     else if (name === 'room') {
       statusSoon();   // roles changed: status has them
@@ -1605,7 +1863,31 @@
     ui.roomPick.addEventListener('change', () => {
       location.hash = 'room=' + encodeURIComponent(ui.roomPick.value);
     });
+    ui.attach.addEventListener('click', () => ui.attachInput.click());
+    ui.attachInput.addEventListener('change', () => {
+      state.attached = state.attached.concat([...ui.attachInput.files]);
+      ui.attachInput.value = '';
+      renderAttached();
+    });
+    ui.attached.addEventListener('click', (ev) => {
+      const x = ev.target.closest('button.attach-remove');
+      if (!x) return;
+      state.attached.splice(Number(x.dataset.index), 1);
+      renderAttached();
+    });
     ui.messages.addEventListener('click', (ev) => {
+      const dl = ev.target.closest('button.file-download');
+      if (dl) {
+        download(dl.dataset.ref, dl.dataset.name);
+        return;
+      }
+      const fb = ev.target.closest('button.file-fetch');
+      if (fb) {
+        fb.disabled = true;
+        fetchFile(fb.dataset.ref);
+        return;
+      }
+      if (ev.target.closest('ul.files')) return;
       const link = ev.target.closest('a.parent');
       if (link) {
         ev.preventDefault();

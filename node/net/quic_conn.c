@@ -509,22 +509,6 @@ quic_remote(const struct quic_conn *c)
 	return &c->raddr;
 }
 
-/* The version the ALPN the handshake agreed names. */
-unsigned
-quic_alpn_version(const struct quic_conn *c)
-{
-	gnutls_datum_t p;
-	unsigned v;
-
-	if (c->tls == NULL || gnutls_alpn_get_selected_protocol(c->tls, &p) < 0)
-		return 1;
-	if (p.size != sizeof(QUIC_ALPN1) - 1 ||
-	    memcmp(p.data, QUIC_ALPN_PREFIX, sizeof(QUIC_ALPN_PREFIX) - 1) != 0)
-		return 1;
-	v = (unsigned)(p.data[p.size - 1] - '0');
-	return v >= 1 && v <= 4 ? v : 1;
-}
-
 unsigned
 quic_version(const struct quic_conn *c)
 {

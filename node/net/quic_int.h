@@ -250,13 +250,13 @@ int quic_cb_stream_close(ngtcp2_conn *conn, uint32_t flags, int64_t sid, uint64_
     void *user, void *sdata);
 void quic_conn_open(struct quic_conn *c);
 void quic_sendq_free(struct sendq *sq);
-unsigned quic_alpn_version(const struct quic_conn *c);
 
 /* node/net/quic_tls.c */
 int quic_cert(char err[PAPO_ERR_LEN], gnutls_certificate_credentials_t cred,
     const struct identity *id);
 int quic_verify(gnutls_session_t s);
 int quic_tls_init(struct quic_conn *c);
+unsigned quic_alpn_version(const struct quic_conn *c);
 
 /* node/net/quic_cid.c */
 int quic_reset_token(const struct quic *q, const ngtcp2_cid *cid, uint8_t *token);

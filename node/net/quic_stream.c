@@ -110,8 +110,11 @@ quic_cb_recv_stream_data(ngtcp2_conn *conn, uint32_t flags, int64_t sid,
 	 * handshake: the connection opens here then. */
 	if (!c->opened && c->handshake_done && c->verified && !c->closing)
 		quic_conn_open(c);
-	if (!c->opened || c->closing)
+	if (!c->opened || c->closing) {
+		/* Nothing before the peer's key was checked. */
+		c->closing = 1;
 		return 0;
+	}
 	if (idx == 0)
 		c->rx_sid = sid;
 	else if (idx == 1 && c->version >= 4 && c->q->cbs.bulk != NULL)

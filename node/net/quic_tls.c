@@ -3,7 +3,8 @@
  * in a self-signed certificate, a connection's GnuTLS session with the
  * protocol versions offered by ALPN, and the check that pins the peer's
  * key (the one a dial expects, or any member's on accept, told to the
- * owner).  Node thread; pure but for GnuTLS's own state.
+ * owner); the version the agreed ALPN names.  Node thread; pure but
+ * for GnuTLS's own state.
  */
 #include <stdio.h>
 #include <string.h>
@@ -155,4 +156,20 @@ quic_tls_init(struct quic_conn *c)
 	c->ref.user_data = c;
 	gnutls_session_set_ptr(c->tls, &c->ref);
 	return 0;
+}
+
+/* The version the ALPN the handshake agreed names. */
+unsigned
+quic_alpn_version(const struct quic_conn *c)
+{
+	gnutls_datum_t p;
+	unsigned v;
+
+	if (c->tls == NULL || gnutls_alpn_get_selected_protocol(c->tls, &p) < 0)
+		return 1;
+	if (p.size != sizeof(QUIC_ALPN1) - 1 ||
+	    memcmp(p.data, QUIC_ALPN_PREFIX, sizeof(QUIC_ALPN_PREFIX) - 1) != 0)
+		return 1;
+	v = (unsigned)(p.data[p.size - 1] - '0');
+	return v >= 1 && v <= 4 ? v : 1;
 }

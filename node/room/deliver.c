@@ -315,6 +315,16 @@ deliver_send(struct room *g, struct node_msg *req)
 		room_fail(g, req, 500, "%s", "out of memory");
 		return;
 	}
+	if (req->files != NULL) {
+		/* The answer names the files as the message does. */
+		cJSON *tmp = cJSON_CreateObject();
+
+		if (tmp != NULL) {
+			files_msg_json(g, m, tmp);
+			o->files = cJSON_DetachItemFromObject(tmp, "files");
+			cJSON_Delete(tmp);
+		}
+	}
 	if (to != NULL)
 		o->wait[o->nwait++] = to;
 	else

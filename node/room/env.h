@@ -33,8 +33,9 @@ struct room_settings {
 	/* Retention (PAPO_KEEP, store.h); keep_text as given, or NULL. */
 	struct store_keep keep;
 	const char *keep_text;
-	/* Files (files.h): fetched at once up to files_auto bytes, at
-	 * most files_quota bytes a room; 0: the defaults. */
+	/* Files (files.h): fetched at once up to files_auto bytes
+	 * (FILES_AUTO_NONE: none), at most files_quota bytes a room; 0:
+	 * the defaults. */
 	uint64_t files_auto;
 	uint64_t files_quota;
 	int bad_chunks;              /* tests: chunks served are spoilt */

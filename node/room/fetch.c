@@ -679,6 +679,7 @@ fetch_pump_serve(struct room *g)
 			x.data = fs->chunk;
 			x.len = len;
 			sent = send_x(g, s->to, &x) == 0;
+			fs->served += sent ? len : 0;
 		}
 		if (qc != NULL && !sent) {
 			struct xfer none = { .type = XFER_NONE, .first = s->i,
@@ -870,6 +871,7 @@ on_chunk(struct room *g, struct fetch *f, struct holder *h,
 	}
 	bit_set(f->got, i, 1);
 	f->ngot++;
+	g->files->fetched += x->len;
 	for (size_t k = 0; k < f->nwatch; k++)
 		have_send(g, f, f->watch[k], i);
 	if (r == 1) {

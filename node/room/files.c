@@ -26,7 +26,8 @@ files_new(struct room *g)
 	if ((fs = calloc(1, sizeof(*fs))) == NULL)
 		return -1;
 	g->files = fs;
-	fs->automax = set->files_auto ? set->files_auto : FILES_AUTO_DEFAULT;
+	fs->automax = set->files_auto == FILES_AUTO_NONE ? 0 :
+	    set->files_auto ? set->files_auto : FILES_AUTO_DEFAULT;
 	if (fs_path(dir, sizeof(dir), g->env.home, FILES_DIR) == -1 ||
 	    (fs->bs = blob_open(err, dir, set->files_quota ?
 	    set->files_quota : FILES_QUOTA_DEFAULT)) == NULL) {
@@ -163,7 +164,7 @@ files_on_msg(struct room *g, const struct frame_msg *m)
 			    m->id, err);
 			continue;
 		}
-		if (v[k].size <= g->files->automax &&
+		if (g->files->automax != 0 && v[k].size <= g->files->automax &&
 		    !blob_has(g->files->bs, v[k].ref) &&
 		    fetch_start(g, &v[k], m->from, err) == -1)
 			log_msg(LOG_WARN, "file %s: %s", v[k].ref, err);
@@ -325,6 +326,8 @@ files_status(const struct room *g, cJSON *o)
 	cJSON_AddNumberToObject(f, "quota", (double)(g->env.set->files_quota ?
 	    g->env.set->files_quota : FILES_QUOTA_DEFAULT));
 	cJSON_AddNumberToObject(f, "auto", (double)g->files->automax);
+	cJSON_AddNumberToObject(f, "served", (double)g->files->served);
+	cJSON_AddNumberToObject(f, "fetched", (double)g->files->fetched);
 	if ((arr = cJSON_AddArrayToObject(f, "fetching")) == NULL)
 		return;
 	for (struct fetch *x = g->files->fetches; x != NULL; x = x->next) {

@@ -19,6 +19,7 @@
 #include "node/wire/attach.h"
 
 #define FILES_AUTO_DEFAULT (256 * 1024)          /* PAPO_FILES_AUTO */
+#define FILES_AUTO_NONE (UINT64_MAX - 1)         /* "0": none at once */
 #define FILES_QUOTA_DEFAULT (4ULL << 30)         /* PAPO_FILES_QUOTA */
 #define FILES_DIR "blobs"                        /* in the room's folder */
 

@@ -82,6 +82,8 @@ struct files {
 	size_t nserve;
 	struct loop_timer *tick;
 	uint8_t *chunk;          /* one stored chunk, for serving */
+	uint64_t served;         /* stored bytes of chunks sent to others */
+	uint64_t fetched;        /* and taken from others, verified */
 	int resume;              /* the fetches a stop cut go on at the
 	                          * first tick */
 };

@@ -63,6 +63,10 @@ outmsg_answer(struct room *g, struct outmsg *o)
 	cJSON_AddStringToObject(r, "state", delivered ? "delivered" : "queued");
 	cJSON_AddItemToObject(r, "delivered_to", names_json(o->done, o->ndone));
 	cJSON_AddItemToObject(r, "waiting_for", names_json(o->wait, o->nwait));
+	if (o->files != NULL) {
+		cJSON_AddItemToObject(r, "files", o->files);
+		o->files = NULL;
+	}
 	/* Answered as the daemon stops (room_free): kept in the outbox. */
 	if (g->stopping)
 		cJSON_AddBoolToObject(r, "stopping", 1);
@@ -87,6 +91,7 @@ outmsg_free(struct room *g, struct outmsg *o)
 		}
 	outmsg_answer(g, o);
 	loop_timer_free(o->timer);
+	cJSON_Delete(o->files);
 	free(o->wait);
 	free(o->done);
 	free(o);

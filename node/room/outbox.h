@@ -23,6 +23,8 @@ struct outmsg {
 	struct node_msg *req;
 	struct loop_timer *timer;
 	struct room *g;
+	cJSON *files;               /* the message's files, for the answer
+	                             * (deliver_send's), or NULL */
 	struct outmsg *next;
 };
 

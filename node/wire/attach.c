@@ -154,6 +154,9 @@ attach_parse(const char *body, size_t len, struct attach *out, size_t max,
 	struct attach run[ATTACH_MAX];
 	size_t n = 0, start = len, end = len, got;
 
+	*text_len = len;
+	if (len == 0)
+		return 0;
 	/* Lines from the last backwards: each is [start, end).  The run
 	 * ends at a line that is not a trailer line, or at ATTACH_MAX. */
 	while (n < ATTACH_MAX) {
@@ -161,7 +164,8 @@ attach_parse(const char *body, size_t len, struct attach *out, size_t max,
 
 		while (s > 0 && body[s - 1] != '\n')
 			s--;
-		if (line_parse(body + s, end - s, &run[ATTACH_MAX - 1 - n]) != 0)
+		if (line_parse(body + s, end - s,
+		    &run[ATTACH_MAX - 1 - n]) != 0)
 			break;
 		n++;
 		start = s;
@@ -169,10 +173,8 @@ attach_parse(const char *body, size_t len, struct attach *out, size_t max,
 			break;
 		end = s - 1;
 	}
-	if (n == 0) {
-		*text_len = len;
+	if (n == 0)
 		return 0;
-	}
 	/* The text is what comes before the run, less its newline and the
 	 * empty line that parts it from the run, when there is one. */
 	if (start >= 2 && body[start - 2] == '\n')

@@ -1,6 +1,7 @@
 /*
  * attach.h: the files a message names (issue 24; docs/PROTOCOL.md,
- * "Files"), written as lines at the end of the message's body.  The
+ * "Files between members"), written as lines at the end of the
+ * message's body.  The
  * body is signed by the author and sealed under the room key like any
  * other, so only the room's members of that moment read the names and
  * keys, and no member can swap a file; a daemon of an older release

@@ -1,6 +1,7 @@
 /*
  * xfer.h: the frames that move files' chunks between members (issue 24;
- * docs/PROTOCOL.md, "Files"), in binary, on a connection's bulk stream
+ * docs/PROTOCOL.md, "Files between members"), in binary, on a
+ * connection's bulk stream
  * (version 4: quic_send_bulk), so that a chunk never holds up the
  * room's other frames.  They are not sealed nor signed: the connection
  * is already encrypted and both ends are members, the chunks are

@@ -13,6 +13,7 @@
 #include "node/node.h"
 #include "server/cli/cli.h"
 #include "server/cli/cmd.h"
+#include "server/cli/cmd_get.h"
 #include "server/cli/cmd_member.h"
 #include "server/cli/cmd_msg.h"
 #include "server/cli/cmd_room.h"
@@ -124,15 +125,38 @@ static const struct cli_cmd cli_cmds[] = {
 	  "until the idle agent has something new, then exits 2 with that line,\n"
 	  "which wakes the session.  Messages are given by wait, never here.",
 	  cli_hook, 0 },
-	{ "say", "papo say TEXT|- [--to NAME] [--reply-to ID] [--room ROOM] [--json]", "TrjR",
+	{ "say", "papo say [TEXT|-] [--file PATH]... [--name NAME] [--to NAME] "
+	  "[--reply-to ID] [--room ROOM] [--json]", "TrjRFm",
 	  "Send TEXT to the room through the running daemon (to one member with\n"
 	  "--to, as an answer to message ID with --reply-to).  Prints the\n"
 	  "message id and who has it, or who it waits for (also when the\n"
 	  "daemon stops meanwhile: the message is kept, and goes out when it\n"
 	  "runs again); --json prints the daemon's answer as is.  TEXT - reads\n"
 	  "the text from stdin (one final newline taken off).  A text holds at\n"
-	  "most 49,152 bytes.",
+	  "most 49,152 bytes.\n"
+	  "--file PATH (up to 16 times) shares a file with the message (the\n"
+	  "TEXT is then optional): each is uploaded to the daemon as it is\n"
+	  "read, never whole in memory, at most 4 GiB, then the message names\n"
+	  "them, and a line per file says its name, size and REF (for papo\n"
+	  "get).  --file - reads the file from stdin, and needs --name NAME,\n"
+	  "the name it is shown by (--name also renames a single file).  A\n"
+	  "file that cannot be shared sends nothing.  Members fetch files up\n"
+	  "to PAPO_FILES_AUTO (256 KiB) at once, larger ones when asked.",
 	  cli_say, 0 },
+	{ "get", "papo get REF [-o PATH] [--force] [--wait] [--room ROOM]",
+	  "oRfW",
+	  "Fetch the shared file REF (a message names it: papo history shows\n"
+	  "its REF) through the running daemon, from whichever member holds\n"
+	  "it, and save it as PATH (default: its name in this directory, or\n"
+	  "in PATH when that is a directory).\n"
+	  "Shows progress (bytes, percent, rate) on one line at a terminal,\n"
+	  "plain lines otherwise.  It is written to PATH.part first and\n"
+	  "renamed when whole; an interrupted papo get goes on from there.\n"
+	  "An existing PATH is never replaced unless --force.  When no member\n"
+	  "online holds the file, says so and exits 1: the daemon fetches it\n"
+	  "when one comes back, and --wait waits for that.  A REF no message\n"
+	  "of the room names is an error.",
+	  cli_get, 0 },
 	{ "status", "papo status [--room ROOM] [--json]", "jR",
 	  "Print the room, this member, and every member with its online\n"
 	  "state, when it was last seen, and its about text.",

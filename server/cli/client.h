@@ -6,6 +6,8 @@
 #ifndef PAPO_CLIENT_H
 #define PAPO_CLIENT_H
 
+#include <stdio.h>
+
 #include "node/node.h"
 
 #define CLIENT_ANSWER_MAX (64 * 1024 * 1024)  /* bytes of an answer */
@@ -41,6 +43,28 @@ void client_setup(const struct client *c, void *curl);
  */
 int client_call(char err[PAPO_ERR_LEN], const struct client *c,
     const char *path, const char *body, long *status, char **out);
+
+/*
+ * Uploads: POST path with the bytes of f as the body (application/
+ * octet-stream), read by libcurl as it sends, never whole in memory;
+ * size is f's length, or -1 when unknown (a pipe: sent chunked).  As
+ * client_call otherwise.
+ */
+int client_upload(char err[PAPO_ERR_LEN], const struct client *c,
+    const char *path, FILE *f, long long size, long *status, char **out);
+
+/*
+ * Downloads: GET path with "Range: bytes=off-" when off is not 0, the
+ * body of a 200 or 206 answer written to f as it comes (at its current
+ * place), progress(arg, bytes) called as it goes.  0 when the daemon
+ * answered: its status in *status, and for any other status its body
+ * in *out (an error's JSON; else *out is NULL).  -1 with err when it
+ * could not be reached, f could not be written, or the answer was cut.
+ */
+typedef void client_progress_cb(void *arg, unsigned long long bytes);
+int client_download(char err[PAPO_ERR_LEN], const struct client *c,
+    const char *path, unsigned long long off, FILE *f,
+    client_progress_cb *progress, void *arg, long *status, char **out);
 
 /*
  * Follows the server-sent events at path: GET with Last-Event-ID when

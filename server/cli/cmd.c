@@ -84,6 +84,9 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		{ "room", required_argument, NULL, 'R' },
 		{ "tls", required_argument, NULL, 'S' },
 		{ "delete", no_argument, NULL, 'D' },
+		{ "file", required_argument, NULL, 'F' },
+		{ "output", required_argument, NULL, 'o' },
+		{ "wait", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -93,13 +96,13 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 	*help = 0;
 	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "hn:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hn:o:", longopts, NULL)) != -1) {
 		const char *flag = argv[optind - 1];
 
 		if (ch != 'h' && strchr(c->opts, ch) == NULL)
 			ch = '?';
 		switch (ch) {
-		case 'm': o->name = optarg; break;
+		case 'm': o->name = optarg; o->name_flag = 1; break;
 		case 'a': o->about = optarg; break;
 		case 'f': o->force = 1; break;
 		case 'l': o->listen = optarg; o->listen_given = 1; break;
@@ -116,6 +119,16 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'R': o->room = optarg; o->room_flag = 1; break;
 		case 'S': o->tls = optarg; break;
 		case 'D': o->delete = 1; break;
+		case 'o': o->output = optarg; break;
+		case 'W': o->wait = 1; break;
+		case 'F':
+			if (o->nfiles == CLI_FILES_MAX) {
+				cli_usage(c, "a message names at most 16 files, "
+				    "not more ('%s')", flag);
+				return -1;
+			}
+			o->files[o->nfiles++] = optarg;
+			break;
 		case 'A':
 			if (strlen(o->advertise) + strlen(optarg) + 2 >
 			    sizeof(o->advertise)) {

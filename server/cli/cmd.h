@@ -26,6 +26,8 @@ struct cli_cmd {
 	int settings;
 };
 
+#define CLI_FILES_MAX 16   /* papo say --file: files a message names */
+
 /* Options shared by the commands that take them. */
 struct cli_opts {
 	const char *name;
@@ -49,6 +51,11 @@ struct cli_opts {
 	int room_flag;        /* --room itself (papo mcp binds only to it) */
 	int delete;           /* papo leave --delete */
 	const char *tls;      /* --tls */
+	int name_flag;        /* --name itself, not PAPO_NAME */
+	const char *files[CLI_FILES_MAX]; /* papo say --file, each one */
+	int nfiles;
+	const char *output;   /* papo get -o */
+	int wait;             /* papo get --wait */
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 };
 

@@ -1,10 +1,13 @@
 /*
- * cmd_msg.c: the commands about the room's messages: papo say, history
+ * cmd_msg.c: the commands about the room's messages: papo say (with the
+ * files it shares, each uploaded before the message names it), history
  * and tail, through the running daemon.  Main thread.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
@@ -52,23 +55,176 @@ cli_say_stdin(size_t *len)
 	return t;
 }
 
+/* s percent-encoded for a query into out; -1 when it does not fit. */
+static int
+cli_encode(const char *s, char *out, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t n = 0;
+
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0';
+	    p++) {
+		if (n + 4 > len)
+			return -1;
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-._~", *p) != NULL)
+			out[n++] = (char)*p;
+		else {
+			out[n++] = '%';
+			out[n++] = hex[*p >> 4];
+			out[n++] = hex[*p & 15];
+		}
+	}
+	out[n] = '\0';
+	return 0;
+}
+
+/*
+ * Shares the file at path ("-": stdin) by the name given (NULL: the
+ * path's last part): uploaded as libcurl reads it, never whole in
+ * memory.  Its JSON ({"ref", "name", "size", "type"}) in *out, or
+ * CLI_ERROR after saying why.
+ */
+static int
+cli_upload(const struct cli_opts *o, const char *path, const char *name,
+    cJSON **out)
+{
+	char err[PAPO_ERR_LEN], enc[3 * 256 + 1], q[1024], full[2048];
+	struct client cl;
+	struct stat st;
+	const cJSON *e;
+	char *answer = NULL;
+	long status = 0;
+	long long size = -1;
+	FILE *f = NULL;
+	int rc = CLI_ERROR, opened = 0;
+
+	*out = NULL;
+	if (name == NULL) {
+		name = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 :
+		    path;
+		if (name[0] == '\0') {
+			fprintf(stderr, "papo: %s names no file\n", path);
+			return CLI_ERROR;
+		}
+	}
+	if (strlen(name) > 255 || cli_encode(name, enc, sizeof(enc)) == -1) {
+		fprintf(stderr, "papo: the name '%.64s...' is over 255 bytes\n",
+		    name);
+		return CLI_ERROR;
+	}
+	if (strcmp(path, "-") == 0)
+		f = stdin;
+	else if ((f = fopen(path, "rb")) == NULL) {
+		fprintf(stderr, "papo: cannot read %s: %s\n", path,
+		    strerror(errno));
+		return CLI_ERROR;
+	}
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "papo: %s is a directory: share a file\n",
+		    path);
+		goto out;
+	}
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
+		size = (long long)st.st_size;
+	snprintf(q, sizeof(q), "/api/blobs?name=%s", enc);
+	if (cli_room_path(full, sizeof(full), q, o->room) == -1) {
+		cli_fail("the room's name is too long");
+		goto out;
+	}
+	if (client_open(err, o->home, &cl) == -1) {
+		cli_fail(err);
+		goto out;
+	}
+	opened = 1;
+	if (client_upload(err, &cl, full, f, size, &status, &answer) == -1) {
+		fprintf(stderr, "papo: %s: %s\n", path, err);
+		goto out;
+	}
+	*out = cJSON_Parse(answer);
+	if (status != 201 || cli_str(*out, "ref") == NULL) {
+		e = cJSON_GetObjectItemCaseSensitive(*out, "error");
+		fprintf(stderr, "papo: cannot share %s: ", path);
+		if (cJSON_IsString(e))
+			fputs(e->valuestring, stderr);
+		else
+			fprintf(stderr, "papo serve answered HTTP %ld", status);
+		fprintf(stderr, "; nothing was sent\n");
+		cJSON_Delete(*out);
+		*out = NULL;
+		goto out;
+	}
+	rc = CLI_OK;
+out:
+	if (opened)
+		client_close(&cl);
+	if (f != NULL && f != stdin)
+		fclose(f);
+	free(answer);
+	return rc;
+}
+
+/* The options of a say with files, checked before anything is read. */
+static int
+cli_say_check(const struct cli_cmd *c, const struct cli_opts *o,
+    const char *msg)
+{
+	int piped = 0;
+
+	for (int i = 0; i < o->nfiles; i++)
+		piped += strcmp(o->files[i], "-") == 0;
+	if (piped > 1)
+		return cli_usage(c, "%s", "stdin gives one file: --file - "
+		    "once");
+	if (piped && msg != NULL && strcmp(msg, "-") == 0)
+		return cli_usage(c, "%s", "stdin gives the text or a file, not "
+		    "both: put the TEXT on the command line");
+	if (piped && !o->name_flag)
+		return cli_usage(c, "%s", "--file - needs --name NAME, the "
+		    "name the file from stdin is shown by");
+	if (!piped && o->name_flag && o->nfiles != 1)
+		return cli_usage(c, "%s", "--name names the file read from "
+		    "stdin (--file -), or the one file shared");
+	return CLI_OK;
+}
+
+/* One line per file shared: its name, size and reference. */
+static void
+cli_say_files(const cJSON *up)
+{
+	const cJSON *f, *size;
+	const char *s;
+
+	cJSON_ArrayForEach(f, up) {
+		size = cJSON_GetObjectItemCaseSensitive(f, "size");
+		printf("  file ");
+		cli_put((s = cli_str(f, "name")) != NULL ? s : "?");
+		printf(", %.0f bytes: ", cJSON_IsNumber(size) ?
+		    size->valuedouble : 0);
+		cli_put((s = cli_str(f, "ref")) != NULL ? s : "?");
+		printf("\n");
+	}
+}
+
 int
 cli_say(const struct cli_cmd *c, int argc, char **argv)
 {
 	struct cli_opts o;
 	const cJSON *done, *wait;
 	const char *id, *state, *msg;
-	cJSON *req = NULL, *ans = NULL;
+	cJSON *req = NULL, *ans = NULL, *up = NULL, *refs = NULL, *one;
 	char *body = NULL, *text = NULL, *in = NULL;
 	size_t len, ctl = 0;
 	int rc;
 
 	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
 		return rc;
-	if (optind == argc)
-		return cli_usage(c, "%s", "the TEXT is missing (or - to read it "
-		    "from stdin)");
-	msg = argv[optind];
+	if (optind == argc && o.nfiles == 0)
+		return cli_usage(c, "%s", "the TEXT is missing (or - to read "
+		    "it from stdin, or --file PATH)");
+	msg = optind < argc ? argv[optind] : "";
+	if (o.nfiles > 0 && (rc = cli_say_check(c, &o, msg)) != CLI_OK)
+		return rc;
 	len = strlen(msg);
 	if (strcmp(msg, "-") == 0) {
 		if ((in = cli_say_stdin(&len)) == NULL)
@@ -78,7 +234,7 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 	rc = CLI_ERROR;
 	/* The limits said here, in the text's terms, rather than as the
 	 * size of the request that carries it. */
-	if (len == 0) {
+	if (len == 0 && o.nfiles == 0) {
 		cli_fail("the text is empty: nothing to send");
 		goto out;
 	}
@@ -87,8 +243,25 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 		    "are allowed\n", len, PAPO_BODY_MAX);
 		goto out;
 	}
+	/* The files first, each uploaded whole before the message names
+	 * them: a file that cannot be shared sends nothing. */
+	if ((up = cJSON_CreateArray()) == NULL ||
+	    (refs = cJSON_CreateArray()) == NULL) {
+		cli_fail("out of memory");
+		goto out;
+	}
+	for (int i = 0; i < o.nfiles; i++) {
+		if (cli_upload(&o, o.files[i], o.name_flag &&
+		    (strcmp(o.files[i], "-") == 0 || o.nfiles == 1) ? o.name :
+		    NULL, &one) != CLI_OK)
+			goto out;
+		cJSON_AddItemToArray(up, one);
+		cJSON_AddItemToArray(refs, cJSON_CreateString(cli_str(one,
+		    "ref")));
+	}
 	if ((req = cJSON_CreateObject()) == NULL ||
-	    cJSON_AddStringToObject(req, "text", msg) == NULL ||
+	    (len > 0 && cJSON_AddStringToObject(req, "text", msg) == NULL) ||
+	    (o.nfiles > 0 && !cJSON_AddItemToObject(req, "files", refs)) ||
 	    (o.to != NULL &&
 	    cJSON_AddStringToObject(req, "to", o.to) == NULL) ||
 	    (o.reply_to != NULL &&
@@ -97,6 +270,8 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 		cli_fail("out of memory");
 		goto out;
 	}
+	if (o.nfiles > 0)
+		refs = NULL;        /* req's now */
 	if (strlen(body) > HTTP_BODY_MAX) {
 		for (size_t i = 0; i < len; i++)
 			ctl += (unsigned char)msg[i] < 0x20;
@@ -143,9 +318,12 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 		    "when one can");
 	}
 	printf("\n");
+	cli_say_files(up);
 out:
 	cJSON_Delete(req);
 	cJSON_Delete(ans);
+	cJSON_Delete(up);
+	cJSON_Delete(refs);
 	cJSON_free(body);
 	free(text);
 	free(in);
@@ -183,6 +361,7 @@ cli_print_message(const cJSON *m)
 	 * first indented under the message's line. */
 	cli_put_in((s = cli_str(m, "text")) != NULL ? s : "", "    ");
 	printf("\n");
+	cli_files(cJSON_GetObjectItemCaseSensitive(m, "files"), "    ");
 }
 
 /* Where the log starts, when retention (PAPO_KEEP) dropped messages. */

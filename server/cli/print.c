@@ -1,8 +1,10 @@
 /*
  * print.c: what commands print of the daemon's answers (print.h), with
- * text from other members' control characters replaced.  Main thread.
+ * text from other members' control characters replaced; sizes and the
+ * files a message names.  Main thread.
  */
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include <cjson/cJSON.h>
@@ -68,5 +70,47 @@ cli_names(const cJSON *arr)
 		printf("%s", first ? "" : ", ");
 		cli_put(v->valuestring);
 		first = 0;
+	}
+}
+
+/* A size for people: "512 bytes", "300.0 KiB", "5.0 MiB", "1.2 GiB". */
+void
+cli_size(double n, char out[32])
+{
+	static const char *const units[] = { "KiB", "MiB", "GiB", "TiB" };
+	int u = -1;
+
+	if (n < 1024) {
+		snprintf(out, 32, "%.0f bytes", n);
+		return;
+	}
+	while (n >= 1024 && u < 3) {
+		n /= 1024;
+		u++;
+	}
+	snprintf(out, 32, "%.1f %s", n, units[u]);
+}
+
+void
+cli_files(const cJSON *files, const char *indent)
+{
+	const cJSON *f, *size;
+	const char *s;
+	char sz[32];
+
+	cJSON_ArrayForEach(f, files) {
+		size = cJSON_GetObjectItemCaseSensitive(f, "size");
+		printf("%s\xf0\x9f\x93\x8e ", indent);     /* U+1F4CE */
+		cli_put((s = cli_str(f, "name")) != NULL ? s : "?");
+		cli_size(cJSON_IsNumber(size) ? size->valuedouble : 0, sz);
+		printf(" (%s", sz);
+		s = cli_str(f, "state");
+		if (s != NULL && strcmp(s, "here") != 0) {
+			printf(", ");
+			cli_put(s);
+		}
+		printf(") ");
+		cli_put((s = cli_str(f, "ref")) != NULL ? s : "?");
+		printf("\n");
 	}
 }

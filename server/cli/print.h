@@ -21,6 +21,14 @@ void cli_put(const char *s);
 const char *cli_str(const cJSON *o, const char *name);
 /* Milliseconds since 1970 as local "YYYY-MM-DD HH:MM:SS" ("never" for 0). */
 void cli_time(double ms, char out[32]);
+/* n bytes for people: "512 bytes", "300.0 KiB", "5.0 MiB". */
+void cli_size(double n, char out[32]);
+/*
+ * Prints the files a message names (its "files"), one line each after
+ * indent: the paperclip, the name, its size, its state here when not
+ * "here", and its reference (for papo get).
+ */
+void cli_files(const cJSON *files, const char *indent);
 /* Prints the names of a JSON array, comma-separated. */
 void cli_names(const cJSON *arr);
 

@@ -87,10 +87,13 @@ http_upload_begin(struct http_req *r)
 		    "papo serve is stopping");
 	else
 		r->route->handler(r, r->arg);
-	if (r->state == HTTP_RUNNING && r->sink != NULL)
+	if (r->state == HTTP_RUNNING && r->sink != NULL) {
 		r->state = HTTP_READING;
-	else if (r->state == HTTP_RUNNING || r->state == HTTP_WAITING) {
+		http_watch_upload(r);
+	} else if (r->state == HTTP_RUNNING || r->state == HTTP_WAITING) {
 		/* Only end may wait: the body is still to come. */
+		if (r->state == HTTP_WAITING)
+			http_unwait(r);
 		r->state = HTTP_RUNNING;
 		http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "the handler of %s took no body", r->path);
@@ -145,17 +148,23 @@ http_body(struct http_req *r, const char *data, size_t n)
 				http_reply_error(r,
 				    MHD_HTTP_INTERNAL_SERVER_ERROR,
 				    "the upload of %s stopped", r->path);
+			http_unwatch(r);
 			r->sink = NULL;
 			r->dropped = n;
 			return MHD_YES;
 		}
 		r->state = HTTP_READING;
+		/* MHD has more of the body waiting, most likely: it runs
+		 * again at once rather than after the back-off that keeps a
+		 * stalled TLS handshake from spinning (http_run), which would
+		 * cap an upload at a pool's worth of bytes per 50 ms. */
+		http_kick(r->h);
 		return MHD_YES;
 	}
-	if (n > HTTP_BODY_MAX - r->len) {
+	if (n > http_body_max(r) - r->len) {
 		http_reply_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "the body has "
-		    "more than %d bytes (a message's text, at most %d)",
-		    HTTP_BODY_MAX, PAPO_BODY_MAX);
+		    "more than %zu bytes (a message's text, at most %d)",
+		    http_body_max(r), PAPO_BODY_MAX);
 		r->dropped = r->len + n;
 		return MHD_YES;
 	}
@@ -189,8 +198,12 @@ http_end(struct http_req *r)
 		if (r->h->stopping)
 			http_reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE,
 			    "papo serve is stopping");
-		else if (r->sink != NULL)
+		else if (r->sink != NULL) {
+			/* Whole: a hang-up from here is a waiting
+			 * request's, which the node's answer finds. */
+			http_unwatch(r);
 			r->sink_end(r, r->sink_arg);
+		}
 		else
 			r->route->handler(r, r->arg);
 		if (r->state == HTTP_RUNNING)
@@ -226,6 +239,10 @@ http_access(void *cls, struct MHD_Connection *conn, const char *url,
 	if (r == NULL)
 		return http_begin(cls, conn, url, method, con_cls);
 	if (*upload_size != 0) {
+		/* A body flowing in: MHD runs again at once rather than
+		 * backing off (http_run), as its socket may hold more than
+		 * its buffer took and no new event would say so. */
+		((struct http *)cls)->kicked = 1;
 		n = *upload_size;
 		*upload_size = 0;
 		return http_body(r, upload, n);

@@ -32,10 +32,12 @@
 /*
  * Content-Security-Policy of the dashboard's files: scripts, styles and
  * connections only from this daemon, nothing inline, no frames, no
- * forms posting elsewhere.  JSON answers get one that allows nothing.
+ * forms posting elsewhere; images also from the blob: URLs the page
+ * makes of shared files it fetched with the token (previews).  JSON
+ * answers get one that allows nothing.
  */
 #define HTTP_CSP_PAGE "default-src 'none'; script-src 'self'; " \
-	"style-src 'self'; connect-src 'self'; img-src 'self' data:; " \
+	"style-src 'self'; connect-src 'self'; img-src 'self' data: blob:; " \
 	"base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 #define HTTP_CSP_DATA "default-src 'none'; frame-ancestors 'none'"
 
@@ -57,7 +59,8 @@ struct http_route {
 	                           * "*" matches any one segment of the
 	                           * request's path (http_req_segment) */
 	http_handler *handler;
-	int open;                 /* bits: HTTP_OPEN, HTTP_UPLOAD */
+	int open;                 /* bits: HTTP_OPEN, HTTP_UPLOAD,
+	                           * HTTP_LARGE */
 };
 
 /* A route's bits.  HTTP_OPEN: served without the token (/healthz).
@@ -67,6 +70,11 @@ struct http_route {
  * as it comes with http_req_sink (or answers at once). */
 #define HTTP_OPEN 1
 #define HTTP_UPLOAD 2
+/* HTTP_LARGE: a JSON body of up to HTTP_LARGE_MAX bytes instead of
+ * HTTP_BODY_MAX (/mcp: send's inline attachments, 1 MiB each as base64),
+ * still read whole into memory. */
+#define HTTP_LARGE 4
+#define HTTP_LARGE_MAX (2 * 1024 * 1024)
 
 /* A module's routes, and the argument its handlers get. */
 struct http_mount {
@@ -302,7 +310,9 @@ void http_req_on_done(struct http_req *r, http_req_done *done, void *arg);
 /*
  * Hands m to the node on behalf of r, which waits.  When the node gives
  * m back, http_node_done calls cb(r, m, arg) on the main thread; cb owns
- * m and must answer r.
+ * m and must answer r, or hand r's next request to the node
+ * (http_submit again), or keep r waiting with its client watched
+ * (http_req_watch) to answer it later.
  */
 typedef void http_node_cb(struct http_req *r, struct node_msg *m, void *arg);
 void http_submit(struct http_req *r, struct node *n, struct node_msg *m,

@@ -224,6 +224,9 @@ int http_peer_key(const struct sockaddr *sa, unsigned char key[9]);
 const char *http_header(struct http_req *r, const char *name);
 const char *http_room_path(struct http_req *r, const char *url, char *out,
     size_t len);
+/* The most bytes r's body may have: HTTP_BODY_MAX, or HTTP_LARGE_MAX for
+ * a route marked HTTP_LARGE. */
+size_t http_body_max(const struct http_req *r);
 
 /* http_conn.c */
 int http_conn_fd(struct MHD_Connection *conn);
@@ -246,6 +249,7 @@ void http_kick(struct http *h);
 void http_add_headers(struct http_req *r, struct MHD_Response *resp);
 
 /* http_stream.c */
+void http_watch_upload(struct http_req *r);
 void http_stream_wake(struct http_stream *st);
 enum MHD_Result http_queue(struct http_req *r);
 void http_grant_arm(struct http *h, uint64_t end);

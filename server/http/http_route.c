@@ -92,6 +92,13 @@ http_route_find(const struct http *h, const char *method, const char *path,
 	return found;
 }
 
+size_t
+http_body_max(const struct http_req *r)
+{
+	return r->route != NULL && (r->route->open & HTTP_LARGE) ?
+	    HTTP_LARGE_MAX : HTTP_BODY_MAX;
+}
+
 /* Is the media type of a Content-Type type (any case, parameters such
  * as charset allowed)? */
 static int
@@ -187,10 +194,10 @@ http_screen(struct http_req *r, const char *url, const char *method)
 		return;
 	}
 	cl = http_header(r, MHD_HTTP_HEADER_CONTENT_LENGTH);
-	if (cl != NULL && strtoull(cl, NULL, 10) > HTTP_BODY_MAX)
+	if (cl != NULL && strtoull(cl, NULL, 10) > http_body_max(r))
 		http_reply_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "the body has "
-		    "%s bytes; at most %d are allowed (a message's text, at "
-		    "most %d)", cl, HTTP_BODY_MAX, PAPO_BODY_MAX);
+		    "%s bytes; at most %zu are allowed (a message's text, at "
+		    "most %d)", cl, http_body_max(r), PAPO_BODY_MAX);
 }
 
 /*

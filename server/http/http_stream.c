@@ -46,6 +46,19 @@ http_watch(struct http_req *r)
 		r->watch_fd = fd;
 }
 
+/*
+ * An upload's client is watched while its body comes: a client killed
+ * mid-body may leave its last bytes and its FIN queued together, and
+ * MHD (edge-triggered epoll) can drain the bytes without seeing the
+ * end, keeping the request, and the spool its handler fills, until its
+ * idle timeout.  The hang-up has MHD look at the socket again.
+ */
+void
+http_watch_upload(struct http_req *r)
+{
+	http_watch(r);
+}
+
 /* Streams. */
 
 static ssize_t
@@ -302,6 +315,9 @@ http_reader_read(void *cls, uint64_t pos, char *out, size_t max)
 	n = r->reader(r->reader_arg, pos, out, max);
 	if (n <= 0 || (size_t)n > max)
 		return MHD_CONTENT_READER_END_WITH_ERROR;
+	/* MHD is asked for more only once it sent the last block: it runs
+	 * again at once, not after http_run's back-off (as for uploads). */
+	http_kick(r->h);
 	return (ssize_t)n;
 }
 
@@ -444,6 +460,17 @@ http_on_hangup(void *arg, uint32_t events)
 
 	(void)events;
 	http_unwatch(r);
+	/* A resumed connection is marked ready to read, so MHD reads what
+	 * is left and then the end: the request ends, and with it the
+	 * upload (its on_done). */
+	if (r->state == HTTP_READING && r->sink != NULL) {
+		log_msg(LOG_DEBUG, "http: %s %s: the client left mid-body",
+		    r->method, r->path);
+		MHD_suspend_connection(r->conn);
+		MHD_resume_connection(r->conn);
+		http_kick(r->h);
+		return;
+	}
 	if (r->live != NULL) {
 		r->live->closing = 1;
 		http_stream_wake(r->live);
@@ -500,7 +527,10 @@ http_node_done(struct node_msg *m)
 	cb = r->node_cb;
 	r->node_cb = NULL;
 	cb(r, m, r->node_arg);
-	if (r->state == HTTP_WAITING)
+	/* A callback may ask the node again for the same request (MCP's
+	 * send adds its files first), or keep it waiting, watching its
+	 * client (http_req_watch), to answer it later. */
+	if (r->state == HTTP_WAITING && r->node_cb == NULL && r->gone == NULL)
 		http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "the node's answer was not used");
 }

@@ -653,6 +653,7 @@ mcp_new(char err[PAPO_ERR_LEN], struct loop *l, struct node *n,
 	TAILQ_INIT(&m->sessions);
 	LIST_INIT(&m->flights);
 	LIST_INIT(&m->agents);
+	LIST_INIT(&m->fetches);
 	if ((size_t)snprintf(m->agents_path, sizeof(m->agents_path),
 	    "%s/agents.json", home) >= sizeof(m->agents_path)) {
 		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
@@ -689,6 +690,7 @@ mcp_free(struct mcp *m)
 	 * agents were not given is written (answers on their way count as
 	 * not given), then they finish without us. */
 	mcp_wake_close(m);
+	mcp_files_close(m);
 	mcp_agents_free(m);
 	while ((f = LIST_FIRST(&m->flights)) != NULL) {
 		LIST_REMOVE(f, entry);
@@ -702,7 +704,8 @@ mcp_free(struct mcp *m)
 }
 
 static const struct http_route mcp_route_table[] = {
-	{ "POST", "/mcp", mcp_post, 0 },
+	/* Larger bodies: send's inline attachments (docs/MCP.md). */
+	{ "POST", "/mcp", mcp_post, HTTP_LARGE },
 	{ "GET", "/mcp", mcp_get, 0 },
 	{ "DELETE", "/mcp", mcp_delete, 0 },
 	{ "GET", "/api/wake", mcp_wake_get, 0 },

@@ -51,6 +51,7 @@ mcp_node_done(struct http_req *r, struct node_msg *msg, void *arg)
 {
 	struct mcp_call *c = arg;
 	cJSON *res, *o, *e;
+	char *text;
 
 	if (msg->code == 429) {
 		res = mcp_tool_limited(msg);
@@ -69,9 +70,14 @@ mcp_node_done(struct http_req *r, struct node_msg *msg, void *arg)
 		while (c->extra != NULL && (e = c->extra->child) != NULL)
 			cJSON_AddItemToObject(o, e->string,
 			    cJSON_DetachItemViaPointer(c->extra, e));
-		/* Which room it is of (status names it already). */
-		if (cJSON_IsObject(o) && msg->room_id[0] != '\0')
+		/* Which room it is of (status names it already); the files
+		 * of the messages it holds with their URIs. */
+		if (cJSON_IsObject(o) && msg->room_id[0] != '\0') {
 			mcp_room_tag(c->m, o, msg->room_id);
+			cJSON_ArrayForEach(e,
+			    cJSON_GetObjectItemCaseSensitive(o, "messages"))
+				mcp_room_files(e, msg->room_id);
+		}
 		if (c->uri != NULL) {
 			cJSON *contents;
 
@@ -81,7 +87,10 @@ mcp_node_done(struct http_req *r, struct node_msg *msg, void *arg)
 			cJSON_AddItemToArray(contents, e);
 			cJSON_AddStringToObject(e, "uri", c->uri);
 			cJSON_AddStringToObject(e, "mimeType", "application/json");
-			cJSON_AddStringToObject(e, "text", msg->json);
+			text = cJSON_PrintUnformatted(o);
+			cJSON_AddStringToObject(e, "text", text != NULL ? text :
+			    msg->json);
+			cJSON_free(text);
 			cJSON_Delete(o);
 			/* The room's history changes with every message. */
 			mcp_cacheable(res, c->modern, 0, "private");
@@ -98,6 +107,40 @@ mcp_node_done(struct http_req *r, struct node_msg *msg, void *arg)
 	free(c);
 }
 
+/* mcp_ask's, with what it takes of a session: m, modern and the flight. */
+static void
+mcp_ask_as(struct mcp *m, int modern, struct mcp_flight *read,
+    struct http_req *r, const cJSON *id, struct node_msg *req,
+    const char *room, const char *uri, cJSON *extra)
+{
+	struct mcp_call *c = calloc(1, sizeof(*c));
+
+	if (req != NULL && room != NULL && room[0] != '\0' &&
+	    req->room == NULL && (req->room = strdup(room)) == NULL) {
+		node_msg_free(req);
+		req = NULL;
+	}
+	if (c == NULL || req == NULL || (uri != NULL &&
+	    (c->uri = strdup(uri)) == NULL)) {
+		if (c != NULL)
+			free(c->uri);
+		free(c);
+		node_msg_free(req);
+		cJSON_Delete(extra);
+		if (read != NULL)
+			mcp_flight_free(read);
+		mcp_reply_error(r, 200, id, JSONRPC_INTERNAL_ERROR,
+		    "out of memory");
+		return;
+	}
+	c->m = m;
+	c->id = cJSON_Duplicate(id, 1);
+	c->modern = modern;
+	c->read = read;
+	c->extra = extra;
+	http_submit(r, m->node, req, mcp_node_done, c);
+}
+
 /*
  * Asks the node req for r, answering it as a tool (or resource) result.
  * read: the messages of the answer are given to the agent when it is
@@ -108,27 +151,18 @@ mcp_ask(struct mcp_session *s, struct http_req *r, const cJSON *id,
     struct node_msg *req, const char *room, int read, const char *uri,
     cJSON *extra)
 {
-	struct mcp_call *c = calloc(1, sizeof(*c));
+	struct mcp_flight *f = NULL;
 
-	if (req != NULL && room != NULL && room[0] != '\0' &&
-	    (req->room = strdup(room)) == NULL) {
+	if (read && req != NULL && (f = mcp_flight_new(s->m, s)) == NULL) {
 		node_msg_free(req);
 		req = NULL;
 	}
-	if (c == NULL || req == NULL || (uri != NULL &&
-	    (c->uri = strdup(uri)) == NULL) || (read &&
-	    (c->read = mcp_flight_new(s->m, s)) == NULL)) {
-		if (c != NULL)
-			free(c->uri);
-		free(c);
-		node_msg_free(req);
-		cJSON_Delete(extra);
-		mcp_reply_error(r, 200, id, JSONRPC_INTERNAL_ERROR, "out of memory");
-		return;
-	}
-	c->m = s->m;
-	c->id = cJSON_Duplicate(id, 1);
-	c->modern = s->modern;
-	c->extra = extra;
-	http_submit(r, s->m->node, req, mcp_node_done, c);
+	mcp_ask_as(s->m, s->modern, f, r, id, req, room, uri, extra);
+}
+
+void
+mcp_ask_tool(struct mcp *m, int modern, struct http_req *r,
+    const cJSON *id, struct node_msg *req, const char *room)
+{
+	mcp_ask_as(m, modern, NULL, r, id, req, room, NULL, NULL);
 }

@@ -42,6 +42,44 @@ struct mcp_note {
 	char id[PAPO_MSGID_LEN + 1];  /* the message's, or "" */
 };
 
+/*
+ * A push's content: the text, then a line per file the message names
+ * (its name, size, type and URI), for an agent that sees only this.
+ */
+static void
+mcp_note_content(cJSON *channel, const char *text, const cJSON *files)
+{
+	const cJSON *f;
+	char *out = NULL;
+	size_t len = 0;
+	FILE *fp;
+
+	if (cJSON_GetArraySize(files) == 0 ||
+	    (fp = open_memstream(&out, &len)) == NULL) {
+		cJSON_AddStringToObject(channel, "content", text);
+		return;
+	}
+	fputs(text, fp);
+	cJSON_ArrayForEach(f, files) {
+		const cJSON *name = cJSON_GetObjectItemCaseSensitive(f, "name");
+		const cJSON *size = cJSON_GetObjectItemCaseSensitive(f, "size");
+		const cJSON *type = cJSON_GetObjectItemCaseSensitive(f, "type");
+		const cJSON *uri = cJSON_GetObjectItemCaseSensitive(f, "uri");
+
+		fprintf(fp, "%s[file] %s (%.0f bytes, %s) %s",
+		    ftell(fp) > 0 ? "\n" : "",
+		    cJSON_IsString(name) ? name->valuestring : "?",
+		    cJSON_IsNumber(size) ? size->valuedouble : 0,
+		    cJSON_IsString(type) ? type->valuestring : "?",
+		    cJSON_IsString(uri) ? uri->valuestring : "");
+	}
+	if (fclose(fp) == 0 && out != NULL)
+		cJSON_AddStringToObject(channel, "content", out);
+	else
+		cJSON_AddStringToObject(channel, "content", text);
+	free(out);
+}
+
 static void
 mcp_note_new(struct mcp_note *nt, const struct mcp_msg *g)
 {
@@ -61,8 +99,9 @@ mcp_note_new(struct mcp_note *nt, const struct mcp_msg *g)
 	    id->valuestring : "");
 
 	nt->channel = cJSON_CreateObject();
-	cJSON_AddStringToObject(nt->channel, "content", cJSON_IsString(text) ?
-	    text->valuestring : "");
+	mcp_note_content(nt->channel, cJSON_IsString(text) ?
+	    text->valuestring : "", cJSON_GetObjectItemCaseSensitive(msg,
+	    "files"));
 	meta = cJSON_AddObjectToObject(nt->channel, "meta");
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, keys[i]);

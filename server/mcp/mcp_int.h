@@ -3,7 +3,8 @@
  * They call one way, each only the ones after it: mcp.c (the transport,
  * initialize, the 2026-07-28 checks, the method table), mcp_resources.c
  * (history resources, subscriptions/listen) and mcp_tools.c (the tool
- * table, send, history, status), neither calling the other; mcp_ask.c
+ * table, send, history, status), neither calling the other; mcp_files.c
+ * (attachments, the fetch tool, the files' resources); mcp_ask.c
  * (a question to the node, answered as a tool or resource result),
  * mcp_wake.c (waking an idle agent), mcp_deliver.c (the node's messages
  * and room lists handed out, pushes), mcp_wait.c (the wait tool, answers
@@ -36,6 +37,10 @@
 /* A room's own history: papo://rooms/ID/history. */
 #define MCP_ROOMS_URI "papo://rooms/"
 #define MCP_ROOMS_URI_END "/history"
+/* A file a message of a room names: papo://rooms/ID/files/REF. */
+#define MCP_FILES_URI "/files/"
+#define MCP_FILE_URI_MAX (sizeof(MCP_ROOMS_URI) + PAPO_ROOMID_LEN + \
+	sizeof(MCP_FILES_URI) + 64)
 #define MCP_SESSIONS_MAX 4096        /* 2025 sessions at once */
 #define MCP_KEEP 256                 /* events kept per session to resume */
 #define MCP_UNSEEN_MAX 500           /* messages queued for a session's wait */
@@ -50,6 +55,7 @@ struct mcp_wait;                     /* a wait in progress: mcp_wait.c's */
 struct mcp_text;                     /* an event's text: mcp_session.c's */
 struct mcp_slot;                     /* a replay ring's event: mcp_session.c's */
 struct mcp_waker;                    /* a /api/wake poll: mcp_wake.c's */
+struct mcp_fetch;                    /* a file fetched: mcp_files.c's */
 
 /* A room the daemon is in, as the node's last list said (mcp_rooms). */
 struct mcp_room {
@@ -209,6 +215,7 @@ struct mcp {
 	 * a change for an agent (a message queued, a wait over, its queue
 	 * read back) may wake it (mcp_wake.c's mcp_wake_check, for
 	 * mcp_deliver.c and mcp_wait.c). */
+	LIST_HEAD(, mcp_fetch) fetches;   /* mcp_files.c's, in progress */
 	void (*wait_end)(struct mcp_wait *w, struct mcp_msg **msgs, size_t n);
 	void (*wake_check)(struct mcp_agent *a);
 };
@@ -225,8 +232,12 @@ struct mcp_room *mcp_room_find(struct mcp *m, const char *sel,
 void mcp_room_names(const struct mcp *m, char *out, size_t len);
 /* Takes the node's list of rooms (NODE_EV_ROOMS's JSON, parsed). */
 void mcp_room_update(struct mcp *m, const cJSON *list);
-/* Adds "room" (its name) and "room_id" to a message's json when absent. */
+/* Adds "room" (its name) and "room_id" to a message's json when absent,
+ * and mcp_room_files's URIs. */
 void mcp_room_tag(struct mcp *m, cJSON *json, const char *id);
+/* Adds "uri" (papo://rooms/ID/files/REF) to each of the message json's
+ * "files" of room id. */
+void mcp_room_files(cJSON *json, const char *id);
 /* The rooms as status lists them (a new array). */
 cJSON *mcp_room_list(const struct mcp *m);
 /* Whether s is bound to a room this daemon has left: 1, with msg saying
@@ -396,6 +407,32 @@ void mcp_flush(struct mcp_session *s, struct mcp_stream *ms);
 void mcp_ask(struct mcp_session *s, struct http_req *r, const cJSON *id,
     struct node_msg *req, const char *room, int read, const char *uri,
     cJSON *extra);
+/* mcp_ask of a tool's request, for a caller whose session may be gone
+ * since its request came (mcp_files.c's send, after its files). */
+void mcp_ask_tool(struct mcp *m, int modern, struct http_req *r,
+    const cJSON *id, struct node_msg *req, const char *room);
+
+/* mcp_files.c: files (docs/MCP.md, "Files"). */
+
+/* send with attachments: each added (NODE_BLOB_ADD), then req (taken, a
+ * NODE_SEND) sent naming them; a tool error, and nothing sent, when one
+ * fails. */
+void mcp_attach(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const cJSON *attachments, struct node_msg *req, const char *room);
+/* The fetch tool. */
+void tool_fetch(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const cJSON *args, const cJSON *meta, const char *room);
+/* Whether uri is a file's (papo://rooms/ID/files/...). */
+int mcp_file_uri(const char *uri);
+/* resources/read of a file's uri. */
+void mcp_file_read(struct mcp_session *s, struct http_req *r,
+    const cJSON *id, const char *uri);
+/* Answers resources/list with res (taken) and the files of the recent
+ * messages of the rooms s hears. */
+void mcp_files_list(struct mcp_session *s, struct http_req *r,
+    const cJSON *id, cJSON *res);
+/* The daemon stops: fetches in progress are answered so, and freed. */
+void mcp_files_close(struct mcp *m);
 
 /* mcp_tools.c and mcp_resources.c: the methods mcp.c's table names. */
 

@@ -125,6 +125,7 @@ m_resources_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params)
 {
 	cJSON *res = cJSON_CreateObject(), *arr, *e;
+	char desc_err[PAPO_ERR_LEN];
 
 	(void)params;
 	arr = cJSON_AddArrayToObject(res, "resources");
@@ -152,8 +153,11 @@ m_resources_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		cJSON_AddStringToObject(e, "description", desc);
 		cJSON_AddStringToObject(e, "mimeType", "application/json");
 	}
-	mcp_cacheable(res, s->modern, MCP_TTL_MS, "public");
-	mcp_reply_text(r, 200, mcp_result(id, res, s->modern));
+	/* Then the files of the rooms' recent messages. */
+	if (mcp_room_left(s, "resources/list", desc_err, sizeof(desc_err)))
+		mcp_reply_text(r, 200, mcp_result(id, res, s->modern));
+	else
+		mcp_files_list(s, r, id, res);
 }
 
 void
@@ -162,8 +166,13 @@ m_resources_read(struct mcp_session *s, struct http_req *r, const cJSON *id,
 {
 	struct node_msg *req;
 	const char *uri;
+	const cJSON *u = cJSON_GetObjectItemCaseSensitive(params, "uri");
 	char room[PAPO_ROOMID_LEN + 1];
 
+	if (cJSON_IsString(u) && mcp_file_uri(u->valuestring)) {
+		mcp_file_read(s, r, id, u->valuestring);
+		return;
+	}
 	if ((uri = mcp_resource_uri(s, r, id, params, room)) == NULL)
 		return;
 	if ((req = node_msg_new(NODE_HISTORY)) != NULL)

@@ -3,7 +3,7 @@
  * the node's list of rooms as its last NODE_EV_ROOMS said it, a room
  * named by a tool's room argument or by /mcp?room= found in it (by id,
  * name or the start of its id, as the node finds one), and a message
- * tagged with its room.  It knows nothing of sessions or agents:
+ * tagged with its room (and its files with their URIs).  It knows nothing of sessions or agents:
  * mcp_deliver.c tells them of a changed list.
  *
  * Main thread only; nothing here blocks.
@@ -116,6 +116,29 @@ mcp_room_tag(struct mcp *m, cJSON *json, const char *id)
 		cJSON_AddStringToObject(json, "room_id", id);
 	if (cJSON_GetObjectItemCaseSensitive(json, "room") == NULL)
 		cJSON_AddStringToObject(json, "room", r != NULL ? r->name : "");
+	mcp_room_files(json, id);
+}
+
+/*
+ * Each file a message names gets the URI an agent reads it by
+ * (resources/read, or the fetch tool's ref): papo://rooms/ID/files/REF.
+ */
+void
+mcp_room_files(cJSON *json, const char *id)
+{
+	cJSON *f;
+	const cJSON *ref;
+	char uri[MCP_FILE_URI_MAX];
+
+	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(json, "files")) {
+		ref = cJSON_GetObjectItemCaseSensitive(f, "ref");
+		if (!cJSON_IsString(ref) || cJSON_GetObjectItemCaseSensitive(f,
+		    "uri") != NULL)
+			continue;
+		snprintf(uri, sizeof(uri), MCP_ROOMS_URI "%s" MCP_FILES_URI
+		    "%.64s", id, ref->valuestring);
+		cJSON_AddStringToObject(f, "uri", uri);
+	}
 }
 
 int

@@ -62,10 +62,14 @@ expect 0 "papo status on old o1" -- papo o1 status
 for m in $(others o1); do has "$T/out" "^  $m  online" "old o1's papo status lists $m online"; done
 expect 0 "papo status on new n1" -- papo n1 status
 for m in $(others n1); do has "$T/out" "^  $m  online" "new n1's papo status lists $m online"; done
-for m in o1 o2 n2; do
-	check "new n1 speaks protocol 3 with $m" test "$(protocol_of n1 $m)" = 3
+for m in o1 o2; do
+	check "new n1 speaks protocol 3 with old $m" test "$(protocol_of n1 $m)" = 3
 done
+# Two new ones agree on the newest (4: ALPN papo/4, the bulk stream).
+check "new n1 speaks protocol 4 with new n2" test "$(protocol_of n1 n2)" = 4
+check "new n2 speaks protocol 4 with new n1" test "$(protocol_of n2 n1)" = 4
 check "old o1 speaks protocol 3 with new n1" test "$(protocol_of o1 n1)" = 3
+check "new n2 speaks protocol 3 with old o2" test "$(protocol_of n2 o2)" = 3
 if [ "${#X[@]}" = 6 ]; then
 	check "new n1 speaks protocol 1 with v1" test "$(protocol_of n1 v1)" = 1
 	check "new n1 speaks protocol 2 with v2" test "$(protocol_of n1 v2)" = 2

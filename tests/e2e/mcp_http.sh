@@ -55,7 +55,8 @@ code=$(curl -s -o /dev/null -w '%{http_code}' -H 'Accept: text/html' -H "$CT" -H
 check "a wrong Accept: 406" test "$code" = 406
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "$ACC" -H 'Content-Type: text/plain' -H "MCP-Session-Id: $SID" -d 'x' "$M")
 check "a non-JSON body: 415" test "$code" = 415
-head -c 70000 /dev/zero | tr '\0' 'x' >"$T/big"
+# /mcp takes up to 2 MiB (HTTP_LARGE_MAX: send's inline attachments).
+head -c 2097153 /dev/zero | tr '\0' 'x' >"$T/big"
 code=$(curl -s -o /dev/null -w '%{http_code}' -H "$ACC" -H "$CT" -H "MCP-Session-Id: $SID" --data-binary @"$T/big" "$M")
 check "over the body limit: 413" test "$code" = 413
 code=$(curl -s -o /dev/null -D "$T/hdr" -w '%{http_code}' -X PUT "$M")
@@ -198,7 +199,7 @@ check "tools/call of 2026-07-28" jqt '.result.resultType == "complete" and .resu
 rpc26 tools/call '"name":"status","arguments":{}' -H 'Mcp-Name: =?base64?c3RhdHVz?='
 check "Mcp-Name in base64" jqt '.result.structuredContent.me.name == "bo"' "$T/body"
 rpc26 tools/list ''
-check "tools/list of 2026-07-28 may be cached" jqt '(.result.tools | length) == 4 and .result.ttlMs > 0 and .result.cacheScope == "public"' "$T/body"
+check "tools/list of 2026-07-28 may be cached" jqt '(.result.tools | length) == 5 and .result.ttlMs > 0 and .result.cacheScope == "public"' "$T/body"
 rpc26 tools/call '"name":"status","arguments":{}' -H 'Mcp-Name: send'
 check "an Mcp-Name unlike the body: 400, -32020" test "$code" = 400 -a "$(jq .error.code "$T/body")" = -32020
 rpc "" '{"jsonrpc":"2.0","id":"r1","method":"tools/list","params":{'"$meta"'}}' -H "$V26"
