@@ -142,6 +142,7 @@ case_bad() {
 		until_true 60 grep -q 'does not match' "$T/c1.err" "$T/b1.err"
 	# The fetch settles: it waits for an honest holder.
 	wait_state 30 c1 "$ref" waiting "c1's fetch waits, the liar dropped"
+	echo "what the logs say: $(grep -h -m1 'does not match' "$T/c1.err" "$T/b1.err")"
 	check "the file is not here at c1" test "$(state_of c1 "$ref")" != here
 	code=$(curl -s --max-time 30 -o "$T/body" -w '%{http_code}' "${URL[c1]}/api/blobs/$ref")
 	check "GET of the file at c1 is 404 while only the liar holds it (got $code)" test "$code" = 404
@@ -208,6 +209,7 @@ case_full() {
 	fetch c3 "$ref" >/dev/null
 	wait_state 60 c3 "$ref" failed "c3's fetch fails"
 	local e; e=$(fstate c3 "$ref" | jq -r '.error // empty')
+	echo "c3's error: $e"
 	check "its error says the disk is full (or the limit): '$e'" \
 		grep -qiE 'full|space|limit|quota' <<<"$e"
 	check "c3 has no complete blob $ref" test -z "$(find "$T/c3" -type f -name "$ref")"
