@@ -199,12 +199,20 @@ fetch_state_json(struct room *g, const struct attach *a)
 		cJSON_AddNumberToObject(o, "have", (double)a->size);
 		cJSON_AddNumberToObject(o, "holders", 0);
 	} else {
+		char err[PAPO_ERR_LEN];
+		uint32_t first, ondisk = 0;
+
 		if (f != NULL)
 			state = f->state == FETCH_FETCHING ? "fetching" :
 			    f->state == FETCH_WAITING ? "waiting" : "failed";
-		cJSON_AddNumberToObject(o, "chunks_have", f ? f->ngot : 0);
+		else if (blob_missing(err, g->files->bs, a->ref, 0, &first,
+		    &ondisk, NULL) >= 0)
+			state = "fetching";  /* cut by a stop, resumed at the
+			                      * room's first tick */
+		cJSON_AddNumberToObject(o, "chunks_have", f ? f->ngot : ondisk);
 		cJSON_AddNumberToObject(o, "have", f ? (double)fetch_bytes(f) :
-		    0);
+		    (double)((uint64_t)ondisk * BLOB_CHUNK < a->size ?
+		    (uint64_t)ondisk * BLOB_CHUNK : a->size));
 		cJSON_AddNumberToObject(o, "holders", f ? (double)
 		    holders_online(g, f) : 0);
 		if (f != NULL && f->state != FETCH_FETCHING)
@@ -488,6 +496,21 @@ pick(struct room *g, struct fetch *f, uint32_t i)
 	return best;
 }
 
+/* Whether some holder online that may still be asked has room in its
+ * window. */
+static int
+window_free(struct room *g, struct fetch *f)
+{
+	for (size_t k = 0; k < f->nholders; k++) {
+		const struct holder *h = &f->holders[k];
+
+		if (!h->bad && h->have != NULL && h->inflight < FETCH_WINDOW &&
+		    bulk_conn(member_find(g, h->id)) != NULL)
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether any holder online could still give chunk i. */
 static int
 anyone_has(struct room *g, struct fetch *f, uint32_t i)
@@ -535,8 +558,7 @@ schedule(struct room *g, struct fetch *f)
 	if (f->state == FETCH_FAILED || !f->leaves)
 		goto waiting;
 	memcpy(x.root, f->root, PAPO_KEY_LEN);
-	for (size_t k = 0; k < f->nholders; k++)
-		room_left |= f->holders[k].inflight < FETCH_WINDOW;
+	room_left = window_free(g, f);
 	for (; looked < f->n; looked++, i = i + 1 == f->n ? 0 : i + 1) {
 		struct holder *h;
 
@@ -550,10 +572,7 @@ schedule(struct room *g, struct fetch *f)
 				continue;
 			/* Held, but every holder of it is busy: is any
 			 * holder free at all? */
-			room_left = 0;
-			for (size_t k = 0; k < f->nholders; k++)
-				room_left |= f->holders[k].inflight <
-				    FETCH_WINDOW;
+			room_left = window_free(g, f);
 			continue;
 		}
 		x.first = i;

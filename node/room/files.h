@@ -16,12 +16,13 @@
 #include <cjson/cJSON.h>
 
 #include "node/room/core.h"
+#include "node/store/blob.h"
 #include "node/wire/attach.h"
 
 #define FILES_AUTO_DEFAULT (256 * 1024)          /* PAPO_FILES_AUTO */
 #define FILES_AUTO_NONE (UINT64_MAX - 1)         /* "0": none at once */
 #define FILES_QUOTA_DEFAULT (4ULL << 30)         /* PAPO_FILES_QUOTA */
-#define FILES_DIR "blobs"                        /* in the room's folder */
+#define FILES_DIR BLOB_DIR                       /* in the room's folder */
 
 /* Made and freed with the room; -1 when the store cannot be opened. */
 int files_new(struct room *g);

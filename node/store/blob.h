@@ -70,6 +70,7 @@
 #define BLOB_LEAVES_MAX (BLOB_CHUNKS_MAX * PAPO_KEY_LEN) /* 512 KiB */
 #define BLOB_REF_LEN 52                        /* base32 of the root */
 #define BLOB_LABEL "papo blob v1"
+#define BLOB_DIR "blobs"          /* a room's store, in its folder */
 
 /* blob_fetch_chunk's answer for a chunk that does not match its leaf,
  * and blob_fetch_start's for leaves that do not make the reference: the

@@ -20,6 +20,7 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/utf8.h"
+#include "node/store/blob.h"
 #include "node/store/room.h"
 #include "node/wire/crypto.h"
 #include "node/wire/invite.h"
@@ -321,8 +322,30 @@ out:
 static const char *const room_files[] = {
 	"log.jsonl", "log.jsonl.tmp", "outbox.jsonl", "peers.json",
 	"admins.json", "epochs.json", "agents.json", "agents.json.bad",
-	ROOM_FILE,
+	BLOB_DIR, ROOM_FILE,
 };
+
+/* Deletes path, a file, or the blob store's folder (flat: files only). */
+static int
+room_file_delete(const char *path)
+{
+	char one[4096];
+	struct dirent *de;
+	DIR *d;
+
+	if (unlink(path) == 0 || errno == ENOENT)
+		return 0;
+	if (errno != EISDIR && errno != EPERM)
+		return -1;
+	if ((d = opendir(path)) == NULL)
+		return -1;
+	while ((de = readdir(d)) != NULL)
+		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0 &&
+		    fs_path(one, sizeof(one), path, de->d_name) == 0)
+			unlink(one);
+	closedir(d);
+	return rmdir(path);
+}
 
 /*
  * Moves the room of from_dir (NULL: the home's first, in home itself)
@@ -406,7 +429,7 @@ room_leave(char err[PAPO_ERR_LEN], const char *home, const char *dir,
 	for (size_t i = 0; i < sizeof(room_files) / sizeof(room_files[0]);
 	    i++)
 		if (fs_path(path, sizeof(path), dir, room_files[i]) == 0 &&
-		    unlink(path) == -1 && errno != ENOENT) {
+		    room_file_delete(path) == -1) {
 			snprintf(err, PAPO_ERR_LEN, "cannot delete %s: %s",
 			    path, strerror(errno));
 			return -1;

@@ -18,6 +18,44 @@
 
 /* The limits line, and damping's when it holds an exchange back:
  * "damping: on (12/5m): answers to bo refused for 240 s". */
+/* "files: 5.0 MiB of 4.0 GiB", then one line per fetch under way with
+ * its progress. */
+static void
+cli_status_files(const cJSON *files)
+{
+	const cJSON *b = cJSON_GetObjectItemCaseSensitive(files, "bytes");
+	const cJSON *q = cJSON_GetObjectItemCaseSensitive(files, "quota");
+	const cJSON *f;
+	char sb[32], sq[32];
+	const char *s;
+
+	if (!cJSON_IsNumber(b) || !cJSON_IsNumber(q))
+		return;
+	cli_size(b->valuedouble, sb);
+	cli_size(q->valuedouble, sq);
+	printf("files: %s of %s\n", sb, sq);
+	cJSON_ArrayForEach(f, cJSON_GetObjectItemCaseSensitive(files,
+	    "fetching")) {
+		const cJSON *have = cJSON_GetObjectItemCaseSensitive(f, "have");
+		const cJSON *size = cJSON_GetObjectItemCaseSensitive(f, "size");
+		double pc = cJSON_IsNumber(have) && cJSON_IsNumber(size) &&
+		    size->valuedouble > 0 ? 100 * have->valuedouble /
+		    size->valuedouble : 0;
+
+		printf("  ");
+		cli_put((s = cli_str(f, "name")) != NULL ? s : "?");
+		printf("  ");
+		cli_put((s = cli_str(f, "state")) != NULL ? s : "?");
+		printf(" %.0f%%", pc);
+		if ((s = cli_str(f, "error")) != NULL) {
+			printf(" (");
+			cli_put(s);
+			printf(")");
+		}
+		printf("\n");
+	}
+}
+
 static void
 cli_status_limits(const cJSON *ans)
 {
@@ -281,7 +319,9 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 	v = cJSON_GetObjectItemCaseSensitive(ans, "outbox");
 	if (cJSON_IsNumber(v))
 		printf(", waiting for acks: %.0f", v->valuedouble);
-	printf("\nmembers:");
+	printf("\n");
+	cli_status_files(cJSON_GetObjectItemCaseSensitive(ans, "files"));
+	printf("members:");
 	members = cJSON_GetObjectItemCaseSensitive(ans, "members");
 	if (cJSON_GetArraySize(members) == 0)
 		printf(" none yet; share the invite ('papo invite')");

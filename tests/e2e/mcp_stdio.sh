@@ -104,7 +104,7 @@ sid=$(sed -n 's/.*session \([!-~]*\), protocol.*/\1/p' "$T/bridge.err" | tail -1
 check "the bridge logged its session id: '$sid'" test -n "$sid"
 send "$initialized"
 send '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
-check "tools/list names the four tools" recv 5 '.id == 2 and ([.result.tools[].name] | sort == ["history","send","status","wait"])'
+check "tools/list names the five tools" recv 5 '.id == 2 and ([.result.tools[].name] | sort == ["fetch","history","send","status","wait"])'
 send "$(call 3 send '{"text":"from stdio"}')"
 check "send is delivered to ana" recv 15 '.id == 3 and .result.structuredContent.state == "delivered"'
 check "ana has it" until_true 10 has_text ana "from stdio"
