@@ -2,7 +2,7 @@
  * fuzz_api.c: libFuzzer target for the body of POST /api/send
  * (api_send_parse in server/api/api.c).  Any bytes must give either a send
  * request that keeps the API's promises (text of 1..PAPO_BODY_MAX bytes,
- * a well-formed reply_to) or a status among 400, 413 and 500 with an
+ * or of 0 when it names files, a well-formed reply_to) or a status among 400, 413 and 500 with an
  * error message: never a crash, a leak, or an empty error.
  */
 #include <stdint.h>
@@ -30,10 +30,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	body[size] = '\0';
 	status = api_send_parse(body, size, &m, err);
 	if (status == 0) {
-		if (m == NULL || m->kind != NODE_SEND || m->text == NULL)
+		if (m == NULL || m->kind != NODE_SEND ||
+		    (m->text == NULL && m->files == NULL))
 			abort();
-		n = strlen(m->text);
-		if (n == 0 || n > PAPO_BODY_MAX)
+		n = m->text != NULL ? strlen(m->text) : 0;
+		if ((n == 0 && m->files == NULL) || n > PAPO_BODY_MAX)
 			abort();
 		if (m->reply_to[0] != '\0' &&
 		    strlen(m->reply_to) != PAPO_MSGID_LEN)
