@@ -263,5 +263,6 @@ quic_sock_new(struct quic *q)
 		return NULL;
 	}
 	quic_no_fragments(q, s->fd);
+	quic_rcvbuf(s->fd);
 	return s;
 }

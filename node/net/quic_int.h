@@ -85,6 +85,7 @@
  * it holds more ids than buckets. */
 #define QUIC_CIDMAP_MIN 64
 #define QUIC_LEN_PREFIX 4
+#define QUIC_RCVBUF (4 * 1024 * 1024)   /* the socket's receive buffer */
 /* A bulk frame being received grows its buffer to its own size; one
  * larger than this is let go once delivered, so that a connection done
  * with a transfer holds no megabyte. */
@@ -281,6 +282,7 @@ void quic_sendto(struct quic_conn *c, const ngtcp2_path *path, const uint8_t *p,
     size_t n);
 void quic_kick(struct quic *q);
 void quic_no_fragments(const struct quic *q, int fd);
+void quic_rcvbuf(int fd);
 int quic_bind(char err[PAPO_ERR_LEN], struct quic *q, const struct addr *listen);
 
 #endif

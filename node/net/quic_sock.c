@@ -121,6 +121,24 @@ quic_no_fragments(const struct quic *q, int fd)
 		    strerror(errno));
 }
 
+/*
+ * Room for what arrives while the node thread is busy (a chunk of a
+ * shared file written and synced, a few milliseconds): with the
+ * kernel's default of 208 KiB, a file coming at full speed overflowed
+ * it about once in a thousand datagrams, and each loss cut the sender's
+ * congestion window (docs/PERFORMANCE.md, "Files").  SO_RCVBUFFORCE
+ * where the daemon may (root), else as much as the system allows
+ * (net.core.rmem_max).
+ */
+void
+quic_rcvbuf(int fd)
+{
+	int n = QUIC_RCVBUF;
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &n, sizeof(n)) == -1)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &n, sizeof(n));
+}
+
 /* The socket: one for both families where the system has IPv6. */
 int
 quic_bind(char err[PAPO_ERR_LEN], struct quic *q, const struct addr *listen)
@@ -165,6 +183,7 @@ quic_bind(char err[PAPO_ERR_LEN], struct quic *q, const struct addr *listen)
 	q->locallen = sizeof(q->local);
 	getsockname(q->fd, (struct sockaddr *)&q->local, &q->locallen);
 	quic_no_fragments(q, q->fd);
+	quic_rcvbuf(q->fd);
 	return 0;
 }
 
