@@ -159,6 +159,22 @@ client_write(char *data, size_t size, size_t n, void *arg)
 	return add;
 }
 
+/* A call's answer once it came: its status, and its body (never NULL,
+ * "" for none) into *out, which the caller frees; b is left empty. */
+static int
+client_answer(char err[PAPO_ERR_LEN], CURL *curl, struct client_buf *b,
+    long *status, char **out)
+{
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+	if (b->p == NULL && (b->p = calloc(1, 1)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		return -1;
+	}
+	*out = b->p;
+	b->p = NULL;
+	return 0;
+}
+
 int
 client_call(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
     const char *body, long *status, char **out)
@@ -205,14 +221,7 @@ client_call(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
 			    "%s: %s", c->url, curl_easy_strerror(cc));
 		goto out;
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
-	if (b.p == NULL && (b.p = calloc(1, 1)) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "out of memory");
-		goto out;
-	}
-	*out = b.p;
-	b.p = NULL;
-	rc = 0;
+	rc = client_answer(err, curl, &b, status, out);
 out:
 	free(b.p);
 	curl_slist_free_all(headers);
@@ -374,14 +383,7 @@ client_upload(char err[PAPO_ERR_LEN], const struct client *c,
 			    ": %s", curl_easy_strerror(cc));
 		goto out;
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
-	if (b.p == NULL && (b.p = calloc(1, 1)) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "out of memory");
-		goto out;
-	}
-	*out = b.p;
-	b.p = NULL;
-	rc = 0;
+	rc = client_answer(err, curl, &b, status, out);
 out:
 	free(b.p);
 	curl_slist_free_all(headers);

@@ -10,7 +10,8 @@
 #   bash tests/bench/files.sh [--quick]
 #
 # PAPO (default build/papo); SIZE_MB (default 100, --quick 20); BIG_MB for
-# the memory row (default 1024, --quick 200); RUNS (default 3).
+# the memory row (default 1024, --quick 200); RUNS (default 3); ONLY, a
+# comma-separated choice of the parts: loop, first, memory, fanout.
 set -u
 cd "$(dirname "$0")/../.."
 PAPO=$(realpath "${PAPO:-build/papo}")
@@ -22,6 +23,7 @@ RUNS=${RUNS:-3}
 FAN=${FAN:-10}
 . tests/e2e/lib.sh
 log() { echo "files.sh: $*" >&2; }
+want() { [ -z "${ONLY:-}" ] || [[ ",$ONLY," == *",$1,"* ]]; }
 now() { date +%s.%N; }
 median() { sort -g | awk '{a[NR]=$1} END {print a[int((NR + 1) / 2)]}'; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.3f", b - a}'; }
@@ -29,7 +31,7 @@ mbs() { awk -v mb="$1" -v s="$2" 'BEGIN {printf "%.1f", mb / s}'; }
 rss() { awk '/^VmRSS/ {print $2}' "/proc/$(cat "$T/$1.pid")/status"; }
 state() { api "$1" "/api/blobs/$2/state" | jq -r "$3"; }
 upload() { # upload NAME FILE: the reference
-	curl -sS -X POST --data-binary @"$2" \
+	curl -sS -X POST -T "$2" \
 		"${URL[$1]}/api/blobs?name=$(basename "$2")" | jq -r .ref
 }
 fetch() { post "$1" "/api/blobs/$2/fetch" '{}' >/dev/null; }
@@ -66,6 +68,7 @@ until_true 30 online a b || { echo "b never saw a online" >&2; exit 1; }
 
 echo "## Files, $(date -u '+%Y-%m-%d %H:%M UTC'), $(nproc) cores, ${SIZE_MB} MiB"
 echo
+if want loop; then
 echo "| run | share at a (s) | fetch a to b (s) | MB/s | curl from HTTP (s) | MB/s | fetch / curl |"
 echo "|---|---:|---:|---:|---:|---:|---:|"
 for run in $(seq "$RUNS"); do
@@ -87,7 +90,10 @@ fe=$(median <"$T/fetch.s"); cu=$(median <"$T/curl.s"); sh=$(median <"$T/share.s"
 echo "| median | $sh | $fe | $(mbs "$SIZE_MB" "$fe") | $cu | $(mbs "$SIZE_MB" "$cu") | $(awk -v a="$fe" -v b="$cu" 'BEGIN {printf "%.1f", a / b}') |"
 echo
 
+fi
+
 # Time to the first byte: b fetches every file at once (PAPO_FILES_AUTO=all).
+if want first; then
 stop b
 PAPO_FILES_AUTO=all start b
 until_true 30 online a b
@@ -114,8 +120,10 @@ for run in $(seq "$RUNS"); do
 done
 echo "| median | $(median <"$T/first.s") | |"
 echo
+fi
 
 # Memory: a large file through both daemons, RSS sampled every 100 ms.
+if want memory; then
 log "memory: a ${BIG_MB} MiB file"
 stop b
 start b
@@ -141,9 +149,11 @@ echo
 echo "Sharing took $(secs "$t0" "$t1") s, fetching $(secs "$t2" "$t3") s ($(mbs "$BIG_MB" "$(secs "$t2" "$t3")") MB/s)."
 echo
 rm -f "$T/big.bin"
+fi
 stop_all
 
 # A room of FAN: one shares, the others fetch at once.
+want fanout || exit 0
 log "fan-out: $FAN members"
 rm -rf "$T/a" "$T/b"
 papo m0 new --name m0 >/dev/null
