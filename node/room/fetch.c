@@ -351,8 +351,10 @@ fetch_ask(struct room *g, struct fetch *f, const uint8_t id[PAPO_KEY_LEN])
 		return;
 	memcpy(x.root, f->root, PAPO_KEY_LEN);
 	x.flags = f->leaves ? 0 : XFER_F_LEAVES;
-	if (send_x(g, id, &x) == 0)
+	if (send_x(g, id, &x) == 0) {
 		h->asked = 1;
+		h->asked_at = loop_now_ns();
+	}
 }
 
 /* Asks every member online, the author first. */
@@ -471,6 +473,33 @@ fetch_start(struct room *g, const struct attach *a, const uint8_t *author,
 
 /* The holder to ask chunk i of: one online with room in its window that
  * holds it, another than the author when there is one, the least busy. */
+/* A holder of the whole file (the author, or a member that has it all):
+ * asked last and little while members that fetch it too can give. */
+static int
+is_author(const struct fetch *f, const struct holder *h)
+{
+	return h->nhave == f->n;
+}
+
+/* How many chunks h may be asked at once: a holder of the whole file
+ * fewer while other members that fetch it too are online, so that they
+ * take from each other what it sent one of them, and it sends each
+ * chunk about once (docs/FILES.md, "Fetching"). */
+static uint32_t
+window_of(struct room *g, const struct fetch *f, const struct holder *h)
+{
+	if (!is_author(f, h))
+		return FETCH_WINDOW;
+	for (size_t k = 0; k < f->nholders; k++) {
+		const struct holder *o = &f->holders[k];
+
+		if (o != h && !o->bad && o->have != NULL &&
+		    bulk_conn(member_find(g, o->id)) != NULL)
+			return FETCH_AUTHOR_WINDOW;
+	}
+	return FETCH_WINDOW;
+}
+
 static struct holder *
 pick(struct room *g, struct fetch *f, uint32_t i)
 {
@@ -482,11 +511,10 @@ pick(struct room *g, struct fetch *f, uint32_t i)
 		int author;
 
 		if (h->bad || h->have == NULL || !bit(h->have, i) ||
-		    h->inflight >= FETCH_WINDOW ||
+		    h->inflight >= window_of(g, f, h) ||
 		    bulk_conn(member_find(g, h->id)) == NULL)
 			continue;
-		author = f->has_author &&
-		    memcmp(h->id, f->author, PAPO_KEY_LEN) == 0;
+		author = is_author(f, h);
 		if (best == NULL || (best_author && !author) ||
 		    (best_author == author && h->inflight < best->inflight)) {
 			best = h;
@@ -504,7 +532,8 @@ window_free(struct room *g, struct fetch *f)
 	for (size_t k = 0; k < f->nholders; k++) {
 		const struct holder *h = &f->holders[k];
 
-		if (!h->bad && h->have != NULL && h->inflight < FETCH_WINDOW &&
+		if (!h->bad && h->have != NULL &&
+		    h->inflight < window_of(g, f, h) &&
 		    bulk_conn(member_find(g, h->id)) != NULL)
 			return 1;
 	}
@@ -739,6 +768,17 @@ on_want(struct room *g, struct member *from, const struct xfer *x)
 
 	root_ref(x->root, ref);
 	whole = blob_has(g->files->bs, ref);
+	/* A member asking about a file we fetch too fetches it: asked
+	 * back when we know nothing of what it holds, so that each hears
+	 * of the other's chunks (our question may have come before its
+	 * fetch began, and been told nothing); at most once a second. */
+	if (f != NULL) {
+		struct holder *h = holder_find(f, from->id);
+
+		if (h == NULL || !h->asked || (h->have == NULL &&
+		    loop_now_ns() - h->asked_at > FETCH_REASK_NS))
+			fetch_ask(g, f, from->id);
+	}
 	if (!whole && (f == NULL || !f->leaves)) {
 		struct xfer none = { .type = XFER_NONE };
 
@@ -839,8 +879,11 @@ on_have(struct fetch *f, struct holder *h, const struct xfer *x)
 	if (h->have == NULL && (h->have = calloc(1, bits_len(f->n))) == NULL)
 		return;
 	for (uint32_t k = 0; k < x->count && x->first + k < f->n; k++)
-		if (x->data[k / 8] >> (k % 8) & 1)
+		if ((x->data[k / 8] >> (k % 8) & 1) &&
+		    !bit(h->have, x->first + k)) {
 			bit_set(h->have, x->first + k, 1);
+			h->nhave++;
+		}
 }
 
 static void
@@ -849,12 +892,15 @@ on_none(struct fetch *f, struct holder *h, const struct xfer *x)
 	if (x->count == 0) {
 		free(h->have);
 		h->have = NULL;
+		h->nhave = 0;
 		asked_release_holder(f, h, 1, 0);
 		return;
 	}
 	for (uint32_t k = 0; k < x->count && x->first + k < f->n; k++) {
-		if (h->have != NULL)
+		if (h->have != NULL && bit(h->have, x->first + k)) {
 			bit_set(h->have, x->first + k, 0);
+			h->nhave--;
+		}
 		asked_release_holder(f, h, 0, x->first + k);
 	}
 }
@@ -1028,6 +1074,7 @@ fetch_link_closed(struct room *g, struct link *l)
 		asked_release_holder(f, h, 1, 0);
 		free(h->have);
 		h->have = NULL;
+		h->nhave = 0;
 		h->asked = 0;
 		h->answered = 0;
 		schedule(g, f);

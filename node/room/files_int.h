@@ -10,8 +10,11 @@
 #include "node/wire/xfer.h"
 
 #define FETCH_WINDOW 16          /* chunks asked of one holder at once */
+#define FETCH_AUTHOR_WINDOW 1    /* of a whole file's holder, while
+                                  * others that fetch it can give */
 #define FETCH_TIMEOUT_NS (20ull * NS_PER_S)   /* a chunk asked, not come */
 #define FETCH_TICK_NS (1ull * NS_PER_S)
+#define FETCH_REASK_NS (1ull * NS_PER_S)      /* asking back, at most */
 #define FETCH_EVENT_NS (250ull * NS_PER_MS)   /* progress events apart */
 #define SERVE_QUEUE_MAX 256      /* chunks queued for one member */
 
@@ -26,8 +29,10 @@ struct holder {
 	uint8_t id[PAPO_KEY_LEN];
 	uint8_t *have;           /* its HAVE bits, n of them; NULL: none
 	                          * known yet */
+	uint32_t nhave;          /* bits set in have */
 	uint32_t inflight;       /* chunks asked of it, not come */
 	int asked;               /* it was sent our WANT for the file */
+	uint64_t asked_at;       /* monotonic ns, the last time */
 	int answered;            /* and said what it holds */
 	int bad;                 /* it sent a chunk that did not verify:
 	                          * never asked again for this file */

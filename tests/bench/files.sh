@@ -50,7 +50,7 @@ with socketserver.TCPServer(("127.0.0.1", 0), h) as s:
     print(s.server_address[1], flush=True)
     s.serve_forever()
 EOF
-	echo $! >"$T/http.pid"
+	echo $! >"$T/httpd.srv"
 	until_true 10 test -s "$T/http.port"
 }
 
@@ -166,9 +166,9 @@ ref=$(upload m0 "$T/files/f.bin")
 post m0 /api/send "{\"text\":\"fan\",\"files\":[\"$ref\"]}" >/dev/null
 for k in $(seq 1 $((FAN - 1))); do until_true 30 test "$(state "m$k" "$ref" .state)" = named; done
 t0=$(now)
-for k in $(seq 1 $((FAN - 1))); do fetch "m$k" "$ref" & done
-wait
-last=0
+pids=()
+for k in $(seq 1 $((FAN - 1))); do fetch "m$k" "$ref" & pids+=($!); done
+wait "${pids[@]}"
 for k in $(seq 1 $((FAN - 1))); do wait_here "m$k" "$ref"; done
 t1=$(now)
 stored=$(api m0 /api/status | jq -r '.files.served')
@@ -178,5 +178,5 @@ echo "| $((FAN - 1)) fetch at once | $stored | $(awk -v s="$stored" -v m="$SIZE_
 for k in $(seq 1 $((FAN - 1))); do
 	echo "m$k served $(api "m$k" /api/status | jq -r '.files.served')" >&2
 done
-kill "$(cat "$T/http.pid")" 2>/dev/null
+kill "$(cat "$T/httpd.srv")" 2>/dev/null
 stop_all
