@@ -966,6 +966,11 @@
   // A file's state changed (the stream's "file" event, a fetch's answer).
   function onFile(j) {
     if (!j || typeof j.ref !== 'string') return;
+    // A fetch's answer can come after the stream's event that the file
+    // is here (a small file is fetched at once): it never takes a file
+    // back from here.
+    const known = state.files.get(j.ref);
+    if (known && known.state === 'here' && j.state !== 'here') return;
     state.files.set(j.ref, j);
     for (const m of state.msgs.values())
       if (Array.isArray(m.files) && m.files.some((f) => f && f.ref === j.ref)) {
