@@ -10,18 +10,21 @@
 # PAPO (default build/papo); LAB_IMPAIR (default tests/impair beside it);
 # SIZE_MB (default 100, --quick 20); RUNS (default 3); DELAY_MS (40) and
 # LOSS (1, in %); RELAY_LINKS (default "clean impaired"): the links the
-# relay's rows are measured over.
+# relay's rows are measured over; CURL_CCS (default "bbr cubic"): the TCP
+# congestion controls curl's file is sent with, one curl each (papo's
+# QUIC, ngtcp2's default, is CUBIC).
 #
-#  1. Impaired: a and b public (203.0.113.21, .22), a's link to the
+#  1. Impaired: da and db public (203.0.113.21, .22), da's link to the
 #     internet router through tests/tools/impair: DELAY_MS one way in each
 #     direction (so the round trip is twice that) and LOSS % of the frames
-#     lost in each direction.  Each run: a adds a SIZE_MB MiB file (POST
-#     /api/blobs) and names it in a message; once b shows it named, b asks
+#     lost in each direction.  Each run: da adds a SIZE_MB MiB file (POST
+#     /api/blobs) and names it in a message; once db shows it named, db asks
 #     for it (POST /api/blobs/REF/fetch) and polls its state every 20 ms
-#     until "here", all from one bash inside b's namespace (its clock);
-#     then curl in b's namespace fetches the same file from a python3
-#     http.server in a's namespace (TCP, the namespaces' default congestion
-#     control), over the same link; b's copy is compared with the file.
+#     until "here", all from one bash inside db's namespace (its clock);
+#     then curl in db's namespace fetches the same file from a python3
+#     http.server in da's namespace over the same link (its eth0 sending
+#     frames of the MTU, see below), once with each of CURL_CCS; db's copy
+#     is compared with the file.
 #  2. Relay: xa and xb each behind a symmetric NAT, no public member,
 #     coturn on 203.0.113.5 set on both (PAPO_TURN): their only path is
 #     the relay (checked: xb's status shows xa with path "relay").  The
@@ -45,6 +48,7 @@ RUNS=${RUNS:-3}
 DELAY_MS=${DELAY_MS:-40}
 LOSS=${LOSS:-1}
 RELAY_LINKS=${RELAY_LINKS:-clean impaired}
+CURL_CCS=${CURL_CCS:-bbr cubic}
 STALL_S=${STALL_S:-60}          # no new chunk for this long: broken
 unset PAPO_TOKEN PAPO_HOME PAPO_NAME PAPO_INVITE PAPO_HTTP PAPO_LISTEN \
 	PAPO_ADVERTISE PAPO_PROTOCOL PAPO_TURN PAPO_TURN_USER PAPO_TURN_PASS
@@ -158,13 +162,16 @@ curl_timed() {
 		-w '%{time_total} %{size_download}\n' "http://$2:$HTTP_PORT/f.bin"
 }
 
-# runs LABEL FROM TO PIDS WITH_CURL [CURL_IP]: RUNS runs of FROM sharing
-# and TO fetching; rows into $T/rows, medians into $T/medians.  PIDS: the
-# processes whose CPU is counted, named in $CPU_NAMES.
+# runs LABEL FROM TO PIDS [CURL_IP]: RUNS runs of FROM sharing and TO
+# fetching, then (with CURL_IP) curl in TO's namespace from FROM's
+# http.server, once for each congestion control of $CURL_CCS (set in
+# FROM's namespace, the sender's); rows into $T/rows.  PIDS: the
+# processes whose CPU is counted during the fetch.
 runs() {
-	local label=$1 from=$2 to=$3 pids=$4 with_curl=$5 ip=${6:-} k ref t c0 c1 cu
-	local s0 s1
-	: >"$T/fe.s"; : >"$T/cu.s"
+	local label=$1 from=$2 to=$3 pids=$4 ip=${5:-} k ref t c0 c1 cu cc
+	local s0 s1 bytes cells
+	: >"$T/fe.s"
+	for cc in $CURL_CCS; do : >"$T/cu-$cc.s"; done
 	for k in $(seq "$RUNS"); do
 		progress "$label, run $k: share at $from"
 		ref=$(upload "$from") || die "$label: adding the file at $from failed"
@@ -173,33 +180,35 @@ runs() {
 		s0=$(lab_api "$from" /api/status | jq -r .files.served)
 		progress "$label, run $k: fetch at $to"
 		c0=$(cpu $pids)
-		t=$(fetch_timed "$to" "$ref") || die "$label, run $k: the fetch at $to did not complete (ref $ref; reproduce: bash tests/bench/files_lab.sh --quick)"
+		t=$(fetch_timed "$to" "$ref") || die "$label, run $k: the fetch at $to did not complete (ref $ref)"
 		c1=$(cpu $pids)
 		s1=$(lab_api "$from" /api/status | jq -r .files.served)
 		verify "$to" "$ref" || die "$label, run $k: $to's copy differs from the file"
 		t=$(awk '{ printf "%.3f", $2 - $1 }' <<<"$t")
 		echo "$t" >>"$T/fe.s"
-		if [ "$with_curl" = 1 ]; then
-			progress "$label, run $k: curl"
-			read -r cu bytes <<<"$(curl_timed "$to" "$ip")" ||
-				die "$label, run $k: curl failed"
-			[ "$bytes" = $((SIZE_MB * 1048576)) ] ||
-				die "$label, run $k: curl got $bytes bytes"
+		cells=""
+		for cc in $CURL_CCS; do
+			if [ -z "$ip" ]; then cells="$cells none | | |"; continue; fi
+			lab_in "$from" sysctl -qw "net.ipv4.tcp_congestion_control=$cc" ||
+				die "no $cc congestion control"
+			progress "$label, run $k: curl ($cc)"
+			read -r cu bytes <<<"$(curl_timed "$to" "$ip")"
+			[ "${bytes:-}" = $((SIZE_MB * 1048576)) ] ||
+				die "$label, run $k: curl ($cc) got ${bytes:-nothing} bytes"
 			cu=$(awk -v s="$cu" 'BEGIN { printf "%.3f", s }')
-			echo "$cu" >>"$T/cu.s"
-			echo "| $label | $k | $t | $(rate "$t") | $cu | $(rate "$cu") | $(ratio "$t" "$cu") | $(spent "$c0" "$c1") | $(ratio "$((s1 - s0))" "$((SIZE_MB * 1048576))") |" >>"$T/rows"
-		else
-			echo "| $label | $k | $t | $(rate "$t") | none | | | $(spent "$c0" "$c1") | $(ratio "$((s1 - s0))" "$((SIZE_MB * 1048576))") |" >>"$T/rows"
-		fi
+			echo "$cu" >>"$T/cu-$cc.s"
+			cells="$cells $cu | $(rate "$cu") | $(ratio "$t" "$cu") |"
+		done
+		echo "| $label | $k | $t | $(rate "$t") |$cells $(spent "$c0" "$c1") | $(ratio "$((s1 - s0))" "$((SIZE_MB * 1048576))") |" >>"$T/rows"
 	done
 	t=$(median <"$T/fe.s")
-	if [ "$with_curl" = 1 ]; then
-		cu=$(median <"$T/cu.s")
-		echo "| **$label, median** | | **$t** | **$(rate "$t")** | **$cu** | **$(rate "$cu")** | **$(ratio "$t" "$cu")** | | |" >>"$T/rows"
-	else
-		echo "| **$label, median** | | **$t** | **$(rate "$t")** | none | | | | |" >>"$T/rows"
-	fi
-	echo "$label $t" >>"$T/medians"
+	cells=""
+	for cc in $CURL_CCS; do
+		if [ -z "$ip" ]; then cells="$cells none | | |"; continue; fi
+		cu=$(median <"$T/cu-$cc.s")
+		cells="$cells **$cu** | **$(rate "$cu")** | **$(ratio "$t" "$cu")** |"
+	done
+	echo "| **$label, median** | | **$t** | **$(rate "$t")** |$cells | |" >>"$T/rows"
 }
 
 # pair A B: A makes a room, B joins; both serve; B sees A online with
@@ -231,24 +240,28 @@ head -c "${SIZE_MB}M" /dev/urandom >"$T/files/f.bin"
 : >"$T/rows"; : >"$T/medians"; NOTES=()
 
 lab_up
-CC=$(ip netns exec "${LABNS[inet]}" sysctl -n net.ipv4.tcp_congestion_control)
 
 # 1. Two public members, a's link impaired.
-progress "impaired: ${DELAY_MS} ms each way, ${LOSS} % loss each way, on a's link"
-lab_public a 203.0.113.21
-lab_public b 203.0.113.22
-lab_impair a "$LOSS" "$DELAY_MS" 0 0 both
-pair a b '.path == "direct"'
-serve_http a
-CPU_PIDS="$(pid_of a) $(pid_of b) $(cat "$T/impair-a.pid") $(cat "$T/http-a.pid")"
-runs "impaired, direct" a b "$CPU_PIDS" 1 203.0.113.21
-NOTES+=("impaired, direct: rtt_ms b→a $(rtt_of b a), a→b $(rtt_of a b); CPU columns: a / b / forwarder / http.server")
-ping_rtt=$(lab_in b ping -c 5 -i 0.2 -q 203.0.113.21 | awk -F/ '/^rtt/ { print $5 }')
-NOTES+=("ping b→a over the impaired link: avg ${ping_rtt} ms")
-unserve_http a
-stop b; stop a
-lab_unimpair a
-NOTES+=("forwarder on a's link: $(impair_counts a)")
+progress "impaired: ${DELAY_MS} ms each way, ${LOSS} % loss each way, on da's link"
+lab_public da 203.0.113.21
+lab_public db 203.0.113.22
+lab_impair da "$LOSS" "$DELAY_MS" 0 0 both
+# TCP hands the veth segments of up to 64 KiB (GSO) that a wire would
+# carry as frames of the MTU; the forwarder cannot send a frame larger
+# than the MTU and drops them (its "not sent"), which holds curl to a few
+# KiB/s even with no loss.  One segment per frame, as on a wire.
+for n in da db; do
+	lab_net ip -n "${LABNS[$n]}" link set eth0 gso_max_segs 1
+done
+pair da db '.path == "direct"'
+serve_http da
+CPU_PIDS="$(pid_of da) $(pid_of db) $(cat "$T/impair-da.pid") $(cat "$T/http-da.pid")"
+runs "impaired, direct" da db "$CPU_PIDS" 203.0.113.21
+NOTES+=("impaired, direct: rtt_ms db→da $(rtt_of db da), da→db $(rtt_of da db); CPU columns: da / db / forwarder / http.server")
+unserve_http da
+stop db; stop da
+lab_unimpair da
+NOTES+=("forwarder on da's link: $(impair_counts da)")
 
 # 2. Through the relay.
 if ! command -v turnserver >/dev/null; then
@@ -266,7 +279,7 @@ else
 		case $link in
 		clean)
 			progress "relay, clean links"
-			runs "relay, clean links" xa xb "$CPU_PIDS" 0
+			runs "relay, clean links" xa xb "$CPU_PIDS"
 			NOTES+=("relay, clean links: rtt_ms xb→xa $(rtt_of xb xa), xa→xb $(rtt_of xa xb); CPU columns: xa / xb / turnserver")
 			;;
 		impaired)
@@ -274,7 +287,7 @@ else
 			lab_impair symxa "$LOSS" "$DELAY_MS" 0 0 both
 			until_true 30 status_is xb "$(m xa) | .online and .path == \"relay\"" ||
 				die "xb lost xa once impaired: $(shown xb)"
-			runs "relay, impaired" xa xb "$CPU_PIDS $(cat "$T/impair-symxa.pid")" 0
+			runs "relay, impaired" xa xb "$CPU_PIDS $(cat "$T/impair-symxa.pid")"
 			NOTES+=("relay, impaired (${DELAY_MS} ms each way, ${LOSS} % loss each way, on xa's NAT's link): rtt_ms xb→xa $(rtt_of xb xa), xa→xb $(rtt_of xa xb); CPU columns: xa / xb / turnserver / forwarder")
 			lab_unimpair symxa
 			NOTES+=("forwarder on xa's NAT's link: $(impair_counts symxa)")
@@ -292,7 +305,7 @@ else
 	pair pa pb '.path == "direct"'
 	serve_http pa
 	CPU_PIDS="$(pid_of pa) $(pid_of pb) $(cat "$T/http-pa.pid")"
-	runs "direct, clean links" pa pb "$CPU_PIDS" 1 203.0.113.83
+	runs "direct, clean links" pa pb "$CPU_PIDS" 203.0.113.83
 	NOTES+=("direct, clean links: rtt_ms pb→pa $(rtt_of pb pa); CPU columns: pa / pb / http.server")
 	unserve_http pa
 	stop pb; stop pa
@@ -300,13 +313,17 @@ fi
 
 echo "## Files across the lab, $START"
 echo
-echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')), $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg) at the end; papo $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); a ${SIZE_MB} MiB file of random bytes, $RUNS runs; MiB/s = MiB per second; TCP congestion control in the lab's namespaces: $CC."
+echo "$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')), $(uname -r), load $(cut -d' ' -f1-3 /proc/loadavg) at the end; papo $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null); a ${SIZE_MB} MiB file of random bytes, $RUNS runs; MiB/s = MiB per second; papo's QUIC: ngtcp2 0.12, CUBIC (its default); curl's TCP: the congestion control named, set at the sender, with one TCP segment per frame (gso_max_segs 1) on the impaired link."
 echo
 echo "Impaired link: tests/tools/impair on the sender's link to the lab's router, ${DELAY_MS} ms one way in each direction (round trip $((2 * DELAY_MS)) ms added) and ${LOSS} % of the frames lost in each direction."
 echo
-echo "| path | run | papo fetch (s) | MiB/s | curl (s) | MiB/s | fetch / curl | CPU s during the fetch | served by the sharer / file |"
-echo "|---|---:|---:|---:|---:|---:|---:|---|---:|"
+h="| path | run | papo fetch (s) | MiB/s |" h2="|---|---:|---:|---:|"
+for cc in $CURL_CCS; do
+	h="$h curl, $cc (s) | MiB/s | fetch / curl |" h2="$h2---:|---:|---:|"
+done
+echo "$h CPU s during the fetch | served by the sharer / file |"
+echo "$h2---|---:|"
 cat "$T/rows"
 echo
 printf -- '- %s\n' "${NOTES[@]}"
-stop_all
+stop turn 2>/dev/null || true
