@@ -91,10 +91,26 @@ spent() {
 }
 
 # serve_http NAME: python3's http.server on 0.0.0.0:$HTTP_PORT in NAME's
-# namespace, serving $T/files.
+# namespace, serving $T/files; a request's "?cc=ALGO" sets the TCP
+# congestion control of its connection (TCP_CONGESTION: a namespace's
+# default may only be one of tcp_allowed_congestion_control, a socket's
+# anything loaded, for root).
 serve_http() {
-	(ip netns exec "${LABNS[$1]}" python3 -m http.server "$HTTP_PORT" \
-		--bind 0.0.0.0 --directory "$T/files" >"$T/http-$1.log" 2>&1 </dev/null &
+	(ip netns exec "${LABNS[$1]}" python3 - "$HTTP_PORT" "$T/files" \
+		>"$T/http-$1.log" 2>&1 <<-'EOF' &
+		import functools, http.server, socket, sys, urllib.parse
+		class H(http.server.SimpleHTTPRequestHandler):
+		    def do_GET(self):
+		        q = urllib.parse.parse_qs(urllib.parse.urlsplit(self.path).query)
+		        if "cc" in q:
+		            self.connection.setsockopt(socket.IPPROTO_TCP,
+		                socket.TCP_CONGESTION, q["cc"][0].encode())
+		        super().do_GET()
+		    def log_message(self, *a):
+		        pass
+		h = functools.partial(H, directory=sys.argv[2])
+		http.server.ThreadingHTTPServer(("0.0.0.0", int(sys.argv[1])), h).serve_forever()
+	EOF
 	echo $! >"$T/http-$1.pid")
 	until_true 10 lab_in "$1" curl -sf -o /dev/null "http://127.0.0.1:$HTTP_PORT/" ||
 		die "http.server in $1 did not start: $(tail -3 "$T/http-$1.log")"
@@ -155,17 +171,17 @@ verify() {
 	return $rc
 }
 
-# curl_timed FROM TO_IP: curl in FROM's namespace of f.bin from the
-# http.server at TO_IP; "SECONDS BYTES".
+# curl_timed FROM TO_IP CC: curl in FROM's namespace of f.bin from the
+# http.server at TO_IP, sent with congestion control CC; "SECONDS BYTES".
 curl_timed() {
 	lab_in "$1" curl -sS --max-time 1200 -o /dev/null \
-		-w '%{time_total} %{size_download}\n' "http://$2:$HTTP_PORT/f.bin"
+		-w '%{time_total} %{size_download}\n' "http://$2:$HTTP_PORT/f.bin?cc=$3"
 }
 
 # runs LABEL FROM TO PIDS [CURL_IP]: RUNS runs of FROM sharing and TO
 # fetching, then (with CURL_IP) curl in TO's namespace from FROM's
-# http.server, once for each congestion control of $CURL_CCS (set in
-# FROM's namespace, the sender's); rows into $T/rows.  PIDS: the
+# http.server, once for each congestion control of $CURL_CCS (set on
+# the sender's socket); rows into $T/rows.  PIDS: the
 # processes whose CPU is counted during the fetch.
 runs() {
 	local label=$1 from=$2 to=$3 pids=$4 ip=${5:-} k ref t c0 c1 cu cc
@@ -189,10 +205,8 @@ runs() {
 		cells=""
 		for cc in $CURL_CCS; do
 			if [ -z "$ip" ]; then cells="$cells none | | |"; continue; fi
-			lab_in "$from" sysctl -qw "net.ipv4.tcp_congestion_control=$cc" ||
-				die "no $cc congestion control"
 			progress "$label, run $k: curl ($cc)"
-			read -r cu bytes <<<"$(curl_timed "$to" "$ip")"
+			read -r cu bytes <<<"$(curl_timed "$to" "$ip" "$cc")"
 			[ "${bytes:-}" = $((SIZE_MB * 1048576)) ] ||
 				die "$label, run $k: curl ($cc) got ${bytes:-nothing} bytes"
 			cu=$(awk -v s="$cu" 'BEGIN { printf "%.3f", s }')
