@@ -214,6 +214,7 @@ runs() {
 			cells="$cells $cu | $(rate "$cu") | $(ratio "$t" "$cu") |"
 		done
 		echo "| $label | $k | $t | $(rate "$t") |$cells $(spent "$c0" "$c1") | $(ratio "$((s1 - s0))" "$((SIZE_MB * 1048576))") |" >>"$T/rows"
+		progress "$(tail -1 "$T/rows")"
 	done
 	t=$(median <"$T/fe.s")
 	cells=""
