@@ -205,6 +205,11 @@ runs() {
 		cells=""
 		for cc in $CURL_CCS; do
 			if [ -z "$ip" ]; then cells="$cells none | | |"; continue; fi
+			if ! kill -0 "$(cat "$T/http-$from.pid")" 2>/dev/null; then
+				progress "http.server in $from had ended ($(tail -3 "$T/http-$from.log" | tr '\n' ' ')): started again"
+				NOTES+=("$label, run $k: the http.server had ended, started again")
+				serve_http "$from"
+			fi
 			progress "$label, run $k: curl ($cc)"
 			read -r cu bytes <<<"$(curl_timed "$to" "$ip" "$cc")"
 			[ "${bytes:-}" = $((SIZE_MB * 1048576)) ] ||
