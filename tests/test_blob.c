@@ -303,7 +303,7 @@ test_fetch(void)
 	uint64_t size = 4 * BLOB_CHUNK + 1000;
 	struct blob_store *a, *b;
 	size_t len;
-	int fd = make_file("fetch", size, 11), r;
+	int fd = make_file("fetch", size, 11);
 
 	dir_of(da, sizeof(da), "fa");
 	dir_of(db, sizeof(db), "fb");
@@ -354,12 +354,34 @@ test_fetch(void)
 	CHECK_EQ_INT(have, 0);
 	for (uint32_t k = 0; k < n; k++) {
 		CHECK_EQ_INT(blob_chunk(err, a, ref, order[k], chunk, &len), 0);
-		r = blob_fetch_chunk(err, b, ref, order[k], chunk, len);
-		CHECK_EQ_INT(r, k + 1 == n ? 1 : 0);
+		CHECK_EQ_INT(blob_fetch_chunk(err, b, ref, order[k], chunk,
+		    len), 0);
+		if (k == 0) {
+			uint8_t *c2 = malloc(BLOB_STORED_MAX);
+			size_t l2;
+
+			/* Written, not committed: served on by whoever wrote
+			 * it, but not recorded, so not taken after a crash. */
+			CHECK_EQ_INT(blob_missing(err, b, ref, 0, &first, &have,
+			    &total), 0);
+			CHECK_EQ_INT(have, 0);
+			CHECK_EQ_INT(blob_chunk(err, b, ref, order[k], c2, &l2),
+			    -1);
+			CHECK(contains(err, "not here yet"));
+			CHECK_EQ_INT(blob_part_chunk(err, b, ref, size,
+			    order[k], c2, &l2), 0);
+			CHECK(l2 == len && memcmp(c2, chunk, len) == 0);
+			free(c2);
+		}
 		if (k == 1) {
 			uint8_t *c2 = malloc(BLOB_STORED_MAX);
 			size_t l2;
 
+			CHECK_EQ_INT(blob_fetch_commit(err, b, ref, order, 2),
+			    0);
+			CHECK_EQ_INT(blob_missing(err, b, ref, 0, &first, &have,
+			    &total), 0);
+			CHECK_EQ_INT(have, 2);
 			/* Not yet whole: not a file to read, but what it has
 			 * it serves, and what it lacks it says it lacks. */
 			CHECK(!blob_has(b, ref));
@@ -370,12 +392,24 @@ test_fetch(void)
 			CHECK_EQ_INT(blob_chunk(err, b, ref, order[k + 1], c2,
 			    &l2), -1);
 			CHECK(contains(err, "not here yet"));
-			/* The same chunk twice is accepted, not written. */
+			/* The same chunk twice is accepted, and a commit of
+			 * none changes nothing. */
 			CHECK_EQ_INT(blob_fetch_chunk(err, b, ref, order[k],
 			    chunk, len), 0);
+			CHECK_EQ_INT(blob_fetch_commit(err, b, ref, NULL, 0),
+			    0);
 			free(c2);
 		}
 	}
+	/* A chunk index past the file is refused, nothing recorded. */
+	{
+		uint32_t past = n;
+
+		CHECK_EQ_INT(blob_fetch_commit(err, b, ref, &past, 1), -1);
+		CHECK(contains(err, "has 5 chunks"));
+		CHECK(!blob_has(b, ref));
+	}
+	CHECK_EQ_INT(blob_fetch_commit(err, b, ref, order + 2, n - 2), 1);
 	CHECK(blob_has(b, ref));
 	CHECK_EQ_INT(blob_read(err, b, ref, key, 0, out, size), 0);
 	CHECK(same_bytes(out, 0, size, 11));
@@ -454,15 +488,20 @@ test_resume(void)
 	CHECK_EQ_INT(blob_leaves(err, a, ref, &leaves, &n), 0);
 	pid = fork();
 	if (pid == 0) {
-		/* Three chunks written, then the process dies at once. */
+		/* Chunks written, then the process dies at once. */
 		b = blob_open(err, db, 0);
 		if (b == NULL || blob_fetch_start(err, b, ref, size, leaves,
 		    n) != 0)
 			_exit(2);
-		for (uint32_t i = 0; i < 3; i++)
+		static const uint32_t three[] = {0, 1, 2};
+
+		/* Three chunks committed, a fourth written and not. */
+		for (uint32_t i = 0; i < 4; i++)
 			if (blob_chunk(err, a, ref, i, chunk, &len) != 0 ||
 			    blob_fetch_chunk(err, b, ref, i, chunk, len) != 0)
 				_exit(3);
+		if (blob_fetch_commit(err, b, ref, three, 3) != 0)
+			_exit(4);
 		_exit(0);
 	}
 	waitpid(pid, &status, 0);
@@ -492,7 +531,8 @@ test_resume(void)
 	CHECK_EQ_INT(have, 3);
 	for (uint32_t i = first; i < n; i++) {
 		CHECK_EQ_INT(blob_chunk(err, a, ref, i, chunk, &len), 0);
-		CHECK_EQ_INT(blob_fetch_chunk(err, b, ref, i, chunk, len),
+		CHECK_EQ_INT(blob_fetch_chunk(err, b, ref, i, chunk, len), 0);
+		CHECK_EQ_INT(blob_fetch_commit(err, b, ref, &i, 1),
 		    i + 1 == n ? 1 : 0);
 	}
 	CHECK_EQ_INT(blob_missing(err, b, ref, 0, &first, &have, &total), -1);
@@ -670,7 +710,8 @@ test_disk_full(void)
 	CHECK_EQ_STR(after, before);
 	for (uint32_t i = 0; i < n; i++) {
 		CHECK_EQ_INT(blob_chunk(err, a, ref, i, chunk, &len), 0);
-		CHECK_EQ_INT(blob_fetch_chunk(err, b, ref, i, chunk, len),
+		CHECK_EQ_INT(blob_fetch_chunk(err, b, ref, i, chunk, len), 0);
+		CHECK_EQ_INT(blob_fetch_commit(err, b, ref, &i, 1),
 		    i + 1 == n ? 1 : 0);
 	}
 	CHECK(blob_has(b, ref));
@@ -717,6 +758,11 @@ test_keep_and_tidy(void)
 	CHECK_EQ_INT(blob_fetch_start(err, bs, refs[3], size, leaves, n), 0);
 	CHECK_EQ_INT(blob_chunk(err, a, refs[3], 1, chunk, &len), 0);
 	CHECK_EQ_INT(blob_fetch_chunk(err, bs, refs[3], 1, chunk, len), 0);
+	{
+		uint32_t one = 1;
+
+		CHECK_EQ_INT(blob_fetch_commit(err, bs, refs[3], &one, 1), 0);
+	}
 
 	/* What a killed process leaves: temporaries, a blob's files without
 	 * the rest; and a file that is not the store's. */

@@ -17,6 +17,8 @@
 #define FETCH_REASK_NS (1ull * NS_PER_S)      /* asking back, at most */
 #define FETCH_EVENT_NS (250ull * NS_PER_MS)   /* progress events apart */
 #define SERVE_QUEUE_MAX 256      /* chunks queued for one member */
+#define FETCH_COMMIT_CHUNKS 32   /* chunks written (8 MiB) between two
+                                  * commits; a tick commits too */
 
 enum fetch_state {
 	FETCH_FETCHING = 1,
@@ -56,6 +58,9 @@ struct fetch {
 	uint8_t *got;            /* chunks written, n bits */
 	uint8_t *out;            /* chunks asked and not come, n bits */
 	uint32_t ngot;
+	uint32_t pend[FETCH_COMMIT_CHUNKS];  /* written, not yet committed
+	                          * (blob_fetch_commit) */
+	size_t npend;
 	uint32_t scan;           /* where the next chunk is looked for */
 	uint8_t author[PAPO_KEY_LEN];    /* who shared it, asked first */
 	int has_author;
@@ -99,7 +104,8 @@ struct files {
 int fetch_start(struct room *g, const struct attach *a, const uint8_t *author,
     char err[PAPO_ERR_LEN]);
 struct fetch *fetch_find(const struct room *g, const char *ref);
-/* Stops fetching f, its holders told; what was written stays. */
+/* Stops fetching f, its holders told (retention: its files go too);
+ * chunks not committed are not recorded. */
 void fetch_forget(struct room *g, struct fetch *f);
 /* The state JSON of a file (docs/FILES.md, "A file's state"). */
 cJSON *fetch_state_json(struct room *g, const struct attach *a);

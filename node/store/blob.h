@@ -191,16 +191,34 @@ int blob_fetch_start(char err[PAPO_ERR_LEN], struct blob_store *bs,
 
 /*
  * Offers stored chunk i of ref being fetched (len bytes, as a holder sent
- * it).  Returns 0 when it was verified and written durably, 1 when it was
- * the last one and the blob is now complete (REF renamed into place),
- * BLOB_REFUSED when it does not match its leaf or is not a chunk of the
- * file (nothing written), -1 with err when it could not be written (the
- * disk; the chunk may be offered again) or ref is not being fetched.  A
- * chunk already written is accepted again without writing (and, were
- * the last rename to have failed, completes the blob then).
+ * it).  Returns 0 when it was verified and written (not yet durably:
+ * blob_fetch_commit makes it so), BLOB_REFUSED when it does not match its
+ * leaf or is not a chunk of the file (nothing written), -1 with err when
+ * it could not be written (the disk; the chunk may be offered again) or
+ * ref is not being fetched.  Writing a chunk again rewrites the same
+ * bytes.
  */
 int blob_fetch_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
     const char *ref, uint32_t i, const uint8_t *data, size_t len);
+
+/*
+ * Makes the count chunks written[] (each written by blob_fetch_chunk)
+ * durable and records them, so a fetch resumed after a crash takes them:
+ * one fdatasync of the data, then of the record.  Chunks written and
+ * never committed are fetched again after a restart; nothing unsynced is
+ * ever taken for the file.  Returns 1 when every chunk is now recorded
+ * and the blob complete (REF renamed into place; a commit of none
+ * retries a rename that failed), 0 when chunks are still missing, -1
+ * with err (the disk, or ref not being fetched).
+ */
+int blob_fetch_commit(char err[PAPO_ERR_LEN], struct blob_store *bs,
+    const char *ref, const uint32_t *written, size_t count);
+
+/* Stored chunk i of ref being fetched (a file of size plain bytes), which
+ * the caller wrote with blob_fetch_chunk, committed or not: for serving
+ * it on at once.  Otherwise as blob_chunk. */
+int blob_part_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
+    const char *ref, uint64_t size, uint32_t i, uint8_t *out, size_t *len);
 
 /*
  * The first chunk of ref being fetched at or after index from that is not

@@ -2,10 +2,12 @@
  * blob_fetch.c: a blob served to others (its leaves, its stored chunks,
  * a partial one's too) and fetched from them: the leaf list checked
  * against the reference, then each chunk against its leaf before it is
- * written and fdatasync'd, its bit in REF.have set only after that, and
- * REF renamed into place once all are there (blob.h).  The thread that
- * owns the store.
+ * written; written chunks are committed in batches (REF.part
+ * fdatasync'd, and only then their bits set in REF.have and it
+ * fdatasync'd), and REF renamed into place once all are there (blob.h).
+ * The thread that owns the store.
  */
+#define _GNU_SOURCE             /* sync_file_range */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -46,33 +48,13 @@ blob_leaves(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	return 0;
 }
 
-int
-blob_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
-    uint32_t i, uint8_t *out, size_t *len)
+static int
+chunk_read(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
+    const char *suffix, uint64_t size, uint32_t n, uint32_t i, uint8_t *out,
+    size_t *len)
 {
 	char path[BLOB_PATH_MAX];
-	struct have hv;
-	uint64_t size;
-	uint32_t n;
-	const char *suffix = "";
 
-	if (blob_ref_check(err, ref) == -1)
-		return -1;
-	if (blob_complete_size(err, bs, ref, &size, &n) == -1) {
-		if (blob_have_load(err, bs, ref, &hv) == -1) {
-			err_set(err, "no file %s here", ref);
-			return -1;
-		}
-		size = hv.size;
-		n = hv.n;
-		if (i < n && !blob_have_bit(&hv, i)) {
-			free(hv.bits);
-			err_set(err, "chunk %u of %s is not here yet", i, ref);
-			return -1;
-		}
-		free(hv.bits);
-		suffix = ".part";
-	}
 	if (i >= n) {
 		err_set(err, "file %s has %u chunks, not %u", ref, n, i + 1);
 		return -1;
@@ -80,6 +62,43 @@ blob_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
 	*len = blob_chunk_plain(size, i) + BLOB_OVERHEAD;
 	blob_path(bs, ref, suffix, path);
 	return blob_read_exact(err, path, out, *len, blob_chunk_off(i));
+}
+
+int
+blob_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs, const char *ref,
+    uint32_t i, uint8_t *out, size_t *len)
+{
+	struct have hv;
+	uint64_t size;
+	uint32_t n;
+
+	if (blob_ref_check(err, ref) == -1)
+		return -1;
+	if (blob_complete_size(err, bs, ref, &size, &n) == 0)
+		return chunk_read(err, bs, ref, "", size, n, i, out, len);
+	if (blob_have_load(err, bs, ref, &hv) == -1) {
+		err_set(err, "no file %s here", ref);
+		return -1;
+	}
+	if (i < hv.n && !blob_have_bit(&hv, i)) {
+		free(hv.bits);
+		err_set(err, "chunk %u of %s is not here yet", i, ref);
+		return -1;
+	}
+	free(hv.bits);
+	return chunk_read(err, bs, ref, ".part", hv.size, hv.n, i, out, len);
+}
+
+int
+blob_part_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
+    const char *ref, uint64_t size, uint32_t i, uint8_t *out, size_t *len)
+{
+	if (blob_ref_check(err, ref) == -1)
+		return -1;
+	if (blob_has(bs, ref))
+		return blob_chunk(err, bs, ref, i, out, len);
+	return chunk_read(err, bs, ref, ".part", size, blob_chunks(size), i,
+	    out, len);
 }
 
 int
@@ -168,24 +187,21 @@ int
 blob_fetch_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
     const char *ref, uint32_t i, const uint8_t *data, size_t len)
 {
-	char path[BLOB_PATH_MAX], hpath[BLOB_PATH_MAX], dst[BLOB_PATH_MAX];
+	char path[BLOB_PATH_MAX];
 	struct have hv;
-	uint32_t k;
+	uint64_t off;
 	int fd = -1, rc = -1, match;
 
 	if (blob_ref_check(err, ref) == -1 ||
 	    blob_have_load(err, bs, ref, &hv) == -1)
 		return -1;
 	blob_path(bs, ref, ".part", path);
-	blob_path(bs, ref, ".have", hpath);
 	if (i >= hv.n) {
 		err_set(err, "file %s has %u chunks, not %u", ref, hv.n,
 		    i + 1);
 		rc = BLOB_REFUSED;
 		goto out;
 	}
-	if (blob_have_bit(&hv, i))
-		goto whole;             /* (a failed rename is retried) */
 	if (len != blob_chunk_plain(hv.size, i) + BLOB_OVERHEAD) {
 		err_set(err, "chunk %u of %s has %zu bytes, not %zu", i, ref,
 		    len, blob_chunk_plain(hv.size, i) + BLOB_OVERHEAD);
@@ -199,19 +215,60 @@ blob_fetch_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
 		rc = BLOB_REFUSED;
 		goto out;
 	}
+	off = blob_chunk_off(i);
 	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd == -1 || fs_pwrite(fd, data, len, blob_chunk_off(i)) == -1 ||
-	    fdatasync(fd) == -1)
-		goto io;
-	close(fd);
-	hv.bits[i / 8] |= (uint8_t)(1u << (i % 8));
-	fd = open(hpath, O_WRONLY | O_CLOEXEC);
-	if (fd == -1 || fs_pwrite(fd, &hv.bits[i / 8], 1,
-	    BLOB_HAVE_HEAD + i / 8) == -1 || fdatasync(fd) == -1)
-		goto io;
-	close(fd);
-	fd = -1;
-whole:
+	if (fd == -1 || fs_pwrite(fd, data, len, off) == -1) {
+		err_set(err, "cannot write chunk %u of %s: %s", i, ref,
+		    strerror(errno));
+		goto out;
+	}
+	/* Its writing to disk starts now, so the commit's fdatasync finds
+	 * little left to do. */
+	sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+	rc = 0;
+out:
+	if (fd != -1)
+		close(fd);
+	free(hv.bits);
+	return rc;
+}
+
+int
+blob_fetch_commit(char err[PAPO_ERR_LEN], struct blob_store *bs,
+    const char *ref, const uint32_t *written, size_t count)
+{
+	char path[BLOB_PATH_MAX], hpath[BLOB_PATH_MAX], dst[BLOB_PATH_MAX];
+	struct have hv;
+	uint32_t k;
+	int fd = -1, rc = -1;
+
+	if (blob_ref_check(err, ref) == -1 ||
+	    blob_have_load(err, bs, ref, &hv) == -1)
+		return -1;
+	blob_path(bs, ref, ".part", path);
+	blob_path(bs, ref, ".have", hpath);
+	for (size_t j = 0; j < count; j++)
+		if (written[j] >= hv.n) {
+			err_set(err, "file %s has %u chunks, not %u", ref,
+			    hv.n, written[j] + 1);
+			goto out;
+		}
+	if (count > 0) {
+		/* The chunks durable first, then the record of them. */
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		if (fd == -1 || fdatasync(fd) == -1)
+			goto io;
+		close(fd);
+		for (size_t j = 0; j < count; j++)
+			hv.bits[written[j] / 8] |=
+			    (uint8_t)(1u << (written[j] % 8));
+		fd = open(hpath, O_WRONLY | O_CLOEXEC);
+		if (fd == -1 || fs_pwrite(fd, hv.bits, hv.len,
+		    BLOB_HAVE_HEAD) == -1 || fdatasync(fd) == -1)
+			goto io;
+		close(fd);
+		fd = -1;
+	}
 	for (k = 0; k < hv.n && blob_have_bit(&hv, k); k++)
 		;
 	rc = 0;
@@ -228,7 +285,7 @@ whole:
 	rc = 1;
 	goto out;
 io:
-	err_set(err, "cannot write chunk %u of %s: %s", i, ref,
+	err_set(err, "cannot record the chunks of %s: %s", ref,
 	    strerror(errno));
 out:
 	if (fd != -1)

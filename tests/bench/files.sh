@@ -50,7 +50,7 @@ with socketserver.TCPServer(("127.0.0.1", 0), h) as s:
     print(s.server_address[1], flush=True)
     s.serve_forever()
 EOF
-	echo $! >"$T/httpd.srv"
+	echo $! >"$T/httpd.pid"   # cleanup (lib.sh) kills it
 	until_true 10 test -s "$T/http.port"
 }
 
@@ -178,5 +178,5 @@ echo "| $((FAN - 1)) fetch at once | $stored | $(awk -v s="$stored" -v m="$SIZE_
 for k in $(seq 1 $((FAN - 1))); do
 	echo "m$k served $(api "m$k" /api/status | jq -r '.files.served')" >&2
 done
-kill "$(cat "$T/httpd.srv")" 2>/dev/null
+
 stop_all
