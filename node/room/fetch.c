@@ -597,20 +597,48 @@ asked_add(struct fetch *f, struct holder *h, uint32_t i)
 }
 
 /*
+ * The members fetching f with us, online (holders that said what they
+ * hold, not all of it): *nf of them with us, *mine our place among them
+ * in the order of their ids.  Each asks a whole file's holder for the
+ * chunks of its own slice (i % *nf == *mine) and takes the rest from the
+ * others as they get them, so that the author sends each chunk about
+ * once, not once to each member that lacks it when it asks.
+ */
+static void
+slice_of(struct room *g, const struct fetch *f, uint32_t *mine, uint32_t *nf)
+{
+	*mine = 0;
+	*nf = 1;
+	for (size_t k = 0; k < f->nholders; k++) {
+		const struct holder *h = &f->holders[k];
+
+		if (h->bad || h->have == NULL || h->nhave == f->n ||
+		    bulk_conn(member_find(g, h->id)) == NULL)
+			continue;
+		(*nf)++;
+		*mine += memcmp(h->id, g->env.me->pk, PAPO_KEY_LEN) < 0;
+	}
+}
+
+/*
  * Asks chunks of the holders with room in their windows, from f->scan
- * on, and says when nobody online holds what is missing.
+ * on, and says when nobody online holds what is missing.  A whole
+ * file's holder is asked for a chunk outside our slice (slice_of) only
+ * when nothing else is coming, so that a member fetching slowly or gone
+ * quiet holds nobody up.
  */
 static void
 schedule(struct room *g, struct fetch *f)
 {
 	struct xfer x = { .type = XFER_WANT, .count = 1 };
-	uint32_t looked = 0, i = f->scan, needed = 0;
+	uint32_t looked = 0, i = f->scan, needed = 0, mine, nf;
 	int room_left = 0;
 
 	if (f->state == FETCH_FAILED || !f->leaves)
 		goto waiting;
 	memcpy(x.root, f->root, PAPO_KEY_LEN);
 	room_left = window_free(g, f);
+	slice_of(g, f, &mine, &nf);
 	for (; looked < f->n; looked++, i = i + 1 == f->n ? 0 : i + 1) {
 		struct holder *h;
 
@@ -627,6 +655,8 @@ schedule(struct room *g, struct fetch *f)
 			room_left = window_free(g, f);
 			continue;
 		}
+		if (is_author(f, h) && i % nf != mine && f->nasked > 0)
+			continue;     /* another's slice: it will have it */
 		x.first = i;
 		if (send_x(g, h->id, &x) == -1 || asked_add(f, h, i) == -1)
 			break;

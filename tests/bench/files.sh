@@ -50,7 +50,7 @@ with socketserver.TCPServer(("127.0.0.1", 0), h) as s:
     print(s.server_address[1], flush=True)
     s.serve_forever()
 EOF
-	echo $! >"$T/httpd.pid"   # cleanup (lib.sh) kills it
+	echo $! >"$T/httpd.srv"
 	until_true 10 test -s "$T/http.port"
 }
 
@@ -58,6 +58,8 @@ mkdir -p "$T/files"
 log "making a ${SIZE_MB} MiB file"
 head -c "${SIZE_MB}M" /dev/urandom >"$T/files/f.bin"
 serve_dir "$T/files"
+# The server first, then lib.sh's cleanup (which waits for every child).
+trap 'kill "$(cat "$T/httpd.srv")" 2>/dev/null; cleanup' EXIT
 HTTP=http://127.0.0.1:$(cat "$T/http.port")
 
 papo a new --name a >/dev/null
