@@ -1,7 +1,8 @@
 /*
  * test_markdown.c: server/api/markdown.c.  Headings, fences, lists and
- * links as CommonMark renders them; raw HTML omitted; links to schemes
+ * links as CommonMark renders them; links to schemes
  * that run or embed (javascript:, data:, vbscript:, file:) left as text;
+ * raw HTML shown as text, never elements;
  * images as links, never <img>; every link opening apart; long input;
  * invalid UTF-8 replaced; the JSON a message or a history carries.
  */
@@ -132,17 +133,29 @@ test_images(void)
 static void
 test_raw_html(void)
 {
-	CHECK(lacks("<script>alert(1)</script>", "<script"));
-	CHECK(lacks("hi <img src=x onerror=alert(1)>", "<img"));
-	CHECK(lacks("hi <img src=x onerror=alert(1)>", "onerror"));
-	CHECK(lacks("<div onclick=\"x()\">\n\n*a*\n\n</div>", "<div"));
+	char *h = md("<script>alert(1)</script>");
+
+	/* Raw HTML is shown as the text it is, never made elements. */
+	CHECK_EQ_STR(h, "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>\n");
+	free(h);
+	h = md("hi <img src=x onerror=alert(1)> there");
+	CHECK_EQ_STR(h, "<p>hi &lt;img src=x onerror=alert(1)&gt; there</p>\n");
+	free(h);
+	h = md("<div onclick=\"x()\">\n<b>two</b>\n</div>\n\n*a*");
+	CHECK_EQ_STR(h, "<p>&lt;div onclick=&quot;x()&quot;&gt;<br />\n"
+	    "&lt;b&gt;two&lt;/b&gt;<br />\n&lt;/div&gt;</p>\n"
+	    "<p><em>a</em></p>\n");
+	free(h);
 	CHECK(lacks("<iframe src=\"http://e\"></iframe>", "<iframe"));
-	CHECK(lacks("<a href=\"javascript:x\">y</a>", "javascript"));
+	CHECK(lacks("<a href=\"http://e\">y</a>", "<a"));
 	CHECK(lacks("x <style>*{}</style>", "<style"));
-	CHECK(has("<b>bold</b> words", "words"));
-	CHECK(lacks("<b>bold</b> words", "<b>"));
+	CHECK(lacks("<!-- c --> <?php x ?> <![CDATA[x]]>", "<!"));
+	CHECK(lacks("<!-- c --> <?php x ?> <![CDATA[x]]>", "<?"));
+	CHECK(has("<b>bold</b> words", "&lt;b&gt;bold&lt;/b&gt; words"));
 	/* Entities decode to text, which is escaped again. */
 	CHECK(has("&lt;script&gt;", "&lt;script&gt;"));
+	/* Lines are lines (a chat's), and paragraphs stay paragraphs. */
+	CHECK(has("one\ntwo\n\nthree", "<p>one<br />\ntwo</p>\n<p>three</p>"));
 }
 
 static void
@@ -201,8 +214,7 @@ test_json(void)
 	const cJSON *html = cJSON_GetObjectItemCaseSensitive(o, "html");
 
 	CHECK(cJSON_IsString(html) &&
-	    strcmp(html->valuestring, "<p><em>hi</em> <!-- raw HTML omitted "
-	    "--></p>\n") == 0);
+	    strcmp(html->valuestring, "<p><em>hi</em> &lt;b&gt;</p>\n") == 0);
 	CHECK_EQ_STR(cJSON_GetObjectItemCaseSensitive(o, "text")->valuestring,
 	    "*hi* <b>");
 	cJSON_Delete(o);

@@ -1,12 +1,13 @@
 /*
  * markdown.c: messages' Markdown as HTML for the dashboard (markdown.h),
  * so the page never parses Markdown itself.  libcmark parses the text
- * (CommonMark) and renders it without CMARK_OPT_UNSAFE, which omits raw
- * HTML; this file adds what cmark leaves to its callers: the tree is
- * walked first, links to schemes other than http, https and mailto
- * become their text, images become links (a page that loads a URL a
- * message names tells its author who read it, and when), and every link
- * of the output gets rel and target.  Pure: no I/O, no globals; called
+ * (CommonMark) and renders it without CMARK_OPT_UNSAFE, so no raw HTML
+ * ever reaches the output; this file adds what cmark leaves to its
+ * callers: the tree is walked first, raw HTML becomes text (shown, not
+ * omitted), links to schemes other than http, https and mailto become
+ * their text, images become links (a page that loads a URL a message
+ * names tells its author who read it, and when), and every link of the
+ * output gets rel and target.  Pure: no I/O, no globals; called
  * on the main thread by api.c and sse.c.
  */
 #include <stdlib.h>
@@ -77,6 +78,50 @@ markdown_image_link(cmark_node *img)
 }
 
 /*
+ * Raw HTML becomes the text it is: a person who writes "<b>" in a chat
+ * sees it, rather than nothing (what cmark's safe mode renders).  A
+ * block is a paragraph of its lines.  -1 when out of memory.
+ */
+static int
+markdown_html_text(cmark_node *raw)
+{
+	const char *lit = cmark_node_get_literal(raw), *p, *nl;
+	cmark_node *t, *para = NULL;
+
+	if (lit == NULL)
+		lit = "";
+	if (cmark_node_get_type(raw) == CMARK_NODE_HTML_INLINE) {
+		if ((t = cmark_node_new(CMARK_NODE_TEXT)) == NULL)
+			return -1;
+		cmark_node_set_literal(t, lit);
+		cmark_node_replace(raw, t);
+		cmark_node_free(raw);
+		return 0;
+	}
+	if ((para = cmark_node_new(CMARK_NODE_PARAGRAPH)) == NULL)
+		return -1;
+	for (p = lit; *p != '\0'; p = *nl == '\n' ? nl + 1 : nl) {
+		char *line;
+
+		nl = p + strcspn(p, "\n");
+		if (p != lit && (t = cmark_node_new(CMARK_NODE_LINEBREAK)) != NULL)
+			cmark_node_append_child(para, t);
+		if ((line = strndup(p, (size_t)(nl - p))) == NULL ||
+		    (t = cmark_node_new(CMARK_NODE_TEXT)) == NULL) {
+			free(line);
+			cmark_node_free(para);
+			return -1;
+		}
+		cmark_node_set_literal(t, line);
+		free(line);
+		cmark_node_append_child(para, t);
+	}
+	cmark_node_replace(raw, para);
+	cmark_node_free(raw);
+	return 0;
+}
+
+/*
  * Makes the tree's links and images safe (see the top).  Nodes are
  * changed after the walk, leaves first, so the iterator never stands on
  * a node that is gone.
@@ -96,7 +141,11 @@ markdown_clean(cmark_node *doc)
 		cmark_node *node = cmark_iter_get_node(it);
 		cmark_node_type type = cmark_node_get_type(node);
 
-		if (ev != CMARK_EVENT_EXIT || (type != CMARK_NODE_LINK &&
+		/* Raw HTML is a leaf (entered only); links and images are
+		 * taken on their way out, after what they hold. */
+		if (type == CMARK_NODE_HTML_INLINE ||
+		    type == CMARK_NODE_HTML_BLOCK ? ev != CMARK_EVENT_ENTER :
+		    ev != CMARK_EVENT_EXIT || (type != CMARK_NODE_LINK &&
 		    type != CMARK_NODE_IMAGE))
 			continue;
 		if (n == cap) {
@@ -108,11 +157,16 @@ markdown_clean(cmark_node *doc)
 		todo[n++] = node;
 	}
 	for (size_t i = 0; i < n; i++) {
+		cmark_node_type type = cmark_node_get_type(todo[i]);
 		const char *url = cmark_node_get_url(todo[i]);
 
-		if (url == NULL || !markdown_url_ok(url))
+		if (type == CMARK_NODE_HTML_INLINE ||
+		    type == CMARK_NODE_HTML_BLOCK) {
+			if (markdown_html_text(todo[i]) == -1)
+				goto out;
+		} else if (url == NULL || !markdown_url_ok(url))
 			markdown_unwrap(todo[i]);
-		else if (cmark_node_get_type(todo[i]) == CMARK_NODE_IMAGE &&
+		else if (type == CMARK_NODE_IMAGE &&
 		    markdown_image_link(todo[i]) == -1)
 			goto out;
 	}
@@ -163,8 +217,9 @@ markdown_html(const char *text, size_t len)
 	if ((doc = cmark_parse_document(text, len, CMARK_OPT_DEFAULT |
 	    CMARK_OPT_VALIDATE_UTF8)) == NULL)
 		return NULL;
-	if (markdown_clean(doc) == 0 &&
-	    (html = cmark_render_html(doc, CMARK_OPT_DEFAULT)) != NULL)
+	/* CMARK_OPT_HARDBREAKS: a chat's lines are lines. */
+	if (markdown_clean(doc) == 0 && (html = cmark_render_html(doc,
+	    CMARK_OPT_DEFAULT | CMARK_OPT_HARDBREAKS)) != NULL)
 		out = markdown_links(html);
 	free(html);
 	cmark_node_free(doc);

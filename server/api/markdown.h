@@ -1,6 +1,6 @@
 /*
  * markdown.h: a message's text as HTML for the dashboard (CommonMark,
- * rendered by libcmark with raw HTML left out).  Pure: no I/O, no
+ * rendered by libcmark with raw HTML shown as text).  Pure: no I/O, no
  * state; any thread.
  */
 #ifndef PAPO_MARKDOWN_H
@@ -10,7 +10,7 @@
 
 /*
  * Renders len bytes of Markdown to HTML that is safe to show: raw HTML
- * is omitted, links keep only http:, https:, mailto: and relative URLs
+ * is shown as text, line breaks are kept, links keep only http:, https:, mailto: and relative URLs
  * (others become their text) and open apart (rel="noopener noreferrer",
  * target="_blank"), images become links to their URL, never loaded;
  * invalid UTF-8 becomes U+FFFD.  A malloc'd string to free(), or NULL
