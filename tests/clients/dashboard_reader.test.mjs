@@ -38,7 +38,7 @@ const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 // Both may send more than the default burst of 10 in this test.
 const RATE = { PAPO_RATE: '600/min,200' };
 
-const { bin: PAPO, root, papo, serve: start, finish, step } = daemonSet('papo-reader-');
+const { bin: PAPO, root, papo, serve: start, stop, finish, step } = daemonSet('papo-reader-');
 const serve = (name, opts = {}) => start(name, { member: name, ...opts });
 
 const CODE = 'for (let i = 0; i < 3; i++) {\n  console.log("<b>" + i);\n}';
@@ -401,5 +401,13 @@ describe('the dashboard as a reader', { timeout: 240_000 }, () => {
     assert.deepEqual(dialogs, []);
     assert.deepEqual(problems, []);
     assert.deepEqual(elsewhere, []);
+  });
+
+  step('both daemons stop cleanly (no sanitizer report)', async () => {
+    need(A && B);
+    await browser.close();
+    browser = null;
+    await stop(B);
+    await stop(A);
   });
 });
