@@ -19,8 +19,9 @@
 //    "New messages" line, the button scrolling down to them;
 //  - "Copy invite" for the owner, only after a confirmation, giving the
 //    invite of GET /api/invite; none for a member (bo's own page).
-// It saves dashboard-reader.png and dashboard-reader-phone.png next to
-// this file, to be looked at.
+// It saves dashboard-reader.png, dashboard-reader-new.png (the count of
+// new messages) and dashboard-reader-phone.png (dark) next to this file, to be
+// looked at.
 //
 // Run: PAPO=path/to/papo node --test tests/clients/dashboard_reader.test.mjs
 // (after `npm ci --prefix tests/clients`; needs /usr/bin/chromium, or
@@ -306,6 +307,7 @@ describe('the dashboard as a reader', { timeout: 240_000 }, () => {
     const marker = await page.evaluate(() => [...document.querySelectorAll('.new-marker')].map((e) =>
       ({ text: e.textContent, id: e.closest('li.msg').dataset.id })));
     assert.deepEqual(marker, [{ text: 'New messages', id: fresh[0] }], 'the line above the first of them');
+    await page.screenshot({ path: path.join(HERE, 'dashboard-reader-new.png'), animations: 'disabled' });
     await page.click('#new-below');
     await until('scrolled down, the button gone', async () => !(await page.isVisible('#new-below')), 5_000);
     const where = await page.evaluate((i) => {
@@ -388,7 +390,8 @@ describe('the dashboard as a reader', { timeout: 240_000 }, () => {
     if (await page.isVisible('#invite-confirm')) await page.click('#invite-cancel');
     await page.evaluate(() => { document.getElementById('scroller').scrollTop = 0; });
     await page.screenshot({ path: path.join(HERE, 'dashboard-reader.png'), animations: 'disabled' });
-    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true,
+      colorScheme: 'dark' });   // the other theme too
     const pp = await phone.newPage();
     watchPage(pp, 'phone', { dialogs, problems, consoleLog });
     await pp.goto(`${A.info.http}/`);
