@@ -73,7 +73,8 @@ test_blocks(void)
 	CHECK_EQ_STR(h, "");
 	free(h);
 	CHECK(has("> quoted", "<blockquote>\n<p>quoted</p>\n</blockquote>"));
-	CHECK(has("a `<b>code</b>` span", "<code>&lt;b&gt;code&lt;/b&gt;</code>"));
+	CHECK(has("a `<b>code</b>` span",
+	    "<code>&lt;b&gt;code&lt;/b&gt;</code>"));
 	CHECK(has("    indented <x>", "<pre><code>indented &lt;x&gt;"));
 }
 

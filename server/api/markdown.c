@@ -104,8 +104,13 @@ markdown_html_text(cmark_node *raw)
 		char *line;
 
 		nl = p + strcspn(p, "\n");
-		if (p != lit && (t = cmark_node_new(CMARK_NODE_LINEBREAK)) != NULL)
+		if (p != lit) {
+			if ((t = cmark_node_new(CMARK_NODE_LINEBREAK)) == NULL) {
+				cmark_node_free(para);
+				return -1;
+			}
 			cmark_node_append_child(para, t);
+		}
 		if ((line = strndup(p, (size_t)(nl - p))) == NULL ||
 		    (t = cmark_node_new(CMARK_NODE_TEXT)) == NULL) {
 			free(line);
@@ -150,7 +155,8 @@ markdown_clean(cmark_node *doc)
 			continue;
 		if (n == cap) {
 			cap = cap == 0 ? 16 : cap * 2;
-			if ((grown = realloc(todo, cap * sizeof(*todo))) == NULL)
+			grown = realloc(todo, cap * sizeof(*todo));
+			if (grown == NULL)
 				goto out;
 			todo = grown;
 		}

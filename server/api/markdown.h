@@ -10,10 +10,10 @@
 
 /*
  * Renders len bytes of Markdown to HTML that is safe to show: raw HTML
- * is shown as text, line breaks are kept, links keep only http:, https:, mailto: and relative URLs
- * (others become their text) and open apart (rel="noopener noreferrer",
- * target="_blank"), images become links to their URL, never loaded;
- * invalid UTF-8 becomes U+FFFD.  A malloc'd string to free(), or NULL
+ * is shown as text, line breaks are kept, links keep only http:,
+ * https:, mailto: and relative URLs (others become their text) and open
+ * apart (rel="noopener noreferrer", target="_blank"), images become
+ * links to their URL, never loaded; invalid UTF-8 becomes U+FFFD.  A malloc'd string to free(), or NULL
  * when out of memory.
  */
 char *markdown_html(const char *text, size_t len);
