@@ -36,8 +36,21 @@
  * at once) has a Fetch button.  The attach button uploads files (POST
  * /api/blobs) and the message is sent naming them.
  *
- * Everything the room provides (names, about, message text, file names
- * and text previews) is put in the page with textContent, never as HTML.  The page's CSP allows no
+ * Messages are shown as Markdown: the daemon renders it (libcmark, raw
+ * HTML shown as text, links made safe: README "HTTP API", ?html=1 on
+ * /history and /events), and this page takes that HTML through
+ * DOMParser (an inert document: nothing in it runs or loads) and copies
+ * only the elements and attributes Markdown makes (MD_TAGS) into new
+ * elements of its own, so a daemon's bug could not put a script or an
+ * image here either.  Code blocks have a copy button; messages taller
+ * than FOLD_PX fold behind "Show more"; threads are grouped under day
+ * separators; messages that arrive while the reader is scrolled up are
+ * counted on a button that scrolls down to them, under a "New messages"
+ * line.  Owners and admins can copy the room's invite (GET /api/invite)
+ * after a confirmation: it holds the room's key.
+ *
+ * Everything else the room provides (names, about, file names and text
+ * previews) is put in the page with textContent, never as HTML.  The page's CSP allows no
  * inline script or style: looks come from classes in style.css.
  */
 'use strict';
@@ -55,10 +68,14 @@
   const ID_RE = /^[a-z2-7]{10}$/;
   const REF_RE = /^[A-Za-z0-9]{1,64}$/;
   const PREVIEW_TEXT = 2048;       // bytes of a text file shown under it
+  const FOLD_PX = 360;             // a message taller than this folds
   const PREVIEW_IMAGE_MAX = 8 << 20;   // images larger are not previewed
 
   const $ = (id) => document.getElementById(id);
   const ui = {
+    invite: $('invite'), inviteConfirm: $('invite-confirm'), inviteCopy: $('invite-copy'),
+    inviteCancel: $('invite-cancel'), inviteStatus: $('invite-status'),
+    newBelow: $('new-below'),
     room: $('room'), me: $('me'), conn: $('conn'), connText: $('conn-text'),
     members: $('members'), membersCount: $('members-count'),
     scroller: $('scroller'), messages: $('messages'), empty: $('empty'),
@@ -90,6 +107,10 @@
     roomEvents: [],              // /api/history's room: key changes
     lastEventId: null,             // BOOT-SEQ of the last event, for resuming
     unseen: 0,
+    below: 0,                      // messages come while scrolled up, not yet seen
+    newMark: null,                 // the first of them: "New messages" above it
+    expanded: new Set(),           // keys of folded messages opened
+    daySeps: new Map(),            // day label -> its separator <li>
     oauth: true,                   // false once /api/oauth/pending is 404
     rooms: [],                     // /api/rooms's list: { id, name, me, default }
     dflt: null,                    // the default room's id
@@ -266,6 +287,9 @@
     ui.me.textContent = st.me ? st.me.name : '';
     if (st.me && st.me.about) ui.me.title = st.me.about;
     document.title = (st.room || 'papo') + ' · papo';
+    const role = st.me ? st.me.role : '';
+    ui.invite.hidden = role !== 'owner' && role !== 'admin';
+    if (ui.invite.hidden) ui.inviteConfirm.hidden = true;
     renderReach();
     renderMembers();
     renderDamping();
@@ -720,6 +744,122 @@
     ui.netCount.textContent = n ? parts.join(' · ') : 'nobody else yet';
   }
 
+  /* ---- Markdown: the daemon's HTML, copied element by element ---- */
+
+  // What CommonMark makes, and nothing else (no img: images come as links).
+  const MD_TAGS = new Set(['P', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'EM', 'STRONG',
+    'CODE', 'PRE', 'UL', 'OL', 'LI', 'BLOCKQUOTE', 'HR', 'BR', 'A']);
+
+  // A link may go to http(s), mailto, or a path of this daemon.
+  function safeHref(h) {
+    return typeof h === 'string' && (/^(https?|mailto):/i.test(h) || !/^[^/?#]*:/.test(h));
+  }
+
+  function mdCopy(from, to, top) {
+    for (const n of from.childNodes) {
+      if (n.nodeType === Node.TEXT_NODE) {
+        // The newlines between blocks are not text.
+        if (!(top && /^\s*$/.test(n.data))) to.append(document.createTextNode(n.data));
+        continue;
+      }
+      if (n.nodeType !== Node.ELEMENT_NODE) continue;   // comments
+      if (!MD_TAGS.has(n.tagName)) {
+        // Never an element of ours: at most its text.
+        if (n.textContent) to.append(document.createTextNode(n.textContent));
+        continue;
+      }
+      let e;
+      if (n.tagName === 'A') {
+        const href = n.getAttribute('href');
+        if (safeHref(href)) {
+          e = el('a', 'md-link');
+          e.href = href;
+          e.rel = 'noopener noreferrer';
+          e.target = '_blank';
+          e.title = href;
+        } else {
+          e = el('span');
+        }
+      } else {
+        e = document.createElement(n.tagName.toLowerCase());
+      }
+      if (n.tagName === 'OL' && /^\d{1,9}$/.test(n.getAttribute('start') || ''))
+        e.start = Number(n.getAttribute('start'));
+      if (n.tagName === 'CODE' && /^language-[\w+#.-]{1,40}$/.test(n.className))
+        e.dataset.lang = n.className.slice(9);
+      mdCopy(n, e, false);
+      if (n.tagName === 'PRE') e = codeBlock(e);
+      to.append(e);
+    }
+  }
+
+  // A code block: its language, if named, and a copy button above it.
+  function codeBlock(pre) {
+    const box = el('div', 'code-block');
+    const bar = el('div', 'code-bar');
+    const code = pre.querySelector('code');
+    bar.append(el('span', 'code-lang', code && code.dataset.lang ? code.dataset.lang : 'code'));
+    const b = el('button', 'code-copy link-button', 'Copy');
+    b.type = 'button';
+    b.title = 'Copy this code';
+    bar.append(b);
+    box.append(bar, pre);
+    return box;
+  }
+
+  // A message's body: the daemon's Markdown when it sent it, else text.
+  function messageBody(m) {
+    if (typeof m.html !== 'string') return el('div', 'text plain', m.text);
+    const body = el('div', 'text md');
+    const doc = new DOMParser().parseFromString(m.html, 'text/html');
+    mdCopy(doc.body, body, true);
+    return body;
+  }
+
+  // Copies text to the clipboard; false when the browser refused.
+  async function copyText(text) {
+    try {
+      await navigator.clipboard.writeText(text);
+      return true;
+    } catch (e) {
+      const ta = el('textarea', 'copy-buffer');
+      ta.value = text;
+      ta.readOnly = true;
+      document.body.append(ta);
+      ta.select();
+      let ok = false;
+      try {
+        ok = document.execCommand('copy');
+      } catch (e2) { /* refused too */ }
+      ta.remove();
+      return ok;
+    }
+  }
+
+  /* ---- days ---- */
+
+  function dayLabel(ts) {
+    const d = new Date(ts);
+    const now = new Date();
+    const yesterday = new Date(now.getFullYear(), now.getMonth(), now.getDate() - 1);
+    if (d.toDateString() === now.toDateString()) return 'Today';
+    if (d.toDateString() === yesterday.toDateString()) return 'Yesterday';
+    const opts = { weekday: 'long', day: 'numeric', month: 'long' };
+    if (d.getFullYear() !== now.getFullYear()) opts.year = 'numeric';
+    return d.toLocaleDateString(undefined, opts);
+  }
+
+  function daySeparator(label) {
+    let li = state.daySeps.get(label);
+    if (!li) {
+      li = el('li', 'day');
+      li.setAttribute('role', 'separator');
+      li.append(el('span', 'day-label', label));
+      state.daySeps.set(label, li);
+    }
+    return li;
+  }
+
   /* ---- messages and threads ---- */
 
   function receiptOf(id) {
@@ -785,6 +925,24 @@
     return m.key || m.id;
   }
 
+  function foldButton(folded) {
+    const b = el('button', 'fold-toggle link-button', folded ? 'Show more' : 'Show less');
+    b.type = 'button';
+    b.setAttribute('aria-expanded', String(!folded));
+    return b;
+  }
+
+  // Messages just drawn that are taller than FOLD_PX fold, with a button.
+  function foldTall() {
+    for (const body of ui.messages.querySelectorAll('.text[data-measure]')) {
+      if (!body.isConnected || body.clientHeight === 0) continue;   // not laid out yet
+      delete body.dataset.measure;
+      if (body.scrollHeight <= FOLD_PX + 80) continue;   // a little more is shown whole
+      body.classList.add('folded');
+      body.after(foldButton(true));
+    }
+  }
+
   function buildMessage(m) {
     const mine = isMine(m);
     const li = el('li', 'msg');
@@ -841,7 +999,17 @@
       }
       li.append(a);
     }
-    if (m.text || !(m.files && m.files.length)) li.append(el('p', 'text', m.text));
+    if (m.text || !(m.files && m.files.length)) {
+      const body = messageBody(m);
+      li.append(body);
+      // Folded when taller than FOLD_PX: measured once laid out (render).
+      if (state.expanded.has(messageKey(m))) {
+        li.append(foldButton(false));
+      } else {
+        body.dataset.measure = '1';
+      }
+    }
+    if (state.newMark === m.id) li.prepend(el('div', 'new-marker', 'New messages'));
     if (Array.isArray(m.files) && m.files.length) li.append(filesOf(m));
     return li;
   }
@@ -1082,7 +1250,8 @@
     const d = isMine(m) ? deliveryText(m) : null;
     const p = m.reply_to ? state.msgs.get(m.reply_to) : null;
     return [m.id, m.ts, d ? d.text : '', p ? p.id : '', clock(m.ts),
-      state.replyTo === m.id, filesLook(m)].join('|');
+      state.replyTo === m.id, filesLook(m), typeof m.html === 'string' ? m.html.length : -1,
+      state.expanded.has(messageKey(m)), state.newMark === m.id].join('|');
   }
 
   function elementFor(m) {
@@ -1151,7 +1320,16 @@
     for (const k of state.threadElems.keys())
       if (!threads.has(k)) state.threadElems.delete(k);
     const items = [];
+    let day = null;
+    const labels = new Set();
     for (const t of ordered) {
+      // Threads come by their latest word: each under that word's day.
+      const label = dayLabel(t.last);
+      if (label !== day) {
+        items.push(daySeparator(label));
+        labels.add(label);
+        day = label;
+      }
       let te = state.threadElems.get(t.key);
       if (!te) {
         te = { li: el('li', 'thread'), ol: el('ol', 'replies') };
@@ -1163,6 +1341,8 @@
       items.push(te.li);
     }
     setChildren(ui.messages, items);
+    for (const k of [...state.daySeps.keys()]) if (!labels.has(k)) state.daySeps.delete(k);
+    foldTall();
     for (const id of state.arrivals) {
       const li = state.elems.get(id);
       if (!li) continue;
@@ -1174,6 +1354,29 @@
     ui.older.hidden = !state.moreBefore || all.length === 0;
     renderRetention();
     if (stick) ui.scroller.scrollTop = ui.scroller.scrollHeight;
+    renderBelow();
+  }
+
+  // The count of messages below, on the button that scrolls to them.
+  function renderBelow() {
+    if (state.below && nearBottom()) state.below = 0;
+    ui.newBelow.hidden = state.below === 0;
+    ui.newBelow.textContent = state.below === 1 ? '1 new message ↓' : state.below + ' new messages ↓';
+  }
+
+  // Down to the first new message when they fill more than the view,
+  // else to the end.
+  function scrollToNew() {
+    const s = ui.scroller;
+    const first = state.newMark ? $('m-' + state.newMark) : null;
+    if (first && s.scrollHeight - (first.getBoundingClientRect().top -
+        s.getBoundingClientRect().top + s.scrollTop) > s.clientHeight) {
+      first.scrollIntoView({ block: 'start' });
+    } else {
+      s.scrollTop = s.scrollHeight;
+    }
+    state.below = 0;
+    renderBelow();
   }
 
   // Events come in bursts (a replay after reconnecting): one layout each.
@@ -1255,7 +1458,7 @@
 
   async function loadHistory() {
     const gen = state.gen;
-    const h = await api(roomPath('/history?limit=' + HISTORY_PAGE));
+    const h = await api(roomPath('/history?html=1&limit=' + HISTORY_PAGE));
     if (gen !== state.gen) return;
     state.retention = h.retention || null;
     state.roomEvents = Array.isArray(h.room) ? h.room : [];
@@ -1276,7 +1479,7 @@
     const gen = state.gen;
     try {
       const c = state.earlier;
-      const h = await api(roomPath('/history?limit=' + HISTORY_PAGE + (c ?
+      const h = await api(roomPath('/history?html=1&limit=' + HISTORY_PAGE + (c ?
         '&before=' + c.before + '&before_id=' + encodeURIComponent(c.before_id) :
         '&before=' + state.oldestTs)));
       if (gen !== state.gen) return;
@@ -1298,6 +1501,15 @@
   function onMessage(m) {
     if (!m || !m.id) return;
     const fresh = !state.msgs.has(m.id);
+    if (fresh && !isMine(m)) {
+      if (!nearBottom()) {
+        // The reader is higher up: counted, and marked where they start.
+        if (state.below === 0) state.newMark = m.id;
+        state.below++;
+      } else if (state.below === 0) {
+        state.newMark = null;      // read as it came: the old line goes
+      }
+    }
     addMessages([m], { soon: true });
     if (fresh) {
       state.arrivals.add(m.id);
@@ -1363,6 +1575,8 @@
     const pending = { key, local: true, sending: true, from: myName(),
       from_id: myId(), to: toName, to_id: to, reply_to: reply, text, ts: Date.now() };
     state.msgs.set(key, pending);
+    state.newMark = null;          // answering: what came is read
+    state.below = 0;
     ui.text.value = '';
     state.attached = [];
     renderAttached();
@@ -1665,6 +1879,11 @@
     state.retention = null;
     state.roomEvents = [];
     state.unseen = 0;
+    state.below = 0;
+    state.newMark = null;
+    state.expanded.clear();
+    state.daySeps.clear();
+    ui.inviteConfirm.hidden = true;
     state.files.clear();
     for (const p of state.previews.values()) if (p && p.url) URL.revokeObjectURL(p.url);
     state.previews.clear();
@@ -1811,7 +2030,7 @@
         const headers = authHeaders({ Accept: 'text/event-stream' });
         if (state.lastEventId) headers['Last-Event-ID'] = state.lastEventId;
         arm();
-        const res = await fetch('/api/events?room=*', { headers, cache: 'no-store', signal: ctl.signal });
+        const res = await fetch('/api/events?room=*&html=1', { headers, cache: 'no-store', signal: ctl.signal });
         if (res.status === 401) {
           clearTimeout(stall);
           setConn('auth', 'needs the token');
@@ -1864,6 +2083,19 @@
     ui.text.addEventListener('input', autosize);
     ui.replyCancel.addEventListener('click', () => setReply(null));
     ui.older.addEventListener('click', loadOlder);
+    ui.newBelow.addEventListener('click', scrollToNew);
+    ui.scroller.addEventListener('scroll', () => {
+      if (state.below && nearBottom()) renderBelow();
+    }, { passive: true });
+    ui.invite.addEventListener('click', () => {
+      ui.inviteStatus.textContent = '';
+      ui.inviteConfirm.hidden = false;
+      ui.inviteCancel.focus();
+    });
+    ui.inviteCancel.addEventListener('click', () => {
+      ui.inviteConfirm.hidden = true;
+    });
+    ui.inviteCopy.addEventListener('click', copyInvite);
     window.addEventListener('hashchange', onHash);
     ui.roomPick.addEventListener('change', () => {
       location.hash = 'room=' + encodeURIComponent(ui.roomPick.value);
@@ -1893,6 +2125,33 @@
         return;
       }
       if (ev.target.closest('ul.files')) return;
+      const copy = ev.target.closest('button.code-copy');
+      if (copy) {
+        const pre = copy.closest('.code-block').querySelector('pre');
+        copyText(pre.textContent).then((ok) => {
+          copy.textContent = ok ? 'Copied' : 'Copy failed';
+          setTimeout(() => { copy.textContent = 'Copy'; }, 1500);
+        });
+        return;
+      }
+      const fold = ev.target.closest('button.fold-toggle');
+      if (fold) {
+        const li = fold.closest('li.msg');
+        const key = li.dataset.key;
+        if (state.expanded.has(key)) {
+          state.expanded.delete(key);
+        } else {
+          state.expanded.add(key);
+        }
+        render();
+        if (!state.expanded.has(key)) {
+          const again = state.elems.get(key);
+          if (again) again.scrollIntoView({ block: 'nearest' });
+        }
+        return;
+      }
+      // A link in a message opens (apart); text and code are selected.
+      if (ev.target.closest('.md a, .md pre')) return;
       const link = ev.target.closest('a.parent');
       if (link) {
         ev.preventDefault();
@@ -1934,6 +2193,26 @@
       renderMembers();
       render();
     }, 30000);
+  }
+
+  /* ---- the invite ---- */
+
+  // Copies the room's invite, asked after the confirmation: it holds the
+  // room's key, so whoever gets it reads and writes here.
+  async function copyInvite() {
+    ui.inviteCopy.disabled = true;
+    try {
+      const j = await api(roomPath('/invite'));
+      if (!j || typeof j.invite !== 'string') throw new Error('no invite in the answer');
+      const ok = await copyText(j.invite);
+      ui.inviteStatus.textContent = ok ? 'The invite is copied. Give it only to who should join.' :
+        'The browser refused to copy it.';
+      if (ok) setTimeout(() => { ui.inviteConfirm.hidden = true; }, 2500);
+    } catch (e) {
+      ui.inviteStatus.textContent = 'Could not get the invite: ' + e.message;
+    } finally {
+      ui.inviteCopy.disabled = false;
+    }
   }
 
   /* ---- OAuth approvals (PAPO_OAUTH=on) ----

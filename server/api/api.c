@@ -18,6 +18,7 @@
 #include "node/node.h"
 #include "server/api/api.h"
 #include "server/api/blobs.h"
+#include "server/api/markdown.h"
 #include "server/http/http.h"
 
 /* Times are milliseconds since 1970, kept to integers JSON carries
@@ -112,6 +113,22 @@ api_done(struct http_req *r, struct node_msg *m, void *arg)
 	node_msg_free(m);
 }
 
+/* api_done for a history asked with html=1: each message's "html"
+ * (markdown.h) added for the dashboard; other clients' JSON is as the
+ * node made it. */
+static void
+api_done_html(struct http_req *r, struct node_msg *m, void *arg)
+{
+	char *json;
+
+	if (m->code == 0 && m->json != NULL &&
+	    (json = markdown_json(m->json, "messages")) != NULL) {
+		free(m->json);
+		m->json = json;
+	}
+	api_done(r, m, arg);
+}
+
 static void
 api_healthz(struct http_req *r, void *node)
 {
@@ -155,15 +172,15 @@ static void
 api_history(struct http_req *r, void *node)
 {
 	static const char *const known[] = { "limit", "before", "before_id",
-	    "since", "from", NULL };
-	const char *bad, *limit, *before, *before_id, *since, *from;
+	    "since", "from", "html", NULL };
+	const char *bad, *limit, *before, *before_id, *since, *from, *html;
 	uint64_t n = API_HISTORY_DEFAULT, b = 0, s = 0;
 	char bid[PAPO_MSGID_LEN + 1] = "";
 	struct node_msg *m;
 
 	if ((bad = http_req_query_unknown(r, known)) != NULL) {
 		http_reply_error(r, 400, "unknown parameter '%s': history takes "
-		    "limit, before, before_id, since and from", bad);
+		    "limit, before, before_id, since, from and html", bad);
 		return;
 	}
 	limit = http_req_query(r, "limit");
@@ -171,6 +188,11 @@ api_history(struct http_req *r, void *node)
 	before_id = http_req_query(r, "before_id");
 	since = http_req_query(r, "since");
 	from = http_req_query(r, "from");
+	html = http_req_query(r, "html");
+	if (html != NULL && strcmp(html, "1") != 0 && strcmp(html, "0") != 0) {
+		http_reply_error(r, 400, "html is 1 or 0");
+		return;
+	}
 	if (limit != NULL &&
 	    (api_number(limit, API_HISTORY_MAX, &n) == -1 || n == 0)) {
 		http_reply_error(r, 400, "limit must be a whole number from 1 "
@@ -205,7 +227,8 @@ api_history(struct http_req *r, void *node)
 	m->before = b;
 	memcpy(m->before_id, bid, sizeof(bid));
 	m->since = s;
-	http_submit(r, node, m, api_done, NULL);
+	http_submit(r, node, m, html != NULL && strcmp(html, "1") == 0 ?
+	    api_done_html : api_done, NULL);
 }
 
 /*

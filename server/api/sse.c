@@ -24,6 +24,7 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "server/api/markdown.h"
 #include "server/api/sse.h"
 
 struct sse_event {
@@ -40,6 +41,8 @@ struct sse_sub {
 	char *room;                   /* the room it follows (a name, an id
 	                               * or its start), "*" every room, NULL
 	                               * the default */
+	int html;                     /* messages with their "html" (?html=1,
+	                               * the dashboard's) */
 	LIST_ENTRY(sse_sub) entry;
 };
 
@@ -83,17 +86,23 @@ sse_name(enum node_kind kind)
 	}
 }
 
-/* Writes one event in SSE form. */
+/* Writes one event in SSE form; a message with its "html" for a
+ * stream that asked (rendered per stream: only dashboards ask). */
 static int
-sse_write(struct sse *s, struct http_stream *st, const struct sse_event *e)
+sse_write(struct sse *s, const struct sse_sub *sub, const struct sse_event *e)
 {
-	char head[96];
-	int n;
+	char head[96], *html = NULL;
+	const char *data = e->data;
+	int n, rc;
 
 	n = snprintf(head, sizeof(head), "id: %" PRIu64 "-%" PRIu64 "\nevent: %s\ndata: ",
 	    s->boot, e->seq, e->name);
-	return http_stream_event(st, head, (size_t)n, e->data,
-	    strlen(e->data));
+	if (sub->html && strcmp(e->name, "message") == 0 &&
+	    (html = markdown_json(e->data, NULL)) != NULL)
+		data = html;
+	rc = http_stream_event(sub->st, head, (size_t)n, data, strlen(data));
+	free(html);
+	return rc;
 }
 
 static void
@@ -156,7 +165,7 @@ sse_feed(struct sse_sub *sub)
 		const struct sse_event *e = &s->ring[sub->next % SSE_KEEP];
 
 		if (sse_follows(s, sub, e->room) &&
-		    sse_write(s, sub->st, e) == -1)
+		    sse_write(s, sub, e) == -1)
 			break;
 		sub->next++;
 	}
@@ -328,6 +337,8 @@ sse_events(struct http_req *r, void *arg)
 	sub->s = s;
 	if (http_req_room(r) != NULL)
 		sub->room = strdup(http_req_room(r));
+	sub->html = http_req_query(r, "html") != NULL &&
+	    strcmp(http_req_query(r, "html"), "1") == 0;
 	LIST_INSERT_HEAD(&s->subs, sub, entry);
 	http_stream_on_drain(st, sse_more);
 	n = snprintf(retry, sizeof(retry), "retry: %d\n\n", SSE_RETRY_MS);

@@ -1,7 +1,9 @@
 /*
  * sse.h: the daemon's event stream, GET /api/events: every message,
  * receipt and presence change the node reports, as server-sent events
- * with ids a client resumes from with Last-Event-ID.  Main thread only.
+ * with ids a client resumes from with Last-Event-ID; with ?html=1 (the
+ * dashboard) messages carry their Markdown as HTML (markdown.h).  Main
+ * thread only.
  */
 #ifndef PAPO_SSE_H
 #define PAPO_SSE_H

@@ -1,0 +1,254 @@
+/*
+ * test_markdown.c: server/api/markdown.c.  Headings, fences, lists and
+ * links as CommonMark renders them; links to schemes
+ * that run or embed (javascript:, data:, vbscript:, file:) left as text;
+ * raw HTML shown as text, never elements;
+ * images as links, never <img>; every link opening apart; long input;
+ * invalid UTF-8 replaced; the JSON a message or a history carries.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+
+#include "check.h"
+#include "server/api/markdown.h"
+
+#define SAFE_A "<a rel=\"noopener noreferrer\" target=\"_blank\" href=\""
+
+static char *
+md(const char *s)
+{
+	char *h = markdown_html(s, strlen(s));
+
+	if (h == NULL) {
+		fprintf(stderr, "markdown_html returned NULL\n");
+		exit(1);
+	}
+	return h;
+}
+
+/* Whether the HTML of s contains want. */
+static int
+has(const char *s, const char *want)
+{
+	char *h = md(s);
+	int ok = strstr(h, want) != NULL;
+
+	if (!ok)
+		fprintf(stderr, "  no '%s' in '%s'\n", want, h);
+	free(h);
+	return ok;
+}
+
+static int
+lacks(const char *s, const char *bad)
+{
+	char *h = md(s);
+	int ok = strstr(h, bad) == NULL;
+
+	if (!ok)
+		fprintf(stderr, "  '%s' in '%s'\n", bad, h);
+	free(h);
+	return ok;
+}
+
+static void
+test_blocks(void)
+{
+	char *h = md("# Title\n\n## Sub *em*\n\npara **bold**\n");
+
+	CHECK_EQ_STR(h, "<h1>Title</h1>\n<h2>Sub <em>em</em></h2>\n"
+	    "<p>para <strong>bold</strong></p>\n");
+	free(h);
+	h = md("```c\nint x = a < b && c > d;\n```\n");
+	CHECK_EQ_STR(h, "<pre><code class=\"language-c\">"
+	    "int x = a &lt; b &amp;&amp; c &gt; d;\n</code></pre>\n");
+	free(h);
+	h = md("- one\n- two\n\n3. three\n4. four\n");
+	CHECK_EQ_STR(h, "<ul>\n<li>one</li>\n<li>two</li>\n</ul>\n"
+	    "<ol start=\"3\">\n<li>three</li>\n<li>four</li>\n</ol>\n");
+	free(h);
+	h = md("");
+	CHECK_EQ_STR(h, "");
+	free(h);
+	CHECK(has("> quoted", "<blockquote>\n<p>quoted</p>\n</blockquote>"));
+	CHECK(has("a `<b>code</b>` span",
+	    "<code>&lt;b&gt;code&lt;/b&gt;</code>"));
+	CHECK(has("    indented <x>", "<pre><code>indented &lt;x&gt;"));
+}
+
+static void
+test_links(void)
+{
+	char *h = md("see [the docs](https://example.org/a?b=1&c=\"2\")");
+
+	CHECK_EQ_STR(h, "<p>see " SAFE_A "https://example.org/a?b=1&amp;c=%22"
+	    "2%22\">the docs</a></p>\n");
+	free(h);
+	CHECK(has("<https://x.org/>", SAFE_A "https://x.org/\">"));
+	CHECK(has("[m](mailto:a@b.c)", SAFE_A "mailto:a@b.c\">m</a>"));
+	CHECK(has("[rel](notes/a.md)", SAFE_A "notes/a.md\">rel</a>"));
+	CHECK(has("[H](HTTP://X.ORG)", SAFE_A "HTTP://X.ORG\">H</a>"));
+	/* Every <a of the output opens apart. */
+	CHECK(lacks("[a](http://a) and [b](http://b) <http://c>",
+	    "<a href="));
+	/* Schemes that run or embed: the text stays, the link goes. */
+	h = md("[x](javascript:alert(1))");
+	CHECK_EQ_STR(h, "<p>x</p>\n");
+	free(h);
+	CHECK(lacks("[x](JaVaScRiPt:alert(1))", "<a"));
+	CHECK(lacks("[x](data:text/html;base64,PHNjcmlwdD4=)", "<a"));
+	CHECK(lacks("[x](data:image/png;base64,AAAA)", "<a"));
+	CHECK(lacks("[x](vbscript:msgbox)", "<a"));
+	CHECK(lacks("[x](file:///etc/passwd)", "<a"));
+	CHECK(lacks("<javascript:alert(1)>", "<a"));
+	CHECK(lacks("[**bold** x](javascript:alert(1))", "javascript"));
+	CHECK(has("[**bold** x](javascript:alert(1))",
+	    "<p><strong>bold</strong> x</p>"));
+	/* A text that only looks like a link tag stays text. */
+	CHECK(has("`<a href=\"x\">`", "&lt;a href=&quot;x&quot;&gt;"));
+}
+
+static void
+test_images(void)
+{
+	char *h = md("![a cat](http://evil.example/x.png)");
+
+	CHECK_EQ_STR(h, "<p>" SAFE_A "http://evil.example/x.png\">a cat</a>"
+	    "</p>\n");
+	free(h);
+	h = md("![](https://e.example/y.png)");
+	CHECK_EQ_STR(h, "<p>" SAFE_A "https://e.example/y.png\">"
+	    "https://e.example/y.png</a></p>\n");
+	free(h);
+	CHECK(lacks("![i](data:image/png;base64,AAAA)", "<img"));
+	CHECK(lacks("![i](data:image/png;base64,AAAA)", "data:"));
+	CHECK(lacks("![i](javascript:alert(1))", "<a"));
+	/* An image inside a link: both links, nothing loaded. */
+	CHECK(lacks("[![i](http://e/x.png)](http://e/)", "<img"));
+	CHECK(lacks("![i](x.png \"t\") and ![j][r]\n\n[r]: http://e/j.png",
+	    "<img"));
+}
+
+static void
+test_raw_html(void)
+{
+	char *h = md("<script>alert(1)</script>");
+
+	/* Raw HTML is shown as the text it is, never made elements. */
+	CHECK_EQ_STR(h, "<p>&lt;script&gt;alert(1)&lt;/script&gt;</p>\n");
+	free(h);
+	h = md("hi <img src=x onerror=alert(1)> there");
+	CHECK_EQ_STR(h, "<p>hi &lt;img src=x onerror=alert(1)&gt; there</p>\n");
+	free(h);
+	h = md("<div onclick=\"x()\">\n<b>two</b>\n</div>\n\n*a*");
+	CHECK_EQ_STR(h, "<p>&lt;div onclick=&quot;x()&quot;&gt;<br />\n"
+	    "&lt;b&gt;two&lt;/b&gt;<br />\n&lt;/div&gt;</p>\n"
+	    "<p><em>a</em></p>\n");
+	free(h);
+	CHECK(lacks("<iframe src=\"http://e\"></iframe>", "<iframe"));
+	CHECK(lacks("<a href=\"http://e\">y</a>", "<a"));
+	CHECK(lacks("x <style>*{}</style>", "<style"));
+	CHECK(lacks("<!-- c --> <?php x ?> <![CDATA[x]]>", "<!"));
+	CHECK(lacks("<!-- c --> <?php x ?> <![CDATA[x]]>", "<?"));
+	CHECK(has("<b>bold</b> words", "&lt;b&gt;bold&lt;/b&gt; words"));
+	/* Entities decode to text, which is escaped again. */
+	CHECK(has("&lt;script&gt;", "&lt;script&gt;"));
+	/* Lines are lines (a chat's), and paragraphs stay paragraphs. */
+	CHECK(has("one\ntwo\n\nthree", "<p>one<br />\ntwo</p>\n<p>three</p>"));
+}
+
+static void
+test_long(void)
+{
+	size_t n = 48 * 1024;
+	char *s = malloc(n + 1), *h;
+
+	/* A message at the body limit, and a pathological nesting. */
+	for (size_t i = 0; i < n; i++)
+		s[i] = "line of text\n"[i % 13];
+	s[n] = '\0';
+	h = md(s);
+	CHECK(strlen(h) > n);
+	free(h);
+	memset(s, '[', n);
+	h = md(s);
+	CHECK(strlen(h) >= n);
+	free(h);
+	memset(s, '>', n);
+	h = md(s);
+	CHECK(strstr(h, "<blockquote>") != NULL);
+	free(h);
+	for (size_t i = 0; i + 1 < n; i += 2)
+		memcpy(s + i, "*a", 2);
+	h = md(s);
+	CHECK(h[0] == '<');
+	free(h);
+	free(s);
+}
+
+static void
+test_utf8(void)
+{
+	char *h = md("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x9a\x80");
+
+	CHECK_EQ_STR(h, "<p>caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac "
+	    "\xf0\x9f\x9a\x80</p>\n");
+	free(h);
+	/* Invalid bytes become U+FFFD: the HTML is valid UTF-8. */
+	h = md("a\xff" "b\xc3(c\xed\xa0\x80");
+	CHECK(strstr(h, "a\xef\xbf\xbd" "b") != NULL);
+	CHECK(strchr(h, '\xff') == NULL);
+	free(h);
+	h = markdown_html("a\0b", 3);
+	CHECK(h != NULL && strstr(h, "a\xef\xbf\xbd" "b") != NULL);
+	free(h);
+}
+
+static void
+test_json(void)
+{
+	char *j = markdown_json("{\"id\":\"x\",\"text\":\"*hi* <b>\","
+	    "\"ts\":1}", NULL);
+	cJSON *o = j != NULL ? cJSON_Parse(j) : NULL;
+	const cJSON *html = cJSON_GetObjectItemCaseSensitive(o, "html");
+
+	CHECK(cJSON_IsString(html) &&
+	    strcmp(html->valuestring, "<p><em>hi</em> &lt;b&gt;</p>\n") == 0);
+	CHECK_EQ_STR(cJSON_GetObjectItemCaseSensitive(o, "text")->valuestring,
+	    "*hi* <b>");
+	cJSON_Delete(o);
+	cJSON_free(j);
+	j = markdown_json("{\"messages\":[{\"text\":\"# a\"},{\"files\":[]},"
+	    "{\"text\":\"b\",\"html\":\"<script>\"}],\"earlier\":null}",
+	    "messages");
+	o = j != NULL ? cJSON_Parse(j) : NULL;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "messages");
+	CHECK_EQ_INT(cJSON_GetArraySize(v), 3);
+	CHECK_EQ_STR(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(v, 0),
+	    "html")->valuestring, "<h1>a</h1>\n");
+	CHECK(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(v, 1),
+	    "html") == NULL);
+	/* An "html" already there is replaced, never trusted. */
+	CHECK_EQ_STR(cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(v, 2),
+	    "html")->valuestring, "<p>b</p>\n");
+	CHECK(cJSON_GetObjectItemCaseSensitive(o, "earlier") != NULL);
+	cJSON_Delete(o);
+	cJSON_free(j);
+	CHECK(markdown_json("not json", NULL) == NULL);
+	CHECK(markdown_json("", "messages") == NULL);
+}
+
+int
+main(void)
+{
+	test_blocks();
+	test_links();
+	test_images();
+	test_raw_html();
+	test_long();
+	test_utf8();
+	test_json();
+	return check_exit();
+}
