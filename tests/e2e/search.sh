@@ -106,6 +106,32 @@ check "papo history --thread" test "$(grep -c reply "$T/cli")" = 2
 papo ana history -q x --since yesterday >"$T/cli" 2>&1
 check "a bad time is a usage error ($?)" grep -q 'duration ago' "$T/cli"
 
+# MCP: history with query and the filters.
+M=${URL[ana]}/mcp
+rpc "" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
+SID=$(grep -i '^mcp-session-id:' "$T/hdr" | cut -d' ' -f2 | tr -d '\r')
+rpc "$SID" '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+tool() { # tool ARGS-JSON: history's result text (JSON) into $T/tool
+	rpc "$SID" "$(jq -cn --argjson a "$1" '{jsonrpc: "2.0", id: 9, method: "tools/call", params: {name: "history", arguments: $a}}')"
+	jq -r '.result.content[0].text' "$T/body" >"$T/tool"
+}
+rpc "$SID" '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+check "MCP: history's schema has query and the filters" jqt '.result.tools[] | select(.name == "history") | .inputSchema.properties | .query and .thread and .files and .cursor and .to and .after and .since and .before and .from' "$T/body"
+tool '{"query":"\"deployment went\"","limit":4}'
+check "MCP: a phrase, a page of 4 and a cursor" jqt '(.messages | length) == 4 and (.next | type) == "string" and all(.messages[]; .excerpt | test("\\[deployment went\\]"))' "$T/tool"
+tool "$(jq -cn --arg c "$(jq -r .next "$T/tool")" '{query: "\"deployment went\"", limit: 4, cursor: $c}')"
+check "MCP: the next page" jqt '(.messages | length) == 4' "$T/tool"
+tool '{"query":"common","from":"bo","limit":200}'
+check "MCP: from bo" jqt '(.messages | length) == 100 and all(.messages[]; .from == "bo")' "$T/tool"
+tool "$(jq -cn --arg r "$root" '{thread: $r}')"
+check "MCP: the thread, oldest first" test "$(jq -r '[.messages[].id] | join(" ")' "$T/tool")" = "$root $r1 $r2"
+tool '{"query":"common","since":4000000000000}'
+check "MCP: since the future: nothing" jqt '(.messages | length) == 0' "$T/tool"
+tool '{"query":"( \" : * )"}'
+check "MCP: a query of syntax only: a clear error" jqt '.result.isError == true and (.result.content[0].text | test("no words"))' "$T/body"
+tool '{"thread":"short"}'
+check "MCP: a bad thread: a tool error naming it" jqt '.result.isError == true and (.result.content[0].text | test("thread"))' "$T/body"
+
 # The index damaged while the daemon is stopped: rebuilt at start from
 # the log, nothing lost.
 stop bo
