@@ -624,6 +624,81 @@ test_cost(const struct ctx *c)
 	rmhome(home);
 }
 
+/* More matches than the ranked window: the newest are ranked, the rest
+ * follow, and paging reaches every one once. */
+static void
+test_window(const struct ctx *c)
+{
+	enum { N = 10300 };
+	static char seen[N];
+	struct ix_hit h[IX_LIMIT_MAX];
+	struct ix_query q;
+	struct ix_mark mark;
+	struct frame_msg m;
+	char home[64], path[512], err[PAPO_ERR_LEN], body[64];
+	struct ix *x;
+	int more = 1, code, dup = 0, first = 1;
+	size_t got = 0;
+	uint64_t v;
+	long n;
+
+	mkhome(home);
+	snprintf(path, sizeof(path), "%s/search.db", home);
+	if ((x = ix_open(err, path, &mark)) == NULL)
+		exit(1);
+	ix_begin(x);
+	for (int i = 0; i < N; i++) {
+		memset(&m, 0, sizeof(m));
+		/* ids that say their number: "a" and 9 digits of base32 */
+		snprintf(m.id, sizeof(m.id), "a%09d", i);
+		for (int j = 1; j < PAPO_MSGID_LEN; j++)
+			m.id[j] = "abcdefgh23"[m.id[j] - '0'];
+		sec_msgid_valid(m.id, &v);
+		memcpy(m.from, c->me->pk, PAPO_KEY_LEN);
+		m.ts = T0 + (uint64_t)i;
+		snprintf(body, sizeof(body), i == N - 5 ? "common common "
+		    "common" : "common and %d", i);
+		m.body = body;
+		m.body_len = strlen(body);
+		CHECK_EQ_INT(ix_add(err, x, &m, v), 0);
+	}
+	ix_commit(x);
+	memset(&q, 0, sizeof(q));
+	q.text = "common";
+	q.limit = IX_LIMIT_MAX;
+	while (more) {
+		if ((n = ix_search(err, x, &q, h, &more, &code)) < 0) {
+			CHECK(0);
+			break;
+		}
+		/* The best match, among the newest, first. */
+		if (first)
+			CHECK(n > 0 && strstr(h[0].excerpt, "[common] "
+			    "[common] [common]") != NULL);
+		first = 0;
+		for (long i = 0; i < n; i++) {
+			long k = 0;
+
+			for (int j = 1; j < PAPO_MSGID_LEN; j++)
+				k = k * 10 + (long)(strchr("abcdefgh23",
+				    h[i].id[j]) - "abcdefgh23");
+			if (k >= 0 && k < N) {
+				dup += seen[k];
+				seen[k] = 1;
+			}
+			got++;
+		}
+		ix_hits_free(h, (size_t)n);
+		q.offset += (uint64_t)n;
+		if (n == 0)
+			break;
+	}
+	CHECK_EQ_INT(got, N);
+	CHECK_EQ_INT(dup, 0);
+	ix_close(x);
+	rmhome(home);
+}
+
 int
 main(void)
 {
@@ -651,6 +726,7 @@ main(void)
 	test_rebuild(&c);
 	test_retention(&c);
 	test_cost(&c);
+	test_window(&c);
 
 	sec_identity_free(c.me);
 	sec_identity_free(c.other);

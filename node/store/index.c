@@ -388,10 +388,25 @@ bind_named_int(sqlite3_stmt *st, const char *name, sqlite3_int64 v)
 	return i == 0 ? SQLITE_OK : sqlite3_bind_int64(st, i, v);
 }
 
+/*
+ * How a search with words reads the index.  Ranking every match by bm25
+ * costs as much as there are matches (a word in every message of a long
+ * log); so when more than IX_WINDOW messages match, the newest
+ * IX_WINDOW of them (rowid >= min, the order they were indexed in) are
+ * ranked, best first, and the older ones follow newest first.
+ */
+enum ix_mode {
+	IX_ALL,        /* every hit ranked (or no words) */
+	IX_NEW,        /* the window, ranked */
+	IX_OLD,        /* before the window, newest first */
+	IX_COUNT,      /* how many hits the window holds */
+};
+#define IX_WINDOW 10000
+
 /* The statement q asks for, fts the FTS5 query (NULL: none). */
 static int
 ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
-    sqlite3_stmt **st)
+    enum ix_mode mode, sqlite3_int64 min, sqlite3_stmt **st)
 {
 	char sql[2048];
 	size_t n = 0;
@@ -400,12 +415,19 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 	if (q->thread != NULL)
 		ADD("WITH RECURSIVE t(id) AS (SELECT :thread UNION "
 		    "SELECT c.id FROM msg c JOIN t ON c.reply_to = t.id) ");
-	if (fts != NULL)
+	if (mode == IX_COUNT)
+		ADD("SELECT count(*) FROM fts JOIN msg m ON m.rowid = "
+		    "fts.rowid WHERE fts MATCH :q");
+	else if (fts != NULL)
 		ADD("SELECT m.id, snippet(fts, 0, '[', ']', '…', %d) "
 		    "FROM fts JOIN msg m ON m.rowid = fts.rowid "
 		    "WHERE fts MATCH :q", IX_SNIPPET_TOKENS);
 	else
 		ADD("SELECT m.id, NULL FROM msg m WHERE 1");
+	if (mode == IX_NEW || mode == IX_COUNT)
+		ADD(" AND fts.rowid >= :min");
+	else if (mode == IX_OLD)
+		ADD(" AND fts.rowid < :min");
 	if (q->from_id != NULL)
 		ADD(" AND m.from_id = :from");
 	if (q->to_id != NULL)
@@ -418,13 +440,16 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 		ADD(" AND m.files > 0");
 	if (q->thread != NULL)
 		ADD(" AND m.id IN (SELECT id FROM t)");
-	if (fts != NULL)
+	if (mode == IX_OLD)
+		ADD(" ORDER BY fts.rowid DESC");
+	else if (mode != IX_COUNT && fts != NULL)
 		ADD(" ORDER BY fts.rank, m.ts DESC");
 	else if (q->thread != NULL)
 		ADD(" ORDER BY m.ts, m.id");
-	else
+	else if (mode != IX_COUNT)
 		ADD(" ORDER BY m.ts DESC, m.id DESC");
-	ADD(" LIMIT :limit OFFSET :offset");
+	if (mode != IX_COUNT)
+		ADD(" LIMIT :limit OFFSET :offset");
 #undef ADD
 	if (n >= sizeof(sql) ||
 	    sqlite3_prepare_v2(x->db, sql, -1, st, NULL) != SQLITE_OK)
@@ -433,22 +458,102 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 	    bind_named(*st, ":q", fts) ||
 	    bind_named(*st, ":from", q->from_id) ||
 	    bind_named(*st, ":to", q->to_id) ||
+	    bind_named_int(*st, ":min", min) ||
 	    bind_named_int(*st, ":before", (sqlite3_int64)q->before) ||
-	    bind_named_int(*st, ":after", (sqlite3_int64)q->after) ||
-	    bind_named_int(*st, ":limit", (sqlite3_int64)q->limit + 1) ||
-	    bind_named_int(*st, ":offset", (sqlite3_int64)q->offset))
+	    bind_named_int(*st, ":after", (sqlite3_int64)q->after))
 		return -1;
 	return 0;
+}
+
+/* The first rowid of the window, or 0 when IX_WINDOW or fewer messages
+ * match (all are ranked); -1 on an error. */
+static sqlite3_int64
+ix_window(struct ix *x, const char *fts)
+{
+	sqlite3_stmt *st;
+	sqlite3_int64 min = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(x->db, "SELECT rowid FROM fts WHERE fts "
+	    "MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?", -1, &st,
+	    NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, IX_WINDOW);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		min = sqlite3_column_int64(st, 0) + 1;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? min : -1;
+}
+
+/* Runs one read (mode) for at most want rows from offset, appending
+ * the hits to out[*n].  0, or -1 with err. */
+static int
+ix_read(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
+    const char *fts, enum ix_mode mode, sqlite3_int64 min, uint64_t offset,
+    size_t want, struct ix_hit *out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t got = 0;
+	int rc;
+
+	if (ix_prepare(x, q, fts, mode, min, &st) == -1 ||
+	    bind_named_int(st, ":limit", (sqlite3_int64)want) ||
+	    bind_named_int(st, ":offset", (sqlite3_int64)offset)) {
+		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	while (got < want && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *id = (const char *)sqlite3_column_text(st, 0);
+		const char *ex = (const char *)sqlite3_column_text(st, 1);
+		struct ix_hit *h = &out[*n];
+
+		got++;
+		if (id == NULL || strlen(id) != PAPO_MSGID_LEN)
+			continue;
+		memcpy(h->id, id, PAPO_MSGID_LEN + 1);
+		h->excerpt = NULL;
+		if (ex != NULL && (h->excerpt = strdup(ex)) == NULL) {
+			err_set(err, "%s", "out of memory");
+			sqlite3_finalize(st);
+			return -1;
+		}
+		(*n)++;
+	}
+	if (got < want && rc != SQLITE_DONE) {
+		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* How many hits the window holds: its count, or -1. */
+static long long
+ix_count(struct ix *x, const struct ix_query *q, const char *fts,
+    sqlite3_int64 min)
+{
+	sqlite3_stmt *st = NULL;
+	long long c = -1;
+
+	if (ix_prepare(x, q, fts, IX_COUNT, min, &st) == 0 &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		c = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return c;
 }
 
 long
 ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
     struct ix_hit *out, int *more, int *code)
 {
-	sqlite3_stmt *st = NULL;
+	struct ix_hit *v = NULL;
 	char *fts = NULL;
-	long n = 0;
-	int rc;
+	sqlite3_int64 min = 0;
+	long long nnew = 0;
+	size_t n = 0, want;
 
 	*more = 0;
 	*code = 400;
@@ -456,7 +561,7 @@ ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 		err_set(err, "limit must be from 1 to %d", IX_LIMIT_MAX);
 		return -1;
 	}
-	if (q->offset > INT64_MAX) {
+	if (q->offset > INT32_MAX) {
 		err_set(err, "%s", "the cursor is not one search gave");
 		return -1;
 	}
@@ -464,39 +569,44 @@ ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 	    ix_fts_query(err, q->text, &fts) == -1)
 		return -1;
 	*code = 500;
-	if (ix_prepare(x, q, fts, &st) == -1) {
+	/* One more than asked: whether more are left. */
+	want = q->limit + 1;
+	if ((v = calloc(want, sizeof(*v))) == NULL) {
+		err_set(err, "%s", "out of memory");
+		goto fail;
+	}
+	if (fts != NULL && ((min = ix_window(x, fts)) == -1 ||
+	    (min > 0 && (nnew = ix_count(x, q, fts, min)) == -1))) {
 		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
 		goto fail;
 	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		const char *id = (const char *)sqlite3_column_text(st, 0);
-		const char *ex = (const char *)sqlite3_column_text(st, 1);
-
-		if ((size_t)n == q->limit) {
-			*more = 1;
-			break;
-		}
-		if (id == NULL || strlen(id) != PAPO_MSGID_LEN)
-			continue;
-		memcpy(out[n].id, id, PAPO_MSGID_LEN + 1);
-		out[n].excerpt = NULL;
-		if (ex != NULL && (out[n].excerpt = strdup(ex)) == NULL) {
-			err_set(err, "%s", "out of memory");
+	if (min == 0) {
+		if (ix_read(err, x, q, fts, IX_ALL, 0, q->offset, want, v,
+		    &n) == -1)
 			goto fail;
-		}
-		n++;
+	} else {
+		if ((long long)q->offset < nnew && ix_read(err, x, q, fts,
+		    IX_NEW, min, q->offset, want, v, &n) == -1)
+			goto fail;
+		if (n < want && ix_read(err, x, q, fts, IX_OLD, min,
+		    (long long)q->offset > nnew ? q->offset - (uint64_t)nnew :
+		    0, want - n, v, &n) == -1)
+			goto fail;
 	}
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
-		goto fail;
+	if (n > q->limit) {
+		*more = 1;
+		ix_hits_free(v + q->limit, n - q->limit);
+		n = q->limit;
 	}
-	sqlite3_finalize(st);
+	memcpy(out, v, n * sizeof(*v));
+	free(v);
 	free(fts);
 	*code = 0;
-	return n;
+	return (long)n;
 fail:
-	ix_hits_free(out, (size_t)n);
-	sqlite3_finalize(st);
+	if (v != NULL)
+		ix_hits_free(v, n);
+	free(v);
 	free(fts);
 	return -1;
 }
