@@ -28,6 +28,7 @@ node_msg_free(struct node_msg *m)
 	free(m->to);
 	free(m->from);
 	free(m->files);
+	free(m->cursor);
 	free(m->json);
 	free(m);
 }

@@ -75,6 +75,14 @@ enum node_kind {
 	                      * started, progress at most 4 times a second,
 	                      * done, failed, waiting for a holder): json
 	                      * as NODE_BLOB answers */
+	/* Search (issue 25; docs/API.md, "Search"): */
+	NODE_SEARCH,         /* request: text = words ("a phrase",
+	                      * prefix*; NULL: none), from, to, thread,
+	                      * before, after_ts, files, limit, cursor ->
+	                      * json {"messages": [message + "excerpt"],
+	                      * "next": cursor or null}; 400 a bad query
+	                      * or cursor, 404 no such member, 503 the
+	                      * index unavailable */
 };
 
 struct node_msg {
@@ -114,6 +122,14 @@ struct node_msg {
 	 * "earlier" is the cursor that goes on. */
 	uint64_t before, since;
 	char before_id[PAPO_MSGID_LEN + 1];
+	/* search: only this message and its replies at any depth ("":
+	 * any); only messages after this time (ms, 0: none); only those
+	 * that name files; where the last page stopped (NULL: the first;
+	 * "next" of the answer before). */
+	char thread[PAPO_MSGID_LEN + 1];
+	uint64_t after_ts;
+	int files_only;
+	char *cursor;
 	int person;              /* send: from the API (a person, the
 	                          * dashboard), not an agent's MCP tool */
 	/* Result: code 0, or an HTTP-like status (400 bad input, 404 no

@@ -21,6 +21,7 @@
 #include "node/room/files.h"
 #include "node/room/presence.h"
 #include "node/room/room.h"
+#include "node/room/search.h"
 
 #define BAD_FRAMES_MAX 3
 /* A connection that has carried nothing for this long (both ends ping
@@ -208,6 +209,9 @@ room_request(struct room *g, struct node_msg *m)
 		break;
 	case NODE_HISTORY:
 		deliver_history(g, m);
+		break;
+	case NODE_SEARCH:
+		room_search(g, m);
 		break;
 	case NODE_READ:
 		deliver_read(g, m);

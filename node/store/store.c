@@ -80,6 +80,7 @@ store_open(char err[PAPO_ERR_LEN], const char *home,
 	    store_replay(err, s, s->ob_fd, s->ob_path, store_ob_line, &end) == -1)
 		goto fail;
 	s->live = 1;
+	store_ix_open(s);
 	return s;
 fail:
 	store_close(s);
@@ -91,6 +92,7 @@ store_close(struct store *s)
 {
 	if (s == NULL)
 		return;
+	store_ix_close(s);
 	if (s->log_fd != -1)
 		close(s->log_fd);
 	if (s->ob_fd != -1)

@@ -20,6 +20,7 @@
 
 #include "lib/err.h"
 #include "node/papo.h"
+#include "node/store/index.h"
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"
 
@@ -178,5 +179,13 @@ int store_compact_due(const struct store *s, const struct store_keep *k,
  */
 long store_compact(char err[PAPO_ERR_LEN], struct store *s,
     const struct store_keep *k, uint64_t now_ms);
+
+/*
+ * Searches the room's index (index.h, ix_search); the store keeps it in
+ * step with the log (search.db beside log.jsonl).  -1 with err and *code
+ * (400 bad query, 503 the index unavailable, 500).
+ */
+long store_search(char err[PAPO_ERR_LEN], struct store *s,
+    const struct ix_query *q, struct ix_hit *out, int *more, int *code);
 
 #endif

@@ -279,6 +279,9 @@ reload(char err[PAPO_ERR_LEN], struct store *s)
 	    &s->log_size) == -1)
 		goto fail;
 	s->live = 1;
+	/* What retention dropped leaves the search index too: it no longer
+	 * matches the log, and is rebuilt. */
+	store_ix_open(s);
 	return 0;
 fail:
 	close(s->log_fd);

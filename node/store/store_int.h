@@ -1,7 +1,7 @@
 /*
  * store_int.h: what the store's files share (store.c, store_compact.c,
- * store_log.c, store_read.c, store_outbox.c, store_index.c,
- * store_file.c, each calling only those after it): the files' names and
+ * store_log.c, store_search.c, store_read.c, store_outbox.c,
+ * store_index.c, store_file.c, each calling only those after it): the files' names and
  * limits, struct store with its index, and the functions that cross
  * between the files.  Included by those files only; node thread.
  */
@@ -13,6 +13,7 @@
 
 #include "lib/err.h"
 #include "node/papo.h"
+#include "node/store/index.h"
 #include "node/store/store.h"
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"
@@ -73,6 +74,8 @@ struct store {
 	uint64_t gone;       /* messages retention dropped, in all */
 	struct compaction *cw;   /* the rewrite under way, else NULL */
 
+	struct ix *ix;       /* search.db (store_search.c), or NULL */
+
 	char (*ob)[PAPO_MSGID_LEN + 1];   /* outbox ids, oldest first */
 	size_t nob;
 	size_t capob;
@@ -94,6 +97,11 @@ int store_fast_msg(const char *line, size_t len, char id[PAPO_MSGID_LEN + 1],
     uint64_t *v, uint64_t *ts);
 int store_log_line(struct store *s, const char *line, size_t len, uint64_t off,
     int last, const char **why);
+
+/* node/store/store_search.c */
+void store_ix_open(struct store *s);
+void store_ix_close(struct store *s);
+void store_ix_add(struct store *s, const struct frame_msg *m, uint64_t v);
 
 /* node/store/store_read.c */
 int store_read_msg(struct store *s, const struct ent *e, struct frame_msg *out);

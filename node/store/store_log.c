@@ -382,6 +382,7 @@ store_add_msg(struct store *s, const struct frame_msg *m)
 		goto out;
 	store_idx_add(s, m->id, v, s->log_size, b.len - 1, m->ts);
 	s->log_size += b.len;
+	store_ix_add(s, m, v);
 	rc = 1;
 out:
 	buf_free(&b);

@@ -19,6 +19,7 @@
 #include "server/api/api.h"
 #include "server/api/blobs.h"
 #include "server/api/markdown.h"
+#include "server/api/search.h"
 #include "server/http/http.h"
 
 /* Times are milliseconds since 1970, kept to integers JSON carries
@@ -178,9 +179,15 @@ api_history(struct http_req *r, void *node)
 	char bid[PAPO_MSGID_LEN + 1] = "";
 	struct node_msg *m;
 
+	/* A thread is a search (server/api/search.c). */
+	if (http_req_query(r, "thread") != NULL) {
+		api_thread(r, node);
+		return;
+	}
 	if ((bad = http_req_query_unknown(r, known)) != NULL) {
 		http_reply_error(r, 400, "unknown parameter '%s': history takes "
-		    "limit, before, before_id, since, from and html", bad);
+		    "limit, before, before_id, since, from and html (or thread)",
+		    bad);
 		return;
 	}
 	limit = http_req_query(r, "limit");
@@ -645,6 +652,7 @@ static const struct http_route api_table[] = {
 	{ "GET", "/api/status", api_status, 0 },
 	{ "GET", "/api/invite", api_invite, 0 },
 	{ "GET", "/api/history", api_history, 0 },
+	{ "GET", "/api/search", api_search, 0 },
 	{ "POST", "/api/send", api_send, 0 },
 	{ "POST", "/api/admin", api_admin, 0 },
 	{ "POST", "/api/rotate", api_rotate, 0 },

@@ -87,6 +87,13 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		{ "file", required_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "wait", no_argument, NULL, 'W' },
+		{ "query", required_argument, NULL, 'q' },
+		{ "from", required_argument, NULL, 'Z' },
+		{ "since", required_argument, NULL, 's' },
+		{ "before", required_argument, NULL, 'b' },
+		{ "after", required_argument, NULL, 'e' },
+		{ "thread", required_argument, NULL, 'P' },
+		{ "files", no_argument, NULL, 'I' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -96,7 +103,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 	*help = 0;
 	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "hn:o:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hn:o:q:", longopts, NULL)) != -1) {
 		const char *flag = argv[optind - 1];
 
 		if (ch != 'h' && strchr(c->opts, ch) == NULL)
@@ -121,6 +128,13 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'D': o->delete = 1; break;
 		case 'o': o->output = optarg; break;
 		case 'W': o->wait = 1; break;
+		case 'q': o->query = optarg; break;
+		case 'Z': o->from = optarg; break;
+		case 's': o->since = optarg; break;
+		case 'b': o->before = optarg; break;
+		case 'e': o->after = optarg; break;
+		case 'P': o->thread = optarg; break;
+		case 'I': o->files_only = 1; break;
 		case 'F':
 			if (o->nfiles == CLI_FILES_MAX) {
 				cli_usage(c, "a message names at most 16 files, "

@@ -56,6 +56,10 @@ struct cli_opts {
 	int nfiles;
 	const char *output;   /* papo get -o */
 	int wait;             /* papo get --wait */
+	/* papo history's search (issue 25): -q, --from, --since, --before,
+	 * --after, --thread, --files */
+	const char *query, *from, *since, *before, *after, *thread;
+	int files_only;
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 };
 

@@ -18,6 +18,7 @@
 #include "server/cli/client.h"
 #include "server/cli/cmd.h"
 #include "server/cli/cmd_msg.h"
+#include "server/cli/cmd_search.h"
 #include "server/cli/print.h"
 #include "server/http/http.h"
 
@@ -424,6 +425,14 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 		    n > API_HISTORY_MAX)
 			return cli_usage(c, "-n takes a number from 1 to 500, "
 			    "not '%s'", o.count);
+	}
+	if (cli_search_asked(&o)) {
+		if (o.count == NULL)
+			n = 20;
+		if (n > SEARCH_PAGE_MAX)
+			return cli_usage(c, "a search shows at most 200 at "
+			    "once, not -n %s", o.count);
+		return cli_search(c, &o, n);
 	}
 	snprintf(path, sizeof(path), "/api/history?limit=%ld", n);
 	if ((rc = cli_call(o.home, o.room, path, NULL, &ans, &text)) != CLI_OK)

@@ -607,6 +607,7 @@ serve_on_node(void *arg, uint32_t events)
 	while ((m = node_take(p->node)) != NULL) {
 		switch (m->kind) {
 		case NODE_HISTORY:
+		case NODE_SEARCH:
 			if (mcp_owns(p->mcp, m)) {
 				mcp_node_answer(p->mcp, m);
 				break;

@@ -39,6 +39,13 @@ static const struct {
 	  "the \"earlier\" of the page before" },
 	{ "room", "a string: a room's name or id (or 4 characters or more "
 	  "of its id), as status lists them" },
+	{ "query", "a string of at most 1024 bytes: words, \"a phrase\", "
+	  "a prefix*" },
+	{ "thread", "a message id: 10 characters, as history and wait "
+	  "show them" },
+	{ "files", "true or false" },
+	{ "cursor", "a string: the next of the page before, as it was" },
+	{ "after", "a whole number: ms since 1970" },
 	{ "attachments", "an array of files: {\"path\": \"/abs/path\"} or "
 	  "{\"name\", \"data\" (base64)}" },
 };
@@ -145,6 +152,74 @@ tool_send(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		mcp_ask(s, r, id, req, room, 0, NULL, NULL);
 }
 
+/* Whether args ask history for a search (issue 25): words, a thread,
+ * files, an addressee, a cursor or after. */
+static int
+history_searches(const cJSON *args)
+{
+	static const char *const keys[] = { "query", "thread", "files",
+	    "to", "cursor", "after" };
+
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, keys[i]);
+
+		if (v != NULL && !cJSON_IsNull(v) && !cJSON_IsFalse(v))
+			return 1;
+	}
+	return 0;
+}
+
+/* history as a search: NODE_SEARCH, whose hits come best first (a
+ * thread's oldest first), each with its excerpt. */
+static void
+history_search(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const cJSON *args, const char *room)
+{
+	struct node_msg *req;
+	const char *query, *from, *to, *thread, *cursor, *bad = NULL;
+	const cJSON *files = cJSON_GetObjectItemCaseSensitive(args, "files");
+	uint64_t limit = 20, before = 0, since = 0, after = 0;
+
+	arg_u64(args, "limit", 1, 200, &limit, &bad);
+	arg_u64(args, "before", 0, 1ull << 53, &before, &bad);
+	arg_u64(args, "since", 0, 1ull << 53, &since, &bad);
+	arg_u64(args, "after", 0, 1ull << 53, &after, &bad);
+	query = arg_str(args, "query", &bad);
+	from = arg_str(args, "from", &bad);
+	to = arg_str(args, "to", &bad);
+	thread = arg_str(args, "thread", &bad);
+	cursor = arg_str(args, "cursor", &bad);
+	if (bad == NULL && query != NULL && strlen(query) > 1024)
+		bad = "query";
+	if (bad == NULL && thread != NULL && strlen(thread) != PAPO_MSGID_LEN)
+		bad = "thread";
+	if (bad == NULL && files != NULL && !cJSON_IsNull(files) &&
+	    !cJSON_IsBool(files))
+		bad = "files";
+	if (bad == NULL && cursor != NULL && strlen(cursor) > 64)
+		bad = "cursor";
+	if (bad != NULL) {
+		mcp_bad_arg(s, r, id, "history", bad);
+		return;
+	}
+	if ((req = node_msg_new(NODE_SEARCH)) == NULL) {
+		mcp_reply_error(r, 200, id, JSONRPC_INTERNAL_ERROR, "out of memory");
+		return;
+	}
+	req->limit = (size_t)limit;
+	req->before = before;
+	/* since: from that time on; after: after it. */
+	req->after_ts = since > 0 ? since - 1 : after;
+	req->files_only = cJSON_IsTrue(files);
+	if (thread != NULL)
+		memcpy(req->thread, thread, PAPO_MSGID_LEN + 1);
+	req->text = query != NULL && query[0] != '\0' ? strdup(query) : NULL;
+	req->from = from != NULL ? strdup(from) : NULL;
+	req->to = to != NULL ? strdup(to) : NULL;
+	req->cursor = cursor != NULL ? strdup(cursor) : NULL;
+	mcp_ask(s, r, id, req, room, 1, NULL, NULL);
+}
+
 static void
 tool_history(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *args, const cJSON *meta, const char *room)
@@ -154,6 +229,10 @@ tool_history(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	uint64_t limit = 20, before = 0, since = 0;
 
 	(void)meta;
+	if (history_searches(args)) {
+		history_search(s, r, id, args, room);
+		return;
+	}
 	arg_u64(args, "limit", 1, 500, &limit, &bad);
 	arg_u64(args, "before", 0, 1ull << 53, &before, &bad);
 	arg_u64(args, "since", 0, 1ull << 53, &since, &bad);
@@ -286,10 +365,31 @@ static const struct {
 	  "Messages it returns count as read: wait "
 	  "does not return them again. When this member's retention dropped older "
 	  "messages, retention says where its history starts (starts, ms "
-	  "since 1970) and how many were dropped.",
+	  "since 1970) and how many were dropped. "
+	  "Search: with query (words, each required; \"a phrase\"; a "
+	  "prefix*; accents ignored), to, thread, files, after or cursor it "
+	  "searches the whole history instead: the best hits first, each "
+	  "with excerpt (its text around the words found, each marked [ and "
+	  "]); next, when not null, is the cursor of the next page. thread "
+	  "gives a message and every reply to it, at any depth, oldest "
+	  "first.",
 	  "{\"type\":\"object\",\"properties\":{"
+	  "\"query\":{\"type\":\"string\",\"description\":\"Words to "
+	  "search for: each word required, \\\"a phrase\\\" in order, a "
+	  "prefix* (at most 1024 bytes).\"},"
+	  "\"to\":{\"type\":\"string\",\"description\":\"Only messages "
+	  "addressed to this member.\"},"
+	  "\"thread\":{\"type\":\"string\",\"description\":\"A message "
+	  "id: that message and every reply whose reply_to chain leads to "
+	  "it, oldest first.\"},"
+	  "\"after\":{\"type\":\"integer\",\"description\":\"Only "
+	  "messages after this time (ms since 1970).\"},"
+	  "\"files\":{\"type\":\"boolean\",\"description\":\"Only "
+	  "messages that share files.\"},"
+	  "\"cursor\":{\"type\":\"string\",\"description\":\"The next "
+	  "of the search page before, as it was.\"},"
 	  "\"limit\":{\"type\":\"integer\",\"description\":\"How many, default "
-	  "20, at most 500.\"},"
+	  "20, at most 500 (a search: 200).\"},"
 	  "\"before\":{\"type\":\"integer\",\"description\":\"Only messages "
 	  "older than this time (ms since 1970).\"},"
 	  "\"before_id\":{\"type\":\"string\",\"description\":\"With before: "

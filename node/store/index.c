@@ -1,0 +1,612 @@
+/*
+ * index.c: a room's search index in SQLite (index.h): the schema, the
+ * mark that ties it to the log, messages added one transaction each (or
+ * in a rebuild's batches), and searches built from the user's text
+ * without letting any of it reach FTS5's syntax.  Node thread.
+ *
+ * Durability is the log's business: the database runs in WAL mode with
+ * synchronous=NORMAL, so an add costs no fsync; a crash may lose the
+ * last adds, and the store's check at open puts them back.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "lib/buf.h"
+#include "node/store/index.h"
+#include "node/wire/attach.h"
+#include "node/wire/crypto.h"
+
+#define IX_SNIPPET_TOKENS 16     /* words an excerpt shows */
+
+static const char schema[] =
+    "PRAGMA journal_mode=WAL;"
+    "PRAGMA synchronous=NORMAL;"
+    "CREATE TABLE IF NOT EXISTS msg(rowid INTEGER PRIMARY KEY,"
+    " id TEXT NOT NULL UNIQUE, ts INTEGER NOT NULL,"
+    " from_id TEXT NOT NULL, from_name TEXT NOT NULL, to_id TEXT,"
+    " reply_to TEXT, files INTEGER NOT NULL);"
+    "CREATE INDEX IF NOT EXISTS msg_reply ON msg(reply_to)"
+    " WHERE reply_to IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS msg_ts ON msg(ts);"
+    "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text,"
+    " tokenize='unicode61 remove_diacritics 2');"
+    "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY,"
+    " v INTEGER NOT NULL);";
+
+struct ix {
+	sqlite3 *db;
+	sqlite3_stmt *ins_msg, *ins_fts, *set_meta;
+	struct ix_mark mark;
+	int batch;               /* inside ix_begin */
+};
+
+static int
+ix_exec(char err[PAPO_ERR_LEN], struct ix *x, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(x->db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		err_set(err, "search index: %s", msg != NULL ? msg :
+		    sqlite3_errmsg(x->db));
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether quick_check finds the database whole. */
+static int
+ix_whole(char err[PAPO_ERR_LEN], struct ix *x)
+{
+	sqlite3_stmt *st;
+	int ok;
+
+	if (sqlite3_prepare_v2(x->db, "PRAGMA quick_check", -1, &st,
+	    NULL) != SQLITE_OK) {
+		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
+		return 0;
+	}
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		const char *r = (const char *)sqlite3_column_text(st, 0);
+
+		ok = r != NULL && strcmp(r, "ok") == 0;
+		if (!ok)
+			err_set(err, "search index damaged: %s",
+			    r != NULL ? r : "?");
+	} else {
+		ok = 0;
+		err_set(err, "search index damaged: %s",
+		    sqlite3_errmsg(x->db));
+	}
+	sqlite3_finalize(st);
+	return ok;
+}
+
+static int
+ix_read_mark(char err[PAPO_ERR_LEN], struct ix *x)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	memset(&x->mark, 0, sizeof(x->mark));
+	if (sqlite3_prepare_v2(x->db, "SELECT k, v FROM meta", -1, &st,
+	    NULL) != SQLITE_OK) {
+		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
+		return -1;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		uint64_t v = (uint64_t)sqlite3_column_int64(st, 1);
+
+		if (k == NULL)
+			continue;
+		if (strcmp(k, "count") == 0)
+			x->mark.count = v;
+		else if (strcmp(k, "sum") == 0)
+			x->mark.sum = v;
+		else if (strcmp(k, "last") == 0)
+			x->mark.last = v;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE) {
+		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
+		return -1;
+	}
+	return 0;
+}
+
+struct ix *
+ix_open(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark)
+{
+	struct ix *x;
+
+	if ((x = calloc(1, sizeof(*x))) == NULL) {
+		err_set(err, "search index: %s", strerror(errno));
+		return NULL;
+	}
+	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		err_set(err, "cannot open %s: %s", path, x->db != NULL ?
+		    sqlite3_errmsg(x->db) : "out of memory");
+		goto fail;
+	}
+	sqlite3_extended_result_codes(x->db, 1);
+	if (ix_exec(err, x, schema) == -1 || !ix_whole(err, x) ||
+	    ix_read_mark(err, x) == -1)
+		goto fail;
+	if (sqlite3_prepare_v2(x->db, "INSERT OR IGNORE INTO msg(id, ts, "
+	    "from_id, from_name, to_id, reply_to, files) VALUES "
+	    "(?, ?, ?, ?, ?, ?, ?)", -1, &x->ins_msg, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(x->db, "INSERT INTO fts(rowid, text) "
+	    "VALUES (?, ?)", -1, &x->ins_fts, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(x->db, "INSERT OR REPLACE INTO meta(k, v) "
+	    "VALUES ('count', ?), ('sum', ?), ('last', ?)", -1, &x->set_meta,
+	    NULL) != SQLITE_OK) {
+		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
+		goto fail;
+	}
+	*mark = x->mark;
+	return x;
+fail:
+	ix_close(x);
+	return NULL;
+}
+
+void
+ix_close(struct ix *x)
+{
+	if (x == NULL)
+		return;
+	sqlite3_finalize(x->ins_msg);
+	sqlite3_finalize(x->ins_fts);
+	sqlite3_finalize(x->set_meta);
+	sqlite3_close(x->db);
+	free(x);
+}
+
+int
+ix_begin(struct ix *x)
+{
+	char err[PAPO_ERR_LEN];
+
+	if (ix_exec(err, x, "BEGIN") == -1)
+		return -1;
+	x->batch = 1;
+	return 0;
+}
+
+int
+ix_commit(struct ix *x)
+{
+	char err[PAPO_ERR_LEN];
+
+	x->batch = 0;
+	return ix_exec(err, x, "COMMIT");
+}
+
+/* Binds text, or NULL when it is NULL. */
+static int
+bind_text(sqlite3_stmt *st, int i, const char *text)
+{
+	return text == NULL ? sqlite3_bind_null(st, i) :
+	    sqlite3_bind_text(st, i, text, -1, SQLITE_TRANSIENT);
+}
+
+/* One message's rows and the new mark, in the transaction open. */
+static int
+ix_rows(struct ix *x, const struct frame_msg *m, uint64_t v)
+{
+	static struct attach files[ATTACH_MAX];
+	char from[PAPO_ID_LEN + 1], to[PAPO_ID_LEN + 1];
+	size_t tlen, nfiles;
+	sqlite3_int64 row;
+
+	nfiles = attach_parse(m->body, m->body_len, files, ATTACH_MAX, &tlen);
+	sec_id_format(m->from, from);
+	if (m->has_to)
+		sec_id_format(m->to, to);
+	sqlite3_reset(x->ins_msg);
+	if (sqlite3_bind_text(x->ins_msg, 1, m->id, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_int64(x->ins_msg, 2, (sqlite3_int64)m->ts) ||
+	    sqlite3_bind_text(x->ins_msg, 3, from, -1, SQLITE_STATIC) ||
+	    sqlite3_bind_text(x->ins_msg, 4, m->name, -1, SQLITE_STATIC) ||
+	    bind_text(x->ins_msg, 5, m->has_to ? to : NULL) ||
+	    bind_text(x->ins_msg, 6, m->has_reply_to ? m->reply_to : NULL) ||
+	    sqlite3_bind_int(x->ins_msg, 7, (int)nfiles) ||
+	    sqlite3_step(x->ins_msg) != SQLITE_DONE)
+		return -1;
+	if (sqlite3_changes(x->db) == 0)
+		return 0;          /* there already */
+	row = sqlite3_last_insert_rowid(x->db);
+	sqlite3_reset(x->ins_fts);
+	if (sqlite3_bind_int64(x->ins_fts, 1, row) ||
+	    sqlite3_bind_text(x->ins_fts, 2, m->body != NULL ? m->body : "",
+	    (int)tlen, SQLITE_STATIC) ||
+	    sqlite3_step(x->ins_fts) != SQLITE_DONE)
+		return -1;
+	x->mark.count++;
+	x->mark.sum += v;
+	x->mark.last = v;
+	sqlite3_reset(x->set_meta);
+	if (sqlite3_bind_int64(x->set_meta, 1,
+	    (sqlite3_int64)x->mark.count) ||
+	    sqlite3_bind_int64(x->set_meta, 2, (sqlite3_int64)x->mark.sum) ||
+	    sqlite3_bind_int64(x->set_meta, 3, (sqlite3_int64)x->mark.last) ||
+	    sqlite3_step(x->set_meta) != SQLITE_DONE)
+		return -1;
+	return 0;
+}
+
+int
+ix_add(char err[PAPO_ERR_LEN], struct ix *x, const struct frame_msg *m,
+    uint64_t v)
+{
+	struct ix_mark was = x->mark;
+
+	if (!x->batch && ix_exec(err, x, "BEGIN") == -1)
+		return -1;
+	if (ix_rows(x, m, v) == -1) {
+		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
+		if (!x->batch) {
+			sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
+			x->mark = was;
+		}
+		return -1;
+	}
+	if (!x->batch && ix_exec(err, x, "COMMIT") == -1) {
+		sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
+		x->mark = was;
+		return -1;
+	}
+	return 0;
+}
+
+/* Whether a term has anything the tokenizer keeps: a letter or digit
+ * (any non-ASCII byte may start one). */
+static int
+has_word(const char *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (c >= 0x80 || (c >= '0' && c <= '9') ||
+		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+			return 1;
+	}
+	return 0;
+}
+
+/* Appends one term as a quoted FTS5 phrase. */
+static void
+add_term(struct buf *b, const char *p, size_t n, int prefix)
+{
+	if (!has_word(p, n))
+		return;
+	if (b->len > 0)
+		buf_u8(b, ' ');
+	buf_u8(b, '"');
+	for (size_t i = 0; i < n; i++) {
+		if (p[i] == '"')
+			buf_u8(b, '"');
+		buf_u8(b, (uint8_t)p[i]);
+	}
+	buf_u8(b, '"');
+	if (prefix)
+		buf_u8(b, '*');
+}
+
+static int
+is_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\r' ||
+	    c == '\f' || c == '\v';
+}
+
+int
+ix_fts_query(char err[PAPO_ERR_LEN], const char *text, char **out)
+{
+	struct buf b;
+	const char *p = text != NULL ? text : "";
+
+	*out = NULL;
+	if (strlen(p) > IX_QUERY_MAX) {
+		err_set(err, "the query is longer than %d bytes",
+		    IX_QUERY_MAX);
+		return -1;
+	}
+	buf_init(&b, 4 * IX_QUERY_MAX + 16);
+	while (*p != '\0') {
+		const char *s, *e;
+		int prefix = 0;
+
+		if (is_space(*p)) {
+			p++;
+			continue;
+		}
+		if (*p == '"') {
+			s = ++p;
+			while (*p != '\0' && *p != '"')
+				p++;
+			e = p;
+			if (*p == '"')
+				p++;
+		} else {
+			s = p;
+			while (*p != '\0' && *p != '"' && !is_space(*p))
+				p++;
+			e = p;
+		}
+		while (e > s && e[-1] == '*') {
+			e--;
+			prefix = 1;
+		}
+		if (*p == '*') {
+			prefix = 1;
+			while (*p == '*')
+				p++;
+		}
+		add_term(&b, s, (size_t)(e - s), prefix);
+	}
+	if (b.toobig || b.len == 0 || buf_u8(&b, '\0') == -1) {
+		buf_free(&b);
+		err_set(err, "the query has no words to search for (letters "
+		    "or digits; \"a phrase\"; a prefix*)");
+		return -1;
+	}
+	*out = (char *)b.p;
+	return 0;
+}
+
+void
+ix_hits_free(struct ix_hit *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(v[i].excerpt);
+		v[i].excerpt = NULL;
+	}
+}
+
+/* Binds :name to text when the statement has that parameter. */
+static int
+bind_named(sqlite3_stmt *st, const char *name, const char *text)
+{
+	int i = sqlite3_bind_parameter_index(st, name);
+
+	return i == 0 ? SQLITE_OK : sqlite3_bind_text(st, i, text, -1,
+	    SQLITE_STATIC);
+}
+
+static int
+bind_named_int(sqlite3_stmt *st, const char *name, sqlite3_int64 v)
+{
+	int i = sqlite3_bind_parameter_index(st, name);
+
+	return i == 0 ? SQLITE_OK : sqlite3_bind_int64(st, i, v);
+}
+
+/*
+ * How a search with words reads the index.  Ranking every match by bm25
+ * costs as much as there are matches (a word in every message of a long
+ * log); so when more than IX_WINDOW messages match, the newest
+ * IX_WINDOW of them (rowid >= min, the order they were indexed in) are
+ * ranked, best first, and the older ones follow newest first.
+ */
+enum ix_mode {
+	IX_ALL,        /* every hit ranked (or no words) */
+	IX_NEW,        /* the window, ranked */
+	IX_OLD,        /* before the window, newest first */
+	IX_COUNT,      /* how many hits the window holds */
+};
+#define IX_WINDOW 10000
+
+/* The statement q asks for, fts the FTS5 query (NULL: none). */
+static int
+ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
+    enum ix_mode mode, sqlite3_int64 min, sqlite3_stmt **st)
+{
+	char sql[2048];
+	size_t n = 0;
+
+#define ADD(...) (n += (size_t)snprintf(sql + n, sizeof(sql) - n, __VA_ARGS__))
+	if (q->thread != NULL)
+		ADD("WITH RECURSIVE t(id) AS (SELECT :thread UNION "
+		    "SELECT c.id FROM msg c JOIN t ON c.reply_to = t.id) ");
+	if (mode == IX_COUNT)
+		ADD("SELECT count(*) FROM fts JOIN msg m ON m.rowid = "
+		    "fts.rowid WHERE fts MATCH :q");
+	else if (fts != NULL)
+		ADD("SELECT m.id, snippet(fts, 0, '[', ']', '…', %d) "
+		    "FROM fts JOIN msg m ON m.rowid = fts.rowid "
+		    "WHERE fts MATCH :q", IX_SNIPPET_TOKENS);
+	else
+		ADD("SELECT m.id, NULL FROM msg m WHERE 1");
+	if (mode == IX_NEW || mode == IX_COUNT)
+		ADD(" AND fts.rowid >= :min");
+	else if (mode == IX_OLD)
+		ADD(" AND fts.rowid < :min");
+	if (q->from_id != NULL)
+		ADD(" AND m.from_id = :from");
+	if (q->to_id != NULL)
+		ADD(" AND m.to_id = :to");
+	if (q->before != 0)
+		ADD(" AND m.ts < :before");
+	if (q->after != 0)
+		ADD(" AND m.ts > :after");
+	if (q->files)
+		ADD(" AND m.files > 0");
+	if (q->thread != NULL)
+		ADD(" AND m.id IN (SELECT id FROM t)");
+	if (mode == IX_OLD)
+		ADD(" ORDER BY fts.rowid DESC");
+	else if (mode != IX_COUNT && fts != NULL)
+		ADD(" ORDER BY fts.rank, m.ts DESC");
+	else if (q->thread != NULL)
+		ADD(" ORDER BY m.ts, m.id");
+	else if (mode != IX_COUNT)
+		ADD(" ORDER BY m.ts DESC, m.id DESC");
+	if (mode != IX_COUNT)
+		ADD(" LIMIT :limit OFFSET :offset");
+#undef ADD
+	if (n >= sizeof(sql) ||
+	    sqlite3_prepare_v2(x->db, sql, -1, st, NULL) != SQLITE_OK)
+		return -1;
+	if (bind_named(*st, ":thread", q->thread) ||
+	    bind_named(*st, ":q", fts) ||
+	    bind_named(*st, ":from", q->from_id) ||
+	    bind_named(*st, ":to", q->to_id) ||
+	    bind_named_int(*st, ":min", min) ||
+	    bind_named_int(*st, ":before", (sqlite3_int64)q->before) ||
+	    bind_named_int(*st, ":after", (sqlite3_int64)q->after))
+		return -1;
+	return 0;
+}
+
+/* The first rowid of the window, or 0 when IX_WINDOW or fewer messages
+ * match (all are ranked); -1 on an error. */
+static sqlite3_int64
+ix_window(struct ix *x, const char *fts)
+{
+	sqlite3_stmt *st;
+	sqlite3_int64 min = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(x->db, "SELECT rowid FROM fts WHERE fts "
+	    "MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?", -1, &st,
+	    NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_text(st, 1, fts, -1, SQLITE_STATIC);
+	sqlite3_bind_int(st, 2, IX_WINDOW);
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		min = sqlite3_column_int64(st, 0) + 1;
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? min : -1;
+}
+
+/* Runs one read (mode) for at most want rows from offset, appending
+ * the hits to out[*n].  0, or -1 with err. */
+static int
+ix_read(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
+    const char *fts, enum ix_mode mode, sqlite3_int64 min, uint64_t offset,
+    size_t want, struct ix_hit *out, size_t *n)
+{
+	sqlite3_stmt *st = NULL;
+	size_t got = 0;
+	int rc;
+
+	if (ix_prepare(x, q, fts, mode, min, &st) == -1 ||
+	    bind_named_int(st, ":limit", (sqlite3_int64)want) ||
+	    bind_named_int(st, ":offset", (sqlite3_int64)offset)) {
+		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	while (got < want && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *id = (const char *)sqlite3_column_text(st, 0);
+		const char *ex = (const char *)sqlite3_column_text(st, 1);
+		struct ix_hit *h = &out[*n];
+
+		got++;
+		if (id == NULL || strlen(id) != PAPO_MSGID_LEN)
+			continue;
+		memcpy(h->id, id, PAPO_MSGID_LEN + 1);
+		h->excerpt = NULL;
+		if (ex != NULL && (h->excerpt = strdup(ex)) == NULL) {
+			err_set(err, "%s", "out of memory");
+			sqlite3_finalize(st);
+			return -1;
+		}
+		(*n)++;
+	}
+	if (got < want && rc != SQLITE_DONE) {
+		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+/* How many hits the window holds: its count, or -1. */
+static long long
+ix_count(struct ix *x, const struct ix_query *q, const char *fts,
+    sqlite3_int64 min)
+{
+	sqlite3_stmt *st = NULL;
+	long long c = -1;
+
+	if (ix_prepare(x, q, fts, IX_COUNT, min, &st) == 0 &&
+	    sqlite3_step(st) == SQLITE_ROW)
+		c = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return c;
+}
+
+long
+ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
+    struct ix_hit *out, int *more, int *code)
+{
+	struct ix_hit *v = NULL;
+	char *fts = NULL;
+	sqlite3_int64 min = 0;
+	long long nnew = 0;
+	size_t n = 0, want;
+
+	*more = 0;
+	*code = 400;
+	if (q->limit == 0 || q->limit > IX_LIMIT_MAX) {
+		err_set(err, "limit must be from 1 to %d", IX_LIMIT_MAX);
+		return -1;
+	}
+	if (q->offset > INT32_MAX) {
+		err_set(err, "%s", "the cursor is not one search gave");
+		return -1;
+	}
+	if (q->text != NULL && q->text[0] != '\0' &&
+	    ix_fts_query(err, q->text, &fts) == -1)
+		return -1;
+	*code = 500;
+	/* One more than asked: whether more are left. */
+	want = q->limit + 1;
+	if ((v = calloc(want, sizeof(*v))) == NULL) {
+		err_set(err, "%s", "out of memory");
+		goto fail;
+	}
+	if (fts != NULL && ((min = ix_window(x, fts)) == -1 ||
+	    (min > 0 && (nnew = ix_count(x, q, fts, min)) == -1))) {
+		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
+		goto fail;
+	}
+	if (min == 0) {
+		if (ix_read(err, x, q, fts, IX_ALL, 0, q->offset, want, v,
+		    &n) == -1)
+			goto fail;
+	} else {
+		if ((long long)q->offset < nnew && ix_read(err, x, q, fts,
+		    IX_NEW, min, q->offset, want, v, &n) == -1)
+			goto fail;
+		if (n < want && ix_read(err, x, q, fts, IX_OLD, min,
+		    (long long)q->offset > nnew ? q->offset - (uint64_t)nnew :
+		    0, want - n, v, &n) == -1)
+			goto fail;
+	}
+	if (n > q->limit) {
+		*more = 1;
+		ix_hits_free(v + q->limit, n - q->limit);
+		n = q->limit;
+	}
+	memcpy(out, v, n * sizeof(*v));
+	free(v);
+	free(fts);
+	*code = 0;
+	return (long)n;
+fail:
+	if (v != NULL)
+		ix_hits_free(v, n);
+	free(v);
+	free(fts);
+	return -1;
+}

@@ -1,0 +1,98 @@
+/*
+ * index.h: a room's search index, search.db beside its log.jsonl: an
+ * SQLite database with an FTS5 table over each message's text
+ * (unicode61, accents folded) and a table of what search filters on
+ * (id, author, addressee, time, reply_to, files named).  It is a cache
+ * of the log and nothing more: the store fills it (store_search.c),
+ * checks it against the log at open by the mark below and rebuilds it
+ * from the log when it disagrees or SQLite finds it damaged.  Knows
+ * nothing of the store.  Node thread.
+ */
+#ifndef PAPO_INDEX_H
+#define PAPO_INDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lib/err.h"
+#include "node/papo.h"
+#include "node/wire/frame.h"
+
+#define IX_QUERY_MAX 1024     /* bytes of a query's text */
+#define IX_LIMIT_MAX 200      /* hits one page holds */
+
+struct ix;
+
+/* What the index holds, as the store checks it: the count of messages,
+ * the sum of their ids' 50-bit values (mod 2^64) and the value of the
+ * last one added (0: none). */
+struct ix_mark {
+	uint64_t count;
+	uint64_t sum;
+	uint64_t last;
+};
+
+/*
+ * Opens path (creating it), checks it (PRAGMA quick_check) and reads its
+ * mark.  NULL with err when SQLite cannot open it or finds it damaged:
+ * the caller removes it and builds it again.
+ */
+struct ix *ix_open(char err[PAPO_ERR_LEN], const char *path,
+    struct ix_mark *mark);
+void ix_close(struct ix *x);
+
+/* Batches: adds between begin and commit are one transaction (a
+ * rebuild); an add outside one is a transaction of its own. */
+int ix_begin(struct ix *x);
+int ix_commit(struct ix *x);
+
+/* Adds m (its id's value v).  A message already there is left as it
+ * is.  0, or -1 with err. */
+int ix_add(char err[PAPO_ERR_LEN], struct ix *x, const struct frame_msg *m,
+    uint64_t v);
+
+/*
+ * A search.  text: words ("a phrase", prefix*), each word or phrase
+ * required; NULL or "": none.  The ids are texts as the API shows them
+ * (sec_id_format, a message id).  Times in ms; 0: no bound.
+ */
+struct ix_query {
+	const char *text;
+	const char *from_id;      /* only this author's messages */
+	const char *to_id;        /* only those addressed to this member */
+	const char *thread;       /* only this message and its replies,
+	                           * at any depth */
+	uint64_t before;          /* ts < before */
+	uint64_t after;           /* ts > after */
+	int files;                /* only messages that name files */
+	size_t limit;             /* 1 to IX_LIMIT_MAX */
+	uint64_t offset;          /* hits passed over (the cursor) */
+};
+
+struct ix_hit {
+	char id[PAPO_MSGID_LEN + 1];
+	char *excerpt;            /* malloc'd; the hits marked [ and ];
+	                           * NULL without text */
+};
+
+/*
+ * Fills out (room for q->limit) with the hits: with text, best first
+ * (bm25); without, a thread oldest first, else newest first.  *more is
+ * 1 when hits are left after these.  The count, or -1 with err (400:
+ * a query with nothing to search for or too long; else the index
+ * failed) and *code set.  Release with ix_hits_free.
+ */
+long ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
+    struct ix_hit *out, int *more, int *code);
+void ix_hits_free(struct ix_hit *v, size_t n);
+
+/*
+ * Turns a user's text into an FTS5 query: every word and "phrase" made a
+ * quoted phrase (a trailing * kept as a prefix), so no character of the
+ * user's reaches FTS5's syntax.  0 with out (malloc'd), or -1 with err
+ * when nothing is left to search for or out of memory.  Exposed for the
+ * tests.
+ */
+int ix_fts_query(char err[PAPO_ERR_LEN], const char *text, char **out);
+
+#endif

@@ -1,0 +1,209 @@
+/*
+ * search.c: GET /api/search and GET /api/history?thread=ID (search.h;
+ * docs/API.md, "Search"): the parameters checked here, each refused
+ * with a 400 that says what is accepted, then one NODE_SEARCH request;
+ * the node answers with the hits (node/room/search.c).  Main thread.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server/api/search.h"
+
+#define SEARCH_TIME_MAX (1ULL << 53)    /* ms: what JSON carries exactly */
+#define SEARCH_CURSOR_MAX 64
+
+/* A decimal number up to max: 0, or -1. */
+static int
+search_number(const char *s, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (s == NULL || *s == '\0')
+		return -1;
+	for (; *s != '\0'; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (uint64_t)(*s - '0');
+		if (v > max)
+			return -1;
+	}
+	*out = v;
+	return 0;
+}
+
+/* A message id, lowercased, into out: 0, or -1. */
+static int
+search_msgid(const char *s, char out[PAPO_MSGID_LEN + 1])
+{
+	if (strlen(s) != PAPO_MSGID_LEN)
+		return -1;
+	for (size_t i = 0; i < PAPO_MSGID_LEN; i++) {
+		char c = s[i];
+
+		if (c >= 'A' && c <= 'Z')
+			c = (char)(c - 'A' + 'a');
+		if (!((c >= 'a' && c <= 'z') || (c >= '2' && c <= '7')))
+			return -1;
+		out[i] = c;
+	}
+	out[PAPO_MSGID_LEN] = '\0';
+	return 0;
+}
+
+static void
+search_done(struct http_req *r, struct node_msg *m, void *arg)
+{
+	(void)arg;
+	if (m->code == 0 && m->json != NULL)
+		http_reply(r, 200, m->json);
+	else if (m->code >= 400 && m->code <= 599)
+		http_reply_error(r, m->code, "%s", m->err[0] != '\0' ? m->err :
+		    "the node refused the search");
+	else
+		http_reply_error(r, 500, "the node gave no answer");
+	node_msg_free(m);
+}
+
+/* limit, cursor and thread into m: 0, or -1 answered 400. */
+static int
+search_paging(struct http_req *r, struct node_msg *m)
+{
+	const char *limit = http_req_query(r, "limit");
+	const char *cursor = http_req_query(r, "cursor");
+	const char *thread = http_req_query(r, "thread");
+	uint64_t n = 20;
+
+	if (limit != NULL && (search_number(limit, SEARCH_LIMIT_MAX, &n) ==
+	    -1 || n == 0)) {
+		http_reply_error(r, 400, "limit must be a whole number from 1 "
+		    "to %d", SEARCH_LIMIT_MAX);
+		return -1;
+	}
+	m->limit = (size_t)n;
+	if (cursor != NULL && cursor[0] != '\0') {
+		if (strlen(cursor) > SEARCH_CURSOR_MAX ||
+		    (m->cursor = strdup(cursor)) == NULL) {
+			http_reply_error(r, 400, "cursor must be the \"next\" "
+			    "of the page before, as it was given");
+			return -1;
+		}
+	}
+	if (thread != NULL && search_msgid(thread, m->thread) == -1) {
+		http_reply_error(r, 400, "thread must be a message id (10 "
+		    "characters)");
+		return -1;
+	}
+	return 0;
+}
+
+/* from or to (name) into *out: 0, or -1 answered 400. */
+static int
+search_who(struct http_req *r, const char *name, char **out)
+{
+	const char *v = http_req_query(r, name);
+	size_t n;
+
+	if (v == NULL)
+		return 0;
+	n = strlen(v);
+	if (n == 0 || n > (PAPO_NAME_MAX > PAPO_ID_LEN ? PAPO_NAME_MAX :
+	    PAPO_ID_LEN)) {
+		http_reply_error(r, 400, "%s must be a member's name or id",
+		    name);
+		return -1;
+	}
+	if ((*out = strdup(v)) == NULL) {
+		http_reply_error(r, 500, "out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+/* before, after and files into m: 0, or -1 answered 400. */
+static int
+search_filters(struct http_req *r, struct node_msg *m)
+{
+	const char *before = http_req_query(r, "before");
+	const char *after = http_req_query(r, "after");
+	const char *files = http_req_query(r, "files");
+
+	if ((before != NULL && (search_number(before, SEARCH_TIME_MAX,
+	    &m->before) == -1 || m->before == 0)) ||
+	    (after != NULL && search_number(after, SEARCH_TIME_MAX,
+	    &m->after_ts) == -1)) {
+		http_reply_error(r, 400, "before and after must be times in "
+		    "milliseconds since 1970");
+		return -1;
+	}
+	if (files != NULL && strcmp(files, "1") != 0 &&
+	    strcmp(files, "0") != 0) {
+		http_reply_error(r, 400, "files must be 1 (only messages that "
+		    "name files) or 0");
+		return -1;
+	}
+	m->files_only = files != NULL && strcmp(files, "1") == 0;
+	return 0;
+}
+
+void
+api_search(struct http_req *r, void *node)
+{
+	static const char *const known[] = { "q", "from", "to", "thread",
+	    "before", "after", "files", "limit", "cursor", "room", NULL };
+	const char *bad, *q;
+	struct node_msg *m;
+
+	if ((bad = http_req_query_unknown(r, known)) != NULL) {
+		http_reply_error(r, 400, "unknown parameter '%s': search "
+		    "takes q, from, to, thread, before, after, files, limit, "
+		    "cursor and room", bad);
+		return;
+	}
+	q = http_req_query(r, "q");
+	if (q != NULL && strlen(q) > SEARCH_QUERY_MAX) {
+		http_reply_error(r, 400, "q is longer than %d bytes",
+		    SEARCH_QUERY_MAX);
+		return;
+	}
+	if ((m = node_msg_new(NODE_SEARCH)) == NULL) {
+		http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	if (q != NULL && q[0] != '\0' && (m->text = strdup(q)) == NULL) {
+		node_msg_free(m);
+		http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	if (search_paging(r, m) == -1 || search_filters(r, m) == -1 ||
+	    search_who(r, "from", &m->from) == -1 ||
+	    search_who(r, "to", &m->to) == -1) {
+		node_msg_free(m);
+		return;
+	}
+	http_submit(r, node, m, search_done, NULL);
+}
+
+void
+api_thread(struct http_req *r, void *node)
+{
+	static const char *const known[] = { "thread", "limit", "cursor",
+	    "room", NULL };
+	const char *bad;
+	struct node_msg *m;
+
+	if ((bad = http_req_query_unknown(r, known)) != NULL) {
+		http_reply_error(r, 400, "unknown parameter '%s': history "
+		    "with thread takes limit and cursor", bad);
+		return;
+	}
+	if ((m = node_msg_new(NODE_SEARCH)) == NULL) {
+		http_reply_error(r, 500, "out of memory");
+		return;
+	}
+	if (search_paging(r, m) == -1) {
+		node_msg_free(m);
+		return;
+	}
+	http_submit(r, node, m, search_done, NULL);
+}

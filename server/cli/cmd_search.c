@@ -1,0 +1,214 @@
+/*
+ * cmd_search.c: papo history -q WORDS and its filters (cmd_search.h):
+ * the options turned into one GET /api/search (or /api/history?thread=
+ * with a thread and no words), each value percent-encoded; the hits
+ * printed as history prints a message, the text replaced by its excerpt
+ * (the words found between [ and ]); the cursor to go on printed last.
+ */
+#define _XOPEN_SOURCE 700
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cjson/cJSON.h>
+
+#include "lib/buf.h"
+#include "server/cli/ask.h"
+#include "server/cli/cli.h"
+#include "server/cli/cmd_search.h"
+#include "server/cli/print.h"
+
+#define CLI_URL_MAX 8192
+
+int
+cli_search_asked(const struct cli_opts *o)
+{
+	return o->query != NULL || o->from != NULL || o->since != NULL ||
+	    o->before != NULL || o->after != NULL || o->thread != NULL ||
+	    o->files_only;
+}
+
+int
+cli_search_time(const char *s, uint64_t now, uint64_t *out)
+{
+	static const struct { char c; uint64_t ms; } unit[] = {
+		{ 's', 1000 }, { 'm', 60000 }, { 'h', 3600000 },
+		{ 'd', 86400000 }, { 'w', 7 * 86400000ull },
+	};
+	struct tm tm;
+	char *end;
+	unsigned long long v;
+	const char *p;
+
+	if (s == NULL || s[0] < '0' || s[0] > '9')
+		return -1;
+	memset(&tm, 0, sizeof(tm));
+	tm.tm_isdst = -1;
+	if (((p = strptime(s, "%Y-%m-%d %H:%M", &tm)) != NULL ||
+	    (p = strptime(s, "%Y-%m-%dT%H:%M", &tm)) != NULL ||
+	    (p = strptime(s, "%Y-%m-%d", &tm)) != NULL) && *p == '\0') {
+		time_t t = mktime(&tm);
+
+		if (t == (time_t)-1 || t < 0)
+			return -1;
+		*out = (uint64_t)t * 1000;
+		return 0;
+	}
+	v = strtoull(s, &end, 10);
+	if (*end == '\0') {
+		*out = v;
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(unit) / sizeof(unit[0]); i++)
+		if (end[0] == unit[i].c && end[1] == '\0' &&
+		    v <= now / unit[i].ms) {
+			*out = now - v * unit[i].ms;
+			return 0;
+		}
+	return -1;
+}
+
+/* Appends &key=value, value percent-encoded. */
+static void
+cli_arg(struct buf *b, const char *key, const char *value)
+{
+	static const char hex[] = "0123456789ABCDEF";
+
+	if (value == NULL)
+		return;
+	buf_u8(b, b->len == 0 ? '?' : '&');
+	buf_add(b, key, strlen(key));
+	buf_u8(b, '=');
+	for (const unsigned char *p = (const unsigned char *)value; *p != '\0';
+	    p++) {
+		if ((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		    (*p >= '0' && *p <= '9') || strchr("-_.~", *p) != NULL) {
+			buf_u8(b, *p);
+		} else {
+			buf_u8(b, '%');
+			buf_u8(b, (uint8_t)hex[*p >> 4]);
+			buf_u8(b, (uint8_t)hex[*p & 15]);
+		}
+	}
+}
+
+/* One hit: time, id, author, "→ TO", "↳ ID", and its excerpt (or its
+ * text, in a thread without words). */
+static void
+cli_print_hit(const cJSON *m)
+{
+	const cJSON *ts = cJSON_GetObjectItemCaseSensitive(m, "ts");
+	const char *s;
+	char when[32];
+
+	cli_time(cJSON_IsNumber(ts) ? ts->valuedouble : 0, when);
+	printf("%s ", when);
+	cli_put((s = cli_str(m, "id")) != NULL ? s : "?");
+	printf(" ");
+	if ((s = cli_str(m, "from_label")) == NULL)
+		s = cli_str(m, "from");
+	cli_put(s != NULL ? s : "?");
+	if ((s = cli_str(m, "to")) != NULL) {
+		printf(" \xe2\x86\x92 ");          /* → */
+		cli_put(s);
+	}
+	if ((s = cli_str(m, "reply_to")) != NULL) {
+		printf(" \xe2\x86\xb3 ");          /* ↳ */
+		cli_put(s);
+	}
+	printf(": ");
+	if ((s = cli_str(m, "excerpt")) == NULL)
+		s = cli_str(m, "text");
+	cli_put_in(s != NULL ? s : "", "    ");
+	printf("\n");
+}
+
+/* The request's path, or -1 with a usage error printed (*rc). */
+static int
+cli_search_path(const struct cli_cmd *c, const struct cli_opts *o, long n,
+    struct buf *b, int *rc)
+{
+	const char *vals[] = { o->since, o->before, o->after };
+	char num[3][24], lim[24];
+	struct timespec now;
+	uint64_t t;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	for (int i = 0; i < 3; i++) {
+		num[i][0] = '\0';
+		if (vals[i] == NULL)
+			continue;
+		if (cli_search_time(vals[i], (uint64_t)now.tv_sec * 1000 +
+		    (uint64_t)now.tv_nsec / 1000000, &t) == -1) {
+			*rc = cli_usage(c, "times are a duration ago (30m, 2h, "
+			    "7d), a date (2026-12-03, \"2026-12-03 14:00\") "
+			    "or ms since 1970, not '%s'", vals[i]);
+			return -1;
+		}
+		snprintf(num[i], sizeof(num[i]), "%llu",
+		    (unsigned long long)(i == 0 && t > 0 ? t - 1 : t));
+	}
+	snprintf(lim, sizeof(lim), "%ld", n);
+	if (o->thread != NULL && o->query == NULL && o->from == NULL &&
+	    !o->files_only && o->since == NULL && o->before == NULL &&
+	    o->after == NULL) {
+		cli_arg(b, "thread", o->thread);
+		cli_arg(b, "limit", lim);
+		return 0;
+	}
+	cli_arg(b, "q", o->query);
+	cli_arg(b, "from", o->from);
+	cli_arg(b, "thread", o->thread);
+	cli_arg(b, "after", num[0][0] != '\0' ? num[0] : num[2][0] != '\0' ?
+	    num[2] : NULL);
+	cli_arg(b, "before", num[1][0] != '\0' ? num[1] : NULL);
+	cli_arg(b, "files", o->files_only ? "1" : NULL);
+	cli_arg(b, "limit", lim);
+	return 1;
+}
+
+int
+cli_search(const struct cli_cmd *c, const struct cli_opts *o, long n)
+{
+	struct buf q;
+	char path[CLI_URL_MAX + 32];
+	const cJSON *m, *next;
+	cJSON *ans = NULL;
+	char *text = NULL;
+	int rc = CLI_OK, which;
+
+	if (o->since != NULL && o->after != NULL)
+		return cli_usage(c, "give --since or --after, not both%s", "");
+	buf_init(&q, CLI_URL_MAX);
+	if ((which = cli_search_path(c, o, n, &q, &rc)) == -1)
+		goto out;
+	if (q.toobig || buf_u8(&q, '\0') == -1) {
+		rc = cli_usage(c, "the search is too long%s", "");
+		goto out;
+	}
+	snprintf(path, sizeof(path), "%s%s", which ? "/api/search" :
+	    "/api/history", (const char *)q.p);
+	if ((rc = cli_call(o->home, o->room, path, NULL, &ans, &text)) !=
+	    CLI_OK)
+		goto out;
+	if (o->json) {
+		fputs(text, stdout);
+		goto out;
+	}
+	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(ans,
+	    "messages"))
+		cli_print_hit(m);
+	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ans,
+	    "messages")) == 0)
+		printf("(nothing found)\n");
+	next = cJSON_GetObjectItemCaseSensitive(ans, "next");
+	if (cJSON_IsString(next))
+		printf("(more: -n %ld shows more at once)\n", n);
+out:
+	buf_free(&q);
+	cJSON_Delete(ans);
+	free(text);
+	return rc;
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# search.sh: the search benchmark (docs/PERFORMANCE.md, "Search"): gen_log
+# writes a log of N messages (default 1,000,000; --quick 100,000) for a
+# room of two, whose store_open then builds the index from nothing (its
+# time and the process's peak RSS: the rebuild); a daemon started on it
+# (the index checked, not rebuilt: the start's time); GET /api/search
+# p50/p99 over RUNS requests for a rare word, a common word and a phrase;
+# the index's size against the log's; what indexing adds to a message
+# (test_index's timing of ix_add).  Usage: PAPO=path bash
+# tests/bench/search.sh [--quick]
+. "$(dirname "$0")/common.sh"
+bench_args search.sh "$@"
+bench_need gen_log
+. "$ROOT/tests/e2e/lib.sh"
+N=1000000 RUNS=50
+[ "$QUICK" = 1 ] && N=100000 RUNS=20
+
+pct() { # pct P: the P-th percentile of the numbers on stdin
+	sort -n | awk -v p="$1" '{ v[NR] = $1 } END { i = int((NR - 1) * p / 100) + 1; print v[i] }'
+}
+PAPO_HOME=$T/ana "$PAPO" new --name ana >/dev/null
+PAPO_HOME=$T/bo "$PAPO" join "$(PAPO_HOME=$T/ana "$PAPO" invite)" --name bo >/dev/null
+echo "machine: $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'); $(uname -sr); $(date -u +%Y-%m-%d)"
+echo "log of $N messages (gen_log), the index built by its store_open:"
+/usr/bin/time -f 'peak RSS of gen_log (generation + store_open + rebuild)	%M	KB' \
+	"$BENCH/gen_log" "$T/ana" "$T/bo" "$N" 2>&1 | sed 's/^/  /'
+# The rebuild alone: the index deleted, the store opened again.
+rm -f "$T/ana/search.db"*
+echo "  log.jsonl: $(du -m "$T/ana/log.jsonl" | cut -f1) MB"
+s0=$(date +%s%N)
+start ana
+s1=$(date +%s%N)
+echo "  start with the index deleted (replay + rebuild): $(( (s1 - s0) / 1000000 )) ms; $(grep -o 'search index.*' "$T/ana.err" | tail -1)"
+echo "  peak RSS of the daemon after that start: $(grep VmHWM /proc/$(cat "$T/ana.pid")/status | awk '{print $2}') KB"
+echo "  search.db: $(du -m "$T/ana/search.db" | cut -f1) MB ($(du -b "$T/ana/search.db" | cut -f1) bytes vs the log's $(du -b "$T/ana/log.jsonl" | cut -f1))"
+stop ana
+s0=$(date +%s%N)
+start ana
+s1=$(date +%s%N)
+echo "  start with the index in step (checked, not rebuilt): $(( (s1 - s0) / 1000000 )) ms"
+for q in 'q=54321' 'q=parser' "q=$(jq -rn '"\"tests pass\"" | @uri')" 'q=frame*' 'q=review&files=1' ; do
+	api ana "/api/search?$q&limit=20" >/dev/null
+	for i in $(seq 1 "$RUNS"); do
+		curl -s -o "$T/r" -w '%{time_total}\n' "${URL[ana]}/api/search?$q&limit=20"
+	done >"$T/times"
+	hits=$(jq '.messages | length' "$T/r")
+	printf '  search %-28s p50 %6.1f ms  p99 %6.1f ms  (%s hits on the page)\n' "$(printf '%b' "${q//%/\\x}")" \
+		"$(pct 50 <"$T/times" | awk '{print $1 * 1000}')" "$(pct 99 <"$T/times" | awk '{print $1 * 1000}')" "$hits"
+done
+stop ana
+"$(dirname "$PAPO")/tests/test_index" 2>/dev/null | grep 'add a message' | sed 's/^/  /'

@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# search.sh: search as people and agents use it (docs/API.md, "Search";
+# README, "papo history -q"; docs/MCP.md, history): over a few hundred
+# messages of two members, words, phrases, prefixes and accents found
+# through the API, the CLI and MCP, filters (from, to, times, files,
+# threads), pages by the cursor, bad input refused with a clear 400; the
+# index deleted, truncated or damaged while the daemon is stopped and
+# rebuilt at start with nothing lost; a daemon killed with kill -9 during
+# a burst of sends: every message it stored is findable after a restart.
+# Usage: search.sh PATH_TO_PAPO.
+PAPO=${1:?usage: search.sh PATH_TO_PAPO}
+. "$(dirname "$0")/lib.sh"
+
+# search NAME QUERY-STRING: the answer of /api/search?QUERY-STRING
+search() { api "$1" "/api/search?$2"; }
+# hits NAME QUERY-STRING: how many messages all its pages hold
+hits() {
+	local q=$2 page cur n=0 total=0
+	while [ "$n" -lt 100 ]; do
+		page=$(search "$1" "$q&limit=200${cur:+&cursor=$cur}")
+		jqt '.messages' <<<"$page" || { echo "ERR $page"; return; }
+		total=$((total + $(jq '.messages | length' <<<"$page")))
+		cur=$(jq -r '.next // empty' <<<"$page")
+		[ -n "$cur" ] || break
+		n=$((n + 1))
+	done
+	echo "$total"
+}
+send() { # send NAME JSON: the id of the message sent
+	post "$1" /api/send "$2" >/dev/null
+	jq -r .id "$T/body"
+}
+urlq() { jq -rn --arg v "$1" '$v | @uri'; }
+
+PAPO_HOME=$T/ana "$PAPO" new --name ana >/dev/null
+start ana
+join bo "$(invite ana)"
+start bo
+check "ana and bo meet" until_true 30 online ana bo
+
+# 200 messages: ana's say "alpha N", bo's "beta N"; every 10th of ana's
+# a deployment, one of accents, one addressed to bo.
+for i in $(seq 1 100); do
+	t="alpha n$i common"
+	[ $((i % 10)) -eq 0 ] && t="$t deployment went fine"
+	post ana /api/send "$(jq -cn --arg t "$t" '{text: $t}')" >/dev/null
+	post bo /api/send "$(jq -cn --arg t "beta n$i common" '{text: $t}')" >/dev/null
+done
+root=$(send ana '{"text":"Le café crème est brûlé: a thread starts"}')
+r1=$(send bo "$(jq -cn --arg r "$root" '{text: "first reply in thread", reply_to: $r}')")
+r2=$(send ana "$(jq -cn --arg r "$r1" '{text: "second reply, deeper", reply_to: $r, to: "bo"}')")
+check "ana holds all 203 messages" until_true 30 test "$(api ana /api/status | jq .messages)" = 203
+
+check "a word: 200 hits" test "$(hits ana 'q=common')" = 200
+check "a rare word: 1 hit" test "$(hits ana 'q=n77')" = 2
+check "a phrase" test "$(hits ana "q=$(urlq '"deployment went"')")" = 10
+check "a phrase in the wrong order: none" test "$(hits ana "q=$(urlq '"went deployment"')")" = 0
+check "a prefix" test "$(hits ana "q=$(urlq 'deploy*')")" = 10
+check "accents folded" test "$(hits ana "q=$(urlq 'cafe creme brule')")" = 1
+check "from bo" test "$(hits ana 'q=common&from=bo')" = 100
+check "from ana, by her own name" test "$(hits ana 'q=common&from=ana')" = 100
+check "to bo" test "$(hits ana 'to=bo')" = 1
+search ana 'q=fine&limit=3' >"$T/p1"
+check "a page of 3 with a cursor" jqt '(.messages | length) == 3 and (.next | type) == "string"' "$T/p1"
+check "each hit has its marked excerpt" jqt 'all(.messages[]; .excerpt | test("\\[fine\\]"))' "$T/p1"
+check "each hit is a message as history shows it" jqt 'all(.messages[]; .from == "ana" and (.id | length) == 10 and (.ts | type) == "number")' "$T/p1"
+search ana "q=fine&limit=3&cursor=$(jq -r .next "$T/p1")" >"$T/p2"
+check "the next page goes on without repeating" test -z "$(comm -12 <(jq -r '.messages[].id' "$T/p1" | sort) <(jq -r '.messages[].id' "$T/p2" | sort))"
+# Times: the messages between root and r2.
+tr=$(api ana "/api/history?limit=3" | jq '.messages[0].ts')
+check "after and before" test "$(hits ana "after=$((tr - 1))&before=$((tr + 1))")" -ge 1
+api ana "/api/history?thread=$root" >"$T/thread"
+check "the thread, oldest first" test "$(jq -r '[.messages[].id] | join(" ")' "$T/thread")" = "$root $r1 $r2"
+check "the thread from its middle" test "$(hits ana "thread=$r1")" = 2
+check "words in a thread" test "$(hits ana "thread=$root&q=reply")" = 2
+
+# Bad input: a clear 400, never SQLite's words.
+for q in '' '(' '"' 'NEAR(' 'a:b' '*' 'AND OR' ; do
+	code=$(curl -s -o "$T/body" -w '%{http_code}' "${URL[ana]}/api/search?q=$(urlq "$q")")
+	check "q='$q' answered ($code)" test "$code" = 200 -o "$code" = 400
+	check "q='$q' says nothing of SQLite" bash -c "! grep -qi 'fts5\|sqlite\|syntax' $T/body"
+done
+code=$(curl -s -o "$T/body" -w '%{http_code}' "${URL[ana]}/api/search?q=$(head -c 10240 /dev/zero | tr '\0' x)")
+check "a 10 KB query refused ($code)" test "$code" = 400
+has "$T/body" 'longer than' "the 10 KB query's error"
+code=$(curl -s -o "$T/body" -w '%{http_code}' "${URL[ana]}/api/search?q=a%00b")
+check "a NUL answered ($code)" test "$code" = 200 -o "$code" = 400
+for bad in 'limit=0' 'limit=x' 'before=-1' 'after=x' 'files=2' 'thread=short' 'cursor=nope' 'from=nobody' 'x=1'; do
+	code=$(curl -s -o "$T/body" -w '%{http_code}' "${URL[ana]}/api/search?q=a&$bad")
+	check "$bad refused ($code: $(cat "$T/body"))" test "$code" = 400 -o "$code" = 404
+done
+
+# The CLI: papo history -q and its filters.
+papo ana history -q deploy* -n 3 >"$T/cli" 2>&1
+check "papo history -q: 3 hits" test "$(grep -c deployment "$T/cli")" = 3
+check "papo history -q marks the words" grep -q '\[deployment\]' "$T/cli"
+check "papo history -q says there is more" grep -q 'more' "$T/cli"
+papo ana history -q common --from bo -n 200 --json >"$T/cli"
+check "papo history --from bo: only bo's" jqt '(.messages | length) == 100 and all(.messages[]; .from == "bo")' "$T/cli"
+papo ana history -q 'n77' --since 1h >"$T/cli"
+check "papo history --since 1h" test "$(grep -c n77 "$T/cli")" = 2
+papo ana history -q 'n77' --before 1h >"$T/cli"
+check "papo history --before 1h: none" grep -q 'nothing found' "$T/cli"
+papo ana history --thread "$r1" >"$T/cli"
+check "papo history --thread" test "$(grep -c reply "$T/cli")" = 2
+papo ana history -q x --since yesterday >"$T/cli" 2>&1
+check "a bad time is a usage error ($?)" grep -q 'duration ago' "$T/cli"
+
+# MCP: history with query and the filters.
+M=${URL[ana]}/mcp
+rpc "" '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sh","version":"1"}}}'
+SID=$(grep -i '^mcp-session-id:' "$T/hdr" | cut -d' ' -f2 | tr -d '\r')
+rpc "$SID" '{"jsonrpc":"2.0","method":"notifications/initialized"}'
+tool() { # tool ARGS-JSON: history's result text (JSON) into $T/tool
+	rpc "$SID" "$(jq -cn --argjson a "$1" '{jsonrpc: "2.0", id: 9, method: "tools/call", params: {name: "history", arguments: $a}}')"
+	jq -r '.result.content[0].text' "$T/body" >"$T/tool"
+}
+rpc "$SID" '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
+check "MCP: history's schema has query and the filters" jqt '.result.tools[] | select(.name == "history") | .inputSchema.properties | .query and .thread and .files and .cursor and .to and .after and .since and .before and .from' "$T/body"
+tool '{"query":"\"deployment went\"","limit":4}'
+check "MCP: a phrase, a page of 4 and a cursor" jqt '(.messages | length) == 4 and (.next | type) == "string" and all(.messages[]; .excerpt | test("\\[deployment went\\]"))' "$T/tool"
+tool "$(jq -cn --arg c "$(jq -r .next "$T/tool")" '{query: "\"deployment went\"", limit: 4, cursor: $c}')"
+check "MCP: the next page" jqt '(.messages | length) == 4' "$T/tool"
+tool '{"query":"common","from":"bo","limit":200}'
+check "MCP: from bo" jqt '(.messages | length) == 100 and all(.messages[]; .from == "bo")' "$T/tool"
+tool "$(jq -cn --arg r "$root" '{thread: $r}')"
+check "MCP: the thread, oldest first" test "$(jq -r '[.messages[].id] | join(" ")' "$T/tool")" = "$root $r1 $r2"
+tool '{"query":"common","since":4000000000000}'
+check "MCP: since the future: nothing" jqt '(.messages | length) == 0' "$T/tool"
+tool '{"query":"( \" : * )"}'
+check "MCP: a query of syntax only: a clear error" jqt '.result.isError == true and (.result.content[0].text | test("no words"))' "$T/body"
+tool '{"thread":"short"}'
+check "MCP: a bad thread: a tool error naming it" jqt '.result.isError == true and (.result.content[0].text | test("thread"))' "$T/body"
+
+# The index damaged while the daemon is stopped: rebuilt at start from
+# the log, nothing lost.
+stop bo
+for how in delete truncate garbage header; do
+	stop ana
+	db=$T/ana/search.db
+	[ -f "$db" ] || db=$(ls "$T"/ana/rooms/*/search.db 2>/dev/null | head -1)
+	check "the index is a file beside the log ($how)" test -f "$db"
+	case $how in
+	delete) rm -f "$db" "$db-wal" "$db-shm" ;;
+	truncate) truncate -s $(($(stat -c %s "$db") / 3)) "$db"; rm -f "$db-wal" "$db-shm" ;;
+	garbage) dd if=/dev/urandom of="$db" bs=1024 seek=8 count=16 conv=notrunc 2>/dev/null ;;
+	header) printf 'not a database at all' | dd of="$db" conv=notrunc 2>/dev/null ;;
+	esac
+	start ana
+	check "after the index was ${how}d: every message found" test "$(hits ana 'q=common')" = 200
+	check "after the index was ${how}d: the thread" test "$(hits ana "thread=$root")" = 3
+done
+check "the rebuilds were logged" grep -q 'rebuilt' "$T/ana.err"
+
+# kill -9 during a burst of sends: after a restart, every message the log
+# holds is found.
+( for i in $(seq 1 400); do
+	curl -s -o /dev/null --max-time 5 -X POST -H 'Content-Type: application/json' \
+		-d "{\"text\":\"burst b$i\"}" "${URL[ana]}/api/send" || break
+done ) &
+burst=$!
+sleep 1.5
+crash ana
+wait "$burst" 2>/dev/null
+start ana
+stored=$(( $(api ana /api/status | jq .messages) - 203 ))
+check "the burst stored some messages before the kill ($stored)" test "$stored" -gt 0
+check "every message of the burst found ($stored stored)" test "$(hits ana 'q=burst')" = "$stored"
+check "and nothing else lost" test "$(hits ana 'q=common')" = 200
+stop ana
+finish
