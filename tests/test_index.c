@@ -629,7 +629,7 @@ test_cost(const struct ctx *c)
 static void
 test_window(const struct ctx *c)
 {
-	enum { N = 10300 };
+	enum { N = 1300 };
 	static char seen[N];
 	struct ix_hit h[IX_LIMIT_MAX];
 	struct ix_query q;

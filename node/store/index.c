@@ -391,7 +391,7 @@ bind_named_int(sqlite3_stmt *st, const char *name, sqlite3_int64 v)
 /*
  * How a search with words reads the index.  Ranking every match by bm25
  * costs as much as there are matches (a word in every message of a long
- * log); so when more than IX_WINDOW messages match, the newest
+ * log); so when more than IX_WINDOW (1,000) messages match, the newest
  * IX_WINDOW of them (rowid >= min, the order they were indexed in) are
  * ranked, best first, and the older ones follow newest first.
  */
@@ -401,7 +401,7 @@ enum ix_mode {
 	IX_OLD,        /* before the window, newest first */
 	IX_COUNT,      /* how many hits the window holds */
 };
-#define IX_WINDOW 10000
+#define IX_WINDOW 1000
 
 /* The statement q asks for, fts the FTS5 query (NULL: none). */
 static int
