@@ -44,6 +44,8 @@ struct ix {
 	int batch;               /* inside ix_begin */
 };
 
+static int ix_put_mark(struct ix *x);
+
 static int
 ix_exec(char err[PAPO_ERR_LEN], struct ix *x, const char *sql)
 {
@@ -169,6 +171,15 @@ ix_close(struct ix *x)
 }
 
 int
+ix_bulk(struct ix *x)
+{
+	char err[PAPO_ERR_LEN];
+
+	return ix_exec(err, x, "PRAGMA journal_mode=OFF;"
+	    "PRAGMA synchronous=OFF;PRAGMA cache_size=-65536");
+}
+
+int
 ix_begin(struct ix *x)
 {
 	char err[PAPO_ERR_LEN];
@@ -185,6 +196,10 @@ ix_commit(struct ix *x)
 	char err[PAPO_ERR_LEN];
 
 	x->batch = 0;
+	if (ix_put_mark(x) == -1) {
+		sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
 	return ix_exec(err, x, "COMMIT");
 }
 
@@ -231,6 +246,14 @@ ix_rows(struct ix *x, const struct frame_msg *m, uint64_t v)
 	x->mark.count++;
 	x->mark.sum += v;
 	x->mark.last = v;
+	/* A batch writes its mark once, at its commit. */
+	return x->batch ? 0 : ix_put_mark(x);
+}
+
+/* The mark into meta, in the transaction open. */
+static int
+ix_put_mark(struct ix *x)
+{
 	sqlite3_reset(x->set_meta);
 	if (sqlite3_bind_int64(x->set_meta, 1,
 	    (sqlite3_int64)x->mark.count) ||

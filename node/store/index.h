@@ -41,6 +41,11 @@ struct ix *ix_open(char err[PAPO_ERR_LEN], const char *path,
     struct ix_mark *mark);
 void ix_close(struct ix *x);
 
+/* For a rebuild into a file renamed into place only once it is whole:
+ * no journal, no syncs (the next ix_open turns WAL on again).  0 or
+ * -1. */
+int ix_bulk(struct ix *x);
+
 /* Batches: adds between begin and commit are one transaction (a
  * rebuild); an add outside one is a transaction of its own. */
 int ix_begin(struct ix *x);

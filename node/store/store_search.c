@@ -11,6 +11,7 @@
  * and the next open rebuilds it.  Node thread.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -48,6 +49,19 @@ ix_unlink(const char *path)
 	unlink(side);
 	snprintf(side, sizeof(side), "%s-journal", path);
 	unlink(side);
+}
+
+/* fsync of the file at path.  0 or -1. */
+static int
+ix_sync_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd == -1)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
 }
 
 /* Adds the log's messages from ent[from] on, in batches.  0 or -1. */
@@ -114,12 +128,18 @@ ix_rebuild(char err[PAPO_ERR_LEN], struct store *s, const char *path)
 	ix_unlink(tmp);
 	if ((x = ix_open(err, tmp, &mark)) == NULL)
 		return -1;
-	if (ix_fill(err, s, x, 0) == -1) {
+	if (ix_bulk(x) == -1 || ix_fill(err, s, x, 0) == -1) {
 		ix_close(x);
 		ix_unlink(tmp);
 		return -1;
 	}
-	ix_close(x);        /* checkpoints the WAL into tmp */
+	ix_close(x);
+	/* Whole on disk before it takes the old one's place. */
+	if (ix_sync_file(tmp) == -1) {
+		err_set(err, "cannot sync %s: %s", tmp, strerror(errno));
+		ix_unlink(tmp);
+		return -1;
+	}
 	ix_unlink(path);
 	if (rename(tmp, path) == -1) {
 		err_set(err, "cannot rename %s: %s", tmp, strerror(errno));
@@ -146,9 +166,11 @@ ix_prefix(const struct store *s, const struct ix_mark *mark, size_t *from)
 	uint64_t sum = 0;
 	size_t k;
 
+	/* An index made empty just now is built as a rebuild is, faster
+	 * than by adds. */
 	if (mark->count == 0) {
 		*from = 0;
-		return 1;
+		return s->nent == 0;
 	}
 	if ((e = store_idx_find(s, mark->last)) == NULL)
 		return 0;
