@@ -412,19 +412,19 @@ bind_named_int(sqlite3_stmt *st, const char *name, sqlite3_int64 v)
 }
 
 /*
- * How a search with words reads the index.  Ranking every match by bm25
- * costs as much as there are matches (a word in every message of a long
- * log); so when more than IX_WINDOW (1,000) messages match, the newest
- * IX_WINDOW of them (rowid >= min, the order they were indexed in) are
- * ranked, best first, and the older ones follow newest first.
+ * How a search with words reads the index.  Ranking by bm25 costs as
+ * much as there are matches (a word in every message of a long log:
+ * 35 ms a page over a million on 2 cores, a phrase or a prefix several
+ * times that); so when more than IX_WINDOW messages match, the hits
+ * come newest first instead, which FTS5 reads in rowid order and stops
+ * after a page.
  */
 enum ix_mode {
 	IX_ALL,        /* every hit ranked (or no words) */
-	IX_NEW,        /* the window, ranked */
-	IX_OLD,        /* before the window, newest first */
-	IX_COUNT,      /* how many hits the window holds */
+	IX_OLD,        /* hits with rowid < min, newest first */
 };
 #define IX_WINDOW 1000
+#define IX_ROWID_ALL INT64_MAX
 
 /* The statement q asks for, fts the FTS5 query (NULL: none). */
 static int
@@ -438,18 +438,13 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 	if (q->thread != NULL)
 		ADD("WITH RECURSIVE t(id) AS (SELECT :thread UNION "
 		    "SELECT c.id FROM msg c JOIN t ON c.reply_to = t.id) ");
-	if (mode == IX_COUNT)
-		ADD("SELECT count(*) FROM fts JOIN msg m ON m.rowid = "
-		    "fts.rowid WHERE fts MATCH :q");
-	else if (fts != NULL)
+	if (fts != NULL)
 		ADD("SELECT m.id, snippet(fts, 0, '[', ']', '…', %d) "
 		    "FROM fts JOIN msg m ON m.rowid = fts.rowid "
 		    "WHERE fts MATCH :q", IX_SNIPPET_TOKENS);
 	else
 		ADD("SELECT m.id, NULL FROM msg m WHERE 1");
-	if (mode == IX_NEW || mode == IX_COUNT)
-		ADD(" AND fts.rowid >= :min");
-	else if (mode == IX_OLD)
+	if (mode == IX_OLD)
 		ADD(" AND fts.rowid < :min");
 	if (q->from_id != NULL)
 		ADD(" AND m.from_id = :from");
@@ -465,14 +460,13 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 		ADD(" AND m.id IN (SELECT id FROM t)");
 	if (mode == IX_OLD)
 		ADD(" ORDER BY fts.rowid DESC");
-	else if (mode != IX_COUNT && fts != NULL)
+	else if (fts != NULL)
 		ADD(" ORDER BY fts.rank, m.ts DESC");
 	else if (q->thread != NULL)
 		ADD(" ORDER BY m.ts, m.id");
-	else if (mode != IX_COUNT)
+	else
 		ADD(" ORDER BY m.ts DESC, m.id DESC");
-	if (mode != IX_COUNT)
-		ADD(" LIMIT :limit OFFSET :offset");
+	ADD(" LIMIT :limit OFFSET :offset");
 #undef ADD
 	if (n >= sizeof(sql) ||
 	    sqlite3_prepare_v2(x->db, sql, -1, st, NULL) != SQLITE_OK)
@@ -488,8 +482,8 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 	return 0;
 }
 
-/* The first rowid of the window, or 0 when IX_WINDOW or fewer messages
- * match (all are ranked); -1 on an error. */
+/* Not 0 when more than IX_WINDOW messages match (then newest first),
+ * 0 when they are few enough to rank; -1 on an error. */
 static sqlite3_int64
 ix_window(struct ix *x, const char *fts)
 {
@@ -553,21 +547,6 @@ ix_read(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 	return 0;
 }
 
-/* How many hits the window holds: its count, or -1. */
-static long long
-ix_count(struct ix *x, const struct ix_query *q, const char *fts,
-    sqlite3_int64 min)
-{
-	sqlite3_stmt *st = NULL;
-	long long c = -1;
-
-	if (ix_prepare(x, q, fts, IX_COUNT, min, &st) == 0 &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		c = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return c;
-}
-
 long
 ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
     struct ix_hit *out, int *more, int *code)
@@ -575,7 +554,6 @@ ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 	struct ix_hit *v = NULL;
 	char *fts = NULL;
 	sqlite3_int64 min = 0;
-	long long nnew = 0;
 	size_t n = 0, want;
 
 	*more = 0;
@@ -598,24 +576,13 @@ ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 		err_set(err, "%s", "out of memory");
 		goto fail;
 	}
-	if (fts != NULL && ((min = ix_window(x, fts)) == -1 ||
-	    (min > 0 && (nnew = ix_count(x, q, fts, min)) == -1))) {
+	if (fts != NULL && (min = ix_window(x, fts)) == -1) {
 		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
 		goto fail;
 	}
-	if (min == 0) {
-		if (ix_read(err, x, q, fts, IX_ALL, 0, q->offset, want, v,
-		    &n) == -1)
-			goto fail;
-	} else {
-		if ((long long)q->offset < nnew && ix_read(err, x, q, fts,
-		    IX_NEW, min, q->offset, want, v, &n) == -1)
-			goto fail;
-		if (n < want && ix_read(err, x, q, fts, IX_OLD, min,
-		    (long long)q->offset > nnew ? q->offset - (uint64_t)nnew :
-		    0, want - n, v, &n) == -1)
-			goto fail;
-	}
+	if (ix_read(err, x, q, fts, min == 0 ? IX_ALL : IX_OLD,
+	    IX_ROWID_ALL, q->offset, want, v, &n) == -1)
+		goto fail;
 	if (n > q->limit) {
 		*more = 1;
 		ix_hits_free(v + q->limit, n - q->limit);
