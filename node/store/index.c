@@ -288,6 +288,19 @@ ix_add(char err[PAPO_ERR_LEN], struct ix *x, const struct frame_msg *m,
 	return 0;
 }
 
+int
+ix_skip(char err[PAPO_ERR_LEN], struct ix *x, uint64_t v)
+{
+	x->mark.count++;
+	x->mark.sum += v;
+	x->mark.last = v;
+	if (!x->batch && ix_put_mark(x) == -1) {
+		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
+		return -1;
+	}
+	return 0;
+}
+
 /* Whether a term has anything the tokenizer keeps: a letter or digit
  * (any non-ASCII byte may start one). */
 static int

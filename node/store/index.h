@@ -56,6 +56,11 @@ int ix_commit(struct ix *x);
 int ix_add(char err[PAPO_ERR_LEN], struct ix *x, const struct frame_msg *m,
     uint64_t v);
 
+/* Counts message v in the mark without indexing it: a line of the log
+ * that does not decode (the store drops it when it is read, and a sync
+ * brings it back, added then).  0, or -1 with err. */
+int ix_skip(char err[PAPO_ERR_LEN], struct ix *x, uint64_t v);
+
 /*
  * A search.  text: words ("a phrase", prefix*), each word or phrase
  * required; NULL or "": none.  The ids are texts as the API shows them

@@ -64,6 +64,41 @@ ix_sync_file(const char *path)
 	return rc;
 }
 
+/*
+ * Reads e's line for the index: 0 with *out, 1 when the line does not
+ * decode (left in the store's index as it was: a read of history drops
+ * it and asks a sync, as before there was a search index), -1 on an I/O
+ * error.
+ */
+static int
+ix_read_msg(struct store *s, const struct ent *e, struct frame_msg *out)
+{
+	struct frame f;
+	char *line;
+	uint64_t v;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if ((line = malloc(e->len ? e->len : 1)) == NULL)
+		return -1;
+	if (store_read_all(s->log_fd, line, e->len, e->off) == -1)
+		goto out;
+	rc = 1;
+	if (frame_decode(&s->k, line, e->len, FRAME_V3 | FRAME_TRUSTED,
+	    &f) != FRAME_OK)
+		goto out;
+	if (f.type != FRAME_MSG || !sec_msgid_valid(f.u.msg.id, &v) ||
+	    v != e->id) {
+		frame_clear(&f);
+		goto out;
+	}
+	*out = f.u.msg;      /* the body moves to *out */
+	rc = 0;
+out:
+	free(line);
+	return rc;
+}
+
 /* Adds the log's messages from ent[from] on, in batches.  0 or -1. */
 static int
 ix_fill(char err[PAPO_ERR_LEN], struct store *s, struct ix *x, size_t from)
@@ -78,17 +113,19 @@ ix_fill(char err[PAPO_ERR_LEN], struct store *s, struct ix *x, size_t from)
 	while (i < s->nent) {
 		struct frame_msg m;
 		uint64_t v = s->ent[i].id;
-		int r = store_read_msg(s, &s->ent[i], &m);
+		int r = ix_read_msg(s, &s->ent[i], &m);
 
 		if (r == -1) {
 			err_set(err, "cannot read %s: %s", s->log_path,
 			    strerror(errno));
 			goto out;
 		}
-		if (r == 1)
-			continue;     /* dropped: ent[i] is the next one */
-		r = ix_add(err, x, &m, v);
-		frame_msg_clear(&m);
+		if (r == 1) {
+			r = ix_skip(err, x, v);
+		} else {
+			r = ix_add(err, x, &m, v);
+			frame_msg_clear(&m);
+		}
 		if (r == -1)
 			goto out;
 		i++;
