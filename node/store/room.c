@@ -314,8 +314,8 @@ out:
 
 /*
  * The files of a room, which another room must not inherit: its log and
- * outbox, its search index, the members met, its admins and key epochs, what agents were
- * given.  room.json goes last, so that a crash halfway leaves the old
+ * outbox, its search index, the members met, its admins and key epochs,
+ * what agents were given.  room.json goes last, so that a crash halfway leaves the old
  * room whole enough to be named.  The identity, the TLS certificate and
  * OAuth's grants belong to the member, and stay.
  */

@@ -169,7 +169,8 @@ api_history(struct http_req *r, void *node)
 	}
 	if ((bad = http_req_query_unknown(r, known)) != NULL) {
 		http_reply_error(r, 400, "unknown parameter '%s': history takes "
-		    "limit, before, before_id, since and from (or thread)", bad);
+		    "limit, before, before_id, since and from (or thread)",
+		    bad);
 		return;
 	}
 	limit = http_req_query(r, "limit");
