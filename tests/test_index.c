@@ -496,6 +496,12 @@ test_rebuild(const struct ctx *c)
 	}
 	store_close(s);
 	snprintf(path, sizeof(path), "%s/search.db", home);
+	{
+		struct stat st;
+
+		/* It holds the messages' text: readable by this user only. */
+		CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+	}
 	snprintf(old, sizeof(old), "%s/old.db", home);
 	copy_file(path, old);
 	for (size_t i = 0; i < sizeof(how) / sizeof(how[0]); i++) {

@@ -9,9 +9,12 @@
  * last adds, and the store's check at open puts them back.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -125,11 +128,22 @@ struct ix *
 ix_open(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark)
 {
 	struct ix *x;
+	int fd;
 
 	if ((x = calloc(1, sizeof(*x))) == NULL) {
 		err_set(err, "search index: %s", strerror(errno));
 		return NULL;
 	}
+	/* The index holds the messages' text: mode 0600 like the log, and
+	 * SQLite gives its -wal and -shm files the database's mode. */
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1 ||
+	    fchmod(fd, 0600) == -1) {
+		err_set(err, "cannot open %s: %s", path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		goto fail;
+	}
+	close(fd);
 	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		err_set(err, "cannot open %s: %s", path, x->db != NULL ?
