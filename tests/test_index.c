@@ -266,6 +266,12 @@ test_filters(const struct ctx *c)
 	CHECK_EQ_INT((n = search(s, &q, h, &more, &code, err)), 2);
 	ix_hits_free(h, n > 0 ? (size_t)n : 0);
 	q.from_id = NULL;
+	q.from_name = "bob";      /* the name the messages bear */
+	CHECK_EQ_INT((n = search(s, &q, h, &more, &code, err)), 2);
+	ix_hits_free(h, n > 0 ? (size_t)n : 0);
+	q.from_name = "nobody";
+	CHECK_EQ_INT(search(s, &q, h, &more, &code, err), 0);
+	q.from_name = NULL;
 	q.to_id = bobid;
 	CHECK_EQ_INT((n = search(s, &q, h, &more, &code, err)), 1);
 	if (n == 1)

@@ -475,6 +475,8 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 		ADD(" AND fts.rowid < :min");
 	if (q->from_id != NULL)
 		ADD(" AND m.from_id = :from");
+	if (q->from_name != NULL)
+		ADD(" AND m.from_name = :fromname");
 	if (q->to_id != NULL)
 		ADD(" AND m.to_id = :to");
 	if (q->before != 0)
@@ -501,6 +503,7 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 	if (bind_named(*st, ":thread", q->thread) ||
 	    bind_named(*st, ":q", fts) ||
 	    bind_named(*st, ":from", q->from_id) ||
+	    bind_named(*st, ":fromname", q->from_name) ||
 	    bind_named(*st, ":to", q->to_id) ||
 	    bind_named_int(*st, ":min", min) ||
 	    bind_named_int(*st, ":before", (sqlite3_int64)q->before) ||

@@ -69,6 +69,7 @@ int ix_skip(char err[PAPO_ERR_LEN], struct ix *x, uint64_t v);
 struct ix_query {
 	const char *text;
 	const char *from_id;      /* only this author's messages */
+	const char *from_name;    /* or only those signed with this name */
 	const char *to_id;        /* only those addressed to this member */
 	const char *thread;       /* only this message and its replies,
 	                           * at any depth */
