@@ -60,6 +60,11 @@ check "accents folded" test "$(hits ana "q=$(urlq 'cafe creme brule')")" = 1
 check "from bo" test "$(hits ana 'q=common&from=bo')" = 100
 check "from ana, by her own name" test "$(hits ana 'q=common&from=ana')" = 100
 check "from a name no member has: nothing, no error" test "$(hits ana 'q=common&from=nobody')" = 0
+rid=$(api ana /api/rooms | jq -r '.rooms[0].id')
+check "a room's own route: /api/rooms/ROOM/search" jqt '(.messages | length) == 2' <<<"$(api ana "/api/rooms/$rid/search?q=n77")"
+check "and ?room=" jqt '(.messages | length) == 2' <<<"$(api ana "/api/search?q=n77&room=$rid")"
+code=$(curl -s -o "$T/body" -w '%{http_code}' "${URL[ana]}/api/search?q=n77&room=nosuchroom")
+check "a room that is not one: refused ($code)" test "$code" = 404 -o "$code" = 400
 check "to bo" test "$(hits ana 'to=bo')" = 1
 search ana 'q=fine&limit=3' >"$T/p1"
 check "a page of 3 with a cursor" jqt '(.messages | length) == 3 and (.next | type) == "string"' "$T/p1"
