@@ -75,7 +75,7 @@ enum node_kind {
 	                      * started, progress at most 4 times a second,
 	                      * done, failed, waiting for a holder): json
 	                      * as NODE_BLOB answers */
-	/* Search (issue 25; docs/API.md, "Search"): */
+	/* Search (issue 25; README, "/api/search"): */
 	NODE_SEARCH,         /* request: text = words ("a phrase",
 	                      * prefix*; NULL: none), from, to, thread,
 	                      * before, after_ts, files, limit, cursor ->

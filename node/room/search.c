@@ -1,8 +1,9 @@
 /*
- * search.c: search requests on the node thread (search.h; docs/API.md,
- * "Search").  The names in from and to become member ids (this member's
- * own name included; an id is taken as it is, so a member who left is
- * still found); the store's index finds the hits, and each is read back
+ * search.c: search requests on the node thread (search.h; README,
+ * "/api/search").  The names in from and to become member ids (this
+ * member's own name included; an id is taken as it is, so a member who
+ * left is still found; a from that names no member known is the name
+ * its messages bear); the store's index finds the hits, and each is read back
  * from the log and shown as history shows it, with "excerpt": its text
  * around the words found, each marked [ and ].  The cursor is the count
  * of hits already given, written so that it is only ever passed back.
@@ -18,8 +19,9 @@
 #define SEARCH_DEFAULT 20
 #define CURSOR_PREFIX "s1."
 
-/* who as a member id's text into out: 0, or -1 (the request answered
- * 404). */
+/* who as a member id's text into out: 0; 1 when no member this one
+ * knows has that name or id (none is answered); -1 (the request
+ * answered 400: more than one has it). */
 static int
 search_member(struct room *g, struct node_msg *req, const char *who,
     char out[PAPO_ID_LEN + 1])
@@ -40,8 +42,10 @@ search_member(struct room *g, struct node_msg *req, const char *who,
 		sec_id_format(pk, out);
 		return 0;
 	}
-	room_fail(g, req, amb ? 400 : 404, amb ? "more than one member is "
-	    "named '%s': give its id" : "no member is named '%s'", who);
+	if (!amb)
+		return 1;
+	room_fail(g, req, 400, "more than one member is named '%s': give "
+	    "its id", who);
 	return -1;
 }
 
@@ -105,7 +109,7 @@ room_search(struct room *g, struct node_msg *req)
 	char err[PAPO_ERR_LEN];
 	struct ix_query q;
 	struct ix_hit *h;
-	int more, code;
+	int more, code, r;
 	long n;
 	cJSON *o;
 
@@ -124,14 +128,24 @@ room_search(struct room *g, struct node_msg *req)
 		    "the page before, as it was given");
 		return;
 	}
+	/* An author no longer met (a member who left, or one of a log
+	 * this member was given) is found by the name its messages bear. */
 	if (req->from != NULL && req->from[0] != '\0') {
-		if (search_member(g, req, req->from, from) == -1)
+		if ((r = search_member(g, req, req->from, from)) == -1)
 			return;
-		q.from_id = from;
+		if (r == 0)
+			q.from_id = from;
+		else
+			q.from_name = req->from;
 	}
 	if (req->to != NULL && req->to[0] != '\0') {
-		if (search_member(g, req, req->to, to) == -1)
+		if ((r = search_member(g, req, req->to, to)) == -1)
 			return;
+		if (r == 1) {
+			room_fail(g, req, 404, "no member is named '%s'",
+			    req->to);
+			return;
+		}
 		q.to_id = to;
 	}
 	if ((h = calloc(q.limit, sizeof(*h))) == NULL) {

@@ -9,9 +9,12 @@
  * last adds, and the store's check at open puts them back.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -43,6 +46,8 @@ struct ix {
 	struct ix_mark mark;
 	int batch;               /* inside ix_begin */
 };
+
+static int ix_put_mark(struct ix *x);
 
 static int
 ix_exec(char err[PAPO_ERR_LEN], struct ix *x, const char *sql)
@@ -123,11 +128,22 @@ struct ix *
 ix_open(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark)
 {
 	struct ix *x;
+	int fd;
 
 	if ((x = calloc(1, sizeof(*x))) == NULL) {
 		err_set(err, "search index: %s", strerror(errno));
 		return NULL;
 	}
+	/* The index holds the messages' text: mode 0600 like the log, and
+	 * SQLite gives its -wal and -shm files the database's mode. */
+	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1 ||
+	    fchmod(fd, 0600) == -1) {
+		err_set(err, "cannot open %s: %s", path, strerror(errno));
+		if (fd != -1)
+			close(fd);
+		goto fail;
+	}
+	close(fd);
 	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		err_set(err, "cannot open %s: %s", path, x->db != NULL ?
@@ -169,6 +185,15 @@ ix_close(struct ix *x)
 }
 
 int
+ix_bulk(struct ix *x)
+{
+	char err[PAPO_ERR_LEN];
+
+	return ix_exec(err, x, "PRAGMA journal_mode=OFF;"
+	    "PRAGMA synchronous=OFF;PRAGMA cache_size=-65536");
+}
+
+int
 ix_begin(struct ix *x)
 {
 	char err[PAPO_ERR_LEN];
@@ -185,6 +210,10 @@ ix_commit(struct ix *x)
 	char err[PAPO_ERR_LEN];
 
 	x->batch = 0;
+	if (ix_put_mark(x) == -1) {
+		sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
+		return -1;
+	}
 	return ix_exec(err, x, "COMMIT");
 }
 
@@ -231,6 +260,14 @@ ix_rows(struct ix *x, const struct frame_msg *m, uint64_t v)
 	x->mark.count++;
 	x->mark.sum += v;
 	x->mark.last = v;
+	/* A batch writes its mark once, at its commit. */
+	return x->batch ? 0 : ix_put_mark(x);
+}
+
+/* The mark into meta, in the transaction open. */
+static int
+ix_put_mark(struct ix *x)
+{
 	sqlite3_reset(x->set_meta);
 	if (sqlite3_bind_int64(x->set_meta, 1,
 	    (sqlite3_int64)x->mark.count) ||
@@ -260,6 +297,19 @@ ix_add(char err[PAPO_ERR_LEN], struct ix *x, const struct frame_msg *m,
 	if (!x->batch && ix_exec(err, x, "COMMIT") == -1) {
 		sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
 		x->mark = was;
+		return -1;
+	}
+	return 0;
+}
+
+int
+ix_skip(char err[PAPO_ERR_LEN], struct ix *x, uint64_t v)
+{
+	x->mark.count++;
+	x->mark.sum += v;
+	x->mark.last = v;
+	if (!x->batch && ix_put_mark(x) == -1) {
+		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
 		return -1;
 	}
 	return 0;
@@ -389,19 +439,19 @@ bind_named_int(sqlite3_stmt *st, const char *name, sqlite3_int64 v)
 }
 
 /*
- * How a search with words reads the index.  Ranking every match by bm25
- * costs as much as there are matches (a word in every message of a long
- * log); so when more than IX_WINDOW messages match, the newest
- * IX_WINDOW of them (rowid >= min, the order they were indexed in) are
- * ranked, best first, and the older ones follow newest first.
+ * How a search with words reads the index.  Ranking by bm25 costs as
+ * much as there are matches (a word in every message of a long log:
+ * 35 ms a page over a million on 2 cores, a phrase or a prefix several
+ * times that); so when more than IX_WINDOW messages match, the hits
+ * come newest first instead, which FTS5 reads in rowid order and stops
+ * after a page.
  */
 enum ix_mode {
 	IX_ALL,        /* every hit ranked (or no words) */
-	IX_NEW,        /* the window, ranked */
-	IX_OLD,        /* before the window, newest first */
-	IX_COUNT,      /* how many hits the window holds */
+	IX_OLD,        /* hits with rowid < min, newest first */
 };
-#define IX_WINDOW 10000
+#define IX_WINDOW 1000
+#define IX_ROWID_ALL INT64_MAX
 
 /* The statement q asks for, fts the FTS5 query (NULL: none). */
 static int
@@ -415,21 +465,18 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 	if (q->thread != NULL)
 		ADD("WITH RECURSIVE t(id) AS (SELECT :thread UNION "
 		    "SELECT c.id FROM msg c JOIN t ON c.reply_to = t.id) ");
-	if (mode == IX_COUNT)
-		ADD("SELECT count(*) FROM fts JOIN msg m ON m.rowid = "
-		    "fts.rowid WHERE fts MATCH :q");
-	else if (fts != NULL)
+	if (fts != NULL)
 		ADD("SELECT m.id, snippet(fts, 0, '[', ']', '…', %d) "
 		    "FROM fts JOIN msg m ON m.rowid = fts.rowid "
 		    "WHERE fts MATCH :q", IX_SNIPPET_TOKENS);
 	else
 		ADD("SELECT m.id, NULL FROM msg m WHERE 1");
-	if (mode == IX_NEW || mode == IX_COUNT)
-		ADD(" AND fts.rowid >= :min");
-	else if (mode == IX_OLD)
+	if (mode == IX_OLD)
 		ADD(" AND fts.rowid < :min");
 	if (q->from_id != NULL)
 		ADD(" AND m.from_id = :from");
+	if (q->from_name != NULL)
+		ADD(" AND m.from_name = :fromname");
 	if (q->to_id != NULL)
 		ADD(" AND m.to_id = :to");
 	if (q->before != 0)
@@ -442,14 +489,13 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 		ADD(" AND m.id IN (SELECT id FROM t)");
 	if (mode == IX_OLD)
 		ADD(" ORDER BY fts.rowid DESC");
-	else if (mode != IX_COUNT && fts != NULL)
+	else if (fts != NULL)
 		ADD(" ORDER BY fts.rank, m.ts DESC");
 	else if (q->thread != NULL)
 		ADD(" ORDER BY m.ts, m.id");
-	else if (mode != IX_COUNT)
+	else
 		ADD(" ORDER BY m.ts DESC, m.id DESC");
-	if (mode != IX_COUNT)
-		ADD(" LIMIT :limit OFFSET :offset");
+	ADD(" LIMIT :limit OFFSET :offset");
 #undef ADD
 	if (n >= sizeof(sql) ||
 	    sqlite3_prepare_v2(x->db, sql, -1, st, NULL) != SQLITE_OK)
@@ -457,6 +503,7 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 	if (bind_named(*st, ":thread", q->thread) ||
 	    bind_named(*st, ":q", fts) ||
 	    bind_named(*st, ":from", q->from_id) ||
+	    bind_named(*st, ":fromname", q->from_name) ||
 	    bind_named(*st, ":to", q->to_id) ||
 	    bind_named_int(*st, ":min", min) ||
 	    bind_named_int(*st, ":before", (sqlite3_int64)q->before) ||
@@ -465,8 +512,8 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 	return 0;
 }
 
-/* The first rowid of the window, or 0 when IX_WINDOW or fewer messages
- * match (all are ranked); -1 on an error. */
+/* Not 0 when more than IX_WINDOW messages match (then newest first),
+ * 0 when they are few enough to rank; -1 on an error. */
 static sqlite3_int64
 ix_window(struct ix *x, const char *fts)
 {
@@ -530,21 +577,6 @@ ix_read(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 	return 0;
 }
 
-/* How many hits the window holds: its count, or -1. */
-static long long
-ix_count(struct ix *x, const struct ix_query *q, const char *fts,
-    sqlite3_int64 min)
-{
-	sqlite3_stmt *st = NULL;
-	long long c = -1;
-
-	if (ix_prepare(x, q, fts, IX_COUNT, min, &st) == 0 &&
-	    sqlite3_step(st) == SQLITE_ROW)
-		c = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	return c;
-}
-
 long
 ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
     struct ix_hit *out, int *more, int *code)
@@ -552,7 +584,6 @@ ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 	struct ix_hit *v = NULL;
 	char *fts = NULL;
 	sqlite3_int64 min = 0;
-	long long nnew = 0;
 	size_t n = 0, want;
 
 	*more = 0;
@@ -575,24 +606,13 @@ ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 		err_set(err, "%s", "out of memory");
 		goto fail;
 	}
-	if (fts != NULL && ((min = ix_window(x, fts)) == -1 ||
-	    (min > 0 && (nnew = ix_count(x, q, fts, min)) == -1))) {
+	if (fts != NULL && (min = ix_window(x, fts)) == -1) {
 		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
 		goto fail;
 	}
-	if (min == 0) {
-		if (ix_read(err, x, q, fts, IX_ALL, 0, q->offset, want, v,
-		    &n) == -1)
-			goto fail;
-	} else {
-		if ((long long)q->offset < nnew && ix_read(err, x, q, fts,
-		    IX_NEW, min, q->offset, want, v, &n) == -1)
-			goto fail;
-		if (n < want && ix_read(err, x, q, fts, IX_OLD, min,
-		    (long long)q->offset > nnew ? q->offset - (uint64_t)nnew :
-		    0, want - n, v, &n) == -1)
-			goto fail;
-	}
+	if (ix_read(err, x, q, fts, min == 0 ? IX_ALL : IX_OLD,
+	    IX_ROWID_ALL, q->offset, want, v, &n) == -1)
+		goto fail;
 	if (n > q->limit) {
 		*more = 1;
 		ix_hits_free(v + q->limit, n - q->limit);

@@ -41,6 +41,11 @@ struct ix *ix_open(char err[PAPO_ERR_LEN], const char *path,
     struct ix_mark *mark);
 void ix_close(struct ix *x);
 
+/* For a rebuild into a file renamed into place only once it is whole:
+ * no journal, no syncs (the next ix_open turns WAL on again).  0 or
+ * -1. */
+int ix_bulk(struct ix *x);
+
 /* Batches: adds between begin and commit are one transaction (a
  * rebuild); an add outside one is a transaction of its own. */
 int ix_begin(struct ix *x);
@@ -51,6 +56,11 @@ int ix_commit(struct ix *x);
 int ix_add(char err[PAPO_ERR_LEN], struct ix *x, const struct frame_msg *m,
     uint64_t v);
 
+/* Counts message v in the mark without indexing it: a line of the log
+ * that does not decode (the store drops it when it is read, and a sync
+ * brings it back, added then).  0, or -1 with err. */
+int ix_skip(char err[PAPO_ERR_LEN], struct ix *x, uint64_t v);
+
 /*
  * A search.  text: words ("a phrase", prefix*), each word or phrase
  * required; NULL or "": none.  The ids are texts as the API shows them
@@ -59,6 +69,7 @@ int ix_add(char err[PAPO_ERR_LEN], struct ix *x, const struct frame_msg *m,
 struct ix_query {
 	const char *text;
 	const char *from_id;      /* only this author's messages */
+	const char *from_name;    /* or only those signed with this name */
 	const char *to_id;        /* only those addressed to this member */
 	const char *thread;       /* only this message and its replies,
 	                           * at any depth */

@@ -314,14 +314,16 @@ out:
 
 /*
  * The files of a room, which another room must not inherit: its log and
- * outbox, the members met, its admins and key epochs, what agents were
- * given.  room.json goes last, so that a crash halfway leaves the old
+ * outbox, its search index, the members met, its admins and key epochs,
+ * what agents were given.  room.json goes last, so that a crash halfway leaves the old
  * room whole enough to be named.  The identity, the TLS certificate and
  * OAuth's grants belong to the member, and stay.
  */
 static const char *const room_files[] = {
 	"log.jsonl", "log.jsonl.tmp", "outbox.jsonl", "peers.json",
 	"admins.json", "epochs.json", "agents.json", "agents.json.bad",
+	/* the search index (node/store/store_search.c), a cache of the log */
+	"search.db", "search.db-wal", "search.db-shm", "search.db.tmp",
 	BLOB_DIR, ROOM_FILE,
 };
 

@@ -1,9 +1,9 @@
 /*
  * store_int.h: what the store's files share (store.c, store_compact.c,
  * store_log.c, store_search.c, store_read.c, store_outbox.c,
- * store_index.c, store_file.c, each calling only those after it): the files' names and
- * limits, struct store with its index, and the functions that cross
- * between the files.  Included by those files only; node thread.
+ * store_index.c, store_file.c, each calling only those after it): the
+ * files' names and limits, struct store with its index, and the
+ * functions that cross between the files.  Included by those files only; node thread.
  */
 #ifndef PAPO_STORE_INT_H
 #define PAPO_STORE_INT_H

@@ -11,6 +11,7 @@
  * and the next open rebuilds it.  Node thread.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -50,6 +51,54 @@ ix_unlink(const char *path)
 	unlink(side);
 }
 
+/* fsync of the file at path.  0 or -1. */
+static int
+ix_sync_file(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC), rc;
+
+	if (fd == -1)
+		return -1;
+	rc = fsync(fd);
+	close(fd);
+	return rc;
+}
+
+/*
+ * Reads e's line for the index: 0 with *out, 1 when the line does not
+ * decode (left in the store's index as it was: a read of history drops
+ * it and asks a sync, as before there was a search index), -1 on an I/O
+ * error.
+ */
+static int
+ix_read_msg(struct store *s, const struct ent *e, struct frame_msg *out)
+{
+	struct frame f;
+	char *line;
+	uint64_t v;
+	int rc = -1;
+
+	memset(out, 0, sizeof(*out));
+	if ((line = malloc(e->len ? e->len : 1)) == NULL)
+		return -1;
+	if (store_read_all(s->log_fd, line, e->len, e->off) == -1)
+		goto out;
+	rc = 1;
+	if (frame_decode(&s->k, line, e->len, FRAME_V3 | FRAME_TRUSTED,
+	    &f) != FRAME_OK)
+		goto out;
+	if (f.type != FRAME_MSG || !sec_msgid_valid(f.u.msg.id, &v) ||
+	    v != e->id) {
+		frame_clear(&f);
+		goto out;
+	}
+	*out = f.u.msg;      /* the body moves to *out */
+	rc = 0;
+out:
+	free(line);
+	return rc;
+}
+
 /* Adds the log's messages from ent[from] on, in batches.  0 or -1. */
 static int
 ix_fill(char err[PAPO_ERR_LEN], struct store *s, struct ix *x, size_t from)
@@ -64,17 +113,19 @@ ix_fill(char err[PAPO_ERR_LEN], struct store *s, struct ix *x, size_t from)
 	while (i < s->nent) {
 		struct frame_msg m;
 		uint64_t v = s->ent[i].id;
-		int r = store_read_msg(s, &s->ent[i], &m);
+		int r = ix_read_msg(s, &s->ent[i], &m);
 
 		if (r == -1) {
 			err_set(err, "cannot read %s: %s", s->log_path,
 			    strerror(errno));
 			goto out;
 		}
-		if (r == 1)
-			continue;     /* dropped: ent[i] is the next one */
-		r = ix_add(err, x, &m, v);
-		frame_msg_clear(&m);
+		if (r == 1) {
+			r = ix_skip(err, x, v);
+		} else {
+			r = ix_add(err, x, &m, v);
+			frame_msg_clear(&m);
+		}
 		if (r == -1)
 			goto out;
 		i++;
@@ -114,12 +165,18 @@ ix_rebuild(char err[PAPO_ERR_LEN], struct store *s, const char *path)
 	ix_unlink(tmp);
 	if ((x = ix_open(err, tmp, &mark)) == NULL)
 		return -1;
-	if (ix_fill(err, s, x, 0) == -1) {
+	if (ix_bulk(x) == -1 || ix_fill(err, s, x, 0) == -1) {
 		ix_close(x);
 		ix_unlink(tmp);
 		return -1;
 	}
-	ix_close(x);        /* checkpoints the WAL into tmp */
+	ix_close(x);
+	/* Whole on disk before it takes the old one's place. */
+	if (ix_sync_file(tmp) == -1) {
+		err_set(err, "cannot sync %s: %s", tmp, strerror(errno));
+		ix_unlink(tmp);
+		return -1;
+	}
 	ix_unlink(path);
 	if (rename(tmp, path) == -1) {
 		err_set(err, "cannot rename %s: %s", tmp, strerror(errno));
@@ -146,9 +203,11 @@ ix_prefix(const struct store *s, const struct ix_mark *mark, size_t *from)
 	uint64_t sum = 0;
 	size_t k;
 
+	/* An index made empty just now is built as a rebuild is, faster
+	 * than by adds. */
 	if (mark->count == 0) {
 		*from = 0;
-		return 1;
+		return s->nent == 0;
 	}
 	if ((e = store_idx_find(s, mark->last)) == NULL)
 		return 0;

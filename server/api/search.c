@@ -1,6 +1,6 @@
 /*
  * search.c: GET /api/search and GET /api/history?thread=ID (search.h;
- * docs/API.md, "Search"): the parameters checked here, each refused
+ * README, "/api/search"): the parameters checked here, each refused
  * with a 400 that says what is accepted, then one NODE_SEARCH request;
  * the node answers with the hits (node/room/search.c).  Main thread.
  */

@@ -1,5 +1,5 @@
 /*
- * search.h: search through the JSON API (docs/API.md, "Search"): GET
+ * search.h: search through the JSON API (README, "/api/search"): GET
  * /api/search and GET /api/history?thread=ID, both NODE_SEARCH requests.
  * Handlers on the main thread taking the node (struct node *); api.c
  * puts them in its table.

@@ -161,21 +161,22 @@ static const struct cli_cmd cli_cmds[] = {
 	  "Print the room, this member, and every member with its online\n"
 	  "state, when it was last seen, and its about text.",
 	  cli_status, 0 },
-	{ "history", "papo history [-n N] [-q WORDS] [--from NAME] [--since T]\n"
-	  "       [--before T] [--after T] [--thread ID] [--files] [--room ROOM]\n"
-	  "       [--json]", "njRqZsbePI",
+	{ "history", "papo history [-n N] [-q WORDS] [--from NAME]\n"
+	  "       [--since T] [--before T] [--after T] [--thread ID]\n"
+	  "       [--files] [--room ROOM] [--json]", "njRqZsbePI",
 	  "Print the last N messages (default 20, at most 500), oldest first:\n"
 	  "time, id, author, \"\u2192 NAME\" when directed, \"\u21b3 ID\" when a\n"
 	  "reply, and the text.  When retention (PAPO_KEEP) dropped older\n"
 	  "messages, a first line says where the history starts and how many\n"
 	  "were dropped.\n"
-	  "With -q WORDS (each word required; \"a phrase\"; a prefix*; accents\n"
-	  "ignored) or a filter, search instead: the best N hits first (at\n"
-	  "most 200), each with its text around the words found [marked].\n"
-	  "--from NAME: its messages only; --since/--after T, --before T: a\n"
-	  "time as a duration ago (30m, 2h, 7d), a date (2026-12-03,\n"
-	  "\"2026-12-03 14:00\") or ms since 1970; --files: messages that name\n"
-	  "files; --thread ID: that message and its replies, oldest first.",
+	  "With -q WORDS (each word required; \"a phrase\"; a prefix*;\n"
+	  "accents ignored) or a filter, search instead: the best N hits\n"
+	  "first (at most 200), each with its text around the words found,\n"
+	  "[marked].  --from NAME: its messages only; --since/--after T,\n"
+	  "--before T: a time as a duration ago (30m, 2h, 7d), a date\n"
+	  "(2026-12-03, \"2026-12-03 14:00\") or ms since 1970; --files:\n"
+	  "messages that name files; --thread ID: that message and its\n"
+	  "replies, oldest first.",
 	  cli_history, 0 },
 	{ "tail", "papo tail [--room ROOM] [--json]", "jR",
 	  "Follow the room: print each new message as it arrives, in the form\n"

@@ -103,7 +103,8 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 	*help = 0;
 	opterr = 0;
 	optind = 1;
-	while ((ch = getopt_long(argc, argv, "hn:o:q:", longopts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "hn:o:q:", longopts,
+	    NULL)) != -1) {
 		const char *flag = argv[optind - 1];
 
 		if (ch != 'h' && strchr(c->opts, ch) == NULL)

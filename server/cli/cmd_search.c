@@ -16,7 +16,6 @@
 
 #include "lib/buf.h"
 #include "server/cli/ask.h"
-#include "server/cli/cli.h"
 #include "server/cli/cmd_search.h"
 #include "server/cli/print.h"
 

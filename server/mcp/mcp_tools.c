@@ -161,7 +161,8 @@ history_searches(const cJSON *args)
 	    "to", "cursor", "after" };
 
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
-		const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, keys[i]);
+		const cJSON *v = cJSON_GetObjectItemCaseSensitive(args,
+		    keys[i]);
 
 		if (v != NULL && !cJSON_IsNull(v) && !cJSON_IsFalse(v))
 			return 1;
@@ -203,7 +204,8 @@ history_search(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		return;
 	}
 	if ((req = node_msg_new(NODE_SEARCH)) == NULL) {
-		mcp_reply_error(r, 200, id, JSONRPC_INTERNAL_ERROR, "out of memory");
+		mcp_reply_error(r, 200, id, JSONRPC_INTERNAL_ERROR,
+		    "out of memory");
 		return;
 	}
 	req->limit = (size_t)limit;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# search.sh: search as people and agents use it (docs/API.md, "Search";
+# search.sh: search as people and agents use it (README, "/api/search";
 # README, "papo history -q"; docs/MCP.md, history): over a few hundred
 # messages of two members, words, phrases, prefixes and accents found
 # through the API, the CLI and MCP, filters (from, to, times, files,
@@ -59,6 +59,12 @@ check "a prefix" test "$(hits ana "q=$(urlq 'deploy*')")" = 10
 check "accents folded" test "$(hits ana "q=$(urlq 'cafe creme brule')")" = 1
 check "from bo" test "$(hits ana 'q=common&from=bo')" = 100
 check "from ana, by her own name" test "$(hits ana 'q=common&from=ana')" = 100
+check "from a name no member has: nothing, no error" test "$(hits ana 'q=common&from=nobody')" = 0
+rid=$(api ana /api/rooms | jq -r '.rooms[0].id')
+check "a room's own route: /api/rooms/ROOM/search" jqt '(.messages | length) == 2' <<<"$(api ana "/api/rooms/$rid/search?q=n77")"
+check "and ?room=" jqt '(.messages | length) == 2' <<<"$(api ana "/api/search?q=n77&room=$rid")"
+code=$(curl -s -o "$T/body" -w '%{http_code}' "${URL[ana]}/api/search?q=n77&room=nosuchroom")
+check "a room that is not one: refused ($code)" test "$code" = 404 -o "$code" = 400
 check "to bo" test "$(hits ana 'to=bo')" = 1
 search ana 'q=fine&limit=3' >"$T/p1"
 check "a page of 3 with a cursor" jqt '(.messages | length) == 3 and (.next | type) == "string"' "$T/p1"
@@ -85,7 +91,7 @@ check "a 10 KB query refused ($code)" test "$code" = 400
 has "$T/body" 'longer than' "the 10 KB query's error"
 code=$(curl -s -o "$T/body" -w '%{http_code}' "${URL[ana]}/api/search?q=a%00b")
 check "a NUL answered ($code)" test "$code" = 200 -o "$code" = 400
-for bad in 'limit=0' 'limit=x' 'before=-1' 'after=x' 'files=2' 'thread=short' 'cursor=nope' 'from=nobody' 'x=1'; do
+for bad in 'limit=0' 'limit=x' 'before=-1' 'after=x' 'files=2' 'thread=short' 'cursor=nope' 'to=nobody' 'x=1'; do
 	code=$(curl -s -o "$T/body" -w '%{http_code}' "${URL[ana]}/api/search?q=a&$bad")
 	check "$bad refused ($code: $(cat "$T/body"))" test "$code" = 400 -o "$code" = 404
 done
