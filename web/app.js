@@ -950,7 +950,9 @@
     }
   }
 
-  function buildMessage(m) {
+  // A message's <li>; its parent is looked up in known (a Map by id: the
+  // thread panel's), else in the timeline's.
+  function buildMessage(m, known) {
     const mine = isMine(m);
     const li = el('li', 'msg');
     li.dataset.key = messageKey(m);
@@ -1000,7 +1002,7 @@
     li.append(meta);
 
     if (m.reply_to) {
-      const parent = state.msgs.get(m.reply_to);
+      const parent = (known && known.get(m.reply_to)) || state.msgs.get(m.reply_to);
       const a = el('a', 'parent');
       if (ID_RE.test(m.reply_to)) a.href = '#m-' + m.reply_to;
       a.dataset.parent = m.reply_to;
@@ -2181,7 +2183,7 @@
     if (!t) return;
     const items = [];
     for (const m of t.msgs.values()) {
-      const li = buildMessage(m);
+      const li = buildMessage(m, t.msgs);
       li.removeAttribute('id');    // the timeline's li has the m-ID
       li.id = 't-' + m.id;
       const tb = li.querySelector('.thread-button');

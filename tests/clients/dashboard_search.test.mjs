@@ -211,6 +211,7 @@ describe('the dashboard\'s search and threads', { timeout: 120_000 }, () => {
     h = await hits(page);
     assert.equal(new Set(h.map((x) => x.id)).size, 40, 'no hit twice');
     assert.ok(h.every((x) => x.marks.length === 1 && x.marks[0] === 'pagingword'));
+    await page.evaluate(() => { document.getElementById('results').scrollTop = 0; });
     await page.screenshot({ path: path.join(HERE, 'dashboard-search.png'), animations: 'disabled' });
     await page.press('#search-q', 'Escape');
     assert.equal(await page.isVisible('#results'), false);
@@ -239,6 +240,8 @@ describe('the dashboard\'s search and threads', { timeout: 120_000 }, () => {
     assert.deepEqual(t.map((x) => x.from), ['ana', 'bo', 'ana']);
     assert.equal(t[2].text, 'Then 3478 it is.');
     assert.equal(await page.textContent('#thread-count'), '3');
+    assert.deepEqual(await page.$$eval('#thread-list .parent-from', (e) => e.map((x) => x.textContent)),
+      ['ana', 'bo'], 'each reply names the message it answers');
     await page.screenshot({ path: path.join(HERE, 'dashboard-search-thread.png'), animations: 'disabled' });
     await page.click(`#thread-list li[data-id="${ids.root}"] button.reply-button`);
     assert.equal(await page.isVisible('#replying'), true);
