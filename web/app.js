@@ -89,6 +89,7 @@
     roomPickBox: $('room-pick-box'), roomPick: $('room-pick'), roomPickUnread: $('room-pick-unread'),
     attach: $('attach'), attachInput: $('attach-input'), attached: $('attached'),
     search: $('search'), searchQ: $('search-q'), searchClose: $('search-close'),
+    searchAll: $('search-all'), searchAllBox: $('search-all-box'),
     results: $('results'), resultsStatus: $('results-status'), resultsList: $('results-list'),
     resultsMore: $('results-more'), threadPanel: $('thread-panel'), threadList: $('thread-list'),
     threadClose: $('thread-close'), threadCount: $('thread-count'), threadStatus: $('thread-status'),
@@ -1860,6 +1861,8 @@
     ui.app.classList.toggle('many-rooms', many);
     ui.rooms.hidden = !many;
     ui.roomPickBox.hidden = !many;
+    ui.searchAllBox.hidden = !many;
+    if (!many) ui.searchAll.checked = false;
     const sig = JSON.stringify([state.shown, state.dflt,
       state.rooms.map((r) => [r.id, r.name, unreadText(r.id)])]);
     if (ui.roomList.dataset.sig === sig) return;
@@ -1932,7 +1935,7 @@
 
   // Shows room id (one of the list): its messages, members and status,
   // loaded now; its unread count is cleared.  No reload: the stream of
-  // every room goes on.
+  // every room goes on.  The promise is kept when its history is shown.
   function showRoom(id) {
     if (!id || !roomOf(id)) id = state.dflt;
     dropStaleHash();
@@ -1954,7 +1957,7 @@
     document.title = r.name + ' · papo';
     render({ stick: true });
     renderRooms();
-    Promise.all([loadStatus(), loadHistory()]).catch((e) => {
+    return Promise.all([loadStatus(), loadHistory()]).catch((e) => {
       ui.sendStatus.textContent = 'Could not load the room: ' + e.message;
     });
   }
@@ -2005,16 +2008,17 @@
     return out;
   }
 
-  function resultItem(m, terms) {
+  function resultItem(m, terms, room) {
     const li = el('li', 'result');
     const b = el('button', 'result-open');
     b.type = 'button';
     b.dataset.id = m.id;
     b.dataset.ts = String(m.ts);
+    b.dataset.room = room;
     const meta = el('span', 'result-meta');
     meta.append(el('span', 'from ' + hue(m.from), m.from));
     if (m.to) meta.append(el('span', 'to', '→ ' + m.to));
-    const r = roomOf(state.shown);
+    const r = roomOf(room);
     if (r) meta.append(el('span', 'result-room', '#' + r.name));
     const t = el('time', 'ts', new Date(m.ts).toLocaleString(undefined,
       { dateStyle: 'medium', timeStyle: 'short' }));
@@ -2040,9 +2044,14 @@
       if (!more) closeSearch(false);
       return;
     }
-    if (!more && state.search && state.search.q === q && !ui.results.hidden) return;
+    const all = ui.searchAll.checked && state.rooms.length > 1;
+    if (!more && state.search && state.search.q === q && state.search.all === all &&
+        !ui.results.hidden) return;
+    // Each room searched, and the cursor of its next page (undefined:
+    // its first; null: no more).
     const s = more && state.search ? state.search :
-      { q, next: null, gen: state.gen, terms: queryTerms(q), count: 0 };
+      { q, all, gen: state.gen, terms: queryTerms(q), count: 0,
+        next: new Map((all ? state.rooms.map((r) => r.id) : [state.shown]).map((id) => [id, undefined])) };
     state.search = s;
     ui.results.hidden = false;
     ui.scroller.hidden = true;
@@ -2053,18 +2062,31 @@
     }
     ui.resultsMore.disabled = true;
     try {
-      const h = await api(roomPath('/search?html=1&limit=' + SEARCH_PAGE + '&q=' +
-        encodeURIComponent(q) + (more && s.next ? '&cursor=' + encodeURIComponent(s.next) : '')));
+      const rooms = [...s.next].filter(([, c]) => c !== null);
+      const pages = await Promise.all(rooms.map(([id, c]) =>
+        api(roomPath('/search?html=1&limit=' + SEARCH_PAGE + '&q=' + encodeURIComponent(q) +
+          (c ? '&cursor=' + encodeURIComponent(c) : ''), id))));
       if (state.search !== s || s.gen !== state.gen) return;   // asked again since
-      const list = (h.messages || []).filter((m) => m && typeof m.id === 'string');
-      s.count += list.length;
-      s.next = h.next || null;
-      ui.resultsList.append(...list.map((m) => resultItem(m, s.terms)));
+      // Rooms' ranks do not compare: their hits alternate, each room's
+      // best first.
+      const lists = pages.map((h, i) => {
+        s.next.set(rooms[i][0], h.next || null);
+        return (h.messages || []).filter((m) => m && typeof m.id === 'string');
+      });
+      for (let k = 0; lists.some((l) => k < l.length); k++) {
+        lists.forEach((l, i) => {
+          if (k < l.length) {
+            ui.resultsList.append(resultItem(l[k], s.terms, rooms[i][0]));
+            s.count++;
+          }
+        });
+      }
+      const more2 = [...s.next.values()].some((c) => c);
       const r = roomOf(state.shown);
       ui.resultsStatus.textContent = (s.count === 0 ? 'Nothing found' :
-        s.count + (s.next ? '+' : '') + (s.count === 1 ? ' message' : ' messages')) +
-        ' for “' + q + '”' + (r ? ' in ' + r.name : '') + ', best first.';
-      ui.resultsMore.hidden = !s.next;
+        s.count + (more2 ? '+' : '') + (s.count === 1 ? ' message' : ' messages')) +
+        ' for “' + q + '”' + (s.all ? ' in all rooms' : r ? ' in ' + r.name : '') + ', best first.';
+      ui.resultsMore.hidden = !more2;
     } catch (e) {
       if (state.search !== s) return;
       ui.resultsStatus.textContent = 'Could not search: ' + e.message;
@@ -2099,8 +2121,13 @@
 
   // Shows message id (written at ts) in the timeline: older pages are
   // loaded until it is there, then it is scrolled to and flashes.
-  async function jumpTo(id, ts) {
+  async function jumpTo(id, ts, room) {
     closeSearch(false);
+    if (room && room !== state.shown && roomOf(room)) {
+      const loading = showRoom(room);
+      location.hash = 'room=' + encodeURIComponent(room);
+      await loading;
+    }
     const gen = state.gen;
     for (let n = 0; !$('m-' + id) && state.moreBefore && n < JUMP_PAGES_MAX; n++) {
       if (state.oldestTs !== null && state.oldestTs < ts) break;   // not in this room's pages
@@ -2428,10 +2455,13 @@
       }
     });
     ui.searchClose.addEventListener('click', () => closeSearch(true));
+    ui.searchAll.addEventListener('change', () => {
+      if (ui.searchQ.value.trim()) runSearch(false);
+    });
     ui.resultsMore.addEventListener('click', () => runSearch(true));
     ui.resultsList.addEventListener('click', (ev) => {
       const b = ev.target.closest('button.result-open');
-      if (b) jumpTo(b.dataset.id, Number(b.dataset.ts));
+      if (b) jumpTo(b.dataset.id, Number(b.dataset.ts), b.dataset.room);
     });
     ui.threadClose.addEventListener('click', closeThread);
     ui.threadList.addEventListener('click', onThreadClick);

@@ -271,6 +271,33 @@ describe('the dashboard\'s search and threads', { timeout: 120_000 }, () => {
     assert.deepEqual(r, { flash: true, inView: true });
   });
 
+  step('"all rooms" searches every room; a hit in another room shows that room', async () => {
+    assert.equal(await page.isVisible('#search-all-box'), false, 'no choice with one room');
+    const home = (await api(A, '/api/status')).room;
+    const made = await api(A, '/api/rooms', { room: 'beta', name: 'ana' });
+    const beta = (await api(A, '/api/rooms')).rooms.find((r) => r.name === 'beta').id;
+    assert.ok(made && beta);
+    ids.bananaHome = (await api(A, '/api/send', { text: 'bananaword here' })).id;
+    ids.bananaBeta = (await api(A, `/api/rooms/${beta}/send`, { text: 'bananaword in beta' })).id;
+    await until('the choice, with two rooms', () => page.isVisible('#search-all-box'), 10_000, 100);
+    let h = await search('bananaword');
+    assert.deepEqual(h.map((x) => x.id), [ids.bananaHome], 'the room shown only');
+    await page.check('#search-all');
+    await until('both rooms\' hits', async () => (await hits(page)).length === 2, 10_000, 100);
+    h = await hits(page);
+    assert.deepEqual(h.map((x) => x.room).sort(), ['#' + home, '#beta'].sort());
+    assert.match(await page.textContent('#results-status'), /in all rooms/);
+    await page.click(`#results-list button[data-id="${ids.bananaBeta}"]`);
+    await until('beta shown, at its message', async () =>
+      (await page.textContent('#room')) === 'beta' && await page.isVisible('#m-' + ids.bananaBeta),
+      10_000, 100);
+    assert.match(await page.evaluate(() => location.hash), new RegExp('room=' + beta));
+    assert.equal(await page.evaluate((i) => document.getElementById('m-' + i).classList.contains('flash'),
+      ids.bananaBeta), true);
+    await page.uncheck('#search-all');
+    await page.press('#search-q', 'Escape');
+  });
+
   step('phone width: the box, the hits and the thread fit the screen', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true,
       hasTouch: true, locale: 'en-US' });
