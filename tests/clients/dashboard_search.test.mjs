@@ -10,6 +10,8 @@
 //  - pages with "More results" (the cursor), closes on Escape;
 //  - jumps from a hit to a message older than the pages loaded: earlier
 //    pages are loaded until it is there, it is scrolled to and flashes;
+//  - with a second room, "all rooms" finds both rooms' hits, and a hit in
+//    the other room shows that room at the message;
 //  - opens a reply's thread in a side panel: the first message and its
 //    replies in time order (reaching back past the pages loaded), and a
 //    reply written from it has reply_to set;
