@@ -88,6 +88,11 @@
     app: $('app'), rooms: $('rooms'), roomList: $('room-list'), roomsCount: $('rooms-count'),
     roomPickBox: $('room-pick-box'), roomPick: $('room-pick'), roomPickUnread: $('room-pick-unread'),
     attach: $('attach'), attachInput: $('attach-input'), attached: $('attached'),
+    search: $('search'), searchQ: $('search-q'), searchClose: $('search-close'),
+    searchAll: $('search-all'), searchAllBox: $('search-all-box'),
+    results: $('results'), resultsStatus: $('results-status'), resultsList: $('results-list'),
+    resultsMore: $('results-more'), threadPanel: $('thread-panel'), threadList: $('thread-list'),
+    threadClose: $('thread-close'), threadCount: $('thread-count'), threadStatus: $('thread-status'),
   };
 
   const state = {
@@ -123,6 +128,9 @@
     previews: new Map(),           // ref -> { url } or { text } or { error }, or 'loading'
     previewTries: new Map(),       // ref -> previews that failed
     attached: [],                  // File objects to send with the next message
+    parents: new Set(),            // ids of messages shown that have replies
+    search: null,                  // { q, next, gen } of the results shown
+    thread: null,                  // { id, msgs: Map } of the thread panel
   };
 
   /* ---- the token and API calls ---- */
@@ -933,8 +941,8 @@
   }
 
   // Messages just drawn that are taller than FOLD_PX fold, with a button.
-  function foldTall() {
-    for (const body of ui.messages.querySelectorAll('.text[data-measure]')) {
+  function foldTall(within) {
+    for (const body of (within || ui.messages).querySelectorAll('.text[data-measure]')) {
       if (!body.isConnected || body.clientHeight === 0) continue;   // not laid out yet
       delete body.dataset.measure;
       if (body.scrollHeight <= FOLD_PX + 80) continue;   // a little more is shown whole
@@ -943,7 +951,9 @@
     }
   }
 
-  function buildMessage(m) {
+  // A message's <li>; its parent is looked up in known (a Map by id: the
+  // thread panel's), else in the timeline's.
+  function buildMessage(m, known) {
     const mine = isMine(m);
     const li = el('li', 'msg');
     li.dataset.key = messageKey(m);
@@ -982,11 +992,18 @@
       b.dataset.reply = m.id;
       b.title = 'Answer this message';
       meta.append(b);
+      if (m.reply_to || state.parents.has(m.id)) {
+        const t = el('button', 'thread-button link-button', 'Thread');
+        t.type = 'button';
+        t.dataset.thread = m.id;
+        t.title = 'Show this conversation on its own';
+        meta.append(t);
+      }
     }
     li.append(meta);
 
     if (m.reply_to) {
-      const parent = state.msgs.get(m.reply_to);
+      const parent = (known && known.get(m.reply_to)) || state.msgs.get(m.reply_to);
       const a = el('a', 'parent');
       if (ID_RE.test(m.reply_to)) a.href = '#m-' + m.reply_to;
       a.dataset.parent = m.reply_to;
@@ -1251,7 +1268,8 @@
     const p = m.reply_to ? state.msgs.get(m.reply_to) : null;
     return [m.id, m.ts, d ? d.text : '', p ? p.id : '', clock(m.ts),
       state.replyTo === m.id, filesLook(m), typeof m.html === 'string' ? m.html.length : -1,
-      state.expanded.has(messageKey(m)), state.newMark === m.id].join('|');
+      state.expanded.has(messageKey(m)), state.newMark === m.id,
+      state.parents.has(m.id)].join('|');
   }
 
   function elementFor(m) {
@@ -1309,6 +1327,7 @@
     }
     const ordered = [...threads.values()].sort((a, b) => a.last - b.last ||
       a.root.ts - b.root.ts);
+    state.parents = new Set(all.filter((m) => m.reply_to).map((m) => m.reply_to));
 
     const wanted = new Set(all.map(messageKey));
     for (const [k, li] of state.elems) {
@@ -1511,6 +1530,7 @@
       }
     }
     addMessages([m], { soon: true });
+    threadMessage(m);
     if (fresh) {
       state.arrivals.add(m.id);
       if (document.hidden) {
@@ -1542,10 +1562,16 @@
 
   /* ---- replying and sending ---- */
 
+  // The message id as this page knows it: the timeline's, or the
+  // thread panel's (a thread may reach back past the pages loaded).
+  function knownMessage(id) {
+    return state.msgs.get(id) || (state.thread && state.thread.msgs.get(id)) || null;
+  }
+
   function setReply(id) {
-    state.replyTo = id && state.msgs.has(id) ? id : null;
+    state.replyTo = id && knownMessage(id) ? id : null;
     if (state.replyTo) {
-      const m = state.msgs.get(id);
+      const m = knownMessage(id);
       ui.replyingTo.replaceChildren(el('span', 'parent-from', m.from),
         el('span', 'parent-text', ' ' + snippet(m.text, 60)));
       ui.replying.hidden = false;
@@ -1599,6 +1625,7 @@
         state.msgs.set(r.id, { id: r.id, from: myName(), from_id: myId(), to: toName,
           to_id: to, reply_to: reply, text, ts: pending.ts });
       }
+      threadMessage(state.msgs.get(r.id));   // the stream has only others'
       const r2 = receiptOf(r.id);
       for (const n of r.delivered_to || []) r2.delivered.add(n);
       render({ stick: true });
@@ -1834,6 +1861,8 @@
     ui.app.classList.toggle('many-rooms', many);
     ui.rooms.hidden = !many;
     ui.roomPickBox.hidden = !many;
+    ui.searchAllBox.hidden = !many;
+    if (!many) ui.searchAll.checked = false;
     const sig = JSON.stringify([state.shown, state.dflt,
       state.rooms.map((r) => [r.id, r.name, unreadText(r.id)])]);
     if (ui.roomList.dataset.sig === sig) return;
@@ -1898,13 +1927,15 @@
     ui.sendStatus.textContent = '';
     ui.replying.hidden = true;
     ui.replyingTo.replaceChildren();
+    closeSearch(false);
+    closeThread();
     renderRoomLog();
     renderMembers();
   }
 
   // Shows room id (one of the list): its messages, members and status,
   // loaded now; its unread count is cleared.  No reload: the stream of
-  // every room goes on.
+  // every room goes on.  The promise is kept when its history is shown.
   function showRoom(id) {
     if (!id || !roomOf(id)) id = state.dflt;
     dropStaleHash();
@@ -1926,7 +1957,7 @@
     document.title = r.name + ' · papo';
     render({ stick: true });
     renderRooms();
-    Promise.all([loadStatus(), loadHistory()]).catch((e) => {
+    return Promise.all([loadStatus(), loadHistory()]).catch((e) => {
       ui.sendStatus.textContent = 'Could not load the room: ' + e.message;
     });
   }
@@ -1937,6 +1968,317 @@
     const sel = hashRoom();
     if (sel === null) return;       // another anchor (#m-ID)
     showRoom(resolveRoom(sel));
+  }
+
+  /* ---- search: the room's ranked hits, each jumping to its message ---- */
+
+  const SEARCH_PAGE = 20;          // hits per page of results
+  const SEARCH_DEBOUNCE_MS = 300;  // typing pauses this long before a search
+  const JUMP_PAGES_MAX = 100;      // older pages loaded at most to reach a hit
+  let searchTimer = null;
+
+  // A word of the query as the index compares them: lowercase, accents
+  // off (the tokenizer's remove_diacritics), no quotes or stars.
+  function fold(w) {
+    return w.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
+  }
+
+  function queryTerms(q) {
+    return q.split(/[^\p{L}\p{N}]+/u).filter(Boolean).map(fold);
+  }
+
+  // The excerpt's text with the hits the index marked [ and ] as <mark>
+  // elements; everything else text nodes.  A bracket is a mark when the
+  // message has none of its own, else when what it encloses is one of
+  // the words searched for (a Markdown link's [text] stays text).
+  function excerptNodes(excerpt, text, terms) {
+    const out = [];
+    const own = /[[\]]/.test(text || '');
+    const re = /\[([^[\]]*)\]/g;
+    let at = 0;
+    for (let x; (x = re.exec(excerpt)) !== null;) {
+      const w = fold(x[1]);
+      const hit = x[1] !== '' && (!own || terms.some((t) => w.includes(t) || t.includes(w)));
+      if (!hit) continue;
+      if (x.index > at) out.push(document.createTextNode(excerpt.slice(at, x.index)));
+      out.push(el('mark', 'hit', x[1]));
+      at = x.index + x[0].length;
+    }
+    if (at < excerpt.length) out.push(document.createTextNode(excerpt.slice(at)));
+    return out;
+  }
+
+  function resultItem(m, terms, room) {
+    const li = el('li', 'result');
+    const b = el('button', 'result-open');
+    b.type = 'button';
+    b.dataset.id = m.id;
+    b.dataset.ts = String(m.ts);
+    b.dataset.room = room;
+    const meta = el('span', 'result-meta');
+    meta.append(el('span', 'from ' + hue(m.from), m.from));
+    if (m.to) meta.append(el('span', 'to', '→ ' + m.to));
+    const r = roomOf(room);
+    if (r) meta.append(el('span', 'result-room', '#' + r.name));
+    const t = el('time', 'ts', new Date(m.ts).toLocaleString(undefined,
+      { dateStyle: 'medium', timeStyle: 'short' }));
+    t.dateTime = new Date(m.ts).toISOString();
+    meta.append(t);
+    const ex = el('span', 'result-excerpt');
+    if (typeof m.excerpt === 'string' && m.excerpt) {
+      ex.append(...excerptNodes(m.excerpt, m.text, terms));
+    } else {
+      ex.textContent = snippet(m.text || (m.files || []).map((f) => f.name).join(', '), 160);
+    }
+    b.append(meta, ex);
+    li.append(b);
+    return li;
+  }
+
+  // Shows the first page of hits for the box's words (more: the next).
+  async function runSearch(more) {
+    clearTimeout(searchTimer);
+    searchTimer = null;
+    const q = ui.searchQ.value.trim();
+    if (!q) {
+      if (!more) closeSearch(false);
+      return;
+    }
+    const all = ui.searchAll.checked && state.rooms.length > 1;
+    if (!more && state.search && state.search.q === q && state.search.all === all &&
+        !ui.results.hidden) return;
+    // Each room searched, and the cursor of its next page (undefined:
+    // its first; null: no more).
+    const s = more && state.search ? state.search :
+      { q, all, gen: state.gen, terms: queryTerms(q), count: 0,
+        next: new Map((all ? state.rooms.map((r) => r.id) : [state.shown]).map((id) => [id, undefined])) };
+    state.search = s;
+    ui.results.hidden = false;
+    ui.scroller.hidden = true;
+    ui.searchClose.hidden = false;
+    if (!more) {
+      ui.resultsList.replaceChildren();
+      ui.resultsStatus.textContent = 'Searching…';
+    }
+    ui.resultsMore.disabled = true;
+    try {
+      const rooms = [...s.next].filter(([, c]) => c !== null);
+      const pages = await Promise.all(rooms.map(([id, c]) =>
+        api(roomPath('/search?html=1&limit=' + SEARCH_PAGE + '&q=' + encodeURIComponent(q) +
+          (c ? '&cursor=' + encodeURIComponent(c) : ''), id))));
+      if (state.search !== s || s.gen !== state.gen) return;   // asked again since
+      // Rooms' ranks do not compare: their hits alternate, each room's
+      // best first.
+      const lists = pages.map((h, i) => {
+        s.next.set(rooms[i][0], h.next || null);
+        return (h.messages || []).filter((m) => m && typeof m.id === 'string');
+      });
+      for (let k = 0; lists.some((l) => k < l.length); k++) {
+        lists.forEach((l, i) => {
+          if (k < l.length) {
+            ui.resultsList.append(resultItem(l[k], s.terms, rooms[i][0]));
+            s.count++;
+          }
+        });
+      }
+      const more2 = [...s.next.values()].some((c) => c);
+      const r = roomOf(state.shown);
+      ui.resultsStatus.textContent = (s.count === 0 ? 'Nothing found' :
+        s.count + (more2 ? '+' : '') + (s.count === 1 ? ' message' : ' messages')) +
+        ' for “' + q + '”' + (s.all ? ' in all rooms' : r ? ' in ' + r.name : '') + ', best first.';
+      ui.resultsMore.hidden = !more2;
+    } catch (e) {
+      if (state.search !== s) return;
+      ui.resultsStatus.textContent = 'Could not search: ' + e.message;
+      ui.resultsMore.hidden = true;
+    } finally {
+      ui.resultsMore.disabled = false;
+    }
+  }
+
+  function searchSoon() {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => runSearch(false), SEARCH_DEBOUNCE_MS);
+  }
+
+  // Back to the room; clear: the words go too.
+  function closeSearch(clear) {
+    clearTimeout(searchTimer);
+    searchTimer = null;
+    state.search = null;
+    ui.results.hidden = true;
+    ui.resultsList.replaceChildren();
+    ui.scroller.hidden = false;
+    if (clear !== false) ui.searchQ.value = '';
+    ui.searchClose.hidden = !ui.searchQ.value;
+  }
+
+  function flash(li) {
+    li.classList.remove('flash');
+    void li.offsetWidth;           // restart the animation
+    li.classList.add('flash');
+  }
+
+  // Shows message id (written at ts) in the timeline: older pages are
+  // loaded until it is there, then it is scrolled to and flashes.
+  async function jumpTo(id, ts, room) {
+    closeSearch(false);
+    if (room && room !== state.shown && roomOf(room)) {
+      const loading = showRoom(room);
+      location.hash = 'room=' + encodeURIComponent(room);
+      await loading;
+    }
+    const gen = state.gen;
+    for (let n = 0; !$('m-' + id) && state.moreBefore && n < JUMP_PAGES_MAX; n++) {
+      if (state.oldestTs !== null && state.oldestTs < ts) break;   // not in this room's pages
+      ui.sendStatus.textContent = 'Loading earlier messages…';
+      await loadOlder();
+      if (gen !== state.gen) return;
+    }
+    ui.sendStatus.textContent = '';
+    const li = $('m-' + id);
+    if (!li) {
+      ui.sendStatus.textContent = 'That message is no longer in the history shown.';
+      return;
+    }
+    li.scrollIntoView({ block: 'center' });
+    flash(li);
+  }
+
+  /* ---- a thread, on its own in a side panel ---- */
+
+  const THREAD_PAGE = 200;
+  const THREAD_PAGES_MAX = 10;
+  const THREAD_UP_MAX = 50;        // parents asked for to find the first message
+
+  async function threadPages(id) {
+    let list = [];
+    let cursor = null;
+    for (let n = 0; n < THREAD_PAGES_MAX; n++) {
+      const h = await api(roomPath('/history?html=1&limit=' + THREAD_PAGE + '&thread=' +
+        encodeURIComponent(id) + (cursor ? '&cursor=' + encodeURIComponent(cursor) : '')));
+      list = list.concat((h.messages || []).filter((m) => m && typeof m.id === 'string'));
+      cursor = h.next || null;
+      if (!cursor) break;
+    }
+    return list;
+  }
+
+  // The first message of id's conversation: up the reply_to chain, from
+  // what the page holds, else asking the daemon for each parent.
+  async function threadRoot(id) {
+    let cur = id;
+    const seen = new Set();
+    for (let n = 0; n < THREAD_UP_MAX && !seen.has(cur); n++) {
+      seen.add(cur);
+      let m = state.msgs.get(cur);
+      if (!m) {
+        const h = await api(roomPath('/history?limit=1&thread=' + encodeURIComponent(cur)));
+        m = (h.messages || [])[0];
+      }
+      if (!m || !m.reply_to || !ID_RE.test(m.reply_to)) return cur;
+      cur = m.reply_to;
+    }
+    return cur;
+  }
+
+  async function openThread(id) {
+    const gen = state.gen;
+    state.thread = { id, msgs: new Map() };
+    const t = state.thread;
+    ui.threadPanel.hidden = false;
+    ui.app.classList.add('with-thread');
+    ui.threadList.replaceChildren();
+    ui.threadCount.textContent = '';
+    ui.threadStatus.textContent = 'Loading…';
+    try {
+      const root = await threadRoot(id);
+      const list = await threadPages(root);
+      if (gen !== state.gen || state.thread !== t) return;
+      list.sort((a, b) => a.ts - b.ts || a.id.localeCompare(b.id));
+      for (const m of list) t.msgs.set(m.id, m);
+      renderThread(id);
+    } catch (e) {
+      if (state.thread === t) ui.threadStatus.textContent = 'Could not load the thread: ' + e.message;
+    }
+  }
+
+  // The thread's messages, drawn as the timeline draws them, oldest
+  // first; the one it was opened from flashes.
+  function renderThread(from) {
+    const t = state.thread;
+    if (!t) return;
+    const items = [];
+    for (const m of t.msgs.values()) {
+      const li = buildMessage(m, t.msgs);
+      li.removeAttribute('id');    // the timeline's li has the m-ID
+      li.id = 't-' + m.id;
+      const tb = li.querySelector('.thread-button');
+      if (tb) tb.remove();
+      li.classList.toggle('replying-here', state.replyTo === m.id);
+      items.push(li);
+    }
+    ui.threadList.replaceChildren(...items);
+    ui.threadCount.textContent = String(items.length);
+    ui.threadStatus.textContent = items.length ? '' : 'This message is no longer in the history.';
+    foldTall(ui.threadList);
+    const li = from ? $('t-' + from) : null;
+    if (li) {
+      li.scrollIntoView({ block: 'nearest' });
+      flash(li);
+    }
+  }
+
+  function closeThread() {
+    state.thread = null;
+    ui.threadPanel.hidden = true;
+    ui.app.classList.remove('with-thread');
+    ui.threadList.replaceChildren();
+  }
+
+  // A message come for the open thread (a reply in it) joins it.
+  function threadMessage(m) {
+    const t = state.thread;
+    if (!t || !m || !m.id || t.msgs.has(m.id) || !m.reply_to || !t.msgs.has(m.reply_to)) return;
+    t.msgs.set(m.id, m);
+    renderThread(null);
+  }
+
+  // Clicks in the thread panel: replying, copying code, folding.
+  function onThreadClick(ev) {
+    const copy = ev.target.closest('button.code-copy');
+    if (copy) {
+      const pre = copy.closest('.code-block').querySelector('pre');
+      copyText(pre.textContent).then((ok) => {
+        copy.textContent = ok ? 'Copied' : 'Copy failed';
+        setTimeout(() => { copy.textContent = 'Copy'; }, 1500);
+      });
+      return;
+    }
+    if (ev.target.closest('.md a, .md pre')) return;
+    const fold = ev.target.closest('button.fold-toggle');
+    if (fold) {
+      const body = fold.previousElementSibling;
+      const open = body.classList.toggle('folded') === false;
+      fold.textContent = open ? 'Show less' : 'Show more';
+      fold.setAttribute('aria-expanded', String(open));
+      return;
+    }
+    const link = ev.target.closest('a.parent');
+    if (link) {
+      ev.preventDefault();
+      const target = $('t-' + link.dataset.parent);
+      if (target) {
+        target.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
+        flash(target);
+      }
+      return;
+    }
+    const b = ev.target.closest('button.reply-button');
+    if (b) {
+      setReply(b.dataset.reply);
+      renderThread(null);
+    }
   }
 
   /* ---- the event stream ---- */
@@ -2096,6 +2438,39 @@
       ui.inviteConfirm.hidden = true;
     });
     ui.inviteCopy.addEventListener('click', copyInvite);
+    ui.search.addEventListener('submit', (ev) => {
+      ev.preventDefault();
+      if (state.search) state.search = null;   // Enter asks again
+      runSearch(false);
+    });
+    ui.searchQ.addEventListener('input', () => {
+      ui.searchClose.hidden = !ui.searchQ.value && ui.results.hidden;
+      searchSoon();
+    });
+    ui.searchQ.addEventListener('keydown', (ev) => {
+      if (ev.key === 'Escape') {
+        ev.preventDefault();
+        closeSearch(true);
+        ui.searchQ.blur();
+      }
+    });
+    ui.searchClose.addEventListener('click', () => closeSearch(true));
+    ui.searchAll.addEventListener('change', () => {
+      if (ui.searchQ.value.trim()) runSearch(false);
+    });
+    ui.resultsMore.addEventListener('click', () => runSearch(true));
+    ui.resultsList.addEventListener('click', (ev) => {
+      const b = ev.target.closest('button.result-open');
+      if (b) jumpTo(b.dataset.id, Number(b.dataset.ts), b.dataset.room);
+    });
+    ui.threadClose.addEventListener('click', closeThread);
+    ui.threadList.addEventListener('click', onThreadClick);
+    document.addEventListener('keydown', (ev) => {
+      if (ev.key !== 'Escape' || ev.defaultPrevented) return;
+      if (ev.target === ui.text && state.replyTo) return;   // stops replying
+      if (!ui.results.hidden) closeSearch(true);
+      else if (state.thread) closeThread();
+    });
     window.addEventListener('hashchange', onHash);
     ui.roomPick.addEventListener('change', () => {
       location.hash = 'room=' + encodeURIComponent(ui.roomPick.value);
@@ -2162,6 +2537,10 @@
           void target.offsetWidth;   // restart the animation
           target.classList.add('flash');
         }
+        return;
+      }
+      if (ev.target.closest('button.thread-button')) {
+        openThread(ev.target.closest('button.thread-button').dataset.thread);
         return;
       }
       if (ev.target.closest('button.reply-button')) {

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "server/api/markdown.h"
 #include "server/api/search.h"
 
 #define SEARCH_TIME_MAX (1ULL << 53)    /* ms: what JSON carries exactly */
@@ -63,6 +64,35 @@ search_done(struct http_req *r, struct node_msg *m, void *arg)
 	else
 		http_reply_error(r, 500, "the node gave no answer");
 	node_msg_free(m);
+}
+
+/* search_done for html=1: each hit's message gets its "html" (markdown.h)
+ * for the dashboard, as history's do. */
+static void
+search_done_html(struct http_req *r, struct node_msg *m, void *arg)
+{
+	char *json;
+
+	if (m->code == 0 && m->json != NULL &&
+	    (json = markdown_json(m->json, "messages")) != NULL) {
+		free(m->json);
+		m->json = json;
+	}
+	search_done(r, m, arg);
+}
+
+/* html (1 or 0) into *on: 0, or -1 answered 400. */
+static int
+search_html(struct http_req *r, int *on)
+{
+	const char *html = http_req_query(r, "html");
+
+	if (html != NULL && strcmp(html, "1") != 0 && strcmp(html, "0") != 0) {
+		http_reply_error(r, 400, "html is 1 or 0");
+		return -1;
+	}
+	*on = html != NULL && strcmp(html, "1") == 0;
+	return 0;
 }
 
 /* limit, cursor and thread into m: 0, or -1 answered 400. */
@@ -150,16 +180,19 @@ void
 api_search(struct http_req *r, void *node)
 {
 	static const char *const known[] = { "q", "from", "to", "thread",
-	    "before", "after", "files", "limit", "cursor", "room", NULL };
+	    "before", "after", "files", "limit", "cursor", "room", "html", NULL };
 	const char *bad, *q;
 	struct node_msg *m;
+	int html;
 
 	if ((bad = http_req_query_unknown(r, known)) != NULL) {
 		http_reply_error(r, 400, "unknown parameter '%s': search "
 		    "takes q, from, to, thread, before, after, files, limit, "
-		    "cursor and room", bad);
+		    "cursor, room and html", bad);
 		return;
 	}
+	if (search_html(r, &html) == -1)
+		return;
 	q = http_req_query(r, "q");
 	if (q != NULL && strlen(q) > SEARCH_QUERY_MAX) {
 		http_reply_error(r, 400, "q is longer than %d bytes",
@@ -181,22 +214,25 @@ api_search(struct http_req *r, void *node)
 		node_msg_free(m);
 		return;
 	}
-	http_submit(r, node, m, search_done, NULL);
+	http_submit(r, node, m, html ? search_done_html : search_done, NULL);
 }
 
 void
 api_thread(struct http_req *r, void *node)
 {
 	static const char *const known[] = { "thread", "limit", "cursor",
-	    "room", NULL };
+	    "room", "html", NULL };
 	const char *bad;
 	struct node_msg *m;
+	int html;
 
 	if ((bad = http_req_query_unknown(r, known)) != NULL) {
 		http_reply_error(r, 400, "unknown parameter '%s': history "
-		    "with thread takes limit and cursor", bad);
+		    "with thread takes limit, cursor and html", bad);
 		return;
 	}
+	if (search_html(r, &html) == -1)
+		return;
 	if ((m = node_msg_new(NODE_SEARCH)) == NULL) {
 		http_reply_error(r, 500, "out of memory");
 		return;
@@ -205,5 +241,5 @@ api_thread(struct http_req *r, void *node)
 		node_msg_free(m);
 		return;
 	}
-	http_submit(r, node, m, search_done, NULL);
+	http_submit(r, node, m, html ? search_done_html : search_done, NULL);
 }
