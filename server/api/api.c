@@ -19,52 +19,9 @@
 #include "server/api/api.h"
 #include "server/api/blobs.h"
 #include "server/api/markdown.h"
+#include "server/api/param.h"
 #include "server/api/search.h"
 #include "server/http/http.h"
-
-/* Times are milliseconds since 1970, kept to integers JSON carries
- * exactly (docs/PROTOCOL.md, "Frames"). */
-#define API_TIME_MAX (1ULL << 53)
-
-/* Parses a decimal number of at most max; -1 for anything else (signs,
- * spaces, empty text, overflow). */
-static int
-api_number(const char *s, uint64_t max, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (*s == '\0')
-		return -1;
-	for (; *s != '\0'; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > max)
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-/* Copies a message id, lowercased, into out; -1 unless it is 10
- * characters of the base32 alphabet. */
-static int
-api_msgid(const char *s, char out[PAPO_MSGID_LEN + 1])
-{
-	if (strlen(s) != PAPO_MSGID_LEN)
-		return -1;
-	for (size_t i = 0; i < PAPO_MSGID_LEN; i++) {
-		char c = s[i];
-
-		if (c >= 'A' && c <= 'Z')
-			c = (char)(c - 'A' + 'a');
-		if (!((c >= 'a' && c <= 'z') || (c >= '2' && c <= '7')))
-			return -1;
-		out[i] = c;
-	}
-	out[PAPO_MSGID_LEN] = '\0';
-	return 0;
-}
 
 /* A member is named by name (1..64 bytes) or id (52 characters); the
  * node says whether one exists. */

@@ -9,48 +9,10 @@
 #include <string.h>
 
 #include "server/api/markdown.h"
+#include "server/api/param.h"
 #include "server/api/search.h"
 
-#define SEARCH_TIME_MAX (1ULL << 53)    /* ms: what JSON carries exactly */
 #define SEARCH_CURSOR_MAX 64
-
-/* A decimal number up to max: 0, or -1. */
-static int
-search_number(const char *s, uint64_t max, uint64_t *out)
-{
-	uint64_t v = 0;
-
-	if (s == NULL || *s == '\0')
-		return -1;
-	for (; *s != '\0'; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > max)
-			return -1;
-	}
-	*out = v;
-	return 0;
-}
-
-/* A message id, lowercased, into out: 0, or -1. */
-static int
-search_msgid(const char *s, char out[PAPO_MSGID_LEN + 1])
-{
-	if (strlen(s) != PAPO_MSGID_LEN)
-		return -1;
-	for (size_t i = 0; i < PAPO_MSGID_LEN; i++) {
-		char c = s[i];
-
-		if (c >= 'A' && c <= 'Z')
-			c = (char)(c - 'A' + 'a');
-		if (!((c >= 'a' && c <= 'z') || (c >= '2' && c <= '7')))
-			return -1;
-		out[i] = c;
-	}
-	out[PAPO_MSGID_LEN] = '\0';
-	return 0;
-}
 
 static void
 search_done(struct http_req *r, struct node_msg *m, void *arg)
@@ -104,7 +66,7 @@ search_paging(struct http_req *r, struct node_msg *m)
 	const char *thread = http_req_query(r, "thread");
 	uint64_t n = 20;
 
-	if (limit != NULL && (search_number(limit, SEARCH_LIMIT_MAX, &n) ==
+	if (limit != NULL && (api_number(limit, SEARCH_LIMIT_MAX, &n) ==
 	    -1 || n == 0)) {
 		http_reply_error(r, 400, "limit must be a whole number from 1 "
 		    "to %d", SEARCH_LIMIT_MAX);
@@ -119,7 +81,7 @@ search_paging(struct http_req *r, struct node_msg *m)
 			return -1;
 		}
 	}
-	if (thread != NULL && search_msgid(thread, m->thread) == -1) {
+	if (thread != NULL && api_msgid(thread, m->thread) == -1) {
 		http_reply_error(r, 400, "thread must be a message id (10 "
 		    "characters)");
 		return -1;
@@ -158,9 +120,9 @@ search_filters(struct http_req *r, struct node_msg *m)
 	const char *after = http_req_query(r, "after");
 	const char *files = http_req_query(r, "files");
 
-	if ((before != NULL && (search_number(before, SEARCH_TIME_MAX,
+	if ((before != NULL && (api_number(before, API_TIME_MAX,
 	    &m->before) == -1 || m->before == 0)) ||
-	    (after != NULL && search_number(after, SEARCH_TIME_MAX,
+	    (after != NULL && api_number(after, API_TIME_MAX,
 	    &m->after_ts) == -1)) {
 		http_reply_error(r, 400, "before and after must be times in "
 		    "milliseconds since 1970");
