@@ -1087,11 +1087,12 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
     return { status: res.status, sid: res.headers.get('mcp-session-id'), body };
   };
   // n initializes, 8 at a time; onProgress(done) after each.
+  const INIT_WORKERS = 8;     // initializes in flight at once
   async function initMany(url, n, first, onProgress = () => {}) {
     const out = new Array(n);
     let next = 0;
     let done = 0;
-    await Promise.all(Array.from({ length: 8 }, async () => {
+    await Promise.all(Array.from({ length: INIT_WORKERS }, async () => {
       while (next < n) {
         const i = next++;
         out[i] = await initOnly(url, first + i);
@@ -1260,8 +1261,13 @@ describe('delivery of room messages to MCP sessions', { timeout: 900_000 }, () =
       const other = codes.filter((c) => c !== 404 && c !== 200);
       say(`cap: ${CAP + EXTRA} sessions (and a busy one) in ${(ms / 1000).toFixed(1)} s; ${ended.length} ended, the first ${ended.slice(0, 3).join(', ')}…`);
       assert.deepEqual(other, [], 'a ping on each session answers 200 or 404');
-      assert.deepEqual(ended, Array.from({ length: EXTRA + 1 }, (_, i) => i),
-        `the ${EXTRA + 1} sessions over the cap of ${CAP} (the busy one counted) that ended are the longest-idle ones, the first made`);
+      // initMany makes them INIT_WORKERS at a time, so one may reach the
+      // daemon up to INIT_WORKERS - 1 places before one asked earlier:
+      // the longest-idle are the first made, give or take that window.
+      assert.equal(ended.length, EXTRA + 1,
+        `${EXTRA + 1} sessions over the cap of ${CAP} (the busy one counted) ended (${ended.length} did)`);
+      assert.deepEqual(ended.filter((i) => i >= EXTRA + INIT_WORKERS), [],
+        `the sessions that ended are the longest-idle ones, among the first ${EXTRA + INIT_WORKERS} made`);
       assert.equal(await ping(C.info.mcp, keeperT.sessionId), 200, 'the busy session (GET stream open) is not ended');
       const s = statusResult(await keeper.callTool({ name: 'status', arguments: {} }), 'the busy session\'s status');
       assert.equal(s.me?.name, 'cy', `the busy session still works: ${short(s)}`);
