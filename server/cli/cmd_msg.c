@@ -336,28 +336,9 @@ out:
 static void
 cli_print_message(const cJSON *m)
 {
-	const cJSON *ts = cJSON_GetObjectItemCaseSensitive(m, "ts");
 	const char *s;
-	char when[32];
 
-	cli_time(cJSON_IsNumber(ts) ? ts->valuedouble : 0, when);
-	printf("%s ", when);
-	cli_put((s = cli_str(m, "id")) != NULL ? s : "?");
-	printf(" ");
-	/* The label tells apart members of one name (docs/MCP.md, "Names
-	 * are not unique"). */
-	if ((s = cli_str(m, "from_label")) == NULL)
-		s = cli_str(m, "from");
-	cli_put(s != NULL ? s : "?");
-	if ((s = cli_str(m, "to")) != NULL) {
-		printf(" \xe2\x86\x92 ");          /* → */
-		cli_put(s);
-	}
-	if ((s = cli_str(m, "reply_to")) != NULL) {
-		printf(" \xe2\x86\xb3 ");          /* ↳ */
-		cli_put(s);
-	}
-	printf(": ");
+	cli_message_head(m);
 	/* A text of several lines is printed whole, its lines after the
 	 * first indented under the message's line. */
 	cli_put_in((s = cli_str(m, "text")) != NULL ? s : "", "    ");

@@ -114,3 +114,28 @@ cli_files(const cJSON *files, const char *indent)
 		printf("\n");
 	}
 }
+
+void
+cli_message_head(const cJSON *m)
+{
+	const cJSON *ts = cJSON_GetObjectItemCaseSensitive(m, "ts");
+	const char *s;
+	char when[32];
+
+	cli_time(cJSON_IsNumber(ts) ? ts->valuedouble : 0, when);
+	printf("%s ", when);
+	cli_put((s = cli_str(m, "id")) != NULL ? s : "?");
+	printf(" ");
+	if ((s = cli_str(m, "from_label")) == NULL)
+		s = cli_str(m, "from");
+	cli_put(s != NULL ? s : "?");
+	if ((s = cli_str(m, "to")) != NULL) {
+		printf(" \xe2\x86\x92 ");          /* → */
+		cli_put(s);
+	}
+	if ((s = cli_str(m, "reply_to")) != NULL) {
+		printf(" \xe2\x86\xb3 ");          /* ↳ */
+		cli_put(s);
+	}
+	printf(": ");
+}

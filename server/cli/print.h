@@ -29,6 +29,13 @@ void cli_size(double n, char out[32]);
  * "here", and its reference (for papo get).
  */
 void cli_files(const cJSON *files, const char *indent);
+/*
+ * Prints a message's head as history, tail and search show it: time, id,
+ * author (its label, which tells apart members of one name: docs/MCP.md,
+ * "Names are not unique"), "→ TO" when directed, "↳ ID" when a reply,
+ * then ": ".
+ */
+void cli_message_head(const cJSON *m);
 /* Prints the names of a JSON array, comma-separated. */
 void cli_names(const cJSON *arr);
 
