@@ -494,6 +494,15 @@ member_path_json(const struct room *g, const struct member *m, cJSON *e)
 }
 
 void
+member_clock(struct member *m, uint64_t ms)
+{
+	uint64_t half = m->conn != NULL ? quic_rtt_us(m->conn) / 2000 : 0;
+
+	m->clock_ms = (int64_t)(ms + half) - (int64_t)loop_wall_ms();
+	m->has_clock = 1;
+}
+
+void
 member_status_path(const struct room *g, const struct member *m, cJSON *e)
 {
 	cJSON_AddBoolToObject(e, "online", member_online(g, m));
@@ -503,6 +512,11 @@ member_status_path(const struct room *g, const struct member *m, cJSON *e)
 		cJSON_AddNumberToObject(e, "last_seen", (double)m->seen);
 	else
 		cJSON_AddNullToObject(e, "last_seen");
+	if (m->has_clock)
+		cJSON_AddNumberToObject(e, "clock_offset_ms",
+		    (double)m->clock_ms);
+	else
+		cJSON_AddNullToObject(e, "clock_offset_ms");
 }
 
 void

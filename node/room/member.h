@@ -53,6 +53,10 @@ struct member {
 	struct frame_peer ann;      /* its latest signed announcement, passed
 	                             * on as it came (ann.has_sig 0: none) */
 	uint64_t left_at;           /* announced when it said bye */
+	int64_t clock_ms;           /* its wall clock less ours (ms), as its
+	                             * last announcement on its own
+	                             * connection showed: papo doctor's */
+	int has_clock;              /* clock_ms was measured */
 	uint64_t alive_until;       /* monotonic ns: online until then */
 	uint64_t ann_at;            /* monotonic ns its last announcement came */
 	uint64_t ann_gap;           /* ns between the two before */
@@ -130,6 +134,10 @@ void member_alive(struct member *m);
  * release, every 10 s, keeps its 35 s; in a room no longer small, at
  * least 2.5 periods of ANNOUNCE_NS. */
 void member_announced(const struct room *g, struct member *m);
+/* m's own announcement, made at its clock's ms, came on its own
+ * connection just now: clock_ms is that less our clock, plus half the
+ * round trip it travelled (the status's clock_offset_ms). */
+void member_clock(struct member *m, uint64_t ms);
 /* Calls fn with every address of every member. */
 void members_addrs(struct room *g, void (*fn)(void *arg,
     const struct addr *a), void *arg);
@@ -139,8 +147,9 @@ void members_save_later(struct room *g);
 /* Reads peers.json into the table; a missing or damaged one is logged. */
 void members_load(struct room *g);
 /* Status parts (core.h): a member's "name", "id", "about"; its "online",
- * "direct", "path", "rtt_ms", "protocol", "mtu", "last_seen"; and the
- * list of rooms' "members" (others, not removed) and "online". */
+ * "direct", "path", "rtt_ms", "protocol", "mtu", "last_seen",
+ * "clock_offset_ms"; and the list of rooms' "members" (others, not
+ * removed) and "online". */
 void member_status_who(const struct room *g, const struct member *m,
     cJSON *e);
 void member_status_path(const struct room *g, const struct member *m,

@@ -323,6 +323,10 @@ members_on_peers(struct room *g, struct link *l, struct frame *f)
 			continue;
 		m->announced = p->seen;
 		member_announced(g, m);
+		/* Its own announcement, made as it sent it, on its own
+		 * connection: what its clock said then (papo doctor). */
+		if (m == l->m && m->conn == l->qc)
+			member_clock(m, p->seen);
 		if (p->has_sig) {
 			m->ann = *p;
 			m->signs = 1;

@@ -121,7 +121,8 @@ static member_status_part *const member_status_parts[] = {
 	member_status_who,          /* name, id, about */
 	role_member_json,           /* role */
 	member_status_path,         /* online, direct, path, rtt_ms,
-	                             * protocol, mtu, last_seen */
+	                             * protocol, mtu, last_seen,
+	                             * clock_offset_ms */
 	deliver_member_json,        /* dropped */
 };
 

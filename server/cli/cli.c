@@ -13,6 +13,7 @@
 #include "node/node.h"
 #include "server/cli/cli.h"
 #include "server/cli/cmd.h"
+#include "server/cli/cmd_doctor.h"
 #include "server/cli/cmd_get.h"
 #include "server/cli/cmd_member.h"
 #include "server/cli/cmd_msg.h"
@@ -184,6 +185,17 @@ static const struct cli_cmd cli_cmds[] = {
 	  "it comes back and goes on where it left off.  --json prints every\n"
 	  "event (message, receipt, presence) as one JSON object a line.",
 	  cli_tail, 0 },
+	{ "doctor", "papo doctor", "",
+	  "Print what a bug report needs: the version and system, the home\n"
+	  "and its files' modes, the PAPO_ settings set (secrets only said to\n"
+	  "be set), the ports papo serve uses and whether they are free, held\n"
+	  "by the daemon or taken by another program, how the daemon is\n"
+	  "reached (its addresses, the NAT, port mapping, the relay), its\n"
+	  "rooms with each member's path and clock against this machine's,\n"
+	  "and last what looks wrong, each with what to do.  It prints no\n"
+	  "invite, key or token.  With the daemon stopped it says so and\n"
+	  "checks the rest.  Exits 1 when something looks wrong.",
+	  cli_doctor, 0 },
 	{ "admin", "papo admin NAME [--room ROOM] [--json]", "jR",
 	  "Make member NAME (a name or an id) an admin of the room, through\n"
 	  "the running daemon.  Only the room's owner (the member who made it)\n"
