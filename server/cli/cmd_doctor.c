@@ -32,6 +32,7 @@
 #include "server/cli/cmd_doctor.h"
 #include "server/cli/print.h"
 #include "server/cli/settings.h"
+#include "server/http/http.h"
 
 #define DOCTOR_PROBLEMS_MAX 32
 #define DOCTOR_LINE 768
@@ -369,17 +370,20 @@ doctor_daemon(struct doctor *d)
 }
 
 /* Binds a socket of type to a, and closes it: 0 when it could, else
- * the errno. */
+ * the errno.  TCP with SO_REUSEADDR, as papo serve's HTTP (http.c):
+ * connections of a daemon gone, in TIME_WAIT, do not hold the port. */
 static int
 doctor_bind(const struct addr *a, int type)
 {
 	struct sockaddr_storage ss;
 	unsigned len = addr_to_sockaddr(a, a->family == 6 ? AF_INET6 : AF_INET,
 	    &ss);
-	int fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0), e = 0;
+	int fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0), e = 0, one = 1;
 
 	if (fd == -1)
 		return errno;
+	if (type == SOCK_STREAM)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(fd, (struct sockaddr *)&ss, len) == -1)
 		e = errno;
 	close(fd);
@@ -534,6 +538,7 @@ doctor_ports(struct doctor *d)
 {
 	char err[PAPO_ERR_LEN];
 	struct serve_config sc;
+	struct http_config hc;
 	const char *http;
 
 	printf("ports\n");
@@ -546,7 +551,15 @@ doctor_ports(struct doctor *d)
 		return;
 	}
 	memset(&sc, 0, sizeof(sc));
-	if (settings_load(err, &sc, NULL, 0) == -1) {
+	memset(&hc, 0, sizeof(hc));
+	/* papo serve's own checks, before it binds anything. */
+	if (settings_load(err, &sc, NULL, 0) == 0) {
+		hc.bind = sc.http;
+		hc.token = sc.token;
+		hc.public_url = sc.public_url;
+		hc.cors = sc.cors;
+	}
+	if (hc.bind == NULL || http_check(err, &hc) == -1) {
 		printf("  not checked: %s\n", err);
 		doctor_problem(d, "papo serve would refuse to start: %s", err);
 		return;
@@ -642,6 +655,16 @@ doctor_reach(struct doctor *d, const cJSON *st)
 		if (cJSON_IsString(a))
 			printf(" %s", a->valuestring);
 	printf("%s\n", cJSON_GetArraySize(addrs) == 0 ? " nowhere yet" : "");
+	/* Loopback only is right for agents of one machine: said, not
+	 * counted as wrong. */
+	if (cJSON_GetArraySize(addrs) == 0)
+		doctor_problem(d, "this member tells the others no address to "
+		    "reach it at: listen on an interface's address (PAPO_LISTEN="
+		    "0.0.0.0:7778) or name one (PAPO_ADVERTISE)");
+	else if (doctor_loopback_only(addrs))
+		printf("              (loopback only: members on other machines "
+		    "cannot reach this one; PAPO_LISTEN=0.0.0.0:7778 lets "
+		    "them)\n");
 	printf("NAT           %s", nat != NULL ? nat : "?");
 	if (obs != NULL)
 		printf(", seen from outside at %s\n", obs);
@@ -652,15 +675,6 @@ doctor_reach(struct doctor *d, const cJSON *st)
 	    "external", NULL);
 	printf("relay         ");
 	doctor_state(turn, NULL, "relayed", "server");
-	if (cJSON_GetArraySize(addrs) == 0)
-		doctor_problem(d, "this member tells the others no address to "
-		    "reach it at: listen on an interface's address (PAPO_LISTEN="
-		    "0.0.0.0:7778) or name one (PAPO_ADVERTISE)");
-	else if (doctor_loopback_only(addrs))
-		doctor_problem(d, "this member is reached only at loopback "
-		    "addresses: members on other machines cannot reach it; "
-		    "listen on 0.0.0.0:7778 (PAPO_LISTEN) or name an address "
-		    "(PAPO_ADVERTISE)");
 	if (nat != NULL && strcmp(nat, "symmetric") == 0 && ts != NULL &&
 	    strcmp(ts, "off") == 0)
 		doctor_problem(d, "behind a symmetric NAT with no TURN relay: "
