@@ -4,7 +4,11 @@
 # story).  The arguments of the container decide what runs:
 #
 #   (none), or options only   papo serve [OPTIONS]: the daemon
-#   serve ..., new ..., ...   papo serve ..., papo new ...: a papo command
+#   --version, --help, -h     papo --version, papo --help
+#   serve ..., new ..., ...   papo serve ..., papo new ...: any command
+#                             papo itself knows (papo NAME --help
+#                             answers 0), so a new one needs no change
+#                             here
 #   papo ...                  that command
 #   healthcheck               the image's HEALTHCHECK: GET /healthz
 #   anything else             run as is (sh, for a look inside)
@@ -18,7 +22,15 @@
 # so becomes the container's main process and gets its SIGTERM.
 set -eu
 
-papo_commands=' new join invite serve mcp say status history tail help '
+# Whether papo has a command NAME: it answers 'papo NAME --help' with 0,
+# and an unknown one with 2 (cli.c).  Asked of papo itself, the list
+# cannot fall behind its commands.
+papo_command() {
+	case $1 in
+	"" | */* | -*) return 1 ;;
+	esac
+	papo "$1" --help >/dev/null 2>&1
+}
 
 # The home papo uses: $PAPO_HOME, else ~/.papo (as papo decides it).
 papo_home() {
@@ -70,14 +82,18 @@ if [ $# -eq 0 ]; then
 	set -- papo serve
 else
 	case $1 in
+	--version | --help | -h)
+		set -- papo "$@" ;;
 	-*)
 		set -- papo serve "$@" ;;
 	healthcheck)
 		healthcheck ;;
+	papo)
+		;;
 	*)
-		case $papo_commands in
-		*" $1 "*) set -- papo "$@" ;;
-		esac ;;
+		if papo_command "$1"; then
+			set -- papo "$@"
+		fi ;;
 	esac
 fi
 

@@ -189,6 +189,25 @@ is eve "$(jq -r .me.name "$T/out")" "a bare papo command goes to papo"
 expect 1 "status without the token" -- entry PAPO_HOME="$T/eve" -- papo status
 expect 0 "another command" -- entry -- echo as is
 is "as is" "$(cat "$T/out")" "another command runs as is"
+# Every command papo lists goes to papo, bare as with "papo" before it
+# (admin, rotate, remove and tokens once did not), and --help, --version.
+cmds=$("$PAPO" help | sed -n 's/^  papo \([a-z-]*\).*/\1/p' | sort -u)
+check "papo help lists commands: $(echo $cmds)" test "$(echo "$cmds" | wc -l)" -ge 15
+for c in $cmds; do
+	expect 0 "$c --help through the entrypoint" -- entry PAPO_HOME="$T/eve" -- "$c" --help
+	has "$T/out" "^usage: papo $c" "a bare '$c' goes to papo"
+done
+for c in admin rotate remove tokens rooms doctor; do
+	echo "$cmds" | grep -qx "$c" && ok || fail "papo help does not list $c"
+done
+expect 0 "--help through the entrypoint" -- entry -- --help
+has "$T/out" '^usage: papo COMMAND' "--help goes to papo, not to papo serve"
+expect 0 "papo rooms through the entrypoint" -- entry PAPO_HOME="$T/eve" \
+	PAPO_TOKEN=s3cret.T0ken.0123456789abcdefghij -- rooms
+has "$T/out" 'as eve' "rooms lists eve's room"
+entry PAPO_HOME="$T/eve" PAPO_TOKEN=s3cret.T0ken.0123456789abcdefghij -- doctor \
+	>"$T/out" 2>"$T/err"
+has "$T/out" '^daemon +running' "doctor through the entrypoint sees the daemon"
 stop eve
 expect 1 "healthcheck with no daemon" -- entry PAPO_HOME="$T/eve" -- healthcheck
 has "$T/err" 'no papo serve is running' "healthcheck says no daemon runs"
