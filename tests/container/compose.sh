@@ -73,12 +73,16 @@ done
 [ "$(id -u)" -eq 0 ] || { echo "compose.sh: needs root (rootful podman)" >&2; exit 1; }
 
 # Podman as this machine needs it: runc, cgroupfs (no systemd here),
-# ulimits within the hard limits (podman's default of 1048576 open
-# files is above them, and raising them is not permitted), logs in
-# files that podman logs reads.
+# ulimits well within the hard limits (podman's defaults, 1048576 open
+# files and 4194304 processes, are above them, and raising them is not
+# permitted; here runc was refused even the hard limits themselves, 20000
+# and 96363, while 8192 and 4096 passed), logs in files that podman logs
+# reads.
+nofile=$(ulimit -Hn); [ "$nofile" = unlimited ] || [ "$nofile" -gt 8192 ] && nofile=8192
+nproc=$(ulimit -Hu); [ "$nproc" = unlimited ] || [ "$nproc" -gt 4096 ] && nproc=4096
 cat >"$T/containers.conf" <<EOF
 [containers]
-default_ulimits = ["nofile=$(ulimit -Hn):$(ulimit -Hn)", "nproc=$(ulimit -Hu):$(ulimit -Hu)"]
+default_ulimits = ["nofile=$nofile:$nofile", "nproc=$nproc:$nproc"]
 log_driver = "k8s-file"
 [engine]
 runtime = "runc"
