@@ -306,6 +306,9 @@ doctor_home(struct doctor *d)
 			    stat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
 				snprintf(rel, sizeof(rel), "rooms/%s/",
 				    list[i]->d_name);
+				printf("  %s %04o\n", rel,
+				    (unsigned)(st.st_mode & 07777));
+				doctor_mode(d, sub, "", &st);
 				doctor_dir(d, sub, rel);
 			}
 			free(list[i]);
