@@ -95,8 +95,11 @@ A=${PROJ}_papo-a_1 B=${PROJ}_papo-b_1
 AA=${PROJ}_agent-a_1 AB=${PROJ}_agent-b_1
 # The compose file runs from a folder of the test's (a .env beside the
 # repository's compose.yaml would otherwise set its values).
+# podman-compose 1.0.3 leaves "${VAR:-}" (an empty default) as it is,
+# which would hand papo the text itself; "${VAR}" is the same (empty
+# when unset) to both composes.
 mkdir -p "$T/compose"
-cp "$SRC/docker/compose.yaml" "$T/compose/compose.yaml"
+sed 's/:-}/}/g' "$SRC/docker/compose.yaml" >"$T/compose/compose.yaml"
 PC=(podman-compose -p "$PROJ" -f "$T/compose/compose.yaml")
 
 cleanup() {

@@ -131,15 +131,17 @@ time.sleep(60)' "$QP" "$HP" >"$T/holder.out" &
 holder=$!
 echo $holder >"$T/holder.pid"
 check "the other program holds the ports" until_true 10 grep -q ready "$T/holder.out"
+comm=$(cat "/proc/$holder/comm")
 doctor ana PAPO_HTTP=127.0.0.1:$HP PAPO_LISTEN=127.0.0.1:$QP
 check "a port taken: exit 1 (exit $rc)" test "$rc" -eq 1
-has "$T/out" "^  QUIC 127.0.0.1:$QP/udp: taken by pid $holder \\(python3\\)" "the QUIC port's holder, by pid and name"
-has "$T/out" "^  HTTP 127.0.0.1:$HP/tcp: taken by pid $holder \\(python3\\)" "the HTTP port's holder, by pid and name"
-has "$T/out" "QUIC port $QP is taken by pid $holder \\(python3\\): papo serve cannot start on 127.0.0.1:$QP; stop that program, or set PAPO_LISTEN \\(--listen\\) to another port" "what to do about the QUIC port"
-has "$T/out" "HTTP port $HP is taken by pid $holder \\(python3\\).*set PAPO_HTTP \\(--http\\)" "what to do about the HTTP port"
+has "$T/out" "^  QUIC 127.0.0.1:$QP/udp: taken by pid $holder \\($comm\\)" "the QUIC port's holder, by pid and name"
+has "$T/out" "^  HTTP 127.0.0.1:$HP/tcp: taken by pid $holder \\($comm\\)" "the HTTP port's holder, by pid and name"
+has "$T/out" "QUIC port $QP is taken by pid $holder \\($comm\\): papo serve cannot start on 127.0.0.1:$QP; stop that program, or set PAPO_LISTEN \\(--listen\\) to another port" "what to do about the QUIC port"
+has "$T/out" "HTTP port $HP is taken by pid $holder \\($comm\\).*set PAPO_HTTP \\(--http\\)" "what to do about the HTTP port"
 # papo serve indeed cannot start there: the doctor said the truth.
 PAPO_HOME=$T/ana timeout 20 "$PAPO" serve --http 127.0.0.1:0 --listen 127.0.0.1:$QP >/dev/null 2>"$T/serve.err"
-check "papo serve refuses the taken QUIC port" test $? -ne 0
+rc=$?
+check "papo serve refuses the taken QUIC port (exit $rc: $(cat "$T/serve.err"))" test "$rc" -eq 1
 kill "$holder" 2>/dev/null
 wait "$holder" 2>/dev/null
 rm -f "$T/holder.pid"
