@@ -336,6 +336,8 @@ doctor_serve_json(struct doctor *d, long *pid)
 	    fs_read(err, path, DOCTOR_SERVE_MAX, &data, &len, &exists) == -1)
 		return -1;
 	o = cJSON_Parse(data);
+	/* It holds the invite: gone from memory before anything else. */
+	explicit_bzero(data, len);
 	free(data);
 	if ((v = cJSON_GetObjectItemCaseSensitive(o, "pid")) != NULL &&
 	    cJSON_IsNumber(v))
