@@ -747,6 +747,7 @@ doctor_rooms(struct doctor *d)
 	const cJSON *r, *v;
 	cJSON *rooms, *st;
 	char path[512];
+	double nm;
 
 	if ((st = doctor_get(d, "/api/status")) != NULL)
 		doctor_reach(d, st);
@@ -762,9 +763,10 @@ doctor_rooms(struct doctor *d)
 		cli_put(name != NULL ? name : "?");
 		printf(" (%.8s) as ", id != NULL ? id : "?");
 		cli_put(cli_str(r, "me") != NULL ? cli_str(r, "me") : "?");
-		printf(", %.0f members, %.0f online%s\n", cJSON_GetNumberValue(
-		    cJSON_GetObjectItemCaseSensitive(r, "members")),
-		    cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r,
+		nm = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r,
+		    "members"));
+		printf(", %.0f member%s, %.0f online%s\n", nm, nm == 1 ? "" :
+		    "s", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r,
 		    "online")), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r,
 		    "default")) ? ", the default" : "");
 		if (id == NULL || cli_room_path(path, sizeof(path),
