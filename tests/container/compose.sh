@@ -182,8 +182,9 @@ status() { podman exec "$1" papo status --json 2>/dev/null; }
 sees() { status "$1" | jq -e --arg n "$2" '.members[] | select(.name == $n) | .online' >/dev/null; }
 check "papo-a sees agent-b online" until_true 60 sees "$A" agent-b
 check "papo-b sees agent-a online" until_true 60 sees "$B" agent-a
-# The agents are up once they have printed their sidecar's status.
-agent_up() { podman logs "$1" 2>/dev/null | grep -q '"room"'; }
+# The agents are up once they have printed their sidecar's status and
+# opened its event stream (which starts with "retry:").
+agent_up() { podman logs "$1" 2>/dev/null | grep -q '^retry:'; }
 check "agent-a reached papo-a" until_true 120 agent_up "$AA"
 check "agent-b reached papo-b" until_true 120 agent_up "$AB"
 
