@@ -162,7 +162,8 @@ doctor_settings(void)
 		printf("\n");
 	}
 	if (!any)
-		printf("settings      none in the environment (the defaults)\n");
+		printf("settings      none in the environment (the "
+		    "defaults)\n");
 }
 
 /* What a file of the home holds that others must not read, or NULL
@@ -519,10 +520,10 @@ doctor_port(struct doctor *d, const char *what, const char *text,
 		printf("taken by ");
 		cli_put(by);
 		printf("\n");
-		doctor_problem(d, "%s port %u is taken by %s: papo serve cannot "
-		    "start on %s; stop that program, or set %s to another port "
-		    "(0 picks a free one)", what, (unsigned)a.port, by, text,
-		    setting);
+		doctor_problem(d, "%s port %u is taken by %s: papo serve "
+		    "cannot start on %s; stop that program, or set %s to "
+		    "another port (0 picks a free one)", what, (unsigned)a.port,
+		    by, text, setting);
 		return;
 	}
 	printf("%s\n", strerror(e));
@@ -552,7 +553,8 @@ doctor_ports(struct doctor *d)
 		doctor_port(d, "HTTP", http != NULL ? http + 3 : d->cl.url,
 		    "PAPO_HTTP (--http)");
 		if (d->quic[0] != '\0')
-			doctor_port(d, "QUIC", d->quic, "PAPO_LISTEN (--listen)");
+			doctor_port(d, "QUIC", d->quic,
+			    "PAPO_LISTEN (--listen)");
 		return;
 	}
 	memset(&sc, 0, sizeof(sc));
@@ -587,9 +589,9 @@ doctor_get(struct doctor *d, const char *path)
 		return NULL;
 	if (client_call(err, &d->cl, path, NULL, &status, &text) == -1) {
 		d->api_down = 1;
-		doctor_problem(d, "papo serve (pid %ld) did not answer: %s; its "
-		    "log (serve.log, the journal or docker logs) may say why",
-		    d->cl.pid, err);
+		doctor_problem(d, "papo serve (pid %ld) did not answer: %s; "
+		    "its log (serve.log, the journal or docker logs) may say "
+		    "why", d->cl.pid, err);
 		return NULL;
 	}
 	if (status == 401 || status == 403) {
@@ -614,7 +616,8 @@ doctor_loopback_only(const cJSON *addrs)
 	struct addr x;
 
 	cJSON_ArrayForEach(a, addrs)
-		if (!cJSON_IsString(a) || addr_parse(a->valuestring, &x) == -1 ||
+		if (!cJSON_IsString(a) ||
+		    addr_parse(a->valuestring, &x) == -1 ||
 		    !addr_is_loopback(&x))
 			return 0;
 	return cJSON_GetArraySize(addrs) > 0;
@@ -663,13 +666,13 @@ doctor_reach(struct doctor *d, const cJSON *st)
 	/* Loopback only is right for agents of one machine: said, not
 	 * counted as wrong. */
 	if (cJSON_GetArraySize(addrs) == 0)
-		doctor_problem(d, "this member tells the others no address to "
-		    "reach it at: listen on an interface's address (PAPO_LISTEN="
-		    "0.0.0.0:7778) or name one (PAPO_ADVERTISE)");
+		doctor_problem(d, "this member tells the others no address "
+		    "to reach it at: listen on an interface's address "
+		    "(PAPO_LISTEN=0.0.0.0:7778) or name one (PAPO_ADVERTISE)");
 	else if (doctor_loopback_only(addrs))
-		printf("              (loopback only: members on other machines "
-		    "cannot reach this one; PAPO_LISTEN=0.0.0.0:7778 lets "
-		    "them)\n");
+		printf("              (loopback only: members on other "
+		    "machines cannot reach this one; PAPO_LISTEN=0.0.0.0:7778 "
+		    "lets them)\n");
 	printf("NAT           %s", nat != NULL ? nat : "?");
 	if (obs != NULL)
 		printf(", seen from outside at %s\n", obs);
@@ -723,17 +726,18 @@ doctor_members(struct doctor *d, const cJSON *st, const char *room)
 		printf("  clock: %+.0f ms\n", v->valuedouble);
 		if (v->valuedouble > DOCTOR_CLOCK_MS ||
 		    v->valuedouble < -DOCTOR_CLOCK_MS)
-			doctor_problem(d, "%s's clock (room %s) is %.0f s %s this "
-			    "machine's: set both right (timedatectl set-ntp true, "
-			    "or chrony); presence, history's order and the "
-			    "relay's credentials need clocks within seconds",
+			doctor_problem(d, "%s's clock (room %s) is %.0f s %s "
+			    "this machine's: set both right (timedatectl "
+			    "set-ntp true, or chrony); presence, history's "
+			    "order and the relay's credentials need clocks "
+			    "within seconds",
 			    name != NULL ? name : "?", room,
 			    (v->valuedouble < 0 ? -v->valuedouble :
 			    v->valuedouble) / 1000, v->valuedouble > 0 ?
 			    "ahead of" : "behind");
 	}
-	v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(st,
-	    "me"), "removed");
+	v = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(st, "me"), "removed");
 	if (cJSON_IsObject(v))
 		doctor_problem(d, "this member was removed from room %s by %s: "
 		    "its invite no longer works; ask a member for a new one",
@@ -747,7 +751,7 @@ doctor_rooms(struct doctor *d)
 	const cJSON *r, *v;
 	cJSON *rooms, *st;
 	char path[512];
-	double nm;
+	double nm, on;
 
 	if ((st = doctor_get(d, "/api/status")) != NULL)
 		doctor_reach(d, st);
@@ -765,12 +769,14 @@ doctor_rooms(struct doctor *d)
 		cli_put(cli_str(r, "me") != NULL ? cli_str(r, "me") : "?");
 		nm = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r,
 		    "members"));
+		on = cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r,
+		    "online"));
 		printf(", %.0f member%s, %.0f online%s\n", nm, nm == 1 ? "" :
-		    "s", cJSON_GetNumberValue(cJSON_GetObjectItemCaseSensitive(r,
-		    "online")), cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r,
+		    "s", on, cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(r,
 		    "default")) ? ", the default" : "");
 		if (id == NULL || cli_room_path(path, sizeof(path),
-		    "/api/status", id) == -1 || (st = doctor_get(d, path)) == NULL)
+		    "/api/status", id) == -1 ||
+		    (st = doctor_get(d, path)) == NULL)
 			continue;
 		doctor_members(d, st, name != NULL ? name : id);
 		cJSON_Delete(st);
@@ -800,7 +806,8 @@ doctor_rooms_disk(struct doctor *d)
 	struct dirent **list = NULL;
 	int n, found;
 
-	printf("rooms         (from the home's files; papo serve tells more)\n");
+	printf("rooms         (from the home's files; papo serve tells "
+	    "more)\n");
 	found = doctor_room_disk(d->home, "the home's first room");
 	snprintf(path, sizeof(path), "%s/rooms", d->home);
 	if ((n = scandir(path, &list, doctor_visible, alphasort)) > 0) {
