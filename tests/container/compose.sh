@@ -213,7 +213,7 @@ streams() { podman logs "$1" 2>/dev/null | grep -c '^retry:'; }
 more_streams() { [ "$(streams "$1")" -gt "$2" ]; }
 n0=$(streams "$AB")
 t=$(now)
-podman restart -t 10 "$B" >/dev/null
+podman restart -t 10 "$B" >/dev/null 2>>"$T/podman.log"
 check "papo-b is healthy again after podman restart" until_true 60 healthy "$B"
 restart_s=$(since "$t")
 texts "$B" >"$T/b-after"
@@ -229,7 +229,7 @@ check "agent-a hears agent-b after the restart" until_true 40 heard "$AA" "back 
 # Sent while papo-b is stopped: it has it once it is back.  And how long
 # a container takes from podman start to /healthz answering (asked from
 # here, every 50 ms, at the container's address).
-podman stop -t 10 "$B" >/dev/null
+podman stop -t 10 "$B" >/dev/null 2>>"$T/podman.log"
 say "$AA" papo-a "while b was stopped $N"
 healthz() {
 	local ip
@@ -237,7 +237,7 @@ healthz() {
 	[ -n "$ip" ] && [ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 1 "http://$ip:7777/healthz")" = 200 ]
 }
 t=$(now)
-podman start "$B" >/dev/null
+podman start "$B" >/dev/null 2>>"$T/podman.log"
 for i in $(seq 1200); do healthz "$B" && break; sleep 0.05; done
 healthz_s=$(since "$t")
 check "papo-b's /healthz answers after podman start" healthz "$B"
