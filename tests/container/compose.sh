@@ -19,9 +19,10 @@
 # the current hard limits, --format docker for HEALTHCHECK.  These go
 # into a containers.conf of the test's own (CONTAINERS_CONF).
 #
-# Usage: compose.sh (as root).  Prints "N passed, N failed".  About 6
-# minutes the first time (debootstrap, about 1; the image build, about
-# 4); the base root is cached in /var/cache/papo-test.
+# Usage: compose.sh (as root).  Prints "N passed, N failed".  About 4.5
+# minutes (the image's build about 3), 6.5 the first time on a machine
+# (debootstrap, about 1); the base root is cached in /var/cache/papo-test
+# and the base image in podman's storage.
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d /tmp/papo-compose.XXXXXX)
