@@ -249,6 +249,20 @@ texts "$B" >"$T/b-all"
 check "both sidecars hold the same messages: $(diff "$T/a-all" "$T/b-all" | tr '\n' ' ')" \
 	cmp -s "$T/a-all" "$T/b-all"
 
+# papo doctor inside a sidecar, as a bug report would be made: the
+# daemon, its ports, and no secret.
+podman exec "$A" papo doctor >"$T/doctor" 2>&1
+check "doctor in papo-a sees its daemon: $(head -c 600 "$T/doctor")" \
+	grep -Eq '^daemon +running, pid 1,' "$T/doctor"
+check "doctor in papo-a: HTTP held by the daemon" \
+	grep -Eq '^  HTTP 0\.0\.0\.0:7777/tcp: held by this daemon \(pid 1\)' "$T/doctor"
+check "doctor in papo-a: QUIC held by the daemon" \
+	grep -Eq '^  QUIC 0\.0\.0\.0:7778/udp: held by this daemon \(pid 1\)' "$T/doctor"
+check "doctor in papo-a says the token is set, not what it is" \
+	grep -q 'PAPO_TOKEN=(set, not shown)' "$T/doctor"
+check "doctor in papo-a prints no token" bash -c "! grep -qF '$PAPO_TOKEN' '$T/doctor'"
+check "doctor in papo-a prints no invite" bash -c "! grep -qF '$INVITE' '$T/doctor'"
+
 # (6) A sidecar's resident memory once idle.
 sleep 5
 rss=$(podman exec "$A" sh -c 'grep VmRSS /proc/1/status' | awk '{ print $2 }')
