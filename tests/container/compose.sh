@@ -254,9 +254,10 @@ check "both sidecars hold the same messages: $(diff "$T/a-all" "$T/b-all" | tr '
 podman exec "$A" papo doctor >"$T/doctor" 2>&1
 check "doctor in papo-a sees its daemon: $(head -c 600 "$T/doctor")" \
 	grep -Eq '^daemon +running, pid 1,' "$T/doctor"
-check "doctor in papo-a: HTTP held by the daemon" \
-	grep -Eq '^  HTTP 0\.0\.0\.0:7777/tcp: held by this daemon \(pid 1\)' "$T/doctor"
-check "doctor in papo-a: QUIC held by the daemon" \
+ports=$(grep -E '^  (HTTP|QUIC) ' "$T/doctor" | tr '\n' ' ')
+check "doctor in papo-a: HTTP held by the daemon: $ports" \
+	grep -Eq '^  HTTP (127\.0\.0\.1|0\.0\.0\.0):7777/tcp: held by this daemon \(pid 1\)' "$T/doctor"
+check "doctor in papo-a: QUIC held by the daemon: $ports" \
 	grep -Eq '^  QUIC 0\.0\.0\.0:7778/udp: held by this daemon \(pid 1\)' "$T/doctor"
 check "doctor in papo-a says the token is set, not what it is" \
 	grep -q 'PAPO_TOKEN=(set, not shown)' "$T/doctor"
