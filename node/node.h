@@ -17,6 +17,7 @@
 #include "node/papo.h"
 #include "node/room/limit.h"
 #include "node/store/room.h"
+#include "node/version.h"
 
 /*
  * The node: the thread that keeps the room (store, QUIC connections,

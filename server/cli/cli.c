@@ -18,6 +18,7 @@
 #include "server/cli/cmd_msg.h"
 #include "server/cli/cmd_room.h"
 #include "server/cli/cmd_serve.h"
+#include "server/cli/cmd_version.h"
 
 static const struct cli_cmd cli_cmds[] = {
 	{ "new", "papo new --name NAME [--about TEXT] [--room ROOM] [--force]",
@@ -225,6 +226,12 @@ static const struct cli_cmd cli_cmds[] = {
 	  "which a session that bypasses permissions needs for papo's wakes\n"
 	  "to reach it unasked (with --remove: takes it out again).",
 	  cli_setup, 0 },
+	{ "version", "papo version | papo --version", "",
+	  "Print papo's version, the protocol versions it speaks (QUIC ALPN\n"
+	  "papo/N) and the invites it reads, and the version of each library\n"
+	  "it runs with, as read from the library at run time: what a bug\n"
+	  "report needs.  The first line is \"papo VERSION\" alone.",
+	  cli_version, 0 },
 };
 
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
@@ -254,6 +261,8 @@ cli_main(int argc, char **argv)
 		cli_print_commands(stdout);
 		return CLI_OK;
 	}
+	if (strcmp(cmd, "--version") == 0)
+		cmd = "version";
 	for (size_t i = 0; i < CLI_NCMDS; i++)
 		if (strcmp(cmd, cli_cmds[i].name) == 0)
 			return cli_cmds[i].run(&cli_cmds[i], argc - 1, argv + 1);
