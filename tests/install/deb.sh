@@ -40,6 +40,15 @@ passed=0 failed=0
 ok()   { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
 now()  { date +%s%N; }
+# pkg_of PATH: the Debian package holding a library, whichever spelling
+# of its path (/lib or /usr/lib, the soname's link or the file) dpkg has.
+pkg_of() {
+	local r q
+	r=$(readlink -f "$1")
+	for q in "$r" "${r#/usr}" "$1" "/usr${1#/usr}"; do
+		dpkg -S "$q" 2>/dev/null | sed -n '1s/:.*//p' | grep . && return
+	done
+}
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
 
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$BUILD/CMakeCache.txt")
@@ -68,8 +77,7 @@ done
 depends=$(dpkg-deb -f "$deb" Depends)
 for so in $(readelf -d "$BUILD/papo" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
 	path=$(ldconfig -p | awk -v so="$so" '$1 == so { print $NF; exit }')
-	pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | sed 's/:.*//' |
-	    head -n 1)
+	pkg=$(pkg_of "$path")
 	[ -n "$pkg" ] || { fail "no package holds $so ($path)"; continue; }
 	echo "$depends" | grep -qE "(^|, )$pkg( |,|$)" && ok ||
 	    fail "Depends lacks $pkg (for $so): $depends"

@@ -14,6 +14,15 @@ trap 'rm -rf "$T"' EXIT
 passed=0 failed=0
 ok()   { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+# pkg_of PATH: the Debian package holding a library, whichever spelling
+# of its path (/lib or /usr/lib, the soname's link or the file) dpkg has.
+pkg_of() {
+	local r q
+	r=$(readlink -f "$1")
+	for q in "$r" "${r#/usr}" "$1" "/usr${1#/usr}"; do
+		dpkg -S "$q" 2>/dev/null | sed -n '1s/:.*//p' | grep . && return
+	done
+}
 
 R=$T/root
 if ! DESTDIR=$R cmake --install "$BUILD" --prefix /usr >"$T/install" 2>&1; then
@@ -51,8 +60,7 @@ grep -qx 'invites: papo1..., versions 1 to 2' "$T/version" && ok ||
 while read -r name so; do
 	got=$(awk -v n="$name" '$1 == n { print $2; exit }' "$T/version")
 	path=$(ldd "$PAPO" | awk -v so="$so" 'index($1, so) == 1 { print $3 }')
-	pkg=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null | sed 's/:.*//' |
-	    head -n 1)
+	pkg=$(pkg_of "$path")
 	# Debian's version, without epoch or revision: 1:3.7.9-2+deb12u4
 	# is 3.7.9.
 	want=$(dpkg-query -W -f '${Version}' "$pkg" 2>/dev/null |
