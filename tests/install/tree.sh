@@ -106,37 +106,36 @@ fishc() { # fishc LINE
 }
 fishc 'papo ' >"$T/fish"
 ZSH=$R/usr/share/zsh/vendor-completions/_papo
-zsh_has() { # zsh_has OPTION: in the command's branch ($T/zsh.o)
-	case $1 in
-	--room) grep -q '[$]room' "$T/zsh.o" ;;
-	--json) grep -q '[$]json' "$T/zsh.o" ;;
-	*) grep -qE -- "['{,]$1[]\[:'},]" "$T/zsh.o" ;;
-	esac
+# zsh: TAB pressed in an interactive zsh on a pty (zsh_complete.zsh).
+zshc() { # zshc LINE
+	zsh "$SRC/tests/install/zsh_complete.zsh" "$(dirname "$ZSH")" "$1"
 }
 zsh -n "$ZSH" && ok || fail "zsh -n _papo"
+zshc 'papo ' >"$T/zsh"
 for c in $(cat "$T/cmds"); do
 	grep -qx -- "$c" "$T/bash" && ok || fail "bash does not complete papo $c"
 	grep -qx -- "$c" "$T/fish" && ok || fail "fish does not complete papo $c"
-	grep -q "^		'$c:" "$ZSH" && ok || fail "zsh does not complete papo $c"
+	grep -qx -- "$c" "$T/zsh" && ok || fail "zsh does not complete papo $c"
 	bashc papo "$c" - >"$T/bash.o"
 	fishc "papo $c -" >"$T/fish.o"
-	# zsh: the command's branch of the case, up to its ;;.
-	awk -v c="$c" '
-	    /^\t[a-z|*]+\)$/ { n = split(substr($1, 1, length($1) - 1), a, "|")
-	        on = 0; for (i = 1; i <= n; i++) if (a[i] == c) on = 1 }
-	    on' "$ZSH" >"$T/zsh.o"
+	zshc "papo $c -" >"$T/zsh.o"
 	for o in $(options "$c"); do
 		grep -qx -- "$o" "$T/bash.o" && ok ||
 		    fail "bash does not complete papo $c $o"
 		grep -qx -- "$o" "$T/fish.o" && ok ||
 		    fail "fish does not complete papo $c $o"
-		zsh_has "$o" && ok ||
+		grep -qx -- "$o" "$T/zsh.o" && ok ||
 		    fail "zsh does not complete papo $c $o"
 	done
 done
 bashc papo setup '' >"$T/bash.o"
+fishc 'papo setup ' >"$T/fish.o"
+zshc 'papo setup ' >"$T/zsh.o"
 for client in claude-code codex gemini cursor vscode; do
-	grep -qx "$client" "$T/bash.o" && ok || fail "bash: papo setup $client"
+	for sh in bash fish zsh; do
+		grep -qx "$client" "$T/$sh.o" && ok ||
+		    fail "$sh does not complete papo setup $client"
+	done
 done
 
 # The unit: what it runs, and systemd's own check of it (with papo's
