@@ -29,8 +29,9 @@ as() {
 	    PAPO_LAN=off PAPO_PORTMAP=off "$@") >/tmp/out 2>/tmp/err
 }
 until_true() { # until_true SECONDS COMMAND...
-	local i
-	for ((i = 0; i < $1 * 10; i++)); do
+	local i n=$(($1 * 10))
+	shift
+	for ((i = 0; i < n; i++)); do
 		"$@" && return 0
 		sleep 0.1
 	done
