@@ -48,6 +48,8 @@ serve() {
 }
 
 # The package, and every library it needs, from the archive.
+npkg() { dpkg-query -W -f '${Status}\n' | grep -c ' installed$'; }
+n0=$(npkg)
 t0=$(now)
 apt-get update -qq >/tmp/apt.out 2>&1 || fail "apt-get update: $(tail -3 /tmp/apt.out)"
 t1=$(now)
@@ -60,7 +62,8 @@ else
 fi
 t2=$(now)
 echo "time: apt-get update $(secs "$t0" "$t1") s, apt-get install papo" \
-    "$(secs "$t1" "$t2") s"
+    "$(secs "$t1" "$t2") s ($(($(npkg) - n0)) packages installed," \
+    "$n0 there before)"
 dpkg-query -W -f '${Status}\n' papo | grep -q 'install ok installed' && ok ||
     fail "dpkg does not say papo is installed"
 missing=$(ldd /usr/bin/papo | grep 'not found')
