@@ -43,6 +43,11 @@ static const char schema[] =
     "CREATE INDEX IF NOT EXISTS msg_reply ON msg(reply_to)"
     " WHERE reply_to IS NOT NULL;"
     "CREATE INDEX IF NOT EXISTS msg_ts ON msg(ts);"
+    "CREATE INDEX IF NOT EXISTS msg_from ON msg(from_id);"
+    "CREATE INDEX IF NOT EXISTS msg_name ON msg(from_name);"
+    "CREATE INDEX IF NOT EXISTS msg_to ON msg(to_id)"
+    " WHERE to_id IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS msg_files ON msg(files) WHERE files > 0;"
     "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text,"
     " tokenize='" TOKENIZE_NAME " remove_diacritics 2');"
     "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY,"
@@ -533,36 +538,35 @@ bind_named_int(sqlite3_stmt *st, const char *name, sqlite3_int64 v)
  * 35 ms a page over a million on 2 cores, a phrase or a prefix several
  * times that); so when more than IX_WINDOW messages match, the hits
  * come newest first instead, which FTS5 reads in rowid order and stops
- * after a page.
+ * after a page.  With filters besides the words (from, to, files, a
+ * thread, times) that few messages pass, those are read first (by the
+ * msg table's indexes) and each is matched by its rowid: a common word
+ * and a filter nothing passes no longer read every match to reject it.
  */
 enum ix_mode {
 	IX_ALL,        /* every hit ranked (or no words) */
 	IX_OLD,        /* hits with rowid < min, newest first */
+	IX_FEW,        /* the messages the filters pass, matched, ranked */
 };
 #define IX_WINDOW IX_RANKED_MAX
+#define IX_FEW_MAX 5000          /* messages passing filters matched one
+                                  * by one */
 #define IX_ROWID_ALL INT64_MAX
 
-/* The statement q asks for, fts the FTS5 query (NULL: none). */
+/* Whether q filters by more than words. */
 static int
-ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
-    enum ix_mode mode, sqlite3_int64 min, sqlite3_stmt **st)
+ix_filtered(const struct ix_query *q)
 {
-	char sql[2048];
-	size_t n = 0;
+	return q->from_id != NULL || q->from_name != NULL ||
+	    q->to_id != NULL || q->before != 0 || q->after != 0 ||
+	    q->files || q->thread != NULL;
+}
 
-#define ADD(...) (n += (size_t)snprintf(sql + n, sizeof(sql) - n, __VA_ARGS__))
-	if (q->thread != NULL)
-		ADD("WITH RECURSIVE t(id) AS (SELECT :thread UNION "
-		    "SELECT c.id FROM msg c JOIN t ON c.reply_to = t.id) ");
-	if (fts != NULL)
-		ADD("SELECT m.id, snippet(fts, 0, '" IX_OPEN "', '" IX_CLOSE
-		    "', '…', %d), m.ts, fts.rank "
-		    "FROM fts JOIN msg m ON m.rowid = fts.rowid "
-		    "WHERE fts MATCH :q", IX_SNIPPET_TOKENS);
-	else
-		ADD("SELECT m.id, NULL, m.ts, 0 FROM msg m WHERE 1");
-	if (mode == IX_OLD)
-		ADD(" AND fts.rowid < :min");
+/* Appends q's filters (" AND ..." on the msg table, m) to sql at *n. */
+static void
+ix_filters(char *sql, size_t size, size_t *n, const struct ix_query *q)
+{
+#define ADD(...) (*n += (size_t)snprintf(sql + *n, size - *n, __VA_ARGS__))
 	if (q->from_id != NULL)
 		ADD(" AND m.from_id = :from");
 	if (q->from_name != NULL)
@@ -577,6 +581,71 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 		ADD(" AND m.files > 0");
 	if (q->thread != NULL)
 		ADD(" AND m.id IN (SELECT id FROM t)");
+#undef ADD
+}
+
+/* Binds q's filters' parameters (those st has). */
+static int
+ix_bind(sqlite3_stmt *st, const struct ix_query *q)
+{
+	return bind_named(st, ":thread", q->thread) ||
+	    bind_named(st, ":from", q->from_id) ||
+	    bind_named(st, ":fromname", q->from_name) ||
+	    bind_named(st, ":to", q->to_id) ||
+	    bind_named_int(st, ":before", (sqlite3_int64)q->before) ||
+	    bind_named_int(st, ":after", (sqlite3_int64)q->after);
+}
+
+#define IX_THREAD_CTE "WITH RECURSIVE t(id) AS (SELECT :thread UNION " \
+	"SELECT c.id FROM msg c JOIN t ON c.reply_to = t.id) "
+
+/* How many messages q's filters pass, counting up to IX_FEW_MAX + 1;
+ * -1 on an error. */
+static long
+ix_few(struct ix *x, const struct ix_query *q)
+{
+	char sql[1024];
+	size_t n = 0;
+	sqlite3_stmt *st;
+	long count = -1;
+
+	n += (size_t)snprintf(sql, sizeof(sql), "%sSELECT count(*) FROM "
+	    "(SELECT 1 FROM msg m WHERE 1", q->thread != NULL ?
+	    IX_THREAD_CTE : "");
+	ix_filters(sql, sizeof(sql), &n, q);
+	n += (size_t)snprintf(sql + n, sizeof(sql) - n, " LIMIT %d)",
+	    IX_FEW_MAX + 1);
+	if (n >= sizeof(sql) ||
+	    sqlite3_prepare_v2(x->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (ix_bind(st, q) == 0 && sqlite3_step(st) == SQLITE_ROW)
+		count = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return count;
+}
+
+/* The statement q asks for, fts the FTS5 query (NULL: none). */
+static int
+ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
+    enum ix_mode mode, sqlite3_int64 min, sqlite3_stmt **st)
+{
+	char sql[2048];
+	size_t n = 0;
+
+#define ADD(...) (n += (size_t)snprintf(sql + n, sizeof(sql) - n, __VA_ARGS__))
+	if (q->thread != NULL)
+		ADD(IX_THREAD_CTE);
+	if (fts != NULL)
+		ADD("SELECT m.id, snippet(fts, 0, '" IX_OPEN "', '" IX_CLOSE
+		    "', '…', %d), m.ts, fts.rank FROM %s "
+		    "WHERE fts MATCH :q", IX_SNIPPET_TOKENS, mode == IX_FEW ?
+		    "msg m CROSS JOIN fts ON fts.rowid = m.rowid" :
+		    "fts JOIN msg m ON m.rowid = fts.rowid");
+	else
+		ADD("SELECT m.id, NULL, m.ts, 0 FROM msg m WHERE 1");
+	if (mode == IX_OLD)
+		ADD(" AND fts.rowid < :min");
+	ix_filters(sql, sizeof(sql), &n, q);
 	if (mode == IX_OLD)
 		ADD(" ORDER BY fts.rowid DESC");
 	else if (fts != NULL)
@@ -590,14 +659,8 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 	if (n >= sizeof(sql) ||
 	    sqlite3_prepare_v2(x->db, sql, -1, st, NULL) != SQLITE_OK)
 		return -1;
-	if (bind_named(*st, ":thread", q->thread) ||
-	    bind_named(*st, ":q", fts) ||
-	    bind_named(*st, ":from", q->from_id) ||
-	    bind_named(*st, ":fromname", q->from_name) ||
-	    bind_named(*st, ":to", q->to_id) ||
-	    bind_named_int(*st, ":min", min) ||
-	    bind_named_int(*st, ":before", (sqlite3_int64)q->before) ||
-	    bind_named_int(*st, ":after", (sqlite3_int64)q->after))
+	if (ix_bind(*st, q) || bind_named(*st, ":q", fts) ||
+	    bind_named_int(*st, ":min", min))
 		return -1;
 	return 0;
 }
@@ -716,6 +779,8 @@ ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 	struct ix_hit *v = NULL;
 	char *fts = NULL;
 	sqlite3_int64 min = 0;
+	long few = IX_FEW_MAX + 1;
+	enum ix_mode mode = IX_ALL;
 	size_t n = 0, want;
 
 	*more = 0;
@@ -739,14 +804,19 @@ ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 		err_set(err, "%s", "out of memory");
 		goto fail;
 	}
-	if (fts != NULL && (min = ix_window(x, fts)) == -1) {
+	if (fts != NULL && ix_filtered(q) &&
+	    (few = ix_few(x, q)) >= 0 && few <= IX_FEW_MAX)
+		mode = IX_FEW;
+	else if (fts != NULL && (min = ix_window(x, fts)) != 0)
+		mode = IX_OLD;
+	if (min == -1 || few == -1) {
 		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
 		goto fail;
 	}
-	if (ix_read(err, x, q, fts, min == 0 ? IX_ALL : IX_OLD,
-	    IX_ROWID_ALL, q->offset, want, v, &n) == -1)
+	if (few != 0 && ix_read(err, x, q, fts, mode, IX_ROWID_ALL, q->offset,
+	    want, v, &n) == -1)
 		goto fail;
-	*ranked = fts != NULL && min == 0;
+	*ranked = fts != NULL && mode != IX_OLD;
 	if (n > q->limit) {
 		*more = 1;
 		ix_hits_free(v + q->limit, n - q->limit);
