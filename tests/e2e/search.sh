@@ -5,7 +5,8 @@
 # through the API, the CLI and MCP, filters (from, to, times, files,
 # threads), pages by the cursor, bad input refused with a clear 400; the
 # index deleted, truncated or damaged while the daemon is stopped and
-# rebuilt at start with nothing lost; a daemon killed with kill -9 during
+# rebuilt at start with nothing lost (at once, or beside the room for a
+# long log, even killed mid-way); a daemon killed with kill -9 during
 # a burst of sends: every message it stored is findable after a restart.
 # Usage: search.sh PATH_TO_PAPO.
 PAPO=${1:?usage: search.sh PATH_TO_PAPO}
@@ -190,6 +191,27 @@ for how in delete truncate garbage header; do
 	check "after the index was ${how}d: the thread" test "$(hits ana "thread=$root")" = 3
 done
 check "the rebuilds were logged" grep -q 'rebuilt' "$T/ana.err"
+
+# A log longer than those rebuilt at once (the threshold lowered to 50
+# messages for the test; 10,000 by default): the daemon starts, the
+# index is rebuilt beside the room, which answers meanwhile, and search
+# finds everything once it is done; a kill -9 in the middle of it
+# changes nothing of that.
+for kill in no yes; do
+	stop ana
+	rm -f "$db" "$db-wal" "$db-shm"
+	PAPO_TEST_INDEX_INLINE=50 start ana
+	check "the room answers while its index is rebuilt (kill $kill)" test "$(curl -s -o /dev/null -w '%{http_code}' "${URL[ana]}/api/status")" = 200
+	if [ "$kill" = yes ]; then
+		crash ana
+		PAPO_TEST_INDEX_INLINE=50 start ana
+	fi
+	code=$(curl -s -o "$T/body" -w '%{http_code}' "${URL[ana]}/api/search?q=common")
+	check "search at once: the hits, or 503 saying the index is being rebuilt ($code)" \
+		bash -c "[ $code = 200 ] || { [ $code = 503 ] && grep -q 'being rebuilt from the log' $T/body; }"
+	check "once rebuilt beside the room, every message found (kill $kill)" until_true 30 test "$(hits ana 'q=common')" = 200
+done
+check "the rebuild ran beside the room" grep -q 'rebuilt from the log (.* messages), beside the room' "$T/ana.err"
 
 # kill -9 during a burst of sends: after a restart, every message the log
 # holds is found.
