@@ -141,8 +141,24 @@ ix_read_mark(char err[PAPO_ERR_LEN], struct ix *x)
 	return 0;
 }
 
+static struct ix *ix_open_as(char err[PAPO_ERR_LEN], const char *path,
+    struct ix_mark *mark, int check);
+
 struct ix *
 ix_open(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark)
+{
+	return ix_open_as(err, path, mark, 1);
+}
+
+struct ix *
+ix_open_built(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark)
+{
+	return ix_open_as(err, path, mark, 0);
+}
+
+static struct ix *
+ix_open_as(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark,
+    int check)
 {
 	struct ix *x;
 	struct stat st;
@@ -174,7 +190,7 @@ ix_open(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark)
 		err_set(err, "%s", "search index: this SQLite has no FTS5");
 		goto fail;
 	}
-	if (ix_exec(err, x, schema) == -1 || !ix_whole(err, x) ||
+	if (ix_exec(err, x, schema) == -1 || (check && !ix_whole(err, x)) ||
 	    ix_read_mark(err, x) == -1)
 		goto fail;
 	if (fresh && x->version == 0) {
@@ -538,20 +554,22 @@ bind_named_int(sqlite3_stmt *st, const char *name, sqlite3_int64 v)
  * 35 ms a page over a million on 2 cores, a phrase or a prefix several
  * times that); so when more than IX_WINDOW messages match, the hits
  * come newest first instead, which FTS5 reads in rowid order and stops
- * after a page.  With filters besides the words (from, to, files, a
+ * after a page; rank is then not even selected (bm25's statistics count
+ * every match of each phrase, a read of them all).  With filters besides the words (from, to, files, a
  * thread, times) that few messages pass, those are read first (by the
  * msg table's indexes) and each is matched by its rowid: a common word
  * and a filter nothing passes no longer read every match to reject it.
  */
 enum ix_mode {
 	IX_ALL,        /* every hit ranked (or no words) */
-	IX_OLD,        /* hits with rowid < min, newest first */
+	IX_OLD,        /* more than IX_WINDOW match: newest first (no bm25,
+	                * whose statistics alone read every match) */
 	IX_FEW,        /* the messages the filters pass, matched, ranked */
+	IX_FEW_OLD,    /* those, newest first (more than IX_WINDOW match) */
 };
 #define IX_WINDOW IX_RANKED_MAX
 #define IX_FEW_MAX 5000          /* messages passing filters matched one
                                   * by one */
-#define IX_ROWID_ALL INT64_MAX
 
 /* Whether q filters by more than words. */
 static int
@@ -627,8 +645,10 @@ ix_few(struct ix *x, const struct ix_query *q)
 /* The statement q asks for, fts the FTS5 query (NULL: none). */
 static int
 ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
-    enum ix_mode mode, sqlite3_int64 min, sqlite3_stmt **st)
+    enum ix_mode mode, sqlite3_stmt **st)
 {
+	int newest = mode == IX_OLD || mode == IX_FEW_OLD;
+
 	char sql[2048];
 	size_t n = 0;
 
@@ -637,17 +657,19 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 		ADD(IX_THREAD_CTE);
 	if (fts != NULL)
 		ADD("SELECT m.id, snippet(fts, 0, '" IX_OPEN "', '" IX_CLOSE
-		    "', '…', %d), m.ts, fts.rank FROM %s "
-		    "WHERE fts MATCH :q", IX_SNIPPET_TOKENS, mode == IX_FEW ?
+		    "', '…', %d), m.ts, %s FROM %s "
+		    "WHERE fts MATCH :q", IX_SNIPPET_TOKENS,
+		    newest ? "0" : "fts.rank",
+		    mode == IX_FEW || mode == IX_FEW_OLD ?
 		    "msg m CROSS JOIN fts ON fts.rowid = m.rowid" :
 		    "fts JOIN msg m ON m.rowid = fts.rowid");
 	else
 		ADD("SELECT m.id, NULL, m.ts, 0 FROM msg m WHERE 1");
-	if (mode == IX_OLD)
-		ADD(" AND fts.rowid < :min");
 	ix_filters(sql, sizeof(sql), &n, q);
 	if (mode == IX_OLD)
 		ADD(" ORDER BY fts.rowid DESC");
+	else if (mode == IX_FEW_OLD)
+		ADD(" ORDER BY m.rowid DESC");
 	else if (fts != NULL)
 		ADD(" ORDER BY fts.rank, m.ts DESC");
 	else if (q->thread != NULL)
@@ -659,8 +681,7 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 	if (n >= sizeof(sql) ||
 	    sqlite3_prepare_v2(x->db, sql, -1, st, NULL) != SQLITE_OK)
 		return -1;
-	if (ix_bind(*st, q) || bind_named(*st, ":q", fts) ||
-	    bind_named_int(*st, ":min", min))
+	if (ix_bind(*st, q) || bind_named(*st, ":q", fts))
 		return -1;
 	return 0;
 }
@@ -729,14 +750,14 @@ ix_excerpt(struct ix_hit *h, const char *snip)
  * the hits to out[*n].  0, or -1 with err. */
 static int
 ix_read(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
-    const char *fts, enum ix_mode mode, sqlite3_int64 min, uint64_t offset,
+    const char *fts, enum ix_mode mode, uint64_t offset,
     size_t want, struct ix_hit *out, size_t *n)
 {
 	sqlite3_stmt *st = NULL;
 	size_t got = 0;
 	int rc;
 
-	if (ix_prepare(x, q, fts, mode, min, &st) == -1 ||
+	if (ix_prepare(x, q, fts, mode, &st) == -1 ||
 	    bind_named_int(st, ":limit", (sqlite3_int64)want) ||
 	    bind_named_int(st, ":offset", (sqlite3_int64)offset)) {
 		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
@@ -804,19 +825,19 @@ ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 		err_set(err, "%s", "out of memory");
 		goto fail;
 	}
-	if (fts != NULL && ix_filtered(q) &&
-	    (few = ix_few(x, q)) >= 0 && few <= IX_FEW_MAX)
-		mode = IX_FEW;
-	else if (fts != NULL && (min = ix_window(x, fts)) != 0)
+	if (fts != NULL && (min = ix_window(x, fts)) != 0)
 		mode = IX_OLD;
+	if (min != -1 && fts != NULL && ix_filtered(q) &&
+	    (few = ix_few(x, q)) >= 0 && few <= IX_FEW_MAX)
+		mode = mode == IX_OLD ? IX_FEW_OLD : IX_FEW;
 	if (min == -1 || few == -1) {
 		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
 		goto fail;
 	}
-	if (few != 0 && ix_read(err, x, q, fts, mode, IX_ROWID_ALL, q->offset,
-	    want, v, &n) == -1)
+	if (few != 0 && ix_read(err, x, q, fts, mode, q->offset, want, v,
+	    &n) == -1)
 		goto fail;
-	*ranked = fts != NULL && mode != IX_OLD;
+	*ranked = fts != NULL && mode != IX_OLD && mode != IX_FEW_OLD;
 	if (n > q->limit) {
 		*more = 1;
 		ix_hits_free(v + q->limit, n - q->limit);

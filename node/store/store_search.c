@@ -351,8 +351,10 @@ fail:
 	return -1;
 }
 
-void
-store_ix_open(struct store *s)
+/* store_ix_open; built: the index was just rebuilt beside the room,
+ * whole, and is opened without reading it all again. */
+static void
+ix_open_for(struct store *s, int built)
 {
 	char err[PAPO_ERR_LEN], path[PATH_MAX];
 	struct ix_mark mark;
@@ -365,7 +367,8 @@ store_ix_open(struct store *s)
 	if (ix_path(s->log_path, "search.db", path) == -1)
 		return;
 	ix_src_of(s, &src);
-	if ((s->ix = ix_open(err, path, &mark)) != NULL &&
+	if ((s->ix = built ? ix_open_built(err, path, &mark) :
+	    ix_open(err, path, &mark)) != NULL &&
 	    ix_prefix(s, &mark, &from)) {
 		if (from == s->nent)
 			return;
@@ -392,6 +395,12 @@ store_ix_open(struct store *s)
 	}
 }
 
+void
+store_ix_open(struct store *s)
+{
+	ix_open_for(s, 0);
+}
+
 int
 store_ix_fd(const struct store *s)
 {
@@ -411,7 +420,7 @@ store_ix_ready(struct store *s)
 		log_msg(LOG_WARN, "%s: search is unavailable until the next "
 		    "start", b->err);
 	else
-		store_ix_open(s);    /* adds what came meanwhile */
+		ix_open_for(s, 1);   /* adds what came meanwhile */
 	build_free(b);
 }
 
