@@ -164,7 +164,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  cli_status, 0 },
 	{ "history", "papo history [-n N] [-q WORDS] [--from NAME]\n"
 	  "       [--since T] [--before T] [--after T] [--thread ID]\n"
-	  "       [--files] [--room ROOM] [--json]", "njRqZsbePI",
+	  "       [--files] [--room ROOM | --all-rooms] [--json]",
+	  "njRqZsbePIY",
 	  "Print the last N messages (default 20, at most 500), oldest first:\n"
 	  "time, id, author, \"\u2192 NAME\" when directed, \"\u21b3 ID\" when a\n"
 	  "reply, and the text.  When retention (PAPO_KEEP) dropped older\n"
@@ -172,8 +173,9 @@ static const struct cli_cmd cli_cmds[] = {
 	  "were dropped.\n"
 	  "With -q WORDS (each word required; \"a phrase\"; a prefix*;\n"
 	  "accents ignored) or a filter, search instead: the best N hits\n"
-	  "first (at most 200), each with its text around the words found,\n"
-	  "[marked].  --from NAME: its messages only; --since/--after T,\n"
+	  "first (at most 200), each with its text around the words found\n"
+	  "(in bold at a terminal).  --all-rooms: in every room at once, the\n"
+	  "hits ranked together, each with its room.  --from NAME: its messages only; --since/--after T,\n"
 	  "--before T: a time as a duration ago (30m, 2h, 7d), a date\n"
 	  "(2026-12-03, \"2026-12-03 14:00\") or ms since 1970; --files:\n"
 	  "messages that name files; --thread ID: that message and its\n"
