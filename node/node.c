@@ -699,6 +699,33 @@ node_do_invite(struct node *n, struct node_msg *m)
 	cJSON_Delete(o);
 }
 
+/*
+ * A search of every room: room "*", or no room named where several are
+ * and none is the default (what else could it mean).  Answers m and
+ * returns 1; 0 for a search of one room.
+ */
+static int
+node_search_every(struct node *n, struct node_msg *m)
+{
+	struct room *rooms[PAPO_ROOMS_MAX];
+	int every = m->room != NULL && strcmp(m->room, "*") == 0;
+
+	if (!every && (m->room == NULL || m->room[0] == '\0') &&
+	    n->nrooms > 1 && node_default(n) == NULL)
+		every = 1;
+	if (!every)
+		return 0;
+	if (n->nrooms == 0) {
+		node_fail(n, m, 404, "this daemon is in no room yet: join one "
+		    "with 'papo join INVITE' or make one with 'papo new'");
+		return 1;
+	}
+	for (size_t i = 0; i < n->nrooms; i++)
+		rooms[i] = n->rooms[i]->room;
+	rooms_search(rooms, n->nrooms, m);
+	return 1;
+}
+
 static void
 node_on_request(void *arg, uint32_t events)
 {
@@ -728,6 +755,10 @@ node_on_request(void *arg, uint32_t events)
 		case NODE_INVITE:
 			node_do_invite(n, m);
 			break;
+		case NODE_SEARCH:
+			if (node_search_every(n, m))
+				break;
+			/* FALLTHROUGH */
 		default:
 			if ((r = node_find(n, m)) == NULL)
 				break;

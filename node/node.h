@@ -3,8 +3,9 @@
  * node/ that server/ includes: the node thread, and, by the headers it
  * includes, what node/ publishes besides (the limits every part agrees
  * on, the messages that cross to the node, the rooms of a home, the
- * sending limits' settings).  server/ includes lib/ for the generic
- * parts (loop, log, fs).  Errors follow lib/err.h.
+ * sending limits' settings, what it speaks and runs with: version.h).
+ * server/ includes lib/ for the generic parts (loop, log, fs).  Errors
+ * follow lib/err.h.
  */
 #ifndef PAPO_NODE_H
 #define PAPO_NODE_H
@@ -17,6 +18,7 @@
 #include "node/papo.h"
 #include "node/room/limit.h"
 #include "node/store/room.h"
+#include "node/version.h"
 
 /*
  * The node: the thread that keeps the room (store, QUIC connections,

@@ -9,6 +9,7 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,7 +122,36 @@ search(struct store *s, struct ix_query *q, struct ix_hit *out, int *more,
 {
 	if (q->limit == 0)
 		q->limit = 50;
-	return store_search(err, s, q, out, more, code);
+	int ranked;
+
+	return store_search(err, s, q, out, more, &ranked, code);
+}
+
+/* Whether a mark of h covers exactly word in its excerpt (marks count
+ * code points). */
+static int
+marked(const struct ix_hit *h, const char *word)
+{
+	for (size_t i = 0; i < h->nmarks; i++) {
+		const char *p = h->excerpt, *a = NULL, *b = NULL;
+		uint32_t cp = 0;
+
+		for (;; p++) {
+			if ((*p & 0xc0) != 0x80) {
+				if (cp == h->marks[i][0])
+					a = p;
+				if (cp == h->marks[i][1])
+					b = p;
+				cp++;
+			}
+			if (*p == '\0')
+				break;
+		}
+		if (a != NULL && b != NULL && (size_t)(b - a) == strlen(word) &&
+		    memcmp(a, word, strlen(word)) == 0)
+			return 1;
+	}
+	return 0;
 }
 
 /* How many messages text finds (all pages), or -1. */
@@ -131,14 +161,15 @@ count(struct store *s, const char *text)
 	struct ix_query q;
 	struct ix_hit h[IX_LIMIT_MAX];
 	char err[PAPO_ERR_LEN];
-	int more = 1, code;
+	int more = 1, code, ranked;
 	long n, total = 0;
 
 	memset(&q, 0, sizeof(q));
 	q.text = text;
 	q.limit = IX_LIMIT_MAX;
 	while (more) {
-		if ((n = store_search(err, s, &q, h, &more, &code)) < 0) {
+		if ((n = store_search(err, s, &q, h, &more, &ranked,
+		    &code)) < 0) {
 			fprintf(stderr, "search '%s': %d %s\n", text, code,
 			    err);
 			return -1;
@@ -186,10 +217,15 @@ test_words(const struct ctx *c)
 	/* Accents folded both ways. */
 	CHECK_EQ_INT(count(s, "cafe creme"), 1);
 	CHECK_EQ_INT(count(s, "caf\xc3\xa9 brule"), 1);
-	/* CJK: a run between spaces is a word; a prefix finds its start. */
+	/* CJK: each character a word, a word of several a phrase of
+	 * them, found inside a run as well as between spaces. */
 	CHECK_EQ_INT(count(s, "\xe6\x9d\xb1\xe4\xba\xac"), 1);
 	CHECK_EQ_INT(count(s, "\xe3\x82\xbf*"), 1);
 	CHECK_EQ_INT(count(s, "\xe5\xa4\xa7\xe9\x98\xaa"), 0);   /* 大阪 */
+	CHECK_EQ_INT(count(s, "\xe4\xba\xac"), 1);                 /* 京 */
+	CHECK_EQ_INT(count(s, "\xe3\x82\xbf\xe3\x83\xaf"), 1);  /* タワ */
+	CHECK_EQ_INT(count(s, "\xe8\xa1\x8c\xe3\x81\x8f"), 1);  /* 行く */
+	CHECK_EQ_INT(count(s, "\xe4\xba\xac\xe6\x9d\xb1"), 0);  /* 京東 */
 	/* An emoji is no word: the words beside it are found; alone it is
 	 * found nowhere, and that is no error. */
 	CHECK_EQ_INT(count(s, "rocketfuel"), 1);
@@ -202,8 +238,33 @@ test_words(const struct ctx *c)
 	CHECK_EQ_INT(n, 1);
 	if (n == 1) {
 		CHECK_EQ_STR(h[0].id, id);
-		CHECK(strstr(h[0].excerpt, "[fox]") != NULL);
-		CHECK(strstr(h[0].excerpt, "quick brown") != NULL);
+		CHECK(marked(&h[0], "fox"));
+		CHECK_EQ_INT(h[0].nmarks, 1);
+		CHECK(strstr(h[0].excerpt, "the quick brown fox jumps") !=
+		    NULL);
+	}
+	ix_hits_free(h, n > 0 ? (size_t)n : 0);
+	/* A message's own brackets are its text, never taken for marks;
+	 * the characters of a CJK word found are marked as one. */
+	add(s, c, c->me, "see [note] and ]odd[ brackets near zebra", T0 + 9,
+	    NULL, NULL, NULL);
+	memset(&q, 0, sizeof(q));
+	q.text = "zebra";
+	n = search(s, &q, h, &more, &code, err);
+	CHECK_EQ_INT(n, 1);
+	if (n == 1) {
+		CHECK(strstr(h[0].excerpt, "[note] and ]odd[") != NULL);
+		CHECK_EQ_INT(h[0].nmarks, 1);
+		CHECK(marked(&h[0], "zebra"));
+	}
+	ix_hits_free(h, n > 0 ? (size_t)n : 0);
+	memset(&q, 0, sizeof(q));
+	q.text = "\xe3\x82\xbf\xe3\x83\xaf";
+	n = search(s, &q, h, &more, &code, err);
+	CHECK_EQ_INT(n, 1);
+	if (n == 1) {
+		CHECK_EQ_INT(h[0].nmarks, 1);
+		CHECK(marked(&h[0], "\xe3\x82\xbf\xe3\x83\xaf"));
 	}
 	ix_hits_free(h, n > 0 ? (size_t)n : 0);
 	/* Ranked: the message that says it three times comes first. */
@@ -427,8 +488,8 @@ test_bad(const struct ctx *c)
 	CHECK(strstr(err, "longer than") != NULL);
 	free(big);
 	q.text = "a";
-	q.limit = IX_LIMIT_MAX + 1;
-	CHECK_EQ_INT(store_search(err, s, &q, h, &more, &code), -1);
+	q.limit = IX_LIMIT_MAX + IX_RANKED_MAX + 1;
+	CHECK_EQ_INT(search(s, &q, h, &more, &code, err), -1);
 	CHECK_EQ_INT(code, 400);
 	store_close(s);
 	rmhome(home);
@@ -558,7 +619,8 @@ static void
 test_retention(const struct ctx *c)
 {
 	struct store_keep k = { .count = 10 };
-	char home[64], err[PAPO_ERR_LEN], line[64];
+	char home[64], err[PAPO_ERR_LEN], line[64], path[512];
+	struct stat before, after;
 	struct store *s;
 
 	mkhome(home);
@@ -568,7 +630,13 @@ test_retention(const struct ctx *c)
 		add(s, c, c->me, line, T0 + (uint64_t)i, NULL, NULL, NULL);
 	}
 	CHECK_EQ_INT(count(s, "kept"), 40);
+	snprintf(path, sizeof(path), "%s/search.db", home);
+	CHECK_EQ_INT(stat(path, &before), 0);
 	CHECK_EQ_INT(store_compact(err, s, &k, T0 + 100), 30);
+	/* What it dropped is taken out of the index, which is not made
+	 * again (a rebuild renames a new file over it). */
+	CHECK_EQ_INT(stat(path, &after), 0);
+	CHECK_EQ_INT(before.st_ino, after.st_ino);
 	CHECK_EQ_INT(count(s, "kept"), 10);
 	CHECK_EQ_INT(count(s, "m5"), 0);
 	CHECK_EQ_INT(count(s, "m35"), 1);
@@ -577,7 +645,68 @@ test_retention(const struct ctx *c)
 	store_close(s);
 	s = open_or_die(home, c);
 	CHECK_EQ_INT(count(s, "kept"), 11);
+	CHECK_EQ_INT(stat(path, &after), 0);
+	CHECK_EQ_INT(before.st_ino, after.st_ino);
 	store_close(s);
+	rmhome(home);
+}
+
+/* A log longer than those rebuilt at once (PAPO_TEST_INDEX_INLINE for
+ * the test): its index is rebuilt on a thread while the store goes on;
+ * search says so meanwhile, and what is appended meanwhile is found
+ * once it is done. */
+static void
+test_background(const struct ctx *c)
+{
+	struct ix_query q;
+	struct ix_hit h[4];
+	char home[64], path[512], err[PAPO_ERR_LEN], line[64];
+	struct pollfd p;
+	struct store *s;
+	int more, code;
+
+	mkhome(home);
+	s = open_or_die(home, c);
+	for (int i = 0; i < 400; i++) {
+		snprintf(line, sizeof(line), "background n%d common", i);
+		add(s, c, c->me, line, T0 + (uint64_t)i, NULL, NULL, NULL);
+	}
+	CHECK_EQ_INT(store_ix_fd(s), -1);
+	store_close(s);
+	snprintf(path, sizeof(path), "%s/search.db", home);
+	CHECK_EQ_INT(unlink(path), 0);
+	setenv("PAPO_TEST_INDEX_INLINE", "100", 1);
+	s = open_or_die(home, c);
+	unsetenv("PAPO_TEST_INDEX_INLINE");
+	CHECK((p.fd = store_ix_fd(s)) != -1);
+	memset(&q, 0, sizeof(q));
+	q.text = "common";
+	q.limit = 4;
+	CHECK_EQ_INT(search(s, &q, h, &more, &code, err), -1);
+	CHECK_EQ_INT(code, 503);
+	CHECK(strstr(err, "being rebuilt") != NULL &&
+	    strstr(err, "of 400 messages") != NULL);
+	add(s, c, c->me, "background late common", T0 + 500, NULL, NULL,
+	    NULL);
+	p.events = POLLIN;
+	CHECK_EQ_INT(poll(&p, 1, 30000), 1);
+	store_ix_ready(s);
+	CHECK_EQ_INT(store_ix_fd(s), -1);
+	CHECK_EQ_INT(count(s, "common"), 401);
+	CHECK_EQ_INT(count(s, "late"), 1);
+	CHECK_EQ_INT(count(s, "n399"), 1);
+	store_close(s);
+	/* A store closed mid-rebuild stops it and leaves no file behind. */
+	CHECK_EQ_INT(unlink(path), 0);
+	setenv("PAPO_TEST_INDEX_INLINE", "100", 1);
+	s = open_or_die(home, c);
+	unsetenv("PAPO_TEST_INDEX_INLINE");
+	store_close(s);
+	s = open_or_die(home, c);
+	CHECK_EQ_INT(count(s, "common"), 401);
+	store_close(s);
+	snprintf(path, sizeof(path), "%s/search.db.tmp", home);
+	CHECK(access(path, F_OK) == -1);
 	rmhome(home);
 }
 
@@ -649,7 +778,7 @@ test_window(const struct ctx *c)
 	struct frame_msg m;
 	char home[64], path[512], err[PAPO_ERR_LEN], body[64];
 	struct ix *x;
-	int more = 1, code, dup = 0, first = 1;
+	int more = 1, code, dup = 0, first = 1, ranked = 1;
 	size_t got = 0;
 	uint64_t v;
 	long n;
@@ -679,7 +808,8 @@ test_window(const struct ctx *c)
 	q.text = "common";
 	q.limit = IX_LIMIT_MAX;
 	while (more) {
-		if ((n = ix_search(err, x, &q, h, &more, &code)) < 0) {
+		if ((n = ix_search(err, x, &q, h, &more, &ranked,
+		    &code)) < 0) {
 			CHECK(0);
 			break;
 		}
@@ -687,7 +817,7 @@ test_window(const struct ctx *c)
 		 * best match, N - 5, is not first). */
 		if (first)
 			CHECK(n > 1 && strstr(h[0].excerpt, "1299") != NULL &&
-			    strstr(h[1].excerpt, "1298") != NULL);
+			    strstr(h[1].excerpt, "1298") != NULL && !ranked);
 		first = 0;
 		for (long i = 0; i < n; i++) {
 			long k = 0;
@@ -738,6 +868,7 @@ main(void)
 	test_bad(&c);
 	test_rebuild(&c);
 	test_retention(&c);
+	test_background(&c);
 	test_cost(&c);
 	test_window(&c);
 

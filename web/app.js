@@ -1977,38 +1977,24 @@
   const JUMP_PAGES_MAX = 100;      // older pages loaded at most to reach a hit
   let searchTimer = null;
 
-  // A word of the query as the index compares them: lowercase, accents
-  // off (the tokenizer's remove_diacritics), no quotes or stars.
-  function fold(w) {
-    return w.normalize('NFD').replace(/\p{M}/gu, '').toLowerCase();
-  }
-
-  function queryTerms(q) {
-    return q.split(/[^\p{L}\p{N}]+/u).filter(Boolean).map(fold);
-  }
-
-  // The excerpt's text with the hits the index marked [ and ] as <mark>
-  // elements; everything else text nodes.  A bracket is a mark when the
-  // message has none of its own, else when what it encloses is one of
-  // the words searched for (a Markdown link's [text] stays text).
-  function excerptNodes(excerpt, text, terms) {
+  // The excerpt's text with the words the index found (its marks:
+  // [start, end) in code points) as <mark> elements; everything else
+  // text nodes.
+  function excerptNodes(excerpt, marks) {
+    const cps = Array.from(excerpt);
     const out = [];
-    const own = /[[\]]/.test(text || '');
-    const re = /\[([^[\]]*)\]/g;
     let at = 0;
-    for (let x; (x = re.exec(excerpt)) !== null;) {
-      const w = fold(x[1]);
-      const hit = x[1] !== '' && (!own || terms.some((t) => w.includes(t) || t.includes(w)));
-      if (!hit) continue;
-      if (x.index > at) out.push(document.createTextNode(excerpt.slice(at, x.index)));
-      out.push(el('mark', 'hit', x[1]));
-      at = x.index + x[0].length;
+    for (const m of Array.isArray(marks) ? marks : []) {
+      if (!Array.isArray(m) || !(m[0] >= at) || !(m[1] > m[0])) continue;
+      if (m[0] > at) out.push(document.createTextNode(cps.slice(at, m[0]).join('')));
+      out.push(el('mark', 'hit', cps.slice(m[0], m[1]).join('')));
+      at = m[1];
     }
-    if (at < excerpt.length) out.push(document.createTextNode(excerpt.slice(at)));
+    if (at < cps.length) out.push(document.createTextNode(cps.slice(at).join('')));
     return out;
   }
 
-  function resultItem(m, terms, room) {
+  function resultItem(m, room) {
     const li = el('li', 'result');
     const b = el('button', 'result-open');
     b.type = 'button';
@@ -2026,7 +2012,7 @@
     meta.append(t);
     const ex = el('span', 'result-excerpt');
     if (typeof m.excerpt === 'string' && m.excerpt) {
-      ex.append(...excerptNodes(m.excerpt, m.text, terms));
+      ex.append(...excerptNodes(m.excerpt, m.marks));
     } else {
       ex.textContent = snippet(m.text || (m.files || []).map((f) => f.name).join(', '), 160);
     }
@@ -2047,11 +2033,11 @@
     const all = ui.searchAll.checked && state.rooms.length > 1;
     if (!more && state.search && state.search.q === q && state.search.all === all &&
         !ui.results.hidden) return;
-    // Each room searched, and the cursor of its next page (undefined:
-    // its first; null: no more).
+    // The search shown, and the cursor of its next page (undefined: its
+    // first; null: no more).  All rooms: one search of every room, the
+    // daemon ranking their hits together.
     const s = more && state.search ? state.search :
-      { q, all, gen: state.gen, terms: queryTerms(q), count: 0,
-        next: new Map((all ? state.rooms.map((r) => r.id) : [state.shown]).map((id) => [id, undefined])) };
+      { q, all, room: state.shown, gen: state.gen, count: 0, next: undefined };
     state.search = s;
     ui.results.hidden = false;
     ui.scroller.hidden = true;
@@ -2062,31 +2048,23 @@
     }
     ui.resultsMore.disabled = true;
     try {
-      const rooms = [...s.next].filter(([, c]) => c !== null);
-      const pages = await Promise.all(rooms.map(([id, c]) =>
-        api(roomPath('/search?html=1&limit=' + SEARCH_PAGE + '&q=' + encodeURIComponent(q) +
-          (c ? '&cursor=' + encodeURIComponent(c) : ''), id))));
+      const p = '/search?html=1&limit=' + SEARCH_PAGE + '&q=' + encodeURIComponent(q) +
+        (s.next ? '&cursor=' + encodeURIComponent(s.next) : '');
+      const h = await api(s.all ? '/api' + p + '&room=%2A' : roomPath(p, s.room));
       if (state.search !== s || s.gen !== state.gen) return;   // asked again since
-      // Rooms' ranks do not compare: their hits alternate, each room's
-      // best first.
-      const lists = pages.map((h, i) => {
-        s.next.set(rooms[i][0], h.next || null);
-        return (h.messages || []).filter((m) => m && typeof m.id === 'string');
-      });
-      for (let k = 0; lists.some((l) => k < l.length); k++) {
-        lists.forEach((l, i) => {
-          if (k < l.length) {
-            ui.resultsList.append(resultItem(l[k], s.terms, rooms[i][0]));
-            s.count++;
-          }
-        });
+      s.next = h.next || null;
+      for (const m of h.messages || []) {
+        if (!m || typeof m.id !== 'string') continue;
+        ui.resultsList.append(resultItem(m, s.all ? m.room_id : s.room));
+        s.count++;
       }
-      const more2 = [...s.next.values()].some((c) => c);
-      const r = roomOf(state.shown);
+      const r = roomOf(s.room);
+      const away = (h.unavailable || []).map((u) => u.room).join(', ');
       ui.resultsStatus.textContent = (s.count === 0 ? 'Nothing found' :
-        s.count + (more2 ? '+' : '') + (s.count === 1 ? ' message' : ' messages')) +
-        ' for “' + q + '”' + (s.all ? ' in all rooms' : r ? ' in ' + r.name : '') + ', best first.';
-      ui.resultsMore.hidden = !more2;
+        s.count + (s.next ? '+' : '') + (s.count === 1 ? ' message' : ' messages')) +
+        ' for “' + q + '”' + (s.all ? ' in all rooms' : r ? ' in ' + r.name : '') + ', best first.' +
+        (away ? ' Not searched (index being rebuilt): ' + away + '.' : '');
+      ui.resultsMore.hidden = !s.next;
     } catch (e) {
       if (state.search !== s) return;
       ui.resultsStatus.textContent = 'Could not search: ' + e.message;

@@ -43,6 +43,7 @@ struct recent;      /* receipt.c's: recent traffic, from the first */
 struct syncs;       /* history.c's: syncs asked */
 struct retention;   /* retain.c's: when to check again */
 struct files;       /* files.c's: the store, fetches, serving */
+struct searching;   /* search.c's: the index's rebuild watched */
 
 struct room {
 	struct room_env env;
@@ -70,6 +71,7 @@ struct room {
 	struct syncs *syncs;
 	struct retention *retention;
 	struct files *files;
+	struct searching *searching;
 };
 
 /*

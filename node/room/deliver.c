@@ -17,6 +17,7 @@
 #include "node/room/deliver.h"
 #include "node/room/files.h"
 #include "node/room/presence.h"
+#include "node/room/search.h"
 
 #define ACK_TIMEOUT_NS (8ull * NS_PER_S)
 
@@ -190,12 +191,15 @@ deliver_store_failed(struct room *g, struct node_msg *req, int err)
 }
 
 /* A message was stored: retention (files no message names any more go
- * with what it drops), and the files it names. */
+ * with what it drops, and a search index that could not follow it is
+ * rebuilt), and the files it names. */
 static void
 deliver_stored(struct room *g, const struct frame_msg *m)
 {
-	if (deliver_retain(g) > 0)
+	if (deliver_retain(g) > 0) {
 		files_retain(g);
+		search_watch(g);
+	}
 	files_on_msg(g, m);
 }
 

@@ -199,6 +199,12 @@ room_summary(const struct room *g, cJSON *o)
 }
 
 void
+rooms_search(struct room **rooms, size_t n, struct node_msg *m)
+{
+	room_search_all(rooms, n, m);
+}
+
+void
 room_request(struct room *g, struct node_msg *m)
 {
 	switch (m->kind) {
@@ -701,7 +707,7 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 	if ((g->keyring = keyring_new()) == NULL || members_new(g) == -1 ||
 	    dial_new(g) == -1 || presence_new(g) == -1 ||
 	    role_new(g) == -1 || epoch_new(g) == -1 || deliver_new(g) == -1 ||
-	    files_new(g) == -1) {
+	    files_new(g) == -1 || search_new(g) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
@@ -731,6 +737,7 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 	dial_start(g);
 	presence_start(g);
 	deliver_start(g);
+	search_watch(g);
 	return g;
 fail:
 	room_free(g);
@@ -781,6 +788,7 @@ room_free(struct room *g)
 			t->nrooms--;
 			break;
 		}
+	search_free(g);
 	files_free(g);
 	deliver_free(g);
 	presence_free(g);

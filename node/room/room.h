@@ -29,6 +29,9 @@ struct room *room_new(char err[PAPO_ERR_LEN], const struct room_env *env);
 void room_free(struct room *g);
 /* Takes a request (send, status, history) and emits it back when done. */
 void room_request(struct room *g, struct node_msg *m);
+/* Takes m, a NODE_SEARCH of every room of rooms (n >= 1), and answers
+ * it with their hits merged (search.c). */
+void rooms_search(struct room **rooms, size_t n, struct node_msg *m);
 /* A room's line in the list of rooms: "members" (others, not removed),
  * "online", "messages" added to o. */
 struct cJSON;

@@ -11,5 +11,16 @@
 
 /* Takes req (a search request) and answers it. */
 void room_search(struct room *g, struct node_msg *req);
+/* Takes req, a search of every room of rooms (nrooms >= 1, of one
+ * node), and answers it with their hits merged. */
+void room_search_all(struct room **rooms, size_t nrooms,
+    struct node_msg *req);
+
+/* The room's part: made with the room, and watching its index's
+ * rebuild while one runs beside the room (search_watch: after the
+ * store is opened or compacted). */
+int search_new(struct room *g);
+void search_watch(struct room *g);
+void search_free(struct room *g);
 
 #endif

@@ -20,10 +20,18 @@
 
 #include "lib/buf.h"
 #include "node/store/index.h"
+#include "node/store/tokenize.h"
 #include "node/wire/attach.h"
 #include "node/wire/crypto.h"
 
 #define IX_SNIPPET_TOKENS 16     /* words an excerpt shows */
+/* What the index's layout is: 2 since the papo tokenizer (1, unmarked:
+ * unicode61 alone).  An index of another version is rebuilt. */
+#define IX_VERSION 2
+/* snippet()'s marks around a hit: bytes that valid UTF-8 never holds,
+ * so a message's own brackets are never taken for them. */
+#define IX_OPEN "\xfe"
+#define IX_CLOSE "\xff"
 
 static const char schema[] =
     "PRAGMA journal_mode=WAL;"
@@ -35,8 +43,13 @@ static const char schema[] =
     "CREATE INDEX IF NOT EXISTS msg_reply ON msg(reply_to)"
     " WHERE reply_to IS NOT NULL;"
     "CREATE INDEX IF NOT EXISTS msg_ts ON msg(ts);"
+    "CREATE INDEX IF NOT EXISTS msg_from ON msg(from_id);"
+    "CREATE INDEX IF NOT EXISTS msg_name ON msg(from_name);"
+    "CREATE INDEX IF NOT EXISTS msg_to ON msg(to_id)"
+    " WHERE to_id IS NOT NULL;"
+    "CREATE INDEX IF NOT EXISTS msg_files ON msg(files) WHERE files > 0;"
     "CREATE VIRTUAL TABLE IF NOT EXISTS fts USING fts5(text,"
-    " tokenize='unicode61 remove_diacritics 2');"
+    " tokenize='" TOKENIZE_NAME " remove_diacritics 2');"
     "CREATE TABLE IF NOT EXISTS meta(k TEXT PRIMARY KEY,"
     " v INTEGER NOT NULL);";
 
@@ -44,6 +57,7 @@ struct ix {
 	sqlite3 *db;
 	sqlite3_stmt *ins_msg, *ins_fts, *set_meta;
 	struct ix_mark mark;
+	uint64_t version;        /* meta's version (0: none) */
 	int batch;               /* inside ix_begin */
 };
 
@@ -98,6 +112,7 @@ ix_read_mark(char err[PAPO_ERR_LEN], struct ix *x)
 	int rc;
 
 	memset(&x->mark, 0, sizeof(x->mark));
+	x->version = 0;
 	if (sqlite3_prepare_v2(x->db, "SELECT k, v FROM meta", -1, &st,
 	    NULL) != SQLITE_OK) {
 		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
@@ -115,6 +130,8 @@ ix_read_mark(char err[PAPO_ERR_LEN], struct ix *x)
 			x->mark.sum = v;
 		else if (strcmp(k, "last") == 0)
 			x->mark.last = v;
+		else if (strcmp(k, "version") == 0)
+			x->version = v;
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE) {
@@ -124,11 +141,28 @@ ix_read_mark(char err[PAPO_ERR_LEN], struct ix *x)
 	return 0;
 }
 
+static struct ix *ix_open_as(char err[PAPO_ERR_LEN], const char *path,
+    struct ix_mark *mark, int check);
+
 struct ix *
 ix_open(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark)
 {
+	return ix_open_as(err, path, mark, 1);
+}
+
+struct ix *
+ix_open_built(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark)
+{
+	return ix_open_as(err, path, mark, 0);
+}
+
+static struct ix *
+ix_open_as(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark,
+    int check)
+{
 	struct ix *x;
-	int fd;
+	struct stat st;
+	int fd, fresh;
 
 	if ((x = calloc(1, sizeof(*x))) == NULL) {
 		err_set(err, "search index: %s", strerror(errno));
@@ -137,12 +171,13 @@ ix_open(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark)
 	/* The index holds the messages' text: mode 0600 like the log, and
 	 * SQLite gives its -wal and -shm files the database's mode. */
 	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1 ||
-	    fchmod(fd, 0600) == -1) {
+	    fchmod(fd, 0600) == -1 || fstat(fd, &st) == -1) {
 		err_set(err, "cannot open %s: %s", path, strerror(errno));
 		if (fd != -1)
 			close(fd);
 		goto fail;
 	}
+	fresh = st.st_size == 0;
 	close(fd);
 	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READWRITE |
 	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
@@ -151,9 +186,27 @@ ix_open(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark)
 		goto fail;
 	}
 	sqlite3_extended_result_codes(x->db, 1);
-	if (ix_exec(err, x, schema) == -1 || !ix_whole(err, x) ||
+	if (tokenize_register(x->db) == -1) {
+		err_set(err, "%s", "search index: this SQLite has no FTS5");
+		goto fail;
+	}
+	if (ix_exec(err, x, schema) == -1 || (check && !ix_whole(err, x)) ||
 	    ix_read_mark(err, x) == -1)
 		goto fail;
+	if (fresh && x->version == 0) {
+		char sql[96];
+
+		snprintf(sql, sizeof(sql), "INSERT OR REPLACE INTO meta(k, v) "
+		    "VALUES ('version', %d)", IX_VERSION);
+		if (ix_exec(err, x, sql) == -1)
+			goto fail;
+		x->version = IX_VERSION;
+	}
+	if (x->version != IX_VERSION) {
+		err_set(err, "search index of another version (%llu, not %d)",
+		    (unsigned long long)x->version, IX_VERSION);
+		goto fail;
+	}
 	if (sqlite3_prepare_v2(x->db, "INSERT OR IGNORE INTO msg(id, ts, "
 	    "from_id, from_name, to_id, reply_to, files) VALUES "
 	    "(?, ?, ?, ?, ?, ?, ?)", -1, &x->ins_msg, NULL) != SQLITE_OK ||
@@ -229,7 +282,7 @@ bind_text(sqlite3_stmt *st, int i, const char *text)
 static int
 ix_rows(struct ix *x, const struct frame_msg *m, uint64_t v)
 {
-	static struct attach files[ATTACH_MAX];
+	struct attach files[ATTACH_MAX];     /* a rebuild runs on its own thread */
 	char from[PAPO_ID_LEN + 1], to[PAPO_ID_LEN + 1];
 	size_t tlen, nfiles;
 	sqlite3_int64 row;
@@ -313,6 +366,63 @@ ix_skip(char err[PAPO_ERR_LEN], struct ix *x, uint64_t v)
 		return -1;
 	}
 	return 0;
+}
+
+int
+ix_drop(char err[PAPO_ERR_LEN], struct ix *x, char (*ids)[PAPO_MSGID_LEN + 1],
+    size_t n, const struct ix_mark *mark)
+{
+	struct ix_mark was = x->mark;
+	sqlite3_stmt *row = NULL, *fts = NULL, *del = NULL;
+
+	if (ix_exec(err, x, "BEGIN") == -1)
+		return -1;
+	if (sqlite3_prepare_v2(x->db, "SELECT rowid FROM msg WHERE id = ?",
+	    -1, &row, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(x->db, "DELETE FROM fts WHERE rowid = ?", -1,
+	    &fts, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(x->db, "DELETE FROM msg WHERE rowid = ?", -1,
+	    &del, NULL) != SQLITE_OK)
+		goto fail;
+	for (size_t i = 0; i < n; i++) {
+		sqlite3_int64 r;
+		int rc;
+
+		sqlite3_reset(row);
+		sqlite3_bind_text(row, 1, ids[i], -1, SQLITE_STATIC);
+		if ((rc = sqlite3_step(row)) == SQLITE_DONE)
+			continue;          /* a line never indexed (ix_skip) */
+		if (rc != SQLITE_ROW)
+			goto fail;
+		r = sqlite3_column_int64(row, 0);
+		sqlite3_reset(fts);
+		sqlite3_reset(del);
+		if (sqlite3_bind_int64(fts, 1, r) ||
+		    sqlite3_step(fts) != SQLITE_DONE ||
+		    sqlite3_bind_int64(del, 1, r) ||
+		    sqlite3_step(del) != SQLITE_DONE)
+			goto fail;
+	}
+	x->mark = *mark;
+	if (ix_put_mark(x) == -1)
+		goto fail;
+	sqlite3_finalize(row);
+	sqlite3_finalize(fts);
+	sqlite3_finalize(del);
+	if (ix_exec(err, x, "COMMIT") == -1) {
+		sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
+		x->mark = was;
+		return -1;
+	}
+	return 0;
+fail:
+	err_set(err, "search index: %s", sqlite3_errmsg(x->db));
+	sqlite3_finalize(row);
+	sqlite3_finalize(fts);
+	sqlite3_finalize(del);
+	sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL);
+	x->mark = was;
+	return -1;
 }
 
 /* Whether a term has anything the tokenizer keeps: a letter or digit
@@ -444,35 +554,37 @@ bind_named_int(sqlite3_stmt *st, const char *name, sqlite3_int64 v)
  * 35 ms a page over a million on 2 cores, a phrase or a prefix several
  * times that); so when more than IX_WINDOW messages match, the hits
  * come newest first instead, which FTS5 reads in rowid order and stops
- * after a page.
+ * after a page; rank is then not even selected (bm25's statistics count
+ * every match of each phrase, a read of them all).  With filters besides the words (from, to, files, a
+ * thread, times) that few messages pass, those are read first (by the
+ * msg table's indexes) and each is matched by its rowid: a common word
+ * and a filter nothing passes no longer read every match to reject it.
  */
 enum ix_mode {
 	IX_ALL,        /* every hit ranked (or no words) */
-	IX_OLD,        /* hits with rowid < min, newest first */
+	IX_OLD,        /* more than IX_WINDOW match: newest first (no bm25,
+	                * whose statistics alone read every match) */
+	IX_FEW,        /* the messages the filters pass, matched, ranked */
+	IX_FEW_OLD,    /* those, newest first (more than IX_WINDOW match) */
 };
-#define IX_WINDOW 1000
-#define IX_ROWID_ALL INT64_MAX
+#define IX_WINDOW IX_RANKED_MAX
+#define IX_FEW_MAX 5000          /* messages passing filters matched one
+                                  * by one */
 
-/* The statement q asks for, fts the FTS5 query (NULL: none). */
+/* Whether q filters by more than words. */
 static int
-ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
-    enum ix_mode mode, sqlite3_int64 min, sqlite3_stmt **st)
+ix_filtered(const struct ix_query *q)
 {
-	char sql[2048];
-	size_t n = 0;
+	return q->from_id != NULL || q->from_name != NULL ||
+	    q->to_id != NULL || q->before != 0 || q->after != 0 ||
+	    q->files || q->thread != NULL;
+}
 
-#define ADD(...) (n += (size_t)snprintf(sql + n, sizeof(sql) - n, __VA_ARGS__))
-	if (q->thread != NULL)
-		ADD("WITH RECURSIVE t(id) AS (SELECT :thread UNION "
-		    "SELECT c.id FROM msg c JOIN t ON c.reply_to = t.id) ");
-	if (fts != NULL)
-		ADD("SELECT m.id, snippet(fts, 0, '[', ']', '…', %d) "
-		    "FROM fts JOIN msg m ON m.rowid = fts.rowid "
-		    "WHERE fts MATCH :q", IX_SNIPPET_TOKENS);
-	else
-		ADD("SELECT m.id, NULL FROM msg m WHERE 1");
-	if (mode == IX_OLD)
-		ADD(" AND fts.rowid < :min");
+/* Appends q's filters (" AND ..." on the msg table, m) to sql at *n. */
+static void
+ix_filters(char *sql, size_t size, size_t *n, const struct ix_query *q)
+{
+#define ADD(...) (*n += (size_t)snprintf(sql + *n, size - *n, __VA_ARGS__))
 	if (q->from_id != NULL)
 		ADD(" AND m.from_id = :from");
 	if (q->from_name != NULL)
@@ -487,8 +599,77 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 		ADD(" AND m.files > 0");
 	if (q->thread != NULL)
 		ADD(" AND m.id IN (SELECT id FROM t)");
+#undef ADD
+}
+
+/* Binds q's filters' parameters (those st has). */
+static int
+ix_bind(sqlite3_stmt *st, const struct ix_query *q)
+{
+	return bind_named(st, ":thread", q->thread) ||
+	    bind_named(st, ":from", q->from_id) ||
+	    bind_named(st, ":fromname", q->from_name) ||
+	    bind_named(st, ":to", q->to_id) ||
+	    bind_named_int(st, ":before", (sqlite3_int64)q->before) ||
+	    bind_named_int(st, ":after", (sqlite3_int64)q->after);
+}
+
+#define IX_THREAD_CTE "WITH RECURSIVE t(id) AS (SELECT :thread UNION " \
+	"SELECT c.id FROM msg c JOIN t ON c.reply_to = t.id) "
+
+/* How many messages q's filters pass, counting up to IX_FEW_MAX + 1;
+ * -1 on an error. */
+static long
+ix_few(struct ix *x, const struct ix_query *q)
+{
+	char sql[1024];
+	size_t n = 0;
+	sqlite3_stmt *st;
+	long count = -1;
+
+	n += (size_t)snprintf(sql, sizeof(sql), "%sSELECT count(*) FROM "
+	    "(SELECT 1 FROM msg m WHERE 1", q->thread != NULL ?
+	    IX_THREAD_CTE : "");
+	ix_filters(sql, sizeof(sql), &n, q);
+	n += (size_t)snprintf(sql + n, sizeof(sql) - n, " LIMIT %d)",
+	    IX_FEW_MAX + 1);
+	if (n >= sizeof(sql) ||
+	    sqlite3_prepare_v2(x->db, sql, -1, &st, NULL) != SQLITE_OK)
+		return -1;
+	if (ix_bind(st, q) == 0 && sqlite3_step(st) == SQLITE_ROW)
+		count = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return count;
+}
+
+/* The statement q asks for, fts the FTS5 query (NULL: none). */
+static int
+ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
+    enum ix_mode mode, sqlite3_stmt **st)
+{
+	int newest = mode == IX_OLD || mode == IX_FEW_OLD;
+
+	char sql[2048];
+	size_t n = 0;
+
+#define ADD(...) (n += (size_t)snprintf(sql + n, sizeof(sql) - n, __VA_ARGS__))
+	if (q->thread != NULL)
+		ADD(IX_THREAD_CTE);
+	if (fts != NULL)
+		ADD("SELECT m.id, snippet(fts, 0, '" IX_OPEN "', '" IX_CLOSE
+		    "', '…', %d), m.ts, %s FROM %s "
+		    "WHERE fts MATCH :q", IX_SNIPPET_TOKENS,
+		    newest ? "0" : "fts.rank",
+		    mode == IX_FEW || mode == IX_FEW_OLD ?
+		    "msg m CROSS JOIN fts ON fts.rowid = m.rowid" :
+		    "fts JOIN msg m ON m.rowid = fts.rowid");
+	else
+		ADD("SELECT m.id, NULL, m.ts, 0 FROM msg m WHERE 1");
+	ix_filters(sql, sizeof(sql), &n, q);
 	if (mode == IX_OLD)
 		ADD(" ORDER BY fts.rowid DESC");
+	else if (mode == IX_FEW_OLD)
+		ADD(" ORDER BY m.rowid DESC");
 	else if (fts != NULL)
 		ADD(" ORDER BY fts.rank, m.ts DESC");
 	else if (q->thread != NULL)
@@ -500,14 +681,7 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 	if (n >= sizeof(sql) ||
 	    sqlite3_prepare_v2(x->db, sql, -1, st, NULL) != SQLITE_OK)
 		return -1;
-	if (bind_named(*st, ":thread", q->thread) ||
-	    bind_named(*st, ":q", fts) ||
-	    bind_named(*st, ":from", q->from_id) ||
-	    bind_named(*st, ":fromname", q->from_name) ||
-	    bind_named(*st, ":to", q->to_id) ||
-	    bind_named_int(*st, ":min", min) ||
-	    bind_named_int(*st, ":before", (sqlite3_int64)q->before) ||
-	    bind_named_int(*st, ":after", (sqlite3_int64)q->after))
+	if (ix_bind(*st, q) || bind_named(*st, ":q", fts))
 		return -1;
 	return 0;
 }
@@ -533,18 +707,57 @@ ix_window(struct ix *x, const char *fts)
 	return rc == SQLITE_ROW || rc == SQLITE_DONE ? min : -1;
 }
 
+/*
+ * The hit's excerpt from snippet()'s, whose marks (IX_OPEN, IX_CLOSE)
+ * become h->marks: code point offsets in the text left, a mark that
+ * ends where the next starts (CJK characters found one by one, the
+ * words of a phrase) made one.  0, or -1 when out of memory.
+ */
+static int
+ix_excerpt(struct ix_hit *h, const char *snip)
+{
+	size_t n = strlen(snip), k = 0;
+	uint32_t cp = 0, open = 0;
+	char *out;
+
+	h->nmarks = 0;
+	if ((out = malloc(n + 1)) == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)snip[i];
+
+		if (c == (unsigned char)IX_OPEN[0]) {
+			open = cp;
+		} else if (c == (unsigned char)IX_CLOSE[0]) {
+			if (h->nmarks > 0 && h->marks[h->nmarks - 1][1] == open)
+				h->marks[h->nmarks - 1][1] = cp;
+			else if (h->nmarks < IX_MARKS_MAX) {
+				h->marks[h->nmarks][0] = open;
+				h->marks[h->nmarks++][1] = cp;
+			}
+		} else {
+			out[k++] = (char)c;
+			if ((c & 0xc0) != 0x80)
+				cp++;
+		}
+	}
+	out[k] = '\0';
+	h->excerpt = out;
+	return 0;
+}
+
 /* Runs one read (mode) for at most want rows from offset, appending
  * the hits to out[*n].  0, or -1 with err. */
 static int
 ix_read(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
-    const char *fts, enum ix_mode mode, sqlite3_int64 min, uint64_t offset,
+    const char *fts, enum ix_mode mode, uint64_t offset,
     size_t want, struct ix_hit *out, size_t *n)
 {
 	sqlite3_stmt *st = NULL;
 	size_t got = 0;
 	int rc;
 
-	if (ix_prepare(x, q, fts, mode, min, &st) == -1 ||
+	if (ix_prepare(x, q, fts, mode, &st) == -1 ||
 	    bind_named_int(st, ":limit", (sqlite3_int64)want) ||
 	    bind_named_int(st, ":offset", (sqlite3_int64)offset)) {
 		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
@@ -561,7 +774,10 @@ ix_read(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 			continue;
 		memcpy(h->id, id, PAPO_MSGID_LEN + 1);
 		h->excerpt = NULL;
-		if (ex != NULL && (h->excerpt = strdup(ex)) == NULL) {
+		h->nmarks = 0;
+		h->ts = (uint64_t)sqlite3_column_int64(st, 2);
+		h->rank = sqlite3_column_double(st, 3);
+		if (ex != NULL && ix_excerpt(h, ex) == -1) {
 			err_set(err, "%s", "out of memory");
 			sqlite3_finalize(st);
 			return -1;
@@ -579,16 +795,19 @@ ix_read(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 
 long
 ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
-    struct ix_hit *out, int *more, int *code)
+    struct ix_hit *out, int *more, int *ranked, int *code)
 {
 	struct ix_hit *v = NULL;
 	char *fts = NULL;
 	sqlite3_int64 min = 0;
+	long few = IX_FEW_MAX + 1;
+	enum ix_mode mode = IX_ALL;
 	size_t n = 0, want;
 
 	*more = 0;
+	*ranked = 0;
 	*code = 400;
-	if (q->limit == 0 || q->limit > IX_LIMIT_MAX) {
+	if (q->limit == 0 || q->limit > IX_LIMIT_MAX + IX_RANKED_MAX) {
 		err_set(err, "limit must be from 1 to %d", IX_LIMIT_MAX);
 		return -1;
 	}
@@ -606,13 +825,19 @@ ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 		err_set(err, "%s", "out of memory");
 		goto fail;
 	}
-	if (fts != NULL && (min = ix_window(x, fts)) == -1) {
+	if (fts != NULL && (min = ix_window(x, fts)) != 0)
+		mode = IX_OLD;
+	if (min != -1 && fts != NULL && ix_filtered(q) &&
+	    (few = ix_few(x, q)) >= 0 && few <= IX_FEW_MAX)
+		mode = mode == IX_OLD ? IX_FEW_OLD : IX_FEW;
+	if (min == -1 || few == -1) {
 		err_set(err, "search index: %s", sqlite3_errmsg(x->db));
 		goto fail;
 	}
-	if (ix_read(err, x, q, fts, min == 0 ? IX_ALL : IX_OLD,
-	    IX_ROWID_ALL, q->offset, want, v, &n) == -1)
+	if (few != 0 && ix_read(err, x, q, fts, mode, q->offset, want, v,
+	    &n) == -1)
 		goto fail;
+	*ranked = fts != NULL && mode != IX_OLD && mode != IX_FEW_OLD;
 	if (n > q->limit) {
 		*more = 1;
 		ix_hits_free(v + q->limit, n - q->limit);

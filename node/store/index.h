@@ -1,7 +1,7 @@
 /*
  * index.h: a room's search index, search.db beside its log.jsonl: an
  * SQLite database with an FTS5 table over each message's text
- * (unicode61, accents folded) and a table of what search filters on
+ * (tokenize.h: unicode61, accents folded, CJK by character) and a table of what search filters on
  * (id, author, addressee, time, reply_to, files named).  It is a cache
  * of the log and nothing more: the store fills it (store_search.c),
  * checks it against the log at open by the mark below and rebuilds it
@@ -20,6 +20,9 @@
 
 #define IX_QUERY_MAX 1024     /* bytes of a query's text */
 #define IX_LIMIT_MAX 200      /* hits one page holds */
+#define IX_RANKED_MAX 1000    /* matches ranked by bm25; beyond them,
+                               * newest first */
+#define IX_MARKS_MAX 16       /* marks an excerpt holds */
 
 struct ix;
 
@@ -38,6 +41,10 @@ struct ix_mark {
  * the caller removes it and builds it again.
  */
 struct ix *ix_open(char err[PAPO_ERR_LEN], const char *path,
+    struct ix_mark *mark);
+/* ix_open without the check: an index this process has just built
+ * (quick_check reads all of it: a second over a million messages). */
+struct ix *ix_open_built(char err[PAPO_ERR_LEN], const char *path,
     struct ix_mark *mark);
 void ix_close(struct ix *x);
 
@@ -76,25 +83,39 @@ struct ix_query {
 	uint64_t before;          /* ts < before */
 	uint64_t after;           /* ts > after */
 	int files;                /* only messages that name files */
-	size_t limit;             /* 1 to IX_LIMIT_MAX */
+	size_t limit;             /* 1 to IX_LIMIT_MAX + IX_RANKED_MAX */
 	uint64_t offset;          /* hits passed over (the cursor) */
 };
 
 struct ix_hit {
 	char id[PAPO_MSGID_LEN + 1];
-	char *excerpt;            /* malloc'd; the hits marked [ and ];
-	                           * NULL without text */
+	char *excerpt;            /* malloc'd: the text around the words
+	                           * found; NULL without text */
+	uint32_t marks[IX_MARKS_MAX][2];   /* the words found in excerpt:
+	                                    * [start, end) in code points */
+	size_t nmarks;
+	double rank;              /* bm25 (lower is better) when ranked */
+	uint64_t ts;
 };
 
 /*
  * Fills out (room for q->limit) with the hits: with text, best first
- * (bm25); without, a thread oldest first, else newest first.  *more is
- * 1 when hits are left after these.  The count, or -1 with err (400:
- * a query with nothing to search for or too long; else the index
- * failed) and *code set.  Release with ix_hits_free.
+ * (bm25; *ranked 1) unless more than IX_RANKED_MAX messages match, then
+ * newest first (*ranked 0); without text, a thread oldest first, else
+ * newest first.  *more is 1 when hits are left after these.  The count,
+ * or -1 with err (400: a query with nothing to search for or too long;
+ * else the index failed) and *code set.  Release with ix_hits_free.
  */
 long ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
-    struct ix_hit *out, int *more, int *code);
+    struct ix_hit *out, int *more, int *ranked, int *code);
+
+/*
+ * Removes the messages of ids (n of them, message id texts) that
+ * retention took from the log, and sets the mark to mark: that of the
+ * log left.  One transaction.  0, or -1 with err.
+ */
+int ix_drop(char err[PAPO_ERR_LEN], struct ix *x, char (*ids)[PAPO_MSGID_LEN + 1],
+    size_t n, const struct ix_mark *mark);
 void ix_hits_free(struct ix_hit *v, size_t n);
 
 /*

@@ -92,7 +92,7 @@ store_close(struct store *s)
 {
 	if (s == NULL)
 		return;
-	store_ix_close(s);
+	store_ix_stop(s);
 	if (s->log_fd != -1)
 		close(s->log_fd);
 	if (s->ob_fd != -1)

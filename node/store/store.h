@@ -183,9 +183,21 @@ long store_compact(char err[PAPO_ERR_LEN], struct store *s,
 /*
  * Searches the room's index (index.h, ix_search); the store keeps it in
  * step with the log (search.db beside log.jsonl).  -1 with err and *code
- * (400 bad query, 503 the index unavailable, 500).
+ * (400 bad query, 503 the index unavailable or being rebuilt, 500).
  */
 long store_search(char err[PAPO_ERR_LEN], struct store *s,
-    const struct ix_query *q, struct ix_hit *out, int *more, int *code);
+    const struct ix_query *q, struct ix_hit *out, int *more, int *ranked,
+    int *code);
+
+/*
+ * A long log's index is rebuilt on a thread of its own (store_search.c):
+ * while it runs, store_ix_fd is a descriptor that becomes readable when
+ * it is done (watch it for EPOLLIN), then store_ix_ready takes the new
+ * index (and adds what was appended meanwhile).  -1 when no rebuild is
+ * under way; call store_ix_fd again after store_ix_ready, which may
+ * have started another (a compaction while it ran).
+ */
+int store_ix_fd(const struct store *s);
+void store_ix_ready(struct store *s);
 
 #endif

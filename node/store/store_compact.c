@@ -279,9 +279,6 @@ reload(char err[PAPO_ERR_LEN], struct store *s)
 	    &s->log_size) == -1)
 		goto fail;
 	s->live = 1;
-	/* What retention dropped leaves the search index too: it no longer
-	 * matches the log, and is rebuilt. */
-	store_ix_open(s);
 	return 0;
 fail:
 	close(s->log_fd);
@@ -307,6 +304,7 @@ store_compact(char err[PAPO_ERR_LEN], struct store *s,
 {
 	struct compaction c;
 	char tmp[PATH_MAX + 8], head[128];
+	char (*ids)[PAPO_MSGID_LEN + 1] = NULL;
 	uint64_t floor, end;
 	size_t drop = 0;
 	int rfd = -1, n;
@@ -330,6 +328,16 @@ store_compact(char err[PAPO_ERR_LEN], struct store *s,
 		rc = 0;
 		goto out;
 	}
+	/* What the search index must forget after the rewrite. */
+	if ((ids = malloc(drop * sizeof(*ids))) == NULL) {
+		err_set(err, "cannot compact %s: %s", s->log_path,
+		    strerror(errno));
+		goto out;
+	}
+	for (size_t i = 0, j = 0; i < s->nent && j < drop; i++)
+		if (s->ent[i].ts < floor &&
+		    !in_list(c.keep_ob, c.nob, s->ent[i].id))
+			sec_msgid_format(s->ent[i].id, ids[j++]);
 	c.floor = floor;
 	c.pause_ms = pause_ms();
 	c.pause_at = (s->nent - drop) / 2 + 1;
@@ -372,6 +380,7 @@ store_compact(char err[PAPO_ERR_LEN], struct store *s,
 		    s->log_path, strerror(errno));
 	if (reload(err, s) == -1)
 		goto out;
+	store_ix_compacted(s, ids, drop);
 	rc = (long)drop;
 out:
 	if (c.fd != -1) {
@@ -382,5 +391,6 @@ out:
 		close(rfd);
 	free(c.b);
 	free(c.keep_ob);
+	free(ids);
 	return rc;
 }

@@ -75,6 +75,7 @@ struct store {
 	struct compaction *cw;   /* the rewrite under way, else NULL */
 
 	struct ix *ix;       /* search.db (store_search.c), or NULL */
+	struct ix_build *build;   /* its rebuild under way, or NULL */
 
 	char (*ob)[PAPO_MSGID_LEN + 1];   /* outbox ids, oldest first */
 	size_t nob;
@@ -101,7 +102,11 @@ int store_log_line(struct store *s, const char *line, size_t len, uint64_t off,
 /* node/store/store_search.c */
 void store_ix_open(struct store *s);
 void store_ix_close(struct store *s);
+void store_ix_stop(struct store *s);
 void store_ix_add(struct store *s, const struct frame_msg *m, uint64_t v);
+/* After a compaction: the messages of ids (n) leave the index. */
+void store_ix_compacted(struct store *s, char (*ids)[PAPO_MSGID_LEN + 1],
+    size_t n);
 
 /* node/store/store_read.c */
 int store_read_msg(struct store *s, const struct ent *e, struct frame_msg *out);

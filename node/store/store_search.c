@@ -3,35 +3,74 @@
  * beside its log: opened with the store and checked against the log by
  * its mark (count, sum and last of the ids it holds); when the log
  * holds exactly what the index holds and more after it, only what is
- * missing is added (a crash between an append and its add); otherwise,
+ * missing is added (a crash between an append and its add).  Otherwise,
  * or when SQLite finds it damaged, it is rebuilt into search.db.tmp and
  * renamed over search.db, so a crash mid-rebuild leaves the old one or
- * the new one.  Each message appended is added at once.  A failing index
- * never fails the store: search then answers that it is unavailable,
- * and the next open rebuilds it.  Node thread.
+ * the new one: at once for a log of at most IX_INLINE_MAX messages,
+ * else on a thread of its own, which reads a copy of the log's entries
+ * and a descriptor of the log as it was, while the room goes on (search
+ * answers 503 with its progress; the messages appended meanwhile are
+ * added when it is done, by the same check).  Each message appended is
+ * added at once; retention's compaction removes what it dropped.  A
+ * failing index never fails the store: search then answers that it is
+ * unavailable, and the next open rebuilds it.  Node thread, but for
+ * the rebuild's thread (build_main and what it calls).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/chan.h"
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "node/store/store_int.h"
 
 #define IX_BATCH 5000          /* messages one rebuild transaction adds */
+#define IX_INLINE_MAX 10000    /* a log rebuilt at once (about 0.3 s);
+                                * tests: PAPO_TEST_INDEX_INLINE */
+
+/* What a fill reads: the log's entries and the log they point into.
+ * The node's own store for a fill at open; a rebuild thread's copy. */
+struct ix_src {
+	int fd;
+	const char *log_path;
+	const struct room_keys *k;
+	const struct ent *ent;
+	size_t nent;
+	atomic_size_t *done;     /* progress, or NULL */
+	atomic_int *stop;        /* the store closes: give up; or NULL */
+};
+
+/* A rebuild on its thread: everything it reads or writes is its own. */
+struct ix_build {
+	pthread_t thread;
+	struct chan *end;        /* the thread's link, when it is over */
+	struct chan_link link;
+	struct ix_src src;
+	struct room_keys k;
+	struct ent *ent;
+	char *log_path;
+	char path[PATH_MAX];
+	atomic_size_t done;
+	atomic_int stop;
+	int rc;
+	char err[PAPO_ERR_LEN];
+};
 
 /* path with its last part (log.jsonl) replaced by name, into out. */
 static int
-ix_path(const struct store *s, const char *name, char out[PATH_MAX])
+ix_path(const char *log_path, const char *name, char out[PATH_MAX])
 {
-	const char *slash = strrchr(s->log_path, '/');
-	int dir = slash != NULL ? (int)(slash - s->log_path) + 1 : 0;
-	int n = snprintf(out, PATH_MAX, "%.*s%s", dir, s->log_path, name);
+	const char *slash = strrchr(log_path, '/');
+	int dir = slash != NULL ? (int)(slash - log_path) + 1 : 0;
+	int n = snprintf(out, PATH_MAX, "%.*s%s", dir, log_path, name);
 
 	return n < 0 || n >= PATH_MAX ? -1 : 0;
 }
@@ -71,7 +110,8 @@ ix_sync_file(const char *path)
  * error.
  */
 static int
-ix_read_msg(struct store *s, const struct ent *e, struct frame_msg *out)
+ix_read_msg(const struct ix_src *src, const struct ent *e,
+    struct frame_msg *out)
 {
 	struct frame f;
 	char *line;
@@ -81,10 +121,10 @@ ix_read_msg(struct store *s, const struct ent *e, struct frame_msg *out)
 	memset(out, 0, sizeof(*out));
 	if ((line = malloc(e->len ? e->len : 1)) == NULL)
 		return -1;
-	if (store_read_all(s->log_fd, line, e->len, e->off) == -1)
+	if (store_read_all(src->fd, line, e->len, e->off) == -1)
 		goto out;
 	rc = 1;
-	if (frame_decode(&s->k, line, e->len, FRAME_V3 | FRAME_TRUSTED,
+	if (frame_decode(src->k, line, e->len, FRAME_V3 | FRAME_TRUSTED,
 	    &f) != FRAME_OK)
 		goto out;
 	if (f.type != FRAME_MSG || !sec_msgid_valid(f.u.msg.id, &v) ||
@@ -101,7 +141,8 @@ out:
 
 /* Adds the log's messages from ent[from] on, in batches.  0 or -1. */
 static int
-ix_fill(char err[PAPO_ERR_LEN], struct store *s, struct ix *x, size_t from)
+ix_fill(char err[PAPO_ERR_LEN], const struct ix_src *src, struct ix *x,
+    size_t from)
 {
 	size_t i = from, inbatch = 0;
 	int rc = -1;
@@ -110,13 +151,13 @@ ix_fill(char err[PAPO_ERR_LEN], struct store *s, struct ix *x, size_t from)
 		err_set(err, "%s", "search index: cannot begin");
 		return -1;
 	}
-	while (i < s->nent) {
+	while (i < src->nent) {
 		struct frame_msg m;
-		uint64_t v = s->ent[i].id;
-		int r = ix_read_msg(s, &s->ent[i], &m);
+		uint64_t v = src->ent[i].id;
+		int r = ix_read_msg(src, &src->ent[i], &m);
 
 		if (r == -1) {
-			err_set(err, "cannot read %s: %s", s->log_path,
+			err_set(err, "cannot read %s: %s", src->log_path,
 			    strerror(errno));
 			goto out;
 		}
@@ -131,6 +172,13 @@ ix_fill(char err[PAPO_ERR_LEN], struct store *s, struct ix *x, size_t from)
 		i++;
 		if (++inbatch == IX_BATCH) {
 			inbatch = 0;
+			if (src->done != NULL)
+				atomic_store(src->done, i);
+			if (src->stop != NULL && atomic_load(src->stop)) {
+				err_set(err, "%s", "search index: rebuild "
+				    "stopped");
+				goto out;
+			}
 			if (ix_commit(x) == -1 || ix_begin(x) == -1) {
 				err_set(err, "%s", "search index: cannot "
 				    "commit");
@@ -150,7 +198,7 @@ out:
 /* Builds the index from the whole log beside it, then renames it into
  * place.  0 or -1. */
 static int
-ix_rebuild(char err[PAPO_ERR_LEN], struct store *s, const char *path)
+ix_rebuild(char err[PAPO_ERR_LEN], const struct ix_src *src, const char *path)
 {
 	char tmp[PATH_MAX];
 	struct ix_mark mark;
@@ -158,14 +206,14 @@ ix_rebuild(char err[PAPO_ERR_LEN], struct store *s, const char *path)
 	struct timespec t0, t1;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if (ix_path(s, "search.db.tmp", tmp) == -1) {
+	if (ix_path(src->log_path, "search.db.tmp", tmp) == -1) {
 		err_set(err, "%s", "search index: path too long");
 		return -1;
 	}
 	ix_unlink(tmp);
 	if ((x = ix_open(err, tmp, &mark)) == NULL)
 		return -1;
-	if (ix_bulk(x) == -1 || ix_fill(err, s, x, 0) == -1) {
+	if (ix_bulk(x) == -1 || ix_fill(err, src, x, 0) == -1) {
 		ix_close(x);
 		ix_unlink(tmp);
 		return -1;
@@ -186,7 +234,7 @@ ix_rebuild(char err[PAPO_ERR_LEN], struct store *s, const char *path)
 	fs_sync_dir(path);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	log_msg(LOG_INFO, "%s: search index rebuilt from the log: %zu "
-	    "messages in %.2f s", path, s->nent,
+	    "messages in %.2f s", path, src->nent,
 	    (double)(t1.tv_sec - t0.tv_sec) +
 	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
 	return 0;
@@ -220,23 +268,113 @@ ix_prefix(const struct store *s, const struct ix_mark *mark, size_t *from)
 	return sum == mark->sum;
 }
 
-void
-store_ix_open(struct store *s)
+
+/* Logs of up to this many messages are rebuilt at once. */
+static size_t
+inline_max(void)
+{
+	const char *v = getenv("PAPO_TEST_INDEX_INLINE");
+
+	return v != NULL && v[0] != '\0' ? (size_t)strtoul(v, NULL, 10) :
+	    IX_INLINE_MAX;
+}
+
+/* The node's own store as a fill's source. */
+static void
+ix_src_of(struct store *s, struct ix_src *src)
+{
+	memset(src, 0, sizeof(*src));
+	src->fd = s->log_fd;
+	src->log_path = s->log_path;
+	src->k = &s->k;
+	src->ent = s->ent;
+	src->nent = s->nent;
+}
+
+static void *
+build_main(void *arg)
+{
+	struct ix_build *b = arg;
+
+	b->rc = ix_rebuild(b->err, &b->src, b->path);
+	chan_push(b->end, &b->link);
+	return NULL;
+}
+
+static void
+build_free(struct ix_build *b)
+{
+	if (b == NULL)
+		return;
+	if (b->src.fd != -1)
+		close(b->src.fd);
+	chan_free(b->end, NULL);
+	free(b->ent);
+	free(b->log_path);
+	free(b);
+}
+
+/* Starts the rebuild of the index at path on its own thread.  0, or -1
+ * with err. */
+static int
+build_start(char err[PAPO_ERR_LEN], struct store *s, const char *path)
+{
+	struct ix_build *b = calloc(1, sizeof(*b));
+
+	if (b == NULL)
+		goto fail;
+	b->src.fd = -1;
+	if ((b->end = chan_new()) == NULL ||
+	    (b->ent = malloc((s->nent + 1) * sizeof(*b->ent))) == NULL ||
+	    (b->log_path = strdup(s->log_path)) == NULL ||
+	    (b->src.fd = fcntl(s->log_fd, F_DUPFD_CLOEXEC, 0)) == -1)
+		goto fail;
+	memcpy(b->ent, s->ent, s->nent * sizeof(*b->ent));
+	b->k = s->k;
+	snprintf(b->path, sizeof(b->path), "%s", path);
+	b->src.log_path = b->log_path;
+	b->src.k = &b->k;
+	b->src.ent = b->ent;
+	b->src.nent = s->nent;
+	b->src.done = &b->done;
+	b->src.stop = &b->stop;
+	if ((errno = pthread_create(&b->thread, NULL, build_main, b)) != 0)
+		goto fail;
+	s->build = b;
+	log_msg(LOG_INFO, "%s: the search index is being rebuilt from the "
+	    "log (%zu messages), beside the room", path, s->nent);
+	return 0;
+fail:
+	err_set(err, "cannot start the search index's rebuild: %s",
+	    strerror(errno));
+	build_free(b);
+	return -1;
+}
+
+/* store_ix_open; built: the index was just rebuilt beside the room,
+ * whole, and is opened without reading it all again. */
+static void
+ix_open_for(struct store *s, int built)
 {
 	char err[PAPO_ERR_LEN], path[PATH_MAX];
 	struct ix_mark mark;
+	struct ix_src src;
 	size_t from;
 
+	if (s->build != NULL)
+		return;              /* store_ix_ready opens it */
 	store_ix_close(s);
-	if (ix_path(s, "search.db", path) == -1)
+	if (ix_path(s->log_path, "search.db", path) == -1)
 		return;
-	if ((s->ix = ix_open(err, path, &mark)) != NULL &&
+	ix_src_of(s, &src);
+	if ((s->ix = built ? ix_open_built(err, path, &mark) :
+	    ix_open(err, path, &mark)) != NULL &&
 	    ix_prefix(s, &mark, &from)) {
 		if (from == s->nent)
 			return;
 		log_msg(LOG_INFO, "%s: %zu messages of the log added to the "
 		    "search index", path, s->nent - from);
-		if (ix_fill(err, s, s->ix, from) == 0)
+		if (ix_fill(err, &src, s->ix, from) == 0)
 			return;
 	} else if (s->ix != NULL) {
 		log_msg(LOG_INFO, "%s: the search index does not match the "
@@ -245,7 +383,12 @@ store_ix_open(struct store *s)
 		log_msg(LOG_WARN, "%s; rebuilt from the log", err);
 	}
 	store_ix_close(s);
-	if (ix_rebuild(err, s, path) == -1 ||
+	if (s->nent > inline_max()) {
+		if (build_start(err, s, path) == -1)
+			log_msg(LOG_WARN, "%s: search is unavailable", err);
+		return;
+	}
+	if (ix_rebuild(err, &src, path) == -1 ||
 	    (s->ix = ix_open(err, path, &mark)) == NULL) {
 		log_msg(LOG_WARN, "%s: search is unavailable", err);
 		s->ix = NULL;
@@ -253,10 +396,53 @@ store_ix_open(struct store *s)
 }
 
 void
+store_ix_open(struct store *s)
+{
+	ix_open_for(s, 0);
+}
+
+int
+store_ix_fd(const struct store *s)
+{
+	return s->build != NULL ? chan_fd(s->build->end) : -1;
+}
+
+void
+store_ix_ready(struct store *s)
+{
+	struct ix_build *b = s->build;
+
+	if (b == NULL || chan_pop(b->end) == NULL)
+		return;
+	pthread_join(b->thread, NULL);
+	s->build = NULL;
+	if (b->rc == -1)
+		log_msg(LOG_WARN, "%s: search is unavailable until the next "
+		    "start", b->err);
+	else
+		ix_open_for(s, 1);   /* adds what came meanwhile */
+	build_free(b);
+}
+
+void
 store_ix_close(struct store *s)
 {
 	ix_close(s->ix);
 	s->ix = NULL;
+}
+
+void
+store_ix_stop(struct store *s)
+{
+	struct ix_build *b = s->build;
+
+	store_ix_close(s);
+	if (b == NULL)
+		return;
+	atomic_store(&b->stop, 1);
+	pthread_join(b->thread, NULL);
+	s->build = NULL;
+	build_free(b);
 }
 
 void
@@ -273,15 +459,42 @@ store_ix_add(struct store *s, const struct frame_msg *m, uint64_t v)
 	}
 }
 
+void
+store_ix_compacted(struct store *s, char (*ids)[PAPO_MSGID_LEN + 1],
+    size_t n)
+{
+	char err[PAPO_ERR_LEN];
+	struct ix_mark mark = { 0, 0, 0 };
+
+	if (s->ix != NULL) {
+		for (size_t i = 0; i < s->nent; i++)
+			mark.sum += s->ent[i].id;
+		mark.count = s->nent;
+		mark.last = s->nent > 0 ? s->ent[s->nent - 1].id : 0;
+		if (ix_drop(err, s->ix, ids, n, &mark) == 0)
+			return;
+		log_msg(LOG_WARN, "%s; rebuilt from the log", err);
+	}
+	store_ix_open(s);
+}
+
 long
 store_search(char err[PAPO_ERR_LEN], struct store *s,
-    const struct ix_query *q, struct ix_hit *out, int *more, int *code)
+    const struct ix_query *q, struct ix_hit *out, int *more, int *ranked,
+    int *code)
 {
+	if (s->build != NULL) {
+		*code = 503;
+		err_set(err, "the search index is being rebuilt from the log "
+		    "(%zu of %zu messages); search again in a moment",
+		    atomic_load(&s->build->done), s->build->src.nent);
+		return -1;
+	}
 	if (s->ix == NULL) {
 		*code = 503;
 		err_set(err, "%s", "the search index is unavailable (see the "
 		    "daemon's log); it is rebuilt at the next start");
 		return -1;
 	}
-	return ix_search(err, s->ix, q, out, more, code);
+	return ix_search(err, s->ix, q, out, more, ranked, code);
 }

@@ -19,6 +19,7 @@
 #include "server/cli/cmd_msg.h"
 #include "server/cli/cmd_room.h"
 #include "server/cli/cmd_serve.h"
+#include "server/cli/cmd_version.h"
 
 static const struct cli_cmd cli_cmds[] = {
 	{ "new", "papo new --name NAME [--about TEXT] [--room ROOM] [--force]",
@@ -164,7 +165,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  cli_status, 0 },
 	{ "history", "papo history [-n N] [-q WORDS] [--from NAME]\n"
 	  "       [--since T] [--before T] [--after T] [--thread ID]\n"
-	  "       [--files] [--room ROOM] [--json]", "njRqZsbePI",
+	  "       [--files] [--room ROOM | --all-rooms] [--json]",
+	  "njRqZsbePIY",
 	  "Print the last N messages (default 20, at most 500), oldest first:\n"
 	  "time, id, author, \"\u2192 NAME\" when directed, \"\u21b3 ID\" when a\n"
 	  "reply, and the text.  When retention (PAPO_KEEP) dropped older\n"
@@ -172,8 +174,9 @@ static const struct cli_cmd cli_cmds[] = {
 	  "were dropped.\n"
 	  "With -q WORDS (each word required; \"a phrase\"; a prefix*;\n"
 	  "accents ignored) or a filter, search instead: the best N hits\n"
-	  "first (at most 200), each with its text around the words found,\n"
-	  "[marked].  --from NAME: its messages only; --since/--after T,\n"
+	  "first (at most 200), each with its text around the words found\n"
+	  "(in bold at a terminal).  --all-rooms: in every room at once, the\n"
+	  "hits ranked together, each with its room.  --from NAME: its messages only; --since/--after T,\n"
 	  "--before T: a time as a duration ago (30m, 2h, 7d), a date\n"
 	  "(2026-12-03, \"2026-12-03 14:00\") or ms since 1970; --files:\n"
 	  "messages that name files; --thread ID: that message and its\n"
@@ -237,6 +240,12 @@ static const struct cli_cmd cli_cmds[] = {
 	  "which a session that bypasses permissions needs for papo's wakes\n"
 	  "to reach it unasked (with --remove: takes it out again).",
 	  cli_setup, 0 },
+	{ "version", "papo version | papo --version", "",
+	  "Print papo's version, the protocol versions it speaks (QUIC ALPN\n"
+	  "papo/N) and the invites it reads, and the version of each library\n"
+	  "it runs with, as read from the library at run time: what a bug\n"
+	  "report needs.  The first line is \"papo VERSION\" alone.",
+	  cli_version, 0 },
 };
 
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
@@ -266,6 +275,8 @@ cli_main(int argc, char **argv)
 		cli_print_commands(stdout);
 		return CLI_OK;
 	}
+	if (strcmp(cmd, "--version") == 0)
+		cmd = "version";
 	for (size_t i = 0; i < CLI_NCMDS; i++)
 		if (strcmp(cmd, cli_cmds[i].name) == 0)
 			return cli_cmds[i].run(&cli_cmds[i], argc - 1, argv + 1);

@@ -94,6 +94,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		{ "after", required_argument, NULL, 'e' },
 		{ "thread", required_argument, NULL, 'P' },
 		{ "files", no_argument, NULL, 'I' },
+		{ "all-rooms", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -136,6 +137,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'e': o->after = optarg; break;
 		case 'P': o->thread = optarg; break;
 		case 'I': o->files_only = 1; break;
+		case 'Y': o->all_rooms = 1; break;
 		case 'F':
 			if (o->nfiles == CLI_FILES_MAX) {
 				cli_usage(c, "a message names at most 16 files, "

@@ -60,6 +60,7 @@ struct cli_opts {
 	 * --after, --thread, --files */
 	const char *query, *from, *since, *before, *after, *thread;
 	int files_only;
+	int all_rooms;          /* history -q --all-rooms */
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 };
 

@@ -30,6 +30,7 @@
 #include "server/cli/client.h"
 #include "server/cli/cmd.h"
 #include "server/cli/cmd_doctor.h"
+#include "server/cli/cmd_version.h"
 #include "server/cli/print.h"
 #include "server/cli/settings.h"
 #include "server/http/http.h"
@@ -101,15 +102,16 @@ doctor_os(char *out, size_t n)
 	return rc;
 }
 
-/* The version (CMake's project version; 'papo version' tells the
- * protocols and libraries too) and the system. */
+/* The version, the protocols and the libraries as papo version prints
+ * them, and the system. */
 static void
 doctor_version(void)
 {
 	struct utsname u;
 	char os[256];
 
-	printf("version       papo %s\n", PAPO_VERSION);
+	printf("version       ");
+	cmd_version_print(stdout);
 	printf("system       ");
 	if (uname(&u) == 0)
 		printf(" %s %s %s", u.sysname, u.release, u.machine);

@@ -2,8 +2,9 @@
  * cmd_search.c: papo history -q WORDS and its filters (cmd_search.h):
  * the options turned into one GET /api/search (or /api/history?thread=
  * with a thread and no words), each value percent-encoded; the hits
- * printed as history prints a message, the text replaced by its excerpt
- * (the words found between [ and ]); the cursor to go on printed last.
+ * printed as history prints a message (after its room, across rooms),
+ * the text replaced by its excerpt (the words found in bold at a
+ * terminal); whether more are left printed last.
  */
 #define _XOPEN_SOURCE 700
 #include <stdint.h>
@@ -11,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <cjson/cJSON.h>
 
@@ -93,17 +95,74 @@ cli_arg(struct buf *b, const char *key, const char *value)
 	}
 }
 
-/* One hit: time, id, author, "→ TO", "↳ ID", and its excerpt (or its
- * text, in a thread without words). */
+/* The byte offset of code point cp in s (its length when shorter). */
+static size_t
+cli_cp_at(const char *s, double cp)
+{
+	size_t i = 0;
+
+	for (double k = 0; s[i] != '\0'; i++)
+		if (((unsigned char)s[i] & 0xc0) != 0x80 && k++ == cp)
+			return i;
+	return i;
+}
+
+/* n bytes of s, as history prints text. */
 static void
-cli_print_hit(const cJSON *m)
+cli_put_span(const char *s, size_t n)
+{
+	char *part = strndup(s, n);
+
+	if (part != NULL)
+		cli_put_in(part, "    ");
+	free(part);
+}
+
+/* The excerpt, each of its marks ([start, end) in code points) in bold
+ * when bold. */
+static void
+cli_print_excerpt(const char *s, const cJSON *marks, int bold)
+{
+	const cJSON *mk;
+	size_t at = 0, a, b;
+
+	cJSON_ArrayForEach(mk, marks) {
+		const cJSON *x = cJSON_GetArrayItem(mk, 0);
+		const cJSON *y = cJSON_GetArrayItem(mk, 1);
+
+		if (!bold || !cJSON_IsNumber(x) || !cJSON_IsNumber(y))
+			continue;
+		a = cli_cp_at(s, x->valuedouble);
+		b = cli_cp_at(s, y->valuedouble);
+		if (a < at || b <= a)
+			continue;
+		cli_put_span(s + at, a - at);
+		fputs("\033[1m", stdout);
+		cli_put_span(s + a, b - a);
+		fputs("\033[0m", stdout);
+		at = b;
+	}
+	cli_put_in(s + at, "    ");
+}
+
+/* One hit: its room (across rooms), time, id, author, "→ TO", "↳ ID",
+ * and its excerpt (or its text, in a thread without words). */
+static void
+cli_print_hit(const cJSON *m, int bold)
 {
 	const char *s;
 
+	if ((s = cli_str(m, "room")) != NULL) {
+		printf("[");
+		cli_put(s);
+		printf("] ");
+	}
 	cli_message_head(m);
-	if ((s = cli_str(m, "excerpt")) == NULL)
-		s = cli_str(m, "text");
-	cli_put_in(s != NULL ? s : "", "    ");
+	if ((s = cli_str(m, "excerpt")) != NULL)
+		cli_print_excerpt(s, cJSON_GetObjectItemCaseSensitive(m,
+		    "marks"), bold);
+	else
+		cli_put_in((s = cli_str(m, "text")) != NULL ? s : "", "    ");
 	printf("\n");
 }
 
@@ -172,8 +231,8 @@ cli_search(const struct cli_cmd *c, const struct cli_opts *o, long n)
 	}
 	snprintf(path, sizeof(path), "%s%s", which ? "/api/search" :
 	    "/api/history", (const char *)q.p);
-	if ((rc = cli_call(o->home, o->room, path, NULL, &ans, &text)) !=
-	    CLI_OK)
+	if ((rc = cli_call(o->home, o->all_rooms ? "*" : o->room, path, NULL,
+	    &ans, &text)) != CLI_OK)
 		goto out;
 	if (o->json) {
 		fputs(text, stdout);
@@ -181,7 +240,7 @@ cli_search(const struct cli_cmd *c, const struct cli_opts *o, long n)
 	}
 	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(ans,
 	    "messages"))
-		cli_print_hit(m);
+		cli_print_hit(m, isatty(STDOUT_FILENO));
 	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ans,
 	    "messages")) == 0)
 		printf("(nothing found)\n");

@@ -235,6 +235,11 @@ tool_history(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		history_search(s, r, id, args, room);
 		return;
 	}
+	if (strcmp(room, "*") == 0) {
+		mcp_tool_error(s, r, id, "history: room \"*\" (every room) is "
+		    "for a search: give query, to, thread, files or after");
+		return;
+	}
 	arg_u64(args, "limit", 1, 500, &limit, &bad);
 	arg_u64(args, "before", 0, 1ull << 53, &before, &bad);
 	arg_u64(args, "since", 0, 1ull << 53, &since, &bad);
@@ -371,10 +376,13 @@ static const struct {
 	  "Search: with query (words, each required; \"a phrase\"; a "
 	  "prefix*; accents ignored), to, thread, files, after or cursor it "
 	  "searches the whole history instead: the best hits first, each "
-	  "with excerpt (its text around the words found, each marked [ and "
-	  "]); next, when not null, is the cursor of the next page. thread "
-	  "gives a message and every reply to it, at any depth, oldest "
-	  "first.",
+	  "with excerpt (its text around the words found) and marks (where "
+	  "they are in it: [start, end) in characters); next, when not "
+	  "null, is the cursor of the next page. thread gives a message and "
+	  "every reply to it, at any depth, oldest first. room \"*\" "
+	  "searches every room at once (so does a search with no room when "
+	  "this daemon is in several and none is the default): the hits of "
+	  "all ranked together, each with its room.",
 	  "{\"type\":\"object\",\"properties\":{"
 	  "\"query\":{\"type\":\"string\",\"description\":\"Words to "
 	  "search for: each word required, \\\"a phrase\\\" in order, a "
@@ -401,7 +409,10 @@ static const struct {
 	  "this time on (ms since 1970).\"},"
 	  "\"from\":{\"type\":\"string\",\"description\":\"Only messages of "
 	  "this member.\"},"
-	  MCP_ROOM_PROP "}}",
+	  "\"room\":{\"type\":\"string\",\"description\":\"The room: "
+	  "its name or id, as status lists them; \\\"*\\\": every room "
+	  "(a search); default: this session's room (/mcp?room=), else the "
+	  "daemon's default room.\"}}}",
 	  tool_history },
 	{ "status",
 	  "The room (room: another one), the rooms this daemon is in (rooms, "
@@ -517,6 +528,12 @@ mcp_tool_room(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	snprintf(room, PAPO_ROOMID_LEN + 1, "%s", s->room);
 	if (sel == NULL)
 		return 0;
+	/* Every room: a search's (history checks it searches). */
+	if (strcmp(sel, "*") == 0 && strcmp(tool, "history") == 0 &&
+	    s->room[0] == '\0') {
+		strcpy(room, "*");
+		return 0;
+	}
 	if ((named = mcp_room_find(s->m, sel, err)) == NULL) {
 		snprintf(msg, sizeof(msg), "%s: %s", tool, err);
 		mcp_tool_error(s, r, id, msg);

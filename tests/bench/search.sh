@@ -3,7 +3,9 @@
 # writes a log of N messages (default 1,000,000; --quick 100,000) for a
 # room of two, whose store_open then builds the index from nothing (its
 # time and the process's peak RSS: the rebuild); a daemon started on it
-# (the index checked, not rebuilt: the start's time); GET /api/search
+# (the index checked, not rebuilt: the start's time); the index deleted,
+# a daemon started on it (its start, the rebuild beside the room: when
+# search answers, and /api/status's latency meanwhile); GET /api/search
 # p50/p99 over RUNS requests for a rare word, a common word and a phrase;
 # the index's size against the log's; what indexing adds to a message
 # (test_index's timing of ix_add).  Usage: PAPO=path bash
@@ -39,15 +41,24 @@ echo "  log.jsonl: $(du -m "$T/ana/log.jsonl" | cut -f1) MB"
 s0=$(date +%s%N)
 start_slow ana
 s1=$(date +%s%N)
-echo "  start with the index deleted (replay + rebuild): $(( (s1 - s0) / 1000000 )) ms; $(grep -o 'search index.*' "$T/ana.err" | tail -1)"
-echo "  peak RSS of the daemon after that start: $(grep VmHWM /proc/$(cat "$T/ana.pid")/status | awk '{print $2}') KB"
+echo "  start with the index deleted (replay; the rebuild goes on beside the room): $(( (s1 - s0) / 1000000 )) ms"
+# Until search answers: the room's /api/status meanwhile, each 0.2 s.
+: >"$T/busy"
+while [ "$(curl -s -o /dev/null -w '%{http_code}' "${URL[ana]}/api/search?q=parser&limit=1")" = 503 ]; do
+	curl -s -o /dev/null -w '%{time_total}\n' "${URL[ana]}/api/status" >>"$T/busy"
+	sleep 0.2
+done
+s2=$(date +%s%N)
+echo "  search answers $(( (s2 - s0) / 1000000 )) ms after the start; $(grep -o 'search index rebuilt.*' "$T/ana.err" | tail -1)"
+[ -s "$T/busy" ] && echo "  /api/status during the rebuild ($(wc -l <"$T/busy") asked): p50 $(pct 50 <"$T/busy" | awk '{print $1 * 1000}') ms, max $(sort -n "$T/busy" | tail -1 | awk '{print $1 * 1000}') ms"
+echo "  peak RSS of the daemon after the rebuild: $(grep VmHWM /proc/$(cat "$T/ana.pid")/status | awk '{print $2}') KB"
 echo "  search.db: $(du -m "$T/ana/search.db" | cut -f1) MB ($(du -b "$T/ana/search.db" | cut -f1) bytes vs the log's $(du -b "$T/ana/log.jsonl" | cut -f1))"
 stop ana
 s0=$(date +%s%N)
 start_slow ana
 s1=$(date +%s%N)
 echo "  start with the index in step (checked, not rebuilt): $(( (s1 - s0) / 1000000 )) ms"
-for q in 'q=54321' 'q=parser' "q=$(jq -rn '"\"tests pass\"" | @uri')" 'q=frame*' 'q=review&files=1' ; do
+for q in 'q=54321' 'q=parser' "q=$(jq -rn '"\"tests pass\"" | @uri')" 'q=frame*' 'q=review&files=1' 'q=review&from=nobody' 'q=review&from=bo' ; do
 	api ana "/api/search?$q&limit=20" >/dev/null
 	for i in $(seq 1 "$RUNS"); do
 		curl -s -o "$T/r" -w '%{time_total}\n' "${URL[ana]}/api/search?$q&limit=20"

@@ -51,6 +51,8 @@ doctor ana PAPO_TOKEN="$TOKEN" PAPO_TURN_SECRET="$TURNSECRET" PAPO_LOG=info
 check "doctor exits 0 with nothing wrong (exit $rc: $(cat "$T/err"))" test "$rc" -eq 0
 has "$T/out" '^version +papo [0-9]+\.[0-9]+\.[0-9]+' "the version"
 has "$T/out" '^system +Linux ' "the system"
+has "$T/out" '^protocols: papo/[0-9]' "the protocols (papo version's lines)"
+has "$T/out" '^  libsodium +[0-9]' "the libraries (papo version's lines)"
 has "$T/out" "^home +$T/ana \\(PAPO_HOME\\), mode 0700" "the home and its mode"
 has "$T/out" '^  identity +0600 +32 bytes' "the identity's mode"
 has "$T/out" '^  room.json +0600' "room.json's mode"

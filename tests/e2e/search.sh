@@ -5,7 +5,8 @@
 # through the API, the CLI and MCP, filters (from, to, times, files,
 # threads), pages by the cursor, bad input refused with a clear 400; the
 # index deleted, truncated or damaged while the daemon is stopped and
-# rebuilt at start with nothing lost; a daemon killed with kill -9 during
+# rebuilt at start with nothing lost (at once, or beside the room for a
+# long log, even killed mid-way); a daemon killed with kill -9 during
 # a burst of sends: every message it stored is findable after a restart.
 # Usage: search.sh PATH_TO_PAPO.
 PAPO=${1:?usage: search.sh PATH_TO_PAPO}
@@ -31,6 +32,9 @@ send() { # send NAME JSON: the id of the message sent
 	jq -r .id "$T/body"
 }
 urlq() { jq -rn --arg v "$1" '$v | @uri'; }
+# The jq function marked: a hit's marked words (its excerpt's code
+# points from each mark's start to its end).
+MARKED='def marked: . as $h | [$h.marks[] | . as $m | $h.excerpt | explode | .[$m[0]:$m[1]] | implode];'
 
 PAPO_HOME=$T/ana "$PAPO" new --name ana >/dev/null
 start ana
@@ -68,7 +72,7 @@ check "a room that is not one: refused ($code)" test "$code" = 404 -o "$code" = 
 check "to bo" test "$(hits ana 'to=bo')" = 1
 search ana 'q=fine&limit=3' >"$T/p1"
 check "a page of 3 with a cursor" jqt '(.messages | length) == 3 and (.next | type) == "string"' "$T/p1"
-check "each hit has its marked excerpt" jqt 'all(.messages[]; .excerpt | test("\\[fine\\]"))' "$T/p1"
+check "each hit has its excerpt, the word found marked" jqt "$MARKED"' all(.messages[]; (.excerpt | test("deployment went fine")) and (marked | index("fine") != null))' "$T/p1"
 check "each hit is a message as history shows it" jqt 'all(.messages[]; .from == "ana" and (.id | length) == 10 and (.ts | type) == "number")' "$T/p1"
 search ana "q=fine&limit=3&cursor=$(jq -r .next "$T/p1")" >"$T/p2"
 check "the next page goes on without repeating" test -z "$(comm -12 <(jq -r '.messages[].id' "$T/p1" | sort) <(jq -r '.messages[].id' "$T/p2" | sort))"
@@ -99,8 +103,11 @@ done
 # The CLI: papo history -q and its filters.
 papo ana history -q deploy* -n 3 >"$T/cli" 2>&1
 check "papo history -q: 3 hits" test "$(grep -c deployment "$T/cli")" = 3
-check "papo history -q marks the words" grep -q '\[deployment\]' "$T/cli"
 check "papo history -q says there is more" grep -q 'more' "$T/cli"
+check "off a terminal, the excerpt is plain text" bash -c "! grep -q \$'\\e' $T/cli"
+# At a terminal (script(1) gives it one), the words found are in bold.
+PAPO_HOME=$T/ana script -qec "$PAPO history -q deploy* -n 3" /dev/null >"$T/cli" 2>&1
+check "at a terminal, papo history -q shows the words found in bold" grep -q $'\e\[1mdeployment\e\[0m went fine' "$T/cli"
 papo ana history -q common --from bo -n 200 --json >"$T/cli"
 check "papo history --from bo: only bo's" jqt '(.messages | length) == 100 and all(.messages[]; .from == "bo")' "$T/cli"
 papo ana history -q 'n77' --since 1h >"$T/cli"
@@ -124,7 +131,7 @@ tool() { # tool ARGS-JSON: history's result text (JSON) into $T/tool
 rpc "$SID" '{"jsonrpc":"2.0","id":2,"method":"tools/list"}'
 check "MCP: history's schema has query and the filters" jqt '.result.tools[] | select(.name == "history") | .inputSchema.properties | .query and .thread and .files and .cursor and .to and .after and .since and .before and .from' "$T/body"
 tool '{"query":"\"deployment went\"","limit":4}'
-check "MCP: a phrase, a page of 4 and a cursor" jqt '(.messages | length) == 4 and (.next | type) == "string" and all(.messages[]; .excerpt | test("\\[deployment went\\]"))' "$T/tool"
+check "MCP: a phrase, a page of 4 and a cursor" jqt "$MARKED"' (.messages | length) == 4 and (.next | type) == "string" and all(.messages[]; marked | join(" ") == "deployment went")' "$T/tool"
 tool "$(jq -cn --arg c "$(jq -r .next "$T/tool")" '{query: "\"deployment went\"", limit: 4, cursor: $c}')"
 check "MCP: the next page" jqt '(.messages | length) == 4' "$T/tool"
 tool '{"query":"common","from":"bo","limit":200}'
@@ -137,6 +144,33 @@ tool '{"query":"( \" : * )"}'
 check "MCP: a query of syntax only: a clear error" jqt '.result.isError == true and (.result.content[0].text | test("no words"))' "$T/body"
 tool '{"thread":"short"}'
 check "MCP: a bad thread: a tool error naming it" jqt '.result.isError == true and (.result.content[0].text | test("thread"))' "$T/body"
+
+# A message's own brackets stay its text; CJK found inside a run.
+send ana '{"text":"see [x] and ]y[ near zebra"}' >/dev/null
+send ana '{"text":"東京タワーに行く"}' >/dev/null
+check "brackets: the excerpt is the text, only the word found marked" jqt "$MARKED"' .messages[0] | (.excerpt == "see [x] and ]y[ near zebra") and (marked == ["zebra"])' <<<"$(search ana 'q=zebra')"
+check "CJK: a word inside a run of characters is found and marked" jqt "$MARKED"' (.messages | length) == 1 and (.messages[0] | marked == ["タワー"])' <<<"$(search ana "q=$(urlq 'タワー')")"
+
+# Every room at once: ana makes a second room, with its own messages.
+post ana /api/rooms '{"room":"second","name":"ana"}' >/dev/null
+check "ana is in two rooms" until_true 10 test "$(api ana /api/rooms | jq '.rooms | length')" = 2
+for i in $(seq 1 30); do
+	post ana '/api/send?room=second' "$(jq -cn --arg t "gamma g$i common second-room" '{text: $t}')" >/dev/null
+done
+post ana '/api/send?room=second' '{"text":"zebra zebra zebra in the second room"}' >/dev/null
+check "the default room's search is its own" test "$(hits ana 'q=common')" = 200
+all=$(search ana 'q=zebra&room=*')
+check "room=*: hits of both rooms, each with its room" jqt '(.messages | length) == 2 and ([.messages[].room] | index("second")) != null and ([.messages[].room_id] | unique | length) == 2' <<<"$all"
+check "room=*: ranked together (the message that says it three times first)" jqt '.messages[0].room == "second"' <<<"$all"
+check "room=*: every hit of both rooms, paged by the cursor" test "$(hits ana 'q=common&room=*')" = 230
+check "room=*: a page's end past the first 1,000 hits: a clear 400" test "$(curl -s -o "$T/body" -w '%{http_code}' "${URL[ana]}/api/search?q=common&room=*&limit=200&cursor=s1.900")" = 400
+check "and it says why" grep -q 'first 1000 hits' "$T/body"
+papo ana history -q zebra --all-rooms >"$T/cli" 2>&1
+check "papo history --all-rooms: each hit after its room" grep -q '^\[second\] .*zebra zebra zebra' "$T/cli"
+tool '{"query":"zebra","room":"*"}'
+check "MCP: room \"*\" searches every room" jqt '(.messages | length) == 2 and .messages[0].room == "second"' "$T/tool"
+tool '{"room":"*"}'
+check "MCP: room \"*\" without a search: a clear error" jqt '.result.isError == true and (.result.content[0].text | test("for a search"))' "$T/body"
 
 # The index damaged while the daemon is stopped: rebuilt at start from
 # the log, nothing lost.
@@ -158,8 +192,30 @@ for how in delete truncate garbage header; do
 done
 check "the rebuilds were logged" grep -q 'rebuilt' "$T/ana.err"
 
+# A log longer than those rebuilt at once (the threshold lowered to 50
+# messages for the test; 10,000 by default): the daemon starts, the
+# index is rebuilt beside the room, which answers meanwhile, and search
+# finds everything once it is done; a kill -9 in the middle of it
+# changes nothing of that.
+for kill in no yes; do
+	stop ana
+	rm -f "$db" "$db-wal" "$db-shm"
+	PAPO_TEST_INDEX_INLINE=50 start ana
+	check "the room answers while its index is rebuilt (kill $kill)" test "$(curl -s -o /dev/null -w '%{http_code}' "${URL[ana]}/api/status")" = 200
+	if [ "$kill" = yes ]; then
+		crash ana
+		PAPO_TEST_INDEX_INLINE=50 start ana
+	fi
+	code=$(curl -s -o "$T/body" -w '%{http_code}' "${URL[ana]}/api/search?q=common")
+	check "search at once: the hits, or 503 saying the index is being rebuilt ($code)" \
+		bash -c "[ $code = 200 ] || { [ $code = 503 ] && grep -q 'being rebuilt from the log' $T/body; }"
+	check "once rebuilt beside the room, every message found (kill $kill)" until_true 30 test "$(hits ana 'q=common')" = 200
+done
+check "the rebuild ran beside the room" grep -q 'rebuilt from the log (.* messages), beside the room' "$T/ana.err"
+
 # kill -9 during a burst of sends: after a restart, every message the log
 # holds is found.
+base=$(api ana /api/status | jq .messages)
 ( for i in $(seq 1 400); do
 	curl -s -o /dev/null --max-time 5 -X POST -H 'Content-Type: application/json' \
 		-d "{\"text\":\"burst b$i\"}" "${URL[ana]}/api/send" || break
@@ -169,7 +225,7 @@ sleep 1.5
 crash ana
 wait "$burst" 2>/dev/null
 start ana
-stored=$(( $(api ana /api/status | jq .messages) - 203 ))
+stored=$(( $(api ana /api/status | jq .messages) - base ))
 check "the burst stored some messages before the kill ($stored)" test "$stored" -gt 0
 check "every message of the burst found ($stored stored)" test "$(hits ana 'q=burst')" = "$stored"
 check "and nothing else lost" test "$(hits ana 'q=common')" = 200

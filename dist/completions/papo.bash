@@ -1,0 +1,76 @@
+# bash completion for papo(1): commands, each command's options, and the
+# values papo knows (setup's clients, --tls's words, files for --file and
+# -o).  Installed as share/bash-completion/completions/papo, which
+# bash-completion loads the first time papo is completed; it stands on
+# bash alone.  tests/install/tree.sh checks it against `papo --help`.
+
+_papo_commands="new join rooms leave invite serve mcp hook say get status
+history tail admin rotate remove tokens setup doctor version help"
+
+# A command's options, as its usage in `papo COMMAND --help` has them
+# (printf: echo would take -n for its own).
+_papo_options() {
+	case $1 in
+	new)     printf '%s ' --name --about --room --force ;;
+	join)    printf '%s ' --name --about --force ;;
+	rooms)   printf '%s ' --json ;;
+	leave)   printf '%s ' --delete --json ;;
+	invite)  printf '%s ' --room --listen ;;
+	serve)   printf '%s ' --http --listen --advertise --turn --token \
+	             --tls --name --about --room ;;
+	mcp)     printf '%s ' --channels --agent --room --new-room ;;
+	hook)    printf '%s ' --agent ;;
+	say)     printf '%s ' --file --name --to --reply-to --room --json ;;
+	get)     printf '%s ' -o --output --force --wait --room ;;
+	status)  printf '%s ' --room --json ;;
+	history) printf '%s ' -n -q --query --from --since --before --after \
+	             --thread --files --room --all-rooms --json ;;
+	tail)    printf '%s ' --room --json ;;
+	admin)   printf '%s ' --room --json ;;
+	rotate)  printf '%s ' --room --json ;;
+	remove)  printf '%s ' --room --json ;;
+	tokens)  printf '%s ' --json ;;
+	setup)   printf '%s ' --print --remove --http --accept-inbound ;;
+	esac
+	printf '%s\n' --help
+}
+
+_papo() {
+	local cur=${COMP_WORDS[COMP_CWORD]}
+	local prev=${COMP_WORDS[COMP_CWORD-1]}
+	local cmd=${COMP_WORDS[1]}
+
+	COMPREPLY=()
+	if [ "$COMP_CWORD" -eq 1 ]; then
+		COMPREPLY=($(compgen -W "$_papo_commands --help --version" \
+		    -- "$cur"))
+		return
+	fi
+	case $prev in
+	--file|-o|--output)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	--tls)
+		COMPREPLY=($(compgen -W "self off" -- "$cur"))
+		return ;;
+	--name|--about|--room|--listen|--http|--advertise|--turn|--token|\
+	--to|--reply-to|--agent|-n|-q|--query|--from|--since|--before|\
+	--after|--thread)
+		return ;;
+	esac
+	if [[ $cur == -* ]]; then
+		COMPREPLY=($(compgen -W "$(_papo_options "$cmd")" -- "$cur"))
+		return
+	fi
+	if [ "$COMP_CWORD" -eq 2 ]; then
+		case $cmd in
+		setup)
+			COMPREPLY=($(compgen -W "claude-code codex gemini cursor \
+			    vscode" -- "$cur")) ;;
+		rooms)  COMPREPLY=($(compgen -W "default" -- "$cur")) ;;
+		tokens) COMPREPLY=($(compgen -W "revoke" -- "$cur")) ;;
+		say)    COMPREPLY=($(compgen -W "-" -- "$cur")) ;;
+		esac
+	fi
+}
+complete -F _papo papo
