@@ -21,15 +21,14 @@
 #
 # Usage: compose.sh (as root).  Prints "N passed, N failed".  About 4.5
 # minutes (the image's build about 3), 6.5 the first time on a machine
-# (debootstrap, about 1); the base root is cached in /var/cache/papo-test
-# and the base image in podman's storage.
+# (debootstrap, about 1); the base root is cached by
+# tests/tools/bookworm-root.sh and the base image in podman's storage.
 set -u
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d /tmp/papo-compose.XXXXXX)
 PROJ=papotest$$
 IMAGE=localhost/papo-test:$$
 BASE=docker.io/library/debian:12-slim
-CACHE=${PAPO_TEST_CACHE:-/var/cache/papo-test}
 PODMAN_LOCK=${PAPO_PODMAN_LOCK:-/var/lock/papo-podman.lock}
 passed=0 failed=0
 ok()   { passed=$((passed + 1)); }
@@ -47,28 +46,11 @@ since() { echo "$(now) $1" | awk '{ printf "%.1f", $1 - $2 }'; }
 note() { echo "compose.sh: $*"; }
 
 # bookworm_tar: prints the path of a tarball of a minimal Debian 12 root
-# (debootstrap --variant=minbase from the Debian archive, without the
-# packages it downloaded and apt's lists and caches, as debian:12-slim
-# comes), made once and kept in $CACHE, under a lock of its own.
-# (tests/tools/bookworm-root.sh does the same for every test that needs
-# one: the lead switches this to it.)
+# (debootstrap --variant=minbase from the Debian archive, no package
+# lists), made once and cached under a lock: tests/tools/bookworm-root.sh,
+# which the package's test shares.
 bookworm_tar() {
-	local tar=$CACHE/bookworm-minbase-clean.tar dir
-	mkdir -p "$CACHE" || return 1
-	(
-		flock 8
-		[ -s "$tar" ] && exit 0
-		dir=$(mktemp -d "$CACHE/root.XXXXXX") || exit 1
-		debootstrap --variant=minbase bookworm "$dir" \
-			http://deb.debian.org/debian >"$CACHE/debootstrap.log" 2>&1 &&
-			rm -rf "$dir"/var/cache/apt/archives/*.deb \
-				"$dir"/var/cache/apt/*.bin "$dir"/var/lib/apt/lists/* &&
-			tar -C "$dir" -cf "$tar.tmp" . && mv "$tar.tmp" "$tar"
-		rc=$?
-		rm -rf "$dir"
-		exit $rc
-	) 8>"$CACHE/bookworm.lock" || return 1
-	echo "$tar"
+	bash "$SRC/tests/tools/bookworm-root.sh"
 }
 
 for tool in podman podman-compose runc debootstrap jq flock; do
@@ -130,7 +112,7 @@ t_all=$(now)
 # the Dockerfile's FROM; kept for the next run.
 if ! podman image exists "$BASE"; then
 	t=$(now)
-	tar=$(bookworm_tar) || { fail "debootstrap failed: $(tail -3 "$CACHE/debootstrap.log")"; exit 1; }
+	tar=$(bookworm_tar) || { fail "no Debian 12 root (tests/tools/bookworm-root.sh)"; exit 1; }
 	podman import -q --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' \
 		--change 'CMD ["bash"]' "$tar" "$BASE" >/dev/null
 	check "the bookworm root is imported as $BASE" podman image exists "$BASE"
@@ -258,7 +240,7 @@ ports=$(grep -E '^  (HTTP|QUIC) ' "$T/doctor" | tr '\n' ' ')
 check "doctor in papo-a: HTTP held by the daemon: $ports" \
 	grep -Eq '^  HTTP (127\.0\.0\.1|0\.0\.0\.0):7777/tcp: held by this daemon \(pid 1\)' "$T/doctor"
 check "doctor in papo-a: QUIC held by the daemon: $ports" \
-	grep -Eq '^  QUIC 0\.0\.0\.0:7778/udp: held by this daemon \(pid 1\)' "$T/doctor"
+	grep -Eq '^  QUIC (0\.0\.0\.0|\[::\]):7778/udp: held by this daemon \(pid 1\)' "$T/doctor"
 check "doctor in papo-a says the token is set, not what it is" \
 	grep -q 'PAPO_TOKEN=(set, not shown)' "$T/doctor"
 check "doctor in papo-a prints no token" bash -c "! grep -qF '$PAPO_TOKEN' '$T/doctor'"
