@@ -36,19 +36,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-passed=0 failed=0
-ok()   { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+. "$(dirname "$0")/common.sh"
 now()  { date +%s%N; }
-# pkg_of PATH: the Debian package holding a library, whichever spelling
-# of its path (/lib or /usr/lib, the soname's link or the file) dpkg has.
-pkg_of() {
-	local r q
-	r=$(readlink -f "$1")
-	for q in "$r" "${r#/usr}" "$1" "/usr${1#/usr}"; do
-		dpkg -S "$q" 2>/dev/null | sed -n '1s/:.*//p' | grep . && return
-	done
-}
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", (b - a) / 1e9 }'; }
 
 version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$BUILD/CMakeCache.txt")

@@ -11,18 +11,7 @@ BUILD=$(cd "${1:?usage: tree.sh BUILD_DIR}" && pwd)
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 T=$(mktemp -d /tmp/papo-tree.XXXXXX)
 trap 'rm -rf "$T"' EXIT
-passed=0 failed=0
-ok()   { passed=$((passed + 1)); }
-fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
-# pkg_of PATH: the Debian package holding a library, whichever spelling
-# of its path (/lib or /usr/lib, the soname's link or the file) dpkg has.
-pkg_of() {
-	local r q
-	r=$(readlink -f "$1")
-	for q in "$r" "${r#/usr}" "$1" "/usr${1#/usr}"; do
-		dpkg -S "$q" 2>/dev/null | sed -n '1s/:.*//p' | grep . && return
-	done
-}
+. "$(dirname "$0")/common.sh"
 
 R=$T/root
 if ! DESTDIR=$R cmake --install "$BUILD" --prefix /usr >"$T/install" 2>&1; then
