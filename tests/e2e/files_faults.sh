@@ -97,10 +97,11 @@ same() {
 # complete NAME REF: the complete blob REF is in NAME's home (any room).
 complete() { [ -n "$(find "$T/$1" -type f -name "$2" 2>/dev/null)" ]; }
 not() { ! "$@"; }
-# homefiles NAME: the files in NAME's home, sorted, but for a state file's
-# rewrite in flight (fs_write's NAME.json.tmp, renamed at once: CI once
-# caught one).
-homefiles() { find "$T/$1" -type f ! -name '*.json.tmp' ! -name '*.jsonl.tmp' | sort; }
+# homefiles NAME: the files of NAME's home where an upload's bytes could
+# be left (the spool, the rooms' blob stores), sorted; the state files
+# beside them come and go on their own (CI once caught agents.json
+# written meanwhile, and once a NAME.json.tmp rewrite in flight).
+homefiles() { find "$T/$1" -type f \( -path '*/spool/*' -o -path '*/blobs/*' \) | sort; }
 # wait_state SECONDS NAME REF STATE DESCRIPTION: NAME's file REF comes to
 # STATE in time; else a failure showing the state it has.
 wait_state() {
