@@ -285,7 +285,8 @@ search_merge(struct search_part *parts, size_t np, const struct node_msg *req,
     uint64_t offset, size_t limit, cJSON *arr)
 {
 	struct search_ref *v;
-	size_t n = 0, all = 1;
+	size_t n = 0;
+	int all = 1;
 	int (*order)(const void *, const void *);
 
 	for (size_t i = 0; i < np; i++) {
@@ -357,8 +358,7 @@ room_search_all(struct room **rooms, size_t nrooms, struct node_msg *req)
 	arr = cJSON_AddArrayToObject(o, "messages");
 	for (size_t i = 0; i < np; i++) {
 		if (search_run(&parts[i], err, &code) == 0) {
-			more |= parts[i].n > (long)(offset + limit) ||
-			    parts[i].more;
+			more |= parts[i].more;
 			continue;
 		}
 		if (code == 400)

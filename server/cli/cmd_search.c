@@ -97,11 +97,11 @@ cli_arg(struct buf *b, const char *key, const char *value)
 
 /* The byte offset of code point cp in s (its length when shorter). */
 static size_t
-cli_cp_at(const char *s, double cp)
+cli_cp_at(const char *s, size_t cp)
 {
-	size_t i = 0;
+	size_t i = 0, k = 0;
 
-	for (double k = 0; s[i] != '\0'; i++)
+	for (; s[i] != '\0'; i++)
 		if (((unsigned char)s[i] & 0xc0) != 0x80 && k++ == cp)
 			return i;
 	return i;
@@ -130,10 +130,11 @@ cli_print_excerpt(const char *s, const cJSON *marks, int bold)
 		const cJSON *x = cJSON_GetArrayItem(mk, 0);
 		const cJSON *y = cJSON_GetArrayItem(mk, 1);
 
-		if (!bold || !cJSON_IsNumber(x) || !cJSON_IsNumber(y))
+		if (!bold || !cJSON_IsNumber(x) || !cJSON_IsNumber(y) ||
+		    x->valuedouble < 0 || y->valuedouble < 0)
 			continue;
-		a = cli_cp_at(s, x->valuedouble);
-		b = cli_cp_at(s, y->valuedouble);
+		a = cli_cp_at(s, (size_t)x->valuedouble);
+		b = cli_cp_at(s, (size_t)y->valuedouble);
 		if (a < at || b <= a)
 			continue;
 		cli_put_span(s + at, a - at);
