@@ -16,7 +16,7 @@ import { chromium } from 'playwright-core';
 import { daemonSet } from './daemons.mjs';
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const { root, serve, stop, killAll } = daemonSet('papo-cors-');
+const { serve, stop, finish } = daemonSet('papo-cors-');
 
 // A loopback server of one empty page; its origin is http://127.0.0.1:PORT.
 async function pageServer() {
@@ -61,11 +61,15 @@ describe('CORS for browser-based MCP clients', () => {
   });
 
   after(async () => {
-    await browser?.close();
-    allowed?.srv.close();
-    other?.srv.close();
     if (daemon) await stop(daemon);
-    await killAll();
+    // finish: no daemon left, and the root (the daemon's home) removed.
+    await finish({
+      close: async () => {
+        await browser?.close();
+        allowed?.srv.close();
+        other?.srv.close();
+      },
+    });
   });
 
   it('a page of a listed origin initializes, reads Mcp-Session-Id and calls a tool', async () => {

@@ -173,10 +173,29 @@ check "agent-b reached papo-b" until_true 120 agent_up "$AB"
 
 # (4) A message each way, agent to agent through the two sidecars: what
 # the other agent's event stream prints.
-say() { # say AGENT SIDECAR TEXT: the agent POSTs /api/send to its sidecar
-	podman exec "$1" sh -c 'curl -sS -H "Authorization: Bearer $PAPO_TOKEN" \
-		-H "Content-Type: application/json" -d "{\"text\":\"$2\"}" \
-		"http://$1:7777/api/send"' say "$2" "$3" >>"$T/say.log" 2>&1
+# say AGENT SIDECAR TEXT: the agent POSTs /api/send to its sidecar, a
+# check of its own: a send that fails is named with curl's words.  Only
+# a request that never left (curl's 6, the name not resolved, and 7, no
+# connection: podman's DNS and network are reset when a container on
+# the network restarts) is made again, for up to 20 s, and noted.
+say() {
+	local out rc
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		out=$(podman exec "$1" sh -c 'curl -sS --fail-with-body \
+			-H "Authorization: Bearer $PAPO_TOKEN" \
+			-H "Content-Type: application/json" -d "{\"text\":\"$2\"}" \
+			"http://$1:7777/api/send"' say "$2" "$3" 2>&1)
+		rc=$?
+		echo "$1 \"$3\": $rc $out" >>"$T/say.log"
+		case $rc in
+		0) ok; return 0 ;;
+		6 | 7) note "$1's send \"$3\" did not leave (curl $rc: $out); again" ;;
+		*) break ;;
+		esac
+		sleep 2
+	done
+	fail "$1 sends \"$3\" through $2: curl $rc: $out"
+	return 1
 }
 heard() { podman logs "$1" 2>/dev/null | grep -qF "$2"; }
 N=$RANDOM

@@ -139,22 +139,26 @@ done
 # whether the link is up (before, after) or down (cut).
 echo before >"$T/phase"
 sender() {
-	local n=$1 k=0 p0 p1 out code body
+	local n=$1 k=0 p0 p1 out code body line
 	while [ ! -e "$T/stop" ]; do
 		k=$((k + 1))
 		p0=$(cat "$T/phase")
+		# curl's own complaints go to $T/send-NAME.err, not into the body.
 		out=$(api "$n" /api/send -w '\n%{http_code}' \
 			-H 'Content-Type: application/json' \
-			-d "{\"text\":\"$n $k\"}" 2>&1)
+			-d "{\"text\":\"$n $k\"}" 2>>"$T/send-$n.err")
 		p1=$(cat "$T/phase")
 		code=${out##*$'\n'}
 		body=${out%$'\n'*}
-		if [ "$code" = 200 ] && jq -e '.state == "delivered" or
-		    .state == "queued"' <<<"$body" >/dev/null 2>&1; then
-			jq -r --arg p "$p0 $p1" '"\(.id) \(.state) \($p)"' \
-				<<<"$body" >>"$T/$n.sent"
+		# An answer counts only whole: 200, one of the two states, and
+		# a message id; anything else is a line in NAME.lost, shown.
+		line=$(jq -er --arg p "$p0 $p1" 'select((.state == "delivered"
+		    or .state == "queued") and (.id | test("^[a-z2-7]{10}$")))
+		    | "\(.id) \(.state) \($p)"' <<<"$body" 2>/dev/null)
+		if [ "$code" = 200 ] && [ -n "$line" ]; then
+			echo "$line" >>"$T/$n.sent"
 		else
-			echo "$n $k: $code $(tr '\n' ' ' <<<"$body")" >>"$T/$n.lost"
+			echo "$n $k: $code $(tr '\n' ' ' <<<"$body") $(tail -1 "$T/send-$n.err" 2>/dev/null)" >>"$T/$n.lost"
 		fi
 		sleep 0.3
 	done
