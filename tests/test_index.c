@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include <sodium.h>
+#include <sqlite3.h>
 
 #include "lib/buf.h"
 #include "node/store/index.h"
@@ -710,6 +711,104 @@ test_background(const struct ctx *c)
 	rmhome(home);
 }
 
+/* Polls store_ix_fd and calls store_ix_ready until no job is left. */
+static void
+settle(struct store *s)
+{
+	struct pollfd p = { .events = POLLIN };
+
+	for (int i = 0; i < 10 && (p.fd = store_ix_fd(s)) != -1; i++) {
+		CHECK_EQ_INT(poll(&p, 1, 30000), 1);
+		store_ix_ready(s);
+	}
+	CHECK_EQ_INT(store_ix_fd(s), -1);
+}
+
+/* A long log's index (PAPO_TEST_INDEX_INLINE for the test) is checked
+ * on a thread beside the room, not at open: search answers from it
+ * meanwhile, a whole one is kept, a damaged one is rebuilt with
+ * nothing lost, and a store closed mid-check stops it. */
+static void
+test_check(const struct ctx *c)
+{
+	char home[64], path[512], line[64];
+	struct stat before, after;
+	struct store *s;
+	int fd;
+
+	mkhome(home);
+	s = open_or_die(home, c);
+	for (int i = 0; i < 400; i++) {
+		snprintf(line, sizeof(line), "checked n%d common", i);
+		add(s, c, c->me, line, T0 + (uint64_t)i, NULL, NULL, NULL);
+	}
+	store_close(s);
+	snprintf(path, sizeof(path), "%s/search.db", home);
+	CHECK_EQ_INT(stat(path, &before), 0);
+
+	setenv("PAPO_TEST_INDEX_INLINE", "100", 1);
+	s = open_or_die(home, c);
+	unsetenv("PAPO_TEST_INDEX_INLINE");
+	CHECK(store_ix_fd(s) != -1);                  /* the check runs */
+	CHECK_EQ_INT(count(s, "common"), 400);        /* and search too */
+	settle(s);
+	CHECK_EQ_INT(count(s, "n399"), 1);
+	CHECK_EQ_INT(stat(path, &after), 0);
+	CHECK_EQ_INT(before.st_ino, after.st_ino);    /* whole: kept */
+	store_close(s);
+
+	/* Garbage over the page of one of its indexes (by time), which
+	 * opening the index and reading its mark never read: the check
+	 * finds it. */
+	{
+		sqlite3 *db;
+		sqlite3_stmt *q;
+		char page[4096];
+		long root = 0, size = 0;
+
+		CHECK_EQ_INT(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY,
+		    NULL), SQLITE_OK);
+		CHECK_EQ_INT(sqlite3_prepare_v2(db, "SELECT (SELECT rootpage "
+		    "FROM sqlite_schema WHERE name = 'msg_ts'), page_size "
+		    "FROM pragma_page_size", -1, &q, NULL), SQLITE_OK);
+		if (sqlite3_step(q) == SQLITE_ROW) {
+			root = sqlite3_column_int64(q, 0);
+			size = sqlite3_column_int64(q, 1);
+		}
+		sqlite3_finalize(q);
+		sqlite3_close(db);
+		CHECK(root > 1 && size > 0 && size <= (long)sizeof(page));
+		for (size_t i = 0; i < sizeof(page); i++)
+			page[i] = "garbage!"[i % 8];
+		if ((fd = open(path, O_WRONLY)) == -1)
+			exit(1);
+		CHECK_EQ_INT(pwrite(fd, page, (size_t)size,
+		    (off_t)(root - 1) * size), size);
+		close(fd);
+	}
+	setenv("PAPO_TEST_INDEX_INLINE", "100", 1);
+	s = open_or_die(home, c);
+	unsetenv("PAPO_TEST_INDEX_INLINE");
+	CHECK(store_ix_fd(s) != -1);
+	settle(s);
+	CHECK_EQ_INT(count(s, "common"), 400);
+	CHECK_EQ_INT(count(s, "n123"), 1);
+	CHECK_EQ_INT(stat(path, &after), 0);
+	CHECK(before.st_ino != after.st_ino);         /* rebuilt */
+	store_close(s);
+
+	/* Closed while its check may still run: nothing left behind. */
+	setenv("PAPO_TEST_INDEX_INLINE", "100", 1);
+	s = open_or_die(home, c);
+	unsetenv("PAPO_TEST_INDEX_INLINE");
+	store_close(s);
+	s = open_or_die(home, c);
+	CHECK_EQ_INT(store_ix_fd(s), -1);             /* short: at once */
+	CHECK_EQ_INT(count(s, "common"), 400);
+	store_close(s);
+	rmhome(home);
+}
+
 static int
 cmp_u64(const void *a, const void *b)
 {
@@ -869,6 +968,7 @@ main(void)
 	test_rebuild(&c);
 	test_retention(&c);
 	test_background(&c);
+	test_check(&c);
 	test_cost(&c);
 	test_window(&c);
 

@@ -151,9 +151,46 @@ ix_open(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark)
 }
 
 struct ix *
-ix_open_built(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark)
+ix_open_unchecked(char err[PAPO_ERR_LEN], const char *path,
+    struct ix_mark *mark)
 {
 	return ix_open_as(err, path, mark, 0);
+}
+
+/* SQLite's progress handler of ix_check: nonzero interrupts. */
+static int
+ix_stopped(void *arg)
+{
+	return atomic_load((atomic_int *)arg);
+}
+
+int
+ix_check(char err[PAPO_ERR_LEN], const char *path, atomic_int *stop)
+{
+	struct ix x;
+	int rc = -1;
+
+	memset(&x, 0, sizeof(x));
+	if (sqlite3_open_v2(path, &x.db, SQLITE_OPEN_READONLY |
+	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		err_set(err, "cannot open %s: %s", path, x.db != NULL ?
+		    sqlite3_errmsg(x.db) : "out of memory");
+		goto out;
+	}
+	/* The schema names the tokenizer: known here too. */
+	if (tokenize_register(x.db) == -1) {
+		err_set(err, "%s", "search index: this SQLite has no FTS5");
+		goto out;
+	}
+	sqlite3_progress_handler(x.db, 10000, ix_stopped, stop);
+	rc = ix_whole(err, &x);
+	if (atomic_load(stop)) {
+		err_set(err, "%s", "search index: check stopped");
+		rc = -1;
+	}
+out:
+	sqlite3_close(x.db);
+	return rc;
 }
 
 static struct ix *

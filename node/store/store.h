@@ -190,12 +190,14 @@ long store_search(char err[PAPO_ERR_LEN], struct store *s,
     int *code);
 
 /*
- * A long log's index is rebuilt on a thread of its own (store_search.c):
- * while it runs, store_ix_fd is a descriptor that becomes readable when
- * it is done (watch it for EPOLLIN), then store_ix_ready takes the new
- * index (and adds what was appended meanwhile).  -1 when no rebuild is
- * under way; call store_ix_fd again after store_ix_ready, which may
- * have started another (a compaction while it ran).
+ * A long log's index is checked, or rebuilt, on a thread of its own
+ * (store_search.c): while a job runs, store_ix_fd is a descriptor that
+ * becomes readable when one is done (watch it for EPOLLIN), then
+ * store_ix_ready acts on what it found: the new index taken (and what
+ * was appended meanwhile added), or a damaged one rebuilt.  -1 when no
+ * job is under way; call store_ix_fd again after store_ix_ready, which
+ * may have started another (a check that found damage, a compaction
+ * while a rebuild ran).
  */
 int store_ix_fd(const struct store *s);
 void store_ix_ready(struct store *s);

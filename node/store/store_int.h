@@ -18,6 +18,9 @@
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"
 
+struct chan;
+struct ix_job;
+
 #define STORE_LOG "log.jsonl"
 #define STORE_OUTBOX "outbox.jsonl"
 #define STORE_CHUNK (64 * 1024)        /* bytes of one read() at replay */
@@ -75,7 +78,9 @@ struct store {
 	struct compaction *cw;   /* the rewrite under way, else NULL */
 
 	struct ix *ix;       /* search.db (store_search.c), or NULL */
-	struct ix_build *build;   /* its rebuild under way, or NULL */
+	struct ix_job *build;     /* its rebuild under way, or NULL */
+	struct ix_job *check;     /* its check under way, or NULL */
+	struct chan *ix_end;      /* the jobs' ends (store_ix_fd) */
 
 	char (*ob)[PAPO_MSGID_LEN + 1];   /* outbox ids, oldest first */
 	size_t nob;

@@ -6,15 +6,24 @@
  * missing is added (a crash between an append and its add).  Otherwise,
  * or when SQLite finds it damaged, it is rebuilt into search.db.tmp and
  * renamed over search.db, so a crash mid-rebuild leaves the old one or
- * the new one: at once for a log of at most IX_INLINE_MAX messages,
- * else on a thread of its own, which reads a copy of the log's entries
- * and a descriptor of the log as it was, while the room goes on (search
- * answers 503 with its progress; the messages appended meanwhile are
- * added when it is done, by the same check).  Each message appended is
- * added at once; retention's compaction removes what it dropped.  A
- * failing index never fails the store: search then answers that it is
- * unavailable, and the next open rebuilds it.  Node thread, but for
- * the rebuild's thread (build_main and what it calls).
+ * the new one.
+ *
+ * A log of at most IX_INLINE_MAX messages is checked (quick_check) and
+ * rebuilt at once.  A longer one's work goes to a job beside the room,
+ * on a thread of its own, and the room goes on:
+ *  - a rebuild reads a copy of the log's entries and a descriptor of
+ *    the log as it was; search answers 503 with its progress meanwhile,
+ *    and the messages appended meanwhile are added when it is done, by
+ *    the same check of the mark;
+ *  - a check reads the index in use on a connection of its own while
+ *    search answers from it; an index it finds damaged is rebuilt.
+ * Jobs end on the store's channel (store_ix_fd, store_ix_ready).
+ *
+ * Each message appended is added at once; retention's compaction
+ * removes what it dropped.  A failing index never fails the store:
+ * search then answers that it is unavailable, and the next open
+ * rebuilds it.  Node thread, but for the jobs' threads (job_main and
+ * what it calls).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -48,10 +57,12 @@ struct ix_src {
 	atomic_int *stop;        /* the store closes: give up; or NULL */
 };
 
-/* A rebuild on its thread: everything it reads or writes is its own. */
-struct ix_build {
+/* A job on its thread, a rebuild or a check: everything it reads or
+ * writes is its own but end, the store's channel. */
+struct ix_job {
 	pthread_t thread;
-	struct chan *end;        /* the thread's link, when it is over */
+	int check;               /* 1 a quick_check, 0 a rebuild */
+	struct chan *end;        /* gets link when it is over */
 	struct chan_link link;
 	struct ix_src src;
 	struct room_keys k;
@@ -60,8 +71,15 @@ struct ix_build {
 	char path[PATH_MAX];
 	atomic_size_t done;
 	atomic_int stop;
-	int rc;
+	int rc;                  /* a rebuild: 0 or -1; a check: ix_check's */
 	char err[PAPO_ERR_LEN];
+};
+
+/* What ix_open_for is asked. */
+enum ix_how {
+	IX_OPEN,                 /* the store opens, or the index is lost */
+	IX_BUILT,                /* a rebuild beside the room is done */
+	IX_DAMAGED               /* a check found it damaged */
 };
 
 /* path with its last part (log.jsonl) replaced by name, into out. */
@@ -292,26 +310,72 @@ ix_src_of(struct store *s, struct ix_src *src)
 }
 
 static void *
-build_main(void *arg)
+job_main(void *arg)
 {
-	struct ix_build *b = arg;
+	struct ix_job *b = arg;
 
-	b->rc = ix_rebuild(b->err, &b->src, b->path);
+	b->rc = b->check ? ix_check(b->err, b->path, &b->stop) :
+	    ix_rebuild(b->err, &b->src, b->path);
 	chan_push(b->end, &b->link);
 	return NULL;
 }
 
 static void
-build_free(struct ix_build *b)
+job_free(struct ix_job *b)
 {
 	if (b == NULL)
 		return;
 	if (b->src.fd != -1)
 		close(b->src.fd);
-	chan_free(b->end, NULL);
 	free(b->ent);
 	free(b->log_path);
 	free(b);
+}
+
+/* A new job for path, its end the store's channel (made at the first). */
+static struct ix_job *
+job_new(struct store *s, const char *path, int check)
+{
+	struct ix_job *b;
+
+	if (s->ix_end == NULL && (s->ix_end = chan_new()) == NULL)
+		return NULL;
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return NULL;
+	b->check = check;
+	b->end = s->ix_end;
+	b->src.fd = -1;
+	snprintf(b->path, sizeof(b->path), "%s", path);
+	return b;
+}
+
+/* Starts the check of the index at path, in use, on its own thread; a
+ * check that cannot start is left out, said in the log. */
+static void
+check_start(struct store *s, const char *path)
+{
+	struct ix_job *b;
+
+	if (s->check != NULL)
+		return;              /* one is reading it already */
+	errno = ENOMEM;
+	if ((b = job_new(s, path, 1)) == NULL ||
+	    (errno = pthread_create(&b->thread, NULL, job_main, b)) != 0) {
+		log_msg(LOG_WARN, "%s: the search index is not checked: %s",
+		    path, strerror(errno));
+		job_free(b);
+		return;
+	}
+	s->check = b;
+}
+
+/* The check under way, if any, is moot (what it reads is replaced): it
+ * stops soon, and store_ix_ready takes it without a word. */
+static void
+check_stop(struct store *s)
+{
+	if (s->check != NULL)
+		atomic_store(&s->check->stop, 1);
 }
 
 /* Starts the rebuild of the index at path on its own thread.  0, or -1
@@ -319,26 +383,23 @@ build_free(struct ix_build *b)
 static int
 build_start(char err[PAPO_ERR_LEN], struct store *s, const char *path)
 {
-	struct ix_build *b = calloc(1, sizeof(*b));
+	struct ix_job *b;
 
-	if (b == NULL)
-		goto fail;
-	b->src.fd = -1;
-	if ((b->end = chan_new()) == NULL ||
+	errno = ENOMEM;
+	if ((b = job_new(s, path, 0)) == NULL ||
 	    (b->ent = malloc((s->nent + 1) * sizeof(*b->ent))) == NULL ||
 	    (b->log_path = strdup(s->log_path)) == NULL ||
 	    (b->src.fd = fcntl(s->log_fd, F_DUPFD_CLOEXEC, 0)) == -1)
 		goto fail;
 	memcpy(b->ent, s->ent, s->nent * sizeof(*b->ent));
 	b->k = s->k;
-	snprintf(b->path, sizeof(b->path), "%s", path);
 	b->src.log_path = b->log_path;
 	b->src.k = &b->k;
 	b->src.ent = b->ent;
 	b->src.nent = s->nent;
 	b->src.done = &b->done;
 	b->src.stop = &b->stop;
-	if ((errno = pthread_create(&b->thread, NULL, build_main, b)) != 0)
+	if ((errno = pthread_create(&b->thread, NULL, job_main, b)) != 0)
 		goto fail;
 	s->build = b;
 	log_msg(LOG_INFO, "%s: the search index is being rebuilt from the "
@@ -347,19 +408,24 @@ build_start(char err[PAPO_ERR_LEN], struct store *s, const char *path)
 fail:
 	err_set(err, "cannot start the search index's rebuild: %s",
 	    strerror(errno));
-	build_free(b);
+	job_free(b);
 	return -1;
 }
 
-/* store_ix_open; built: the index was just rebuilt beside the room,
- * whole, and is opened without reading it all again. */
+/*
+ * store_ix_open, and what a job's end asks (enum ix_how).  An index
+ * opened for a log longer than those rebuilt at once is checked beside
+ * the room; one just rebuilt is whole, and opened without reading it
+ * all again.
+ */
 static void
-ix_open_for(struct store *s, int built)
+ix_open_for(struct store *s, enum ix_how how)
 {
 	char err[PAPO_ERR_LEN], path[PATH_MAX];
 	struct ix_mark mark;
 	struct ix_src src;
 	size_t from;
+	int later = how == IX_OPEN && s->nent > inline_max();
 
 	if (s->build != NULL)
 		return;              /* store_ix_ready opens it */
@@ -367,22 +433,29 @@ ix_open_for(struct store *s, int built)
 	if (ix_path(s->log_path, "search.db", path) == -1)
 		return;
 	ix_src_of(s, &src);
-	if ((s->ix = built ? ix_open_built(err, path, &mark) :
-	    ix_open(err, path, &mark)) != NULL &&
-	    ix_prefix(s, &mark, &from)) {
-		if (from == s->nent)
-			return;
-		log_msg(LOG_INFO, "%s: %zu messages of the log added to the "
-		    "search index", path, s->nent - from);
-		if (ix_fill(err, &src, s->ix, from) == 0)
-			return;
+	if (how == IX_DAMAGED) {
+		/* store_ix_ready said why. */
+	} else if ((s->ix = how == IX_OPEN && !later ?
+	    ix_open(err, path, &mark) : ix_open_unchecked(err, path,
+	    &mark)) != NULL && ix_prefix(s, &mark, &from)) {
+		if (from < s->nent) {
+			log_msg(LOG_INFO, "%s: %zu messages of the log added "
+			    "to the search index", path, s->nent - from);
+			if (ix_fill(err, &src, s->ix, from) == -1)
+				goto rebuild;
+		}
+		if (later)
+			check_start(s, path);
+		return;
 	} else if (s->ix != NULL) {
 		log_msg(LOG_INFO, "%s: the search index does not match the "
 		    "log; rebuilt", path);
 	} else {
 		log_msg(LOG_WARN, "%s; rebuilt from the log", err);
 	}
+rebuild:
 	store_ix_close(s);
+	check_stop(s);
 	if (s->nent > inline_max()) {
 		if (build_start(err, s, path) == -1)
 			log_msg(LOG_WARN, "%s: search is unavailable", err);
@@ -398,30 +471,48 @@ ix_open_for(struct store *s, int built)
 void
 store_ix_open(struct store *s)
 {
-	ix_open_for(s, 0);
+	ix_open_for(s, IX_OPEN);
 }
 
 int
 store_ix_fd(const struct store *s)
 {
-	return s->build != NULL ? chan_fd(s->build->end) : -1;
+	return s->build != NULL || s->check != NULL ? chan_fd(s->ix_end) : -1;
+}
+
+/* A job is over: what it found acted on. */
+static void
+job_done(struct store *s, struct ix_job *b)
+{
+	pthread_join(b->thread, NULL);
+	if (b == s->check) {
+		s->check = NULL;
+		if (b->rc == 0 && !atomic_load(&b->stop)) {
+			log_msg(LOG_WARN, "%s; rebuilt from the log", b->err);
+			ix_open_for(s, IX_DAMAGED);
+		} else if (b->rc == -1 && !atomic_load(&b->stop)) {
+			log_msg(LOG_INFO, "%s: not checked", b->err);
+		}
+	} else {
+		s->build = NULL;
+		if (b->rc == -1)
+			log_msg(LOG_WARN, "%s: search is unavailable until "
+			    "the next start", b->err);
+		else
+			ix_open_for(s, IX_BUILT);  /* adds what came meanwhile */
+	}
+	job_free(b);
 }
 
 void
 store_ix_ready(struct store *s)
 {
-	struct ix_build *b = s->build;
+	struct chan_link *l;
 
-	if (b == NULL || chan_pop(b->end) == NULL)
+	if (s->ix_end == NULL)
 		return;
-	pthread_join(b->thread, NULL);
-	s->build = NULL;
-	if (b->rc == -1)
-		log_msg(LOG_WARN, "%s: search is unavailable until the next "
-		    "start", b->err);
-	else
-		ix_open_for(s, 1);   /* adds what came meanwhile */
-	build_free(b);
+	while ((l = chan_pop(s->ix_end)) != NULL)
+		job_done(s, chan_item(l, struct ix_job, link));
 }
 
 void
@@ -434,15 +525,21 @@ store_ix_close(struct store *s)
 void
 store_ix_stop(struct store *s)
 {
-	struct ix_build *b = s->build;
+	struct ix_job *job[2] = { s->build, s->check };
 
 	store_ix_close(s);
-	if (b == NULL)
-		return;
-	atomic_store(&b->stop, 1);
-	pthread_join(b->thread, NULL);
-	s->build = NULL;
-	build_free(b);
+	for (int i = 0; i < 2; i++)
+		if (job[i] != NULL)
+			atomic_store(&job[i]->stop, 1);
+	for (int i = 0; i < 2; i++)
+		if (job[i] != NULL)
+			pthread_join(job[i]->thread, NULL);
+	/* Their links are forgotten with the channel; the jobs freed here. */
+	chan_free(s->ix_end, NULL);
+	s->ix_end = NULL;
+	for (int i = 0; i < 2; i++)
+		job_free(job[i]);
+	s->build = s->check = NULL;
 }
 
 void
