@@ -72,6 +72,7 @@ struct ix_job {
 	atomic_size_t done;
 	atomic_int stop;
 	int rc;                  /* a rebuild: 0 or -1; a check: ix_check's */
+	double secs;             /* how long it ran */
 	char err[PAPO_ERR_LEN];
 };
 
@@ -313,9 +314,14 @@ static void *
 job_main(void *arg)
 {
 	struct ix_job *b = arg;
+	struct timespec t0, t1;
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	b->rc = b->check ? ix_check(b->err, b->path, &b->stop) :
 	    ix_rebuild(b->err, &b->src, b->path);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	b->secs = (double)(t1.tv_sec - t0.tv_sec) +
+	    (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
 	chan_push(b->end, &b->link);
 	return NULL;
 }
@@ -487,10 +493,16 @@ job_done(struct store *s, struct ix_job *b)
 	pthread_join(b->thread, NULL);
 	if (b == s->check) {
 		s->check = NULL;
-		if (b->rc == 0 && !atomic_load(&b->stop)) {
+		if (atomic_load(&b->stop)) {
+			/* moot: what it read was replaced */
+		} else if (b->rc == 1) {
+			log_msg(LOG_INFO, "%s: the search index is whole "
+			    "(checked beside the room in %.2f s)", b->path,
+			    b->secs);
+		} else if (b->rc == 0) {
 			log_msg(LOG_WARN, "%s; rebuilt from the log", b->err);
 			ix_open_for(s, IX_DAMAGED);
-		} else if (b->rc == -1 && !atomic_load(&b->stop)) {
+		} else {
 			log_msg(LOG_INFO, "%s: not checked", b->err);
 		}
 	} else {

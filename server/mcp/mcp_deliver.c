@@ -180,11 +180,12 @@ mcp_stream_subscribed(const struct mcp_stream *ms, const char *room)
  * what the session asked for (with event ids, kept for replay), each
  * listen stream what it subscribed to, tagged; the channel note only
  * with channel set (no wait of its agent takes the message).  1 when the
- * message was given to
- * the agent: written as notifications/claude/channel to a live stream of
- * a session (or listen stream) whose client declared it takes them.
- * Elsewhere the push is a courtesy, and the message stays queued for
- * the agent's wait.
+ * message was given to the agent: notifications/claude/channel queued
+ * on a live stream of a session (or listen stream) whose client
+ * declared it takes them.  A write that fails (the stream is let go for
+ * falling behind at that write) gives nothing.  Elsewhere the push is a
+ * courtesy, and the message stays queued for the agent's wait, or for
+ * the next stream that delivers (mcp_flush).
  */
 static int
 mcp_push(struct mcp_session *s, const struct mcp_note *nt, int channel)
@@ -199,9 +200,12 @@ mcp_push(struct mcp_session *s, const struct mcp_note *nt, int channel)
 		/* Asked before writing, and only where a push can count: a
 		 * courtesy push costs no look at the socket. */
 		if (channel && nt->tchannel != NULL) {
-			given = s->channels == MCP_PUSH_GIVES && get != NULL &&
-			    http_stream_live(get->st);
-			mcp_event(s, get, nt->tchannel, nt->id);
+			int live = s->channels == MCP_PUSH_GIVES &&
+			    get != NULL && http_stream_live(get->st);
+
+			if (mcp_event(s, get, nt->tchannel, nt->id) == 0 &&
+			    live)
+				given = 1;
 		}
 		if (s->subscribed && nt->tupdated != NULL &&
 		    mcp_own_room(s, nt->g))
@@ -215,11 +219,10 @@ mcp_push(struct mcp_session *s, const struct mcp_note *nt, int channel)
 		if (ms->sub == NULL)
 			continue;
 		if ((ms->want & MCP_WANT_CHANNEL) && channel &&
-		    http_stream_live(ms->st)) {
-			mcp_send_tagged(ms, "notifications/claude/channel",
-			    nt->channel);
+		    http_stream_live(ms->st) &&
+		    mcp_send_tagged(ms, "notifications/claude/channel",
+		    nt->channel) == 0)
 			given = 1;
-		}
 		if ((ms->want & MCP_WANT_HISTORY) && mcp_own_room(s, nt->g))
 			mcp_send_tagged(ms, "notifications/resources/updated",
 			    nt->updated);
@@ -233,30 +236,40 @@ mcp_push(struct mcp_session *s, const struct mcp_note *nt, int channel)
 /*
  * A stream that delivers (a GET stream of a session whose client takes
  * pushes, a listen stream with "claude/channel") opened: what the
- * session's agent has queued goes out on it, given.
+ * session's agent has queued goes out on it, given; what its writes
+ * could not carry (the stream let go for falling behind meanwhile)
+ * goes back to the queue.
  */
 void
 mcp_flush(struct mcp_session *s, struct mcp_stream *ms)
 {
 	struct mcp_msg **msgs;
-	size_t n = mcp_queue_take(s->a, NULL, s->room, &msgs);
+	size_t n = mcp_queue_take(s->a, NULL, s->room, &msgs), given = 0;
 	char *ids;
 
 	for (size_t i = 0; i < n; i++) {
 		struct mcp_note nt;
+		int rc;
 
 		mcp_note_new(&nt, msgs[i]);
 		/* Pushed to this session's GET stream before: its client
 		 * has it, or has it in the replay just sent. */
 		if (ms->sub == NULL && mcp_ring_has(s, msgs[i]->id))
-			;
+			rc = 0;
 		else if (ms->sub == NULL && nt.tchannel != NULL)
-			mcp_event(s, ms, nt.tchannel, nt.id);
+			rc = mcp_event(s, ms, nt.tchannel, nt.id);
 		else
-			mcp_send_tagged(ms, "notifications/claude/channel",
-			    nt.channel);
+			rc = mcp_send_tagged(ms,
+			    "notifications/claude/channel", nt.channel);
 		mcp_note_clear(&nt);
+		if (rc == 0) {
+			msgs[given++] = msgs[i];
+		} else {
+			mcp_queue_put(s->a, msgs[i]);
+			mcp_msg_unref(msgs[i]);
+		}
 	}
+	n = given;
 	if ((ids = mcp_ids(NULL, msgs, n)) != NULL) {
 		mcp_mark_read(s->m, ids);
 		mcp_agent_active(s->a);

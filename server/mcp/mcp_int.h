@@ -289,15 +289,18 @@ int mcp_stream_resume(struct mcp_session *s, struct mcp_stream *ms,
 struct mcp_stream *mcp_get_stream(struct mcp_session *s);
 /* Writes t to the GET stream ms (NULL: none open) with the session's
  * next event id, and keeps it for replay; id names the room message it
- * carries (or NULL). */
-void mcp_event(struct mcp_session *s, struct mcp_stream *ms,
+ * carries (or NULL).  0 when queued on ms; -1 when not (no stream, or
+ * one let go for falling behind: the write that would carry it failed). */
+int mcp_event(struct mcp_session *s, struct mcp_stream *ms,
     struct mcp_text *t, const char *id);
 /* Whether the room message id is among the events kept for replay. */
 int mcp_ring_has(const struct mcp_session *s, const char *id);
-/* Writes json (NULL: nothing) to st as an event without an id. */
-void mcp_send(struct http_stream *st, const char *json);
-/* Writes a notification to the listen stream ms, tagged with its id. */
-void mcp_send_tagged(struct mcp_stream *ms, const char *method,
+/* Writes json (NULL: nothing) to st as an event without an id.  0 or
+ * -1, as mcp_event. */
+int mcp_send(struct http_stream *st, const char *json);
+/* Writes a notification to the listen stream ms, tagged with its id.
+ * 0 or -1, as mcp_event. */
+int mcp_send_tagged(struct mcp_stream *ms, const char *method,
     const cJSON *params);
 
 /* mcp_agent.c: agents, their queues and positions, agents.json. */

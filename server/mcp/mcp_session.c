@@ -195,8 +195,9 @@ mcp_get_stream(struct mcp_session *s)
 
 /* Writes one event, with the next id, to the session's GET stream ms
  * (NULL: none is open now), and keeps it for replay (with id, the room
- * message it carries). */
-void
+ * message it carries).  0 when it was queued on ms, else -1 (no stream,
+ * or one that has just been let go). */
+int
 mcp_event(struct mcp_session *s, struct mcp_stream *ms, struct mcp_text *t,
     const char *id)
 {
@@ -207,7 +208,7 @@ mcp_event(struct mcp_session *s, struct mcp_stream *ms, struct mcp_text *t,
 	s->seq++;
 	if (s->ring == NULL &&
 	    (s->ring = calloc(MCP_KEEP, sizeof(*s->ring))) == NULL)
-		return;
+		return -1;
 	slot = &s->ring[s->seq % MCP_KEEP];
 	mcp_text_unref(slot->t);
 	slot->seq = s->seq;
@@ -215,9 +216,9 @@ mcp_event(struct mcp_session *s, struct mcp_stream *ms, struct mcp_text *t,
 	t->refs++;
 	snprintf(slot->id, sizeof(slot->id), "%s", id != NULL ? id : "");
 	if (ms == NULL)
-		return;
+		return -1;
 	n = snprintf(head, sizeof(head), "id: %" PRIu64 "\ndata: ", s->seq);
-	http_stream_event(ms->st, head, (size_t)n, t->data, t->len);
+	return http_stream_event(ms->st, head, (size_t)n, t->data, t->len);
 }
 
 /* Whether the room message id went to s's GET streams, as an event
@@ -269,31 +270,33 @@ mcp_stream_resume(struct mcp_session *s, struct mcp_stream *ms,
 
 /* Writes one JSON-RPC message as an event without an id: on streams
  * that are not resumed (a request's answer, a listen stream). */
-void
+int
 mcp_send(struct http_stream *st, const char *json)
 {
 	if (json == NULL)
-		return;
-	http_stream_event(st, "event: message\ndata: ", 21, json,
+		return -1;
+	return http_stream_event(st, "event: message\ndata: ", 21, json,
 	    strlen(json));
 }
 
 /* Writes a notification to a listen stream, tagged with its
  * subscription id in params._meta. */
-void
+int
 mcp_send_tagged(struct mcp_stream *ms, const char *method,
     const cJSON *params)
 {
 	cJSON *p, *meta;
 	char *text;
+	int rc;
 
 	p = params != NULL ? cJSON_Duplicate(params, 1) : cJSON_CreateObject();
 	if ((meta = cJSON_GetObjectItemCaseSensitive(p, "_meta")) == NULL)
 		meta = cJSON_AddObjectToObject(p, "_meta");
 	cJSON_AddItemToObject(meta, MCP_META_SUB, cJSON_Duplicate(ms->sub, 1));
 	text = mcp_notification(method, p);
-	mcp_send(ms->st, text);
+	rc = mcp_send(ms->st, text);
 	cJSON_free(text);
+	return rc;
 }
 
 /* A comment on every stream while any is open, so that proxies keep

@@ -512,8 +512,14 @@ function suite() {
     s.client = new Client({ name: `papo-load-${n}`, version: '1.0.0' }, { capabilities: { experimental: { 'claude/channel': {} } } });
     s.transport = new StreamableHTTPClientTransport(new URL(url), {
       fetch: fetchFn,
-      // As a long-lived agent would: keep coming back to the stream.
-      reconnectionOptions: { initialReconnectionDelay: 1000, maxReconnectionDelay: 5000, reconnectionDelayGrowFactor: 1.5, maxRetries: 20 },
+      // As a long-lived agent would: keep coming back to the stream, and
+      // soon: a session away for more than its ring (256 events, a few
+      // seconds of this run under ASan) misses what another session of
+      // its agent was given meanwhile (docs/MCP.md, GET).  When many
+      // streams are let go at once, the daemon refuses some of their
+      // new connections for a moment (64 without credentials from one
+      // address), hence the short delays.
+      reconnectionOptions: { initialReconnectionDelay: 200, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1.5, maxRetries: 40 },
     });
     s.client.onerror = (e) => {
       if (!s.closing && s.errors.length < 5) s.errors.push(String(e.message || e));

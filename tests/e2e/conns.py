@@ -19,6 +19,14 @@
 #     and how many of those said they fell behind.
 #   conns.py mcpslow PORT N OUT GO
 #     the same with N MCP sessions and their GET /mcp streams.
+#   conns.py mcpgiven PORT 1 OUT GO
+#     one MCP session of the agent "slowpoke" that takes pushes
+#     (claude/channel), its GET /mcp stream read by nobody; once GO
+#     exists, reads that stream to its end, then asks `wait` (a new
+#     session of the same agent) until it has nothing more; writes
+#     OUT.result with the first word of each message's text that the
+#     stream pushed or wait gave, one a line ("stream m7", "wait m9"),
+#     and OUT.said with 1 when the stream ended saying it fell behind.
 import http.client
 import json
 import os
@@ -151,24 +159,110 @@ def dechunk(raw):
     return out
 
 
-def mcp_session(port):
-    """A new MCP session's id."""
+def mcp_session(port, path="/mcp", caps=None):
+    """A new MCP session's id (at path, declaring caps)."""
     c = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
     h = {"Content-Type": "application/json",
          "Accept": "application/json, text/event-stream"}
-    c.request("POST", "/mcp", json.dumps({
+    c.request("POST", path, json.dumps({
         "jsonrpc": "2.0", "id": 1, "method": "initialize",
-        "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+        "params": {"protocolVersion": "2025-11-25",
+                   "capabilities": caps or {},
                    "clientInfo": {"name": "slow", "version": "1"}}}), h)
     r = c.getresponse()
     r.read()
     sid = r.getheader("Mcp-Session-Id")
     h["Mcp-Session-Id"] = sid
-    c.request("POST", "/mcp", json.dumps({
+    c.request("POST", path, json.dumps({
         "jsonrpc": "2.0", "method": "notifications/initialized"}), h)
     c.getresponse().read()
     c.close()
     return sid
+
+
+def first_words(sse, method):
+    """The first word of each message's text in the SSE body sse whose
+    JSON-RPC method is method (the text in params.content)."""
+    out = []
+    for line in sse.split(b"\n"):
+        if not line.startswith(b"data: "):
+            continue
+        try:
+            note = json.loads(line[6:])
+        except ValueError:
+            continue
+        if note.get("method") == method:
+            out.append(note["params"]["content"].split(" ", 1)[0])
+    return out
+
+
+def again(f):
+    """f(), asked again for up to 20 s while its connection is refused
+    or reset (before any request of it was read: nothing done twice)."""
+    end = time.time() + 20
+    while True:
+        try:
+            return f()
+        except (ConnectionResetError, ConnectionRefusedError):
+            if time.time() > end:
+                raise
+            time.sleep(0.5)
+
+
+def given(port, out, go):
+    path = "/mcp?agent=slowpoke"
+    caps = {"experimental": {"claude/channel": {}}}
+    req = ("GET %s HTTP/1.1\r\nHost: 127.0.0.1:%d\r\n"
+           "Accept: text/event-stream\r\nMcp-Session-Id: %s\r\n"
+           "MCP-Protocol-Version: 2025-11-25\r\n\r\n"
+           % (path, port, mcp_session(port, path, caps))).encode()
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    s.settimeout(3.0)
+    s.connect(("127.0.0.1", port))
+    s.send(req)
+    write(out + ".ready", "1")
+    while not os.path.exists(go):
+        time.sleep(0.2)
+    raw = b""
+    s.settimeout(60.0)
+    while True:
+        chunk = s.recv(65536)
+        if not chunk:
+            break
+        raw += chunk
+    s.close()
+    body = dechunk(raw)
+    lines = ["stream " + w for w in
+             first_words(body, "notifications/claude/channel")]
+    # What the stream did not carry waits for the agent: wait for it,
+    # on a new session of the same agent, until nothing more comes.
+    # While the slow streams beside this one end, the daemon may refuse
+    # a new connection from this address for a moment: asked again.
+    sid = again(lambda: mcp_session(port, path))
+    h = {"Content-Type": "application/json",
+         "Accept": "application/json, text/event-stream",
+         "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25"}
+
+    def ask(k):
+        c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        c.request("POST", path, json.dumps({
+            "jsonrpc": "2.0", "id": 10 + k, "method": "tools/call",
+            "params": {"name": "wait", "arguments": {"timeout_s": 1}}}), h)
+        r = c.getresponse()
+        answer = r.read()
+        c.close()
+        return r, answer
+    for k in range(100):
+        r, answer = again(lambda: ask(k))
+        if r.getheader("Content-Type", "").startswith("text/event-stream"):
+            answer = answer.split(b"data: ")[-1]
+        msgs = json.loads(answer)["result"]["structuredContent"]["messages"]
+        if not msgs:
+            break
+        lines += ["wait " + m["text"].split(" ", 1)[0] for m in msgs]
+    write(out + ".said", "1" if b"fell" in body else "0")
+    write(out + ".result", "\n".join(lines) + "\n")
 
 
 def slow(port, n, out, go, mcp=False):
@@ -230,6 +324,8 @@ def main():
         idle(int(port), int(n), out, float(seconds))
     elif mode in ("slow", "mcpslow"):
         slow(int(port), int(n), out, seconds, mode == "mcpslow")
+    elif mode == "mcpgiven":
+        given(int(port), out, seconds)
     else:
         streams(int(port), int(n), out, float(seconds), sys.argv[6])
 

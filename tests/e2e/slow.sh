@@ -8,7 +8,9 @@
 # it fell behind, and a client that reads gets every event once, in
 # order.  The same for 100 MCP sessions of bo, in the room, whose GET
 # streams get those messages pushed and read nothing: bo's RSS grows by
-# less than 80 MB, each stream ends saying it fell behind.
+# less than 80 MB, each stream ends saying it fell behind.  An agent of
+# its own whose one session takes pushes and does not read is given,
+# by its wait, every message its stream did not carry.
 # (docs/SECURITY.md, "Slow readers")
 # Usage: slow.sh PATH_TO_PAPO.
 PAPO=${1:?usage: slow.sh PATH_TO_PAPO}
@@ -53,6 +55,13 @@ check "300 streams that do not read" until_true 60 test -s "$T/slow.ready"
 python3 "$PY" mcpslow "$PB" 100 "$T/mslow" "$T/go" &
 mslow=$!
 check "100 MCP GET streams on bo that do not read" until_true 120 test -s "$T/mslow.ready"
+# And an agent of its own (slowpoke) whose one session takes pushes and
+# does not read its stream either: what the stream does not carry once
+# it is let go must wait for that agent, the message at whose write it
+# was let go included (it once counted as given, and was lost).
+python3 "$PY" mcpgiven "$PB" 1 "$T/given" "$T/go" &
+given=$!
+check "an MCP session taking pushes on bo that does not read" until_true 60 test -s "$T/given.ready"
 bo_before=$(rss bo)
 check "300 more messages of 16 KB sent" send 101 400
 bo_has_all() { api bo '/api/history?limit=1' | jq -e '.messages[0].text | startswith("m400 ")' >/dev/null; }
@@ -79,8 +88,15 @@ check "the slow streams were read to their end" until_true 120 test -s "$T/slow.
 check "all 300 ended, each saying it fell behind: $(cat "$T/slow.result")" grep -qsx '300 300' "$T/slow.result"
 check "the MCP streams were read to their end" until_true 120 test -s "$T/mslow.result"
 check "all 100 ended, each saying it fell behind: $(cat "$T/mslow.result")" grep -qsx '100 100' "$T/mslow.result"
+check "slowpoke's stream was read to its end, then its wait" until_true 120 test -s "$T/given.result"
+check "slowpoke's stream ended saying it fell behind" grep -qsx 1 "$T/given.said"
+cut -d' ' -f2 "$T/given.result" | sort -u >"$T/given.got"
+missing=$(seq 101 400 | sed 's/^/m/' | sort | comm -23 - "$T/given.got" | head -5 | tr '\n' ' ')
+check "slowpoke got m101 to m400, by its stream or its wait ($(grep -c '^stream' "$T/given.result") pushed, $(grep -c '^wait' "$T/given.result") waited for): none missing: $missing" test -z "$missing"
+check "slowpoke got none twice: $(cut -d' ' -f2 "$T/given.result" | sort | uniq -d | head -3 | tr '\n' ' ')" \
+	test -z "$(cut -d' ' -f2 "$T/given.result" | sort | uniq -d)"
 kill "$reader" 2>/dev/null
-wait "$reader" "$slow" "$mslow" 2>/dev/null
+wait "$reader" "$slow" "$mslow" "$given" 2>/dev/null
 stop bo
 stop ana
 finish
