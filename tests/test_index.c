@@ -652,6 +652,31 @@ test_retention(const struct ctx *c)
 	rmhome(home);
 }
 
+/* Opens home as the store of a log longer than those whose index is
+ * checked and rebuilt at once (PAPO_TEST_INDEX_INLINE, for the test). */
+static struct store *
+open_long(const char *home, const struct ctx *c)
+{
+	struct store *s;
+
+	setenv("PAPO_TEST_INDEX_INLINE", "100", 1);
+	s = open_or_die(home, c);
+	unsetenv("PAPO_TEST_INDEX_INLINE");
+	return s;
+}
+
+/* Adds n messages of mine, "WORD nI common", at T0 + I. */
+static void
+fill(struct store *s, const struct ctx *c, const char *word, int n)
+{
+	char line[64];
+
+	for (int i = 0; i < n; i++) {
+		snprintf(line, sizeof(line), "%s n%d common", word, i);
+		add(s, c, c->me, line, T0 + (uint64_t)i, NULL, NULL, NULL);
+	}
+}
+
 /* A log longer than those rebuilt at once (PAPO_TEST_INDEX_INLINE for
  * the test): its index is rebuilt on a thread while the store goes on;
  * search says so meanwhile, and what is appended meanwhile is found
@@ -661,24 +686,19 @@ test_background(const struct ctx *c)
 {
 	struct ix_query q;
 	struct ix_hit h[4];
-	char home[64], path[512], err[PAPO_ERR_LEN], line[64];
+	char home[64], path[512], err[PAPO_ERR_LEN];
 	struct pollfd p;
 	struct store *s;
 	int more, code;
 
 	mkhome(home);
 	s = open_or_die(home, c);
-	for (int i = 0; i < 400; i++) {
-		snprintf(line, sizeof(line), "background n%d common", i);
-		add(s, c, c->me, line, T0 + (uint64_t)i, NULL, NULL, NULL);
-	}
+	fill(s, c, "background", 400);
 	CHECK_EQ_INT(store_ix_fd(s), -1);
 	store_close(s);
 	snprintf(path, sizeof(path), "%s/search.db", home);
 	CHECK_EQ_INT(unlink(path), 0);
-	setenv("PAPO_TEST_INDEX_INLINE", "100", 1);
-	s = open_or_die(home, c);
-	unsetenv("PAPO_TEST_INDEX_INLINE");
+	s = open_long(home, c);
 	CHECK((p.fd = store_ix_fd(s)) != -1);
 	memset(&q, 0, sizeof(q));
 	q.text = "common";
@@ -699,9 +719,7 @@ test_background(const struct ctx *c)
 	store_close(s);
 	/* A store closed mid-rebuild stops it and leaves no file behind. */
 	CHECK_EQ_INT(unlink(path), 0);
-	setenv("PAPO_TEST_INDEX_INLINE", "100", 1);
-	s = open_or_die(home, c);
-	unsetenv("PAPO_TEST_INDEX_INLINE");
+	s = open_long(home, c);
 	store_close(s);
 	s = open_or_die(home, c);
 	CHECK_EQ_INT(count(s, "common"), 401);
@@ -731,24 +749,19 @@ settle(struct store *s)
 static void
 test_check(const struct ctx *c)
 {
-	char home[64], path[512], line[64];
+	char home[64], path[512];
 	struct stat before, after;
 	struct store *s;
 	int fd;
 
 	mkhome(home);
 	s = open_or_die(home, c);
-	for (int i = 0; i < 400; i++) {
-		snprintf(line, sizeof(line), "checked n%d common", i);
-		add(s, c, c->me, line, T0 + (uint64_t)i, NULL, NULL, NULL);
-	}
+	fill(s, c, "checked", 400);
 	store_close(s);
 	snprintf(path, sizeof(path), "%s/search.db", home);
 	CHECK_EQ_INT(stat(path, &before), 0);
 
-	setenv("PAPO_TEST_INDEX_INLINE", "100", 1);
-	s = open_or_die(home, c);
-	unsetenv("PAPO_TEST_INDEX_INLINE");
+	s = open_long(home, c);
 	CHECK(store_ix_fd(s) != -1);                  /* the check runs */
 	CHECK_EQ_INT(count(s, "common"), 400);        /* and search too */
 	settle(s);
@@ -786,9 +799,7 @@ test_check(const struct ctx *c)
 		    (off_t)(root - 1) * size), size);
 		close(fd);
 	}
-	setenv("PAPO_TEST_INDEX_INLINE", "100", 1);
-	s = open_or_die(home, c);
-	unsetenv("PAPO_TEST_INDEX_INLINE");
+	s = open_long(home, c);
 	CHECK(store_ix_fd(s) != -1);
 	settle(s);
 	CHECK_EQ_INT(count(s, "common"), 400);
@@ -798,9 +809,7 @@ test_check(const struct ctx *c)
 	store_close(s);
 
 	/* Closed while its check may still run: nothing left behind. */
-	setenv("PAPO_TEST_INDEX_INLINE", "100", 1);
-	s = open_or_die(home, c);
-	unsetenv("PAPO_TEST_INDEX_INLINE");
+	s = open_long(home, c);
 	store_close(s);
 	s = open_or_die(home, c);
 	CHECK_EQ_INT(store_ix_fd(s), -1);             /* short: at once */
