@@ -197,13 +197,15 @@ def first_words(sse, method):
 
 
 def again(f):
-    """f(), asked again for up to 20 s while its connection is refused
-    or reset (before any request of it was read: nothing done twice)."""
-    end = time.time() + 20
+    """f(), asked again for up to 90 s while its connection is refused,
+    reset or closed: while the other slow streams from this address
+    drain (60 s at most), the daemon closes a new connection from it at
+    once (docs/SECURITY.md: 64 at most without credentials)."""
+    end = time.time() + 90
     while True:
         try:
             return f()
-        except (ConnectionResetError, ConnectionRefusedError):
+        except ConnectionError:
             if time.time() > end:
                 raise
             time.sleep(0.5)
