@@ -1,6 +1,6 @@
 /*
  * web.c: the dashboard's three files, served from the arrays CMakeLists.txt
- * generates from web/ (web_files.c).  The page is a static client of the
+ * generates from web/ (embedded.c).  The page is a static client of the
  * API: everything it shows comes from /api/ with the token, so the files
  * themselves are open routes, like /healthz.
  */
@@ -10,7 +10,7 @@
 #include "server/api/web.h"
 #include "server/http/http.h"
 
-/* Defined in the generated web_files.c. */
+/* Defined in the generated embedded.c. */
 extern const unsigned char web_index_html[], web_app_js[], web_style_css[];
 extern const size_t web_index_html_len, web_app_js_len, web_style_css_len;
 

@@ -119,13 +119,17 @@ static const struct cli_cmd cli_cmds[] = {
 	  "the MCP session and exits when stdin closes.  Diagnostics go to\n"
 	  "stderr.",
 	  cli_mcp, 0 },
-	{ "hook", "papo hook [--agent NAME]", "g",
-	  "For Claude Code's hooks (papo setup claude-code writes them): reads\n"
-	  "the hook's event on stdin.  SessionStart and UserPromptSubmit: when\n"
-	  "messages wait for the agent, a line saying who wrote and to call\n"
-	  "wait goes into the model's context.  Stop (with asyncRewake): waits\n"
-	  "until the idle agent has something new, then exits 2 with that line,\n"
-	  "which wakes the session.  Messages are given by wait, never here.",
+	{ "hook", "papo hook [HARNESS] [--agent NAME]", "g",
+	  "For the hooks papo setup gives an agent harness (HARNESS:\n"
+	  "claude-code, the default, codex, gemini, qwen, copilot, opencode):\n"
+	  "reads the hook's event on stdin.  At a session's start or a\n"
+	  "person's prompt: when messages wait for the agent, a line saying\n"
+	  "who wrote and to call wait goes into the model's context.  At the\n"
+	  "end of a turn (Stop, AfterAgent, agentStop): waits until the idle\n"
+	  "agent has something new, then answers so that the harness goes on\n"
+	  "with that line as a prompt, which wakes the session; in a run that\n"
+	  "ends after its turn (claude -p, codex exec, gemini -p, ...) it\n"
+	  "looks once.  Messages are given by wait, never here.",
 	  cli_hook, 0 },
 	{ "say", "papo say [TEXT|-] [--file PATH]... [--name NAME] [--to NAME] "
 	  "[--reply-to ID] [--room ROOM] [--json]", "TrjRFm",
@@ -230,12 +234,16 @@ static const struct cli_cmd cli_cmds[] = {
 	  "Add papo to an agent harness's own configuration on this machine:\n"
 	  "its MCP server, over stdio through 'papo mcp' (this binary, by its\n"
 	  "absolute path) or with --http at the running daemon's /mcp URL\n"
-	  "(with PAPO_TOKEN as a bearer header), and for Claude Code the hooks\n"
-	  "that run 'papo hook'.  PAPO_HOME, when set, goes into the entry.\n"
+	  "(with PAPO_TOKEN as a bearer header), and the hooks (or for\n"
+	  "opencode the plugin) that run 'papo hook', which wake an idle\n"
+	  "session when a message comes.  PAPO_HOME, when set, goes into the\n"
+	  "entry.  It says what you must still allow (trusting the hooks or\n"
+	  "the folder) and warns when the home has no room yet.\n"
 	  "Running it again changes nothing; every change is said in a line\n"
 	  "naming the file, every other setting is kept, and a file that does\n"
 	  "not parse is left alone.  --print shows what would be written and\n"
-	  "writes nothing; --remove takes out what it added and nothing else.\n"
+	  "writes nothing; --remove takes out what it added and nothing else\n"
+	  "(a file it made is removed).\n"
 	  "--accept-inbound (claude-code) sets crossSessionInbound to accept,\n"
 	  "which a session that bypasses permissions needs for papo's wakes\n"
 	  "to reach it unasked (with --remove: takes it out again).",

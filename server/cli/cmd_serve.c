@@ -4,6 +4,7 @@
  * bridge), papo hook and papo setup (an agent harness's side).
  */
 #include <stddef.h>
+#include <unistd.h>
 
 #include "node/node.h"
 #include "server/cli/bridge.h"
@@ -64,9 +65,9 @@ cli_hook(const struct cli_cmd *c, int argc, char **argv)
 	struct cli_opts o;
 	int rc;
 
-	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
+	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
 		return rc;
-	return hook_run(o.home, o.agent);
+	return hook_run(o.home, o.agent, optind < argc ? argv[optind] : NULL);
 }
 
 _Static_assert(SETUP_OK == CLI_OK && SETUP_ERROR == CLI_ERROR &&

@@ -19,6 +19,49 @@
 #define HOOK_INPUT_MAX (1024 * 1024)   /* bytes of a hook's event */
 #define HOOK_AWAY_S 120                /* no daemon this long: give up */
 
+/* How a harness's stop hook makes the session go on with a prompt. */
+enum hook_go {
+	HOOK_GO_EXIT2,          /* exit 2, the prompt on stderr */
+	HOOK_GO_BLOCK,          /* {"decision":"block","reason":PROMPT} */
+};
+
+/*
+ * A harness whose hooks run 'papo hook NAME' (docs/MCP.md, "Waking an
+ * idle agent"): the event at the end of a turn, after which the agent is
+ * idle; the events at whose hook a line for the model may be added
+ * (hookSpecificOutput.additionalContext); how the stop hook makes the
+ * session go on; and how a run that ends after its turn (claude -p,
+ * codex exec, gemini -p, ...) is told from an interactive session: an
+ * environment variable the harness sets (to batch_val, or to anything
+ * when NULL), or "interactive": false in the event (papo's own opencode
+ * plugin says so).
+ */
+struct hook_harness {
+	const char *name;
+	const char *stop;
+	const char *context[3];
+	enum hook_go go;
+	const char *batch_env;
+	const char *batch_val;
+};
+
+static const struct hook_harness hook_harnesses[] = {
+	{ "claude-code", "Stop", { "SessionStart", "UserPromptSubmit" },
+	  HOOK_GO_EXIT2, "CLAUDE_CODE_ENTRYPOINT", "sdk-cli" },
+	{ "codex", "Stop", { "SessionStart", "UserPromptSubmit" },
+	  HOOK_GO_EXIT2, NULL, NULL },
+	{ "gemini", "AfterAgent", { "SessionStart", "BeforeAgent" },
+	  HOOK_GO_EXIT2, NULL, NULL },
+	{ "qwen", "Stop", { "SessionStart", "UserPromptSubmit" },
+	  HOOK_GO_EXIT2, NULL, NULL },
+	{ "copilot", "agentStop", { NULL },
+	  HOOK_GO_BLOCK, NULL, NULL },
+	{ "opencode", "session.idle", { NULL },
+	  HOOK_GO_EXIT2, NULL, NULL },
+};
+
+#define HOOK_NHARNESSES (sizeof(hook_harnesses) / sizeof(hook_harnesses[0]))
+
 /* The hook's event from stdin, or NULL. */
 static cJSON *
 hook_input(void)
@@ -128,88 +171,157 @@ hook_claim(const char *home, const char *session)
 	close(fd);
 }
 
-/* Whether the session is claude -p's (print mode), which ends after its
- * turn: Claude Code says so in the hook's environment. */
+/* Whether the run ends after its turn (hook_harness). */
 static int
-hook_print_mode(void)
+hook_batch(const struct hook_harness *h, const cJSON *in)
 {
-	const char *e = getenv("CLAUDE_CODE_ENTRYPOINT");
+	const char *e = h->batch_env != NULL ? getenv(h->batch_env) : NULL;
 
-	return e != NULL && strcmp(e, "sdk-cli") == 0;
+	if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(in, "interactive")))
+		return 1;
+	return e != NULL && (h->batch_val == NULL || strcmp(e, h->batch_val) ==
+	    0);
+}
+
+/* A string of the event under one of the names harnesses give it. */
+static const char *
+hook_field(const cJSON *in, const char *a, const char *b)
+{
+	const char *v = cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(in, a));
+
+	return v != NULL ? v : cJSON_GetStringValue(
+	    cJSON_GetObjectItemCaseSensitive(in, b));
+}
+
+/* The stop hook's answer: the prompt the session goes on with. */
+static int
+hook_go(const struct hook_harness *h, const char *text)
+{
+	cJSON *o;
+	char *s;
+
+	if (h->go == HOOK_GO_EXIT2) {
+		fprintf(stderr, "%s\n", text);
+		return 2;
+	}
+	if ((o = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddStringToObject(o, "decision", "block") == NULL ||
+	    cJSON_AddStringToObject(o, "reason", text) == NULL ||
+	    (s = cJSON_PrintUnformatted(o)) == NULL) {
+		cJSON_Delete(o);
+		return 0;
+	}
+	printf("%s\n", s);
+	cJSON_free(s);
+	cJSON_Delete(o);
+	return 0;
+}
+
+/* A context event's hook: what waits, as a line for the model; nothing
+ * when nothing waits. */
+static void
+hook_context(const char *home, const char *agent, const char *event)
+{
+	char err[PAPO_ERR_LEN];
+	cJSON *o, *out, *h;
+	const char *text;
+	char *s;
+
+	if ((o = hook_ask(err, home, agent, "timeout_s=0")) == NULL)
+		fprintf(stderr, "papo hook: %s\n", err);
+	if ((text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
+	    "text"))) != NULL && (out = cJSON_CreateObject()) != NULL) {
+		h = cJSON_AddObjectToObject(out, "hookSpecificOutput");
+		cJSON_AddStringToObject(h, "hookEventName", event);
+		cJSON_AddStringToObject(h, "additionalContext", text);
+		if ((s = cJSON_PrintUnformatted(out)) != NULL)
+			printf("%s\n", s);
+		cJSON_free(s);
+		cJSON_Delete(out);
+	}
+	cJSON_Delete(o);
+}
+
+/*
+ * The stop hook: in a run that ends after its turn, one look past the
+ * idle grace wakes it for what came during the turn, and then it may
+ * end; else it waits until the agent needs waking (a daemon restarting
+ * is waited for, one gone for good is not).
+ */
+static int
+hook_stop(const struct hook_harness *h, const char *home, const char *agent,
+    int batch)
+{
+	char err[PAPO_ERR_LEN];
+	const char *text;
+	time_t away = 0;
+	cJSON *o;
+	int rc = 0, woke = 0;
+
+	while (!woke) {
+		/* 25 s: within client.c's 30 s for an answer. */
+		o = hook_ask(err, home, agent, batch ? "by=hook&timeout_s=2" :
+		    "by=hook&timeout_s=25");
+		if (o == NULL && !batch) {
+			if (away == 0)
+				away = time(NULL);
+			else if (time(NULL) - away > HOOK_AWAY_S) {
+				fprintf(stderr, "papo hook: %s\n", err);
+				break;
+			}
+			sleep(1);
+			continue;
+		}
+		away = 0;
+		text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
+		    "text"));
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "wake")) &&
+		    text != NULL) {
+			rc = hook_go(h, text);
+			woke = 1;
+		}
+		cJSON_Delete(o);
+		if (batch)
+			break;
+	}
+	return rc;
 }
 
 int
-hook_run(const char *home, const char *agent)
+hook_run(const char *home, const char *agent, const char *harness)
 {
-	char err[PAPO_ERR_LEN];
-	cJSON *in = hook_input(), *o;
-	const cJSON *ev = cJSON_GetObjectItemCaseSensitive(in, "hook_event_name");
-	const cJSON *sid = cJSON_GetObjectItemCaseSensitive(in, "session_id");
-	const cJSON *text;
-	const char *name = cJSON_IsString(ev) ? ev->valuestring : "";
-	time_t away = 0;
+	const struct hook_harness *h = NULL;
+	cJSON *in;
+	const char *event;
 	int rc = 0;
 
-	if (strcmp(name, "SessionStart") == 0 ||
-	    strcmp(name, "UserPromptSubmit") == 0) {
-		/* What waits, as context for the model; nothing when none. */
-		if ((o = hook_ask(err, home, agent, "timeout_s=0")) == NULL)
-			fprintf(stderr, "papo hook: %s\n", err);
-		text = cJSON_GetObjectItemCaseSensitive(o, "text");
-		if (cJSON_IsString(text)) {
-			cJSON *out = cJSON_CreateObject(), *h;
-			char *s;
+	for (size_t i = 0; i < HOOK_NHARNESSES; i++)
+		if (strcmp(harness != NULL ? harness : "claude-code",
+		    hook_harnesses[i].name) == 0)
+			h = &hook_harnesses[i];
+	if (h == NULL) {
+		fprintf(stderr, "papo hook: no harness named '%s' (", harness);
+		for (size_t i = 0; i < HOOK_NHARNESSES; i++)
+			fprintf(stderr, "%s%s", i > 0 ? ", " : "",
+			    hook_harnesses[i].name);
+		fprintf(stderr, ")\n");
+		return 0;
+	}
+	in = hook_input();
+	event = hook_field(in, "hook_event_name", "hookEventName");
+	if (event == NULL)
+		event = "";
+	for (size_t i = 0; i < 3 && h->context[i] != NULL; i++)
+		if (strcmp(event, h->context[i]) == 0)
+			hook_context(home, agent, event);
+	if (strcmp(event, h->stop) == 0) {
+		int batch = hook_batch(h, in);
 
-			h = cJSON_AddObjectToObject(out, "hookSpecificOutput");
-			cJSON_AddStringToObject(h, "hookEventName", name);
-			cJSON_AddStringToObject(h, "additionalContext",
-			    text->valuestring);
-			if ((s = cJSON_PrintUnformatted(out)) != NULL)
-				printf("%s\n", s);
-			cJSON_free(s);
-			cJSON_Delete(out);
-		}
-		cJSON_Delete(o);
-	} else if (strcmp(name, "Stop") == 0 && hook_print_mode()) {
-		/* claude -p waits for its hooks before it exits: one look,
-		 * past the idle grace, wakes it for what came during the
-		 * turn, and then it may end. */
-		o = hook_ask(err, home, agent, "by=hook&timeout_s=2");
-		text = cJSON_GetObjectItemCaseSensitive(o, "text");
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "wake")) &&
-		    cJSON_IsString(text)) {
-			fprintf(stderr, "%s\n", text->valuestring);
-			rc = 2;
-		}
-		cJSON_Delete(o);
-	} else if (strcmp(name, "Stop") == 0) {
-		hook_claim(home, cJSON_IsString(sid) ? sid->valuestring : NULL);
-		/* Until the agent needs waking; a daemon restarting is
-		 * waited for, one gone for good is not. */
-		for (;;) {
-			/* 25 s: within client.c's 30 s for an answer. */
-			o = hook_ask(err, home, agent, "by=hook&timeout_s=25");
-			if (o == NULL) {
-				if (away == 0)
-					away = time(NULL);
-				else if (time(NULL) - away > HOOK_AWAY_S) {
-					fprintf(stderr, "papo hook: %s\n", err);
-					break;
-				}
-				sleep(1);
-				continue;
-			}
-			away = 0;
-			text = cJSON_GetObjectItemCaseSensitive(o, "text");
-			if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o,
-			    "wake")) && cJSON_IsString(text)) {
-				fprintf(stderr, "%s\n", text->valuestring);
-				cJSON_Delete(o);
-				rc = 2;
-				break;
-			}
-			cJSON_Delete(o);
-		}
+		if (!batch)
+			hook_claim(home, hook_field(in, "session_id",
+			    "sessionId"));
+		rc = hook_stop(h, home, agent, batch);
 	}
 	cJSON_Delete(in);
 	return rc;

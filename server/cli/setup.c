@@ -27,25 +27,83 @@
 #include "server/cli/setup_int.h"
 #include "server/http/http.h"
 
+/* The stop hook waits a day: until a message comes, in practice. */
+#define SETUP_DAY_S 86400
+
+static const struct setup_hookset setup_hooks_claude = {
+	"CLAUDE_CONFIG_DIR", ".claude", "settings.json",
+	{ "SessionStart", "UserPromptSubmit" }, "Stop", 1,
+	"timeout", SETUP_DAY_S, 1, NULL,
+};
+
+static const struct setup_hookset setup_hooks_codex = {
+	"CODEX_HOME", ".codex", "hooks.json",
+	{ "SessionStart", "UserPromptSubmit" }, "Stop", 0,
+	"timeout", SETUP_DAY_S, 0, "codex",
+};
+
+static const struct setup_hookset setup_hooks_gemini = {
+	NULL, ".gemini", "settings.json",
+	{ "SessionStart", "BeforeAgent" }, "AfterAgent", 0,
+	"timeout", SETUP_DAY_S * 1000L, 0, "gemini",
+};
+
+static const struct setup_hookset setup_hooks_qwen = {
+	NULL, ".qwen", "settings.json",
+	{ "SessionStart", "UserPromptSubmit" }, "Stop", 0,
+	"timeout", SETUP_DAY_S, 0, "qwen",
+};
+
 static const struct setup_client setup_clients[] = {
-	{ "claude-code", "Claude Code", SETUP_JSON, "CLAUDE_CONFIG_DIR", "",
-	  ".claude.json", "mcpServers", 1, "url", "headers", 1,
-	  "restart Claude Code; `claude mcp list` should show papo "
+	{ .name = "claude-code", .title = "Claude Code", .form = SETUP_JSON,
+	  .dir_env = "CLAUDE_CONFIG_DIR", .dir_home = "", .file = ".claude.json",
+	  .servers = "mcpServers", .type_stdio = "stdio", .type_http = "http",
+	  .env_key = "env", .url_key = "url", .headers_key = "headers",
+	  .hooks = &setup_hooks_claude, .inbound = 1,
+	  .next = "restart Claude Code; `claude mcp list` should show papo "
 	  "\xe2\x9c\x94 Connected" },
-	{ "codex", "Codex", SETUP_TOML, "CODEX_HOME", ".codex",
-	  "config.toml", "mcp_servers", 0, "url", NULL, 0,
-	  "restart Codex; `codex mcp list` should list papo" },
-	{ "gemini", "Gemini CLI", SETUP_JSON, NULL, ".gemini",
-	  "settings.json", "mcpServers", 0, "httpUrl", "headers", 0,
-	  "restart Gemini CLI; `gemini mcp list` should show papo connected" },
-	{ "cursor", "Cursor", SETUP_JSON, NULL, ".cursor", "mcp.json",
-	  "mcpServers", 0, "url", "headers", 0,
-	  "restart Cursor (or reload its window); Cursor Settings \xe2\x86\x92 "
-	  "MCP should show papo and its tools" },
-	{ "vscode", "VS Code", SETUP_JSON, "XDG_CONFIG_HOME", ".config",
-	  "Code/User/mcp.json", "servers", 1, "url", "headers", 0,
-	  "in VS Code, run \"MCP: List Servers\" and start papo (VS Code asks "
-	  "once whether to trust it)" },
+	{ .name = "codex", .title = "Codex", .form = SETUP_TOML,
+	  .dir_env = "CODEX_HOME", .dir_home = ".codex", .file = "config.toml",
+	  .servers = "mcp_servers", .env_key = "env", .url_key = "url",
+	  .hooks = &setup_hooks_codex,
+	  .allow = "Codex runs a hook only once you trust it: in Codex, run "
+	  "/hooks and trust papo's",
+	  .next = "restart Codex; `codex mcp list` should list papo" },
+	{ .name = "gemini", .title = "Gemini CLI", .form = SETUP_JSON,
+	  .dir_home = ".gemini", .file = "settings.json",
+	  .servers = "mcpServers", .env_key = "env", .url_key = "httpUrl",
+	  .headers_key = "headers", .hooks = &setup_hooks_gemini,
+	  .allow = "Gemini CLI runs no MCP server and no hook in a folder it "
+	  "does not trust: trust your project's folder when Gemini CLI asks "
+	  "(or run /permissions in it)",
+	  .next = "restart Gemini CLI; `gemini mcp list` should show papo "
+	  "connected" },
+	{ .name = "qwen", .title = "Qwen Code", .form = SETUP_JSON,
+	  .dir_home = ".qwen", .file = "settings.json",
+	  .servers = "mcpServers", .env_key = "env", .url_key = "httpUrl",
+	  .headers_key = "headers", .hooks = &setup_hooks_qwen,
+	  .next = "restart Qwen Code; `qwen mcp list` should show papo "
+	  "connected" },
+	{ .name = "opencode", .title = "opencode", .form = SETUP_JSON,
+	  .dir_env = "XDG_CONFIG_HOME", .dir_home = ".config",
+	  .file = "opencode/opencode.json", .servers = "mcp",
+	  .type_stdio = "local", .type_http = "remote", .argv_command = 1,
+	  .env_key = "environment", .url_key = "url", .headers_key = "headers",
+	  .plugin = "opencode/plugin/papo.js",
+	  .next = "restart opencode; `opencode mcp list` should show papo "
+	  "connected" },
+	{ .name = "cursor", .title = "Cursor", .form = SETUP_JSON,
+	  .dir_home = ".cursor", .file = "mcp.json", .servers = "mcpServers",
+	  .env_key = "env", .url_key = "url", .headers_key = "headers",
+	  .next = "restart Cursor (or reload its window); Cursor Settings "
+	  "\xe2\x86\x92 MCP should show papo and its tools" },
+	{ .name = "vscode", .title = "VS Code", .form = SETUP_JSON,
+	  .dir_env = "XDG_CONFIG_HOME", .dir_home = ".config",
+	  .file = "Code/User/mcp.json", .servers = "servers",
+	  .type_stdio = "stdio", .type_http = "http", .env_key = "env",
+	  .url_key = "url", .headers_key = "headers",
+	  .next = "in VS Code, run \"MCP: List Servers\" and start papo (VS "
+	  "Code asks once whether to trust it)" },
 };
 
 #define SETUP_NCLIENTS (sizeof(setup_clients) / sizeof(setup_clients[0]))
@@ -62,8 +120,9 @@ setup_entry(const struct setup *s)
 	cJSON *e = cJSON_CreateObject(), *o, *args;
 	char *bearer = NULL;
 
-	if (e == NULL || (c->typed && cJSON_AddStringToObject(e, "type",
-	    s->http ? "http" : "stdio") == NULL))
+	if (e == NULL || ((s->http ? c->type_http : c->type_stdio) != NULL &&
+	    cJSON_AddStringToObject(e, "type", s->http ? c->type_http :
+	    c->type_stdio) == NULL))
 		goto fail;
 	if (s->http) {
 		if (cJSON_AddStringToObject(e, c->url_key, s->url) == NULL)
@@ -84,14 +143,21 @@ setup_entry(const struct setup *s)
 		free(bearer);
 		return e;
 	}
-	if (cJSON_AddStringToObject(e, "command", s->exe) == NULL ||
-	    (args = cJSON_AddArrayToObject(e, "args")) == NULL ||
-	    (o = cJSON_CreateString("mcp")) == NULL)
+	/* ["/abs/papo", "mcp"], or "/abs/papo" and ["mcp"]. */
+	if (c->argv_command) {
+		if ((args = cJSON_AddArrayToObject(e, "command")) == NULL ||
+		    (o = cJSON_CreateString(s->exe)) == NULL)
+			goto fail;
+		cJSON_AddItemToArray(args, o);
+	} else if (cJSON_AddStringToObject(e, "command", s->exe) == NULL ||
+	    (args = cJSON_AddArrayToObject(e, "args")) == NULL)
+		goto fail;
+	if ((o = cJSON_CreateString("mcp")) == NULL)
 		goto fail;
 	cJSON_AddItemToArray(args, o);
 	if (s->papo_home[0] == '\0' && s->token == NULL)
 		return e;
-	if ((o = cJSON_AddObjectToObject(e, "env")) == NULL ||
+	if ((o = cJSON_AddObjectToObject(e, c->env_key)) == NULL ||
 	    (s->papo_home[0] != '\0' &&
 	    cJSON_AddStringToObject(o, "PAPO_HOME", s->papo_home) == NULL) ||
 	    (s->token != NULL &&
@@ -168,6 +234,7 @@ setup_learn(char err[PAPO_ERR_LEN], struct setup *s)
 	else
 		snprintf(papo, sizeof(papo), "%s/.papo", user != NULL ? user : "");
 	if (client_open(why, papo, &cl) == 0) {
+		s->daemon = 1;
 		snprintf(s->url, sizeof(s->url), "%s/mcp", cl.url);
 		if (strncmp(cl.url, "https:", 6) == 0)
 			printf("note: the daemon serves HTTPS; %s must trust its "
@@ -183,28 +250,61 @@ setup_learn(char err[PAPO_ERR_LEN], struct setup *s)
 	return 0;
 }
 
-/* What wakes an idle session of this harness when a message comes. */
+/* What wakes an idle session of this harness, and what the user must
+ * still do for it. */
 static void
 setup_wake(const struct setup *s)
 {
-	if (!s->c->hooks)
+	const struct setup_client *c = s->c;
+
+	if (c->plugin != NULL)
+		printf("wake: papo's plugin ('papo hook %s') wakes an idle "
+		    "session when a message comes\n", c->name);
+	else if (c->hooks == NULL)
 		printf("wake: papo knows no way to wake an idle %s session: the "
 		    "agent hears the room's messages when it calls the wait "
-		    "tool\n", s->c->title);
-	else if (s->http)
-		printf("wake: over HTTP, the Stop hook ('papo hook', asyncRewake) "
-		    "wakes an idle session when a message comes\n");
-	else
+		    "tool\n", c->title);
+	else if (c->hooks->stop_http && !s->http)
 		printf("wake: over stdio, 'papo mcp' wakes an idle session itself "
-		    "through Claude Code's inbox socket, so no Stop hook is set "
-		    "(--http sets one)\n");
-	if (s->c->hooks && s->token != NULL)
-		printf("note: the hooks read PAPO_TOKEN from Claude Code's "
-		    "environment (it is not written into a command line, where "
-		    "ps would show it): export it where Claude Code starts\n");
-	else if (s->c->headers_key == NULL && s->http && s->token != NULL)
-		printf("note: Codex reads the token from PAPO_TOKEN in its "
-		    "environment: export it where Codex starts\n");
+		    "through %s's inbox socket, so no %s hook is set (--http "
+		    "sets one)\n", c->title, c->hooks->stop);
+	else
+		printf("wake: the %s hook ('papo hook%s%s') wakes an idle session "
+		    "when a message comes\n", c->hooks->stop,
+		    c->hooks->arg != NULL ? " " : "",
+		    c->hooks->arg != NULL ? c->hooks->arg : "");
+	if ((c->hooks != NULL || c->plugin != NULL) && s->token != NULL)
+		printf("note: the hooks read PAPO_TOKEN from %s's environment (it "
+		    "is not written into a command line, where ps would show "
+		    "it): export it where %s starts\n", c->title, c->title);
+	else if (c->headers_key == NULL && s->http && s->token != NULL)
+		printf("note: %s reads the token from PAPO_TOKEN in its "
+		    "environment: export it where %s starts\n", c->title,
+		    c->title);
+	if (c->allow != NULL)
+		printf("allow: %s\n", c->allow);
+}
+
+/* A home with no room yet gives the agent nothing to hear: say so
+ * (--http with no daemon running has said it). */
+static void
+setup_room_check(const struct setup *s)
+{
+	const char *user = getenv("HOME");
+	char path[SETUP_PATH_MAX + 16];
+
+	if (s->http && !s->daemon)
+		return;
+	if (s->papo_home[0] != '\0')
+		snprintf(path, sizeof(path), "%s/room.json", s->papo_home);
+	else
+		snprintf(path, sizeof(path), "%s/.papo/room.json",
+		    user != NULL ? user : "");
+	if (access(path, F_OK) == -1)
+		printf("warning: %.*s has no room yet: make one with 'papo new "
+		    "--name NAME' or join one with 'papo join INVITE --name "
+		    "NAME'; until then papo mcp refuses to start\n",
+		    (int)(strlen(path) - strlen("/room.json")), path);
 }
 
 static void
@@ -231,27 +331,38 @@ setup_usage(const char *usage, const char *fmt, const char *arg)
 }
 
 /* Reads every file first, then edits, then writes: a file that does not
- * parse stops the run before anything is written. */
+ * parse stops the run before anything is written.  The hooks may be
+ * kept in the MCP file itself (Gemini CLI, Qwen Code), which is then
+ * read and written once. */
 static int
 setup_run(char err[PAPO_ERR_LEN], struct setup *s)
 {
 	const struct setup_client *c = s->c;
-	struct sfile mcp, set;
+	const struct setup_hookset *hk = c->hooks;
+	struct sfile mcp, hooks, plugin, *set = NULL;
 	char key[SETUP_KEY_MAX], what[SETUP_PATH_MAX + 64];
 	cJSON *entry = NULL;
 	int r, rc = -1;
 
 	memset(&mcp, 0, sizeof(mcp));
-	memset(&set, 0, sizeof(set));
+	memset(&hooks, 0, sizeof(hooks));
+	memset(&plugin, 0, sizeof(plugin));
 	if (setup_learn(err, s) == -1 ||
 	    setup_path(err, mcp.path, c->dir_env, c->dir_home, c->file) == -1 ||
-	    (c->hooks && setup_path(err, set.path, c->dir_env, ".claude",
-	    "settings.json") == -1))
+	    (hk != NULL && setup_path(err, hooks.path, hk->dir_env,
+	    hk->dir_home, hk->file) == -1) ||
+	    (c->plugin != NULL && (setup_path(err, plugin.path, c->dir_env,
+	    c->dir_home, c->plugin) == -1 || sfile_load(err, &plugin) == -1)))
 		goto out;
 	if ((c->form == SETUP_TOML && sfile_load(err, &mcp) == -1) ||
-	    (c->form == SETUP_JSON && sj_load(err, s, &mcp) == -1) ||
-	    (c->hooks && sj_load(err, s, &set) == -1))
+	    (c->form == SETUP_JSON && sj_load(err, s, &mcp) == -1))
 		goto out;
+	if (hk != NULL) {
+		set = c->form == SETUP_JSON && strcmp(hooks.path, mcp.path) == 0 ?
+		    &mcp : &hooks;
+		if (set == &hooks && sj_load(err, s, &hooks) == -1)
+			goto out;
+	}
 	if (!s->remove && (entry = setup_entry(s)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto out;
@@ -273,27 +384,35 @@ setup_run(char err[PAPO_ERR_LEN], struct setup *s)
 		if (r == -1)
 			goto out;
 	}
-	if (c->hooks && (setup_hooks(err, s, &set) == -1 ||
-	    setup_inbound(err, s, &set) == -1))
+	if (set != NULL && (setup_hooks(err, s, set) == -1 ||
+	    (c->inbound && setup_inbound(err, s, set) == -1)))
+		goto out;
+	if (c->plugin != NULL && setup_plugin(err, s, &plugin) == -1)
 		goto out;
 	if ((c->form == SETUP_JSON && sj_save(err, s, &mcp) == -1) ||
-	    (c->hooks && sj_save(err, s, &set) == -1))
+	    (set == &hooks && sj_save(err, s, &hooks) == -1) ||
+	    (c->plugin != NULL && setup_plugin_save(err, s, &plugin) == -1))
 		goto out;
 	if (s->changed == 0)
 		printf(s->remove ? "papo was not set up for %s: nothing changed\n" :
 		    "papo is already set up for %s: nothing changed\n", c->title);
 	else if (s->print)
 		printf("nothing was written (--print)\n");
-	if (!s->remove)
+	if (!s->remove) {
 		setup_wake(s);
-	if (s->changed > 0 && !s->print)
-		printf(s->remove ? "next: restart %s so that it lets papo go\n" :
-		    "next: %s\n", s->remove ? c->title : c->next);
+		setup_room_check(s);
+	}
+	if (s->changed > 0 && !s->print && s->remove)
+		printf("next: restart %s so that it lets papo go\n", c->title);
+	else if (s->changed > 0 && !s->print)
+		printf("next: %s\nundo: papo setup %s --remove%s\n", c->next,
+		    c->name, s->inbound ? " --accept-inbound" : "");
 	rc = 0;
 out:
 	cJSON_Delete(entry);
 	sfile_free(&mcp);
-	sfile_free(&set);
+	sfile_free(&hooks);
+	sfile_free(&plugin);
 	return rc;
 }
 
@@ -340,7 +459,7 @@ setup_main(const char *usage, const char *help, int argc, char **argv)
 			s.c = &setup_clients[i];
 	if (s.c == NULL)
 		return setup_usage(usage, "unknown client '%s'", argv[optind]);
-	if (s.inbound && !s.c->hooks)
+	if (s.inbound && !s.c->inbound)
 		return setup_usage(usage, "--accept-inbound is for claude-code, "
 		    "not %s", s.c->name);
 	if (setup_run(err, &s) == -1) {

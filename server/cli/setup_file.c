@@ -145,6 +145,18 @@ sfile_save(char err[PAPO_ERR_LEN], const struct setup *s,
 	return 0;
 }
 
+/* Removes the file, unless --print. */
+int
+sfile_unlink(char err[PAPO_ERR_LEN], const struct setup *s,
+    const struct sfile *f)
+{
+	if (s->print || unlink(f->path) == 0 || errno == ENOENT)
+		return 0;
+	snprintf(err, PAPO_ERR_LEN, "cannot remove %s: %s", f->path,
+	    strerror(errno));
+	return -1;
+}
+
 void
 sfile_free(struct sfile *f)
 {

@@ -1,8 +1,12 @@
 /*
- * setup_hooks.c: Claude Code's side of papo setup: the hooks that run
- * 'papo hook' (SessionStart, UserPromptSubmit, and Stop over HTTP), found
- * by their command and kept once, and crossSessionInbound when asked.
+ * setup_hooks.c: the hooks papo setup gives a harness, each running
+ * 'papo hook [NAME]' (the harness's struct setup_hookset: its context
+ * events, and the event at the end of a turn, whose hook wakes an idle
+ * session), in the matcher-group shape Claude Code defined and the
+ * others took; found by their command and kept once.  And Claude Code's
+ * crossSessionInbound when asked.
  */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,14 +16,6 @@
 #include "node/node.h"
 #include "server/cli/setup.h"
 #include "server/cli/setup_int.h"
-
-#define SETUP_HOOK_TIMEOUT_S 86400         /* the Stop hook waits a day */
-
-/* The Claude Code events papo's hook runs on; Stop only over HTTP. */
-static const char *const setup_events[] = { "SessionStart",
-    "UserPromptSubmit", "Stop" };
-
-#define SETUP_STOP 2
 
 /* Appends s to m as a shell word: as it is when nothing in it is
  * special to sh, else in single quotes. */
@@ -42,22 +38,31 @@ setup_shell_word(FILE *m, const char *s, int quote)
 }
 
 /*
- * Whether a hook handler is papo's: a command ending in " hook" run by a
- * binary named papo, however it is quoted or what precedes it.
+ * Whether a hook handler is papo's: a command ending in " hook", or in
+ * " hook NAME", run by a binary named papo, however it is quoted or
+ * what precedes it.
  */
 static int
 setup_is_papo_hook(const cJSON *h)
 {
 	const char *cmd = cJSON_GetStringValue(
 	    cJSON_GetObjectItemCaseSensitive(h, "command"));
-	const char *p;
+	const char *p, *arg;
 	size_t n;
 
-	if (cmd == NULL || (n = strlen(cmd)) < 9 ||
-	    strcmp(cmd + n - 5, " hook") != 0)
+	if (cmd == NULL || (n = strlen(cmd)) < 9)
+		return 0;
+	/* A harness's name after "hook": lower case letters and '-'. */
+	arg = cmd + n;
+	while (arg > cmd && (islower((unsigned char)arg[-1]) || arg[-1] == '-'))
+		arg--;
+	if (arg - cmd >= 6 && arg < cmd + n && arg[-1] == ' ' &&
+	    strncmp(arg - 6, " hook ", 6) == 0)
+		n = (size_t)(arg - 1 - cmd);
+	if (strncmp(cmd + n - 5, " hook", 5) != 0)
 		return 0;
 	p = cmd + n - 5;
-	if (p[-1] == '\'' || p[-1] == '"')
+	if (p - cmd >= 1 && (p[-1] == '\'' || p[-1] == '"'))
 		p--;
 	if (p - cmd < 4 || strncmp(p - 4, "papo", 4) != 0)
 		return 0;
@@ -65,11 +70,13 @@ setup_is_papo_hook(const cJSON *h)
 	return p == cmd || strchr("/ '\"", p[-1]) != NULL;
 }
 
-/* The matcher group with papo's hook: "PAPO_HOME='...' /abs/papo hook";
- * on Stop, run aside to wake the session when a message comes. */
+/* The matcher group with papo's hook: "PAPO_HOME='...' /abs/papo hook
+ * [NAME]"; on the stop event, with the time it may wait (and in Claude
+ * Code run aside) to wake the session when a message comes. */
 static cJSON *
 setup_hook_group(const struct setup *s, int stop)
 {
+	const struct setup_hookset *hk = s->c->hooks;
 	cJSON *g = cJSON_CreateObject(), *hooks, *h;
 	char *cmd = NULL;
 	size_t n;
@@ -88,12 +95,15 @@ setup_hook_group(const struct setup *s, int stop)
 	}
 	setup_shell_word(m, s->exe, 0);
 	fputs(" hook", m);
+	if (hk->arg != NULL)
+		fprintf(m, " %s", hk->arg);
 	if (fclose(m) != 0 ||
 	    cJSON_AddStringToObject(h, "type", "command") == NULL ||
 	    cJSON_AddStringToObject(h, "command", cmd) == NULL ||
-	    (stop && (cJSON_AddTrueToObject(h, "asyncRewake") == NULL ||
-	    cJSON_AddNumberToObject(h, "timeout", SETUP_HOOK_TIMEOUT_S) ==
-	    NULL)))
+	    (stop && hk->async &&
+	    cJSON_AddTrueToObject(h, "asyncRewake") == NULL) ||
+	    (stop && cJSON_AddNumberToObject(h, hk->timeout_key,
+	    (double)hk->timeout) == NULL))
 		goto fail;
 	free(cmd);
 	return g;
@@ -171,33 +181,38 @@ setup_hook_event(const cJSON *old, cJSON *group, cJSON **out)
 }
 
 /*
- * Claude Code's hooks: SessionStart and UserPromptSubmit, and over HTTP
- * Stop, each holding papo's group once; --remove takes them out.  The
- * lines speak of papo's hook, not of the event's whole array.
+ * The harness's hooks: each context event, and the stop event (over
+ * HTTP only where stop_http says so), holding papo's group once;
+ * --remove takes them out.  The lines speak of papo's hook, not of the
+ * event's whole array.
  */
 int
 setup_hooks(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f)
 {
+	const struct setup_hookset *hk = s->c->hooks;
+	const char *events[4];
 	char key[SETUP_KEY_MAX], *show;
 	const cJSON *old, *mine = NULL;
 	cJSON *group, *event;
-	size_t len;
+	size_t len, nev = 0;
 	int said, had;
 
-	for (size_t i = 0; i < sizeof(setup_events) / sizeof(*setup_events);
-	    i++) {
-		int want = !s->remove && (i != SETUP_STOP || s->http);
+	for (size_t i = 0; i < 3 && hk->context[i] != NULL; i++)
+		events[nev++] = hk->context[i];
+	events[nev++] = hk->stop;
+	for (size_t i = 0; i < nev; i++) {
+		int stop = i == nev - 1;
+		int want = !s->remove && (!stop || !hk->stop_http || s->http);
 
-		snprintf(key, sizeof(key), "hooks.%s", setup_events[i]);
+		snprintf(key, sizeof(key), "hooks.%s", events[i]);
 		old = cJSON_GetObjectItemCaseSensitive(
-		    cJSON_GetObjectItemCaseSensitive(f->doc, "hooks"),
-		    setup_events[i]);
+		    cJSON_GetObjectItemCaseSensitive(f->doc, "hooks"), events[i]);
 		if (old != NULL && !cJSON_IsArray(old)) {
 			snprintf(err, PAPO_ERR_LEN, "%s: \"%s\" is not an array: "
 			    "the file was left as it is", f->path, key);
 			return -1;
 		}
-		/* Setting up over stdio says nothing of a Stop hook papo
+		/* Setting up over stdio says nothing of a stop hook papo
 		 * never had; one from --http is taken out. */
 		if ((had = setup_papo_hooks(old, &mine)) == 0 && !want) {
 			if (s->remove)
@@ -205,7 +220,7 @@ setup_hooks(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f)
 				    SAID_ABSENT, NULL);
 			continue;
 		}
-		group = want ? setup_hook_group(s, i == SETUP_STOP) : NULL;
+		group = want ? setup_hook_group(s, stop) : NULL;
 		show = group != NULL ? sj_print(group, &len) : NULL;
 		if (want && show == NULL) {
 			cJSON_Delete(group);

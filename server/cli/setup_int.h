@@ -1,8 +1,9 @@
 /*
  * setup_int.h: papo setup's internal header, included only by its files
- * (setup.c, setup_hooks.c, setup_toml.c, setup_json.c, setup_file.c,
- * which call one way, in that order): its limits, the harness, run and
- * file structs, and the functions that cross between the files.
+ * (setup.c, setup_hooks.c, setup_plugin.c, setup_toml.c, setup_json.c,
+ * setup_file.c, which call one way, in that order): its limits, the
+ * harness, run and file structs, and the functions that cross between
+ * the files.
  */
 #ifndef PAPO_SETUP_INT_H
 #define PAPO_SETUP_INT_H
@@ -19,6 +20,27 @@
 
 enum setup_form { SETUP_JSON, SETUP_TOML };
 
+/*
+ * The hooks papo setup gives a harness, each running 'papo hook NAME'
+ * (hook.h): where they are kept, the events at whose hook a line for the
+ * model is added, the event at the end of a turn whose hook wakes an
+ * idle session, and how long that one may wait.
+ */
+struct setup_hookset {
+	const char *dir_env;     /* their file: in this directory when set ... */
+	const char *dir_home;    /* ... else in this one under $HOME */
+	const char *file;
+	const char *context[3];  /* NULL-ended */
+	const char *stop;
+	int stop_http;           /* over HTTP only (Claude Code: over stdio,
+	                          * papo mcp wakes it through its inbox) */
+	const char *timeout_key; /* a handler's timeout */
+	long timeout;            /* the stop hook's, in that key's unit */
+	int async;               /* "asyncRewake": true (Claude Code) */
+	const char *arg;         /* 'papo hook ARG'; NULL: plain 'papo hook',
+	                          * Claude Code's */
+};
+
 /* A harness: where its MCP servers are kept and in which shape. */
 struct setup_client {
 	const char *name;        /* on the command line */
@@ -28,11 +50,19 @@ struct setup_client {
 	const char *dir_home;    /* ... else this one under $HOME */
 	const char *file;
 	const char *servers;     /* the key of its servers' object */
-	int typed;               /* entries carry "type": "stdio" or "http" */
+	const char *type_stdio;  /* an entry's "type" over stdio ... */
+	const char *type_http;   /* ... and over HTTP; NULL: none */
+	int argv_command;        /* "command" is an array with the arguments
+	                          * (opencode) */
+	const char *env_key;     /* the stdio entry's environment */
 	const char *url_key;     /* an HTTP entry's URL */
 	const char *headers_key; /* its headers; NULL: Codex, which takes a
 	                          * token only from a variable it names */
-	int hooks;               /* Claude Code: hooks and crossSessionInbound */
+	const struct setup_hookset *hooks;  /* NULL: none papo knows */
+	const char *plugin;      /* a plugin file that wakes it, under the
+	                          * directory of dir_env/dir_home (opencode) */
+	int inbound;             /* Claude Code's crossSessionInbound */
+	const char *allow;       /* what the user must still allow, or NULL */
 	const char *next;        /* the one thing to do after */
 };
 
@@ -44,6 +74,7 @@ struct setup {
 	char papo_home[SETUP_PATH_MAX]; /* PAPO_HOME made absolute; "" unset */
 	const char *token;              /* PAPO_TOKEN, or NULL */
 	char url[1024];                 /* --http: the daemon's /mcp */
+	int daemon;                     /* --http: a daemon answered */
 	int changed;                    /* settings said to change */
 };
 
@@ -66,6 +97,8 @@ void setup_say(struct setup *s, const char *file, const char *key,
 int sfile_load(char err[PAPO_ERR_LEN], struct sfile *f);
 int sfile_save(char err[PAPO_ERR_LEN], const struct setup *s,
     const struct sfile *f, const char *data, size_t len);
+int sfile_unlink(char err[PAPO_ERR_LEN], const struct setup *s,
+    const struct sfile *f);
 void sfile_free(struct sfile *f);
 
 /* setup_json.c */
@@ -81,6 +114,11 @@ int sj_save(char err[PAPO_ERR_LEN], const struct setup *s,
 /* setup_toml.c */
 int setup_toml(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f,
     const cJSON *entry);
+
+/* setup_plugin.c */
+int setup_plugin(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f);
+int setup_plugin_save(char err[PAPO_ERR_LEN], const struct setup *s,
+    const struct sfile *f);
 
 /* setup_hooks.c */
 int setup_hooks(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f);

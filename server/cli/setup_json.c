@@ -238,7 +238,8 @@ sj_put(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f,
 	return said == -1 ? -1 : 0;
 }
 
-/* Writes a JSON file back when something in it changed. */
+/* Writes a JSON file back when something in it changed; one that
+ * --remove left holding nothing ({}), papo's own, is removed. */
 int
 sj_save(char err[PAPO_ERR_LEN], const struct setup *s, const struct sfile *f)
 {
@@ -248,6 +249,8 @@ sj_save(char err[PAPO_ERR_LEN], const struct setup *s, const struct sfile *f)
 
 	if (!f->dirty)
 		return 0;
+	if (s->remove && f->doc->child == NULL)
+		return sfile_unlink(err, s, f);
 	if ((text = sj_print(f->doc, &len)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory writing %s", f->path);
 		return -1;

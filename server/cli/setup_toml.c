@@ -288,7 +288,10 @@ setup_toml(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f,
 			snprintf(err, PAPO_ERR_LEN, "out of memory");
 			goto out;
 		}
-		if (sfile_save(err, s, f, out, olen) == -1)
+		/* A file papo's table alone made is papo's: removed. */
+		if ((block == NULL && out[strspn(out, " \t\r\n")] == '\0' ?
+		    sfile_unlink(err, s, f) : sfile_save(err, s, f, out, olen)) ==
+		    -1)
 			goto out;
 	}
 	setup_say(s, f->path, "[mcp_servers.papo]", s->remove ? "papo's MCP "
