@@ -30,28 +30,35 @@ same() { # same FILE COPY DESCRIPTION: byte for byte
 }
 setup() { "$PAPO" setup "$@"; }
 
-# Each JSON client: its file under HOME and the jq path of papo's entry.
+# Each JSON client: its file under HOME, the jq path of papo's entry,
+# whether the entry has a type, its URL's key, and what else papo adds
+# to that file (the hooks of Gemini CLI and Qwen Code, kept beside their
+# MCP servers).
+JSON_CLIENTS=(claude-code gemini qwen cursor vscode)
 declare -A FILE=([claude-code]=.claude.json [gemini]=.gemini/settings.json
-	[cursor]=.cursor/mcp.json [vscode]=.config/Code/User/mcp.json)
+	[qwen]=.qwen/settings.json [cursor]=.cursor/mcp.json
+	[vscode]=.config/Code/User/mcp.json)
 declare -A ENTRY=([claude-code]=.mcpServers.papo [gemini]=.mcpServers.papo
-	[cursor]=.mcpServers.papo [vscode]=.servers.papo)
-declare -A TYPED=([claude-code]=1 [gemini]=0 [cursor]=0 [vscode]=1)
-declare -A URLKEY=([claude-code]=url [gemini]=httpUrl [cursor]=url [vscode]=url)
+	[qwen]=.mcpServers.papo [cursor]=.mcpServers.papo [vscode]=.servers.papo)
+declare -A TYPED=([claude-code]=1 [gemini]=0 [qwen]=0 [cursor]=0 [vscode]=1)
+declare -A URLKEY=([claude-code]=url [gemini]=httpUrl [qwen]=httpUrl
+	[cursor]=url [vscode]=url)
+declare -A MORE=([claude-code]= [gemini]=.hooks [qwen]=.hooks [cursor]= [vscode]=)
 SETTINGS=.claude/settings.json
 
 # Usage: no client, an unknown one, a flag for another client.
 expect 2 "setup with no client" -- setup
 has "$T/err" 'usage: papo setup CLIENT' "no client: usage"
-has "$T/err" 'claude-code.*codex.*gemini.*cursor.*vscode' "no client: the clients listed"
+has "$T/err" 'claude-code.*codex.*gemini.*qwen.*opencode.*cursor.*vscode' "no client: the clients listed"
 expect 2 "unknown client" -- setup emacs
 has "$T/err" "unknown client 'emacs'" "unknown client named"
-has "$T/err" 'claude-code.*codex.*gemini.*cursor.*vscode' "unknown client: the known ones listed"
+has "$T/err" 'claude-code.*codex.*gemini.*qwen.*opencode.*cursor.*vscode' "unknown client: the known ones listed"
 expect 2 "--accept-inbound for codex" -- setup codex --accept-inbound
 expect 0 "setup --help" -- setup --help
 has "$T/out" 'claude-code' "help lists the clients"
 
-for c in claude-code gemini cursor vscode; do
-	f=${FILE[$c]} e=${ENTRY[$c]}
+for c in "${JSON_CLIENTS[@]}"; do
+	f=${FILE[$c]} e=${ENTRY[$c]} more=${MORE[$c]:+, ${MORE[$c]}}
 
 	# A first run writes the stdio entry, with this binary's absolute path.
 	fresh
@@ -101,7 +108,7 @@ for c in claude-code gemini cursor vscode; do
 	chmod 644 "$HOME/$f"
 	cp "$HOME/$f" "$T/orig"
 	expect 0 "$c: setup over other servers" -- setup "$c"
-	jqis "$HOME/$f" "del($e)" "$(jq -c . "$T/orig")" "$c: every other key kept"
+	jqis "$HOME/$f" "del($e$more)" "$(jq -c . "$T/orig")" "$c: every other key kept"
 	is 644 "$(stat -c %a "$HOME/$f")" "$c: the file keeps its mode"
 	expect 0 "$c: --remove" -- setup "$c" --remove
 	has "$T/out" "^$HOME/$f: .*papo.* removed" "$c: --remove says what it removed"
@@ -136,6 +143,21 @@ for c in claude-code gemini cursor vscode; do
 	has "$T/out" 'has no room yet: join one' "$c: the default URL is explained (a home with no room is told to join one)"
 	jqis "$HOME/$f" "$e | has(\"headers\")" false "$c: no headers without a token"
 done
+
+# A file papo setup made is removed by --remove (directories stay), and
+# the first run says how to undo it and that the home has no room yet.
+for c in "${JSON_CLIENTS[@]}" codex opencode; do
+	fresh
+	expect 0 "$c: setup in an empty HOME" -- env PAPO_HOME="$T/noroom" "$PAPO" setup "$c"
+	has "$T/out" "^undo: papo setup $c --remove\$" "$c: says how to undo it"
+	has "$T/out" "^warning: $T/noroom has no room yet" "$c: warns of a home with no room"
+	expect 0 "$c: --remove in that HOME" -- env PAPO_HOME="$T/noroom" "$PAPO" setup "$c" --remove
+	is "" "$(find "$HOME" -type f)" "$c: every file papo setup made is gone"
+done
+mkdir -p "$T/withroom" && touch "$T/withroom/room.json"
+fresh
+PAPO_HOME="$T/withroom" setup gemini >"$T/out"
+check "a home with a room: no warning" test -z "$(grep "^warning:" "$T/out")"
 
 # VS Code's files may hold comments: refused, named, left alone.
 fresh
@@ -232,7 +254,7 @@ same "$HOME/$S" "$T/copy" "claude-code: --accept-inbound twice"
 expect 0 "claude-code: --remove" -- setup claude-code --remove
 jqis "$HOME/$S" '.crossSessionInbound' '"accept"' "claude-code: --remove alone leaves crossSessionInbound"
 expect 0 "claude-code: --remove --accept-inbound" -- setup claude-code --remove --accept-inbound
-jqis "$HOME/$S" 'has("crossSessionInbound")' false "claude-code: --remove --accept-inbound takes it out"
+check "claude-code: --remove --accept-inbound takes it out (and the file, left empty, with it)" test ! -e "$HOME/$S"
 has "$T/out" 'crossSessionInbound: "accept" removed' "claude-code: and says so"
 
 # A malformed settings.json stops the run before .claude.json is written.
@@ -343,7 +365,7 @@ mcp_ok() { # mcp_ok URL AUTHORIZATION: initialize answers 200
 		-H 'Accept: application/json, text/event-stream' -H "Authorization: $2" \
 		-d '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"setup.sh","version":"1"}}}' "$1")" "MCP at $1 with the header written"
 }
-for c in claude-code gemini cursor vscode; do
+for c in "${JSON_CLIENTS[@]}"; do
 	f=${FILE[$c]} e=${ENTRY[$c]}
 	fresh
 	expect 0 "$c: --http" -- env PAPO_HOME="$T/ana" "$PAPO" setup "$c" --http
