@@ -1,5 +1,7 @@
 /*
- * hook.c: "papo hook" (hook.h).
+ * hook.c: "papo hook [HARNESS]" (hook.h): one table of the harnesses
+ * whose hooks papo setup writes, and one way of waking them, the
+ * daemon's /api/wake.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,49 +20,92 @@
 
 #define HOOK_INPUT_MAX (1024 * 1024)   /* bytes of a hook's event */
 #define HOOK_AWAY_S 120                /* no daemon this long: give up */
+#define HOOK_TAIL_MAX 65536            /* transcript bytes read per look */
 
-/* How a harness's stop hook makes the session go on with a prompt. */
+/* How a stop hook makes the session go on with a prompt. */
 enum hook_go {
 	HOOK_GO_EXIT2,          /* exit 2, the prompt on stderr */
 	HOOK_GO_BLOCK,          /* {"decision":"block","reason":PROMPT} */
 };
 
+/* How a context hook hands the model a line. */
+enum hook_ctx {
+	HOOK_CTX_SPECIFIC,      /* {"hookSpecificOutput":{"hookEventName",
+	                         * "additionalContext"}} */
+	HOOK_CTX_PLAIN,         /* {"additionalContext": TEXT} */
+};
+
 /*
  * A harness whose hooks run 'papo hook NAME' (docs/MCP.md, "Waking an
- * idle agent"): the event at the end of a turn, after which the agent is
- * idle; the events at whose hook a line for the model may be added
- * (hookSpecificOutput.additionalContext); how the stop hook makes the
- * session go on; and how a run that ends after its turn (claude -p,
- * codex exec, gemini -p, ...) is told from an interactive session: an
- * environment variable the harness sets (to batch_val, or to anything
- * when NULL), or "interactive": false in the event (papo's own opencode
- * plugin says so).
+ * idle agent"; what each field holds was seen with the real CLI,
+ * tests/agents/FINDINGS-*.md).  stop: the event at the end of a turn,
+ * after which the agent is idle; context: the events whose hook may add
+ * a line for the model; the event's name is its hook_event_name, but
+ * for Copilot CLI, whose events carry no name: there the stop event is
+ * the one with stop_key.  A run that ends after its turn (claude -p,
+ * codex exec, gemini -p, ...) is told from an interactive session by
+ * the first of: "interactive": false in the event (papo's opencode
+ * plugin); batch_env set (to batch_val when not NULL); live_env not set;
+ * one of batch_args in the harness's own command line (the hook's
+ * parent, as the harnesses exec a hook's simple command).  max_blocks:
+ * the stop hooks in a row whose prompt the harness heeds (0: no cap).
+ * moved_on: what the transcript (transcript_path) gets when the person
+ * takes the session back while the stop hook waits (a prompt, a
+ * cancel), on which the hook lets go unheard.
  */
 struct hook_harness {
 	const char *name;
 	const char *stop;
 	const char *context[3];
+	const char *stop_key;
 	enum hook_go go;
+	enum hook_ctx ctx;
 	const char *batch_env;
 	const char *batch_val;
+	const char *live_env;
+	const char *batch_args[4];
+	int max_blocks;
+	const char *moved_on[3];
 };
 
 static const struct hook_harness hook_harnesses[] = {
-	{ "claude-code", "Stop", { "SessionStart", "UserPromptSubmit" },
-	  HOOK_GO_EXIT2, "CLAUDE_CODE_ENTRYPOINT", "sdk-cli" },
-	{ "codex", "Stop", { "SessionStart", "UserPromptSubmit" },
-	  HOOK_GO_EXIT2, NULL, NULL },
-	{ "gemini", "AfterAgent", { "SessionStart", "BeforeAgent" },
-	  HOOK_GO_EXIT2, NULL, NULL },
-	{ "qwen", "Stop", { "SessionStart", "UserPromptSubmit" },
-	  HOOK_GO_EXIT2, NULL, NULL },
-	{ "copilot", "agentStop", { NULL },
-	  HOOK_GO_BLOCK, NULL, NULL },
-	{ "opencode", "session.idle", { NULL },
-	  HOOK_GO_EXIT2, NULL, NULL },
+	{ .name = "claude-code", .stop = "Stop",
+	  .context = { "SessionStart", "UserPromptSubmit" },
+	  .go = HOOK_GO_EXIT2, .ctx = HOOK_CTX_SPECIFIC,
+	  .batch_env = "CLAUDE_CODE_ENTRYPOINT", .batch_val = "sdk-cli" },
+	{ .name = "codex", .stop = "Stop",
+	  .context = { "SessionStart", "UserPromptSubmit" },
+	  .go = HOOK_GO_EXIT2, .ctx = HOOK_CTX_SPECIFIC,
+	  .batch_args = { "exec", "e" } },
+	{ .name = "gemini", .stop = "AfterAgent",
+	  .context = { "SessionStart", "BeforeAgent" },
+	  .go = HOOK_GO_BLOCK, .ctx = HOOK_CTX_SPECIFIC,
+	  .batch_args = { "-p", "--prompt" },
+	  .moved_on = { "\"type\":\"user\"", "Request cancelled." } },
+	{ .name = "qwen", .stop = "Stop",
+	  .context = { "SessionStart", "UserPromptSubmit" },
+	  .go = HOOK_GO_EXIT2, .ctx = HOOK_CTX_SPECIFIC,
+	  .batch_args = { "-p", "--prompt" } },
+	{ .name = "copilot", .stop = "agentStop",
+	  .context = { "sessionStart", "userPromptSubmitted" },
+	  .stop_key = "stopReason", .go = HOOK_GO_BLOCK, .ctx = HOOK_CTX_PLAIN,
+	  .live_env = "COPILOT_LOADER_PID", .max_blocks = 8 },
+	{ .name = "opencode", .stop = "session.idle",
+	  .go = HOOK_GO_EXIT2 },
 };
 
 #define HOOK_NHARNESSES (sizeof(hook_harnesses) / sizeof(hook_harnesses[0]))
+
+/* One stop hook's run. */
+struct hook_stop {
+	const struct hook_harness *h;
+	const char *home, *agent;
+	int batch;
+	char pidfile[4200];      /* "" when the session has no usable id */
+	int blocks;              /* stop hooks in a row that woke it */
+	const char *transcript;
+	off_t seen;              /* the transcript's size when it began */
+};
 
 /* The hook's event from stdin, or NULL. */
 static cJSON *
@@ -136,51 +181,128 @@ hook_is_ours(long pid)
 	    strcmp(cmd + strlen(cmd) + 1, "hook") == 0;
 }
 
-/*
- * One Stop hook per session waits: a new turn's ends the last one's
- * (whose turn is over), so one burst wakes the session once.  The pid
- * file is $PAPO_HOME/hooks/SESSION.pid.
- */
+/* The session's file under $PAPO_HOME/hooks, in st->pidfile; "" when
+ * its id is not one to name a file by. */
 static void
-hook_claim(const char *home, const char *session)
+hook_pidfile(struct hook_stop *st, const char *session)
 {
-	char dir[4096], path[4200], buf[32];
-	long old;
-	ssize_t n;
-	int fd;
+	char dir[4096];
 
+	st->pidfile[0] = '\0';
 	if (session == NULL || session[0] == '\0' || strlen(session) > 128 ||
 	    strspn(session, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	    "0123456789-_") != strlen(session))
 		return;
-	snprintf(dir, sizeof(dir), "%s/hooks", home);
+	snprintf(dir, sizeof(dir), "%s/hooks", st->home);
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
 		return;
-	snprintf(path, sizeof(path), "%s/%s.pid", dir, session);
-	if ((fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600)) == -1)
+	snprintf(st->pidfile, sizeof(st->pidfile), "%s/%s.pid", dir, session);
+}
+
+/*
+ * One stop hook per session waits: a new turn's ends the last one's
+ * (whose turn is over), so one burst wakes the session once.  The
+ * session's file holds the waiting hook's pid and how many stop hooks
+ * in a row woke it (reset by a turn the person started: again false).
+ */
+static void
+hook_claim(struct hook_stop *st, int again)
+{
+	char buf[64];
+	long old = 0;
+	ssize_t n;
+	int fd;
+
+	if (st->pidfile[0] == '\0' || (fd = open(st->pidfile, O_RDWR |
+	    O_CREAT | O_CLOEXEC, 0600)) == -1)
 		return;
 	if ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
 		buf[n] = '\0';
-		if ((old = strtol(buf, NULL, 10)) > 1 && old != (long)getpid() &&
-		    hook_is_ours(old))
+		if (sscanf(buf, "%ld %d", &old, &st->blocks) < 2)
+			st->blocks = 0;
+		if (old > 1 && old != (long)getpid() && hook_is_ours(old))
 			kill((pid_t)old, SIGTERM);
 	}
-	n = snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (!again)
+		st->blocks = 0;
+	n = snprintf(buf, sizeof(buf), "%ld %d\n", (long)getpid(), st->blocks);
 	if (ftruncate(fd, 0) == 0 && pwrite(fd, buf, (size_t)n, 0) == n)
 		(void)0;
 	close(fd);
 }
 
-/* Whether the run ends after its turn (hook_harness). */
+/* A wake given: one more in a row, when the file is still this hook's. */
+static void
+hook_count(const struct hook_stop *st)
+{
+	char buf[64];
+	long pid = 0;
+	int fd, blocks = 0;
+	ssize_t n;
+
+	if (st->pidfile[0] == '\0' || (fd = open(st->pidfile, O_RDWR |
+	    O_CLOEXEC)) == -1)
+		return;
+	if ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
+		buf[n] = '\0';
+		if (sscanf(buf, "%ld %d", &pid, &blocks) == 2 &&
+		    pid == (long)getpid()) {
+			n = snprintf(buf, sizeof(buf), "%ld %d\n", pid,
+			    blocks + 1);
+			if (ftruncate(fd, 0) == 0 && pwrite(fd, buf, (size_t)n,
+			    0) == n)
+				(void)0;
+		}
+	}
+	close(fd);
+}
+
+/* Whether the harness's own command line (the hook's parent's) has one
+ * of args as an argument of its own. */
+static int
+hook_parent_has(const char *const args[4])
+{
+	char path[64], cmd[65536];
+	ssize_t n;
+	int fd;
+
+	if (args[0] == NULL)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)getppid());
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, cmd, sizeof(cmd) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	cmd[n] = '\0';
+	for (const char *a = cmd + strlen(cmd) + 1; a < cmd + n;
+	    a += strlen(a) + 1)
+		for (size_t i = 0; i < 4 && args[i] != NULL; i++) {
+			size_t k = strlen(args[i]);
+
+			if (strncmp(a, args[i], k) == 0 && (a[k] == '\0' ||
+			    (a[k] == '=' && args[i][1] == '-')))
+				return 1;
+		}
+	return 0;
+}
+
+/* Whether the run ends after its turn (struct hook_harness). */
 static int
 hook_batch(const struct hook_harness *h, const cJSON *in)
 {
-	const char *e = h->batch_env != NULL ? getenv(h->batch_env) : NULL;
+	const cJSON *i = cJSON_GetObjectItemCaseSensitive(in, "interactive");
+	const char *e;
 
-	if (cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(in, "interactive")))
+	if (cJSON_IsBool(i))
+		return cJSON_IsFalse(i);
+	if (h->batch_env != NULL && (e = getenv(h->batch_env)) != NULL &&
+	    (h->batch_val == NULL || strcmp(e, h->batch_val) == 0))
 		return 1;
-	return e != NULL && (h->batch_val == NULL || strcmp(e, h->batch_val) ==
-	    0);
+	if (h->live_env != NULL)
+		return getenv(h->live_env) == NULL;
+	return hook_parent_has(h->batch_args);
 }
 
 /* A string of the event under one of the names harnesses give it. */
@@ -194,76 +316,125 @@ hook_field(const cJSON *in, const char *a, const char *b)
 	    cJSON_GetObjectItemCaseSensitive(in, b));
 }
 
+/* Prints o as one line of JSON on stdout, and frees it. */
+static void
+hook_print(cJSON *o)
+{
+	char *s = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
+
+	if (s != NULL)
+		printf("%s\n", s);
+	cJSON_free(s);
+	cJSON_Delete(o);
+}
+
 /* The stop hook's answer: the prompt the session goes on with. */
 static int
 hook_go(const struct hook_harness *h, const char *text)
 {
 	cJSON *o;
-	char *s;
 
 	if (h->go == HOOK_GO_EXIT2) {
 		fprintf(stderr, "%s\n", text);
 		return 2;
 	}
-	if ((o = cJSON_CreateObject()) == NULL ||
-	    cJSON_AddStringToObject(o, "decision", "block") == NULL ||
-	    cJSON_AddStringToObject(o, "reason", text) == NULL ||
-	    (s = cJSON_PrintUnformatted(o)) == NULL) {
-		cJSON_Delete(o);
-		return 0;
+	if ((o = cJSON_CreateObject()) != NULL) {
+		cJSON_AddStringToObject(o, "decision", "block");
+		cJSON_AddStringToObject(o, "reason", text);
 	}
-	printf("%s\n", s);
-	cJSON_free(s);
-	cJSON_Delete(o);
+	hook_print(o);
 	return 0;
 }
 
 /* A context event's hook: what waits, as a line for the model; nothing
  * when nothing waits. */
 static void
-hook_context(const char *home, const char *agent, const char *event)
+hook_context(const struct hook_harness *h, const char *home,
+    const char *agent, const char *event)
 {
 	char err[PAPO_ERR_LEN];
-	cJSON *o, *out, *h;
+	cJSON *o, *out, *at;
 	const char *text;
-	char *s;
 
 	if ((o = hook_ask(err, home, agent, "timeout_s=0")) == NULL)
 		fprintf(stderr, "papo hook: %s\n", err);
 	if ((text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
 	    "text"))) != NULL && (out = cJSON_CreateObject()) != NULL) {
-		h = cJSON_AddObjectToObject(out, "hookSpecificOutput");
-		cJSON_AddStringToObject(h, "hookEventName", event);
-		cJSON_AddStringToObject(h, "additionalContext", text);
-		if ((s = cJSON_PrintUnformatted(out)) != NULL)
-			printf("%s\n", s);
-		cJSON_free(s);
-		cJSON_Delete(out);
+		at = out;
+		if (h->ctx == HOOK_CTX_SPECIFIC) {
+			at = cJSON_AddObjectToObject(out, "hookSpecificOutput");
+			cJSON_AddStringToObject(at, "hookEventName", event);
+		}
+		cJSON_AddStringToObject(at, "additionalContext", text);
+		hook_print(out);
 	}
 	cJSON_Delete(o);
+}
+
+/* The transcript's size, or -1. */
+static off_t
+hook_size(const char *path)
+{
+	struct stat st;
+
+	return path != NULL && stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* Whether the transcript got one of moved_on since the hook began: the
+ * person took the session back (a prompt of theirs, a cancel). */
+static int
+hook_moved_on(struct hook_stop *st)
+{
+	char buf[HOOK_TAIL_MAX + 1];
+	off_t size = hook_size(st->transcript), from = st->seen;
+	ssize_t n;
+	int fd, hit = 0;
+
+	if (st->h->moved_on[0] == NULL || st->seen < 0 || size <= st->seen)
+		return 0;
+	if (size - from > HOOK_TAIL_MAX)
+		from = size - HOOK_TAIL_MAX;
+	if ((fd = open(st->transcript, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	if ((n = pread(fd, buf, (size_t)(size - from), from)) > 0) {
+		buf[n] = '\0';
+		for (size_t i = 0; i < 3 && st->h->moved_on[i] != NULL; i++)
+			hit |= strstr(buf, st->h->moved_on[i]) != NULL;
+	}
+	close(fd);
+	st->seen = size;
+	return hit;
 }
 
 /*
  * The stop hook: in a run that ends after its turn, one look past the
  * idle grace wakes it for what came during the turn, and then it may
  * end; else it waits until the agent needs waking (a daemon restarting
- * is waited for, one gone for good is not).
+ * is waited for, one gone for good is not), unless the harness would
+ * not heed one more prompt in a row, or the person takes the session
+ * back meanwhile.
  */
 static int
-hook_stop(const struct hook_harness *h, const char *home, const char *agent,
-    int batch)
+hook_stop(struct hook_stop *st)
 {
 	char err[PAPO_ERR_LEN];
-	const char *text;
+	const char *text, *q;
 	time_t away = 0;
 	cJSON *o;
 	int rc = 0, woke = 0;
 
+	if (st->h->max_blocks > 0 && st->blocks >= st->h->max_blocks)
+		return 0;
+	/* 25 s: within client.c's 30 s for an answer; 2 s where the
+	 * transcript is watched between two asks. */
+	q = st->batch ? "by=hook&timeout_s=2" : st->seen >= 0 &&
+	    st->h->moved_on[0] != NULL ? "by=hook&timeout_s=2" :
+	    "by=hook&timeout_s=25";
 	while (!woke) {
-		/* 25 s: within client.c's 30 s for an answer. */
-		o = hook_ask(err, home, agent, batch ? "by=hook&timeout_s=2" :
-		    "by=hook&timeout_s=25");
-		if (o == NULL && !batch) {
+		if (!st->batch && hook_moved_on(st))
+			break;
+		if ((o = hook_ask(err, st->home, st->agent, q)) == NULL &&
+		    !st->batch) {
 			if (away == 0)
 				away = time(NULL);
 			else if (time(NULL) - away > HOOK_AWAY_S) {
@@ -278,11 +449,12 @@ hook_stop(const struct hook_harness *h, const char *home, const char *agent,
 		    "text"));
 		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "wake")) &&
 		    text != NULL) {
-			rc = hook_go(h, text);
+			rc = hook_go(st->h, text);
+			hook_count(st);
 			woke = 1;
 		}
 		cJSON_Delete(o);
-		if (batch)
+		if (st->batch)
 			break;
 	}
 	return rc;
@@ -292,9 +464,10 @@ int
 hook_run(const char *home, const char *agent, const char *harness)
 {
 	const struct hook_harness *h = NULL;
+	struct hook_stop st;
 	cJSON *in;
 	const char *event;
-	int rc = 0;
+	int rc = 0, stop;
 
 	for (size_t i = 0; i < HOOK_NHARNESSES; i++)
 		if (strcmp(harness != NULL ? harness : "claude-code",
@@ -309,19 +482,33 @@ hook_run(const char *home, const char *agent, const char *harness)
 		return 0;
 	}
 	in = hook_input();
-	event = hook_field(in, "hook_event_name", "hookEventName");
-	if (event == NULL)
+	if ((event = hook_field(in, "hook_event_name", "hookEventName")) ==
+	    NULL)
 		event = "";
-	for (size_t i = 0; i < 3 && h->context[i] != NULL; i++)
-		if (strcmp(event, h->context[i]) == 0)
-			hook_context(home, agent, event);
-	if (strcmp(event, h->stop) == 0) {
-		int batch = hook_batch(h, in);
-
-		if (!batch)
-			hook_claim(home, hook_field(in, "session_id",
-			    "sessionId"));
-		rc = hook_stop(h, home, agent, batch);
+	if (h->stop_key != NULL)
+		stop = cJSON_GetObjectItemCaseSensitive(in, h->stop_key) != NULL;
+	else
+		stop = strcmp(event, h->stop) == 0;
+	for (size_t i = 0; !stop && i < 3 && h->context[i] != NULL; i++)
+		if (h->stop_key != NULL || strcmp(event, h->context[i]) == 0) {
+			hook_context(h, home, agent, h->context[i]);
+			break;
+		}
+	if (stop) {
+		memset(&st, 0, sizeof(st));
+		st.h = h;
+		st.home = home;
+		st.agent = agent;
+		st.batch = hook_batch(h, in);
+		st.transcript = hook_field(in, "transcript_path",
+		    "transcriptPath");
+		st.seen = hook_size(st.transcript);
+		hook_pidfile(&st, hook_field(in, "session_id", "sessionId"));
+		if (!st.batch)
+			hook_claim(&st, cJSON_IsTrue(
+			    cJSON_GetObjectItemCaseSensitive(in,
+			    "stop_hook_active")));
+		rc = hook_stop(&st);
 	}
 	cJSON_Delete(in);
 	return rc;

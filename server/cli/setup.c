@@ -33,25 +33,33 @@
 static const struct setup_hookset setup_hooks_claude = {
 	"CLAUDE_CONFIG_DIR", ".claude", "settings.json",
 	{ "SessionStart", "UserPromptSubmit" }, "Stop", 1,
-	"timeout", SETUP_DAY_S, 1, NULL,
+	"timeout", SETUP_DAY_S, 1, NULL, "command", 0, 0,
 };
 
 static const struct setup_hookset setup_hooks_codex = {
 	"CODEX_HOME", ".codex", "hooks.json",
 	{ "SessionStart", "UserPromptSubmit" }, "Stop", 0,
-	"timeout", SETUP_DAY_S, 0, "codex",
+	"timeout", SETUP_DAY_S, 0, "codex", "command", 0, 0,
 };
 
 static const struct setup_hookset setup_hooks_gemini = {
 	NULL, ".gemini", "settings.json",
 	{ "SessionStart", "BeforeAgent" }, "AfterAgent", 0,
-	"timeout", SETUP_DAY_S * 1000L, 0, "gemini",
+	"timeout", SETUP_DAY_S * 1000L, 0, "gemini", "command", 0, 0,
 };
 
 static const struct setup_hookset setup_hooks_qwen = {
 	NULL, ".qwen", "settings.json",
 	{ "SessionStart", "UserPromptSubmit" }, "Stop", 0,
-	"timeout", SETUP_DAY_S, 0, "qwen",
+	"timeout", SETUP_DAY_S, 0, "qwen", "command", 0, 0,
+};
+
+/* A file of papo's own among Copilot CLI's user hooks (they need no
+ * trust, unlike a folder's .github/hooks). */
+static const struct setup_hookset setup_hooks_copilot = {
+	"COPILOT_HOME", ".copilot", "hooks/papo.json",
+	{ "sessionStart", "userPromptSubmitted" }, "agentStop", 0,
+	"timeoutSec", SETUP_DAY_S, 0, "copilot", "bash", 1, 1,
 };
 
 static const struct setup_client setup_clients[] = {
@@ -84,6 +92,13 @@ static const struct setup_client setup_clients[] = {
 	  .headers_key = "headers", .hooks = &setup_hooks_qwen,
 	  .next = "restart Qwen Code; `qwen mcp list` should show papo "
 	  "connected" },
+	{ .name = "copilot", .title = "Copilot CLI", .form = SETUP_JSON,
+	  .dir_env = "COPILOT_HOME", .dir_home = ".copilot",
+	  .file = "mcp-config.json", .servers = "mcpServers",
+	  .type_stdio = "stdio", .type_http = "http", .env_key = "env",
+	  .url_key = "url", .headers_key = "headers", .all_tools = 1,
+	  .hooks = &setup_hooks_copilot,
+	  .next = "restart Copilot CLI; /mcp show should list papo" },
 	{ .name = "opencode", .title = "opencode", .form = SETUP_JSON,
 	  .dir_env = "XDG_CONFIG_HOME", .dir_home = ".config",
 	  .file = "opencode/opencode.json", .servers = "mcp",
@@ -124,6 +139,13 @@ setup_entry(const struct setup *s)
 	    cJSON_AddStringToObject(e, "type", s->http ? c->type_http :
 	    c->type_stdio) == NULL))
 		goto fail;
+	if (c->all_tools && ((o = cJSON_CreateString("*")) == NULL ||
+	    (args = cJSON_AddArrayToObject(e, "tools")) == NULL)) {
+		cJSON_Delete(o);
+		goto fail;
+	}
+	if (c->all_tools)
+		cJSON_AddItemToArray(args, o);
 	if (s->http) {
 		if (cJSON_AddStringToObject(e, c->url_key, s->url) == NULL)
 			goto fail;

@@ -43,10 +43,10 @@ setup_shell_word(FILE *m, const char *s, int quote)
  * what precedes it.
  */
 static int
-setup_is_papo_hook(const cJSON *h)
+setup_is_papo_hook(const struct setup_hookset *hk, const cJSON *h)
 {
 	const char *cmd = cJSON_GetStringValue(
-	    cJSON_GetObjectItemCaseSensitive(h, "command"));
+	    cJSON_GetObjectItemCaseSensitive(h, hk->command_key));
 	const char *p, *arg;
 	size_t n;
 
@@ -70,23 +70,20 @@ setup_is_papo_hook(const cJSON *h)
 	return p == cmd || strchr("/ '\"", p[-1]) != NULL;
 }
 
-/* The matcher group with papo's hook: "PAPO_HOME='...' /abs/papo hook
- * [NAME]"; on the stop event, with the time it may wait (and in Claude
- * Code run aside) to wake the session when a message comes. */
+/* The matcher group with papo's hook (or in a flat event the hook
+ * alone): "PAPO_HOME='...' /abs/papo hook [NAME]"; on the stop event,
+ * with the time it may wait (and in Claude Code run aside) to wake the
+ * session when a message comes. */
 static cJSON *
 setup_hook_group(const struct setup *s, int stop)
 {
 	const struct setup_hookset *hk = s->c->hooks;
-	cJSON *g = cJSON_CreateObject(), *hooks, *h;
+	cJSON *h = cJSON_CreateObject(), *g = NULL, *hooks;
 	char *cmd = NULL;
 	size_t n;
 	FILE *m;
 
-	if (g == NULL || (hooks = cJSON_AddArrayToObject(g, "hooks")) == NULL ||
-	    (h = cJSON_CreateObject()) == NULL)
-		goto fail;
-	cJSON_AddItemToArray(hooks, h);
-	if ((m = open_memstream(&cmd, &n)) == NULL)
+	if (h == NULL || (m = open_memstream(&cmd, &n)) == NULL)
 		goto fail;
 	if (s->papo_home[0] != '\0') {
 		fputs("PAPO_HOME=", m);
@@ -99,34 +96,50 @@ setup_hook_group(const struct setup *s, int stop)
 		fprintf(m, " %s", hk->arg);
 	if (fclose(m) != 0 ||
 	    cJSON_AddStringToObject(h, "type", "command") == NULL ||
-	    cJSON_AddStringToObject(h, "command", cmd) == NULL ||
+	    cJSON_AddStringToObject(h, hk->command_key, cmd) == NULL ||
 	    (stop && hk->async &&
 	    cJSON_AddTrueToObject(h, "asyncRewake") == NULL) ||
 	    (stop && cJSON_AddNumberToObject(h, hk->timeout_key,
 	    (double)hk->timeout) == NULL))
 		goto fail;
 	free(cmd);
+	if (hk->flat)
+		return h;
+	if ((g = cJSON_CreateObject()) == NULL ||
+	    (hooks = cJSON_AddArrayToObject(g, "hooks")) == NULL)
+		goto fail;
+	cJSON_AddItemToArray(hooks, h);
 	return g;
 fail:
 	free(cmd);
+	cJSON_Delete(h);
 	cJSON_Delete(g);
 	return NULL;
 }
 
 /* How many of an event's hook handlers are papo's; *mine is the matcher
- * group of the last. */
+ * group of the last (in a flat event, the handler). */
 static int
-setup_papo_hooks(const cJSON *event, const cJSON **mine)
+setup_papo_hooks(const struct setup_hookset *hk, const cJSON *event,
+    const cJSON **mine)
 {
 	const cJSON *g, *h;
 	int n = 0;
 
-	cJSON_ArrayForEach(g, event)
-		cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(g, "hooks"))
-			if (setup_is_papo_hook(h)) {
+	cJSON_ArrayForEach(g, event) {
+		if (hk->flat) {
+			if (setup_is_papo_hook(hk, g)) {
 				n++;
 				*mine = g;
 			}
+			continue;
+		}
+		cJSON_ArrayForEach(h, cJSON_GetObjectItemCaseSensitive(g, "hooks"))
+			if (setup_is_papo_hook(hk, h)) {
+				n++;
+				*mine = g;
+			}
+	}
 	return n;
 }
 
@@ -138,14 +151,15 @@ setup_papo_hooks(const cJSON *event, const cJSON **mine)
  * -1 when out of memory (which must not read as an empty array).
  */
 static int
-setup_hook_event(const cJSON *old, cJSON *group, cJSON **out)
+setup_hook_event(const struct setup_hookset *hk, const cJSON *old,
+    cJSON *group, cJSON **out)
 {
 	const cJSON *mine = NULL;
 	cJSON *arr, *g, *gnext, *hooks, *k, *knext;
 	int n;
 
 	*out = NULL;
-	if (group != NULL && setup_papo_hooks(old, &mine) == 1 &&
+	if (group != NULL && setup_papo_hooks(hk, old, &mine) == 1 &&
 	    cJSON_Compare(mine, group, 1)) {
 		cJSON_Delete(group);
 		return (*out = cJSON_Duplicate(old, 1)) != NULL ? 0 : -1;
@@ -157,13 +171,18 @@ setup_hook_event(const cJSON *old, cJSON *group, cJSON **out)
 	}
 	for (g = arr->child; g != NULL; g = gnext) {
 		gnext = g->next;
+		if (hk->flat) {
+			if (setup_is_papo_hook(hk, g))
+				cJSON_Delete(cJSON_DetachItemViaPointer(arr, g));
+			continue;
+		}
 		hooks = cJSON_GetObjectItemCaseSensitive(g, "hooks");
 		if (!cJSON_IsArray(hooks))
 			continue;
 		n = 0;
 		for (k = hooks->child; k != NULL; k = knext) {
 			knext = k->next;
-			if (setup_is_papo_hook(k)) {
+			if (setup_is_papo_hook(hk, k)) {
 				cJSON_Delete(cJSON_DetachItemViaPointer(hooks, k));
 				n++;
 			}
@@ -200,6 +219,10 @@ setup_hooks(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f)
 	for (size_t i = 0; i < 3 && hk->context[i] != NULL; i++)
 		events[nev++] = hk->context[i];
 	events[nev++] = hk->stop;
+	/* A file of papo's own says its version first. */
+	if (hk->version > 0 && !s->remove && sj_set(err, f, "version",
+	    cJSON_CreateNumber(hk->version)) == -1)
+		return -1;
 	for (size_t i = 0; i < nev; i++) {
 		int stop = i == nev - 1;
 		int want = !s->remove && (!stop || !hk->stop_http || s->http);
@@ -214,7 +237,7 @@ setup_hooks(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f)
 		}
 		/* Setting up over stdio says nothing of a stop hook papo
 		 * never had; one from --http is taken out. */
-		if ((had = setup_papo_hooks(old, &mine)) == 0 && !want) {
+		if ((had = setup_papo_hooks(hk, old, &mine)) == 0 && !want) {
 			if (s->remove)
 				setup_say(s, f->path, key, "papo's hook",
 				    SAID_ABSENT, NULL);
@@ -227,7 +250,7 @@ setup_hooks(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f)
 			snprintf(err, PAPO_ERR_LEN, "out of memory");
 			return -1;
 		}
-		if (setup_hook_event(old, group, &event) == -1) {
+		if (setup_hook_event(hk, old, group, &event) == -1) {
 			free(show);
 			snprintf(err, PAPO_ERR_LEN, "out of memory");
 			return -1;
@@ -242,6 +265,11 @@ setup_hooks(char err[PAPO_ERR_LEN], struct setup *s, struct sfile *f)
 		if (said == -1)
 			return -1;
 	}
+	/* ... and once it holds no hook, it is left empty, so removed. */
+	if (hk->version > 0 && s->remove &&
+	    cJSON_GetObjectItemCaseSensitive(f->doc, "hooks") == NULL &&
+	    sj_set(err, f, "version", NULL) == -1)
+		return -1;
 	return 0;
 }
 

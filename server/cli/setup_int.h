@@ -39,6 +39,11 @@ struct setup_hookset {
 	int async;               /* "asyncRewake": true (Claude Code) */
 	const char *arg;         /* 'papo hook ARG'; NULL: plain 'papo hook',
 	                          * Claude Code's */
+	const char *command_key; /* a handler's command */
+	int flat;                /* an event holds handlers, not matcher
+	                          * groups (Copilot CLI) */
+	int version;             /* the file is papo's own, with "version":
+	                          * this; --remove removes it (Copilot CLI) */
 };
 
 /* A harness: where its MCP servers are kept and in which shape. */
@@ -58,6 +63,8 @@ struct setup_client {
 	const char *url_key;     /* an HTTP entry's URL */
 	const char *headers_key; /* its headers; NULL: Codex, which takes a
 	                          * token only from a variable it names */
+	int all_tools;           /* "tools": ["*"] (Copilot CLI offers a
+	                          * server's tools only as listed) */
 	const struct setup_hookset *hooks;  /* NULL: none papo knows */
 	const char *plugin;      /* a plugin file that wakes it, under the
 	                          * directory of dir_env/dir_home (opencode) */
