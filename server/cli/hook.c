@@ -47,7 +47,8 @@ enum hook_ctx {
  * the first of: "interactive": false in the event (papo's opencode
  * plugin); batch_env set (to batch_val when not NULL); live_env not set;
  * one of batch_args in the harness's own command line (the hook's
- * parent, as the harnesses exec a hook's simple command).  max_blocks:
+ * parent, as the harnesses exec a hook's simple command); with
+ * batch_notty, the harness's stdin or stdout not a terminal.  max_blocks:
  * the stop hooks in a row whose prompt the harness heeds (0: no cap).
  * moved_on: what the transcript (transcript_path) gets when the person
  * takes the session back while the stop hook waits (a prompt, a
@@ -64,6 +65,7 @@ struct hook_harness {
 	const char *batch_val;
 	const char *live_env;
 	const char *batch_args[4];
+	int batch_notty;
 	int max_blocks;
 	const char *moved_on[3];
 };
@@ -80,12 +82,12 @@ static const struct hook_harness hook_harnesses[] = {
 	{ .name = "gemini", .stop = "AfterAgent",
 	  .context = { "SessionStart", "BeforeAgent" },
 	  .go = HOOK_GO_BLOCK, .ctx = HOOK_CTX_SPECIFIC,
-	  .batch_args = { "-p", "--prompt" },
+	  .batch_args = { "-p", "--prompt" }, .batch_notty = 1,
 	  .moved_on = { "\"type\":\"user\"", "Request cancelled." } },
 	{ .name = "qwen", .stop = "Stop",
 	  .context = { "SessionStart", "UserPromptSubmit" },
 	  .go = HOOK_GO_EXIT2, .ctx = HOOK_CTX_SPECIFIC,
-	  .batch_args = { "-p", "--prompt" } },
+	  .batch_args = { "-p", "--prompt" }, .batch_notty = 1 },
 	{ .name = "copilot", .stop = "agentStop",
 	  .context = { "sessionStart", "userPromptSubmitted" },
 	  .stop_key = "stopReason", .go = HOOK_GO_BLOCK, .ctx = HOOK_CTX_PLAIN,
@@ -288,6 +290,27 @@ hook_parent_has(const char *const args[4])
 	return 0;
 }
 
+/* Whether the harness's stdin or stdout (the hook's parent's) is not a
+ * terminal. */
+static int
+hook_parent_notty(void)
+{
+	char path[64], to[256];
+	ssize_t n;
+
+	for (int fd = 0; fd <= 1; fd++) {
+		snprintf(path, sizeof(path), "/proc/%ld/fd/%d", (long)getppid(),
+		    fd);
+		if ((n = readlink(path, to, sizeof(to) - 1)) <= 0)
+			return 0;       /* not ours to read: tell nothing */
+		to[n] = '\0';
+		if (strncmp(to, "/dev/pts/", 9) != 0 &&
+		    strncmp(to, "/dev/tty", 8) != 0)
+			return 1;
+	}
+	return 0;
+}
+
 /* Whether the run ends after its turn (struct hook_harness). */
 static int
 hook_batch(const struct hook_harness *h, const cJSON *in)
@@ -302,7 +325,8 @@ hook_batch(const struct hook_harness *h, const cJSON *in)
 		return 1;
 	if (h->live_env != NULL)
 		return getenv(h->live_env) == NULL;
-	return hook_parent_has(h->batch_args);
+	return hook_parent_has(h->batch_args) ||
+	    (h->batch_notty && hook_parent_notty());
 }
 
 /* A string of the event under one of the names harnesses give it. */
