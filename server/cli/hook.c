@@ -48,7 +48,9 @@ enum hook_ctx {
  * plugin); batch_env set (to batch_val when not NULL); live_env not set;
  * one of batch_args in the harness's own command line (the hook's
  * parent, as the harnesses exec a hook's simple command); with
- * batch_notty, the harness's stdin or stdout not a terminal.  max_blocks:
+ * batch_notty, the harness's stdin or stdout not a terminal;
+ * batch_transcript in the head of the session's transcript
+ * (transcript_path: Codex says there which front end runs it).  max_blocks:
  * the stop hooks in a row whose prompt the harness heeds (0: no cap).
  * moved_on: what the transcript (transcript_path) gets when the person
  * takes the session back while the stop hook waits (a prompt, a
@@ -66,6 +68,7 @@ struct hook_harness {
 	const char *live_env;
 	const char *batch_args[4];
 	int batch_notty;
+	const char *batch_transcript;
 	int max_blocks;
 	const char *moved_on[3];
 };
@@ -78,7 +81,7 @@ static const struct hook_harness hook_harnesses[] = {
 	{ .name = "codex", .stop = "Stop",
 	  .context = { "SessionStart", "UserPromptSubmit" },
 	  .go = HOOK_GO_EXIT2, .ctx = HOOK_CTX_SPECIFIC,
-	  .batch_args = { "exec", "e" } },
+	  .batch_transcript = "\"originator\":\"codex_exec\"" },
 	{ .name = "gemini", .stop = "AfterAgent",
 	  .context = { "SessionStart", "BeforeAgent" },
 	  .go = HOOK_GO_BLOCK, .ctx = HOOK_CTX_SPECIFIC,
@@ -311,24 +314,6 @@ hook_parent_notty(void)
 	return 0;
 }
 
-/* Whether the run ends after its turn (struct hook_harness). */
-static int
-hook_batch(const struct hook_harness *h, const cJSON *in)
-{
-	const cJSON *i = cJSON_GetObjectItemCaseSensitive(in, "interactive");
-	const char *e;
-
-	if (cJSON_IsBool(i))
-		return cJSON_IsFalse(i);
-	if (h->batch_env != NULL && (e = getenv(h->batch_env)) != NULL &&
-	    (h->batch_val == NULL || strcmp(e, h->batch_val) == 0))
-		return 1;
-	if (h->live_env != NULL)
-		return getenv(h->live_env) == NULL;
-	return hook_parent_has(h->batch_args) ||
-	    (h->batch_notty && hook_parent_notty());
-}
-
 /* A string of the event under one of the names harnesses give it. */
 static const char *
 hook_field(const cJSON *in, const char *a, const char *b)
@@ -338,6 +323,45 @@ hook_field(const cJSON *in, const char *a, const char *b)
 
 	return v != NULL ? v : cJSON_GetStringValue(
 	    cJSON_GetObjectItemCaseSensitive(in, b));
+}
+
+/* Whether the head of the transcript at path holds what. */
+static int
+hook_transcript_has(const char *path, const char *what)
+{
+	char head[4097];
+	ssize_t n;
+	int fd;
+
+	if (path == NULL || (fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
+		return 0;
+	n = read(fd, head, sizeof(head) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	head[n] = '\0';
+	return strstr(head, what) != NULL;
+}
+
+/* Whether the run ends after its turn (struct hook_harness). */
+static int
+hook_batch(const struct hook_harness *h, const cJSON *in)
+{
+	const cJSON *i = cJSON_GetObjectItemCaseSensitive(in, "interactive");
+	const char *e;
+
+	if (cJSON_IsBool(i))
+		return cJSON_IsFalse(i);
+	if (h->batch_transcript != NULL)
+		return hook_transcript_has(hook_field(in, "transcript_path",
+		    "transcriptPath"), h->batch_transcript);
+	if (h->batch_env != NULL && (e = getenv(h->batch_env)) != NULL &&
+	    (h->batch_val == NULL || strcmp(e, h->batch_val) == 0))
+		return 1;
+	if (h->live_env != NULL)
+		return getenv(h->live_env) == NULL;
+	return hook_parent_has(h->batch_args) ||
+	    (h->batch_notty && hook_parent_notty());
 }
 
 /* Prints o as one line of JSON on stdout, and frees it. */
@@ -431,12 +455,12 @@ hook_moved_on(struct hook_stop *st)
 }
 
 /*
- * The stop hook: in a run that ends after its turn, one look past the
- * idle grace wakes it for what came during the turn, and then it may
- * end; else it waits until the agent needs waking (a daemon restarting
- * is waited for, one gone for good is not), unless the harness would
- * not heed one more prompt in a row, or the person takes the session
- * back meanwhile.
+ * The stop hook: in a run that ends after its turn, one look at once
+ * goes on with what came during the turn and was not given, and the
+ * run ends when nothing waits; else it waits until the agent needs
+ * waking (a daemon restarting is waited for, one gone for good is not),
+ * unless the harness would not heed one more prompt in a row, or the
+ * person takes the session back meanwhile.
  */
 static int
 hook_stop(struct hook_stop *st)
@@ -451,7 +475,7 @@ hook_stop(struct hook_stop *st)
 		return 0;
 	/* 25 s: within client.c's 30 s for an answer; 2 s where the
 	 * transcript is watched between two asks. */
-	q = st->batch ? "by=hook&timeout_s=2" : st->seen >= 0 &&
+	q = st->batch ? "by=hook&timeout_s=0" : st->seen >= 0 &&
 	    st->h->moved_on[0] != NULL ? "by=hook&timeout_s=2" :
 	    "by=hook&timeout_s=25";
 	while (!woke) {
@@ -471,8 +495,8 @@ hook_stop(struct hook_stop *st)
 		away = 0;
 		text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
 		    "text"));
-		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "wake")) &&
-		    text != NULL) {
+		if ((st->batch || cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o,
+		    "wake"))) && text != NULL) {
 			rc = hook_go(st->h, text);
 			hook_count(st);
 			woke = 1;

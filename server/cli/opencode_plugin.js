@@ -104,7 +104,16 @@ export const PapoPlugin = async ({ client }) => {
       if (m?.data?.parts?.some((part) => part.type === "tool")) return;
       const text = await hook(input.sessionID, false);
       if (text === undefined) return;
-      await prompt(input.sessionID, text).catch(() => {});
+      const ok = await prompt(input.sessionID, text).then(() => true, () => false);
+      // The turn goes on only if the prompt is stored before this step
+      // ends: prompt_async may answer first.
+      for (let i = 0; ok && i < 40; i++) {
+        const list = await client.session.messages({ path: { id: input.sessionID } }).catch(() => undefined);
+        const stored = (list?.data ?? []).some((msg) => msg.info?.role === "user" &&
+          (msg.parts ?? []).some((part) => part.type === "text" && part.text === text));
+        if (stored) return;
+        await Bun.sleep(50);
+      }
     },
     dispose: async () => {
       for (const s of [...waiting.keys()]) cancel(s);

@@ -42,16 +42,18 @@ static const struct setup_hookset setup_hooks_codex = {
 	"timeout", SETUP_DAY_S, 0, "codex", "command", 0, 0,
 };
 
+/* Gemini CLI counts a hook's timeout in ms. */
 static const struct setup_hookset setup_hooks_gemini = {
 	NULL, ".gemini", "settings.json",
 	{ "SessionStart", "BeforeAgent" }, "AfterAgent", 0,
 	"timeout", SETUP_DAY_S * 1000L, 0, "gemini", "command", 0, 0,
 };
 
+/* Qwen Code reads a timeout of 1000 or more as ms, less as seconds. */
 static const struct setup_hookset setup_hooks_qwen = {
 	NULL, ".qwen", "settings.json",
 	{ "SessionStart", "UserPromptSubmit" }, "Stop", 0,
-	"timeout", SETUP_DAY_S, 0, "qwen", "command", 0, 0,
+	"timeout", SETUP_DAY_S * 1000L, 0, "qwen", "command", 0, 0,
 };
 
 /* A file of papo's own among Copilot CLI's user hooks (they need no
@@ -73,9 +75,11 @@ static const struct setup_client setup_clients[] = {
 	{ .name = "codex", .title = "Codex", .form = SETUP_TOML,
 	  .dir_env = "CODEX_HOME", .dir_home = ".codex", .file = "config.toml",
 	  .servers = "mcp_servers", .env_key = "env", .url_key = "url",
+	  .extra = "{\"default_tools_approval_mode\": \"approve\"}",
 	  .hooks = &setup_hooks_codex,
-	  .allow = "Codex runs a hook only once you trust it: in Codex, run "
-	  "/hooks and trust papo's",
+	  .allow = "Codex runs a new or changed hook only once you trust it: "
+	  "start Codex, open /hooks and trust papo's three (Codex says "
+	  "\"hooks need review\" until then)",
 	  .next = "restart Codex; `codex mcp list` should list papo" },
 	{ .name = "gemini", .title = "Gemini CLI", .form = SETUP_JSON,
 	  .dir_home = ".gemini", .file = "settings.json",
@@ -89,14 +93,16 @@ static const struct setup_client setup_clients[] = {
 	{ .name = "qwen", .title = "Qwen Code", .form = SETUP_JSON,
 	  .dir_home = ".qwen", .file = "settings.json",
 	  .servers = "mcpServers", .env_key = "env", .url_key = "httpUrl",
-	  .headers_key = "headers", .hooks = &setup_hooks_qwen,
+	  .headers_key = "headers", .extra = "{\"alwaysLoadTools\": true}",
+	  .hooks = &setup_hooks_qwen,
 	  .next = "restart Qwen Code; `qwen mcp list` should show papo "
 	  "connected" },
 	{ .name = "copilot", .title = "Copilot CLI", .form = SETUP_JSON,
 	  .dir_env = "COPILOT_HOME", .dir_home = ".copilot",
 	  .file = "mcp-config.json", .servers = "mcpServers",
 	  .type_stdio = "stdio", .type_http = "http", .env_key = "env",
-	  .url_key = "url", .headers_key = "headers", .all_tools = 1,
+	  .url_key = "url", .headers_key = "headers",
+	  .extra = "{\"tools\": [\"*\"]}",
 	  .hooks = &setup_hooks_copilot,
 	  .next = "restart Copilot CLI; /mcp show should list papo" },
 	{ .name = "opencode", .title = "opencode", .form = SETUP_JSON,
@@ -129,7 +135,7 @@ static const struct setup_client setup_clients[] = {
  * daemon's URL and the token as a bearer header.
  */
 static cJSON *
-setup_entry(const struct setup *s)
+setup_entry_base(const struct setup *s)
 {
 	const struct setup_client *c = s->c;
 	cJSON *e = cJSON_CreateObject(), *o, *args;
@@ -139,13 +145,6 @@ setup_entry(const struct setup *s)
 	    cJSON_AddStringToObject(e, "type", s->http ? c->type_http :
 	    c->type_stdio) == NULL))
 		goto fail;
-	if (c->all_tools && ((o = cJSON_CreateString("*")) == NULL ||
-	    (args = cJSON_AddArrayToObject(e, "tools")) == NULL)) {
-		cJSON_Delete(o);
-		goto fail;
-	}
-	if (c->all_tools)
-		cJSON_AddItemToArray(args, o);
 	if (s->http) {
 		if (cJSON_AddStringToObject(e, c->url_key, s->url) == NULL)
 			goto fail;
@@ -190,6 +189,26 @@ fail:
 	free(bearer);
 	cJSON_Delete(e);
 	return NULL;
+}
+
+/* The entry, with the harness's own keys after papo's (struct
+ * setup_client's extra). */
+static cJSON *
+setup_entry(const struct setup *s)
+{
+	cJSON *e = setup_entry_base(s), *x, *v;
+
+	if (e == NULL || s->c->extra == NULL)
+		return e;
+	if ((x = cJSON_Parse(s->c->extra)) == NULL) {
+		cJSON_Delete(e);
+		return NULL;
+	}
+	while ((v = x->child) != NULL)
+		cJSON_AddItemToObject(e, v->string,
+		    cJSON_DetachItemViaPointer(x, v));
+	cJSON_Delete(x);
+	return e;
 }
 
 /* dir_env's directory, else $HOME/dir_home, joined with file. */

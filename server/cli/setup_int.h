@@ -63,8 +63,11 @@ struct setup_client {
 	const char *url_key;     /* an HTTP entry's URL */
 	const char *headers_key; /* its headers; NULL: Codex, which takes a
 	                          * token only from a variable it names */
-	int all_tools;           /* "tools": ["*"] (Copilot CLI offers a
-	                          * server's tools only as listed) */
+	const char *extra;       /* keys of its own for papo's entry, as
+	                          * JSON: Copilot CLI offers only the tools
+	                          * listed, Codex asks before each call of
+	                          * a server's tool, Qwen Code hides them
+	                          * behind its tool_search */
 	const struct setup_hookset *hooks;  /* NULL: none papo knows */
 	const char *plugin;      /* a plugin file that wakes it, under the
 	                          * directory of dir_env/dir_home (opencode) */

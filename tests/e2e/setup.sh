@@ -34,16 +34,19 @@ setup() { "$PAPO" setup "$@"; }
 # whether the entry has a type, its URL's key, and what else papo adds
 # to that file (the hooks of Gemini CLI and Qwen Code, kept beside their
 # MCP servers).
-JSON_CLIENTS=(claude-code gemini qwen cursor vscode)
+JSON_CLIENTS=(claude-code gemini qwen copilot cursor vscode)
 declare -A FILE=([claude-code]=.claude.json [gemini]=.gemini/settings.json
-	[qwen]=.qwen/settings.json [cursor]=.cursor/mcp.json
-	[vscode]=.config/Code/User/mcp.json)
+	[qwen]=.qwen/settings.json [copilot]=.copilot/mcp-config.json
+	[cursor]=.cursor/mcp.json [vscode]=.config/Code/User/mcp.json)
 declare -A ENTRY=([claude-code]=.mcpServers.papo [gemini]=.mcpServers.papo
-	[qwen]=.mcpServers.papo [cursor]=.mcpServers.papo [vscode]=.servers.papo)
-declare -A TYPED=([claude-code]=1 [gemini]=0 [qwen]=0 [cursor]=0 [vscode]=1)
+	[qwen]=.mcpServers.papo [copilot]=.mcpServers.papo
+	[cursor]=.mcpServers.papo [vscode]=.servers.papo)
+declare -A TYPED=([claude-code]=1 [gemini]=0 [qwen]=0 [copilot]=1 [cursor]=0
+	[vscode]=1)
 declare -A URLKEY=([claude-code]=url [gemini]=httpUrl [qwen]=httpUrl
-	[cursor]=url [vscode]=url)
-declare -A MORE=([claude-code]= [gemini]=.hooks [qwen]=.hooks [cursor]= [vscode]=)
+	[copilot]=url [cursor]=url [vscode]=url)
+declare -A MORE=([claude-code]= [gemini]=.hooks [qwen]=.hooks [copilot]=
+	[cursor]= [vscode]=)
 SETTINGS=.claude/settings.json
 
 # Usage: no client, an unknown one, a flag for another client.
@@ -154,6 +157,51 @@ for c in "${JSON_CLIENTS[@]}" codex opencode; do
 	expect 0 "$c: --remove in that HOME" -- env PAPO_HOME="$T/noroom" "$PAPO" setup "$c" --remove
 	is "" "$(find "$HOME" -type f)" "$c: every file papo setup made is gone"
 done
+# What each harness's wake is made of: its hooks, their command, how
+# long the stop hook may wait in the harness's unit, and the keys of its
+# own papo's entry needs.
+fresh
+P="PAPO_HOME='$T/ph' $EXE hook"
+PAPO_HOME=$T/ph setup codex >/dev/null
+jqis "$HOME/.codex/hooks.json" '.hooks | keys' '["SessionStart","Stop","UserPromptSubmit"]' "codex: its three hooks in hooks.json"
+jqis "$HOME/.codex/hooks.json" '.hooks.Stop[0].hooks[0]' "$(jq -cn --arg c "$P codex" '{type: "command", command: $c, timeout: 86400}')" "codex: the Stop hook"
+has "$HOME/.codex/config.toml" '^default_tools_approval_mode = "approve"$' "codex: papo's tools run without asking (codex exec refuses them otherwise)"
+PAPO_HOME=$T/ph setup codex >"$T/out"
+has "$T/out" '^allow: Codex runs a new or changed hook only once you trust it' "codex: says the hooks must be trusted"
+PAPO_HOME=$T/ph setup gemini >"$T/out"
+jqis "$HOME/.gemini/settings.json" '.hooks.AfterAgent[0].hooks[0]' "$(jq -cn --arg c "$P gemini" '{type: "command", command: $c, timeout: 86400000}')" "gemini: the AfterAgent hook, its timeout in ms"
+jqis "$HOME/.gemini/settings.json" '.hooks | keys' '["AfterAgent","BeforeAgent","SessionStart"]' "gemini: its three hooks"
+has "$T/out" '^allow: Gemini CLI runs no MCP server and no hook in a folder it does not trust' "gemini: says the folder must be trusted"
+PAPO_HOME=$T/ph setup qwen >/dev/null
+jqis "$HOME/.qwen/settings.json" '.hooks.Stop[0].hooks[0].timeout' 86400000 "qwen: a day, in ms (Qwen Code reads 1000 and more as ms)"
+jqis "$HOME/.qwen/settings.json" '.mcpServers.papo.alwaysLoadTools' true "qwen: papo's tools offered at once"
+PAPO_HOME=$T/ph setup copilot >/dev/null
+jqis "$HOME/.copilot/hooks/papo.json" '[.version, (.hooks | keys)]' '[1,["agentStop","sessionStart","userPromptSubmitted"]]' "copilot: papo's own hooks file"
+jqis "$HOME/.copilot/hooks/papo.json" '.hooks.agentStop' "$(jq -cn --arg c "$P copilot" '[{type: "command", bash: $c, timeoutSec: 86400}]')" "copilot: the agentStop hook"
+jqis "$HOME/.copilot/mcp-config.json" '.mcpServers.papo.tools' '["*"]' "copilot: every tool of papo's offered"
+PAPO_HOME=$T/ph setup opencode >/dev/null
+O=$HOME/.config/opencode
+jqis "$O/opencode.json" '.mcp.papo' "$(jq -cn --arg e "$EXE" --arg h "$T/ph" '{type: "local", command: [$e, "mcp"], environment: {PAPO_HOME: $h}}')" "opencode: the local entry"
+check "opencode: the plugin names this papo" grep -qF "\"$EXE\"" "$O/plugin/papo.js"
+check "opencode: ... and PAPO_HOME" grep -qF "\"$T/ph\"" "$O/plugin/papo.js"
+check "opencode: no placeholder left" test -z "$(grep -o '@PAPO[A-Z_]*@' "$O/plugin/papo.js")"
+cp "$O/plugin/papo.js" "$T/copy"
+PAPO_HOME=$T/ph setup opencode >"$T/out"
+same "$O/plugin/papo.js" "$T/copy" "opencode: the plugin again, unchanged"
+echo '// my own plugin' >"$O/plugin/papo.js"
+expect 1 "opencode: a papo.js not papo's" -- env PAPO_HOME="$T/ph" "$PAPO" setup opencode
+has "$T/err" "is not papo's plugin: it was left as it is" "opencode: another plugin of that name is refused"
+expect 0 "opencode: --remove with a papo.js not papo's" -- env PAPO_HOME="$T/ph" "$PAPO" setup opencode --remove
+is '// my own plugin' "$(cat "$O/plugin/papo.js")" "opencode: --remove leaves a plugin not papo's"
+# Each harness's hook over the event it stops at: a run that ends after
+# its turn (the event says "interactive": false) with nothing unread ends
+# at once, saying nothing.
+for h in claude-code codex gemini qwen copilot opencode; do
+	expect 0 "papo hook $h: nothing waits" -- sh -c "echo '{\"hook_event_name\":\"Stop\",\"interactive\":false}' | PAPO_HOME='$T/nodaemon' timeout 5 '$EXE' hook $h"
+done
+expect 0 "papo hook: a harness it does not know" -- sh -c "echo '{}' | '$EXE' hook emacs"
+has "$T/err" "no harness named 'emacs' \(claude-code, codex, gemini, qwen, copilot, opencode\)" "papo hook: an unknown harness named, and the known ones"
+
 mkdir -p "$T/withroom" && touch "$T/withroom/room.json"
 fresh
 PAPO_HOME="$T/withroom" setup gemini >"$T/out"
@@ -337,6 +385,7 @@ is "a = 1
 
 [mcp_servers.papo]
 url = \"http://127.0.0.1:7777/mcp\"
+default_tools_approval_mode = \"approve\"
 
 # b
 [b]
