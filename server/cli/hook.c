@@ -21,6 +21,8 @@
 #define HOOK_INPUT_MAX (1024 * 1024)   /* bytes of a hook's event */
 #define HOOK_AWAY_S 120                /* no daemon this long: give up */
 #define HOOK_TAIL_MAX 65536            /* transcript bytes read per look */
+#define HOOK_PATH_MAX 4352
+#define HOOK_TOLD_S 10                 /* a line told again this soon: once */
 
 /* How a stop hook makes the session go on with a prompt. */
 enum hook_go {
@@ -106,7 +108,8 @@ struct hook_stop {
 	const struct hook_harness *h;
 	const char *home, *agent;
 	int batch;
-	char pidfile[4200];      /* "" when the session has no usable id */
+	char pidfile[HOOK_PATH_MAX]; /* "" when the session has no usable id */
+	pid_t parent;            /* the harness: when it goes, the hook goes */
 	int blocks;              /* stop hooks in a row that woke it */
 	const char *transcript;
 	off_t seen;              /* the transcript's size when it began */
@@ -186,22 +189,23 @@ hook_is_ours(long pid)
 	    strcmp(cmd + strlen(cmd) + 1, "hook") == 0;
 }
 
-/* The session's file under $PAPO_HOME/hooks, in st->pidfile; "" when
+/* The session's file NAME.ext under $PAPO_HOME/hooks, in out; "" when
  * its id is not one to name a file by. */
 static void
-hook_pidfile(struct hook_stop *st, const char *session)
+hook_session_file(char out[HOOK_PATH_MAX], const char *home,
+    const char *session, const char *ext)
 {
-	char dir[4096];
+	char dir[HOOK_PATH_MAX - 160];
 
-	st->pidfile[0] = '\0';
+	out[0] = '\0';
 	if (session == NULL || session[0] == '\0' || strlen(session) > 128 ||
 	    strspn(session, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
 	    "0123456789-_") != strlen(session))
 		return;
-	snprintf(dir, sizeof(dir), "%s/hooks", st->home);
+	snprintf(dir, sizeof(dir), "%s/hooks", home);
 	if (mkdir(dir, 0700) == -1 && errno != EEXIST)
 		return;
-	snprintf(st->pidfile, sizeof(st->pidfile), "%s/%s.pid", dir, session);
+	snprintf(out, HOOK_PATH_MAX, "%s/%s.%s", dir, session, ext);
 }
 
 /*
@@ -394,20 +398,51 @@ hook_go(const struct hook_harness *h, const char *text)
 	return 0;
 }
 
+/*
+ * Whether the session was told text in the last HOOK_TOLD_S seconds
+ * (two events of one prompt, as Codex's SessionStart and
+ * UserPromptSubmit at the first, tell it once); else notes it told now.
+ */
+static int
+hook_told(const char *path, const char *text)
+{
+	char buf[1024];
+	struct stat st;
+	size_t n = strlen(text);
+	ssize_t got = 0;
+	int fd;
+
+	if (path[0] == '\0' || (fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC,
+	    0600)) == -1)
+		return 0;
+	if (fstat(fd, &st) == 0 && time(NULL) - st.st_mtime < HOOK_TOLD_S &&
+	    n < sizeof(buf) && (got = read(fd, buf, sizeof(buf))) ==
+	    (ssize_t)n && memcmp(buf, text, n) == 0) {
+		close(fd);
+		return 1;
+	}
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, text, n, 0) == (ssize_t)n)
+		(void)0;
+	close(fd);
+	return 0;
+}
+
 /* A context event's hook: what waits, as a line for the model; nothing
- * when nothing waits. */
+ * when nothing waits, or when this session was just told it. */
 static void
 hook_context(const struct hook_harness *h, const char *home,
-    const char *agent, const char *event)
+    const char *agent, const char *event, const char *session)
 {
-	char err[PAPO_ERR_LEN];
+	char err[PAPO_ERR_LEN], told[HOOK_PATH_MAX];
 	cJSON *o, *out, *at;
 	const char *text;
 
 	if ((o = hook_ask(err, home, agent, "timeout_s=0")) == NULL)
 		fprintf(stderr, "papo hook: %s\n", err);
+	hook_session_file(told, home, session, "told");
 	if ((text = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
-	    "text"))) != NULL && (out = cJSON_CreateObject()) != NULL) {
+	    "text"))) != NULL && !hook_told(told, text) &&
+	    (out = cJSON_CreateObject()) != NULL) {
 		at = out;
 		if (h->ctx == HOOK_CTX_SPECIFIC) {
 			at = cJSON_AddObjectToObject(out, "hookSpecificOutput");
@@ -473,13 +508,15 @@ hook_stop(struct hook_stop *st)
 
 	if (st->h->max_blocks > 0 && st->blocks >= st->h->max_blocks)
 		return 0;
-	/* 25 s: within client.c's 30 s for an answer; 2 s where the
-	 * transcript is watched between two asks. */
+	/* Between two asks the hook looks whether its harness is still
+	 * there (Codex leaves a hook running when its terminal closes) and,
+	 * where the transcript tells, whether the person took the session
+	 * back: every 5 s, and every 2 s with a transcript to watch. */
 	q = st->batch ? "by=hook&timeout_s=0" : st->seen >= 0 &&
 	    st->h->moved_on[0] != NULL ? "by=hook&timeout_s=2" :
-	    "by=hook&timeout_s=25";
+	    "by=hook&timeout_s=5";
 	while (!woke) {
-		if (!st->batch && hook_moved_on(st))
+		if (!st->batch && (hook_moved_on(st) || getppid() != st->parent))
 			break;
 		if ((o = hook_ask(err, st->home, st->agent, q)) == NULL &&
 		    !st->batch) {
@@ -539,7 +576,8 @@ hook_run(const char *home, const char *agent, const char *harness)
 		stop = strcmp(event, h->stop) == 0;
 	for (size_t i = 0; !stop && i < 3 && h->context[i] != NULL; i++)
 		if (h->stop_key != NULL || strcmp(event, h->context[i]) == 0) {
-			hook_context(h, home, agent, h->context[i]);
+			hook_context(h, home, agent, h->context[i],
+			    hook_field(in, "session_id", "sessionId"));
 			break;
 		}
 	if (stop) {
@@ -551,7 +589,9 @@ hook_run(const char *home, const char *agent, const char *harness)
 		st.transcript = hook_field(in, "transcript_path",
 		    "transcriptPath");
 		st.seen = hook_size(st.transcript);
-		hook_pidfile(&st, hook_field(in, "session_id", "sessionId"));
+		st.parent = getppid();
+		hook_session_file(st.pidfile, home, hook_field(in, "session_id",
+		    "sessionId"), "pid");
 		if (!st.batch)
 			hook_claim(&st, cJSON_IsTrue(
 			    cJSON_GetObjectItemCaseSensitive(in,
