@@ -111,6 +111,10 @@ static const struct setup_client setup_clients[] = {
 	  .type_stdio = "local", .type_http = "remote", .argv_command = 1,
 	  .env_key = "environment", .url_key = "url", .headers_key = "headers",
 	  .plugin = "opencode/plugin/papo.js",
+	  .allow = "nothing to allow; but opencode installs a package of its "
+	  "own (@opencode-ai/plugin) beside a plugin at every start until it "
+	  "has it, and offline that waits about a minute: start opencode "
+	  "online once",
 	  .next = "restart opencode; `opencode mcp list` should show papo "
 	  "connected" },
 	{ .name = "cursor", .title = "Cursor", .form = SETUP_JSON,

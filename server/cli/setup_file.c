@@ -145,16 +145,29 @@ sfile_save(char err[PAPO_ERR_LEN], const struct setup *s,
 	return 0;
 }
 
-/* Removes the file, unless --print. */
+/* Removes the file, unless --print, and the directories above it that
+ * it leaves empty (papo setup made them), up to $HOME. */
 int
 sfile_unlink(char err[PAPO_ERR_LEN], const struct setup *s,
     const struct sfile *f)
 {
-	if (s->print || unlink(f->path) == 0 || errno == ENOENT)
+	const char *home = getenv("HOME");
+	char dir[SETUP_PATH_MAX], *slash;
+
+	if (s->print)
 		return 0;
-	snprintf(err, PAPO_ERR_LEN, "cannot remove %s: %s", f->path,
-	    strerror(errno));
-	return -1;
+	if (unlink(f->path) == -1 && errno != ENOENT) {
+		snprintf(err, PAPO_ERR_LEN, "cannot remove %s: %s", f->path,
+		    strerror(errno));
+		return -1;
+	}
+	snprintf(dir, sizeof(dir), "%s", f->path);
+	while ((slash = strrchr(dir, '/')) != NULL && slash != dir) {
+		*slash = '\0';
+		if ((home != NULL && strcmp(dir, home) == 0) || rmdir(dir) == -1)
+			break;
+	}
+	return 0;
 }
 
 void

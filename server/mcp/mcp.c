@@ -1,18 +1,20 @@
 /*
  * mcp.c: MCP over Streamable HTTP (mcp.h; docs/MCP.md), protocol
  * revision 2025-11-25, also serving clients of 2025-06-18 and 2025-03-26,
- * and requests of revision 2026-07-28.
+ * and requests of revision 2026-07-28; each gets only what its revision
+ * defines (the session's rev: docs/MCP.md, "What each revision gets").
  *
  * POST /mcp carries one JSON-RPC message: initialize makes a session
  * (MCP-Session-Id); notifications and responses get 202; requests go
- * through the method table here: ping, logging/setLevel and
- * server/discover are answered here, tools/list and tools/call by
- * mcp_tools.c, the resources and subscriptions/listen by
- * mcp_resources.c.  GET /mcp opens a session's notification stream: a
- * priming event, ids per session, and Last-Event-ID replay of what the
- * client missed.  DELETE /mcp ends a session.  What a session is given
- * of the rooms' messages is mcp_deliver.c's (pushes), mcp_wait.c's (the
- * wait tool) and mcp_agent.c's (queues, read receipts); waking an idle
+ * through the method table here: ping, logging/setLevel, the (empty)
+ * prompts and server/discover are answered here, tools/list and
+ * tools/call by mcp_tools.c, the resources and subscriptions/listen by
+ * mcp_resources.c.  GET /mcp opens a session's notification stream:
+ * Last-Event-ID replay of what the client missed, a priming event for
+ * 2025-11-25, ids per session.  DELETE /mcp ends a session.  What a
+ * session is given of the rooms' messages is mcp_deliver.c's (pushes),
+ * mcp_wait.c's (the wait tool) and mcp_agent.c's (queues, read
+ * receipts); waking an idle
  * agent is mcp_wake.c's, sessions, their streams and replay
  * mcp_session.c's, and JSON-RPC text mcp_rpc.c's.  Calls go one way, in
  * mcp_int.h's order; the two that go up are pointers in struct mcp, set
@@ -51,8 +53,15 @@
 #define MCP_META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define MCP_META_CAPS "io.modelcontextprotocol/clientCapabilities"
 
-static const char *const mcp_versions[] = {
-	"2025-11-25", "2025-06-18", "2025-03-26", NULL
+/* The 2025 revisions, newest first, with their MCP_REV_*. */
+static const struct {
+	const char *name;
+	int rev;
+} mcp_versions[] = {
+	{ "2025-11-25", MCP_REV_2025_11_25 },
+	{ "2025-06-18", MCP_REV_2025_06_18 },
+	{ "2025-03-26", MCP_REV_2025_03_26 },
+	{ NULL, 0 },
 };
 static const char *const mcp_levels[] = {
 	"debug", "info", "notice", "warning", "error", "critical", "alert",
@@ -68,8 +77,10 @@ static const char *const mcp_levels[] = {
  */
 static const char mcp_instructions[] =
     "papo connects you to rooms shared with other agents, each behind "
-    "its own papo daemon. Tools: send, wait, history, status (names may "
-    "be prefixed, e.g. mcp__papo__wait).\n"
+    "its own papo daemon. Tools: send, wait, history, status, fetch; your "
+    "harness may show them with a prefix (mcp__papo__wait in Claude Code, "
+    "wait in Codex's mcp__papo namespace, mcp_papo_wait in Gemini CLI, "
+    "papo-wait in Copilot CLI, papo_wait in opencode).\n"
     "Listen: call wait (timeout_s up to 55) in a loop while you expect "
     "replies; it returns at once every message you have not been given "
     "yet, oldest first, each once, and nothing is lost between calls or "
@@ -98,6 +109,11 @@ mcp_capabilities(int modern)
 
 	cJSON_AddBoolToObject(cJSON_AddObjectToObject(caps, "tools"),
 	    "listChanged", 0);
+	/* papo has no prompts, but answers prompts/list (empty), which
+	 * clients ask for; a server that answers it declares prompts
+	 * (2026-07-28, SEP-2575). */
+	cJSON_AddBoolToObject(cJSON_AddObjectToObject(caps, "prompts"),
+	    "listChanged", 0);
 	/* 2026-07-28 sends notifications/message only for requests that
 	 * ask, and papo's logging is pushes; it has none to offer there. */
 	if (!modern)
@@ -115,7 +131,7 @@ m_ping(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *params)
 {
 	(void)params;
-	mcp_reply_text(r, 200, mcp_result(id, cJSON_CreateObject(), s->modern));
+	mcp_reply_text(r, 200, mcp_result(id, cJSON_CreateObject(), s->rev));
 }
 
 static void
@@ -128,11 +144,41 @@ m_set_level(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		if (strcmp(l->valuestring, mcp_levels[i]) == 0) {
 			s->level = i;
 			mcp_reply_text(r, 200, mcp_result(id, cJSON_CreateObject(),
-			    s->modern));
+			    s->rev));
 			return;
 		}
 	mcp_reply_error(r, 200, id, JSONRPC_INVALID_PARAMS, "level must be one of debug, info, "
 	    "notice, warning, error, critical, alert, emergency");
+}
+
+/* prompts/list: none (how to listen is in the instructions and the
+ * tools' descriptions). */
+static void
+m_prompts_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const cJSON *params)
+{
+	cJSON *res = cJSON_CreateObject();
+
+	(void)params;
+	cJSON_AddArrayToObject(res, "prompts");
+	mcp_cacheable(res, s->rev, MCP_TTL_MS, "public");
+	mcp_reply_text(r, 200, mcp_result(id, res, s->rev));
+}
+
+/* prompts/get: an unknown prompt is invalid params, as the revisions
+ * have it. */
+static void
+m_prompts_get(struct mcp_session *s, struct http_req *r, const cJSON *id,
+    const cJSON *params)
+{
+	const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
+	char msg[160];
+
+	(void)s;
+	snprintf(msg, sizeof(msg), "no prompt named '%.60s': papo has no "
+	    "prompts (prompts/list is empty)", cJSON_IsString(name) ?
+	    name->valuestring : "");
+	mcp_reply_error(r, 200, id, JSONRPC_INVALID_PARAMS, msg);
 }
 
 /* server/discover (2026-07-28): versions, capabilities, who we are. */
@@ -145,12 +191,13 @@ m_discover(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	(void)params;
 	v = cJSON_AddArrayToObject(res, "supportedVersions");
 	cJSON_AddItemToArray(v, cJSON_CreateString(MCP_MODERN));
-	for (size_t i = 0; mcp_versions[i] != NULL; i++)
-		cJSON_AddItemToArray(v, cJSON_CreateString(mcp_versions[i]));
+	for (size_t i = 0; mcp_versions[i].name != NULL; i++)
+		cJSON_AddItemToArray(v, cJSON_CreateString(
+		    mcp_versions[i].name));
 	cJSON_AddItemToObject(res, "capabilities", mcp_capabilities(1));
 	cJSON_AddStringToObject(res, "instructions", mcp_instructions);
-	mcp_cacheable(res, 1, MCP_TTL_MS, "public");
-	mcp_reply_text(r, 200, mcp_result(id, res, s->modern));
+	mcp_cacheable(res, MCP_REV_2026_07_28, MCP_TTL_MS, "public");
+	mcp_reply_text(r, 200, mcp_result(id, res, s->rev));
 }
 
 /* Which requests a method serves: of a 2025 session, of 2026-07-28. */
@@ -167,9 +214,13 @@ static const struct {
 	{ "tools/call", m_tools_call, MCP_2025 | MCP_2026 },
 	{ "logging/setLevel", m_set_level, MCP_2025 },
 	{ "resources/list", m_resources_list, MCP_2025 | MCP_2026 },
+	{ "resources/templates/list", m_resources_templates,
+	  MCP_2025 | MCP_2026 },
 	{ "resources/read", m_resources_read, MCP_2025 | MCP_2026 },
 	{ "resources/subscribe", m_resources_subscribe, MCP_2025 },
 	{ "resources/unsubscribe", m_resources_unsubscribe, MCP_2025 },
+	{ "prompts/list", m_prompts_list, MCP_2025 | MCP_2026 },
+	{ "prompts/get", m_prompts_get, MCP_2025 | MCP_2026 },
 	{ "subscriptions/listen", m_listen, MCP_2025 | MCP_2026 },
 	{ "server/discover", m_discover, MCP_2026 },
 };
@@ -273,15 +324,18 @@ mcp_initialize(struct mcp *m, struct http_req *r, const cJSON *id,
 	struct mcp_agent *a;
 	cJSON *res, *info;
 	const char *version = MCP_LATEST;
+	int rev = MCP_REV_2025_11_25;
 
 	if (!cJSON_IsString(v)) {
 		mcp_reply_error(r, 400, id, JSONRPC_INVALID_PARAMS, "initialize takes "
 		    "protocolVersion");
 		return;
 	}
-	for (size_t i = 0; mcp_versions[i] != NULL; i++)
-		if (strcmp(v->valuestring, mcp_versions[i]) == 0)
-			version = mcp_versions[i];
+	for (size_t i = 0; mcp_versions[i].name != NULL; i++)
+		if (strcmp(v->valuestring, mcp_versions[i].name) == 0) {
+			version = mcp_versions[i].name;
+			rev = mcp_versions[i].rev;
+		}
 	if ((a = mcp_agent_of(m, r, id)) == NULL)
 		return;
 	if ((s = mcp_session_new(m, 0)) == NULL) {
@@ -294,6 +348,7 @@ mcp_initialize(struct mcp *m, struct http_req *r, const cJSON *id,
 		return;
 	}
 	snprintf(s->proto, sizeof(s->proto), "%s", version);
+	s->rev = rev;
 	s->channels = mcp_wants_channels(r, params);
 	res = cJSON_CreateObject();
 	cJSON_AddStringToObject(res, "protocolVersion", version);
@@ -303,14 +358,14 @@ mcp_initialize(struct mcp *m, struct http_req *r, const cJSON *id,
 	cJSON_AddStringToObject(info, "version", PAPO_VERSION);
 	cJSON_AddStringToObject(res, "instructions", mcp_instructions);
 	http_reply_header(r, MCP_SESSION_HEADER, s->id);
-	mcp_reply_text(r, 200, mcp_result(id, res, 0));
+	mcp_reply_text(r, 200, mcp_result(id, res, rev));
 }
 
 static int
 mcp_known(const char *version)
 {
-	for (size_t i = 0; mcp_versions[i] != NULL; i++)
-		if (strcmp(version, mcp_versions[i]) == 0)
+	for (size_t i = 0; mcp_versions[i].name != NULL; i++)
+		if (strcmp(version, mcp_versions[i].name) == 0)
 			return 1;
 	return 0;
 }
@@ -515,8 +570,16 @@ mcp_post_modern(struct mcp *m, struct http_req *r, const cJSON *id,
 	if (mcp_check_modern(r, id, method, params) == -1)
 		return;
 	if ((fn = mcp_method(method, MCP_2026)) == NULL) {
-		snprintf(msg, sizeof(msg), "no such method in " MCP_MODERN
-		    ": %.60s", method);
+		/* One of the 2025 revisions' that 2026-07-28 dropped, or one
+		 * papo does not serve (completion/complete, tasks/...). */
+		if (mcp_method(method, MCP_2025) != NULL ||
+		    strcmp(method, "initialize") == 0)
+			snprintf(msg, sizeof(msg), "no such method in "
+			    MCP_MODERN ": %.60s is of the 2025 revisions, "
+			    "which begin with initialize", method);
+		else
+			snprintf(msg, sizeof(msg), "no such method: papo does "
+			    "not serve %.60s", method);
 		mcp_reply_error(r, 404, id, JSONRPC_METHOD_NOT_FOUND, msg);
 		return;
 	}
@@ -528,6 +591,7 @@ mcp_post_modern(struct mcp *m, struct http_req *r, const cJSON *id,
 	}
 	s->a = a;
 	snprintf(s->proto, sizeof(s->proto), "%s", MCP_MODERN);
+	s->rev = MCP_REV_2026_07_28;
 	if (mcp_bind(m, r, id, s) == 0)
 		fn(s, r, id, params);
 	mcp_session_release(s);

@@ -40,8 +40,8 @@ struct mcp_call {
 	struct mcp *m;
 	cJSON *id;
 	char *uri;                   /* answer as resources/read of it */
-	int modern;                  /* answer as 2026-07-28 (its session
-	                              * may be gone by then) */
+	int rev;                     /* MCP_REV_*: answer as its session's
+	                              * revision (which may be gone by then) */
 	struct mcp_flight *read;     /* the messages it returns are given */
 	cJSON *extra;                /* fields added to the node's answer */
 };
@@ -93,11 +93,11 @@ mcp_node_done(struct http_req *r, struct node_msg *msg, void *arg)
 			cJSON_free(text);
 			cJSON_Delete(o);
 			/* The room's history changes with every message. */
-			mcp_cacheable(res, c->modern, 0, "private");
+			mcp_cacheable(res, c->rev, 0, "private");
 		} else
 			res = mcp_tool_result(o, NULL);
 	}
-	mcp_reply_text(r, 200, mcp_result(c->id, res, c->modern));
+	mcp_reply_text(r, 200, mcp_result(c->id, res, c->rev));
 	node_msg_free(msg);
 	if (c->read != NULL)
 		mcp_flight_free(c->read);
@@ -107,9 +107,9 @@ mcp_node_done(struct http_req *r, struct node_msg *msg, void *arg)
 	free(c);
 }
 
-/* mcp_ask's, with what it takes of a session: m, modern and the flight. */
+/* mcp_ask's, with what it takes of a session: m, rev and the flight. */
 static void
-mcp_ask_as(struct mcp *m, int modern, struct mcp_flight *read,
+mcp_ask_as(struct mcp *m, int rev, struct mcp_flight *read,
     struct http_req *r, const cJSON *id, struct node_msg *req,
     const char *room, const char *uri, cJSON *extra)
 {
@@ -135,7 +135,7 @@ mcp_ask_as(struct mcp *m, int modern, struct mcp_flight *read,
 	}
 	c->m = m;
 	c->id = cJSON_Duplicate(id, 1);
-	c->modern = modern;
+	c->rev = rev;
 	c->read = read;
 	c->extra = extra;
 	http_submit(r, m->node, req, mcp_node_done, c);
@@ -157,12 +157,12 @@ mcp_ask(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		node_msg_free(req);
 		req = NULL;
 	}
-	mcp_ask_as(s->m, s->modern, f, r, id, req, room, uri, extra);
+	mcp_ask_as(s->m, s->rev, f, r, id, req, room, uri, extra);
 }
 
 void
-mcp_ask_tool(struct mcp *m, int modern, struct http_req *r,
+mcp_ask_tool(struct mcp *m, int rev, struct http_req *r,
     const cJSON *id, struct node_msg *req, const char *room)
 {
-	mcp_ask_as(m, modern, NULL, r, id, req, room, NULL, NULL);
+	mcp_ask_as(m, rev, NULL, r, id, req, room, NULL, NULL);
 }

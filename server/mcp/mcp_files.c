@@ -63,7 +63,7 @@ mcp_join(const char *a, const char *b)
 struct mcp_attach {
 	struct mcp *m;
 	cJSON *id;
-	int modern;
+	int rev;                     /* MCP_REV_* of the session */
 	char room[PAPO_ROOMID_LEN + 1];
 	struct node_msg *send;
 	struct {
@@ -100,7 +100,7 @@ mcp_attach_fail(struct mcp_attach *a, struct http_req *r, const char *msg)
 
 	snprintf(text, sizeof(text), "send: %s; nothing was sent", msg);
 	mcp_reply_text(r, 200, mcp_result(a->id, mcp_tool_result(NULL, text),
-	    a->modern));
+	    a->rev));
 	mcp_attach_free(a);
 }
 
@@ -334,7 +334,7 @@ mcp_attach_next(struct mcp_attach *a, struct http_req *r)
 			mcp_attach_fail(a, r, "out of memory");
 			return;
 		}
-		mcp_ask_tool(a->m, a->modern, r, a->id, req, a->room);
+		mcp_ask_tool(a->m, a->rev, r, a->id, req, a->room);
 		mcp_attach_free(a);
 		return;
 	}
@@ -372,7 +372,7 @@ mcp_attach(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	}
 	a->m = s->m;
 	a->id = cJSON_Duplicate(id, 1);
-	a->modern = s->modern;
+	a->rev = s->rev;
 	a->send = req;
 	snprintf(a->room, sizeof(a->room), "%s", room);
 	if (n > MCP_ATTACH_MAX) {
@@ -400,7 +400,7 @@ struct mcp_fetch {
 	struct mcp *m;
 	struct http_req *r;
 	cJSON *id;
-	int modern;
+	int rev;                     /* MCP_REV_* of the session */
 	char room[PAPO_ROOMID_LEN + 1];  /* "": the default room */
 	char ref[MCP_REF_MAX + 1];
 	char *uri;                   /* resources/read of it, or NULL */
@@ -478,13 +478,13 @@ mcp_fetch_fail(struct mcp_fetch *f, const char *msg, cJSON *state)
 		cJSON_AddStringToObject(data, "uri", f->uri);
 		if (state != NULL)
 			cJSON_AddItemToObject(data, "state", state);
-		mcp_reply_text(f->r, 200, mcp_error(f->id, f->modern ?
+		mcp_reply_text(f->r, 200, mcp_error(f->id, f->rev == MCP_REV_2026_07_28 ?
 		    JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND, msg, data));
 	} else {
 		res = mcp_tool_result(NULL, msg);
 		if (state != NULL)
 			cJSON_AddItemToObject(res, "structuredContent", state);
-		mcp_reply_text(f->r, 200, mcp_result(f->id, res, f->modern));
+		mcp_reply_text(f->r, 200, mcp_result(f->id, res, f->rev));
 	}
 	mcp_fetch_free(f);
 }
@@ -492,7 +492,7 @@ mcp_fetch_fail(struct mcp_fetch *f, const char *msg, cJSON *state)
 static void
 mcp_fetch_answer(struct mcp_fetch *f, cJSON *res)
 {
-	mcp_reply_text(f->r, 200, mcp_result(f->id, res, f->modern));
+	mcp_reply_text(f->r, 200, mcp_result(f->id, res, f->rev));
 	mcp_fetch_free(f);
 }
 
@@ -694,7 +694,7 @@ mcp_fetch_content(struct mcp_fetch *f)
 		cJSON_AddStringToObject(c, text ? "text" : "blob", text ?
 		    (const char *)data : b64);
 		/* A file named by a message never changes. */
-		mcp_cacheable(res, f->modern, MCP_TTL_MS, "private");
+		mcp_cacheable(res, f->rev, MCP_TTL_MS, "private");
 	} else {
 		char uri[MCP_FILE_URI_MAX];
 
@@ -841,7 +841,7 @@ mcp_fetch_ask(void *arg)
 /* A fetch of ref in room ("": the default) for r: answered as the fetch
  * tool (uri NULL) or resources/read of uri. */
 static struct mcp_fetch *
-mcp_fetch_new(struct mcp *m, int modern, struct http_req *r,
+mcp_fetch_new(struct mcp *m, int rev, struct http_req *r,
     const cJSON *id, const char *room, const char *ref, const char *uri,
     double timeout_s)
 {
@@ -852,7 +852,7 @@ mcp_fetch_new(struct mcp *m, int modern, struct http_req *r,
 	f->fd = -1;
 	f->m = m;
 	f->r = r;
-	f->modern = modern;
+	f->rev = rev;
 	LIST_INSERT_HEAD(&m->fetches, f, entry);
 	if ((f->id = cJSON_Duplicate(id, 1)) == NULL ||
 	    (f->timer = loop_timer_new(m->loop, mcp_fetch_ask, f)) == NULL ||
@@ -1007,7 +1007,7 @@ tool_fetch(struct mcp_session *s, struct http_req *r, const cJSON *id,
 			return;
 		}
 	}
-	if ((f = mcp_fetch_new(s->m, s->modern, r, id, in, name, NULL,
+	if ((f = mcp_fetch_new(s->m, s->rev, r, id, in, name, NULL,
 	    timeout_s)) == NULL || (path != NULL &&
 	    (f->path = strdup(path->valuestring)) == NULL)) {
 		if (f != NULL)
@@ -1038,11 +1038,11 @@ mcp_file_read(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		snprintf(msg, sizeof(msg), "no such resource: %s", err);
 		data = cJSON_CreateObject();
 		cJSON_AddStringToObject(data, "uri", uri);
-		mcp_reply_text(r, 200, mcp_error(id, s->modern ?
+		mcp_reply_text(r, 200, mcp_error(id, s->rev == MCP_REV_2026_07_28 ?
 		    JSONRPC_INVALID_PARAMS : MCP_RESOURCE_NOT_FOUND, msg, data));
 		return;
 	}
-	if ((f = mcp_fetch_new(s->m, s->modern, r, id, room, ref, uri,
+	if ((f = mcp_fetch_new(s->m, s->rev, r, id, room, ref, uri,
 	    MCP_READ_WAIT_S)) == NULL) {
 		mcp_reply_error(r, 200, id, JSONRPC_INTERNAL_ERROR,
 		    "out of memory");
@@ -1075,7 +1075,7 @@ mcp_files_close(struct mcp *m)
 struct mcp_listing {
 	struct mcp *m;
 	cJSON *id;
-	int modern;
+	int rev;                     /* MCP_REV_* of the session */
 	cJSON *res;
 	char rooms[PAPO_ROOMS_MAX][PAPO_ROOMID_LEN + 1];
 	size_t nrooms, next, nfiles;
@@ -1085,8 +1085,8 @@ static void
 mcp_listing_end(struct mcp_listing *l, struct http_req *r)
 {
 	/* The files change with the messages. */
-	mcp_cacheable(l->res, l->modern, 0, "private");
-	mcp_reply_text(r, 200, mcp_result(l->id, l->res, l->modern));
+	mcp_cacheable(l->res, l->rev, 0, "private");
+	mcp_reply_text(r, 200, mcp_result(l->id, l->res, l->rev));
 	cJSON_Delete(l->id);
 	free(l);
 }
@@ -1178,12 +1178,13 @@ mcp_files_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	struct mcp_listing *l = calloc(1, sizeof(*l));
 
 	if (l == NULL) {
-		mcp_reply_text(r, 200, mcp_result(id, res, s->modern));
+		mcp_cacheable(res, s->rev, 0, "private");
+		mcp_reply_text(r, 200, mcp_result(id, res, s->rev));
 		return;
 	}
 	l->m = s->m;
 	l->id = cJSON_Duplicate(id, 1);
-	l->modern = s->modern;
+	l->rev = s->rev;
 	l->res = res;
 	for (size_t i = 0; i < s->m->nrooms; i++)
 		if (s->room[0] == '\0' || strcmp(s->room, s->m->rooms[i].id) == 0)

@@ -107,6 +107,7 @@ struct mcp_session {
 	struct mcp *m;
 	char id[33];                 /* "" for a 2026-07-28 request's */
 	char proto[16];
+	int rev;                     /* MCP_REV_*: proto, in order */
 	int modern;                  /* one 2026-07-28 request's: no id, it
 	                              * ends when its request does */
 	int closing;                 /* being freed */
@@ -281,8 +282,11 @@ struct mcp_stream *mcp_stream_open(struct mcp_session *s, struct http_req *r,
     const cJSON *sub, unsigned want);
 /* Forgets ms, whose stream is closed or being closed. */
 void mcp_stream_free(struct mcp_stream *ms);
+/* Whether s's SSE streams begin with a priming event (2025-11-25). */
+int mcp_primes(const struct mcp_session *s);
 /* A GET stream opened: the events after last (Last-Event-ID, or NULL)
- * written again, then the priming event.  -1 when the stream failed. */
+ * written again, then the priming event (mcp_primes).  -1 when the
+ * stream failed. */
 int mcp_stream_resume(struct mcp_session *s, struct mcp_stream *ms,
     const char *last);
 /* The session's newest GET stream, or NULL. */
@@ -412,7 +416,7 @@ void mcp_ask(struct mcp_session *s, struct http_req *r, const cJSON *id,
     cJSON *extra);
 /* mcp_ask of a tool's request, for a caller whose session may be gone
  * since its request came (mcp_files.c's send, after its files). */
-void mcp_ask_tool(struct mcp *m, int modern, struct http_req *r,
+void mcp_ask_tool(struct mcp *m, int rev, struct http_req *r,
     const cJSON *id, struct node_msg *req, const char *room);
 
 /* mcp_files.c: files (docs/MCP.md, "Files"). */
@@ -451,8 +455,8 @@ typedef void mcp_tool_fn(struct mcp_session *, struct http_req *,
 int mcp_tools_open(struct mcp *m);
 void mcp_tools_close(struct mcp *m);
 mcp_method_fn m_tools_list, m_tools_call;
-mcp_method_fn m_resources_list, m_resources_read, m_resources_subscribe,
-    m_resources_unsubscribe, m_listen;
+mcp_method_fn m_resources_list, m_resources_templates, m_resources_read,
+    m_resources_subscribe, m_resources_unsubscribe, m_listen;
 
 /* mcp_wake.c: waking an idle agent. */
 

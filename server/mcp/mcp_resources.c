@@ -2,7 +2,8 @@
  * mcp_resources.c: MCP's resources and subscriptions (mcp_int.h;
  * docs/MCP.md, "Rooms" and "Revision 2026-07-28"): the history resources
  * (papo://room/history, the session's or the default room's, and
- * papo://rooms/ID/history, each room's), listed, read through the node
+ * papo://rooms/ID/history, each room's), listed (and as templates, with
+ * the files'), read through the node
  * (mcp_ask.c), subscribed to; a history URI that names no room the
  * session may hear refused saying why; and subscriptions/listen, whose
  * answer is a stream of the notifications it asked for (the pushes
@@ -154,10 +155,52 @@ m_resources_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		cJSON_AddStringToObject(e, "mimeType", "application/json");
 	}
 	/* Then the files of the rooms' recent messages. */
-	if (mcp_room_left(s, "resources/list", desc_err, sizeof(desc_err)))
-		mcp_reply_text(r, 200, mcp_result(id, res, s->modern));
-	else
+	if (mcp_room_left(s, "resources/list", desc_err, sizeof(desc_err))) {
+		mcp_cacheable(res, s->rev, 0, "private");
+		mcp_reply_text(r, 200, mcp_result(id, res, s->rev));
+	} else
 		mcp_files_list(s, r, id, res);
+}
+
+/*
+ * resources/templates/list: the resources papo serves by a room's id
+ * (and a file's ref), as URI templates (RFC 6570), the same for every
+ * session.  resources/list lists the rooms' and recent files' URIs
+ * themselves.
+ */
+void
+m_resources_templates(struct mcp_session *s, struct http_req *r,
+    const cJSON *id, const cJSON *params)
+{
+	static const struct {
+		const char *uri, *name, *description, *type;
+	} templates[] = {
+		{ MCP_ROOMS_URI "{room_id}" MCP_ROOMS_URI_END, "room history",
+		  "The last 50 messages of a room, oldest first; room_id is "
+		  "the room's whole id, as status and resources/list give it.",
+		  "application/json" },
+		{ MCP_ROOMS_URI "{room_id}" MCP_FILES_URI "{ref}", "shared file",
+		  "A file a message of the room shared; ref as the message's "
+		  "files give it (the fetch tool saves a large one to a "
+		  "path).", NULL },
+	};
+	cJSON *res = cJSON_CreateObject(), *arr, *e;
+
+	(void)params;
+	arr = cJSON_AddArrayToObject(res, "resourceTemplates");
+	for (size_t i = 0; i < sizeof(templates) / sizeof(templates[0]); i++) {
+		e = cJSON_CreateObject();
+		cJSON_AddItemToArray(arr, e);
+		cJSON_AddStringToObject(e, "uriTemplate", templates[i].uri);
+		cJSON_AddStringToObject(e, "name", templates[i].name);
+		cJSON_AddStringToObject(e, "description",
+		    templates[i].description);
+		if (templates[i].type != NULL)
+			cJSON_AddStringToObject(e, "mimeType",
+			    templates[i].type);
+	}
+	mcp_cacheable(res, s->rev, MCP_TTL_MS, "public");
+	mcp_reply_text(r, 200, mcp_result(id, res, s->rev));
 }
 
 void
@@ -218,7 +261,7 @@ m_subscribe(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		mcp_reply_error(r, 200, id, JSONRPC_INTERNAL_ERROR, "out of memory");
 		return;
 	}
-	mcp_reply_text(r, 200, mcp_result(id, cJSON_CreateObject(), s->modern));
+	mcp_reply_text(r, 200, mcp_result(id, cJSON_CreateObject(), s->rev));
 }
 
 void

@@ -28,15 +28,20 @@ mcp_print(cJSON *o)
 }
 
 /*
- * A response.  Results of 2026-07-28 (modern) say what they are
- * (resultType) and who made them (serverInfo in _meta).
+ * A response, as revision rev has it.  Results of 2026-07-28 say what
+ * they are (resultType) and who made them (serverInfo in _meta); a tool
+ * result's structuredContent is 2025-06-18's, and a client of 2025-03-26
+ * reads content alone (which has the same JSON as text).
  */
 char *
-mcp_result(const cJSON *id, cJSON *result, int modern)
+mcp_result(const cJSON *id, cJSON *result, int rev)
 {
 	cJSON *o = cJSON_CreateObject();
 
-	if (modern && result != NULL) {
+	if (rev < MCP_REV_2025_06_18 && result != NULL)
+		cJSON_DeleteItemFromObjectCaseSensitive(result,
+		    "structuredContent");
+	if (rev >= MCP_REV_2026_07_28 && result != NULL) {
 		cJSON *meta = cJSON_GetObjectItemCaseSensitive(result, "_meta");
 		cJSON *info;
 
@@ -174,9 +179,9 @@ mcp_rpc_free(struct mcp_rpc *rpc)
 }
 
 void
-mcp_cacheable(cJSON *res, int modern, int ttl_ms, const char *scope)
+mcp_cacheable(cJSON *res, int rev, int ttl_ms, const char *scope)
 {
-	if (!modern)
+	if (rev < MCP_REV_2026_07_28)
 		return;
 	cJSON_AddNumberToObject(res, "ttlMs", ttl_ms);
 	cJSON_AddStringToObject(res, "cacheScope", scope);

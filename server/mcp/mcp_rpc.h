@@ -22,6 +22,16 @@
 #define MCP_HEADER_MISMATCH (-32020)    /* headers and body disagree */
 #define MCP_UNSUPPORTED_VERSION (-32022) /* a revision not spoken */
 
+/*
+ * The revisions papo speaks, oldest first: what a session negotiated
+ * decides what its answers and streams may carry (docs/MCP.md,
+ * "Revisions").  Each is a number that later ones exceed.
+ */
+#define MCP_REV_2025_03_26 0
+#define MCP_REV_2025_06_18 1
+#define MCP_REV_2025_11_25 2
+#define MCP_REV_2026_07_28 3
+
 /* One JSON-RPC message as a POST carried it, checked for shape. */
 struct mcp_rpc {
 	struct cJSON *msg;              /* the whole message, or NULL */
@@ -47,8 +57,9 @@ struct http_req;
 
 /* o printed unformatted, and freed; NULL without memory. */
 char *mcp_print(cJSON *o);
-/* A response to id with result (taken); modern: as 2026-07-28's. */
-char *mcp_result(const cJSON *id, cJSON *result, int modern);
+/* A response to id with result (taken), as revision rev (MCP_REV_*)
+ * has it: what it does not define left out, what it asks added. */
+char *mcp_result(const cJSON *id, cJSON *result, int rev);
 /* An error response to id with code, msg and data (taken, or NULL). */
 char *mcp_error(const cJSON *id, int code, const char *msg, cJSON *data);
 /* A notification of method with params (taken). */
@@ -62,9 +73,9 @@ void mcp_reply_error(struct http_req *r, int status, const cJSON *id,
 int mcp_accepts(struct http_req *r, const char *type);
 /* A tool's result: structured (taken), or an error for the model. */
 cJSON *mcp_tool_result(cJSON *structured, const char *error);
-/* Adds to res what 2026-07-28 asks of a result clients may keep (modern
- * only): how long (ttl_ms), and whether for anyone ("public") or this
- * client only ("private"). */
-void mcp_cacheable(cJSON *res, int modern, int ttl_ms, const char *scope);
+/* Adds to res what 2026-07-28 asks of a result clients may keep (rev
+ * 2026-07-28 only): how long (ttl_ms), and whether for anyone
+ * ("public") or this client only ("private"). */
+void mcp_cacheable(cJSON *res, int rev, int ttl_ms, const char *scope);
 
 #endif

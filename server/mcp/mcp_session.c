@@ -233,12 +233,25 @@ mcp_ring_has(const struct mcp_session *s, const char *id)
 }
 
 /*
+ * Whether s's SSE streams begin with a priming event (an id, empty
+ * data).  2025-11-25 defines it (SEP-1699); a client of 2025-06-18 or
+ * 2025-03-26 may parse every event's data as JSON (the SDK in Gemini
+ * CLI does, and fails on empty data), and 2026-07-28 streams have no
+ * event ids.
+ */
+int
+mcp_primes(const struct mcp_session *s)
+{
+	return s->rev == MCP_REV_2025_11_25;
+}
+
+/*
  * A GET stream ms of s opened: what its client missed since last (its
- * Last-Event-ID, or NULL), then the priming event: an id and no data,
- * so that it resumes from here.  Priming last keeps a resume from
- * skipping a replayed event.  From now on the session keeps its events
- * for a replay, whether or not a stream of it is open (mcp_push).  -1
- * when the stream failed.
+ * Last-Event-ID, or NULL), then, for the revisions that define it, the
+ * priming event: an id and no data, so that it resumes from here.
+ * Priming last keeps a resume from skipping a replayed event.  From now
+ * on the session keeps its events for a replay, whether or not a stream
+ * of it is open (mcp_push).  -1 when the stream failed.
  */
 int
 mcp_stream_resume(struct mcp_session *s, struct mcp_stream *ms,
@@ -262,9 +275,12 @@ mcp_stream_resume(struct mcp_session *s, struct mcp_stream *ms,
 			    s->ring[i].t->data, s->ring[i].t->len) == -1)
 				return -1;
 		}
-	s->seq++;
-	n = snprintf(head, sizeof(head), "id: %" PRIu64 "\ndata: \n\n", s->seq);
-	http_stream_write(ms->st, head, (size_t)n);
+	if (mcp_primes(s)) {
+		s->seq++;
+		n = snprintf(head, sizeof(head), "id: %" PRIu64 "\ndata: \n\n",
+		    s->seq);
+		http_stream_write(ms->st, head, (size_t)n);
+	}
 	return 0;
 }
 
@@ -378,13 +394,15 @@ mcp_stream_gone(struct http_stream *st, void *arg)
 
 /*
  * Ends a stream from this side, after retry: (when to come back) if
- * asked.  A listen stream ends with the result of its request, which
- * tells the client the subscription ended rather than was cut.
+ * asked and its revision defines it (2025-11-25 on: to an older client
+ * an event without data may be one it fails to parse).  A listen stream
+ * ends with the result of its request, which tells the client the
+ * subscription ended rather than was cut.
  */
 static void
 mcp_stream_end(struct mcp_stream *ms, int retry)
 {
-	if (retry)
+	if (retry && ms->s->rev >= MCP_REV_2025_11_25)
 		http_stream_write(ms->st, MCP_RETRY, sizeof(MCP_RETRY) - 1);
 	if (ms->sub != NULL) {
 		cJSON *res = cJSON_CreateObject();
@@ -392,7 +410,7 @@ mcp_stream_end(struct mcp_stream *ms, int retry)
 
 		cJSON_AddItemToObject(cJSON_AddObjectToObject(res, "_meta"),
 		    MCP_META_SUB, cJSON_Duplicate(ms->sub, 1));
-		text = mcp_result(ms->sub, res, 1);
+		text = mcp_result(ms->sub, res, MCP_REV_2026_07_28);
 		mcp_send(ms->st, text);
 		cJSON_free(text);
 	}
@@ -444,5 +462,5 @@ mcp_tool_error(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const char *msg)
 {
 	mcp_reply_text(r, 200, mcp_result(id, mcp_tool_result(NULL, msg),
-	    s->modern));
+	    s->rev));
 }

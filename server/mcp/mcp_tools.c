@@ -470,8 +470,8 @@ m_tools_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		cJSON_AddItemToObject(t, "inputSchema",
 		    cJSON_Duplicate(s->m->schemas[i], 1));
 	}
-	mcp_cacheable(res, s->modern, MCP_TTL_MS, "public");
-	mcp_reply_text(r, 200, mcp_result(id, res, s->modern));
+	mcp_cacheable(res, s->rev, MCP_TTL_MS, "public");
+	mcp_reply_text(r, 200, mcp_result(id, res, s->rev));
 }
 
 /*

@@ -160,7 +160,7 @@ mcp_wait_answer(struct mcp_session *s, struct http_req *r,
 		cJSON_AddNumberToObject(res, "dropped", (double)s->a->dropped);
 		s->a->dropped = 0;
 	}
-	text = mcp_result(id, mcp_tool_result(res, NULL), s->modern);
+	text = mcp_result(id, mcp_tool_result(res, NULL), s->rev);
 	if (st != NULL) {
 		mcp_send(st, text);
 		http_stream_close(st);
@@ -242,7 +242,7 @@ mcp_wait_room_left(struct mcp_wait *w)
 	cJSON_AddItemToObject(o, "messages", cJSON_CreateArray());
 	cJSON_AddBoolToObject(o, "timed_out", 0);
 	cJSON_AddItemToObject(o, "rooms", mcp_room_list(s->m));
-	text = mcp_result(w->id, res, s->modern);
+	text = mcp_result(w->id, res, s->rev);
 	if (w->st != NULL) {
 		mcp_send(w->st, text);
 		http_stream_close(w->st);
@@ -360,7 +360,7 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	if (s->wait != NULL) {
 		mcp_reply_text(r, 200, mcp_result(id, mcp_tool_result(NULL,
 		    "another wait of this session is in progress: wait for its "
-		    "answer, or cancel it"), s->modern));
+		    "answer, or cancel it"), s->rev));
 		return;
 	}
 	/* Messages that came while nobody looked go out at once. */
@@ -400,9 +400,9 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		char head[48];
 		int k;
 
-		/* Priming event, as on GET streams (2026-07-28 streams are
-		 * not resumed, and have no event ids). */
-		if (!s->modern) {
+		/* Priming event, as on GET streams, for the revision that
+		 * defines it (mcp_primes). */
+		if (mcp_primes(s)) {
 			s->seq++;
 			k = snprintf(head, sizeof(head), "id: %" PRIu64
 			    "\ndata: \n\n", s->seq);

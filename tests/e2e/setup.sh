@@ -147,7 +147,8 @@ for c in "${JSON_CLIENTS[@]}"; do
 	jqis "$HOME/$f" "$e | has(\"headers\")" false "$c: no headers without a token"
 done
 
-# A file papo setup made is removed by --remove (directories stay), and
+# A file papo setup made is removed by --remove (and the directories it
+# leaves empty), and
 # the first run says how to undo it and that the home has no room yet.
 for c in "${JSON_CLIENTS[@]}" codex opencode; do
 	fresh
@@ -155,7 +156,7 @@ for c in "${JSON_CLIENTS[@]}" codex opencode; do
 	has "$T/out" "^undo: papo setup $c --remove\$" "$c: says how to undo it"
 	has "$T/out" "^warning: $T/noroom has no room yet" "$c: warns of a home with no room"
 	expect 0 "$c: --remove in that HOME" -- env PAPO_HOME="$T/noroom" "$PAPO" setup "$c" --remove
-	is "" "$(find "$HOME" -type f)" "$c: every file papo setup made is gone"
+	is "" "$(find "$HOME" -mindepth 1)" "$c: every file and directory papo setup made is gone"
 done
 # What each harness's wake is made of: its hooks, their command, how
 # long the stop hook may wait in the harness's unit, and the keys of its

@@ -148,7 +148,7 @@ check "the pending wait got it" test "$got3" = "while papo mcp waits"
 sleep 2
 check "no wake while a wait was pending" test ! -s "$T/inbox"
 exec {BR[1]}>&-
-until_true 10 bash -c "! kill -0 $BR_PID 2>/dev/null" || fail "papo mcp did not end"
+until_true 10 bash -c "! kill -0 $(cat "$T/bridge.pid") 2>/dev/null" || fail "papo mcp did not end"
 rm -f "$T/bridge.pid"
 
 # 5. papo hook.
