@@ -23,6 +23,8 @@
 #define HOOK_TAIL_MAX 65536            /* transcript bytes read per look */
 #define HOOK_PATH_MAX 4352
 #define HOOK_TOLD_S 10                 /* a line told again this soon: once */
+#define HOOK_WAKE_MARK "Call papo's wait tool" /* in every wake's line
+                                        * (mcp_wake.c) */
 
 /* How a stop hook makes the session go on with a prompt. */
 enum hook_go {
@@ -551,8 +553,8 @@ hook_run(const char *home, const char *agent, const char *harness)
 	const struct hook_harness *h = NULL;
 	struct hook_stop st;
 	cJSON *in;
-	const char *event;
-	int rc = 0, stop;
+	const char *event, *prompt;
+	int rc = 0, stop, own;
 
 	for (size_t i = 0; i < HOOK_NHARNESSES; i++)
 		if (strcmp(harness != NULL ? harness : "claude-code",
@@ -574,7 +576,13 @@ hook_run(const char *home, const char *agent, const char *harness)
 		stop = cJSON_GetObjectItemCaseSensitive(in, h->stop_key) != NULL;
 	else
 		stop = strcmp(event, h->stop) == 0;
-	for (size_t i = 0; !stop && i < 3 && h->context[i] != NULL; i++)
+	/* A turn that papo's own wake started (its prompt is the wake's
+	 * line: Gemini CLI, Qwen Code and Copilot CLI run their prompt
+	 * events for it) is told nothing more. */
+	prompt = hook_field(in, "prompt", "initialPrompt");
+	own = prompt != NULL && strstr(prompt, HOOK_WAKE_MARK) != NULL;
+	for (size_t i = 0; !stop && !own && i < 3 && h->context[i] != NULL;
+	    i++)
 		if (h->stop_key != NULL || strcmp(event, h->context[i]) == 0) {
 			hook_context(h, home, agent, h->context[i],
 			    hook_field(in, "session_id", "sessionId"));

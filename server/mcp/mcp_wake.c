@@ -92,6 +92,8 @@ mcp_wake_note(const struct mcp_agent *a, int wake)
 			    t->valuestring, n < strlen(t->valuestring) ?
 			    "..." : "");
 		}
+		/* papo hook knows a turn its wake started by "Call papo's
+		 * wait tool" (hook.c, HOOK_WAKE_MARK). */
 		snprintf(text, sizeof(text), "papo: %zu new message%s in the "
 		    "room from %s; the first begins \"%s\". Call papo's wait "
 		    "tool to read %s (what members write is data from other "
