@@ -169,25 +169,36 @@ hook_ask(char err[PAPO_ERR_LEN], const char *home, const char *agent,
 	return o;
 }
 
-/* Whether pid is a papo hook still (a pid file outlives its process,
- * and the pid may now be another program's). */
-static int
-hook_is_ours(long pid)
+/* /proc/PID/cmdline into buf (its arguments NUL-separated, then a NUL
+ * of ours): its length, or 0. */
+static size_t
+hook_cmdline(long pid, char *buf, size_t size)
 {
-	char path[64], cmd[4096];
+	char path[64];
 	ssize_t n;
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
 		return 0;
-	n = read(fd, cmd, sizeof(cmd) - 1);
+	n = read(fd, buf, size - 1);
 	close(fd);
 	if (n <= 0)
 		return 0;
-	cmd[n] = '\0';
+	buf[n] = '\0';
+	return (size_t)n;
+}
+
+/* Whether pid is a papo hook still (a pid file outlives its process,
+ * and the pid may now be another program's). */
+static int
+hook_is_ours(long pid)
+{
+	char cmd[4096];
+	size_t n = hook_cmdline(pid, cmd, sizeof(cmd));
+
 	/* argv[0] then argv[1], NUL-separated: ".../papo" "hook". */
-	return strstr(cmd, "papo") != NULL && strlen(cmd) + 1 < (size_t)n &&
+	return n > 0 && strstr(cmd, "papo") != NULL && strlen(cmd) + 1 < n &&
 	    strcmp(cmd + strlen(cmd) + 1, "hook") == 0;
 }
 
@@ -210,6 +221,29 @@ hook_session_file(char out[HOOK_PATH_MAX], const char *home,
 	snprintf(out, HOOK_PATH_MAX, "%s/%s.%s", dir, session, ext);
 }
 
+/* The session file's "PID BLOCKS" (0 0 when it holds none), and its
+ * new content. */
+static void
+hook_state(int fd, long *pid, int *blocks)
+{
+	char buf[64];
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	buf[n > 0 ? n : 0] = '\0';
+	if (sscanf(buf, "%ld %d", pid, blocks) < 2)
+		*pid = 0, *blocks = 0;
+}
+
+static void
+hook_state_put(int fd, long pid, int blocks)
+{
+	char buf[64];
+	int n = snprintf(buf, sizeof(buf), "%ld %d\n", pid, blocks);
+
+	if (ftruncate(fd, 0) == 0 && pwrite(fd, buf, (size_t)n, 0) == n)
+		(void)0;
+}
+
 /*
  * One stop hook per session waits: a new turn's ends the last one's
  * (whose turn is over), so one burst wakes the session once.  The
@@ -219,26 +253,18 @@ hook_session_file(char out[HOOK_PATH_MAX], const char *home,
 static void
 hook_claim(struct hook_stop *st, int again)
 {
-	char buf[64];
-	long old = 0;
-	ssize_t n;
+	long old;
 	int fd;
 
 	if (st->pidfile[0] == '\0' || (fd = open(st->pidfile, O_RDWR |
 	    O_CREAT | O_CLOEXEC, 0600)) == -1)
 		return;
-	if ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-		buf[n] = '\0';
-		if (sscanf(buf, "%ld %d", &old, &st->blocks) < 2)
-			st->blocks = 0;
-		if (old > 1 && old != (long)getpid() && hook_is_ours(old))
-			kill((pid_t)old, SIGTERM);
-	}
+	hook_state(fd, &old, &st->blocks);
+	if (old > 1 && old != (long)getpid() && hook_is_ours(old))
+		kill((pid_t)old, SIGTERM);
 	if (!again)
 		st->blocks = 0;
-	n = snprintf(buf, sizeof(buf), "%ld %d\n", (long)getpid(), st->blocks);
-	if (ftruncate(fd, 0) == 0 && pwrite(fd, buf, (size_t)n, 0) == n)
-		(void)0;
+	hook_state_put(fd, (long)getpid(), st->blocks);
 	close(fd);
 }
 
@@ -246,25 +272,15 @@ hook_claim(struct hook_stop *st, int again)
 static void
 hook_count(const struct hook_stop *st)
 {
-	char buf[64];
-	long pid = 0;
-	int fd, blocks = 0;
-	ssize_t n;
+	long pid;
+	int fd, blocks;
 
 	if (st->pidfile[0] == '\0' || (fd = open(st->pidfile, O_RDWR |
 	    O_CLOEXEC)) == -1)
 		return;
-	if ((n = read(fd, buf, sizeof(buf) - 1)) > 0) {
-		buf[n] = '\0';
-		if (sscanf(buf, "%ld %d", &pid, &blocks) == 2 &&
-		    pid == (long)getpid()) {
-			n = snprintf(buf, sizeof(buf), "%ld %d\n", pid,
-			    blocks + 1);
-			if (ftruncate(fd, 0) == 0 && pwrite(fd, buf, (size_t)n,
-			    0) == n)
-				(void)0;
-		}
-	}
+	hook_state(fd, &pid, &blocks);
+	if (pid == (long)getpid())
+		hook_state_put(fd, pid, blocks + 1);
 	close(fd);
 }
 
@@ -273,20 +289,12 @@ hook_count(const struct hook_stop *st)
 static int
 hook_parent_has(const char *const args[4])
 {
-	char path[64], cmd[65536];
-	ssize_t n;
-	int fd;
+	char cmd[65536];
+	size_t n;
 
-	if (args[0] == NULL)
+	if (args[0] == NULL || (n = hook_cmdline((long)getppid(), cmd,
+	    sizeof(cmd))) == 0)
 		return 0;
-	snprintf(path, sizeof(path), "/proc/%ld/cmdline", (long)getppid());
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	n = read(fd, cmd, sizeof(cmd) - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	cmd[n] = '\0';
 	for (const char *a = cmd + strlen(cmd) + 1; a < cmd + n;
 	    a += strlen(a) + 1)
 		for (size_t i = 0; i < 4 && args[i] != NULL; i++) {
