@@ -55,7 +55,10 @@ enum hook_ctx {
  * batch_notty, the harness's stdin or stdout not a terminal;
  * batch_transcript in the head of the session's transcript
  * (transcript_path: Codex says there which front end runs it).  max_blocks:
- * the stop hooks in a row whose prompt the harness heeds (0: no cap).
+ * the stop hooks in a row whose prompt the harness heeds (0: no cap);
+ * max_wait_s: how long the harness heeds a waiting stop hook at most,
+ * whatever its timeout (0: as long as it says; Qwen Code gives up on a
+ * hook after 60 s, and a wake after that is lost on it).
  * moved_on: what the transcript (transcript_path) gets when the person
  * takes the session back while the stop hook waits (a prompt, a
  * cancel), on which the hook lets go unheard.
@@ -74,6 +77,7 @@ struct hook_harness {
 	int batch_notty;
 	const char *batch_transcript;
 	int max_blocks;
+	int max_wait_s;
 	const char *moved_on[3];
 };
 
@@ -94,7 +98,8 @@ static const struct hook_harness hook_harnesses[] = {
 	{ .name = "qwen", .stop = "Stop",
 	  .context = { "SessionStart", "UserPromptSubmit" },
 	  .go = HOOK_GO_EXIT2, .ctx = HOOK_CTX_SPECIFIC,
-	  .batch_args = { "-p", "--prompt" }, .batch_notty = 1 },
+	  .batch_args = { "-p", "--prompt" }, .batch_notty = 1,
+	  .max_wait_s = 50 },   /* asked every 5 s: gone by 55 s */
 	{ .name = "copilot", .stop = "agentStop",
 	  .context = { "sessionStart", "userPromptSubmitted" },
 	  .stop_key = "stopReason", .go = HOOK_GO_BLOCK, .ctx = HOOK_CTX_PLAIN,
@@ -512,7 +517,7 @@ hook_stop(struct hook_stop *st)
 {
 	char err[PAPO_ERR_LEN];
 	const char *text, *q;
-	time_t away = 0;
+	time_t away = 0, start = time(NULL);
 	cJSON *o;
 	int rc = 0, woke = 0;
 
@@ -526,7 +531,9 @@ hook_stop(struct hook_stop *st)
 	    st->h->moved_on[0] != NULL ? "by=hook&timeout_s=2" :
 	    "by=hook&timeout_s=5";
 	while (!woke) {
-		if (!st->batch && (hook_moved_on(st) || getppid() != st->parent))
+		if (!st->batch && (hook_moved_on(st) || getppid() != st->parent ||
+		    (st->h->max_wait_s > 0 && time(NULL) - start >=
+		    st->h->max_wait_s)))
 			break;
 		if ((o = hook_ask(err, st->home, st->agent, q)) == NULL &&
 		    !st->batch) {

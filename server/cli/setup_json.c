@@ -255,6 +255,10 @@ sj_save(char err[PAPO_ERR_LEN], const struct setup *s, const struct sfile *f)
 		snprintf(err, PAPO_ERR_LEN, "out of memory writing %s", f->path);
 		return -1;
 	}
+	/* A file that ended without a newline (as `qwen mcp add` writes
+	 * them) keeps ending so. */
+	if (f->exists && f->len > 0 && f->text[f->len - 1] != '\n')
+		len--;
 	rc = sfile_save(err, s, f, text, len);
 	free(text);
 	return rc;
