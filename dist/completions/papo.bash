@@ -65,8 +65,11 @@ _papo() {
 	if [ "$COMP_CWORD" -eq 2 ]; then
 		case $cmd in
 		setup)
-			COMPREPLY=($(compgen -W "claude-code codex gemini cursor \
-			    vscode" -- "$cur")) ;;
+			COMPREPLY=($(compgen -W "claude-code codex gemini qwen \
+			    copilot opencode cursor vscode" -- "$cur")) ;;
+		hook)
+			COMPREPLY=($(compgen -W "claude-code codex gemini qwen \
+			    copilot opencode" -- "$cur")) ;;
 		rooms)  COMPREPLY=($(compgen -W "default" -- "$cur")) ;;
 		tokens) COMPREPLY=($(compgen -W "revoke" -- "$cur")) ;;
 		say)    COMPREPLY=($(compgen -W "-" -- "$cur")) ;;

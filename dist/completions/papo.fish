@@ -22,7 +22,7 @@ __papo_cmd leave 'leave a room'
 __papo_cmd invite "print a room's invite"
 __papo_cmd serve 'run the daemon'
 __papo_cmd mcp 'speak MCP over stdio'
-__papo_cmd hook "for Claude Code's hooks"
+__papo_cmd hook "for an agent harness's hooks"
 __papo_cmd say 'send a message'
 __papo_cmd get 'fetch a shared file'
 __papo_cmd status 'the room and its members'
@@ -84,7 +84,9 @@ __papo_opt setup remove '' -d 'take papo out'
 __papo_opt setup http '' -d "the daemon's URL"
 __papo_opt setup accept-inbound '' -d 'crossSessionInbound: accept'
 complete -c papo -n '__fish_seen_subcommand_from setup' \
-    -a 'claude-code codex gemini cursor vscode'
+    -a 'claude-code codex gemini qwen copilot opencode cursor vscode'
+complete -c papo -n '__fish_seen_subcommand_from hook' \
+    -a 'claude-code codex gemini qwen copilot opencode'
 complete -c papo -n '__fish_seen_subcommand_from rooms' -a default
 complete -c papo -n '__fish_seen_subcommand_from tokens' -a revoke
 complete -c papo -n "__fish_seen_subcommand_from $cmds" -l help \

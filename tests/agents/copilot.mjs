@@ -262,7 +262,7 @@ export const copilotHarness = {
 //  - -p: a message bo says as the turn ends is given before the run ends;
 //  - interactive (tmux): the idle session woken five times by bo's says,
 //    each message once; a burst of 20 wakes it once, one wait gives all;
-//    woken after 100 s idle (stdio);
+//    woken after 40 s idle (stdio);
 //  - `papo setup H.client --remove` leaves the config folder as it was.
 // The say -> model request times are printed ("agents: ..." lines).
 export function chatSuite(H) {
@@ -276,9 +276,11 @@ export function chatSuite(H) {
   const needTmux = hasTmux() ? {} : { skip: 'tmux is not installed: the interactive cases need a terminal' };
   const setupTodo = setupKnows(PAPO, H.client) || process.env.PAPO_AGENTS_STRICT ? {} : { todo: `papo setup has no ${H.client} yet` };
   const lat = { during: [], idle: [] };
-  // The long idle (Qwen Code reads a hook timeout of 1000 or more as ms:
-  // FINDINGS-qwen.md); PAPO_AGENTS_IDLE_S to change it.
-  const IDLE_S = Number(process.env.PAPO_AGENTS_IDLE_S || 100);
+  // The long idle: past Copilot CLI's default hook timeout (30 s), yet
+  // within the 55 s papo hook qwen holds a Qwen Code session at most
+  // (Qwen Code gives up on a stop hook after 60 s: FINDINGS-qwen.md);
+  // PAPO_AGENTS_IDLE_S to change it.
+  const IDLE_S = Number(process.env.PAPO_AGENTS_IDLE_S || 40);
   const T0 = Date.now();
 
   function conversation(model) {
