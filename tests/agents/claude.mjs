@@ -31,7 +31,7 @@ export function claudePath() {
     const b = path.join(pkg, `claude-code-${p}`, 'claude');
     if (fs.existsSync(b)) return b;
   }
-  throw new Error(`no Claude Code binary under ${pkg}: run npm ci --prefix tests/agents`);
+  throw new Error(`no Claude Code binary under ${pkg}: run npm install --no-save --prefix tests/agents`);
 }
 
 // Claude Code runs only where nothing can leave the machine: in a

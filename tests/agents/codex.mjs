@@ -21,7 +21,7 @@ export const WAKE = "Call papo's wait tool"; // in every wake text of papo's
 
 export function codexPath() {
   const p = path.join(HERE, 'node_modules', '.bin', 'codex');
-  if (!fs.existsSync(p)) throw new Error(`no Codex under ${p}: run npm ci --prefix tests/agents`);
+  if (!fs.existsSync(p)) throw new Error(`no Codex under ${p}: run npm install --no-save --prefix tests/agents`);
   return p;
 }
 

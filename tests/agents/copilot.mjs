@@ -28,7 +28,7 @@ export const TOOLS = { wait: 'papo-wait', send: 'papo-send' }; // Copilot names 
 
 export function copilotPath() {
   const p = path.join(HERE, 'node_modules', '.bin', 'copilot');
-  if (!fs.existsSync(p)) throw new Error(`no Copilot CLI under ${p}: run npm ci --prefix tests/agents`);
+  if (!fs.existsSync(p)) throw new Error(`no Copilot CLI under ${p}: run npm install --no-save --prefix tests/agents`);
   return p;
 }
 

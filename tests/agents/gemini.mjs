@@ -22,7 +22,7 @@ export const STATUS = 'mcp_papo_status';
 
 export function geminiPath() {
   const bin = path.join(HERE, 'node_modules', '@google', 'gemini-cli', 'bundle', 'gemini.js');
-  if (!fs.existsSync(bin)) throw new Error(`no Gemini CLI under ${bin}: run npm ci --prefix tests/agents`);
+  if (!fs.existsSync(bin)) throw new Error(`no Gemini CLI under ${bin}: run npm install --no-save --prefix tests/agents`);
   return bin;
 }
 

@@ -30,7 +30,7 @@ export function opencodePath() {
   }
   const b = path.join(nm, 'opencode-ai', 'bin', 'opencode.exe');
   if (fs.existsSync(b) && fs.statSync(b).size > 1e6) return b;
-  throw new Error(`no opencode binary under ${nm}: run npm ci --prefix tests/agents`);
+  throw new Error(`no opencode binary under ${nm}: run npm install --no-save --prefix tests/agents`);
 }
 
 export const configDir = (home) => path.join(home, '.config', 'opencode');

@@ -24,7 +24,7 @@
 //
 // Run (as root: a network namespace with only loopback):
 //   PAPO=build/papo unshare --net bash -c 'ip link set lo up && node --test tests/agents/opencode.test.mjs'
-// after `npm ci --prefix tests/agents`.  FINDINGS-opencode.md says what
+// after `npm install --no-save --prefix tests/agents`.  FINDINGS-opencode.md says what
 // opencode does and why the test HOME looks as it does.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';

@@ -21,7 +21,7 @@ export const TOOLS = { wait: 'mcp__papo__wait', send: 'mcp__papo__send', search:
 
 export function qwenPath() {
   const p = path.join(HERE, 'node_modules', '.bin', 'qwen');
-  if (!fs.existsSync(p)) throw new Error(`no Qwen Code under ${p}: run npm ci --prefix tests/agents`);
+  if (!fs.existsSync(p)) throw new Error(`no Qwen Code under ${p}: run npm install --no-save --prefix tests/agents`);
   return p;
 }
 

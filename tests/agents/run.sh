@@ -21,7 +21,7 @@ if ! unshare --net true 2>/dev/null; then
 	exit 77
 fi
 if [ ! -d "$HERE/node_modules/.bin" ]; then
-	echo "agents: the agent CLIs are not installed: run npm ci --prefix tests/agents" >&2
+	echo "agents: the agent CLIs are not installed: run npm install --no-save --prefix tests/agents" >&2
 	exit 1
 fi
 export PAPO_AGENTS_NETNS=1
