@@ -28,19 +28,43 @@ log_set_level(enum log_level l)
 	log_level = l;
 }
 
+/* One line: "papo: LEVEL: ", then "room ROOM: " when room is not NULL,
+ * then fmt with ap. */
+static void
+log_line(enum log_level l, const char *room, const char *fmt, va_list ap)
+{
+	char line[1024];
+	int n;
+
+	n = snprintf(line, sizeof(line), "papo: %s: ", log_names[l]);
+	if (room != NULL)
+		n += snprintf(line + n, sizeof(line) - (size_t)n - 1,
+		    "room %.64s: ", room);
+	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	strcat(line, "\n");
+	fputs(line, stderr);
+}
+
 void
 log_msg(enum log_level l, const char *fmt, ...)
 {
-	char line[1024];
 	va_list ap;
-	int n;
 
 	if (l > log_level)
 		return;
-	n = snprintf(line, sizeof(line), "papo: %s: ", log_names[l]);
 	va_start(ap, fmt);
-	vsnprintf(line + n, sizeof(line) - (size_t)n - 1, fmt, ap);
+	log_line(l, NULL, fmt, ap);
 	va_end(ap);
-	strcat(line, "\n");
-	fputs(line, stderr);
+}
+
+void
+log_room(enum log_level l, const char *room, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (l > log_level)
+		return;
+	va_start(ap, fmt);
+	log_line(l, room, fmt, ap);
+	va_end(ap);
 }

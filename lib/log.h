@@ -13,5 +13,9 @@ int log_parse_level(const char *s);
 void log_set_level(enum log_level l);
 void log_msg(enum log_level l, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+/* log_msg about one of several things of a kind (a room: its name), so
+ * that a daemon in many rooms says which: "papo: info: room ROOM: ...". */
+void log_room(enum log_level l, const char *room, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
 
 #endif

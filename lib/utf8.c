@@ -75,3 +75,51 @@ utf8_printable(const char *s, size_t n)
 	}
 	return 1;
 }
+
+int
+utf8_format(uint32_t cp)
+{
+	/* Unicode 15.1's Cf, as ranges. */
+	static const uint32_t cf[][2] = {
+		{ 0xad, 0xad }, { 0x600, 0x605 }, { 0x61c, 0x61c },
+		{ 0x6dd, 0x6dd }, { 0x70f, 0x70f }, { 0x890, 0x891 },
+		{ 0x8e2, 0x8e2 }, { 0x180e, 0x180e }, { 0x200b, 0x200f },
+		{ 0x202a, 0x202e }, { 0x2060, 0x2064 }, { 0x2066, 0x206f },
+		{ 0xfeff, 0xfeff }, { 0xfff9, 0xfffb }, { 0x110bd, 0x110bd },
+		{ 0x110cd, 0x110cd }, { 0x13430, 0x1343f },
+		{ 0x1bca0, 0x1bca3 }, { 0x1d173, 0x1d17a },
+		{ 0xe0001, 0xe0001 }, { 0xe0020, 0xe007f },
+	};
+
+	if (cp < 0xad)
+		return 0;
+	for (size_t i = 0; i < sizeof(cf) / sizeof(cf[0]); i++)
+		if (cp >= cf[i][0] && cp <= cf[i][1])
+			return 1;
+	return 0;
+}
+
+size_t
+utf8_decode(const char *s, size_t n, uint32_t *cp)
+{
+	return n == 0 ? 0 : utf8_next((const unsigned char *)s, n, cp);
+}
+
+int
+utf8_plain(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t i = 0;
+	uint32_t cp;
+
+	if (!utf8_printable(s, n))
+		return 0;
+	while (i < n) {
+		size_t len = utf8_next(p + i, n - i, &cp);
+
+		if (len == 0 || utf8_format(cp))
+			return 0;
+		i += len;
+	}
+	return 1;
+}

@@ -92,8 +92,10 @@ work_add(struct blobwork *w, struct job *j)
 	int fd = -1, code = 0;
 
 	memset(&a, 0, sizeof(a));
-	if (m->text == NULL || (fd = open(m->text, O_RDONLY | O_CLOEXEC)) ==
-	    -1) {
+	/* O_NONBLOCK: a FIFO put where a file was must not hold the
+	 * worker (it is refused below as not a regular file). */
+	if (m->text == NULL || (fd = open(m->text, O_RDONLY | O_CLOEXEC |
+	    O_NONBLOCK)) == -1) {
 		err_set(err, "cannot open %s: %s", m->text ? m->text : "(none)",
 		    m->text ? strerror(errno) : "no path given");
 		code = 400;
@@ -136,7 +138,9 @@ work_add(struct blobwork *w, struct job *j)
 		attach_check(err, &a);
 		goto out;
 	}
-	if (blob_meta_save(err, bs, &a) == -1) {
+	/* Added here: described as added (an empty file's reference may
+	 * name another, earlier one). */
+	if (blob_meta_set(err, bs, &a) == -1) {
 		code = errno == ENOSPC ? 507 : 500;
 		goto out;
 	}
@@ -253,36 +257,6 @@ struct node_blob {
 	struct attach a;
 };
 
-/* No room named: the room whose store holds ref (a reference names one
- * file in one room: its key is random). */
-static int
-room_dir_holding(char err[PAPO_ERR_LEN], const char *home, const char *ref,
-    char *out, size_t len)
-{
-	char **dirs = NULL, dir[4096];
-	size_t n = 0;
-	int rc = -1;
-
-	if (room_dirs(err, home, &dirs, &n) == -1)
-		return -1;
-	for (size_t i = 0; i < n && rc == -1; i++) {
-		struct blob_store *bs;
-
-		if (fs_path(dir, sizeof(dir), dirs[i], FILES_DIR) == -1 ||
-		    (bs = blob_attach(err, dir, 0)) == NULL)
-			continue;
-		if (blob_has(bs, ref) && strlen(dirs[i]) < len) {
-			snprintf(out, len, "%s", dirs[i]);
-			rc = 0;
-		}
-		blob_close(bs);
-	}
-	room_dirs_free(dirs, n);
-	if (rc == -1)
-		err_set(err, "file %s is not here", ref);
-	return rc;
-}
-
 struct node_blob *
 blobs_open(char err[PAPO_ERR_LEN], int *code, const char *home,
     const char *room, const char *ref)
@@ -290,13 +264,15 @@ blobs_open(char err[PAPO_ERR_LEN], int *code, const char *home,
 	char rdir[4096], dir[4096];
 	struct node_blob *b = NULL;
 
-	*code = 500;
-	if (ref == NULL || (room != NULL && room[0] != '\0' ?
-	    room_dir_find(err, home, room, rdir, sizeof(rdir)) :
-	    room_dir_holding(err, home, ref, rdir, sizeof(rdir))) == -1) {
-		*code = 404;
+	*code = 404;
+	if (room == NULL || room[0] == '\0') {
+		err_set(err, "no room named for file %s", ref ? ref : "");
 		return NULL;
 	}
+	if (ref == NULL ||
+	    room_dir_find(err, home, room, rdir, sizeof(rdir)) == -1)
+		return NULL;
+	*code = 500;
 	if (fs_path(dir, sizeof(dir), rdir, FILES_DIR) == -1) {
 		err_set(err, "the room's folder name is too long");
 		return NULL;

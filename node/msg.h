@@ -83,6 +83,9 @@ enum node_kind {
 	                      * "next": cursor or null}; 400 a bad query
 	                      * or cursor, 404 no such member, 503 the
 	                      * index unavailable */
+	NODE_RENAME,         /* request: to = this member's new name, in
+	                      * room (NULL or "": every room) -> json
+	                      * {"name", "rooms": [{"id", "name", "was"}]} */
 };
 
 struct node_msg {
@@ -130,6 +133,9 @@ struct node_msg {
 	uint64_t after_ts;
 	int files_only;
 	char *cursor;
+	int in_time;             /* search: the newest hits (before
+	                          * before, before_id), oldest first, and
+	                          * "earlier" to page back as history does */
 	int person;              /* send: from the API (a person, the
 	                          * dashboard), not an agent's MCP tool */
 	/* Result: code 0, or an HTTP-like status (400 bad input, 404 no

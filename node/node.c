@@ -553,7 +553,7 @@ node_do_add(struct node *n, struct node_msg *m)
 {
 	char err[PAPO_ERR_LEN];
 	struct node_room *r;
-	char *invite = NULL;
+	char *invite = NULL, dir[4096] = "";
 	cJSON *o;
 	int rc;
 
@@ -563,8 +563,8 @@ node_do_add(struct node *n, struct node_msg *m)
 		return;
 	}
 	if (m->kind == NODE_JOIN)
-		rc = room_join(err, n->home, m->text != NULL ? m->text : "",
-		    m->name, m->about, NULL);
+		rc = room_join_in(err, n->home, m->text != NULL ? m->text : "",
+		    m->name, m->about, NULL, dir);
 	else
 		rc = room_create(err, n->home, m->name, m->about, m->text, NULL,
 		    n->quic, &invite);
@@ -576,12 +576,27 @@ node_do_add(struct node *n, struct node_msg *m)
 	 * the node is reached. */
 	free(invite);
 	err[0] = '\0';
+	/* A room held, given the newer key it missed (room_join): opened
+	 * again, with it. */
+	for (size_t i = 0; rc == 1 && i < n->nrooms; i++)
+		if (strcmp(n->rooms[i]->dir, dir) == 0) {
+			node_room_drop(n, n->rooms[i]);
+			break;
+		}
 	if (node_rooms_load(err, n, &r) == -1 || r == NULL ||
 	    node_room_start(err, n, r) == -1) {
+		char why[PAPO_ERR_LEN], aside[PAPO_ASIDE_LEN];
+
 		if (r != NULL)
 			node_room_drop(n, r);
+		/* No folder of a room that did not open is left behind. */
+		if (rc == 0 && m->kind == NODE_JOIN && dir[0] != '\0' &&
+		    room_leave(why, n->home, dir, 1, aside) == -1)
+			log_msg(LOG_WARN, "rooms: %s", why);
 		node_fail(n, m, 500, "%s", err[0] == '\0' ?
 		    "the room was stored but did not open" : err);
+		if (rc == 1)
+			node_rooms_changed(n);
 		return;
 	}
 	/* A second room: the first stays the default, so that what used
@@ -591,8 +606,9 @@ node_do_add(struct node *n, struct node_msg *m)
 		if (node_default_save(err, n) == -1)
 			log_msg(LOG_WARN, "rooms: %s", err);
 	}
-	log_msg(LOG_INFO, "rooms: %s room %s (%.8s)", m->kind == NODE_JOIN ?
-	    "joined" : "made", r->file.name, r->id);
+	log_msg(LOG_INFO, "rooms: %s room %s (%.8s)", rc == 1 ? "took the "
+	    "newer key of" : m->kind == NODE_JOIN ? "joined" : "made",
+	    r->file.name, r->id);
 	o = node_room_json(n, r);
 	if ((invite = node_make_invite(r)) != NULL)
 		cJSON_AddStringToObject(o, "invite", invite);
@@ -666,6 +682,60 @@ node_do_default(struct node *n, struct node_msg *m)
 	}
 	snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
 	m->json = node_rooms_json(n);
+	chan_push(n->out, &m->link);
+	node_rooms_changed(n);
+}
+
+/* NODE_RENAME: this member's name in the room named, or in every room
+ * when none is: room.json saved, then the room greets its members again
+ * with it (room_renamed). */
+static void
+node_do_rename(struct node *n, struct node_msg *m)
+{
+	char err[PAPO_ERR_LEN], was[PAPO_NAME_MAX + 1];
+	const char *name = m->to != NULL ? m->to : "";
+	struct node_room *one = NULL;
+	cJSON *o, *arr;
+
+	if (room_check_name(err, name) == -1) {
+		node_fail(n, m, 400, "%s", err);
+		return;
+	}
+	if (m->room != NULL && m->room[0] != '\0' &&
+	    (one = node_find(n, m)) == NULL)
+		return;
+	if (n->nrooms == 0) {
+		node_fail(n, m, 404, "this daemon is in no room yet");
+		return;
+	}
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "name", name);
+	arr = cJSON_AddArrayToObject(o, "rooms");
+	for (size_t i = 0; i < n->nrooms; i++) {
+		struct node_room *r = n->rooms[i];
+		cJSON *e;
+
+		if ((one != NULL && r != one) || strcmp(r->file.me, name) == 0)
+			continue;
+		strcpy(was, r->file.me);
+		strcpy(r->file.me, name);
+		if (room_save(err, r->dir, &r->file) == -1) {
+			strcpy(r->file.me, was);
+			cJSON_Delete(o);
+			node_fail(n, m, 500, "%s", err);
+			return;
+		}
+		room_renamed(r->room, was);
+		e = cJSON_CreateObject();
+		cJSON_AddStringToObject(e, "id", r->id);
+		cJSON_AddStringToObject(e, "name", r->file.name);
+		cJSON_AddStringToObject(e, "was", was);
+		cJSON_AddItemToArray(arr, e);
+	}
+	if (one != NULL)
+		snprintf(m->room_id, sizeof(m->room_id), "%s", one->id);
+	m->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
 	chan_push(n->out, &m->link);
 	node_rooms_changed(n);
 }
@@ -754,6 +824,9 @@ node_on_request(void *arg, uint32_t events)
 			break;
 		case NODE_INVITE:
 			node_do_invite(n, m);
+			break;
+		case NODE_RENAME:
+			node_do_rename(n, m);
 			break;
 		case NODE_SEARCH:
 			if (node_search_every(n, m))

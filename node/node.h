@@ -109,8 +109,9 @@ void node_submit(struct node *n, struct node_msg *m);
 /*
  * Reading a shared file that is complete here, in any thread (the HTTP
  * server streams it; docs/FILES.md): opens the file ref of the room
- * room (its name or id; NULL or "": whichever room holds ref, as a
- * reference names one file of one room) straight from the disk,
+ * room (its name or id; NULL or "" is refused: a caller names the room
+ * the node answered for, m->room_id, so that no room serves another's
+ * files) straight from the disk,
  * with the key its message gave.  NULL with err (404 when it is not
  * complete here: *code says so, else 500).  node_blob_read reads len
  * plain bytes at off (inside the file), decrypting and verifying each

@@ -443,6 +443,60 @@ test_names(void)
 	}
 }
 
+/*
+ * Format characters (Unicode's Cf) are refused in names as control
+ * characters are (issue 37): U+202E shows "photo\u202egnp.exe" as
+ * "photoexe.png".  The maker replaces them; a line naming one is text.
+ */
+static void
+test_format_chars(void)
+{
+	static const char *const cf[] = { "\xe2\x80\xae", "\xe2\x80\x8b",
+	    "\xe2\x81\xa6", "\xc2\xad", "\xef\xbb\xbf",
+	    "\xf3\xa0\x80\x81", "\xd8\x9c" };
+	char path[64], err[PAPO_ERR_LEN];
+	struct attach a, got[1];
+	struct buf b;
+	size_t tl;
+
+	name_is("photo\xe2\x80\xaegnp.exe", "photo_gnp.exe");
+	name_is("a\xe2\x80\x8b" "b\xef\xbb\xbf", "a_b_");
+	/* Letters beside them stay: é, €, a CJK one, an emoji. */
+	name_is("\xc3\xa9\xe2\x82\xac\xe4\xb8\xad\xf0\x9f\x98\x80",
+	    "\xc3\xa9\xe2\x82\xac\xe4\xb8\xad\xf0\x9f\x98\x80");
+	for (size_t i = 0; i < sizeof(cf) / sizeof(cf[0]); i++) {
+		sample(&a, 3);
+		snprintf(a.name, sizeof(a.name), "x%sy.png", cf[i]);
+		CHECK_EQ_INT(attach_check(err, &a), -1);
+		snprintf(path, sizeof(path), "x%sy.png", cf[i]);
+		attach_name(a.name, path);
+		CHECK_EQ_STR(a.name, "x_y.png");
+		CHECK_EQ_INT(attach_check(err, &a), 0);
+	}
+	/* A line written by hand with U+202E in its name is text. */
+	sample(&a, 4);
+	buf_init(&b, PAPO_BODY_MAX);
+	CHECK_EQ_INT(attach_format(&b, "t", 1, &a, 1), 0);
+	CHECK_EQ_INT(attach_parse((const char *)b.p, b.len, got, 1, &tl), 1);
+	buf_free(&b);
+	buf_init(&b, PAPO_BODY_MAX);
+	snprintf(a.name, sizeof(a.name), "exe\xe2\x80\xae.png");
+	CHECK(buf_add(&b, "t\n\n" ATTACH_MARK, 3 + sizeof(ATTACH_MARK) - 1)
+	    == 0);
+	CHECK(buf_add(&b, a.name, strlen(a.name)) == 0);
+	{
+		char tail[200], key[ATTACH_REF_LEN + 1];
+
+		b32_encode(a.key, PAPO_KEY_LEN, key);
+		snprintf(tail, sizeof(tail), " (%llu bytes, %s) papo-file:%s:%s",
+		    (unsigned long long)a.size, a.type, a.ref, key);
+		CHECK(buf_add(&b, tail, strlen(tail)) == 0);
+	}
+	CHECK_EQ_INT(attach_parse((const char *)b.p, b.len, got, 1, &tl), 0);
+	CHECK_EQ_INT(tl, b.len);
+	buf_free(&b);
+}
+
 static void
 type_is(const char *name, const char *head, size_t hlen, const char *want)
 {
@@ -559,6 +613,7 @@ main(void)
 	test_seventeen();
 	test_format_refuses();
 	test_names();
+	test_format_chars();
 	test_types();
 	test_linear();
 	return check_exit();

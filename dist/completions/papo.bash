@@ -4,7 +4,7 @@
 # bash-completion loads the first time papo is completed; it stands on
 # bash alone.  tests/install/tree.sh checks it against `papo --help`.
 
-_papo_commands="new join rooms leave invite serve mcp hook say get status
+_papo_commands="new join rooms leave rename invite serve mcp hook say get status
 history tail admin rotate remove tokens setup doctor version help"
 
 # A command's options, as its usage in `papo COMMAND --help` has them
@@ -15,6 +15,7 @@ _papo_options() {
 	join)    printf '%s ' --name --about --force ;;
 	rooms)   printf '%s ' --json ;;
 	leave)   printf '%s ' --delete --json ;;
+	rename)  printf '%s ' --room --json ;;
 	invite)  printf '%s ' --room --listen ;;
 	serve)   printf '%s ' --http --listen --advertise --turn --token \
 	             --tls --name --about --room ;;
@@ -25,7 +26,7 @@ _papo_options() {
 	status)  printf '%s ' --room --json ;;
 	history) printf '%s ' -n -q --query --from --since --before --after \
 	             --thread --files --room --all-rooms --json ;;
-	tail)    printf '%s ' --room --json ;;
+	tail)    printf '%s ' -n --room --all-rooms --json ;;
 	admin)   printf '%s ' --room --json ;;
 	rotate)  printf '%s ' --room --json ;;
 	remove)  printf '%s ' --room --json ;;

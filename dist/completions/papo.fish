@@ -3,7 +3,7 @@
 # share/fish/vendor_completions.d/papo.fish.  tests/install/tree.sh
 # checks it against `papo --help`.
 
-set -l cmds new join rooms leave invite serve mcp hook say get status \
+set -l cmds new join rooms leave rename invite serve mcp hook say get status \
     history tail admin rotate remove tokens setup doctor version
 complete -c papo -f
 complete -c papo -n "not __fish_seen_subcommand_from $cmds" -l help \
@@ -19,6 +19,7 @@ __papo_cmd new 'create a room and print its invite'
 __papo_cmd join 'join the room of an invite'
 __papo_cmd rooms 'list the rooms, or set the default one'
 __papo_cmd leave 'leave a room'
+__papo_cmd rename 'rename this member'
 __papo_cmd invite "print a room's invite"
 __papo_cmd serve 'run the daemon'
 __papo_cmd mcp 'speak MCP over stdio'
@@ -48,11 +49,11 @@ end
 __papo_opt "new join serve mcp say" name '' -r -d 'a name'
 __papo_opt "new join serve" about '' -r -d 'a line about this member'
 set -l in_room new invite serve mcp say get status history tail admin \
-    rotate remove
+    rotate remove rename
 __papo_opt "$in_room" room '' -r -d 'the room: a name, an id or its start'
 __papo_opt "new join get" force '' -d 'replace'
 set -l in_json rooms leave say status history tail admin rotate remove \
-    tokens
+    tokens rename
 __papo_opt "$in_json" json '' -d 'print JSON'
 __papo_opt leave delete '' -d 'delete its files'
 __papo_opt "invite serve" listen '' -r -d 'QUIC address, ADDR:PORT'
@@ -77,7 +78,8 @@ __papo_opt history after '' -r -d 'after a time'
 __papo_opt history thread '' -r -d 'a message and its replies'
 __papo_opt history files '' -d 'messages that share files'
 __papo_opt history all-rooms '' -d 'search every room'
-complete -c papo -n '__fish_seen_subcommand_from history' -s n -r \
+__papo_opt tail all-rooms '' -d 'follow every room'
+complete -c papo -n '__fish_seen_subcommand_from history tail' -s n -r \
     -d 'how many'
 __papo_opt setup print '' -d 'show, write nothing'
 __papo_opt setup remove '' -d 'take papo out'

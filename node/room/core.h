@@ -18,6 +18,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/log.h"
 #include "lib/loop.h"
 #include "node/net/beacon.h"
 #include "node/net/net.h"
@@ -101,6 +102,10 @@ typedef void hello_hook(struct room *g, const struct hello_in *in);
 typedef void status_part(const struct room *g, cJSON *o);
 typedef void member_status_part(const struct room *g,
     const struct member *m, cJSON *e);
+
+/* A log line about room g: its name in it (log_room), as a daemon in
+ * several rooms would otherwise say "ana is online" once for each. */
+#define room_log(g, l, ...) log_room((l), (g)->env.room->name, __VA_ARGS__)
 
 /* Hands o to the program as an event of kind, and frees o. */
 void room_emit_json(struct room *g, enum node_kind kind, cJSON *o);

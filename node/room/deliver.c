@@ -183,7 +183,7 @@ deliver_fits(struct room *g, struct node_msg *req, const struct frame *f,
 static void
 deliver_store_failed(struct room *g, struct node_msg *req, int err)
 {
-	log_msg(LOG_ERROR, "cannot store a message sent here: %s",
+	room_log(g, LOG_ERROR, "cannot store a message sent here: %s",
 	    strerror(err));
 	room_fail(g, req, 500, "cannot store the message (%s): nothing was "
 	    "stored or sent; send it again once the disk under PAPO_HOME "
@@ -236,6 +236,8 @@ deliver_send(struct room *g, struct node_msg *req)
 		room_fail(g, req, 400, "%s", "text is not valid UTF-8");
 		return;
 	}
+	if (files_text_check(g, req) == -1)
+		return;     /* text forging a file's line (issue 37) */
 	/* Files: the body is the text and the lines naming them
 	 * (attach.h), which takes req->text's place. */
 	if (req->files != NULL) {
@@ -308,7 +310,7 @@ deliver_send(struct room *g, struct node_msg *req)
 		int saved = errno;
 
 		if (store_outbox_del(g->env.store, m->id) == -1)
-			log_msg(LOG_WARN, "cannot take message %s back out of "
+			room_log(g, LOG_WARN, "cannot take message %s back out of "
 			    "the outbox: %s; it is dropped at the next start",
 			    m->id, strerror(errno));
 		deliver_store_failed(g, req, saved);
@@ -355,6 +357,31 @@ deliver_send(struct room *g, struct node_msg *req)
 
 /* Frames received. */
 
+/*
+ * A message of our own, come from another member: most often it came
+ * back round, and we hold it.  When we do not (this member left the room
+ * and joined it again, or lost its log), it is ours all the same, signed
+ * by us: stored, and shown to watchers as sent, but neither acked (we
+ * are its author) nor passed on (the member it came from has it).
+ */
+static void
+deliver_own_back(struct room *g, const struct frame_msg *m)
+{
+	int r;
+
+	if (store_has(g->env.store, m->id) ||
+	    store_below_floor(g->env.store, m->ts))
+		return;
+	if ((r = store_add_msg(g->env.store, m)) != 1) {
+		if (r == -1)
+			room_log(g, LOG_ERROR, "cannot store a message: %s",
+			    strerror(errno));
+		return;
+	}
+	deliver_stored(g, m);
+	room_emit_json(g, NODE_EV_SENT, deliver_msg_json(g, m));
+}
+
 void
 deliver_on_msg(struct room *g, struct link *l, struct frame *in)
 {
@@ -367,13 +394,15 @@ deliver_on_msg(struct room *g, struct link *l, struct frame *in)
 	char id[PAPO_ID_LEN + 1];
 	int r;
 
-	if (memcmp(m->from, g->env.me->pk, PAPO_KEY_LEN) == 0)
-		return;       /* our own, come back round */
+	if (memcmp(m->from, g->env.me->pk, PAPO_KEY_LEN) == 0) {
+		deliver_own_back(g, m);
+		return;
+	}
 	if ((gone = keyring_removed(g->keyring, m->from)) != NULL &&
 	    m->ts > gone->ts) {
 		/* Written after its author was removed, whoever passes it
 		 * on: not stored, acked nor passed on. */
-		log_msg(LOG_INFO, "message %s refused: its author was removed "
+		room_log(g, LOG_INFO, "message %s refused: its author was removed "
 		    "from the room before it was written", m->id);
 		return;
 	}
@@ -388,7 +417,7 @@ deliver_on_msg(struct room *g, struct link *l, struct frame *in)
 		 * its author hears so and stops sending it, but it is not
 		 * stored again nor passed on. */
 		g->delivery->below_floor++;
-		log_msg(LOG_DEBUG, "message %s is older than what this member "
+		room_log(g, LOG_DEBUG, "message %s is older than what this member "
 		    "keeps: not stored", m->id);
 		deliver_ack(g, m, ACK_DELIVERED);
 		return;
@@ -400,7 +429,7 @@ deliver_on_msg(struct room *g, struct link *l, struct frame *in)
 		break;
 	case LIMIT_DROP_LOG:
 		sec_id_format(m->from, id);
-		log_msg(LOG_WARN, "dropped %llu message%s from %s (%s): over "
+		room_log(g, LOG_WARN, "dropped %llu message%s from %s (%s): over "
 		    "%u a minute of its clock; said once a minute",
 		    (unsigned long long)nlog, nlog == 1 ? "" : "s", m->name, id,
 		    limit_recv_cap(g->limit));
@@ -410,7 +439,7 @@ deliver_on_msg(struct room *g, struct link *l, struct frame *in)
 	}
 	if ((r = store_add_msg(g->env.store, m)) != 1) {
 		if (r == -1)
-			log_msg(LOG_ERROR, "cannot store a message: %s",
+			room_log(g, LOG_ERROR, "cannot store a message: %s",
 			    strerror(errno));
 		return;
 	}

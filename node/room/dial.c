@@ -287,7 +287,7 @@ members_evict(struct room *g, const struct member *keep)
 
 		if (!member_evictable(g, m, keep) || k-- > 0)
 			continue;
-		log_msg(LOG_DEBUG, "letting neighbour %s go", m->name);
+		room_log(g, LOG_DEBUG, "letting neighbour %s go", m->name);
 		quic_close(m->conn);
 		m->next_dial = loop_now_ns() + EVICTED_REDIAL_NS;
 		return;

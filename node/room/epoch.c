@@ -133,10 +133,10 @@ epoch_save(struct room *g)
 	for (size_t i = 0; i < g->epochs->nothers; i++)
 		cJSON_AddItemToArray(arr, cJSON_CreateString(g->epochs->others[i].frame));
 	if ((out = cJSON_Print(o)) == NULL)
-		log_msg(LOG_WARN, "%s: out of memory", EPOCHS_FILE);
+		room_log(g, LOG_WARN, "%s: out of memory", EPOCHS_FILE);
 	else if (fs_path(path, sizeof(path), g->env.home, EPOCHS_FILE) == 0 &&
 	    fs_write(err, path, out, strlen(out)) == -1)
-		log_msg(LOG_WARN, "%s", err);
+		room_log(g, LOG_WARN, "%s", err);
 	if (out != NULL)
 		sodium_memzero(out, strlen(out));
 	cJSON_free(out);
@@ -159,7 +159,7 @@ epoch_add(struct room *g, uint32_t n, const uint8_t secret[PAPO_KEY_LEN],
 			struct member *m = member_at(g, i);
 
 			if (m->conn != NULL && quic_version(m->conn) < 3) {
-				log_msg(LOG_WARN, "%s speaks protocol version "
+				room_log(g, LOG_WARN, "%s speaks protocol version "
 				    "%u, which cannot follow the room's key "
 				    "changes: no longer spoken to until it "
 				    "upgrades papo", m->name,
@@ -250,15 +250,15 @@ epoch_load(struct room *g)
 	if (fs_path(path, sizeof(path), g->env.home, EPOCHS_FILE) == -1 ||
 	    fs_read(err, path, EPOCHS_FILE_MAX, &text, &len, &exists) == -1) {
 		if (exists)
-			log_msg(LOG_WARN, "%s", err);
+			room_log(g, LOG_WARN, "%s", err);
 		return;
 	}
 	if ((o = cJSON_ParseWithLength(text, len)) == NULL)
-		log_msg(LOG_WARN, "%s is damaged: the room's later keys come "
+		room_log(g, LOG_WARN, "%s is damaged: the room's later keys come "
 		    "again from the other members", path);
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "epochs"))
 		if (epoch_load_one(g, e) == -1)
-			log_msg(LOG_WARN, "%s: a malformed epoch: skipped",
+			room_log(g, LOG_WARN, "%s: a malformed epoch: skipped",
 			    path);
 	/* Frames kept for whom they removed (this member too). */
 	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(o, "others")) {
@@ -267,7 +267,7 @@ epoch_load(struct room *g)
 
 		if (frame == NULL || frame_decode(g->env.keys, frame,
 		    strlen(frame), FRAME_V3, &f) != FRAME_OK) {
-			log_msg(LOG_WARN, "%s: a malformed epoch: skipped",
+			room_log(g, LOG_WARN, "%s: a malformed epoch: skipped",
 			    path);
 			continue;
 		}
@@ -421,14 +421,14 @@ epoch_note(struct room *g, const struct frame_epoch *e, int quiet)
 		if (quiet)
 			continue;
 		if (me) {
-			log_msg(LOG_WARN, "this member was removed from the room "
+			room_log(g, LOG_WARN, "this member was removed from the room "
 			    "by %s (epoch %llu): it can neither read nor write "
 			    "the room from now on", epoch_who(g, e->by, nb),
 			    (unsigned long long)e->n);
 			epoch_mark(g);
 			continue;
 		}
-		log_msg(LOG_INFO, "%s removed %s from the room (epoch %llu)",
+		room_log(g, LOG_INFO, "%s removed %s from the room (epoch %llu)",
 		    epoch_who(g, e->by, nb), epoch_who(g, r->id, nb2),
 		    (unsigned long long)e->n);
 		if ((m = member_find(g, r->id)) != NULL) {
@@ -537,11 +537,11 @@ epoch_heal(struct room *g)
 	frame_clear(&f);
 	if (nrm == 0)
 		return;
-	log_msg(LOG_WARN, "the room's key (epoch %u) was given to %s, who "
+	room_log(g, LOG_WARN, "the room's key (epoch %u) was given to %s, who "
 	    "was removed: changing it again", (unsigned)h->n,
 	    epoch_who(g, rm[0], nb));
 	if (epoch_make(g, (const uint8_t (*)[PAPO_KEY_LEN])rm, nrm, &n, &nkeys) == -1)
-		log_msg(LOG_WARN, "%s", "could not make a new key epoch");
+		room_log(g, LOG_WARN, "%s", "could not make a new key epoch");
 }
 
 /* e has the number of an epoch we hold, h, made by another change: the
@@ -557,7 +557,7 @@ epoch_concurrent(struct room *g, struct link *l, struct epoch_held *h,
 
 	if (text == NULL)
 		return;
-	log_msg(LOG_WARN, "two changes of the room's key were made apart "
+	room_log(g, LOG_WARN, "two changes of the room's key were made apart "
 	    "(epoch %u, by %s and by %s): the one by %s is kept", (unsigned)h->n,
 	    epoch_who(g, h->by, nb), epoch_who(g, e->by, nb2),
 	    epoch_who(g, theirs ? e->by : h->by, nb3));
@@ -590,7 +590,7 @@ epoch_concurrent(struct room *g, struct link *l, struct epoch_held *h,
 		goto out;
 	}
 	if (theirs)
-		log_msg(LOG_WARN, "the room's key changed (epoch %llu by %s) "
+		room_log(g, LOG_WARN, "the room's key changed (epoch %llu by %s) "
 		    "and this member was not given it: ask for a new invite",
 		    (unsigned long long)e->n, epoch_who(g, e->by, nb));
 	else if (have_ours)
@@ -645,7 +645,7 @@ epoch_on_frame(struct room *g, struct link *l, struct frame *in)
 	/* The signature was checked by the decoder; who may sign one is
 	 * ours to check: the owner or an admin as we know them. */
 	if (strcmp(role, "member") == 0) {
-		log_msg(LOG_WARN, "an epoch frame (epoch %llu) by %s, who is "
+		room_log(g, LOG_WARN, "an epoch frame (epoch %llu) by %s, who is "
 		    "neither the owner nor an admin: ignored",
 		    (unsigned long long)e->n, epoch_who(g, e->by, nb));
 		return;
@@ -680,7 +680,7 @@ epoch_on_frame(struct room *g, struct link *l, struct frame *in)
 		    "%llu by %s) and this member was not given it: ask for a "
 		    "new invite", (unsigned long long)e->n,
 		    epoch_who(g, e->by, nb));
-		log_msg(LOG_WARN, "%s", why);
+		room_log(g, LOG_WARN, "%s", why);
 		/* Newer than any we hold, signed by who may, and without a
 		 * key for us: nothing said from now on can be read here,
 		 * and every member refuses us (epoch_refuse).  An older
@@ -694,7 +694,7 @@ epoch_on_frame(struct room *g, struct link *l, struct frame *in)
 	if (epoch_add(g, (uint32_t)e->n, secret, e->by, text) == 1) {
 		struct frame f;
 
-		log_msg(LOG_INFO, "%s changed the room's key (epoch %llu)",
+		room_log(g, LOG_INFO, "%s changed the room's key (epoch %llu)",
 		    epoch_who(g, e->by, nb), (unsigned long long)e->n);
 		epoch_emit(g, e);
 		memset(&f, 0, sizeof(f));
@@ -812,7 +812,7 @@ epoch_make(struct room *g, const uint8_t (*rm)[PAPO_KEY_LEN], size_t nrm,
 	    (text = epoch_text(e)) == NULL ||
 	    epoch_add(g, (uint32_t)e->n, secret, g->env.me->pk, text) != 1)
 		goto out;
-	log_msg(LOG_INFO, "the room's key changed (epoch %llu)",
+	room_log(g, LOG_INFO, "the room's key changed (epoch %llu)",
 	    (unsigned long long)e->n);
 	epoch_emit(g, e);
 	/* The removed member gets it too: that is how it learns. */
@@ -911,7 +911,7 @@ epoch_refuse(struct room *g, struct link *l, const struct frame_hello *h)
 		return 1;
 	}
 	if (r != NULL) {
-		log_msg(LOG_INFO, "refused %s: removed from the room by %s "
+		room_log(g, LOG_INFO, "refused %s: removed from the room by %s "
 		    "(epoch %u)", h->name, epoch_who(g, r->by, nb),
 		    (unsigned)r->epoch);
 		/* It is told so by the epoch frame that removed it. */
@@ -925,7 +925,7 @@ epoch_refuse(struct room *g, struct link *l, const struct frame_hello *h)
 	/* Versions 1 and 2 cannot follow a key change: once there was one
 	 * they are not spoken to (docs/PROTOCOL.md, "Key epochs"). */
 	if (newest > 0 && h->version < 3) {
-		log_msg(LOG_WARN, "refused %s: it speaks protocol version %u, "
+		room_log(g, LOG_WARN, "refused %s: it speaks protocol version %u, "
 		    "which cannot follow the room's key changes (epoch %u): it "
 		    "must upgrade papo", h->name, (unsigned)h->version,
 		    (unsigned)newest);
@@ -956,11 +956,11 @@ epoch_refuse(struct room *g, struct link *l, const struct frame_hello *h)
 		return 0;
 	}
 	if (m == NULL || m->name[0] == '\0')
-		log_msg(LOG_WARN, "refused %s, a new member: this invite is "
+		room_log(g, LOG_WARN, "refused %s, a new member: this invite is "
 		    "from before the room's key changed (epoch %u): ask for a "
 		    "new invite", h->name, (unsigned)newest);
 	else
-		log_msg(LOG_WARN, "refused %s: the room's key changed (epoch "
+		room_log(g, LOG_WARN, "refused %s: the room's key changed (epoch "
 		    "%u) and it was not given it: it needs a new invite",
 		    h->name, (unsigned)newest);
 	/* The newest epoch frame tells it why: no key in it is its own. */

@@ -18,12 +18,20 @@
  * and not come within FETCH_TIMEOUT_NS is asked again elsewhere.  With
  * nobody online holding what is missing, the fetch waits, and goes on
  * when a member that holds it greets.  A fetch is resumed from the disk
- * (REF.part, REF.have) where it stopped.
+ * (REF.part, REF.have) where it stopped.  A fetch that failed on a full
+ * disk is tried again every FETCH_RETRY_NS and when a member greets.
+ *
+ * Bounds (issue 37): a message may name files nobody holds.  The fetches
+ * messages begin that no member has offered are capped per author and
+ * per room (fetch_may_start), and one is dropped FETCH_UNOFFERED_NS
+ * after it began once a member has said it holds nothing of it: the
+ * file is only named again, fetched when someone asks.
  *
  * Serving: chunks asked of us are queued (SERVE_QUEUE_MAX a member) and
  * sent as each connection's bulk queue has room, from the blobs this
  * room's store holds, complete or being fetched.
  */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -285,15 +293,20 @@ fetch_cancel(struct room *g, struct fetch *f)
 			send_x(g, f->holders[k].id, &x);
 }
 
+/* f failed for why; e the errno of our disk's refusal (0: another
+ * cause).  A full disk is tried again (FETCH_RETRY_NS, a greeting). */
 static void
-fetch_fail(struct room *g, struct fetch *f, const char *why)
+fetch_fail(struct room *g, struct fetch *f, const char *why, int e)
 {
 	log_msg(LOG_WARN, "file %s (%s): %s", f->a.name, f->a.ref, why);
 	fetch_cancel(g, f);
 	while (f->nasked > 0)
 		asked_release(f, f->nasked - 1);
 	f->state = FETCH_FAILED;
-	snprintf(f->err, sizeof(f->err), "%s", why);
+	f->retry = e == ENOSPC || e == EDQUOT;
+	f->failed_at = loop_now_ns();
+	snprintf(f->err, sizeof(f->err), "%.180s%s", why, f->retry ?
+	    "; tried again every 30 s and when a member comes online" : "");
 	fetch_event(g, f);
 }
 
@@ -334,10 +347,11 @@ fetch_commit(struct room *g, struct fetch *f)
 
 	if (f->npend == 0 && f->ngot < f->n)
 		return 0;
+	errno = 0;
 	r = blob_fetch_commit(err, g->files->bs, f->a.ref, f->pend, f->npend);
 	f->npend = 0;
 	if (r == -1)
-		fetch_fail(g, f, err);
+		fetch_fail(g, f, err, errno);
 	return r;
 }
 
@@ -348,6 +362,22 @@ fetch_forget(struct room *g, struct fetch *f)
 	while (f->nasked > 0)
 		asked_release(f, f->nasked - 1);
 	fetch_unlink(g, f);
+}
+
+/* A fetch a message began that no member offered: the file is only
+ * named again, fetched when someone asks (issue 37). */
+static void
+fetch_drop(struct room *g, struct fetch *f)
+{
+	struct attach a = f->a;
+
+	log_msg(LOG_INFO, "file %s (%s): no member has offered it in %llu s; "
+	    "not fetched unless asked", f->a.name, f->a.ref,
+	    (unsigned long long)(FETCH_UNOFFERED_NS / NS_PER_S));
+	g->files->dropped++;
+	fetch_forget(g, f);
+	room_emit_json(g, NODE_EV_BLOB, fetch_state_json(g, &a));
+	sodium_memzero(&a, sizeof(a));
 }
 
 static void
@@ -416,12 +446,69 @@ fetch_resume(struct room *g, struct fetch *f)
 		from = i + 1;
 	}
 	f->leaves = 1;
+	f->offered = 1;     /* its leaves came from a member */
 	return 0;
+}
+
+/* Takes what the disk holds of f (its leaves, the chunks recorded), as
+ * at its start: after a failure, chunks written and not recorded are
+ * not the file's. */
+static void
+fetch_reload(struct room *g, struct fetch *f)
+{
+	char err[PAPO_ERR_LEN];
+	uint8_t *leaves = NULL;
+	uint32_t nl;
+
+	memset(f->got, 0, bits_len(f->n));
+	f->ngot = 0;
+	f->npend = 0;
+	f->leaves = 0;
+	if (blob_leaves(err, g->files->bs, f->a.ref, &leaves, &nl) == 0) {
+		free(leaves);
+		if (fetch_resume(g, f) == -1) {
+			blob_remove(err, g->files->bs, f->a.ref);
+			memset(f->got, 0, bits_len(f->n));
+			f->ngot = 0;
+			f->leaves = 0;
+		}
+	}
+}
+
+/* A failed fetch tried anew: everyone online asked again. */
+static void
+fetch_retry(struct room *g, struct fetch *f)
+{
+	f->state = FETCH_FETCHING;
+	f->err[0] = '\0';
+	f->retry = 0;
+	f->started = loop_now_ns();
+	fetch_reload(g, f);
+	fetch_ask_all(g, f, f->has_author ? f->author : NULL);
+	schedule(g, f);
+	if (f->state == FETCH_FETCHING)
+		fetch_event(g, f);
+}
+
+int
+fetch_may_start(const struct room *g, const uint8_t *author)
+{
+	size_t mine = 0, all = 0;
+
+	for (const struct fetch *f = g->files->fetches; f != NULL;
+	    f = f->next) {
+		if (!f->by_msg || f->offered)
+			continue;
+		all++;
+		mine += author != NULL && f->has_author &&
+		    memcmp(f->author, author, PAPO_KEY_LEN) == 0;
+	}
+	return mine < FETCH_UNOFFERED_MEMBER && all < FETCH_UNOFFERED_ROOM;
 }
 
 int
 fetch_start(struct room *g, const struct attach *a, const uint8_t *author,
-    char err[PAPO_ERR_LEN])
+    int by_msg, char err[PAPO_ERR_LEN])
 {
 	struct fetch *f = fetch_find(g, a->ref);
 	uint8_t *leaves = NULL;
@@ -431,10 +518,13 @@ fetch_start(struct room *g, const struct attach *a, const uint8_t *author,
 		return 0;
 	if (f != NULL) {
 		/* Asked again: a failed fetch is tried anew, a waiting one
-		 * asks everyone online once more. */
+		 * asks everyone online once more.  Someone asked for it: it
+		 * is no longer a message's to drop. */
+		if (!by_msg)
+			f->by_msg = 0;
 		if (f->state == FETCH_FAILED) {
-			f->state = FETCH_FETCHING;
-			f->err[0] = '\0';
+			fetch_retry(g, f);
+			return 0;
 		}
 		fetch_ask_all(g, f, f->has_author ? f->author : NULL);
 		schedule(g, f);
@@ -453,7 +543,8 @@ fetch_start(struct room *g, const struct attach *a, const uint8_t *author,
 	f->a = *a;
 	f->n = blob_chunks(a->size);
 	f->state = FETCH_FETCHING;
-	f->started = loop_now_ns();
+	f->started = f->born = loop_now_ns();
+	f->by_msg = by_msg;
 	if (author != NULL) {
 		memcpy(f->author, author, PAPO_KEY_LEN);
 		f->has_author = 1;
@@ -484,7 +575,7 @@ fetch_start(struct room *g, const struct attach *a, const uint8_t *author,
 			fetch_done(g, f);
 			return 0;
 		}
-		fetch_fail(g, f, err);
+		fetch_fail(g, f, err, errno);
 		return 0;
 	}
 	loop_timer_set(g->files->tick, loop_now_ns() + FETCH_TICK_NS);
@@ -924,6 +1015,7 @@ on_leaves(struct room *g, struct fetch *f, struct holder *h,
 		h->bad = 1;
 		return;
 	}
+	errno = 0;
 	r = blob_fetch_start(err, g->files->bs, f->a.ref, f->a.size, x->data,
 	    x->count);
 	if (r == BLOB_REFUSED) {
@@ -933,10 +1025,11 @@ on_leaves(struct room *g, struct fetch *f, struct holder *h,
 		return;
 	}
 	if (r == -1) {
-		fetch_fail(g, f, err);   /* ours: the quota, the disk */
+		fetch_fail(g, f, err, errno);   /* ours: the quota, the disk */
 		return;
 	}
 	f->leaves = 1;
+	f->offered = 1;
 	if (r == 1)
 		fetch_done(g, f);
 }
@@ -952,12 +1045,14 @@ on_have(struct fetch *f, struct holder *h, const struct xfer *x)
 			bit_set(h->have, x->first + k, 1);
 			h->nhave++;
 		}
+	f->offered |= h->nhave > 0;
 }
 
 static void
 on_none(struct fetch *f, struct holder *h, const struct xfer *x)
 {
 	if (x->count == 0) {
+		f->denied = 1;
 		free(h->have);
 		h->have = NULL;
 		h->nhave = 0;
@@ -987,6 +1082,7 @@ on_chunk(struct room *g, struct fetch *f, struct holder *h,
 	asked_release_holder(f, h, 0, i);
 	if (bit(f->got, i))
 		return 0;
+	errno = 0;
 	r = blob_fetch_chunk(err, g->files->bs, f->a.ref, i, x->data, x->len);
 	if (r == BLOB_REFUSED) {
 		char nb[16];
@@ -999,7 +1095,7 @@ on_chunk(struct room *g, struct fetch *f, struct holder *h,
 		return 0;
 	}
 	if (r == -1) {
-		fetch_fail(g, f, err);
+		fetch_fail(g, f, err, errno);
 		return 0;
 	}
 	bit_set(f->got, i, 1);
@@ -1083,7 +1179,7 @@ resume_one(void *arg, const char *ref)
 	struct attach a;
 
 	if (blob_meta_load(err, g->files->bs, ref, &a) == 0 &&
-	    fetch_start(g, &a, NULL, err) == 0)
+	    fetch_start(g, &a, NULL, 0, err) == 0)
 		log_msg(LOG_INFO, "file %s (%s): fetching goes on where it "
 		    "stopped", a.name, ref);
 	sodium_memzero(&a, sizeof(a));
@@ -1103,6 +1199,14 @@ fetch_tick(void *arg)
 
 	for (f = g->files->fetches; f != NULL; f = next) {
 		next = f->next;
+		if (f->by_msg && !f->offered && f->denied &&
+		    now - f->born > FETCH_UNOFFERED_NS) {
+			fetch_drop(g, f);
+			continue;
+		}
+		if (f->state == FETCH_FAILED && f->retry &&
+		    now - f->failed_at >= FETCH_RETRY_NS)
+			fetch_retry(g, f);
 		if (f->state == FETCH_FETCHING && (f->npend > 0 ||
 		    f->ngot == f->n) && fetch_commit(g, f) == 1) {
 			fetch_done(g, f);
@@ -1135,6 +1239,8 @@ fetch_hello(struct room *g, struct member *m)
 	for (struct fetch *f = g->files->fetches; f != NULL; f = f->next)
 		if (f->state != FETCH_FAILED)
 			fetch_ask(g, f, m->id);
+		else if (f->retry)
+			fetch_retry(g, f);
 }
 
 void

@@ -150,6 +150,24 @@ out:
 	return rc;
 }
 
+/* A file named that is past the caps of fetches nobody offered
+ * (fetch_may_start): counted, and said at most once a minute. */
+static void
+files_skip(struct room *g, const struct frame_msg *m, const struct attach *a)
+{
+	struct files *fs = g->files;
+	uint64_t now = loop_now_ns();
+
+	fs->skipped++;
+	if (fs->skip_logged != 0 && now - fs->skip_logged < FETCH_SKIP_LOG_NS)
+		return;
+	fs->skip_logged = now;
+	log_msg(LOG_INFO, "file %s of message %s is not fetched at once: %d "
+	    "files that messages named wait for a member to offer them "
+	    "(at most %d of one member's); it is fetched when asked", a->ref,
+	    m->id, FETCH_UNOFFERED_ROOM, FETCH_UNOFFERED_MEMBER);
+}
+
 void
 files_on_msg(struct room *g, const struct frame_msg *m)
 {
@@ -159,17 +177,50 @@ files_on_msg(struct room *g, const struct frame_msg *m)
 
 	n = attach_parse(m->body, m->body_len, v, ATTACH_MAX, &tlen);
 	for (size_t k = 0; k < n; k++) {
-		if (blob_meta_save(err, g->files->bs, &v[k]) == -1) {
+		/* An empty file has one reference whatever its name: the
+		 * latest message's name is kept (issue 37). */
+		if ((v[k].size == 0 ? blob_meta_set(err, g->files->bs, &v[k]) :
+		    blob_meta_save(err, g->files->bs, &v[k])) == -1) {
 			log_msg(LOG_WARN, "file %s of message %s: %s", v[k].ref,
 			    m->id, err);
 			continue;
 		}
-		if (g->files->automax != 0 && v[k].size <= g->files->automax &&
-		    !blob_has(g->files->bs, v[k].ref) &&
-		    fetch_start(g, &v[k], m->from, err) == -1)
+		if (g->files->automax == 0 || v[k].size > g->files->automax ||
+		    blob_has(g->files->bs, v[k].ref))
+			continue;
+		if (fetch_find(g, v[k].ref) == NULL &&
+		    !fetch_may_start(g, m->from)) {
+			files_skip(g, m, &v[k]);
+			continue;
+		}
+		if (fetch_start(g, &v[k], m->from, 1, err) == -1)
 			log_msg(LOG_WARN, "file %s: %s", v[k].ref, err);
 	}
 	sodium_memzero(v, sizeof(v));
+}
+
+int
+files_text_check(struct room *g, struct node_msg *req)
+{
+	struct attach *v;
+	size_t tlen, n;
+
+	if (req->files != NULL || req->text == NULL)
+		return 0;
+	if ((v = malloc(sizeof(*v))) == NULL) {
+		room_fail(g, req, 500, "%s", "out of memory");
+		return -1;
+	}
+	n = attach_parse(req->text, strlen(req->text), v, 1, &tlen);
+	sodium_memzero(v, sizeof(*v));
+	free(v);
+	if (n == 0)
+		return 0;
+	room_fail(g, req, 400, "%s", "the text ends with lines that name "
+	    "files (\xf0\x9f\x93\x8e NAME (SIZE bytes, TYPE) papo-file:REF:KEY): "
+	    "share a file with files (--file, attachments), not by writing "
+	    "its line");
+	return -1;
 }
 
 void
@@ -214,7 +265,8 @@ files_request(struct room *g, struct node_msg *req)
 		    req->text != NULL ? req->text : "(none)");
 		return;
 	}
-	if (req->kind == NODE_FETCH && fetch_start(g, &a, NULL, err) == -1) {
+	if (req->kind == NODE_FETCH && fetch_start(g, &a, NULL, 0, err) ==
+	    -1) {
 		room_fail(g, req, 413, "%s", err);
 		sodium_memzero(&a, sizeof(a));
 		return;
@@ -325,9 +377,15 @@ files_status(const struct room *g, cJSON *o)
 	cJSON_AddNumberToObject(f, "bytes", (double)blob_used(g->files->bs));
 	cJSON_AddNumberToObject(f, "quota", (double)(g->env.set->files_quota ?
 	    g->env.set->files_quota : FILES_QUOTA_DEFAULT));
-	cJSON_AddNumberToObject(f, "auto", (double)g->files->automax);
+	/* Every file (PAPO_FILES_AUTO=all) says so, not 1.8e19 bytes. */
+	if (g->files->automax == UINT64_MAX)
+		cJSON_AddStringToObject(f, "auto", "all");
+	else
+		cJSON_AddNumberToObject(f, "auto", (double)g->files->automax);
 	cJSON_AddNumberToObject(f, "served", (double)g->files->served);
 	cJSON_AddNumberToObject(f, "fetched", (double)g->files->fetched);
+	cJSON_AddNumberToObject(f, "not_fetched", (double)g->files->skipped);
+	cJSON_AddNumberToObject(f, "dropped", (double)g->files->dropped);
 	if ((arr = cJSON_AddArrayToObject(f, "fetching")) == NULL)
 		return;
 	for (struct fetch *x = g->files->fetches; x != NULL; x = x->next) {

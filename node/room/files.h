@@ -37,6 +37,11 @@ void files_free(struct room *g);
 int files_body(struct room *g, struct node_msg *req, char **body,
     size_t *len);
 
+/* A send without files (req->files NULL) whose text ends with lines
+ * that name files (a forged trailer: every receiver would take them for
+ * files): -1 with req answered 400; else 0 (issue 37). */
+int files_text_check(struct room *g, struct node_msg *req);
+
 /* A message stored (ours or another's): the files it names are known
  * from now on, and those small enough are fetched at once. */
 void files_on_msg(struct room *g, const struct frame_msg *m);

@@ -19,6 +19,20 @@
 #define SERVE_QUEUE_MAX 256      /* chunks queued for one member */
 #define FETCH_COMMIT_CHUNKS 32   /* chunks written (8 MiB) between two
                                   * commits; a tick commits too */
+/* Fetches a message started (PAPO_FILES_AUTO) that no member has
+ * offered yet (issue 37: a member could plant any number of files
+ * nobody holds in every other member): at most this many of one
+ * author's messages, and of the room's; past them a file is only named,
+ * fetched when someone asks.  Such a fetch is dropped (the file only
+ * named again) FETCH_UNOFFERED_NS after it began, once a member has
+ * said it holds nothing of it. */
+#define FETCH_UNOFFERED_MEMBER 32
+#define FETCH_UNOFFERED_ROOM 128
+#define FETCH_UNOFFERED_NS (60ull * NS_PER_S)
+#define FETCH_RETRY_NS (30ull * NS_PER_S)     /* a fetch the full disk
+                                  * stopped is tried again */
+#define FETCH_SKIP_LOG_NS (60ull * NS_PER_S)  /* "not fetched at once"
+                                  * logged at most this often */
 
 enum fetch_state {
 	FETCH_FETCHING = 1,
@@ -73,7 +87,15 @@ struct fetch {
 	                          * told HAVE of each chunk we get */
 	size_t nwatch;
 	uint64_t evented;        /* monotonic ns of the last progress event */
-	uint64_t started;
+	uint64_t started;        /* and when everyone was last asked */
+	uint64_t born;           /* when it began */
+	int by_msg;              /* begun by a message (PAPO_FILES_AUTO),
+	                          * not asked for by a person or an agent */
+	int offered;             /* a member sent its leaves or said it
+	                          * holds chunks of it */
+	int denied;              /* a member said it holds nothing of it */
+	int retry;               /* FAILED on a full disk: tried again */
+	uint64_t failed_at;
 };
 
 /* A chunk queued to send to a member. */
@@ -96,13 +118,22 @@ struct files {
 	uint64_t fetched;        /* and taken from others, verified */
 	int resume;              /* the fetches a stop cut go on at the
 	                          * first tick */
+	uint64_t skipped;        /* files named past the FETCH_UNOFFERED_
+	                          * caps: not fetched at once */
+	uint64_t dropped;        /* fetches dropped, nobody offering them */
+	uint64_t skip_logged;    /* monotonic ns */
 };
 
 /* fetch.c */
 /* Starts fetching a (its REF.meta saved), shared by author (NULL:
- * unknown), or asks again; 0, or -1 with err. */
+ * unknown), because a message named it (by_msg) or someone asked, or
+ * asks again (a failed fetch tried anew); 0, or -1 with err. */
 int fetch_start(struct room *g, const struct attach *a, const uint8_t *author,
-    char err[PAPO_ERR_LEN]);
+    int by_msg, char err[PAPO_ERR_LEN]);
+/* Whether a message of author may start one more fetch at once: the
+ * fetches messages began that no member has offered yet, under the
+ * FETCH_UNOFFERED_ caps. */
+int fetch_may_start(const struct room *g, const uint8_t *author);
 struct fetch *fetch_find(const struct room *g, const char *ref);
 /* Stops fetching f, its holders told (retention: its files go too);
  * chunks not committed are not recorded. */

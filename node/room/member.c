@@ -261,7 +261,7 @@ members_save(struct room *g)
 	if ((text = cJSON_Print(o)) != NULL &&
 	    fs_path(path, sizeof(path), g->env.home, "peers.json") == 0 &&
 	    fs_write(err, path, text, strlen(text)) == -1)
-		log_msg(LOG_WARN, "%s", err);
+		room_log(g, LOG_WARN, "%s", err);
 	cJSON_free(text);
 	cJSON_Delete(o);
 }
@@ -301,11 +301,11 @@ members_load(struct room *g)
 	if (fs_path(path, sizeof(path), g->env.home, "peers.json") == -1 ||
 	    fs_read(err, path, 4 * 1024 * 1024, &text, &len, &exists) == -1) {
 		if (exists)
-			log_msg(LOG_WARN, "%s", err);
+			room_log(g, LOG_WARN, "%s", err);
 		return;
 	}
 	if ((o = cJSON_ParseWithLength(text, len)) == NULL) {
-		log_msg(LOG_WARN, "%s is damaged; starting from the invite",
+		room_log(g, LOG_WARN, "%s is damaged; starting from the invite",
 		    path);
 		free(text);
 		return;
@@ -355,7 +355,7 @@ members_load(struct room *g)
 				m->naddr++;
 	}
 	if (bad > 0)
-		log_msg(LOG_WARN, "%s: %zu times that are not whole ms since "
+		room_log(g, LOG_WARN, "%s: %zu times that are not whole ms since "
 		    "1970 left out (seen, announced); the members are kept",
 		    path, bad);
 	cJSON_Delete(o);

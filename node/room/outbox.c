@@ -229,7 +229,7 @@ outmsg_acked(struct room *g, struct outmsg *o, struct member *by)
 	if (o->nwait > 0)
 		return;
 	if (store_outbox_del(g->env.store, o->id) == -1)
-		log_msg(LOG_WARN, "cannot update the outbox: %s", strerror(errno));
+		room_log(g, LOG_WARN, "cannot update the outbox: %s", strerror(errno));
 	outmsg_free(g, o);
 }
 
@@ -251,7 +251,7 @@ deliver_load_outbox(struct room *g)
 			 * not) or a message retention or damage took: nothing
 			 * to deliver. */
 			memcpy(gone, id, sizeof(gone));
-			log_msg(LOG_WARN, "outbox message %s is not in the log; "
+			room_log(g, LOG_WARN, "outbox message %s is not in the log; "
 			    "dropped from the outbox", gone);
 			if (store_outbox_del(g->env.store, gone) == 0)
 				i--;

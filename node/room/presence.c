@@ -33,7 +33,7 @@ member_presence(struct room *g, struct member *m)
 	cJSON_AddBoolToObject(o, "online", m->shown_online);
 	cJSON_AddNumberToObject(o, "last_seen", (double)m->seen);
 	room_emit_json(g, NODE_EV_PRESENCE, o);
-	log_msg(LOG_INFO, "%s is %s", member_name(m, nb),
+	room_log(g, LOG_INFO, "%s is %s", member_name(m, nb),
 	    m->shown_online ? "online" : "offline");
 }
 
@@ -124,7 +124,7 @@ members_announce(void *arg)
 	/* Signed for connections of version 3; the others get it as
 	 * before (members_flood). */
 	if (frame_peer_sign(&me, g->env.keys, g->env.me) == -1)
-		log_msg(LOG_WARN, "could not sign our announcement");
+		room_log(g, LOG_WARN, "could not sign our announcement");
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PEERS;
 	f.u.peers.n = 1;
@@ -379,7 +379,7 @@ members_on_bye(struct room *g, struct link *l, struct frame *in)
 	 * Unsigned: only from itself, or about a member never known to
 	 * sign (a daemon of version 1 or 2). */
 	if (b->has_sig ? b->ts <= m->announced : m != l->m && m->signs) {
-		log_msg(LOG_DEBUG, "a bye for %s that it did not sign, or "
+		room_log(g, LOG_DEBUG, "a bye for %s that it did not sign, or "
 		    "older than its last word: ignored", m->idtext);
 		return;
 	}

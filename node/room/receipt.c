@@ -187,7 +187,7 @@ deliver_on_ack(struct room *g, struct link *l, struct frame *f)
 	if ((by = member_find(g, a->by)) == NULL)
 		return;
 	if (store_add_ack(g->env.store, a) == -1)
-		log_msg(LOG_WARN, "cannot store a receipt: %s", strerror(errno));
+		room_log(g, LOG_WARN, "cannot store a receipt: %s", strerror(errno));
 	if (a->state == ACK_DELIVERED && (o = outmsg_find(g, a->id)) != NULL)
 		outmsg_acked(g, o, by);
 	j = cJSON_CreateObject();

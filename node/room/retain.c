@@ -47,9 +47,9 @@ deliver_retain(struct room *g)
 	if (!store_compact_due(g->env.store, k, loop_wall_ms(), 1))
 		return 0;
 	if ((n = store_compact(err, g->env.store, k, loop_wall_ms())) == -1)
-		log_msg(LOG_ERROR, "retention: %s", err);
+		room_log(g, LOG_ERROR, "retention: %s", err);
 	else if (n > 0)
-		log_msg(LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
+		room_log(g, LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
 		    "dropped from the log", g->env.set->keep_text, n);
 	/* Own messages not yet acknowledged can keep the log over the
 	 * count; the next try waits for as many new ones as a compaction

@@ -109,7 +109,7 @@ role_save(struct room *g)
 	if ((text = cJSON_Print(arr)) != NULL &&
 	    fs_path(path, sizeof(path), g->env.home, ADMINS_FILE) == 0 &&
 	    fs_write(err, path, text, strlen(text)) == -1)
-		log_msg(LOG_WARN, "%s", err);
+		room_log(g, LOG_WARN, "%s", err);
 	cJSON_free(text);
 	cJSON_Delete(arr);
 }
@@ -161,12 +161,12 @@ role_load(struct room *g)
 	if (fs_path(path, sizeof(path), g->env.home, ADMINS_FILE) == -1 ||
 	    fs_read(err, path, ADMINS_FILE_MAX, &text, &len, &exists) == -1) {
 		if (exists)
-			log_msg(LOG_WARN, "%s", err);
+			room_log(g, LOG_WARN, "%s", err);
 		return;
 	}
 	if ((arr = cJSON_ParseWithLength(text, len)) == NULL ||
 	    !cJSON_IsArray(arr))
-		log_msg(LOG_WARN, "%s is damaged: its admin grants come again "
+		room_log(g, LOG_WARN, "%s is damaged: its admin grants come again "
 		    "from the other members", path);
 	cJSON_ArrayForEach(e, arr) {
 		struct frame f;
@@ -179,7 +179,7 @@ role_load(struct room *g)
 		    &f) == FRAME_OK && f.type == FRAME_ADMIN)
 			role_take(g, &f.u.admin);
 		else
-			log_msg(LOG_WARN, "%s: a grant that does not verify: "
+			room_log(g, LOG_WARN, "%s: a grant that does not verify: "
 			    "skipped", path);
 		frame_clear(&f);
 		cJSON_free(one);
@@ -226,18 +226,18 @@ role_on_admin(struct room *g, struct link *l, struct frame *in)
 	int r;
 
 	if (!g->roles->has_owner) {
-		log_msg(LOG_INFO, "an admin grant before we know the room's "
+		room_log(g, LOG_INFO, "an admin grant before we know the room's "
 		    "owner: left for later");
 		return;
 	}
 	if (memcmp(a->by, g->roles->owner, PAPO_KEY_LEN) != 0) {
-		log_msg(LOG_WARN, "an admin grant signed by %s, not the "
+		room_log(g, LOG_WARN, "an admin grant signed by %s, not the "
 		    "room's owner: ignored", role_name(g, a->by, nb));
 		return;
 	}
 	if ((r = role_take(g, a)) <= 0)
 		return;
-	log_msg(LOG_INFO, "%s is now an admin of the room",
+	room_log(g, LOG_INFO, "%s is now an admin of the room",
 	    role_name(g, a->id, nb));
 	role_save(g);
 	role_emit(g, a);
@@ -263,16 +263,16 @@ role_on_hello(struct room *g, const struct hello_in *in)
 
 		g->roles->has_owner = 1;
 		memcpy(g->roles->owner, h->owner, PAPO_KEY_LEN);
-		log_msg(LOG_INFO, "the room's owner is %s, as our inviter says",
+		room_log(g, LOG_INFO, "the room's owner is %s, as our inviter says",
 		    role_name(g, h->owner, nb));
 		if (room_load(err, g->env.home, &r) == 0) {
 			r.has_owner = 1;
 			memcpy(r.owner, h->owner, PAPO_KEY_LEN);
 			if (room_save(err, g->env.home, &r) == -1)
-				log_msg(LOG_WARN, "%s", err);
+				room_log(g, LOG_WARN, "%s", err);
 			room_wipe(&r);
 		} else
-			log_msg(LOG_WARN, "%s", err);
+			room_log(g, LOG_WARN, "%s", err);
 	}
 	if (h->events < g->roles->nadmins)
 		role_send_all(g, m);
@@ -329,7 +329,7 @@ role_request_admin(struct room *g, struct node_msg *req)
 		return;
 	}
 	cJSON_AddBoolToObject(o, "already", 0);
-	log_msg(LOG_INFO, "%s is now an admin of the room", member_name(m, nb));
+	room_log(g, LOG_INFO, "%s is now an admin of the room", member_name(m, nb));
 	role_save(g);
 	role_emit(g, &f.u.admin);
 	members_flood(g, &f, NULL);

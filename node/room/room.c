@@ -46,7 +46,7 @@ room_unseal(struct room *g, const struct link *l, const uint8_t *p,
 	if (frame_envelope_epoch(p, n, &epoch) == -1)
 		return FRAME_ERR_SEAL;
 	if ((k = keyring_keys(g->keyring, epoch)) == NULL) {
-		log_msg(LOG_INFO, "a frame sealed under epoch %u, which this "
+		room_log(g, LOG_INFO, "a frame sealed under epoch %u, which this "
 		    "member does not hold", (unsigned)epoch);
 		return FRAME_ERR_SEAL;
 	}
@@ -191,6 +191,17 @@ static status_part *const summary_parts[] = {
 };
 
 void
+room_renamed(struct room *g, const char *was)
+{
+	room_log(g, LOG_INFO, "this member is now %s (it was %s): its "
+	    "members learn it as they are greeted", g->env.room->me, was);
+	for (size_t i = 0; i < members_n(g); i++)
+		if (member_at(g, i)->conn != NULL)
+			hello_send(g, quic_data(member_at(g, i)->conn));
+	members_announce_soon(g);
+}
+
+void
 room_summary(const struct room *g, cJSON *o)
 {
 	for (size_t i = 0; i < sizeof(summary_parts) / sizeof(summary_parts[0]);
@@ -280,7 +291,7 @@ room_on_hello(struct room *g, struct link *l, struct frame *f)
 	int both = relay_both_ends(g->net, l->qc);  /* and it knows */
 
 	if (memcmp(h->id, peer, PAPO_KEY_LEN) != 0 || h->version != l->version) {
-		log_msg(LOG_WARN, "a peer's hello does not match its key or "
+		room_log(g, LOG_WARN, "a peer's hello does not match its key or "
 		    "the protocol version agreed: closing");
 		quic_close(l->qc);
 		return;
@@ -304,7 +315,7 @@ room_on_hello(struct room *g, struct link *l, struct frame *f)
 		int me_smaller = memcmp(g->env.me->pk, peer, PAPO_KEY_LEN) < 0;
 		int both_old = relay_both_ends(g->net, m->conn);
 
-		log_msg(LOG_DEBUG, "two connections with %s (new mine %d, old "
+		room_log(g, LOG_DEBUG, "two connections with %s (new mine %d, old "
 		    "mine %d, me smaller %d, new relayed %d, old relayed %d)",
 		    h->name, mine_new, mine_old, me_smaller, both, both_old);
 		if (quic_silent_ms(m->conn) > ROOM_SILENT_MS) {
@@ -312,14 +323,14 @@ room_on_hello(struct room *g, struct link *l, struct frame *f)
 			 * or its path died; the new one is what works. */
 			struct quic_conn *old = m->conn;
 
-			log_msg(LOG_INFO, "%s: a new connection replaces a "
+			room_log(g, LOG_INFO, "%s: a new connection replaces a "
 			    "silent one", h->name);
 			m->conn = l->qc;
 			quic_close(old);
 		} else if (both_old && !both) {
 			struct quic_conn *old = m->conn;
 
-			log_msg(LOG_INFO, "%s: a direct path replaces the relay",
+			room_log(g, LOG_INFO, "%s: a direct path replaces the relay",
 			    h->name);
 			m->conn = l->qc;
 			quic_close(old);
@@ -509,7 +520,7 @@ room_beacon_heard(void *arg, const uint8_t id[PAPO_KEY_LEN],
 		m->addr[0] = *at;
 		m->naddr++;
 	}
-	log_msg(LOG_DEBUG, "a beacon of %s: dialling it on the LAN", m->idtext);
+	room_log(g, LOG_DEBUG, "a beacon of %s: dialling it on the LAN", m->idtext);
 	member_dial_at(g, m, at, 1);
 }
 
@@ -555,7 +566,7 @@ room_link_frame(struct room *g, struct link *l, const uint8_t *p,
 
 	if ((e = room_unseal(g, l, p, n, &f)) != FRAME_OK) {
 		g->bad_frames++;
-		log_msg(LOG_WARN, "dropped a frame from %s: %s",
+		room_log(g, LOG_WARN, "dropped a frame from %s: %s",
 		    l->m != NULL ? l->m->name : "a peer not yet greeted",
 		    frame_strerror(e));
 		if (l->m != NULL && l->version >= 3)
@@ -607,7 +618,7 @@ room_link_closed(struct room *g, struct link *l)
 	struct quic_conn *qc = l->qc;
 	struct member *m;
 
-	log_msg(LOG_DEBUG, "connection %s %s%s closed", l->m != NULL ?
+	room_log(g, LOG_DEBUG, "connection %s %s%s closed", l->m != NULL ?
 	    l->m->name : "(not greeted)", quic_is_client(qc) ? "out" : "in",
 	    quic_is_relayed(qc) ? " (relayed)" : "");
 	if (quic_is_relayed(qc))
@@ -689,7 +700,9 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
-	if (env->set->lan) {
+	/* No beacons from a daemon bound to loopback: nobody on the LAN
+	 * could reach the port they would announce. */
+	if (env->set->lan && !addr_is_loopback(&t->bound)) {
 		struct beacon_env be;
 		char why[PAPO_ERR_LEN];
 
@@ -702,7 +715,7 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 		be.wanted = room_beacon_wanted;
 		be.heard = room_beacon_heard;
 		if ((g->beacon = beacon_new(why, &be)) == NULL)
-			log_msg(LOG_WARN, "LAN discovery is off: %s", why);
+			room_log(g, LOG_WARN, "LAN discovery is off: %s", why);
 	}
 	if ((g->keyring = keyring_new()) == NULL || members_new(g) == -1 ||
 	    dial_new(g) == -1 || presence_new(g) == -1 ||

@@ -36,6 +36,10 @@ void rooms_search(struct room **rooms, size_t n, struct node_msg *m);
  * "online", "messages" added to o. */
 struct cJSON;
 void room_summary(const struct room *g, struct cJSON *o);
+/* This member's name (env->room's me) changed, from was: its members
+ * are greeted again, so that they learn it (their hello hooks take a
+ * member's name from each hello), and it is said in the log. */
+void room_renamed(struct room *g, const char *was);
 /* The newest key epoch held and its secret, for invites (0: the room
  * secret's, secret left zero). */
 uint32_t room_epoch(const struct room *g, uint8_t secret[PAPO_KEY_LEN]);

@@ -24,8 +24,11 @@
 #define SEARCH_DEFAULT 20
 #define CURSOR_PREFIX "s1."
 
+struct search_part;
+
 struct searching {
-	int fd;                  /* the rebuild watched, or -1 */
+	int fd;                  /* the store's jobs watched, or -1 */
+	struct search_part *parts;   /* of asks not yet answered */
 };
 
 /* who as a member id's text into out: 0; 1 when no member this one
@@ -76,14 +79,38 @@ cursor_parse(const char *c, uint64_t *off)
 	return errno != 0 || *end != '\0' || *off > INT32_MAX ? -1 : 0;
 }
 
-/* One room's part of a search: its query and its hits. */
+struct search_ask;
+
+/* One room's part of a search: its query, the store's search running
+ * it beside the node thread, then its hits (the search's until the
+ * ask is answered). */
 struct search_part {
-	struct room *g;
+	struct room *g;          /* NULL once the room is gone */
+	struct search_ask *ask;
+	struct search_part *next;    /* in its room's list (searching) */
 	struct ix_query q;
 	char from[PAPO_ID_LEN + 1], to[PAPO_ID_LEN + 1];
+	char name[ROOM_NAME_MAX + 1], rid[PAPO_ROOMID_LEN + 1];
+	struct store_find *f;
+	int over;                /* its search ended (or never ran) */
 	struct ix_hit *h;
-	long n;
-	int more, ranked;
+	long n;                  /* hits, or -1 with code and err */
+	int more, ranked, code;
+	char err[PAPO_ERR_LEN];
+};
+
+/* A search request in flight: its parts (one, or one a room), how many
+ * are still running, and how the answer leaves (the node's, whichever
+ * room goes first). */
+struct search_ask {
+	struct node_msg *req;
+	void (*emit)(void *arg, struct node_msg *m);
+	void *arg;
+	int all;                 /* of several rooms: merged */
+	uint64_t offset;         /* all: the page's start and length */
+	size_t limit;
+	struct search_part *parts;
+	size_t np, left;
 };
 
 /*
@@ -104,6 +131,9 @@ search_prepare(struct search_part *p, const struct node_msg *req,
 	if (q->limit > IX_LIMIT_MAX)
 		q->limit = IX_LIMIT_MAX;
 	q->before = req->before;
+	if (req->before != 0 && req->before_id[0] != '\0')
+		q->before_id = req->before_id;
+	q->newest = req->in_time;
 	q->after = req->after_ts;
 	q->files = req->files_only;
 	if (req->thread[0] != '\0')
@@ -136,26 +166,42 @@ search_prepare(struct search_part *p, const struct node_msg *req,
 	return 0;
 }
 
-/* Runs p's query: 0, or -1 with err and *code. */
-static int
-search_run(struct search_part *p, char err[PAPO_ERR_LEN], int *code)
+/* Starts p's query beside the node thread; a search that cannot start
+ * is over at once with its error. */
+static void
+search_launch(struct search_part *p)
 {
-	if ((p->h = calloc(p->q.limit, sizeof(*p->h))) == NULL) {
-		*code = 500;
-		err_set(err, "%s", "out of memory");
-		return -1;
+	struct room *g = p->g;
+
+	snprintf(p->name, sizeof(p->name), "%s", g->env.room->name);
+	snprintf(p->rid, sizeof(p->rid), "%s", g->rid);
+	p->next = g->searching->parts;
+	g->searching->parts = p;
+	if ((p->f = store_find_start(p->err, g->env.store, &p->q,
+	    &p->code)) == NULL) {
+		p->over = 1;
+		p->n = -1;
+		p->ask->left--;
+		return;
 	}
-	p->n = store_search(err, p->g->env.store, &p->q, p->h, &p->more,
-	    &p->ranked, code);
-	return p->n < 0 ? -1 : 0;
+	search_watch(g);
 }
 
+/* p ends: out of its room's list, its search freed. */
 static void
 search_part_clear(struct search_part *p)
 {
-	if (p->h != NULL && p->n > 0)
-		ix_hits_free(p->h, (size_t)p->n);
-	free(p->h);
+	struct search_part **pp;
+
+	if (p->g != NULL) {
+		for (pp = &p->g->searching->parts; *pp != NULL && *pp != p;
+		    pp = &(*pp)->next)
+			;
+		if (*pp == p)
+			*pp = p->next;
+		store_find_free(p->g->env.store, p->f);
+	}
+	p->f = NULL;
 	p->h = NULL;
 	p->n = 0;
 }
@@ -194,6 +240,42 @@ search_hit_json(struct room *g, const struct ix_hit *h, int with_room)
 	return j;
 }
 
+/* The answer's "earlier" when the hits are in time (in_time): where
+ * the page before this one ends, as history gives it. */
+static void
+search_earlier(cJSON *o, const struct ix_hit *oldest)
+{
+	cJSON *e = cJSON_AddObjectToObject(o, "earlier");
+
+	cJSON_AddNumberToObject(e, "before", (double)oldest->ts);
+	cJSON_AddStringToObject(e, "before_id", oldest->id);
+}
+
+/*
+ * A search by time names the message it pages back from (before_id)
+ * without its time: the time is read from the log of whichever of the
+ * rooms holds it.  0, or -1 with err and *code 404.
+ */
+static int
+search_before(struct room **rooms, size_t n, struct node_msg *req,
+    char err[PAPO_ERR_LEN], int *code)
+{
+	struct frame_msg m;
+
+	if (req->before_id[0] == '\0' || req->before != 0)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (store_get(rooms[i]->env.store, req->before_id, &m) == 0) {
+			req->before = m.ts;
+			frame_msg_clear(&m);
+			return 0;
+		}
+	*code = 404;
+	err_set(err, "no message %s here to page back from",
+	    req->before_id);
+	return -1;
+}
+
 /* The answer's "next": the cursor that goes on, or null. */
 static void
 search_next(cJSON *o, int more, uint64_t next)
@@ -208,41 +290,54 @@ search_next(cJSON *o, int more, uint64_t next)
 	}
 }
 
-/* req's answer o: its JSON, handed to the program through g. */
+/* The ask is answered (o its JSON, or code and err) and freed. */
 static void
-search_answer(struct room *g, struct node_msg *req, cJSON *o)
+search_end(struct search_ask *a, cJSON *o, int code, const char *err)
 {
-	if ((req->json = cJSON_PrintUnformatted(o)) == NULL)
-		req->code = 500;
+	struct node_msg *req = a->req;
+
+	if (o != NULL && (req->json = cJSON_PrintUnformatted(o)) == NULL) {
+		code = 500;
+		err = "out of memory";
+	}
+	if (o == NULL || req->json == NULL) {
+		req->code = code;
+		snprintf(req->err, sizeof(req->err), "%s", err);
+	}
 	cJSON_Delete(o);
-	g->env.emit(g->env.arg, req);
+	for (size_t i = 0; i < a->np; i++)
+		search_part_clear(&a->parts[i]);
+	a->emit(a->arg, req);
+	free(a->parts);
+	free(a);
 }
 
-void
-room_search(struct room *g, struct node_msg *req)
+/* The answer of a search of one room. */
+static void
+search_one(struct search_ask *a)
 {
-	struct search_part p = { .g = g };
-	char err[PAPO_ERR_LEN];
+	struct search_part *p = &a->parts[0];
 	cJSON *o, *arr;
-	int code;
 
-	if (search_prepare(&p, req, err, &code) != 0 ||
-	    search_run(&p, err, &code) == -1) {
-		search_part_clear(&p);
-		room_fail(g, req, code, "%s", err);
+	if (p->n < 0 || p->g == NULL) {
+		search_end(a, NULL, p->n < 0 ? p->code : 503, p->n < 0 ?
+		    p->err : "the room was left");
 		return;
 	}
 	o = cJSON_CreateObject();
 	arr = cJSON_AddArrayToObject(o, "messages");
-	for (long i = 0; i < p.n; i++) {
-		cJSON *j = search_hit_json(g, &p.h[i], 0);
+	for (long i = 0; i < p->n; i++) {
+		/* In time, the newest found are given oldest first. */
+		long k = a->req->in_time ? p->n - 1 - i : i;
+		cJSON *j = search_hit_json(p->g, &p->h[k], 0);
 
 		if (j != NULL)
 			cJSON_AddItemToArray(arr, j);
 	}
-	search_next(o, p.more, p.q.offset + (uint64_t)p.n);
-	search_part_clear(&p);
-	search_answer(g, req, o);
+	search_next(o, p->more, p->q.offset + (uint64_t)p->n);
+	if (a->req->in_time && p->more && p->n > 0)
+		search_earlier(o, &p->h[p->n - 1]);
+	search_end(a, o, 0, NULL);
 }
 
 /* One hit of the merge: its room's part and its place there. */
@@ -266,7 +361,9 @@ by_newest(const void *a, const void *b)
 {
 	const struct search_ref *x = a, *y = b;
 
-	return x->h->ts > y->h->ts ? -1 : x->h->ts < y->h->ts;
+	if (x->h->ts != y->h->ts)
+		return x->h->ts > y->h->ts ? -1 : 1;
+	return -strcmp(x->h->id, y->h->id);
 }
 
 static int
@@ -282,7 +379,7 @@ by_oldest(const void *a, const void *b)
  */
 static size_t
 search_merge(struct search_part *parts, size_t np, const struct node_msg *req,
-    uint64_t offset, size_t limit, cJSON *arr)
+    uint64_t offset, size_t limit, cJSON *arr, struct ix_hit *oldest)
 {
 	struct search_ref *v;
 	size_t n = 0;
@@ -302,33 +399,162 @@ search_merge(struct search_part *parts, size_t np, const struct node_msg *req,
 			v[n].p = &parts[i];
 			v[n++].h = &parts[i].h[k];
 		}
-	order = req->text != NULL && req->text[0] != '\0' && all ? by_rank :
-	    req->thread[0] != '\0' ? by_oldest : by_newest;
+	order = req->in_time ? by_newest : req->text != NULL &&
+	    req->text[0] != '\0' && all ? by_rank : req->thread[0] != '\0' ?
+	    by_oldest : by_newest;
 	qsort(v, n, sizeof(*v), order);
 	for (size_t i = (size_t)offset; i < n && i < offset + limit; i++) {
 		cJSON *j = search_hit_json(v[i].p->g, v[i].h, 1);
 
-		if (j != NULL)
+		if (j == NULL)
+			continue;
+		/* In time, the newest found are given oldest first. */
+		if (req->in_time)
+			cJSON_InsertItemInArray(arr, 0, j);
+		else
 			cJSON_AddItemToArray(arr, j);
+		*oldest = *v[i].h;
+		oldest->excerpt = NULL;
 	}
 	free(v);
 	return n;
 }
 
+/* The answer of a search of every room: each room's hits merged; a
+ * room whose index could not answer (or that was left) named in
+ * "unavailable", a query refused (400) refused whole. */
+static void
+search_every(struct search_ask *a)
+{
+	struct ix_hit last;
+	cJSON *o, *arr, *off = NULL;
+	size_t n;
+	int more = 0;
+
+	for (size_t i = 0; i < a->np; i++)
+		if (a->parts[i].n < 0 && a->parts[i].code == 400) {
+			search_end(a, NULL, 400, a->parts[i].err);
+			return;
+		}
+	o = cJSON_CreateObject();
+	arr = cJSON_AddArrayToObject(o, "messages");
+	for (size_t i = 0; i < a->np; i++) {
+		struct search_part *p = &a->parts[i];
+		cJSON *u;
+
+		if (p->g == NULL && p->n >= 0) {
+			p->n = -1;
+			snprintf(p->err, sizeof(p->err), "%s", "the room was "
+			    "left");
+		}
+		if (p->n >= 0) {
+			more |= p->more;
+			continue;
+		}
+		if (off == NULL)
+			off = cJSON_AddArrayToObject(o, "unavailable");
+		u = cJSON_CreateObject();
+		cJSON_AddStringToObject(u, "room", p->name);
+		cJSON_AddStringToObject(u, "room_id", p->rid);
+		cJSON_AddStringToObject(u, "error", p->err);
+		cJSON_AddItemToArray(off, u);
+	}
+	memset(&last, 0, sizeof(last));
+	n = search_merge(a->parts, a->np, a->req, a->offset, a->limit, arr,
+	    &last);
+	more = more || n > a->offset + a->limit;
+	search_next(o, more, a->offset + a->limit);
+	if (a->req->in_time && more && last.id[0] != '\0')
+		search_earlier(o, &last);
+	search_end(a, o, 0, NULL);
+}
+
+/* A part is over: the ask answered when it was the last. */
+static void
+search_part_over(struct search_part *p)
+{
+	struct search_ask *a = p->ask;
+
+	p->over = 1;
+	if (--a->left > 0)
+		return;
+	if (a->all)
+		search_every(a);
+	else
+		search_one(a);
+}
+
+/* A new ask of req over np parts, or NULL (req answered 500). */
+static struct search_ask *
+search_ask_new(struct room *g, struct node_msg *req, size_t np)
+{
+	struct search_ask *a;
+
+	if ((a = calloc(1, sizeof(*a))) == NULL ||
+	    (a->parts = calloc(np, sizeof(*a->parts))) == NULL) {
+		free(a);
+		room_fail(g, req, 500, "%s", "out of memory");
+		return NULL;
+	}
+	a->req = req;
+	a->emit = g->env.emit;
+	a->arg = g->env.arg;
+	a->np = np;
+	for (size_t i = 0; i < np; i++)
+		a->parts[i].ask = a;
+	return a;
+}
+
+/* Every part of a prepared: started, and the ask answered at once when
+ * none is left running. */
+static void
+search_start(struct search_ask *a)
+{
+	a->left = a->np + 1;     /* none ends it before all are started */
+	for (size_t i = 0; i < a->np; i++)
+		search_launch(&a->parts[i]);
+	a->left--;
+	if (a->left == 0) {
+		a->left = 1;
+		search_part_over(&a->parts[0]);
+	}
+}
+
+void
+room_search(struct room *g, struct node_msg *req)
+{
+	struct search_ask *a;
+	char err[PAPO_ERR_LEN];
+	int code;
+
+	if ((a = search_ask_new(g, req, 1)) == NULL)
+		return;
+	a->parts[0].g = g;
+	if (search_before(&g, 1, req, err, &code) == -1 ||
+	    search_prepare(&a->parts[0], req, err, &code) != 0) {
+		free(a->parts);
+		free(a);
+		room_fail(g, req, code, "%s", err);
+		return;
+	}
+	search_start(a);
+}
+
 void
 room_search_all(struct room **rooms, size_t nrooms, struct node_msg *req)
 {
-	struct search_part *parts;
+	struct search_ask *a;
 	char err[PAPO_ERR_LEN];
-	cJSON *o = NULL, *arr, *off = NULL;
-	uint64_t offset = 0;
-	size_t limit = 0, np = 0, n;
-	int code = 500, more = 0, rc;
+	size_t np = 0;
+	int code = 500, rc;
 
-	if ((parts = calloc(nrooms, sizeof(*parts))) == NULL)
+	if ((a = search_ask_new(rooms[0], req, nrooms)) == NULL)
+		return;
+	a->all = 1;
+	if (search_before(rooms, nrooms, req, err, &code) == -1)
 		goto fail;
 	for (size_t i = 0; i < nrooms; i++) {
-		struct search_part *p = &parts[np];
+		struct search_part *p = &a->parts[np];
 
 		p->g = rooms[i];
 		if ((rc = search_prepare(p, req, err, &code)) == -1)
@@ -336,16 +562,16 @@ room_search_all(struct room **rooms, size_t nrooms, struct node_msg *req)
 		if (rc == 1)
 			continue;
 		/* Each room's first hits, as many as the page's end. */
-		offset = p->q.offset;
-		limit = p->q.limit;
-		if (offset + limit > IX_RANKED_MAX) {
+		a->offset = p->q.offset;
+		a->limit = p->q.limit;
+		if (a->offset + a->limit > IX_RANKED_MAX) {
 			code = 400;
 			err_set(err, "a search of every room pages through its "
 			    "first %d hits: narrow it (words, from, before...) "
 			    "or search one room", IX_RANKED_MAX);
 			goto fail;
 		}
-		p->q.limit = (size_t)offset + limit + 1;
+		p->q.limit = (size_t)a->offset + a->limit + 1;
 		p->q.offset = 0;
 		np++;
 	}
@@ -354,45 +580,38 @@ room_search_all(struct room **rooms, size_t nrooms, struct node_msg *req)
 		err_set(err, "no member is named '%s' in any room", req->to);
 		goto fail;
 	}
-	o = cJSON_CreateObject();
-	arr = cJSON_AddArrayToObject(o, "messages");
-	for (size_t i = 0; i < np; i++) {
-		if (search_run(&parts[i], err, &code) == 0) {
-			more |= parts[i].more;
-			continue;
-		}
-		if (code == 400)
-			goto fail;
-		/* A room whose index is not there: the others answer. */
-		if (off == NULL)
-			off = cJSON_AddArrayToObject(o, "unavailable");
-		cJSON *u = cJSON_CreateObject();
-
-		cJSON_AddStringToObject(u, "room", parts[i].g->env.room->name);
-		cJSON_AddStringToObject(u, "room_id", parts[i].g->rid);
-		cJSON_AddStringToObject(u, "error", err);
-		cJSON_AddItemToArray(off, u);
-		search_part_clear(&parts[i]);
-	}
-	n = search_merge(parts, np, req, offset, limit, arr);
-	search_next(o, more || n > offset + limit, offset + limit);
-	for (size_t i = 0; i < np; i++)
-		search_part_clear(&parts[i]);
-	free(parts);
-	search_answer(rooms[0], req, o);
+	a->np = np;
+	search_start(a);
 	return;
 fail:
-	cJSON_Delete(o);
-	for (size_t i = 0; parts != NULL && i < np; i++)
-		search_part_clear(&parts[i]);
-	free(parts);
-	if (code == 500 && err[0] == '\0')
-		err_set(err, "%s", "out of memory");
+	free(a->parts);
+	free(a);
 	room_fail(rooms[0], req, code, "%s", err);
 }
 
-/* The rebuild watched is over: the index taken, and the next watched
- * (a compaction while it ran starts another). */
+/* The searches of g that ended, each taken (the ask answered when it
+ * was its last part). */
+static void
+search_collect(struct room *g)
+{
+	struct search_part *p;
+
+again:
+	for (p = g->searching->parts; p != NULL; p = p->next) {
+		if (p->over || p->f == NULL || !store_find_over(p->f))
+			continue;
+		p->n = store_find_result(p->f, p->err, &p->h, &p->more,
+		    &p->ranked, &p->code);
+		/* The answer unlinks parts (of this room and others): the
+		 * list is read again from its start. */
+		search_part_over(p);
+		goto again;
+	}
+}
+
+/* A job of the store's ended (a rebuild, a check, a search): the index
+ * taken, the searches ended answered, and the next watched (a
+ * compaction while a rebuild ran starts another). */
 static void
 search_rebuilt(void *arg, uint32_t events)
 {
@@ -402,6 +621,7 @@ search_rebuilt(void *arg, uint32_t events)
 	loop_del_fd(g->env.loop, g->searching->fd);
 	g->searching->fd = -1;
 	store_ix_ready(g->env.store);
+	search_collect(g);
 	search_watch(g);
 }
 
@@ -429,8 +649,24 @@ search_new(struct room *g)
 void
 search_free(struct room *g)
 {
+	struct search_part *p;
+
 	if (g->searching == NULL)
 		return;
+	/* Its searches stopped; an ask waiting for no other room is
+	 * answered now. */
+	while ((p = g->searching->parts) != NULL) {
+		g->searching->parts = p->next;
+		store_find_free(g->env.store, p->f);
+		p->f = NULL;
+		p->g = NULL;
+		p->h = NULL;
+		p->n = -1;
+		p->code = 503;
+		snprintf(p->err, sizeof(p->err), "%s", "the room was left");
+		if (!p->over)
+			search_part_over(p);
+	}
 	if (g->searching->fd != -1)
 		loop_del_fd(g->env.loop, g->searching->fd);
 	free(g->searching);

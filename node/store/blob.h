@@ -119,6 +119,11 @@ uint64_t blob_used(const struct blob_store *bs);
 struct attach;
 int blob_meta_save(char err[PAPO_ERR_LEN], struct blob_store *bs,
     const struct attach *a);
+/* As blob_meta_save, replacing a description already kept: for a file
+ * just added here, and for an empty file, whose reference is the same
+ * whatever its name (it has no chunks). */
+int blob_meta_set(char err[PAPO_ERR_LEN], struct blob_store *bs,
+    const struct attach *a);
 int blob_meta_load(char err[PAPO_ERR_LEN], struct blob_store *bs,
     const char *ref, struct attach *a);
 

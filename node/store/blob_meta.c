@@ -17,9 +17,9 @@
 
 #define META_MAX 2048             /* bytes of a REF.meta */
 
-int
-blob_meta_save(char err[PAPO_ERR_LEN], struct blob_store *bs,
-    const struct attach *a)
+static int
+meta_write(char err[PAPO_ERR_LEN], struct blob_store *bs,
+    const struct attach *a, int replace)
 {
 	char path[BLOB_PATH_MAX], key[ATTACH_REF_LEN + 1];
 	cJSON *o = NULL;
@@ -29,7 +29,7 @@ blob_meta_save(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	if (blob_ref_check(err, a->ref) == -1 || attach_check(err, a) == -1)
 		return -1;
 	blob_path(bs, a->ref, ".meta", path);
-	if (blob_exists(path, NULL))
+	if (!replace && blob_exists(path, NULL))
 		return 0;               /* the first description stays */
 	b32_encode(a->key, PAPO_KEY_LEN, key);
 	if ((o = cJSON_CreateObject()) == NULL ||
@@ -50,6 +50,20 @@ out:
 	}
 	cJSON_Delete(o);
 	return rc;
+}
+
+int
+blob_meta_save(char err[PAPO_ERR_LEN], struct blob_store *bs,
+    const struct attach *a)
+{
+	return meta_write(err, bs, a, 0);
+}
+
+int
+blob_meta_set(char err[PAPO_ERR_LEN], struct blob_store *bs,
+    const struct attach *a)
+{
+	return meta_write(err, bs, a, 1);
 }
 
 /* A string field of o into out (cap bytes with its NUL): 0 or -1. */

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -62,6 +63,9 @@ struct ix {
 };
 
 static int ix_put_mark(struct ix *x);
+static long ix_search_run(char err[PAPO_ERR_LEN], struct ix *x,
+    const struct ix_query *q, struct ix_hit *out, int *more, int *ranked,
+    int *code);
 
 static int
 ix_exec(char err[PAPO_ERR_LEN], struct ix *x, const char *sql)
@@ -155,6 +159,39 @@ ix_open_unchecked(char err[PAPO_ERR_LEN], const char *path,
     struct ix_mark *mark)
 {
 	return ix_open_as(err, path, mark, 0);
+}
+
+struct ix *
+ix_open_ro(char err[PAPO_ERR_LEN], const char *path)
+{
+	struct ix *x;
+
+	if ((x = calloc(1, sizeof(*x))) == NULL) {
+		err_set(err, "search index: %s", strerror(errno));
+		return NULL;
+	}
+	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READONLY |
+	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		err_set(err, "cannot open %s: %s", path, x->db != NULL ?
+		    sqlite3_errmsg(x->db) : "out of memory");
+		goto fail;
+	}
+	sqlite3_extended_result_codes(x->db, 1);
+	if (tokenize_register(x->db) == -1) {
+		err_set(err, "%s", "search index: this SQLite has no FTS5");
+		goto fail;
+	}
+	if (ix_read_mark(err, x) == -1)
+		goto fail;
+	if (x->version != IX_VERSION) {
+		err_set(err, "search index of another version (%llu, not %d)",
+		    (unsigned long long)x->version, IX_VERSION);
+		goto fail;
+	}
+	return x;
+fail:
+	ix_close(x);
+	return NULL;
 }
 
 /* SQLite's progress handler of ix_check: nonzero interrupts. */
@@ -462,27 +499,10 @@ fail:
 	return -1;
 }
 
-/* Whether a term has anything the tokenizer keeps: a letter or digit
- * (any non-ASCII byte may start one). */
-static int
-has_word(const char *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)p[i];
-
-		if (c >= 0x80 || (c >= '0' && c <= '9') ||
-		    (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
-			return 1;
-	}
-	return 0;
-}
-
 /* Appends one term as a quoted FTS5 phrase. */
 static void
 add_term(struct buf *b, const char *p, size_t n, int prefix)
 {
-	if (!has_word(p, n))
-		return;
 	if (b->len > 0)
 		buf_u8(b, ' ');
 	buf_u8(b, '"');
@@ -503,11 +523,48 @@ is_space(char c)
 	    c == '\f' || c == '\v';
 }
 
+static int
+is_word_byte(unsigned char c)
+{
+	return c >= 0x80 || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+	    (c >= 'A' && c <= 'Z');
+}
+
+/* The words of a term (runs of letters and digits; a phrase has
+ * several), and in *last the characters of its last one, one of three
+ * bytes or more counted as two (a CJK character is a word of its own:
+ * its prefix reads few). */
+static size_t
+term_words(const char *p, size_t n, size_t *last)
+{
+	size_t words = 0;
+	int in = 0;
+
+	*last = 0;
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)p[i];
+
+		if (!is_word_byte(c)) {
+			in = 0;
+			continue;
+		}
+		if (!in) {
+			words++;
+			*last = 0;
+		}
+		in = 1;
+		if ((c & 0xc0) != 0x80)
+			*last += c >= 0xe0 ? 2 : 1;
+	}
+	return words;
+}
+
 int
 ix_fts_query(char err[PAPO_ERR_LEN], const char *text, char **out)
 {
 	struct buf b;
 	const char *p = text != NULL ? text : "";
+	size_t words = 0;
 
 	*out = NULL;
 	if (strlen(p) > IX_QUERY_MAX) {
@@ -518,6 +575,7 @@ ix_fts_query(char err[PAPO_ERR_LEN], const char *text, char **out)
 	buf_init(&b, 4 * IX_QUERY_MAX + 16);
 	while (*p != '\0') {
 		const char *s, *e;
+		size_t w, last;
 		int prefix = 0;
 
 		if (is_space(*p)) {
@@ -545,6 +603,26 @@ ix_fts_query(char err[PAPO_ERR_LEN], const char *text, char **out)
 			prefix = 1;
 			while (*p == '*')
 				p++;
+		}
+		/* Each word costs a read of its matches, a prefix those of
+		 * every word it starts: bounded (docs/SECURITY.md, "Search
+		 * bounds"). */
+		if ((w = term_words(s, (size_t)(e - s), &last)) == 0)
+			continue;
+		words += w;
+		if (words > IX_TERMS_MAX) {
+			buf_free(&b);
+			err_set(err, "the query has more than %d words: search "
+			    "for fewer (each word must be found)",
+			    IX_TERMS_MAX);
+			return -1;
+		}
+		if (prefix && last < IX_PREFIX_MIN) {
+			buf_free(&b);
+			err_set(err, "a prefix needs at least %d letters or "
+			    "digits before its * (one letter and * would "
+			    "read nearly every word)", IX_PREFIX_MIN);
+			return -1;
 		}
 		add_term(&b, s, (size_t)(e - s), prefix);
 	}
@@ -628,7 +706,10 @@ ix_filters(char *sql, size_t size, size_t *n, const struct ix_query *q)
 		ADD(" AND m.from_name = :fromname");
 	if (q->to_id != NULL)
 		ADD(" AND m.to_id = :to");
-	if (q->before != 0)
+	if (q->before != 0 && q->before_id != NULL)
+		ADD(" AND (m.ts < :before OR (m.ts = :before AND"
+		    " m.id < :beforeid))");
+	else if (q->before != 0)
 		ADD(" AND m.ts < :before");
 	if (q->after != 0)
 		ADD(" AND m.ts > :after");
@@ -647,6 +728,7 @@ ix_bind(sqlite3_stmt *st, const struct ix_query *q)
 	    bind_named(st, ":from", q->from_id) ||
 	    bind_named(st, ":fromname", q->from_name) ||
 	    bind_named(st, ":to", q->to_id) ||
+	    bind_named(st, ":beforeid", q->before_id) ||
 	    bind_named_int(st, ":before", (sqlite3_int64)q->before) ||
 	    bind_named_int(st, ":after", (sqlite3_int64)q->after);
 }
@@ -692,6 +774,19 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 #define ADD(...) (n += (size_t)snprintf(sql + n, sizeof(sql) - n, __VA_ARGS__))
 	if (q->thread != NULL)
 		ADD(IX_THREAD_CTE);
+	if (fts != NULL && q->newest) {
+		/* The page chosen by time first, without excerpts: snippet()
+		 * is then made for its rows only, not for every match. */
+		ADD("SELECT m.id, snippet(fts, 0, '" IX_OPEN "', '" IX_CLOSE
+		    "', '…', %d), m.ts, 0 FROM fts JOIN msg m ON m.rowid = "
+		    "fts.rowid WHERE fts MATCH :q AND m.rowid IN (SELECT "
+		    "m.rowid FROM fts JOIN msg m ON m.rowid = fts.rowid "
+		    "WHERE fts MATCH :q", IX_SNIPPET_TOKENS);
+		ix_filters(sql, sizeof(sql), &n, q);
+		ADD(" ORDER BY m.ts DESC, m.id DESC LIMIT :limit OFFSET "
+		    ":offset) ORDER BY m.ts DESC, m.id DESC");
+		goto prepare;
+	}
 	if (fts != NULL)
 		ADD("SELECT m.id, snippet(fts, 0, '" IX_OPEN "', '" IX_CLOSE
 		    "', '…', %d), m.ts, %s FROM %s "
@@ -709,12 +804,13 @@ ix_prepare(struct ix *x, const struct ix_query *q, const char *fts,
 		ADD(" ORDER BY m.rowid DESC");
 	else if (fts != NULL)
 		ADD(" ORDER BY fts.rank, m.ts DESC");
-	else if (q->thread != NULL)
+	else if (q->thread != NULL && !q->newest)
 		ADD(" ORDER BY m.ts, m.id");
 	else
 		ADD(" ORDER BY m.ts DESC, m.id DESC");
 	ADD(" LIMIT :limit OFFSET :offset");
 #undef ADD
+prepare:
 	if (n >= sizeof(sql) ||
 	    sqlite3_prepare_v2(x->db, sql, -1, st, NULL) != SQLITE_OK)
 		return -1;
@@ -830,8 +926,75 @@ ix_read(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 	return 0;
 }
 
+/* A search's bound in time, for SQLite's progress handler. */
+struct ix_deadline {
+	struct timespec end;
+	int timed;               /* end is set */
+	atomic_int *stop;
+	int hit;                 /* 1 past end, 2 stopped */
+};
+
+#define IX_PROGRESS_OPS 1000     /* VM steps between two looks */
+
+static int
+ix_past(void *arg)
+{
+	struct ix_deadline *d = arg;
+	struct timespec now;
+
+	if (d->stop != NULL && atomic_load(d->stop)) {
+		d->hit = 2;
+		return 1;
+	}
+	if (!d->timed)
+		return 0;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (now.tv_sec > d->end.tv_sec || (now.tv_sec == d->end.tv_sec &&
+	    now.tv_nsec >= d->end.tv_nsec)) {
+		d->hit = 1;
+		return 1;
+	}
+	return 0;
+}
+
 long
 ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
+    struct ix_hit *out, int *more, int *ranked, int *code)
+{
+	struct ix_deadline d;
+	long n;
+
+	memset(&d, 0, sizeof(d));
+	d.stop = q->stop;
+	if (q->ms > 0) {
+		clock_gettime(CLOCK_MONOTONIC, &d.end);
+		d.end.tv_sec += q->ms / 1000;
+		d.end.tv_nsec += (long)(q->ms % 1000) * 1000000;
+		if (d.end.tv_nsec >= 1000000000) {
+			d.end.tv_sec++;
+			d.end.tv_nsec -= 1000000000;
+		}
+		d.timed = 1;
+	}
+	if (d.timed || d.stop != NULL)
+		sqlite3_progress_handler(x->db, IX_PROGRESS_OPS, ix_past, &d);
+	n = ix_search_run(err, x, q, out, more, ranked, code);
+	sqlite3_progress_handler(x->db, 0, NULL, NULL);
+	if (n == -1 && d.hit == 1) {
+		*code = 400;
+		err_set(err, "the search took longer than %u ms and was "
+		    "stopped: search for fewer or longer words, or add a "
+		    "filter (from, since, before)", q->ms);
+	} else if (n == -1 && d.hit == 2) {
+		*code = 503;
+		err_set(err, "%s", "the search was stopped (the room is "
+		    "closing)");
+	}
+	return n;
+}
+
+static long
+ix_search_run(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
     struct ix_hit *out, int *more, int *ranked, int *code)
 {
 	struct ix_hit *v = NULL;
@@ -862,9 +1025,11 @@ ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 		err_set(err, "%s", "out of memory");
 		goto fail;
 	}
-	if (fts != NULL && (min = ix_window(x, fts)) != 0)
+	/* By time, the page is chosen before excerpts are made: neither
+	 * the window nor the filters' count change how it is read. */
+	if (fts != NULL && !q->newest && (min = ix_window(x, fts)) != 0)
 		mode = IX_OLD;
-	if (min != -1 && fts != NULL && ix_filtered(q) &&
+	if (min != -1 && fts != NULL && !q->newest && ix_filtered(q) &&
 	    (few = ix_few(x, q)) >= 0 && few <= IX_FEW_MAX)
 		mode = mode == IX_OLD ? IX_FEW_OLD : IX_FEW;
 	if (min == -1 || few == -1) {
@@ -874,7 +1039,8 @@ ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
 	if (few != 0 && ix_read(err, x, q, fts, mode, q->offset, want, v,
 	    &n) == -1)
 		goto fail;
-	*ranked = fts != NULL && mode != IX_OLD && mode != IX_FEW_OLD;
+	*ranked = fts != NULL && !q->newest && mode != IX_OLD &&
+	    mode != IX_FEW_OLD;
 	if (n > q->limit) {
 		*more = 1;
 		ix_hits_free(v + q->limit, n - q->limit);

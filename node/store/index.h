@@ -24,6 +24,11 @@
 #define IX_RANKED_MAX 1000    /* matches ranked by bm25; beyond them,
                                * newest first */
 #define IX_MARKS_MAX 16       /* marks an excerpt holds */
+/* The bounds of one search's work (docs/SECURITY.md, "Search bounds"):
+ * a query of 340 one-letter prefixes took 4.2 s over 1,651 messages. */
+#define IX_TERMS_MAX 16       /* words a query holds, a phrase's each */
+#define IX_PREFIX_MIN 2       /* letters or digits before a prefix's * */
+#define IX_TIME_MS 2000       /* a search stopped after this long */
 
 struct ix;
 
@@ -48,6 +53,14 @@ struct ix *ix_open(char err[PAPO_ERR_LEN], const char *path,
  * 1.4 s over a million messages). */
 struct ix *ix_open_unchecked(char err[PAPO_ERR_LEN], const char *path,
     struct ix_mark *mark);
+/*
+ * Opens path read only, for ix_search alone: a search on a thread
+ * beside the one that writes the index (WAL lets it read while the
+ * other writes), or papo history with the daemon stopped.  Never
+ * creates the database nor changes it.  NULL with err when it is
+ * missing, of another version, or SQLite cannot open it.
+ */
+struct ix *ix_open_ro(char err[PAPO_ERR_LEN], const char *path);
 void ix_close(struct ix *x);
 /*
  * PRAGMA quick_check of the index at path, on a connection of its own
@@ -90,10 +103,17 @@ struct ix_query {
 	const char *thread;       /* only this message and its replies,
 	                           * at any depth */
 	uint64_t before;          /* ts < before */
+	const char *before_id;    /* with before: or ts == before and an
+	                           * id below this one (a page's cursor) */
 	uint64_t after;           /* ts > after */
 	int files;                /* only messages that name files */
+	int newest;               /* newest first even with words (by
+	                           * time, then id), never by rank */
 	size_t limit;             /* 1 to IX_LIMIT_MAX + IX_RANKED_MAX */
 	uint64_t offset;          /* hits passed over (the cursor) */
+	unsigned ms;              /* stopped after this long (0: no
+	                           * bound; the room gives IX_TIME_MS) */
+	atomic_int *stop;         /* stopped when set, or NULL */
 };
 
 struct ix_hit {
@@ -108,12 +128,14 @@ struct ix_hit {
 };
 
 /*
- * Fills out (room for q->limit) with the hits: with text, best first
- * (bm25; *ranked 1) unless more than IX_RANKED_MAX messages match, then
- * newest first (*ranked 0); without text, a thread oldest first, else
- * newest first.  *more is 1 when hits are left after these.  The count,
- * or -1 with err (400: a query with nothing to search for or too long;
- * else the index failed) and *code set.  Release with ix_hits_free.
+ * Fills out (room for q->limit) with the hits: with q->newest, newest
+ * first (by time, then id); else with text, best first (bm25; *ranked
+ * 1) unless more than IX_RANKED_MAX messages match, then newest first
+ * (*ranked 0); without text, a thread oldest first, else newest first.  *more is 1 when hits are left after these.  The count,
+ * or -1 with err (400: a query with nothing to search for, too long,
+ * past IX_TERMS_MAX or with a prefix shorter than IX_PREFIX_MIN, or
+ * one that ran past q->ms: err says how to narrow it; 503: q->stop was
+ * set; else the index failed) and *code set.  Release with ix_hits_free.
  */
 long ix_search(char err[PAPO_ERR_LEN], struct ix *x, const struct ix_query *q,
     struct ix_hit *out, int *more, int *ranked, int *code);
@@ -131,8 +153,9 @@ void ix_hits_free(struct ix_hit *v, size_t n);
  * Turns a user's text into an FTS5 query: every word and "phrase" made a
  * quoted phrase (a trailing * kept as a prefix), so no character of the
  * user's reaches FTS5's syntax.  0 with out (malloc'd), or -1 with err
- * when nothing is left to search for or out of memory.  Exposed for the
- * tests.
+ * when nothing is left to search for, when it holds more than
+ * IX_TERMS_MAX words or a prefix of fewer than IX_PREFIX_MIN letters or
+ * digits, or out of memory.  Exposed for the tests.
  */
 int ix_fts_query(char err[PAPO_ERR_LEN], const char *text, char **out);
 

@@ -23,6 +23,7 @@
 #include "node/store/blob.h"
 #include "node/store/room.h"
 #include "node/wire/crypto.h"
+#include "node/wire/frame.h"
 #include "node/wire/invite.h"
 
 #define ROOM_FILE "room.json"
@@ -553,11 +554,53 @@ room_dirs_free(char **dirs, size_t n)
 }
 
 /*
+ * Whether home holds the room of secret already: 1 with its folder in
+ * dir when it does and epoch (an invite's key epoch) is newer than any
+ * it holds, so that the invite's key goes into that room; 0 when home
+ * holds no such room; -1 with err and errno EEXIST when it holds it
+ * with that key or a newer one (there is nothing to join).
+ */
+static int
+room_find_held(char err[PAPO_ERR_LEN], const char *home,
+    const uint8_t *secret, uint32_t epoch, char dir[4096])
+{
+	char **dirs;
+	size_t n;
+	int rc = 0;
+
+	if (room_dirs(err, home, &dirs, &n) == -1)
+		return -1;
+	for (size_t i = 0; i < n && rc == 0; i++) {
+		struct room_file old;
+		char why[PAPO_ERR_LEN];
+
+		if (room_load(why, dirs[i], &old) == -1)
+			continue;
+		if (sodium_memcmp(secret, old.secret, sizeof(old.secret)) != 0)
+			;
+		else if (epoch <= room_epoch_held(dirs[i])) {
+			snprintf(err, PAPO_ERR_LEN, "%s is already in room %s, "
+			    "as %s: there is nothing to join (start it with "
+			    "'papo serve')", home, old.name, old.me);
+			rc = -1;
+		} else {
+			snprintf(dir, 4096, "%s", dirs[i]);
+			rc = 1;
+		}
+		room_wipe(&old);
+	}
+	room_dirs_free(dirs, n);
+	if (rc == -1)
+		errno = EEXIST;
+	return rc;
+}
+
+/*
  * Where a room joined or made next goes: home itself when it holds none
  * (a home of one room reads as every release wrote it), else the new
  * folder home/rooms/ID, made here.  Refuses the room held already
- * (secret) unless its invite holds a newer key (epoch), with errno
- * EEXIST, and a 65th.
+ * (secret; room_find_held, which a join asks first), with errno EEXIST,
+ * and a 65th.
  */
 static int
 room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
@@ -566,27 +609,19 @@ room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
 	struct room_keys keys;
 	char rid[PAPO_ROOMID_LEN + 1], path[4096], **dirs;
 	size_t n;
-	int rc = -1, held = 0;
+	int rc = -1;
 
+	if ((rc = room_find_held(err, home, secret, epoch, dir)) != 0) {
+		if (rc == 1) {
+			snprintf(err, PAPO_ERR_LEN, "%s holds that room "
+			    "already", home);
+			errno = EEXIST;
+		}
+		return -1;
+	}
+	rc = -1;
 	if (room_dirs(err, home, &dirs, &n) == -1)
 		return -1;
-	for (size_t i = 0; i < n && !held; i++) {
-		struct room_file old;
-		char why[PAPO_ERR_LEN];
-
-		if (room_load(why, dirs[i], &old) == -1)
-			continue;
-		if (sodium_memcmp(secret, old.secret, sizeof(old.secret)) == 0 &&
-		    epoch <= room_epoch_held(dirs[i])) {
-			snprintf(err, PAPO_ERR_LEN, "%s is already in room %s, "
-			    "as %s: there is nothing to join (start it with "
-			    "'papo serve')", home, old.name, old.me);
-			held = 1;
-		}
-		room_wipe(&old);
-	}
-	if (held)
-		goto out;
 	if (n == PAPO_ROOMS_MAX) {
 		snprintf(err, PAPO_ERR_LEN, "%s holds %d rooms, the most a "
 		    "daemon keeps; leave one first ('papo leave ROOM')", home,
@@ -613,8 +648,47 @@ room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
 	rc = 0;
 out:
 	room_dirs_free(dirs, n);
-	if (held)
-		errno = EEXIST;
+	return rc;
+}
+
+/*
+ * Undoes room_place after what followed failed: the files written in dir
+ * deleted, and dir itself when it is not home, so that no folder of a
+ * join or a room that failed is left for papo serve to trip on.
+ */
+static void
+room_unplace(const char *home, const char *dir)
+{
+	char why[PAPO_ERR_LEN], aside[PAPO_ASIDE_LEN];
+
+	if (room_leave(why, home, dir, 1, aside) == -1)
+		log_msg(LOG_WARN, "%s", why);
+}
+
+int
+room_member_name(char err[PAPO_ERR_LEN], const char *home,
+    char name[PAPO_NAME_MAX + 1])
+{
+	char **dirs;
+	size_t n;
+	int rc = -1;
+
+	if (room_dirs(err, home, &dirs, &n) == -1)
+		return -1;
+	for (size_t i = 0; i < n && rc == -1; i++) {
+		struct room_file r;
+		char why[PAPO_ERR_LEN];
+
+		if (room_load(why, dirs[i], &r) == -1)
+			continue;
+		snprintf(name, PAPO_NAME_MAX + 1, "%s", r.me);
+		room_wipe(&r);
+		rc = 0;
+	}
+	room_dirs_free(dirs, n);
+	if (rc == -1)
+		snprintf(err, PAPO_ERR_LEN, "%s holds no room to take this "
+		    "member's name from", home);
 	return rc;
 }
 
@@ -710,10 +784,20 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
 	struct identity *id = NULL;
 	struct room_file r;
 	struct addr la;
-	char dir[4096];
-	int rc = -1;
+	char dir[4096], held[PAPO_NAME_MAX + 1];
+	int rc = -1, placed = 0;
 
 	memset(&r, 0, sizeof(r));
+	/* No name given: the one this member has in the home's rooms. */
+	if (name == NULL) {
+		if (room_member_name(err, home, held) == -1) {
+			snprintf(err, PAPO_ERR_LEN, "--name NAME is required: "
+			    "%s holds no room whose name this member could "
+			    "take", home);
+			goto out;
+		}
+		name = held;
+	}
 	if (room_check_name(err, name) == -1 ||
 	    room_check_about(err, about) == -1 ||
 	    (room != NULL && room_check_room(err, room) == -1) ||
@@ -722,13 +806,14 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
 	randombytes_buf(r.secret, sizeof(r.secret));
 	/* --force (aside) replaces the home's first room; else the room
 	 * is added beside those held. */
+	if ((id = sec_identity_load(err, home)) == NULL)
+		goto out;
 	if (aside != NULL ? room_check_free(err, home, aside, NULL, 0) :
 	    room_place(err, home, r.secret, 0, dir))
 		goto out;
 	if (aside != NULL)
 		snprintf(dir, sizeof(dir), "%s", home);
-	if ((id = sec_identity_load(err, home)) == NULL)
-		goto out;
+	placed = 1;
 	/* A name given travels in the invites; without one, every member
 	 * derives the same from the public room id. */
 	if (room != NULL)
@@ -744,6 +829,8 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
 		goto out;
 	rc = room_make_invite(err, &r, id, &la, invite);
 out:
+	if (rc == -1 && placed)
+		room_unplace(home, dir);
 	room_wipe(&r);
 	sec_identity_free(id);
 	return rc;
@@ -811,20 +898,163 @@ room_save_epoch(char err[PAPO_ERR_LEN], const char *home,
 	return rc;
 }
 
+/* Whether an epoch frame kept in epochs.json (text, its JSON; checked
+ * when it came) removed member me: 1 if it did, else 0. */
+static int
+room_frame_removes(const struct room_keys *keys, const char *text,
+    const uint8_t me[PAPO_KEY_LEN])
+{
+	struct frame f;
+	int hit = 0;
+
+	if (text == NULL || frame_decode(keys, text, strlen(text), FRAME_V3 |
+	    FRAME_TRUSTED, &f) != FRAME_OK)
+		return 0;
+	if (f.type == FRAME_EPOCH)
+		for (size_t i = 0; i < f.u.epoch.nremoved && !hit; i++)
+			hit = memcmp(f.u.epoch.removed[i], me, PAPO_KEY_LEN) == 0;
+	frame_clear(&f);
+	return hit;
+}
+
+/*
+ * Takes the key epoch of inv into dir's epochs.json, keeping the epochs
+ * held and the frames kept (docs/PROTOCOL.md, "Files"); refuses, with
+ * err, when those frames removed this member (me): every member refuses
+ * its key for good, whatever invite it holds.
+ */
+static int
+room_epoch_merge(char err[PAPO_ERR_LEN], const char *dir,
+    const struct room_file *r, const struct invite *inv,
+    const uint8_t me[PAPO_KEY_LEN])
+{
+	char path[4096], text[PAPO_ID_LEN + 1], *data = NULL, *out = NULL;
+	struct room_keys keys;
+	cJSON *o = NULL, *arr, *e;
+	const cJSON *c;
+	size_t len = 0;
+	int exists = 0, rc = -1, removed = 0;
+
+	sec_room_keys(r->secret, &keys);
+	if (fs_path(path, sizeof(path), dir, "epochs.json") == -1) {
+		snprintf(err, PAPO_ERR_LEN, "%s/epochs.json: path too long", dir);
+		goto out;
+	}
+	if (fs_read(err, path, 16 * 1024 * 1024, &data, &len, &exists) == -1 &&
+	    exists)
+		goto out;
+	if (exists && (o = cJSON_ParseWithLength(data, len)) == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "%s is damaged: it is not valid "
+		    "JSON", path);
+		goto out;
+	}
+	if (o == NULL && (o = cJSON_CreateObject()) == NULL)
+		goto nomem;
+	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(o, "others"))
+		removed |= room_frame_removes(&keys, cJSON_GetStringValue(c), me);
+	if ((arr = cJSON_GetObjectItemCaseSensitive(o, "epochs")) == NULL &&
+	    (arr = cJSON_AddArrayToObject(o, "epochs")) == NULL)
+		goto nomem;
+	if (!cJSON_IsArray(arr)) {
+		snprintf(err, PAPO_ERR_LEN, "%s is damaged: \"epochs\" is not "
+		    "a list", path);
+		goto out;
+	}
+	cJSON_ArrayForEach(c, arr)
+		removed |= room_frame_removes(&keys, cJSON_GetStringValue(
+		    cJSON_GetObjectItemCaseSensitive(c, "frame")), me);
+	if (removed) {
+		snprintf(err, PAPO_ERR_LEN, "this member (%s) was removed from "
+		    "room %s, and every member refuses its key for good, "
+		    "whatever invite it holds: join as a new member, from "
+		    "another PAPO_HOME", r->me, r->name);
+		goto out;
+	}
+	if ((e = cJSON_CreateObject()) == NULL)
+		goto nomem;
+	cJSON_AddItemToArray(arr, e);
+	sec_id_format(inv->epoch_secret, text);
+	if (cJSON_AddNumberToObject(e, "n", inv->epoch) == NULL ||
+	    cJSON_AddStringToObject(e, "secret", text) == NULL)
+		goto nomem;
+	sec_id_format(inv->inviter, text);
+	if (cJSON_AddStringToObject(e, "by", text) == NULL ||
+	    (out = cJSON_Print(o)) == NULL)
+		goto nomem;
+	rc = fs_write(err, path, out, strlen(out));
+	goto out;
+nomem:
+	snprintf(err, PAPO_ERR_LEN, "out of memory writing %s", path);
+out:
+	sodium_memzero(&keys, sizeof(keys));
+	sodium_memzero(text, sizeof(text));
+	if (data != NULL) {
+		sodium_memzero(data, len);
+		free(data);
+	}
+	if (out != NULL) {
+		sodium_memzero(out, strlen(out));
+		cJSON_free(out);
+	}
+	cJSON_Delete(o);
+	return rc;
+}
+
+/*
+ * The invite of a room home holds, with a key epoch newer than the room's
+ * (one this member missed: it was away, or left out): the key goes into
+ * that room's folder, dir, which keeps its log and everything else; the
+ * inviter and its addresses become the invite's.  name and about, when
+ * not NULL, replace this member's.
+ */
+static int
+room_rekey(char err[PAPO_ERR_LEN], const char *dir, const struct invite *inv,
+    const struct identity *id, const char *name, const char *about)
+{
+	struct room_file r;
+	int rc = -1;
+
+	if (room_load(err, dir, &r) == -1)
+		return -1;
+	if (name != NULL)
+		snprintf(r.me, sizeof(r.me), "%s", name);
+	if (about != NULL)
+		snprintf(r.about, sizeof(r.about), "%s", about);
+	r.has_inviter = 1;
+	memcpy(r.inviter, inv->inviter, sizeof(r.inviter));
+	r.nboot = inv->naddr;
+	memcpy(r.boot, inv->addr, inv->naddr * sizeof(inv->addr[0]));
+	if (inv->relay.url[0] != '\0')
+		r.relay = inv->relay;
+	if (room_epoch_merge(err, dir, &r, inv, id->pk) == 0)
+		rc = room_save(err, dir, &r);
+	room_wipe(&r);
+	return rc;
+}
+
 int
 room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
     const char *name, const char *about, char *aside)
 {
+	return room_join_in(err, home, invite, name, about, aside, NULL);
+}
+
+int
+room_join_in(char err[PAPO_ERR_LEN], const char *home, const char *invite,
+    const char *name, const char *about, char *aside, char *where)
+{
 	struct identity *id = NULL;
 	struct invite inv;
 	struct room_file r;
-	char dir[4096];
-	int rc = -1;
+	char dir[4096], held[PAPO_NAME_MAX + 1];
+	int rc = -1, placed = 0, had;
 
 	memset(&r, 0, sizeof(r));
+	if (aside != NULL)
+		aside[0] = '\0';
 	if (room_decode_invite(err, invite, &inv) == -1)
 		goto out;
-	if (room_check_name(err, name) == -1 ||
+	if ((name != NULL && room_check_name(err, name) == -1) ||
 	    room_check_about(err, about) == -1)
 		goto out;
 	if ((id = sec_identity_load(err, home)) == NULL)
@@ -834,11 +1064,34 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 		    "member (%s); join it from another PAPO_HOME", home);
 		goto out;
 	}
+	/* The room held already, the invite with a newer key: taken into
+	 * that room, --force or not (moving it aside would lose its log). */
+	if ((had = room_find_held(err, home, inv.secret, inv.epoch, dir)) == -1)
+		goto out;
+	if (had == 1) {
+		if ((rc = room_rekey(err, dir, &inv, id, name, about)) == 0) {
+			rc = 1;
+			if (where != NULL)
+				snprintf(where, 4096, "%s", dir);
+		}
+		goto out;
+	}
+	/* No name given: the one this member has in the home's rooms. */
+	if (name == NULL) {
+		if (room_member_name(err, home, held) == -1) {
+			snprintf(err, PAPO_ERR_LEN, "--name NAME is required: "
+			    "%s holds no room whose name this member could "
+			    "take", home);
+			goto out;
+		}
+		name = held;
+	}
 	if (aside != NULL ? room_check_free(err, home, aside, inv.secret,
 	    inv.epoch) : room_place(err, home, inv.secret, inv.epoch, dir))
 		goto out;
 	if (aside != NULL)
 		snprintf(dir, sizeof(dir), "%s", home);
+	placed = 1;
 	memcpy(r.secret, inv.secret, sizeof(r.secret));
 	/* The name its maker gave, or the one every member derives. */
 	if (inv.room[0] != '\0')
@@ -862,7 +1115,11 @@ room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 		else if (fs_path(path, sizeof(path), dir, "epochs.json") == 0)
 			(void)unlink(path);
 	}
+	if (rc == 0 && where != NULL)
+		snprintf(where, 4096, "%s", dir);
 out:
+	if (rc == -1 && placed)
+		room_unplace(home, dir);
 	sodium_memzero(&inv, sizeof(inv));
 	room_wipe(&r);
 	sec_identity_free(id);

@@ -19,7 +19,8 @@
  * Creates this member's identity in home if it has none, and a new room
  * whose member name is name (1..64 bytes of UTF-8) and about text about
  * (may be NULL), named room (1..64 bytes of UTF-8; NULL: "papo-" and the
- * start of its id).  A home that holds rooms gets it beside them, in
+ * start of its id); name NULL: the one this member has in home's rooms
+ * (room_member_name).  A home that holds rooms gets it beside them, in
  * home/rooms/ID (at most PAPO_ROOMS_MAX; room_dirs in room.h), unless
  * aside is not NULL (--force): the first room's files (room.json,
  * log.jsonl, peers.json, admins.json, epochs.json, outbox.jsonl,
@@ -40,10 +41,32 @@ int room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
  * this member's name and about; creates the identity if needed.  Refuses
  * a malformed invite with the reason, and a room home already holds
  * (there is nothing to join) with errno EEXIST.  aside not NULL
- * (--force): as room_create.
+ * (--force): as room_create.  name NULL: the name this member has in
+ * home's rooms (room_member_name; refused when it holds none).
+ *
+ * An invite of a room home holds whose key epoch is newer than any the
+ * room holds (a key change this member missed) is not a new room: its
+ * key goes into that room's folder, which keeps its log, and the room
+ * is this member's again (1 is returned).  A member that room removed
+ * stays removed (every member refuses its key): refused with the
+ * reason.  A join or a creation that fails leaves no folder or file
+ * behind.  0 when a room was added.
  */
 int room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
     const char *name, const char *about, char *aside);
+/* room_join, and the folder of the room joined (or given the newer key)
+ * into where (4096 bytes) when not NULL. */
+int room_join_in(char err[PAPO_ERR_LEN], const char *home,
+    const char *invite, const char *name, const char *about, char *aside,
+    char *where);
+
+/*
+ * The name this member has in home's first room that reads (the home's
+ * own, then rooms/ID by id), for a room made or joined without --name;
+ * -1 with err when home holds none.
+ */
+int room_member_name(char err[PAPO_ERR_LEN], const char *home,
+    char name[PAPO_NAME_MAX + 1]);
 
 /*
  * Whether invite is for the room home holds: 1 if it is, 0 if it is for

@@ -190,6 +190,27 @@ long store_search(char err[PAPO_ERR_LEN], struct store *s,
     int *code);
 
 /*
+ * A search beside the node thread (docs/SECURITY.md, "Search bounds"):
+ * q copied and run on a thread of its own, on a read-only connection to
+ * search.db, stopped after IX_TIME_MS; the room's searches wait in a
+ * queue, one running.  Its end wakes store_ix_fd; after store_ix_ready,
+ * store_find_over says whether it is done.  NULL with err and *code
+ * (503 the index unavailable or being rebuilt, or STORE_FINDS_MAX
+ * searches of the room already waiting; 500).
+ */
+struct store_find;
+struct store_find *store_find_start(char err[PAPO_ERR_LEN], struct store *s,
+    const struct ix_query *q, int *code);
+int store_find_over(const struct store_find *f);
+/* An ended search's result, as store_search gives it: the count of
+ * *hits (f's, valid until store_find_free), or -1 with err and *code. */
+long store_find_result(struct store_find *f, char err[PAPO_ERR_LEN],
+    struct ix_hit **hits, int *more, int *ranked, int *code);
+/* Frees f; one still running is stopped and freed when it ends.
+ * NULL: a no-op. */
+void store_find_free(struct store *s, struct store_find *f);
+
+/*
  * A long log's index is checked, or rebuilt, on a thread of its own
  * (store_search.c): while a job runs, store_ix_fd is a descriptor that
  * becomes readable when one is done (watch it for EPOLLIN), then

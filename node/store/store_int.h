@@ -80,6 +80,7 @@ struct store {
 	struct ix *ix;       /* search.db (store_search.c), or NULL */
 	struct ix_job *build;     /* its rebuild under way, or NULL */
 	struct ix_job *check;     /* its check under way, or NULL */
+	struct store_find *finds; /* searches waiting, the first running */
 	struct chan *ix_end;      /* the jobs' ends (store_ix_fd) */
 
 	char (*ob)[PAPO_MSGID_LEN + 1];   /* outbox ids, oldest first */

@@ -44,6 +44,7 @@
 #define IX_BATCH 5000          /* messages one rebuild transaction adds */
 #define IX_INLINE_MAX 10000    /* a log rebuilt at once (about 0.3 s);
                                 * tests: PAPO_TEST_INDEX_INLINE */
+#define STORE_FINDS_MAX 8      /* searches of a room running or waiting */
 
 /* What a fill reads: the log's entries and the log they point into.
  * The node's own store for a fill at open; a rebuild thread's copy. */
@@ -57,11 +58,18 @@ struct ix_src {
 	atomic_int *stop;        /* the store closes: give up; or NULL */
 };
 
-/* A job on its thread, a rebuild or a check: everything it reads or
- * writes is its own but end, the store's channel. */
+/* What a job is. */
+enum job_kind {
+	JOB_BUILD,               /* a rebuild */
+	JOB_CHECK,               /* a quick_check of the index in use */
+	JOB_FIND                 /* a search (struct store_find) */
+};
+
+/* A job on its thread, a rebuild, a check or a search: everything it
+ * reads or writes is its own but end, the store's channel. */
 struct ix_job {
 	pthread_t thread;
-	int check;               /* 1 a quick_check, 0 a rebuild */
+	enum job_kind kind;
 	struct chan *end;        /* gets link when it is over */
 	struct chan_link link;
 	struct ix_src src;
@@ -74,6 +82,27 @@ struct ix_job {
 	int rc;                  /* a rebuild: 0 or -1; a check: ix_check's */
 	double secs;             /* how long a check ran */
 	char err[PAPO_ERR_LEN];
+};
+
+/*
+ * A search beside the node thread (store.h, store_find_start): its own
+ * copy of the query, read on a read-only connection of its own (WAL
+ * lets it read while the node adds), the hits it found.  The store's
+ * searches wait in a queue, the first one running.
+ */
+enum find_state { FIND_WAITING, FIND_RUNNING, FIND_OVER };
+
+struct store_find {
+	struct ix_job job;       /* first: chan_item gives the job */
+	struct ix_query q;
+	char *text, *from_id, *from_name, *to_id;
+	char thread[PAPO_MSGID_LEN + 1];
+	struct ix_hit *hits;     /* room for q.limit */
+	long n;
+	int more, ranked, code;
+	enum find_state state;
+	int orphan;              /* its asker let go: freed when it ends */
+	struct store_find *next; /* the store's queue */
 };
 
 /* What ix_open_for is asked. */
@@ -307,6 +336,22 @@ ix_src_of(struct store *s, struct ix_src *src)
 	src->nent = s->nent;
 }
 
+/* A search on its thread: the index opened read only, searched within
+ * its bound in time (q.ms), closed. */
+static void
+find_run(struct store_find *f)
+{
+	struct ix *x;
+
+	f->n = -1;
+	f->code = 503;
+	if ((x = ix_open_ro(f->job.err, f->job.path)) == NULL)
+		return;
+	f->n = ix_search(f->job.err, x, &f->q, f->hits, &f->more, &f->ranked,
+	    &f->code);
+	ix_close(x);
+}
+
 static void *
 job_main(void *arg)
 {
@@ -314,9 +359,11 @@ job_main(void *arg)
 	uint64_t t0 = loop_now_ns();
 
 	/* A rebuild logs its own time. */
-	if (b->check) {
+	if (b->kind == JOB_CHECK) {
 		b->rc = ix_check(b->err, b->path, &b->stop);
 		b->secs = (double)(loop_now_ns() - t0) / 1e9;
+	} else if (b->kind == JOB_FIND) {
+		find_run((struct store_find *)b);
 	} else {
 		b->rc = ix_rebuild(b->err, &b->src, b->path);
 	}
@@ -329,6 +376,17 @@ job_free(struct ix_job *b)
 {
 	if (b == NULL)
 		return;
+	if (b->kind == JOB_FIND) {
+		struct store_find *f = (struct store_find *)b;
+
+		if (f->hits != NULL && f->n > 0)
+			ix_hits_free(f->hits, (size_t)f->n);
+		free(f->hits);
+		free(f->text);
+		free(f->from_id);
+		free(f->from_name);
+		free(f->to_id);
+	}
 	if (b->src.fd != -1)
 		close(b->src.fd);
 	free(b->ent);
@@ -336,17 +394,18 @@ job_free(struct ix_job *b)
 	free(b);
 }
 
-/* A new job for path, its end the store's channel (made at the first). */
+/* A new job for path, its end the store's channel (made at the first);
+ * size bytes, a struct store_find for a search. */
 static struct ix_job *
-job_new(struct store *s, const char *path, int check)
+job_new(struct store *s, const char *path, enum job_kind kind, size_t size)
 {
 	struct ix_job *b;
 
 	if (s->ix_end == NULL && (s->ix_end = chan_new()) == NULL)
 		return NULL;
-	if ((b = calloc(1, sizeof(*b))) == NULL)
+	if ((b = calloc(1, size)) == NULL)
 		return NULL;
-	b->check = check;
+	b->kind = kind;
 	b->end = s->ix_end;
 	b->src.fd = -1;
 	snprintf(b->path, sizeof(b->path), "%s", path);
@@ -363,7 +422,7 @@ check_start(struct store *s, const char *path)
 	if (s->check != NULL)
 		return;              /* one is reading it already */
 	errno = ENOMEM;
-	if ((b = job_new(s, path, 1)) == NULL ||
+	if ((b = job_new(s, path, JOB_CHECK, sizeof(*b))) == NULL ||
 	    (errno = pthread_create(&b->thread, NULL, job_main, b)) != 0) {
 		log_msg(LOG_WARN, "%s: the search index is not checked: %s",
 		    path, strerror(errno));
@@ -390,7 +449,7 @@ build_start(char err[PAPO_ERR_LEN], struct store *s, const char *path)
 	struct ix_job *b;
 
 	errno = ENOMEM;
-	if ((b = job_new(s, path, 0)) == NULL ||
+	if ((b = job_new(s, path, JOB_BUILD, sizeof(*b))) == NULL ||
 	    (b->ent = malloc((s->nent + 1) * sizeof(*b->ent))) == NULL ||
 	    (b->log_path = strdup(s->log_path)) == NULL ||
 	    (b->src.fd = fcntl(s->log_fd, F_DUPFD_CLOEXEC, 0)) == -1)
@@ -481,7 +540,48 @@ store_ix_open(struct store *s)
 int
 store_ix_fd(const struct store *s)
 {
-	return s->build != NULL || s->check != NULL ? chan_fd(s->ix_end) : -1;
+	return s->build != NULL || s->check != NULL || s->finds != NULL ?
+	    chan_fd(s->ix_end) : -1;
+}
+
+/* The first search waiting, started on its thread; one that cannot
+ * start is over with its error. */
+static void
+find_next(struct store *s)
+{
+	struct store_find *f;
+
+	while ((f = s->finds) != NULL && f->state == FIND_WAITING) {
+		f->state = FIND_RUNNING;
+		if ((errno = pthread_create(&f->job.thread, NULL, job_main,
+		    f)) == 0)
+			return;
+		f->state = FIND_OVER;
+		f->n = -1;
+		f->code = 500;
+		err_set(f->job.err, "cannot start the search: %s",
+		    strerror(errno));
+		s->finds = f->next;
+		f->next = NULL;
+	}
+}
+
+/* A search is over: out of the queue (freed when its asker let go),
+ * and the next started. */
+static void
+find_done(struct store *s, struct store_find *f)
+{
+	struct store_find **pp;
+
+	for (pp = &s->finds; *pp != NULL && *pp != f; pp = &(*pp)->next)
+		;
+	if (*pp == f)
+		*pp = f->next;
+	f->next = NULL;
+	f->state = FIND_OVER;
+	if (f->orphan)
+		job_free(&f->job);
+	find_next(s);
 }
 
 /* A job is over: what it found acted on. */
@@ -489,6 +589,10 @@ static void
 job_done(struct store *s, struct ix_job *b)
 {
 	pthread_join(b->thread, NULL);
+	if (b->kind == JOB_FIND) {
+		find_done(s, (struct store_find *)b);
+		return;
+	}
 	if (b == s->check) {
 		s->check = NULL;
 		if (atomic_load(&b->stop)) {
@@ -544,6 +648,18 @@ store_ix_stop(struct store *s)
 	for (int i = 0; i < 2; i++)
 		if (job[i] != NULL)
 			pthread_join(job[i]->thread, NULL);
+	/* The searches left are those whose askers let go (search_free
+	 * runs before the store closes): the running one stopped. */
+	while (s->finds != NULL) {
+		struct store_find *f = s->finds;
+
+		s->finds = f->next;
+		if (f->state == FIND_RUNNING) {
+			atomic_store(&f->job.stop, 1);
+			pthread_join(f->job.thread, NULL);
+		}
+		job_free(&f->job);
+	}
 	/* Their links are forgotten with the channel; the jobs freed here. */
 	chan_free(s->ix_end, NULL);
 	s->ix_end = NULL;
@@ -585,23 +701,154 @@ store_ix_compacted(struct store *s, char (*ids)[PAPO_MSGID_LEN + 1],
 	store_ix_open(s);
 }
 
-long
-store_search(char err[PAPO_ERR_LEN], struct store *s,
-    const struct ix_query *q, struct ix_hit *out, int *more, int *ranked,
-    int *code)
+/* Whether search cannot be answered now: 1 with err and *code 503. */
+static int
+ix_unavailable(char err[PAPO_ERR_LEN], const struct store *s, int *code)
 {
 	if (s->build != NULL) {
 		*code = 503;
 		err_set(err, "the search index is being rebuilt from the log "
 		    "(%zu of %zu messages); search again in a moment",
 		    atomic_load(&s->build->done), s->build->src.nent);
-		return -1;
+		return 1;
 	}
 	if (s->ix == NULL) {
 		*code = 503;
 		err_set(err, "%s", "the search index is unavailable (see the "
 		    "daemon's log); it is rebuilt at the next start");
-		return -1;
+		return 1;
 	}
+	return 0;
+}
+
+long
+store_search(char err[PAPO_ERR_LEN], struct store *s,
+    const struct ix_query *q, struct ix_hit *out, int *more, int *ranked,
+    int *code)
+{
+	if (ix_unavailable(err, s, code))
+		return -1;
 	return ix_search(err, s->ix, q, out, more, ranked, code);
+}
+
+/* A copy of q's text t into *out (NULL stays NULL): 0 or -1. */
+static int
+find_dup(const char *t, char **out, const char **field)
+{
+	*out = NULL;
+	*field = NULL;
+	if (t == NULL)
+		return 0;
+	if ((*out = strdup(t)) == NULL)
+		return -1;
+	*field = *out;
+	return 0;
+}
+
+/* Test builds may shorten a search's bound (PAPO_TEST_SEARCH_MS). */
+static unsigned
+find_ms(void)
+{
+#ifdef PAPO_TESTING
+	const char *v = getenv("PAPO_TEST_SEARCH_MS");
+
+	if (v != NULL && v[0] >= '1' && v[0] <= '9')
+		return (unsigned)strtoul(v, NULL, 10);
+#endif
+	return IX_TIME_MS;
+}
+
+struct store_find *
+store_find_start(char err[PAPO_ERR_LEN], struct store *s,
+    const struct ix_query *q, int *code)
+{
+	char path[PATH_MAX];
+	struct store_find *f = NULL, **pp;
+	size_t waiting = 0;
+
+	if (ix_unavailable(err, s, code))
+		return NULL;
+	*code = 503;
+	for (pp = &s->finds; *pp != NULL; pp = &(*pp)->next)
+		if (!(*pp)->orphan)
+			waiting++;
+	if (waiting >= STORE_FINDS_MAX) {
+		err_set(err, "%d searches of this room are running or "
+		    "waiting: search again in a moment", STORE_FINDS_MAX);
+		return NULL;
+	}
+	*code = 500;
+	if (ix_path(s->log_path, "search.db", path) == -1 ||
+	    (f = (struct store_find *)job_new(s, path, JOB_FIND,
+	    sizeof(*f))) == NULL)
+		goto oom;
+	f->q = *q;
+	f->q.stop = &f->job.stop;
+	f->q.ms = find_ms();
+	if (q->thread != NULL) {
+		snprintf(f->thread, sizeof(f->thread), "%s", q->thread);
+		f->q.thread = f->thread;
+	}
+	if (find_dup(q->text, &f->text, &f->q.text) == -1 ||
+	    find_dup(q->from_id, &f->from_id, &f->q.from_id) == -1 ||
+	    find_dup(q->from_name, &f->from_name, &f->q.from_name) == -1 ||
+	    find_dup(q->to_id, &f->to_id, &f->q.to_id) == -1 ||
+	    q->limit == 0 || q->limit > IX_LIMIT_MAX + IX_RANKED_MAX ||
+	    (f->hits = calloc(q->limit, sizeof(*f->hits))) == NULL)
+		goto oom;
+	f->state = FIND_WAITING;
+	*pp = f;
+	if (s->finds == f)
+		find_next(s);
+	if (f->state == FIND_OVER) {
+		/* It could not start: said as its result. */
+		*code = f->code;
+		err_set(err, "%s", f->job.err);
+		job_free(&f->job);
+		return NULL;
+	}
+	return f;
+oom:
+	job_free(f != NULL ? &f->job : NULL);
+	err_set(err, "%s", "out of memory");
+	return NULL;
+}
+
+int
+store_find_over(const struct store_find *f)
+{
+	return f->state == FIND_OVER;
+}
+
+long
+store_find_result(struct store_find *f, char err[PAPO_ERR_LEN],
+    struct ix_hit **hits, int *more, int *ranked, int *code)
+{
+	*hits = f->hits;
+	*more = f->more;
+	*ranked = f->ranked;
+	*code = f->code;
+	if (f->n < 0)
+		err_set(err, "%s", f->job.err);
+	return f->n;
+}
+
+void
+store_find_free(struct store *s, struct store_find *f)
+{
+	struct store_find **pp;
+
+	if (f == NULL)
+		return;
+	if (f->state == FIND_RUNNING) {
+		/* Stopped at SQLite's next look; freed when it ends. */
+		f->orphan = 1;
+		atomic_store(&f->job.stop, 1);
+		return;
+	}
+	for (pp = &s->finds; *pp != NULL && *pp != f; pp = &(*pp)->next)
+		;
+	if (*pp == f)
+		*pp = f->next;
+	job_free(&f->job);
 }

@@ -60,7 +60,7 @@ name_ok(const char *s, size_t n)
 		return 0;
 	if (memchr(s, '/', n) != NULL || memchr(s, '\\', n) != NULL)
 		return 0;
-	return utf8_printable(s, n);
+	return utf8_plain(s, n);
 }
 
 /* 32 bytes in ATTACH_REF_LEN lowercase base32 characters at s, the one
@@ -211,7 +211,8 @@ attach_check(char err[PAPO_ERR_LEN], const struct attach *a)
 	n = strnlen(a->name, sizeof(a->name));
 	if (n == sizeof(a->name) || !name_ok(a->name, n)) {
 		snprintf(err, PAPO_ERR_LEN, "the name is not 1 to %d bytes "
-		    "of UTF-8 without control characters, '/' or '\\', "
+		    "of UTF-8 without control or format characters, '/' or "
+		    "'\\', "
 		    "nor \".\" or \"..\"", ATTACH_NAME_MAX);
 		return -1;
 	}
@@ -274,28 +275,6 @@ fail:
 	return -1;
 }
 
-/* The length of the UTF-8 sequence at s (n bytes left) and its code point
- * in *cp, or 0 when it is not valid. */
-static size_t
-char_next(const char *s, size_t n, uint32_t *cp)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t len;
-
-	if (u[0] < 0x80) {
-		*cp = u[0];
-		return 1;
-	}
-	len = u[0] >= 0xf0 ? 4 : u[0] >= 0xe0 ? 3 : 2;
-	if (len > n || !utf8_valid(s, len))
-		return 0;
-	if (len == 2)
-		*cp = ((uint32_t)(u[0] & 0x1f) << 6) | (u[1] & 0x3f);
-	else
-		*cp = 0x800;    /* only C0, DEL and C1 matter here */
-	return len;
-}
-
 void
 attach_name(char out[ATTACH_NAME_MAX + 1], const char *path)
 {
@@ -310,7 +289,7 @@ attach_name(char out[ATTACH_NAME_MAX + 1], const char *path)
 		;
 	while (s < n) {
 		uint32_t cp;
-		size_t len = char_next(path + s, n - s, &cp);
+		size_t len = utf8_decode(path + s, n - s, &cp);
 		const char *put = path + s;
 		size_t w = len;
 
@@ -318,7 +297,7 @@ attach_name(char out[ATTACH_NAME_MAX + 1], const char *path)
 			put = "?";
 			len = w = 1;
 		} else if (cp < 0x20 || cp == 0x7f ||
-		    (cp >= 0x80 && cp < 0xa0)) {
+		    (cp >= 0x80 && cp < 0xa0) || utf8_format(cp)) {
 			put = "_";
 			w = 1;
 		}

@@ -14,7 +14,8 @@
  *   📎 NAME (SIZE bytes, TYPE) papo-file:REF:KEY
  *
  * NAME is the file's name (UTF-8, 1 to ATTACH_NAME_MAX bytes, no control
- * character, no '/' nor '\\', not "." or ".."), SIZE its plain size in
+ * character nor format character (Unicode's Cf: bidi controls, zero-width
+ * characters; issue 37), no '/' nor '\\', not "." or ".."), SIZE its plain size in
  * decimal (no sign, no leading zero, at most BLOB_SIZE_MAX), TYPE its
  * media type (type/subtype, lowercase letters, digits and
  * "!#$&^_.+-", at most ATTACH_TYPE_MAX bytes), REF the blob's
@@ -82,8 +83,8 @@ int attach_check(char err[PAPO_ERR_LEN], const struct attach *a);
 
 /*
  * A name a file may be shown by, made from any path or name (a user's,
- * an agent's, a sender's): its last part, control characters and
- * slashes replaced by '_' ('/' and '\\' both end a part), invalid
+ * an agent's, a sender's): its last part, control characters, format
+ * characters (Cf) and slashes replaced by '_' ('/' and '\\' both end a part), invalid
  * UTF-8 by '?' (a byte each), cut at a character
  * boundary to ATTACH_NAME_MAX bytes; "." and ".." and "" become "file".
  */

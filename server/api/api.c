@@ -442,6 +442,15 @@ api_remove(struct http_req *r, void *node)
 	api_member_request(r, node, NODE_REMOVE, "remove");
 }
 
+/* POST /api/rename {"name": NAME}: this member is NAME from now on, in
+ * every room (or in the one the route names); each greets its members
+ * again, so that they learn it. */
+static void
+api_rename(struct http_req *r, void *node)
+{
+	api_member_request(r, node, NODE_RENAME, "rename");
+}
+
 /* POST /api/rotate {}: a new key epoch, by the owner or an admin (403
  * with the reason otherwise).  Not an MCP tool either. */
 static void
@@ -537,11 +546,7 @@ api_rooms_add(struct http_req *r, void *node)
 		    "its maker gave it: drop room");
 		goto out;
 	}
-	if (m->name == NULL) {
-		http_reply_error(r, 400, "name is needed: this member's name "
-		    "in the room");
-		goto out;
-	}
+	/* No name: the one this member has in its rooms (room_join). */
 	if (join && api_str(f[0], &m->text) == -1) {
 		http_reply_error(r, 500, "out of memory");
 		goto out;
@@ -614,6 +619,7 @@ static const struct http_route api_table[] = {
 	{ "POST", "/api/admin", api_admin, 0 },
 	{ "POST", "/api/rotate", api_rotate, 0 },
 	{ "POST", "/api/remove", api_remove, 0 },
+	{ "POST", "/api/rename", api_rename, 0 },
 	{ "GET", "/api/rooms", api_rooms, 0 },
 	{ "POST", "/api/rooms", api_rooms_add, 0 },
 	/* /api/rooms/ROOM and /api/rooms/ROOM/default (http.c). */

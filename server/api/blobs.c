@@ -273,7 +273,9 @@ blobs_state_done(struct http_req *r, struct node_msg *m, void *node)
 }
 
 /*
- * GET /api/blobs/REF of a file that was not here: its state.  With
+ * GET /api/blobs/REF with no room named (the node answers for the
+ * default one, whose id m->room_id names), or of a file that was not
+ * here: the file if it is here now, else its state.  With
  * ?fetch=1 the node started fetching it: 202 and the state.  Else 404,
  * the state with an "error" saying why.  A file that came meanwhile is
  * served after all.
@@ -296,7 +298,7 @@ blobs_absent(struct http_req *r, struct node_msg *m, void *node)
 	st = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "state")) ?
 	    cJSON_GetObjectItemCaseSensitive(o, "state")->valuestring : "";
 	if (strcmp(st, "here") == 0 && (b = node_blob_open(err, &code, node,
-	    http_req_room(r), ref)) != NULL) {
+	    m->room_id, ref)) != NULL) {
 		blobs_serve(r, b, ref);
 		goto out;
 	}
@@ -348,14 +350,18 @@ blobs_get(struct http_req *r, void *node)
 		    "of a-z and 2-7");
 		return;
 	}
-	if ((b = node_blob_open(err, &code, node, http_req_room(r),
-	    ref)) != NULL) {
-		blobs_serve(r, b, ref);
-		return;
-	}
-	if (code != 404) {
-		http_reply_error(r, 500, "%s", err);
-		return;
+	/* A room named is read at once; with none, the node says which
+	 * is the default, as for every other route (blobs_absent). */
+	if (http_req_room(r) != NULL && http_req_room(r)[0] != '\0') {
+		if ((b = node_blob_open(err, &code, node, http_req_room(r),
+		    ref)) != NULL) {
+			blobs_serve(r, b, ref);
+			return;
+		}
+		if (code != 404) {
+			http_reply_error(r, 500, "%s", err);
+			return;
+		}
 	}
 	blobs_ask(r, node, fetch != NULL && strcmp(fetch, "1") == 0 ?
 	    NODE_FETCH : NODE_BLOB, ref, blobs_absent);

@@ -112,13 +112,16 @@ search_who(struct http_req *r, const char *name, char **out)
 	return 0;
 }
 
-/* before, after and files into m: 0, or -1 answered 400. */
+/* before, before_id, after, files and order into m: 0, or -1 answered
+ * 400. */
 static int
 search_filters(struct http_req *r, struct node_msg *m)
 {
 	const char *before = http_req_query(r, "before");
+	const char *before_id = http_req_query(r, "before_id");
 	const char *after = http_req_query(r, "after");
 	const char *files = http_req_query(r, "files");
+	const char *order = http_req_query(r, "order");
 
 	if ((before != NULL && (api_number(before, API_TIME_MAX,
 	    &m->before) == -1 || m->before == 0)) ||
@@ -135,6 +138,18 @@ search_filters(struct http_req *r, struct node_msg *m)
 		return -1;
 	}
 	m->files_only = files != NULL && strcmp(files, "1") == 0;
+	if (before_id != NULL && api_msgid(before_id, m->before_id) == -1) {
+		http_reply_error(r, 400, "before_id must be a message id (10 "
+		    "characters)");
+		return -1;
+	}
+	if (order != NULL && strcmp(order, "best") != 0 &&
+	    strcmp(order, "time") != 0) {
+		http_reply_error(r, 400, "order is best (words ranked, the "
+		    "default) or time (the newest that match, oldest first)");
+		return -1;
+	}
+	m->in_time = order != NULL && strcmp(order, "time") == 0;
 	return 0;
 }
 
@@ -142,15 +157,16 @@ void
 api_search(struct http_req *r, void *node)
 {
 	static const char *const known[] = { "q", "from", "to", "thread",
-	    "before", "after", "files", "limit", "cursor", "room", "html", NULL };
+	    "before", "before_id", "after", "files", "order", "limit",
+	    "cursor", "room", "html", NULL };
 	const char *bad, *q;
 	struct node_msg *m;
 	int html;
 
 	if ((bad = http_req_query_unknown(r, known)) != NULL) {
 		http_reply_error(r, 400, "unknown parameter '%s': search "
-		    "takes q, from, to, thread, before, after, files, limit, "
-		    "cursor, room and html", bad);
+		    "takes q, from, to, thread, before, before_id, after, "
+		    "files, order, limit, cursor, room and html", bad);
 		return;
 	}
 	if (search_html(r, &html) == -1)

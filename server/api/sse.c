@@ -343,11 +343,17 @@ sse_events(struct http_req *r, void *arg)
 	http_stream_on_drain(st, sse_more);
 	n = snprintf(retry, sizeof(retry), "retry: %d\n\n", SSE_RETRY_MS);
 	http_stream_write(st, retry, (size_t)n);
-	/* What the client missed goes out oldest first, as it reads. */
+	/* What the client missed goes out oldest first, as it reads; with
+	 * ?since=now and no Last-Event-ID (papo tail, which reads the last
+	 * messages from the history), only what comes from now on. */
 	from = sse_resume_from(s, http_req_header(r, "Last-Event-ID"));
 	first = s->oldest != 0 ? s->oldest : 1;
 	if (from + 1 > first)
 		first = from + 1;
+	if (http_req_header(r, "Last-Event-ID") == NULL &&
+	    http_req_query(r, "since") != NULL &&
+	    strcmp(http_req_query(r, "since"), "now") == 0)
+		first = s->seq + 1;
 	sub->next = first;
 	sse_feed(sub);
 	loop_timer_set(s->heartbeat, loop_now_ns() + SSE_HEARTBEAT_NS);

@@ -184,7 +184,7 @@ bridge_log_tail(const char *home, off_t off, char *out, size_t outlen)
 int
 bridge_wait(char err[PAPO_ERR_LEN], struct bridge *b, pid_t pid, off_t off)
 {
-	char e[PAPO_ERR_LEN], why[160];
+	char e[PAPO_ERR_LEN], why[PAPO_ERR_LEN], msg[2 * PAPO_ERR_LEN + 4096];
 	const struct timespec tick = { 0, 50 * 1000 * 1000 };
 	uint64_t until = bridge_now() + BRIDGE_START_MS;
 	int dead = 0;
@@ -201,8 +201,24 @@ bridge_wait(char err[PAPO_ERR_LEN], struct bridge *b, pid_t pid, off_t off)
 	if (client_open(e, b->home, &b->cl) == 0)
 		return 0;
 	bridge_log_tail(b->home, off, why, sizeof(why));
-	snprintf(err, PAPO_ERR_LEN, "papo serve %s%s%s (see %s/serve.log)",
+	/* The daemon's reason whole: the pointer to the log goes first
+	 * when both do not fit, and a reason too long for err is cut at a
+	 * word, never within one. */
+	snprintf(msg, sizeof(msg), "papo serve %s%s%s (see %s/serve.log)",
 	    dead ? "did not start" : "did not come up in 10 s",
 	    why[0] != '\0' ? ": " : "", why, b->home);
+	if (strlen(msg) >= PAPO_ERR_LEN)
+		snprintf(msg, sizeof(msg), "papo serve %s%s%s",
+		    dead ? "did not start" : "did not come up in 10 s",
+		    why[0] != '\0' ? ": " : "", why);
+	if (strlen(msg) >= PAPO_ERR_LEN) {
+		char *cut = msg + PAPO_ERR_LEN - 4;
+
+		*cut = '\0';
+		if ((cut = strrchr(msg, ' ')) != NULL)
+			*cut = '\0';
+		strcat(msg, "...");
+	}
+	snprintf(err, PAPO_ERR_LEN, "%s", msg);
 	return -1;
 }

@@ -7,6 +7,7 @@
  * stderr starting with "papo: ", and the exit status says which kind
  * (cli.h).
  */
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,22 +23,26 @@
 #include "server/cli/cmd_version.h"
 
 static const struct cli_cmd cli_cmds[] = {
-	{ "new", "papo new --name NAME [--about TEXT] [--room ROOM] [--force]",
+	{ "new", "papo new [--name NAME] [--about TEXT] [--room ROOM] [--force]",
 	  "mafR",
 	  "Create this member's identity (if it has none) and a new room, and\n"
 	  "print the invite that lets others join it.  --name and --about may\n"
-	  "also come from PAPO_NAME and PAPO_ABOUT.  --room (or PAPO_ROOM)\n"
+	  "also come from PAPO_NAME and PAPO_ABOUT; without a name, the one\n"
+	  "this member has in its rooms already.  --room (or PAPO_ROOM)\n"
 	  "names the room (1 to 64 bytes of UTF-8); the name travels in its\n"
 	  "invites, and without one the room is papo- and the start of its id.\n"
 	  "A home in rooms already gets this one beside them (at most 64), at\n"
 	  "once in its running daemon.  --force replaces the home's first\n"
 	  "room instead (its files moved into PAPO_HOME/old-ROOMID-DATE).",
 	  cli_new, 0 },
-	{ "join", "papo join INVITE --name NAME [--about TEXT] [--force]", "maf",
+	{ "join", "papo join INVITE [--name NAME] [--about TEXT] [--force]", "maf",
 	  "Join the room of INVITE (a papo1... string), beside the rooms this\n"
 	  "member is in already: at once when papo serve runs on PAPO_HOME,\n"
 	  "else at its next start.  --name (the name this member has in that\n"
-	  "room) and --about may also come from PAPO_NAME and PAPO_ABOUT.\n"
+	  "room; without one, the name it has in its rooms already) and\n"
+	  "--about may also come from PAPO_NAME and PAPO_ABOUT.  An invite of\n"
+	  "a room held, printed after a key change this member missed, gives\n"
+	  "that room the newer key (its history kept).\n"
 	  "--force replaces the home's first room instead, moving its files\n"
 	  "into PAPO_HOME/old-ROOMID-DATE (only while no daemon runs).",
 	  cli_join, 0 },
@@ -52,6 +57,13 @@ static const struct cli_cmd cli_cmds[] = {
 	  "following it.  Its files are moved into PAPO_HOME/old-ROOMID-DATE\n"
 	  "(its history kept), or with --delete deleted.",
 	  cli_leave, 0 },
+	{ "rename", "papo rename NAME [--room ROOM] [--json]", "Rj",
+	  "Rename this member: NAME from now on in every room (or in --room's\n"
+	  "only).  The running daemon greets the rooms' members again, so\n"
+	  "they learn it at once; with none running, the rooms' files are\n"
+	  "changed and the members learn it at the next 'papo serve'.\n"
+	  "Messages written before keep the name they were written with.",
+	  cli_rename, 0 },
 	{ "invite", "papo invite [--room ROOM] [--listen ADDR:PORT]", "lR",
 	  "Print a room's invite (the default room's, or --room's), carrying\n"
 	  "this member's id and the addresses its daemon listens on: the\n"
@@ -156,8 +168,10 @@ static const struct cli_cmd cli_cmds[] = {
 	  "it, and save it as PATH (default: its name in this directory, or\n"
 	  "in PATH when that is a directory).\n"
 	  "Shows progress (bytes, percent, rate) on one line at a terminal,\n"
-	  "plain lines otherwise.  It is written to PATH.part first and\n"
-	  "renamed when whole; an interrupted papo get goes on from there.\n"
+	  "plain lines otherwise.  It is written to PATH.REF8.part first\n"
+	  "(never through a link) and renamed when whole; an interrupted\n"
+	  "papo get goes on from there.  A name starting with . or - is\n"
+	  "saved only with -o PATH.\n"
 	  "An existing PATH is never replaced unless --force.  When no member\n"
 	  "online holds the file, says so and exits 1: the daemon fetches it\n"
 	  "when one comes back, and --wait waits for that.  A REF no message\n"
@@ -186,11 +200,15 @@ static const struct cli_cmd cli_cmds[] = {
 	  "messages that name files; --thread ID: that message and its\n"
 	  "replies, oldest first.",
 	  cli_history, 0 },
-	{ "tail", "papo tail [--room ROOM] [--json]", "jR",
-	  "Follow the room: print each new message as it arrives, in the form\n"
-	  "of 'papo history', until interrupted.  When the daemon restarts,\n"
-	  "it comes back and goes on where it left off.  --json prints every\n"
-	  "event (message, receipt, presence) as one JSON object a line.",
+	{ "tail", "papo tail [-n N] [--room ROOM | --all-rooms] [--json]",
+	  "njRY",
+	  "Follow the room, as tail -f a file: print its last N messages\n"
+	  "(default 10, -n 0 none), then each new one as it arrives, in the\n"
+	  "form of 'papo history', until interrupted.  --all-rooms (or\n"
+	  "--room '*') follows every room, each line starting with its\n"
+	  "room's name in brackets.  When the daemon restarts, it comes back\n"
+	  "and goes on where it left off.  --json prints every event\n"
+	  "(message, receipt, presence) as one JSON object a line.",
 	  cli_tail, 0 },
 	{ "doctor", "papo doctor", "",
 	  "Print what a bug report needs: the version and system, the home\n"
@@ -288,6 +306,26 @@ cli_main(int argc, char **argv)
 	for (size_t i = 0; i < CLI_NCMDS; i++)
 		if (strcmp(cmd, cli_cmds[i].name) == 0)
 			return cli_cmds[i].run(&cli_cmds[i], argc - 1, argv + 1);
+	/* A typo is answered with the nearest command, if one is near,
+	 * rather than with the whole list. */
+	{
+		size_t best = SIZE_MAX, at = 0;
+
+		for (size_t i = 0; i < CLI_NCMDS; i++) {
+			size_t d = cli_distance(cmd, cli_cmds[i].name);
+
+			if (d < best) {
+				best = d;
+				at = i;
+			}
+		}
+		if (cli_near(cmd, best)) {
+			fprintf(stderr, "papo: unknown command '%s'; did you "
+			    "mean 'papo %s'? ('papo --help' lists them)\n",
+			    cmd, cli_cmds[at].name);
+			return CLI_USAGE;
+		}
+	}
 	fprintf(stderr, "papo: unknown command '%s'\n", cmd);
 	cli_print_commands(stderr);
 	return CLI_USAGE;

@@ -159,11 +159,62 @@ client_write(char *data, size_t size, size_t n, void *arg)
 	return add;
 }
 
+/* What a 409 of the daemon's says when no room is the default, and
+ * what a join of a room held already says (node/node.c, node/store/
+ * room.c): client_explain adds the CLI's part. */
+#define CLIENT_NO_DEFAULT "none is the default"
+#define CLIENT_HELD "(start it with 'papo serve')"
+
+/*
+ * The daemon's error answer (*out, its JSON) said in the CLI's terms
+ * where the API's are HTTP's or assume no daemon runs: a 401 names
+ * PAPO_TOKEN rather than the Authorization header, a daemon in several
+ * rooms with no default says how to set one, and a room held already
+ * is not to be started (its daemon runs).  *out is replaced then.
+ */
+static void
+client_explain(const struct client *c, long status, char **out)
+{
+	char msg[PAPO_ERR_LEN + 128];
+	const char *e, *at;
+	cJSON *o = cJSON_Parse(*out), *n = NULL;
+	char *text;
+
+	e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "error"));
+	if (status == 401)
+		snprintf(msg, sizeof(msg), c->token == NULL ? "papo serve at %s "
+		    "needs its token: set PAPO_TOKEN to the token it was "
+		    "started with" : "PAPO_TOKEN is not the token papo serve "
+		    "at %s was started with: set it to that one", c->url);
+	else if (e != NULL && status == 409 &&
+	    strstr(e, CLIENT_NO_DEFAULT) != NULL)
+		snprintf(msg, sizeof(msg), "%s; or make one the default: papo "
+		    "rooms default ROOM", e);
+	else if (e != NULL && (at = strstr(e, CLIENT_HELD)) != NULL)
+		snprintf(msg, sizeof(msg), "%.*s(its papo serve runs: pid %ld)%s",
+		    (int)(at - e), e, c->pid, at + strlen(CLIENT_HELD));
+	else {
+		cJSON_Delete(o);
+		return;
+	}
+	if ((n = cJSON_CreateObject()) != NULL &&
+	    cJSON_AddStringToObject(n, "error", msg) != NULL &&
+	    (text = cJSON_PrintUnformatted(n)) != NULL) {
+		free(*out);
+		*out = strdup(text);
+		cJSON_free(text);
+		if (*out == NULL)
+			*out = calloc(1, 1);
+	}
+	cJSON_Delete(n);
+	cJSON_Delete(o);
+}
+
 /* A call's answer once it came: its status, and its body (never NULL,
  * "" for none) into *out, which the caller frees; b is left empty. */
 static int
-client_answer(char err[PAPO_ERR_LEN], CURL *curl, struct client_buf *b,
-    long *status, char **out)
+client_answer(char err[PAPO_ERR_LEN], const struct client *c, CURL *curl,
+    struct client_buf *b, long *status, char **out)
 {
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
 	if (b->p == NULL && (b->p = calloc(1, 1)) == NULL) {
@@ -172,6 +223,12 @@ client_answer(char err[PAPO_ERR_LEN], CURL *curl, struct client_buf *b,
 	}
 	*out = b->p;
 	b->p = NULL;
+	if (*status >= 400)
+		client_explain(c, *status, out);
+	if (*out == NULL) {
+		snprintf(err, PAPO_ERR_LEN, "out of memory");
+		return -1;
+	}
 	return 0;
 }
 
@@ -221,7 +278,7 @@ client_call(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
 			    "%s: %s", c->url, curl_easy_strerror(cc));
 		goto out;
 	}
-	rc = client_answer(err, curl, &b, status, out);
+	rc = client_answer(err, c, curl, &b, status, out);
 out:
 	free(b.p);
 	curl_slist_free_all(headers);
@@ -235,7 +292,10 @@ struct client_stream {
 	client_chunk_cb *cb;
 	void *arg;
 	CURL *curl;
+	struct client_buf err;   /* an error answer's body */
 };
+
+#define CLIENT_STREAM_ERR_MAX 4096   /* bytes of an error answer kept */
 
 static size_t
 client_stream_write(char *data, size_t size, size_t n, void *arg)
@@ -243,10 +303,11 @@ client_stream_write(char *data, size_t size, size_t n, void *arg)
 	struct client_stream *st = arg;
 	long status = 0;
 
-	/* An error answer is not a stream: stop at its first byte. */
+	/* An error answer is not a stream: its body is its error. */
 	curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200)
-		return 0;
+		return st->err.len + size * n > CLIENT_STREAM_ERR_MAX ? 0 :
+		    client_write(data, size, n, &st->err);
 	return st->cb(data, size * n, st->arg) == -1 ? 0 : size * n;
 }
 
@@ -256,7 +317,7 @@ client_stream(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
 {
 	char url[1024], auth[300], lastid[128];
 	struct curl_slist *headers = NULL;
-	struct client_stream st = { cb, arg, NULL };
+	struct client_stream st = { cb, arg, NULL, { NULL, 0, 0 } };
 	long status = 0;
 	CURLcode cc;
 	int rc = -1;
@@ -288,8 +349,20 @@ client_stream(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
 	cc = curl_easy_perform(st.curl);
 	curl_easy_getinfo(st.curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 0 && status != 200) {
-		snprintf(err, PAPO_ERR_LEN, "papo serve at %s answered HTTP %ld",
-		    c->url, status);
+		const char *e;
+		cJSON *o;
+
+		if (st.err.p != NULL)
+			client_explain(c, status, &st.err.p);
+		o = st.err.p != NULL ? cJSON_Parse(st.err.p) : NULL;
+		e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
+		    "error"));
+		if (e != NULL)
+			snprintf(err, PAPO_ERR_LEN, "%s", e);
+		else
+			snprintf(err, PAPO_ERR_LEN, "papo serve at %s answered "
+			    "HTTP %ld", c->url, status);
+		cJSON_Delete(o);
 		goto out;
 	}
 	if (cc != CURLE_OK && cc != CURLE_WRITE_ERROR &&
@@ -300,6 +373,7 @@ client_stream(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
 	}
 	rc = 0;
 out:
+	free(st.err.p);
 	curl_slist_free_all(headers);
 	if (st.curl != NULL)
 		curl_easy_cleanup(st.curl);
@@ -383,7 +457,7 @@ client_upload(char err[PAPO_ERR_LEN], const struct client *c,
 			    ": %s", curl_easy_strerror(cc));
 		goto out;
 	}
-	rc = client_answer(err, curl, &b, status, out);
+	rc = client_answer(err, c, curl, &b, status, out);
 out:
 	free(b.p);
 	curl_slist_free_all(headers);
@@ -465,6 +539,8 @@ client_download(char err[PAPO_ERR_LEN], const struct client *c,
 	if (*status != 200 && *status != 206) {
 		*out = d.err.p != NULL ? d.err.p : strdup("");
 		d.err.p = NULL;
+		if (*out != NULL)
+			client_explain(c, *status, out);
 	}
 	rc = 0;
 out:

@@ -62,7 +62,27 @@ struct cli_opts {
 	int files_only;
 	int all_rooms;          /* history -q --all-rooms */
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
+	char room_id[32];     /* the id --room was found to name */
 };
+
+/*
+ * The room sel names, as the CLI finds it among the running daemon's
+ * rooms (README.md, after its examples): its id; its name; else, letters compared
+ * case-insensitively, its name, or the start of its name or of its id,
+ * when that is one room.  0 with its id in id; 1 when sel is left to
+ * the daemon as it is (no daemon runs, "*", or no room matches, which
+ * the daemon's answer says with the list of rooms); -1 after saying
+ * which rooms sel is the start of, when several.
+ */
+int cli_room_pick(const char *home, const char *sel, char id[32]);
+
+/* The edit distance between two words of at most CLI_WORD_MAX bytes
+ * (letters swapped count as one edit),
+ * letters compared case-insensitively (SIZE_MAX for longer ones), and
+ * whether a distance d from word is near enough for a "did you mean". */
+#define CLI_WORD_MAX 63
+size_t cli_distance(const char *a, const char *b);
+int cli_near(const char *word, size_t d);
 
 /* "papo NAME: " and fmt with arg on stderr, then c's usage: CLI_USAGE. */
 int cli_usage(const struct cli_cmd *c, const char *fmt, const char *arg);

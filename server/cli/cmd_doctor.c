@@ -145,6 +145,34 @@ doctor_is_shown(const char *var, size_t len)
 	return 0;
 }
 
+/*
+ * Prints a setting's value with the password of a URL in it masked:
+ * "https://user:****@host/" (PAPO_PUBLIC_URL, PAPO_TURN), and a user
+ * part alone, which may be a token, as "****@host".
+ */
+static void
+doctor_put_masked(const char *v)
+{
+	char out[2048];
+	const char *start = strstr(v, "://"), *at, *colon, *end;
+
+	start = start != NULL ? start + 3 : strncmp(v, "turn:", 5) == 0 ?
+	    v + 5 : strncmp(v, "turns:", 6) == 0 ? v + 6 : v;
+	end = start + strcspn(start, "/?#");
+	at = memchr(start, '@', (size_t)(end - start));
+	if (at == NULL || strlen(v) >= sizeof(out)) {
+		cli_put(v);
+		return;
+	}
+	/* The last '@' before the path ends the user part. */
+	while (memchr(at + 1, '@', (size_t)(end - at - 1)) != NULL)
+		at = memchr(at + 1, '@', (size_t)(end - at - 1));
+	colon = memchr(start, ':', (size_t)(at - start));
+	snprintf(out, sizeof(out), "%.*s****%s", (int)((colon != NULL ?
+	    colon + 1 : start) - v), v, at);
+	cli_put(out);
+}
+
 static void
 doctor_settings(void)
 {
@@ -158,7 +186,7 @@ doctor_settings(void)
 		printf("%s", any++ ? "             " : "settings     ");
 		printf(" %.*s=", (int)(eq - *e), *e);
 		if (doctor_is_shown(*e, (size_t)(eq - *e)))
-			cli_put(eq + 1);
+			doctor_put_masked(eq + 1);
 		else
 			printf("(set, not shown)");
 		printf("\n");
@@ -637,8 +665,10 @@ doctor_state(const cJSON *o, const char *by, const char *at,
 		printf(" by %s", s);
 	if ((s = cli_str(o, at)) != NULL)
 		printf(" at %s", s);
-	if (on != NULL && (s = cli_str(o, on)) != NULL)
-		printf(" on %s", s);
+	if (on != NULL && (s = cli_str(o, on)) != NULL) {
+		printf(" on ");
+		doctor_put_masked(s);
+	}
 	if ((s = cli_str(o, "from")) != NULL && strcmp(s, "invite") == 0)
 		printf(" (from the invite)");
 	if ((s = cli_str(o, "reason")) != NULL) {

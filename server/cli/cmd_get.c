@@ -2,12 +2,19 @@
  * cmd_get.c: papo get REF: asks the running daemon to fetch a shared
  * file (POST /api/blobs/REF/fetch), follows its state every 200 ms with
  * a progress line (one line redrawn on a terminal, plain lines
- * otherwise), then downloads it from the daemon into PATH.part,
- * resuming what an earlier papo get left there (Range), and renames it
- * to PATH once whole.  An existing PATH is never replaced without
- * --force.  Main thread of a short-lived command.
+ * otherwise), then downloads it from the daemon into PATH.REF8.part
+ * (REF8 the reference's first 8 characters), resuming what an earlier
+ * papo get of the same file left there (Range), and renames it to PATH
+ * once whole.  An existing PATH is never replaced without --force.  The
+ * part is created exclusively and never through a symbolic link; one
+ * that exists is taken only when it is a regular file of this user's
+ * with no other link (issue 37: a link planted in a shared folder must
+ * not make papo get write through it).  A name that starts with '.' or
+ * '-', or holds format characters, is saved only by -o PATH.  Main
+ * thread of a short-lived command.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +25,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/utf8.h"
 #include "node/node.h"
 #include "server/api/blobs.h"
 #include "server/cli/ask.h"
@@ -36,7 +44,7 @@ struct get {
 	char ref[BLOBS_REF_LEN + 1];
 	char name[256];
 	char dest[4096];
-	char part[4096 + 8];
+	char part[4096 + 16];
 	unsigned long long size;
 	int tty;
 	/* Progress: what was last shown, and where its rate counts from. */
@@ -150,26 +158,40 @@ get_num(const cJSON *o, const char *name)
 
 /*
  * Where the file goes: -o PATH, else its name in the current directory
- * or in the directory -o names (a name that is not one plain name
- * there is refused).  CLI_ERROR
- * when it exists and --force was not given.
+ * or in the directory -o names.  A name that is not one plain name
+ * there is refused: a path, "." or "..", one that starts with '.' (it
+ * would be hidden, or a shell's own file such as .bashrc) or '-' (a
+ * command would take it for an option), one with control or format
+ * characters (U+202E shows "gnp.exe" as "exe.png").  CLI_ERROR when it
+ * exists and --force was not given.
  */
 static int
 get_dest(struct get *g, const cJSON *st)
 {
-	const char *name = cli_str(st, "name");
+	const char *name = cli_str(st, "name"), *why = NULL;
 	struct stat sb;
 
 	snprintf(g->name, sizeof(g->name), "%s", name != NULL ? name : g->ref);
+	if (name == NULL || name[0] == '\0' || strchr(name, '/') != NULL ||
+	    strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		why = "is not one to save by here";
+	else if (name[0] == '.')
+		why = "starts with '.' (a hidden file)";
+	else if (name[0] == '-')
+		why = "starts with '-' (commands would take it for an option)";
+	else if (!utf8_plain(name, strlen(name)))
+		why = "holds control or format characters, which show it as "
+		    "another name";
 	/* -o DIR: the file's name in DIR. */
 	if (g->o.output != NULL && (stat(g->o.output, &sb) == -1 ||
 	    !S_ISDIR(sb.st_mode))) {
 		snprintf(g->dest, sizeof(g->dest), "%s", g->o.output);
-	} else if (name == NULL || name[0] == '\0' ||
-	    strchr(name, '/') != NULL || strcmp(name, ".") == 0 ||
-	    strcmp(name, "..") == 0) {
-		fprintf(stderr, "papo: the file's name is not one to save by "
-		    "here: give one with -o PATH\n");
+	} else if (why != NULL) {
+		fprintf(stderr, "papo: the file's name ");
+		if (name != NULL && utf8_plain(name, strlen(name)))
+			fprintf(stderr, "'%s' ", name);
+		fprintf(stderr, "%s: save it under a name you choose with -o "
+		    "PATH\n", why);
 		return CLI_ERROR;
 	} else {
 		if (g->o.output == NULL)
@@ -178,7 +200,7 @@ get_dest(struct get *g, const cJSON *st)
 			snprintf(g->dest, sizeof(g->dest), "%s/%s",
 			    g->o.output, name);
 	}
-	snprintf(g->part, sizeof(g->part), "%s.part", g->dest);
+	snprintf(g->part, sizeof(g->part), "%s.%.8s.part", g->dest, g->ref);
 	if (!g->o.force && access(g->dest, F_OK) == 0) {
 		fprintf(stderr, "papo: %s exists: papo get does not replace it "
 		    "(--force does, or -o PATH saves elsewhere)\n", g->dest);
@@ -272,7 +294,57 @@ get_dl_progress(void *arg, unsigned long long bytes)
 }
 
 /*
- * Downloads the file into PATH.part from where an earlier papo get left
+ * Opens the part for writing, at its end (or emptied, restart): created
+ * exclusively and never through a symbolic link; one already there is
+ * taken only when it is a regular file of this user's with one link,
+ * the part an earlier papo get of this file left.  NULL after saying
+ * why.
+ */
+static FILE *
+get_part_open(struct get *g, int restart)
+{
+	struct stat sb;
+	FILE *f;
+	int fd;
+
+	fd = open(g->part, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+	    O_CLOEXEC, 0600);
+	if (fd == -1 && errno == EEXIST) {
+		fd = open(g->part, O_WRONLY | O_NOFOLLOW | O_NONBLOCK |
+		    O_CLOEXEC);
+		if (fd == -1 && errno == ELOOP) {
+			fprintf(stderr, "papo: %s is a symbolic link: papo get "
+			    "does not write through it (remove it, or -o PATH "
+			    "saves elsewhere)\n", g->part);
+			return NULL;
+		}
+		if (fd != -1 && (fstat(fd, &sb) == -1 || !S_ISREG(sb.st_mode) ||
+		    sb.st_uid != geteuid() || sb.st_nlink != 1)) {
+			close(fd);
+			fprintf(stderr, "papo: %s exists and is not a part papo "
+			    "get left (not a regular file of yours with one "
+			    "link): remove it, or -o PATH saves elsewhere\n",
+			    g->part);
+			return NULL;
+		}
+	}
+	if (fd == -1) {
+		fprintf(stderr, "papo: cannot write %s: %s\n", g->part,
+		    strerror(errno));
+		return NULL;
+	}
+	if ((restart && ftruncate(fd, 0) == -1) ||
+	    lseek(fd, 0, SEEK_END) == -1 || (f = fdopen(fd, "wb")) == NULL) {
+		fprintf(stderr, "papo: cannot write %s: %s\n", g->part,
+		    strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+/*
+ * Downloads the file into its part from where an earlier papo get left
  * it (Range), once again from the start when that part is not one of
  * this file.  CLI_OK when the part holds the whole file.
  */
@@ -295,11 +367,8 @@ get_download(struct get *g)
 again:
 	if (f != NULL)
 		fclose(f);
-	if ((f = fopen(g->part, tries > 0 ? "wb" : "ab")) == NULL) {
-		fprintf(stderr, "papo: cannot write %s: %s\n", g->part,
-		    strerror(errno));
+	if ((f = get_part_open(g, tries > 0)) == NULL)
 		return CLI_ERROR;
-	}
 	off = fstat(fileno(f), &sb) == 0 ? (unsigned long long)sb.st_size : 0;
 	if (off > g->size) {
 		tries++;
@@ -359,7 +428,7 @@ out:
 	return rc;
 }
 
-/* PATH.part becomes PATH: without --force never over a file that
+/* The part becomes PATH: without --force never over a file that
  * appeared meanwhile (a link fails where one exists). */
 static int
 get_finish(struct get *g)
@@ -368,7 +437,7 @@ get_finish(struct get *g)
 	char sz[32];
 
 	get_endline(g);
-	if (stat(g->part, &sb) == -1 ||
+	if (lstat(g->part, &sb) == -1 || !S_ISREG(sb.st_mode) ||
 	    (unsigned long long)sb.st_size != g->size) {
 		fprintf(stderr, "papo: %s does not hold the file's %llu bytes; "
 		    "papo get again goes on\n", g->part, g->size);

@@ -186,14 +186,17 @@ cli_remove(const struct cli_cmd *c, int argc, char **argv)
 	return rc;
 }
 
-/* ", fingerprint XXXXXXXX": the room's, as papo serve's banner and
- * logs give it, to tell which room a log is of. */
+/* ", fingerprint XXXXXXXX": the room's (of id, the one the daemon
+ * answered about), as papo serve's banner and logs give it, to tell
+ * which room a log is of. */
 static void
-cli_fingerprint(const char *home)
+cli_fingerprint(const char *home, const char *id)
 {
 	char err[PAPO_ERR_LEN], name[PAPO_NAME_MAX + 1], fpr[PAPO_FPR_LEN + 1];
+	char dir[4096];
 
-	if (room_describe(err, home, name, fpr) == 0)
+	if (id != NULL && room_dir_find(err, home, id, dir, sizeof(dir)) == 0 &&
+	    room_describe(err, dir, name, fpr) == 0)
 		printf(", fingerprint %s", fpr);
 }
 
@@ -217,7 +220,7 @@ cli_status(const struct cli_cmd *c, int argc, char **argv)
 	}
 	printf("room: ");
 	cli_put((s = cli_str(ans, "room")) != NULL ? s : "?");
-	cli_fingerprint(o.home);
+	cli_fingerprint(o.home, cli_str(ans, "room_id"));
 	me = cJSON_GetObjectItemCaseSensitive(ans, "me");
 	printf("\nme: ");
 	cli_put((s = cli_str(me, "name")) != NULL ? s : "?");

@@ -4,16 +4,20 @@
  * and tail, through the running daemon.  Main thread.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
 
 #include "node/node.h"
 #include "server/api/api.h"
+#include "server/api/param.h"
 #include "server/cli/ask.h"
 #include "server/cli/client.h"
 #include "server/cli/cmd.h"
@@ -81,6 +85,42 @@ cli_encode(const char *s, char *out, size_t len)
 }
 
 /*
+ * Opens path to share it: a regular file (or a directory, refused by
+ * the caller), never waiting on a FIFO or a device (issue 37: a FIFO
+ * held papo say for good).  NULL after saying why.
+ */
+static FILE *
+cli_upload_open(const char *path)
+{
+	struct stat st;
+	FILE *f;
+	int fd, fl;
+
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)) == -1) {
+		fprintf(stderr, "papo: cannot read %s: %s\n", path,
+		    strerror(errno));
+		return NULL;
+	}
+	if (fstat(fd, &st) == -1 || (!S_ISREG(st.st_mode) &&
+	    !S_ISDIR(st.st_mode))) {
+		fprintf(stderr, "papo: %s is not a regular file (a FIFO, a "
+		    "socket or a device): pipe it instead, papo say --file - "
+		    "--name NAME < %s\n", path, path);
+		close(fd);
+		return NULL;
+	}
+	if ((fl = fcntl(fd, F_GETFL)) == -1 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1 ||
+	    (f = fdopen(fd, "rb")) == NULL) {
+		fprintf(stderr, "papo: cannot read %s: %s\n", path,
+		    strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+/*
  * Shares the file at path ("-": stdin) by the name given (NULL: the
  * path's last part): uploaded as libcurl reads it, never whole in
  * memory.  Its JSON ({"ref", "name", "size", "type"}) in *out, or
@@ -116,17 +156,17 @@ cli_upload(const struct cli_opts *o, const char *path, const char *name,
 	}
 	if (strcmp(path, "-") == 0)
 		f = stdin;
-	else if ((f = fopen(path, "rb")) == NULL) {
-		fprintf(stderr, "papo: cannot read %s: %s\n", path,
-		    strerror(errno));
+	else if ((f = cli_upload_open(path)) == NULL)
 		return CLI_ERROR;
-	}
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		fprintf(stderr, "papo: %s is a directory: share a file\n",
 		    path);
 		goto out;
 	}
-	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
+	/* A regular file that says it is empty may not be (/proc, /sys):
+	 * it is read to its end, as stdin is. */
+	if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+	    st.st_size > 0)
 		size = (long long)st.st_size;
 	snprintf(q, sizeof(q), "/api/blobs?name=%s", enc);
 	if (cli_room_path(full, sizeof(full), q, o->room) == -1) {
@@ -165,6 +205,64 @@ out:
 	return rc;
 }
 
+/* Whether s holds only blank space (ASCII white space, and U+00A0,
+ * U+2000 to U+200B, U+3000 and U+FEFF in UTF-8). */
+static int
+cli_blank(const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p != '\0') {
+		if (strchr(" \t\n\r\v\f", *p) != NULL)
+			p++;
+		else if (p[0] == 0xc2 && p[1] == 0xa0)
+			p += 2;
+		else if ((p[0] == 0xe2 && p[1] == 0x80 && p[2] >= 0x80 &&
+		    p[2] <= 0x8b) || (p[0] == 0xe3 && p[1] == 0x80 &&
+		    p[2] == 0x80) || (p[0] == 0xef && p[1] == 0xbb &&
+		    p[2] == 0xbf))
+			p += 3;
+		else
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * --reply-to ID: a message the daemon holds (GET /api/history?thread=ID
+ * finds it), else refused, unless retention dropped messages, when the
+ * daemon cannot tell whether ID was one of them.  CLI_OK, else the error
+ * said.
+ */
+static int
+cli_reply_known(const struct cli_opts *o)
+{
+	char enc[128], path[256], id[PAPO_MSGID_LEN + 1];
+	cJSON *ans = NULL;
+	int rc;
+
+	if (api_msgid(o->reply_to, id) == -1 ||
+	    cli_encode(o->reply_to, enc, sizeof(enc)) == -1) {
+		fprintf(stderr, "papo: reply_to must be a message id: %d "
+		    "characters of a-z and 2-7 (papo history shows them), not "
+		    "'%.64s'\n", PAPO_MSGID_LEN, o->reply_to);
+		return CLI_ERROR;
+	}
+	snprintf(path, sizeof(path), "/api/history?thread=%s&limit=1", enc);
+	if ((rc = cli_call(o->home, o->room, path, NULL, &ans, NULL)) !=
+	    CLI_OK)
+		return rc;
+	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ans,
+	    "messages")) == 0 && cJSON_GetObjectItemCaseSensitive(ans,
+	    "retention") == NULL) {
+		fprintf(stderr, "papo: no message %s in this room to reply to "
+		    "(papo history shows the messages' ids)\n", enc);
+		rc = CLI_ERROR;
+	}
+	cJSON_Delete(ans);
+	return rc;
+}
+
 /* The options of a say with files, checked before anything is read. */
 static int
 cli_say_check(const struct cli_cmd *c, const struct cli_opts *o,
@@ -187,6 +285,21 @@ cli_say_check(const struct cli_cmd *c, const struct cli_opts *o,
 		return cli_usage(c, "%s", "--name names the file read from "
 		    "stdin (--file -), or the one file shared");
 	return CLI_OK;
+}
+
+/* A file of the message: its reference with the name and type it was
+ * added by, which an earlier file of the same reference (every empty
+ * file has one) does not replace. */
+static cJSON *
+cli_say_ref(const cJSON *up)
+{
+	cJSON *o = cJSON_CreateObject();
+	const char *k[] = { "ref", "name", "type" };
+
+	for (size_t i = 0; o != NULL && i < 3; i++)
+		if (cli_str(up, k[i]) != NULL)
+			cJSON_AddStringToObject(o, k[i], cli_str(up, k[i]));
+	return o;
 }
 
 /* One line per file shared: its name, size and reference. */
@@ -239,11 +352,22 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 		cli_fail("the text is empty: nothing to send");
 		goto out;
 	}
+	if (len > 0 && cli_blank(msg)) {
+		if (o.nfiles == 0) {
+			cli_fail("the text is only blank space: nothing to send");
+			goto out;
+		}
+		len = 0;            /* the files alone */
+	}
 	if (len > PAPO_BODY_MAX) {
 		fprintf(stderr, "papo: the text is %zu bytes; at most %d (48 KiB) "
-		    "are allowed\n", len, PAPO_BODY_MAX);
+		    "are allowed: share a longer one as a file (papo say "
+		    "--file PATH)\n", len, PAPO_BODY_MAX);
 		goto out;
 	}
+	if (o.reply_to != NULL && (rc = cli_reply_known(&o)) != CLI_OK)
+		goto out;
+	rc = CLI_ERROR;
 	/* The files first, each uploaded whole before the message names
 	 * them: a file that cannot be shared sends nothing. */
 	if ((up = cJSON_CreateArray()) == NULL ||
@@ -257,8 +381,7 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 		    NULL, &one) != CLI_OK)
 			goto out;
 		cJSON_AddItemToArray(up, one);
-		cJSON_AddItemToArray(refs, cJSON_CreateString(cli_str(one,
-		    "ref")));
+		cJSON_AddItemToArray(refs, cli_say_ref(one));
 	}
 	if ((req = cJSON_CreateObject()) == NULL ||
 	    (len > 0 && cJSON_AddStringToObject(req, "text", msg) == NULL) ||
@@ -279,7 +402,8 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 		fprintf(stderr, "papo: the text is %zu bytes, but written out "
 		    "(%zu control characters as 6-byte \\u escapes, quotes and "
 		    "backslashes as 2) it is over the %d bytes a message may "
-		    "take: send it with fewer control characters\n", len, ctl,
+		    "take: send it with fewer control characters, or as a file "
+		    "(papo say --file PATH)\n", len, ctl,
 		    HTTP_BODY_MAX);
 		goto out;
 	}
@@ -388,6 +512,27 @@ cli_print_event(const cJSON *e)
 	printf("\n");
 }
 
+/* --since/--after T and --before T that leave no time between them
+ * are refused: such a search could only find nothing. */
+static int
+cli_history_range(const struct cli_cmd *c, const struct cli_opts *o)
+{
+	const char *from = o->since != NULL ? o->since : o->after;
+	const char *flag = o->since != NULL ? "--since" : "--after";
+	uint64_t now = (uint64_t)time(NULL) * 1000, lo, hi;
+	char msg[PAPO_ERR_LEN];
+
+	if (from == NULL || o->before == NULL ||
+	    cli_search_time(from, now, &lo) == -1 ||
+	    cli_search_time(o->before, now, &hi) == -1 || lo < hi)
+		return CLI_OK;
+	snprintf(msg, sizeof(msg), "%s %.40s is not before --before %.40s: "
+	    "no message can be between them (a duration counts back from "
+	    "now: --since 3h --before 2h is the hour from 3 to 2 hours ago)",
+	    flag, from, o->before);
+	return cli_usage(c, "%s", msg);
+}
+
 int
 cli_history(const struct cli_cmd *c, int argc, char **argv)
 {
@@ -413,6 +558,8 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 		if (n > SEARCH_PAGE_MAX)
 			return cli_usage(c, "a search shows at most 200 at "
 			    "once, not -n %s", o.count);
+		if ((rc = cli_history_range(c, &o)) != CLI_OK)
+			return rc;
 		return cli_search(c, &o, n);
 	}
 	snprintf(path, sizeof(path), "/api/history?limit=%ld", n);
@@ -461,9 +608,32 @@ out:
 
 #define CLI_TAIL_WAIT_S 60                /* for a daemon to come back */
 
-/* papo tail: the event stream, cut into events as they arrive. */
+#define CLI_TAIL_DEFAULT 10               /* messages shown first */
+
+/* A room papo tail follows: its id and name, for the label. */
+struct cli_tail_room {
+	char id[PAPO_ROOMID_LEN + 1];
+	char name[PAPO_NAME_MAX + 1];
+};
+
+/*
+ * papo tail, as tail -f: the last n messages from the history, then the
+ * event stream, opened first (from now on: ?since=now) so that nothing
+ * falls between the two; a message in both is printed once.
+ */
 struct cli_tail {
 	int json;
+	const char *home;
+	const char *room;        /* --room, "*" every room, NULL the default */
+	long n;
+	int label;               /* several rooms followed: each line says
+	                          * its room */
+	struct cli_tail_room rooms[PAPO_ROOMS_MAX];
+	size_t nrooms;
+	int started;             /* the last n printed */
+	int failed;              /* ... or not: the error said */
+	char (*shown)[PAPO_MSGID_LEN + 1];   /* their ids */
+	size_t nshown;
 	char line[CLI_TAIL_LINE_MAX];
 	size_t len;
 	int toolong;
@@ -473,30 +643,176 @@ struct cli_tail {
 	size_t datalen;
 };
 
+/* "[ROOM] " before a message of the room of id, when several are
+ * followed. */
+static void
+cli_tail_label(const struct cli_tail *t, const cJSON *m)
+{
+	const char *id = cli_str(m, "room_id"), *name = NULL;
+
+	if (!t->label)
+		return;
+	for (size_t i = 0; id != NULL && i < t->nrooms; i++)
+		if (strcmp(t->rooms[i].id, id) == 0)
+			name = t->rooms[i].name;
+	printf("[");
+	cli_put(name != NULL ? name : id != NULL ? id : cli_str(m, "room") !=
+	    NULL ? cli_str(m, "room") : "?");
+	printf("] ");
+}
+
+/* One message as --json prints every event: {"event", "id", "data"}. */
+static void
+cli_tail_json(const char *event, const char *id, cJSON *data)
+{
+	cJSON *o = cJSON_CreateObject();
+	char *s;
+
+	cJSON_AddStringToObject(o, "event", event);
+	cJSON_AddStringToObject(o, "id", id);
+	cJSON_AddItemToObject(o, "data", data);
+	if ((s = cJSON_PrintUnformatted(o)) != NULL)
+		printf("%s\n", s);
+	cJSON_free(s);
+	cJSON_Delete(o);
+}
+
+static int
+cli_tail_cmp(const void *a, const void *b)
+{
+	const cJSON *x = *(const cJSON *const *)a, *y = *(const cJSON *const *)b;
+	double tx = cli_event_ts(x), ty = cli_event_ts(y);
+
+	return tx < ty ? -1 : tx > ty;
+}
+
+/*
+ * The rooms followed (GET /api/rooms: every room for "*", else the one
+ * named or the default), then the last t->n messages of them, oldest
+ * first, their ids kept in t->shown.  CLI_OK, or CLI_ERROR said.
+ */
+static int
+cli_tail_start(struct cli_tail *t)
+{
+	cJSON *rooms = NULL, *all = NULL, **pick = NULL;
+	const cJSON *r, *m;
+	char path[1024];
+	size_t npick = 0, cap = 0;
+	int rc = CLI_ERROR, every = t->room != NULL && strcmp(t->room, "*") == 0;
+
+	if (cli_call(t->home, NULL, "/api/rooms", NULL, &rooms, NULL) !=
+	    CLI_OK)
+		return CLI_ERROR;
+	t->nrooms = 0;
+	cJSON_ArrayForEach(r, cJSON_GetObjectItemCaseSensitive(rooms,
+	    "rooms")) {
+		const char *id = cli_str(r, "id"), *name = cli_str(r, "name");
+
+		if (id == NULL || t->nrooms == PAPO_ROOMS_MAX)
+			continue;
+		snprintf(t->rooms[t->nrooms].id, sizeof(t->rooms[0].id), "%s",
+		    id);
+		snprintf(t->rooms[t->nrooms].name, sizeof(t->rooms[0].name),
+		    "%s", name != NULL ? name : id);
+		t->nrooms++;
+	}
+	t->label = every && t->nrooms > 1;
+	if ((all = cJSON_CreateArray()) == NULL)
+		goto oom;
+	/* Each room's last n (the room named, or the default, alone), then
+	 * the last n of them all. */
+	for (size_t i = 0; i < (every ? t->nrooms : 1) && t->n > 0; i++) {
+		cJSON *h = NULL, *msgs;
+
+		snprintf(path, sizeof(path), "/api/history?limit=%ld", t->n);
+		if (cli_call(t->home, every ? t->rooms[i].id : t->room, path,
+		    NULL, &h, NULL) != CLI_OK)
+			goto out;
+		msgs = cJSON_DetachItemFromObjectCaseSensitive(h, "messages");
+		cJSON_Delete(h);
+		while (msgs != NULL && msgs->child != NULL) {
+			cJSON *one = cJSON_DetachItemViaPointer(msgs, msgs->child);
+
+			/* A room's history names its room once, not in each
+			 * message: the label needs it in each. */
+			if (every && cli_str(one, "room_id") == NULL)
+				cJSON_AddStringToObject(one, "room_id",
+				    t->rooms[i].id);
+			cJSON_AddItemToArray(all, one);
+		}
+		cJSON_Delete(msgs);
+	}
+	cJSON_ArrayForEach(m, all) {
+		if (npick == cap) {
+			cJSON **p = realloc(pick, (cap = cap ? 2 * cap : 64) *
+			    sizeof(*pick));
+
+			if (p == NULL)
+				goto oom;
+			pick = p;
+		}
+		pick[npick++] = (cJSON *)m;
+	}
+	if (npick > 0)
+		qsort(pick, npick, sizeof(*pick), cli_tail_cmp);
+	if ((t->shown = calloc((size_t)t->n + 1, sizeof(*t->shown))) == NULL)
+		goto oom;
+	for (size_t i = npick > (size_t)t->n ? npick - (size_t)t->n : 0;
+	    i < npick; i++) {
+		const char *id = cli_str(pick[i], "id");
+
+		if (id != NULL)
+			snprintf(t->shown[t->nshown++], sizeof(t->shown[0]), "%s",
+			    id);
+		if (t->json)
+			cli_tail_json("message", "", cJSON_Duplicate(pick[i], 1));
+		else {
+			cli_tail_label(t, pick[i]);
+			cli_print_message(pick[i]);
+		}
+	}
+	fflush(stdout);
+	rc = CLI_OK;
+	goto out;
+oom:
+	cli_fail("out of memory");
+out:
+	free(pick);
+	cJSON_Delete(all);
+	cJSON_Delete(rooms);
+	return rc;
+}
+
+/* Whether the message of id was among the last n printed first. */
+static int
+cli_tail_shown(const struct cli_tail *t, const char *id)
+{
+	for (size_t i = 0; id != NULL && i < t->nshown; i++)
+		if (strcmp(t->shown[i], id) == 0)
+			return 1;
+	return 0;
+}
+
 static void
 cli_tail_event(struct cli_tail *t)
 {
+	const char *event = t->event[0] != '\0' ? t->event : "message";
 	cJSON *d;
 
 	if (t->data == NULL)
 		return;
 	d = cJSON_Parse(t->data);
-	if (t->json) {
-		cJSON *o = cJSON_CreateObject();
-		char *s;
-
-		cJSON_AddStringToObject(o, "event", t->event[0] ? t->event :
-		    "message");
-		cJSON_AddStringToObject(o, "id", t->id);
-		cJSON_AddItemToObject(o, "data", d != NULL ? d :
+	if (strcmp(event, "message") == 0 && d != NULL &&
+	    cli_tail_shown(t, cli_str(d, "id")))
+		;
+	else if (t->json) {
+		cli_tail_json(event, t->id, d != NULL ? d :
 		    cJSON_CreateString(t->data));
 		d = NULL;
-		if ((s = cJSON_PrintUnformatted(o)) != NULL)
-			printf("%s\n", s);
-		cJSON_free(s);
-		cJSON_Delete(o);
-	} else if (d != NULL && strcmp(t->event, "message") == 0)
+	} else if (d != NULL && strcmp(event, "message") == 0) {
+		cli_tail_label(t, d);
 		cli_print_message(d);
+	}
 	cJSON_Delete(d);
 	fflush(stdout);
 	free(t->data);
@@ -546,6 +862,15 @@ cli_tail_chunk(const char *data, size_t n, void *arg)
 {
 	struct cli_tail *t = arg;
 
+	/* The stream is open (its first bytes came): now the last n, so
+	 * that whatever comes after them comes through the stream. */
+	if (!t->started) {
+		t->started = 1;
+		if (cli_tail_start(t) != CLI_OK) {
+			t->failed = 1;
+			return -1;
+		}
+	}
 	for (size_t i = 0; i < n; i++) {
 		if (data[i] == '\n') {
 			t->line[t->len] = '\0';
@@ -569,33 +894,55 @@ cli_tail(const struct cli_cmd *c, int argc, char **argv)
 	char err[PAPO_ERR_LEN];
 	struct cli_tail *t;
 	struct cli_opts o;
-	char path[1024];
+	char path[1024], *end;
+	long n = CLI_TAIL_DEFAULT;
 	int rc, waited = 0;
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	if (cli_room_path(path, sizeof(path), "/api/events", o.room) == -1)
-		return cli_fail("the room's name is too long");
+	if (o.count != NULL) {
+		n = strtol(o.count, &end, 10);
+		if (o.count[0] == '\0' || *end != '\0' || n < 0 ||
+		    n > API_HISTORY_MAX)
+			return cli_usage(c, "-n takes a number from 0 to 500, "
+			    "not '%s'", o.count);
+	}
+	if (o.all_rooms && o.room_flag)
+		return cli_usage(c, "%s", "give --room or --all-rooms, not "
+		    "both");
 	if ((t = calloc(1, sizeof(*t))) == NULL)
 		return cli_fail("out of memory");
 	t->json = o.json;
+	t->home = o.home;
+	t->room = o.all_rooms ? "*" : o.room;
+	t->n = n;
 	/* Follow until interrupted; when the daemon goes away, wait for it
-	 * to come back (serve.json may name a new port) and resume. */
+	 * to come back (serve.json may name a new port) and resume where
+	 * the stream left off. */
 	for (;;) {
 		struct client cl;
 
+		if (cli_room_path(path, sizeof(path), t->started ?
+		    "/api/events" : "/api/events?since=now", t->room) == -1) {
+			rc = cli_fail("the room's name is too long");
+			break;
+		}
 		if (client_open(err, o.home, &cl) == 0) {
 			int r = client_stream(err, &cl, path,
 			    t->id[0] != '\0' ? t->id : NULL, cli_tail_chunk, t);
 
 			client_close(&cl);
+			if (t->failed) {
+				rc = CLI_ERROR;
+				break;
+			}
 			if (r == 0) {
 				waited = 0;
 				t->len = 0;
 				continue;
 			}
 		}
-		if (waited == 0 && t->id[0] == '\0') {
+		if (waited == 0 && !t->started) {
 			rc = cli_fail(err);
 			break;
 		}
@@ -605,6 +952,7 @@ cli_tail(const struct cli_cmd *c, int argc, char **argv)
 		}
 		sleep(1);
 	}
+	free(t->shown);
 	free(t->data);
 	free(t);
 	return rc;

@@ -1,6 +1,6 @@
 /*
  * cmd_room.c: the commands about the rooms a member is in: papo new,
- * join, invite, rooms and leave.  Main thread; a running daemon is asked,
+ * join, invite, rooms, leave and rename.  Main thread; a running daemon is asked,
  * else the home's files are written under serve.lock (serve_hold).
  */
 #include <stdio.h>
@@ -54,7 +54,9 @@ cli_add_room(const struct cli_opts *o, const char *invite)
 		cJSON_AddStringToObject(req, "invite", invite);
 	else if (o->room != NULL)
 		cJSON_AddStringToObject(req, "room", o->room);
-	cJSON_AddStringToObject(req, "name", o->name);
+	/* No --name: the daemon takes the one this member has already. */
+	if (o->name != NULL)
+		cJSON_AddStringToObject(req, "name", o->name);
 	if (o->about != NULL)
 		cJSON_AddStringToObject(req, "about", o->about);
 	body = cJSON_PrintUnformatted(req);
@@ -68,12 +70,15 @@ cli_add_room(const struct cli_opts *o, const char *invite)
 	if (invite != NULL) {
 		printf("joined room ");
 		cli_put(cli_str(ans, "name"));
-		printf(" as %s; the daemon follows it now.\n", o->name);
+		printf(" as ");
+		cli_put(cli_str(ans, "me"));
+		printf("; the daemon follows it now.\n");
 	} else {
 		printf("new room ");
 		cli_put(cli_str(ans, "name"));
-		printf(" created beside the others; you are %s.\n"
-		    "share this invite with the other members:\n", o->name);
+		printf(" created beside the others; you are ");
+		cli_put(cli_str(ans, "me"));
+		printf(".\nshare this invite with the other members:\n");
 		if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(ans,
 		    "invite")))
 			printf("%s\n", v->valuestring);
@@ -86,14 +91,17 @@ int
 cli_new(const struct cli_cmd *c, int argc, char **argv)
 {
 	char err[PAPO_ERR_LEN], aside[PAPO_ASIDE_LEN] = "";
+	char name[PAPO_NAME_MAX + 1] = "";
 	struct cli_opts o;
 	char *invite = NULL;
 	int rc, lockfd;
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	if (o.name == NULL)
-		return cli_usage(c, "%s", "--name NAME is required");
+	/* Without --name, the name this member has in its rooms. */
+	if (o.name == NULL && room_member_name(err, o.home, name) == -1)
+		return cli_usage(c, "%s", "--name NAME is required (this home "
+		    "holds no room whose name to take)");
 	if (!o.force && cli_running(o.home))
 		return cli_add_room(&o, NULL);
 	/* Held until the new room is written: no daemon starts meanwhile. */
@@ -107,7 +115,8 @@ cli_new(const struct cli_cmd *c, int argc, char **argv)
 	if (rc == -1)
 		return cli_fail(err);
 	printf("new room created; you are %s.\n"
-	    "share this invite with the other members:\n%s\n", o.name, invite);
+	    "share this invite with the other members:\n%s\n",
+	    o.name != NULL ? o.name : name, invite);
 	free(invite);
 	return CLI_OK;
 }
@@ -115,7 +124,8 @@ cli_new(const struct cli_cmd *c, int argc, char **argv)
 int
 cli_join(const struct cli_cmd *c, int argc, char **argv)
 {
-	char err[PAPO_ERR_LEN], aside[PAPO_ASIDE_LEN] = "";
+	char err[PAPO_ERR_LEN], aside[PAPO_ASIDE_LEN] = "", dir[4096];
+	struct room_file r;
 	struct cli_opts o;
 	int rc, lockfd;
 
@@ -123,20 +133,29 @@ cli_join(const struct cli_cmd *c, int argc, char **argv)
 		return rc;
 	if (optind == argc)
 		return cli_usage(c, "%s", "the INVITE is missing");
-	if (o.name == NULL)
-		return cli_usage(c, "%s", "--name NAME is required");
+	/* Without --name, the name this member has in its rooms (room_join
+	 * refuses when it has none). */
 	if (!o.force && cli_running(o.home))
 		return cli_add_room(&o, argv[optind]);
 	if (serve_hold(err, o.home, &lockfd) == -1)
 		return cli_fail(err);
-	rc = room_join(err, o.home, argv[optind], o.name, o.about,
-	    o.force ? aside : NULL);
+	rc = room_join_in(err, o.home, argv[optind], o.name, o.about,
+	    o.force ? aside : NULL, dir);
 	if (lockfd != -1)
 		close(lockfd);
 	cli_said_aside(o.home, aside);
 	if (rc == -1)
 		return cli_fail(err);
-	printf("joined the room as %s; it starts with 'papo serve'.\n", o.name);
+	if (room_load(err, dir, &r) == -1)
+		return cli_fail(err);
+	if (rc == 1)
+		printf("this member was in room %s already, as %s: it takes "
+		    "the invite's newer key, and the room's history is kept; "
+		    "it starts with 'papo serve'.\n", r.name, r.me);
+	else
+		printf("joined the room as %s; it starts with 'papo serve'.\n",
+		    r.me);
+	room_wipe(&r);
 	return CLI_OK;
 }
 
@@ -180,7 +199,7 @@ cli_rooms(const struct cli_cmd *c, int argc, char **argv)
 	struct cli_opts o;
 	const cJSON *r;
 	cJSON *ans = NULL;
-	char *text = NULL, path[1024];
+	char *text = NULL, path[1024], id[32] = "";
 	int rc;
 
 	if (cli_start(c, argc, argv, &o, 2, &rc) == -1)
@@ -191,8 +210,10 @@ cli_rooms(const struct cli_cmd *c, int argc, char **argv)
 			    argv[optind]);
 		if (optind + 1 == argc)
 			return cli_usage(c, "%s", "default needs the ROOM");
+		if (cli_room_pick(o.home, argv[optind + 1], id) == -1)
+			return CLI_ERROR;
 		if (cli_room_path(path, sizeof(path), "/api/default",
-		    argv[optind + 1]) == -1)
+		    id[0] != '\0' ? id : argv[optind + 1]) == -1)
 			return cli_fail("the room's name is too long");
 		rc = cli_call(o.home, NULL, path, "{}", &ans, &text);
 	} else
@@ -242,7 +263,7 @@ cli_leave(const struct cli_cmd *c, int argc, char **argv)
 	struct cli_opts o;
 	const cJSON *kept;
 	cJSON *ans = NULL;
-	char *text = NULL, path[1024];
+	char *text = NULL, path[1024], id[32] = "";
 	int rc;
 
 	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
@@ -250,8 +271,11 @@ cli_leave(const struct cli_cmd *c, int argc, char **argv)
 	if (optind == argc)
 		return cli_usage(c, "%s", "the ROOM is missing (papo rooms "
 		    "lists them)");
+	if (cli_room_pick(o.home, argv[optind], id) == -1)
+		return CLI_ERROR;
 	if (cli_room_path(path, sizeof(path), o.delete ?
-	    "/api/leave?delete=1" : "/api/leave", argv[optind]) == -1)
+	    "/api/leave?delete=1" : "/api/leave", id[0] != '\0' ? id :
+	    argv[optind]) == -1)
 		return cli_fail("the room's name is too long");
 	if ((rc = cli_call(o.home, NULL, path, "{}", &ans, &text)) != CLI_OK)
 		goto out;
@@ -266,6 +290,124 @@ cli_leave(const struct cli_cmd *c, int argc, char **argv)
 		printf("; its files are kept in %s\n", kept->valuestring);
 	else
 		printf("; its files are deleted\n");
+out:
+	cJSON_Delete(ans);
+	free(text);
+	return rc;
+}
+
+/* papo rename NAME with no daemon running: room.json of each room (or
+ * of --room's) rewritten under serve.lock. */
+static int
+cli_rename_files(const struct cli_opts *o, const char *name)
+{
+	char err[PAPO_ERR_LEN], one[4096], **dirs = NULL;
+	size_t n = 0, done = 0;
+	int lockfd, rc = CLI_ERROR;
+
+	if (serve_hold(err, o->home, &lockfd) == -1)
+		return cli_fail(err);
+	if (o->room != NULL && o->room[0] != '\0') {
+		if (room_dir_find(err, o->home, o->room, one, sizeof(one)) == -1 ||
+		    (dirs = calloc(1, sizeof(*dirs))) == NULL ||
+		    (dirs[0] = strdup(one)) == NULL) {
+			if (dirs != NULL)
+				snprintf(err, PAPO_ERR_LEN, "out of memory");
+			goto out;
+		}
+		n = 1;
+	} else if (room_dirs(err, o->home, &dirs, &n) == -1)
+		goto out;
+	if (n == 0) {
+		snprintf(err, PAPO_ERR_LEN, "%s holds no room yet", o->home);
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct room_file r;
+
+		if (room_load(err, dirs[i], &r) == -1)
+			goto out;
+		if (strcmp(r.me, name) != 0) {
+			printf("room %s: %s is now %s\n", r.name, r.me, name);
+			snprintf(r.me, sizeof(r.me), "%s", name);
+			if (room_save(err, dirs[i], &r) == -1) {
+				room_wipe(&r);
+				goto out;
+			}
+			done++;
+		}
+		room_wipe(&r);
+	}
+	if (done == 0)
+		printf("this member is %s already\n", name);
+	else
+		printf("the rooms' members learn it at the next 'papo "
+		    "serve'.\n");
+	rc = CLI_OK;
+out:
+	if (lockfd != -1)
+		close(lockfd);
+	room_dirs_free(dirs, n);
+	return rc == CLI_OK ? CLI_OK : cli_fail(err);
+}
+
+/* papo rename NAME [--room ROOM] [--json] */
+int
+cli_rename(const struct cli_cmd *c, int argc, char **argv)
+{
+	char err[PAPO_ERR_LEN], path[1024], *body, *text = NULL;
+	struct cli_opts o;
+	const cJSON *e;
+	cJSON *req, *ans = NULL;
+	size_t n = 0;
+	int rc;
+
+	if (cli_start(c, argc, argv, &o, 1, &rc) == -1)
+		return rc;
+	if (optind == argc)
+		return cli_usage(c, "%s", "the NAME is missing");
+	if (room_check_name(err, argv[optind]) == -1)
+		return cli_fail(err);
+	if (!cli_running(o.home))
+		return cli_rename_files(&o, argv[optind]);
+	if ((req = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddStringToObject(req, "name", argv[optind]) == NULL ||
+	    (body = cJSON_PrintUnformatted(req)) == NULL) {
+		cJSON_Delete(req);
+		return cli_fail("out of memory");
+	}
+	cJSON_Delete(req);
+	/* No --room: every room (the route without one). */
+	if (o.room != NULL && o.room[0] != '\0')
+		rc = cli_room_path(path, sizeof(path), "/api/rename", o.room);
+	else
+		rc = snprintf(path, sizeof(path), "/api/rename") < 0 ? -1 : 0;
+	if (rc == -1) {
+		free(body);
+		return cli_fail("the room's name is too long");
+	}
+	rc = cli_call(o.home, NULL, path, body, &ans, &text);
+	free(body);
+	if (rc != CLI_OK)
+		goto out;
+	if (o.json) {
+		printf("%s\n", text);
+		goto out;
+	}
+	cJSON_ArrayForEach(e, cJSON_GetObjectItemCaseSensitive(ans, "rooms")) {
+		printf("room ");
+		cli_put(cli_str(e, "name"));
+		printf(": ");
+		cli_put(cli_str(e, "was"));
+		printf(" is now ");
+		cli_put(argv[optind]);
+		printf("\n");
+		n++;
+	}
+	if (n == 0)
+		printf("this member is %s already\n", argv[optind]);
+	else
+		printf("its members learn it as the daemon greets them.\n");
 out:
 	cJSON_Delete(ans);
 	free(text);

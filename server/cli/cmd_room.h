@@ -1,5 +1,6 @@
 /*
- * cmd_room.h: papo new, join, invite, rooms and leave (cli.c's table).
+ * cmd_room.h: papo new, join, invite, rooms, leave and rename (cli.c's
+ * table).
  */
 #ifndef PAPO_CMD_ROOM_H
 #define PAPO_CMD_ROOM_H
@@ -11,5 +12,6 @@ int cli_join(const struct cli_cmd *c, int argc, char **argv);
 int cli_invite(const struct cli_cmd *c, int argc, char **argv);
 int cli_rooms(const struct cli_cmd *c, int argc, char **argv);
 int cli_leave(const struct cli_cmd *c, int argc, char **argv);
+int cli_rename(const struct cli_cmd *c, int argc, char **argv);
 
 #endif

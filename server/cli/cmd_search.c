@@ -1,10 +1,11 @@
 /*
  * cmd_search.c: papo history -q WORDS and its filters (cmd_search.h):
- * the options turned into one GET /api/search (or /api/history?thread=
- * with a thread and no words), each value percent-encoded; the hits
- * printed as history prints a message (after its room, across rooms),
- * the text replaced by its excerpt (the words found in bold at a
- * terminal); whether more are left printed last.
+ * the options turned into one GET /api/search?order=time, each value
+ * percent-encoded: whatever the filter, the newest messages that match,
+ * printed oldest first as plain history prints them (after its room,
+ * across rooms; with words, the text replaced by its excerpt, the words
+ * found in bold at a terminal; the files named, each on its line), and
+ * last, when earlier ones match, the --before ID that pages back.
  */
 #define _XOPEN_SOURCE 700
 #include <stdint.h>
@@ -146,8 +147,9 @@ cli_print_excerpt(const char *s, const cJSON *marks, int bold)
 	cli_put_in(s + at, "    ");
 }
 
-/* One hit: its room (across rooms), time, id, author, "→ TO", "↳ ID",
- * and its excerpt (or its text, in a thread without words). */
+/* One hit as history prints a message: its room (across rooms), time,
+ * id, author, "→ TO", "↳ ID", its excerpt (with words) or its text, and
+ * the files it names. */
 static void
 cli_print_hit(const cJSON *m, int bold)
 {
@@ -165,15 +167,38 @@ cli_print_hit(const cJSON *m, int bold)
 	else
 		cli_put_in((s = cli_str(m, "text")) != NULL ? s : "", "    ");
 	printf("\n");
+	cli_files(cJSON_GetObjectItemCaseSensitive(m, "files"), "    ");
 }
 
-/* The request's path, or -1 with a usage error printed (*rc). */
+/* Whether s is a message id's text (10 of base32's characters). */
+static int
+cli_is_msgid(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n != 10)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		if (!((s[i] >= 'a' && s[i] <= 'z') || (s[i] >= '2' &&
+		    s[i] <= '7')))
+			return 0;
+	return 1;
+}
+
+/*
+ * The request's path into b: every filter asks /api/search for the
+ * newest messages that match, oldest first (order=time), as plain
+ * history gives them; --before takes a time or the id of the message
+ * to page back from (the hint's).  0, or -1 with a usage error printed
+ * (*rc).
+ */
 static int
 cli_search_path(const struct cli_cmd *c, const struct cli_opts *o, long n,
     struct buf *b, int *rc)
 {
 	const char *vals[] = { o->since, o->before, o->after };
 	char num[3][24], lim[24];
+	const char *before_id = NULL;
 	struct timespec now;
 	uint64_t t;
 
@@ -184,31 +209,31 @@ cli_search_path(const struct cli_cmd *c, const struct cli_opts *o, long n,
 			continue;
 		if (cli_search_time(vals[i], (uint64_t)now.tv_sec * 1000 +
 		    (uint64_t)now.tv_nsec / 1000000, &t) == -1) {
+			if (i == 1 && cli_is_msgid(vals[i])) {
+				before_id = vals[i];
+				continue;
+			}
 			*rc = cli_usage(c, "times are a duration ago (30m, 2h, "
 			    "7d), a date (2026-12-03, \"2026-12-03 14:00\") "
-			    "or ms since 1970, not '%s'", vals[i]);
+			    "or ms since 1970 (--before also a message's id), "
+			    "not '%s'", vals[i]);
 			return -1;
 		}
 		snprintf(num[i], sizeof(num[i]), "%llu",
 		    (unsigned long long)(i == 0 && t > 0 ? t - 1 : t));
 	}
 	snprintf(lim, sizeof(lim), "%ld", n);
-	if (o->thread != NULL && o->query == NULL && o->from == NULL &&
-	    !o->files_only && o->since == NULL && o->before == NULL &&
-	    o->after == NULL) {
-		cli_arg(b, "thread", o->thread);
-		cli_arg(b, "limit", lim);
-		return 0;
-	}
 	cli_arg(b, "q", o->query);
 	cli_arg(b, "from", o->from);
 	cli_arg(b, "thread", o->thread);
 	cli_arg(b, "after", num[0][0] != '\0' ? num[0] : num[2][0] != '\0' ?
 	    num[2] : NULL);
 	cli_arg(b, "before", num[1][0] != '\0' ? num[1] : NULL);
+	cli_arg(b, "before_id", before_id);
 	cli_arg(b, "files", o->files_only ? "1" : NULL);
+	cli_arg(b, "order", "time");
 	cli_arg(b, "limit", lim);
-	return 1;
+	return 0;
 }
 
 int
@@ -216,22 +241,22 @@ cli_search(const struct cli_cmd *c, const struct cli_opts *o, long n)
 {
 	struct buf q;
 	char path[CLI_URL_MAX + 32];
-	const cJSON *m, *next;
+	const cJSON *m, *earlier;
+	const char *id;
 	cJSON *ans = NULL;
 	char *text = NULL;
-	int rc = CLI_OK, which;
+	int rc = CLI_OK;
 
 	if (o->since != NULL && o->after != NULL)
 		return cli_usage(c, "give --since or --after, not both%s", "");
 	buf_init(&q, CLI_URL_MAX);
-	if ((which = cli_search_path(c, o, n, &q, &rc)) == -1)
+	if (cli_search_path(c, o, n, &q, &rc) == -1)
 		goto out;
 	if (q.toobig || buf_u8(&q, '\0') == -1) {
 		rc = cli_usage(c, "the search is too long%s", "");
 		goto out;
 	}
-	snprintf(path, sizeof(path), "%s%s", which ? "/api/search" :
-	    "/api/history", (const char *)q.p);
+	snprintf(path, sizeof(path), "/api/search%s", (const char *)q.p);
 	if ((rc = cli_call(o->home, o->all_rooms ? "*" : o->room, path, NULL,
 	    &ans, &text)) != CLI_OK)
 		goto out;
@@ -245,9 +270,13 @@ cli_search(const struct cli_cmd *c, const struct cli_opts *o, long n)
 	if (cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(ans,
 	    "messages")) == 0)
 		printf("(nothing found)\n");
-	next = cJSON_GetObjectItemCaseSensitive(ans, "next");
-	if (cJSON_IsString(next))
-		printf("(more: -n %ld shows more at once)\n", n);
+	/* The way back to earlier ones, whatever -n was. */
+	earlier = cJSON_GetObjectItemCaseSensitive(ans, "earlier");
+	if ((id = cli_str(earlier, "before_id")) != NULL) {
+		printf("(earlier ones: add --before ");
+		cli_put(id);
+		printf(")\n");
+	}
 out:
 	buf_free(&q);
 	cJSON_Delete(ans);

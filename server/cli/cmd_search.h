@@ -14,8 +14,10 @@
 
 /* Whether o asks for a search rather than the last messages. */
 int cli_search_asked(const struct cli_opts *o);
-/* Runs it (n hits at most) and prints the hits, best first (a thread:
- * oldest first), each with its excerpt.  An exit status (cli.h). */
+/* Runs it (n hits at most) and prints the newest that match, oldest
+ * first, as history prints messages (with words, each with its
+ * excerpt), then the --before ID that pages back.  An exit status
+ * (cli.h). */
 int cli_search(const struct cli_cmd *c, const struct cli_opts *o, long n);
 /* Parses a time as --since/--before/--after take it: a duration ago
  * (30s, 15m, 2h, 7d), a date (2026-12-03, "2026-12-03 14:00", local

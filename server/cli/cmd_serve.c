@@ -4,6 +4,8 @@
  * bridge), papo hook and papo setup (an agent harness's side).
  */
 #include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "node/node.h"
@@ -21,10 +23,21 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 	char err[PAPO_ERR_LEN];
 	struct serve_config sc;
 	struct cli_opts o;
+	char *token = NULL;
 	int rc;
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
+	/* --token's value is in argv, which every local user reads in
+	 * /proc/PID/cmdline (ps): copied, then its bytes overwritten, so
+	 * it shows there only while papo serve starts.  PAPO_TOKEN never
+	 * shows (docs/SECURITY.md). */
+	if (o.token != NULL) {
+		if ((token = strdup(o.token)) == NULL)
+			return cli_fail("out of memory");
+		memset((char *)o.token, 'x', strlen(o.token));
+		o.token = token;
+	}
 	{
 		const struct setting_arg args[] = {
 			{ "--http", o.http }, { "--listen", o.listen },
@@ -39,9 +52,15 @@ cli_serve(const struct cli_cmd *c, int argc, char **argv)
 		/* A bad value is refused before anything starts. */
 		if (settings_load(err, &sc, args, sizeof(args) /
 		    sizeof(args[0])) == -1 || serve_run(err, &sc) == -1)
-			return cli_fail(err);
+			rc = cli_fail(err);
+		else
+			rc = CLI_OK;
 	}
-	return CLI_OK;
+	if (token != NULL) {
+		explicit_bzero(token, strlen(token));
+		free(token);
+	}
+	return rc;
 }
 
 int

@@ -85,6 +85,19 @@ sfile_load(char err[PAPO_ERR_LEN], struct sfile *f)
 	if ((real = realpath(f->path, NULL)) != NULL) {
 		snprintf(f->path, sizeof(f->path), "%s", real);
 		free(real);
+	} else if (lstat(f->path, &st) == 0 && S_ISLNK(st.st_mode)) {
+		/* A link whose target is missing: writing would replace the
+		 * link with a file, and the dotfiles it kept would part from
+		 * what the harness reads.  The person decides. */
+		char to[SETUP_PATH_MAX];
+		ssize_t n = readlink(f->path, to, sizeof(to) - 1);
+
+		to[n > 0 ? n : 0] = '\0';
+		snprintf(err, PAPO_ERR_LEN, "%s is a symbolic link to %s, which "
+		    "does not exist: papo setup does not replace a link; create "
+		    "the file it points to (or remove the link) and run it "
+		    "again", f->path, to);
+		return -1;
 	}
 	if ((fd = open(f->path, O_RDONLY | O_CLOEXEC)) == -1 && errno != ENOENT) {
 		snprintf(err, PAPO_ERR_LEN, "cannot read %s: %s", f->path,

@@ -38,36 +38,85 @@ setup_shell_word(FILE *m, const char *s, int quote)
 }
 
 /*
- * Whether a hook handler is papo's: a command ending in " hook", or in
- * " hook NAME", run by a binary named papo, however it is quoted or
- * what precedes it.
+ * Reads one shell word at *p as setup_shell_word writes it (bare, of
+ * the characters it leaves unquoted, or in single quotes with '\''
+ * for a quote) into out (len bytes), *p moved past it: 0, or -1 when
+ * what is there is no such word.
+ */
+static int
+setup_read_word(const char **p, char *out, size_t len)
+{
+	static const char bare[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789_/.,:+-=@%";
+	const char *s = *p;
+	size_t n = 0;
+
+	while (*s != '\0' && *s != ' ') {
+		if (*s == '\'') {
+			for (s++; *s != '\''; s++) {
+				if (*s == '\0' || n + 1 >= len)
+					return -1;
+				out[n++] = *s;
+			}
+			s++;
+			/* '\'' : a quote between two quoted parts. */
+			if (s[0] == '\\' && s[1] == '\'') {
+				if (n + 1 >= len)
+					return -1;
+				out[n++] = '\'';
+				s += 2;
+			}
+			continue;
+		}
+		if (strchr(bare, *s) == NULL || n + 1 >= len)
+			return -1;
+		out[n++] = *s++;
+	}
+	if (n == 0)
+		return -1;
+	out[n] = '\0';
+	*p = s;
+	return 0;
+}
+
+/*
+ * Whether a hook handler is papo's: its command is of the form papo
+ * setup writes (setup_hook_group), "[PAPO_HOME=WORD ]PROGRAM hook
+ * [NAME]", PROGRAM a binary named papo wherever it is, and nothing else:
+ * a command of the user's that merely ends in "papo hook" ("docker exec
+ * box papo hook", "ssh host papo hook") is the user's, and is left
+ * alone, by setup and by --remove.
  */
 static int
 setup_is_papo_hook(const struct setup_hookset *hk, const cJSON *h)
 {
 	const char *cmd = cJSON_GetStringValue(
 	    cJSON_GetObjectItemCaseSensitive(h, hk->command_key));
-	const char *p, *arg;
-	size_t n;
+	char word[SETUP_PATH_MAX + 16];
+	const char *p = cmd, *base;
 
-	if (cmd == NULL || (n = strlen(cmd)) < 9)
+	if (cmd == NULL)
 		return 0;
+	if (strncmp(p, "PAPO_HOME=", 10) == 0) {
+		p += 10;
+		if (setup_read_word(&p, word, sizeof(word)) == -1 || *p != ' ')
+			return 0;
+		p++;
+	}
+	if (setup_read_word(&p, word, sizeof(word)) == -1)
+		return 0;
+	base = strrchr(word, '/') != NULL ? strrchr(word, '/') + 1 : word;
+	if (strcmp(base, "papo") != 0 || strncmp(p, " hook", 5) != 0)
+		return 0;
+	p += 5;
+	if (*p == '\0')
+		return 1;
 	/* A harness's name after "hook": lower case letters and '-'. */
-	arg = cmd + n;
-	while (arg > cmd && (islower((unsigned char)arg[-1]) || arg[-1] == '-'))
-		arg--;
-	if (arg - cmd >= 6 && arg < cmd + n && arg[-1] == ' ' &&
-	    strncmp(arg - 6, " hook ", 6) == 0)
-		n = (size_t)(arg - 1 - cmd);
-	if (strncmp(cmd + n - 5, " hook", 5) != 0)
+	if (*p++ != ' ' || *p == '\0')
 		return 0;
-	p = cmd + n - 5;
-	if (p - cmd >= 1 && (p[-1] == '\'' || p[-1] == '"'))
-		p--;
-	if (p - cmd < 4 || strncmp(p - 4, "papo", 4) != 0)
-		return 0;
-	p -= 4;
-	return p == cmd || strchr("/ '\"", p[-1]) != NULL;
+	while (islower((unsigned char)*p) || *p == '-')
+		p++;
+	return *p == '\0';
 }
 
 /* The matcher group with papo's hook (or in a flat event the hook

@@ -65,6 +65,8 @@ struct papo {
 	int first;               /* this start made or joined the room */
 	char room[PAPO_NAME_MAX + 1];
 	char fpr[PAPO_FPR_LEN + 1]; /* room_describe's, for the logs */
+	char *rooms;             /* the banner's lines of the rooms held,
+	                          * malloc'd (serve_room_lines), or NULL */
 	char quic[128];
 	char refused[PAPO_ERR_LEN]; /* why the room shut us out, or "" */
 	char dflt[PAPO_ROOMID_LEN + 1]; /* the default room's id, or "" */
@@ -382,10 +384,114 @@ serve_room_make(char err[PAPO_ERR_LEN], const struct serve_config *c,
 	    listen, &invite) == -1)
 		return -1;
 	free(invite);
-	log_msg(LOG_INFO, "created a new room in %s; you are %s",
-	    c->node.home, name);
+	log_msg(LOG_INFO, "created a new room in %s; you are %s%s",
+	    c->node.home, name, name != c->name ? " (the login name: 'papo "
+	    "rename NAME' changes it)" : "");
 	*made = 1;
 	return 0;
+}
+
+/*
+ * --name (or PAPO_NAME) names the member of a room made or joined; a
+ * member that has a name keeps it (docs/PROTOCOL.md, "Names"): when the
+ * one given is another, say so, and how to rename.
+ */
+static void
+serve_note_name(const struct serve_config *c, const char *first)
+{
+	char why[PAPO_ERR_LEN];
+	struct room_file r;
+
+	if (c->name == NULL || c->name[0] == '\0' ||
+	    room_load(why, first, &r) == -1)
+		return;
+	if (strcmp(r.me, c->name) != 0)
+		log_msg(LOG_WARN, "--name %s is not used: this member is %s in "
+		    "room %s, and keeps its name; 'papo rename %s' renames it "
+		    "(the room learns it)", c->name, r.me, r.name, c->name);
+	room_wipe(&r);
+}
+
+/*
+ * The banner's line for each room of home, malloc'd (NULL when home
+ * holds one room, or out of memory: the one line of old is printed):
+ * its name, fingerprint and this member's name there, so that a daemon
+ * in several rooms says which it follows, and how to print each one's
+ * invite.
+ */
+static char *
+serve_room_lines(const char *home)
+{
+	char err[PAPO_ERR_LEN], **dirs = NULL, *out = NULL;
+	size_t n = 0, len = 0, used = 0;
+
+	if (room_dirs(err, home, &dirs, &n) == -1 || n < 2)
+		goto done;
+	len = n * (2 * PAPO_NAME_MAX + ROOM_NAME_MAX * 2 + 96) + 1;
+	if ((out = malloc(len)) == NULL)
+		goto done;
+	out[0] = '\0';
+	for (size_t i = 0; i < n; i++) {
+		char name[PAPO_NAME_MAX + 1], fpr[PAPO_FPR_LEN + 1];
+		struct room_file r;
+
+		if (room_describe(err, dirs[i], name, fpr) == -1 ||
+		    room_load(err, dirs[i], &r) == -1)
+			continue;
+		used += (size_t)snprintf(out + used, len - used, "room: %s, "
+		    "fingerprint %s, as %s; 'papo invite --room %s' prints its "
+		    "invite\n", name, fpr, r.me, name);
+		room_wipe(&r);
+	}
+done:
+	room_dirs_free(dirs, n);
+	return out;
+}
+
+/*
+ * What the daemon opened beyond this machine, said in the banner: the
+ * README's first command listens on every interface, sends LAN beacons
+ * and asks the home router for a port, and a person should not have to
+ * read --help to learn it (docs/SECURITY.md, "What papo serve opens").
+ * Then how to keep it on this machine.
+ */
+static void
+serve_banner_net(const struct papo *p)
+{
+	const struct serve_config *c = p->cfg;
+	struct addr q, h;
+	int wide, lan, map;
+	char port[16] = "";
+	const char *colon = strrchr(p->quic, ':');
+
+	if (colon != NULL)
+		snprintf(port, sizeof(port), "%s", colon + 1);
+	wide = addr_parse_listen(p->quic, &q) == -1 || !addr_is_loopback(&q);
+	/* Beacons and the router's mapping are for a daemon reached from
+	 * elsewhere (net.c and room.c leave them out on loopback). */
+	lan = wide && !c->node.nolan && c->node.version != 1;
+	map = wide && !c->node.noportmap;
+	if (!wide)
+		printf("network: QUIC on UDP %s only: no other machine reaches "
+		    "this member\n", p->quic);
+	else
+		printf("network: QUIC on UDP %s%s: members on other machines "
+		    "reach this one there\n", p->quic,
+		    addr_parse_listen(p->quic, &q) == 0 && addr_is_unspecified(&q) ?
+		    ", every interface" : "");
+	if (lan)
+		printf("network: LAN beacons every 5 s, so that members on "
+		    "this network find each other (PAPO_LAN=off stops them)\n");
+	if (map)
+		printf("network: the home router is asked to forward UDP %s "
+		    "here (UPnP-IGD, NAT-PMP; PAPO_PORTMAP=off stops it)\n",
+		    port);
+	if (addr_parse_listen(c->http, &h) == 0 && !addr_is_loopback(&h))
+		printf("network: HTTP on %s (every request but /healthz needs "
+		    "the token)\n", c->http);
+	if (wide)
+		printf("network: to keep papo on this machine only: papo serve "
+		    "--listen 127.0.0.1:%s\n", port[0] != '\0' ? port : "0");
 }
 
 /* The room, made first if need be (p->first), and its name and
@@ -407,10 +513,14 @@ serve_room(char err[PAPO_ERR_LEN], struct papo *p)
 		if (serve_room_make(err, c, &p->first) == -1)
 			return -1;
 		snprintf(first, sizeof(first), "%s", c->node.home);
-	}
+	} else
+		serve_note_name(c, first);
 	/* The banner names the home's first room (the default's name
-	 * comes with the node's list of rooms). */
-	return room_describe(err, first, p->room, p->fpr);
+	 * comes with the node's list of rooms), or each room held. */
+	if (room_describe(err, first, p->room, p->fpr) == -1)
+		return -1;
+	p->rooms = serve_room_lines(c->node.home);
+	return 0;
 }
 
 /*
@@ -551,8 +661,12 @@ serve_banner(struct papo *p)
 	if (p->tls != NULL)
 		printf("tls: %s, SHA-256 fingerprint %s\n", tls_certfile(p->tls),
 		    tls_fingerprint(p->tls));
-	printf("room: %s, fingerprint %s; 'papo invite' prints its invite\n",
-	    p->room, p->fpr);
+	if (p->rooms != NULL)
+		fputs(p->rooms, stdout);
+	else
+		printf("room: %s, fingerprint %s; 'papo invite' prints its "
+		    "invite\n", p->room, p->fpr);
+	serve_banner_net(p);
 	if (p->first && isatty(STDOUT_FILENO))
 		printf("invite: %s\n", p->invite);
 	fflush(stdout);
@@ -859,6 +973,7 @@ out:
 	if (p.json_written)
 		unlink(p.jsonpath);
 	free(p.invite);
+	free(p.rooms);
 	if (p.sigfd != -1)
 		close(p.sigfd);
 	if (p.lockfd != -1)

@@ -167,11 +167,11 @@ has "$T/out" '^    second line$' "history prints the next lines whole, indented"
 lines "$T/out" 2 "a message of two lines takes two lines"
 expect 1 "say of 50,000 bytes" -- "$PAPO" say "$(head -c 50000 /dev/zero | tr '\0' a)"
 is_err() { [ "$(cat "$T/err")" = "$1" ]; }
-check "the limit named is the text's: $(cat "$T/err")" is_err "papo: the text is 50000 bytes; at most 49152 (48 KiB) are allowed"
+check "the limit named is the text's, with what to do: $(cat "$T/err")" is_err "papo: the text is 50000 bytes; at most 49152 (48 KiB) are allowed: share a longer one as a file (papo say --file PATH)"
 head -c 70000 /dev/zero | tr '\0' a | "$PAPO" say - >/dev/null 2>"$T/err"
-check "the limit named for 70,000 bytes from stdin is the text's: $(cat "$T/err")" is_err "papo: the text is 70000 bytes; at most 49152 (48 KiB) are allowed"
+check "the limit named for 70,000 bytes from stdin is the text's: $(cat "$T/err")" is_err "papo: the text is 70000 bytes; at most 49152 (48 KiB) are allowed: share a longer one as a file (papo say --file PATH)"
 expect 1 "say of 49,000 control characters" -- "$PAPO" say "$(head -c 49000 /dev/zero | tr '\0' '\001')"
-has "$T/err" '^papo: the text is 49000 bytes, but written out \(49000 control characters as 6-byte .u escapes.*send it with fewer control characters$' \
+has "$T/err" '^papo: the text is 49000 bytes, but written out \(49000 control characters as 6-byte .u escapes.*send it with fewer control characters, or as a file \(papo say --file PATH\)$' \
 	"49,000 control characters: the CLI says why and what to do"
 { printf '{"text":"'; head -c 49000 /dev/zero | tr '\0' '\001'; printf '"}'; } >"$T/ctl.json"
 code=$(curl -s -o "$T/body" -w '%{http_code}' -H 'Content-Type: application/json' --data-binary @"$T/ctl.json" "${URL[sx]}/api/send")

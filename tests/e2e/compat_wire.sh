@@ -192,7 +192,7 @@ done
 
 # (but the ones this test made happen: v1 and v2 told to upgrade)
 for m in n1 n2 n3; do
-	c=$(complaints "$T/$m.err" "^papo: warn: (refused )?v[12]:? (it )?speaks protocol version [12], which cannot follow the room's key changes")
+	c=$(complaints "$T/$m.err" "^papo: warn: (room [^ ]+: )?(refused )?v[12]:? (it )?speaks protocol version [12], which cannot follow the room's key changes")
 	check "new $m logged no warning or error: $c" test -z "$c"
 done
 stop_all

@@ -47,7 +47,8 @@ check "bo's clock is within 2 s of ours on one machine ($off ms)" \
 	test "${off#-}" -lt 2000
 TOKEN=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 TURNSECRET=turn-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
-doctor ana PAPO_TOKEN="$TOKEN" PAPO_TURN_SECRET="$TURNSECRET" PAPO_LOG=info
+doctor ana PAPO_TOKEN="$TOKEN" PAPO_TURN_SECRET="$TURNSECRET" PAPO_LOG=info \
+	PAPO_PUBLIC_URL="https://ana:pw-$TURNSECRET@papo.example/"
 check "doctor exits 0 with nothing wrong (exit $rc: $(cat "$T/err"))" test "$rc" -eq 0
 has "$T/out" '^version +papo [0-9]+\.[0-9]+\.[0-9]+' "the version"
 has "$T/out" '^system +Linux ' "the system"
@@ -73,6 +74,8 @@ has "$T/out" '^settings +PAPO_|^ +PAPO_' "the settings"
 has "$T/out" 'PAPO_TOKEN=\(set, not shown\)' "the token is said to be set"
 has "$T/out" 'PAPO_TURN_SECRET=\(set, not shown\)' "the relay's secret is said to be set"
 has "$T/out" 'PAPO_LOG=info' "a plain setting is shown"
+has "$T/out" 'PAPO_PUBLIC_URL=https://ana:\*\*\*\*@papo.example/' "a URL's password is masked"
+check "... and never printed" bash -c "! grep -qF 'pw-$TURNSECRET' $T/out"
 has "$T/out" '^nothing looks wrong$' "nothing looks wrong"
 # No secret: the invite, the room's key, the identity's seed, the token,
 # the relay's secret.

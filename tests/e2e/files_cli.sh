@@ -73,12 +73,13 @@ check "a file's state under /api/rooms/ROOM/: 200 ($code)" test "$code" = 200
 expect 0 "papo get -o PATH --force" -- papo bo get "$BIG" -o "$T/dl/big.bin" --force
 check "--force replaces it with the same bytes" cmp -s "$T/big.bin" "$T/dl/big.bin"
 
-# What an interrupted papo get left in PATH.part is gone on from (a
+# What an interrupted papo get left in PATH.REF8.part is gone on from (a
 # download from the start, appended, would not make the file).
-head -c 3000000 "$T/big.bin" >"$T/dl/again.bin.part"
+PART="$T/dl/again.bin.${BIG:0:8}.part"
+head -c 3000000 "$T/big.bin" >"$PART"
 expect 0 "papo get over a .part left before" -- papo bo get "$BIG" -o "$T/dl/again.bin"
 check "... goes on from it: the file is identical" cmp -s "$T/big.bin" "$T/dl/again.bin"
-check "... and the .part is gone" test ! -e "$T/dl/again.bin.part"
+check "... and the .part is gone" test ! -e "$PART"
 
 # A file from stdin, named by --name.
 head -c 4000 /dev/urandom >"$T/piped.bin"

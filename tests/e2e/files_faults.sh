@@ -9,8 +9,9 @@
 #             and leaves nothing; a fetch of it fails naming the limit;
 #  3 full:    the fetcher's PAPO_HOME on a 6 MiB tmpfs, a 10 MiB file: the
 #             fetch fails saying the disk is full, no file is left, the
-#             daemon goes on (root for the mount; else that case alone is
-#             skipped, saying so);
+#             daemon goes on; the tmpfs grown, the fetch is tried again by
+#             itself and completes (root for the mount; else that case
+#             alone is skipped, saying so);
 #  4 relay:   the author offline, another member holding it: fetched from
 #             that member;
 #  5 nobody:  nobody online holds it: the fetch waits, saying so, and goes
@@ -220,10 +221,16 @@ case_full() {
 	echo "c3's error: $e"
 	check "its error says the disk is full (or the limit): '$e'" \
 		grep -qiE 'full|space|limit|quota' <<<"$e"
+	check "... and that it is tried again by itself: '$e'" \
+		grep -q 'tried again every 30 s' <<<"$e"
 	check "c3 has no complete blob $ref" test -z "$(find "$T/c3" -type f -name "$ref")"
 	check "c3 still answers /api/status" jqt '.files' <<<"$(api c3 /api/status)"
 	post a3 /api/send '{"text":"after the full disk"}' >/dev/null
 	check "c3 still gets messages" until_true 30 has_text c3 "after the full disk"
+	# Room on the disk again: the fetch goes on by itself (issue 37).
+	mount -o remount,size=64m "$T/c3"
+	wait_state 90 c3 "$ref" here "once the disk has room, c3's fetch completes by itself"
+	check "... identical" same c3 "$ref" f3
 	stop c3
 	umount "$T/c3" && MOUNTS=()
 }

@@ -103,7 +103,14 @@ done
 # The CLI: papo history -q and its filters.
 papo ana history -q deploy* -n 3 >"$T/cli" 2>&1
 check "papo history -q: 3 hits" test "$(grep -c deployment "$T/cli")" = 3
-check "papo history -q says there is more" grep -q 'more' "$T/cli"
+check "papo history -q says how to page back" grep -Eq '^\(earlier ones: add --before [a-z2-7]{10}\)$' "$T/cli"
+# Filtered history reads as plain history: oldest of the page first.
+ts=$(grep -Eo '^[0-9-]{10} [0-9:]{8}' "$T/cli" | tr '\n' '|')
+check "papo history -q prints the newest hits oldest first ($ts)" bash -c "grep -Eo '^[0-9-]{10} [0-9:]{8}' $T/cli | sort -c"
+back=$(grep -Eo 'before [a-z2-7]{10}' "$T/cli" | cut -d' ' -f2)
+papo ana history -q deploy* -n 3 --before "$back" >"$T/cli2" 2>&1
+check "the hint's --before ID gives the page before: 3 other hits" \
+	bash -c "test \$(grep -c deployment $T/cli2) = 3 && ! grep -Fxf <(grep deployment $T/cli) <(grep deployment $T/cli2)"
 check "off a terminal, the excerpt is plain text" bash -c "! grep -q \$'\\e' $T/cli"
 # At a terminal (script(1) gives it one), the words found are in bold.
 PAPO_HOME=$T/ana script -qec "$PAPO history -q deploy* -n 3" /dev/null >"$T/cli" 2>&1

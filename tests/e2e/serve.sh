@@ -44,7 +44,9 @@ has "$T/ana.out" "^mcp: http://127\.0\.0\.1:$PORT/mcp\$" "serve prints the MCP U
 has "$T/ana.out" "^dashboard: http://127\.0\.0\.1:$PORT/\$" "serve prints the dashboard URL"
 has "$T/ana.out" "^room: papo-[a-z2-7]{8}, fingerprint [a-z2-7]{8}; 'papo invite' prints its invite\$" \
 	"serve prints the room's name and fingerprint, and where the invite is"
-lines "$T/ana.out" 3 "serve prints three lines"
+has "$T/ana.out" "^network: QUIC on UDP 127\.0\.0\.1:[0-9]+ only: no other machine reaches this member\$" \
+	"serve says what it opened to the network"
+lines "$T/ana.out" 4 "serve prints four lines"
 check "no invite in serve's output when it is not a terminal" test -z "$(grep -h papo1 "$T/ana.out" "$T/ana.err")"
 FPR=$(sed -n 's/^room: .*, fingerprint \([a-z2-7]*\);.*/\1/p' "$T/ana.out")
 is "$(cat "$T/ana.pid")" "$(jq -r .pid "$T/ana/serve.json")" "serve.json has the daemon's pid"
@@ -200,7 +202,7 @@ is 200 "$(req -H 'Authorization: Bearer s3cret-t0ken-0123456789abcdefghij' "$V/a
 is 200 "$(req -H 'Authorization: bearer s3cret-t0ken-0123456789abcdefghij' "$V/api/history")" "the scheme is case-blind"
 is 200 "$(req "$V/healthz")" "healthz needs no token"
 expect 1 "CLI without PAPO_TOKEN" -- env PAPO_HOME="$T/tok" "$PAPO" status
-has "$T/err" "^papo: .*Bearer" "the CLI says a token is needed"
+has "$T/err" "^papo: papo serve at http://127.0.0.1:[0-9]+ needs its token: set PAPO_TOKEN to the token it was started with\$" "the CLI says a token is needed, and names PAPO_TOKEN"
 expect 0 "CLI with PAPO_TOKEN" -- env PAPO_HOME="$T/tok" PAPO_TOKEN=s3cret-t0ken-0123456789abcdefghij "$PAPO" status
 has "$T/out" "^me: tok" "status with the token"
 expect 1 "a token with a space" -- env PAPO_HOME="$T/tok2" timeout 10 \

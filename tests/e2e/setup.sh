@@ -315,6 +315,23 @@ expect 1 "claude-code: malformed settings.json" -- setup claude-code
 has "$T/err" "$HOME/$S is not valid JSON" "claude-code: settings.json named"
 same "$HOME/$S" "$T/orig" "claude-code: malformed settings.json left alone"
 check "claude-code: .claude.json not written either" test ! -e "$HOME/.claude.json"
+# A hook of the user's that merely ends in "papo hook" is the user's
+# (issue 37): setup and --remove leave it.
+fresh
+mkdir -p "$HOME/.claude"
+echo '{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"docker exec box papo hook"}]}],"SessionStart":[{"hooks":[{"type":"command","command":"ssh host papo hook"}]}]}}' >"$HOME/$S"
+expect 0 "claude-code: beside the user's own 'docker exec box papo hook'" -- setup claude-code
+jqis "$HOME/$S" '[.hooks.Stop[].hooks[].command]' '["docker exec box papo hook"]' "claude-code: the user's Stop hook kept by setup"
+jqis "$HOME/$S" '[.hooks.SessionStart[].hooks[].command] | index("ssh host papo hook") != null' true "claude-code: the user's SessionStart hook kept beside papo's"
+expect 0 "claude-code: --remove beside the user's hooks" -- setup claude-code --remove
+jqis "$HOME/$S" '[.hooks[][].hooks[].command] | sort' '["docker exec box papo hook","ssh host papo hook"]' "claude-code: --remove leaves the user's hooks"
+# A dangling settings.json link is not replaced by a file.
+fresh
+mkdir -p "$HOME/.claude"
+ln -s "$HOME/dots/claude-settings.json" "$HOME/$S"
+expect 1 "claude-code: settings.json a link to nothing" -- setup claude-code
+has "$T/err" "is a symbolic link to .*which does not exist" "claude-code: the dangling link named"
+check "claude-code: the link stays a link" test -L "$HOME/$S"
 # CLAUDE_CONFIG_DIR holds both files.
 fresh
 expect 0 "claude-code: CLAUDE_CONFIG_DIR" -- env CLAUDE_CONFIG_DIR="$HOME/cc" "$PAPO" setup claude-code

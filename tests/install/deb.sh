@@ -79,7 +79,7 @@ for lib in libminiupnpc libnatpmp; do
 done
 
 dpkg-deb -c "$deb" | awk '{ print $NF }' >"$T/contents"
-for f in ./usr/bin/papo ./usr/share/man/man1/papo.1 \
+for f in ./usr/bin/papo ./usr/share/man/man1/papo.1.gz \
     ./usr/share/bash-completion/completions/papo \
     ./usr/share/zsh/vendor-completions/_papo \
     ./usr/share/fish/vendor_completions.d/papo.fish \

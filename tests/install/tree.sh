@@ -20,7 +20,7 @@ if ! DESTDIR=$R cmake --install "$BUILD" --prefix /usr >"$T/install" 2>&1; then
 	exit 1
 fi
 PAPO=$R/usr/bin/papo
-for f in bin/papo share/man/man1/papo.1 \
+for f in bin/papo share/man/man1/papo.1.gz \
     share/bash-completion/completions/papo share/zsh/vendor-completions/_papo \
     share/fish/vendor_completions.d/papo.fish lib/systemd/user/papo.service \
     share/doc/papo/README.md share/doc/papo/LICENSE share/doc/papo/copyright; do
