@@ -3,7 +3,8 @@
  * node/ that server/ includes: the node thread, and, by the headers it
  * includes, what node/ publishes besides (the limits every part agrees
  * on, the messages that cross to the node, the rooms of a home, the
- * sending limits' settings, what it speaks and runs with: version.h).
+ * sending limits' settings, what it speaks and runs with: version.h;
+ * a room's history read with no node running: offline.h).
  * server/ includes lib/ for the generic parts (loop, log, fs).  Errors
  * follow lib/err.h.
  */
@@ -15,6 +16,7 @@
 
 #include "lib/err.h"
 #include "node/msg.h"
+#include "node/offline.h"
 #include "node/papo.h"
 #include "node/room/limit.h"
 #include "node/store/room.h"

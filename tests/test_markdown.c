@@ -5,6 +5,8 @@
  * raw HTML shown as text, never elements;
  * images as links, never <img>; every link opening apart; long input;
  * invalid UTF-8 replaced; the JSON a message or a history carries.
+ * GitHub's extensions (issue 37): tables, ~~strikethrough~~, bare URLs
+ * as links; @names in a span; a search excerpt with its words marked.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -240,9 +242,94 @@ test_json(void)
 	CHECK(markdown_json("", "messages") == NULL);
 }
 
+/* The HTML of s is exactly want. */
+static void
+is(const char *s, const char *want)
+{
+	char *h = md(s);
+
+	CHECK_EQ_STR(h, want);
+	free(h);
+}
+
+static void
+test_gfm(void)
+{
+	/* A pipe table, aligned; a cell's HTML is text. */
+	CHECK(has("| a | b |\n|:--|--:|\n| 1 | <i>2</i> |\n", "<table>"));
+	CHECK(has("| a | b |\n|:--|--:|\n| 1 | <i>2</i> |\n",
+	    "<td align=\"right\">&lt;i&gt;2&lt;/i&gt;</td>"));
+	CHECK(lacks("| a | b |\n|:--|--:|\n| 1 | <i>2</i> |\n", "<i>"));
+	/* ~~ strikes, one ~ does not (a chat's "~5 min"). */
+	is("~~gone~~ and ~5 min", "<p><del>gone</del> and ~5 min</p>\n");
+	/* Bare URLs are links, opening apart; javascript: never is. */
+	CHECK(has("see https://example.com/x?a=1 now",
+	    SAFE_A "https://example.com/x?a=1\">https://example.com/x?a=1</a>"));
+	CHECK(has("www.example.com", SAFE_A "http://www.example.com\">"));
+	CHECK(lacks("javascript:alert(1)", "<a "));
+	/* @name: after a space, punctuation or the start; not in an
+	 * address, code, or a trailing dot. */
+	is("@bo and (@ana-2.) hi",
+	    "<p><span class=\"mention\">@bo</span> and (<span "
+	    "class=\"mention\">@ana-2</span>.) hi</p>\n");
+	CHECK(lacks("`@bo` x", "mention"));
+	CHECK(lacks("mail bo@example.com", "mention"));
+	CHECK(lacks("just @ alone", "mention"));
+	/* A table's cell takes no span: the name is kept as text. */
+	CHECK(has("| @bo hi |\n|---|\n| x |\n", "<th>@bo hi</th>"));
+}
+
+static void
+test_excerpt(void)
+{
+	cJSON *marks = cJSON_Parse("[[4,8],[20,24]]");
+	cJSON *bad = cJSON_Parse("[[3,1],\"x\",[0,2,9],[-1,2],[2,4]]");
+	char *h;
+
+	/* "the **bold** word" marked inside emphasis and across it. */
+	h = markdown_excerpt("the word and **some word** end", marks);
+	CHECK_EQ_STR(h, "<p>the <mark>word</mark> and <strong>some "
+	    "<mark>word</mark></strong> end</p>\n");
+	free(h);
+	/* A mark inside a link's URL leaves the URL whole. */
+	cJSON_Delete(marks);
+	marks = cJSON_Parse("[[1,5]]");
+	h = markdown_excerpt("[word](http://x.example/word) ok", marks);
+	CHECK(h != NULL && strstr(h, "href=\"http://x.example/word\"") != NULL);
+	CHECK(h != NULL && strstr(h, "<mark>word</mark></a>") != NULL);
+	free(h);
+	/* In code: no <mark>, no sentinel left. */
+	cJSON_Delete(marks);
+	marks = cJSON_Parse("[[1,5]]");
+	h = markdown_excerpt("`word` x", marks);
+	CHECK_EQ_STR(h, "<p><code>word</code> x</p>\n");
+	free(h);
+	/* Marks that are not [start, end] pairs are passed over; the
+	 * private-use sentinels in a text are not its marks. */
+	h = markdown_excerpt("ab\xee\x80\x80" "cd", bad);
+	CHECK_EQ_STR(h, "<p>ab<mark>cd</mark></p>\n");
+	free(h);
+	/* Code points, not bytes: é is one. */
+	cJSON_Delete(marks);
+	marks = cJSON_Parse("[[2,5]]");
+	h = markdown_excerpt("\xc3\xa9 caf\xc3\xa9!", marks);
+	CHECK_EQ_STR(h, "<p>\xc3\xa9 <mark>caf</mark>\xc3\xa9!</p>\n");
+	free(h);
+	cJSON_Delete(marks);
+	cJSON_Delete(bad);
+	/* markdown_json renders a hit's excerpt beside its text. */
+	h = markdown_json("{\"messages\":[{\"text\":\"a *b*\",\"excerpt\":"
+	    "\"*b*\",\"marks\":[[1,2]]}]}", "messages");
+	CHECK(h != NULL && strstr(h, "\"excerpt_html\":\"<p><em><mark>b"
+	    "</mark></em></p>\\n\"") != NULL);
+	cJSON_free(h);
+}
+
 int
 main(void)
 {
+	test_gfm();
+	test_excerpt();
 	test_blocks();
 	test_links();
 	test_images();

@@ -43,8 +43,12 @@
  * only the elements and attributes Markdown makes (MD_TAGS) into new
  * elements of its own, so a daemon's bug could not put a script or an
  * image here either.  Code blocks have a copy button; messages taller
- * than FOLD_PX fold behind "Show more"; threads are grouped under day
- * separators; messages that arrive while the reader is scrolled up are
+ * than FOLD_PX fold behind "Show more"; messages are in time order
+ * under day separators (a reply where its time puts it, quoting what it
+ * answers; an answered message counts its replies, which open the
+ * thread at the side), consecutive ones of an author grouped; the view
+ * stays at the newest message while images load, until the reader
+ * scrolls up; messages that arrive while the reader is scrolled up are
  * counted on a button that scrolls down to them, under a "New messages"
  * line.  Owners and admins can copy the room's invite (GET /api/invite)
  * after a confirmation: it holds the room's key.
@@ -102,7 +106,9 @@
     receipts: new Map(),           // message id -> { delivered: Set, read: Set }
     sendState: new Map(),          // message id -> send answer
     elems: new Map(),              // message key -> its <li>
-    threadElems: new Map(),        // root key -> { li, ol } of its thread
+    replies: new Map(),            // id -> how many messages shown answer it
+    pinned: true,                  // the view follows the newest message
+    pinTop: -1,                    // the scrollTop keepPinned set last
     arrivals: new Set(),           // ids to highlight as new at the next layout
     replyTo: null,                 // id of the message being answered
     oldestTs: null,
@@ -235,14 +241,18 @@
 
   const pad = (n) => String(n).padStart(2, '0');
 
+  const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+
+  // One format for a time everywhere on the page (the timeline, search,
+  // the thread): "13:29" today, "Dec 5 13:29" earlier this year, "Dec 5
+  // 2025 13:29" before (README, "The dashboard").
   function clock(ts) {
     const d = new Date(ts);
     const now = new Date();
     const hm = pad(d.getHours()) + ':' + pad(d.getMinutes());
     if (d.toDateString() === now.toDateString()) return hm;
-    const opts = { weekday: 'short', day: 'numeric', month: 'short' };
-    if (d.getFullYear() !== now.getFullYear()) opts.year = 'numeric';
-    return d.toLocaleDateString(undefined, opts) + ' ' + hm;
+    return MONTHS[d.getMonth()] + ' ' + d.getDate() +
+      (d.getFullYear() !== now.getFullYear() ? ' ' + d.getFullYear() : '') + ' ' + hm;
   }
 
   function ago(ts) {
@@ -473,8 +483,9 @@
     if (st && st.me) rows.push(memberRow({ ...st.me, online: true }, true));
     for (const m of list) rows.push(memberRow(m, false));
     ui.members.replaceChildren(...rows);
-    const on = list.filter((m) => m.online).length + 1;
-    ui.membersCount.textContent = on + '/' + (list.length + 1) + ' online';
+    // As 'papo rooms' says it: the other members online, of them all.
+    const on = list.filter((m) => m.online).length;
+    ui.membersCount.textContent = on + ' of ' + list.length + ' online';
     renderNet();
 
     // The "to" choices: everyone, or one member.  Rebuilt only when they
@@ -754,9 +765,13 @@
 
   /* ---- Markdown: the daemon's HTML, copied element by element ---- */
 
-  // What CommonMark makes, and nothing else (no img: images come as links).
+  // What CommonMark and GitHub's tables and strikethrough make, papo's
+  // @name span and a search excerpt's <mark>, and nothing else (no img:
+  // images come as links).
   const MD_TAGS = new Set(['P', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'EM', 'STRONG',
-    'CODE', 'PRE', 'UL', 'OL', 'LI', 'BLOCKQUOTE', 'HR', 'BR', 'A']);
+    'CODE', 'PRE', 'UL', 'OL', 'LI', 'BLOCKQUOTE', 'HR', 'BR', 'A', 'TABLE',
+    'THEAD', 'TBODY', 'TR', 'TH', 'TD', 'DEL', 'SPAN', 'MARK']);
+  const MD_ALIGN = new Set(['left', 'center', 'right']);
 
   // A link may go to http(s), mailto, or a path of this daemon.
   function safeHref(h) {
@@ -795,6 +810,10 @@
         e.start = Number(n.getAttribute('start'));
       if (n.tagName === 'CODE' && /^language-[\w+#.-]{1,40}$/.test(n.className))
         e.dataset.lang = n.className.slice(9);
+      if ((n.tagName === 'TH' || n.tagName === 'TD') && MD_ALIGN.has(n.getAttribute('align')))
+        e.style.textAlign = n.getAttribute('align');
+      if (n.tagName === 'SPAN' && n.className === 'mention') e.className = 'mention';
+      if (n.tagName === 'MARK') e.className = 'hit';
       mdCopy(n, e, false);
       if (n.tagName === 'PRE') e = codeBlock(e);
       to.append(e);
@@ -952,8 +971,12 @@
   }
 
   // A message's <li>; its parent is looked up in known (a Map by id: the
-  // thread panel's), else in the timeline's.
-  function buildMessage(m, known) {
+  // thread panel's), else in the timeline's.  lay (the timeline's) says
+  // whether it continues its author's group (name and time not repeated)
+  // and whether its quote of the message it answers is shown.
+  function buildMessage(m, known, lay) {
+    const cont = !!(lay && lay.cont);
+    const quote = !lay || lay.quote;
     const mine = isMine(m);
     const li = el('li', 'msg');
     li.dataset.key = messageKey(m);
@@ -963,6 +986,7 @@
     }
     li.classList.toggle('mine', mine);
     li.classList.toggle('reply', !!m.reply_to);
+    li.classList.toggle('cont', cont);
     li.classList.toggle('to-me', !!m.to && (m.to_id ? m.to_id === myId() : m.to === myName()));
 
     const meta = el('div', 'meta');
@@ -983,26 +1007,39 @@
     t.dateTime = new Date(m.ts).toISOString();
     t.title = new Date(m.ts).toLocaleString();
     meta.append(t);
-    if (m.id && !m.local) meta.append(el('span', 'mid', m.id));
     const d = mine ? deliveryText(m) : null;
     if (d) meta.append(el('span', 'delivery ' + d.cls, d.text));
+    const replies = known ? 0 : (state.replies.get(m.id) || 0);
+    if (replies && m.id && !m.local) {
+      // Answered: the count opens the conversation at the side.
+      const c = el('button', 'thread-button replies-count link-button',
+        replies === 1 ? '1 reply' : replies + ' replies');
+      c.type = 'button';
+      c.dataset.thread = m.id;
+      c.title = 'Show this conversation on its own';
+      meta.append(c);
+    }
+    // Its id and actions: shown on hover or focus (always on a touch screen).
+    const acts = el('span', 'actions');
+    if (m.id && !m.local) acts.append(el('span', 'mid', m.id));
     if (m.id && !m.local) {
       const b = el('button', 'reply-button link-button', 'Reply');
       b.type = 'button';
       b.dataset.reply = m.id;
       b.title = 'Answer this message';
-      meta.append(b);
-      if (m.reply_to || state.parents.has(m.id)) {
-        const t = el('button', 'thread-button link-button', 'Thread');
-        t.type = 'button';
-        t.dataset.thread = m.id;
-        t.title = 'Show this conversation on its own';
-        meta.append(t);
+      acts.append(b);
+      if (m.reply_to && !replies) {
+        const tb = el('button', 'thread-button link-button', 'Thread');
+        tb.type = 'button';
+        tb.dataset.thread = m.id;
+        tb.title = 'Show this conversation on its own';
+        acts.append(tb);
       }
     }
+    if (acts.childNodes.length) meta.append(acts);
     li.append(meta);
 
-    if (m.reply_to) {
+    if (m.reply_to && quote) {
       const parent = (known && known.get(m.reply_to)) || state.msgs.get(m.reply_to);
       const a = el('a', 'parent');
       if (ID_RE.test(m.reply_to)) a.href = '#m-' + m.reply_to;
@@ -1035,13 +1072,14 @@
 
   function humanSize(n) {
     if (typeof n !== 'number' || !isFinite(n)) return '';
-    const units = ['bytes', 'KB', 'MB', 'GB', 'TB'];
+    // As the CLI writes sizes (cli_size): "512 bytes", "8.7 KiB", "5.0 MiB".
+    const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
     let i = 0;
     while (n >= 1024 && i < units.length - 1) {
       n /= 1024;
       i++;
     }
-    return (i === 0 ? String(n) : n.toFixed(n < 10 ? 1 : 0)) + ' ' + units[i];
+    return (i === 0 ? String(n) : n.toFixed(1)) + ' ' + units[i];
   }
 
   // A file as its message names it, with what this page learnt since.
@@ -1263,21 +1301,21 @@
   }
 
   // Signature of what a message's element shows, to rebuild it only on change.
-  function look(m) {
+  function look(m, lay) {
     const d = isMine(m) ? deliveryText(m) : null;
     const p = m.reply_to ? state.msgs.get(m.reply_to) : null;
     return [m.id, m.ts, d ? d.text : '', p ? p.id : '', clock(m.ts),
       state.replyTo === m.id, filesLook(m), typeof m.html === 'string' ? m.html.length : -1,
       state.expanded.has(messageKey(m)), state.newMark === m.id,
-      state.parents.has(m.id)].join('|');
+      state.replies.get(m.id) || 0, lay.cont, lay.quote].join('|');
   }
 
-  function elementFor(m) {
+  function elementFor(m, lay) {
     const key = messageKey(m);
     let li = state.elems.get(key);
-    const sig = look(m);
+    const sig = look(m, lay);
     if (!li || li.dataset.sig !== sig) {
-      const fresh = buildMessage(m);
+      const fresh = buildMessage(m, null, lay);
       fresh.dataset.sig = sig;
       fresh.classList.toggle('replying-here', state.replyTo === m.id);
       if (li) {
@@ -1290,9 +1328,27 @@
     return li;
   }
 
-  function nearBottom() {
+  function atBottom() {
     const s = ui.scroller;
     return s.scrollHeight - s.scrollTop - s.clientHeight < 80;
+  }
+
+  // Whether the view follows the newest message: set by scrolling only
+  // (growing content fires no scroll event), so that content growing
+  // above the bottom (an image preview decoded late) does not unpin it.
+  function nearBottom() {
+    return state.pinned;
+  }
+
+  // Back to the bottom while pinned: after a layout, and whenever the
+  // timeline's height changes (images loading) until the reader scrolls.
+  function keepPinned() {
+    if (!state.pinned) return;
+    const s = ui.scroller;
+    if (s.scrollHeight - s.scrollTop - s.clientHeight > 1) s.scrollTop = s.scrollHeight;
+    // Its scroll event comes later, maybe after content grew again: at
+    // this place, it is the page's own and leaves the view pinned.
+    state.pinTop = s.scrollTop;
   }
 
   // Gives parent exactly these children, touching the DOM only when they
@@ -1303,31 +1359,32 @@
     parent.replaceChildren(...list);
   }
 
-  // Lays out every message: threads (a first message and the replies
-  // under it, oldest first), ordered by their latest activity so the
-  // newest words are always at the bottom.  Elements are reused.
+  // Two messages one after the other that read as one group: the same
+  // author, to the same members, within GROUP_MS.
+  const GROUP_MS = 5 * 60 * 1000;
+  function continues(prev, m) {
+    if (!prev || prev.local !== m.local && (prev.sending || m.sending)) return false;
+    const a = prev.from_id || prev.from, b = m.from_id || m.from;
+    return a === b && prev.from === m.from && (prev.to_id || prev.to || null) === (m.to_id || m.to || null) &&
+      m.ts - prev.ts >= 0 && m.ts - prev.ts < GROUP_MS && state.newMark !== m.id;
+  }
+
+  // Lays out every message in time order, where its time puts it: a
+  // reply quotes the message it answers (not when that one is just
+  // above), an answered message counts its replies (the conversation
+  // opens at the side), consecutive messages of one author are grouped
+  // (name and time once).  Elements are reused.
   function render(opts) {
     clearTimeout(renderTimer);
     renderTimer = null;
     const stick = (opts && opts.stick) || renderStick || nearBottom();
     renderStick = false;
-    const threads = new Map();     // root key -> { root, replies, last }
     const all = [...state.msgs.values()].sort((a, b) => a.ts - b.ts ||
       String(messageKey(a)).localeCompare(String(messageKey(b))));
-    for (const m of all) {
-      const root = rootOf(m);
-      const k = messageKey(root);
-      let t = threads.get(k);
-      if (!t) {
-        t = { key: k, root, replies: [], last: root.ts };
-        threads.set(k, t);
-      }
-      if (root !== m) t.replies.push(m);
-      t.last = Math.max(t.last, m.ts);
-    }
-    const ordered = [...threads.values()].sort((a, b) => a.last - b.last ||
-      a.root.ts - b.root.ts);
-    state.parents = new Set(all.filter((m) => m.reply_to).map((m) => m.reply_to));
+    state.replies = new Map();
+    for (const m of all)
+      if (m.reply_to) state.replies.set(m.reply_to, (state.replies.get(m.reply_to) || 0) + 1);
+    state.parents = new Set(state.replies.keys());
 
     const wanted = new Set(all.map(messageKey));
     for (const [k, li] of state.elems) {
@@ -1336,28 +1393,23 @@
         state.elems.delete(k);
       }
     }
-    for (const k of state.threadElems.keys())
-      if (!threads.has(k)) state.threadElems.delete(k);
     const items = [];
     let day = null;
+    let prev = null;
     const labels = new Set();
-    for (const t of ordered) {
-      // Threads come by their latest word: each under that word's day.
-      const label = dayLabel(t.last);
+    for (const m of all) {
+      const label = dayLabel(m.ts);
       if (label !== day) {
         items.push(daySeparator(label));
         labels.add(label);
         day = label;
+        prev = null;
       }
-      let te = state.threadElems.get(t.key);
-      if (!te) {
-        te = { li: el('li', 'thread'), ol: el('ol', 'replies') };
-        state.threadElems.set(t.key, te);
-      }
-      setChildren(te.ol, t.replies.map(elementFor));
-      const root = elementFor(t.root);
-      setChildren(te.li, t.replies.length ? [root, te.ol] : [root]);
-      items.push(te.li);
+      const cont = continues(prev, m);
+      const quote = !!m.reply_to && !(prev && (prev.id === m.reply_to ||
+        (cont && prev.reply_to === m.reply_to)));
+      items.push(elementFor(m, { cont, quote }));
+      prev = m;
     }
     setChildren(ui.messages, items);
     for (const k of [...state.daySeps.keys()]) if (!labels.has(k)) state.daySeps.delete(k);
@@ -1372,7 +1424,10 @@
     ui.empty.hidden = all.length > 0;
     ui.older.hidden = !state.moreBefore || all.length === 0;
     renderRetention();
-    if (stick) ui.scroller.scrollTop = ui.scroller.scrollHeight;
+    if (stick) {
+      state.pinned = true;
+      keepPinned();
+    }
     renderBelow();
   }
 
@@ -1392,7 +1447,8 @@
         s.getBoundingClientRect().top + s.scrollTop) > s.clientHeight) {
       first.scrollIntoView({ block: 'start' });
     } else {
-      s.scrollTop = s.scrollHeight;
+      state.pinned = true;
+      keepPinned();
     }
     state.below = 0;
     renderBelow();
@@ -1899,7 +1955,7 @@
     state.receipts.clear();
     state.sendState.clear();
     state.elems.clear();
-    state.threadElems.clear();
+    state.pinned = true;
     state.arrivals.clear();
     state.replyTo = null;
     state.oldestTs = null;
@@ -2006,12 +2062,17 @@
     if (m.to) meta.append(el('span', 'to', '→ ' + m.to));
     const r = roomOf(room);
     if (r) meta.append(el('span', 'result-room', '#' + r.name));
-    const t = el('time', 'ts', new Date(m.ts).toLocaleString(undefined,
-      { dateStyle: 'medium', timeStyle: 'short' }));
+    const t = el('time', 'ts', clock(m.ts));
     t.dateTime = new Date(m.ts).toISOString();
+    t.title = new Date(m.ts).toLocaleString();
     meta.append(t);
     const ex = el('span', 'result-excerpt');
-    if (typeof m.excerpt === 'string' && m.excerpt) {
+    if (typeof m.excerpt_html === 'string' && m.excerpt) {
+      // Rendered as the timeline renders a message, the words marked.
+      const doc = new DOMParser().parseFromString(m.excerpt_html, 'text/html');
+      ex.classList.add('md');
+      mdCopy(doc.body, ex, true);
+    } else if (typeof m.excerpt === 'string' && m.excerpt) {
       ex.append(...excerptNodes(m.excerpt, m.marks));
     } else {
       ex.textContent = snippet(m.text || (m.files || []).map((f) => f.name).join(', '), 160);
@@ -2405,8 +2466,15 @@
     ui.older.addEventListener('click', loadOlder);
     ui.newBelow.addEventListener('click', scrollToNew);
     ui.scroller.addEventListener('scroll', () => {
+      // Scrolled to the bottom, the view follows the newest message again;
+      // scrolled up, it stays where the reader put it.
+      if (ui.scroller.scrollTop !== state.pinTop) state.pinned = atBottom();
       if (state.below && nearBottom()) renderBelow();
     }, { passive: true });
+    // Content that grows after a layout (image previews decoded, fonts)
+    // keeps a pinned view at the newest message.
+    if (typeof ResizeObserver === 'function')
+      new ResizeObserver(keepPinned).observe(ui.messages);
     ui.invite.addEventListener('click', () => {
       ui.inviteStatus.textContent = '';
       ui.inviteConfirm.hidden = false;
@@ -2543,8 +2611,8 @@
       if (!document.hidden && ui.conn.dataset.state === 'live') loadStatus().catch(() => {});
       if (!document.hidden) loadApprovals();
     }, STATUS_EVERY_MS);
-    // A phone shows the network view when asked: the room comes first.
-    if (window.matchMedia('(max-width: 720px)').matches) ui.netBox.open = false;
+    // The network view (#net-box, with how this member is reached) is
+    // the operator's: closed until asked for, on every screen.
     // Relative times ("seen 3 min ago") and clocks age.
     setInterval(() => {
       renderMembers();

@@ -262,7 +262,7 @@ quic_sock_new(struct quic *q)
 		free(s);
 		return NULL;
 	}
-	quic_no_fragments(q, s->fd);
+	quic_df_init(q, s->fd, &s->df);
 	quic_rcvbuf(s->fd);
 	return s;
 }

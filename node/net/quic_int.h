@@ -40,6 +40,13 @@
 #define QUIC_CIDLEN 16
 #define QUIC_MAXCID 8
 #define QUIC_PKT_MAX 1452
+/* QUIC's smallest datagram (RFC 9000, 14): every packet before a path
+ * MTU probe succeeded (an Initial is padded to it) is at most this.  Of
+ * IPv4 datagrams, those of at most QUIC_FRAG_MAX may be fragmented on
+ * their way (quic_sock.c, "Path MTU"): QUIC's minimum and, for papo's
+ * own datagrams, room for a TURN header around it (QUIC_RELAY_PKT_MAX). */
+#define QUIC_PKT_MIN 1200
+#define QUIC_RAW_FRAG_MAX (QUIC_PKT_MIN + 60)
 /* A relayed packet gains a TURN header on its way (ChannelData 4 bytes, a
  * Send or Data indication up to 59 with an IPv6 peer): 1380 keeps it
  * within an Ethernet MTU over IPv6 too, both ways (our packets, and the
@@ -117,6 +124,7 @@ struct quic_sock {
 	struct sockaddr_storage local;
 	socklen_t locallen;
 	unsigned refs;
+	int df;                /* quic_df's state of fd */
 };
 
 struct quic_conn {
@@ -187,6 +195,7 @@ struct quic {
 	int family;            /* AF_INET or AF_INET6 */
 	struct sockaddr_storage local;
 	socklen_t locallen;
+	int df;                /* quic_df's state of fd */
 	gnutls_certificate_credentials_t cred;
 	struct quic_cbs cbs;
 	void *arg;
@@ -281,7 +290,7 @@ int quic_random(uint8_t *p, size_t n);
 void quic_sendto(struct quic_conn *c, const ngtcp2_path *path, const uint8_t *p,
     size_t n);
 void quic_kick(struct quic *q);
-void quic_no_fragments(const struct quic *q, int fd);
+void quic_df_init(const struct quic *q, int fd, int *df);
 void quic_rcvbuf(int fd);
 int quic_bind(char err[PAPO_ERR_LEN], struct quic *q, const struct addr *listen);
 

@@ -1,11 +1,11 @@
 /*
  * quic_sock.c: the endpoint's UDP sockets and datagrams (quic.h): the one
- * socket bound (dual-stack when it can be), DF on every socket with
- * ngtcp2's path MTU discovery, packets sent on a connection's socket or
- * through the owner's relay, papo's own datagrams sent raw, a punch's
- * socket let go; socket addresses both ways, the clock, randomness and
- * the flush asked for.  Node thread; at the bottom of the endpoint's
- * files, calling none of them.
+ * socket bound (dual-stack when it can be), DF on every datagram larger
+ * than QUIC's minimum, with ngtcp2's path MTU discovery, packets sent on
+ * a connection's socket or through the owner's relay, papo's own
+ * datagrams sent raw, a punch's socket let go; socket addresses both
+ * ways, the clock, randomness and the flush asked for.  Node thread; at
+ * the bottom of the endpoint's files, calling none of them.
  */
 #include <errno.h>
 #include <netinet/in.h>
@@ -59,6 +59,66 @@ quic_random(uint8_t *p, size_t n)
 	return gnutls_rnd(GNUTLS_RND_RANDOM, p, n) == 0 ? 0 : -1;
 }
 
+/*
+ * Path MTU.  QUIC's own packets start at its 1200-byte minimum and
+ * ngtcp2 probes larger sizes (DPLPMTUD, RFC 8899) up to QUIC_PKT_MAX,
+ * keeping the largest a probe came back from: so on every path, direct,
+ * punched or through the relay, the size is what the path carries, not
+ * what a router may fragment or a firewall drop.  A datagram larger than
+ * QUIC_PKT_MIN (a probe, or one of the size a probe found) goes with DF
+ * set (RFC 9000, 14), and PROBE rather than DO: the kernel's own path
+ * MTU cache (ICMP "too big", which can be forged) is not consulted; one
+ * over the interface's MTU fails with EMSGSIZE, a lost packet for QUIC
+ * (and a failed probe).
+ *
+ * An IPv4 datagram of at most QUIC's minimum goes without DF (OMIT: the
+ * kernel's cache is still not consulted, and it is fragmented here only
+ * beyond the interface's MTU).  Every path must carry it, and one whose
+ * MTU is below 1228 (a tunnel, a mobile link) only does if a router
+ * fragments it: with DF, such a path never saw a handshake complete
+ * (issue 37), while the releases before DF worked through it.  Where the
+ * path is wide enough, nothing changes: the datagram is not fragmented.
+ * Where it is not and a firewall drops fragments, nothing is lost
+ * either: DF would have had the datagram dropped whole.  PMTUD is not
+ * fooled: its probes are larger than the minimum, so they go with DF.
+ * IPv6 has no such path (its minimum MTU is 1280, and routers never
+ * fragment), so its option stays PROBE.
+ *
+ * The option is the socket's, not the datagram's (Linux has no per
+ * datagram DF for IPv4): *df remembers the socket's, and it is changed
+ * only when a datagram needs the other one.
+ */
+static void
+quic_df(int fd, int *df, const struct sockaddr *to, size_t n, size_t frag_max)
+{
+	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)to;
+	int want = n > frag_max, v = want ? IP_PMTUDISC_PROBE : IP_PMTUDISC_OMIT;
+
+	if (*df == want || (to->sa_family == AF_INET6 &&
+	    !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)))
+		return;
+	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v)) == 0)
+		*df = want;
+}
+
+void
+quic_df_init(const struct quic *q, int fd, int *df)
+{
+	int v4 = IP_PMTUDISC_PROBE, v6 = IPV6_PMTUDISC_PROBE;
+
+	*df = 1;
+	/* A dual-stack socket's IPv4 peers follow the IPv4 option. */
+	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v4, sizeof(v4)) == -1 &&
+	    q->family == AF_INET)
+		log_msg(LOG_WARN, "cannot set DF on the UDP socket: %s",
+		    strerror(errno));
+	if (q->family == AF_INET6 &&
+	    setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &v6,
+	    sizeof(v6)) == -1)
+		log_msg(LOG_WARN, "cannot keep IPv6 datagrams whole: %s",
+		    strerror(errno));
+}
+
 /* Sends one packet of c: on the socket, or, for a relayed connection,
  * through the owner's relay. */
 void
@@ -80,6 +140,8 @@ quic_sendto(struct quic_conn *c, const ngtcp2_path *path, const uint8_t *p,
 			q->cbs.relay_send(q->arg, &to, p, n);
 		return;
 	}
+	quic_df(quic_conn_fd(c), c->sock != NULL ? &c->sock->df : &q->df,
+	    path->remote.addr, n, QUIC_PKT_MIN);
 	do {
 		r = sendto(quic_conn_fd(c), p, n, 0, path->remote.addr,
 		    path->remote.addrlen);
@@ -91,34 +153,6 @@ void
 quic_kick(struct quic *q)
 {
 	loop_timer_set(q->flush, 1);   /* as soon as the loop comes round */
-}
-
-/*
- * Path MTU: no datagram of ours is fragmented (RFC 9000, 14: DF set in
- * IPv4; IPv6 routers never fragment).  QUIC's own packets start at its
- * 1200-byte minimum and ngtcp2 probes larger sizes (DPLPMTUD, RFC 8899)
- * up to QUIC_PKT_MAX, keeping the largest a probe came back from: so on
- * every path, direct, punched or through the relay, the size is what
- * the path carries, not what a router may fragment or a firewall drop.
- * PROBE rather than DO: the kernel's own path MTU cache (ICMP "too big",
- * which can be forged) is not consulted; a datagram over the interface's
- * MTU fails with EMSGSIZE, a lost packet for QUIC (and a failed probe).
- */
-void
-quic_no_fragments(const struct quic *q, int fd)
-{
-	int v4 = IP_PMTUDISC_PROBE, v6 = IPV6_PMTUDISC_PROBE;
-
-	/* A dual-stack socket's IPv4 peers follow the IPv4 option. */
-	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v4, sizeof(v4)) == -1 &&
-	    q->family == AF_INET)
-		log_msg(LOG_WARN, "cannot set DF on the UDP socket: %s",
-		    strerror(errno));
-	if (q->family == AF_INET6 &&
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &v6,
-	    sizeof(v6)) == -1)
-		log_msg(LOG_WARN, "cannot keep IPv6 datagrams whole: %s",
-		    strerror(errno));
 }
 
 /*
@@ -182,7 +216,7 @@ quic_bind(char err[PAPO_ERR_LEN], struct quic *q, const struct addr *listen)
 	}
 	q->locallen = sizeof(q->local);
 	getsockname(q->fd, (struct sockaddr *)&q->local, &q->locallen);
-	quic_no_fragments(q, q->fd);
+	quic_df_init(q, q->fd, &q->df);
 	quic_rcvbuf(q->fd);
 	return 0;
 }
@@ -220,6 +254,8 @@ quic_send_raw_on(struct quic *q, struct quic_sock *sock, const struct addr *to,
 			setsockopt(fd, IPPROTO_IPV6, IPV6_UNICAST_HOPS, &ttl,
 			    sizeof(ttl));
 	}
+	quic_df(fd, sock != NULL ? &sock->df : &q->df, (struct sockaddr *)&ss,
+	    n, QUIC_RAW_FRAG_MAX);
 	rc = sendto(fd, p, n, MSG_DONTWAIT, (struct sockaddr *)&ss, len) ==
 	    (ssize_t)n ? 0 : -1;
 	if (ttl > 0) {

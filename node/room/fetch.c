@@ -951,8 +951,16 @@ on_want(struct room *g, struct member *from, const struct xfer *x)
 		uint8_t *leaves = NULL, *all = NULL;
 		uint32_t n;
 
-		if (blob_leaves(err, g->files->bs, ref, &leaves, &n) == -1)
+		if (blob_leaves(err, g->files->bs, ref, &leaves, &n) == -1) {
+			/* What we thought we held cannot be read (its files
+			 * gone from the disk): said, so the asker looks
+			 * elsewhere rather than wait on us. */
+			struct xfer none = { .type = XFER_NONE };
+
+			memcpy(none.root, x->root, PAPO_KEY_LEN);
+			send_x(g, from->id, &none);
 			return;
+		}
 		if (x->flags & XFER_F_LEAVES) {
 			struct xfer lv = { .type = XFER_LEAVES, .count = n,
 			    .data = leaves, .len = (size_t)n * PAPO_KEY_LEN };

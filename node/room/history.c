@@ -88,6 +88,50 @@ deliver_msg_json(const struct room *g, const struct frame_msg *m)
 	return o;
 }
 
+#define RECEIPTS_MAX 256         /* receipts one message shows at most */
+
+/*
+ * An own message's receipts as the log keeps them (store_acks), so that
+ * they outlive a restart: "receipts": [{by, by_id, state, ts}], one per
+ * member and state, oldest first.  Others' messages have none here.
+ */
+static void
+history_receipts(struct room *g, const struct frame_msg *m, cJSON *o)
+{
+	struct frame_ack *v;
+	cJSON *arr;
+	long n;
+
+	if (memcmp(m->from, g->env.me->pk, PAPO_KEY_LEN) != 0 ||
+	    (v = calloc(RECEIPTS_MAX, sizeof(*v))) == NULL)
+		return;
+	n = store_acks(g->env.store, m->id, v, RECEIPTS_MAX);
+	arr = cJSON_AddArrayToObject(o, "receipts");
+	for (long i = 0; i < n; i++) {
+		struct member *by = member_find(g, v[i].by);
+		char nb[16], id[PAPO_ID_LEN + 1];
+		int again = 0;
+		cJSON *r;
+
+		for (long k = 0; k < i && !again; k++)
+			again = v[k].state == v[i].state &&
+			    memcmp(v[k].by, v[i].by, PAPO_KEY_LEN) == 0;
+		if (again)
+			continue;
+		sec_id_format(v[i].by, id);
+		r = cJSON_CreateObject();
+		/* A member removed since: its id says who it was. */
+		cJSON_AddStringToObject(r, "by", by != NULL ?
+		    member_name(by, nb) : id);
+		cJSON_AddStringToObject(r, "by_id", id);
+		cJSON_AddStringToObject(r, "state",
+		    v[i].state == ACK_READ ? "read" : "delivered");
+		cJSON_AddNumberToObject(r, "ts", (double)v[i].ts);
+		cJSON_AddItemToArray(arr, r);
+	}
+	free(v);
+}
+
 /*
  * Damaged lines a read came upon (store_damaged) are messages this
  * member no longer holds: every member connected is asked for a sync at
@@ -223,7 +267,10 @@ deliver_history(struct room *g, struct node_msg *req)
 		cJSON_AddItemToObject(o, "retention", ret);
 	epoch_history_json(g, o);
 	for (long i = 0; i < n; i++) {
-		cJSON_AddItemToArray(arr, deliver_msg_json(g, &v[i]));
+		cJSON *mj = deliver_msg_json(g, &v[i]);
+
+		history_receipts(g, &v[i], mj);
+		cJSON_AddItemToArray(arr, mj);
 		frame_msg_clear(&v[i]);
 	}
 	free(v);

@@ -98,6 +98,7 @@ store_close(struct store *s)
 	if (s->ob_fd != -1)
 		close(s->ob_fd);
 	free(s->ent);
+	free(s->ackv);
 	free(s->ord);
 	free(s->tab);
 	free(s->ob);

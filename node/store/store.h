@@ -53,6 +53,13 @@ int store_add_msg(struct store *s, const struct frame_msg *m);
 /* Appends a receipt and fsyncs.  0 or -1. */
 int store_add_ack(struct store *s, const struct frame_ack *a);
 
+/* The receipts of message id kept in the log (acks of an own message,
+ * docs/PROTOCOL.md "Files"), in log order: up to max into out.  Returns
+ * how many (0: none), -1 on an I/O error (errno set).  A damaged line is
+ * skipped. */
+long store_acks(struct store *s, const char *id, struct frame_ack *out,
+    size_t max);
+
 int store_has(const struct store *s, const char *id);
 
 /* Reads message id back into *out (release it with frame_msg_clear).

@@ -268,6 +268,7 @@ reload(char err[PAPO_ERR_LEN], struct store *s)
 	s->unsorted = 0;
 	s->live = 0;
 	s->acks = 0;
+	s->nackv = 0;
 	s->floor = s->gone = 0;
 	memset(s->digest, 0, sizeof(s->digest));
 	if (store_idx_rehash(s, STORE_TAB_BITS0) == -1) {

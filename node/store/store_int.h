@@ -44,6 +44,14 @@ struct ent {
 	uint32_t len;        /* bytes of the line without its '\n' */
 };
 
+/* One receipt line of the log (an ack of an own message): where it is,
+ * so that history can show receipts after a restart. */
+struct ackent {
+	uint64_t id;         /* the 50-bit value of the message's id */
+	uint64_t off;        /* offset of its line in log.jsonl */
+	uint32_t len;        /* bytes of the line without its '\n' */
+};
+
 /* One message in history's order: by time, then by id value (one order
  * on every member, whatever order the messages arrived in). */
 struct pos {
@@ -70,6 +78,10 @@ struct store {
 	int live;            /* the log is open: ord is kept in order */
 
 	size_t acks;
+	struct ackent *ackv; /* the receipt lines, by id once sorted */
+	size_t nackv;
+	size_t capackv;
+	int acks_unsorted;   /* ackv needs sorting before it is read */
 	size_t dropped;
 	size_t damaged;      /* damaged lines found by reads, not yet told */
 	uint8_t digest[PAPO_KEY_LEN];

@@ -153,6 +153,48 @@ out:
 }
 
 /*
+ * Remembers where a receipt line of message id v is (struct ackent), for
+ * store_acks.  -1 out of memory.
+ */
+static int
+ack_note(struct store *s, uint64_t v, uint64_t off, size_t len)
+{
+	if (s->nackv == s->capackv) {
+		size_t cap = s->capackv ? s->capackv * 2 : 64;
+		struct ackent *a = realloc(s->ackv, cap * sizeof(*a));
+
+		if (a == NULL)
+			return -1;
+		s->ackv = a;
+		s->capackv = cap;
+	}
+	s->ackv[s->nackv].id = v;
+	s->ackv[s->nackv].off = off;
+	s->ackv[s->nackv].len = (uint32_t)len;
+	s->nackv++;
+	s->acks_unsorted = 1;
+	return 0;
+}
+
+/* The message id of an ack line as frame_encode writes it ("id" first),
+ * without decoding the JSON: 1 and *v, else 0. */
+static int
+ack_fast_id(const char *line, size_t len, uint64_t *v)
+{
+	static const char id_key[] = "\"id\":\"";
+	size_t pl = sizeof(ack_prefix) - 1, kl = sizeof(id_key) - 1;
+	char id[PAPO_MSGID_LEN + 1];
+
+	if (len < pl + kl + PAPO_MSGID_LEN + 1 ||
+	    memcmp(line + pl, id_key, kl) != 0 ||
+	    line[pl + kl + PAPO_MSGID_LEN] != '"')
+		return 0;
+	memcpy(id, line + pl + kl, PAPO_MSGID_LEN);
+	id[PAPO_MSGID_LEN] = '\0';
+	return sec_msgid_valid(id, v);
+}
+
+/*
  * Whether a line ends the way frame_encode ends every msg and ack: with
  * its signature.  A line cut short and later completed by a newline does
  * not, so the cheap reading below still refuses it.
@@ -304,9 +346,9 @@ store_log_line(struct store *s, const char *line, size_t len, uint64_t off,
 		}
 		if (len >= sizeof(ack_prefix) - 1 &&
 		    memcmp(line, ack_prefix, sizeof(ack_prefix) - 1) == 0 &&
-		    ends_with_sig(line, len)) {
+		    ends_with_sig(line, len) && ack_fast_id(line, len, &v)) {
 			s->acks++;
-			return 0;
+			return ack_note(s, v, off, len);
 		}
 	}
 	fe = frame_decode(&s->k, line, len, FRAME_V3 | FRAME_TRUSTED, &f);
@@ -332,6 +374,8 @@ store_log_line(struct store *s, const char *line, size_t len, uint64_t off,
 	case FRAME_ACK:
 		s->acks++;
 		rc = 0;
+		if (sec_msgid_valid(f.u.ack.id, &v))
+			rc = ack_note(s, v, off, len);
 		break;
 	default:
 		*why = "not a msg or ack frame";
@@ -394,6 +438,7 @@ store_add_ack(struct store *s, const struct frame_ack *a)
 {
 	struct frame f;
 	struct buf b;
+	uint64_t v;
 	int rc = -1;
 
 	buf_init(&b, STORE_LINE_MAX + 1);
@@ -404,6 +449,10 @@ store_add_ack(struct store *s, const struct frame_ack *a)
 		goto out;
 	if (store_append(s->log_fd, b.p, b.len, s->log_size) == -1)
 		goto out;
+	/* Out of memory, the receipt is on disk but not shown until the
+	 * next start; the append itself succeeded. */
+	if (sec_msgid_valid(a->id, &v))
+		(void)ack_note(s, v, s->log_size, b.len - 1);
 	s->log_size += b.len;
 	s->acks++;
 	rc = 0;

@@ -72,6 +72,63 @@ store_get(struct store *s, const char *id, struct frame_msg *out)
 	return r;
 }
 
+static int
+ackent_cmp(const void *a, const void *b)
+{
+	const struct ackent *x = a, *y = b;
+
+	if (x->id != y->id)
+		return x->id < y->id ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+long
+store_acks(struct store *s, const char *id, struct frame_ack *out,
+    size_t max)
+{
+	size_t lo = 0, hi, n = 0;
+	char *line = NULL;
+	uint64_t v;
+
+	if (!sec_msgid_valid(id, &v) || s->nackv == 0 || max == 0)
+		return 0;
+	if (s->acks_unsorted) {
+		qsort(s->ackv, s->nackv, sizeof(*s->ackv), ackent_cmp);
+		s->acks_unsorted = 0;
+	}
+	for (hi = s->nackv; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->ackv[mid].id < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < s->nackv && s->ackv[lo].id == v && n < max; lo++) {
+		const struct ackent *a = &s->ackv[lo];
+		struct frame f;
+		char *p;
+
+		if ((p = realloc(line, a->len ? a->len : 1)) == NULL) {
+			free(line);
+			return -1;
+		}
+		line = p;
+		if (store_read_all(s->log_fd, line, a->len, a->off) == -1) {
+			free(line);
+			return -1;
+		}
+		if (frame_decode(&s->k, line, a->len, FRAME_V3 | FRAME_TRUSTED,
+		    &f) != FRAME_OK)
+			continue;
+		if (f.type == FRAME_ACK && strcmp(f.u.ack.id, id) == 0)
+			out[n++] = f.u.ack;
+		frame_clear(&f);
+	}
+	free(line);
+	return (long)n;
+}
+
 /* Where history's walk back starts: the place after the last message
  * before q's cursor. */
 static int

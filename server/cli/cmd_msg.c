@@ -22,8 +22,10 @@
 #include "server/cli/client.h"
 #include "server/cli/cmd.h"
 #include "server/cli/cmd_msg.h"
+#include "server/cli/cmd_room.h"
 #include "server/cli/cmd_search.h"
 #include "server/cli/print.h"
+#include "server/daemon/serve.h"
 #include "server/http/http.h"
 
 /*
@@ -563,10 +565,29 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 		return cli_search(c, &o, n);
 	}
 	snprintf(path, sizeof(path), "/api/history?limit=%ld", n);
-	if ((rc = cli_call(o.home, o.room, path, NULL, &ans, &text)) != CLI_OK)
+	/* With the daemon stopped, the log on the disk (cmd_offline.c). */
+	if (!cli_running(o.home)) {
+		char err[PAPO_ERR_LEN];
+		int lockfd;
+
+		/* serve.lock held: no daemon starts while the log is read. */
+		if (serve_hold(err, o.home, &lockfd) == -1) {
+			rc = cli_fail(err);
+			goto out;
+		}
+		text = node_history_offline(err, o.home, o.room, (size_t)n);
+		if (lockfd != -1)
+			close(lockfd);
+		if (text == NULL || (ans = cJSON_Parse(text)) == NULL) {
+			rc = cli_fail(text == NULL ? err : "out of memory");
+			goto out;
+		}
+	} else if ((rc = cli_call(o.home, o.room, path, NULL, &ans,
+	    &text)) != CLI_OK)
 		goto out;
 	if (o.json) {
-		fputs(text, stdout);
+		if (text != NULL)
+			fputs(text, stdout);
 		goto out;
 	}
 	cli_print_retention(cJSON_GetObjectItemCaseSensitive(ans, "retention"));

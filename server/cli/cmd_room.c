@@ -27,8 +27,7 @@ cli_said_aside(const char *home, const char *aside)
 		    "%s/%s\n", home, aside);
 }
 
-/* Whether papo serve runs on home (its serve.json answers). */
-static int
+int
 cli_running(const char *home)
 {
 	char err[PAPO_ERR_LEN];

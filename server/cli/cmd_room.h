@@ -13,5 +13,7 @@ int cli_invite(const struct cli_cmd *c, int argc, char **argv);
 int cli_rooms(const struct cli_cmd *c, int argc, char **argv);
 int cli_leave(const struct cli_cmd *c, int argc, char **argv);
 int cli_rename(const struct cli_cmd *c, int argc, char **argv);
+/* Whether papo serve runs on home (its serve.json answers). */
+int cli_running(const char *home);
 
 #endif

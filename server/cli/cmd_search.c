@@ -19,8 +19,10 @@
 
 #include "lib/buf.h"
 #include "server/cli/ask.h"
+#include "server/cli/cmd_room.h"
 #include "server/cli/cmd_search.h"
 #include "server/cli/print.h"
+#include "server/daemon/serve.h"
 
 #define CLI_URL_MAX 8192
 
@@ -186,31 +188,35 @@ cli_is_msgid(const char *s)
 }
 
 /*
- * The request's path into b: every filter asks /api/search for the
- * newest messages that match, oldest first (order=time), as plain
- * history gives them; --before takes a time or the id of the message
- * to page back from (the hint's).  0, or -1 with a usage error printed
- * (*rc).
+ * o's search as one query, whatever answers it (the daemon's
+ * /api/search, or the disk with the daemon stopped): every filter asks
+ * for the newest messages that match, oldest first, as plain history
+ * gives them; --before takes a time or the id of the message to page
+ * back from (the hint's).  0, or -1 with a usage error printed (*rc).
  */
 static int
-cli_search_path(const struct cli_cmd *c, const struct cli_opts *o, long n,
-    struct buf *b, int *rc)
+cli_search_query(const struct cli_cmd *c, const struct cli_opts *o, long n,
+    struct node_offline_query *q, int *rc)
 {
 	const char *vals[] = { o->since, o->before, o->after };
-	char num[3][24], lim[24];
-	const char *before_id = NULL;
 	struct timespec now;
 	uint64_t t;
 
+	memset(q, 0, sizeof(*q));
+	q->room = o->room;
+	q->n = (size_t)n;
+	q->text = o->query;
+	q->from = o->from;
+	q->thread = o->thread;
+	q->files = o->files_only;
 	clock_gettime(CLOCK_REALTIME, &now);
 	for (int i = 0; i < 3; i++) {
-		num[i][0] = '\0';
 		if (vals[i] == NULL)
 			continue;
 		if (cli_search_time(vals[i], (uint64_t)now.tv_sec * 1000 +
 		    (uint64_t)now.tv_nsec / 1000000, &t) == -1) {
 			if (i == 1 && cli_is_msgid(vals[i])) {
-				before_id = vals[i];
+				q->before_id = vals[i];
 				continue;
 			}
 			*rc = cli_usage(c, "times are a duration ago (30m, 2h, "
@@ -219,26 +225,57 @@ cli_search_path(const struct cli_cmd *c, const struct cli_opts *o, long n,
 			    "not '%s'", vals[i]);
 			return -1;
 		}
-		snprintf(num[i], sizeof(num[i]), "%llu",
-		    (unsigned long long)(i == 0 && t > 0 ? t - 1 : t));
+		if (i == 1)
+			q->before = t;
+		else            /* --since T takes T itself */
+			q->after = i == 0 && t > 0 ? t - 1 : t;
 	}
-	snprintf(lim, sizeof(lim), "%ld", n);
-	cli_arg(b, "q", o->query);
-	cli_arg(b, "from", o->from);
-	cli_arg(b, "thread", o->thread);
-	cli_arg(b, "after", num[0][0] != '\0' ? num[0] : num[2][0] != '\0' ?
-	    num[2] : NULL);
-	cli_arg(b, "before", num[1][0] != '\0' ? num[1] : NULL);
-	cli_arg(b, "before_id", before_id);
-	cli_arg(b, "files", o->files_only ? "1" : NULL);
-	cli_arg(b, "order", "time");
-	cli_arg(b, "limit", lim);
 	return 0;
+}
+
+/* The daemon's request for q into b: GET /api/search?order=time&.... */
+static void
+cli_search_path(const struct node_offline_query *q, struct buf *b)
+{
+	char num[3][24];
+
+	snprintf(num[0], sizeof(num[0]), "%llu", (unsigned long long)q->after);
+	snprintf(num[1], sizeof(num[1]), "%llu", (unsigned long long)q->before);
+	snprintf(num[2], sizeof(num[2]), "%zu", q->n);
+	cli_arg(b, "q", q->text);
+	cli_arg(b, "from", q->from);
+	cli_arg(b, "thread", q->thread);
+	cli_arg(b, "after", q->after != 0 ? num[0] : NULL);
+	cli_arg(b, "before", q->before != 0 ? num[1] : NULL);
+	cli_arg(b, "before_id", q->before_id);
+	cli_arg(b, "files", q->files ? "1" : NULL);
+	cli_arg(b, "order", "time");
+	cli_arg(b, "limit", num[2]);
+}
+
+/* q answered from the disk, serve.lock held (no daemon starts
+ * meanwhile): CLI_OK with *text and *ans, or the error said. */
+static int
+cli_search_disk(const char *home, const struct node_offline_query *q,
+    char **text, cJSON **ans)
+{
+	char err[PAPO_ERR_LEN];
+	int lockfd;
+
+	if (serve_hold(err, home, &lockfd) == -1)
+		return cli_fail(err);
+	*text = node_search_offline(err, home, q);
+	if (lockfd != -1)
+		close(lockfd);
+	if (*text == NULL || (*ans = cJSON_Parse(*text)) == NULL)
+		return cli_fail(*text == NULL ? err : "out of memory");
+	return CLI_OK;
 }
 
 int
 cli_search(const struct cli_cmd *c, const struct cli_opts *o, long n)
 {
+	struct node_offline_query oq;
 	struct buf q;
 	char path[CLI_URL_MAX + 32];
 	const cJSON *m, *earlier;
@@ -250,18 +287,29 @@ cli_search(const struct cli_cmd *c, const struct cli_opts *o, long n)
 	if (o->since != NULL && o->after != NULL)
 		return cli_usage(c, "give --since or --after, not both%s", "");
 	buf_init(&q, CLI_URL_MAX);
-	if (cli_search_path(c, o, n, &q, &rc) == -1)
+	if (cli_search_query(c, o, n, &oq, &rc) == -1)
 		goto out;
+	cli_search_path(&oq, &q);
 	if (q.toobig || buf_u8(&q, '\0') == -1) {
 		rc = cli_usage(c, "the search is too long%s", "");
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/api/search%s", (const char *)q.p);
-	if ((rc = cli_call(o->home, o->all_rooms ? "*" : o->room, path, NULL,
-	    &ans, &text)) != CLI_OK)
+	/* With the daemon stopped, the index on the disk (cmd_offline.c). */
+	if (!cli_running(o->home)) {
+		if (o->all_rooms) {
+			rc = cli_fail("--all-rooms needs the daemon running "
+			    "(papo serve); with it stopped, search one room");
+			goto out;
+		}
+		if ((rc = cli_search_disk(o->home, &oq, &text, &ans)) != CLI_OK)
+			goto out;
+	} else if ((rc = cli_call(o->home, o->all_rooms ? "*" : o->room,
+	    path, NULL, &ans, &text)) != CLI_OK)
 		goto out;
 	if (o->json) {
-		fputs(text, stdout);
+		if (text != NULL)
+			fputs(text, stdout);
 		goto out;
 	}
 	cJSON_ArrayForEach(m, cJSON_GetObjectItemCaseSensitive(ans,

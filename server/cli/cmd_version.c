@@ -11,7 +11,7 @@
 #include <stdio.h>
 
 #include <cjson/cJSON.h>
-#include <cmark.h>
+#include <cmark-gfm.h>
 #include <curl/curl.h>
 #include <gnutls/gnutls.h>
 #include <microhttpd.h>
@@ -53,7 +53,7 @@ cmd_version_print(FILE *f)
 	version_lib(f, "libcurl", curl != NULL ? curl->version : NULL,
 	    curl != NULL ? curl->ssl_version : NULL);
 	version_lib(f, "cJSON", cJSON_Version(), NULL);
-	version_lib(f, "cmark", cmark_version_string(), NULL);
+	version_lib(f, "cmark-gfm", cmark_version_string(), NULL);
 }
 
 int

@@ -165,7 +165,7 @@ describe('files on the dashboard', { timeout: 240_000 }, () => {
       return f && f.length === 3 && f[0].img?.shown && f[1].text !== null && f[2].text !== null ? f : null;
     }, 45_000, 200);
     assert.deepEqual(files.map((f) => f.name), ['chart.png', 'notes.txt', XSS_NAME]);
-    assert.match(files[0].size, /^\d+(\.\d)? (bytes|KB)$/, `a human size: ${files[0].size}`);
+    assert.match(files[0].size, /^\d+(\.\d)? (bytes|KiB)$/, `a human size: ${files[0].size}`);
     assert.equal(files[0].img.w, 96, 'the image itself');
     assert.match(files[0].img.src, /^blob:/, 'shown from a blob: URL');
     assert.ok(files.every((f) => f.state === 'here' && f.download), 'each here, with a download');
@@ -202,7 +202,7 @@ describe('files on the dashboard', { timeout: 240_000 }, () => {
       return f && f.length === 1 && f[0].state === 'named' ? f[0] : null;
     }, 30_000, 200);
     assert.equal(named.name, 'data.bin');
-    assert.equal(named.size, '200 KB');
+    assert.equal(named.size, '200.0 KiB');
     assert.equal(named.download, false, 'no download before it is here');
     await page.click(`li.file[data-ref="${up.ref}"] button.file-fetch`);
     await until('the file here, from the file events', async () => {

@@ -43,7 +43,7 @@ has "$T/out" "small.txt \(13 bytes(, [a-z]+)?\) $SMALL" "papo history shows the 
 has "$T/out" "big.bin \(5.0 MiB, named\) $BIG" "papo history shows the big file, not fetched"
 
 # The small file is fetched at once; the big one only when asked.
-check "the small file is here at bo at once" until_true 20 test "$(state bo "$SMALL")" = here
+check "the small file is here at bo at once" until_true 20 eval 'test "$(state bo "$SMALL")" = here'
 curl -sS "${URL[bo]}/api/blobs/$SMALL" -o "$T/small.got"
 check "bo's copy of the small file is identical" cmp -s "$T/small.txt" "$T/small.got"
 check "the big file is only named at bo" test "$(state bo "$BIG")" = named
@@ -88,7 +88,7 @@ rc=$?
 check "papo say --file - --name: exit 0, not $rc ($(cat "$T/err"))" test "$rc" -eq 0
 has "$T/said" '^  file piped.bin, 4000 bytes: [a-z2-7]{52}$' "the piped file's line"
 PIPED=$(ref_of "$T/said" piped.bin)
-check "the piped file is here at bo" until_true 20 test "$(state bo "$PIPED")" = here
+check "the piped file is here at bo" until_true 20 eval 'test "$(state bo "$PIPED")" = here'
 expect 0 "papo get of the piped file" -- papo bo get "$PIPED" -o "$T/dl/piped.bin"
 check "the piped file is identical" cmp -s "$T/piped.bin" "$T/dl/piped.bin"
 expect 2 "--file - without --name" -- papo ana say --file - "x"

@@ -55,8 +55,8 @@ start ana
 says ana c 25
 start bo
 check "ana and bo meet" until_true 30 online ana bo
-check "ana caught up: 75 messages" until_true 60 test "$(count ana)" = 75
-check "bo caught up: 75 messages" until_true 60 test "$(count bo)" = 75
+check "ana caught up: 75 messages" until_true 60 eval 'test "$(count ana)" = 75'
+check "bo caught up: 75 messages" until_true 60 eval 'test "$(count bo)" = 75'
 for m in ana bo; do
 	log_ids "$m" >"$T/log-$m"
 	page_all "$m" 7
@@ -130,7 +130,7 @@ code=$(post ana /api/send '{"text":"stored again"}')
 check "the next send is stored ($code)" test "$code" = 200
 check "bo gets it" until_true 20 has_text bo "stored again"
 check "bo never gets a send that failed" bash -c "! curl -s '${URL[bo]}/api/history?limit=500' | grep -q 'never stored'"
-check "76 on both" until_true 20 test "$(count ana)" = 76 -a "$(count bo)" = 76
+check "76 on both" until_true 20 eval 'test "$(count ana)" = 76 -a "$(count bo)" = 76'
 
 # A page is bounded in bytes, whatever its limit: 60 messages of 40,000
 # characters (2.4 MB) come in pages of about 1 MiB, each with the cursor

@@ -280,7 +280,7 @@ check "the wait on every room goes on" kill -0 $WA
 expect 0 "bo says in beta" -- papo bo say "b5" --room beta
 wait $WA
 check "and gets the next message" jqt '.result.structuredContent.messages | map(.text) == ["b5"]' "$T/wall"
-check "ana is in two rooms" until_true 10 test "$(rooms_json ana | jq '.rooms | length')" = 2
+check "ana is in two rooms" until_true 10 eval 'test "$(rooms_json ana | jq ".rooms | length")" = 2'
 call "$SG" wait '{"timeout_s":1}'
 check "the session bound to gamma: a tool error saying it was left" tool_error "bound to room gamma .*has left"
 rpc "$SG" '{"jsonrpc":"2.0","id":3,"method":"resources/read","params":{"uri":"papo://room/history"}}'

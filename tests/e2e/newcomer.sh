@@ -17,7 +17,9 @@
 #  - leaving a room and joining it again gives this member's own earlier
 #    messages back (item 10);
 #  - a newer invite for a room the home holds takes the newer key into
-#    it, and papo serve starts again (item 5).
+#    it, and papo serve starts again (item 5);
+#  - papo history, and history -q, with the daemon stopped print what
+#    they print with it running (item 18).
 # Usage: newcomer.sh PATH_TO_PAPO
 PAPO=${1:?usage: newcomer.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
@@ -119,5 +121,20 @@ papo cy new --name cy >/dev/null
 expect 1 "bo joins a room under a name too long" -- papo bo join "$(papo cy invite)" --name "$(printf 'b%.0s' $(seq 100))"
 check "a refused join leaves no folder" test "$(find "$T/bo" -maxdepth 2 -type d | sort)" = "$before"
 
+# --- item 18: history with the daemon stopped, as with it running.
+papo ana history -n 5 >"$T/h_on"
+papo ana history -q own -n 2 >"$T/q_on"
+papo ana history -n 2 --json >"$T/j_on"
 stop_all
+expect 0 "papo history with the daemon stopped" -- papo ana history -n 5
+# (the room's key changes, lines with " -- ", are the running daemon's)
+grep -v '^[0-9-]* [0-9:]* -- ' "$T/h_on" >"$T/h_on_msgs"
+check "... prints the messages it printed running" bash -c "cmp -s $T/out $T/h_on_msgs || { diff $T/out $T/h_on_msgs >&2; false; }"
+expect 0 "papo history -q with the daemon stopped" -- papo ana history -q own -n 2
+check "... finds what it found running, with the hint that pages back" \
+	bash -c "cmp -s $T/out $T/q_on && grep -q '^(earlier ones: add --before' $T/out"
+expect 0 "papo history --json with the daemon stopped" -- papo ana history -n 2 --json
+check "... the same messages" test "$(jq -c '[.messages[] | {id, from, ts, text}]' "$T/out")" = "$(jq -c '[.messages[] | {id, from, ts, text}]' "$T/j_on")"
+expect 1 "--all-rooms with the daemon stopped" -- papo ana history -q own --all-rooms
+has "$T/err" "needs the daemon running" "... says it needs the daemon"
 finish

@@ -53,7 +53,7 @@ done
 root=$(send ana '{"text":"Le café crème est brûlé: a thread starts"}')
 r1=$(send bo "$(jq -cn --arg r "$root" '{text: "first reply in thread", reply_to: $r}')")
 r2=$(send ana "$(jq -cn --arg r "$r1" '{text: "second reply, deeper", reply_to: $r, to: "bo"}')")
-check "ana holds all 203 messages" until_true 30 test "$(api ana /api/status | jq .messages)" = 203
+check "ana holds all 203 messages" until_true 30 eval 'test "$(api ana /api/status | jq .messages)" = 203'
 
 check "a word: 200 hits" test "$(hits ana 'q=common')" = 200
 check "a rare word: 1 hit" test "$(hits ana 'q=n77')" = 2
@@ -160,7 +160,7 @@ check "CJK: a word inside a run of characters is found and marked" jqt "$MARKED"
 
 # Every room at once: ana makes a second room, with its own messages.
 post ana /api/rooms '{"room":"second","name":"ana"}' >/dev/null
-check "ana is in two rooms" until_true 10 test "$(api ana /api/rooms | jq '.rooms | length')" = 2
+check "ana is in two rooms" until_true 10 eval 'test "$(api ana /api/rooms | jq ".rooms | length")" = 2'
 for i in $(seq 1 30); do
 	post ana '/api/send?room=second' "$(jq -cn --arg t "gamma g$i common second-room" '{text: $t}')" >/dev/null
 done
@@ -216,7 +216,7 @@ for kill in no yes; do
 	code=$(curl -s -o "$T/body" -w '%{http_code}' "${URL[ana]}/api/search?q=common")
 	check "search at once: the hits, or 503 saying the index is being rebuilt ($code)" \
 		bash -c "[ $code = 200 ] || { [ $code = 503 ] && grep -q 'being rebuilt from the log' $T/body; }"
-	check "once rebuilt beside the room, every message found (kill $kill)" until_true 30 test "$(hits ana 'q=common')" = 200
+	check "once rebuilt beside the room, every message found (kill $kill)" until_true 30 eval 'test "$(hits ana "q=common")" = 200'
 done
 check "the rebuild ran beside the room" grep -q 'rebuilt from the log (.* messages), beside the room' "$T/ana.err"
 

@@ -27,7 +27,7 @@ stop a
 "$GEN_LOG" "$T/a" "$T/b" "$N" >"$T/gen" || { fail "gen_log"; finish; exit 1; }
 rm -f "$T/a/search.db"*
 start a
-check "a holds the $N messages" until_true 30 test "$(api a /api/status | jq .messages)" = "$N"
+check "a holds the $N messages" until_true 30 eval 'test "$(api a /api/status | jq .messages)" = "$N"'
 check "its index is built" until_true 60 bash -c \
 	"curl -s -o /dev/null -w '%{http_code}' '${URL[a]}/api/search?q=build' | grep -qx 200"
 

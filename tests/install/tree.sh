@@ -64,7 +64,7 @@ SQLite libsqlite3.so
 libmicrohttpd libmicrohttpd.so
 libcurl libcurl-gnutls.so
 cJSON libcjson.so
-cmark libcmark.so
+cmark-gfm libcmark-gfm.so
 EOF
 if ldd "$PAPO" | grep -q libminiupnpc; then
 	grep -qE '^  miniupnpc +[0-9]' "$T/version" && ok ||
