@@ -692,6 +692,22 @@ room_member_name(char err[PAPO_ERR_LEN], const char *home,
 	return rc;
 }
 
+/* name, or when it is NULL the one this member has in home's rooms
+ * (into held); NULL with err when it has none there. */
+static const char *
+room_name_given(char err[PAPO_ERR_LEN], const char *home, const char *name,
+    char held[PAPO_NAME_MAX + 1])
+{
+	if (name != NULL)
+		return name;
+	if (room_member_name(err, home, held) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "--name NAME is required: %s holds "
+		    "no room whose name this member could take", home);
+		return NULL;
+	}
+	return held;
+}
+
 static int
 room_check_free(char err[PAPO_ERR_LEN], const char *home, char *aside,
     const uint8_t *invite_secret, uint32_t invite_epoch)
@@ -789,15 +805,8 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
 
 	memset(&r, 0, sizeof(r));
 	/* No name given: the one this member has in the home's rooms. */
-	if (name == NULL) {
-		if (room_member_name(err, home, held) == -1) {
-			snprintf(err, PAPO_ERR_LEN, "--name NAME is required: "
-			    "%s holds no room whose name this member could "
-			    "take", home);
-			goto out;
-		}
-		name = held;
-	}
+	if ((name = room_name_given(err, home, name, held)) == NULL)
+		goto out;
 	if (room_check_name(err, name) == -1 ||
 	    room_check_about(err, about) == -1 ||
 	    (room != NULL && room_check_room(err, room) == -1) ||
@@ -1077,15 +1086,8 @@ room_join_in(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 		goto out;
 	}
 	/* No name given: the one this member has in the home's rooms. */
-	if (name == NULL) {
-		if (room_member_name(err, home, held) == -1) {
-			snprintf(err, PAPO_ERR_LEN, "--name NAME is required: "
-			    "%s holds no room whose name this member could "
-			    "take", home);
-			goto out;
-		}
-		name = held;
-	}
+	if ((name = room_name_given(err, home, name, held)) == NULL)
+		goto out;
 	if (aside != NULL ? room_check_free(err, home, aside, inv.secret,
 	    inv.epoch) : room_place(err, home, inv.secret, inv.epoch, dir))
 		goto out;

@@ -267,6 +267,21 @@ markdown_piece(cmark_node *at, const char *s, size_t n, const char *enter,
 	return -1;
 }
 
+/* The rest of text node at, rest (its literal's tail), put before it as
+ * markdown_piece puts one, and at freed: the pieces before took the
+ * rest of its place.  -1 when out of memory (at then kept). */
+static int
+markdown_last_piece(cmark_node *at, const char *rest, const char *enter,
+    const char *exit)
+{
+	if (rest[0] != '\0' && markdown_piece(at, rest, strlen(rest), enter,
+	    exit) == -1)
+		return -1;
+	cmark_node_unlink(at);
+	cmark_node_free(at);
+	return 0;
+}
+
 /* The text nodes of doc, in document order, into *out (*n of them):
  * 0, or -1 when out of memory. */
 static int
@@ -354,15 +369,8 @@ markdown_mentions(cmark_node *doc)
 			k = e - 1;
 			split = 1;
 		}
-		if (rc == 0 && split) {
-			if (markdown_piece(texts[i], lit + from, len - from, NULL,
-			    NULL) == -1)
-				rc = -1;
-			else {
-				cmark_node_unlink(texts[i]);
-				cmark_node_free(texts[i]);
-			}
-		}
+		if (rc == 0 && split)
+			rc = markdown_last_piece(texts[i], lit + from, NULL, NULL);
 	}
 	free(texts);
 	return rc;
@@ -472,16 +480,9 @@ markdown_marks(cmark_node *doc)
 			from = k + MD_SENTINEL_LEN;
 			k = from - 1;
 		}
-		if (rc == 0 && (from > 0 || in)) {
-			if (lit[from] != '\0' && markdown_piece(texts[i],
-			    lit + from, strlen(lit + from), in ? "<mark>" : NULL,
-			    "</mark>") == -1)
-				rc = -1;
-			else {
-				cmark_node_unlink(texts[i]);
-				cmark_node_free(texts[i]);
-			}
-		}
+		if (rc == 0 && (from > 0 || in))
+			rc = markdown_last_piece(texts[i], lit + from,
+			    in ? "<mark>" : NULL, "</mark>");
 	}
 	free(texts);
 	return rc;

@@ -221,10 +221,13 @@ cli_unknown(const struct cli_cmd *c, const struct cli_optset *s,
 	if (cli_near(word, best))
 		snprintf(msg, sizeof(msg), "unknown option '%.64s'; did you "
 		    "mean '--%s'?", arg, s->lng[at].name);
+	else if (strcmp(c->name, "say") == 0)
+		snprintf(msg, sizeof(msg), "unknown option '%.64s' (a text "
+		    "that starts with '-' goes after '--': papo say -- "
+		    "'%.64s')", arg, arg);
 	else
-		snprintf(msg, sizeof(msg), "unknown option '%.64s' (an "
-		    "argument that starts with '-' goes after '--': papo %s "
-		    "-- '%.64s')", arg, c->name, arg);
+		snprintf(msg, sizeof(msg), "unknown option '%.64s' ('papo %s "
+		    "--help' lists its options)", arg, c->name);
 	cli_usage(c, "%s", msg);
 }
 

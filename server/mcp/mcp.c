@@ -302,10 +302,10 @@ mcp_bind(struct mcp *m, struct http_req *r, const cJSON *id,
 
 	if (sel == NULL)
 		return 0;
-	if ((room = mcp_room_find(m, sel, err)) == NULL) {
+	if ((room = mcp_room_find(m, "", sel, err)) == NULL) {
 		snprintf(msg, sizeof(msg), "?room=: %s", err);
 		data = cJSON_CreateObject();
-		cJSON_AddItemToObject(data, "rooms", mcp_room_list(m));
+		cJSON_AddItemToObject(data, "rooms", mcp_room_list(m, ""));
 		mcp_reply_text(r, 404, mcp_error(id, JSONRPC_INVALID_PARAMS, msg, data));
 		return -1;
 	}

@@ -225,12 +225,17 @@ struct mcp {
 
 /* The room of id, or NULL when the daemon is not (or no more) in it. */
 struct mcp_room *mcp_room_get(struct mcp *m, const char *id);
-/* The room sel (an id, a name, 4 characters or more of an id) names, or
- * NULL with err saying why and naming the rooms. */
-struct mcp_room *mcp_room_find(struct mcp *m, const char *sel,
-    char err[PAPO_ERR_LEN]);
-/* "name (idprefix), ..." of every room, for errors. */
-void mcp_room_names(const struct mcp *m, char *out, size_t len);
+/*
+ * A session bound to a room by /mcp?room= sees that room alone: bound is
+ * its id (a session's room), "" for a session that sees every room.
+ * The room sel (an id, a name, 4 characters or more of an id) names
+ * among those seen, or NULL with err saying why and naming them.
+ */
+struct mcp_room *mcp_room_find(struct mcp *m, const char *bound,
+    const char *sel, char err[PAPO_ERR_LEN]);
+/* "name (idprefix), ..." of every room seen, for errors. */
+void mcp_room_names(const struct mcp *m, const char *bound, char *out,
+    size_t len);
 /* Takes the node's list of rooms (NODE_EV_ROOMS's JSON, parsed). */
 void mcp_room_update(struct mcp *m, const cJSON *list);
 /* Adds "room" (its name) and "room_id" to a message's json when absent,
@@ -239,11 +244,10 @@ void mcp_room_tag(struct mcp *m, cJSON *json, const char *id);
 /* Adds "uri" (papo://rooms/ID/files/REF) to each of the message json's
  * "files" of room id. */
 void mcp_room_files(cJSON *json, const char *id);
-/* The rooms as status lists them (a new array). */
-cJSON *mcp_room_list(const struct mcp *m);
+/* The rooms seen as status lists them (a new array). */
+cJSON *mcp_room_list(const struct mcp *m, const char *bound);
 /* Whether s is bound to a room this daemon has left: 1, with msg saying
- * so (and naming the rooms now) for what (a tool's name, a method's),
- * else 0. */
+ * so for what (a tool's name, a method's), else 0. */
 int mcp_room_left(const struct mcp_session *s, const char *what,
     char *msg, size_t len);
 

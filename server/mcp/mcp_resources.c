@@ -52,7 +52,7 @@ mcp_history_room(const struct mcp_session *s, const char *uri,
 		    MCP_ROOMS_URI_END " of each room resources/list lists");
 		return -1;
 	}
-	mcp_room_names(s->m, names, sizeof(names));
+	mcp_room_names(s->m, s->room, names, sizeof(names));
 	if (len - pre - end != PAPO_ROOMID_LEN) {
 		snprintf(err, PAPO_ERR_LEN, "no such resource: %.100s names no "
 		    "room id (" MCP_ROOMS_URI "ID" MCP_ROOMS_URI_END " takes a "

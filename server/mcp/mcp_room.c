@@ -28,41 +28,61 @@ mcp_room_get(struct mcp *m, const char *id)
 	return NULL;
 }
 
-/* The rooms as room_pick sees them, into refs (PAPO_ROOMS_MAX). */
-static void
-mcp_room_refs(const struct mcp *m, struct room_ref *refs)
+/*
+ * A session sees the rooms of its daemon, or, bound to one by
+ * /mcp?room= (bound: its id; "" for none), that room alone: the names
+ * and ids of the others are not its to learn (issue 37).
+ */
+static int
+mcp_room_seen(const struct mcp *m, size_t i, const char *bound)
 {
+	return bound[0] == '\0' || strcmp(m->rooms[i].id, bound) == 0;
+}
+
+/* The rooms seen as room_pick sees them, into refs (PAPO_ROOMS_MAX), and
+ * each one's index in m->rooms into at: their count. */
+static size_t
+mcp_room_refs(const struct mcp *m, const char *bound, struct room_ref *refs,
+    size_t *at)
+{
+	size_t n = 0;
+
 	for (size_t i = 0; i < m->nrooms; i++) {
-		refs[i].id = m->rooms[i].id;
-		refs[i].name = m->rooms[i].name;
-		refs[i].dflt = strcmp(m->rooms[i].id, m->dflt) == 0;
+		if (!mcp_room_seen(m, i, bound))
+			continue;
+		refs[n].id = m->rooms[i].id;
+		refs[n].name = m->rooms[i].name;
+		refs[n].dflt = strcmp(m->rooms[i].id, m->dflt) == 0;
+		at[n++] = i;
 	}
+	return n;
 }
 
 /* The rooms' names, for an error a model reads: "team (ab3kx2qd), ...". */
 void
-mcp_room_names(const struct mcp *m, char *out, size_t len)
+mcp_room_names(const struct mcp *m, const char *bound, char *out, size_t len)
 {
 	struct room_ref refs[PAPO_ROOMS_MAX];
+	size_t at[PAPO_ROOMS_MAX];
 
-	mcp_room_refs(m, refs);
-	room_refs_format(refs, m->nrooms, out, len);
+	room_refs_format(refs, mcp_room_refs(m, bound, refs, at), out, len);
 }
 
 /*
- * The room sel names (room_pick, as node.c finds a room).  NULL with err
- * saying why, naming the rooms there are.
+ * The room sel names among those seen (room_pick, as node.c finds a
+ * room).  NULL with err saying why, naming the rooms seen.
  */
 struct mcp_room *
-mcp_room_find(struct mcp *m, const char *sel, char err[PAPO_ERR_LEN])
+mcp_room_find(struct mcp *m, const char *bound, const char *sel,
+    char err[PAPO_ERR_LEN])
 {
 	struct room_ref refs[PAPO_ROOMS_MAX];
-	long at;
+	size_t at[PAPO_ROOMS_MAX], n = mcp_room_refs(m, bound, refs, at);
+	long i;
 
-	mcp_room_refs(m, refs);
-	if ((at = room_pick(sel, refs, m->nrooms, err, NULL)) == -1)
+	if ((i = room_pick(sel, refs, n, err, NULL)) == -1)
 		return NULL;
-	return &m->rooms[at];
+	return &m->rooms[at[i]];
 }
 
 /*
@@ -145,15 +165,11 @@ int
 mcp_room_left(const struct mcp_session *s, const char *what, char *msg,
     size_t len)
 {
-	char names[160];
-
 	if (s->room[0] == '\0' || mcp_room_get(s->m, s->room) != NULL)
 		return 0;
-	mcp_room_names(s->m, names, sizeof(names));
 	snprintf(msg, len, "%s: this session is bound to room %s (%.8s), "
-	    "which this daemon has left: start a new session (the rooms now: "
-	    "%s)", what, s->room_name, s->room, names[0] != '\0' ? names :
-	    "none");
+	    "which this daemon has left: start a new session", what,
+	    s->room_name, s->room);
 	return 1;
 }
 
@@ -161,12 +177,16 @@ mcp_room_left(const struct mcp_session *s, const char *what, char *msg,
  * members: the list is the node's when a room came or went, and counts
  * members as they were then. */
 cJSON *
-mcp_room_list(const struct mcp *m)
+mcp_room_list(const struct mcp *m, const char *bound)
 {
 	cJSON *arr = cJSON_CreateArray();
 
 	for (size_t i = 0; i < m->nrooms; i++) {
-		cJSON *o = cJSON_CreateObject();
+		cJSON *o;
+
+		if (!mcp_room_seen(m, i, bound))
+			continue;
+		o = cJSON_CreateObject();
 
 		cJSON_AddStringToObject(o, "id", m->rooms[i].id);
 		cJSON_AddStringToObject(o, "name", m->rooms[i].name);

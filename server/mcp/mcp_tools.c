@@ -288,7 +288,7 @@ tool_status(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	cJSON_AddItemToObject(extra, "wake", mcp_wake_json(s->a));
 	/* Every room the daemon is in, and the one this session is bound
 	 * to (null: it hears every room). */
-	cJSON_AddItemToObject(extra, "rooms", mcp_room_list(s->m));
+	cJSON_AddItemToObject(extra, "rooms", mcp_room_list(s->m, s->room));
 	if (s->room[0] != '\0')
 		cJSON_AddStringToObject(extra, "bound", s->room);
 	else
@@ -534,16 +534,16 @@ mcp_tool_room(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		strcpy(room, "*");
 		return 0;
 	}
-	if ((named = mcp_room_find(s->m, sel, err)) == NULL) {
-		snprintf(msg, sizeof(msg), "%s: %s", tool, err);
-		mcp_tool_error(s, r, id, msg);
-		return -1;
-	}
-	if (s->room[0] != '\0' && strcmp(named->id, s->room) != 0) {
-		snprintf(msg, sizeof(msg), "%s: this session is bound to room "
-		    "%s (%.8s) by /mcp?room=, and room '%.40s' is another: leave "
-		    "room out, or use a session of that room", tool,
-		    s->room_name, s->room, sel);
+	/* A bound session finds its own room alone (mcp_room_find): the
+	 * error names no other. */
+	if ((named = mcp_room_find(s->m, s->room, sel, err)) == NULL) {
+		if (s->room[0] != '\0')
+			snprintf(msg, sizeof(msg), "%s: this session is bound to "
+			    "room %s (%.8s) by /mcp?room=, and '%.40s' does not "
+			    "name it: leave room out, or use a session of the "
+			    "room you mean", tool, s->room_name, s->room, sel);
+		else
+			snprintf(msg, sizeof(msg), "%s: %s", tool, err);
 		mcp_tool_error(s, r, id, msg);
 		return -1;
 	}

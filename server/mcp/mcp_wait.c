@@ -226,7 +226,7 @@ mcp_wait_room_left(struct mcp_wait *w)
 	char names[160], msg[PAPO_ERR_LEN + 320], *text;
 	cJSON *res, *o;
 
-	mcp_room_names(s->m, names, sizeof(names));
+	mcp_room_names(s->m, s->room, names, sizeof(names));
 	snprintf(msg, sizeof(msg), "wait: room %s (%.8s) was left by this "
 	    "daemon while this wait was pending: no message will come from it; "
 	    "%s (the rooms now: %s)", w->room_name, w->room, s->room[0] !=
@@ -241,7 +241,7 @@ mcp_wait_room_left(struct mcp_wait *w)
 	cJSON_AddStringToObject(o, "room_id", w->room);
 	cJSON_AddItemToObject(o, "messages", cJSON_CreateArray());
 	cJSON_AddBoolToObject(o, "timed_out", 0);
-	cJSON_AddItemToObject(o, "rooms", mcp_room_list(s->m));
+	cJSON_AddItemToObject(o, "rooms", mcp_room_list(s->m, s->room));
 	text = mcp_result(w->id, res, s->rev);
 	if (w->st != NULL) {
 		mcp_send(w->st, text);

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { it } from 'node:test';
 import { fileURLToPath } from 'node:url';
+import zlib from 'node:zlib';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const ANY = '127.0.0.1:0'; // the daemon picks the port, serve.json tells it
@@ -225,4 +226,43 @@ export function watchPage(p, label, { dialogs, problems, consoleLog }) {
     consoleLog.push(`${label} ${m.type()}: ${m.text()}`);
     if (/Content Security Policy/i.test(m.text())) problems.push(`${label}: ${m.text()}`);
   });
+}
+
+// A PNG of w x h pixels in four coloured quarters, made here (the
+// dashboard tests' images).
+export function png(w, h) {
+  const crcTable = Array.from({ length: 256 }, (_, n) => {
+    let c = n;
+    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+    return c >>> 0;
+  });
+  const crc = (buf) => {
+    let c = 0xffffffff;
+    for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
+    return (c ^ 0xffffffff) >>> 0;
+  };
+  const chunk = (type, data) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(data.length);
+    const td = Buffer.concat([Buffer.from(type), data]);
+    const c = Buffer.alloc(4);
+    c.writeUInt32BE(crc(td));
+    return Buffer.concat([len, td, c]);
+  };
+  const ihdr = Buffer.alloc(13);
+  ihdr.writeUInt32BE(w, 0);
+  ihdr.writeUInt32BE(h, 4);
+  ihdr[8] = 8;
+  ihdr[9] = 2;
+  const rows = [];
+  for (let y = 0; y < h; y++) {
+    const row = [0];
+    for (let x = 0; x < w; x++) {
+      const q = (x < w / 2 ? 0 : 1) + (y < h / 2 ? 0 : 2);
+      row.push(...[[220, 40, 40], [40, 160, 60], [40, 80, 220], [240, 200, 40]][q]);
+    }
+    rows.push(Buffer.from(row));
+  }
+  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
+    chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(Buffer.concat(rows))), chunk('IEND', Buffer.alloc(0))]);
 }

@@ -24,9 +24,8 @@ import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { chromium } from 'playwright-core';
-import { daemonSet, need, until, watchPage } from './daemons.mjs';
+import { daemonSet, need, png, until, watchPage } from './daemons.mjs';
 
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const XSS_NAME = '<img src=x onerror=alert(1)>.txt';
@@ -34,44 +33,6 @@ const NOTES = '<script>alert("no")</script>\nfirst line of the log\n';
 
 const { bin: PAPO, root, papo, serve: start, stop, step, finish } = daemonSet('papo-webfiles-');
 const serve = (name, opts = {}) => start(name, { member: name, ...opts });
-
-// A PNG of w x h pixels in four coloured quarters, made here.
-function png(w, h) {
-  const crcTable = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (buf) => {
-    let c = 0xffffffff;
-    for (const b of buf) c = crcTable[(c ^ b) & 0xff] ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type, data) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type), data]);
-    const c = Buffer.alloc(4);
-    c.writeUInt32BE(crc(td));
-    return Buffer.concat([len, td, c]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  const rows = [];
-  for (let y = 0; y < h; y++) {
-    const row = [0];
-    for (let x = 0; x < w; x++) {
-      const q = (x < w / 2 ? 0 : 1) + (y < h / 2 ? 0 : 2);
-      row.push(...[[220, 40, 40], [40, 160, 60], [40, 80, 220], [240, 200, 40]][q]);
-    }
-    rows.push(Buffer.from(row));
-  }
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(Buffer.concat(rows))), chunk('IEND', Buffer.alloc(0))]);
-}
 
 async function api(d, p, body, { raw, type } = {}) {
   const headers = {};

@@ -25,10 +25,9 @@ import { describe, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
-import zlib from 'node:zlib';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
-import { daemonSet, sleep, until, watchPage } from './daemons.mjs';
+import { daemonSet, png, sleep, until, watchPage } from './daemons.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -36,41 +35,6 @@ const RATE = { PAPO_RATE: '600/min,200' };
 
 const { bin: PAPO, root, papo, serve: start, stop, finish, step } = daemonSet('papo-reading-');
 const serve = (name, opts = {}) => start(name, { member: name, ...opts });
-
-// A PNG of w x h pixels in two colours, made here.
-function png(w, h) {
-  const table = Array.from({ length: 256 }, (_, n) => {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-    return c >>> 0;
-  });
-  const crc = (buf) => {
-    let c = 0xffffffff;
-    for (const b of buf) c = table[(c ^ b) & 0xff] ^ (c >>> 8);
-    return (c ^ 0xffffffff) >>> 0;
-  };
-  const chunk = (type, data) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(data.length);
-    const td = Buffer.concat([Buffer.from(type), data]);
-    const c = Buffer.alloc(4);
-    c.writeUInt32BE(crc(td));
-    return Buffer.concat([len, td, c]);
-  };
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(w, 0);
-  ihdr.writeUInt32BE(h, 4);
-  ihdr[8] = 8;
-  ihdr[9] = 2;
-  const rows = [];
-  for (let y = 0; y < h; y++) {
-    const row = [0];
-    for (let x = 0; x < w; x++) row.push(...(y < h / 2 ? [40, 80, 220] : [240, 200, 40]));
-    rows.push(Buffer.from(row));
-  }
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]),
-    chunk('IHDR', ihdr), chunk('IDAT', zlib.deflateSync(Buffer.concat(rows))), chunk('IEND', Buffer.alloc(0))]);
-}
 
 async function api(d, p, body, { raw, type } = {}) {
   const init = { headers: {} };

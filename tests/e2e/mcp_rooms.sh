@@ -133,10 +133,15 @@ SB=$(session "?room=beta")
 check "?room=beta: a session" test -n "$SB"
 call "$SB" status '{}'
 check "its status: beta, bound" jqt --arg b "$BETA_ID" '.result.structuredContent | .room == "beta" and .bound == $b' "$T/body"
+# Bound to beta, it learns nothing of the daemon's other rooms (issue 37).
+check "its status lists beta alone" jqt --arg b "$BETA_ID" '[.result.structuredContent.rooms[].id] == [$b]' "$T/body"
+check "... and names alpha nowhere" bash -c "! grep -qE 'alpha|$ALPHA_ID' '$T/body'"
 call "$SB" send '{"text":"bound send"}'
 check "its send without room goes to beta" until_true 15 has_in bo beta "bound send"
 call "$SB" send '{"text":"x","room":"alpha"}'
-check "given another room: a tool error" tool_error "bound to room beta .*alpha"
+check "given another room: a tool error" tool_error "bound to room beta .*'alpha' does not name it"
+call "$SB" send '{"text":"x","room":"zzzz"}'
+check "given a room nobody has: the same error, naming no other room" bash -c "grep -q 'bound to room beta' '$T/body' && ! grep -qE '$ALPHA_ID|\\(${ALPHA_ID:0:8}\\)' '$T/body'"
 call "$SB" send '{"text":"same","room":"beta"}'
 check "given its own room: fine" jqt '.result.isError == false' "$T/body"
 : >"$T/got"
