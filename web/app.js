@@ -83,7 +83,7 @@
     room: $('room'), me: $('me'), conn: $('conn'), connText: $('conn-text'),
     members: $('members'), membersCount: $('members-count'),
     scroller: $('scroller'), messages: $('messages'), empty: $('empty'),
-    older: $('older'), retention: $('retention'), roomlog: $('roomlog'), composer: $('composer'), to: $('to'), text: $('text'),
+    older: $('older'), roomNote: $('room-note'), retention: $('retention'), roomlog: $('roomlog'), composer: $('composer'), to: $('to'), text: $('text'),
     send: $('send'), sendStatus: $('send-status'), replying: $('replying'),
     replyingTo: $('replying-to'), replyCancel: $('reply-cancel'),
     auth: $('auth'), authForm: $('auth-form'), authError: $('auth-error'),
@@ -1745,11 +1745,18 @@
   }
 
   // A URL naming a room this daemon does not hold (left, or mistyped)
-  // loses its hash: the default room is shown.
+  // loses its hash: the default room is shown, and a line says so.
   function dropStaleHash() {
     const sel = hashRoom();
-    if (sel !== null && resolveRoom(sel) === null)
+    if (sel !== null && resolveRoom(sel) === null) {
       history.replaceState(null, '', location.pathname + location.search);
+      const d = roomOf(state.dflt);
+      ui.roomNote.textContent = 'No room \u201c' + sel + '\u201d here (left, or mistyped): ' +
+        'showing ' + (d ? 'the default room, ' + d.name : 'the default room') + '.';
+      ui.roomNote.hidden = false;
+    } else if (sel !== null) {
+      ui.roomNote.hidden = true;
+    }
   }
 
   // The marks: per room, the newest message shown in this browser.

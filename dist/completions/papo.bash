@@ -36,6 +36,14 @@ _papo_options() {
 	printf '%s\n' --help
 }
 
+# The names the running daemon knows, from `papo rooms --json` (its
+# rooms) or `papo status --json` (the default room's members, this one
+# too); nothing when no daemon runs.
+_papo_names() {
+	papo "$1" --json 2>/dev/null | grep -o '"name":"[^"\\]*"' |
+	    cut -d'"' -f4
+}
+
 _papo() {
 	local cur=${COMP_WORDS[COMP_CWORD]}
 	local prev=${COMP_WORDS[COMP_CWORD-1]}
@@ -54,8 +62,14 @@ _papo() {
 	--tls)
 		COMPREPLY=($(compgen -W "self off" -- "$cur"))
 		return ;;
-	--name|--about|--room|--listen|--http|--advertise|--turn|--token|\
-	--to|--reply-to|--agent|-n|-q|--query|--from|--since|--before|\
+	--room)
+		COMPREPLY=($(compgen -W "$(_papo_names rooms)" -- "$cur"))
+		return ;;
+	--to|--from)
+		COMPREPLY=($(compgen -W "$(_papo_names status)" -- "$cur"))
+		return ;;
+	--name|--about|--listen|--http|--advertise|--turn|--token|\
+	--reply-to|--agent|-n|-q|--query|--since|--before|\
 	--after|--thread)
 		return ;;
 	esac
@@ -72,6 +86,9 @@ _papo() {
 			COMPREPLY=($(compgen -W "claude-code codex gemini qwen \
 			    copilot opencode" -- "$cur")) ;;
 		rooms)  COMPREPLY=($(compgen -W "default" -- "$cur")) ;;
+		leave)  COMPREPLY=($(compgen -W "$(_papo_names rooms)" -- "$cur")) ;;
+		admin|remove)
+			COMPREPLY=($(compgen -W "$(_papo_names status)" -- "$cur")) ;;
 		tokens) COMPREPLY=($(compgen -W "revoke" -- "$cur")) ;;
 		say)    COMPREPLY=($(compgen -W "-" -- "$cur")) ;;
 		esac

@@ -37,6 +37,17 @@ __papo_cmd setup 'add papo to an agent harness'
 __papo_cmd doctor 'what to paste into a bug report'
 __papo_cmd version 'the version, protocols and libraries'
 
+# The names the running daemon knows: its rooms (papo rooms --json) or
+# its default room's members (papo status --json); none when it does not
+# run.
+function __papo_names -a what
+    papo $what --json 2>/dev/null | string match -ar '"name":"[^"\\\\]*"' |
+        string replace -r '^"name":"(.*)"$' '$1'
+end
+complete -c papo -n '__fish_seen_subcommand_from leave' -a '(__papo_names rooms)'
+complete -c papo -n '__fish_seen_subcommand_from admin remove' \
+    -a '(__papo_names status)'
+
 # An option of some commands: papo_opt "CMD ..." LONG [SHORT] [-r] DESC
 function __papo_opt -a on long short
     set -l rest $argv[4..-1]
@@ -50,7 +61,8 @@ __papo_opt "new join serve mcp say" name '' -r -d 'a name'
 __papo_opt "new join serve" about '' -r -d 'a line about this member'
 set -l in_room new invite serve mcp say get status history tail admin \
     rotate remove rename
-__papo_opt "$in_room" room '' -r -d 'the room: a name, an id or its start'
+__papo_opt "$in_room" room '' -x -a '(__papo_names rooms)' \
+    -d 'the room: a name, an id or its start'
 __papo_opt "new join get" force '' -d 'replace'
 set -l in_json rooms leave say status history tail admin rotate remove \
     tokens rename
@@ -66,7 +78,7 @@ __papo_opt mcp channels '' -d 'messages as pushes'
 __papo_opt "mcp hook" agent '' -r -d "the agent's name"
 __papo_opt mcp new-room '' -d 'make a room when there is none'
 __papo_opt say file '' -r -F -d 'share a file'
-__papo_opt say to '' -r -d 'to one member'
+__papo_opt say to '' -x -a '(__papo_names status)' -d 'to one member'
 __papo_opt say reply-to '' -r -d 'an answer to a message'
 __papo_opt get output o -r -F -d 'save as'
 __papo_opt get wait '' -d 'wait for a member that holds it'

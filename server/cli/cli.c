@@ -145,8 +145,9 @@ static const struct cli_cmd cli_cmds[] = {
 	  cli_hook, 0 },
 	{ "say", "papo say [TEXT|-] [--file PATH]... [--name NAME] [--to NAME] "
 	  "[--reply-to ID] [--room ROOM] [--json]", "TrjRFm",
-	  "Send TEXT to the room through the running daemon (to one member with\n"
-	  "--to, as an answer to message ID with --reply-to).  Prints the\n"
+	  "Send TEXT to the room through the running daemon (addressed to one\n"
+	  "member with --to, which every member of the room still reads: it\n"
+	  "is not private; as an answer to message ID with --reply-to).  Prints the\n"
 	  "message id and who has it, or who it waits for (also when the\n"
 	  "daemon stops meanwhile: the message is kept, and goes out when it\n"
 	  "runs again); --json prints the daemon's answer as is.  TEXT - reads\n"
@@ -168,7 +169,8 @@ static const struct cli_cmd cli_cmds[] = {
 	  "it, and save it as PATH (default: its name in this directory, or\n"
 	  "in PATH when that is a directory).\n"
 	  "Shows progress (bytes, percent, rate) on one line at a terminal,\n"
-	  "plain lines otherwise.  It is written to PATH.REF8.part first\n"
+	  "plain lines otherwise, on stderr either way (stdout stays for\n"
+	  "what a script reads).  It is written to PATH.REF8.part first\n"
 	  "(never through a link) and renamed when whole; an interrupted\n"
 	  "papo get goes on from there.  A name starting with . or - is\n"
 	  "saved only with -o PATH.\n"

@@ -231,6 +231,10 @@ describe('papo dashboard with several rooms', { timeout: 280_000 }, () => {
     await until('alpha shown for an unknown room', async () => (await page.textContent('#room')) === 'alpha' &&
       (await shows(page, 'alpha from bo')), 10_000);
     assert.equal(new URL(page.url()).hash, '');
+    // ... and says so, rather than silently (issue 37).
+    assert.equal(await page.textContent('#room-note'),
+      'No room \u201cnosuch\u201d here (left, or mistyped): showing the default room, alpha.');
+    assert.equal(await page.isVisible('#room-note'), true);
     // The default moves, and the list says so at once.
     await api(A, `/api/rooms/${beta}/default`, {});
     await until('beta marked the default', async () => (await entry(page, 'beta'))?.dflt &&

@@ -3,7 +3,8 @@
 # see it at the command line, each fixed:
 #  - a text that starts with '-' is a text (item 9); a blank one is not
 #    sent, a reply to an id nobody wrote is refused, a typo gets a "did
-#    you mean" (item 24);
+#    you mean"; completion offers the daemon's rooms and members (item
+#    24);
 #  - --token leaves no token in /proc/PID/cmdline (item 2); the CLI's
 #    token error names PAPO_TOKEN (item 24);
 #  - a second room needs no --name again (item 21); status --room prints
@@ -12,7 +13,8 @@
 #  - papo tail prints the last N, then what comes, labelled by room when
 #    it follows several (item 13);
 #  - papo rename: the other member learns the new name (item 15);
-#  - the daemon's log says which room a line is about (item 20);
+#  - the daemon's log says which room a line is about, its banner a line
+#    a room (item 20);
 #  - papo doctor checks the ports the running daemon uses (item 17);
 #  - leaving a room and joining it again gives this member's own earlier
 #    messages back (item 10);
@@ -92,6 +94,18 @@ check "bob's new message bears his new name at ana" until_true 10 bash -c \
 	"curl -s -H 'Authorization: Bearer $TOKEN' '${URL[ana]}/api/history?limit=5' | jq -e '.messages[] | select(.text == \"from bob\" and .from == \"bob\")' >/dev/null"
 has "$T/ana.err" "^papo: info: room papo-[a-z2-7]+: " "ana's log names the room of a room's line"
 
+# --- item 24: completion offers the rooms and members the daemon knows.
+COMPFILE=$(cd "$(dirname "$0")/../../dist/completions" && pwd)/papo.bash
+comp() { # comp WORD...: what bash completes after them, one a line
+	PATH=$(dirname "$PAPO"):$PATH PAPO_HOME=$T/ana bash -c \
+	    '. "$0"; COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1)); _papo; printf "%s\n" "${COMPREPLY[@]}"' \
+	    "$COMPFILE" "$@"
+}
+comp papo say hi --room '' >"$T/comp1"
+check "bash completes --room with the rooms' names: $(tr '\n' ' ' <"$T/comp1")" grep -qx Second-Review "$T/comp1"
+comp papo admin '' >"$T/comp2"
+check "bash completes admin with the members' names: $(tr '\n' ' ' <"$T/comp2")" grep -qx bob "$T/comp2"
+
 # --- item 17: doctor checks the ports in use (--http 127.0.0.1:0 here).
 expect 0 "papo doctor with the daemon on ports of its own choosing" -- papo ana doctor
 check "... reports nothing broken" bash -c "! grep -qiE '^(fail|broken|error)' $T/out"
@@ -137,4 +151,12 @@ expect 0 "papo history --json with the daemon stopped" -- papo ana history -n 2 
 check "... the same messages" test "$(jq -c '[.messages[] | {id, from, ts, text}]' "$T/out")" = "$(jq -c '[.messages[] | {id, from, ts, text}]' "$T/j_on")"
 expect 1 "--all-rooms with the daemon stopped" -- papo ana history -q own --all-rooms
 has "$T/err" "needs the daemon running" "... says it needs the daemon"
+
+# --- item 20: a daemon in two rooms says which in its banner, a line a room.
+: >"$T/ana.out"
+start ana --token "$TOKEN" || { finish; exit 1; }
+has "$T/ana.out" "^room: Second-Review, fingerprint [a-z2-7]{8}, as ana; 'papo invite --room Second-Review' prints its invite\$" \
+	"the banner names the second room"
+has "$T/ana.out" "^room: papo-[a-z2-7]{8}, fingerprint [a-z2-7]{8}, as ana; " "... and the first"
+stop ana
 finish
