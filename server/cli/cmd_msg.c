@@ -565,7 +565,8 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 		return cli_search(c, &o, n);
 	}
 	snprintf(path, sizeof(path), "/api/history?limit=%ld", n);
-	/* With the daemon stopped, the log on the disk (cmd_offline.c). */
+	/* With the daemon stopped, the log on the disk (node/offline.c). */
+	rc = CLI_OK;
 	if (!cli_running(o.home)) {
 		char err[PAPO_ERR_LEN];
 		int lockfd;

@@ -295,7 +295,7 @@ cli_search(const struct cli_cmd *c, const struct cli_opts *o, long n)
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/api/search%s", (const char *)q.p);
-	/* With the daemon stopped, the index on the disk (cmd_offline.c). */
+	/* With the daemon stopped, the index on the disk (node/offline.c). */
 	if (!cli_running(o->home)) {
 		if (o->all_rooms) {
 			rc = cli_fail("--all-rooms needs the daemon running "

@@ -328,17 +328,31 @@ export function chatSuite(H) {
   const interactive = (name, transport, agentOpts, body) => withCase(name, agentOpts, async (ctx) => {
     const { R, model } = ctx;
     const { home, cwd } = H.makeHome(R.D.root, 'a', { papo: PAPO, papoHome: R.ana.home, http: transport === 'http' });
-    const tm = H.interactive(home, cwd, model, { name, root: R.D.root });
-    ctx.extra.push(() => `--- the screen:\n${tm.screen()}\n--- stderr:\n${tm.stderr()}`);
-    ctx.tm = tm;
+    let tm = null;
+    ctx.extra.push(() => tm ? `--- the screen:\n${tm.screen()}\n--- stderr:\n${tm.stderr()}` : '');
     try {
-      await until('the UI is ready for a prompt', () => H.ready(tm.screen()), 60_000, 200);
-      await tm.submit('You are ana in a papo room: wait to be woken.');
-      await within(ctx.agent.idle(0), 60_000, 'the session never ended its first turn');
+      // A CLI that, under load, never sends its first request (Copilot CLI
+      // on 2 loaded cores: FINDINGS-copilot.md) is started once more:
+      // what is tested begins with that first turn, not with the CLI's
+      // own start.
+      for (let attempt = 1; ; attempt++) {
+        tm = H.interactive(home, cwd, model, { name: attempt === 1 ? name : `${name}-${attempt}`, root: R.D.root });
+        ctx.tm = tm;
+        await until('the UI is ready for a prompt', () => H.ready(tm.screen()), 60_000, 200);
+        await tm.submit('You are ana in a papo room: wait to be woken.');
+        try {
+          await within(ctx.agent.idle(0), 60_000, 'the session never ended its first turn');
+          break;
+        } catch (e) {
+          if (attempt > 1 || chats(model.requests).length > 0) throw e;
+          say(`interactive ${name}: the CLI sent no request in 60 s; started again`);
+          await tm.stop();
+        }
+      }
       await sleep(1500); // idle: the stop hook running
       await body(ctx);
     } finally {
-      await tm.stop();
+      await tm?.stop();
     }
   });
 
