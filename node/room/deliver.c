@@ -357,6 +357,24 @@ deliver_send(struct room *g, struct node_msg *req)
 
 /* Frames received. */
 
+/* A message come from another member stored and taken in
+ * (deliver_stored): 1, or 0 when it was there already or the disk
+ * refused it (said in the log). */
+static int
+deliver_store(struct room *g, const struct frame_msg *m)
+{
+	int r;
+
+	if ((r = store_add_msg(g->env.store, m)) != 1) {
+		if (r == -1)
+			room_log(g, LOG_ERROR, "cannot store a message: %s",
+			    strerror(errno));
+		return 0;
+	}
+	deliver_stored(g, m);
+	return 1;
+}
+
 /*
  * A message of our own, come from another member: most often it came
  * back round, and we hold it.  When we do not (this member left the room
@@ -367,18 +385,9 @@ deliver_send(struct room *g, struct node_msg *req)
 static void
 deliver_own_back(struct room *g, const struct frame_msg *m)
 {
-	int r;
-
 	if (store_has(g->env.store, m->id) ||
-	    store_below_floor(g->env.store, m->ts))
+	    store_below_floor(g->env.store, m->ts) || !deliver_store(g, m))
 		return;
-	if ((r = store_add_msg(g->env.store, m)) != 1) {
-		if (r == -1)
-			room_log(g, LOG_ERROR, "cannot store a message: %s",
-			    strerror(errno));
-		return;
-	}
-	deliver_stored(g, m);
 	room_emit_json(g, NODE_EV_SENT, deliver_msg_json(g, m));
 }
 
@@ -392,7 +401,6 @@ deliver_on_msg(struct room *g, struct link *l, struct frame *in)
 	uint8_t answered[PAPO_KEY_LEN];
 	uint64_t nlog = 0;
 	char id[PAPO_ID_LEN + 1];
-	int r;
 
 	if (memcmp(m->from, g->env.me->pk, PAPO_KEY_LEN) == 0) {
 		deliver_own_back(g, m);
@@ -437,13 +445,8 @@ deliver_on_msg(struct room *g, struct link *l, struct frame *in)
 	case LIMIT_DROP:
 		return;
 	}
-	if ((r = store_add_msg(g->env.store, m)) != 1) {
-		if (r == -1)
-			room_log(g, LOG_ERROR, "cannot store a message: %s",
-			    strerror(errno));
+	if (!deliver_store(g, m))
 		return;
-	}
-	deliver_stored(g, m);
 	upstream_put(g, m->id, l->m);
 	/* A person's message, written at its author's daemon, ends that
 	 * member's exchanges here too; an agent's answer counts. */

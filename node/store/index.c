@@ -145,6 +145,25 @@ ix_read_mark(char err[PAPO_ERR_LEN], struct ix *x)
 	return 0;
 }
 
+/* x's connection to path opened with flags (SQLite's), its errors
+ * extended and papo's tokenizer registered: 0, or -1 with err. */
+static int
+ix_connect(char err[PAPO_ERR_LEN], struct ix *x, const char *path, int flags)
+{
+	if (sqlite3_open_v2(path, &x->db, flags | SQLITE_OPEN_NOMUTEX,
+	    NULL) != SQLITE_OK) {
+		err_set(err, "cannot open %s: %s", path, x->db != NULL ?
+		    sqlite3_errmsg(x->db) : "out of memory");
+		return -1;
+	}
+	sqlite3_extended_result_codes(x->db, 1);
+	if (tokenize_register(x->db) == -1) {
+		err_set(err, "%s", "search index: this SQLite has no FTS5");
+		return -1;
+	}
+	return 0;
+}
+
 static struct ix *ix_open_as(char err[PAPO_ERR_LEN], const char *path,
     struct ix_mark *mark, int check);
 
@@ -170,18 +189,8 @@ ix_open_ro(char err[PAPO_ERR_LEN], const char *path)
 		err_set(err, "search index: %s", strerror(errno));
 		return NULL;
 	}
-	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READONLY |
-	    SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		err_set(err, "cannot open %s: %s", path, x->db != NULL ?
-		    sqlite3_errmsg(x->db) : "out of memory");
-		goto fail;
-	}
-	sqlite3_extended_result_codes(x->db, 1);
-	if (tokenize_register(x->db) == -1) {
-		err_set(err, "%s", "search index: this SQLite has no FTS5");
-		goto fail;
-	}
-	if (ix_read_mark(err, x) == -1)
+	if (ix_connect(err, x, path, SQLITE_OPEN_READONLY) == -1 ||
+	    ix_read_mark(err, x) == -1)
 		goto fail;
 	if (x->version != IX_VERSION) {
 		err_set(err, "search index of another version (%llu, not %d)",
@@ -253,17 +262,9 @@ ix_open_as(char err[PAPO_ERR_LEN], const char *path, struct ix_mark *mark,
 	}
 	fresh = st.st_size == 0;
 	close(fd);
-	if (sqlite3_open_v2(path, &x->db, SQLITE_OPEN_READWRITE |
-	    SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		err_set(err, "cannot open %s: %s", path, x->db != NULL ?
-		    sqlite3_errmsg(x->db) : "out of memory");
+	if (ix_connect(err, x, path, SQLITE_OPEN_READWRITE |
+	    SQLITE_OPEN_CREATE) == -1)
 		goto fail;
-	}
-	sqlite3_extended_result_codes(x->db, 1);
-	if (tokenize_register(x->db) == -1) {
-		err_set(err, "%s", "search index: this SQLite has no FTS5");
-		goto fail;
-	}
 	if (ix_exec(err, x, schema) == -1 || (check && !ix_whole(err, x)) ||
 	    ix_read_mark(err, x) == -1)
 		goto fail;
