@@ -108,7 +108,7 @@
     elems: new Map(),              // message key -> its <li>
     replies: new Map(),            // id -> how many messages shown answer it
     pinned: true,                  // the view follows the newest message
-    pinTop: -1,                    // the scrollTop keepPinned set last
+    pinTop: 0,                     // the scrollTop keepPinned set last
     arrivals: new Set(),           // ids to highlight as new at the next layout
     replyTo: null,                 // id of the message being answered
     oldestTs: null,
@@ -1336,7 +1336,10 @@
   // Whether the view follows the newest message: set by scrolling only
   // (growing content fires no scroll event), so that content growing
   // above the bottom (an image preview decoded late) does not unpin it.
+  // A scroll whose event has not come yet (it comes with the next frame,
+  // a message may come first) counts already.
   function nearBottom() {
+    if (ui.scroller.scrollTop !== state.pinTop) state.pinned = atBottom();
     return state.pinned;
   }
 
@@ -2475,8 +2478,8 @@
     ui.scroller.addEventListener('scroll', () => {
       // Scrolled to the bottom, the view follows the newest message again;
       // scrolled up, it stays where the reader put it.
-      if (ui.scroller.scrollTop !== state.pinTop) state.pinned = atBottom();
-      if (state.below && nearBottom()) renderBelow();
+      const pinned = nearBottom();
+      if (state.below && pinned) renderBelow();
     }, { passive: true });
     // Content that grows after a layout (image previews decoded, fonts)
     // keeps a pinned view at the newest message.
