@@ -264,10 +264,10 @@ http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 		log_msg(LOG_DEBUG, "http: %s %s ended early (%d)", r->method,
 		    r->path, (int)why);
 	*con_cls = NULL;
-	/* A connection kept alive counts again, and waits for its next
-	 * request as a new one does. */
+	/* A connection kept alive waits for its next request as a new one
+	 * does, and counts again unless this request showed credentials. */
 	if (r->c != NULL) {
-		http_conn_count(r->c, 1);
+		http_conn_count(r->c, !r->authed);
 		http_due_add(r->h, r->c);
 	}
 	if (r->done != NULL)

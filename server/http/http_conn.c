@@ -249,19 +249,6 @@ http_conn_of(struct MHD_Connection *conn)
 }
 
 /*
- * r holds its connection for long (a stream, or a wait): when r showed
- * credentials, its connection no longer counts against its address,
- * so that agents and dashboards on one machine (loopback is one
- * address) may keep as many streams as they like.
- */
-void
-http_conn_held(struct http_req *r)
-{
-	if (r->authed)
-		http_conn_count(r->c, 0);
-}
-
-/*
  * Has MHD run from the loop soon, rather than from here: an answer may
  * be given from inside an MHD callback, and MHD_run must not be entered
  * twice.

@@ -25,10 +25,12 @@
  * closed instead. */
 #define HTTP_DISCARD_MAX (1024 * 1024)
 
-/* Connections of one client address (an IPv6 /64) that hold no stream
- * or wait of a request that showed credentials: those being opened,
- * sending their request, being answered or kept alive.  A flood from
- * one address cannot take the connections the others need. */
+/* Connections of one client address (an IPv6 /64) whose last request
+ * showed no credentials (or that have sent none yet): those being
+ * opened, sending their request, being answered or kept alive.  A flood
+ * from one address cannot take the connections the others need; a
+ * client with credentials (any loopback one when no token is set) is
+ * never refused for its own streams, waits and kept-alive pool. */
 #define HTTP_ADDR_MAX 64
 
 #define HTTP_PEER_BUCKETS 256
@@ -242,7 +244,6 @@ void http_on_due(void *arg);
 void http_notify_conn(void *cls, struct MHD_Connection *conn, void **ctx,
     enum MHD_ConnectionNotificationCode code);
 struct http_conn *http_conn_of(struct MHD_Connection *conn);
-void http_conn_held(struct http_req *r);
 void http_kick(struct http *h);
 
 /* http_reply.c */

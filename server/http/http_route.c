@@ -164,7 +164,12 @@ http_screen(struct http_req *r, const char *url, const char *method)
 	if (!open) {
 		if (http_screen_auth(r) == -1)
 			return;
+		/* Credentials shown: the connection no longer counts
+		 * against its address, streaming, waiting or kept alive,
+		 * so that agents and dashboards on one machine (loopback
+		 * is one address) may hold as many as they like. */
 		r->authed = 1;
+		http_conn_count(r->c, 0);
 	}
 	if (r->route == NULL && !known) {
 		http_reply_error(r, MHD_HTTP_NOT_FOUND, "no such path: %s", url);

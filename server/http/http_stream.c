@@ -167,7 +167,6 @@ http_stream_open(struct http_req *r, http_stream_gone *gone, void *arg)
 	LIST_INSERT_HEAD(&r->h->streams, st, entry);
 	r->stream = st;
 	r->live = st;
-	http_conn_held(r);
 	if ((fd = http_conn_fd(r->conn)) != -1)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	http_watch(r);
@@ -418,7 +417,6 @@ http_defer(struct http_req *r)
 		return;
 	r->state = HTTP_WAITING;
 	LIST_INSERT_HEAD(&h->waiting, r, wait);
-	http_conn_held(r);
 	if (r->grant.id[0] != '\0')
 		http_grant_arm(h, r->grant_end);
 }

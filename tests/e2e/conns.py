@@ -19,6 +19,13 @@
 #     and how many of those said they fell behind.
 #   conns.py mcpslow PORT N OUT GO
 #     the same with N MCP sessions and their GET /mcp streams.
+#   conns.py pool PORT N OUT HOLD
+#     what a client's keep-alive pool does: N connections from 127.0.0.1,
+#     each asks GET /api/status (credentials: with no token set, any
+#     loopback request has them) and stays open and idle; then one more
+#     connection asks the same; writes OUT with "OK CODE": how many of
+#     the N were answered 200, and the new one's status (0: refused).
+#     Keeps the N open HOLD seconds more.
 #   conns.py mcpgiven PORT 1 OUT GO
 #     one MCP session of the agent "slowpoke" that takes pushes
 #     (claude/channel), its GET /mcp stream read by nobody; once GO
@@ -318,6 +325,27 @@ def slow(port, n, out, go, mcp=False):
     write(out + ".result", "%d %d" % (ended, said))
 
 
+def status(conn):
+    """GET /api/status on conn, kept alive: its status, 0 when it failed."""
+    try:
+        conn.request("GET", "/api/status")
+        res = conn.getresponse()
+        res.read()
+        return res.status
+    except OSError:
+        return 0
+
+
+def pool(port, n, out, hold):
+    conns = [http.client.HTTPConnection("127.0.0.1", port, timeout=10) for _ in range(n)]
+    ok = sum(1 for c in conns if status(c) == 200)
+    last = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    write(out, "%d %d" % (ok, status(last)))
+    time.sleep(hold)
+    for c in conns + [last]:
+        c.close()
+
+
 def main():
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
@@ -326,6 +354,8 @@ def main():
         idle(int(port), int(n), out, float(seconds))
     elif mode in ("slow", "mcpslow"):
         slow(int(port), int(n), out, seconds, mode == "mcpslow")
+    elif mode == "pool":
+        pool(int(port), int(n), out, float(seconds))
     elif mode == "mcpgiven":
         given(int(port), out, seconds)
     else:

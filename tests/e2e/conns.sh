@@ -5,7 +5,9 @@
 # /healthz answers another address (127.0.0.2) at once meanwhile, and the
 # held ones are closed 10 s after they opened; 70 event streams opened
 # from 127.0.0.1 before the flood are not counted, and are not timed out:
-# they get the message sent after it.  (docs/SECURITY.md, "Connections")
+# they get the message sent after it.  A client with credentials is not
+# counted: 100 connections kept alive after their requests (a keep-alive
+# pool) leave its 101st served.  (docs/SECURITY.md, "Connections")
 # Usage: conns.sh PATH_TO_PAPO.
 PAPO=${1:?usage: conns.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
@@ -19,6 +21,9 @@ P=${URL[ana]##*:}
 python3 "$PY" streams "$P" 70 "$T/streams" 300 "after the flood" &
 streams=$!
 check "70 event streams from 127.0.0.1 answered 200" until_true 30 grep -qsx 70 "$T/streams.ok"
+
+python3 "$PY" pool "$P" 100 "$T/pool" 0
+check "100 kept-alive connections with credentials, and a 101st: all served ($(cat "$T/pool"))" grep -qsx '100 200' "$T/pool"
 
 python3 "$PY" idle "$P" 4200 "$T/idle" 40 &
 idle=$!
