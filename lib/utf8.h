@@ -26,7 +26,8 @@ int utf8_format(uint32_t cp);
 size_t utf8_decode(const char *s, size_t n, uint32_t *cp);
 
 /* 1 when s (n bytes) is utf8_printable and holds no format character:
- * a file's name shows as what it is (issue 37). */
+ * a file's name shows as what it is, no right-to-left override
+ * disguising it. */
 int utf8_plain(const char *s, size_t n);
 
 #endif

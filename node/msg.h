@@ -52,7 +52,7 @@ enum node_kind {
 	NODE_INVITE,         /* request: room -> json {"invite", "room",
 	                      * "room_id"}, its invite with the addresses
 	                      * this node is reached at now */
-	/* Files (issue 24; docs/FILES.md): */
+	/* Files (docs/FILES.md): */
 	NODE_BLOB_ADD,       /* request: text = the path of a regular file
 	                      * to share, read by the node as this process's
 	                      * user; name = the name it is shown by (NULL:
@@ -75,7 +75,7 @@ enum node_kind {
 	                      * started, progress at most 4 times a second,
 	                      * done, failed, waiting for a holder): json
 	                      * as NODE_BLOB answers */
-	/* Search (issue 25; README, "/api/search"): */
+	/* Search (README, "/api/search"): */
 	NODE_SEARCH,         /* request: text = words ("a phrase",
 	                      * prefix*; NULL: none), from, to, thread,
 	                      * before, after_ts, files, limit, cursor ->

@@ -1,6 +1,6 @@
 /*
  * offline.c: a room's history read from the disk with no node running
- * (offline.h; papo history with the daemon stopped, issue 37): its log
+ * (offline.h; papo history with the daemon stopped): its log
  * and search index, into the JSON /api/history and /api/search would
  * answer, so that papo history prints it as it prints theirs.  The
  * caller holds serve.lock.  Main thread of a short-lived command.

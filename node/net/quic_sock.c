@@ -75,8 +75,8 @@ quic_random(uint8_t *p, size_t n)
  * kernel's cache is still not consulted, and it is fragmented here only
  * beyond the interface's MTU).  Every path must carry it, and one whose
  * MTU is below 1228 (a tunnel, a mobile link) only does if a router
- * fragments it: with DF, such a path never saw a handshake complete
- * (issue 37), while the releases before DF worked through it.  Where the
+ * fragments it: with DF, such a path never saw a handshake complete,
+ * while the releases before DF worked through it.  Where the
  * path is wide enough, nothing changes: the datagram is not fragmented.
  * Where it is not and a firewall drops fragments, nothing is lost
  * either: DF would have had the datagram dropped whole.  PMTUD is not

@@ -237,7 +237,7 @@ deliver_send(struct room *g, struct node_msg *req)
 		return;
 	}
 	if (files_text_check(g, req) == -1)
-		return;     /* text forging a file's line (issue 37) */
+		return;     /* text forging a file's line */
 	/* Files: the body is the text and the lines naming them
 	 * (attach.h), which takes req->text's place. */
 	if (req->files != NULL) {

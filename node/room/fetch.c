@@ -21,7 +21,7 @@
  * (REF.part, REF.have) where it stopped.  A fetch that failed on a full
  * disk is tried again every FETCH_RETRY_NS and when a member greets.
  *
- * Bounds (issue 37): a message may name files nobody holds.  The fetches
+ * Bounds: a message may name files nobody holds.  The fetches
  * messages begin that no member has offered are capped per author and
  * per room (fetch_may_start), and one is dropped FETCH_UNOFFERED_NS
  * after it began once a member has said it holds nothing of it: the
@@ -365,7 +365,7 @@ fetch_forget(struct room *g, struct fetch *f)
 }
 
 /* A fetch a message began that no member offered: the file is only
- * named again, fetched when someone asks (issue 37). */
+ * named again, fetched when someone asks. */
 static void
 fetch_drop(struct room *g, struct fetch *f)
 {

@@ -178,7 +178,8 @@ files_on_msg(struct room *g, const struct frame_msg *m)
 	n = attach_parse(m->body, m->body_len, v, ATTACH_MAX, &tlen);
 	for (size_t k = 0; k < n; k++) {
 		/* An empty file has one reference whatever its name: the
-		 * latest message's name is kept (issue 37). */
+		 * latest message's name is kept, and each name it was shared
+		 * by stays fetchable. */
 		if ((v[k].size == 0 ? blob_meta_set(err, g->files->bs, &v[k]) :
 		    blob_meta_save(err, g->files->bs, &v[k])) == -1) {
 			log_msg(LOG_WARN, "file %s of message %s: %s", v[k].ref,

@@ -1,5 +1,5 @@
 /*
- * files.h: a room's shared files (issue 24; docs/FILES.md): its blob
+ * files.h: a room's shared files (docs/FILES.md): its blob
  * store (node/store/blob.h) in the room's folder, the files its messages
  * name (node/wire/attach.h), the requests about them (NODE_BLOB,
  * NODE_FETCH), their state as JSON, the files fetched at once, and
@@ -39,7 +39,7 @@ int files_body(struct room *g, struct node_msg *req, char **body,
 
 /* A send without files (req->files NULL) whose text ends with lines
  * that name files (a forged trailer: every receiver would take them for
- * files): -1 with req answered 400; else 0 (issue 37). */
+ * files): -1 with req answered 400; else 0. */
 int files_text_check(struct room *g, struct node_msg *req);
 
 /* A message stored (ours or another's): the files it names are known

@@ -20,7 +20,7 @@
 #define FETCH_COMMIT_CHUNKS 32   /* chunks written (8 MiB) between two
                                   * commits; a tick commits too */
 /* Fetches a message started (PAPO_FILES_AUTO) that no member has
- * offered yet (issue 37: a member could plant any number of files
+ * offered yet (else a member could plant any number of files
  * nobody holds in every other member): at most this many of one
  * author's messages, and of the room's; past them a file is only named,
  * fetched when someone asks.  Such a fetch is dropped (the file only

@@ -1,5 +1,5 @@
 /*
- * blob.h: the store of shared files (issue 24), one folder of
+ * blob.h: the store of shared files (docs/FILES.md), one folder of
  * content-addressed, encrypted blobs.  A pure module of node/store/: files
  * and libsodium, no sockets, no threads, no rooms or members.  One thread
  * owns a struct blob_store; nothing in it is shared.

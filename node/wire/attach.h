@@ -1,5 +1,5 @@
 /*
- * attach.h: the files a message names (issue 24; docs/PROTOCOL.md,
+ * attach.h: the files a message names (docs/PROTOCOL.md,
  * "Files between members"), written as lines at the end of the
  * message's body.  The
  * body is signed by the author and sealed under the room key like any
@@ -15,7 +15,8 @@
  *
  * NAME is the file's name (UTF-8, 1 to ATTACH_NAME_MAX bytes, no control
  * character nor format character (Unicode's Cf: bidi controls, zero-width
- * characters; issue 37), no '/' nor '\\', not "." or ".."), SIZE its plain size in
+ * characters, which could disguise a name), no '/' nor '\\', not "." or
+ * ".."), SIZE its plain size in
  * decimal (no sign, no leading zero, at most BLOB_SIZE_MAX), TYPE its
  * media type (type/subtype, lowercase letters, digits and
  * "!#$&^_.+-", at most ATTACH_TYPE_MAX bytes), REF the blob's

@@ -1,6 +1,6 @@
 /*
- * xfer.h: the frames that move files' chunks between members (issue 24;
- * docs/PROTOCOL.md, "Files between members"), in binary, on a
+ * xfer.h: the frames that move files' chunks between members
+ * (docs/PROTOCOL.md, "Files between members"), in binary, on a
  * connection's bulk stream
  * (version 4: quic_send_bulk), so that a chunk never holds up the
  * room's other frames.  They are not sealed nor signed: the connection
