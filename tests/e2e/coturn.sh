@@ -58,7 +58,6 @@ SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
 TURN=turn:203.0.113.5:3478
 ALLOW=203.0.113.0-203.0.113.255
 began=$(date +%s)
-note() { echo "coturn.sh: $*"; }
 
 command -v turnserver >/dev/null || lab_skip "no turnserver (apt-get install coturn)"
 command -v turnutils_uclient >/dev/null || lab_skip "no turnutils_uclient (coturn)"

@@ -45,9 +45,6 @@ entry() {
 	env "${vars[@]}" timeout 60 sh "$ENTRY" "$@"
 }
 # is WANT GOT DESCRIPTION
-is() {
-	if [ "$2" = "$1" ]; then ok; else fail "$3: got '$2', wanted '$1'"; fi
-}
 hasnt() { # hasnt FILE PATTERN DESCRIPTION
 	if grep -q -E -- "$2" "$1"; then fail "$3: '$2' in: $(cat "$1")"; else ok; fi
 }
@@ -129,17 +126,17 @@ stop bo3
 # The note tells rooms apart by the secret, whoever made the invite and
 # however it is spelled.  These runs stop at the token check (0.0.0.0
 # without PAPO_TOKEN), which comes after the note.
-note() { # note INVITE: the entrypoint's stderr for bo's home, in $T/err
+serve_with() { # serve_with INVITE: the entrypoint's stderr for bo's home, in $T/err
 	expect 1 "bo with a refused address" -- entry PAPO_HOME="$T/bo" \
 		PAPO_INVITE="$1" PAPO_HTTP=0.0.0.0:0 PAPO_LISTEN=127.0.0.1:0 -- papo serve
 }
-note "$(PAPO_HOME=$T/bo "$PAPO" invite)"
+serve_with "$(PAPO_HOME=$T/bo "$PAPO" invite)"
 hasnt "$T/err" 'PAPO_INVITE is ignored' "the member's own invite of its room: no note"
-note "  ${INVITE^^}  "
+serve_with "  ${INVITE^^}  "
 hasnt "$T/err" 'PAPO_INVITE is ignored' "the invite in upper case with spaces: no note"
-note "${OTHER^^}"
+serve_with "${OTHER^^}"
 has "$T/err" 'PAPO_INVITE is ignored: it is for another room' "another room in upper case: note"
-note "papo1notaninvite"
+serve_with "papo1notaninvite"
 has "$T/err" 'PAPO_INVITE is ignored: invite ' "a broken invite: note with the reason"
 
 # (3) HTTP on a non-loopback address without PAPO_TOKEN: one line saying

@@ -24,7 +24,6 @@ get() {
 	code=$(curl -sS --max-time 120 -o "$T/got" -D "$T/hdr" -w '%{http_code}' \
 		"$@" "${URL[$n]}/api/blobs/$ref")
 }
-count() { api "$1" /api/status | jq .messages; }
 spool_empty() { [ -z "$(ls -A "$T/$1/spool" 2>/dev/null)" ]; }
 
 PAPO_HOME=$T/ana "$PAPO" new --name ana >/dev/null

@@ -34,7 +34,6 @@ page_all() {
 	done
 	echo "$n" >"$T/pages"
 }
-count() { api "$1" /api/status | jq .messages; }
 says() { # says NAME PREFIX N: N messages
 	local i
 	for i in $(seq 1 "$3"); do papo "$1" say "$2$i" >/dev/null || fail "$1 say $2$i"; done

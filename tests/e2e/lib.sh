@@ -33,6 +33,12 @@ trap cleanup EXIT
 
 ok()   { passed=$((passed + 1)); }
 fail() { failed=$((failed + 1)); echo "FAIL: $*" >&2; }
+note() { echo "${0##*/}: $*"; }   # note TEXT: a line of the test's progress
+is() { # is WANT GOT DESCRIPTION: with the start of $T/body, when there is one
+	if [ "$2" = "$1" ]; then ok; else
+		fail "$3: got '$2', wanted '$1'$([ -s "$T/body" ] &&
+			printf ' (body: %s)' "$(head -c 300 "$T/body")")"; fi
+}
 check() { # check DESCRIPTION COMMAND...: passes when the command succeeds
 	local what=$1; shift
 	if "$@"; then ok; else fail "$what"; fi
@@ -147,6 +153,7 @@ offline() { ! online "$@"; }
 # texts NAME: the texts of NAME's history, oldest first, one a line.
 texts() { api "$1" '/api/history?limit=500' | jq -r '.messages[].text'; }
 has_text() { texts "$1" | grep -qxF -- "$2"; }
+count() { api "$1" /api/status | jq .messages; }   # count NAME: its messages
 # Many rooms in one daemon: NAME's list of rooms, a room's id by its
 # name, a room's texts, and whether NAME sees MEMBER online in ROOM.
 rooms_json() { api "$1" /api/rooms; }

@@ -30,7 +30,6 @@ PAPO=${1:?usage: mapped.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lab.sh"
 unset PAPO_TOKEN PAPO_ADVERTISE PAPO_PROTOCOL PAPO_INVITE PAPO_LISTEN \
 	PAPO_HTTP PAPO_PORTMAP PAPO_PORTMAP_PRIVATE
-say() { echo "mapped.sh: $*"; }
 
 lease() { grep "^UDP:$LAB_PORT:" "$T/upnpd-nata.leases" 2>/dev/null; }
 

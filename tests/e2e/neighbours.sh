@@ -27,7 +27,6 @@ PAPO=${1:?usage: neighbours.sh PATH_TO_PAPO}
 unset PAPO_TOKEN PAPO_ADVERTISE PAPO_PROTOCOL PAPO_INVITE PAPO_LISTEN PAPO_HTTP
 N=9
 began=$(date +%s)
-say() { echo "neighbours.sh: $*"; }
 
 # paths NAME: each member of NAME's last status, whether online, its path.
 paths() {
@@ -61,7 +60,7 @@ direct_all=".members | map(select(.name | startswith(\"h\")) |
 	select(.online and .path == \"direct\")) | length == $N"
 # 1. r keeps all nine.
 eventually 60 r "$direct_all" "r shows all $N members behind NATs online, path direct"
-say "r's members after $(($(date +%s) - began)) s: $(paths r)"
+note "r's members after $(($(date +%s) - began)) s: $(paths r)"
 # Under ASan every connection of the lab has been seen to end at once,
 # about 10 s after the room formed (1 run in 3; not explained yet: no
 # daemon logged a reset, a stall or an error, and each daemon lost all of
@@ -76,7 +75,7 @@ for k in $(seq 1 15); do
 	else
 		drops=$((drops + 1)) run=$((run + 1))
 		[ "$run" -le "$longest" ] || longest=$run
-		say "at +$((k * 2)) s r's members: $(paths r)"
+		note "at +$((k * 2)) s r's members: $(paths r)"
 	fi
 done
 check "r keeps all $N members online, path direct, over 30 s: 15 looks, $drops short, at most $longest in a row (5 allowed), the last one whole" \
@@ -101,5 +100,5 @@ for n in r $(seq -f 'h%g' 1 $N); do
 done
 # Every daemon stops cleanly (under ASan+UBSan: with no report).
 stop_all
-say "done in $(($(date +%s) - began)) s"
+note "done in $(($(date +%s) - began)) s"
 finish

@@ -47,7 +47,6 @@ PAPO=$PROBE   # lib.sh and lab.sh want one; no papo daemon runs here
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/lab.sh"
 unset PAPO_PORTMAP PAPO_PORTMAP_PRIVATE PAPO_PORTMAP_LEASE
-say() { echo "portmap.sh: $*"; }
 
 lab_up
 command -v miniupnpd >/dev/null || lab_skip "no miniupnpd (apt-get install miniupnpd-nftables)"
@@ -130,7 +129,7 @@ lab_upnpd nata both
 lab_upnpd natb natpmp
 lab_upnpd natd both
 lab_upnpd nate upnp
-say "lab ready"
+note "lab ready"
 
 # 1. UPnP-IGD, renewed, removed.
 probe a a PAPO_PORTMAP_LEASE=4
@@ -187,7 +186,7 @@ stop_probe a3
 sleep 1
 check "a stop during discovery leaves no mapping: $(lease nata)" \
 	test -z "$(lease nata)"
-say "1 done"
+note "1 done"
 
 # 2. NAT-PMP only.
 probe b b
@@ -200,7 +199,7 @@ check "a datagram from p to 203.0.113.22:$PORT reaches b" \
 stop_probe b
 check "b's mapping is gone from natb's lease file: $(lease natb)" \
 	test -z "$(lease natb)"
-say "2 done"
+note "2 done"
 
 # 3. No router.
 began=$(date +%s)
@@ -221,7 +220,7 @@ sleep 0.5
 stop_probe c2
 has "$T/c2.err" 'stopped without waiting more than 2000 ms for the router' \
 	"c2 says it did not wait for the search"
-say "3 done"
+note "3 done"
 
 # 4. A private external address.
 probe d d
@@ -234,7 +233,7 @@ expect_state d-private "state mapped method upnp external 100.64.0.24:$PORT" \
 check "a datagram from p to 100.64.0.24:$PORT reaches d" \
 	reaches p 100.64.0.24 d-private five
 stop_probe d-private
-say "4 done"
+note "4 done"
 
 # 5. A router that refuses.
 probe e1 e1
@@ -247,6 +246,6 @@ check "e2 logs the refusal once: $(cat "$T/e2.err")" \
 	test "$(grep -c 'port mapping failed: the router refused: 718 ConflictInMappingEntry' "$T/e2.err")" -eq 1
 stop_probe e2
 stop_probe e1
-say "5 done"
+note "5 done"
 
 finish

@@ -40,7 +40,6 @@ PAPO=${1:?usage: reach.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lab.sh"
 unset PAPO_TOKEN PAPO_ADVERTISE PAPO_PROTOCOL PAPO_INVITE PAPO_LISTEN PAPO_HTTP
 began=$(date +%s)
-say() { echo "reach.sh: $*"; }
 
 
 no_loopback() { test -n "$1" && ! grep -qE '^(127\.|\[::1\]:)' <<<"$1"; }
@@ -74,7 +73,7 @@ nat_room() {
 	eventually 5 a '.me.observed | startswith("203.0.113.21:")' \
 		"a's status says observed 203.0.113.21:PORT, its NAT's public address"
 	observed=$(jq -r .me.observed "$T/status-a")
-	say "a: nat $(jq -r .me.nat "$T/status-a"), observed $observed, addrs $(jq -c .me.addrs "$T/status-a")"
+	note "a: nat $(jq -r .me.nat "$T/status-a"), observed $observed, addrs $(jq -c .me.addrs "$T/status-a")"
 	eventually 5 a '.me.observed != null and .me.addrs[0] == .me.observed' \
 		"a's me.addrs starts with its observed address $observed"
 	addrs=$(invite_addrs "$(lab_papo a invite)")
@@ -97,7 +96,7 @@ nat_room() {
 	eventually 20 b '.me.nat == "symmetric"' "b's status says nat symmetric"
 	eventually 5 b '.me | has("observed") and .observed == null' \
 		"b's status says observed null"
-	say "b: nat $(jq -r .me.nat "$T/status-b"), observed $(jq -r .me.observed "$T/status-b"), addrs $(jq -c .me.addrs "$T/status-b")"
+	note "b: nat $(jq -r .me.nat "$T/status-b"), observed $(jq -r .me.observed "$T/status-b"), addrs $(jq -c .me.addrs "$T/status-b")"
 	eventually 5 b '.me.addrs | length > 0 and all(startswith("203.0.113.22:") | not)' \
 		"b's me.addrs has no address of its NAT (203.0.113.22)"
 	eventually 10 r1 "$(m b) | .path == \"direct\" and .protocol == 4" \
@@ -216,15 +215,15 @@ lab_host b natb
 lab_nat natc symmetric 203.0.113.23 drop
 lab_host c natc
 lab_forward natc 7700 c
-say "lab up: r1, r2, d public; a behind a cone NAT, b behind a symmetric one, c behind a symmetric one that drops unsolicited inbound but forwards port 7700"
+note "lab up: r1, r2, d public; a behind a cone NAT, b behind a symmetric one, c behind a symmetric one that drops unsolicited inbound but forwards port 7700"
 
 nat_room
-say "cases 1-3 done after $(( $(date +%s) - began )) s"
+note "cases 1-3 done after $(( $(date +%s) - began )) s"
 port_forward
-say "case 4 done after $(( $(date +%s) - began )) s"
+note "case 4 done after $(( $(date +%s) - began )) s"
 old_daemon
 advertise_env
 # Every daemon still running must end cleanly on SIGTERM.
 stop_all
-say "took $(( $(date +%s) - began )) s"
+note "took $(( $(date +%s) - began )) s"
 finish

@@ -54,7 +54,6 @@ unset PAPO_TOKEN PAPO_ADVERTISE PAPO_PROTOCOL PAPO_INVITE PAPO_LISTEN PAPO_HTTP
 export PAPO_LAN=on
 export PAPO_LOG=debug
 began=$(date +%s)
-note() { echo "reach2.sh: $*"; }
 ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
 
 # punch_lines NAME: NAME's last punch: log lines, on one line.

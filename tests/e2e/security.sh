@@ -17,10 +17,6 @@ status() {
 	curl -sS --max-time 20 -o "$T/body" -D "$T/hdr" -w '%{http_code}' \
 		-X "$m" "${body[@]}" "$@" "${URL[sec]}$p" 2>"$T/curlerr"
 }
-is() { # is WANT GOT DESCRIPTION
-	if [ "$2" = "$1" ]; then ok; else
-		fail "$3: got '$2', wanted '$1' (body: $(head -c 200 "$T/body"))"; fi
-}
 
 start sec --token "$TOKEN" || { finish; exit 1; }
 PORT=${URL[sec]##*:}

@@ -14,10 +14,6 @@ req() {
 	curl -sS --max-time 30 -o "$T/body" -D "$T/hdr" -w '%{http_code}' "$@" 2>"$T/curlerr"
 }
 # is WANT GOT DESCRIPTION
-is() {
-	if [ "$2" = "$1" ]; then ok; else
-		fail "$3: got '$2', wanted '$1' (body: $(head -c 300 "$T/body" 2>/dev/null))"; fi
-}
 # error_is STATUS DESCRIPTION CURL_ARGS...: the request fails with STATUS
 # and a JSON body {"error": "..."}.
 error_is() {

@@ -19,9 +19,6 @@ fresh() { # fresh: a new, empty HOME
 	export HOME=$T/home$n
 	mkdir -p "$HOME"
 }
-is() { # is WANT GOT DESCRIPTION
-	if [ "$2" = "$1" ]; then ok; else fail "$3: got '$2', wanted '$1'"; fi
-}
 jqis() { # jqis FILE FILTER WANT DESCRIPTION
 	is "$3" "$(jq -c "$2" "$1" 2>&1)" "$4"
 }
