@@ -27,7 +27,7 @@
 #include "lib/b32.h"
 #include "node/store/blob.h"
 
-static char top[] = "/tmp/test_blob.XXXXXX";
+static char top[64];
 
 /* Deterministic bytes: byte k of the stream seeded seed. */
 static uint8_t
@@ -875,21 +875,12 @@ test_memory(void)
 	blob_close(bs);
 }
 
-static void
-rm_tree(const char *dir)
-{
-	char cmd[600];
-
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "could not remove %s\n", dir);
-}
-
 int
 main(void)
 {
-	if (sodium_init() == -1 || mkdtemp(top) == NULL)
+	if (sodium_init() == -1)
 		return 1;
+	check_tmpdir(top, sizeof(top), "blob");
 	test_memory();
 	test_round_trip();
 	test_keys();
@@ -899,6 +890,6 @@ main(void)
 	test_changing();
 	test_disk_full();
 	test_keep_and_tidy();
-	rm_tree(top);
+	CHECK_EQ_INT(check_rmtree(top), 0);
 	return check_exit();
 }

@@ -12,7 +12,7 @@
 int
 main(void)
 {
-	char err[PAPO_ERR_LEN], home[] = "/tmp/papo-test-crypto-XXXXXX";
+	char err[PAPO_ERR_LEN], home[64];
 	char path[4200], text[PAPO_ID_LEN + 1], mid[PAPO_MSGID_LEN + 1];
 	char rid1[PAPO_ROOMID_LEN + 1], rid2[PAPO_ROOMID_LEN + 1];
 	struct identity *a, *b;
@@ -22,7 +22,7 @@ main(void)
 	uint64_t v;
 	FILE *f;
 
-	CHECK(mkdtemp(home) != NULL);
+	check_tmpdir(home, sizeof(home), "crypto");
 	snprintf(path, sizeof(path), "%s/sub/identity", home);
 
 	/* Created on first use, mode 0600, the same key the second time. */
@@ -127,7 +127,6 @@ main(void)
 		sec_identity_free(y);
 	}
 
-	snprintf(path, sizeof(path), "rm -rf %s", home);
-	CHECK(system(path) == 0);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 	return check_exit();
 }

@@ -18,16 +18,17 @@ static struct identity *alice, *bob;
 static struct identity *
 make_identity(const char *tag)
 {
-	char err[PAPO_ERR_LEN], home[64];
+	char err[PAPO_ERR_LEN], home[64], what[32];
 	struct identity *id;
 
-	snprintf(home, sizeof(home), "/tmp/papo-test-frame-%s-XXXXXX", tag);
-	if (mkdtemp(home) == NULL)
-		abort();
+	snprintf(what, sizeof(what), "frame-%s", tag);
+	check_tmpdir(home, sizeof(home), what);
 	if ((id = sec_identity_load(err, home)) == NULL) {
 		fprintf(stderr, "%s\n", err);
 		abort();
 	}
+	/* The key is in memory: its folder is not needed any more. */
+	CHECK_EQ_INT(check_rmtree(home), 0);
 	return id;
 }
 
@@ -2055,6 +2056,5 @@ main(int argc, char **argv)
 
 	sec_identity_free(alice);
 	sec_identity_free(bob);
-	CHECK(system("rm -rf /tmp/papo-test-frame-*") == 0);
 	return check_exit();
 }

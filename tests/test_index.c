@@ -37,35 +37,6 @@ struct ctx {
 	char idhome[64], idhome2[64];
 };
 
-static void
-mkhome(char out[64])
-{
-	snprintf(out, 64, "/tmp/papo-index-XXXXXX");
-	if (mkdtemp(out) == NULL) {
-		perror("mkdtemp");
-		exit(1);
-	}
-}
-
-static void
-rmhome(const char *home)
-{
-	char path[512];
-	struct dirent *d;
-	DIR *dir;
-
-	if ((dir = opendir(home)) == NULL)
-		return;
-	while ((d = readdir(dir)) != NULL) {
-		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", home, d->d_name);
-		unlink(path);
-	}
-	closedir(dir);
-	rmdir(home);
-}
-
 static struct store *
 open_or_die(const char *home, const struct ctx *c)
 {
@@ -192,7 +163,7 @@ test_words(const struct ctx *c)
 	int more, code;
 	long n;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "index");
 	s = open_or_die(home, c);
 	add(s, c, c->me, "the quick brown fox jumps", T0 + 1, NULL, NULL,
 	    id);
@@ -278,7 +249,7 @@ test_words(const struct ctx *c)
 		CHECK_EQ_STR(h[0].id, id);
 	ix_hits_free(h, n > 0 ? (size_t)n : 0);
 	store_close(s);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /* A body naming one file, as attach.h writes it. */
@@ -308,7 +279,7 @@ test_filters(const struct ctx *c)
 
 	sec_id_format(c->me->pk, annid);
 	sec_id_format(c->other->pk, bobid);
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "index");
 	s = open_or_die(home, c);
 	add(s, c, c->me, "plan: release on monday", T0 + 10, NULL, NULL,
 	    root);
@@ -385,7 +356,7 @@ test_filters(const struct ctx *c)
 		CHECK_EQ_STR(h[1].id, other);
 	ix_hits_free(h, n > 0 ? (size_t)n : 0);
 	store_close(s);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 static void
@@ -399,7 +370,7 @@ test_paging(const struct ctx *c)
 	size_t got = 0;
 	long n;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "index");
 	s = open_or_die(home, c);
 	for (int i = 0; i < 25; i++)
 		add(s, c, c->me, i % 2 ? "alpha beta" : "alpha alpha gamma",
@@ -425,7 +396,7 @@ test_paging(const struct ctx *c)
 	CHECK_EQ_INT(dup, 0);
 	CHECK_EQ_INT(more, 0);
 	store_close(s);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /* Every kind of bad query: hits or a 400 with words of ours. */
@@ -445,7 +416,7 @@ test_bad(const struct ctx *c)
 	int more, code;
 	long n;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "index");
 	s = open_or_die(home, c);
 	add(s, c, c->me, "a b c near and or not col word", T0, NULL, NULL,
 	    NULL);
@@ -493,7 +464,7 @@ test_bad(const struct ctx *c)
 	CHECK_EQ_INT(search(s, &q, h, &more, &code, err), -1);
 	CHECK_EQ_INT(code, 400);
 	store_close(s);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 static void
@@ -555,7 +526,7 @@ test_rebuild(const struct ctx *c)
 	char home[64], path[512], old[512], line[64];
 	struct store *s;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "index");
 	s = open_or_die(home, c);
 	for (int i = 0; i < 300; i++) {
 		snprintf(line, sizeof(line), "message number n%d common", i);
@@ -597,14 +568,14 @@ test_rebuild(const struct ctx *c)
 	{
 		char home2[64], path2[512];
 
-		mkhome(home2);
+		check_tmpdir(home2, sizeof(home2), "index");
 		s = open_or_die(home2, c);
 		add(s, c, c->me, "elsewhere common", T0, NULL, NULL, NULL);
 		store_close(s);
 		snprintf(path2, sizeof(path2), "%s/search.db", home2);
 		unlink(path);
 		copy_file(path2, path);
-		rmhome(home2);
+		CHECK_EQ_INT(check_rmtree(home2), 0);
 	}
 	s = open_or_die(home, c);
 	CHECK_EQ_INT(count(s, "common"), 310);
@@ -613,7 +584,7 @@ test_rebuild(const struct ctx *c)
 	/* No rebuild file is left behind. */
 	snprintf(path, sizeof(path), "%s/search.db.tmp", home);
 	CHECK(access(path, F_OK) == -1);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 static void
@@ -624,7 +595,7 @@ test_retention(const struct ctx *c)
 	struct stat before, after;
 	struct store *s;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "index");
 	s = open_or_die(home, c);
 	for (int i = 0; i < 40; i++) {
 		snprintf(line, sizeof(line), "kept or not m%d", i);
@@ -649,7 +620,7 @@ test_retention(const struct ctx *c)
 	CHECK_EQ_INT(stat(path, &after), 0);
 	CHECK_EQ_INT(before.st_ino, after.st_ino);
 	store_close(s);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /* Opens home as the store of a log longer than those whose index is
@@ -691,7 +662,7 @@ test_background(const struct ctx *c)
 	struct store *s;
 	int more, code;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "index");
 	s = open_or_die(home, c);
 	fill(s, c, "background", 400);
 	CHECK_EQ_INT(store_ix_fd(s), -1);
@@ -726,7 +697,7 @@ test_background(const struct ctx *c)
 	store_close(s);
 	snprintf(path, sizeof(path), "%s/search.db.tmp", home);
 	CHECK(access(path, F_OK) == -1);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /* Polls store_ix_fd and calls store_ix_ready until no job is left. */
@@ -754,7 +725,7 @@ test_check(const struct ctx *c)
 	struct store *s;
 	int fd;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "index");
 	s = open_or_die(home, c);
 	fill(s, c, "checked", 400);
 	store_close(s);
@@ -815,7 +786,7 @@ test_check(const struct ctx *c)
 	CHECK_EQ_INT(store_ix_fd(s), -1);             /* short: at once */
 	CHECK_EQ_INT(count(s, "common"), 400);
 	store_close(s);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 static int
@@ -838,7 +809,7 @@ test_cost(const struct ctx *c)
 	struct ix *x;
 	uint64_t v;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "index");
 	snprintf(path, sizeof(path), "%s/search.db", home);
 	if ((x = ix_open(err, path, &mark)) == NULL) {
 		fprintf(stderr, "%s\n", err);
@@ -870,7 +841,7 @@ test_cost(const struct ctx *c)
 	/* Far above the goal (0.2 ms) on purpose: a shared machine. */
 	CHECK(ns[N / 2] < 5000000);
 	ix_close(x);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /* More matches than are ranked (1,000): newest first, and paging
@@ -891,7 +862,7 @@ test_window(const struct ctx *c)
 	uint64_t v;
 	long n;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "index");
 	snprintf(path, sizeof(path), "%s/search.db", home);
 	if ((x = ix_open(err, path, &mark)) == NULL)
 		exit(1);
@@ -947,7 +918,7 @@ test_window(const struct ctx *c)
 	CHECK_EQ_INT(got, N);
 	CHECK_EQ_INT(dup, 0);
 	ix_close(x);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 int
@@ -960,8 +931,8 @@ main(void)
 	memset(&c, 0, sizeof(c));
 	if (sec_init() == -1)
 		return 1;
-	mkhome(c.idhome);
-	mkhome(c.idhome2);
+	check_tmpdir(c.idhome, sizeof(c.idhome), "index");
+	check_tmpdir(c.idhome2, sizeof(c.idhome2), "index");
 	if ((c.me = sec_identity_load(err, c.idhome)) == NULL ||
 	    (c.other = sec_identity_load(err, c.idhome2)) == NULL) {
 		fprintf(stderr, "sec_identity_load: %s\n", err);
@@ -983,7 +954,7 @@ main(void)
 
 	sec_identity_free(c.me);
 	sec_identity_free(c.other);
-	rmhome(c.idhome);
-	rmhome(c.idhome2);
+	CHECK_EQ_INT(check_rmtree(c.idhome), 0);
+	CHECK_EQ_INT(check_rmtree(c.idhome2), 0);
 	return check_exit();
 }

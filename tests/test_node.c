@@ -17,8 +17,8 @@
 int
 main(void)
 {
-	char err[PAPO_ERR_LEN], root[] = "/tmp/papo-test-node-XXXXXX";
-	char ha[256], hb[256], hc[256], cmd[300];
+	char err[PAPO_ERR_LEN], root[64];
+	char ha[256], hb[256], hc[256];
 	char *inv = NULL, *inv_b = NULL;
 	struct node *a, *b, *c;
 	struct node_msg *req;
@@ -26,7 +26,7 @@ main(void)
 
 	if (getenv("PAPO_LOG") != NULL && log_parse_level(getenv("PAPO_LOG")) >= 0)
 		log_set_level((enum log_level)log_parse_level(getenv("PAPO_LOG")));
-	CHECK(mkdtemp(root) != NULL);
+	check_tmpdir(root, sizeof(root), "node");
 	snprintf(ha, sizeof(ha), "%s/a", root);
 	snprintf(hb, sizeof(hb), "%s/b", root);
 	snprintf(hc, sizeof(hc), "%s/c", root);
@@ -97,7 +97,6 @@ main(void)
 	node_stop(c);
 	free(inv);
 	free(inv_b);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	CHECK(system(cmd) == 0);
+	CHECK_EQ_INT(check_rmtree(root), 0);
 	return check_exit();
 }

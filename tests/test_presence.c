@@ -287,8 +287,8 @@ forger_new(const char *root, const char *name, const char *invite,
 int
 main(void)
 {
-	char err[PAPO_ERR_LEN], root[] = "/tmp/papo-test-presence-XXXXXX";
-	char ha[256], hb[256], cmd[300];
+	char err[PAPO_ERR_LEN], root[64];
+	char ha[256], hb[256];
 	char *inv = NULL;
 	struct node *ana, *bo;
 	struct forger *mal, *mole;
@@ -302,7 +302,7 @@ main(void)
 	if (getenv("PAPO_LOG") != NULL && log_parse_level(getenv("PAPO_LOG")) >= 0)
 		log_set_level((enum log_level)log_parse_level(getenv("PAPO_LOG")));
 	CHECK(sec_init() == 0);
-	CHECK(mkdtemp(root) != NULL);
+	check_tmpdir(root, sizeof(root), "presence");
 	snprintf(ha, sizeof(ha), "%s/ana", root);
 	snprintf(hb, sizeof(hb), "%s/bo", root);
 	CHECK(room_create(err, ha, "ana", "", NULL, 0, "127.0.0.1:7778", &inv) == 0);
@@ -448,7 +448,6 @@ main(void)
 	node_stop(bo);
 	node_stop(ana);
 	free(inv);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	CHECK(system(cmd) == 0);
+	CHECK_EQ_INT(check_rmtree(root), 0);
 	return check_exit();
 }

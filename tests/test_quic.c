@@ -368,14 +368,14 @@ test_oversized(struct ep *a, struct ep *b)
 int
 main(void)
 {
-	char root[] = "/tmp/papo-test-quic-XXXXXX", cmd[300];
+	char root[64];
 	const char *lv = getenv("PAPO_LOG");
 	struct ep *a, *b, *b3, *nb;
 
 	if (lv != NULL && log_parse_level(lv) >= 0)
 		log_set_level((enum log_level)log_parse_level(lv));
 	CHECK(sec_init() == 0);
-	CHECK(mkdtemp(root) != NULL);
+	check_tmpdir(root, sizeof(root), "quic");
 	if ((pattern = malloc(QUIC_BULK_FRAME_MAX)) == NULL)
 		return 1;
 	lp = loop_new();
@@ -455,8 +455,6 @@ main(void)
 	loop_timer_free(stopper);
 	loop_free(lp);
 	free(pattern);
-	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
-	if (system(cmd) != 0)
-		CHECK(0);
+	CHECK_EQ_INT(check_rmtree(root), 0);
 	return check_exit();
 }

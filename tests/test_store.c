@@ -34,35 +34,6 @@ struct ctx {
 	char idhome[64];       /* where the identity lives */
 };
 
-static void
-mkhome(char out[64])
-{
-	snprintf(out, 64, "/tmp/papo-store-XXXXXX");
-	if (mkdtemp(out) == NULL) {
-		perror("mkdtemp");
-		exit(1);
-	}
-}
-
-static void
-rmhome(const char *home)
-{
-	char path[512];
-	struct dirent *d;
-	DIR *dir;
-
-	if ((dir = opendir(home)) == NULL)
-		return;
-	while ((d = readdir(dir)) != NULL) {
-		if (strcmp(d->d_name, ".") == 0 || strcmp(d->d_name, "..") == 0)
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", home, d->d_name);
-		unlink(path);
-	}
-	closedir(dir);
-	rmdir(home);
-}
-
 static long long
 file_size(const char *home, const char *name)
 {
@@ -180,7 +151,7 @@ test_roundtrip(const struct ctx *c)
 	struct stat sb;
 	long long size;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	s = open_or_die(home, c);
 	for (int i = 0; i < N; i++) {
 		make_msg(c, &m[i], bodies[i % 5],
@@ -242,7 +213,7 @@ test_roundtrip(const struct ctx *c)
 
 	for (int i = 0; i < N; i++)
 		free(m[i].body);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /* Enough messages to grow the index many times, written straight to the
@@ -261,7 +232,7 @@ test_many(const struct ctx *c)
 	int missing = 0;
 	FILE *fp;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	if ((ids = calloc(N, sizeof(*ids))) == NULL)
 		exit(1);
 	buf_init(&all, (size_t)N * 1024);
@@ -305,7 +276,7 @@ test_many(const struct ctx *c)
 	frame_msg_clear(&got);
 	store_close(s);
 	free(ids);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /* History by time alone, as before cursors with ids. */
@@ -327,7 +298,7 @@ test_history(const struct ctx *c)
 	struct store *s;
 	long n;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	s = open_or_die(home, c);
 	/* Times 1000..10000, then one whose author's clock is behind. */
 	for (int i = 0; i < 10; i++) {
@@ -407,7 +378,7 @@ test_history(const struct ctx *c)
 
 	for (int i = 0; i < 11; i++)
 		free(m[i].body);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /*
@@ -424,7 +395,7 @@ test_paging(const struct ctx *c)
 	char home[64];
 	struct store *s;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	s = open_or_die(home, c);
 	/* Arrival order: the newer half first, then the older half, with
 	 * times in steps of 3 ms from 1000 over 200 messages... */
@@ -486,7 +457,7 @@ test_paging(const struct ctx *c)
 	store_close(s);
 	for (int i = 0; i < PG_N; i++)
 		free(m[i].body);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 static void
@@ -498,9 +469,9 @@ test_digest(const struct ctx *c)
 	char h1[64], h2[64], h3[64];
 	struct store *s1, *s2, *s3;
 
-	mkhome(h1);
-	mkhome(h2);
-	mkhome(h3);
+	check_tmpdir(h1, sizeof(h1), "store");
+	check_tmpdir(h2, sizeof(h2), "store");
+	check_tmpdir(h3, sizeof(h3), "store");
 	s1 = open_or_die(h1, c);
 	s2 = open_or_die(h2, c);
 	s3 = open_or_die(h3, c);
@@ -538,9 +509,9 @@ test_digest(const struct ctx *c)
 	store_close(s3);
 	for (int i = 0; i < 5; i++)
 		free(m[i].body);
-	rmhome(h1);
-	rmhome(h2);
-	rmhome(h3);
+	CHECK_EQ_INT(check_rmtree(h1), 0);
+	CHECK_EQ_INT(check_rmtree(h2), 0);
+	CHECK_EQ_INT(check_rmtree(h3), 0);
 }
 
 static void
@@ -553,7 +524,7 @@ test_torn(const struct ctx *c)
 	struct buf line;
 	long long good;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	s = open_or_die(home, c);
 	for (int i = 0; i < 5; i++) {
 		make_msg(c, &m[i], "before the crash", 1000 + (uint64_t)i);
@@ -609,7 +580,7 @@ test_torn(const struct ctx *c)
 
 	for (int i = 0; i < 7; i++)
 		free(m[i].body);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 static void
@@ -623,7 +594,7 @@ test_damaged(const struct ctx *c)
 	char *longline;
 	long long size;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	s = open_or_die(home, c);
 	for (int i = 0; i < 3; i++) {
 		make_msg(c, &m[i], "good", 1000 + (uint64_t)i);
@@ -682,7 +653,7 @@ test_damaged(const struct ctx *c)
 	for (int i = 0; i < 6; i++)
 		free(m[i].body);
 	free(half.body);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /*
@@ -708,7 +679,7 @@ test_damaged_read(const struct ctx *c)
 	char *p;
 	long n;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	s = open_or_die(home, c);
 	for (int i = 0; i < 7; i++)
 		make_msg(c, &m[i], "body of a message", 1000 + (uint64_t)i);
@@ -784,7 +755,7 @@ test_damaged_read(const struct ctx *c)
 	store_close(s);
 	for (int i = 0; i < 7; i++)
 		free(m[i].body);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 static void
@@ -795,7 +766,7 @@ test_outbox(const struct ctx *c)
 	char home[64];
 	struct store *s;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	s = open_or_die(home, c);
 	CHECK(store_outbox_at(s, 0) == NULL);
 	for (int i = 0; i < 3; i++) {
@@ -861,7 +832,7 @@ test_outbox(const struct ctx *c)
 	CHECK_EQ_STR(store_outbox_at(s, 2), id4);
 	store_close(s);
 
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /*
@@ -954,7 +925,7 @@ test_kill(const struct ctx *c)
 	size_t nids = 0, cap = 0;
 	char home[64];
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	for (int round = 0; round < 5; round++) {
 		char part[PAPO_MSGID_LEN];
 		size_t partlen = 0, before = nids, missing = 0;
@@ -1007,7 +978,7 @@ test_kill(const struct ctx *c)
 	}
 	fprintf(stderr, "test_kill: %zu acknowledged messages kept\n", nids);
 	free(ids);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 static void
@@ -1016,7 +987,7 @@ test_errors(const struct ctx *c)
 	char err[PAPO_ERR_LEN], home[64], file[128], under[160];
 	struct store *s;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	snprintf(file, sizeof(file), "%s/plain", home);
 	append_raw(home, "plain", "x", 1);
 
@@ -1037,10 +1008,10 @@ test_errors(const struct ctx *c)
 	s = store_open(err, under, &c->k);
 	CHECK(s == NULL);
 	CHECK(strstr(err, under) != NULL);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 
 	/* What a store refuses to write. */
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	s = open_or_die(home, c);
 	{
 		struct frame_msg m;
@@ -1054,7 +1025,7 @@ test_errors(const struct ctx *c)
 	}
 	CHECK_EQ_INT(file_size(home, "log.jsonl"), 0);
 	store_close(s);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /* Retention: PAPO_KEEP's syntax, refused with a reason. */
@@ -1201,7 +1172,7 @@ test_compact_count(const struct ctx *c)
 	struct store *s;
 	uint8_t d1[PAPO_KEY_LEN], d2[PAPO_KEY_LEN];
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	s = open_or_die(home, c);
 	add_n(c, s, 100, 1000, ids);
 	add_ack(c, s, ids[10]);       /* of a message dropped */
@@ -1253,7 +1224,7 @@ test_compact_count(const struct ctx *c)
 	store_digest(s, d2);
 	CHECK(memcmp(d1, d2, PAPO_KEY_LEN) != 0);
 	store_close(s);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /* Days: what is older than the window goes, the rest stays. */
@@ -1266,7 +1237,7 @@ test_compact_days(const struct ctx *c)
 	struct store_stats st;
 	struct store *s;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	s = open_or_die(home, c);
 	add_n(c, s, 5, now - 5 * day, NULL);      /* old */
 	add_n(c, s, 7, now - day, NULL);          /* young */
@@ -1281,7 +1252,7 @@ test_compact_days(const struct ctx *c)
 	CHECK_EQ_INT(store_compact_due(s, &keep, now + day + 1000, 1), 0);
 	CHECK_EQ_INT(store_compact_due(s, &keep, now + day + 1000, 0), 1);
 	store_close(s);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /* A retention line anywhere but first, or malformed, costs only itself. */
@@ -1292,7 +1263,7 @@ test_compact_damaged(const struct ctx *c)
 	struct store_stats st;
 	struct store *s;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	append_str(home, "log.jsonl", "{\"t\":\"retention\",\"floor\":-5,"
 	    "\"dropped\":1}\n");
 	for (int i = 0; i < 2; i++) {
@@ -1314,7 +1285,7 @@ test_compact_damaged(const struct ctx *c)
 	CHECK_EQ_INT(st.floor, 0);
 	CHECK_EQ_INT(st.dropped, 2);
 	store_close(s);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 static int
@@ -1356,7 +1327,7 @@ test_compact_kill(const struct ctx *c)
 	pid_t pid;
 	int status;
 
-	mkhome(home);
+	check_tmpdir(home, sizeof(home), "store");
 	snprintf(path, sizeof(path), "%s/log.jsonl", home);
 	snprintf(tmp, sizeof(tmp), "%s/log.jsonl.tmp", home);
 	s = open_or_die(home, c);
@@ -1396,7 +1367,7 @@ test_compact_kill(const struct ctx *c)
 	store_close(s);
 	free(before);
 	free(after);
-	rmhome(home);
+	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 int
@@ -1409,7 +1380,7 @@ main(void)
 	memset(&c, 0, sizeof(c));
 	if (sec_init() == -1)
 		return 1;
-	mkhome(c.idhome);
+	check_tmpdir(c.idhome, sizeof(c.idhome), "store");
 	if ((c.me = sec_identity_load(err, c.idhome)) == NULL) {
 		fprintf(stderr, "sec_identity_load: %s\n", err);
 		return 1;
@@ -1436,6 +1407,6 @@ main(void)
 	test_room_pick();
 
 	sec_identity_free(c.me);
-	rmhome(c.idhome);
+	CHECK_EQ_INT(check_rmtree(c.idhome), 0);
 	return check_exit();
 }

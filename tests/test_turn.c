@@ -1198,11 +1198,8 @@ test_live(void)
 	static const char *rest[] = { "--use-auth-secret",
 	    "--static-auth-secret=s3cret", NULL };
 	uint16_t p1 = free_port(), p2 = free_port();
-	char cmd[128];
 
-	snprintf(tmpdir, sizeof(tmpdir), "/tmp/papo-turn-XXXXXX");
-	if (mkdtemp(tmpdir) == NULL)
-		return -1;
+	check_tmpdir(tmpdir, sizeof(tmpdir), "turn");
 	atexit(stop_servers);
 	CHECK(start_server(0, p1, "lt", lt) == 0);
 	CHECK(start_server(1, p2, "rest", rest) == 0);
@@ -1216,8 +1213,7 @@ test_live(void)
 	loop_free(lp);
 	stop_servers();
 	if (check_failed == 0) {
-		snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
-		if (system(cmd) != 0)
+		if (check_rmtree(tmpdir) == -1)
 			fprintf(stderr, "could not remove %s\n", tmpdir);
 	} else {
 		fprintf(stderr, "coturn's logs are in %s\n", tmpdir);
