@@ -2,6 +2,8 @@
  * msg.c: making and freeing struct node_msg (msg.h), for the node thread
  * and its callers alike.
  */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "node/msg.h"
@@ -31,4 +33,17 @@ node_msg_free(struct node_msg *m)
 	free(m->cursor);
 	free(m->json);
 	free(m);
+}
+
+void
+node_msg_fail(struct node_msg *m, struct chan *out, int code,
+    const char *fmt, ...)
+{
+	va_list ap;
+
+	m->code = code;
+	va_start(ap, fmt);
+	vsnprintf(m->err, sizeof(m->err), fmt, ap);
+	va_end(ap);
+	chan_push(out, &m->link);
 }

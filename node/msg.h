@@ -152,5 +152,8 @@ struct node_msg {
 
 struct node_msg *node_msg_new(enum node_kind kind);
 void node_msg_free(struct node_msg *m);
+/* Answers m with an error: its code and message, pushed to out. */
+void node_msg_fail(struct node_msg *m, struct chan *out, int code,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 
 #endif
