@@ -16,11 +16,14 @@ api_number(const char *s, uint64_t max, uint64_t *out)
 	if (*s == '\0')
 		return -1;
 	for (; *s != '\0'; s++) {
+		uint64_t d = (uint64_t)(*s - '0');
+
 		if (*s < '0' || *s > '9')
 			return -1;
-		v = v * 10 + (uint64_t)(*s - '0');
-		if (v > max)
+		/* v * 10 + d > max, asked so that it cannot wrap around. */
+		if (d > max || v > (max - d) / 10)
 			return -1;
+		v = v * 10 + d;
 	}
 	*out = v;
 	return 0;
