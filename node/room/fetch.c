@@ -364,6 +364,21 @@ fetch_forget(struct room *g, struct fetch *f)
 	fetch_unlink(g, f);
 }
 
+/* How long a fetch nobody offers waits: FETCH_UNOFFERED_NS; test builds
+ * may shorten it (PAPO_TEST_UNOFFERED_MS), so that tests of the drop do
+ * not wait a minute. */
+static uint64_t
+fetch_unoffered_ns(void)
+{
+#ifdef PAPO_TESTING
+	const char *v = getenv("PAPO_TEST_UNOFFERED_MS");
+
+	if (v != NULL && v[0] >= '1' && v[0] <= '9')
+		return strtoull(v, NULL, 10) * NS_PER_MS;
+#endif
+	return FETCH_UNOFFERED_NS;
+}
+
 /* A fetch a message began that no member offered: the file is only
  * named again, fetched when someone asks. */
 static void
@@ -373,7 +388,7 @@ fetch_drop(struct room *g, struct fetch *f)
 
 	log_msg(LOG_INFO, "file %s (%s): no member has offered it in %llu s; "
 	    "not fetched unless asked", f->a.name, f->a.ref,
-	    (unsigned long long)(FETCH_UNOFFERED_NS / NS_PER_S));
+	    (unsigned long long)(fetch_unoffered_ns() / NS_PER_S));
 	g->files->dropped++;
 	fetch_forget(g, f);
 	room_emit_json(g, NODE_EV_BLOB, fetch_state_json(g, &a));
@@ -1208,7 +1223,7 @@ fetch_tick(void *arg)
 	for (f = g->files->fetches; f != NULL; f = next) {
 		next = f->next;
 		if (f->by_msg && !f->offered && f->denied &&
-		    now - f->born > FETCH_UNOFFERED_NS) {
+		    now - f->born > fetch_unoffered_ns()) {
 			fetch_drop(g, f);
 			continue;
 		}
