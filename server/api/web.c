@@ -7,17 +7,30 @@
  * /js/: one route takes them all and the table says which exist.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "server/api/web.h"
 #include "server/http/http.h"
 
+/*
+ * Answers with the file of the request's path: the route's own for "/"
+ * and "/style.css"; for the modules (route "/js/" and a "*"), the
+ * module's name the "*" matched.
+ */
 static void
 web_serve(struct http_req *r, void *arg)
 {
-	const char *path = http_req_path(r);
+	const char *route = http_req_path(r), *seg = http_req_segment(r);
+	const char *star = strchr(route, '*');
+	char path[64 + HTTP_SEGMENT_MAX];
 
 	(void)arg;
+	if (seg != NULL && star != NULL)
+		snprintf(path, sizeof(path), "%.*s%s%s", (int)(star - route),
+		    route, seg, star + 1);
+	else
+		snprintf(path, sizeof(path), "%s", route);
 	for (size_t i = 0; i < web_nfiles; i++)
 		if (strcmp(web_files[i].path, path) == 0) {
 			http_reply_file(r, web_files[i].type, web_files[i].data,
