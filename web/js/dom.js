@@ -61,6 +61,40 @@ export function flash(li) {
   li.classList.add('flash');
 }
 
+// A click on a quote (a.parent) scrolls to the message it quotes, if
+// shown (prefix: 'm-' in the timeline, 't-' in the thread panel), and
+// flashes it; true when the click was on one.
+export function quoteClick(ev, prefix, block) {
+  const link = ev.target.closest('a.parent');
+  if (!link) return false;
+  ev.preventDefault();
+  const target = $(prefix + link.dataset.parent);
+  if (target) {
+    target.scrollIntoView({ block, behavior: 'smooth' });
+    flash(target);
+  }
+  return true;
+}
+
+// fn, once, ms after the first of a burst of calls to the function
+// returned (a burst of events makes one request); its cancel() drops
+// one pending.
+export function batched(fn, ms) {
+  let timer = null;
+  const soon = () => {
+    if (timer) return;
+    timer = setTimeout(() => {
+      timer = null;
+      fn();
+    }, ms);
+  };
+  soon.cancel = () => {
+    clearTimeout(timer);
+    timer = null;
+  };
+  return soon;
+}
+
 export function sleep(ms) {
   return new Promise((r) => setTimeout(r, ms));
 }

@@ -11,7 +11,7 @@
  */
 import { api } from './api.js';
 import { first, roomPath, show, shown } from './current.js';
-import { ui, el } from './dom.js';
+import { ui, batched, el } from './dom.js';
 import { swapDraft } from './composer.js';
 import { HISTORY_PAGE } from './history.js';
 import * as marks from './marks.js';
@@ -110,14 +110,7 @@ export async function loadRooms() {
 
 // A "rooms" event loads the list again: the replay after (re)connecting
 // brings old lists too, and only the daemon's answer is the list now.
-let roomsTimer = null;
-export function roomsSoon() {
-  if (roomsTimer) return;
-  roomsTimer = setTimeout(() => {
-    roomsTimer = null;
-    loadRooms().catch(() => {});
-  }, ROOMS_AFTER_EVENT_MS);
-}
+export const roomsSoon = batched(() => loadRooms().catch(() => {}), ROOMS_AFTER_EVENT_MS);
 
 function roomItem(r) {
   const li = el('li', 'room-item');

@@ -10,7 +10,7 @@
  */
 import { api } from './api.js';
 import { gen, onLeave, roomPath } from './current.js';
-import { ui, el } from './dom.js';
+import { ui, batched, el } from './dom.js';
 import { ago, hue } from './format.js';
 import { renderNet } from './net.js';
 import { NAT_TEXT, NAT_HELP, myAddress, pathOf, pathText, pathHelp } from './paths.js';
@@ -197,14 +197,7 @@ export async function loadStatus() {
 }
 
 // Status again shortly.  Several events in a burst make one request.
-let statusTimer = null;
-export function statusSoon() {
-  if (statusTimer) return;
-  statusTimer = setTimeout(() => {
-    statusTimer = null;
-    loadStatus().catch(() => {});
-  }, STATUS_AFTER_PRESENCE_MS);
-}
+export const statusSoon = batched(() => loadStatus().catch(() => {}), STATUS_AFTER_PRESENCE_MS);
 
 export function onPresence(p) {
   if (!p || !p.id || p.id === myId()) return;
@@ -230,8 +223,7 @@ export function onPresence(p) {
 }
 
 onLeave(() => {
-  clearTimeout(statusTimer);
-  statusTimer = null;
+  statusSoon.cancel();
   status = null;
   members = new Map();
   unseen = 0;

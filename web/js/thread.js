@@ -7,7 +7,7 @@
  */
 import { api } from './api.js';
 import { gen, onLeave, roomPath } from './current.js';
-import { $, ui, flash, copyCode } from './dom.js';
+import { $, ui, flash, copyCode, quoteClick } from './dom.js';
 import { buildMessage, foldTall } from './message.js';
 import { messageKey } from './order.js';
 import * as place from './place.js';
@@ -140,16 +140,7 @@ function onClick(ev, reply) {
     fold.setAttribute('aria-expanded', String(open));
     return;
   }
-  const link = ev.target.closest('a.parent');
-  if (link) {
-    ev.preventDefault();
-    const target = $('t-' + link.dataset.parent);
-    if (target) {
-      target.scrollIntoView({ block: 'nearest', behavior: 'smooth' });
-      flash(target);
-    }
-    return;
-  }
+  if (quoteClick(ev, 't-', 'nearest')) return;
   const b = ev.target.closest('button.reply-button');
   if (b) reply(b.dataset.reply);
 }

@@ -11,7 +11,7 @@
  * down to them.  Events come in bursts (a replay after reconnecting):
  * renderSoon makes one layout of each.
  */
-import { $, ui, el, flash, setChildren, copyCode } from './dom.js';
+import { $, ui, batched, el, setChildren, copyCode, quoteClick } from './dom.js';
 import { onLeave, shown } from './current.js';
 import { filesLook, fileClick, onRedraw } from './files.js';
 import { clock } from './format.js';
@@ -255,14 +255,7 @@ export function onMessage(m) {
 // A receipt for a message this page has not seen: this member said it
 // elsewhere (its agent, another tab), and the stream carries only what
 // others say.  The history has it.
-let refreshTimer = null;
-function refreshSoon() {
-  if (refreshTimer) return;
-  refreshTimer = setTimeout(() => {
-    refreshTimer = null;
-    loadHistory().catch(() => {});
-  }, 300);
-}
+const refreshSoon = batched(() => loadHistory().catch(() => {}), 300);
 
 export function onReceipt(r) {
   if (!r || !r.id) return;
@@ -307,16 +300,7 @@ function onClick(ev, act) {
   }
   // A link in a message opens (apart); text and code are selected.
   if (ev.target.closest('.md a, .md pre')) return;
-  const link = ev.target.closest('a.parent');
-  if (link) {
-    ev.preventDefault();
-    const target = $('m-' + link.dataset.parent);
-    if (target) {
-      target.scrollIntoView({ block: 'center', behavior: 'smooth' });
-      flash(target);
-    }
-    return;
-  }
+  if (quoteClick(ev, 'm-', 'center')) return;
   const tb = ev.target.closest('button.thread-button');
   if (tb) {
     act.thread(tb.dataset.thread);
@@ -350,8 +334,7 @@ export function wire(act) {
 }
 
 onLeave(() => {
-  clearTimeout(refreshTimer);
-  refreshTimer = null;
+  refreshSoon.cancel();
   clearTimeout(renderTimer);
   renderTimer = null;
   msgs.clear();
