@@ -26,7 +26,9 @@ export function noteMessage(m) {
 }
 
 // The newest page's messages, or null when another room is shown since;
-// first: nothing is on the page yet, so its cursor is the one to follow.
+// first() (asked once the answer is in, as events may have come
+// meanwhile): nothing is on the page yet, so its cursor is the one to
+// follow.
 export async function latestPage(first) {
   const asked = gen;
   const h = await api(roomPath('/history?html=1&limit=' + HISTORY_PAGE));
@@ -34,7 +36,7 @@ export async function latestPage(first) {
   retention = h.retention || null;
   roomEvents = Array.isArray(h.room) ? h.room : [];
   renderRoomLog();
-  if (first) {
+  if (first()) {
     // Absent when nothing older is left.
     earlier = h.earlier || null;
     moreBefore = !!h.earlier;

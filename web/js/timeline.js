@@ -220,7 +220,7 @@ export function addMessages(list, opts) {
 }
 
 export async function loadHistory() {
-  const list = await latestPage(msgs.size === 0);
+  const list = await latestPage(() => msgs.size === 0);
   if (list !== null) addMessages(list, { always: true, stick: msgs.size === 0 });
 }
 
