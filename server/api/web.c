@@ -1,54 +1,49 @@
 /*
- * web.c: the dashboard's three files, served from the arrays CMakeLists.txt
- * generates from web/ (embedded.c).  The page is a static client of the
- * API: everything it shows comes from /api/ with the token, so the files
- * themselves are open routes, like /healthz.
+ * web.c: the dashboard's files, served from the table CMakeLists.txt
+ * generates from web/ (embedded.c: web_files).  The page is a static
+ * client of the API: everything it shows comes from /api/ with the
+ * token, so the files themselves are open routes, like /healthz.  The
+ * modules are served as they are, one file each (no bundle), under
+ * /js/: one route takes them all and the table says which exist.
  */
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "server/api/web.h"
 #include "server/http/http.h"
 
-/* Defined in the generated embedded.c. */
-extern const unsigned char web_index_html[], web_app_js[], web_style_css[];
-extern const size_t web_index_html_len, web_app_js_len, web_style_css_len;
-
-struct web_file {
-	const char *path;
-	const char *type;
-	const unsigned char *data;
-	const size_t *len;
-};
-
-static const struct web_file web_files[] = {
-	{ "/", "text/html; charset=utf-8", web_index_html,
-	    &web_index_html_len },
-	{ "/app.js", "text/javascript; charset=utf-8", web_app_js,
-	    &web_app_js_len },
-	{ "/style.css", "text/css; charset=utf-8", web_style_css,
-	    &web_style_css_len },
-};
-
+/*
+ * Answers with the file of the request's path: the route's own for "/"
+ * and "/style.css"; for the modules (route "/js/" and a "*"), the
+ * module's name the "*" matched.
+ */
 static void
 web_serve(struct http_req *r, void *arg)
 {
-	const char *path = http_req_path(r);
+	const char *route = http_req_path(r), *seg = http_req_segment(r);
+	const char *star = strchr(route, '*');
+	char path[64 + HTTP_SEGMENT_MAX];
 
 	(void)arg;
-	for (size_t i = 0; i < sizeof(web_files) / sizeof(web_files[0]); i++)
+	if (seg != NULL && star != NULL)
+		snprintf(path, sizeof(path), "%.*s%s%s", (int)(star - route),
+		    route, seg, star + 1);
+	else
+		snprintf(path, sizeof(path), "%s", route);
+	for (size_t i = 0; i < web_nfiles; i++)
 		if (strcmp(web_files[i].path, path) == 0) {
 			http_reply_file(r, web_files[i].type, web_files[i].data,
-			    *web_files[i].len);
+			    web_files[i].len);
 			return;
 		}
 	http_reply_error(r, 404, "no such path: %s", path);
 }
 
 static const struct http_route web_table[] = {
-	{ "GET", "/", web_serve, 1 },
-	{ "GET", "/app.js", web_serve, 1 },
-	{ "GET", "/style.css", web_serve, 1 },
+	{ "GET", "/", web_serve, HTTP_OPEN },
+	{ "GET", "/style.css", web_serve, HTTP_OPEN },
+	{ "GET", "/js/*", web_serve, HTTP_OPEN },
 };
 
 const struct http_route *

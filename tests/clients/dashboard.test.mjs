@@ -172,7 +172,7 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
   }));
 
   step('the files are served under the strict CSP, without the token', async () => {
-    for (const [p, type] of [['/', 'text/html'], ['/app.js', 'text/javascript'], ['/style.css', 'text/css']]) {
+    for (const [p, type] of [['/', 'text/html'], ['/js/main.js', 'text/javascript'], ['/js/timeline.js', 'text/javascript'], ['/style.css', 'text/css']]) {
       const res = await fetch(A.info.http + p);
       assert.equal(res.status, 200, `GET ${p}`);
       assert.match(res.headers.get('content-type'), new RegExp(type));

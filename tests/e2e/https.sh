@@ -55,7 +55,7 @@ check "/api/status over https" test "$(cc "$u/api/status" | jq -r .me.name)" = a
 check "/api/send over https" test "$(code -H 'Content-Type: application/json' \
 	-d '{"text":"over tls"}' "$u/api/send")" = 200
 check "/api/history over https" test "$(cc "$u/api/history" | jq -r '.messages[-1].text')" = "over tls"
-for f in / /app.js /style.css; do
+for f in / /js/main.js /style.css; do
 	check "dashboard $f over https" test "$(code "$u$f")" = 200
 done
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"https.sh","version":"1"}}}'

@@ -28,7 +28,8 @@ auth="Authorization: Bearer $TOKEN"
 # data).  GET /mcp without a session is 400: it got past every guard.
 ROUTES=(
 	"GET / - 200 open"
-	"GET /app.js - 200 open"
+	"GET /js/main.js - 200 open"
+	"GET /js/nothing.js - 404 open"
 	"GET /style.css - 200 open"
 	"GET /healthz - 200 open"
 	"GET /api/status - 200 guarded"
@@ -87,8 +88,8 @@ for d in "default-src 'none'" "script-src 'self'" "style-src 'self'" \
 done
 case $csp in *unsafe-inline*|*unsafe-eval*|*'*'*) fail "CSP of / is loose: $csp" ;; *) ok ;; esac
 grep -qi '^x-content-type-options: nosniff' "$T/hdr" && ok || fail "/ without nosniff"
-status GET /app.js >/dev/null
-grep -qi '^content-type: text/javascript' "$T/hdr" && ok || fail "/app.js is not text/javascript"
+status GET /js/main.js >/dev/null
+grep -qi '^content-type: text/javascript' "$T/hdr" && ok || fail "/js/main.js is not text/javascript"
 status GET /style.css >/dev/null
 grep -qi '^content-type: text/css' "$T/hdr" && ok || fail "/style.css is not text/css"
 status GET /api/status -H "$auth" >/dev/null
