@@ -1,9 +1,10 @@
 /*
  * http_guard.c: the pure checks of the HTTP guard (declared in
  * http_int.h): the bind address (lib/addr's addr_bind) and the token a
- * daemon may start with (http_check), origins and PAPO_CORS_ORIGINS, the Host and Origin of a
- * request against the daemon's names (DNS rebinding and CORS in one
- * check), the token compared in constant time, a client address's key.
+ * daemon may start with (http_check), origins and PAPO_CORS_ORIGINS,
+ * the Host and Origin of a request against the daemon's names (DNS
+ * rebinding and CORS in one check), the token compared in constant
+ * time, a client address's key.
  * No I/O, no clock: strings and addresses in, answers out.
  */
 #include <arpa/inet.h>
