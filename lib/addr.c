@@ -1,7 +1,9 @@
 /*
- * addr.c: member addresses: their text form, and the interface addresses
- * a daemon bound to a wildcard address can be reached at (for invites and
- * hello frames).  Any thread; only addr_local does I/O (getifaddrs).
+ * addr.c: addresses: the one HOST[:PORT] reading and the one bind
+ * parser on it, member addresses' text form, the one loopback test and
+ * the one classifier, and the interface addresses a daemon bound to a
+ * wildcard address can be reached at (for invites and hello frames).
+ * Any thread; only addr_local and addr_on_link do I/O (getifaddrs).
  */
 #include <arpa/inet.h>
 #include <ifaddrs.h>
@@ -11,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "lib/addr.h"
 
@@ -75,23 +78,68 @@ addr_hostport_why(enum addr_hp_err e)
 		return "put an IPv6 address in brackets: [ADDR]:PORT";
 	case ADDR_BAD_PORT:
 		return "the port must be a number up to 65535";
+	case ADDR_PORT_MISSING:
+		return "no :PORT after the address";
+	case ADDR_PORT_ZERO:
+		return "port 0 (any port) cannot be reached: name the port";
+	case ADDR_NOT_IP:
+		return "not an IP address (no names are looked up)";
 	}
 	return "malformed";
 }
 
+/* Reads host, an IP address (IPv6 when v6, the brackets removed), into
+ * a with port 0.  0, or -1 when it is not one. */
 static int
-addr_parse_port(const char *s, struct addr *out, int any)
+addr_ip(const char *host, int v6, struct addr *a)
+{
+	memset(a, 0, sizeof(*a));
+	if (inet_pton(v6 ? AF_INET6 : AF_INET, host, a->ip) != 1)
+		return -1;
+	a->family = v6 ? 6 : 4;
+	return 0;
+}
+
+enum addr_hp_err
+addr_bind(const char *s, unsigned flags, struct addr_bind *out)
 {
 	struct addr_hostport hp;
+	enum addr_hp_err e;
+	char ip[INET6_ADDRSTRLEN];
 
 	memset(out, 0, sizeof(*out));
-	if (addr_hostport(s, strlen(s), &hp) != ADDR_OK ||
-	    hp.port == ADDR_NO_PORT || (hp.port == 0 && !any))
+	if ((e = addr_hostport(s, strlen(s), &hp)) != ADDR_OK)
+		return e;
+	if (hp.port == ADDR_NO_PORT)
+		return ADDR_PORT_MISSING;
+	if (hp.port == 0 && !(flags & ADDR_BIND_ANY_PORT))
+		return ADDR_PORT_ZERO;
+	/* Exactly "localhost", as PAPO_HTTP has always taken it. */
+	if ((flags & ADDR_BIND_LOCALHOST) && !hp.v6 &&
+	    strcmp(hp.host, "localhost") == 0)
+		snprintf(hp.host, sizeof(hp.host), "127.0.0.1");
+	if (addr_ip(hp.host, hp.v6, &out->a) == -1)
+		return ADDR_NOT_IP;
+	out->a.port = (uint16_t)hp.port;
+	out->sslen = addr_to_sockaddr(&out->a, hp.v6 ? AF_INET6 : AF_INET,
+	    &out->ss);
+	inet_ntop(hp.v6 ? AF_INET6 : AF_INET, out->a.ip, ip, sizeof(ip));
+	snprintf(out->host, sizeof(out->host), hp.v6 ? "[%s]" : "%s", ip);
+	out->wildcard = addr_is_unspecified(&out->a);
+	out->loopback = addr_is_loopback(&out->a);
+	return ADDR_OK;
+}
+
+static int
+addr_parse_port(const char *s, struct addr *out, unsigned flags)
+{
+	struct addr_bind b;
+
+	if (addr_bind(s, flags, &b) != ADDR_OK) {
+		memset(out, 0, sizeof(*out));
 		return -1;
-	if (inet_pton(hp.v6 ? AF_INET6 : AF_INET, hp.host, out->ip) != 1)
-		return -1;
-	out->family = hp.v6 ? 6 : 4;
-	out->port = (uint16_t)hp.port;
+	}
+	*out = b.a;
 	return 0;
 }
 
@@ -104,7 +152,7 @@ addr_parse(const char *s, struct addr *out)
 int
 addr_parse_listen(const char *s, struct addr *out)
 {
-	return addr_parse_port(s, out, 1);
+	return addr_parse_port(s, out, ADDR_BIND_ANY_PORT);
 }
 
 void
@@ -159,9 +207,28 @@ addrs_private(const struct addr *v, size_t n)
 int
 addr_is_loopback(const struct addr *a)
 {
-	static const uint8_t v6[16] = { [15] = 1 };
+	return addr_scope(a) == ADDR_SCOPE_LOOPBACK;
+}
 
-	return a->family == 4 ? a->ip[0] == 127 : memcmp(a->ip, v6, 16) == 0;
+int
+addr_host_is_loopback(const char *host)
+{
+	char bare[INET6_ADDRSTRLEN];
+	size_t n = strlen(host);
+	struct addr a;
+
+	if (strcasecmp(host, "localhost") == 0)
+		return 1;
+	/* "[::1]", as Host and URLs write IPv6: only IPv6 in brackets. */
+	if (n > 2 && host[0] == '[' && host[n - 1] == ']') {
+		if (n - 2 >= sizeof(bare))
+			return 0;
+		memcpy(bare, host + 1, n - 2);
+		bare[n - 2] = '\0';
+		return addr_ip(bare, 1, &a) == 0 && addr_is_loopback(&a);
+	}
+	return (addr_ip(host, 0, &a) == 0 || addr_ip(host, 1, &a) == 0) &&
+	    addr_is_loopback(&a);
 }
 
 int
@@ -177,26 +244,16 @@ addr_is_unspecified(const struct addr *a)
 static int
 addr_rank(const struct sockaddr *sa, struct addr *a, uint16_t port)
 {
-	memset(a, 0, sizeof(*a));
+	const struct in6_addr *in6 =
+	    &((const struct sockaddr_in6 *)sa)->sin6_addr;
+
+	if (sa->sa_family == AF_INET6 && (IN6_IS_ADDR_LINKLOCAL(in6) ||
+	    IN6_IS_ADDR_V4MAPPED(in6)))
+		return -1;
+	if (addr_from_sockaddr(sa, a) == -1)
+		return -1;
 	a->port = port;
-	if (sa->sa_family == AF_INET) {
-		const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-
-		a->family = 4;
-		memcpy(a->ip, &in->sin_addr, 4);
-		return a->ip[0] == 127 ? 1 : 0;
-	}
-	if (sa->sa_family == AF_INET6) {
-		const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-
-		if (IN6_IS_ADDR_LINKLOCAL(&in6->sin6_addr) ||
-		    IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr))
-			return -1;
-		a->family = 6;
-		memcpy(a->ip, &in6->sin6_addr, 16);
-		return IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ? 1 : 0;
-	}
-	return -1;
+	return addr_is_loopback(a) ? 1 : 0;
 }
 
 int

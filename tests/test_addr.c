@@ -1,8 +1,10 @@
 /*
  * test_addr.c: lib/addr.c: address text forms, the one HOST[:PORT]
- * reading, the one classifier, socket addresses, local address listing.
+ * reading, the one bind parser, the one loopback test, the one
+ * classifier, socket addresses, local address listing.
  */
 #include <netinet/in.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
 
@@ -75,6 +77,162 @@ test_hostport(void)
 	    ADDR_NO_HOST);
 }
 
+/* addr_bind, the one bind parser: each input, its exact result or error. */
+#define ANY ADDR_BIND_ANY_PORT
+#define LH ADDR_BIND_LOCALHOST
+static const struct {
+	const char *in;
+	unsigned flags;
+	enum addr_hp_err err;
+	const char *host;        /* the IP as a URL names it */
+	long port;
+	int family, wildcard, loopback;
+} binds[] = {
+	{ "127.0.0.1:7777", 0, ADDR_OK, "127.0.0.1", 7777, 4, 0, 1 },
+	{ "127.255.255.254:1", 0, ADDR_OK, "127.255.255.254", 1, 4, 0, 1 },
+	{ "128.0.0.1:1", 0, ADDR_OK, "128.0.0.1", 1, 4, 0, 0 },
+	{ "126.255.255.255:1", 0, ADDR_OK, "126.255.255.255", 1, 4, 0, 0 },
+	{ "192.0.2.7:65535", 0, ADDR_OK, "192.0.2.7", 65535, 4, 0, 0 },
+	{ "0.0.0.0:7778", 0, ADDR_OK, "0.0.0.0", 7778, 4, 1, 0 },
+	{ "[::]:7778", 0, ADDR_OK, "[::]", 7778, 6, 1, 0 },
+	{ "[::1]:7777", 0, ADDR_OK, "[::1]", 7777, 6, 0, 1 },
+	{ "[2001:DB8:0::1]:443", 0, ADDR_OK, "[2001:db8::1]", 443, 6, 0, 0 },
+	{ "[::ffff:127.0.0.1]:80", 0, ADDR_OK, "[::ffff:127.0.0.1]", 80, 6, 0,
+	  1 },
+	{ "[::ffff:128.0.0.1]:80", 0, ADDR_OK, "[::ffff:128.0.0.1]", 80, 6, 0,
+	  0 },
+	/* Port 0, any free port: only where a bind takes it. */
+	{ "127.0.0.1:0", 0, ADDR_PORT_ZERO, "", 0, 0, 0, 0 },
+	{ "127.0.0.1:0", ANY, ADDR_OK, "127.0.0.1", 0, 4, 0, 1 },
+	{ "[::]:0", ANY, ADDR_OK, "[::]", 0, 6, 1, 0 },
+	{ "127.0.0.1:65536", ANY, ADDR_BAD_PORT, "", 0, 0, 0, 0 },
+	{ "127.0.0.1:-1", ANY, ADDR_BAD_PORT, "", 0, 0, 0, 0 },
+	{ "127.0.0.1:", ANY, ADDR_BAD_PORT, "", 0, 0, 0, 0 },
+	{ "127.0.0.1:80x", ANY, ADDR_BAD_PORT, "", 0, 0, 0, 0 },
+	{ "127.0.0.1:80 ", ANY, ADDR_BAD_PORT, "", 0, 0, 0, 0 },
+	/* The port is never optional; a bare port is a host without one. */
+	{ "127.0.0.1", ANY, ADDR_PORT_MISSING, "", 0, 0, 0, 0 },
+	{ "[::1]", ANY, ADDR_PORT_MISSING, "", 0, 0, 0, 0 },
+	{ "7777", ANY | LH, ADDR_PORT_MISSING, "", 0, 0, 0, 0 },
+	{ "localhost", ANY | LH, ADDR_PORT_MISSING, "", 0, 0, 0, 0 },
+	{ ":7777", ANY | LH, ADDR_NO_HOST, "", 0, 0, 0, 0 },
+	{ "", ANY | LH, ADDR_NO_HOST, "", 0, 0, 0, 0 },
+	/* "localhost" exactly, and only where it is taken. */
+	{ "localhost:7777", LH, ADDR_OK, "127.0.0.1", 7777, 4, 0, 1 },
+	{ "localhost:0", ANY | LH, ADDR_OK, "127.0.0.1", 0, 4, 0, 1 },
+	{ "localhost:7777", ANY, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	{ "LOCALHOST:7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	{ "[localhost]:7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	/* Names and trailing garbage: nothing is resolved. */
+	{ "localhost.:7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	{ "localhostx:7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	{ "127.0.0.1x:7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	{ "127.0.0.1 :7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	{ "127.0.0.1.:7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	{ "127.1:7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	{ "127.0.0.256:7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	{ "example.org:7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	{ "[127.0.0.1]:7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	{ "[::1x]:7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	{ "[fe80::1%eth0]:7777", LH, ADDR_NOT_IP, "", 0, 0, 0, 0 },
+	/* IPv6 needs its brackets, closed, then only :PORT. */
+	{ "::1:7777", LH, ADDR_BARE_V6, "", 0, 0, 0, 0 },
+	{ "[::1:7777", LH, ADDR_NO_BRACKET, "", 0, 0, 0, 0 },
+	{ "[::1]7777", LH, ADDR_AFTER_BRACKET, "", 0, 0, 0, 0 },
+	{ "[::1]:7777x", LH, ADDR_BAD_PORT, "", 0, 0, 0, 0 },
+};
+
+static void
+test_bind(void)
+{
+	struct addr_bind b;
+	struct addr back;
+
+	for (size_t i = 0; i < sizeof(binds) / sizeof(binds[0]); i++) {
+		enum addr_hp_err e = addr_bind(binds[i].in, binds[i].flags, &b);
+
+		if (e != binds[i].err || (e == ADDR_OK &&
+		    strcmp(b.host, binds[i].host) != 0))
+			fprintf(stderr, "addr_bind(\"%s\"): %s, %s\n",
+			    binds[i].in, addr_hostport_why(e), b.host);
+		CHECK_EQ_INT(e, binds[i].err);
+		CHECK(strlen(addr_hostport_why(e)) > 0);
+		if (e != ADDR_OK) {
+			CHECK(b.a.family == 0 && b.sslen == 0 && b.host[0] == 0);
+			continue;
+		}
+		CHECK_EQ_STR(b.host, binds[i].host);
+		CHECK_EQ_INT(b.a.port, binds[i].port);
+		CHECK_EQ_INT(b.a.family, binds[i].family);
+		CHECK_EQ_INT(b.wildcard, binds[i].wildcard);
+		CHECK_EQ_INT(b.loopback, binds[i].loopback);
+		CHECK_EQ_INT(addr_is_loopback(&b.a), binds[i].loopback);
+		/* The socket address is the address's own family's. */
+		CHECK_EQ_INT(b.ss.ss_family, b.a.family == 4 ? AF_INET : AF_INET6);
+		CHECK_EQ_INT(b.sslen, b.a.family == 4 ?
+		    sizeof(struct sockaddr_in) : sizeof(struct sockaddr_in6));
+		CHECK(addr_from_sockaddr((struct sockaddr *)&b.ss, &back) == 0);
+		CHECK_EQ_INT(back.port, binds[i].port);
+		CHECK_EQ_INT(addr_is_loopback(&back), binds[i].loopback);
+	}
+	/* A member's address is a bind without port 0 or names. */
+	CHECK(addr_parse("localhost:7777", &back) == -1);
+	CHECK(addr_parse_listen("127.0.0.1:0", &back) == 0 && back.port == 0);
+}
+#undef ANY
+#undef LH
+
+/* addr_host_is_loopback: a host as Host, a URL or a bind names it. */
+static const struct {
+	const char *in;
+	int loopback;
+} hosts[] = {
+	{ "localhost", 1 },
+	{ "LocalHost", 1 },
+	{ "127.0.0.1", 1 },
+	{ "127.0.0.2", 1 },
+	{ "127.255.255.254", 1 },
+	{ "[::1]", 1 },
+	{ "::1", 1 },
+	{ "[0:0:0:0:0:0:0:1]", 1 },
+	{ "[::ffff:127.0.0.1]", 1 },
+	{ "::ffff:127.9.9.9", 1 },
+	{ "128.0.0.1", 0 },
+	{ "126.255.255.255", 0 },
+	{ "0.0.0.0", 0 },
+	{ "[::]", 0 },
+	{ "[::2]", 0 },
+	{ "[::ffff:128.0.0.1]", 0 },
+	{ "[::127.0.0.1]", 0 },          /* IPv4-compatible, not mapped */
+	{ "localhost.", 0 },
+	{ "localhostx", 0 },
+	{ "localhost:80", 0 },
+	{ "127.0.0.1:80", 0 },
+	{ "127.0.0.1x", 0 },
+	{ "127.0.0.1 ", 0 },
+	{ "127.1", 0 },
+	{ "0x7f.0.0.1", 0 },
+	{ "2130706433", 0 },
+	{ "[127.0.0.1]", 0 },
+	{ "[::1", 0 },
+	{ "::1]", 0 },
+	{ "[]", 0 },
+	{ "", 0 },
+	{ "example.org", 0 },
+	{ "localhost.example.org", 0 },
+};
+
+static void
+test_loopback(void)
+{
+	for (size_t i = 0; i < sizeof(hosts) / sizeof(hosts[0]); i++)
+		if (addr_host_is_loopback(hosts[i].in) != hosts[i].loopback) {
+			fprintf(stderr, "addr_host_is_loopback(\"%s\") is not %d\n",
+			    hosts[i].in, hosts[i].loopback);
+			CHECK(0);
+		}
+}
+
 /* addr_scope, the one classifier: each kind, and its edges. */
 static const struct {
 	const char *in;
@@ -143,6 +301,8 @@ main(void)
 	int n;
 
 	test_hostport();
+	test_bind();
+	test_loopback();
 	test_scope();
 	roundtrip("127.0.0.1:7778");
 	roundtrip("192.0.2.10:1");

@@ -519,15 +519,19 @@ doctor_port(struct doctor *d, const char *what, const char *text,
 {
 	int tcp = strcmp(what, "HTTP") == 0;
 	char comm[64], by[128];
+	struct addr_bind b;
 	struct addr a;
 	long pid;
 	int e;
 
 	printf("  %-4s %s/%s: ", what, text, tcp ? "tcp" : "udp");
-	if (addr_parse_listen(text, &a) == -1) {
+	/* Read as papo serve reads it. */
+	if (addr_bind(text, tcp ? HTTP_BIND_FLAGS : ADDR_BIND_ANY_PORT, &b) !=
+	    ADDR_OK) {
 		printf("not an IP address and port, not checked\n");
 		return;
 	}
+	a = b.a;
 	if (a.port == 0) {
 		printf("port 0, any free port\n");
 		return;

@@ -183,13 +183,16 @@ serve_hold(char err[PAPO_ERR_LEN], const char *home, int *fd)
 static void
 serve_invite_listen(const char *listen, char *out, size_t n)
 {
-	const char *colon = strrchr(listen, ':');
+	struct addr a, def;
+	char text[ADDR_STRLEN];
 
-	if (colon != NULL && strcmp(colon, ":0") == 0)
-		snprintf(out, n, "%.*s:%s", (int)(colon - listen), listen,
-		    strrchr(PAPO_DEFAULT_LISTEN, ':') + 1);
-	else
-		snprintf(out, n, "%s", listen);
+	if (addr_parse_listen(listen, &a) == 0 && a.port == 0 &&
+	    addr_parse(PAPO_DEFAULT_LISTEN, &def) == 0) {
+		a.port = def.port;
+		addr_format(&a, text);
+		listen = text;
+	}
+	snprintf(out, n, "%s", listen);
 }
 
 /*
@@ -201,22 +204,14 @@ static int
 serve_tls(char err[PAPO_ERR_LEN], struct papo *p)
 {
 	const struct serve_config *c = p->cfg;
-	char host[256] = "";
-	const char *colon;
+	struct addr_bind b;
 
 	if (c->tls_self) {
-		/* "ADDR:PORT": the address, unless it is a wildcard or
-		 * loopback, which the certificate names anyway. */
-		if ((colon = strrchr(c->http, ':')) != NULL &&
-		    (size_t)(colon - c->http) < sizeof(host))
-			snprintf(host, sizeof(host), "%.*s",
-			    (int)(colon - c->http), c->http);
-		if (strcmp(host, "0.0.0.0") == 0 || strcmp(host, "[::]") == 0 ||
-		    strcmp(host, "127.0.0.1") == 0 || strcmp(host, "[::1]") == 0 ||
-		    strcmp(host, "localhost") == 0)
-			host[0] = '\0';
-		p->tls = tls_self(err, c->node.home,
-		    host[0] != '\0' ? host : NULL);
+		/* The bound address, unless it is a wildcard (tls_self names
+		 * the loopback ones anyway). */
+		p->tls = tls_self(err, c->node.home, addr_bind(c->http,
+		    HTTP_BIND_FLAGS, &b) == ADDR_OK && !b.wildcard ? b.host :
+		    NULL);
 		return p->tls != NULL ? 0 : -1;
 	}
 	if (c->tls_cert == NULL && c->tls_key == NULL)
@@ -230,59 +225,30 @@ serve_tls(char err[PAPO_ERR_LEN], struct papo *p)
 	return p->tls != NULL ? 0 : -1;
 }
 
-/*
- * "ADDR:PORT" (IPv6 in brackets, "localhost") as a socket address; -1
- * when it does not parse (the real bind's own check says why).  A
- * wildcard becomes [::], as the QUIC socket binds both families.
- */
+/* 0 when a socket of type can bind text (read with flags, as the real
+ * bind reads it) now, else errno. */
 static int
-serve_sockaddr(const char *text, int dual, struct sockaddr_storage *ss,
-    socklen_t *len, unsigned *port)
+serve_try_bind(const char *text, int type, unsigned flags)
 {
-	struct addr_hostport hp;
+	struct addr_bind b;
 	struct addr a;
-
-	memset(ss, 0, sizeof(*ss));
-	memset(&a, 0, sizeof(a));
-	if (addr_hostport(text, strlen(text), &hp) != ADDR_OK ||
-	    hp.port == ADDR_NO_PORT)
-		return -1;
-	if (!hp.v6 && strcmp(hp.host, "localhost") == 0)
-		snprintf(hp.host, sizeof(hp.host), "127.0.0.1");
-	if (inet_pton(hp.v6 ? AF_INET6 : AF_INET, hp.host, a.ip) != 1)
-		return -1;
-	a.family = hp.v6 ? 6 : 4;
-	a.port = (uint16_t)hp.port;
-	*port = (unsigned)hp.port;
-	if (dual && a.family == 4 &&
-	    addr_scope(&a) == ADDR_SCOPE_UNSPECIFIED)
-		a.family = 6;            /* 0.0.0.0 binds [::], both families */
-	*len = (socklen_t)addr_to_sockaddr(&a, a.family == 4 ? AF_INET :
-	    AF_INET6, ss);
-	return 0;
-}
-
-/* 0 when a socket of type can bind text now, else errno. */
-static int
-serve_try_bind(const char *text, int type)
-{
 	struct sockaddr_storage ss;
 	socklen_t len;
-	unsigned port;
-	int fd, one = 1, off = 0, rc = 0;
+	int fd, one = 1, off = 0, rc = 0, dual;
 
-	if (serve_sockaddr(text, type == SOCK_DGRAM, &ss, &len, &port) == -1 ||
-	    port == 0)
+	if (addr_bind(text, flags, &b) != ADDR_OK || b.a.port == 0)
 		return 0;
+	/* 0.0.0.0 binds [::], both families, as the QUIC socket does. */
+	a = b.a;
+	dual = type == SOCK_DGRAM && b.wildcard && a.family == 4;
+	if (dual)
+		a.family = 6;
+	len = (socklen_t)addr_to_sockaddr(&a, a.family == 4 ? AF_INET :
+	    AF_INET6, &ss);
 	fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
-	if (fd == -1 && ss.ss_family == AF_INET6 && strchr(text, '[') == NULL) {
+	if (fd == -1 && dual) {
 		/* No IPv6 here: the wildcard is IPv4's. */
-		struct sockaddr_in *a4 = (struct sockaddr_in *)&ss;
-
-		memset(&ss, 0, sizeof(ss));
-		a4->sin_family = AF_INET;
-		a4->sin_port = htons((uint16_t)port);
-		len = sizeof(*a4);
+		len = (socklen_t)addr_to_sockaddr(&b.a, AF_INET, &ss);
 		fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
 	}
 	if (fd == -1)
@@ -290,7 +256,7 @@ serve_try_bind(const char *text, int type)
 	/* As http.c and quic.c bind: a port in TIME_WAIT is free. */
 	if (type == SOCK_STREAM)
 		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	else if (ss.ss_family == AF_INET6 && strchr(text, '[') == NULL)
+	else if (dual && ss.ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof(off));
 	if (bind(fd, (struct sockaddr *)&ss, len) == -1)
 		rc = errno;
@@ -312,14 +278,15 @@ serve_ports(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	    "PAPO_HOME) or another program has it";
 	int e;
 
-	if ((e = serve_try_bind(c->http, SOCK_STREAM)) != 0) {
+	if ((e = serve_try_bind(c->http, SOCK_STREAM, HTTP_BIND_FLAGS)) != 0) {
 		snprintf(err, PAPO_ERR_LEN, "cannot serve HTTP on %s: %s%s%s; "
 		    "choose another port with --http ADDR:PORT (or PAPO_HTTP; "
 		    "port 0 picks a free one)", c->http, strerror(e),
 		    e == EADDRINUSE ? ": " : "", e == EADDRINUSE ? why : "");
 		return -1;
 	}
-	if ((e = serve_try_bind(c->node.listen, SOCK_DGRAM)) != 0) {
+	if ((e = serve_try_bind(c->node.listen, SOCK_DGRAM,
+	    ADDR_BIND_ANY_PORT)) != 0) {
 		snprintf(err, PAPO_ERR_LEN, "cannot listen for QUIC on UDP %s: "
 		    "%s%s%s; choose another port with --listen ADDR:PORT (or "
 		    "PAPO_LISTEN; port 0 picks a free one)", c->node.listen,
@@ -459,14 +426,12 @@ static void
 serve_banner_net(const struct papo *p)
 {
 	const struct serve_config *c = p->cfg;
-	struct addr q, h;
+	struct addr_bind q, h;
 	int wide, lan, map;
-	char port[16] = "";
-	const char *colon = strrchr(p->quic, ':');
 
-	if (colon != NULL)
-		snprintf(port, sizeof(port), "%s", colon + 1);
-	wide = addr_parse_listen(p->quic, &q) == -1 || !addr_is_loopback(&q);
+	/* The bound address; when it does not parse (q zeroed), wide. */
+	addr_bind(p->quic, ADDR_BIND_ANY_PORT, &q);
+	wide = !q.loopback;
 	/* Beacons and the router's mapping are for a daemon reached from
 	 * elsewhere (net.c and room.c leave them out on loopback). */
 	lan = wide && !c->node.nolan && c->node.version != 1;
@@ -477,21 +442,20 @@ serve_banner_net(const struct papo *p)
 	else
 		printf("network: QUIC on UDP %s%s: members on other machines "
 		    "reach this one there\n", p->quic,
-		    addr_parse_listen(p->quic, &q) == 0 && addr_is_unspecified(&q) ?
-		    ", every interface" : "");
+		    q.wildcard ? ", every interface" : "");
 	if (lan)
 		printf("network: LAN beacons every 5 s, so that members on "
 		    "this network find each other (PAPO_LAN=off stops them)\n");
 	if (map)
-		printf("network: the home router is asked to forward UDP %s "
+		printf("network: the home router is asked to forward UDP %u "
 		    "here (UPnP-IGD, NAT-PMP; PAPO_PORTMAP=off stops it)\n",
-		    port);
-	if (addr_parse_listen(c->http, &h) == 0 && !addr_is_loopback(&h))
+		    (unsigned)q.a.port);
+	if (addr_bind(c->http, HTTP_BIND_FLAGS, &h) == ADDR_OK && !h.loopback)
 		printf("network: HTTP on %s (every request but /healthz needs "
 		    "the token)\n", c->http);
 	if (wide)
 		printf("network: to keep papo on this machine only: papo serve "
-		    "--listen 127.0.0.1:%s\n", port[0] != '\0' ? port : "0");
+		    "--listen 127.0.0.1:%u\n", (unsigned)q.a.port);
 }
 
 /* The room, made first if need be (p->first), and its name and

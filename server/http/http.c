@@ -350,7 +350,7 @@ http_on_timer(void *arg)
 }
 
 static int
-http_listen(char err[PAPO_ERR_LEN], const struct http_bind *b,
+http_listen(char err[PAPO_ERR_LEN], const struct addr_bind *b,
     const char *text)
 {
 	int fd, one = 1;
@@ -390,7 +390,7 @@ struct http *
 http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 {
 	struct http *h = NULL;
-	struct http_bind b;
+	struct addr_bind b;
 	const union MHD_DaemonInfo *info;
 	int fd = -1;
 
@@ -402,7 +402,7 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 		    "install Debian's libmicrohttpd12 (built with GnuTLS)");
 		return NULL;
 	}
-	http_parse_bind(c->bind, &b);
+	addr_bind(c->bind, HTTP_BIND_FLAGS, &b);
 	if ((h = calloc(1, sizeof(*h))) == NULL ||
 	    (h->mounts = calloc(c->nmounts + 1, sizeof(*h->mounts))) == NULL ||
 	    (h->fails = throttle_new()) == NULL)

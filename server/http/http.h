@@ -17,6 +17,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "lib/addr.h"
 #include "lib/loop.h"
 #include "node/node.h"
 
@@ -25,6 +26,9 @@
 /* PAPO_TOKEN's fewest characters: 128 bits even as hex digits. */
 #define HTTP_TOKEN_MIN 32
 #define HTTP_DEFAULT_BIND "127.0.0.1:7777"
+/* How every part reads PAPO_HTTP (addr_bind): port 0 picks a free
+ * port, and "localhost" is 127.0.0.1. */
+#define HTTP_BIND_FLAGS (ADDR_BIND_ANY_PORT | ADDR_BIND_LOCALHOST)
 #define HTTP_URL_MAX 256              /* bytes of PAPO_PUBLIC_URL, and of
                                        * one origin of PAPO_CORS_ORIGINS */
 #define HTTP_CORS_MAX 16              /* origins in PAPO_CORS_ORIGINS */
@@ -126,11 +130,11 @@ const char *http_public_url(const struct http *h);
 
 /*
  * Whether r may have come from another machine, whatever its address
- * says: its Host is not a loopback name (127.0.0.1, localhost, [::1]),
- * or it carries a proxy's forwarding headers (Forwarded,
- * X-Forwarded-*, X-Real-IP, CF-Connecting-IP, ...).  Such requests go
- * through a tunnel or proxy on this machine, and always need
- * credentials.
+ * says: its Host is not a loopback name (localhost, 127.0.0.0/8, [::1]:
+ * addr_host_is_loopback), or it carries a proxy's forwarding headers
+ * (Forwarded, X-Forwarded-*, X-Real-IP, CF-Connecting-IP, ...).  Such
+ * requests go through a tunnel or proxy on this machine, and always
+ * need credentials.
  */
 int http_req_remote(struct http_req *r);
 /*

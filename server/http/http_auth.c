@@ -39,7 +39,7 @@ http_req_remote(struct http_req *r)
 		if (http_header(r, http_forwarding[i]) != NULL)
 			return 1;
 	return host != NULL && (http_split_host(host, name, &port) == -1 ||
-	    !http_name_loopback(name));
+	    !addr_host_is_loopback(name));
 }
 
 int

@@ -1,9 +1,10 @@
 /*
  * http_guard.c: the pure checks of the HTTP guard (declared in
- * http_int.h): the bind address and the token a daemon may start with
- * (http_check), origins and PAPO_CORS_ORIGINS, the Host and Origin of a
- * request against the daemon's names (DNS rebinding and CORS in one
- * check), the token compared in constant time, a client address's key.
+ * http_int.h): the bind address (lib/addr's addr_bind) and the token a
+ * daemon may start with (http_check), origins and PAPO_CORS_ORIGINS,
+ * the Host and Origin of a request against the daemon's names (DNS
+ * rebinding and CORS in one check), the token compared in constant
+ * time, a client address's key.
  * No I/O, no clock: strings and addresses in, answers out.
  */
 #include <arpa/inet.h>
@@ -18,52 +19,6 @@
 #include "node/node.h"
 #include "server/http/http.h"
 #include "server/http/http_int.h"
-
-/* Parses "ADDR:PORT" (IPv6 in brackets, "localhost" for 127.0.0.1). */
-int
-http_parse_bind(const char *s, struct http_bind *b)
-{
-	struct addr_hostport hp;
-	char ip[HTTP_HOST_LEN];
-	unsigned long port;
-	int v6;
-
-	memset(b, 0, sizeof(*b));
-	if (addr_hostport(s, strlen(s), &hp) != ADDR_OK ||
-	    hp.port == ADDR_NO_PORT || strlen(hp.host) >= sizeof(ip))
-		return -1;
-	v6 = hp.v6;
-	port = (unsigned long)hp.port;
-	snprintf(ip, sizeof(ip), "%s", !v6 && strcmp(hp.host, "localhost") ==
-	    0 ? "127.0.0.1" : hp.host);
-	b->port = (unsigned)port;
-	if (v6) {
-		struct sockaddr_in6 *a = (struct sockaddr_in6 *)&b->ss;
-
-		if (inet_pton(AF_INET6, ip, &a->sin6_addr) != 1)
-			return -1;
-		a->sin6_family = AF_INET6;
-		a->sin6_port = htons((uint16_t)port);
-		b->sslen = sizeof(*a);
-		b->loopback = IN6_IS_ADDR_LOOPBACK(&a->sin6_addr);
-		b->wildcard = IN6_IS_ADDR_UNSPECIFIED(&a->sin6_addr);
-		inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
-		snprintf(b->host, sizeof(b->host), "[%s]", ip);
-	} else {
-		struct sockaddr_in *a = (struct sockaddr_in *)&b->ss;
-
-		if (inet_pton(AF_INET, ip, &a->sin_addr) != 1)
-			return -1;
-		a->sin_family = AF_INET;
-		a->sin_port = htons((uint16_t)port);
-		b->sslen = sizeof(*a);
-		b->loopback = (ntohl(a->sin_addr.s_addr) >> 24) == 127;
-		b->wildcard = a->sin_addr.s_addr == htonl(INADDR_ANY);
-		inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
-		snprintf(b->host, sizeof(b->host), "%s", ip);
-	}
-	return 0;
-}
 
 static int
 http_token_valid(const char *t)
@@ -165,13 +120,15 @@ int
 http_check(char err[PAPO_ERR_LEN], const struct http_config *c)
 {
 	struct http_origin o[HTTP_CORS_MAX];
-	struct http_bind b;
+	struct addr_bind b;
+	enum addr_hp_err e;
 	const char *token = c->token;
 	size_t n;
 
-	if (http_parse_bind(c->bind, &b) == -1) {
+	if ((e = addr_bind(c->bind, HTTP_BIND_FLAGS, &b)) != ADDR_OK) {
 		snprintf(err, PAPO_ERR_LEN, "the HTTP address '%s' is not "
-		    "ADDR:PORT (for example 127.0.0.1:7777)", c->bind);
+		    "ADDR:PORT (for example 127.0.0.1:7777): %s", c->bind,
+		    addr_hostport_why(e));
 		return -1;
 	}
 	if (token != NULL && token[0] != '\0' && !http_token_valid(token)) {
@@ -208,55 +165,18 @@ http_check(char err[PAPO_ERR_LEN], const struct http_config *c)
 
 /*
  * Splits a Host value "NAME[:PORT]" (NAME may be a bracketed IPv6
- * address).  The port is 0 when absent.
+ * address, given back with its brackets).  The port is 0 when absent.
  */
 int
 http_split_host(const char *s, char name[HTTP_NAME_MAX], unsigned *port)
 {
-	const char *colon;
-	unsigned long p;
-	size_t n;
-	char *stop;
+	struct addr_hostport hp;
 
-	if (s[0] == '[') {
-		const char *end = strchr(s, ']');
-
-		if (end == NULL)
-			return -1;
-		colon = end[1] == ':' ? end + 1 : NULL;
-		if (end[1] != ':' && end[1] != '\0')
-			return -1;
-		n = (size_t)(end - s + 1);
-	} else {
-		colon = strchr(s, ':');
-		n = colon != NULL ? (size_t)(colon - s) : strlen(s);
-	}
-	if (n == 0 || n >= HTTP_NAME_MAX)
+	if (addr_hostport(s, strlen(s), &hp) != ADDR_OK ||
+	    strlen(hp.host) + (hp.v6 ? 2 : 0) >= HTTP_NAME_MAX)
 		return -1;
-	memcpy(name, s, n);
-	name[n] = '\0';
-	*port = 0;
-	if (colon == NULL)
-		return 0;
-	if (colon[1] < '0' || colon[1] > '9' || strlen(colon + 1) > 5)
-		return -1;
-	p = strtoul(colon + 1, &stop, 10);
-	if (*stop != '\0' || p > 65535)
-		return -1;
-	*port = (unsigned)p;
-	return 0;
-}
-
-/* Is name a loopback name: 127.0.0.1, localhost or [::1]? */
-int
-http_name_loopback(const char *name)
-{
-	static const char *const local[] = { "127.0.0.1", "localhost",
-	    "[::1]" };
-
-	for (size_t i = 0; i < sizeof(local) / sizeof(local[0]); i++)
-		if (strcasecmp(name, local[i]) == 0)
-			return 1;
+	snprintf(name, HTTP_NAME_MAX, hp.v6 ? "[%s]" : "%s", hp.host);
+	*port = hp.port != ADDR_NO_PORT ? (unsigned)hp.port : 0;
 	return 0;
 }
 
@@ -275,7 +195,7 @@ http_host_ours(const struct http *h, const char *host)
 		return 1;
 	if (port != h->port)
 		return 0;
-	return http_name_loopback(name) || strcasecmp(name, h->host) == 0;
+	return addr_host_is_loopback(name) || strcasecmp(name, h->host) == 0;
 }
 
 /*

@@ -194,15 +194,6 @@ struct http {
 	unsigned long refused;      /* refusals since */
 };
 
-/* A parsed bind address. */
-struct http_bind {
-	struct sockaddr_storage ss;
-	socklen_t sslen;
-	char host[HTTP_HOST_LEN];   /* "127.0.0.1", "[::1]" */
-	unsigned port;
-	int loopback, wildcard;
-};
-
 enum http_origin_kind {
 	HTTP_ORIGIN_BAD,        /* refused: 403 */
 	HTTP_ORIGIN_NONE,       /* no Origin: not a browser's request */
@@ -211,12 +202,10 @@ enum http_origin_kind {
 };
 
 /* http_guard.c */
-int http_parse_bind(const char *s, struct http_bind *b);
 int http_parse_origin(const char *s, struct http_origin *o);
 int http_parse_cors(char err[PAPO_ERR_LEN], const char *list,
     struct http_origin *out, size_t *n);
 int http_split_host(const char *s, char name[HTTP_NAME_MAX], unsigned *port);
-int http_name_loopback(const char *name);
 enum http_origin_kind http_origin_check(const struct http *h,
     const char *host, const char *origin);
 int http_token_equal(const char *given, const char *token, size_t n);

@@ -328,6 +328,24 @@ tls_add_name(gnutls_x509_crt_t crt, const char *name)
 	    bare, (unsigned)strlen(bare), GNUTLS_FSAN_APPEND);
 }
 
+/* Names the certificate: localhost, 127.0.0.1, ::1, and extra when it
+ * is another (as addr_bind writes an address: "[::1]" is ::1). */
+static int
+tls_add_names(gnutls_x509_crt_t crt, const char *extra)
+{
+	static const char *const names[] = { "localhost", "127.0.0.1",
+	    "[::1]" };
+	int ret;
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		if ((ret = tls_add_name(crt, names[i])) < 0)
+			return ret;
+		if (extra != NULL && strcmp(extra, names[i]) == 0)
+			extra = NULL;
+	}
+	return extra != NULL ? tls_add_name(crt, extra) : 0;
+}
+
 /*
  * Makes a self-signed certificate and key in certfile and keyfile: an
  * end-entity certificate for TLS servers, valid from an hour ago (a
@@ -364,10 +382,7 @@ tls_make_self(char err[PAPO_ERR_LEN], const char *certfile,
 	    GNUTLS_KEY_DIGITAL_SIGNATURE)) < 0 ||
 	    (ret = gnutls_x509_crt_set_key_purpose_oid(crt,
 	    GNUTLS_KP_TLS_WWW_SERVER, 0)) < 0 ||
-	    (ret = tls_add_name(crt, "localhost")) < 0 ||
-	    (ret = tls_add_name(crt, "127.0.0.1")) < 0 ||
-	    (ret = tls_add_name(crt, "::1")) < 0 ||
-	    (extra != NULL && (ret = tls_add_name(crt, extra)) < 0) ||
+	    (ret = tls_add_names(crt, extra)) < 0 ||
 	    (ret = gnutls_x509_crt_sign2(crt, crt, key, GNUTLS_DIG_SHA256,
 	    0)) < 0 ||
 	    (ret = gnutls_x509_privkey_export2(key, GNUTLS_X509_FMT_PEM,

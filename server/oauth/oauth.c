@@ -28,6 +28,7 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include "lib/addr.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/node.h"
@@ -51,7 +52,7 @@ int
 oauth_check(char err[PAPO_ERR_LEN], const char *bind,
     const struct oauth_config *c)
 {
-	const char *colon;
+	struct addr_bind b;
 
 	if (!c->on)
 		return 0;
@@ -73,9 +74,7 @@ oauth_check(char err[PAPO_ERR_LEN], const char *bind,
 		}
 		return 0;
 	}
-	colon = strrchr(bind, ':');
-	if (colon == NULL || (!oauth_loopback_host(bind,
-	    (size_t)(colon - bind)) && strncmp(bind, "127.", 4) != 0)) {
+	if (addr_bind(bind, HTTP_BIND_FLAGS, &b) != ADDR_OK || !b.loopback) {
 		snprintf(err, PAPO_ERR_LEN, "PAPO_OAUTH=on serves tokens only "
 		    "over HTTPS, or on loopback for development: %s is "
 		    "neither (set PAPO_PUBLIC_URL to the https URL clients "
@@ -567,9 +566,10 @@ oauth_register(struct http_req *r, void *arg)
 	cJSON_ArrayForEach(u, v) {
 		if (!cJSON_IsString(u) || !oauth_redirect_ok(u->valuestring)) {
 			oauth_error(r, 400, "invalid_redirect_uri", "each "
-			    "redirect URI must be https, http to 127.0.0.1, "
-			    "localhost or [::1], or a private-use scheme with "
-			    "a dot (as com.example.app:/cb), without a "
+			    "redirect URI must be https, http to localhost or "
+			    "a loopback address (127.0.0.1, [::1]), or a "
+			    "private-use scheme with a dot (as "
+			    "com.example.app:/cb), without a "
 			    "fragment, at most %d bytes", GRANTS_URI_MAX);
 			goto out;
 		}

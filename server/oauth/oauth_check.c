@@ -15,6 +15,7 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include "lib/addr.h"
 #include "node/node.h"
 #include "server/http/http.h"
 #include "server/oauth/grants.h"
@@ -24,18 +25,6 @@ int64_t
 oauth_now(void)
 {
 	return (int64_t)time(NULL);
-}
-
-int
-oauth_loopback_host(const char *host, size_t n)
-{
-	static const char *const names[] = { "127.0.0.1", "localhost",
-	    "[::1]" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (n == strlen(names[i]) && strncasecmp(host, names[i], n) == 0)
-			return 1;
-	return 0;
 }
 
 /* Helpers for answers. */
@@ -196,14 +185,15 @@ oauth_scope_ok(const char *scope)
 
 /*
  * Is uri a redirect URI papo sends codes to: https, http to a loopback
- * name (a native app's port), or a private-use scheme with a dot (RFC
- * 8252 7.1, as cursor://); no fragment, nothing unprintable.
+ * host with an optional port (a native app's: localhost, 127.0.0.0/8,
+ * [::1]), or a private-use scheme with a dot (RFC 8252 7.1, as
+ * cursor://); no fragment, nothing unprintable.
  */
 int
 oauth_redirect_ok(const char *uri)
 {
+	struct addr_hostport hp;
 	const char *p, *colon;
-	size_t n;
 
 	if (strlen(uri) > GRANTS_URI_MAX || strchr(uri, '#') != NULL)
 		return 0;
@@ -215,8 +205,8 @@ oauth_redirect_ok(const char *uri)
 		return uri[8] != '\0' && uri[8] != '/';
 	if (strncmp(uri, "http://", 7) == 0) {
 		p = uri + 7;
-		n = strcspn(p, ":/?");
-		return oauth_loopback_host(p, n);
+		return addr_hostport(p, strcspn(p, "/?"), &hp) == ADDR_OK &&
+		    addr_host_is_loopback(hp.host);
 	}
 	if ((colon = strchr(uri, ':')) == NULL || colon == uri)
 		return 0;

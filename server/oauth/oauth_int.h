@@ -96,8 +96,6 @@ struct oauth {
 
 /* The time now, in seconds: what every expiry is counted in. */
 int64_t oauth_now(void);
-/* Whether the n bytes of host are 127.0.0.1, localhost or [::1]. */
-int oauth_loopback_host(const char *host, size_t n);
 /* Answers r with o as JSON (500 when o is NULL) and deletes o. */
 void oauth_json(struct http_req *r, int status, struct cJSON *o);
 /* Answers r with an OAuth error (RFC 6749 5.2) of code and fmt. */

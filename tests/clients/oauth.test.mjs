@@ -257,7 +257,11 @@ describe('papo OAuth', { concurrency: false }, () => {
 
   it('codes: replayed, wrong verifier, wrong redirect, expired; tokens expire', async () => {
     const base = A.info.http;
-    const reg = await register(base, { client_name: 'codes', redirect_uris: [REDIRECT, 'http://localhost:2/cb'] });
+    // Loopback hosts as lib/addr tells them: [::1] too (refused before
+    // issue 38, the host cut at its first ':'), and all of 127.0.0.0/8.
+    const loopbacks = ['http://localhost:2/cb', 'http://[::1]:3/cb', 'http://127.0.0.2:4/cb', 'http://LOCALHOST/cb'];
+    const reg = await register(base, { client_name: 'codes', redirect_uris: [REDIRECT, ...loopbacks] });
+    assert.equal(reg.status, 201, JSON.stringify(reg.json));
     const id = reg.json.client_id;
     const grants = () => clientsIn(A.home).grants.filter((g) => g.client_id === id).length;
 
@@ -394,6 +398,8 @@ describe('papo OAuth', { concurrency: false }, () => {
       ['no redirect_uris', { client_name: 'x' }, 'invalid_redirect_uri'],
       ['empty redirect_uris', { redirect_uris: [] }, 'invalid_redirect_uri'],
       ['plain http off loopback', { redirect_uris: ['http://example.com/cb'] }, 'invalid_redirect_uri'],
+      ...['localhost.', 'localhost.example.com', '127.0.0.1x', '128.0.0.1', '[::2]', '[::1', 'localhost:x', 'user@localhost'].map((h) =>
+        [`http to ${h}`, { redirect_uris: [`http://${h}/cb`] }, 'invalid_redirect_uri']),
       ['a javascript: URI', { redirect_uris: ['javascript:alert(1)'] }, 'invalid_redirect_uri'],
       ['a fragment', { redirect_uris: ['https://ok.example/cb#frag'] }, 'invalid_redirect_uri'],
       ['a number', { redirect_uris: [42] }, 'invalid_redirect_uri'],
