@@ -69,6 +69,23 @@ function hits(page) {
   })));
 }
 
+// Waits until the timeline is shown (no search results over it) and has
+// stopped moving: a view pinned to the newest message scrolls there as
+// it is laid out again, and a click aimed at a button that then moves
+// would land beside it.
+async function settled(page) {
+  let top = -1;
+  await until('the timeline shown and still', async () => {
+    const now = await page.evaluate(() => {
+      const s = document.getElementById('scroller');
+      return s.hidden || !document.getElementById('results').hidden ? -2 : s.scrollTop;
+    });
+    const still = now >= 0 && now === top;
+    top = now;
+    return still;
+  }, 10_000, 200);
+}
+
 describe('the dashboard\'s search and threads', { timeout: 120_000 }, () => {
   let A, B, browser, ctx, page;
   const ids = {};
@@ -237,6 +254,7 @@ describe('the dashboard\'s search and threads', { timeout: 120_000 }, () => {
     assert.equal(await tb.count(), 1, 'a reply has a Thread button');
     assert.equal(await page.locator(`#m-${ids.phrase} button.thread-button`).count(), 0,
       'a message outside any thread has none');
+    await settled(page);
     await tb.click();
     await until('the thread', async () =>
       (await page.locator('#thread-list li.msg').count()) === 3, 10_000, 100);
@@ -319,6 +337,7 @@ describe('the dashboard\'s search and threads', { timeout: 120_000 }, () => {
     assert.ok(w.page <= w.view, `nothing wider than the phone: ${JSON.stringify(w)}`);
     await pp.screenshot({ path: path.join(HERE, 'dashboard-search-phone.png'), animations: 'disabled' });
     await pp.press('#search-q', 'Escape');
+    await settled(pp);
     await pp.locator(`#m-${ids.r2} button.thread-button`).click();
     await until('the thread', async () => (await pp.locator('#thread-list li.msg').count()) >= 3, 10_000, 100);
     const box = await pp.locator('#thread-panel').boundingBox();
