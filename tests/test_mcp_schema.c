@@ -272,27 +272,85 @@ test_every_tool(void)
 	CHECK_EQ_INT(ntools, 5);
 }
 
-/* The errors as a model reads them, word for word. */
+/* The errors as a model reads them, word for word: a call's arguments
+ * and what they get (long ones are made in test_errors). */
+static const struct {
+	const struct mcp_tool_desc *d;
+	const char *args;
+	const char *err;
+} errors[] = {
+	{ &mcp_send_desc, "{\"text\":7}",
+	  "send: text must be a string of at most 49152 bytes: the message" },
+	{ &mcp_send_desc, "{\"text\":\"x\",\"to\":[\"bo\"]}",
+	  "send: to must be a string: a member's name or id" },
+	{ &mcp_send_desc, "{\"text\":\"x\",\"reply_to\":\"zz\"}",
+	  "send: reply_to must be a message id of 10 characters: the one "
+	  "this answers, as history and wait show them" },
+	{ &mcp_send_desc, "{\"room\":5}",
+	  "send: room must be a string: a room's name or id (or 4 "
+	  "characters or more of its id), as status lists them" },
+	{ &mcp_send_desc, "{\"text\":\"x\",\"attachments\":\"x\"}",
+	  "send: attachments must be an array of at most 16 items: files, "
+	  "each {\"path\": \"/abs/path\"} or {\"name\", \"data\" (base64)}" },
+	{ &mcp_send_desc, "{\"text\":\"x\",\"sender\":\"bo\"}",
+	  "unknown argument 'sender': send takes text, to, reply_to, "
+	  "attachments, room" },
+	{ &mcp_wait_desc, "{\"timeout_s\":56}",
+	  "wait: timeout_s must be a number of seconds from 0 to 55: call "
+	  "wait again to wait longer" },
+	{ &mcp_wait_desc, "{\"timeout_s\":\"soon\"}",
+	  "wait: timeout_s must be a number of seconds from 0 to 55: call "
+	  "wait again to wait longer" },
+	{ &mcp_wait_desc, "{\"from\":7}",
+	  "wait: from must be a string: a member's name or id" },
+	{ &mcp_wait_desc, "{\"timeout\":5}",
+	  "unknown argument 'timeout': wait takes timeout_s, from, room" },
+	{ &mcp_history_desc, "{\"limit\":0}",
+	  "history: limit must be a whole number from 1 to 500" },
+	{ &mcp_history_desc, "{\"limit\":501}",
+	  "history: limit must be a whole number from 1 to 500" },
+	{ &mcp_history_desc, "{\"limit\":1.5}",
+	  "history: limit must be a whole number from 1 to 500" },
+	{ &mcp_history_desc, "{\"limit\":1e300}",
+	  "history: limit must be a whole number from 1 to 500" },
+	{ &mcp_history_desc, "{\"since\":\"yesterday\"}",
+	  "history: since must be a whole number: ms since 1970" },
+	{ &mcp_history_desc, "{\"after\":-1}",
+	  "history: after must be a whole number: ms since 1970" },
+	{ &mcp_history_desc, "{\"files\":1}",
+	  "history: files must be true or false" },
+	{ &mcp_history_desc, "{\"before_id\":\"abc\"}",
+	  "history: before_id must be a message id of 10 characters: given "
+	  "with before, the \"earlier\" of the page before" },
+	{ &mcp_status_desc, "{\"verbose\":true}",
+	  "unknown argument 'verbose': status takes room" },
+	{ &mcp_fetch_desc, "{}",
+	  "fetch: ref is missing: fetch takes ref (a file's ref or uri, from "
+	  "its message's files), and optionally path, overwrite, timeout_s "
+	  "and room" },
+	{ &mcp_fetch_desc, NULL,
+	  "fetch: ref is missing: fetch takes ref (a file's ref or uri, from "
+	  "its message's files), and optionally path, overwrite, timeout_s "
+	  "and room" },
+	{ &mcp_fetch_desc, "{\"ref\":5}",
+	  "fetch: ref must be a string: a file's ref or uri, from its "
+	  "message's files" },
+	{ &mcp_fetch_desc, "{\"ref\":\"r\",\"timeout_s\":3601}",
+	  "fetch: timeout_s must be a number of seconds from 0 to 3600" },
+	{ &mcp_fetch_desc, "{\"ref\":\"r\",\"overwrite\":\"yes\"}",
+	  "fetch: overwrite must be true or false" },
+};
+
 static void
 test_errors(void)
 {
 	union mcp_tool_in in;
 	char err[PAPO_ERR_LEN], *big;
 
-	CHECK_EQ_STR(call(&mcp_send_desc, "{\"text\":7}", &in),
-	    "send: text must be a string of at most 49152 bytes: the message");
-	CHECK_EQ_STR(call(&mcp_send_desc, "{\"text\":\"x\",\"to\":[\"bo\"]}",
-	    &in), "send: to must be a string: a member's name or id");
-	CHECK_EQ_STR(call(&mcp_send_desc, "{\"text\":\"x\",\"reply_to\":\"zz\"}",
-	    &in), "send: reply_to must be a message id of 10 characters: the "
-	    "one this answers, as history and wait show them");
-	CHECK_EQ_STR(call(&mcp_send_desc, "{\"room\":5}", &in),
-	    "send: room must be a string: a room's name or id (or 4 "
-	    "characters or more of its id), as status lists them");
-	CHECK_EQ_STR(call(&mcp_send_desc, "{\"text\":\"x\",\"attachments\":"
-	    "\"x\"}", &in), "send: attachments must be an array of at most 16 "
-	    "items: files, each {\"path\": \"/abs/path\"} or {\"name\", "
-	    "\"data\" (base64)}");
+	for (size_t i = 0; i < sizeof(errors) / sizeof(errors[0]); i++)
+		CHECK_EQ_STR(call(errors[i].d, errors[i].args, &in),
+		    errors[i].err);
+	/* Over the limit, by a byte. */
 	big = malloc(PAPO_BODY_MAX + 16);
 	snprintf(big, PAPO_BODY_MAX + 16, "{\"text\":\"%0*d\"}",
 	    PAPO_BODY_MAX + 1, 0);
@@ -300,64 +358,16 @@ test_errors(void)
 	    "bytes; at most 49152 are allowed: share a longer text as a file "
 	    "(attachments)");
 	free(big);
-	CHECK_EQ_STR(call(&mcp_send_desc, "{\"text\":\"x\",\"sender\":\"bo\"}",
-	    &in), "unknown argument 'sender': send takes text, to, reply_to, "
-	    "attachments, room");
-	mcp_schema_missing(err, &mcp_send_desc, "text");
-	CHECK_EQ_STR(err, "send: text is missing: send takes text (the "
-	    "message), and optionally to, reply_to, attachments and room");
-
-	CHECK_EQ_STR(call(&mcp_wait_desc, "{\"timeout_s\":56}", &in),
-	    "wait: timeout_s must be a number of seconds from 0 to 55: call "
-	    "wait again to wait longer");
-	CHECK_EQ_STR(call(&mcp_wait_desc, "{\"timeout_s\":\"soon\"}", &in),
-	    "wait: timeout_s must be a number of seconds from 0 to 55: call "
-	    "wait again to wait longer");
-	CHECK_EQ_STR(call(&mcp_wait_desc, "{\"from\":7}", &in),
-	    "wait: from must be a string: a member's name or id");
-	CHECK_EQ_STR(call(&mcp_wait_desc, "{\"timeout\":5}", &in),
-	    "unknown argument 'timeout': wait takes timeout_s, from, room");
-
-	CHECK_EQ_STR(call(&mcp_history_desc, "{\"limit\":0}", &in),
-	    "history: limit must be a whole number from 1 to 500");
-	CHECK_EQ_STR(call(&mcp_history_desc, "{\"limit\":501}", &in),
-	    "history: limit must be a whole number from 1 to 500");
-	CHECK_EQ_STR(call(&mcp_history_desc, "{\"limit\":1.5}", &in),
-	    "history: limit must be a whole number from 1 to 500");
-	CHECK_EQ_STR(call(&mcp_history_desc, "{\"limit\":1e300}", &in),
-	    "history: limit must be a whole number from 1 to 500");
-	CHECK_EQ_STR(call(&mcp_history_desc, "{\"since\":\"yesterday\"}", &in),
-	    "history: since must be a whole number: ms since 1970");
-	CHECK_EQ_STR(call(&mcp_history_desc, "{\"after\":-1}", &in),
-	    "history: after must be a whole number: ms since 1970");
-	CHECK_EQ_STR(call(&mcp_history_desc, "{\"files\":1}", &in),
-	    "history: files must be true or false");
-	CHECK_EQ_STR(call(&mcp_history_desc, "{\"before_id\":\"abc\"}", &in),
-	    "history: before_id must be a message id of 10 characters: given "
-	    "with before, the \"earlier\" of the page before");
 	big = malloc(MCP_QUERY_MAX + 32);
 	snprintf(big, MCP_QUERY_MAX + 32, "{\"query\":\"%0*d\"}",
 	    MCP_QUERY_MAX + 1, 0);
 	CHECK_EQ_STR(call(&mcp_history_desc, big, &in), "history: query is "
 	    "1025 bytes; at most 1024 are allowed");
 	free(big);
-
-	CHECK_EQ_STR(call(&mcp_status_desc, "{\"verbose\":true}", &in),
-	    "unknown argument 'verbose': status takes room");
-
-	CHECK_EQ_STR(call(&mcp_fetch_desc, "{}", &in), "fetch: ref is "
-	    "missing: fetch takes ref (a file's ref or uri, from its message's "
-	    "files), and optionally path, overwrite, timeout_s and room");
-	CHECK_EQ_STR(call(&mcp_fetch_desc, NULL, &in), "fetch: ref is "
-	    "missing: fetch takes ref (a file's ref or uri, from its message's "
-	    "files), and optionally path, overwrite, timeout_s and room");
-	CHECK_EQ_STR(call(&mcp_fetch_desc, "{\"ref\":5}", &in), "fetch: ref "
-	    "must be a string: a file's ref or uri, from its message's files");
-	CHECK_EQ_STR(call(&mcp_fetch_desc, "{\"ref\":\"r\",\"timeout_s\":3601}",
-	    &in), "fetch: timeout_s must be a number of seconds from 0 to "
-	    "3600");
-	CHECK_EQ_STR(call(&mcp_fetch_desc, "{\"ref\":\"r\",\"overwrite\":\"yes\"}",
-	    &in), "fetch: overwrite must be true or false");
+	/* The handlers' own, made from the tables. */
+	mcp_schema_missing(err, &mcp_send_desc, "text");
+	CHECK_EQ_STR(err, "send: text is missing: send takes text (the "
+	    "message), and optionally to, reply_to, attachments and room");
 	mcp_schema_bad(err, &mcp_fetch_desc, "path");
 	CHECK_EQ_STR(err, "fetch: path must be a string: an absolute path to "
 	    "save the file to");

@@ -276,7 +276,7 @@ mcp_schema_missing(char err[PAPO_ERR_LEN], const struct mcp_tool_desc *d,
 	schema_list(err, &off, d, 0, name, 0, ", and optionally ");
 }
 
-/* The value of kind MA_* at off in in. */
+/* The value of type at off in the input struct in. */
 #define AT(in, off, type) ((type *)(void *)((char *)(in) + (off)))
 
 /* Reads a (given as v, not NULL) into in: 0, or -1 with err. */
@@ -416,10 +416,12 @@ mcp_schema_str(const struct mcp_tool_desc *d, const void *in,
     const char *name)
 {
 	const struct mcp_arg *a = schema_arg(d, name);
+	const char *const *v;
 
 	if (a == NULL || (a->kind != MA_STRING && a->kind != MA_MSGID))
 		return NULL;
-	return *AT(in, a->off, const char *const);
+	v = (const void *)((const char *)in + a->off);
+	return *v;
 }
 
 /* The tables. */
