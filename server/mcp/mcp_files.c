@@ -367,7 +367,12 @@ mcp_attach(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	a->rev = s->rev;
 	a->send = req;
 	snprintf(a->room, sizeof(a->room), "%s", room);
-	/* mcp_schema_read held their number to MCP_ATTACH_MAX. */
+	/* mcp_schema_read held their number to MCP_ATTACH_MAX; a->item
+	 * holds no more, so it is what keeps the loop in bounds. */
+	if (cJSON_GetArraySize(attachments) > MCP_ATTACH_MAX) {
+		mcp_attach_fail(a, r, "too many attachments");
+		return;
+	}
 	/* Every one is checked (and the inline ones spooled) before any is
 	 * added: a mistake costs nothing. */
 	cJSON_ArrayForEach(o, attachments) {

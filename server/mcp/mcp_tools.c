@@ -197,8 +197,9 @@ m_tools_list(struct mcp_session *s, struct http_req *r, const cJSON *id,
 
 /*
  * The room a tool call acts on, into room: the one its room argument
- * (sel; NULL when not given) names, else the session's (?room=), else "" (the default room for
- * send, history and status; every room for wait).  -1, with r answered
+ * (sel; NULL when not given) names, else the session's (?room=), else
+ * "" (the default room for send, history, status and fetch; every room
+ * for wait).  -1, with r answered
  * by a tool error, when the argument names no room, or another than the
  * session's, or the session's room was left.
  */
