@@ -5,6 +5,7 @@
  * (member, role, epoch, deliver, hello, room.c on top) call down to
  * it; it calls none of them.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,10 +29,14 @@ room_emit_json(struct room *g, enum node_kind kind, cJSON *o)
 
 void
 room_fail(struct room *g, struct node_msg *req, int code, const char *fmt,
-    const char *arg)
+    ...)
 {
+	va_list ap;
+
 	req->code = code;
-	snprintf(req->err, sizeof(req->err), fmt, arg);
+	va_start(ap, fmt);
+	vsnprintf(req->err, sizeof(req->err), fmt, ap);
+	va_end(ap);
 	g->env.emit(g->env.arg, req);
 }
 

@@ -109,9 +109,9 @@ typedef void member_status_part(const struct room *g,
 
 /* Hands o to the program as an event of kind, and frees o. */
 void room_emit_json(struct room *g, enum node_kind kind, cJSON *o);
-/* Answers req with an error: code and fmt filled with arg. */
+/* Answers req with an error: code, and err as printf formats fmt. */
 void room_fail(struct room *g, struct node_msg *req, int code,
-    const char *fmt, const char *arg);
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Seals f as a connection of that version takes it (frame_for_version)
  * into b: -1 when nothing of it is for that version. */
 int room_seal(struct room *g, const struct frame *f, unsigned version,

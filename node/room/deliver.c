@@ -216,24 +216,21 @@ deliver_send(struct room *g, struct node_msg *req)
 	int amb, has_answered = 0;
 
 	if (keyring_gone(g->keyring)) {
-		room_fail(g, req, 403, "%s", "this member was removed from "
+		room_fail(g, req, 403, "this member was removed from "
 		    "the room: nothing it writes reaches anyone");
 		return;
 	}
 	if ((req->text == NULL || len == 0) && req->files == NULL) {
-		room_fail(g, req, 400, "%s", "text is empty");
+		room_fail(g, req, 400, "text is empty");
 		return;
 	}
 	if (len > PAPO_BODY_MAX) {
-		char n[32];
-
-		snprintf(n, sizeof(n), "%zu", len);
-		room_fail(g, req, 413, "text is %s bytes; at most 49152 "
-		    "(48 KiB) are allowed", n);
+		room_fail(g, req, 413, "text is %zu bytes; at most %d (%d KiB) "
+		    "are allowed", len, PAPO_BODY_MAX, PAPO_BODY_MAX / 1024);
 		return;
 	}
 	if (len > 0 && !utf8_valid(req->text, len)) {
-		room_fail(g, req, 400, "%s", "text is not valid UTF-8");
+		room_fail(g, req, 400, "text is not valid UTF-8");
 		return;
 	}
 	if (files_text_check(g, req) == -1)
@@ -286,7 +283,7 @@ deliver_send(struct room *g, struct node_msg *req)
 		has_answered = deliver_author_of(g, m->reply_to, answered) == 0;
 	}
 	if (frame_msg_sign(m, g->env.keys, g->env.me) == -1) {
-		room_fail(g, req, 500, "%s", "cannot sign the message");
+		room_fail(g, req, 500, "cannot sign the message");
 		return;
 	}
 	/* A message too long to write out, then damping: a refused answer
@@ -318,7 +315,7 @@ deliver_send(struct room *g, struct node_msg *req)
 	}
 	deliver_stored(g, m);
 	if ((o = outmsg_new(g, m->id)) == NULL) {
-		room_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "out of memory");
 		return;
 	}
 	if (req->files != NULL) {

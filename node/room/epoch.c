@@ -872,13 +872,13 @@ epoch_request_rotate(struct room *g, struct node_msg *req)
 		}
 	}
 	if (keyring_newest(g->keyring) == UINT32_MAX) {
-		room_fail(g, req, 409, "%s", "the room's key cannot change "
+		room_fail(g, req, 409, "the room's key cannot change "
 		    "again");
 		return;
 	}
 	if (epoch_make(g, gone != NULL ? (const uint8_t (*)[PAPO_KEY_LEN])&gone->id :
 	    NULL, gone != NULL, &n, &nkeys) == -1) {
-		room_fail(g, req, 500, "%s", "could not make a new key epoch");
+		room_fail(g, req, 500, "could not make a new key epoch");
 		return;
 	}
 	o = cJSON_CreateObject();

@@ -73,7 +73,7 @@ files_entry(struct room *g, struct node_msg *req, const cJSON *e,
 	if (!cJSON_IsString(ref) || (!cJSON_IsString(e) &&
 	    !cJSON_IsObject(e)) || (name != NULL && !cJSON_IsString(name)) ||
 	    (type != NULL && !cJSON_IsString(type))) {
-		room_fail(g, req, 400, "%s", "each of files is a reference "
+		room_fail(g, req, 400, "each of files is a reference "
 		    "or an object {\"ref\", \"name\", \"type\"}");
 		return -1;
 	}
@@ -86,7 +86,7 @@ files_entry(struct room *g, struct node_msg *req, const cJSON *e,
 		attach_name(a->name, name->valuestring);
 	if (type != NULL) {
 		if (strlen(type->valuestring) > ATTACH_TYPE_MAX) {
-			room_fail(g, req, 400, "%s", "a media type is too long");
+			room_fail(g, req, 400, "a media type is too long");
 			return -1;
 		}
 		snprintf(a->type, sizeof(a->type), "%s", type->valuestring);
@@ -110,16 +110,16 @@ files_body(struct room *g, struct node_msg *req, char **body, size_t *len)
 
 	buf_init(&b, PAPO_BODY_MAX + 1);
 	if ((list = cJSON_Parse(req->files)) == NULL || !cJSON_IsArray(list)) {
-		room_fail(g, req, 400, "%s", "files is not a JSON array");
+		room_fail(g, req, 400, "files is not a JSON array");
 		goto out;
 	}
 	if (cJSON_GetArraySize(list) > ATTACH_MAX) {
-		room_fail(g, req, 413, "a message names at most %s files",
-		    "16");
+		room_fail(g, req, 413, "a message names at most %d files",
+		    ATTACH_MAX);
 		goto out;
 	}
 	if ((v = calloc(ATTACH_MAX, sizeof(*v))) == NULL) {
-		room_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "out of memory");
 		goto out;
 	}
 	cJSON_ArrayForEach(e, list)
@@ -127,12 +127,12 @@ files_body(struct room *g, struct node_msg *req, char **body, size_t *len)
 			goto out;
 	if (attach_format(&b, req->text != NULL ? req->text : "", tlen, v,
 	    n) == -1 || b.len > PAPO_BODY_MAX) {
-		room_fail(g, req, 413, "%s", "the text and the files' names "
-		    "pass the 48 KiB a message may hold");
+		room_fail(g, req, 413, "the text and the files' names "
+		    "pass the %d KiB a message may hold", PAPO_BODY_MAX / 1024);
 		goto out;
 	}
 	if ((*body = malloc(b.len + 1)) == NULL) {
-		room_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "out of memory");
 		goto out;
 	}
 	memcpy(*body, b.p, b.len);
@@ -209,7 +209,7 @@ files_text_check(struct room *g, struct node_msg *req)
 	if (req->files != NULL || req->text == NULL)
 		return 0;
 	if ((v = malloc(sizeof(*v))) == NULL) {
-		room_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "out of memory");
 		return -1;
 	}
 	n = attach_parse(req->text, strlen(req->text), v, 1, &tlen);
@@ -217,7 +217,7 @@ files_text_check(struct room *g, struct node_msg *req)
 	free(v);
 	if (n == 0)
 		return 0;
-	room_fail(g, req, 400, "%s", "the text ends with lines that name "
+	room_fail(g, req, 400, "the text ends with lines that name "
 	    "files (\xf0\x9f\x93\x8e NAME (SIZE bytes, TYPE) papo-file:REF:KEY): "
 	    "share a file with files (--file, attachments), not by writing "
 	    "its line");
@@ -276,7 +276,7 @@ files_request(struct room *g, struct node_msg *req)
 	sodium_memzero(&a, sizeof(a));
 	if (o == NULL || (req->json = cJSON_PrintUnformatted(o)) == NULL) {
 		cJSON_Delete(o);
-		room_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "out of memory");
 		return;
 	}
 	cJSON_Delete(o);

@@ -176,7 +176,7 @@ deliver_after(struct room *g, struct node_msg *req)
 	long n;
 
 	if (v == NULL) {
-		room_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "out of memory");
 		return;
 	}
 	n = store_after(g->env.store, req->after[0] != '\0' ? req->after :
@@ -242,7 +242,7 @@ deliver_history(struct room *g, struct node_msg *req)
 			q.from = from->id;
 	}
 	if ((v = calloc(limit, sizeof(*v))) == NULL) {
-		room_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "out of memory");
 		return;
 	}
 	q.n = limit;

@@ -325,7 +325,7 @@ role_request_admin(struct room *g, struct node_msg *req)
 	if (frame_admin_sign(&f.u.admin, g->env.keys, g->env.me) == -1 ||
 	    role_take(g, &f.u.admin) != 1) {
 		cJSON_Delete(o);
-		room_fail(g, req, 500, "%s", "could not make the grant");
+		room_fail(g, req, 500, "could not make the grant");
 		return;
 	}
 	cJSON_AddBoolToObject(o, "already", 0);

@@ -246,7 +246,7 @@ room_request(struct room *g, struct node_msg *m)
 		files_request(g, m);
 		break;
 	default:
-		room_fail(g, m, 400, "%s", "not a request");
+		room_fail(g, m, 400, "not a request");
 		break;
 	}
 }

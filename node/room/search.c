@@ -493,7 +493,7 @@ search_ask_new(struct room *g, struct node_msg *req, size_t np)
 	if ((a = calloc(1, sizeof(*a))) == NULL ||
 	    (a->parts = calloc(np, sizeof(*a->parts))) == NULL) {
 		free(a);
-		room_fail(g, req, 500, "%s", "out of memory");
+		room_fail(g, req, 500, "out of memory");
 		return NULL;
 	}
 	a->req = req;

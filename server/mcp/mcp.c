@@ -75,13 +75,16 @@ static const char *const mcp_levels[] = {
  * what counts as read, how to answer and how rooms are named, in well
  * under that (mcp.test.mjs and mcp_rooms.test.mjs check the size).
  */
+#define MCP_STR_(x) #x
+#define MCP_STR(x) MCP_STR_(x)     /* a limit written as a number */
 static const char mcp_instructions[] =
     "papo connects you to rooms shared with other agents, each behind "
     "its own papo daemon. Tools: send, wait, history, status, fetch; your "
     "harness may show them with a prefix (mcp__papo__wait in Claude Code, "
     "wait in Codex's mcp__papo namespace, mcp_papo_wait in Gemini CLI, "
     "papo-wait in Copilot CLI, papo_wait in opencode).\n"
-    "Listen: call wait (timeout_s up to 55) in a loop while you expect "
+    "Listen: call wait (timeout_s up to " MCP_STR(MCP_WAIT_MAX_S) ") in a "
+    "loop while you expect "
     "replies, varying timeout_s from call to call (Gemini CLI and Qwen "
     "Code end a run that repeats one call five times); it returns at once every message you have not been given "
     "yet, oldest first, each once, and nothing is lost between calls or "

@@ -31,13 +31,6 @@
 #include "server/http/http.h"
 #include "server/mcp/mcp_int.h"
 
-#define MCP_ATTACH_MAX 16            /* ATTACH_MAX: files one message names */
-#define MCP_INLINE_MAX (1u << 20)    /* bytes of an inline attachment */
-#define MCP_TEXT_MAX (256u << 10)    /* a text file returned as text */
-#define MCP_IMAGE_MAX (1u << 20)     /* an image returned as an image */
-#define MCP_BLOB_MAX (256u << 10)    /* anything else, as base64 */
-#define MCP_FETCH_DEFAULT_S 60
-#define MCP_FETCH_MAX_S 3600
 #define MCP_READ_WAIT_S 30           /* resources/read waits this long */
 #define MCP_POLL_NS (250 * NS_PER_MS)    /* a file's state asked again */
 #define MCP_COPY_BUF (1u << 20)
@@ -361,7 +354,6 @@ mcp_attach(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	struct mcp_attach *a = calloc(1, sizeof(*a));
 	char err[PAPO_ERR_LEN];
 	const cJSON *o;
-	int n = cJSON_GetArraySize(attachments);
 
 	if (a == NULL || (a->files = cJSON_CreateArray()) == NULL) {
 		free(a);
@@ -375,10 +367,10 @@ mcp_attach(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	a->rev = s->rev;
 	a->send = req;
 	snprintf(a->room, sizeof(a->room), "%s", room);
-	if (n > MCP_ATTACH_MAX) {
-		snprintf(err, sizeof(err), "%d attachments: a message names "
-		    "at most %d files", n, MCP_ATTACH_MAX);
-		mcp_attach_fail(a, r, err);
+	/* mcp_schema_read held their number to MCP_ATTACH_MAX; a->item
+	 * holds no more, so it is what keeps the loop in bounds. */
+	if (cJSON_GetArraySize(attachments) > MCP_ATTACH_MAX) {
+		mcp_attach_fail(a, r, "too many attachments");
 		return;
 	}
 	/* Every one is checked (and the inline ones spooled) before any is
@@ -937,86 +929,62 @@ mcp_file_room(const struct mcp_session *s, const char *room,
 
 void
 tool_fetch(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    const cJSON *args, const cJSON *meta, const char *room)
+    const void *in, const cJSON *meta, const char *room)
 {
-	const cJSON *ref = cJSON_GetObjectItemCaseSensitive(args, "ref");
-	const cJSON *path = cJSON_GetObjectItemCaseSensitive(args, "path");
-	const cJSON *ow = cJSON_GetObjectItemCaseSensitive(args, "overwrite");
-	const cJSON *to = cJSON_GetObjectItemCaseSensitive(args, "timeout_s");
+	const struct mcp_fetch_in *a = in;
+	const char *path = a->path;
 	char msg[PAPO_ERR_LEN + 4200], err[PAPO_ERR_LEN];
-	char in[PAPO_ROOMID_LEN + 1], name[MCP_REF_MAX + 1];
-	double timeout_s = MCP_FETCH_DEFAULT_S;
+	char in_room[PAPO_ROOMID_LEN + 1], name[MCP_REF_MAX + 1];
 	struct mcp_fetch *f;
 	struct stat st;
 
 	(void)meta;
-	snprintf(in, sizeof(in), "%s", room);
-	if (!cJSON_IsString(ref)) {
-		mcp_tool_error(s, r, id, "fetch: ref is missing: fetch takes "
-		    "ref (a file's ref or uri, from its message's files), and "
-		    "optionally path, overwrite, timeout_s and room");
-		return;
-	}
+	snprintf(in_room, sizeof(in_room), "%s", room);
 	/* A file's URI names its room too. */
-	if (mcp_file_parse(ref->valuestring, in, name) == 0) {
-		if (mcp_file_room(s, in, err) == -1) {
+	if (mcp_file_parse(a->ref, in_room, name) == 0) {
+		if (mcp_file_room(s, in_room, err) == -1) {
 			snprintf(msg, sizeof(msg), "fetch: %s", err);
 			mcp_tool_error(s, r, id, msg);
 			return;
 		}
-	} else if (mcp_ref_ok(ref->valuestring))
-		snprintf(name, sizeof(name), "%s", ref->valuestring);
+	} else if (mcp_ref_ok(a->ref))
+		snprintf(name, sizeof(name), "%s", a->ref);
 	else {
 		mcp_tool_error(s, r, id, "fetch: ref must be a file's ref or "
 		    "uri (papo://rooms/ID/files/REF), as its message's files "
 		    "give them");
 		return;
 	}
-	if (ow != NULL && !cJSON_IsBool(ow)) {
-		mcp_tool_error(s, r, id, "fetch: overwrite must be true or "
-		    "false");
-		return;
-	}
-	if (to != NULL) {
-		if (!cJSON_IsNumber(to) || !(to->valuedouble >= 0 &&
-		    to->valuedouble <= MCP_FETCH_MAX_S)) {
-			mcp_tool_error(s, r, id, "fetch: timeout_s must be a "
-			    "number of seconds from 0 to 3600");
-			return;
-		}
-		timeout_s = to->valuedouble;
-	}
-	if (path != NULL && (!cJSON_IsString(path) ||
-	    path->valuestring[0] != '/')) {
+	if (path != NULL && path[0] != '/') {
 		mcp_tool_error(s, r, id, "fetch: path must be an absolute path "
 		    "(starting with /) to save the file to");
 		return;
 	}
-	if (path != NULL && stat(path->valuestring, &st) == 0) {
+	if (path != NULL && stat(path, &st) == 0) {
 		if (S_ISDIR(st.st_mode)) {
 			snprintf(msg, sizeof(msg), "fetch: %s is a directory: "
-			    "give the path of the file to write", path->valuestring);
+			    "give the path of the file to write", path);
 			mcp_tool_error(s, r, id, msg);
 			return;
 		}
-		if (!cJSON_IsTrue(ow)) {
+		if (!a->overwrite) {
 			snprintf(msg, sizeof(msg), "fetch: %s exists: give "
 			    "overwrite true to replace it, or another path",
-			    path->valuestring);
+			    path);
 			mcp_tool_error(s, r, id, msg);
 			return;
 		}
 	}
-	if ((f = mcp_fetch_new(s->m, s->rev, r, id, in, name, NULL,
-	    timeout_s)) == NULL || (path != NULL &&
-	    (f->path = strdup(path->valuestring)) == NULL)) {
+	if ((f = mcp_fetch_new(s->m, s->rev, r, id, in_room, name, NULL,
+	    a->timeout_s)) == NULL || (path != NULL &&
+	    (f->path = strdup(path)) == NULL)) {
 		if (f != NULL)
 			mcp_fetch_free(f);
 		mcp_reply_error(r, 200, id, JSONRPC_INTERNAL_ERROR,
 		    "out of memory");
 		return;
 	}
-	f->overwrite = cJSON_IsTrue(ow);
+	f->overwrite = a->overwrite;
 	mcp_fetch_ask(f);
 }
 

@@ -11,8 +11,10 @@
  * in flight), mcp_store.c (agents.json), mcp_agent.c (agents, their
  * queues and positions, read receipts), mcp_room.c (the rooms served, a
  * room argument resolved), mcp_session.c (sessions, their streams,
- * events kept for replay) and mcp_rpc.c (JSON-RPC text and answers,
- * declared in mcp_rpc.h, which includes nothing of MCP's).  A lower file
+ * events kept for replay), mcp_rpc.c (JSON-RPC text and answers,
+ * declared in mcp_rpc.h) and mcp_schema.c (the tools declared, their
+ * schemas made and arguments read, declared in mcp_schema.h); those two
+ * headers include nothing of MCP's.  A lower file
  * reaches a higher one only through a pointer mcp_new sets in struct mcp
  * (wait_end, wake_check).  The rest of server/ sees only mcp.h.  All of
  * it belongs to the main thread, and none of it may block.
@@ -30,6 +32,7 @@
 #include "node/node.h"
 #include "server/http/http.h"
 #include "server/mcp/mcp_rpc.h"
+#include "server/mcp/mcp_schema.h"
 
 #define MCP_CHANNEL "claude/channel"  /* papo's pushes, as Claude Code
                                       * names them */
@@ -44,8 +47,6 @@
 #define MCP_SESSIONS_MAX 4096        /* 2025 sessions at once */
 #define MCP_KEEP 256                 /* events kept per session to resume */
 #define MCP_UNSEEN_MAX 500           /* messages queued for a session's wait */
-#define MCP_WAIT_DEFAULT_S 30
-#define MCP_WAIT_MAX_S 55
 #define MCP_PROGRESS_NS (10ull * NS_PER_S)
 #define MCP_HEARTBEAT_NS (25ull * NS_PER_S)  /* comment on idle streams */
 #define MCP_TTL_MS 600000            /* how long lists may be cached */
@@ -197,7 +198,8 @@ struct mcp {
 	struct loop_timer *heartbeat;
 	struct loop_timer *expiry;
 	LIST_HEAD(, mcp_flight) flights;
-	cJSON **schemas;             /* each tool's input schema, parsed once */
+	cJSON *tools;                /* tools/list's, made once from
+	                              * mcp_schema.c's tables */
 	LIST_HEAD(, mcp_agent) agents;
 	char agents_path[4096];      /* $PAPO_HOME/agents.json */
 	struct mcp_room rooms[PAPO_ROOMS_MAX];   /* the node's list */
@@ -395,10 +397,10 @@ int mcp_waiting(const struct mcp_agent *a, const struct mcp_msg *msg);
 void mcp_waits_left(struct mcp *m);
 /* notifications/cancelled of s's pending wait rid: 1 if it was one. */
 int mcp_wait_cancel(struct mcp_session *s, const cJSON *rid);
-/* The wait tool, for mcp_tools.c's table: for messages of room (its id;
- * "": every room). */
+/* The wait tool, for mcp_tools.c's table (in: a struct mcp_wait_in):
+ * for messages of room (its id; "": every room). */
 void tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    const cJSON *args, const cJSON *meta, const char *room);
+    const void *in, const cJSON *meta, const char *room);
 
 /* mcp_deliver.c (which defines mcp.h's mcp_message, mcp_rooms,
  * mcp_owns and mcp_node_answer): pushes. */
@@ -430,9 +432,9 @@ void mcp_ask_tool(struct mcp *m, int rev, struct http_req *r,
  * fails. */
 void mcp_attach(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const cJSON *attachments, struct node_msg *req, const char *room);
-/* The fetch tool. */
+/* The fetch tool (in: a struct mcp_fetch_in). */
 void tool_fetch(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    const cJSON *args, const cJSON *meta, const char *room);
+    const void *in, const cJSON *meta, const char *room);
 /* Whether uri is a file's (papo://rooms/ID/files/...). */
 int mcp_file_uri(const char *uri);
 /* resources/read of a file's uri. */
@@ -449,13 +451,15 @@ void mcp_files_close(struct mcp *m);
 
 typedef void mcp_method_fn(struct mcp_session *, struct http_req *,
     const cJSON *, const cJSON *);
-/* A tool's handler: arguments, _meta, and the room it acts on (its id;
- * "": the default room, or every room for wait). */
+/* A tool's handler: its arguments, checked and read into its input
+ * struct (mcp_schema.h), _meta, and the room it acts on (its id; "":
+ * the default room, or every room for wait). */
 typedef void mcp_tool_fn(struct mcp_session *, struct http_req *,
-    const cJSON *, const cJSON *, const cJSON *, const char *);
+    const cJSON *, const void *, const cJSON *, const char *);
 
-/* Parses each tool's input schema into m->schemas; -1 without memory
- * (mcp_tools_close frees what was made). */
+/* Makes tools/list's entries into m->tools; -1 without memory, or when
+ * the table of handlers and mcp_schema.c's tools differ (mcp_tools_close
+ * frees what was made). */
 int mcp_tools_open(struct mcp *m);
 void mcp_tools_close(struct mcp *m);
 mcp_method_fn m_tools_list, m_tools_call;

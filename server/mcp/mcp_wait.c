@@ -334,29 +334,15 @@ mcp_wait_cancel(struct mcp_session *s, const cJSON *rid)
 
 void
 tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
-    const cJSON *args, const cJSON *meta, const char *room)
+    const void *in, const cJSON *meta, const char *room)
 {
-	const cJSON *t = cJSON_GetObjectItemCaseSensitive(args, "timeout_s");
-	const cJSON *f = cJSON_GetObjectItemCaseSensitive(args, "from");
+	const struct mcp_wait_in *a = in;
 	const cJSON *tok = cJSON_GetObjectItemCaseSensitive(meta, "progressToken");
 	struct mcp_msg **ready;
 	struct mcp_wait *w;
-	double timeout = MCP_WAIT_DEFAULT_S;
+	double timeout = a->timeout_s;
 	size_t n;
 
-	if (t != NULL && (!cJSON_IsNumber(t) || !(t->valuedouble >= 0 &&
-	    t->valuedouble <= MCP_WAIT_MAX_S))) {
-		mcp_tool_error(s, r, id, "wait: timeout_s must be a number of "
-		    "seconds from 0 to 55 (call wait again to wait longer)");
-		return;
-	}
-	if (t != NULL)
-		timeout = t->valuedouble;
-	if (f != NULL && !cJSON_IsString(f)) {
-		mcp_tool_error(s, r, id, "wait: from must be a string: a "
-		    "member's name or id");
-		return;
-	}
 	if (s->wait != NULL) {
 		mcp_reply_text(r, 200, mcp_result(id, mcp_tool_result(NULL,
 		    "another wait of this session is in progress: wait for its "
@@ -365,8 +351,7 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	}
 	/* Messages that came while nobody looked go out at once. */
 	mcp_agent_active(s->a);
-	n = mcp_queue_take(s->a, f != NULL ? f->valuestring : NULL, room,
-	    &ready);
+	n = mcp_queue_take(s->a, a->from, room, &ready);
 	if (n > 0 || timeout == 0) {
 		mcp_wait_answer(s, r, NULL, id, ready, n);
 		return;
@@ -378,7 +363,7 @@ tool_wait(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	w->s = s;
 	w->r = r;
 	w->id = cJSON_Duplicate(id, 1);
-	w->from = f != NULL ? strdup(f->valuestring) : NULL;
+	w->from = a->from != NULL ? strdup(a->from) : NULL;
 	snprintf(w->room, sizeof(w->room), "%s", room);
 	if (room[0] != '\0' && mcp_room_get(s->m, room) != NULL)
 		snprintf(w->room_name, sizeof(w->room_name), "%s",
