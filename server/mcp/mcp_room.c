@@ -31,7 +31,7 @@ mcp_room_get(struct mcp *m, const char *id)
 /*
  * A session sees the rooms of its daemon, or, bound to one by
  * /mcp?room= (bound: its id; "" for none), that room alone: the names
- * and ids of the others are not its to learn (issue 37).
+ * and ids of the others are not its to learn, nor that they exist.
  */
 static int
 mcp_room_seen(const struct mcp *m, size_t i, const char *bound)

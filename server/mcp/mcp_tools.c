@@ -56,8 +56,8 @@ tool_send(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		mcp_ask(s, r, id, req, room, 0, NULL, NULL);
 }
 
-/* Whether a history call is a search (issue 25): words, a thread, files,
- * an addressee, a cursor or after. */
+/* Whether a history call is a search (README, "/api/search"): words, a
+ * thread, files, an addressee, a cursor or after. */
 static int
 history_searches(const struct mcp_history_in *a)
 {
