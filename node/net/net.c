@@ -361,8 +361,8 @@ net_open(void *arg, struct quic_conn *qc)
 		quic_set_data(qc, l);
 	}
 	l->version = quic_version(qc);
-	if (l->g != NULL)
-		t->env.ops->hello(l->g, l);
+	if (l->room != NULL)
+		t->env.ops->hello(l->room, l);
 }
 
 static void
@@ -373,8 +373,8 @@ net_frame(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 
 	if (l == NULL)
 		return;
-	if (l->g != NULL) {
-		t->env.ops->frame(l->g, l, p, n);
+	if (l->room != NULL) {
+		t->env.ops->frame(l->room, l, p, n);
 		return;
 	}
 	for (size_t i = 0; i < t->nrooms; i++)
@@ -395,8 +395,8 @@ net_moved(void *arg, struct quic_conn *qc)
 
 	struct net *t = arg;
 
-	if (l != NULL && l->g != NULL)
-		t->env.ops->moved(l->g, l);
+	if (l != NULL && l->room != NULL)
+		t->env.ops->moved(l->room, l);
 }
 
 /* Version 4's bulk stream: a frame for the connection's room, dropped
@@ -408,8 +408,8 @@ net_bulk(void *arg, struct quic_conn *qc, const uint8_t *p, size_t n)
 	struct net *t = arg;
 	struct link *l = quic_data(qc);
 
-	if (l != NULL && l->g != NULL && t->env.ops->bulk != NULL)
-		t->env.ops->bulk(l->g, l, p, n);
+	if (l != NULL && l->room != NULL && t->env.ops->bulk != NULL)
+		t->env.ops->bulk(l->room, l, p, n);
 }
 
 static void
@@ -418,8 +418,8 @@ net_bulk_room(void *arg, struct quic_conn *qc)
 	struct net *t = arg;
 	struct link *l = quic_data(qc);
 
-	if (l != NULL && l->g != NULL && t->env.ops->bulk_room != NULL)
-		t->env.ops->bulk_room(l->g, l);
+	if (l != NULL && l->room != NULL && t->env.ops->bulk_room != NULL)
+		t->env.ops->bulk_room(l->room, l);
 }
 
 static void
@@ -431,8 +431,8 @@ net_closed(void *arg, struct quic_conn *qc)
 
 	if (l == NULL)
 		return;
-	if (l->g != NULL)
-		t->env.ops->closed(l->g, l);
+	if (l->room != NULL)
+		t->env.ops->closed(l->room, l);
 	free(l);
 }
 

@@ -33,7 +33,7 @@ struct member;
 /* One QUIC connection: the net's, and its room's once known. */
 struct link {
 	struct quic_conn *qc;
-	struct room *g;             /* its room; NULL until a hello opens */
+	struct room *room;             /* its room; NULL until a hello opens */
 	struct member *target;      /* whom we dialled; NULL when accepted */
 	struct member *m;           /* who it is, once its hello arrived */
 	int bad;                    /* frames that did not open */
@@ -52,42 +52,42 @@ struct room;
 struct link;
 struct net_ops {
 	/* What an invite holds (our addresses) changed. */
-	void (*invite_changed)(struct room *g);
+	void (*invite_changed)(struct room *room);
 	/* What we advertise changed: as invite_changed, and the members
 	 * hear it now. */
-	void (*addrs_changed)(struct room *g);
+	void (*addrs_changed)(struct room *room);
 	/* Our TURN relay has an address: dial what it lets us reach. */
-	void (*relay_ready)(struct room *g);
+	void (*relay_ready)(struct room *room);
 	/* Our TURN relay failed: what went through it ends now. */
-	void (*relay_lost)(struct room *g);
-	/* Calls fn with every address of g's members (our relay lets
+	void (*relay_lost)(struct room *room);
+	/* Calls fn with every address of the room's members (our relay lets
 	 * their IPs in). */
-	void (*peer_addrs)(struct room *g,
+	void (*peer_addrs)(struct room *room,
 	    void (*fn)(void *arg, const struct addr *a), void *arg);
 	/* A datagram that is not QUIC's nor the relay's: 1 when it is
-	 * g's (a punch). */
-	int (*datagram)(struct room *g, const struct addr *from,
+	 * room's (a punch). */
+	int (*datagram)(struct room *room, const struct addr *from,
 	    const uint8_t *p, size_t n);
-	/* A connection of g's is up: greet. */
-	void (*hello)(struct room *g, struct link *l);
-	/* A frame on one of g's connections. */
-	void (*frame)(struct room *g, struct link *l, const uint8_t *p,
+	/* A connection of the room's is up: greet. */
+	void (*hello)(struct room *room, struct link *l);
+	/* A frame on one of the room's connections. */
+	void (*frame)(struct room *room, struct link *l, const uint8_t *p,
 	    size_t n);
-	/* An accepted connection's first frame: 1 when g's key opens it
-	 * (the connection is g's from now), else 0. */
-	int (*adopt)(struct room *g, struct link *l, const uint8_t *p,
+	/* An accepted connection's first frame: 1 when room's key opens it
+	 * (the connection is room's from now), else 0. */
+	int (*adopt)(struct room *room, struct link *l, const uint8_t *p,
 	    size_t n);
-	void (*moved)(struct room *g, struct link *l);
+	void (*moved)(struct room *room, struct link *l);
 	/* Version 4: a whole frame on the peer's bulk stream of one of
-	 * g's connections (node/wire/xfer.h's frames); frames that come
-	 * before the connection is g's are dropped.  May be NULL. */
-	void (*bulk)(struct room *g, struct link *l, const uint8_t *p,
+	 * room's connections (node/wire/xfer.h's frames); frames that come
+	 * before the connection is room's are dropped.  May be NULL. */
+	void (*bulk)(struct room *room, struct link *l, const uint8_t *p,
 	    size_t n);
 	/* Version 4: l's bulk queue went below half of QUIC_BULKQ_MAX
 	 * after it was full or more than half full: more may be queued.
 	 * May be NULL. */
-	void (*bulk_room)(struct room *g, struct link *l);
-	void (*closed)(struct room *g, struct link *l);
+	void (*bulk_room)(struct room *room, struct link *l);
+	void (*closed)(struct room *room, struct link *l);
 };
 
 /* What the rooms of a daemon share: its socket and its reachability. */
@@ -121,7 +121,7 @@ size_t net_addrs(const struct net *t, struct addr *out, size_t max);
  * What the rooms of one daemon share (net.c): the one QUIC socket
  * and everything about how others reach this member there: the addresses
  * it advertises, its NAT, the router's port mapping and the TURN relay.
- * Connections are a room's each (struct link's g); an accepted one
+ * Connections are a room's each (struct link's room); an accepted one
  * belongs to the room whose key opens its first frame, a hello.
  */
 struct net {

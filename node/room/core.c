@@ -14,21 +14,21 @@
 #include "node/room/core.h"
 
 void
-room_emit_json(struct room *g, enum node_kind kind, cJSON *o)
+room_emit_json(struct room *room, enum node_kind kind, cJSON *o)
 {
 	struct node_msg *ev = node_msg_new(kind);
 
 	/* Which room it is of, for whoever follows several. */
-	cJSON_AddStringToObject(o, "room_id", g->rid);
+	cJSON_AddStringToObject(o, "room_id", room->rid);
 	if (ev != NULL && (ev->json = cJSON_PrintUnformatted(o)) != NULL)
-		g->env.emit(g->env.arg, ev);
+		room->env.emit(room->env.arg, ev);
 	else
 		node_msg_free(ev);
 	cJSON_Delete(o);
 }
 
 void
-room_fail(struct room *g, struct node_msg *req, int code, const char *fmt,
+room_fail(struct room *room, struct node_msg *req, int code, const char *fmt,
     ...)
 {
 	va_list ap;
@@ -37,40 +37,40 @@ room_fail(struct room *g, struct node_msg *req, int code, const char *fmt,
 	va_start(ap, fmt);
 	vsnprintf(req->err, sizeof(req->err), fmt, ap);
 	va_end(ap);
-	g->env.emit(g->env.arg, req);
+	room->env.emit(room->env.arg, req);
 }
 
 /* Sending frames. */
 
 int
-room_seal(struct room *g, const struct frame *f, unsigned version,
+room_seal(struct room *room, const struct frame *f, unsigned version,
     struct buf *b)
 {
 	struct frame out;
 
 	uint32_t n;
 
-	if (frame_for_version(f, version, &out, g->net->sealing) == -1)
+	if (frame_for_version(f, version, &out, room->net->sealing) == -1)
 		return -1;
 	if (version < 3)
-		return frame_seal(g->env.keys, &out, b);
+		return frame_seal(room->env.keys, &out, b);
 	/* Version 3 seals with the newest key and says which; but a hello
 	 * and an epoch frame with epoch 0's, the room secret's, which every
 	 * member holds: the hello says which epochs each side has, and an
 	 * epoch frame (each member's secret sealed to it alone) is how a
 	 * member behind learns the newer ones. */
 	n = f->type == FRAME_HELLO || f->type == FRAME_EPOCH ? 0 :
-	    keyring_newest(g->keyring);
-	return frame_seal_epoch(keyring_keys(g->keyring, n), n, &out, b);
+	    keyring_newest(room->keyring);
+	return frame_seal_epoch(keyring_keys(room->keyring, n), n, &out, b);
 }
 
 void
-room_send_link(struct room *g, struct link *l, const struct frame *f)
+room_send_link(struct room *room, struct link *l, const struct frame *f)
 {
 	struct buf b;
 
 	buf_init(&b, PAPO_FRAME_MAX);
-	if (room_seal(g, f, l->version, &b) == 0)
+	if (room_seal(room, f, l->version, &b) == 0)
 		quic_send(l->qc, b.p, b.len);
 	buf_free(&b);
 }
@@ -78,10 +78,10 @@ room_send_link(struct room *g, struct link *l, const struct frame *f)
 /* What an invite holds changed (our addresses, the newest key epoch):
  * the program prints invites with it from now on (NODE_EV_ADDRS). */
 void
-room_invite_changed(struct room *g)
+room_invite_changed(struct room *room)
 {
 	struct addr v[PAPO_ADDR_MAX];
-	size_t n = reach_addrs(&g->net->reach, v, PAPO_ADDR_MAX);
+	size_t n = reach_addrs(&room->net->reach, v, PAPO_ADDR_MAX);
 	cJSON *o = cJSON_CreateObject(), *arr;
 	char a[ADDR_STRLEN];
 
@@ -92,6 +92,6 @@ room_invite_changed(struct room *g)
 	}
 	/* serve waits for the relay's first answer before printing the
 	 * invite (serve.c), which says whether it holds the relayed address. */
-	cJSON_AddStringToObject(o, "relay", relay_turn_name(g->net));
-	room_emit_json(g, NODE_EV_ADDRS, o);
+	cJSON_AddStringToObject(o, "relay", relay_turn_name(room->net));
+	room_emit_json(room, NODE_EV_ADDRS, o);
 }

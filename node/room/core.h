@@ -57,7 +57,7 @@ struct room {
 	uint64_t bad_frames;        /* frames that did not open */
 	/* presence.c's word to the parts above it (room_new sets it): m is
 	 * online again through others, so what waits for it may go. */
-	void (*member_back)(struct room *g, const struct member *m);
+	void (*member_back)(struct room *room, const struct member *m);
 	/* Each feature's state, made by room_new and opaque to the
 	 * others. */
 	struct keyring *keyring;    /* epochs held, removals (keyring.h) */
@@ -83,7 +83,7 @@ struct room {
  * record first, then roles and epochs (the frames that let a member
  * behind open what follows), then peers, then delivery.
  */
-typedef void frame_handler(struct room *g, struct link *l, struct frame *f);
+typedef void frame_handler(struct room *room, struct link *l, struct frame *f);
 
 /* A hello taken: what each hook is told. */
 struct hello_in {
@@ -95,31 +95,31 @@ struct hello_in {
 	int both;                   /* it goes through our relay at both
 	                             * ends (relay_both_ends) */
 };
-typedef void hello_hook(struct room *g, const struct hello_in *in);
+typedef void hello_hook(struct room *room, const struct hello_in *in);
 
 /* Status and the list of rooms are built by asking each part for its
  * fields (room.c's tables): of the room, and of one member's entry. */
-typedef void status_part(const struct room *g, cJSON *o);
-typedef void member_status_part(const struct room *g,
+typedef void status_part(const struct room *room, cJSON *o);
+typedef void member_status_part(const struct room *room,
     const struct member *m, cJSON *e);
 
-/* A log line about room g: its name in it (log_room), as a daemon in
+/* A log line about the room: its name in it (log_room), as a daemon in
  * several rooms would otherwise say "ana is online" once for each. */
-#define room_log(g, l, ...) log_room((l), (g)->env.room->name, __VA_ARGS__)
+#define room_log(room, l, ...) log_room((l), (room)->env.room->name, __VA_ARGS__)
 
 /* Hands o to the program as an event of kind, and frees o. */
-void room_emit_json(struct room *g, enum node_kind kind, cJSON *o);
+void room_emit_json(struct room *room, enum node_kind kind, cJSON *o);
 /* Answers req with an error: code, and err as printf formats fmt. */
-void room_fail(struct room *g, struct node_msg *req, int code,
+void room_fail(struct room *room, struct node_msg *req, int code,
     const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Seals f as a connection of that version takes it (frame_for_version)
  * into b: -1 when nothing of it is for that version. */
-int room_seal(struct room *g, const struct frame *f, unsigned version,
+int room_seal(struct room *room, const struct frame *f, unsigned version,
     struct buf *b);
 /* Sends f on l, sealed as its version takes it. */
-void room_send_link(struct room *g, struct link *l, const struct frame *f);
+void room_send_link(struct room *room, struct link *l, const struct frame *f);
 /* What invites hold changed (addresses or the newest key epoch): the
  * program gets the new invite. */
-void room_invite_changed(struct room *g);
+void room_invite_changed(struct room *room);
 
 #endif

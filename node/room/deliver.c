@@ -30,24 +30,24 @@ struct delivery {
 
 /* Answers req with 429: which limit, the seconds to wait, and why. */
 static void
-deliver_limited(struct room *g, struct node_msg *req, const char *which,
+deliver_limited(struct room *room, struct node_msg *req, const char *which,
     unsigned retry_s, const char *why)
 {
 	req->code = 429;
 	req->limited = which;
 	req->retry_after_s = retry_s;
 	snprintf(req->err, sizeof(req->err), "%s", why);
-	g->env.emit(g->env.arg, req);
+	room->env.emit(room->env.arg, req);
 }
 
 /* The author of the message id answers, when we have it. */
 static int
-deliver_author_of(struct room *g, const char *id, uint8_t out[PAPO_KEY_LEN])
+deliver_author_of(struct room *room, const char *id, uint8_t out[PAPO_KEY_LEN])
 {
 	struct frame_msg m;
 
 	memset(&m, 0, sizeof(m));
-	if (store_get(g->env.store, id, &m) == -1)
+	if (store_get(room->env.store, id, &m) == -1)
 		return -1;
 	memcpy(out, m.from, PAPO_KEY_LEN);
 	frame_msg_clear(&m);
@@ -57,52 +57,52 @@ deliver_author_of(struct room *g, const char *id, uint8_t out[PAPO_KEY_LEN])
 /* Whether our agent may answer the author of reply_to: not when the two
  * have answered each other too often lately (damping). */
 static int
-deliver_damped(struct room *g, struct node_msg *req, const uint8_t *other)
+deliver_damped(struct room *room, struct node_msg *req, const uint8_t *other)
 {
 	struct papo_damp d;
 	struct member *m;
 	char why[PAPO_ERR_LEN], conf[32], nb[16];
 	unsigned retry;
 
-	if (req->person || other == NULL || memcmp(other, g->env.me->pk,
-	    PAPO_KEY_LEN) == 0 || (retry = limit_damp_check(g->limit,
-	    g->env.me->pk, other,
+	if (req->person || other == NULL || memcmp(other, room->env.me->pk,
+	    PAPO_KEY_LEN) == 0 || (retry = limit_damp_check(room->limit,
+	    room->env.me->pk, other,
 	    loop_wall_ms())) == 0)
 		return 0;
-	limit_damp_conf(g->limit, &d);
+	limit_damp_conf(room->limit, &d);
 	limit_damp_format(&d, conf, sizeof(conf));
-	m = member_find(g, other);
+	m = member_find(room, other);
 	snprintf(why, sizeof(why), "reply loop: you and %s have answered each "
 	    "other %u times within %s; stop and wait for a person or a third "
 	    "member to speak (replying is possible again in %u s)", m != NULL ?
 	    member_name(m, nb) : "that member", d.n, strchr(conf, '/') + 1,
 	    retry);
-	deliver_limited(g, req, "damping", retry, why);
+	deliver_limited(room, req, "damping", retry, why);
 	return 1;
 }
 
 /* Takes a token for our own message, or answers req with 429. */
 static int
-deliver_rate(struct room *g, struct node_msg *req)
+deliver_rate(struct room *room, struct node_msg *req)
 {
 	struct papo_rate r;
 	char why[PAPO_ERR_LEN], conf[48];
 	unsigned retry;
 
-	if ((retry = limit_send(g->limit, loop_now_ns())) == 0)
+	if ((retry = limit_send(room->limit, loop_now_ns())) == 0)
 		return 0;
-	limit_rate_conf(g->limit, &r);
+	limit_rate_conf(room->limit, &r);
 	limit_rate_format(&r, conf, sizeof(conf));
 	snprintf(why, sizeof(why), "sending too fast: this member may send %u "
 	    "messages per %s, in bursts of %u (PAPO_RATE=%s); retry in %u s",
 	    r.n, r.per_s == 1 ? "second" : r.per_s == 60 ? "minute" : "hour",
 	    r.burst, conf, retry);
-	deliver_limited(g, req, "rate", retry, why);
+	deliver_limited(room, req, "rate", retry, why);
 	return 1;
 }
 
 static void
-deliver_limits_json(const struct room *g, cJSON *o)
+deliver_limits_json(const struct room *room, cJSON *o)
 {
 	struct limit_exchange ex[16];
 	struct papo_rate r;
@@ -112,22 +112,22 @@ deliver_limits_json(const struct room *g, cJSON *o)
 	size_t n;
 	int on = 0;
 
-	limit_rate_conf(g->limit, &r);
+	limit_rate_conf(room->limit, &r);
 	limit_rate_format(&r, conf, sizeof(conf));
 	cJSON_AddStringToObject(lj, "rate", conf);
 	cJSON_AddNumberToObject(lj, "tokens",
-	    (double)limit_tokens(g->limit, loop_now_ns()));
+	    (double)limit_tokens(room->limit, loop_now_ns()));
 	cJSON_AddNumberToObject(lj, "receive_per_minute",
-	    (double)limit_recv_cap(g->limit));
+	    (double)limit_recv_cap(room->limit));
 	dj = cJSON_AddObjectToObject(o, "damping");
-	limit_damp_conf(g->limit, &d);
+	limit_damp_conf(room->limit, &d);
 	limit_damp_format(&d, conf, sizeof(conf));
 	cJSON_AddStringToObject(dj, "limit", conf);
 	arr = cJSON_CreateArray();
-	n = limit_damp_list(g->limit, g->env.me->pk, loop_wall_ms(), ex,
+	n = limit_damp_list(room->limit, room->env.me->pk, loop_wall_ms(), ex,
 	    sizeof(ex) / sizeof(ex[0]));
 	for (size_t i = 0; i < n; i++) {
-		struct member *m = member_find(g, ex[i].with);
+		struct member *m = member_find(room, ex[i].with);
 		cJSON *e = cJSON_CreateObject();
 
 		sec_id_format(ex[i].with, id);
@@ -151,7 +151,7 @@ deliver_limits_json(const struct room *g, cJSON *o)
  * backslash as 2).  Else req is answered 413 with what to do.
  */
 static int
-deliver_fits(struct room *g, struct node_msg *req, const struct frame *f,
+deliver_fits(struct room *room, struct node_msg *req, const struct frame *f,
     size_t len)
 {
 	struct buf b;
@@ -172,7 +172,7 @@ deliver_fits(struct room *g, struct node_msg *req, const struct frame *f,
 	    "backslashes as 2) it is over the %d bytes a message may take: "
 	    "send it with fewer control characters", len, ctl,
 	    FRAME_JSON_MAX - 4);
-	g->env.emit(g->env.arg, req);
+	room->env.emit(room->env.arg, req);
 	return 0;
 }
 
@@ -181,11 +181,11 @@ deliver_fits(struct room *g, struct node_msg *req, const struct frame *f,
 /* A send that could not be stored: nothing was, and it may be sent
  * again. */
 static void
-deliver_store_failed(struct room *g, struct node_msg *req, int err)
+deliver_store_failed(struct room *room, struct node_msg *req, int err)
 {
-	room_log(g, LOG_ERROR, "cannot store a message sent here: %s",
+	room_log(room, LOG_ERROR, "cannot store a message sent here: %s",
 	    strerror(err));
-	room_fail(g, req, 500, "cannot store the message (%s): nothing was "
+	room_fail(room, req, 500, "cannot store the message (%s): nothing was "
 	    "stored or sent; send it again once the disk under PAPO_HOME "
 	    "is writable", strerror(err));
 }
@@ -194,17 +194,17 @@ deliver_store_failed(struct room *g, struct node_msg *req, int err)
  * with what it drops, and a search index that could not follow it is
  * rebuilt), and the files it names. */
 static void
-deliver_stored(struct room *g, const struct frame_msg *m)
+deliver_stored(struct room *room, const struct frame_msg *m)
 {
-	if (deliver_retain(g) > 0) {
-		files_retain(g);
-		search_watch(g);
+	if (deliver_retain(room) > 0) {
+		files_retain(room);
+		search_watch(room);
 	}
-	files_on_msg(g, m);
+	files_on_msg(room, m);
 }
 
 void
-deliver_send(struct room *g, struct node_msg *req)
+deliver_send(struct room *room, struct node_msg *req)
 {
 	struct frame f;
 	struct frame_msg *m = &f.u.msg;
@@ -215,55 +215,55 @@ deliver_send(struct room *g, struct node_msg *req)
 	uint8_t answered[PAPO_KEY_LEN];
 	int amb, has_answered = 0;
 
-	if (keyring_gone(g->keyring)) {
-		room_fail(g, req, 403, "this member was removed from "
+	if (keyring_gone(room->keyring)) {
+		room_fail(room, req, 403, "this member was removed from "
 		    "the room: nothing it writes reaches anyone");
 		return;
 	}
 	if ((req->text == NULL || len == 0) && req->files == NULL) {
-		room_fail(g, req, 400, "text is empty");
+		room_fail(room, req, 400, "text is empty");
 		return;
 	}
 	if (len > PAPO_BODY_MAX) {
-		room_fail(g, req, 413, "text is %zu bytes; at most %d (%d KiB) "
+		room_fail(room, req, 413, "text is %zu bytes; at most %d (%d KiB) "
 		    "are allowed", len, PAPO_BODY_MAX, PAPO_BODY_MAX / 1024);
 		return;
 	}
 	if (len > 0 && !utf8_valid(req->text, len)) {
-		room_fail(g, req, 400, "text is not valid UTF-8");
+		room_fail(room, req, 400, "text is not valid UTF-8");
 		return;
 	}
-	if (files_text_check(g, req) == -1)
+	if (files_text_check(room, req) == -1)
 		return;     /* text forging a file's line */
 	/* Files: the body is the text and the lines naming them
 	 * (attach.h), which takes req->text's place. */
 	if (req->files != NULL) {
 		char *body;
 
-		if (files_body(g, req, &body, &len) == -1)
+		if (files_body(room, req, &body, &len) == -1)
 			return;
 		free(req->text);
 		req->text = body;
 	}
 	if (req->to != NULL && req->to[0] != '\0' &&
-	    (to = member_lookup(g, req->to, &amb)) == NULL) {
+	    (to = member_lookup(room, req->to, &amb)) == NULL) {
 		size_t off = 0;
 
 		list[0] = '\0';
-		for (size_t i = 0; i < members_n(g) && off < sizeof(list) - 70; i++)
+		for (size_t i = 0; i < members_n(room) && off < sizeof(list) - 70; i++)
 			off += (size_t)snprintf(list + off, sizeof(list) - off,
-			    "%s%s", i ? ", " : "", member_name(member_at(g, i), nb));
+			    "%s%s", i ? ", " : "", member_name(member_at(room, i), nb));
 		req->code = 404;
 		snprintf(req->err, sizeof(req->err), "%s '%s'; the members are: "
 		    "%s", amb ? "more than one member is named" :
 		    "no member is named", req->to, off ? list : "(none yet)");
-		g->env.emit(g->env.arg, req);
+		room->env.emit(room->env.arg, req);
 		return;
 	}
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_MSG;
 	sec_msgid_new(m->id);
-	strcpy(m->name, g->env.room->me);
+	strcpy(m->name, room->env.room->me);
 	m->ts = loop_wall_ms();
 	m->body = req->text;
 	m->body_len = len;
@@ -274,23 +274,23 @@ deliver_send(struct room *g, struct node_msg *req)
 	}
 	if (req->reply_to[0] != '\0') {
 		if (!sec_msgid_valid(req->reply_to, NULL)) {
-			room_fail(g, req, 400, "reply_to '%s' is not a message id",
+			room_fail(room, req, 400, "reply_to '%s' is not a message id",
 			    req->reply_to);
 			return;
 		}
 		m->has_reply_to = 1;
 		strcpy(m->reply_to, req->reply_to);
-		has_answered = deliver_author_of(g, m->reply_to, answered) == 0;
+		has_answered = deliver_author_of(room, m->reply_to, answered) == 0;
 	}
-	if (frame_msg_sign(m, g->env.keys, g->env.me) == -1) {
-		room_fail(g, req, 500, "cannot sign the message");
+	if (frame_msg_sign(m, room->env.keys, room->env.me) == -1) {
+		room_fail(room, req, 500, "cannot sign the message");
 		return;
 	}
 	/* A message too long to write out, then damping: a refused answer
 	 * spends no token. */
-	if (!deliver_fits(g, req, &f, len) ||
-	    deliver_damped(g, req, has_answered ? answered : NULL) ||
-	    deliver_rate(g, req))
+	if (!deliver_fits(room, req, &f, len) ||
+	    deliver_damped(room, req, has_answered ? answered : NULL) ||
+	    deliver_rate(room, req))
 		return;
 	/*
 	 * A send answered 500 stored nothing (docs/RELIABILITY.md, "What a
@@ -299,23 +299,23 @@ deliver_send(struct room *g, struct node_msg *req)
 	 * itself.  A stray entry (one the take-back could not remove) names
 	 * no message in the log and is dropped at the next start.
 	 */
-	if (store_outbox_add(g->env.store, m->id) == -1) {
-		deliver_store_failed(g, req, errno);
+	if (store_outbox_add(room->env.store, m->id) == -1) {
+		deliver_store_failed(room, req, errno);
 		return;
 	}
-	if (store_add_msg(g->env.store, m) != 1) {
+	if (store_add_msg(room->env.store, m) != 1) {
 		int saved = errno;
 
-		if (store_outbox_del(g->env.store, m->id) == -1)
-			room_log(g, LOG_WARN, "cannot take message %s back out of "
+		if (store_outbox_del(room->env.store, m->id) == -1)
+			room_log(room, LOG_WARN, "cannot take message %s back out of "
 			    "the outbox: %s; it is dropped at the next start",
 			    m->id, strerror(errno));
-		deliver_store_failed(g, req, saved);
+		deliver_store_failed(room, req, saved);
 		return;
 	}
-	deliver_stored(g, m);
-	if ((o = outmsg_new(g, m->id)) == NULL) {
-		room_fail(g, req, 500, "out of memory");
+	deliver_stored(room, m);
+	if ((o = outmsg_new(room, m->id)) == NULL) {
+		room_fail(room, req, 500, "out of memory");
 		return;
 	}
 	if (req->files != NULL) {
@@ -323,7 +323,7 @@ deliver_send(struct room *g, struct node_msg *req)
 		cJSON *tmp = cJSON_CreateObject();
 
 		if (tmp != NULL) {
-			files_msg_json(g, m, tmp);
+			files_msg_json(room, m, tmp);
 			o->files = cJSON_DetachItemFromObject(tmp, "files");
 			cJSON_Delete(tmp);
 		}
@@ -331,22 +331,22 @@ deliver_send(struct room *g, struct node_msg *req)
 	if (to != NULL)
 		o->wait[o->nwait++] = to;
 	else
-		for (size_t i = 0; i < members_n(g); i++)
-			if (member_online(g, member_at(g, i)))
-				o->wait[o->nwait++] = member_at(g, i);
+		for (size_t i = 0; i < members_n(room); i++)
+			if (member_online(room, member_at(room, i)))
+				o->wait[o->nwait++] = member_at(room, i);
 	o->any = o->nwait == 0;
 	o->req = req;
 	/* A person's message (the dashboard, the API) ends our exchanges; an
 	 * agent's answer counts toward one. */
 	if (req->person)
-		limit_damp_person(g->limit, g->env.me->pk, UINT64_MAX);
-	limit_damp_note(g->limit, g->env.me->pk, has_answered && !req->person ?
+		limit_damp_person(room->limit, room->env.me->pk, UINT64_MAX);
+	limit_damp_note(room->limit, room->env.me->pk, has_answered && !req->person ?
 	    answered : NULL, m->ts);
-	members_flood(g, &f, NULL);
-	room_emit_json(g, NODE_EV_SENT, deliver_msg_json(g, m));
+	members_flood(room, &f, NULL);
+	room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, m));
 	/* Nobody to hear it now: say queued at once rather than in 8 s. */
-	if (o->any || (to != NULL && !member_online(g, to)))
-		outmsg_answer(g, o);
+	if (o->any || (to != NULL && !member_online(room, to)))
+		outmsg_answer(room, o);
 	else
 		loop_timer_set(o->timer, loop_now_ns() + ACK_TIMEOUT_NS);
 	m->body = NULL;   /* req->text, freed with req */
@@ -358,17 +358,17 @@ deliver_send(struct room *g, struct node_msg *req)
  * (deliver_stored): 1, or 0 when it was there already or the disk
  * refused it (said in the log). */
 static int
-deliver_store(struct room *g, const struct frame_msg *m)
+deliver_store(struct room *room, const struct frame_msg *m)
 {
 	int r;
 
-	if ((r = store_add_msg(g->env.store, m)) != 1) {
+	if ((r = store_add_msg(room->env.store, m)) != 1) {
 		if (r == -1)
-			room_log(g, LOG_ERROR, "cannot store a message: %s",
+			room_log(room, LOG_ERROR, "cannot store a message: %s",
 			    strerror(errno));
 		return 0;
 	}
-	deliver_stored(g, m);
+	deliver_stored(room, m);
 	return 1;
 }
 
@@ -380,16 +380,16 @@ deliver_store(struct room *g, const struct frame_msg *m)
  * are its author) nor passed on (the member it came from has it).
  */
 static void
-deliver_own_back(struct room *g, const struct frame_msg *m)
+deliver_own_back(struct room *room, const struct frame_msg *m)
 {
-	if (store_has(g->env.store, m->id) ||
-	    store_below_floor(g->env.store, m->ts) || !deliver_store(g, m))
+	if (store_has(room->env.store, m->id) ||
+	    store_below_floor(room->env.store, m->ts) || !deliver_store(room, m))
 		return;
-	room_emit_json(g, NODE_EV_SENT, deliver_msg_json(g, m));
+	room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, m));
 }
 
 void
-deliver_on_msg(struct room *g, struct link *l, struct frame *in)
+deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 {
 	struct frame_msg *m = &in->u.msg;
 	const struct removal *gone;
@@ -399,152 +399,152 @@ deliver_on_msg(struct room *g, struct link *l, struct frame *in)
 	uint64_t nlog = 0;
 	char id[PAPO_ID_LEN + 1];
 
-	if (memcmp(m->from, g->env.me->pk, PAPO_KEY_LEN) == 0) {
-		deliver_own_back(g, m);
+	if (memcmp(m->from, room->env.me->pk, PAPO_KEY_LEN) == 0) {
+		deliver_own_back(room, m);
 		return;
 	}
-	if ((gone = keyring_removed(g->keyring, m->from)) != NULL &&
+	if ((gone = keyring_removed(room->keyring, m->from)) != NULL &&
 	    m->ts > gone->ts) {
 		/* Written after its author was removed, whoever passes it
 		 * on: not stored, acked nor passed on. */
-		room_log(g, LOG_INFO, "message %s refused: its author was removed "
+		room_log(room, LOG_INFO, "message %s refused: its author was removed "
 		    "from the room before it was written", m->id);
 		return;
 	}
-	if (store_has(g->env.store, m->id)) {
+	if (store_has(room->env.store, m->id)) {
 		/* The author sending again means our ack was lost. */
 		if (memcmp(l->m->id, m->from, PAPO_KEY_LEN) == 0)
-			deliver_ack(g, m, ACK_DELIVERED);
+			deliver_ack(room, m, ACK_DELIVERED);
 		return;
 	}
-	if (store_below_floor(g->env.store, m->ts)) {
+	if (store_below_floor(room->env.store, m->ts)) {
 		/* Retention dropped it, or would at once: it reached us, so
 		 * its author hears so and stops sending it, but it is not
 		 * stored again nor passed on. */
-		g->delivery->below_floor++;
-		room_log(g, LOG_DEBUG, "message %s is older than what this member "
+		room->delivery->below_floor++;
+		room_log(room, LOG_DEBUG, "message %s is older than what this member "
 		    "keeps: not stored", m->id);
-		deliver_ack(g, m, ACK_DELIVERED);
+		deliver_ack(room, m, ACK_DELIVERED);
 		return;
 	}
 	/* Over the cap of its author's minute: neither stored nor acked nor
 	 * passed on (docs/SECURITY.md, "Rate limits and reply loops"). */
-	switch (limit_recv(g->limit, m->from, m->ts, loop_wall_ms(), &nlog)) {
+	switch (limit_recv(room->limit, m->from, m->ts, loop_wall_ms(), &nlog)) {
 	case LIMIT_KEEP:
 		break;
 	case LIMIT_DROP_LOG:
 		sec_id_format(m->from, id);
-		room_log(g, LOG_WARN, "dropped %llu message%s from %s (%s): over "
+		room_log(room, LOG_WARN, "dropped %llu message%s from %s (%s): over "
 		    "%u a minute of its clock; said once a minute",
 		    (unsigned long long)nlog, nlog == 1 ? "" : "s", m->name, id,
-		    limit_recv_cap(g->limit));
+		    limit_recv_cap(room->limit));
 		return;
 	case LIMIT_DROP:
 		return;
 	}
-	if (!deliver_store(g, m))
+	if (!deliver_store(room, m))
 		return;
-	upstream_put(g, m->id, l->m);
+	upstream_put(room, m->id, l->m);
 	/* A person's message, written at its author's daemon, ends that
 	 * member's exchanges here too; an agent's answer counts. */
 	if (m->person)
-		limit_damp_person(g->limit, m->from, m->ts);
-	limit_damp_note(g->limit, m->from, m->has_reply_to && !m->person &&
-	    deliver_author_of(g, m->reply_to, answered) == 0 ? answered : NULL,
+		limit_damp_person(room->limit, m->from, m->ts);
+	limit_damp_note(room->limit, m->from, m->has_reply_to && !m->person &&
+	    deliver_author_of(room, m->reply_to, answered) == 0 ? answered : NULL,
 	    m->ts);
 	/* A message just written is a sign of its author's life, and of a
 	 * path to it through the member it came from. */
-	if ((author = member_find(g, m->from)) != NULL && author->conn == NULL &&
+	if ((author = member_find(room, m->from)) != NULL && author->conn == NULL &&
 	    m->ts + ALIVE_NS / NS_PER_MS >= loop_wall_ms()) {
 		member_alive(author);
 		if (l->m != NULL && l->m != author)
 			author->via = l->m;
-		members_presence_check(g);
+		members_presence_check(room);
 	}
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_MSG;
 	f.u.msg = *m;
-	members_flood(g, &f, l->m);
-	deliver_ack(g, m, ACK_DELIVERED);
-	room_emit_json(g, NODE_EV_MESSAGE, deliver_msg_json(g, m));
+	members_flood(room, &f, l->m);
+	deliver_ack(room, m, ACK_DELIVERED);
+	room_emit_json(room, NODE_EV_MESSAGE, deliver_msg_json(room, m));
 }
 
 /* Start and stop. */
 
 int
-deliver_new(struct room *g)
+deliver_new(struct room *room)
 {
-	if ((g->delivery = calloc(1, sizeof(*g->delivery))) == NULL ||
-	    outbox_new(g) == -1 || syncs_new(g) == -1 || retain_new(g) == -1)
+	if ((room->delivery = calloc(1, sizeof(*room->delivery))) == NULL ||
+	    outbox_new(room) == -1 || syncs_new(room) == -1 || retain_new(room) == -1)
 		return -1;
 	return 0;
 }
 
 void
-deliver_start(struct room *g)
+deliver_start(struct room *room)
 {
-	outbox_start(g);
+	outbox_start(room);
 }
 
 void
-deliver_stop(struct room *g)
+deliver_stop(struct room *room)
 {
-	outbox_stop(g);
+	outbox_stop(room);
 }
 
 void
-deliver_free(struct room *g)
+deliver_free(struct room *room)
 {
-	outbox_free(g);
-	receipts_free(g);
-	syncs_free(g);
-	retain_free(g);
-	free(g->delivery);
-	g->delivery = NULL;
+	outbox_free(room);
+	receipts_free(room);
+	syncs_free(room);
+	retain_free(room);
+	free(room->delivery);
+	room->delivery = NULL;
 }
 
 void
-deliver_on_hello(struct room *g, const struct hello_in *in)
+deliver_on_hello(struct room *room, const struct hello_in *in)
 {
-	deliver_sync_hello(g, in);
-	outbox_through(g, in->m);
+	deliver_sync_hello(room, in);
+	outbox_through(room, in->m);
 }
 
 void
-deliver_member_json(const struct room *g, const struct member *m, cJSON *e)
+deliver_member_json(const struct room *room, const struct member *m, cJSON *e)
 {
 	cJSON_AddNumberToObject(e, "dropped",
-	    (double)limit_dropped(g->limit, m->id));
+	    (double)limit_dropped(room->limit, m->id));
 }
 
 void
-deliver_summary_json(const struct room *g, cJSON *o)
+deliver_summary_json(const struct room *room, cJSON *o)
 {
 	struct store_stats st;
 
-	store_stats(g->env.store, &st);
+	store_stats(room->env.store, &st);
 	cJSON_AddNumberToObject(o, "messages", (double)st.msgs);
 }
 
 void
-deliver_status_json(const struct room *g, cJSON *o)
+deliver_status_json(const struct room *room, cJSON *o)
 {
 	struct store_stats st;
 	size_t nout;
 	cJSON *rj;
 
-	deliver_limits_json(g, o);
-	store_stats(g->env.store, &st);
-	nout = outbox_n(g);
+	deliver_limits_json(room, o);
+	store_stats(room->env.store, &st);
+	nout = outbox_n(room);
 	cJSON_AddNumberToObject(o, "outbox", (double)nout);
 	cJSON_AddNumberToObject(o, "messages", (double)st.msgs);
-	if ((rj = deliver_retention_json(g)) == NULL)
+	if ((rj = deliver_retention_json(room)) == NULL)
 		cJSON_AddNullToObject(o, "retention");
 	else {
 		cJSON_AddNumberToObject(rj, "refused",
-		    (double)g->delivery->below_floor);
+		    (double)room->delivery->below_floor);
 		cJSON_AddItemToObject(o, "retention", rj);
 	}
 	cJSON_AddNumberToObject(o, "syncs_asked",
-	    (double)deliver_syncs_asked(g));
+	    (double)deliver_syncs_asked(room));
 }

@@ -12,29 +12,29 @@
 #include "node/room/receipt.h"
 
 /* deliver.c's state and its parts': 0, or -1 out of memory. */
-int deliver_new(struct room *g);
+int deliver_new(struct room *room);
 /* Arms the retry (the outbox loaded). */
-void deliver_start(struct room *g);
+void deliver_start(struct room *room);
 /* The room stops: every send waiting is answered (queued, stopping)
  * and the outbox emptied in memory (outbox.jsonl keeps it). */
-void deliver_stop(struct room *g);
+void deliver_stop(struct room *room);
 /* Frees deliver.c's state and its parts'; none made: a no-op. */
-void deliver_free(struct room *g);
+void deliver_free(struct room *room);
 /* A hello taken (a hook, core.h): histories that differ are synced, and
  * what waits in the outbox goes to its member, and through it to those
  * it reaches. */
-void deliver_on_hello(struct room *g, const struct hello_in *in);
+void deliver_on_hello(struct room *room, const struct hello_in *in);
 /* Status: "limits", "damping", "outbox", "messages", "retention",
  * "syncs_asked". */
-void deliver_status_json(const struct room *g, cJSON *o);
+void deliver_status_json(const struct room *room, cJSON *o);
 /* Status: a member's "dropped" (its messages over the receiving cap);
  * the list of rooms' "messages". */
-void deliver_member_json(const struct room *g, const struct member *m,
+void deliver_member_json(const struct room *room, const struct member *m,
     cJSON *e);
-void deliver_summary_json(const struct room *g, cJSON *o);
+void deliver_summary_json(const struct room *room, cJSON *o);
 /* Takes req (a send) and answers it: delivered, queued, or an error. */
-void deliver_send(struct room *g, struct node_msg *req);
+void deliver_send(struct room *room, struct node_msg *req);
 /* A frame received on l (a handler, core.h): a message. */
-void deliver_on_msg(struct room *g, struct link *l, struct frame *f);
+void deliver_on_msg(struct room *room, struct link *l, struct frame *f);
 
 #endif

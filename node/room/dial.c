@@ -41,23 +41,23 @@ member_dialable(const struct member *m)
  * on its direct addresses, now or later: whatever the room for
  * neighbours, as it is one already. */
 static int
-member_redialable(const struct room *g, const struct member *m)
+member_redialable(const struct room *room, const struct member *m)
 {
-	return member_relayed(g, m) && member_dials(m) == 0 &&
+	return member_relayed(room, m) && member_dials(m) == 0 &&
 	    m->next_dial != 0;
 }
 
 /* How many more neighbours to dial: all in a small room, else up to
  * ACTIVE_DIAL counting those connected and being dialled. */
 static size_t
-members_dial_room(const struct room *g)
+members_dial_room(const struct room *room)
 {
 	size_t busy = 0;
 
-	if (members_small(g))
+	if (members_small(room))
 		return ROOM_MEMBERS_MAX;
-	for (size_t i = 0; i < members_n(g); i++)
-		busy += member_at(g, i)->conn != NULL || member_at(g, i)->ndial > 0;
+	for (size_t i = 0; i < members_n(room); i++)
+		busy += member_at(room, i)->conn != NULL || member_at(room, i)->ndial > 0;
 	return busy >= ACTIVE_DIAL ? 0 : ACTIVE_DIAL - busy;
 }
 
@@ -70,12 +70,12 @@ members_dial_room(const struct room *g)
  * last one is never let go.
  */
 static size_t
-members_open_held(const struct room *g)
+members_open_held(const struct room *room)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < members_n(g); i++) {
-		const struct member *m = member_at(g, i);
+	for (size_t i = 0; i < members_n(room); i++) {
+		const struct member *m = member_at(room, i);
 
 		n += m->open && (m->conn != NULL || m->ndial > 0);
 	}
@@ -84,9 +84,9 @@ members_open_held(const struct room *g)
 
 /* Whether the room needs a way back: large, and no open neighbour. */
 static int
-members_need_way_back(const struct room *g)
+members_need_way_back(const struct room *room)
 {
-	return !members_small(g) && members_open_held(g) == 0;
+	return !members_small(room) && members_open_held(room) == 0;
 }
 
 /* Whether m, in a room that needs a way back, is one to dial for it. */
@@ -97,27 +97,27 @@ member_way_back(const struct member *m)
 }
 
 void
-members_plan_dials(struct room *g)
+members_plan_dials(struct room *room)
 {
-	size_t room = members_dial_room(g);
-	int way_back = room == 0 && members_need_way_back(g);
+	size_t slots = members_dial_room(room);
+	int way_back = slots == 0 && members_need_way_back(room);
 	uint64_t next = 0;
 
-	for (size_t i = 0; i < members_n(g); i++) {
-		struct member *m = member_at(g, i);
+	for (size_t i = 0; i < members_n(room); i++) {
+		struct member *m = member_at(room, i);
 
-		if (member_redialable(g, m) && (next == 0 || m->next_dial < next))
+		if (member_redialable(room, m) && (next == 0 || m->next_dial < next))
 			next = m->next_dial;
 	}
-	for (size_t i = 0; i < members_n(g); i++) {
-		struct member *m = member_at(g, i);
+	for (size_t i = 0; i < members_n(room); i++) {
+		struct member *m = member_at(room, i);
 
-		if ((room > 0 ? member_dialable(m) :
+		if ((slots > 0 ? member_dialable(m) :
 		    way_back && member_way_back(m)) &&
 		    (next == 0 || m->next_dial < next))
 			next = m->next_dial;
 	}
-	loop_timer_set(g->dialling->dial_timer, next);
+	loop_timer_set(room->dialling->dial_timer, next);
 }
 
 /*
@@ -133,43 +133,43 @@ members_plan_dials(struct room *g)
  * so are relayed addresses by a member with no relay set.
  */
 void
-member_dial_at(struct room *g, struct member *m, const struct addr *a,
+member_dial_at(struct room *room, struct member *m, const struct addr *a,
     size_t n)
 {
-	member_dial_on(g, m, a, n, NULL);
+	member_dial_on(room, m, a, n, NULL);
 }
 
 void
-member_dial_on(struct room *g, struct member *m, const struct addr *a,
+member_dial_on(struct room *room, struct member *m, const struct addr *a,
     size_t n, struct quic_sock *sock)
 {
 	struct addr relayed;
-	int has = g->net->turn != NULL && turn_relayed(g->net->turn, &relayed) == 0;
+	int has = room->net->turn != NULL && turn_relayed(room->net->turn, &relayed) == 0;
 
 	for (size_t j = 0; j < n; j++) {
-		int via = relay_on_server(g->net, &a[j]);
+		int via = relay_on_server(room->net, &a[j]);
 		struct link *l;
 
 		/* No relay now, our own address, or one more way through
 		 * the relay to a member we reach through it already. */
 		if (via && (!has || addr_equal(&a[j], &relayed) ||
-		    member_relayed(g, m)))
+		    member_relayed(room, m)))
 			continue;
 		if ((l = calloc(1, sizeof(*l))) == NULL)
 			break;
-		if ((l->qc = quic_dial_on(g->net->quic, via ? NULL : sock, &a[j],
+		if ((l->qc = quic_dial_on(room->net->quic, via ? NULL : sock, &a[j],
 		    m->id, via)) == NULL) {
 			free(l);
 			continue;
 		}
 		l->target = m;
-		l->g = g;
+		l->room = room;
 		quic_set_data(l->qc, l);
 		if (m->ndial++ == 0)
 			m->dial_since = loop_now_ns();
 	}
 	/* Dials left unanswered for a while are a reason to punch. */
-	members_punch_check(g);
+	members_punch_check(room);
 }
 
 /* m's addresses, and where we last saw it if that is not one of them. */
@@ -185,12 +185,12 @@ member_dial_addrs(const struct member *m, struct addr out[PAPO_ADDR_MAX + 1])
 }
 
 static void
-member_dial(struct room *g, struct member *m)
+member_dial(struct room *room, struct member *m)
 {
 	struct addr a[PAPO_ADDR_MAX + 1];
 
 	m->next_dial = 0;
-	member_dial_at(g, m, a, member_dial_addrs(m, a));
+	member_dial_at(room, m, a, member_dial_addrs(m, a));
 	if (m->ndial == 0) {
 		m->backoff_ms = DIAL_BACKOFF_MAX_MS;
 		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * NS_PER_MS;
@@ -201,9 +201,9 @@ member_dial(struct room *g, struct member *m)
  * (member_dial_at leaves out the relayed ones: that path it has), and
  * again in a while. */
 static void
-member_redial(struct room *g, struct member *m)
+member_redial(struct room *room, struct member *m)
 {
-	member_dial_at(g, m, m->addr, m->naddr);
+	member_dial_at(room, m, m->addr, m->naddr);
 	m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
 }
 
@@ -218,41 +218,41 @@ member_redial(struct room *g, struct member *m)
 static void
 members_dial(void *arg)
 {
-	struct room *g = arg;
+	struct room *room = arg;
 	uint64_t now = loop_now_ns();
-	size_t room = members_dial_room(g);
-	size_t start = members_n(g) ?
-	    randombytes_uniform((uint32_t)members_n(g)) : 0;
-	int way_back = members_need_way_back(g);
+	size_t slots = members_dial_room(room);
+	size_t start = members_n(room) ?
+	    randombytes_uniform((uint32_t)members_n(room)) : 0;
+	int way_back = members_need_way_back(room);
 
-	for (size_t i = 0; i < members_n(g); i++) {
-		struct member *m = member_at(g, i);
+	for (size_t i = 0; i < members_n(room); i++) {
+		struct member *m = member_at(room, i);
 
-		if (member_redialable(g, m) && m->next_dial <= now)
-			member_redial(g, m);
+		if (member_redialable(room, m) && m->next_dial <= now)
+			member_redial(room, m);
 	}
 	/* No open neighbour: one, the first found, whatever the room. */
-	for (size_t k = 0; way_back && k < members_n(g); k++) {
-		struct member *m = member_at(g, (start + k) % members_n(g));
+	for (size_t k = 0; way_back && k < members_n(room); k++) {
+		struct member *m = member_at(room, (start + k) % members_n(room));
 
 		if (member_way_back(m) && m->next_dial <= now) {
-			member_dial(g, m);
-			room -= room > 0;
+			member_dial(room, m);
+			slots -= slots > 0;
 			break;
 		}
 	}
-	for (int pass = 0; pass < 3 && room > 0; pass++)
-		for (size_t k = 0; k < members_n(g) && room > 0; k++) {
-			struct member *m = member_at(g, (start + k) % members_n(g));
+	for (int pass = 0; pass < 3 && slots > 0; pass++)
+		for (size_t k = 0; k < members_n(room) && slots > 0; k++) {
+			struct member *m = member_at(room, (start + k) % members_n(room));
 
 			if (!member_dialable(m) || m->next_dial > now ||
-			    (pass < 2 && !member_online(g, m)) ||
+			    (pass < 2 && !member_online(room, m)) ||
 			    (pass == 0 && !m->open))
 				continue;
-			member_dial(g, m);
-			room--;
+			member_dial(room, m);
+			slots--;
 		}
-	members_plan_dials(g);
+	members_plan_dials(room);
 }
 
 /*
@@ -263,31 +263,31 @@ members_dial(void *arg)
  * so a room with a single reachable member holds together however large.
  */
 static int
-member_evictable(const struct room *g, const struct member *m,
+member_evictable(const struct room *room, const struct member *m,
     const struct member *keep)
 {
 	return m->conn != NULL && m != keep && m->open &&
-	    members_open_held(g) > 1;
+	    members_open_held(room) > 1;
 }
 
 void
-members_evict(struct room *g, const struct member *keep)
+members_evict(struct room *room, const struct member *keep)
 {
 	size_t n = 0, k;
 
-	if (members_small(g) || members_active(g) <= ACTIVE_MAX)
+	if (members_small(room) || members_active(room) <= ACTIVE_MAX)
 		return;
-	for (size_t i = 0; i < members_n(g); i++)
-		n += member_evictable(g, member_at(g, i), keep);
+	for (size_t i = 0; i < members_n(room); i++)
+		n += member_evictable(room, member_at(room, i), keep);
 	if (n == 0)
 		return;
 	k = randombytes_uniform((uint32_t)n);
-	for (size_t i = 0; i < members_n(g); i++) {
-		struct member *m = member_at(g, i);
+	for (size_t i = 0; i < members_n(room); i++) {
+		struct member *m = member_at(room, i);
 
-		if (!member_evictable(g, m, keep) || k-- > 0)
+		if (!member_evictable(room, m, keep) || k-- > 0)
 			continue;
-		room_log(g, LOG_DEBUG, "letting neighbour %s go", m->name);
+		room_log(room, LOG_DEBUG, "letting neighbour %s go", m->name);
 		quic_close(m->conn);
 		m->next_dial = loop_now_ns() + EVICTED_REDIAL_NS;
 		return;
@@ -297,31 +297,31 @@ members_evict(struct room *g, const struct member *keep)
 /* Dials m at those of its addresses on our relay's IP (other members'
  * relayed addresses). */
 static void
-member_dial_relayed(struct room *g, struct member *m)
+member_dial_relayed(struct room *room, struct member *m)
 {
 	for (size_t j = 0; j < m->naddr; j++)
-		if (relay_on_server(g->net, &m->addr[j]))
-			member_dial_at(g, m, &m->addr[j], 1);
+		if (relay_on_server(room->net, &m->addr[j]))
+			member_dial_at(room, m, &m->addr[j], 1);
 }
 
 void
-members_relay_ready(struct room *g)
+members_relay_ready(struct room *room)
 {
 	/* Members we have no connection with are tried again at once;
 	 * those still being dialled on their other addresses (which may
 	 * never answer: a private one from an invite) at their relayed
 	 * ones. */
-	for (size_t i = 0; i < members_n(g); i++) {
-		struct member *m = member_at(g, i);
+	for (size_t i = 0; i < members_n(room); i++) {
+		struct member *m = member_at(room, i);
 
 		if (m->conn != NULL)
 			continue;
 		if (m->ndial == 0)
 			m->next_dial = loop_now_ns();
 		else
-			member_dial_relayed(g, m);
+			member_dial_relayed(room, m);
 	}
-	members_plan_dials(g);
+	members_plan_dials(room);
 }
 
 /*
@@ -337,43 +337,43 @@ members_relay_ready(struct room *g)
  * neighbours.
  */
 void
-members_punch_check(struct room *g)
+members_punch_check(struct room *room)
 {
 	uint64_t now = loop_now_ns(), next = 0;
 
-	if (!members_small(g)) {
-		loop_timer_set(g->dialling->punch_timer, 0);
+	if (!members_small(room)) {
+		loop_timer_set(room->dialling->punch_timer, 0);
 		return;
 	}
-	for (size_t i = 0; i < members_n(g); i++) {
-		struct member *m = member_at(g, i);
+	for (size_t i = 0; i < members_n(room); i++) {
+		struct member *m = member_at(room, i);
 		uint64_t due = m->dial_since + PUNCH_AFTER_NS;
 		int waited = m->ndial > 0 && due <= now;
 
 		/* Reached through the relay only: punch, over the relayed
 		 * connection itself (no member between), for as long as that
 		 * lasts; punch.c rests 60 s after every 3 failed attempts. */
-		if (member_relayed(g, m)) {
+		if (member_relayed(room, m)) {
 			if (member_version(m) >= 2)
-				punch_want(g->punch, m->id);
+				punch_want(room->punch, m->id);
 			continue;
 		}
 		if (m->conn != NULL)
 			continue;
 		if (m->ndial > 0 && !waited && (next == 0 || due < next))
 			next = due;
-		if (member_online(g, m) && (m->backoff_ms > 0 || waited) &&
+		if (member_online(room, m) && (m->backoff_ms > 0 || waited) &&
 		    m->via != NULL && member_version(m->via) >= 2)
-			punch_want(g->punch, m->id);
+			punch_want(room->punch, m->id);
 	}
-	loop_timer_set(g->dialling->punch_timer, next);
+	loop_timer_set(room->dialling->punch_timer, next);
 }
 
 void
-members_relay_lost(struct room *g)
+members_relay_lost(struct room *room)
 {
-	for (size_t i = 0; i < members_n(g); i++) {
-		struct member *m = member_at(g, i);
+	for (size_t i = 0; i < members_n(room); i++) {
+		struct member *m = member_at(room, i);
 
 		if (m->conn != NULL && quic_is_relayed(m->conn))
 			quic_close(m->conn);
@@ -389,36 +389,36 @@ members_punch_timer(void *arg)
 /* Start and stop. */
 
 int
-dial_new(struct room *g)
+dial_new(struct room *room)
 {
 	struct dialling *s;
-	struct loop *loop = g->env.loop;
+	struct loop *loop = room->env.loop;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -1;
-	g->dialling = s;
-	if ((s->dial_timer = loop_timer_new(loop, members_dial, g)) == NULL ||
+	room->dialling = s;
+	if ((s->dial_timer = loop_timer_new(loop, members_dial, room)) == NULL ||
 	    (s->punch_timer = loop_timer_new(loop, members_punch_timer,
-	    g)) == NULL)
+	    room)) == NULL)
 		return -1;
 	return 0;
 }
 
 void
-dial_start(struct room *g)
+dial_start(struct room *room)
 {
-	members_plan_dials(g);
+	members_plan_dials(room);
 }
 
 void
-dial_free(struct room *g)
+dial_free(struct room *room)
 {
-	struct dialling *s = g->dialling;
+	struct dialling *s = room->dialling;
 
 	if (s == NULL)
 		return;
 	loop_timer_free(s->dial_timer);
 	loop_timer_free(s->punch_timer);
 	free(s);
-	g->dialling = NULL;
+	room->dialling = NULL;
 }

@@ -13,29 +13,29 @@
 #include "node/room/member.h"
 
 /* Its dial and punch timers: 0, or -1 out of memory. */
-int dial_new(struct room *g);
+int dial_new(struct room *room);
 /* Dials every member known at start. */
-void dial_start(struct room *g);
+void dial_start(struct room *room);
 /* Frees the timers; none made: a no-op. */
-void dial_free(struct room *g);
+void dial_free(struct room *room);
 /* Starts punching to the members that need it (room.c, "Punching"),
  * and arms the timer for the next that will. */
-void members_punch_check(struct room *g);
+void members_punch_check(struct room *room);
 /* Sets the dial timer for the next member due, if there is room. */
-void members_plan_dials(struct room *g);
+void members_plan_dials(struct room *room);
 /* Our TURN relay has an address now: dials what it lets us reach. */
-void members_relay_ready(struct room *g);
+void members_relay_ready(struct room *room);
 /* Our TURN relay failed: the connections through it end now rather
  * than at their idle timeout. */
-void members_relay_lost(struct room *g);
+void members_relay_lost(struct room *room);
 /* Dials m at each of n addresses at once. */
-void member_dial_at(struct room *g, struct member *m, const struct addr *a,
+void member_dial_at(struct room *room, struct member *m, const struct addr *a,
     size_t n);
 /* member_dial_at on a socket of its own (quic_sock_new): a punch's. */
-void member_dial_on(struct room *g, struct member *m, const struct addr *a,
+void member_dial_on(struct room *room, struct member *m, const struct addr *a,
     size_t n, struct quic_sock *sock);
 /* In a large room over its limit of neighbours, lets a random open one
  * go, never keep. */
-void members_evict(struct room *g, const struct member *keep);
+void members_evict(struct room *room, const struct member *keep);
 
 #endif

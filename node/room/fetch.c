@@ -43,7 +43,7 @@
 #include "node/room/keyring.h"
 #include "node/room/member.h"
 
-static void schedule(struct room *g, struct fetch *f);
+static void schedule(struct room *room, struct fetch *f);
 
 static int
 bit(const uint8_t *b, uint32_t i)
@@ -86,9 +86,9 @@ bulk_conn(const struct member *m)
 }
 
 static int
-send_x(struct room *g, const uint8_t id[PAPO_KEY_LEN], const struct xfer *x)
+send_x(struct room *room, const uint8_t id[PAPO_KEY_LEN], const struct xfer *x)
 {
-	struct quic_conn *qc = bulk_conn(member_find(g, id));
+	struct quic_conn *qc = bulk_conn(member_find(room, id));
 	struct buf b;
 	int rc = -1;
 
@@ -102,18 +102,18 @@ send_x(struct room *g, const uint8_t id[PAPO_KEY_LEN], const struct xfer *x)
 }
 
 struct fetch *
-fetch_find(const struct room *g, const char *ref)
+fetch_find(const struct room *room, const char *ref)
 {
-	for (struct fetch *f = g->files->fetches; f != NULL; f = f->next)
+	for (struct fetch *f = room->files->fetches; f != NULL; f = f->next)
 		if (strcmp(f->a.ref, ref) == 0)
 			return f;
 	return NULL;
 }
 
 static struct fetch *
-fetch_by_root(const struct room *g, const uint8_t root[PAPO_KEY_LEN])
+fetch_by_root(const struct room *room, const uint8_t root[PAPO_KEY_LEN])
 {
-	for (struct fetch *f = g->files->fetches; f != NULL; f = f->next)
+	for (struct fetch *f = room->files->fetches; f != NULL; f = f->next)
 		if (memcmp(f->root, root, PAPO_KEY_LEN) == 0)
 			return f;
 	return NULL;
@@ -171,7 +171,7 @@ fetch_bytes(const struct fetch *f)
 }
 
 static size_t
-holders_online(struct room *g, const struct fetch *f)
+holders_online(struct room *room, const struct fetch *f)
 {
 	size_t n = 0;
 
@@ -180,7 +180,7 @@ holders_online(struct room *g, const struct fetch *f)
 		uint32_t i;
 
 		if (h->bad || h->have == NULL ||
-		    bulk_conn(member_find(g, h->id)) == NULL)
+		    bulk_conn(member_find(room, h->id)) == NULL)
 			continue;
 		for (i = 0; i < f->n && !bit(h->have, i); i++)
 			;
@@ -190,10 +190,10 @@ holders_online(struct room *g, const struct fetch *f)
 }
 
 cJSON *
-fetch_state_json(struct room *g, const struct attach *a)
+fetch_state_json(struct room *room, const struct attach *a)
 {
 	cJSON *o = cJSON_CreateObject();
-	struct fetch *f = fetch_find(g, a->ref);
+	struct fetch *f = fetch_find(room, a->ref);
 	uint32_t n = blob_chunks(a->size);
 	const char *state = "named";
 
@@ -204,7 +204,7 @@ fetch_state_json(struct room *g, const struct attach *a)
 	cJSON_AddStringToObject(o, "type", a->type);
 	cJSON_AddNumberToObject(o, "size", (double)a->size);
 	cJSON_AddNumberToObject(o, "chunks", n);
-	if (blob_has(g->files->bs, a->ref)) {
+	if (blob_has(room->files->bs, a->ref)) {
 		state = "here";
 		cJSON_AddNumberToObject(o, "chunks_have", n);
 		cJSON_AddNumberToObject(o, "have", (double)a->size);
@@ -216,7 +216,7 @@ fetch_state_json(struct room *g, const struct attach *a)
 		if (f != NULL)
 			state = f->state == FETCH_FETCHING ? "fetching" :
 			    f->state == FETCH_WAITING ? "waiting" : "failed";
-		else if (blob_missing(err, g->files->bs, a->ref, 0, &first,
+		else if (blob_missing(err, room->files->bs, a->ref, 0, &first,
 		    &ondisk, NULL) >= 0)
 			state = "fetching";  /* cut by a stop, resumed at the
 			                      * room's first tick */
@@ -225,7 +225,7 @@ fetch_state_json(struct room *g, const struct attach *a)
 		    (double)((uint64_t)ondisk * BLOB_CHUNK < a->size ?
 		    (uint64_t)ondisk * BLOB_CHUNK : a->size));
 		cJSON_AddNumberToObject(o, "holders", f ? (double)
-		    holders_online(g, f) : 0);
+		    holders_online(room, f) : 0);
 		if (f != NULL && f->state != FETCH_FETCHING)
 			cJSON_AddStringToObject(o, "error", f->err);
 	}
@@ -234,10 +234,10 @@ fetch_state_json(struct room *g, const struct attach *a)
 }
 
 static void
-fetch_event(struct room *g, struct fetch *f)
+fetch_event(struct room *room, struct fetch *f)
 {
 	f->evented = loop_now_ns();
-	room_emit_json(g, NODE_EV_BLOB, fetch_state_json(g, &f->a));
+	room_emit_json(room, NODE_EV_BLOB, fetch_state_json(room, &f->a));
 }
 
 /* Gives back the chunk asked at slot k. */
@@ -263,9 +263,9 @@ asked_release_holder(struct fetch *f, struct holder *h, int all, uint32_t i)
 }
 
 static void
-fetch_unlink(struct room *g, struct fetch *f)
+fetch_unlink(struct room *room, struct fetch *f)
 {
-	struct fetch **pp = &g->files->fetches;
+	struct fetch **pp = &room->files->fetches;
 
 	while (*pp != f)
 		pp = &(*pp)->next;
@@ -283,23 +283,23 @@ fetch_unlink(struct room *g, struct fetch *f)
 
 /* Tells the holders we asked to forget what is queued for us. */
 static void
-fetch_cancel(struct room *g, struct fetch *f)
+fetch_cancel(struct room *room, struct fetch *f)
 {
 	struct xfer x = { .type = XFER_CANCEL };
 
 	memcpy(x.root, f->root, PAPO_KEY_LEN);
 	for (size_t k = 0; k < f->nholders; k++)
 		if (f->holders[k].inflight > 0)
-			send_x(g, f->holders[k].id, &x);
+			send_x(room, f->holders[k].id, &x);
 }
 
 /* f failed for why; e the errno of our disk's refusal (0: another
  * cause).  A full disk is tried again (FETCH_RETRY_NS, a greeting). */
 static void
-fetch_fail(struct room *g, struct fetch *f, const char *why, int e)
+fetch_fail(struct room *room, struct fetch *f, const char *why, int e)
 {
 	log_msg(LOG_WARN, "file %s (%s): %s", f->a.name, f->a.ref, why);
-	fetch_cancel(g, f);
+	fetch_cancel(room, f);
 	while (f->nasked > 0)
 		asked_release(f, f->nasked - 1);
 	f->state = FETCH_FAILED;
@@ -307,13 +307,13 @@ fetch_fail(struct room *g, struct fetch *f, const char *why, int e)
 	f->failed_at = loop_now_ns();
 	snprintf(f->err, sizeof(f->err), "%.180s%s", why, f->retry ?
 	    "; tried again every 30 s and when a member comes online" : "");
-	fetch_event(g, f);
+	fetch_event(room, f);
 }
 
 /* Sends HAVE of chunk i (or of everything we hold, i = UINT32_MAX) to
  * id. */
 static void
-have_send(struct room *g, struct fetch *f, const uint8_t id[PAPO_KEY_LEN],
+have_send(struct room *room, struct fetch *f, const uint8_t id[PAPO_KEY_LEN],
     uint32_t i)
 {
 	struct xfer x = { .type = XFER_HAVE };
@@ -331,7 +331,7 @@ have_send(struct room *g, struct fetch *f, const uint8_t id[PAPO_KEY_LEN],
 		x.data = &one;
 		x.len = 1;
 	}
-	send_x(g, id, &x);
+	send_x(room, id, &x);
 }
 
 /*
@@ -340,7 +340,7 @@ have_send(struct room *g, struct fetch *f, const uint8_t id[PAPO_KEY_LEN],
  * when the disk refused (the fetch has failed).
  */
 static int
-fetch_commit(struct room *g, struct fetch *f)
+fetch_commit(struct room *room, struct fetch *f)
 {
 	char err[PAPO_ERR_LEN];
 	int r;
@@ -348,20 +348,20 @@ fetch_commit(struct room *g, struct fetch *f)
 	if (f->npend == 0 && f->ngot < f->n)
 		return 0;
 	errno = 0;
-	r = blob_fetch_commit(err, g->files->bs, f->a.ref, f->pend, f->npend);
+	r = blob_fetch_commit(err, room->files->bs, f->a.ref, f->pend, f->npend);
 	f->npend = 0;
 	if (r == -1)
-		fetch_fail(g, f, err, errno);
+		fetch_fail(room, f, err, errno);
 	return r;
 }
 
 void
-fetch_forget(struct room *g, struct fetch *f)
+fetch_forget(struct room *room, struct fetch *f)
 {
-	fetch_cancel(g, f);
+	fetch_cancel(room, f);
 	while (f->nasked > 0)
 		asked_release(f, f->nasked - 1);
-	fetch_unlink(g, f);
+	fetch_unlink(room, f);
 }
 
 /* How long a fetch nobody offers waits: FETCH_UNOFFERED_NS; test builds
@@ -382,44 +382,44 @@ fetch_unoffered_ns(void)
 /* A fetch a message began that no member offered: the file is only
  * named again, fetched when someone asks. */
 static void
-fetch_drop(struct room *g, struct fetch *f)
+fetch_drop(struct room *room, struct fetch *f)
 {
 	struct attach a = f->a;
 
 	log_msg(LOG_INFO, "file %s (%s): no member has offered it in %llu s; "
 	    "not fetched unless asked", f->a.name, f->a.ref,
 	    (unsigned long long)(fetch_unoffered_ns() / NS_PER_S));
-	g->files->dropped++;
-	fetch_forget(g, f);
-	room_emit_json(g, NODE_EV_BLOB, fetch_state_json(g, &a));
+	room->files->dropped++;
+	fetch_forget(room, f);
+	room_emit_json(room, NODE_EV_BLOB, fetch_state_json(room, &a));
 	sodium_memzero(&a, sizeof(a));
 }
 
 static void
-fetch_done(struct room *g, struct fetch *f)
+fetch_done(struct room *room, struct fetch *f)
 {
 	log_msg(LOG_INFO, "file %s (%s, %llu bytes) is here", f->a.name,
 	    f->a.ref, (unsigned long long)f->a.size);
-	fetch_cancel(g, f);
+	fetch_cancel(room, f);
 	while (f->nasked > 0)
 		asked_release(f, f->nasked - 1);
-	room_emit_json(g, NODE_EV_BLOB, fetch_state_json(g, &f->a));
-	fetch_unlink(g, f);
+	room_emit_json(room, NODE_EV_BLOB, fetch_state_json(room, &f->a));
+	fetch_unlink(room, f);
 }
 
 /* Asks id about the file: the leaves too while we lack them. */
 static void
-fetch_ask(struct room *g, struct fetch *f, const uint8_t id[PAPO_KEY_LEN])
+fetch_ask(struct room *room, struct fetch *f, const uint8_t id[PAPO_KEY_LEN])
 {
 	struct xfer x = { .type = XFER_WANT };
 	struct holder *h;
 
-	if (memcmp(id, g->env.me->pk, PAPO_KEY_LEN) == 0 ||
+	if (memcmp(id, room->env.me->pk, PAPO_KEY_LEN) == 0 ||
 	    (h = holder_get(f, id)) == NULL || h->bad)
 		return;
 	memcpy(x.root, f->root, PAPO_KEY_LEN);
 	x.flags = f->leaves ? 0 : XFER_F_LEAVES;
-	if (send_x(g, id, &x) == 0) {
+	if (send_x(room, id, &x) == 0) {
 		h->asked = 1;
 		h->asked_at = loop_now_ns();
 	}
@@ -427,29 +427,29 @@ fetch_ask(struct room *g, struct fetch *f, const uint8_t id[PAPO_KEY_LEN])
 
 /* Asks every member online, the author first. */
 static void
-fetch_ask_all(struct room *g, struct fetch *f, const uint8_t *author)
+fetch_ask_all(struct room *room, struct fetch *f, const uint8_t *author)
 {
-	if (author != NULL && bulk_conn(member_find(g, author)) != NULL)
-		fetch_ask(g, f, author);
-	for (size_t k = 0; k < members_n(g); k++) {
-		struct member *m = member_at(g, k);
+	if (author != NULL && bulk_conn(member_find(room, author)) != NULL)
+		fetch_ask(room, f, author);
+	for (size_t k = 0; k < members_n(room); k++) {
+		struct member *m = member_at(room, k);
 
 		if (bulk_conn(m) != NULL && (author == NULL ||
 		    memcmp(m->id, author, PAPO_KEY_LEN) != 0))
-			fetch_ask(g, f, m->id);
+			fetch_ask(room, f, m->id);
 	}
 }
 
 /* What is already on the disk of a fetch that stopped. */
 static int
-fetch_resume(struct room *g, struct fetch *f)
+fetch_resume(struct room *room, struct fetch *f)
 {
 	char err[PAPO_ERR_LEN];
 	uint32_t from = 0, i;
 	int r;
 
 	while (from < f->n) {
-		if ((r = blob_missing(err, g->files->bs, f->a.ref, from, &i,
+		if ((r = blob_missing(err, room->files->bs, f->a.ref, from, &i,
 		    NULL, NULL)) == -1)
 			return -1;
 		if (r == 1)
@@ -469,7 +469,7 @@ fetch_resume(struct room *g, struct fetch *f)
  * at its start: after a failure, chunks written and not recorded are
  * not the file's. */
 static void
-fetch_reload(struct room *g, struct fetch *f)
+fetch_reload(struct room *room, struct fetch *f)
 {
 	char err[PAPO_ERR_LEN];
 	uint8_t *leaves = NULL;
@@ -479,10 +479,10 @@ fetch_reload(struct room *g, struct fetch *f)
 	f->ngot = 0;
 	f->npend = 0;
 	f->leaves = 0;
-	if (blob_leaves(err, g->files->bs, f->a.ref, &leaves, &nl) == 0) {
+	if (blob_leaves(err, room->files->bs, f->a.ref, &leaves, &nl) == 0) {
 		free(leaves);
-		if (fetch_resume(g, f) == -1) {
-			blob_remove(err, g->files->bs, f->a.ref);
+		if (fetch_resume(room, f) == -1) {
+			blob_remove(err, room->files->bs, f->a.ref);
 			memset(f->got, 0, bits_len(f->n));
 			f->ngot = 0;
 			f->leaves = 0;
@@ -492,25 +492,25 @@ fetch_reload(struct room *g, struct fetch *f)
 
 /* A failed fetch tried anew: everyone online asked again. */
 static void
-fetch_retry(struct room *g, struct fetch *f)
+fetch_retry(struct room *room, struct fetch *f)
 {
 	f->state = FETCH_FETCHING;
 	f->err[0] = '\0';
 	f->retry = 0;
 	f->started = loop_now_ns();
-	fetch_reload(g, f);
-	fetch_ask_all(g, f, f->has_author ? f->author : NULL);
-	schedule(g, f);
+	fetch_reload(room, f);
+	fetch_ask_all(room, f, f->has_author ? f->author : NULL);
+	schedule(room, f);
 	if (f->state == FETCH_FETCHING)
-		fetch_event(g, f);
+		fetch_event(room, f);
 }
 
 int
-fetch_may_start(const struct room *g, const uint8_t *author)
+fetch_may_start(const struct room *room, const uint8_t *author)
 {
 	size_t mine = 0, all = 0;
 
-	for (const struct fetch *f = g->files->fetches; f != NULL;
+	for (const struct fetch *f = room->files->fetches; f != NULL;
 	    f = f->next) {
 		if (!f->by_msg || f->offered)
 			continue;
@@ -522,14 +522,14 @@ fetch_may_start(const struct room *g, const uint8_t *author)
 }
 
 int
-fetch_start(struct room *g, const struct attach *a, const uint8_t *author,
+fetch_start(struct room *room, const struct attach *a, const uint8_t *author,
     int by_msg, char err[PAPO_ERR_LEN])
 {
-	struct fetch *f = fetch_find(g, a->ref);
+	struct fetch *f = fetch_find(room, a->ref);
 	uint8_t *leaves = NULL;
 	uint32_t nl;
 
-	if (blob_has(g->files->bs, a->ref))
+	if (blob_has(room->files->bs, a->ref))
 		return 0;
 	if (f != NULL) {
 		/* Asked again: a failed fetch is tried anew, a waiting one
@@ -538,11 +538,11 @@ fetch_start(struct room *g, const struct attach *a, const uint8_t *author,
 		if (!by_msg)
 			f->by_msg = 0;
 		if (f->state == FETCH_FAILED) {
-			fetch_retry(g, f);
+			fetch_retry(room, f);
 			return 0;
 		}
-		fetch_ask_all(g, f, f->has_author ? f->author : NULL);
-		schedule(g, f);
+		fetch_ask_all(room, f, f->has_author ? f->author : NULL);
+		schedule(room, f);
 		return 0;
 	}
 	if (a->size > BLOB_SIZE_MAX) {
@@ -573,30 +573,30 @@ fetch_start(struct room *g, const struct attach *a, const uint8_t *author,
 		err_set(err, "out of memory");
 		return -1;
 	}
-	f->next = g->files->fetches;
-	g->files->fetches = f;
+	f->next = room->files->fetches;
+	room->files->fetches = f;
 	/* A fetch that stopped (the daemon ended, the member left) goes on
 	 * from what its files hold. */
-	if (blob_leaves(err, g->files->bs, a->ref, &leaves, &nl) == 0) {
+	if (blob_leaves(err, room->files->bs, a->ref, &leaves, &nl) == 0) {
 		free(leaves);
-		if (fetch_resume(g, f) == -1)
-			blob_remove(err, g->files->bs, a->ref);
+		if (fetch_resume(room, f) == -1)
+			blob_remove(err, room->files->bs, a->ref);
 	}
 	if (f->n == 0) {
 		/* An empty file needs no holder: its leaves are none. */
-		int r = blob_fetch_start(err, g->files->bs, a->ref, 0, NULL, 0);
+		int r = blob_fetch_start(err, room->files->bs, a->ref, 0, NULL, 0);
 
 		if (r == 1) {
-			fetch_done(g, f);
+			fetch_done(room, f);
 			return 0;
 		}
-		fetch_fail(g, f, err, errno);
+		fetch_fail(room, f, err, errno);
 		return 0;
 	}
-	loop_timer_set(g->files->tick, loop_now_ns() + FETCH_TICK_NS);
-	fetch_ask_all(g, f, author);
-	schedule(g, f);
-	fetch_event(g, f);
+	loop_timer_set(room->files->tick, loop_now_ns() + FETCH_TICK_NS);
+	fetch_ask_all(room, f, author);
+	schedule(room, f);
+	fetch_event(room, f);
 	return 0;
 }
 
@@ -615,7 +615,7 @@ is_author(const struct fetch *f, const struct holder *h)
  * take from each other what it sent one of them, and it sends each
  * chunk about once (docs/FILES.md, "Fetching"). */
 static uint32_t
-window_of(struct room *g, const struct fetch *f, const struct holder *h)
+window_of(struct room *room, const struct fetch *f, const struct holder *h)
 {
 	if (!is_author(f, h))
 		return FETCH_WINDOW;
@@ -623,14 +623,14 @@ window_of(struct room *g, const struct fetch *f, const struct holder *h)
 		const struct holder *o = &f->holders[k];
 
 		if (o != h && !o->bad && o->have != NULL &&
-		    bulk_conn(member_find(g, o->id)) != NULL)
+		    bulk_conn(member_find(room, o->id)) != NULL)
 			return FETCH_AUTHOR_WINDOW;
 	}
 	return FETCH_WINDOW;
 }
 
 static struct holder *
-pick(struct room *g, struct fetch *f, uint32_t i)
+pick(struct room *room, struct fetch *f, uint32_t i)
 {
 	struct holder *best = NULL;
 	int best_author = 1;
@@ -640,8 +640,8 @@ pick(struct room *g, struct fetch *f, uint32_t i)
 		int author;
 
 		if (h->bad || h->have == NULL || !bit(h->have, i) ||
-		    h->inflight >= window_of(g, f, h) ||
-		    bulk_conn(member_find(g, h->id)) == NULL)
+		    h->inflight >= window_of(room, f, h) ||
+		    bulk_conn(member_find(room, h->id)) == NULL)
 			continue;
 		author = is_author(f, h);
 		if (best == NULL || (best_author && !author) ||
@@ -656,14 +656,14 @@ pick(struct room *g, struct fetch *f, uint32_t i)
 /* Whether some holder online that may still be asked has room in its
  * window. */
 static int
-window_free(struct room *g, struct fetch *f)
+window_free(struct room *room, struct fetch *f)
 {
 	for (size_t k = 0; k < f->nholders; k++) {
 		const struct holder *h = &f->holders[k];
 
 		if (!h->bad && h->have != NULL &&
-		    h->inflight < window_of(g, f, h) &&
-		    bulk_conn(member_find(g, h->id)) != NULL)
+		    h->inflight < window_of(room, f, h) &&
+		    bulk_conn(member_find(room, h->id)) != NULL)
 			return 1;
 	}
 	return 0;
@@ -671,13 +671,13 @@ window_free(struct room *g, struct fetch *f)
 
 /* Whether any holder online could still give chunk i. */
 static int
-anyone_has(struct room *g, struct fetch *f, uint32_t i)
+anyone_has(struct room *room, struct fetch *f, uint32_t i)
 {
 	for (size_t k = 0; k < f->nholders; k++) {
 		struct holder *h = &f->holders[k];
 
 		if (!h->bad && h->have != NULL && bit(h->have, i) &&
-		    bulk_conn(member_find(g, h->id)) != NULL)
+		    bulk_conn(member_find(room, h->id)) != NULL)
 			return 1;
 	}
 	return 0;
@@ -711,7 +711,7 @@ asked_add(struct fetch *f, struct holder *h, uint32_t i)
  * once, not once to each member that lacks it when it asks.
  */
 static void
-slice_of(struct room *g, const struct fetch *f, uint32_t *mine, uint32_t *nf)
+slice_of(struct room *room, const struct fetch *f, uint32_t *mine, uint32_t *nf)
 {
 	*mine = 0;
 	*nf = 1;
@@ -719,10 +719,10 @@ slice_of(struct room *g, const struct fetch *f, uint32_t *mine, uint32_t *nf)
 		const struct holder *h = &f->holders[k];
 
 		if (h->bad || h->have == NULL || h->nhave == f->n ||
-		    bulk_conn(member_find(g, h->id)) == NULL)
+		    bulk_conn(member_find(room, h->id)) == NULL)
 			continue;
 		(*nf)++;
-		*mine += memcmp(h->id, g->env.me->pk, PAPO_KEY_LEN) < 0;
+		*mine += memcmp(h->id, room->env.me->pk, PAPO_KEY_LEN) < 0;
 	}
 }
 
@@ -734,7 +734,7 @@ slice_of(struct room *g, const struct fetch *f, uint32_t *mine, uint32_t *nf)
  * quiet holds nobody up.
  */
 static void
-schedule(struct room *g, struct fetch *f)
+schedule(struct room *room, struct fetch *f)
 {
 	struct xfer x = { .type = XFER_WANT, .count = 1 };
 	uint32_t looked = 0, i = f->scan, needed = 0, mine, nf;
@@ -743,8 +743,8 @@ schedule(struct room *g, struct fetch *f)
 	if (f->state == FETCH_FAILED || !f->leaves)
 		goto waiting;
 	memcpy(x.root, f->root, PAPO_KEY_LEN);
-	room_left = window_free(g, f);
-	slice_of(g, f, &mine, &nf);
+	room_left = window_free(room, f);
+	slice_of(room, f, &mine, &nf);
 	for (; looked < f->n; looked++, i = i + 1 == f->n ? 0 : i + 1) {
 		struct holder *h;
 
@@ -753,18 +753,18 @@ schedule(struct room *g, struct fetch *f)
 		needed++;
 		if (!room_left)
 			break;
-		if ((h = pick(g, f, i)) == NULL) {
-			if (!anyone_has(g, f, i))
+		if ((h = pick(room, f, i)) == NULL) {
+			if (!anyone_has(room, f, i))
 				continue;
 			/* Held, but every holder of it is busy: is any
 			 * holder free at all? */
-			room_left = window_free(g, f);
+			room_left = window_free(room, f);
 			continue;
 		}
 		if (is_author(f, h) && i % nf != mine && f->nasked > 0)
 			continue;     /* another's slice: it will have it */
 		x.first = i;
-		if (send_x(g, h->id, &x) == -1 || asked_add(f, h, i) == -1)
+		if (send_x(room, h->id, &x) == -1 || asked_add(f, h, i) == -1)
 			break;
 		f->scan = i + 1 == f->n ? 0 : i + 1;
 	}
@@ -781,7 +781,7 @@ waiting:
 			const struct holder *h = &f->holders[k];
 
 			any |= !h->bad && (h->have != NULL || (h->asked &&
-			    !h->answered)) && bulk_conn(member_find(g, h->id))
+			    !h->answered)) && bulk_conn(member_find(room, h->id))
 			    != NULL;
 		}
 		if (!any && f->state != FETCH_WAITING) {
@@ -789,32 +789,32 @@ waiting:
 			snprintf(f->err, sizeof(f->err), "no member online holds "
 			    "it%s; it is fetched when one comes back",
 			    f->ngot ? " (or the rest of it)" : "");
-			fetch_event(g, f);
+			fetch_event(room, f);
 		}
 	} else if (f->state == FETCH_WAITING) {
 		f->state = FETCH_FETCHING;
 		f->err[0] = '\0';
-		fetch_event(g, f);
+		fetch_event(room, f);
 	}
 }
 
 /* Serving: what a member asked of a file this store holds. */
 
 static int
-serve_has(struct room *g, const char *ref, uint32_t i)
+serve_has(struct room *room, const char *ref, uint32_t i)
 {
-	struct fetch *f = fetch_find(g, ref);
+	struct fetch *f = fetch_find(room, ref);
 
-	if (blob_has(g->files->bs, ref))
+	if (blob_has(room->files->bs, ref))
 		return 1;
 	return f != NULL && f->leaves && i < f->n && bit(f->got, i);
 }
 
 static void
-serve_queue(struct room *g, const uint8_t to[PAPO_KEY_LEN],
+serve_queue(struct room *room, const uint8_t to[PAPO_KEY_LEN],
     const uint8_t root[PAPO_KEY_LEN], uint32_t i)
 {
-	struct files *fs = g->files;
+	struct files *fs = room->files;
 	struct serve *s;
 	size_t mine = 0;
 
@@ -835,10 +835,10 @@ serve_queue(struct room *g, const uint8_t to[PAPO_KEY_LEN],
 
 /* Drops what is queued for to (of root, or of every file: root NULL). */
 static void
-serve_drop(struct room *g, const uint8_t to[PAPO_KEY_LEN],
+serve_drop(struct room *room, const uint8_t to[PAPO_KEY_LEN],
     const uint8_t *root)
 {
-	struct files *fs = g->files;
+	struct files *fs = room->files;
 	struct serve **pp = &fs->serve_head, *s;
 
 	fs->serve_tail = NULL;
@@ -858,29 +858,29 @@ serve_drop(struct room *g, const uint8_t to[PAPO_KEY_LEN],
 /* Stored chunk i of ref: of a file here, or written by a fetch under
  * way (committed or not). */
 static int
-chunk_of(struct room *g, const char *ref, uint32_t i, uint8_t *out,
+chunk_of(struct room *room, const char *ref, uint32_t i, uint8_t *out,
     size_t *len)
 {
-	struct fetch *f = fetch_find(g, ref);
+	struct fetch *f = fetch_find(room, ref);
 	char err[PAPO_ERR_LEN];
 
 	if (f != NULL && f->leaves && i < f->n && bit(f->got, i))
-		return blob_part_chunk(err, g->files->bs, ref, f->a.size, i,
+		return blob_part_chunk(err, room->files->bs, ref, f->a.size, i,
 		    out, len);
-	return blob_chunk(err, g->files->bs, ref, i, out, len);
+	return blob_chunk(err, room->files->bs, ref, i, out, len);
 }
 
 /* Sends the chunks queued whose connection's bulk queue has room. */
 void
-fetch_pump_serve(struct room *g)
+fetch_pump_serve(struct room *room)
 {
-	struct files *fs = g->files;
+	struct files *fs = room->files;
 	struct serve **pp = &fs->serve_head, *s;
 	char ref[BLOB_REF_LEN + 1];
 
 	fs->serve_tail = NULL;
 	while ((s = *pp) != NULL) {
-		struct quic_conn *qc = bulk_conn(member_find(g, s->to));
+		struct quic_conn *qc = bulk_conn(member_find(room, s->to));
 		struct xfer x = { .type = XFER_CHUNK };
 		size_t len;
 		int sent = 0;
@@ -892,15 +892,15 @@ fetch_pump_serve(struct room *g)
 			continue;          /* later: bulk_room */
 		}
 		root_ref(s->root, ref);
-		if (qc != NULL && chunk_of(g, ref, s->i, fs->chunk, &len) ==
+		if (qc != NULL && chunk_of(room, ref, s->i, fs->chunk, &len) ==
 		    0) {
 			memcpy(x.root, s->root, PAPO_KEY_LEN);
 			x.first = s->i;
-			if (g->env.set->bad_chunks)
+			if (room->env.set->bad_chunks)
 				fs->chunk[len / 2] ^= 0x5a;     /* tests */
 			x.data = fs->chunk;
 			x.len = len;
-			sent = send_x(g, s->to, &x) == 0;
+			sent = send_x(room, s->to, &x) == 0;
 			fs->served += sent ? len : 0;
 		}
 		if (qc != NULL && !sent) {
@@ -908,7 +908,7 @@ fetch_pump_serve(struct room *g)
 			    .count = 1 };
 
 			memcpy(none.root, s->root, PAPO_KEY_LEN);
-			send_x(g, s->to, &none);
+			send_x(room, s->to, &none);
 		}
 		*pp = s->next;
 		free(s);
@@ -934,14 +934,14 @@ watch_add(struct fetch *f, const uint8_t id[PAPO_KEY_LEN])
 /* A member's WANT: about the file (count 0 or the leaves asked), and
  * chunks of it. */
 static void
-on_want(struct room *g, struct member *from, const struct xfer *x)
+on_want(struct room *room, struct member *from, const struct xfer *x)
 {
 	char ref[BLOB_REF_LEN + 1], err[PAPO_ERR_LEN];
-	struct fetch *f = fetch_by_root(g, x->root);
+	struct fetch *f = fetch_by_root(room, x->root);
 	int whole;
 
 	root_ref(x->root, ref);
-	whole = blob_has(g->files->bs, ref);
+	whole = blob_has(room->files->bs, ref);
 	/* A member asking about a file we fetch too fetches it: asked
 	 * back when we know nothing of what it holds, so that each hears
 	 * of the other's chunks (our question may have come before its
@@ -951,7 +951,7 @@ on_want(struct room *g, struct member *from, const struct xfer *x)
 
 		if (h == NULL || !h->asked || (h->have == NULL &&
 		    loop_now_ns() - h->asked_at > FETCH_REASK_NS))
-			fetch_ask(g, f, from->id);
+			fetch_ask(room, f, from->id);
 	}
 	if (!whole && (f == NULL || !f->leaves)) {
 		struct xfer none = { .type = XFER_NONE };
@@ -959,21 +959,21 @@ on_want(struct room *g, struct member *from, const struct xfer *x)
 		memcpy(none.root, x->root, PAPO_KEY_LEN);
 		if (f != NULL)
 			watch_add(f, from->id);
-		send_x(g, from->id, &none);
+		send_x(room, from->id, &none);
 		return;
 	}
 	if ((x->flags & XFER_F_LEAVES) || x->count == 0) {
 		uint8_t *leaves = NULL, *all = NULL;
 		uint32_t n;
 
-		if (blob_leaves(err, g->files->bs, ref, &leaves, &n) == -1) {
+		if (blob_leaves(err, room->files->bs, ref, &leaves, &n) == -1) {
 			/* What we thought we held cannot be read (its files
 			 * gone from the disk): said, so the asker looks
 			 * elsewhere rather than wait on us. */
 			struct xfer none = { .type = XFER_NONE };
 
 			memcpy(none.root, x->root, PAPO_KEY_LEN);
-			send_x(g, from->id, &none);
+			send_x(room, from->id, &none);
 			return;
 		}
 		if (x->flags & XFER_F_LEAVES) {
@@ -983,9 +983,9 @@ on_want(struct room *g, struct member *from, const struct xfer *x)
 
 			memcpy(lv.root, x->root, PAPO_KEY_LEN);
 			if (whole)
-				blob_size(err, g->files->bs, ref, &size);
+				blob_size(err, room->files->bs, ref, &size);
 			lv.size = whole ? size : f->a.size;
-			send_x(g, from->id, &lv);
+			send_x(room, from->id, &lv);
 		}
 		free(leaves);
 		if (whole) {
@@ -1000,31 +1000,31 @@ on_want(struct room *g, struct member *from, const struct xfer *x)
 			memcpy(hv.root, x->root, PAPO_KEY_LEN);
 			hv.data = all;
 			hv.len = len;
-			send_x(g, from->id, &hv);
+			send_x(room, from->id, &hv);
 			free(all);
 		} else {
 			watch_add(f, from->id);
-			have_send(g, f, from->id, UINT32_MAX);
+			have_send(room, f, from->id, UINT32_MAX);
 		}
 	}
 	for (uint32_t k = 0; k < x->count; k++) {
 		uint32_t i = x->first + k;
 
-		if (serve_has(g, ref, i))
-			serve_queue(g, from->id, x->root, i);
+		if (serve_has(room, ref, i))
+			serve_queue(room, from->id, x->root, i);
 		else {
 			struct xfer none = { .type = XFER_NONE, .first = i,
 			    .count = 1 };
 
 			memcpy(none.root, x->root, PAPO_KEY_LEN);
-			send_x(g, from->id, &none);
+			send_x(room, from->id, &none);
 		}
 	}
-	fetch_pump_serve(g);
+	fetch_pump_serve(room);
 }
 
 static void
-on_leaves(struct room *g, struct fetch *f, struct holder *h,
+on_leaves(struct room *room, struct fetch *f, struct holder *h,
     const struct xfer *x)
 {
 	char err[PAPO_ERR_LEN];
@@ -1039,7 +1039,7 @@ on_leaves(struct room *g, struct fetch *f, struct holder *h,
 		return;
 	}
 	errno = 0;
-	r = blob_fetch_start(err, g->files->bs, f->a.ref, f->a.size, x->data,
+	r = blob_fetch_start(err, room->files->bs, f->a.ref, f->a.size, x->data,
 	    x->count);
 	if (r == BLOB_REFUSED) {
 		log_msg(LOG_WARN, "file %s: %s; not asking that member again",
@@ -1048,13 +1048,13 @@ on_leaves(struct room *g, struct fetch *f, struct holder *h,
 		return;
 	}
 	if (r == -1) {
-		fetch_fail(g, f, err, errno);   /* ours: the quota, the disk */
+		fetch_fail(room, f, err, errno);   /* ours: the quota, the disk */
 		return;
 	}
 	f->leaves = 1;
 	f->offered = 1;
 	if (r == 1)
-		fetch_done(g, f);
+		fetch_done(room, f);
 }
 
 static void
@@ -1093,7 +1093,7 @@ on_none(struct fetch *f, struct holder *h, const struct xfer *x)
 
 /* Returns 1 when f is gone (done). */
 static int
-on_chunk(struct room *g, struct fetch *f, struct holder *h,
+on_chunk(struct room *room, struct fetch *f, struct holder *h,
     const struct xfer *x)
 {
 	char err[PAPO_ERR_LEN];
@@ -1106,51 +1106,51 @@ on_chunk(struct room *g, struct fetch *f, struct holder *h,
 	if (bit(f->got, i))
 		return 0;
 	errno = 0;
-	r = blob_fetch_chunk(err, g->files->bs, f->a.ref, i, x->data, x->len);
+	r = blob_fetch_chunk(err, room->files->bs, f->a.ref, i, x->data, x->len);
 	if (r == BLOB_REFUSED) {
 		char nb[16];
 
 		log_msg(LOG_WARN, "file %s: %s sent chunk %u, which does not "
 		    "match the file: not asked again for it", f->a.ref,
-		    member_name(member_find(g, h->id), nb), i);
+		    member_name(member_find(room, h->id), nb), i);
 		h->bad = 1;
 		asked_release_holder(f, h, 1, 0);
 		return 0;
 	}
 	if (r == -1) {
-		fetch_fail(g, f, err, errno);
+		fetch_fail(room, f, err, errno);
 		return 0;
 	}
 	bit_set(f->got, i, 1);
 	f->ngot++;
 	f->pend[f->npend++] = i;
-	g->files->fetched += x->len;
+	room->files->fetched += x->len;
 	/* Served on from what is written, committed or not. */
 	for (size_t k = 0; k < f->nwatch; k++)
-		have_send(g, f, f->watch[k], i);
+		have_send(room, f, f->watch[k], i);
 	if (f->npend == FETCH_COMMIT_CHUNKS || f->ngot == f->n) {
-		r = fetch_commit(g, f);
+		r = fetch_commit(room, f);
 		if (r == 1) {
-			fetch_done(g, f);
+			fetch_done(room, f);
 			return 1;
 		}
 		if (r == -1)
 			return 0;
 	}
 	if (loop_now_ns() - f->evented >= FETCH_EVENT_NS)
-		fetch_event(g, f);
+		fetch_event(room, f);
 	return 0;
 }
 
 void
-fetch_bulk(struct room *g, struct link *l, const uint8_t *p, size_t n)
+fetch_bulk(struct room *room, struct link *l, const uint8_t *p, size_t n)
 {
 	char err[PAPO_ERR_LEN];
 	struct fetch *f;
 	struct holder *h;
 	struct xfer x;
 
-	if (l->m == NULL || keyring_removed(g->keyring, l->m->id) != NULL)
+	if (l->m == NULL || keyring_removed(room->keyring, l->m->id) != NULL)
 		return;
 	if (xfer_decode(err, p, n, &x) == -1) {
 		log_msg(LOG_WARN, "%s sent a malformed file frame: %s",
@@ -1159,22 +1159,22 @@ fetch_bulk(struct room *g, struct link *l, const uint8_t *p, size_t n)
 	}
 	switch (x.type) {
 	case XFER_WANT:
-		on_want(g, l->m, &x);
+		on_want(room, l->m, &x);
 		return;
 	case XFER_CANCEL:
-		serve_drop(g, l->m->id, x.root);
+		serve_drop(room, l->m->id, x.root);
 		return;
 	default:
 		break;
 	}
-	if ((f = fetch_by_root(g, x.root)) == NULL ||
+	if ((f = fetch_by_root(room, x.root)) == NULL ||
 	    (h = holder_get(f, l->m->id)) == NULL || h->bad)
 		return;
 	if (x.type != XFER_CHUNK)
 		h->answered = 1;
 	switch (x.type) {
 	case XFER_LEAVES:
-		on_leaves(g, f, h, &x);
+		on_leaves(room, f, h, &x);
 		break;
 	case XFER_HAVE:
 		on_have(f, h, &x);
@@ -1183,26 +1183,26 @@ fetch_bulk(struct room *g, struct link *l, const uint8_t *p, size_t n)
 		on_none(f, h, &x);
 		break;
 	case XFER_CHUNK:
-		if (on_chunk(g, f, h, &x))
+		if (on_chunk(room, f, h, &x))
 			return;
 		break;
 	default:
 		return;
 	}
 	/* Still here (leaves may have completed an empty file). */
-	if ((f = fetch_by_root(g, x.root)) != NULL)
-		schedule(g, f);
+	if ((f = fetch_by_root(room, x.root)) != NULL)
+		schedule(room, f);
 }
 
 static void
 resume_one(void *arg, const char *ref)
 {
-	struct room *g = arg;
+	struct room *room = arg;
 	char err[PAPO_ERR_LEN];
 	struct attach a;
 
-	if (blob_meta_load(err, g->files->bs, ref, &a) == 0 &&
-	    fetch_start(g, &a, NULL, 0, err) == 0)
+	if (blob_meta_load(err, room->files->bs, ref, &a) == 0 &&
+	    fetch_start(room, &a, NULL, 0, err) == 0)
 		log_msg(LOG_INFO, "file %s (%s): fetching goes on where it "
 		    "stopped", a.name, ref);
 	sodium_memzero(&a, sizeof(a));
@@ -1211,28 +1211,28 @@ resume_one(void *arg, const char *ref)
 void
 fetch_tick(void *arg)
 {
-	struct room *g = arg;
+	struct room *room = arg;
 	uint64_t now = loop_now_ns();
 	struct fetch *f, *next;
 
-	if (g->files->resume) {
-		g->files->resume = 0;
-		blob_fetching(g->files->bs, resume_one, g);
+	if (room->files->resume) {
+		room->files->resume = 0;
+		blob_fetching(room->files->bs, resume_one, room);
 	}
 
-	for (f = g->files->fetches; f != NULL; f = next) {
+	for (f = room->files->fetches; f != NULL; f = next) {
 		next = f->next;
 		if (f->by_msg && !f->offered && f->denied &&
 		    now - f->born > fetch_unoffered_ns()) {
-			fetch_drop(g, f);
+			fetch_drop(room, f);
 			continue;
 		}
 		if (f->state == FETCH_FAILED && f->retry &&
 		    now - f->failed_at >= FETCH_RETRY_NS)
-			fetch_retry(g, f);
+			fetch_retry(room, f);
 		if (f->state == FETCH_FETCHING && (f->npend > 0 ||
-		    f->ngot == f->n) && fetch_commit(g, f) == 1) {
-			fetch_done(g, f);
+		    f->ngot == f->n) && fetch_commit(room, f) == 1) {
+			fetch_done(room, f);
 			continue;
 		}
 		for (size_t k = f->nasked; k-- > 0;)
@@ -1243,38 +1243,38 @@ fetch_tick(void *arg)
 		if (!f->leaves && f->state != FETCH_FAILED &&
 		    now - f->started > FETCH_TIMEOUT_NS / 2) {
 			f->started = now;
-			fetch_ask_all(g, f, f->has_author ? f->author : NULL);
+			fetch_ask_all(room, f, f->has_author ? f->author : NULL);
 		}
-		schedule(g, f);
+		schedule(room, f);
 		if (f->state == FETCH_FETCHING && now - f->evented >=
 		    NS_PER_S)
-			fetch_event(g, f);
+			fetch_event(room, f);
 	}
-	if (g->files->fetches != NULL)
-		loop_timer_set(g->files->tick, now + FETCH_TICK_NS);
+	if (room->files->fetches != NULL)
+		loop_timer_set(room->files->tick, now + FETCH_TICK_NS);
 }
 
 void
-fetch_hello(struct room *g, struct member *m)
+fetch_hello(struct room *room, struct member *m)
 {
 	if (bulk_conn(m) == NULL)
 		return;
-	for (struct fetch *f = g->files->fetches; f != NULL; f = f->next)
+	for (struct fetch *f = room->files->fetches; f != NULL; f = f->next)
 		if (f->state != FETCH_FAILED)
-			fetch_ask(g, f, m->id);
+			fetch_ask(room, f, m->id);
 		else if (f->retry)
-			fetch_retry(g, f);
+			fetch_retry(room, f);
 }
 
 void
-fetch_link_closed(struct room *g, struct link *l)
+fetch_link_closed(struct room *room, struct link *l)
 {
 	struct fetch *f, *next;
 
 	if (l->m == NULL || l->m->conn != NULL)
 		return;      /* not greeted, or another connection goes on */
-	serve_drop(g, l->m->id, NULL);
-	for (f = g->files->fetches; f != NULL; f = next) {
+	serve_drop(room, l->m->id, NULL);
+	for (f = room->files->fetches; f != NULL; f = next) {
 		struct holder *h = holder_find(f, l->m->id);
 
 		next = f->next;
@@ -1286,26 +1286,26 @@ fetch_link_closed(struct room *g, struct link *l)
 		h->nhave = 0;
 		h->asked = 0;
 		h->answered = 0;
-		schedule(g, f);
+		schedule(room, f);
 	}
 }
 
 void
-fetch_free_all(struct room *g)
+fetch_free_all(struct room *room)
 {
 	struct serve *s;
 
-	while (g->files->fetches != NULL) {
-		struct fetch *f = g->files->fetches;
+	while (room->files->fetches != NULL) {
+		struct fetch *f = room->files->fetches;
 
 		if (f->state != FETCH_FAILED && f->npend > 0)
-			fetch_commit(g, f);    /* a stop keeps what came */
-		fetch_unlink(g, f);
+			fetch_commit(room, f);    /* a stop keeps what came */
+		fetch_unlink(room, f);
 	}
-	while ((s = g->files->serve_head) != NULL) {
-		g->files->serve_head = s->next;
+	while ((s = room->files->serve_head) != NULL) {
+		room->files->serve_head = s->next;
 		free(s);
 	}
-	g->files->serve_tail = NULL;
-	g->files->nserve = 0;
+	room->files->serve_tail = NULL;
+	room->files->nserve = 0;
 }

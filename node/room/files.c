@@ -17,25 +17,25 @@
 #include "node/room/member.h"
 
 int
-files_new(struct room *g)
+files_new(struct room *room)
 {
-	const struct room_settings *set = g->env.set;
+	const struct room_settings *set = room->env.set;
 	char dir[4096], err[PAPO_ERR_LEN];
 	struct files *fs;
 
 	if ((fs = calloc(1, sizeof(*fs))) == NULL)
 		return -1;
-	g->files = fs;
+	room->files = fs;
 	fs->automax = set->files_auto == FILES_AUTO_NONE ? 0 :
 	    set->files_auto ? set->files_auto : FILES_AUTO_DEFAULT;
-	if (fs_path(dir, sizeof(dir), g->env.home, FILES_DIR) == -1 ||
+	if (fs_path(dir, sizeof(dir), room->env.home, FILES_DIR) == -1 ||
 	    (fs->bs = blob_open(err, dir, set->files_quota ?
 	    set->files_quota : FILES_QUOTA_DEFAULT)) == NULL) {
 		log_msg(LOG_ERROR, "cannot open the room's files: %s", err);
 		return -1;
 	}
 	if ((fs->chunk = malloc(BLOB_STORED_MAX)) == NULL ||
-	    (fs->tick = loop_timer_new(g->env.loop, fetch_tick, g)) == NULL)
+	    (fs->tick = loop_timer_new(room->env.loop, fetch_tick, room)) == NULL)
 		return -1;
 	/* Fetches a stop cut go on, once the room runs. */
 	fs->resume = 1;
@@ -44,24 +44,24 @@ files_new(struct room *g)
 }
 
 void
-files_free(struct room *g)
+files_free(struct room *room)
 {
-	struct files *fs = g->files;
+	struct files *fs = room->files;
 
 	if (fs == NULL)
 		return;
-	fetch_free_all(g);
+	fetch_free_all(room);
 	loop_timer_free(fs->tick);
 	blob_close(fs->bs);
 	free(fs->chunk);
 	free(fs);
-	g->files = NULL;
+	room->files = NULL;
 }
 
 /* One entry of a send's "files": "REF" or {"ref", "name", "type"}; what
  * this room knows of it into a.  0, or -1 with req answered. */
 static int
-files_entry(struct room *g, struct node_msg *req, const cJSON *e,
+files_entry(struct room *room, struct node_msg *req, const cJSON *e,
     struct attach *a)
 {
 	const cJSON *ref = cJSON_IsString(e) ? e :
@@ -73,12 +73,12 @@ files_entry(struct room *g, struct node_msg *req, const cJSON *e,
 	if (!cJSON_IsString(ref) || (!cJSON_IsString(e) &&
 	    !cJSON_IsObject(e)) || (name != NULL && !cJSON_IsString(name)) ||
 	    (type != NULL && !cJSON_IsString(type))) {
-		room_fail(g, req, 400, "each of files is a reference "
+		room_fail(room, req, 400, "each of files is a reference "
 		    "or an object {\"ref\", \"name\", \"type\"}");
 		return -1;
 	}
-	if (blob_meta_load(err, g->files->bs, ref->valuestring, a) == -1) {
-		room_fail(g, req, 404, "no file %s was shared in this room",
+	if (blob_meta_load(err, room->files->bs, ref->valuestring, a) == -1) {
+		room_fail(room, req, 404, "no file %s was shared in this room",
 		    ref->valuestring);
 		return -1;
 	}
@@ -86,20 +86,20 @@ files_entry(struct room *g, struct node_msg *req, const cJSON *e,
 		attach_name(a->name, name->valuestring);
 	if (type != NULL) {
 		if (strlen(type->valuestring) > ATTACH_TYPE_MAX) {
-			room_fail(g, req, 400, "a media type is too long");
+			room_fail(room, req, 400, "a media type is too long");
 			return -1;
 		}
 		snprintf(a->type, sizeof(a->type), "%s", type->valuestring);
 	}
 	if (attach_check(err, a) == -1) {
-		room_fail(g, req, 400, "%s", err);
+		room_fail(room, req, 400, "%s", err);
 		return -1;
 	}
 	return 0;
 }
 
 int
-files_body(struct room *g, struct node_msg *req, char **body, size_t *len)
+files_body(struct room *room, struct node_msg *req, char **body, size_t *len)
 {
 	struct attach *v = NULL;
 	cJSON *list = NULL;
@@ -110,29 +110,29 @@ files_body(struct room *g, struct node_msg *req, char **body, size_t *len)
 
 	buf_init(&b, PAPO_BODY_MAX + 1);
 	if ((list = cJSON_Parse(req->files)) == NULL || !cJSON_IsArray(list)) {
-		room_fail(g, req, 400, "files is not a JSON array");
+		room_fail(room, req, 400, "files is not a JSON array");
 		goto out;
 	}
 	if (cJSON_GetArraySize(list) > ATTACH_MAX) {
-		room_fail(g, req, 413, "a message names at most %d files",
+		room_fail(room, req, 413, "a message names at most %d files",
 		    ATTACH_MAX);
 		goto out;
 	}
 	if ((v = calloc(ATTACH_MAX, sizeof(*v))) == NULL) {
-		room_fail(g, req, 500, "out of memory");
+		room_fail(room, req, 500, "out of memory");
 		goto out;
 	}
 	cJSON_ArrayForEach(e, list)
-		if (files_entry(g, req, e, &v[n++]) == -1)
+		if (files_entry(room, req, e, &v[n++]) == -1)
 			goto out;
 	if (attach_format(&b, req->text != NULL ? req->text : "", tlen, v,
 	    n) == -1 || b.len > PAPO_BODY_MAX) {
-		room_fail(g, req, 413, "the text and the files' names "
+		room_fail(room, req, 413, "the text and the files' names "
 		    "pass the %d KiB a message may hold", PAPO_BODY_MAX / 1024);
 		goto out;
 	}
 	if ((*body = malloc(b.len + 1)) == NULL) {
-		room_fail(g, req, 500, "out of memory");
+		room_fail(room, req, 500, "out of memory");
 		goto out;
 	}
 	memcpy(*body, b.p, b.len);
@@ -153,9 +153,9 @@ out:
 /* A file named that is past the caps of fetches nobody offered
  * (fetch_may_start): counted, and said at most once a minute. */
 static void
-files_skip(struct room *g, const struct frame_msg *m, const struct attach *a)
+files_skip(struct room *room, const struct frame_msg *m, const struct attach *a)
 {
-	struct files *fs = g->files;
+	struct files *fs = room->files;
 	uint64_t now = loop_now_ns();
 
 	fs->skipped++;
@@ -169,7 +169,7 @@ files_skip(struct room *g, const struct frame_msg *m, const struct attach *a)
 }
 
 void
-files_on_msg(struct room *g, const struct frame_msg *m)
+files_on_msg(struct room *room, const struct frame_msg *m)
 {
 	struct attach v[ATTACH_MAX];
 	char err[PAPO_ERR_LEN];
@@ -180,28 +180,28 @@ files_on_msg(struct room *g, const struct frame_msg *m)
 		/* An empty file has one reference whatever its name: the
 		 * latest message's name is kept, and each name it was shared
 		 * by stays fetchable. */
-		if ((v[k].size == 0 ? blob_meta_set(err, g->files->bs, &v[k]) :
-		    blob_meta_save(err, g->files->bs, &v[k])) == -1) {
+		if ((v[k].size == 0 ? blob_meta_set(err, room->files->bs, &v[k]) :
+		    blob_meta_save(err, room->files->bs, &v[k])) == -1) {
 			log_msg(LOG_WARN, "file %s of message %s: %s", v[k].ref,
 			    m->id, err);
 			continue;
 		}
-		if (g->files->automax == 0 || v[k].size > g->files->automax ||
-		    blob_has(g->files->bs, v[k].ref))
+		if (room->files->automax == 0 || v[k].size > room->files->automax ||
+		    blob_has(room->files->bs, v[k].ref))
 			continue;
-		if (fetch_find(g, v[k].ref) == NULL &&
-		    !fetch_may_start(g, m->from)) {
-			files_skip(g, m, &v[k]);
+		if (fetch_find(room, v[k].ref) == NULL &&
+		    !fetch_may_start(room, m->from)) {
+			files_skip(room, m, &v[k]);
 			continue;
 		}
-		if (fetch_start(g, &v[k], m->from, 1, err) == -1)
+		if (fetch_start(room, &v[k], m->from, 1, err) == -1)
 			log_msg(LOG_WARN, "file %s: %s", v[k].ref, err);
 	}
 	sodium_memzero(v, sizeof(v));
 }
 
 int
-files_text_check(struct room *g, struct node_msg *req)
+files_text_check(struct room *room, struct node_msg *req)
 {
 	struct attach *v;
 	size_t tlen, n;
@@ -209,7 +209,7 @@ files_text_check(struct room *g, struct node_msg *req)
 	if (req->files != NULL || req->text == NULL)
 		return 0;
 	if ((v = malloc(sizeof(*v))) == NULL) {
-		room_fail(g, req, 500, "out of memory");
+		room_fail(room, req, 500, "out of memory");
 		return -1;
 	}
 	n = attach_parse(req->text, strlen(req->text), v, 1, &tlen);
@@ -217,7 +217,7 @@ files_text_check(struct room *g, struct node_msg *req)
 	free(v);
 	if (n == 0)
 		return 0;
-	room_fail(g, req, 400, "the text ends with lines that name "
+	room_fail(room, req, 400, "the text ends with lines that name "
 	    "files (\xf0\x9f\x93\x8e NAME (SIZE bytes, TYPE) papo-file:REF:KEY): "
 	    "share a file with files (--file, attachments), not by writing "
 	    "its line");
@@ -225,7 +225,7 @@ files_text_check(struct room *g, struct node_msg *req)
 }
 
 void
-files_msg_json(struct room *g, const struct frame_msg *m, cJSON *o)
+files_msg_json(struct room *room, const struct frame_msg *m, cJSON *o)
 {
 	struct attach v[ATTACH_MAX];
 	size_t n, tlen;
@@ -245,7 +245,7 @@ files_msg_json(struct room *g, const struct frame_msg *m, cJSON *o)
 	}
 	arr = cJSON_AddArrayToObject(o, "files");
 	for (size_t k = 0; arr != NULL && k < n; k++) {
-		cJSON *e = fetch_state_json(g, &v[k]);
+		cJSON *e = fetch_state_json(room, &v[k]);
 
 		if (e != NULL)
 			cJSON_AddItemToArray(arr, e);
@@ -254,38 +254,38 @@ files_msg_json(struct room *g, const struct frame_msg *m, cJSON *o)
 }
 
 void
-files_request(struct room *g, struct node_msg *req)
+files_request(struct room *room, struct node_msg *req)
 {
 	char err[PAPO_ERR_LEN];
 	struct attach a;
 	cJSON *o;
 
-	if (req->text == NULL || blob_meta_load(err, g->files->bs, req->text,
+	if (req->text == NULL || blob_meta_load(err, room->files->bs, req->text,
 	    &a) == -1) {
-		room_fail(g, req, 404, "no message in this room names file %s",
+		room_fail(room, req, 404, "no message in this room names file %s",
 		    req->text != NULL ? req->text : "(none)");
 		return;
 	}
-	if (req->kind == NODE_FETCH && fetch_start(g, &a, NULL, 0, err) ==
+	if (req->kind == NODE_FETCH && fetch_start(room, &a, NULL, 0, err) ==
 	    -1) {
-		room_fail(g, req, 413, "%s", err);
+		room_fail(room, req, 413, "%s", err);
 		sodium_memzero(&a, sizeof(a));
 		return;
 	}
-	o = fetch_state_json(g, &a);
+	o = fetch_state_json(room, &a);
 	sodium_memzero(&a, sizeof(a));
 	if (o == NULL || (req->json = cJSON_PrintUnformatted(o)) == NULL) {
 		cJSON_Delete(o);
-		room_fail(g, req, 500, "out of memory");
+		room_fail(room, req, 500, "out of memory");
 		return;
 	}
 	cJSON_Delete(o);
-	g->env.emit(g->env.arg, req);
+	room->env.emit(room->env.arg, req);
 }
 
 /* The references the messages still in the log name, into *refs. */
 static int
-named_refs(struct room *g, char (**refs)[BLOB_REF_LEN + 1], size_t *nrefs)
+named_refs(struct room *room, char (**refs)[BLOB_REF_LEN + 1], size_t *nrefs)
 {
 	struct frame_msg page[64];
 	struct store_query q = { .n = 64 };
@@ -298,7 +298,7 @@ named_refs(struct room *g, char (**refs)[BLOB_REF_LEN + 1], size_t *nrefs)
 	*refs = NULL;
 	*nrefs = 0;
 	do {
-		if ((got = store_history(g->env.store, &q, page, &cur)) == -1)
+		if ((got = store_history(room->env.store, &q, page, &cur)) == -1)
 			return -1;
 		for (long k = 0; k < got; k++) {
 			size_t n = attach_parse(page[k].body, page[k].body_len,
@@ -332,7 +332,7 @@ fail:
 }
 
 void
-files_retain(struct room *g)
+files_retain(struct room *room)
 {
 	char (*refs)[BLOB_REF_LEN + 1] = NULL;
 	const char **keep = NULL;
@@ -340,7 +340,7 @@ files_retain(struct room *g)
 	size_t n = 0;
 	long gone;
 
-	if (named_refs(g, &refs, &n) == -1 ||
+	if (named_refs(room, &refs, &n) == -1 ||
 	    (keep = calloc(n + 1, sizeof(*keep))) == NULL) {
 		log_msg(LOG_ERROR, "retention of files: cannot read the log");
 		goto out;
@@ -348,16 +348,16 @@ files_retain(struct room *g)
 	for (size_t k = 0; k < n; k++)
 		keep[k] = refs[k];
 	/* A fetch of a file no message names any more stops. */
-	for (struct fetch *f = g->files->fetches, *next; f != NULL; f = next) {
+	for (struct fetch *f = room->files->fetches, *next; f != NULL; f = next) {
 		size_t k;
 
 		next = f->next;
 		for (k = 0; k < n && strcmp(keep[k], f->a.ref) != 0; k++)
 			;
 		if (k == n)
-			fetch_forget(g, f);
+			fetch_forget(room, f);
 	}
-	if ((gone = blob_keep(err, g->files->bs, keep, n)) == -1)
+	if ((gone = blob_keep(err, room->files->bs, keep, n)) == -1)
 		log_msg(LOG_ERROR, "retention of files: %s", err);
 	else if (gone > 0)
 		log_msg(LOG_INFO, "retention: %ld file%s no message names any "
@@ -368,29 +368,29 @@ out:
 }
 
 void
-files_status(const struct room *g, cJSON *o)
+files_status(const struct room *room, cJSON *o)
 {
 	cJSON *f = cJSON_AddObjectToObject(o, "files");
 	cJSON *arr;
 
 	if (f == NULL)
 		return;
-	cJSON_AddNumberToObject(f, "bytes", (double)blob_used(g->files->bs));
-	cJSON_AddNumberToObject(f, "quota", (double)(g->env.set->files_quota ?
-	    g->env.set->files_quota : FILES_QUOTA_DEFAULT));
+	cJSON_AddNumberToObject(f, "bytes", (double)blob_used(room->files->bs));
+	cJSON_AddNumberToObject(f, "quota", (double)(room->env.set->files_quota ?
+	    room->env.set->files_quota : FILES_QUOTA_DEFAULT));
 	/* Every file (PAPO_FILES_AUTO=all) says so, not 1.8e19 bytes. */
-	if (g->files->automax == UINT64_MAX)
+	if (room->files->automax == UINT64_MAX)
 		cJSON_AddStringToObject(f, "auto", "all");
 	else
-		cJSON_AddNumberToObject(f, "auto", (double)g->files->automax);
-	cJSON_AddNumberToObject(f, "served", (double)g->files->served);
-	cJSON_AddNumberToObject(f, "fetched", (double)g->files->fetched);
-	cJSON_AddNumberToObject(f, "not_fetched", (double)g->files->skipped);
-	cJSON_AddNumberToObject(f, "dropped", (double)g->files->dropped);
+		cJSON_AddNumberToObject(f, "auto", (double)room->files->automax);
+	cJSON_AddNumberToObject(f, "served", (double)room->files->served);
+	cJSON_AddNumberToObject(f, "fetched", (double)room->files->fetched);
+	cJSON_AddNumberToObject(f, "not_fetched", (double)room->files->skipped);
+	cJSON_AddNumberToObject(f, "dropped", (double)room->files->dropped);
 	if ((arr = cJSON_AddArrayToObject(f, "fetching")) == NULL)
 		return;
-	for (struct fetch *x = g->files->fetches; x != NULL; x = x->next) {
-		cJSON *e = fetch_state_json((struct room *)g, &x->a);
+	for (struct fetch *x = room->files->fetches; x != NULL; x = x->next) {
+		cJSON *e = fetch_state_json((struct room *)room, &x->a);
 
 		if (e != NULL)
 			cJSON_AddItemToArray(arr, e);
@@ -398,26 +398,26 @@ files_status(const struct room *g, cJSON *o)
 }
 
 void
-files_on_hello(struct room *g, const struct hello_in *in)
+files_on_hello(struct room *room, const struct hello_in *in)
 {
-	fetch_hello(g, in->m);
+	fetch_hello(room, in->m);
 }
 
 void
-files_bulk(struct room *g, struct link *l, const uint8_t *p, size_t n)
+files_bulk(struct room *room, struct link *l, const uint8_t *p, size_t n)
 {
-	fetch_bulk(g, l, p, n);
+	fetch_bulk(room, l, p, n);
 }
 
 void
-files_bulk_room(struct room *g, struct link *l)
+files_bulk_room(struct room *room, struct link *l)
 {
 	(void)l;
-	fetch_pump_serve(g);
+	fetch_pump_serve(room);
 }
 
 void
-files_link_closed(struct room *g, struct link *l)
+files_link_closed(struct room *room, struct link *l)
 {
-	fetch_link_closed(g, l);
+	fetch_link_closed(room, l);
 }

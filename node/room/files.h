@@ -25,8 +25,8 @@
 #define FILES_DIR BLOB_DIR                       /* in the room's folder */
 
 /* Made and freed with the room; -1 when the store cannot be opened. */
-int files_new(struct room *g);
-void files_free(struct room *g);
+int files_new(struct room *room);
+void files_free(struct room *room);
 
 /*
  * The body of a message naming the files req->files lists (msg.h), with
@@ -34,35 +34,35 @@ void files_free(struct room *g);
  * with req answered (400 a malformed list, 404 a file this room neither
  * holds nor has seen named, 413 too many or the body too long).
  */
-int files_body(struct room *g, struct node_msg *req, char **body,
+int files_body(struct room *room, struct node_msg *req, char **body,
     size_t *len);
 
 /* A send without files (req->files NULL) whose text ends with lines
  * that name files (a forged trailer: every receiver would take them for
  * files): -1 with req answered 400; else 0. */
-int files_text_check(struct room *g, struct node_msg *req);
+int files_text_check(struct room *room, struct node_msg *req);
 
 /* A message stored (ours or another's): the files it names are known
  * from now on, and those small enough are fetched at once. */
-void files_on_msg(struct room *g, const struct frame_msg *m);
+void files_on_msg(struct room *room, const struct frame_msg *m);
 
 /* The message JSON's "text" and "files" (history.c's deliver_msg_json). */
-void files_msg_json(struct room *g, const struct frame_msg *m, cJSON *o);
+void files_msg_json(struct room *room, const struct frame_msg *m, cJSON *o);
 
 /* NODE_BLOB and NODE_FETCH. */
-void files_request(struct room *g, struct node_msg *req);
+void files_request(struct room *room, struct node_msg *req);
 
 /* Retention dropped messages: the files no message names any more go. */
-void files_retain(struct room *g);
+void files_retain(struct room *room);
 
 /* Status: "files", what is being fetched. */
-void files_status(const struct room *g, cJSON *o);
+void files_status(const struct room *room, cJSON *o);
 
 /* Connections (room.c): a member greeted (hello hook), a bulk frame,
  * room on a bulk queue, a connection gone. */
-void files_on_hello(struct room *g, const struct hello_in *in);
-void files_bulk(struct room *g, struct link *l, const uint8_t *p, size_t n);
-void files_bulk_room(struct room *g, struct link *l);
-void files_link_closed(struct room *g, struct link *l);
+void files_on_hello(struct room *room, const struct hello_in *in);
+void files_bulk(struct room *room, struct link *l, const uint8_t *p, size_t n);
+void files_bulk_room(struct room *room, struct link *l);
+void files_link_closed(struct room *room, struct link *l);
 
 #endif

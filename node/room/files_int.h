@@ -128,23 +128,23 @@ struct files {
 /* Starts fetching a (its REF.meta saved), shared by author (NULL:
  * unknown), because a message named it (by_msg) or someone asked, or
  * asks again (a failed fetch tried anew); 0, or -1 with err. */
-int fetch_start(struct room *g, const struct attach *a, const uint8_t *author,
+int fetch_start(struct room *room, const struct attach *a, const uint8_t *author,
     int by_msg, char err[PAPO_ERR_LEN]);
 /* Whether a message of author may start one more fetch at once: the
  * fetches messages began that no member has offered yet, under the
  * FETCH_UNOFFERED_ caps. */
-int fetch_may_start(const struct room *g, const uint8_t *author);
-struct fetch *fetch_find(const struct room *g, const char *ref);
+int fetch_may_start(const struct room *room, const uint8_t *author);
+struct fetch *fetch_find(const struct room *room, const char *ref);
 /* Stops fetching f, its holders told (retention: its files go too);
  * chunks not committed are not recorded. */
-void fetch_forget(struct room *g, struct fetch *f);
+void fetch_forget(struct room *room, struct fetch *f);
 /* The state JSON of a file (docs/FILES.md, "A file's state"). */
-cJSON *fetch_state_json(struct room *g, const struct attach *a);
+cJSON *fetch_state_json(struct room *room, const struct attach *a);
 void fetch_tick(void *arg);
-void fetch_free_all(struct room *g);
-void fetch_hello(struct room *g, struct member *m);
-void fetch_bulk(struct room *g, struct link *l, const uint8_t *p, size_t n);
-void fetch_pump_serve(struct room *g);
-void fetch_link_closed(struct room *g, struct link *l);
+void fetch_free_all(struct room *room);
+void fetch_hello(struct room *room, struct member *m);
+void fetch_bulk(struct room *room, struct link *l, const uint8_t *p, size_t n);
+void fetch_pump_serve(struct room *room);
+void fetch_link_closed(struct room *room, struct link *l);
 
 #endif

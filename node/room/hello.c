@@ -12,7 +12,7 @@
 #include "node/room/role.h"
 
 void
-hello_send(struct room *g, struct link *l)
+hello_send(struct room *room, struct link *l)
 {
 	struct frame f;
 	struct frame_hello *h = &f.u.hello;
@@ -21,20 +21,20 @@ hello_send(struct room *g, struct link *l)
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_HELLO;
 	h->version = l->version;
-	memcpy(h->id, g->env.me->pk, PAPO_KEY_LEN);
-	strcpy(h->name, g->env.room->me);
-	strcpy(h->about, g->env.room->about);
-	h->naddr = reach_addrs(&g->net->reach, h->addr, PAPO_ADDR_MAX);
+	memcpy(h->id, room->env.me->pk, PAPO_KEY_LEN);
+	strcpy(h->name, room->env.room->me);
+	strcpy(h->about, room->env.room->about);
+	h->naddr = reach_addrs(&room->net->reach, h->addr, PAPO_ADDR_MAX);
 	/* Version 2: where we see the peer, so that it learns how it is
 	 * reached from outside. */
 	if (l->version >= 2)
 		h->obs = *quic_remote(l->qc);
 	if (l->version >= 3) {
-		role_hello(g, h);
-		h->epoch = keyring_newest(g->keyring);
+		role_hello(room, h);
+		h->epoch = keyring_newest(room->keyring);
 	}
-	store_stats(g->env.store, &st);
+	store_stats(room->env.store, &st);
 	h->msgs = st.msgs;
-	store_digest(g->env.store, h->digest);
-	room_send_link(g, l, &f);
+	store_digest(room->env.store, h->digest);
+	room_send_link(room, l, &f);
 }

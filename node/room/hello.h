@@ -10,6 +10,6 @@
 
 /* Greets the member at the other end of l: our hello, with our history's
  * count and digest. */
-void hello_send(struct room *g, struct link *l);
+void hello_send(struct room *room, struct link *l);
 
 #endif

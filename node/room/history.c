@@ -34,15 +34,15 @@ struct syncs {
  * owner's), so what shows a message's author tells them apart.
  */
 static int
-deliver_name_shared(const struct room *g, const uint8_t id[PAPO_KEY_LEN],
+deliver_name_shared(const struct room *room, const uint8_t id[PAPO_KEY_LEN],
     const char *name)
 {
-	if (memcmp(id, g->env.me->pk, PAPO_KEY_LEN) != 0 &&
-	    strcmp(g->env.room->me, name) == 0)
+	if (memcmp(id, room->env.me->pk, PAPO_KEY_LEN) != 0 &&
+	    strcmp(room->env.room->me, name) == 0)
 		return 1;
-	for (size_t i = 0; i < members_n(g); i++)
-		if (memcmp(member_at(g, i)->id, id, PAPO_KEY_LEN) != 0 &&
-		    strcmp(member_at(g, i)->name, name) == 0)
+	for (size_t i = 0; i < members_n(room); i++)
+		if (memcmp(member_at(room, i)->id, id, PAPO_KEY_LEN) != 0 &&
+		    strcmp(member_at(room, i)->name, name) == 0)
 			return 1;
 	return 0;
 }
@@ -51,7 +51,7 @@ deliver_name_shared(const struct room *g, const uint8_t id[PAPO_KEY_LEN],
  * its author: the name, or "name (id 1a2b3c4d…)" while another member
  * has that name too; from_role the author's role now. */
 cJSON *
-deliver_msg_json(const struct room *g, const struct frame_msg *m)
+deliver_msg_json(const struct room *room, const struct frame_msg *m)
 {
 	cJSON *o = cJSON_CreateObject();
 	char id[PAPO_ID_LEN + 1], nb[16], label[PAPO_NAME_MAX + 32];
@@ -60,18 +60,18 @@ deliver_msg_json(const struct room *g, const struct frame_msg *m)
 	cJSON_AddStringToObject(o, "from", m->name);
 	sec_id_format(m->from, id);
 	cJSON_AddStringToObject(o, "from_id", id);
-	cJSON_AddStringToObject(o, "from_role", role_of(g, m->from));
-	if (deliver_name_shared(g, m->from, m->name))
+	cJSON_AddStringToObject(o, "from_role", role_of(room, m->from));
+	if (deliver_name_shared(room, m->from, m->name))
 		snprintf(label, sizeof(label), "%s (id %.8s…)", m->name, id);
 	else
 		snprintf(label, sizeof(label), "%s", m->name);
 	cJSON_AddStringToObject(o, "from_label", label);
 	if (m->has_to) {
-		const struct member *t = member_find(g, m->to);
+		const struct member *t = member_find(room, m->to);
 
 		sec_id_format(m->to, id);
-		cJSON_AddStringToObject(o, "to", memcmp(m->to, g->env.me->pk,
-		    PAPO_KEY_LEN) == 0 ? g->env.room->me : t != NULL ?
+		cJSON_AddStringToObject(o, "to", memcmp(m->to, room->env.me->pk,
+		    PAPO_KEY_LEN) == 0 ? room->env.room->me : t != NULL ?
 		    member_name(t, nb) : id);
 		cJSON_AddStringToObject(o, "to_id", id);
 	} else {
@@ -84,7 +84,7 @@ deliver_msg_json(const struct room *g, const struct frame_msg *m)
 		cJSON_AddNullToObject(o, "reply_to");
 	cJSON_AddNumberToObject(o, "ts", (double)m->ts);
 	/* "text", and "files" when it names some. */
-	files_msg_json((struct room *)g, m, o);
+	files_msg_json((struct room *)room, m, o);
 	return o;
 }
 
@@ -96,19 +96,19 @@ deliver_msg_json(const struct room *g, const struct frame_msg *m)
  * member and state, oldest first.  Others' messages have none here.
  */
 static void
-history_receipts(struct room *g, const struct frame_msg *m, cJSON *o)
+history_receipts(struct room *room, const struct frame_msg *m, cJSON *o)
 {
 	struct frame_ack *v;
 	cJSON *arr;
 	long n;
 
-	if (memcmp(m->from, g->env.me->pk, PAPO_KEY_LEN) != 0 ||
+	if (memcmp(m->from, room->env.me->pk, PAPO_KEY_LEN) != 0 ||
 	    (v = calloc(RECEIPTS_MAX, sizeof(*v))) == NULL)
 		return;
-	n = store_acks(g->env.store, m->id, v, RECEIPTS_MAX);
+	n = store_acks(room->env.store, m->id, v, RECEIPTS_MAX);
 	arr = cJSON_AddArrayToObject(o, "receipts");
 	for (long i = 0; i < n; i++) {
-		struct member *by = member_find(g, v[i].by);
+		struct member *by = member_find(room, v[i].by);
 		char nb[16], id[PAPO_ID_LEN + 1];
 		int again = 0;
 		cJSON *r;
@@ -138,23 +138,23 @@ history_receipts(struct room *g, const struct frame_msg *m, cJSON *o)
  * once, which brings them back (docs/RELIABILITY.md, "A damaged line").
  */
 static void
-deliver_heal(struct room *g)
+deliver_heal(struct room *room)
 {
-	if (store_damaged(g->env.store) == 0)
+	if (store_damaged(room->env.store) == 0)
 		return;
-	for (size_t i = 0; i < members_n(g); i++)
-		if (member_at(g, i)->conn != NULL)
-			deliver_sync_request(g, member_at(g, i));
+	for (size_t i = 0; i < members_n(room); i++)
+		if (member_at(room, i)->conn != NULL)
+			deliver_sync_request(room, member_at(room, i));
 }
 
 /* The log could not be read for req: v (the messages read) is freed. */
 static void
-history_failed(struct room *g, struct node_msg *req, struct frame_msg *v)
+history_failed(struct room *room, struct node_msg *req, struct frame_msg *v)
 {
 	int saved = errno;
 
 	free(v);
-	room_fail(g, req, 500, "cannot read the history: %s",
+	room_fail(room, req, 500, "cannot read the history: %s",
 	    strerror(saved));
 }
 
@@ -166,7 +166,7 @@ history_failed(struct room *g, struct node_msg *req, struct frame_msg *v)
  * author, "more" how many older ones than those returned came after.
  */
 static void
-deliver_after(struct room *g, struct node_msg *req)
+deliver_after(struct room *room, struct node_msg *req)
 {
 	size_t limit = req->limit == 0 || req->limit > HISTORY_MAX ?
 	    HISTORY_MAX : req->limit, more;
@@ -176,13 +176,13 @@ deliver_after(struct room *g, struct node_msg *req)
 	long n;
 
 	if (v == NULL) {
-		room_fail(g, req, 500, "out of memory");
+		room_fail(room, req, 500, "out of memory");
 		return;
 	}
-	n = store_after(g->env.store, req->after[0] != '\0' ? req->after :
+	n = store_after(room->env.store, req->after[0] != '\0' ? req->after :
 	    NULL, limit, v, &more, last);
 	if (n < 0) {
-		history_failed(g, req, v);
+		history_failed(room, req, v);
 		return;
 	}
 	o = cJSON_CreateObject();
@@ -194,14 +194,14 @@ deliver_after(struct room *g, struct node_msg *req)
 	    id = strtok_r(NULL, " ", &save)) {
 		struct frame_msg one;
 
-		if (store_get(g->env.store, id, &one) == 0) {
-			cJSON_AddItemToArray(arr, deliver_msg_json(g, &one));
+		if (store_get(room->env.store, id, &one) == 0) {
+			cJSON_AddItemToArray(arr, deliver_msg_json(room, &one));
 			frame_msg_clear(&one);
 		}
 	}
 	for (long i = 0; i < n; i++) {
-		if (memcmp(v[i].from, g->env.me->pk, PAPO_KEY_LEN) != 0)
-			cJSON_AddItemToArray(arr, deliver_msg_json(g, &v[i]));
+		if (memcmp(v[i].from, room->env.me->pk, PAPO_KEY_LEN) != 0)
+			cJSON_AddItemToArray(arr, deliver_msg_json(room, &v[i]));
 		frame_msg_clear(&v[i]);
 	}
 	free(v);
@@ -209,12 +209,12 @@ deliver_after(struct room *g, struct node_msg *req)
 	cJSON_AddNumberToObject(o, "more", (double)more);
 	req->json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
-	g->env.emit(g->env.arg, req);
-	deliver_heal(g);
+	room->env.emit(room->env.arg, req);
+	deliver_heal(room);
 }
 
 void
-deliver_history(struct room *g, struct node_msg *req)
+deliver_history(struct room *room, struct node_msg *req)
 {
 	size_t limit = req->limit == 0 ? 20 : req->limit;
 	struct store_query q;
@@ -226,23 +226,23 @@ deliver_history(struct room *g, struct node_msg *req)
 	long n;
 
 	if (req->after_set) {
-		deliver_after(g, req);
+		deliver_after(room, req);
 		return;
 	}
 	if (limit > HISTORY_MAX)
 		limit = HISTORY_MAX;
 	memset(&q, 0, sizeof(q));
 	if (req->from != NULL && req->from[0] != '\0') {
-		if (strcmp(req->from, g->env.room->me) == 0)
-			q.from = g->env.me->pk;
-		else if ((from = member_lookup(g, req->from, &amb)) == NULL) {
-			room_fail(g, req, 404, "no member is named '%s'", req->from);
+		if (strcmp(req->from, room->env.room->me) == 0)
+			q.from = room->env.me->pk;
+		else if ((from = member_lookup(room, req->from, &amb)) == NULL) {
+			room_fail(room, req, 404, "no member is named '%s'", req->from);
 			return;
 		} else
 			q.from = from->id;
 	}
 	if ((v = calloc(limit, sizeof(*v))) == NULL) {
-		room_fail(g, req, 500, "out of memory");
+		room_fail(room, req, 500, "out of memory");
 		return;
 	}
 	q.n = limit;
@@ -250,26 +250,26 @@ deliver_history(struct room *g, struct node_msg *req)
 	q.before = req->before;
 	q.before_id = req->before_id;
 	q.since = req->since;
-	n = store_history(g->env.store, &q, v, &next);
+	n = store_history(room->env.store, &q, v, &next);
 	if (n < 0 && errno == EINVAL) {
 		free(v);
-		room_fail(g, req, 400, "before_id '%s' is not a message id",
+		room_fail(room, req, 400, "before_id '%s' is not a message id",
 		    req->before_id);
 		return;
 	}
 	if (n < 0) {
-		history_failed(g, req, v);
+		history_failed(room, req, v);
 		return;
 	}
 	o = cJSON_CreateObject();
 	arr = cJSON_AddArrayToObject(o, "messages");
-	if ((ret = deliver_retention_json(g)) != NULL)
+	if ((ret = deliver_retention_json(room)) != NULL)
 		cJSON_AddItemToObject(o, "retention", ret);
-	epoch_history_json(g, o);
+	epoch_history_json(room, o);
 	for (long i = 0; i < n; i++) {
-		cJSON *mj = deliver_msg_json(g, &v[i]);
+		cJSON *mj = deliver_msg_json(room, &v[i]);
 
-		history_receipts(g, &v[i], mj);
+		history_receipts(room, &v[i], mj);
 		cJSON_AddItemToArray(arr, mj);
 		frame_msg_clear(&v[i]);
 	}
@@ -283,12 +283,12 @@ deliver_history(struct room *g, struct node_msg *req)
 	}
 	req->json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
-	g->env.emit(g->env.arg, req);
-	deliver_heal(g);
+	room->env.emit(room->env.arg, req);
+	deliver_heal(room);
 }
 
 void
-deliver_sync_request(struct room *g, struct member *to)
+deliver_sync_request(struct room *room, struct member *to)
 {
 	struct frame f;
 	uint64_t *ts;
@@ -304,20 +304,20 @@ deliver_sync_request(struct room *g, struct member *to)
 	}
 	/* The newest messages in history's order: everything from the
 	 * oldest listed on is in the list. */
-	n = store_ids(g->env.store, FRAME_SYNC_MAX, 0, f.u.sync.have, ts);
+	n = store_ids(room->env.store, FRAME_SYNC_MAX, 0, f.u.sync.have, ts);
 	{
 		struct store_stats st;
 
-		store_stats(g->env.store, &st);
+		store_stats(room->env.store, &st);
 		/* With all of our history in the list, ask from the start;
 		 * else from the oldest message listed. */
 		f.u.sync.since = n > 0 && st.msgs > FRAME_SYNC_MAX ? ts[0] : 0;
 		/* Nothing retention dropped is asked for again. */
 		if (f.u.sync.since < st.floor)
 			f.u.sync.since = st.floor;
-		g->syncs->asked++;
+		room->syncs->asked++;
 		f.u.sync.n = (size_t)n;
-		member_send(g, to, &f);
+		member_send(room, to, &f);
 	}
 	free(ts);
 	frame_clear(&f);
@@ -330,7 +330,7 @@ id_cmp(const void *a, const void *b)
 }
 
 void
-deliver_on_sync(struct room *g, struct link *l, struct frame *in)
+deliver_on_sync(struct room *room, struct link *l, struct frame *in)
 {
 	struct frame_sync *s = &in->u.sync;
 	char (*ids)[PAPO_MSGID_LEN + 1];
@@ -344,16 +344,16 @@ deliver_on_sync(struct room *g, struct link *l, struct frame *in)
 		qsort(s->have, s->n, sizeof(*s->have), id_cmp);
 	/* The ids come from the index; only the messages the other lacks
 	 * are read. */
-	n = store_ids(g->env.store, SYNC_SEND_MAX, s->since, ids, NULL);
+	n = store_ids(room->env.store, SYNC_SEND_MAX, s->since, ids, NULL);
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_MSG;
 	for (long i = 0; i < n; i++) {
 		if (s->n > 0 && bsearch(ids[i], s->have, s->n,
 		    sizeof(*s->have), id_cmp) != NULL)
 			continue;
-		if (store_get(g->env.store, ids[i], &f.u.msg) == -1)
+		if (store_get(room->env.store, ids[i], &f.u.msg) == -1)
 			continue;
-		if (member_send(g, l->m, &f) == 0)
+		if (member_send(room, l->m, &f) == 0)
 			sent++;
 		frame_msg_clear(&f.u.msg);
 	}
@@ -361,7 +361,7 @@ deliver_on_sync(struct room *g, struct link *l, struct frame *in)
 	if (sent > 0)
 		log_msg(LOG_INFO, "sent %zu messages to %s, who missed them",
 		    sent, l->m->name);
-	deliver_heal(g);
+	deliver_heal(room);
 }
 
 
@@ -385,15 +385,15 @@ sync_key(const struct frame_hello *h, uint64_t msgs,
 }
 
 void
-deliver_sync_hello(struct room *g, const struct hello_in *in)
+deliver_sync_hello(struct room *room, const struct hello_in *in)
 {
 	struct member *m = in->m;
 	const struct frame_hello *h = in->h;
 	struct store_stats st;
 	uint8_t digest[PAPO_KEY_LEN];
 
-	store_stats(g->env.store, &st);
-	store_digest(g->env.store, digest);
+	store_stats(room->env.store, &st);
+	store_digest(room->env.store, digest);
 	if (in->is_new)
 		m->sync_key = 0;
 	if (h->msgs != st.msgs || memcmp(h->digest, digest, PAPO_KEY_LEN) != 0) {
@@ -405,28 +405,28 @@ deliver_sync_hello(struct room *g, const struct hello_in *in)
 		 * below its floor) would leave them so every time. */
 		if (key != m->sync_key) {
 			m->sync_key = key;
-			deliver_sync_request(g, m);
+			deliver_sync_request(room, m);
 		}
 	}
 }
 
 uint64_t
-deliver_syncs_asked(const struct room *g)
+deliver_syncs_asked(const struct room *room)
 {
-	return g->syncs->asked;
+	return room->syncs->asked;
 }
 
 int
-syncs_new(struct room *g)
+syncs_new(struct room *room)
 {
-	if ((g->syncs = calloc(1, sizeof(*g->syncs))) == NULL)
+	if ((room->syncs = calloc(1, sizeof(*room->syncs))) == NULL)
 		return -1;
 	return 0;
 }
 
 void
-syncs_free(struct room *g)
+syncs_free(struct room *room)
 {
-	free(g->syncs);
-	g->syncs = NULL;
+	free(room->syncs);
+	room->syncs = NULL;
 }

@@ -13,22 +13,22 @@
 #include "node/room/retain.h"
 
 /* Its counter: 0, or -1 out of memory. */
-int syncs_new(struct room *g);
+int syncs_new(struct room *room);
 /* Frees it; none made: a no-op. */
-void syncs_free(struct room *g);
+void syncs_free(struct room *room);
 /* The message JSON the API and events share (the author's id, role and
  * a label that tells apart members of one name). */
-cJSON *deliver_msg_json(const struct room *g, const struct frame_msg *m);
+cJSON *deliver_msg_json(const struct room *room, const struct frame_msg *m);
 /* Takes req (a history request) and answers it. */
-void deliver_history(struct room *g, struct node_msg *req);
+void deliver_history(struct room *room, struct node_msg *req);
 /* Sends to a sync request: the ids of our latest messages. */
-void deliver_sync_request(struct room *g, struct member *to);
+void deliver_sync_request(struct room *room, struct member *to);
 /* Frame handler (core.h): a sync request. */
-void deliver_on_sync(struct room *g, struct link *l, struct frame *f);
+void deliver_on_sync(struct room *room, struct link *l, struct frame *f);
 /* A hello taken: histories that differ are synced, not again while
  * neither side changed. */
-void deliver_sync_hello(struct room *g, const struct hello_in *in);
+void deliver_sync_hello(struct room *room, const struct hello_in *in);
 /* Status's "syncs_asked". */
-uint64_t deliver_syncs_asked(const struct room *g);
+uint64_t deliver_syncs_asked(const struct room *room);
 
 #endif

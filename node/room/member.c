@@ -27,51 +27,51 @@ struct members {
 };
 
 size_t
-members_n(const struct room *g)
+members_n(const struct room *room)
 {
-	return g->members != NULL ? g->members->n : 0;
+	return room->members != NULL ? room->members->n : 0;
 }
 
 struct member *
-member_at(const struct room *g, size_t i)
+member_at(const struct room *room, size_t i)
 {
-	return g->members->v[i];
+	return room->members->v[i];
 }
 
 /* The member table. */
 
 struct member *
-member_find(const struct room *g, const uint8_t id[PAPO_KEY_LEN])
+member_find(const struct room *room, const uint8_t id[PAPO_KEY_LEN])
 {
-	for (size_t i = 0; i < g->members->n; i++)
-		if (memcmp(g->members->v[i]->id, id, PAPO_KEY_LEN) == 0)
-			return g->members->v[i];
+	for (size_t i = 0; i < room->members->n; i++)
+		if (memcmp(room->members->v[i]->id, id, PAPO_KEY_LEN) == 0)
+			return room->members->v[i];
 	return NULL;
 }
 
 struct member *
-member_add(struct room *g, const uint8_t id[PAPO_KEY_LEN])
+member_add(struct room *room, const uint8_t id[PAPO_KEY_LEN])
 {
 	struct member **v, *m;
 
-	if (memcmp(id, g->env.me->pk, PAPO_KEY_LEN) == 0)
+	if (memcmp(id, room->env.me->pk, PAPO_KEY_LEN) == 0)
 		return NULL;
-	if ((m = member_find(g, id)) != NULL)
+	if ((m = member_find(room, id)) != NULL)
 		return m;
-	if (g->members->n == ROOM_MEMBERS_MAX)
+	if (room->members->n == ROOM_MEMBERS_MAX)
 		return NULL;
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return NULL;
-	if ((v = realloc(g->members->v, (g->members->n + 1) * sizeof(*v))) == NULL) {
+	if ((v = realloc(room->members->v, (room->members->n + 1) * sizeof(*v))) == NULL) {
 		free(m);
 		return NULL;
 	}
 	memcpy(m->id, id, PAPO_KEY_LEN);
 	sec_id_format(id, m->idtext);
-	m->removed = keyring_gone(g->keyring) ||
-	    keyring_removed(g->keyring, id) != NULL;
-	g->members->v = v;
-	g->members->v[g->members->n++] = m;
+	m->removed = keyring_gone(room->keyring) ||
+	    keyring_removed(room->keyring, id) != NULL;
+	room->members->v = v;
+	room->members->v[room->members->n++] = m;
 	return m;
 }
 
@@ -88,13 +88,13 @@ member_name(const struct member *m, char buf[16])
 
 /* Finds a member by name or id; NULL when none or ambiguous. */
 struct member *
-member_lookup(const struct room *g, const char *who, int *ambiguous)
+member_lookup(const struct room *room, const char *who, int *ambiguous)
 {
 	struct member *found = NULL;
 
 	*ambiguous = 0;
-	for (size_t i = 0; i < g->members->n; i++) {
-		struct member *m = g->members->v[i];
+	for (size_t i = 0; i < room->members->n; i++) {
+		struct member *m = room->members->v[i];
 
 		if (strcmp(m->idtext, who) == 0)
 			return m;
@@ -117,9 +117,9 @@ member_version(const struct member *m)
 }
 
 int
-member_relayed(const struct room *g, const struct member *m)
+member_relayed(const struct room *room, const struct member *m)
 {
-	return m->conn != NULL && relay_both_ends(g->net, m->conn);
+	return m->conn != NULL && relay_both_ends(room->net, m->conn);
 }
 
 size_t
@@ -140,18 +140,18 @@ member_dials(const struct member *m)
  * because a neighbour made room for another.
  */
 int
-members_small(const struct room *g)
+members_small(const struct room *room)
 {
-	return g->members->n + 1 <= FULL_MESH_MAX;
+	return room->members->n + 1 <= FULL_MESH_MAX;
 }
 
 size_t
-members_active(const struct room *g)
+members_active(const struct room *room)
 {
 	size_t n = 0;
 
-	for (size_t i = 0; i < g->members->n; i++)
-		n += g->members->v[i]->conn != NULL;
+	for (size_t i = 0; i < room->members->n; i++)
+		n += room->members->v[i]->conn != NULL;
 	return n;
 }
 
@@ -164,7 +164,7 @@ members_active(const struct room *g)
  * enough while we have any neighbour.
  */
 int
-member_online(const struct room *g, const struct member *m)
+member_online(const struct room *room, const struct member *m)
 {
 	/* A removed member is refused everywhere: whatever life others
 	 * pass on of it, it is reached by no one. */
@@ -176,7 +176,7 @@ member_online(const struct room *g, const struct member *m)
 		return 0;
 	if (m->via != NULL && m->via->conn != NULL)
 		return 1;
-	return !members_small(g) && members_active(g) > 0;
+	return !members_small(room) && members_active(room) > 0;
 }
 
 void
@@ -188,13 +188,13 @@ member_alive(struct member *m)
 }
 
 void
-member_announced(const struct room *g, struct member *m)
+member_announced(const struct room *room, struct member *m)
 {
 	uint64_t now = loop_now_ns();
 	/* In a room no longer small, members announce every ANNOUNCE_NS:
 	 * gaps measured while it was small (3 s) would show a member
 	 * offline before its first slower announcement comes. */
-	uint64_t floor = members_small(g) ? ALIVE_MIN_NS :
+	uint64_t floor = members_small(room) ? ALIVE_MIN_NS :
 	    ANNOUNCE_NS * 5 / 2 + 500000000u;
 
 	/* Two and a half periods and a little, of the longer of its last
@@ -220,15 +220,15 @@ member_announced(const struct room *g, struct member *m)
 /* peers.json: the members met, so a restart finds them again. */
 
 void
-members_save(struct room *g)
+members_save(struct room *room)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	cJSON *o = cJSON_CreateObject(), *arr;
 	char *text = NULL;
 
 	arr = cJSON_AddArrayToObject(o, "members");
-	for (size_t i = 0; i < g->members->n; i++) {
-		struct member *m = g->members->v[i];
+	for (size_t i = 0; i < room->members->n; i++) {
+		struct member *m = room->members->v[i];
 		cJSON *e, *addrs;
 
 		/* One refused at its hello was never of the room. */
@@ -259,36 +259,36 @@ members_save(struct room *g)
 		}
 	}
 	if ((text = cJSON_Print(o)) != NULL &&
-	    fs_path(path, sizeof(path), g->env.home, "peers.json") == 0 &&
+	    fs_path(path, sizeof(path), room->env.home, "peers.json") == 0 &&
 	    fs_write(err, path, text, strlen(text)) == -1)
-		room_log(g, LOG_WARN, "%s", err);
+		room_log(room, LOG_WARN, "%s", err);
 	cJSON_free(text);
 	cJSON_Delete(o);
 }
 
 void
-members_save_later(struct room *g)
+members_save_later(struct room *room)
 {
 	/* Armed once, not pushed back: signed announcements arriving more
 	 * often than the delay would otherwise keep peers.json from ever
 	 * being written before a crash. */
-	if (g->members->save_pending)
+	if (room->members->save_pending)
 		return;
-	g->members->save_pending = 1;
-	loop_timer_set(g->members->save_timer, loop_now_ns() + PEERS_SAVE_DELAY_NS);
+	room->members->save_pending = 1;
+	loop_timer_set(room->members->save_timer, loop_now_ns() + PEERS_SAVE_DELAY_NS);
 }
 
 static void
 members_save_timer(void *arg)
 {
-	struct room *g = arg;
+	struct room *room = arg;
 
-	g->members->save_pending = 0;
-	members_save(g);
+	room->members->save_pending = 0;
+	members_save(room);
 }
 
 void
-members_load(struct room *g)
+members_load(struct room *room)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	const cJSON *arr, *e;
@@ -298,14 +298,14 @@ members_load(struct room *g)
 	int exists = 0;
 	cJSON *o;
 
-	if (fs_path(path, sizeof(path), g->env.home, "peers.json") == -1 ||
+	if (fs_path(path, sizeof(path), room->env.home, "peers.json") == -1 ||
 	    fs_read(err, path, 4 * 1024 * 1024, &text, &len, &exists) == -1) {
 		if (exists)
-			room_log(g, LOG_WARN, "%s", err);
+			room_log(room, LOG_WARN, "%s", err);
 		return;
 	}
 	if ((o = cJSON_ParseWithLength(text, len)) == NULL) {
-		room_log(g, LOG_WARN, "%s is damaged; starting from the invite",
+		room_log(room, LOG_WARN, "%s is damaged; starting from the invite",
 		    path);
 		free(text);
 		return;
@@ -325,7 +325,7 @@ members_load(struct room *g)
 		struct member *m;
 
 		if (!cJSON_IsString(id) || sec_id_parse(id->valuestring, pk) == -1 ||
-		    (m = member_add(g, pk)) == NULL)
+		    (m = member_add(room, pk)) == NULL)
 			continue;
 		if (cJSON_IsString(name) && strlen(name->valuestring) <= PAPO_NAME_MAX)
 			strcpy(m->name, name->valuestring);
@@ -355,7 +355,7 @@ members_load(struct room *g)
 				m->naddr++;
 	}
 	if (bad > 0)
-		room_log(g, LOG_WARN, "%s: %zu times that are not whole ms since "
+		room_log(room, LOG_WARN, "%s: %zu times that are not whole ms since "
 		    "1970 left out (seen, announced); the members are kept",
 		    path, bad);
 	cJSON_Delete(o);
@@ -363,18 +363,18 @@ members_load(struct room *g)
 }
 
 void
-members_addrs(struct room *g, void (*fn)(void *arg, const struct addr *a),
+members_addrs(struct room *room, void (*fn)(void *arg, const struct addr *a),
     void *arg)
 {
-	for (size_t i = 0; i < g->members->n; i++)
-		for (size_t j = 0; j < g->members->v[i]->naddr; j++)
-			fn(arg, &g->members->v[i]->addr[j]);
+	for (size_t i = 0; i < room->members->n; i++)
+		for (size_t j = 0; j < room->members->v[i]->naddr; j++)
+			fn(arg, &room->members->v[i]->addr[j]);
 }
 
 /* Sending to members. */
 
 int
-member_send(struct room *g, struct member *m, const struct frame *f)
+member_send(struct room *room, struct member *m, const struct frame *f)
 {
 	struct buf b;
 	int rc = -1;
@@ -382,7 +382,7 @@ member_send(struct room *g, struct member *m, const struct frame *f)
 	if (m == NULL || m->conn == NULL)
 		return -1;
 	buf_init(&b, PAPO_FRAME_MAX);
-	if (room_seal(g, f, quic_version(m->conn), &b) == 0)
+	if (room_seal(room, f, quic_version(m->conn), &b) == 0)
 		rc = quic_send(m->conn, b.p, b.len);
 	buf_free(&b);
 	return rc;
@@ -391,7 +391,7 @@ member_send(struct room *g, struct member *m, const struct frame *f)
 /* Sends f to every connected member but except (may be NULL): sealed
  * once per protocol version, as each version takes it. */
 void
-members_flood(struct room *g, const struct frame *f,
+members_flood(struct room *room, const struct frame *f,
     const struct member *except)
 {
 	struct buf b;
@@ -400,15 +400,15 @@ members_flood(struct room *g, const struct frame *f,
 	for (unsigned v = 1; v <= FRAME_VERSION; v++) {
 		int sealed = 0, ok = 0;
 
-		for (size_t i = 0; i < members_n(g); i++) {
-			struct member *m = g->members->v[i];
+		for (size_t i = 0; i < members_n(room); i++) {
+			struct member *m = room->members->v[i];
 
 			if (m->conn == NULL || m == except ||
 			    quic_version(m->conn) != v)
 				continue;
 			if (!sealed) {
 				buf_reset(&b);
-				ok = room_seal(g, f, v, &b) == 0;
+				ok = room_seal(room, f, v, &b) == 0;
 				sealed = 1;
 			}
 			if (ok)
@@ -421,23 +421,23 @@ members_flood(struct room *g, const struct frame *f,
 /* Start and stop. */
 
 int
-members_new(struct room *g)
+members_new(struct room *room)
 {
 	struct members *s;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -1;
-	g->members = s;
-	if ((s->save_timer = loop_timer_new(g->env.loop, members_save_timer,
-	    g)) == NULL)
+	room->members = s;
+	if ((s->save_timer = loop_timer_new(room->env.loop, members_save_timer,
+	    room)) == NULL)
 		return -1;
 	return 0;
 }
 
 void
-members_free(struct room *g)
+members_free(struct room *room)
 {
-	struct members *s = g->members;
+	struct members *s = room->members;
 
 	if (s == NULL)
 		return;
@@ -446,17 +446,17 @@ members_free(struct room *g)
 	free(s->v);
 	loop_timer_free(s->save_timer);
 	free(s);
-	g->members = NULL;
+	room->members = NULL;
 }
 
 /* Status. */
 
 void
-member_status_who(const struct room *g, const struct member *m, cJSON *e)
+member_status_who(const struct room *room, const struct member *m, cJSON *e)
 {
 	char nb[16];
 
-	(void)g;
+	(void)room;
 	cJSON_AddStringToObject(e, "name", member_name(m, nb));
 	cJSON_AddStringToObject(e, "id", m->idtext);
 	cJSON_AddStringToObject(e, "about", m->about);
@@ -468,7 +468,7 @@ member_status_who(const struct room *g, const struct member *m, cJSON *e)
  * life came lately through NAME's), "via others" (a large room, over
  * several hops), or "none". */
 static void
-member_path_json(const struct room *g, const struct member *m, cJSON *e)
+member_path_json(const struct room *room, const struct member *m, cJSON *e)
 {
 	char path[PAPO_NAME_MAX + 8], nb[16];
 
@@ -481,10 +481,10 @@ member_path_json(const struct room *g, const struct member *m, cJSON *e)
 		cJSON_AddNumberToObject(e, "mtu", (double)quic_mtu(m->conn));
 		return;
 	}
-	if (member_online(g, m) && m->via != NULL) {
+	if (member_online(room, m) && m->via != NULL) {
 		snprintf(path, sizeof(path), "via %s", member_name(m->via, nb));
 		cJSON_AddStringToObject(e, "path", path);
-	} else if (member_online(g, m))    /* a large room, several hops */
+	} else if (member_online(room, m))    /* a large room, several hops */
 		cJSON_AddStringToObject(e, "path", "via others");
 	else
 		cJSON_AddStringToObject(e, "path", "none");
@@ -503,11 +503,11 @@ member_clock(struct member *m, uint64_t ms)
 }
 
 void
-member_status_path(const struct room *g, const struct member *m, cJSON *e)
+member_status_path(const struct room *room, const struct member *m, cJSON *e)
 {
-	cJSON_AddBoolToObject(e, "online", member_online(g, m));
+	cJSON_AddBoolToObject(e, "online", member_online(room, m));
 	cJSON_AddBoolToObject(e, "direct", m->conn != NULL);
-	member_path_json(g, m, e);
+	member_path_json(room, m, e);
 	if (m->seen != 0)
 		cJSON_AddNumberToObject(e, "last_seen", (double)m->seen);
 	else
@@ -520,17 +520,17 @@ member_status_path(const struct room *g, const struct member *m, cJSON *e)
 }
 
 void
-members_summary_json(const struct room *g, cJSON *o)
+members_summary_json(const struct room *room, cJSON *o)
 {
 	size_t members = 0, online = 0;
 
-	for (size_t i = 0; i < members_n(g); i++) {
-		const struct member *m = g->members->v[i];
+	for (size_t i = 0; i < members_n(room); i++) {
+		const struct member *m = room->members->v[i];
 
 		if (m->refused || m->removed)
 			continue;
 		members++;
-		online += member_online(g, m) != 0;
+		online += member_online(room, m) != 0;
 	}
 	cJSON_AddNumberToObject(o, "members", (double)members);
 	cJSON_AddNumberToObject(o, "online", (double)online);

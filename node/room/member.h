@@ -86,44 +86,44 @@ struct member {
 };
 
 /* The table and its save timer: 0, or -1 out of memory. */
-int members_new(struct room *g);
+int members_new(struct room *room);
 /* Frees the table and the timer; a room never made is a no-op. */
-void members_free(struct room *g);
+void members_free(struct room *room);
 /* The members, in the order met: i below members_n (0 before
  * members_new). */
-size_t members_n(const struct room *g);
-struct member *member_at(const struct room *g, size_t i);
+size_t members_n(const struct room *room);
+struct member *member_at(const struct room *room, size_t i);
 /* Seals f and queues it on m's connection; -1 when m has none or it
  * cannot be sent. */
-int member_send(struct room *g, struct member *m, const struct frame *f);
+int member_send(struct room *room, struct member *m, const struct frame *f);
 /* Sends f to every connected member but except (may be NULL). */
-void members_flood(struct room *g, const struct frame *f,
+void members_flood(struct room *room, const struct frame *f,
     const struct member *except);
 /* The member of that id; NULL when not in the table. */
-struct member *member_find(const struct room *g,
+struct member *member_find(const struct room *room,
     const uint8_t id[PAPO_KEY_LEN]);
 /* The member of that id, added when new; NULL for ourselves, when the
  * table is full, or out of memory. */
-struct member *member_add(struct room *g, const uint8_t id[PAPO_KEY_LEN]);
+struct member *member_add(struct room *room, const uint8_t id[PAPO_KEY_LEN]);
 /* Its name for people, in buf when it has none yet. */
 const char *member_name(const struct member *m, char buf[16]);
 /* By name or id; NULL when none or ambiguous (*ambiguous set). */
-struct member *member_lookup(const struct room *g, const char *who,
+struct member *member_lookup(const struct room *room, const char *who,
     int *ambiguous);
 /* The protocol version of m's connection, 0 when it has none. */
 unsigned member_version(const struct member *m);
 /* Whether m's connection goes through the relay at both ends
  * (relay_both_ends). */
-int member_relayed(const struct room *g, const struct member *m);
+int member_relayed(const struct room *room, const struct member *m);
 /* m's dials still under way, not counting the one whose connection m
  * now has. */
 size_t member_dials(const struct member *m);
 /* Whether the room is small enough for a full mesh. */
-int members_small(const struct room *g);
+int members_small(const struct room *room);
 /* How many members we have a connection with. */
-size_t members_active(const struct room *g);
+size_t members_active(const struct room *room);
 /* Whether m is reachable now (presence). */
-int member_online(const struct room *g, const struct member *m);
+int member_online(const struct room *room, const struct member *m);
 /* m showed life: online from now for as long as its announcements
  * allow (member_announced), ALIVE_NS until two were heard. */
 void member_alive(struct member *m);
@@ -133,27 +133,27 @@ void member_alive(struct member *m);
  * room) shows offline within 8 s of falling silent, and one of an older
  * release, every 10 s, keeps its 35 s; in a room no longer small, at
  * least 2.5 periods of ANNOUNCE_NS. */
-void member_announced(const struct room *g, struct member *m);
+void member_announced(const struct room *room, struct member *m);
 /* m's own announcement, made at its clock's ms, came on its own
  * connection just now: clock_ms is that less our clock, plus half the
  * round trip it travelled (the status's clock_offset_ms). */
 void member_clock(struct member *m, uint64_t ms);
 /* Calls fn with every address of every member. */
-void members_addrs(struct room *g, void (*fn)(void *arg,
+void members_addrs(struct room *room, void (*fn)(void *arg,
     const struct addr *a), void *arg);
 /* Writes peers.json now, or in a moment (the save timer). */
-void members_save(struct room *g);
-void members_save_later(struct room *g);
+void members_save(struct room *room);
+void members_save_later(struct room *room);
 /* Reads peers.json into the table; a missing or damaged one is logged. */
-void members_load(struct room *g);
+void members_load(struct room *room);
 /* Status parts (core.h): a member's "name", "id", "about"; its "online",
  * "direct", "path", "rtt_ms", "protocol", "mtu", "last_seen",
  * "clock_offset_ms"; and the list of rooms' "members" (others, not
  * removed) and "online". */
-void member_status_who(const struct room *g, const struct member *m,
+void member_status_who(const struct room *room, const struct member *m,
     cJSON *e);
-void member_status_path(const struct room *g, const struct member *m,
+void member_status_path(const struct room *room, const struct member *m,
     cJSON *e);
-void members_summary_json(const struct room *g, cJSON *o);
+void members_summary_json(const struct room *room, cJSON *o);
 
 #endif

@@ -48,7 +48,7 @@ names_json(struct member **v, size_t n)
 
 /* Answers the send request of o, if it still waits. */
 void
-outmsg_answer(struct room *g, struct outmsg *o)
+outmsg_answer(struct room *room, struct outmsg *o)
 {
 	struct node_msg *req = o->req;
 	cJSON *r;
@@ -68,7 +68,7 @@ outmsg_answer(struct room *g, struct outmsg *o)
 		o->files = NULL;
 	}
 	/* Answered as the daemon stops (room_free): kept in the outbox. */
-	if (g->stopping)
+	if (room->stopping)
 		cJSON_AddBoolToObject(r, "stopping", 1);
 	req->json = cJSON_PrintUnformatted(r);
 	cJSON_Delete(r);
@@ -76,20 +76,20 @@ outmsg_answer(struct room *g, struct outmsg *o)
 		req->code = 500;
 		snprintf(req->err, sizeof(req->err), "out of memory");
 	}
-	g->env.emit(g->env.arg, req);
+	room->env.emit(room->env.arg, req);
 }
 
 static void
-outmsg_free(struct room *g, struct outmsg *o)
+outmsg_free(struct room *room, struct outmsg *o)
 {
 	struct outmsg **p;
 
-	for (p = &g->outbox->list; *p != NULL; p = &(*p)->next)
+	for (p = &room->outbox->list; *p != NULL; p = &(*p)->next)
 		if (*p == o) {
 			*p = o->next;
 			break;
 		}
-	outmsg_answer(g, o);
+	outmsg_answer(room, o);
 	loop_timer_free(o->timer);
 	cJSON_Delete(o->files);
 	free(o->wait);
@@ -102,19 +102,19 @@ outmsg_timeout(void *arg)
 {
 	struct outmsg *o = arg;
 
-	outmsg_answer(o->g, o);
+	outmsg_answer(o->room, o);
 }
 
 struct outmsg *
-outmsg_new(struct room *g, const char *id)
+outmsg_new(struct room *room, const char *id)
 {
 	struct outmsg *o = calloc(1, sizeof(*o));
 
 	if (o == NULL)
 		return NULL;
 	strcpy(o->id, id);
-	o->g = g;
-	if ((o->timer = loop_timer_new(g->env.loop, outmsg_timeout, o)) == NULL ||
+	o->room = room;
+	if ((o->timer = loop_timer_new(room->env.loop, outmsg_timeout, o)) == NULL ||
 	    (o->wait = calloc(ROOM_MEMBERS_MAX, sizeof(*o->wait))) == NULL ||
 	    (o->done = calloc(ROOM_MEMBERS_MAX, sizeof(*o->done))) == NULL) {
 		loop_timer_free(o->timer);
@@ -122,15 +122,15 @@ outmsg_new(struct room *g, const char *id)
 		free(o);
 		return NULL;
 	}
-	o->next = g->outbox->list;
-	g->outbox->list = o;
+	o->next = room->outbox->list;
+	room->outbox->list = o;
 	return o;
 }
 
 struct outmsg *
-outmsg_find(struct room *g, const char *id)
+outmsg_find(struct room *room, const char *id)
 {
-	for (struct outmsg *o = g->outbox->list; o != NULL; o = o->next)
+	for (struct outmsg *o = room->outbox->list; o != NULL; o = o->next)
 		if (strcmp(o->id, id) == 0)
 			return o;
 	return NULL;
@@ -147,75 +147,75 @@ outmsg_for(const struct outmsg *o, const struct member *m, int through)
 }
 
 static void
-outmsg_send(struct room *g, struct outmsg *o, struct member *only,
+outmsg_send(struct room *room, struct outmsg *o, struct member *only,
     int through)
 {
 	struct frame f;
 	size_t i;
 
 	/* Read the message back only when someone is there to take it. */
-	for (i = 0; i < members_n(g); i++) {
-		struct member *m = member_at(g, i);
+	for (i = 0; i < members_n(room); i++) {
+		struct member *m = member_at(room, i);
 
 		if (m->conn != NULL && (only == NULL || m == only) &&
 		    outmsg_for(o, m, through))
 			break;
 	}
-	if (i == members_n(g))
+	if (i == members_n(room))
 		return;
 	memset(&f, 0, sizeof(f));
-	if (store_get(g->env.store, o->id, &f.u.msg) == -1)
+	if (store_get(room->env.store, o->id, &f.u.msg) == -1)
 		return;
 	f.type = FRAME_MSG;
-	for (i = 0; i < members_n(g); i++) {
-		struct member *m = member_at(g, i);
+	for (i = 0; i < members_n(room); i++) {
+		struct member *m = member_at(room, i);
 
 		if (m->conn == NULL || (only != NULL && m != only))
 			continue;
 		if (outmsg_for(o, m, through))
-			member_send(g, m, &f);
+			member_send(room, m, &f);
 	}
 	frame_clear(&f);
 }
 
 static void
-outmsg_resend(struct room *g, struct outmsg *o, struct member *only)
+outmsg_resend(struct room *room, struct outmsg *o, struct member *only)
 {
-	outmsg_send(g, o, only, 0);
+	outmsg_send(room, o, only, 0);
 }
 
 static void
-outmsg_through(struct room *g, struct outmsg *o, struct member *only)
+outmsg_through(struct room *room, struct outmsg *o, struct member *only)
 {
-	outmsg_send(g, o, only, 1);
+	outmsg_send(room, o, only, 1);
 }
 
 void
-deliver_member_back(struct room *g, const struct member *m)
+deliver_member_back(struct room *room, const struct member *m)
 {
-	for (struct outmsg *o = g->outbox->list; o != NULL; o = o->next)
+	for (struct outmsg *o = room->outbox->list; o != NULL; o = o->next)
 		if (o->any || outmsg_has(o->wait, o->nwait, m))
-			outmsg_through(g, o, NULL);
+			outmsg_through(room, o, NULL);
 }
 
 static void
 deliver_retry(void *arg)
 {
-	struct room *g = arg;
+	struct room *room = arg;
 
-	for (struct outmsg *o = g->outbox->list; o != NULL; o = o->next)
-		outmsg_resend(g, o, NULL);
+	for (struct outmsg *o = room->outbox->list; o != NULL; o = o->next)
+		outmsg_resend(room, o, NULL);
 	/* Anti-entropy: greeting every neighbour again compares histories
 	 * and syncs what a lost frame or a closed connection left out. */
-	for (size_t i = 0; i < members_n(g); i++)
-		if (member_at(g, i)->conn != NULL)
-			hello_send(g, quic_data(member_at(g, i)->conn));
-	loop_timer_set(g->outbox->retry_timer, loop_now_ns() + OUTBOX_RETRY_NS);
+	for (size_t i = 0; i < members_n(room); i++)
+		if (member_at(room, i)->conn != NULL)
+			hello_send(room, quic_data(member_at(room, i)->conn));
+	loop_timer_set(room->outbox->retry_timer, loop_now_ns() + OUTBOX_RETRY_NS);
 }
 
 /* A delivered ack for an own message. */
 void
-outmsg_acked(struct room *g, struct outmsg *o, struct member *by)
+outmsg_acked(struct room *room, struct outmsg *o, struct member *by)
 {
 	size_t i;
 
@@ -228,40 +228,40 @@ outmsg_acked(struct room *g, struct outmsg *o, struct member *by)
 		o->done[o->ndone++] = by;
 	if (o->nwait > 0)
 		return;
-	if (store_outbox_del(g->env.store, o->id) == -1)
-		room_log(g, LOG_WARN, "cannot update the outbox: %s", strerror(errno));
-	outmsg_free(g, o);
+	if (store_outbox_del(room->env.store, o->id) == -1)
+		room_log(room, LOG_WARN, "cannot update the outbox: %s", strerror(errno));
+	outmsg_free(room, o);
 }
 
 /* At start: the messages outbox.jsonl kept wait for acks again. */
 void
-deliver_load_outbox(struct room *g)
+deliver_load_outbox(struct room *room)
 {
 	const char *id;
 
-	for (size_t i = 0; (id = store_outbox_at(g->env.store, i)) != NULL; i++) {
+	for (size_t i = 0; (id = store_outbox_at(room->env.store, i)) != NULL; i++) {
 		struct frame_msg m;
 		struct outmsg *o;
 		struct member *to;
 		char gone[PAPO_MSGID_LEN + 1];
 
 		memset(&m, 0, sizeof(m));
-		if (store_get(g->env.store, id, &m) == -1) {
+		if (store_get(room->env.store, id, &m) == -1) {
 			/* A send that failed (its entry written, its message
 			 * not) or a message retention or damage took: nothing
 			 * to deliver. */
 			memcpy(gone, id, sizeof(gone));
-			room_log(g, LOG_WARN, "outbox message %s is not in the log; "
+			room_log(room, LOG_WARN, "outbox message %s is not in the log; "
 			    "dropped from the outbox", gone);
-			if (store_outbox_del(g->env.store, gone) == 0)
+			if (store_outbox_del(room->env.store, gone) == 0)
 				i--;
 			continue;
 		}
 		/* Whom it waited for died with the process: an addressee
 		 * still waits for its addressee; otherwise the first member
 		 * to store it is enough, and sync takes it further. */
-		if ((o = outmsg_new(g, id)) != NULL) {
-			if (m.has_to && (to = member_add(g, m.to)) != NULL)
+		if ((o = outmsg_new(room, id)) != NULL) {
+			if (m.has_to && (to = member_add(room, m.to)) != NULL)
 				o->wait[o->nwait++] = to;
 			o->any = o->nwait == 0;
 		}
@@ -272,18 +272,18 @@ deliver_load_outbox(struct room *g)
 /* What waits in the outbox goes to m, and through it to those it
  * reaches: a member back, or a new path, takes it now. */
 void
-outbox_through(struct room *g, struct member *m)
+outbox_through(struct room *room, struct member *m)
 {
-	for (struct outmsg *o = g->outbox->list; o != NULL; o = o->next)
-		outmsg_through(g, o, m);
+	for (struct outmsg *o = room->outbox->list; o != NULL; o = o->next)
+		outmsg_through(room, o, m);
 }
 
 size_t
-outbox_n(const struct room *g)
+outbox_n(const struct room *room)
 {
 	size_t nout = 0;
 
-	for (struct outmsg *om = g->outbox->list; om != NULL; om = om->next)
+	for (struct outmsg *om = room->outbox->list; om != NULL; om = om->next)
 		nout++;
 	return nout;
 }
@@ -291,37 +291,37 @@ outbox_n(const struct room *g)
 /* Start and stop. */
 
 int
-outbox_new(struct room *g)
+outbox_new(struct room *room)
 {
-	if ((g->outbox = calloc(1, sizeof(*g->outbox))) == NULL ||
-	    (g->outbox->retry_timer = loop_timer_new(g->env.loop,
-	    deliver_retry, g)) == NULL)
+	if ((room->outbox = calloc(1, sizeof(*room->outbox))) == NULL ||
+	    (room->outbox->retry_timer = loop_timer_new(room->env.loop,
+	    deliver_retry, room)) == NULL)
 		return -1;
 	return 0;
 }
 
 void
-outbox_start(struct room *g)
+outbox_start(struct room *room)
 {
-	loop_timer_set(g->outbox->retry_timer, loop_now_ns() +
+	loop_timer_set(room->outbox->retry_timer, loop_now_ns() +
 	    OUTBOX_RETRY_NS);
 }
 
 void
-outbox_stop(struct room *g)
+outbox_stop(struct room *room)
 {
-	if (g->outbox == NULL)
+	if (room->outbox == NULL)
 		return;
-	while (g->outbox->list != NULL)
-		outmsg_free(g, g->outbox->list);
+	while (room->outbox->list != NULL)
+		outmsg_free(room, room->outbox->list);
 }
 
 void
-outbox_free(struct room *g)
+outbox_free(struct room *room)
 {
-	if (g->outbox == NULL)
+	if (room->outbox == NULL)
 		return;
-	loop_timer_free(g->outbox->retry_timer);
-	free(g->outbox);
-	g->outbox = NULL;
+	loop_timer_free(room->outbox->retry_timer);
+	free(room->outbox);
+	room->outbox = NULL;
 }

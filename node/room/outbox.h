@@ -22,39 +22,39 @@ struct outmsg {
 	int any;                    /* nobody to wait for: any ack will do */
 	struct node_msg *req;
 	struct loop_timer *timer;
-	struct room *g;
+	struct room *room;
 	cJSON *files;               /* the message's files, for the answer
 	                             * (deliver_send's), or NULL */
 	struct outmsg *next;
 };
 
 /* Its list and retry timer: 0, or -1 out of memory. */
-int outbox_new(struct room *g);
+int outbox_new(struct room *room);
 /* Arms the retry (the outbox loaded). */
-void outbox_start(struct room *g);
+void outbox_start(struct room *room);
 /* Every send waiting is answered (queued, stopping) and the outbox
  * emptied in memory (outbox.jsonl keeps it). */
-void outbox_stop(struct room *g);
+void outbox_stop(struct room *room);
 /* Frees it; none made: a no-op. */
-void outbox_free(struct room *g);
+void outbox_free(struct room *room);
 /* A new entry for the own message id, first in the list; NULL out of
  * memory. */
-struct outmsg *outmsg_new(struct room *g, const char *id);
+struct outmsg *outmsg_new(struct room *room, const char *id);
 /* The entry of message id; NULL when none. */
-struct outmsg *outmsg_find(struct room *g, const char *id);
+struct outmsg *outmsg_find(struct room *room, const char *id);
 /* Answers the send request of o, if it still waits. */
-void outmsg_answer(struct room *g, struct outmsg *o);
+void outmsg_answer(struct room *room, struct outmsg *o);
 /* by acknowledged o's message as delivered: o goes once none is
  * waited for. */
-void outmsg_acked(struct room *g, struct outmsg *o, struct member *by);
+void outmsg_acked(struct room *room, struct outmsg *o, struct member *by);
 /* What waits goes to m, and through it to those it reaches. */
-void outbox_through(struct room *g, struct member *m);
+void outbox_through(struct room *room, struct member *m);
 /* How many own messages wait. */
-size_t outbox_n(const struct room *g);
+size_t outbox_n(const struct room *room);
 /* m is online again, through others: what waits for it goes out through
  * every neighbour. */
-void deliver_member_back(struct room *g, const struct member *m);
+void deliver_member_back(struct room *room, const struct member *m);
 /* At start: the messages outbox.jsonl kept wait for acks again. */
-void deliver_load_outbox(struct room *g);
+void deliver_load_outbox(struct room *room);
 
 #endif

@@ -23,7 +23,7 @@ struct presence {
 };
 
 static void
-member_presence(struct room *g, struct member *m)
+member_presence(struct room *room, struct member *m)
 {
 	cJSON *o = cJSON_CreateObject();
 	char nb[16];
@@ -32,32 +32,32 @@ member_presence(struct room *g, struct member *m)
 	cJSON_AddStringToObject(o, "name", member_name(m, nb));
 	cJSON_AddBoolToObject(o, "online", m->shown_online);
 	cJSON_AddNumberToObject(o, "last_seen", (double)m->seen);
-	room_emit_json(g, NODE_EV_PRESENCE, o);
-	room_log(g, LOG_INFO, "%s is %s", member_name(m, nb),
+	room_emit_json(room, NODE_EV_PRESENCE, o);
+	room_log(room, LOG_INFO, "%s is %s", member_name(m, nb),
 	    m->shown_online ? "online" : "offline");
 }
 
 /* Tells the program of every change of presence, and wakes again when
  * the next member would fall silent. */
 void
-members_presence_check(struct room *g)
+members_presence_check(struct room *room)
 {
 	uint64_t next = 0;
 
-	for (size_t i = 0; i < members_n(g); i++) {
-		struct member *m = member_at(g, i);
-		int on = member_online(g, m);
+	for (size_t i = 0; i < members_n(room); i++) {
+		struct member *m = member_at(room, i);
+		int on = member_online(room, m);
 
 		if (on != m->shown_online) {
 			m->shown_online = on;
-			member_presence(g, m);
+			member_presence(room, m);
 			/* Back through others: what waits for it goes now,
 			 * and our announcements go every 3 s from now
 			 * (member.h, ANNOUNCE_FAST_NS), the first at once. */
 			if (on && m->conn == NULL) {
-				g->member_back(g, m);
-				if (members_small(g))
-					loop_timer_set(g->presence->announce_timer, 1);
+				room->member_back(room, m);
+				if (members_small(room))
+					loop_timer_set(room->presence->announce_timer, 1);
 			}
 		}
 		/* Only life shown through others runs out: a member with a
@@ -67,7 +67,7 @@ members_presence_check(struct room *g)
 		if (on && m->conn == NULL && (next == 0 || m->alive_until < next))
 			next = m->alive_until;
 	}
-	loop_timer_set(g->presence->presence_timer, next);
+	loop_timer_set(room->presence->presence_timer, next);
 }
 
 static void
@@ -82,25 +82,25 @@ members_presence_timer(void *arg)
  * always more than the last, so that receivers, which take only what is
  * newer, take it even when the clock went back. */
 uint64_t
-members_next_seq(struct room *g)
+members_next_seq(struct room *room)
 {
 	uint64_t now = loop_wall_ms();
 
-	g->presence->own_seq = now > g->presence->own_seq ? now :
-	    g->presence->own_seq + 1;
-	return g->presence->own_seq;
+	room->presence->own_seq = now > room->presence->own_seq ? now :
+	    room->presence->own_seq + 1;
+	return room->presence->own_seq;
 }
 
 /* How long to the next announcement (member.h, ANNOUNCE_FAST_NS). */
 static uint64_t
-members_announce_ns(const struct room *g)
+members_announce_ns(const struct room *room)
 {
-	if (!members_small(g))
+	if (!members_small(room))
 		return ANNOUNCE_NS;
-	for (size_t i = 0; i < members_n(g); i++) {
-		const struct member *m = member_at(g, i);
+	for (size_t i = 0; i < members_n(room); i++) {
+		const struct member *m = member_at(room, i);
 
-		if (m->conn == NULL && !m->left && member_online(g, m))
+		if (m->conn == NULL && !m->left && member_online(room, m))
 			return ANNOUNCE_FAST_NS;
 	}
 	return ANNOUNCE_NS;
@@ -110,73 +110,73 @@ members_announce_ns(const struct room *g)
 static void
 members_announce(void *arg)
 {
-	struct room *g = arg;
+	struct room *room = arg;
 	struct frame_peer me;
 	struct frame f;
 
-	net_round(g->net);
+	net_round(room->net);
 	memset(&me, 0, sizeof(me));
-	memcpy(me.id, g->env.me->pk, PAPO_KEY_LEN);
-	strcpy(me.name, g->env.room->me);
-	strcpy(me.about, g->env.room->about);
-	me.seen = members_next_seq(g);
-	me.naddr = reach_addrs(&g->net->reach, me.addr, PAPO_ADDR_MAX);
+	memcpy(me.id, room->env.me->pk, PAPO_KEY_LEN);
+	strcpy(me.name, room->env.room->me);
+	strcpy(me.about, room->env.room->about);
+	me.seen = members_next_seq(room);
+	me.naddr = reach_addrs(&room->net->reach, me.addr, PAPO_ADDR_MAX);
 	/* Signed for connections of version 3; the others get it as
 	 * before (members_flood). */
-	if (frame_peer_sign(&me, g->env.keys, g->env.me) == -1)
-		room_log(g, LOG_WARN, "could not sign our announcement");
+	if (frame_peer_sign(&me, room->env.keys, room->env.me) == -1)
+		room_log(room, LOG_WARN, "could not sign our announcement");
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PEERS;
 	f.u.peers.n = 1;
 	f.u.peers.v = &me;
-	members_flood(g, &f, NULL);
-	loop_timer_set(g->presence->announce_timer, loop_now_ns() +
-	    members_announce_ns(g));
-	members_punch_check(g);
+	members_flood(room, &f, NULL);
+	loop_timer_set(room->presence->announce_timer, loop_now_ns() +
+	    members_announce_ns(room));
+	members_punch_check(room);
 }
 
 void
-members_announce_soon(struct room *g)
+members_announce_soon(struct room *room)
 {
-	loop_timer_set(g->presence->announce_timer, 1);
+	loop_timer_set(room->presence->announce_timer, 1);
 }
 
 /* Start and stop. */
 
 int
-presence_new(struct room *g)
+presence_new(struct room *room)
 {
 	struct presence *s;
-	struct loop *loop = g->env.loop;
+	struct loop *loop = room->env.loop;
 
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -1;
-	g->presence = s;
+	room->presence = s;
 	if ((s->presence_timer = loop_timer_new(loop, members_presence_timer,
-	    g)) == NULL ||
+	    room)) == NULL ||
 	    (s->announce_timer = loop_timer_new(loop, members_announce,
-	    g)) == NULL)
+	    room)) == NULL)
 		return -1;
 	return 0;
 }
 
 void
-presence_start(struct room *g)
+presence_start(struct room *room)
 {
-	loop_timer_set(g->presence->announce_timer, loop_now_ns() + ANNOUNCE_NS);
+	loop_timer_set(room->presence->announce_timer, loop_now_ns() + ANNOUNCE_NS);
 }
 
 void
-presence_free(struct room *g)
+presence_free(struct room *room)
 {
-	struct presence *s = g->presence;
+	struct presence *s = room->presence;
 
 	if (s == NULL)
 		return;
 	loop_timer_free(s->presence_timer);
 	loop_timer_free(s->announce_timer);
 	free(s);
-	g->presence = NULL;
+	room->presence = NULL;
 }
 
 /* Hellos, peers and byes: the members we hear of. */
@@ -184,7 +184,7 @@ presence_free(struct room *g)
 /* Sends the members we know (all, or just one) to a member, in frames of
  * at most FRAME_PEERS_MAX. */
 static void
-members_send_peers(struct room *g, struct member *to, struct member *only)
+members_send_peers(struct room *room, struct member *to, struct member *only)
 {
 	struct frame f;
 	struct frame_peer v[FRAME_PEERS_MAX];
@@ -192,8 +192,8 @@ members_send_peers(struct room *g, struct member *to, struct member *only)
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_PEERS;
 	f.u.peers.v = v;
-	for (size_t i = 0; i <= members_n(g); i++) {
-		struct member *m = i < members_n(g) ? member_at(g, i) : NULL;
+	for (size_t i = 0; i <= members_n(room); i++) {
+		struct member *m = i < members_n(room) ? member_at(room, i) : NULL;
 
 		/* A member that said bye is left out: its entry carries
 		 * the time of its last announcement, which a member that had
@@ -221,7 +221,7 @@ members_send_peers(struct room *g, struct member *to, struct member *only)
 			memcpy(p->addr, m->addr, m->naddr * sizeof(m->addr[0]));
 		}
 		if (f.u.peers.n > 0 && (f.u.peers.n == FRAME_PEERS_MAX || m == NULL)) {
-			member_send(g, to, &f);
+			member_send(room, to, &f);
 			f.u.peers.n = 0;
 		}
 	}
@@ -231,7 +231,7 @@ members_send_peers(struct room *g, struct member *to, struct member *only)
  * addresses, life), its dialling as the connection makes it, peers.json,
  * the relay's permissions, neighbours and presence. */
 void
-members_on_hello(struct room *g, const struct hello_in *in)
+members_on_hello(struct room *room, const struct hello_in *in)
 {
 	struct member *m = in->m;
 	const struct frame_hello *h = in->h;
@@ -257,29 +257,29 @@ members_on_hello(struct room *g, const struct hello_in *in)
 		    (member_dials(m) == 0 ? 0 : RELAY_REDIAL_NS);
 	else if (m->next_dial == 0)
 		m->next_dial = loop_now_ns() + RELAY_REDIAL_NS;
-	members_save_later(g);
+	members_save_later(room);
 	if (h->naddr > 0)
-		relay_permits(g->net);
+		relay_permits(room->net);
 	if (both)
-		members_plan_dials(g);
-	members_evict(g, m);
-	members_presence_check(g);
+		members_plan_dials(room);
+	members_evict(room, m);
+	members_presence_check(room);
 }
 
 /* A hello taken: tell its member whom we know, and tell the others about
  * it if new.  After the roles' and epochs' hooks: a member behind on
  * the key opens these only once the epoch frames reached it. */
 void
-members_hello_peers(struct room *g, const struct hello_in *in)
+members_hello_peers(struct room *room, const struct hello_in *in)
 {
 	struct member *m = in->m;
 	int fresh = in->fresh;
 
-	members_send_peers(g, m, NULL);
+	members_send_peers(room, m, NULL);
 	if (fresh)
-		for (size_t i = 0; i < members_n(g); i++)
-			if (member_at(g, i) != m && member_at(g, i)->conn != NULL)
-				members_send_peers(g, member_at(g, i), m);
+		for (size_t i = 0; i < members_n(room); i++)
+			if (member_at(room, i) != m && member_at(room, i)->conn != NULL)
+				members_send_peers(room, member_at(room, i), m);
 }
 
 /*
@@ -289,7 +289,7 @@ members_hello_peers(struct room *g, const struct hello_in *in)
  * and addresses cross a room where not everyone is connected.
  */
 void
-members_on_peers(struct room *g, struct link *l, struct frame *f)
+members_on_peers(struct room *room, struct link *l, struct frame *f)
 {
 	const struct frame_peers *ps = &f->u.peers;
 	struct frame fwd;
@@ -301,7 +301,7 @@ members_on_peers(struct room *g, struct link *l, struct frame *f)
 	fwd.u.peers.v = v;
 	for (size_t i = 0; i < ps->n; i++) {
 		const struct frame_peer *p = &ps->v[i];
-		struct member *m = member_find(g, p->id);
+		struct member *m = member_find(room, p->id);
 		int fresh = m == NULL;
 
 		/* What a member says of itself (name, about, addresses,
@@ -313,16 +313,16 @@ members_on_peers(struct room *g, struct link *l, struct frame *f)
 			continue;
 		/* News of a removed member is none: not life, not passed
 		 * on (a copy of its key may still announce itself). */
-		if (keyring_removed(g->keyring, p->id) != NULL)
+		if (keyring_removed(room->keyring, p->id) != NULL)
 			continue;
-		if (m == NULL && (m = member_add(g, p->id)) == NULL)
+		if (m == NULL && (m = member_add(room, p->id)) == NULL)
 			continue;
 		/* Only what is newer than the last taken: an entry
 		 * replayed says nothing. */
 		if (!fresh && p->seen <= m->announced)
 			continue;
 		m->announced = p->seen;
-		member_announced(g, m);
+		member_announced(room, m);
 		/* Its own announcement, made as it sent it, on its own
 		 * connection: what its clock said then (papo doctor). */
 		if (m == l->m && m->conn == l->qc)
@@ -354,22 +354,22 @@ members_on_peers(struct room *g, struct link *l, struct frame *f)
 		changed = 1;
 	}
 	if (fwd.u.peers.n > 0)
-		members_flood(g, &fwd, l->m);
+		members_flood(room, &fwd, l->m);
 	if (changed) {
-		members_save_later(g);
-		relay_permits(g->net);
-		members_plan_dials(g);
-		members_presence_check(g);
-		members_punch_check(g);
+		members_save_later(room);
+		relay_permits(room->net);
+		members_plan_dials(room);
+		members_presence_check(room);
+		members_punch_check(room);
 	}
 }
 
 /* A member leaving: offline at once, and the news passed on once. */
 void
-members_on_bye(struct room *g, struct link *l, struct frame *in)
+members_on_bye(struct room *room, struct link *l, struct frame *in)
 {
 	const struct frame_bye *b = &in->u.bye;
-	struct member *m = member_find(g, b->id);
+	struct member *m = member_find(room, b->id);
 	struct frame f;
 
 	if (m == NULL)
@@ -379,7 +379,7 @@ members_on_bye(struct room *g, struct link *l, struct frame *in)
 	 * Unsigned: only from itself, or about a member never known to
 	 * sign (a daemon of version 1 or 2). */
 	if (b->has_sig ? b->ts <= m->announced : m != l->m && m->signs) {
-		room_log(g, LOG_DEBUG, "a bye for %s that it did not sign, or "
+		room_log(room, LOG_DEBUG, "a bye for %s that it did not sign, or "
 		    "older than its last word: ignored", m->idtext);
 		return;
 	}
@@ -392,8 +392,8 @@ members_on_bye(struct room *g, struct link *l, struct frame *in)
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_BYE;
 		f.u.bye = *b;
-		members_flood(g, &f, l->m);
-		members_presence_check(g);
+		members_flood(room, &f, l->m);
+		members_presence_check(room);
 	}
 	if (m == l->m && m->conn == l->qc) {
 		m->conn = NULL;

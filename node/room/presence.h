@@ -14,27 +14,27 @@
 #include "node/room/dial.h"
 
 /* Its presence and announce timers: 0, or -1 out of memory. */
-int presence_new(struct room *g);
+int presence_new(struct room *room);
 /* Arms our first announcement. */
-void presence_start(struct room *g);
+void presence_start(struct room *room);
 /* Frees the timers; none made: a no-op. */
-void presence_free(struct room *g);
+void presence_free(struct room *room);
 /* Tells the program of every change of presence; sets the presence
  * timer. */
-void members_presence_check(struct room *g);
+void members_presence_check(struct room *room);
 /* Our next announcement's (or bye's) counter: the wall clock's ms, and
  * always more than the last. */
-uint64_t members_next_seq(struct room *g);
+uint64_t members_next_seq(struct room *room);
 /* Our announcement goes out at once rather than at the next round. */
-void members_announce_soon(struct room *g);
+void members_announce_soon(struct room *room);
 /* Hello hooks (core.h): the member's record, dialling, neighbours and
  * presence as its hello says; then, after the roles' and epochs' hooks,
  * whom we know sent to it, and it to the others if new. */
-void members_on_hello(struct room *g, const struct hello_in *in);
-void members_hello_peers(struct room *g, const struct hello_in *in);
+void members_on_hello(struct room *room, const struct hello_in *in);
+void members_hello_peers(struct room *room, const struct hello_in *in);
 /* Frame handlers (core.h): members we hear of (news of their life,
  * passed on once), and a member leaving (offline at once). */
-void members_on_peers(struct room *g, struct link *l, struct frame *f);
-void members_on_bye(struct room *g, struct link *l, struct frame *f);
+void members_on_peers(struct room *room, struct link *l, struct frame *f);
+void members_on_bye(struct room *room, struct link *l, struct frame *f);
 
 #endif

@@ -41,21 +41,21 @@ struct recent {
 /* Acks: sent straight to the author when connected, else back the way
  * the message came, else to everyone. */
 
-/* g's memory of recent traffic, made at its first use; NULL out of
+/* room's memory of recent traffic, made at its first use; NULL out of
  * memory (then nothing is remembered: an ack is flooded, a receipt may
  * go twice). */
 static struct recent *
-recent(struct room *g)
+recent(struct room *room)
 {
-	if (g->recent == NULL)
-		g->recent = calloc(1, sizeof(*g->recent));
-	return g->recent;
+	if (room->recent == NULL)
+		room->recent = calloc(1, sizeof(*room->recent));
+	return room->recent;
 }
 
 void
-upstream_put(struct room *g, const char *id, struct member *m)
+upstream_put(struct room *room, const char *id, struct member *m)
 {
-	struct recent *r = recent(g);
+	struct recent *r = recent(room);
 	uint64_t v;
 
 	if (r == NULL || !sec_msgid_valid(id, &v))
@@ -65,9 +65,9 @@ upstream_put(struct room *g, const char *id, struct member *m)
 }
 
 static struct member *
-upstream_get(struct room *g, const char *id)
+upstream_get(struct room *room, const char *id)
 {
-	struct recent *r = g->recent;
+	struct recent *r = room->recent;
 	uint64_t v;
 
 	if (r == NULL || !sec_msgid_valid(id, &v) ||
@@ -77,26 +77,26 @@ upstream_get(struct room *g, const char *id)
 }
 
 static void
-deliver_route_ack(struct room *g, const struct frame *f,
+deliver_route_ack(struct room *room, const struct frame *f,
     const uint8_t author[PAPO_KEY_LEN],
     struct member *came_from)
 {
-	struct member *a = member_find(g, author), *up;
+	struct member *a = member_find(room, author), *up;
 
 	if (a != NULL && a->conn != NULL) {
-		member_send(g, a, f);
+		member_send(room, a, f);
 		return;
 	}
-	up = upstream_get(g, f->u.ack.id);
+	up = upstream_get(room, f->u.ack.id);
 	if (up != NULL && up->conn != NULL && up != came_from) {
-		member_send(g, up, f);
+		member_send(room, up, f);
 		return;
 	}
-	members_flood(g, f, came_from);
+	members_flood(room, f, came_from);
 }
 
 void
-deliver_ack(struct room *g, const struct frame_msg *m, enum ack_state state)
+deliver_ack(struct room *room, const struct frame_msg *m, enum ack_state state)
 {
 	struct frame f;
 
@@ -105,16 +105,16 @@ deliver_ack(struct room *g, const struct frame_msg *m, enum ack_state state)
 	strcpy(f.u.ack.id, m->id);
 	f.u.ack.state = state;
 	f.u.ack.ts = loop_wall_ms();
-	if (frame_ack_sign(&f.u.ack, g->env.keys, g->env.me) == 0)
-		deliver_route_ack(g, &f, m->from, NULL);
+	if (frame_ack_sign(&f.u.ack, room->env.keys, room->env.me) == 0)
+		deliver_route_ack(room, &f, m->from, NULL);
 }
 
 /* Messages shown to an agent: each author hears it once (a read
  * receipt); own messages and unknown ids are passed over. */
 void
-deliver_read(struct room *g, struct node_msg *req)
+deliver_read(struct room *room, struct node_msg *req)
 {
-	struct recent *r = recent(g);
+	struct recent *r = recent(room);
 	char *save = NULL, *id;
 
 	for (id = req->text != NULL ? strtok_r(req->text, " ", &save) : NULL;
@@ -131,23 +131,23 @@ deliver_read(struct room *g, struct node_msg *req)
 		if (r != NULL && i < READ_SLOTS)
 			continue;
 		memset(&m, 0, sizeof(m));
-		if (store_get(g->env.store, id, &m) == -1)
+		if (store_get(room->env.store, id, &m) == -1)
 			continue;
-		if (memcmp(m.from, g->env.me->pk, PAPO_KEY_LEN) != 0) {
-			deliver_ack(g, &m, ACK_READ);
+		if (memcmp(m.from, room->env.me->pk, PAPO_KEY_LEN) != 0) {
+			deliver_ack(room, &m, ACK_READ);
 			if (r != NULL)
 				r->read_sent[r->read_next++ % READ_SLOTS] =
 				    v + 1;
 		}
 		frame_msg_clear(&m);
 	}
-	g->env.emit(g->env.arg, req);
+	room->env.emit(room->env.arg, req);
 }
 
 static int
-ack_seen(struct room *g, const struct frame_ack *a)
+ack_seen(struct room *room, const struct frame_ack *a)
 {
-	struct recent *r = recent(g);
+	struct recent *r = recent(room);
 	uint8_t h[8];
 	uint64_t v;
 
@@ -164,7 +164,7 @@ ack_seen(struct room *g, const struct frame_ack *a)
 }
 
 void
-deliver_on_ack(struct room *g, struct link *l, struct frame *f)
+deliver_on_ack(struct room *room, struct link *l, struct frame *f)
 {
 	struct frame_ack *a = &f->u.ack;
 	struct frame_msg m;
@@ -173,23 +173,23 @@ deliver_on_ack(struct room *g, struct link *l, struct frame *f)
 	cJSON *j;
 	char nb[16], id[PAPO_ID_LEN + 1];
 
-	if (ack_seen(g, a))
+	if (ack_seen(room, a))
 		return;
 	memset(&m, 0, sizeof(m));
-	if (store_get(g->env.store, a->id, &m) == -1)
+	if (store_get(room->env.store, a->id, &m) == -1)
 		return;       /* a message we never saw: nowhere to route it */
-	if (memcmp(m.from, g->env.me->pk, PAPO_KEY_LEN) != 0) {
-		deliver_route_ack(g, f, m.from, l->m);
+	if (memcmp(m.from, room->env.me->pk, PAPO_KEY_LEN) != 0) {
+		deliver_route_ack(room, f, m.from, l->m);
 		frame_msg_clear(&m);
 		return;
 	}
 	frame_msg_clear(&m);
-	if ((by = member_find(g, a->by)) == NULL)
+	if ((by = member_find(room, a->by)) == NULL)
 		return;
-	if (store_add_ack(g->env.store, a) == -1)
-		room_log(g, LOG_WARN, "cannot store a receipt: %s", strerror(errno));
-	if (a->state == ACK_DELIVERED && (o = outmsg_find(g, a->id)) != NULL)
-		outmsg_acked(g, o, by);
+	if (store_add_ack(room->env.store, a) == -1)
+		room_log(room, LOG_WARN, "cannot store a receipt: %s", strerror(errno));
+	if (a->state == ACK_DELIVERED && (o = outmsg_find(room, a->id)) != NULL)
+		outmsg_acked(room, o, by);
 	j = cJSON_CreateObject();
 	cJSON_AddStringToObject(j, "id", a->id);
 	cJSON_AddStringToObject(j, "by", member_name(by, nb));
@@ -198,13 +198,13 @@ deliver_on_ack(struct room *g, struct link *l, struct frame *f)
 	cJSON_AddStringToObject(j, "state",
 	    a->state == ACK_READ ? "read" : "delivered");
 	cJSON_AddNumberToObject(j, "ts", (double)a->ts);
-	room_emit_json(g, NODE_EV_RECEIPT, j);
+	room_emit_json(room, NODE_EV_RECEIPT, j);
 }
 
 /* Frees what the room remembered; none made: a no-op. */
 void
-receipts_free(struct room *g)
+receipts_free(struct room *room)
 {
-	free(g->recent);
-	g->recent = NULL;
+	free(room->recent);
+	room->recent = NULL;
 }

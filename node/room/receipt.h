@@ -10,16 +10,16 @@
 #include "node/room/outbox.h"
 
 /* Frees the memory of recent traffic; none made: a no-op. */
-void receipts_free(struct room *g);
+void receipts_free(struct room *room);
 /* Remembers that message id came from m: its acks go back that way. */
-void upstream_put(struct room *g, const char *id, struct member *m);
+void upstream_put(struct room *room, const char *id, struct member *m);
 /* Sends our ack of m (delivered or read) toward its author. */
-void deliver_ack(struct room *g, const struct frame_msg *m,
+void deliver_ack(struct room *room, const struct frame_msg *m,
     enum ack_state state);
 /* Takes req (message ids shown to an agent), sends their read receipts
  * and answers it. */
-void deliver_read(struct room *g, struct node_msg *req);
+void deliver_read(struct room *room, struct node_msg *req);
 /* Frame handler (core.h): an ack. */
-void deliver_on_ack(struct room *g, struct link *l, struct frame *f);
+void deliver_on_ack(struct room *room, struct link *l, struct frame *f);
 
 #endif

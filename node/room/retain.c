@@ -21,9 +21,9 @@ struct retention {
 #define RETAIN_CHECK_NS (60ull * NS_PER_S)   /* days: checked this often */
 
 long
-deliver_retain(struct room *g)
+deliver_retain(struct room *room)
 {
-	const struct store_keep *k = &g->env.set->keep;
+	const struct store_keep *k = &room->env.set->keep;
 	char err[PAPO_ERR_LEN];
 	uint64_t now = loop_now_ns();
 	long n;
@@ -32,49 +32,49 @@ deliver_retain(struct room *g)
 		return 0;
 	/* A count costs nothing to check; days look at every message. */
 	if (k->ms != 0) {
-		if (g->retention->retain_checked != 0 &&
-		    now - g->retention->retain_checked < RETAIN_CHECK_NS)
+		if (room->retention->retain_checked != 0 &&
+		    now - room->retention->retain_checked < RETAIN_CHECK_NS)
 			return 0;
-		g->retention->retain_checked = now;
+		room->retention->retain_checked = now;
 	}
 	if (k->count != 0) {
 		struct store_stats st;
 
-		store_stats(g->env.store, &st);
-		if (st.msgs < g->retention->retain_at)
+		store_stats(room->env.store, &st);
+		if (st.msgs < room->retention->retain_at)
 			return 0;
 	}
-	if (!store_compact_due(g->env.store, k, loop_wall_ms(), 1))
+	if (!store_compact_due(room->env.store, k, loop_wall_ms(), 1))
 		return 0;
-	if ((n = store_compact(err, g->env.store, k, loop_wall_ms())) == -1)
-		room_log(g, LOG_ERROR, "retention: %s", err);
+	if ((n = store_compact(err, room->env.store, k, loop_wall_ms())) == -1)
+		room_log(room, LOG_ERROR, "retention: %s", err);
 	else if (n > 0)
-		room_log(g, LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
-		    "dropped from the log", g->env.set->keep_text, n);
+		room_log(room, LOG_INFO, "retention (PAPO_KEEP=%s): %ld messages "
+		    "dropped from the log", room->env.set->keep_text, n);
 	/* Own messages not yet acknowledged can keep the log over the
 	 * count; the next try waits for as many new ones as a compaction
 	 * is due after, rather than sorting the log at every message. */
 	if (k->count != 0) {
 		struct store_stats st;
 
-		store_stats(g->env.store, &st);
-		g->retention->retain_at = st.msgs + (k->count / 4 > 0 ? k->count / 4 : 1);
+		store_stats(room->env.store, &st);
+		room->retention->retain_at = st.msgs + (k->count / 4 > 0 ? k->count / 4 : 1);
 	}
 	return n > 0 ? n : 0;
 }
 
 cJSON *
-deliver_retention_json(const struct room *g)
+deliver_retention_json(const struct room *room)
 {
 	struct store_stats st;
 	cJSON *o;
 
-	store_stats(g->env.store, &st);
-	if (st.floor == 0 && g->env.set->keep_text == NULL)
+	store_stats(room->env.store, &st);
+	if (st.floor == 0 && room->env.set->keep_text == NULL)
 		return NULL;
 	o = cJSON_CreateObject();
-	if (g->env.set->keep_text != NULL)
-		cJSON_AddStringToObject(o, "keep", g->env.set->keep_text);
+	if (room->env.set->keep_text != NULL)
+		cJSON_AddStringToObject(o, "keep", room->env.set->keep_text);
 	else
 		cJSON_AddNullToObject(o, "keep");
 	if (st.floor != 0)
@@ -86,16 +86,16 @@ deliver_retention_json(const struct room *g)
 }
 
 int
-retain_new(struct room *g)
+retain_new(struct room *room)
 {
-	if ((g->retention = calloc(1, sizeof(*g->retention))) == NULL)
+	if ((room->retention = calloc(1, sizeof(*room->retention))) == NULL)
 		return -1;
 	return 0;
 }
 
 void
-retain_free(struct room *g)
+retain_free(struct room *room)
 {
-	free(g->retention);
-	g->retention = NULL;
+	free(room->retention);
+	room->retention = NULL;
 }

@@ -11,15 +11,15 @@
 #include "node/room/core.h"
 
 /* Its state: 0, or -1 out of memory. */
-int retain_new(struct room *g);
+int retain_new(struct room *room);
 /* Frees it; none made: a no-op. */
-void retain_free(struct room *g);
+void retain_free(struct room *room);
 /* A message was stored: the log is compacted when retention is due.
  * Returns how many messages the compaction dropped (0 none or none
  * due). */
-long deliver_retain(struct room *g);
+long deliver_retain(struct room *room);
 /* History's and status's "retention": "keep", "starts", "dropped";
  * NULL when nothing is set and nothing was ever dropped. */
-cJSON *deliver_retention_json(const struct room *g);
+cJSON *deliver_retention_json(const struct room *room);
 
 #endif

@@ -31,54 +31,54 @@ struct roles {
 };
 
 int
-role_new(struct room *g)
+role_new(struct room *room)
 {
-	return (g->roles = calloc(1, sizeof(*g->roles))) != NULL ? 0 : -1;
+	return (room->roles = calloc(1, sizeof(*room->roles))) != NULL ? 0 : -1;
 }
 
 void
-role_free(struct room *g)
+role_free(struct room *room)
 {
-	if (g->roles == NULL)
+	if (room->roles == NULL)
 		return;
-	free(g->roles->admins);
-	free(g->roles);
-	g->roles = NULL;
+	free(room->roles->admins);
+	free(room->roles);
+	room->roles = NULL;
 }
 
 const uint8_t *
-role_owner(const struct room *g)
+role_owner(const struct room *room)
 {
-	return g->roles->has_owner ? g->roles->owner : NULL;
+	return room->roles->has_owner ? room->roles->owner : NULL;
 }
 
 int
-role_is_admin(const struct room *g, const uint8_t id[PAPO_KEY_LEN])
+role_is_admin(const struct room *room, const uint8_t id[PAPO_KEY_LEN])
 {
-	for (size_t i = 0; i < g->roles->nadmins; i++)
-		if (memcmp(g->roles->admins[i].id, id, PAPO_KEY_LEN) == 0)
+	for (size_t i = 0; i < room->roles->nadmins; i++)
+		if (memcmp(room->roles->admins[i].id, id, PAPO_KEY_LEN) == 0)
 			return 1;
 	return 0;
 }
 
 const char *
-role_of(const struct room *g, const uint8_t id[PAPO_KEY_LEN])
+role_of(const struct room *room, const uint8_t id[PAPO_KEY_LEN])
 {
-	if (g->roles->has_owner && memcmp(g->roles->owner, id, PAPO_KEY_LEN) == 0)
+	if (room->roles->has_owner && memcmp(room->roles->owner, id, PAPO_KEY_LEN) == 0)
 		return "owner";
-	return role_is_admin(g, id) ? "admin" : "member";
+	return role_is_admin(room, id) ? "admin" : "member";
 }
 
 /* A member's name for the log and replies, ours included. */
 static const char *
-role_name(const struct room *g, const uint8_t id[PAPO_KEY_LEN], char buf[16])
+role_name(const struct room *room, const uint8_t id[PAPO_KEY_LEN], char buf[16])
 {
 	char text[PAPO_ID_LEN + 1];
 	struct member *m;
 
-	if (memcmp(id, g->env.me->pk, PAPO_KEY_LEN) == 0)
-		return g->env.room->me;
-	if ((m = member_find(g, id)) != NULL && m->name[0] != '\0')
+	if (memcmp(id, room->env.me->pk, PAPO_KEY_LEN) == 0)
+		return room->env.room->me;
+	if ((m = member_find(room, id)) != NULL && m->name[0] != '\0')
 		return m->name;
 	sec_id_format(id, text);
 	snprintf(buf, 16, "%.8s", text);
@@ -86,7 +86,7 @@ role_name(const struct room *g, const uint8_t id[PAPO_KEY_LEN], char buf[16])
 }
 
 static void
-role_save(struct room *g)
+role_save(struct room *room)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	cJSON *arr = cJSON_CreateArray();
@@ -94,12 +94,12 @@ role_save(struct room *g)
 	struct buf b;
 
 	buf_init(&b, PAPO_FRAME_MAX);
-	for (size_t i = 0; i < g->roles->nadmins; i++) {
+	for (size_t i = 0; i < room->roles->nadmins; i++) {
 		struct frame f;
 
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_ADMIN;
-		f.u.admin = g->roles->admins[i];
+		f.u.admin = room->roles->admins[i];
 		buf_reset(&b);
 		if (frame_encode(&f, &b) == 0)
 			cJSON_AddItemToArray(arr, cJSON_ParseWithLength(
@@ -107,9 +107,9 @@ role_save(struct room *g)
 	}
 	buf_free(&b);
 	if ((text = cJSON_Print(arr)) != NULL &&
-	    fs_path(path, sizeof(path), g->env.home, ADMINS_FILE) == 0 &&
+	    fs_path(path, sizeof(path), room->env.home, ADMINS_FILE) == 0 &&
 	    fs_write(err, path, text, strlen(text)) == -1)
-		room_log(g, LOG_WARN, "%s", err);
+		room_log(room, LOG_WARN, "%s", err);
 	cJSON_free(text);
 	cJSON_Delete(arr);
 }
@@ -117,30 +117,30 @@ role_save(struct room *g)
 /* Takes a verified grant: 1 when new (kept), 0 when held already or not
  * the owner's, -1 when the table is full. */
 static int
-role_take(struct room *g, const struct frame_admin *a)
+role_take(struct room *room, const struct frame_admin *a)
 {
-	if (!g->roles->has_owner || memcmp(a->by, g->roles->owner, PAPO_KEY_LEN) != 0)
+	if (!room->roles->has_owner || memcmp(a->by, room->roles->owner, PAPO_KEY_LEN) != 0)
 		return 0;
-	if (role_is_admin(g, a->id) ||
-	    memcmp(a->id, g->roles->owner, PAPO_KEY_LEN) == 0)
+	if (role_is_admin(room, a->id) ||
+	    memcmp(a->id, room->roles->owner, PAPO_KEY_LEN) == 0)
 		return 0;
-	if (g->roles->nadmins == ROOM_MEMBERS_MAX)
+	if (room->roles->nadmins == ROOM_MEMBERS_MAX)
 		return -1;
-	if (g->roles->nadmins == g->roles->admins_cap) {
-		size_t cap = g->roles->admins_cap == 0 ? 4 : g->roles->admins_cap * 2;
-		struct frame_admin *v = realloc(g->roles->admins, cap * sizeof(*v));
+	if (room->roles->nadmins == room->roles->admins_cap) {
+		size_t cap = room->roles->admins_cap == 0 ? 4 : room->roles->admins_cap * 2;
+		struct frame_admin *v = realloc(room->roles->admins, cap * sizeof(*v));
 
 		if (v == NULL)
 			return -1;
-		g->roles->admins = v;
-		g->roles->admins_cap = cap;
+		room->roles->admins = v;
+		room->roles->admins_cap = cap;
 	}
-	g->roles->admins[g->roles->nadmins++] = *a;
+	room->roles->admins[room->roles->nadmins++] = *a;
 	return 1;
 }
 
 void
-role_load(struct room *g)
+role_load(struct room *room)
 {
 	char path[4096], err[PAPO_ERR_LEN];
 	char *text = NULL, *one;
@@ -151,22 +151,22 @@ role_load(struct room *g)
 	/* The owner: ourselves when we made the room (room.json has no
 	 * inviter, as in rooms made before owners were kept), else as
 	 * room.json says. */
-	if (g->env.room->has_owner) {
-		g->roles->has_owner = 1;
-		memcpy(g->roles->owner, g->env.room->owner, PAPO_KEY_LEN);
-	} else if (!g->env.room->has_inviter) {
-		g->roles->has_owner = 1;
-		memcpy(g->roles->owner, g->env.me->pk, PAPO_KEY_LEN);
+	if (room->env.room->has_owner) {
+		room->roles->has_owner = 1;
+		memcpy(room->roles->owner, room->env.room->owner, PAPO_KEY_LEN);
+	} else if (!room->env.room->has_inviter) {
+		room->roles->has_owner = 1;
+		memcpy(room->roles->owner, room->env.me->pk, PAPO_KEY_LEN);
 	}
-	if (fs_path(path, sizeof(path), g->env.home, ADMINS_FILE) == -1 ||
+	if (fs_path(path, sizeof(path), room->env.home, ADMINS_FILE) == -1 ||
 	    fs_read(err, path, ADMINS_FILE_MAX, &text, &len, &exists) == -1) {
 		if (exists)
-			room_log(g, LOG_WARN, "%s", err);
+			room_log(room, LOG_WARN, "%s", err);
 		return;
 	}
 	if ((arr = cJSON_ParseWithLength(text, len)) == NULL ||
 	    !cJSON_IsArray(arr))
-		room_log(g, LOG_WARN, "%s is damaged: its admin grants come again "
+		room_log(room, LOG_WARN, "%s is damaged: its admin grants come again "
 		    "from the other members", path);
 	cJSON_ArrayForEach(e, arr) {
 		struct frame f;
@@ -175,11 +175,11 @@ role_load(struct room *g)
 			continue;
 		/* Checked again: the file is ours, but the signature is
 		 * what makes a grant. */
-		if (frame_decode(g->env.keys, one, strlen(one), FRAME_V3,
+		if (frame_decode(room->env.keys, one, strlen(one), FRAME_V3,
 		    &f) == FRAME_OK && f.type == FRAME_ADMIN)
-			role_take(g, &f.u.admin);
+			role_take(room, &f.u.admin);
 		else
-			room_log(g, LOG_WARN, "%s: a grant that does not verify: "
+			room_log(room, LOG_WARN, "%s: a grant that does not verify: "
 			    "skipped", path);
 		frame_clear(&f);
 		cJSON_free(one);
@@ -190,65 +190,65 @@ role_load(struct room *g)
 
 /* Tells the program: kind "admin", who and by whom. */
 static void
-role_emit(struct room *g, const struct frame_admin *a)
+role_emit(struct room *room, const struct frame_admin *a)
 {
 	cJSON *o = cJSON_CreateObject();
 	char id[PAPO_ID_LEN + 1], nb[16], nb2[16];
 
 	cJSON_AddStringToObject(o, "kind", "admin");
-	cJSON_AddStringToObject(o, "name", role_name(g, a->id, nb));
+	cJSON_AddStringToObject(o, "name", role_name(room, a->id, nb));
 	sec_id_format(a->id, id);
 	cJSON_AddStringToObject(o, "id", id);
-	cJSON_AddStringToObject(o, "by", role_name(g, a->by, nb2));
+	cJSON_AddStringToObject(o, "by", role_name(room, a->by, nb2));
 	cJSON_AddNumberToObject(o, "ts", (double)a->ts);
-	room_emit_json(g, NODE_EV_ROOM, o);
+	room_emit_json(room, NODE_EV_ROOM, o);
 }
 
 static void
-role_send_all(struct room *g, struct member *to)
+role_send_all(struct room *room, struct member *to)
 {
 	struct frame f;
 
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_ADMIN;
-	for (size_t i = 0; i < g->roles->nadmins; i++) {
-		f.u.admin = g->roles->admins[i];
-		member_send(g, to, &f);
+	for (size_t i = 0; i < room->roles->nadmins; i++) {
+		f.u.admin = room->roles->admins[i];
+		member_send(room, to, &f);
 	}
 }
 
 void
-role_on_admin(struct room *g, struct link *l, struct frame *in)
+role_on_admin(struct room *room, struct link *l, struct frame *in)
 {
 	const struct frame_admin *a = &in->u.admin;
 	char nb[16];
 	struct frame f;
 	int r;
 
-	if (!g->roles->has_owner) {
-		room_log(g, LOG_INFO, "an admin grant before we know the room's "
+	if (!room->roles->has_owner) {
+		room_log(room, LOG_INFO, "an admin grant before we know the room's "
 		    "owner: left for later");
 		return;
 	}
-	if (memcmp(a->by, g->roles->owner, PAPO_KEY_LEN) != 0) {
-		room_log(g, LOG_WARN, "an admin grant signed by %s, not the "
-		    "room's owner: ignored", role_name(g, a->by, nb));
+	if (memcmp(a->by, room->roles->owner, PAPO_KEY_LEN) != 0) {
+		room_log(room, LOG_WARN, "an admin grant signed by %s, not the "
+		    "room's owner: ignored", role_name(room, a->by, nb));
 		return;
 	}
-	if ((r = role_take(g, a)) <= 0)
+	if ((r = role_take(room, a)) <= 0)
 		return;
-	room_log(g, LOG_INFO, "%s is now an admin of the room",
-	    role_name(g, a->id, nb));
-	role_save(g);
-	role_emit(g, a);
+	room_log(room, LOG_INFO, "%s is now an admin of the room",
+	    role_name(room, a->id, nb));
+	role_save(room);
+	role_emit(room, a);
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_ADMIN;
 	f.u.admin = *a;
-	members_flood(g, &f, l->m);
+	members_flood(room, &f, l->m);
 }
 
 void
-role_on_hello(struct room *g, const struct hello_in *in)
+role_on_hello(struct room *room, const struct hello_in *in)
 {
 	struct member *m = in->m;
 	const struct frame_hello *h = in->h;
@@ -256,40 +256,40 @@ role_on_hello(struct room *g, const struct hello_in *in)
 	if (h->version < 3)
 		return;
 	/* The owner, from the member our invite named only. */
-	if (!g->roles->has_owner && h->has_owner && g->env.room->has_inviter &&
-	    memcmp(m->id, g->env.room->inviter, PAPO_KEY_LEN) == 0) {
+	if (!room->roles->has_owner && h->has_owner && room->env.room->has_inviter &&
+	    memcmp(m->id, room->env.room->inviter, PAPO_KEY_LEN) == 0) {
 		char err[PAPO_ERR_LEN], nb[16];
 		struct room_file r;
 
-		g->roles->has_owner = 1;
-		memcpy(g->roles->owner, h->owner, PAPO_KEY_LEN);
-		room_log(g, LOG_INFO, "the room's owner is %s, as our inviter says",
-		    role_name(g, h->owner, nb));
-		if (room_load(err, g->env.home, &r) == 0) {
+		room->roles->has_owner = 1;
+		memcpy(room->roles->owner, h->owner, PAPO_KEY_LEN);
+		room_log(room, LOG_INFO, "the room's owner is %s, as our inviter says",
+		    role_name(room, h->owner, nb));
+		if (room_load(err, room->env.home, &r) == 0) {
 			r.has_owner = 1;
 			memcpy(r.owner, h->owner, PAPO_KEY_LEN);
-			if (room_save(err, g->env.home, &r) == -1)
-				room_log(g, LOG_WARN, "%s", err);
+			if (room_save(err, room->env.home, &r) == -1)
+				room_log(room, LOG_WARN, "%s", err);
 			room_wipe(&r);
 		} else
-			room_log(g, LOG_WARN, "%s", err);
+			room_log(room, LOG_WARN, "%s", err);
 	}
-	if (h->events < g->roles->nadmins)
-		role_send_all(g, m);
+	if (h->events < room->roles->nadmins)
+		role_send_all(room, m);
 }
 
 void
-role_hello(const struct room *g, struct frame_hello *h)
+role_hello(const struct room *room, struct frame_hello *h)
 {
-	if (g->roles->has_owner) {
+	if (room->roles->has_owner) {
 		h->has_owner = 1;
-		memcpy(h->owner, g->roles->owner, PAPO_KEY_LEN);
+		memcpy(h->owner, room->roles->owner, PAPO_KEY_LEN);
 	}
-	h->events = g->roles->nadmins;
+	h->events = room->roles->nadmins;
 }
 
 void
-role_request_admin(struct room *g, struct node_msg *req)
+role_request_admin(struct room *room, struct node_msg *req)
 {
 	struct frame f;
 	struct member *m;
@@ -297,16 +297,16 @@ role_request_admin(struct room *g, struct node_msg *req)
 	int ambiguous = 0;
 	cJSON *o;
 
-	if (!g->roles->has_owner ||
-	    memcmp(g->roles->owner, g->env.me->pk, PAPO_KEY_LEN) != 0) {
-		room_fail(g, req, 403, "only the room's owner (%s) can make "
-		    "admins", g->roles->has_owner ? role_name(g, g->roles->owner, nb) :
+	if (!room->roles->has_owner ||
+	    memcmp(room->roles->owner, room->env.me->pk, PAPO_KEY_LEN) != 0) {
+		room_fail(room, req, 403, "only the room's owner (%s) can make "
+		    "admins", room->roles->has_owner ? role_name(room, room->roles->owner, nb) :
 		    "not known yet");
 		return;
 	}
-	if (req->to == NULL || (m = member_lookup(g, req->to,
+	if (req->to == NULL || (m = member_lookup(room, req->to,
 	    &ambiguous)) == NULL) {
-		room_fail(g, req, 404, ambiguous ? "more than one member is "
+		room_fail(room, req, 404, ambiguous ? "more than one member is "
 		    "called %s: give its id" : "no member called %s",
 		    req->to != NULL ? req->to : "");
 		return;
@@ -314,7 +314,7 @@ role_request_admin(struct room *g, struct node_msg *req)
 	o = cJSON_CreateObject();
 	cJSON_AddStringToObject(o, "admin", member_name(m, nb));
 	cJSON_AddStringToObject(o, "id", m->idtext);
-	if (role_is_admin(g, m->id)) {
+	if (role_is_admin(room, m->id)) {
 		cJSON_AddBoolToObject(o, "already", 1);
 		goto answer;
 	}
@@ -322,51 +322,51 @@ role_request_admin(struct room *g, struct node_msg *req)
 	f.type = FRAME_ADMIN;
 	memcpy(f.u.admin.id, m->id, PAPO_KEY_LEN);
 	f.u.admin.ts = loop_wall_ms();
-	if (frame_admin_sign(&f.u.admin, g->env.keys, g->env.me) == -1 ||
-	    role_take(g, &f.u.admin) != 1) {
+	if (frame_admin_sign(&f.u.admin, room->env.keys, room->env.me) == -1 ||
+	    role_take(room, &f.u.admin) != 1) {
 		cJSON_Delete(o);
-		room_fail(g, req, 500, "could not make the grant");
+		room_fail(room, req, 500, "could not make the grant");
 		return;
 	}
 	cJSON_AddBoolToObject(o, "already", 0);
-	room_log(g, LOG_INFO, "%s is now an admin of the room", member_name(m, nb));
-	role_save(g);
-	role_emit(g, &f.u.admin);
-	members_flood(g, &f, NULL);
+	room_log(room, LOG_INFO, "%s is now an admin of the room", member_name(m, nb));
+	role_save(room);
+	role_emit(room, &f.u.admin);
+	members_flood(room, &f, NULL);
 answer:
 	req->json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
-	g->env.emit(g->env.arg, req);
+	room->env.emit(room->env.arg, req);
 }
 
 void
-role_json(const struct room *g, cJSON *o)
+role_json(const struct room *room, cJSON *o)
 {
 	cJSON *arr;
 	char id[PAPO_ID_LEN + 1], nb[16];
 
-	if (g->roles->has_owner) {
+	if (room->roles->has_owner) {
 		cJSON *w = cJSON_AddObjectToObject(o, "owner");
 
-		cJSON_AddStringToObject(w, "name", role_name(g, g->roles->owner, nb));
-		sec_id_format(g->roles->owner, id);
+		cJSON_AddStringToObject(w, "name", role_name(room, room->roles->owner, nb));
+		sec_id_format(room->roles->owner, id);
 		cJSON_AddStringToObject(w, "id", id);
 	} else
 		cJSON_AddNullToObject(o, "owner");
 	arr = cJSON_AddArrayToObject(o, "admins");
-	for (size_t i = 0; i < g->roles->nadmins; i++) {
+	for (size_t i = 0; i < room->roles->nadmins; i++) {
 		cJSON *e = cJSON_CreateObject();
 
 		cJSON_AddItemToArray(arr, e);
 		cJSON_AddStringToObject(e, "name",
-		    role_name(g, g->roles->admins[i].id, nb));
-		sec_id_format(g->roles->admins[i].id, id);
+		    role_name(room, room->roles->admins[i].id, nb));
+		sec_id_format(room->roles->admins[i].id, id);
 		cJSON_AddStringToObject(e, "id", id);
 	}
 }
 
 void
-role_member_json(const struct room *g, const struct member *m, cJSON *e)
+role_member_json(const struct room *room, const struct member *m, cJSON *e)
 {
-	cJSON_AddStringToObject(e, "role", role_of(g, m->id));
+	cJSON_AddStringToObject(e, "role", role_of(room, m->id));
 }

@@ -32,21 +32,21 @@
 /* Opens a frame received on l: version 3's with the key of the epoch its
  * envelope names (FRAME_ERR_SEAL when we hold no such epoch). */
 static enum frame_err
-room_unseal(struct room *g, const struct link *l, const uint8_t *p,
+room_unseal(struct room *room, const struct link *l, const uint8_t *p,
     size_t n, struct frame *f)
 {
 	const struct room_keys *k;
 	uint32_t epoch;
 
 	if (l->version < 3)
-		return frame_open(g->env.keys, p, n, frame_flags(l->version), f);
+		return frame_open(room->env.keys, p, n, frame_flags(l->version), f);
 	memset(f, 0, sizeof(*f));
 	if (n > PAPO_FRAME_MAX)
 		return FRAME_ERR_TOO_BIG;
 	if (frame_envelope_epoch(p, n, &epoch) == -1)
 		return FRAME_ERR_SEAL;
-	if ((k = keyring_keys(g->keyring, epoch)) == NULL) {
-		room_log(g, LOG_INFO, "a frame sealed under epoch %u, which this "
+	if ((k = keyring_keys(room->keyring, epoch)) == NULL) {
+		room_log(room, LOG_INFO, "a frame sealed under epoch %u, which this "
 		    "member does not hold", (unsigned)epoch);
 		return FRAME_ERR_SEAL;
 	}
@@ -57,58 +57,58 @@ room_unseal(struct room *g, const struct link *l, const uint8_t *p,
 
 /* Status: the room, and this member as the net sees it. */
 static void
-room_status_me(const struct room *g, cJSON *o)
+room_status_me(const struct room *room, cJSON *o)
 {
 	cJSON *me, *addrs;
 	char rid[PAPO_ROOMID_LEN + 1], id[PAPO_ID_LEN + 1], a[ADDR_STRLEN];
 	struct addr adv[PAPO_ADDR_MAX], pub;
 	size_t n;
 
-	sec_room_id_format(g->env.keys, rid);
-	cJSON_AddStringToObject(o, "room", g->env.room->name);
+	sec_room_id_format(room->env.keys, rid);
+	cJSON_AddStringToObject(o, "room", room->env.room->name);
 	cJSON_AddStringToObject(o, "room_id", rid);
 	me = cJSON_AddObjectToObject(o, "me");
-	cJSON_AddStringToObject(me, "name", g->env.room->me);
-	sec_id_format(g->env.me->pk, id);
+	cJSON_AddStringToObject(me, "name", room->env.room->me);
+	sec_id_format(room->env.me->pk, id);
 	cJSON_AddStringToObject(me, "id", id);
-	cJSON_AddStringToObject(me, "about", g->env.room->about);
-	cJSON_AddStringToObject(me, "role", role_of(g, g->env.me->pk));
+	cJSON_AddStringToObject(me, "about", room->env.room->about);
+	cJSON_AddStringToObject(me, "role", role_of(room, room->env.me->pk));
 	addrs = cJSON_AddArrayToObject(me, "addrs");
-	n = reach_addrs(&g->net->reach, adv, PAPO_ADDR_MAX);
+	n = reach_addrs(&room->net->reach, adv, PAPO_ADDR_MAX);
 	for (size_t i = 0; i < n; i++) {
 		addr_format(&adv[i], a);
 		cJSON_AddItemToArray(addrs, cJSON_CreateString(a));
 	}
-	if (reach_public(&g->net->reach, &pub) == 0) {
+	if (reach_public(&room->net->reach, &pub) == 0) {
 		addr_format(&pub, a);
 		cJSON_AddStringToObject(me, "observed", a);
 	} else
 		cJSON_AddNullToObject(me, "observed");
 	cJSON_AddStringToObject(me, "nat",
-	    reach_nat_name(reach_nat(&g->net->reach)));
-	relay_json(g->net, me);
+	    reach_nat_name(reach_nat(&room->net->reach)));
+	relay_json(room->net, me);
 }
 
 /* Status: "punch" and "lan", the paths arranged through others and on
  * our link. */
 static void
-room_status_paths(const struct room *g, cJSON *o)
+room_status_paths(const struct room *room, cJSON *o)
 {
 	struct punch_stats ps;
 	cJSON *pj = cJSON_AddObjectToObject(o, "punch");
 
-	punch_stats(g->punch, &ps);
+	punch_stats(room->punch, &ps);
 	cJSON_AddNumberToObject(pj, "asked", (double)ps.asked);
 	cJSON_AddNumberToObject(pj, "answered", (double)ps.answered);
 	cJSON_AddNumberToObject(pj, "punched", (double)ps.punched);
 	cJSON_AddNumberToObject(pj, "datagrams_sent", (double)ps.datagrams_sent);
 	cJSON_AddNumberToObject(pj, "datagrams_ok", (double)ps.datagrams_ok);
 	cJSON_AddNumberToObject(pj, "datagrams_bad", (double)ps.datagrams_bad);
-	if (g->beacon != NULL) {
+	if (room->beacon != NULL) {
 		uint64_t sent, heard, bad;
 		cJSON *lj = cJSON_AddObjectToObject(o, "lan");
 
-		beacon_counts(g->beacon, &sent, &heard, &bad);
+		beacon_counts(room->beacon, &sent, &heard, &bad);
 		cJSON_AddNumberToObject(lj, "beacons_sent", (double)sent);
 		cJSON_AddNumberToObject(lj, "beacons_heard", (double)heard);
 		cJSON_AddNumberToObject(lj, "beacons_bad", (double)bad);
@@ -128,12 +128,12 @@ static member_status_part *const member_status_parts[] = {
 
 /* Status: "members", each asking member_status_parts. */
 static void
-room_status_members(const struct room *g, cJSON *o)
+room_status_members(const struct room *room, cJSON *o)
 {
 	cJSON *arr = cJSON_AddArrayToObject(o, "members");
 
-	for (size_t i = 0; i < members_n(g); i++) {
-		const struct member *m = member_at(g, i);
+	for (size_t i = 0; i < members_n(room); i++) {
+		const struct member *m = member_at(room, i);
 		cJSON *e;
 
 		/* Refused at its hello (an old invite): not of the room. */
@@ -143,17 +143,17 @@ room_status_members(const struct room *g, cJSON *o)
 		cJSON_AddItemToArray(arr, e);
 		for (size_t k = 0; k < sizeof(member_status_parts) /
 		    sizeof(member_status_parts[0]); k++)
-			member_status_parts[k](g, m, e);
+			member_status_parts[k](room, m, e);
 	}
 }
 
 /* Status: "quic", the address bound. */
 static void
-room_status_quic(const struct room *g, cJSON *o)
+room_status_quic(const struct room *room, cJSON *o)
 {
 	char a[ADDR_STRLEN];
 
-	addr_format(&g->net->bound, a);
+	addr_format(&room->net->bound, a);
 	cJSON_AddStringToObject(o, "quic", a);
 }
 
@@ -171,16 +171,16 @@ static status_part *const status_parts[] = {
 };
 
 static void
-room_do_status(struct room *g, struct node_msg *req)
+room_do_status(struct room *room, struct node_msg *req)
 {
 	cJSON *o = cJSON_CreateObject();
 
 	for (size_t i = 0; i < sizeof(status_parts) / sizeof(status_parts[0]);
 	    i++)
-		status_parts[i](g, o);
+		status_parts[i](room, o);
 	req->json = cJSON_PrintUnformatted(o);
 	cJSON_Delete(o);
-	g->env.emit(g->env.arg, req);
+	room->env.emit(room->env.arg, req);
 }
 
 /* A room's line in the list of rooms, asked of each part likewise. */
@@ -191,22 +191,22 @@ static status_part *const summary_parts[] = {
 };
 
 void
-room_renamed(struct room *g, const char *was)
+room_renamed(struct room *room, const char *was)
 {
-	room_log(g, LOG_INFO, "this member is now %s (it was %s): its "
-	    "members learn it as they are greeted", g->env.room->me, was);
-	for (size_t i = 0; i < members_n(g); i++)
-		if (member_at(g, i)->conn != NULL)
-			hello_send(g, quic_data(member_at(g, i)->conn));
-	members_announce_soon(g);
+	room_log(room, LOG_INFO, "this member is now %s (it was %s): its "
+	    "members learn it as they are greeted", room->env.room->me, was);
+	for (size_t i = 0; i < members_n(room); i++)
+		if (member_at(room, i)->conn != NULL)
+			hello_send(room, quic_data(member_at(room, i)->conn));
+	members_announce_soon(room);
 }
 
 void
-room_summary(const struct room *g, cJSON *o)
+room_summary(const struct room *room, cJSON *o)
 {
 	for (size_t i = 0; i < sizeof(summary_parts) / sizeof(summary_parts[0]);
 	    i++)
-		summary_parts[i](g, o);
+		summary_parts[i](room, o);
 }
 
 void
@@ -216,37 +216,37 @@ rooms_search(struct room **rooms, size_t n, struct node_msg *m)
 }
 
 void
-room_request(struct room *g, struct node_msg *m)
+room_request(struct room *room, struct node_msg *m)
 {
 	switch (m->kind) {
 	case NODE_SEND:
-		deliver_send(g, m);
+		deliver_send(room, m);
 		break;
 	case NODE_STATUS:
-		room_do_status(g, m);
+		room_do_status(room, m);
 		break;
 	case NODE_HISTORY:
-		deliver_history(g, m);
+		deliver_history(room, m);
 		break;
 	case NODE_SEARCH:
-		room_search(g, m);
+		room_search(room, m);
 		break;
 	case NODE_READ:
-		deliver_read(g, m);
+		deliver_read(room, m);
 		break;
 	case NODE_ADMIN:
-		role_request_admin(g, m);
+		role_request_admin(room, m);
 		break;
 	case NODE_ROTATE:
 	case NODE_REMOVE:
-		epoch_request_rotate(g, m);
+		epoch_request_rotate(room, m);
 		break;
 	case NODE_BLOB:
 	case NODE_FETCH:
-		files_request(g, m);
+		files_request(room, m);
 		break;
 	default:
-		room_fail(g, m, 400, "not a request");
+		room_fail(room, m, 400, "not a request");
 		break;
 	}
 }
@@ -256,13 +256,13 @@ room_request(struct room *g, struct node_msg *m)
 /* Where our direct connection qc sees m now (member.h, seen_at): kept,
  * and peers.json written, when it changed. */
 static void
-room_seen_at(struct room *g, struct member *m, struct quic_conn *qc)
+room_seen_at(struct room *room, struct member *m, struct quic_conn *qc)
 {
 	if (m->has_seen_at && addr_equal(&m->seen_at, quic_remote(qc)))
 		return;
 	m->seen_at = *quic_remote(qc);
 	m->has_seen_at = 1;
-	members_save_later(g);
+	members_save_later(room);
 }
 
 /* Each part's share of a hello, in this order (core.h, "How the parts
@@ -280,7 +280,7 @@ static hello_hook *const hello_hooks[] = {
 /* A member whose hello arrived on l: keep one connection per pair, then
  * the hooks. */
 static void
-room_on_hello(struct room *g, struct link *l, struct frame *f)
+room_on_hello(struct room *room, struct link *l, struct frame *f)
 {
 	const struct frame_hello *h = &f->u.hello;
 	const uint8_t *peer = quic_peer(l->qc);
@@ -288,18 +288,18 @@ room_on_hello(struct room *g, struct link *l, struct frame *f)
 	struct member *m;
 	int fresh, punched, is_new;
 	int relayed = quic_is_relayed(l->qc);      /* through our relay */
-	int both = relay_both_ends(g->net, l->qc);  /* and it knows */
+	int both = relay_both_ends(room->net, l->qc);  /* and it knows */
 
 	if (memcmp(h->id, peer, PAPO_KEY_LEN) != 0 || h->version != l->version) {
-		room_log(g, LOG_WARN, "a peer's hello does not match its key or "
+		room_log(room, LOG_WARN, "a peer's hello does not match its key or "
 		    "the protocol version agreed: closing");
 		quic_close(l->qc);
 		return;
 	}
-	if (epoch_refuse(g, l, h))
+	if (epoch_refuse(room, l, h))
 		return;
-	fresh = member_find(g, peer) == NULL;
-	if ((m = member_add(g, peer)) == NULL) {
+	fresh = member_find(room, peer) == NULL;
+	if ((m = member_add(room, peer)) == NULL) {
 		quic_close(l->qc);
 		return;
 	}
@@ -312,10 +312,10 @@ room_on_hello(struct room *g, struct link *l, struct frame *f)
 		 * ends see both connections greet, and keep the same one. */
 		int mine_new = quic_is_client(l->qc);
 		int mine_old = quic_is_client(m->conn);
-		int me_smaller = memcmp(g->env.me->pk, peer, PAPO_KEY_LEN) < 0;
-		int both_old = relay_both_ends(g->net, m->conn);
+		int me_smaller = memcmp(room->env.me->pk, peer, PAPO_KEY_LEN) < 0;
+		int both_old = relay_both_ends(room->net, m->conn);
 
-		room_log(g, LOG_DEBUG, "two connections with %s (new mine %d, old "
+		room_log(room, LOG_DEBUG, "two connections with %s (new mine %d, old "
 		    "mine %d, me smaller %d, new relayed %d, old relayed %d)",
 		    h->name, mine_new, mine_old, me_smaller, both, both_old);
 		if (quic_silent_ms(m->conn) > ROOM_SILENT_MS) {
@@ -323,14 +323,14 @@ room_on_hello(struct room *g, struct link *l, struct frame *f)
 			 * or its path died; the new one is what works. */
 			struct quic_conn *old = m->conn;
 
-			room_log(g, LOG_INFO, "%s: a new connection replaces a "
+			room_log(room, LOG_INFO, "%s: a new connection replaces a "
 			    "silent one", h->name);
 			m->conn = l->qc;
 			quic_close(old);
 		} else if (both_old && !both) {
 			struct quic_conn *old = m->conn;
 
-			room_log(g, LOG_INFO, "%s: a direct path replaces the relay",
+			room_log(room, LOG_INFO, "%s: a direct path replaces the relay",
 			    h->name);
 			m->conn = l->qc;
 			quic_close(old);
@@ -351,7 +351,7 @@ room_on_hello(struct room *g, struct link *l, struct frame *f)
 	/* What a connection is (punched, on the LAN) is said when it
 	 * greets first; the greetings every 30 s keep it.  A relayed one
 	 * leaves a punch under way alone: it is what the punch is for. */
-	punched = relayed ? 0 : punch_done(g->punch, peer);
+	punched = relayed ? 0 : punch_done(room->punch, peer);
 	if (is_new) {
 		m->punched = punched;
 		/* A LAN: a private address on one of our links (two public
@@ -371,24 +371,24 @@ room_on_hello(struct room *g, struct link *l, struct frame *f)
 		 * at the next round.  What this neighbour tells others of us
 		 * carries the time of our latest announcement; until it has
 		 * one, they cannot count us as alive, nor punch to us. */
-		members_announce_soon(g);
+		members_announce_soon(room);
 	}
 	m->conn = l->qc;
 	quic_greeted(l->qc);
 	if (!relayed)
-		room_seen_at(g, m, l->qc);
+		room_seen_at(room, m, l->qc);
 	/* Where a peer sees us through the relay is our relayed address,
 	 * nothing our NAT did. */
 	if (h->version >= 2 && !relayed &&
-	    reach_observe(&g->net->reach, peer, &h->obs))
-		net_addrs_changed(g->net);
+	    reach_observe(&room->net->reach, peer, &h->obs))
+		net_addrs_changed(room->net);
 	in.m = m;
 	in.h = h;
 	in.fresh = fresh;
 	in.is_new = is_new;
 	in.both = both;
 	for (size_t i = 0; i < sizeof(hello_hooks) / sizeof(hello_hooks[0]); i++)
-		hello_hooks[i](g, &in);
+		hello_hooks[i](room, &in);
 }
 
 /* Carries a punch frame towards its addressee: straight to it when
@@ -397,23 +397,23 @@ room_on_hello(struct room *g, struct link *l, struct frame *f)
 static int
 room_punch_relay(void *arg, const struct frame *f)
 {
-	struct room *g = arg;
-	struct member *t = member_find(g, f->u.punch.to);
+	struct room *room = arg;
+	struct member *t = member_find(room, f->u.punch.to);
 	int sent = 0;
 
 	if (t == NULL)
 		return -1;
 	if (member_version(t) >= 2) {
-		member_send(g, t, f);
+		member_send(room, t, f);
 		return 0;
 	}
 	if (t->via != NULL && member_version(t->via) >= 2) {
-		member_send(g, t->via, f);
+		member_send(room, t->via, f);
 		return 0;
 	}
-	for (size_t i = 0; i < members_n(g); i++)
-		if (member_version(member_at(g, i)) >= 2) {
-			member_send(g, member_at(g, i), f);
+	for (size_t i = 0; i < members_n(room); i++)
+		if (member_version(member_at(room, i)) >= 2) {
+			member_send(room, member_at(room, i), f);
 			sent = 1;
 		}
 	return sent ? 0 : -1;
@@ -424,11 +424,11 @@ room_punch_dial(void *arg, const uint8_t id[PAPO_KEY_LEN],
     const struct addr *a,
     size_t n, struct quic_sock *sock)
 {
-	struct room *g = arg;
-	struct member *m = member_find(g, id);
+	struct room *room = arg;
+	struct member *m = member_find(room, id);
 
-	if (m != NULL && (m->conn == NULL || member_relayed(g, m)))
-		member_dial_on(g, m, a, n, sock);
+	if (m != NULL && (m->conn == NULL || member_relayed(room, m)))
+		member_dial_on(room, m, a, n, sock);
 }
 
 /* What we offer for a punch (reach.h), and where the TURN server sees
@@ -437,11 +437,11 @@ room_punch_dial(void *arg, const uint8_t id[PAPO_KEY_LEN],
 static size_t
 room_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
 {
-	struct room *g = arg;
-	size_t n = reach_punch_addrs(&g->net->reach, out, max), k = 0;
+	struct room *room = arg;
+	size_t n = reach_punch_addrs(&room->net->reach, out, max), k = 0;
 	struct addr a, relayed;
 
-	if (g->net->turn != NULL && turn_mapped(g->net->turn, &a) == 0 && n < max &&
+	if (room->net->turn != NULL && turn_mapped(room->net->turn, &a) == 0 && n < max &&
 	    !addr_in(&a, out, n))
 		out[n++] = a;
 	if (port == 0)
@@ -450,7 +450,7 @@ room_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
 	 * NAT keeps a port where it can); not the relayed address, whose
 	 * port is the TURN server's. */
 	for (size_t i = 0; i < n; i++) {
-		if (g->net->turn != NULL && turn_relayed(g->net->turn, &relayed) == 0 &&
+		if (room->net->turn != NULL && turn_relayed(room->net->turn, &relayed) == 0 &&
 		    addr_equal(&out[i], &relayed))
 			continue;
 		out[k] = out[i];
@@ -464,23 +464,23 @@ room_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
 /* A punch frame: ours to act on, or one to carry to a member we are
  * connected to (never back where it came from). */
 static void
-room_on_punch(struct room *g, struct link *l, struct frame *in)
+room_on_punch(struct room *room, struct link *l, struct frame *in)
 {
 	const struct frame_punch *p = &in->u.punch;
 	struct member *to;
 	struct frame f;
 
-	if (memcmp(p->to, g->env.me->pk, PAPO_KEY_LEN) == 0) {
-		if (member_find(g, p->from) != NULL)
-			punch_frame(g->punch, p);
+	if (memcmp(p->to, room->env.me->pk, PAPO_KEY_LEN) == 0) {
+		if (member_find(room, p->from) != NULL)
+			punch_frame(room->punch, p);
 		return;
 	}
-	if ((to = member_find(g, p->to)) != NULL && to != l->m &&
+	if ((to = member_find(room, p->to)) != NULL && to != l->m &&
 	    member_version(to) >= 2) {
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_PUNCH;
 		f.u.punch = *p;
-		member_send(g, to, &f);
+		member_send(room, to, &f);
 	}
 }
 
@@ -490,11 +490,11 @@ room_on_punch(struct room *g, struct link *l, struct frame *in)
 static int
 room_beacon_wanted(void *arg)
 {
-	struct room *g = arg;
+	struct room *room = arg;
 
-	for (size_t i = 0; i < members_n(g); i++)
-		if ((member_at(g, i)->conn == NULL ||
-		    member_relayed(g, member_at(g, i))) && !member_at(g, i)->left)
+	for (size_t i = 0; i < members_n(room); i++)
+		if ((member_at(room, i)->conn == NULL ||
+		    member_relayed(room, member_at(room, i))) && !member_at(room, i)->left)
 			return 1;
 	return 0;
 }
@@ -503,12 +503,12 @@ static void
 room_beacon_heard(void *arg, const uint8_t id[PAPO_KEY_LEN],
     const struct addr *at)
 {
-	struct room *g = arg;
-	struct member *m = member_add(g, id);
+	struct room *room = arg;
+	struct member *m = member_add(room, id);
 	uint64_t now = loop_now_ns();
 
 	if (m == NULL || m->refused ||
-	    (m->conn != NULL && !member_relayed(g, m)) ||
+	    (m->conn != NULL && !member_relayed(room, m)) ||
 	    (m->beacon_dial != 0 && now < m->beacon_dial + BEACON_EVERY_NS))
 		return;
 	m->beacon_dial = now;
@@ -520,8 +520,8 @@ room_beacon_heard(void *arg, const uint8_t id[PAPO_KEY_LEN],
 		m->addr[0] = *at;
 		m->naddr++;
 	}
-	room_log(g, LOG_DEBUG, "a beacon of %s: dialling it on the LAN", m->idtext);
-	member_dial_at(g, m, at, 1);
+	room_log(room, LOG_DEBUG, "a beacon of %s: dialling it on the LAN", m->idtext);
+	member_dial_at(room, m, at, 1);
 }
 
 /* A connection's events (net.c hands each to the room of its link). */
@@ -540,9 +540,9 @@ static frame_handler *const frame_handlers[] = {
 	[FRAME_EPOCH] = epoch_on_frame,
 };
 
-/* A frame that opened on l, a link of g's. */
+/* A frame that opened on l, a link of the room's. */
 static void
-room_link_take(struct room *g, struct link *l, struct frame *f)
+room_link_take(struct room *room, struct link *l, struct frame *f)
 {
 	if (l->m == NULL && f->type != FRAME_HELLO) {
 		frame_clear(f);
@@ -553,48 +553,48 @@ room_link_take(struct room *g, struct link *l, struct frame *f)
 		l->m->seen = loop_wall_ms();
 	if ((size_t)f->type < sizeof(frame_handlers) / sizeof(frame_handlers[0]) &&
 	    frame_handlers[f->type] != NULL)
-		frame_handlers[f->type](g, l, f);
+		frame_handlers[f->type](room, l, f);
 	frame_clear(f);
 }
 
 static void
-room_link_frame(struct room *g, struct link *l, const uint8_t *p,
+room_link_frame(struct room *room, struct link *l, const uint8_t *p,
     size_t n)
 {
 	struct frame f;
 	enum frame_err e;
 
-	if ((e = room_unseal(g, l, p, n, &f)) != FRAME_OK) {
-		g->bad_frames++;
-		room_log(g, LOG_WARN, "dropped a frame from %s: %s",
+	if ((e = room_unseal(room, l, p, n, &f)) != FRAME_OK) {
+		room->bad_frames++;
+		room_log(room, LOG_WARN, "dropped a frame from %s: %s",
 		    l->m != NULL ? l->m->name : "a peer not yet greeted",
 		    frame_strerror(e));
 		if (l->m != NULL && l->version >= 3)
-			epoch_unopened(g, l, p, n);
+			epoch_unopened(room, l, p, n);
 		/* A member of this room greets first; anything else that
 		 * does not open is not one of us. */
 		if (l->m == NULL || ++l->bad >= BAD_FRAMES_MAX)
 			quic_close(l->qc);
 		return;
 	}
-	room_link_take(g, l, &f);
+	room_link_take(room, l, &f);
 }
 
 static int
-room_link_adopt(struct room *g, struct link *l, const uint8_t *p,
+room_link_adopt(struct room *room, struct link *l, const uint8_t *p,
     size_t n)
 {
 	struct frame f;
 
-	if (g->stopping || room_unseal(g, l, p, n, &f) != FRAME_OK)
+	if (room->stopping || room_unseal(room, l, p, n, &f) != FRAME_OK)
 		return 0;
 	if (f.type != FRAME_HELLO) {
 		frame_clear(&f);
 		return 0;
 	}
-	l->g = g;
-	hello_send(g, l);
-	room_link_take(g, l, &f);
+	l->room = room;
+	hello_send(room, l);
+	room_link_take(room, l, &f);
 	return 1;
 }
 
@@ -603,48 +603,48 @@ room_link_adopt(struct room *g, struct link *l, const uint8_t *p,
  * it learns where it is seen now (the hello's observed address) and
  * advertises and punches from there. */
 static void
-room_link_moved(struct room *g, struct link *l)
+room_link_moved(struct room *room, struct link *l)
 {
 	if (l->m == NULL || l->m->conn != l->qc)
 		return;
-	room_seen_at(g, l->m, l->qc);
-	hello_send(g, l);
+	room_seen_at(room, l->m, l->qc);
+	hello_send(room, l);
 }
 
 /* l's connection is gone; l is freed by the caller after. */
 static void
-room_link_closed(struct room *g, struct link *l)
+room_link_closed(struct room *room, struct link *l)
 {
 	struct quic_conn *qc = l->qc;
 	struct member *m;
 
-	room_log(g, LOG_DEBUG, "connection %s %s%s closed", l->m != NULL ?
+	room_log(room, LOG_DEBUG, "connection %s %s%s closed", l->m != NULL ?
 	    l->m->name : "(not greeted)", quic_is_client(qc) ? "out" : "in",
 	    quic_is_relayed(qc) ? " (relayed)" : "");
 	if (quic_is_relayed(qc))
-		relay_check(g->net);
+		relay_check(room->net);
 	if ((m = l->m) != NULL && m->conn == qc) {
 		m->conn = NULL;
 		m->punched = 0;
-		if (reach_forget(&g->net->reach, m->id))
-			net_addrs_changed(g->net);
+		if (reach_forget(&room->net->reach, m->id))
+			net_addrs_changed(room->net);
 		/* In a small room every member is a neighbour: a connection
 		 * lost without a new one means the member is gone, until
 		 * news of its life comes through others.  Our own goes out
 		 * now: the member may be alive and have lost only this path,
 		 * and the news tells it (through others) to punch a new one. */
-		if (members_small(g)) {
+		if (members_small(room)) {
 			m->alive_until = 0;
-			if (!g->stopping)
-				members_announce_soon(g);
+			if (!room->stopping)
+				members_announce_soon(room);
 		}
 		/* Soon, also when only its direct addresses were planned
 		 * (the relay's 30 s). */
 		if (m->next_dial == 0 || quic_is_relayed(qc))
 			m->next_dial = loop_now_ns() + NS_PER_S;
-		members_presence_check(g);
-		if (!g->stopping)
-			files_link_closed(g, l);
+		members_presence_check(room);
+		if (!room->stopping)
+			files_link_closed(room, l);
 	}
 	if (l->target != NULL) {
 		m = l->target;
@@ -660,8 +660,8 @@ room_link_closed(struct room *g, struct link *l)
 				    (uint64_t)m->backoff_ms * NS_PER_MS;
 		}
 	}
-	members_plan_dials(g);
-	members_punch_check(g);
+	members_plan_dials(room);
+	members_punch_check(room);
 }
 
 /* Start and stop. */
@@ -671,7 +671,7 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 {
 	struct net *t = env->net;
 	struct punch_env pe;
-	struct room *g;
+	struct room *room;
 	const struct room_file *r = env->room;
 
 	if (t->nrooms == PAPO_ROOMS_MAX) {
@@ -679,24 +679,24 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 		    "most it can", PAPO_ROOMS_MAX);
 		return NULL;
 	}
-	if ((g = calloc(1, sizeof(*g))) == NULL) {
+	if ((room = calloc(1, sizeof(*room))) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		return NULL;
 	}
-	g->env = *env;
-	g->member_back = deliver_member_back;
-	g->net = t;
-	sec_room_id_format(env->keys, g->rid);
+	room->env = *env;
+	room->member_back = deliver_member_back;
+	room->net = t;
+	sec_room_id_format(env->keys, room->rid);
 	memset(&pe, 0, sizeof(pe));
 	pe.loop = env->loop;
 	pe.quic = t->quic;
 	pe.keys = env->keys;
 	pe.me = env->me;
-	pe.arg = g;
+	pe.arg = room;
 	pe.relay = room_punch_relay;
 	pe.dial = room_punch_dial;
 	pe.addrs = room_punch_addrs;
-	if ((g->punch = punch_new(&pe)) == NULL) {
+	if ((room->punch = punch_new(&pe)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
@@ -711,30 +711,30 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 		be.keys = env->keys;
 		be.me = env->me;
 		be.port = t->bound.port;
-		be.arg = g;
+		be.arg = room;
 		be.wanted = room_beacon_wanted;
 		be.heard = room_beacon_heard;
-		if ((g->beacon = beacon_new(why, &be)) == NULL)
-			room_log(g, LOG_WARN, "LAN discovery is off: %s", why);
+		if ((room->beacon = beacon_new(why, &be)) == NULL)
+			room_log(room, LOG_WARN, "LAN discovery is off: %s", why);
 	}
-	if ((g->keyring = keyring_new()) == NULL || members_new(g) == -1 ||
-	    dial_new(g) == -1 || presence_new(g) == -1 ||
-	    role_new(g) == -1 || epoch_new(g) == -1 || deliver_new(g) == -1 ||
-	    files_new(g) == -1 || search_new(g) == -1) {
+	if ((room->keyring = keyring_new()) == NULL || members_new(room) == -1 ||
+	    dial_new(room) == -1 || presence_new(room) == -1 ||
+	    role_new(room) == -1 || epoch_new(room) == -1 || deliver_new(room) == -1 ||
+	    files_new(room) == -1 || search_new(room) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
-	if ((g->limit = limit_new(&env->set->rate, &env->set->damp,
+	if ((room->limit = limit_new(&env->set->rate, &env->set->damp,
 	    env->set->rate_self_off)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		goto fail;
 	}
-	epoch_load(g);
-	members_load(g);
-	epoch_mark(g);
-	role_load(g);
+	epoch_load(room);
+	members_load(room);
+	epoch_mark(room);
+	role_load(room);
 	if (r->has_inviter) {
-		struct member *m = member_add(g, r->inviter);
+		struct member *m = member_add(room, r->inviter);
 
 		/* The invite's addresses are a last resort next to what the
 		 * members told us since. */
@@ -743,94 +743,94 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 			memcpy(m->addr, r->boot, r->nboot * sizeof(r->boot[0]));
 		}
 	}
-	for (size_t i = 0; i < members_n(g); i++)
-		member_at(g, i)->next_dial = loop_now_ns();
-	deliver_load_outbox(g);
-	t->rooms[t->nrooms++] = g;
-	dial_start(g);
-	presence_start(g);
-	deliver_start(g);
-	search_watch(g);
-	return g;
+	for (size_t i = 0; i < members_n(room); i++)
+		member_at(room, i)->next_dial = loop_now_ns();
+	deliver_load_outbox(room);
+	t->rooms[t->nrooms++] = room;
+	dial_start(room);
+	presence_start(room);
+	deliver_start(room);
+	search_watch(room);
+	return room;
 fail:
-	room_free(g);
+	room_free(room);
 	return NULL;
 }
 
-/* Whether qc is a connection of room arg's (quic_close_some). */
+/* Whether qc is a connection of the room arg (quic_close_some). */
 static int
 room_owns(void *arg, struct quic_conn *qc)
 {
 	const struct link *l = quic_data(qc);
 
-	return l != NULL && l->g == arg;
+	return l != NULL && l->room == arg;
 }
 
 void
-room_free(struct room *g)
+room_free(struct room *room)
 {
 	struct net *t;
 	struct frame f;
 
-	if (g == NULL)
+	if (room == NULL)
 		return;
-	t = g->net;
+	t = room->net;
 	/* A room half made (room_new failed) has no one to say bye to. */
-	if (g->presence != NULL) {
+	if (room->presence != NULL) {
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_BYE;
-		f.u.bye.ts = members_next_seq(g);
-		if (frame_bye_sign(&f.u.bye, g->env.keys, g->env.me) == -1)
-			memcpy(f.u.bye.id, g->env.me->pk, PAPO_KEY_LEN);
-		members_flood(g, &f, NULL);
+		f.u.bye.ts = members_next_seq(room);
+		if (frame_bye_sign(&f.u.bye, room->env.keys, room->env.me) == -1)
+			memcpy(f.u.bye.id, room->env.me->pk, PAPO_KEY_LEN);
+		members_flood(room, &f, NULL);
 	}
 	/* A send still waiting for acks is stored and stays in the
 	 * outbox: it is answered as queued, "stopping" (outbox.c), never
 	 * as failed, so that no client sends it twice. */
-	g->stopping = 1;
-	deliver_stop(g);
-	if (members_n(g) > 0)
-		members_save(g);
+	room->stopping = 1;
+	deliver_stop(room);
+	if (members_n(room) > 0)
+		members_save(room);
 	/* The byes queued above go out and the room's connections close,
 	 * the relayed ones through the relay. */
-	quic_close_some(t->quic, room_owns, g);
+	quic_close_some(t->quic, room_owns, room);
 	for (size_t i = 0; i < t->nrooms; i++)
-		if (t->rooms[i] == g) {
+		if (t->rooms[i] == room) {
 			memmove(t->rooms + i, t->rooms + i + 1,
 			    (t->nrooms - i - 1) * sizeof(t->rooms[0]));
 			t->nrooms--;
 			break;
 		}
-	search_free(g);
-	files_free(g);
-	deliver_free(g);
-	presence_free(g);
-	dial_free(g);
-	members_free(g);
-	punch_free(g->punch);
-	beacon_free(g->beacon);
-	limit_free(g->limit);
-	epoch_free(g);
-	role_free(g);
-	keyring_free(g->keyring);
-	free(g);
+	search_free(room);
+	files_free(room);
+	deliver_free(room);
+	presence_free(room);
+	dial_free(room);
+	members_free(room);
+	punch_free(room->punch);
+	beacon_free(room->beacon);
+	limit_free(room->limit);
+	epoch_free(room);
+	role_free(room);
+	keyring_free(room->keyring);
+	free(room);
 }
 
 /* What we advertise changed: the invite, and the members hear it now,
  * not at the next round. */
 static void
-room_addrs_changed(struct room *g)
+room_addrs_changed(struct room *room)
 {
-	room_invite_changed(g);
-	if (!g->stopping)
-		members_announce_soon(g);
+	room_invite_changed(room);
+	if (!room->stopping)
+		members_announce_soon(room);
 }
 
 static int
-room_datagram(struct room *g, const struct addr *from, const uint8_t *p,
+room_datagram(struct room *room, const struct addr *from, const uint8_t *p,
     size_t n)
 {
-	return punch_datagram(g->punch, from, p, n);
+	return punch_datagram(room->punch, from, p, n);
 }
 
 const struct net_ops room_net_ops = {
@@ -850,10 +850,10 @@ const struct net_ops room_net_ops = {
 };
 
 uint32_t
-room_epoch(const struct room *g, uint8_t secret[PAPO_KEY_LEN])
+room_epoch(const struct room *room, uint8_t secret[PAPO_KEY_LEN])
 {
-	uint32_t n = keyring_newest(g->keyring);
+	uint32_t n = keyring_newest(room->keyring);
 
-	memcpy(secret, keyring_find(g->keyring, n)->secret, PAPO_KEY_LEN);
+	memcpy(secret, keyring_find(room->keyring, n)->secret, PAPO_KEY_LEN);
 	return n;
 }

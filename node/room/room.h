@@ -26,22 +26,22 @@ extern const struct net_ops room_net_ops;
 struct room *room_new(char err[PAPO_ERR_LEN], const struct room_env *env);
 /* Says bye to every member, closes the room's connections and leaves
  * its net; NULL is a no-op. */
-void room_free(struct room *g);
+void room_free(struct room *room);
 /* Takes a request (send, status, history) and emits it back when done. */
-void room_request(struct room *g, struct node_msg *m);
+void room_request(struct room *room, struct node_msg *m);
 /* Takes m, a NODE_SEARCH of every room of rooms (n >= 1), and answers
  * it with their hits merged (search.c). */
 void rooms_search(struct room **rooms, size_t n, struct node_msg *m);
 /* A room's line in the list of rooms: "members" (others, not removed),
  * "online", "messages" added to o. */
 struct cJSON;
-void room_summary(const struct room *g, struct cJSON *o);
+void room_summary(const struct room *room, struct cJSON *o);
 /* This member's name (env->room's me) changed, from was: its members
  * are greeted again, so that they learn it (their hello hooks take a
  * member's name from each hello), and it is said in the log. */
-void room_renamed(struct room *g, const char *was);
+void room_renamed(struct room *room, const char *was);
 /* The newest key epoch held and its secret, for invites (0: the room
  * secret's, secret left zero). */
-uint32_t room_epoch(const struct room *g, uint8_t secret[PAPO_KEY_LEN]);
+uint32_t room_epoch(const struct room *room, uint8_t secret[PAPO_KEY_LEN]);
 
 #endif

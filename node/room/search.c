@@ -34,18 +34,18 @@ struct searching {
 /* who as a member id's text into out: 0; 1 when no member this one
  * knows has that name or id; -1 with err (more than one has it). */
 static int
-search_member(struct room *g, char err[PAPO_ERR_LEN], const char *who,
+search_member(struct room *room, char err[PAPO_ERR_LEN], const char *who,
     char out[PAPO_ID_LEN + 1])
 {
 	uint8_t pk[PAPO_KEY_LEN];
 	struct member *m;
 	int amb = 0;
 
-	if (strcmp(who, g->env.room->me) == 0) {
-		sec_id_format(g->env.me->pk, out);
+	if (strcmp(who, room->env.room->me) == 0) {
+		sec_id_format(room->env.me->pk, out);
 		return 0;
 	}
-	if ((m = member_lookup(g, who, &amb)) != NULL) {
+	if ((m = member_lookup(room, who, &amb)) != NULL) {
 		sec_id_format(m->id, out);
 		return 0;
 	}
@@ -56,7 +56,7 @@ search_member(struct room *g, char err[PAPO_ERR_LEN], const char *who,
 	if (!amb)
 		return 1;
 	err_set(err, "more than one member of %s is named '%s': give its "
-	    "id", g->env.room->name, who);
+	    "id", room->env.room->name, who);
 	return -1;
 }
 
@@ -85,7 +85,7 @@ struct search_ask;
  * it beside the node thread, then its hits (the search's until the
  * ask is answered). */
 struct search_part {
-	struct room *g;          /* NULL once the room is gone */
+	struct room *room;          /* NULL once the room is gone */
 	struct search_ask *ask;
 	struct search_part *next;    /* in its room's list (searching) */
 	struct ix_query q;
@@ -114,7 +114,7 @@ struct search_ask {
 };
 
 /*
- * The query req asks of p->g: 0; 1 when the room can have no hit (to
+ * The query req asks of p->room: 0; 1 when the room can have no hit (to
  * names nobody there); -1 with err and *code.
  */
 static int
@@ -146,7 +146,7 @@ search_prepare(struct search_part *p, const struct node_msg *req,
 	/* An author no longer met (a member who left, or one of a log
 	 * this member was given) is found by the name its messages bear. */
 	if (req->from != NULL && req->from[0] != '\0') {
-		if ((r = search_member(p->g, err, req->from, p->from)) == -1)
+		if ((r = search_member(p->room, err, req->from, p->from)) == -1)
 			return -1;
 		if (r == 0)
 			q->from_id = p->from;
@@ -154,7 +154,7 @@ search_prepare(struct search_part *p, const struct node_msg *req,
 			q->from_name = req->from;
 	}
 	if (req->to != NULL && req->to[0] != '\0') {
-		if ((r = search_member(p->g, err, req->to, p->to)) == -1)
+		if ((r = search_member(p->room, err, req->to, p->to)) == -1)
 			return -1;
 		if (r == 1) {
 			*code = 404;
@@ -171,20 +171,20 @@ search_prepare(struct search_part *p, const struct node_msg *req,
 static void
 search_launch(struct search_part *p)
 {
-	struct room *g = p->g;
+	struct room *room = p->room;
 
-	snprintf(p->name, sizeof(p->name), "%s", g->env.room->name);
-	snprintf(p->rid, sizeof(p->rid), "%s", g->rid);
-	p->next = g->searching->parts;
-	g->searching->parts = p;
-	if ((p->f = store_find_start(p->err, g->env.store, &p->q,
+	snprintf(p->name, sizeof(p->name), "%s", room->env.room->name);
+	snprintf(p->rid, sizeof(p->rid), "%s", room->rid);
+	p->next = room->searching->parts;
+	room->searching->parts = p;
+	if ((p->f = store_find_start(p->err, room->env.store, &p->q,
 	    &p->code)) == NULL) {
 		p->over = 1;
 		p->n = -1;
 		p->ask->left--;
 		return;
 	}
-	search_watch(g);
+	search_watch(room);
 }
 
 /* p ends: out of its room's list, its search freed. */
@@ -193,13 +193,13 @@ search_part_clear(struct search_part *p)
 {
 	struct search_part **pp;
 
-	if (p->g != NULL) {
-		for (pp = &p->g->searching->parts; *pp != NULL && *pp != p;
+	if (p->room != NULL) {
+		for (pp = &p->room->searching->parts; *pp != NULL && *pp != p;
 		    pp = &(*pp)->next)
 			;
 		if (*pp == p)
 			*pp = p->next;
-		store_find_free(p->g->env.store, p->f);
+		store_find_free(p->room->env.store, p->f);
 	}
 	p->f = NULL;
 	p->h = NULL;
@@ -210,18 +210,18 @@ search_part_clear(struct search_part *p)
  * excerpt and marks, and, across rooms, its room.  NULL when the log no
  * longer reads it (a damaged line): the log is the truth. */
 static cJSON *
-search_hit_json(struct room *g, const struct ix_hit *h, int with_room)
+search_hit_json(struct room *room, const struct ix_hit *h, int with_room)
 {
 	struct frame_msg m;
 	cJSON *j, *marks;
 
-	if (store_get(g->env.store, h->id, &m) == -1)
+	if (store_get(room->env.store, h->id, &m) == -1)
 		return NULL;
-	j = deliver_msg_json(g, &m);
+	j = deliver_msg_json(room, &m);
 	frame_msg_clear(&m);
 	if (with_room) {
-		cJSON_AddStringToObject(j, "room", g->env.room->name);
-		cJSON_AddStringToObject(j, "room_id", g->rid);
+		cJSON_AddStringToObject(j, "room", room->env.room->name);
+		cJSON_AddStringToObject(j, "room_id", room->rid);
 	}
 	if (h->excerpt == NULL) {
 		cJSON_AddNullToObject(j, "excerpt");
@@ -319,7 +319,7 @@ search_one(struct search_ask *a)
 	struct search_part *p = &a->parts[0];
 	cJSON *o, *arr;
 
-	if (p->n < 0 || p->g == NULL) {
+	if (p->n < 0 || p->room == NULL) {
 		search_end(a, NULL, p->n < 0 ? p->code : 503, p->n < 0 ?
 		    p->err : "the room was left");
 		return;
@@ -329,7 +329,7 @@ search_one(struct search_ask *a)
 	for (long i = 0; i < p->n; i++) {
 		/* In time, the newest found are given oldest first. */
 		long k = a->req->in_time ? p->n - 1 - i : i;
-		cJSON *j = search_hit_json(p->g, &p->h[k], 0);
+		cJSON *j = search_hit_json(p->room, &p->h[k], 0);
 
 		if (j != NULL)
 			cJSON_AddItemToArray(arr, j);
@@ -404,7 +404,7 @@ search_merge(struct search_part *parts, size_t np, const struct node_msg *req,
 	    by_oldest : by_newest;
 	qsort(v, n, sizeof(*v), order);
 	for (size_t i = (size_t)offset; i < n && i < offset + limit; i++) {
-		cJSON *j = search_hit_json(v[i].p->g, v[i].h, 1);
+		cJSON *j = search_hit_json(v[i].p->room, v[i].h, 1);
 
 		if (j == NULL)
 			continue;
@@ -442,7 +442,7 @@ search_every(struct search_ask *a)
 		struct search_part *p = &a->parts[i];
 		cJSON *u;
 
-		if (p->g == NULL && p->n >= 0) {
+		if (p->room == NULL && p->n >= 0) {
 			p->n = -1;
 			snprintf(p->err, sizeof(p->err), "%s", "the room was "
 			    "left");
@@ -486,19 +486,19 @@ search_part_over(struct search_part *p)
 
 /* A new ask of req over np parts, or NULL (req answered 500). */
 static struct search_ask *
-search_ask_new(struct room *g, struct node_msg *req, size_t np)
+search_ask_new(struct room *room, struct node_msg *req, size_t np)
 {
 	struct search_ask *a;
 
 	if ((a = calloc(1, sizeof(*a))) == NULL ||
 	    (a->parts = calloc(np, sizeof(*a->parts))) == NULL) {
 		free(a);
-		room_fail(g, req, 500, "out of memory");
+		room_fail(room, req, 500, "out of memory");
 		return NULL;
 	}
 	a->req = req;
-	a->emit = g->env.emit;
-	a->arg = g->env.arg;
+	a->emit = room->env.emit;
+	a->arg = room->env.arg;
 	a->np = np;
 	for (size_t i = 0; i < np; i++)
 		a->parts[i].ask = a;
@@ -521,20 +521,20 @@ search_start(struct search_ask *a)
 }
 
 void
-room_search(struct room *g, struct node_msg *req)
+room_search(struct room *room, struct node_msg *req)
 {
 	struct search_ask *a;
 	char err[PAPO_ERR_LEN];
 	int code;
 
-	if ((a = search_ask_new(g, req, 1)) == NULL)
+	if ((a = search_ask_new(room, req, 1)) == NULL)
 		return;
-	a->parts[0].g = g;
-	if (search_before(&g, 1, req, err, &code) == -1 ||
+	a->parts[0].room = room;
+	if (search_before(&room, 1, req, err, &code) == -1 ||
 	    search_prepare(&a->parts[0], req, err, &code) != 0) {
 		free(a->parts);
 		free(a);
-		room_fail(g, req, code, "%s", err);
+		room_fail(room, req, code, "%s", err);
 		return;
 	}
 	search_start(a);
@@ -556,7 +556,7 @@ room_search_all(struct room **rooms, size_t nrooms, struct node_msg *req)
 	for (size_t i = 0; i < nrooms; i++) {
 		struct search_part *p = &a->parts[np];
 
-		p->g = rooms[i];
+		p->room = rooms[i];
 		if ((rc = search_prepare(p, req, err, &code)) == -1)
 			goto fail;
 		if (rc == 1)
@@ -589,15 +589,15 @@ fail:
 	room_fail(rooms[0], req, code, "%s", err);
 }
 
-/* The searches of g that ended, each taken (the ask answered when it
+/* The searches of room that ended, each taken (the ask answered when it
  * was its last part). */
 static void
-search_collect(struct room *g)
+search_collect(struct room *room)
 {
 	struct search_part *p;
 
 again:
-	for (p = g->searching->parts; p != NULL; p = p->next) {
+	for (p = room->searching->parts; p != NULL; p = p->next) {
 		if (p->over || p->f == NULL || !store_find_over(p->f))
 			continue;
 		p->n = store_find_result(p->f, p->err, &p->h, &p->more,
@@ -615,51 +615,51 @@ again:
 static void
 search_rebuilt(void *arg, uint32_t events)
 {
-	struct room *g = arg;
+	struct room *room = arg;
 
 	(void)events;
-	loop_del_fd(g->env.loop, g->searching->fd);
-	g->searching->fd = -1;
-	store_ix_ready(g->env.store);
-	search_collect(g);
-	search_watch(g);
+	loop_del_fd(room->env.loop, room->searching->fd);
+	room->searching->fd = -1;
+	store_ix_ready(room->env.store);
+	search_collect(room);
+	search_watch(room);
 }
 
 void
-search_watch(struct room *g)
+search_watch(struct room *room)
 {
 	int fd;
 
-	if (g->searching == NULL || g->searching->fd != -1 ||
-	    (fd = store_ix_fd(g->env.store)) == -1)
+	if (room->searching == NULL || room->searching->fd != -1 ||
+	    (fd = store_ix_fd(room->env.store)) == -1)
 		return;
-	if (loop_add_fd(g->env.loop, fd, EPOLLIN, search_rebuilt, g) == 0)
-		g->searching->fd = fd;
+	if (loop_add_fd(room->env.loop, fd, EPOLLIN, search_rebuilt, room) == 0)
+		room->searching->fd = fd;
 }
 
 int
-search_new(struct room *g)
+search_new(struct room *room)
 {
-	if ((g->searching = calloc(1, sizeof(*g->searching))) == NULL)
+	if ((room->searching = calloc(1, sizeof(*room->searching))) == NULL)
 		return -1;
-	g->searching->fd = -1;
+	room->searching->fd = -1;
 	return 0;
 }
 
 void
-search_free(struct room *g)
+search_free(struct room *room)
 {
 	struct search_part *p;
 
-	if (g->searching == NULL)
+	if (room->searching == NULL)
 		return;
 	/* Its searches stopped; an ask waiting for no other room is
 	 * answered now. */
-	while ((p = g->searching->parts) != NULL) {
-		g->searching->parts = p->next;
-		store_find_free(g->env.store, p->f);
+	while ((p = room->searching->parts) != NULL) {
+		room->searching->parts = p->next;
+		store_find_free(room->env.store, p->f);
 		p->f = NULL;
-		p->g = NULL;
+		p->room = NULL;
 		p->h = NULL;
 		p->n = -1;
 		p->code = 503;
@@ -667,8 +667,8 @@ search_free(struct room *g)
 		if (!p->over)
 			search_part_over(p);
 	}
-	if (g->searching->fd != -1)
-		loop_del_fd(g->env.loop, g->searching->fd);
-	free(g->searching);
-	g->searching = NULL;
+	if (room->searching->fd != -1)
+		loop_del_fd(room->env.loop, room->searching->fd);
+	free(room->searching);
+	room->searching = NULL;
 }

@@ -10,7 +10,7 @@
 #include "node/room/history.h"
 
 /* Takes req (a search request) and answers it. */
-void room_search(struct room *g, struct node_msg *req);
+void room_search(struct room *room, struct node_msg *req);
 /* Takes req, a search of every room of rooms (nrooms >= 1, of one
  * node), and answers it with their hits merged. */
 void room_search_all(struct room **rooms, size_t nrooms,
@@ -19,8 +19,8 @@ void room_search_all(struct room **rooms, size_t nrooms,
 /* The room's part: made with the room, and watching its index's
  * rebuild while one runs beside the room (search_watch: after the
  * store is opened or compacted). */
-int search_new(struct room *g);
-void search_watch(struct room *g);
-void search_free(struct room *g);
+int search_new(struct room *room);
+void search_watch(struct room *room);
+void search_free(struct room *room);
 
 #endif
