@@ -21,6 +21,20 @@
 #include "server/cli/cmd_room.h"
 #include "server/cli/cmd_serve.h"
 #include "server/cli/cmd_version.h"
+#include "server/cli/full.h"
+
+/*
+ * papo-full runs every command.  The front program (PAPO_FRONT, the
+ * `papo` users run) runs those whose handler is not FULL(...) itself,
+ * with libc, libcJSON and libsodium only, and hands the others to
+ * papo-full (full.c); its link drops the code only they reach
+ * (docs/ARCHITECTURE.md, "The front program").
+ */
+#ifdef PAPO_FRONT
+#define FULL(run) cli_full
+#else
+#define FULL(run) run
+#endif
 
 static const struct cli_cmd cli_cmds[] = {
 	{ "new", "papo new [--name NAME] [--about TEXT] [--room ROOM] [--force]",
@@ -34,7 +48,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "A home in rooms already gets this one beside them (at most 64), at\n"
 	  "once in its running daemon.  --force replaces the home's first\n"
 	  "room instead (its files moved into PAPO_HOME/old-ROOMID-DATE).",
-	  cli_new, 0 },
+	  FULL(cli_new), 0 },
 	{ "join", "papo join INVITE [--name NAME] [--about TEXT] [--force]", "maf",
 	  "Join the room of INVITE (a papo1... string), beside the rooms this\n"
 	  "member is in already: at once when papo serve runs on PAPO_HOME,\n"
@@ -45,7 +59,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "that room the newer key (its history kept).\n"
 	  "--force replaces the home's first room instead, moving its files\n"
 	  "into PAPO_HOME/old-ROOMID-DATE (only while no daemon runs).",
-	  cli_join, 0 },
+	  FULL(cli_join), 0 },
 	{ "rooms", "papo rooms [--json] | papo rooms default ROOM", "j",
 	  "List the rooms this member is in: name, id, this member's name\n"
 	  "there, members online, messages, and which is the default (the one\n"
@@ -56,20 +70,20 @@ static const struct cli_cmd cli_cmds[] = {
 	  "Leave ROOM: the running daemon says bye to its members and stops\n"
 	  "following it.  Its files are moved into PAPO_HOME/old-ROOMID-DATE\n"
 	  "(its history kept), or with --delete deleted.",
-	  cli_leave, 0 },
+	  FULL(cli_leave), 0 },
 	{ "rename", "papo rename NAME [--room ROOM] [--json]", "Rj",
 	  "Rename this member: NAME from now on in every room (or in --room's\n"
 	  "only).  The running daemon greets the rooms' members again, so\n"
 	  "they learn it at once; with none running, the rooms' files are\n"
 	  "changed and the members learn it at the next 'papo serve'.\n"
 	  "Messages written before keep the name they were written with.",
-	  cli_rename, 0 },
+	  FULL(cli_rename), 0 },
 	{ "invite", "papo invite [--room ROOM] [--listen ADDR:PORT]", "lR",
 	  "Print a room's invite (the default room's, or --room's), carrying\n"
 	  "this member's id and the addresses its daemon listens on: the\n"
 	  "running daemon's own invite, else the one for --listen (or\n"
 	  "PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN ").",
-	  cli_invite, 0 },
+	  FULL(cli_invite), 0 },
 	{ "serve", "papo serve [--http ADDR:PORT] [--listen ADDR:PORT] "
 	  "[--advertise ADDR:PORT]... [--turn turn:HOST[:PORT]] [--token T] "
 	  "[--tls self] [--name NAME] [--about TEXT] [--room ROOM]",
@@ -106,7 +120,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "to a terminal ('papo invite' prints it any time).  It runs until\n"
 	  "SIGINT or SIGTERM.  A bad setting stops it before it starts, with\n"
 	  "the reason.",
-	  cli_serve, 1 },
+	  FULL(cli_serve), 1 },
 	{ "mcp", "papo mcp [--channels] [--agent NAME] [--room ROOM] "
 	  "[--new-room]", "cgRN",
 	  "Speak MCP over stdio, for clients that only start servers as\n"
@@ -130,7 +144,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "asks it to make a room of its own, as papo serve would.  Ends\n"
 	  "the MCP session and exits when stdin closes.  Diagnostics go to\n"
 	  "stderr.",
-	  cli_mcp, 0 },
+	  FULL(cli_mcp), 0 },
 	{ "hook", "papo hook [HARNESS] [--agent NAME]", "g",
 	  "For the hooks papo setup gives an agent harness (HARNESS:\n"
 	  "claude-code, the default, codex, gemini, qwen, copilot, opencode):\n"
@@ -201,7 +215,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "(2026-12-03, \"2026-12-03 14:00\") or ms since 1970; --files:\n"
 	  "messages that name files; --thread ID: that message and its\n"
 	  "replies, oldest first.",
-	  cli_history, 0 },
+	  FULL(cli_history), 0 },
 	{ "tail", "papo tail [-n N] [--room ROOM | --all-rooms] [--json]",
 	  "njRY",
 	  "Follow the room, as tail -f a file: print its last N messages\n"
@@ -222,7 +236,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "and last what looks wrong, each with what to do.  It prints no\n"
 	  "invite, key or token.  With the daemon stopped it says so and\n"
 	  "checks the rest.  Exits 1 when something looks wrong.",
-	  cli_doctor, 0 },
+	  FULL(cli_doctor), 0 },
 	{ "admin", "papo admin NAME [--room ROOM] [--json]", "jR",
 	  "Make member NAME (a name or an id) an admin of the room, through\n"
 	  "the running daemon.  Only the room's owner (the member who made it)\n"
@@ -273,7 +287,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "papo/N) and the invites it reads, and the version of each library\n"
 	  "it runs with, as read from the library at run time: what a bug\n"
 	  "report needs.  The first line is \"papo VERSION\" alone.",
-	  cli_version, 0 },
+	  FULL(cli_version), 0 },
 };
 
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
@@ -305,9 +319,16 @@ cli_main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "--version") == 0)
 		cmd = "version";
-	for (size_t i = 0; i < CLI_NCMDS; i++)
-		if (strcmp(cmd, cli_cmds[i].name) == 0)
-			return cli_cmds[i].run(&cli_cmds[i], argc - 1, argv + 1);
+	for (size_t i = 0; i < CLI_NCMDS; i++) {
+		if (strcmp(cmd, cli_cmds[i].name) != 0)
+			continue;
+#ifdef PAPO_FRONT
+		/* A daemon at an https:// URL is reached by papo-full. */
+		if (cli_full_wanted())
+			return cli_full(&cli_cmds[i], argc - 1, argv + 1);
+#endif
+		return cli_cmds[i].run(&cli_cmds[i], argc - 1, argv + 1);
+	}
 	/* A typo is answered with the nearest command, if one is near,
 	 * rather than with the whole list. */
 	{

@@ -65,6 +65,10 @@ struct cli_opts {
 	char room_id[32];     /* the id --room was found to name */
 };
 
+/* $PAPO_HOME, else ~/.papo, into out (n bytes): 0, or -1 when neither
+ * can be told or it does not fit. */
+int cli_home(char *out, size_t n);
+
 /*
  * The room sel names, as the CLI finds it among the running daemon's
  * rooms (README.md, after its examples): its id; its name; else, letters compared
