@@ -31,6 +31,7 @@ struct httpc {
 	char *buf;                 /* what came and is not used yet: */
 	size_t off, len, cap;      /* buf[off..len) */
 	long status;
+	int early;                 /* an answer came before the body went */
 };
 
 static long long
@@ -42,8 +43,8 @@ httpc_now(void)
 	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Waits until fd is ready for ev: 0, or -1 with the end (a deadline
- * passed, or poll failed). */
+/* Waits until fd is ready for one of ev: what it is ready for, or -1
+ * with the end (a deadline passed). */
 static int
 httpc_wait(struct httpc *h, short ev, int limit_ms, enum httpc_end *end)
 {
@@ -66,7 +67,7 @@ httpc_wait(struct httpc *h, short ev, int limit_ms, enum httpc_end *end)
 		*end = HTTPC_TIMEOUT;
 		return -1;
 	}
-	return 0;
+	return n < 0 ? POLLERR : p.revents;
 }
 
 /* Connects to the URL's host and port, each of its addresses in turn. */
@@ -103,7 +104,7 @@ httpc_connect(struct httpc *h, const char *authority, size_t n)
 			continue;
 		if (connect(h->fd, a->ai_addr, a->ai_addrlen) == 0 ||
 		    (errno == EINPROGRESS &&
-		    httpc_wait(h, POLLOUT, h->r->connect_ms, &end) == 0 &&
+		    httpc_wait(h, POLLOUT, h->r->connect_ms, &end) != -1 &&
 		    getsockopt(h->fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 &&
 		    e == 0)) {
 			end = HTTPC_OK;
@@ -118,12 +119,14 @@ httpc_connect(struct httpc *h, const char *authority, size_t n)
 	return end;
 }
 
+/* Sends n bytes, unless the server answers first (h->early then). */
 static enum httpc_end
 httpc_send(struct httpc *h, const char *p, size_t n)
 {
 	enum httpc_end end = HTTPC_SEND;
+	int ev;
 
-	while (n > 0) {
+	while (n > 0 && !h->early) {
 		ssize_t k = send(h->fd, p, n, MSG_NOSIGNAL);
 
 		if (k > 0) {
@@ -133,8 +136,12 @@ httpc_send(struct httpc *h, const char *p, size_t n)
 			continue;
 		} else if (k == -1 && (errno == EAGAIN ||
 		    errno == EWOULDBLOCK)) {
-			if (httpc_wait(h, POLLOUT, h->r->idle_ms, &end) == -1)
+			if ((ev = httpc_wait(h, POLLOUT | POLLIN, h->r->idle_ms,
+			    &end)) == -1)
 				return end;
+			/* A daemon that refuses a body (too large, no
+			 * credentials) answers before reading it all. */
+			h->early = (ev & POLLIN) != 0 && (ev & POLLOUT) == 0;
 		} else {
 			return HTTPC_SEND;
 		}
@@ -186,8 +193,13 @@ httpc_request(struct httpc *h, const char *authority, size_t alen)
 	if (r->read == NULL)
 		return HTTPC_OK;
 	for (long long sent = 0;;) {
+		struct pollfd p = { h->fd, POLLIN, 0 };
+		long k;
+
+		if (h->early || (poll(&p, 1, 0) == 1 && (p.revents & POLLIN)))
+			return HTTPC_OK;    /* the answer came first */
 		/* A chunk's size line before it, its CRLF after. */
-		long k = r->read(r->read_arg, data + 16, HTTPC_IO);
+		k = r->read(r->read_arg, data + 16, HTTPC_IO);
 
 		if (k < 0)
 			return HTTPC_READ;
@@ -384,7 +396,7 @@ httpc_answer(struct httpc *h)
 enum httpc_end
 httpc_do(const struct httpc_req *r, long *status)
 {
-	struct httpc h = { r, -1, 0, NULL, 0, 0, HTTPC_HEAD_MAX, 0 };
+	struct httpc h = { r, -1, 0, NULL, 0, 0, HTTPC_HEAD_MAX, 0, 0 };
 	const char *authority;
 	enum httpc_end end, sent;
 	size_t alen;
