@@ -228,10 +228,7 @@ client_take(void *arg, long status, const char *p, size_t n)
 	return client_buf_add(arg, p, n);
 }
 
-/* A call's answer once it came: its body (never NULL, "" for none)
- * into *out, which the caller frees, explained when an error; b is
- * left empty. */
-static int
+int
 client_answer(char err[PAPO_ERR_LEN], const struct client *c,
     struct client_buf *b, long status, char **out)
 {
@@ -248,6 +245,37 @@ client_answer(char err[PAPO_ERR_LEN], const struct client *c,
 		return -1;
 	}
 	return 0;
+}
+
+void
+client_stream_error(char err[PAPO_ERR_LEN], const struct client *c,
+    long status, struct client_buf *b)
+{
+	const char *e;
+	cJSON *o;
+
+	if (b->p != NULL)
+		client_explain(c, status, &b->p);
+	o = b->p != NULL ? cJSON_Parse(b->p) : NULL;
+	e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "error"));
+	if (e != NULL)
+		snprintf(err, PAPO_ERR_LEN, "%s", e);
+	else
+		snprintf(err, PAPO_ERR_LEN, "papo serve at %s answered HTTP %ld",
+		    c->url, status);
+	cJSON_Delete(o);
+}
+
+void
+client_dl_error(const struct client *c, long status, struct client_buf *b,
+    char **out)
+{
+	if (status == 200 || status == 206)
+		return;
+	*out = b->p != NULL ? b->p : strdup("");
+	b->p = NULL;
+	if (*out != NULL)
+		client_explain(c, status, out);
 }
 
 int
@@ -327,20 +355,7 @@ client_stream(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
 	end = httpc_do(&r, &status);
 	explicit_bzero(auth, sizeof(auth));
 	if (status != 0 && status != 200) {
-		const char *e;
-		cJSON *o;
-
-		if (st.err.p != NULL)
-			client_explain(c, status, &st.err.p);
-		o = st.err.p != NULL ? cJSON_Parse(st.err.p) : NULL;
-		e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
-		    "error"));
-		if (e != NULL)
-			snprintf(err, PAPO_ERR_LEN, "%s", e);
-		else
-			snprintf(err, PAPO_ERR_LEN, "papo serve at %s answered "
-			    "HTTP %ld", c->url, status);
-		cJSON_Delete(o);
+		client_stream_error(err, c, status, &st.err);
 		goto out;
 	}
 	/* A stream the daemon ended, or cut (it stopped), or the caller
@@ -469,12 +484,7 @@ client_download(char err[PAPO_ERR_LEN], const struct client *c,
 		    "%s stopped: %s", c->url, httpc_why(end));
 		goto out;
 	}
-	if (*status != 200 && *status != 206) {
-		*out = d.err.p != NULL ? d.err.p : strdup("");
-		d.err.p = NULL;
-		if (*out != NULL)
-			client_explain(c, *status, out);
-	}
+	client_dl_error(c, *status, &d.err, out);
 	rc = 0;
 out:
 	free(d.err.p);

@@ -31,6 +31,20 @@ int client_buf_add(struct client_buf *b, const char *data, size_t n);
  */
 void client_explain(const struct client *c, long status, char **out);
 
+/* A call's answer once it came (status, body b): 0 with its body
+ * (never NULL, "" for none) in *out, which the caller frees, explained
+ * when an error; b is left empty.  -1 with err when out of memory. */
+int client_answer(char err[PAPO_ERR_LEN], const struct client *c,
+    struct client_buf *b, long status, char **out);
+/* A stream answered with status, not 200, and body b: its error, or
+ * the status, in err. */
+void client_stream_error(char err[PAPO_ERR_LEN], const struct client *c,
+    long status, struct client_buf *b);
+/* A download answered with status: unless 200 or 206, its body b,
+ * explained, into *out (b left empty). */
+void client_dl_error(const struct client *c, long status,
+    struct client_buf *b, char **out);
+
 /* client.h's calls for a daemon at an https:// URL. */
 int client_tls_call(char err[PAPO_ERR_LEN], const struct client *c,
     const char *path, const char *body, long *status, char **out);

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <cjson/cJSON.h>
 #include <curl/curl.h>
 
 #include "node/node.h"
@@ -37,28 +36,6 @@ static size_t
 client_write(char *data, size_t size, size_t n, void *arg)
 {
 	return client_buf_add(arg, data, size * n) == -1 ? 0 : size * n;
-}
-
-/* A call's answer once it came: its status, and its body (never NULL,
- * "" for none) into *out, which the caller frees; b is left empty. */
-static int
-client_answer(char err[PAPO_ERR_LEN], const struct client *c, CURL *curl,
-    struct client_buf *b, long *status, char **out)
-{
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
-	if (b->p == NULL && (b->p = calloc(1, 1)) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "out of memory");
-		return -1;
-	}
-	*out = b->p;
-	b->p = NULL;
-	if (*status >= 400)
-		client_explain(c, *status, out);
-	if (*out == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "out of memory");
-		return -1;
-	}
-	return 0;
 }
 
 int
@@ -107,7 +84,8 @@ client_tls_call(char err[PAPO_ERR_LEN], const struct client *c,
 			    "%s: %s", c->url, curl_easy_strerror(cc));
 		goto out;
 	}
-	rc = client_answer(err, c, curl, &b, status, out);
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+	rc = client_answer(err, c, &b, *status, out);
 out:
 	free(b.p);
 	curl_slist_free_all(headers);
@@ -178,20 +156,7 @@ client_tls_stream(char err[PAPO_ERR_LEN], const struct client *c,
 	cc = curl_easy_perform(st.curl);
 	curl_easy_getinfo(st.curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 0 && status != 200) {
-		const char *e;
-		cJSON *o;
-
-		if (st.err.p != NULL)
-			client_explain(c, status, &st.err.p);
-		o = st.err.p != NULL ? cJSON_Parse(st.err.p) : NULL;
-		e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
-		    "error"));
-		if (e != NULL)
-			snprintf(err, PAPO_ERR_LEN, "%s", e);
-		else
-			snprintf(err, PAPO_ERR_LEN, "papo serve at %s answered "
-			    "HTTP %ld", c->url, status);
-		cJSON_Delete(o);
+		client_stream_error(err, c, status, &st.err);
 		goto out;
 	}
 	if (cc != CURLE_OK && cc != CURLE_WRITE_ERROR &&
@@ -286,7 +251,8 @@ client_tls_upload(char err[PAPO_ERR_LEN], const struct client *c,
 			    ": %s", curl_easy_strerror(cc));
 		goto out;
 	}
-	rc = client_answer(err, c, curl, &b, status, out);
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+	rc = client_answer(err, c, &b, *status, out);
 out:
 	free(b.p);
 	curl_slist_free_all(headers);
@@ -365,12 +331,7 @@ client_tls_download(char err[PAPO_ERR_LEN], const struct client *c,
 		goto out;
 	}
 	curl_easy_getinfo(d.curl, CURLINFO_RESPONSE_CODE, status);
-	if (*status != 200 && *status != 206) {
-		*out = d.err.p != NULL ? d.err.p : strdup("");
-		d.err.p = NULL;
-		if (*out != NULL)
-			client_explain(c, *status, out);
-	}
+	client_dl_error(c, *status, &d.err, out);
 	rc = 0;
 out:
 	free(d.err.p);
