@@ -24,6 +24,9 @@ struct cli_cmd {
 	/* Its settings are the settings table's (settings.c), which reads
 	 * their environment variables: cli_parse leaves them alone. */
 	int settings;
+	/* With no daemon running, it reads the home's files (cmd_disk.c):
+	 * the front hands it to papo-full then (full.c). */
+	int disk;
 };
 
 #define CLI_FILES_MAX 16   /* papo say --file: files a message names */

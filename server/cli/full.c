@@ -60,16 +60,17 @@ cli_full(const struct cli_cmd *c, int argc, char **argv)
 }
 
 int
-cli_full_wanted(void)
+cli_full_wanted(const struct cli_cmd *c)
 {
 	char err[PAPO_ERR_LEN], home[4096];
-	struct client c;
+	struct client cl;
 	int tls;
 
-	if (cli_home(home, sizeof(home)) == -1 ||
-	    client_open(err, home, &c) == -1)
+	if (cli_home(home, sizeof(home)) == -1)
 		return 0;       /* the command says why, as papo-full would */
-	tls = strncmp(c.url, "https://", 8) == 0;
-	client_close(&c);
+	if (client_open(err, home, &cl) == -1)
+		return c->disk;
+	tls = strncmp(cl.url, "https://", 8) == 0;
+	client_close(&cl);
 	return tls;
 }

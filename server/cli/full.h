@@ -16,8 +16,9 @@
  */
 int cli_full(const struct cli_cmd *c, int argc, char **argv);
 
-/* Whether the running daemon (serve.json) is one the front cannot
- * reach: one at an https:// URL. */
-int cli_full_wanted(void);
+/* Whether c is papo-full's to run now: the running daemon (serve.json)
+ * is at an https:// URL, which the front cannot reach, or none runs and
+ * c then reads the home's files (its disk field). */
+int cli_full_wanted(const struct cli_cmd *c);
 
 #endif
