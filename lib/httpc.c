@@ -430,18 +430,22 @@ out:
 	return end;
 }
 
+/* In the words libcurl has for the same ends, which papo's messages
+ * said before it had a client of its own. */
 const char *
 httpc_why(enum httpc_end e)
 {
 	switch (e) {
-	case HTTPC_OK: return "done";
-	case HTTPC_CONNECT: return "could not connect";
-	case HTTPC_TIMEOUT: return "timed out";
-	case HTTPC_SEND: return "the request could not be sent";
-	case HTTPC_CUT: return "the answer was cut short";
-	case HTTPC_BAD: return "the answer is not HTTP/1.1";
-	case HTTPC_STOPPED: return "stopped";
-	case HTTPC_READ: return "the body could not be read";
+	case HTTPC_OK: return "No error";
+	case HTTPC_CONNECT: return "Couldn't connect to server";
+	case HTTPC_TIMEOUT: return "Timeout was reached";
+	case HTTPC_SEND: return "Failed sending data to the peer";
+	case HTTPC_CUT: return "Transferred a partial file";
+	case HTTPC_BAD: return "Weird server reply";
+	case HTTPC_STOPPED:
+		return "Failed writing received data to disk/application";
+	case HTTPC_READ: return "Failed to open/read local data from "
+	    "file/application";
 	}
 	return "?";
 }

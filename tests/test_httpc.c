@@ -220,7 +220,7 @@ test_ends(void)
 	CHECK_EQ_INT(httpc_do(&r, &st), HTTPC_CONNECT);
 	r.url = "http://127.0.0.1";
 	CHECK_EQ_INT(httpc_do(&r, &st), HTTPC_CONNECT);
-	CHECK(strcmp(httpc_why(HTTPC_TIMEOUT), "timed out") == 0);
+	CHECK(strcmp(httpc_why(HTTPC_TIMEOUT), "Timeout was reached") == 0);
 }
 
 struct src {
