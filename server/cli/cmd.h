@@ -15,6 +15,16 @@
 #define CLI_ERROR 1
 #define CLI_USAGE 2
 
+/* What a command needs of the daemon, which tells the front program
+ * when to hand it to papo-full (cli.c, full.c). */
+enum cli_reach {
+	CLI_ASKS,      /* it asks the running daemon: papo-full's when that
+	                * one is at an https:// URL */
+	CLI_DISK,      /* likewise, and with none running it reads the
+	                * home's files (cmd_disk.c): papo-full's then too */
+	CLI_LOCAL,     /* it asks the daemon nothing */
+};
+
 struct cli_cmd {
 	const char *name;
 	const char *usage;
@@ -24,9 +34,7 @@ struct cli_cmd {
 	/* Its settings are the settings table's (settings.c), which reads
 	 * their environment variables: cli_parse leaves them alone. */
 	int settings;
-	/* With no daemon running, it reads the home's files (cmd_disk.c):
-	 * the front hands it to papo-full then (full.c). */
-	int disk;
+	enum cli_reach reach;
 };
 
 #define CLI_FILES_MAX 16   /* papo say --file: files a message names */

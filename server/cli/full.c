@@ -66,10 +66,10 @@ cli_full_wanted(const struct cli_cmd *c)
 	struct client cl;
 	int tls;
 
-	if (cli_home(home, sizeof(home)) == -1)
+	if (c->reach == CLI_LOCAL || cli_home(home, sizeof(home)) == -1)
 		return 0;       /* the command says why, as papo-full would */
 	if (client_open(err, home, &cl) == -1)
-		return c->disk;
+		return c->reach == CLI_DISK;
 	tls = strncmp(cl.url, "https://", 8) == 0;
 	client_close(&cl);
 	return tls;

@@ -16,9 +16,9 @@
  */
 int cli_full(const struct cli_cmd *c, int argc, char **argv);
 
-/* Whether c is papo-full's to run now: the running daemon (serve.json)
- * is at an https:// URL, which the front cannot reach, or none runs and
- * c then reads the home's files (its disk field). */
+/* Whether c is papo-full's to run now (its reach): c asks the running
+ * daemon (serve.json) and that one is at an https:// URL, which the
+ * front cannot reach, or none runs and c then reads the home's files. */
 int cli_full_wanted(const struct cli_cmd *c);
 
 #endif
