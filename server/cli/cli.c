@@ -21,6 +21,20 @@
 #include "server/cli/cmd_room.h"
 #include "server/cli/cmd_serve.h"
 #include "server/cli/cmd_version.h"
+#include "server/cli/full.h"
+
+/*
+ * papo-full runs every command.  The front program (PAPO_FRONT, the
+ * `papo` users run) runs those whose handler is not FULL(...) itself,
+ * with libc, libcJSON and libsodium only, and hands the others to
+ * papo-full (full.c); its link drops the code only they reach
+ * (docs/ARCHITECTURE.md, "The front program").
+ */
+#ifdef PAPO_FRONT
+#define FULL(run) cli_full
+#else
+#define FULL(run) run
+#endif
 
 static const struct cli_cmd cli_cmds[] = {
 	{ "new", "papo new [--name NAME] [--about TEXT] [--room ROOM] [--force]",
@@ -34,7 +48,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "A home in rooms already gets this one beside them (at most 64), at\n"
 	  "once in its running daemon.  --force replaces the home's first\n"
 	  "room instead (its files moved into PAPO_HOME/old-ROOMID-DATE).",
-	  cli_new, 0 },
+	  FULL(cli_new), 0, CLI_ASKS },
 	{ "join", "papo join INVITE [--name NAME] [--about TEXT] [--force]", "maf",
 	  "Join the room of INVITE (a papo1... string), beside the rooms this\n"
 	  "member is in already: at once when papo serve runs on PAPO_HOME,\n"
@@ -45,31 +59,31 @@ static const struct cli_cmd cli_cmds[] = {
 	  "that room the newer key (its history kept).\n"
 	  "--force replaces the home's first room instead, moving its files\n"
 	  "into PAPO_HOME/old-ROOMID-DATE (only while no daemon runs).",
-	  cli_join, 0 },
+	  FULL(cli_join), 0, CLI_ASKS },
 	{ "rooms", "papo rooms [--json] | papo rooms default ROOM", "j",
 	  "List the rooms this member is in: name, id, this member's name\n"
 	  "there, members online, messages, and which is the default (the one\n"
 	  "commands act on without --room, marked *).  'default ROOM' sets\n"
 	  "it.  A ROOM is a room's name, its id, or the start of its id.",
-	  cli_rooms, 0 },
+	  cli_rooms, 0, CLI_ASKS },
 	{ "leave", "papo leave ROOM [--delete] [--json]", "jD",
 	  "Leave ROOM: the running daemon says bye to its members and stops\n"
 	  "following it.  Its files are moved into PAPO_HOME/old-ROOMID-DATE\n"
 	  "(its history kept), or with --delete deleted.",
-	  cli_leave, 0 },
+	  FULL(cli_leave), 0, CLI_ASKS },
 	{ "rename", "papo rename NAME [--room ROOM] [--json]", "Rj",
 	  "Rename this member: NAME from now on in every room (or in --room's\n"
 	  "only).  The running daemon greets the rooms' members again, so\n"
 	  "they learn it at once; with none running, the rooms' files are\n"
 	  "changed and the members learn it at the next 'papo serve'.\n"
 	  "Messages written before keep the name they were written with.",
-	  cli_rename, 0 },
+	  FULL(cli_rename), 0, CLI_ASKS },
 	{ "invite", "papo invite [--room ROOM] [--listen ADDR:PORT]", "lR",
 	  "Print a room's invite (the default room's, or --room's), carrying\n"
 	  "this member's id and the addresses its daemon listens on: the\n"
 	  "running daemon's own invite, else the one for --listen (or\n"
 	  "PAPO_LISTEN, default " PAPO_DEFAULT_LISTEN ").",
-	  cli_invite, 0 },
+	  FULL(cli_invite), 0, CLI_ASKS },
 	{ "serve", "papo serve [--http ADDR:PORT] [--listen ADDR:PORT] "
 	  "[--advertise ADDR:PORT]... [--turn turn:HOST[:PORT]] [--token T] "
 	  "[--tls self] [--name NAME] [--about TEXT] [--room ROOM]",
@@ -106,7 +120,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "to a terminal ('papo invite' prints it any time).  It runs until\n"
 	  "SIGINT or SIGTERM.  A bad setting stops it before it starts, with\n"
 	  "the reason.",
-	  cli_serve, 1 },
+	  FULL(cli_serve), 1, CLI_ASKS },
 	{ "mcp", "papo mcp [--channels] [--agent NAME] [--room ROOM] "
 	  "[--new-room]", "cgRN",
 	  "Speak MCP over stdio, for clients that only start servers as\n"
@@ -130,7 +144,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "asks it to make a room of its own, as papo serve would.  Ends\n"
 	  "the MCP session and exits when stdin closes.  Diagnostics go to\n"
 	  "stderr.",
-	  cli_mcp, 0 },
+	  FULL(cli_mcp), 0, CLI_ASKS },
 	{ "hook", "papo hook [HARNESS] [--agent NAME]", "g",
 	  "For the hooks papo setup gives an agent harness (HARNESS:\n"
 	  "claude-code, the default, codex, gemini, qwen, copilot, opencode):\n"
@@ -142,7 +156,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "with that line as a prompt, which wakes the session; in a run that\n"
 	  "ends after its turn (claude -p, codex exec, gemini -p, ...) it\n"
 	  "looks once.  Messages are given by wait, never here.",
-	  cli_hook, 0 },
+	  cli_hook, 0, CLI_ASKS },
 	{ "say", "papo say [TEXT|-] [--file PATH]... [--name NAME] [--to NAME] "
 	  "[--reply-to ID] [--room ROOM] [--json]", "TrjRFm",
 	  "Send TEXT to the room through the running daemon (addressed to one\n"
@@ -161,7 +175,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "the name it is shown by (--name also renames a single file).  A\n"
 	  "file that cannot be shared sends nothing.  Members fetch files up\n"
 	  "to PAPO_FILES_AUTO (256 KiB) at once, larger ones when asked.",
-	  cli_say, 0 },
+	  cli_say, 0, CLI_ASKS },
 	{ "get", "papo get REF [-o PATH] [--force] [--wait] [--room ROOM]",
 	  "oRfW",
 	  "Fetch the shared file REF (a message names it: papo history shows\n"
@@ -178,11 +192,11 @@ static const struct cli_cmd cli_cmds[] = {
 	  "online holds the file, says so and exits 1: the daemon fetches it\n"
 	  "when one comes back, and --wait waits for that.  A REF no message\n"
 	  "of the room names is an error.",
-	  cli_get, 0 },
+	  cli_get, 0, CLI_ASKS },
 	{ "status", "papo status [--room ROOM] [--json]", "jR",
 	  "Print the room, this member, and every member with its online\n"
 	  "state, when it was last seen, and its about text.",
-	  cli_status, 0 },
+	  cli_status, 0, CLI_ASKS },
 	{ "history", "papo history [-n N] [-q WORDS] [--from NAME]\n"
 	  "       [--since T] [--before T] [--after T] [--thread ID]\n"
 	  "       [--files] [--room ROOM | --all-rooms] [--json]",
@@ -201,7 +215,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "(2026-12-03, \"2026-12-03 14:00\") or ms since 1970; --files:\n"
 	  "messages that name files; --thread ID: that message and its\n"
 	  "replies, oldest first.",
-	  cli_history, 0 },
+	  cli_history, 0, CLI_DISK },
 	{ "tail", "papo tail [-n N] [--room ROOM | --all-rooms] [--json]",
 	  "njRY",
 	  "Follow the room, as tail -f a file: print its last N messages\n"
@@ -211,7 +225,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "room's name in brackets.  When the daemon restarts, it comes back\n"
 	  "and goes on where it left off.  --json prints every event\n"
 	  "(message, receipt, presence) as one JSON object a line.",
-	  cli_tail, 0 },
+	  cli_tail, 0, CLI_ASKS },
 	{ "doctor", "papo doctor", "",
 	  "Print what a bug report needs: the version and system, the home\n"
 	  "and its files' modes, the PAPO_ settings set (secrets only said to\n"
@@ -222,18 +236,18 @@ static const struct cli_cmd cli_cmds[] = {
 	  "and last what looks wrong, each with what to do.  It prints no\n"
 	  "invite, key or token.  With the daemon stopped it says so and\n"
 	  "checks the rest.  Exits 1 when something looks wrong.",
-	  cli_doctor, 0 },
+	  FULL(cli_doctor), 0, CLI_ASKS },
 	{ "admin", "papo admin NAME [--room ROOM] [--json]", "jR",
 	  "Make member NAME (a name or an id) an admin of the room, through\n"
 	  "the running daemon.  Only the room's owner (the member who made it)\n"
 	  "can; every member learns it from a grant the owner signs.",
-	  cli_admin, 0 },
+	  cli_admin, 0, CLI_ASKS },
 	{ "rotate", "papo rotate [--room ROOM] [--json]", "jR",
 	  "Change the room's key, through the running daemon: a new key\n"
 	  "epoch, its secret sealed to each member this one knows, in a frame\n"
 	  "it signs.  Only the room's owner or an admin can.  Members away get\n"
 	  "the new key from any member when they return.",
-	  cli_rotate, 0 },
+	  cli_rotate, 0, CLI_ASKS },
 	{ "remove", "papo remove NAME [--room ROOM] [--json]", "jR",
 	  "Remove member NAME (a name or an id) from the room, through the\n"
 	  "running daemon: the room's key changes (as papo rotate) and NAME is\n"
@@ -241,14 +255,14 @@ static const struct cli_cmd cli_cmds[] = {
 	  "messages it writes are refused by every member.  Only the room's\n"
 	  "owner or an admin can; the owner cannot be removed.  NAME keeps\n"
 	  "what it had already read.",
-	  cli_remove, 0 },
+	  cli_remove, 0, CLI_ASKS },
 	{ "tokens", "papo tokens [--json] | papo tokens revoke ID", "j",
 	  "List the OAuth grants of the running daemon (PAPO_OAUTH=on): each\n"
 	  "one's id, client, when it was made and last used, and when it\n"
 	  "expires unless refreshed.  'revoke ID' ends one grant at once: its\n"
 	  "access and refresh tokens stop working, and the client must be\n"
 	  "approved again.  Needs the daemon's own token (PAPO_TOKEN).",
-	  cli_tokens, 0 },
+	  cli_tokens, 0, CLI_ASKS },
 	{ "setup", "papo setup CLIENT [--print] [--remove] [--http] "
 	  "[--accept-inbound]", "",
 	  "Add papo to an agent harness's own configuration on this machine:\n"
@@ -267,13 +281,13 @@ static const struct cli_cmd cli_cmds[] = {
 	  "--accept-inbound (claude-code) sets crossSessionInbound to accept,\n"
 	  "which a session that bypasses permissions needs for papo's wakes\n"
 	  "to reach it unasked (with --remove: takes it out again).",
-	  cli_setup, 0 },
+	  cli_setup, 0, CLI_LOCAL },
 	{ "version", "papo version | papo --version", "",
 	  "Print papo's version, the protocol versions it speaks (QUIC ALPN\n"
 	  "papo/N) and the invites it reads, and the version of each library\n"
 	  "it runs with, as read from the library at run time: what a bug\n"
 	  "report needs.  The first line is \"papo VERSION\" alone.",
-	  cli_version, 0 },
+	  FULL(cli_version), 0, CLI_ASKS },
 };
 
 #define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
@@ -305,9 +319,17 @@ cli_main(int argc, char **argv)
 	}
 	if (strcmp(cmd, "--version") == 0)
 		cmd = "version";
-	for (size_t i = 0; i < CLI_NCMDS; i++)
-		if (strcmp(cmd, cli_cmds[i].name) == 0)
-			return cli_cmds[i].run(&cli_cmds[i], argc - 1, argv + 1);
+	for (size_t i = 0; i < CLI_NCMDS; i++) {
+		if (strcmp(cmd, cli_cmds[i].name) != 0)
+			continue;
+#ifdef PAPO_FRONT
+		/* A daemon at an https:// URL, or a command that reads the
+		 * disk when none runs, is papo-full's (the reach field). */
+		if (cli_full_wanted(&cli_cmds[i]))
+			return cli_full(&cli_cmds[i], argc - 1, argv + 1);
+#endif
+		return cli_cmds[i].run(&cli_cmds[i], argc - 1, argv + 1);
+	}
 	/* A typo is answered with the nearest command, if one is near,
 	 * rather than with the whole list. */
 	{

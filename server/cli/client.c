@@ -1,9 +1,10 @@
 /*
  * client.c: the CLI's side of the daemon's API (client.h).  It reads
  * serve.json to find the daemon, and makes one HTTP request at a time
- * with libcurl, with the bearer token from PAPO_TOKEN.  Runs on the main
- * thread of a short-lived command; it must never talk to anything but
- * the URL serve.json names (proxies from the environment are ignored).
+ * with the bearer token from PAPO_TOKEN: plain http:// by lib/httpc,
+ * https:// by client_tls.c (libcurl, with the daemon's key pinned).
+ * Runs on the main thread of a short-lived command; it must never talk
+ * to anything but the URL serve.json names (it uses no proxy).
  */
 #include <errno.h>
 #include <signal.h>
@@ -13,15 +14,15 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 
 #include "lib/fs.h"
+#include "lib/httpc.h"
 #include "node/node.h"
 #include "server/cli/client.h"
+#include "server/cli/client_int.h"
 #include "server/daemon/serve.h"
 
 #define CLIENT_FILE_MAX (64 * 1024)   /* bytes of serve.json */
-#define CLIENT_TIMEOUT_S 30           /* a send waits up to 8 s for acks */
 
 /* Reads a whole small file; NULL when absent, unreadable or too big. */
 static char *
@@ -120,43 +121,22 @@ client_close(struct client *c)
 	c->url = c->pin = NULL;
 }
 
-void
-client_setup(const struct client *c, void *curl)
+int
+client_buf_add(struct client_buf *b, const char *data, size_t n)
 {
-	curl_easy_setopt(curl, CURLOPT_PROXY, "");
-	if (c->pin == NULL)
-		return;
-	/* The pin is the whole check: libcurl compares the key before it
-	 * sends a byte, and refuses any other. */
-	curl_easy_setopt(curl, CURLOPT_PINNEDPUBLICKEY, c->pin);
-	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
-	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
-}
-
-struct client_buf {
-	char *p;
-	size_t len;
-	int over;
-};
-
-static size_t
-client_write(char *data, size_t size, size_t n, void *arg)
-{
-	struct client_buf *b = arg;
-	size_t add = size * n;
 	char *p;
 
-	if (add > CLIENT_ANSWER_MAX - b->len) {
+	if (n > CLIENT_ANSWER_MAX - b->len) {
 		b->over = 1;
-		return 0;
+		return -1;
 	}
-	if ((p = realloc(b->p, b->len + add + 1)) == NULL)
-		return 0;
+	if ((p = realloc(b->p, b->len + n + 1)) == NULL)
+		return -1;
 	b->p = p;
-	memcpy(b->p + b->len, data, add);
-	b->len += add;
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
 	b->p[b->len] = '\0';
-	return add;
+	return 0;
 }
 
 /* What a 409 of the daemon's says when no room is the default, and
@@ -172,7 +152,7 @@ client_write(char *data, size_t size, size_t n, void *arg)
  * rooms with no default says how to set one, and a room held already
  * is not to be started (its daemon runs).  *out is replaced then.
  */
-static void
+void
 client_explain(const struct client *c, long status, char **out)
 {
 	char msg[PAPO_ERR_LEN + 128];
@@ -210,21 +190,56 @@ client_explain(const struct client *c, long status, char **out)
 	cJSON_Delete(o);
 }
 
-/* A call's answer once it came: its status, and its body (never NULL,
- * "" for none) into *out, which the caller frees; b is left empty. */
+/* Whether c's daemon is reached over HTTPS (client_tls.c's). */
 static int
-client_answer(char err[PAPO_ERR_LEN], const struct client *c, CURL *curl,
-    struct client_buf *b, long *status, char **out)
+client_tls(const struct client *c)
 {
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, status);
+	return strncmp(c->url, "https://", 8) == 0;
+}
+
+/* What every request to the daemon carries: its token, then up to two
+ * headers of the caller's; the rest of r zeroed.  auth holds the token's
+ * header, which the caller wipes. */
+static void
+client_req(const struct client *c, struct httpc_req *r, char auth[300],
+    const char *method, const char *path, const char *h1, const char *h2)
+{
+	int n = 0;
+
+	memset(r, 0, sizeof(*r));
+	r->url = c->url;
+	r->method = method;
+	r->path = path;
+	r->connect_ms = CLIENT_CONNECT_S * 1000;
+	if (c->token != NULL) {
+		snprintf(auth, 300, "Authorization: Bearer %s", c->token);
+		r->headers[n++] = auth;
+	}
+	if (h1 != NULL)
+		r->headers[n++] = h1;
+	if (h2 != NULL)
+		r->headers[n++] = h2;
+}
+
+static int
+client_take(void *arg, long status, const char *p, size_t n)
+{
+	(void)status;
+	return client_buf_add(arg, p, n);
+}
+
+int
+client_answer(char err[PAPO_ERR_LEN], const struct client *c,
+    struct client_buf *b, long status, char **out)
+{
 	if (b->p == NULL && (b->p = calloc(1, 1)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		return -1;
 	}
 	*out = b->p;
 	b->p = NULL;
-	if (*status >= 400)
-		client_explain(c, *status, out);
+	if (status >= 400)
+		client_explain(c, status, out);
 	if (*out == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		return -1;
@@ -232,243 +247,181 @@ client_answer(char err[PAPO_ERR_LEN], const struct client *c, CURL *curl,
 	return 0;
 }
 
+void
+client_stream_error(char err[PAPO_ERR_LEN], const struct client *c,
+    long status, struct client_buf *b)
+{
+	const char *e;
+	cJSON *o;
+
+	if (b->p != NULL)
+		client_explain(c, status, &b->p);
+	o = b->p != NULL ? cJSON_Parse(b->p) : NULL;
+	e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o, "error"));
+	if (e != NULL)
+		snprintf(err, PAPO_ERR_LEN, "%s", e);
+	else
+		snprintf(err, PAPO_ERR_LEN, "papo serve at %s answered HTTP %ld",
+		    c->url, status);
+	cJSON_Delete(o);
+}
+
+void
+client_dl_error(const struct client *c, long status, struct client_buf *b,
+    char **out)
+{
+	if (status == 200 || status == 206)
+		return;
+	*out = b->p != NULL ? b->p : strdup("");
+	b->p = NULL;
+	if (*out != NULL)
+		client_explain(c, status, out);
+}
+
 int
 client_call(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
     const char *body, long *status, char **out)
 {
-	char url[1024], auth[300];
-	struct curl_slist *headers = NULL;
 	struct client_buf b = { NULL, 0, 0 };
-	CURL *curl = NULL;
-	CURLcode cc;
+	struct httpc_req r;
+	enum httpc_end end;
+	char auth[300];
 	int rc = -1;
 
 	*out = NULL;
-	snprintf(url, sizeof(url), "%s%s", c->url, path);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
-	    (curl = curl_easy_init()) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "cannot start libcurl");
-		goto out;
-	}
-	if (body != NULL) {
-		headers = curl_slist_append(headers,
-		    "Content-Type: application/json");
-		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
-	}
-	if (c->token != NULL) {
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s",
-		    c->token);
-		headers = curl_slist_append(headers, auth);
-		explicit_bzero(auth, sizeof(auth));
-	}
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	client_setup(c, curl);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)CLIENT_TIMEOUT_S);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, client_write);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
-	if ((cc = curl_easy_perform(curl)) != CURLE_OK) {
+	if (client_tls(c))
+		return client_tls_call(err, c, path, body, status, out);
+	client_req(c, &r, auth, body != NULL ? "POST" : "GET", path,
+	    body != NULL ? "Content-Type: application/json" : NULL, NULL);
+	r.body = body;
+	r.body_len = body != NULL ? strlen(body) : 0;
+	r.total_ms = CLIENT_TIMEOUT_S * 1000;
+	r.on_body = client_take;
+	r.body_arg = &b;
+	end = httpc_do(&r, status);
+	explicit_bzero(auth, sizeof(auth));
+	if (end != HTTPC_OK) {
 		if (b.over)
 			snprintf(err, PAPO_ERR_LEN, "the answer of papo serve at "
 			    "%s is over %d bytes", c->url, CLIENT_ANSWER_MAX);
 		else
 			snprintf(err, PAPO_ERR_LEN, "cannot reach papo serve at "
-			    "%s: %s", c->url, curl_easy_strerror(cc));
+			    "%s: %s", c->url, httpc_why(end));
 		goto out;
 	}
-	rc = client_answer(err, c, curl, &b, status, out);
+	rc = client_answer(err, c, &b, *status, out);
 out:
 	free(b.p);
-	curl_slist_free_all(headers);
-	if (curl != NULL)
-		curl_easy_cleanup(curl);
-	curl_global_cleanup();
 	return rc;
 }
 
 struct client_stream {
 	client_chunk_cb *cb;
 	void *arg;
-	CURL *curl;
 	struct client_buf err;   /* an error answer's body */
 };
 
-#define CLIENT_STREAM_ERR_MAX 4096   /* bytes of an error answer kept */
-
-static size_t
-client_stream_write(char *data, size_t size, size_t n, void *arg)
+static int
+client_stream_take(void *arg, long status, const char *p, size_t n)
 {
 	struct client_stream *st = arg;
-	long status = 0;
 
 	/* An error answer is not a stream: its body is its error. */
-	curl_easy_getinfo(st->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200)
-		return st->err.len + size * n > CLIENT_STREAM_ERR_MAX ? 0 :
-		    client_write(data, size, n, &st->err);
-	return st->cb(data, size * n, st->arg) == -1 ? 0 : size * n;
+		return st->err.len + n > CLIENT_STREAM_ERR_MAX ? -1 :
+		    client_buf_add(&st->err, p, n);
+	return st->cb(p, n, st->arg);
 }
 
 int
 client_stream(char err[PAPO_ERR_LEN], const struct client *c, const char *path,
     const char *last, client_chunk_cb *cb, void *arg)
 {
-	char url[1024], auth[300], lastid[128];
-	struct curl_slist *headers = NULL;
-	struct client_stream st = { cb, arg, NULL, { NULL, 0, 0 } };
+	struct client_stream st = { cb, arg, { NULL, 0, 0 } };
+	char auth[300], lastid[128];
+	struct httpc_req r;
+	enum httpc_end end;
 	long status = 0;
-	CURLcode cc;
 	int rc = -1;
 
-	snprintf(url, sizeof(url), "%s%s", c->url, path);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
-	    (st.curl = curl_easy_init()) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "cannot start libcurl");
-		goto out;
-	}
-	headers = curl_slist_append(headers, "Accept: text/event-stream");
-	if (last != NULL) {
+	if (client_tls(c))
+		return client_tls_stream(err, c, path, last, cb, arg);
+	if (last != NULL)
 		snprintf(lastid, sizeof(lastid), "Last-Event-ID: %s", last);
-		headers = curl_slist_append(headers, lastid);
-	}
-	if (c->token != NULL) {
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s",
-		    c->token);
-		headers = curl_slist_append(headers, auth);
-		explicit_bzero(auth, sizeof(auth));
-	}
-	curl_easy_setopt(st.curl, CURLOPT_URL, url);
-	curl_easy_setopt(st.curl, CURLOPT_HTTPHEADER, headers);
-	client_setup(c, st.curl);
-	curl_easy_setopt(st.curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(st.curl, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(st.curl, CURLOPT_WRITEFUNCTION, client_stream_write);
-	curl_easy_setopt(st.curl, CURLOPT_WRITEDATA, &st);
-	cc = curl_easy_perform(st.curl);
-	curl_easy_getinfo(st.curl, CURLINFO_RESPONSE_CODE, &status);
+	client_req(c, &r, auth, "GET", path, "Accept: text/event-stream",
+	    last != NULL ? lastid : NULL);
+	r.on_body = client_stream_take;
+	r.body_arg = &st;
+	end = httpc_do(&r, &status);
+	explicit_bzero(auth, sizeof(auth));
 	if (status != 0 && status != 200) {
-		const char *e;
-		cJSON *o;
-
-		if (st.err.p != NULL)
-			client_explain(c, status, &st.err.p);
-		o = st.err.p != NULL ? cJSON_Parse(st.err.p) : NULL;
-		e = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(o,
-		    "error"));
-		if (e != NULL)
-			snprintf(err, PAPO_ERR_LEN, "%s", e);
-		else
-			snprintf(err, PAPO_ERR_LEN, "papo serve at %s answered "
-			    "HTTP %ld", c->url, status);
-		cJSON_Delete(o);
+		client_stream_error(err, c, status, &st.err);
 		goto out;
 	}
-	if (cc != CURLE_OK && cc != CURLE_WRITE_ERROR &&
-	    cc != CURLE_PARTIAL_FILE && cc != CURLE_RECV_ERROR) {
+	/* A stream the daemon ended, or cut (it stopped), or the caller
+	 * stopped, has ended as streams do. */
+	if (end != HTTPC_OK && end != HTTPC_STOPPED && end != HTTPC_CUT) {
 		snprintf(err, PAPO_ERR_LEN, "cannot reach papo serve at %s: %s",
-		    c->url, curl_easy_strerror(cc));
+		    c->url, httpc_why(end));
 		goto out;
 	}
 	rc = 0;
 out:
 	free(st.err.p);
-	curl_slist_free_all(headers);
-	if (st.curl != NULL)
-		curl_easy_cleanup(st.curl);
-	curl_global_cleanup();
 	return rc;
 }
 
-/* Sets what every request needs: the URL, the token, the pin. */
-static struct curl_slist *
-client_prepare(const struct client *c, CURL *curl, const char *path,
-    struct curl_slist *headers)
-{
-	char url[1024], auth[300];
-
-	snprintf(url, sizeof(url), "%s%s", c->url, path);
-	if (c->token != NULL) {
-		snprintf(auth, sizeof(auth), "Authorization: Bearer %s",
-		    c->token);
-		headers = curl_slist_append(headers, auth);
-		explicit_bzero(auth, sizeof(auth));
-	}
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	client_setup(c, curl);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT, 5L);
-	/* A file takes as long as it takes; a daemon that stops answering
-	 * for a minute is given up on. */
-	curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-	curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, 60L);
-	return headers;
-}
-
-static size_t
-client_read_file(char *out, size_t size, size_t n, void *arg)
+static long
+client_read_file(void *arg, char *p, size_t n)
 {
 	FILE *f = arg;
-	size_t got = fread(out, 1, size * n, f);
+	size_t got = fread(p, 1, n, f);
 
 	if (got == 0 && ferror(f))
-		return CURL_READFUNC_ABORT;
-	return got;
+		return -1;
+	return (long)got;
 }
 
 int
 client_upload(char err[PAPO_ERR_LEN], const struct client *c,
     const char *path, FILE *f, long long size, long *status, char **out)
 {
-	struct curl_slist *headers = NULL;
 	struct client_buf b = { NULL, 0, 0 };
-	CURL *curl = NULL;
-	CURLcode cc;
+	struct httpc_req r;
+	enum httpc_end end;
+	char auth[300];
 	int rc = -1;
 
 	*out = NULL;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
-	    (curl = curl_easy_init()) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "cannot start libcurl");
+	if (client_tls(c))
+		return client_tls_upload(err, c, path, f, size, status, out);
+	client_req(c, &r, auth, "POST", path,
+	    "Content-Type: application/octet-stream", NULL);
+	r.read = client_read_file;
+	r.read_arg = f;
+	r.read_len = size < 0 ? -1 : size;
+	r.idle_ms = CLIENT_IDLE_S * 1000;
+	r.on_body = client_take;
+	r.body_arg = &b;
+	end = httpc_do(&r, status);
+	explicit_bzero(auth, sizeof(auth));
+	if (end == HTTPC_READ) {
+		snprintf(err, PAPO_ERR_LEN, "cannot read the file: %s",
+		    strerror(errno));
 		goto out;
 	}
-	headers = curl_slist_append(headers,
-	    "Content-Type: application/octet-stream");
-	if (size < 0)
-		headers = curl_slist_append(headers,
-		    "Transfer-Encoding: chunked");
-	headers = client_prepare(c, curl, path, headers);
-	curl_easy_setopt(curl, CURLOPT_POST, 1L);
-	curl_easy_setopt(curl, CURLOPT_READFUNCTION, client_read_file);
-	curl_easy_setopt(curl, CURLOPT_READDATA, f);
-	curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
-	    (curl_off_t)(size < 0 ? -1 : size));
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, client_write);
-	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &b);
-	if ((cc = curl_easy_perform(curl)) != CURLE_OK) {
-		snprintf(err, PAPO_ERR_LEN, cc == CURLE_ABORTED_BY_CALLBACK ?
-		    "cannot read the file: %s" : "cannot upload to papo serve "
-		    "at %s", cc == CURLE_ABORTED_BY_CALLBACK ?
-		    strerror(errno) : c->url);
-		if (cc != CURLE_ABORTED_BY_CALLBACK)
-			snprintf(err + strlen(err), PAPO_ERR_LEN - strlen(err),
-			    ": %s", curl_easy_strerror(cc));
+	if (end != HTTPC_OK) {
+		snprintf(err, PAPO_ERR_LEN, "cannot upload to papo serve at %s: "
+		    "%s", c->url, httpc_why(end));
 		goto out;
 	}
-	rc = client_answer(err, c, curl, &b, status, out);
+	rc = client_answer(err, c, &b, *status, out);
 out:
 	free(b.p);
-	curl_slist_free_all(headers);
-	if (curl != NULL)
-		curl_easy_cleanup(curl);
-	curl_global_cleanup();
 	return rc;
 }
 
 struct client_dl {
-	CURL *curl;
 	FILE *f;
 	struct client_buf err;     /* an error answer's body */
 	int failed;                /* f could not be written */
@@ -477,23 +430,21 @@ struct client_dl {
 	void *arg;
 };
 
-static size_t
-client_dl_write(char *data, size_t size, size_t n, void *arg)
+static int
+client_dl_take(void *arg, long status, const char *p, size_t n)
 {
 	struct client_dl *d = arg;
-	long status = 0;
 
-	curl_easy_getinfo(d->curl, CURLINFO_RESPONSE_CODE, &status);
 	if (status != 200 && status != 206)
-		return client_write(data, size, n, &d->err);
-	if (fwrite(data, 1, size * n, d->f) != size * n) {
+		return client_buf_add(&d->err, p, n);
+	if (fwrite(p, 1, n, d->f) != n) {
 		d->failed = 1;
-		return 0;
+		return -1;
 	}
-	d->bytes += size * n;
+	d->bytes += n;
 	if (d->progress != NULL)
 		d->progress(d->arg, d->bytes);
-	return size * n;
+	return 0;
 }
 
 int
@@ -501,53 +452,41 @@ client_download(char err[PAPO_ERR_LEN], const struct client *c,
     const char *path, unsigned long long off, FILE *f,
     client_progress_cb *progress, void *arg, long *status, char **out)
 {
-	struct curl_slist *headers = NULL;
+	struct httpc_req r;
 	struct client_dl d;
-	char range[64];
-	CURLcode cc;
+	char auth[300], range[64];
+	enum httpc_end end;
 	int rc = -1;
 
 	*out = NULL;
+	if (client_tls(c))
+		return client_tls_download(err, c, path, off, f, progress, arg,
+		    status, out);
 	memset(&d, 0, sizeof(d));
 	d.f = f;
 	d.progress = progress;
 	d.arg = arg;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ||
-	    (d.curl = curl_easy_init()) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "cannot start libcurl");
-		goto out;
-	}
-	if (off > 0) {
+	if (off > 0)
 		snprintf(range, sizeof(range), "Range: bytes=%llu-", off);
-		headers = curl_slist_append(headers, range);
-	}
-	headers = client_prepare(c, d.curl, path, headers);
-	curl_easy_setopt(d.curl, CURLOPT_WRITEFUNCTION, client_dl_write);
-	curl_easy_setopt(d.curl, CURLOPT_WRITEDATA, &d);
-	cc = curl_easy_perform(d.curl);
+	client_req(c, &r, auth, "GET", path, off > 0 ? range : NULL, NULL);
+	r.idle_ms = CLIENT_IDLE_S * 1000;
+	r.on_body = client_dl_take;
+	r.body_arg = &d;
+	end = httpc_do(&r, status);
+	explicit_bzero(auth, sizeof(auth));
 	if (d.failed) {
 		snprintf(err, PAPO_ERR_LEN, "cannot write the file: %s",
 		    strerror(errno));
 		goto out;
 	}
-	if (cc != CURLE_OK) {
+	if (end != HTTPC_OK) {
 		snprintf(err, PAPO_ERR_LEN, "the download from papo serve at "
-		    "%s stopped: %s", c->url, curl_easy_strerror(cc));
+		    "%s stopped: %s", c->url, httpc_why(end));
 		goto out;
 	}
-	curl_easy_getinfo(d.curl, CURLINFO_RESPONSE_CODE, status);
-	if (*status != 200 && *status != 206) {
-		*out = d.err.p != NULL ? d.err.p : strdup("");
-		d.err.p = NULL;
-		if (*out != NULL)
-			client_explain(c, *status, out);
-	}
+	client_dl_error(c, *status, &d.err, out);
 	rc = 0;
 out:
 	free(d.err.p);
-	curl_slist_free_all(headers);
-	if (d.curl != NULL)
-		curl_easy_cleanup(d.curl);
-	curl_global_cleanup();
 	return rc;
 }

@@ -1,7 +1,8 @@
 /*
  * client.h: how the CLI commands reach the running daemon: serve.json in
- * $PAPO_HOME gives its URL and pid, and libcurl carries one request at a
- * time.  For the main thread of a short-lived command.
+ * $PAPO_HOME gives its URL and pid, and one request at a time goes to it
+ * (lib/httpc over http://; libcurl over https://, in papo-full only).
+ * For the main thread of a short-lived command.
  */
 #ifndef PAPO_CLIENT_H
 #define PAPO_CLIENT_H

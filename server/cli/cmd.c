@@ -38,8 +38,7 @@ cli_fail(const char *err)
 	return CLI_ERROR;
 }
 
-/* $PAPO_HOME, else ~/.papo. */
-static int
+int
 cli_home(char *out, size_t n)
 {
 	const char *home = getenv("PAPO_HOME");

@@ -15,6 +15,16 @@
 #define CLI_ERROR 1
 #define CLI_USAGE 2
 
+/* What a command needs of the daemon, which tells the front program
+ * when to hand it to papo-full (cli.c, full.c). */
+enum cli_reach {
+	CLI_ASKS,      /* it asks the running daemon: papo-full's when that
+	                * one is at an https:// URL */
+	CLI_DISK,      /* likewise, and with none running it reads the
+	                * home's files (cmd_disk.c): papo-full's then too */
+	CLI_LOCAL,     /* it asks the daemon nothing */
+};
+
 struct cli_cmd {
 	const char *name;
 	const char *usage;
@@ -24,6 +34,7 @@ struct cli_cmd {
 	/* Its settings are the settings table's (settings.c), which reads
 	 * their environment variables: cli_parse leaves them alone. */
 	int settings;
+	enum cli_reach reach;
 };
 
 #define CLI_FILES_MAX 16   /* papo say --file: files a message names */
@@ -64,6 +75,10 @@ struct cli_opts {
 	char home[4096];      /* $PAPO_HOME, else ~/.papo */
 	char room_id[32];     /* the id --room was found to name */
 };
+
+/* $PAPO_HOME, else ~/.papo, into out (n bytes): 0, or -1 when neither
+ * can be told or it does not fit. */
+int cli_home(char *out, size_t n);
 
 /*
  * The room sel names, as the CLI finds it among the running daemon's

@@ -21,11 +21,11 @@
 #include "server/cli/ask.h"
 #include "server/cli/client.h"
 #include "server/cli/cmd.h"
+#include "server/cli/cmd_disk.h"
 #include "server/cli/cmd_msg.h"
 #include "server/cli/cmd_room.h"
 #include "server/cli/cmd_search.h"
 #include "server/cli/print.h"
-#include "server/daemon/serve.h"
 #include "server/http/http.h"
 
 /*
@@ -568,21 +568,9 @@ cli_history(const struct cli_cmd *c, int argc, char **argv)
 	/* With the daemon stopped, the log on the disk (node/offline.c). */
 	rc = CLI_OK;
 	if (!cli_running(o.home)) {
-		char err[PAPO_ERR_LEN];
-		int lockfd;
-
-		/* serve.lock held: no daemon starts while the log is read. */
-		if (serve_hold(err, o.home, &lockfd) == -1) {
-			rc = cli_fail(err);
+		if ((rc = cli_history_disk(o.home, o.room, (size_t)n, &text,
+		    &ans)) != CLI_OK)
 			goto out;
-		}
-		text = node_history_offline(err, o.home, o.room, (size_t)n);
-		if (lockfd != -1)
-			close(lockfd);
-		if (text == NULL || (ans = cJSON_Parse(text)) == NULL) {
-			rc = cli_fail(text == NULL ? err : "out of memory");
-			goto out;
-		}
 	} else if ((rc = cli_call(o.home, o.room, path, NULL, &ans,
 	    &text)) != CLI_OK)
 		goto out;

@@ -19,10 +19,10 @@
 
 #include "lib/buf.h"
 #include "server/cli/ask.h"
+#include "server/cli/cmd_disk.h"
 #include "server/cli/cmd_room.h"
 #include "server/cli/cmd_search.h"
 #include "server/cli/print.h"
-#include "server/daemon/serve.h"
 
 #define CLI_URL_MAX 8192
 
@@ -251,25 +251,6 @@ cli_search_path(const struct node_offline_query *q, struct buf *b)
 	cli_arg(b, "files", q->files ? "1" : NULL);
 	cli_arg(b, "order", "time");
 	cli_arg(b, "limit", num[2]);
-}
-
-/* q answered from the disk, serve.lock held (no daemon starts
- * meanwhile): CLI_OK with *text and *ans, or the error said. */
-static int
-cli_search_disk(const char *home, const struct node_offline_query *q,
-    char **text, cJSON **ans)
-{
-	char err[PAPO_ERR_LEN];
-	int lockfd;
-
-	if (serve_hold(err, home, &lockfd) == -1)
-		return cli_fail(err);
-	*text = node_search_offline(err, home, q);
-	if (lockfd != -1)
-		close(lockfd);
-	if (*text == NULL || (*ans = cJSON_Parse(*text)) == NULL)
-		return cli_fail(*text == NULL ? err : "out of memory");
-	return CLI_OK;
 }
 
 int

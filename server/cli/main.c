@@ -1,8 +1,10 @@
 /*
- * main.c: process start-up: the log level from PAPO_LOG, then the
+ * main.c: process start-up of both programs, the front `papo` and
+ * papo-full: the process's name, the log level from PAPO_LOG, then the
  * command (cli.c).  The daemon's start and stop order is serve.c's.
  */
 #include <stdio.h>
+#include <sys/prctl.h>
 
 #include "lib/log.h"
 #include "node/node.h"
@@ -15,6 +17,9 @@ main(int argc, char **argv)
 	char err[PAPO_ERR_LEN];
 	int level;
 
+	/* papo-full is papo to ps, top and papo doctor's "taken by pid N
+	 * (papo)", as the one program was. */
+	prctl(PR_SET_NAME, "papo", 0, 0, 0);
 	switch (settings_get(err, "PAPO_LOG", &level)) {
 	case -1:
 		fprintf(stderr, "papo: %s\n", err);

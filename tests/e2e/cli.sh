@@ -200,4 +200,35 @@ mkdir -p "$T/broken" && echo '{"room":' >"$T/broken/room.json"
 expect 1 "damaged room.json" -- env PAPO_HOME="$T/broken" "$PAPO" invite
 has "$T/err" 'room.json is damaged' "damaged file named"
 
+# The front (docs/ARCHITECTURE.md, "The front program"): papo runs the
+# commands that only talk to a running daemon itself, and hands the
+# others to papo-full, which it finds beside it.  A papo copied alone
+# still runs status, say, hook and history while the daemon runs; a
+# command it hands on (history with the daemon stopped reads the disk)
+# says what it misses.  The daemon is papo to ps, and serve.json's pid
+# is the process that was started.
+unset PAPO_HOME
+papo fr new --name fr >/dev/null
+start fr
+mkdir -p "$T/alone" && cp "$PAPO" "$T/alone/papo"
+expect 0 "status from a papo with no papo-full" -- env PAPO_HOME="$T/fr" "$T/alone/papo" status
+has "$T/out" '^me: fr ' "status from the front names this member"
+expect 0 "say from a papo with no papo-full" -- env PAPO_HOME="$T/fr" "$T/alone/papo" say "from the front"
+echo '{"hook_event_name":"UserPromptSubmit","prompt":"hi"}' >"$T/event"
+expect 0 "hook from a papo with no papo-full" -- bash -c \
+    'PAPO_HOME=$1 exec "$2" hook <"$3"' _ "$T/fr" "$T/alone/papo" "$T/event"
+expect 1 "version from a papo with no papo-full" -- "$T/alone/papo" version
+has "$T/err" "^papo: cannot run papo-full \\($T/alone/papo-full, or $T/alone/.*/papo-full\\): " "a command handed on says where papo-full was looked for"
+expect 0 "history from a papo with no papo-full" -- env PAPO_HOME="$T/fr" "$T/alone/papo" history
+has "$T/out" 'fr: from the front' "history from the front shows its say"
+[ "$(cat "/proc/$(cat "$T/fr.pid")/comm")" = papo ] && ok ||
+    fail "the daemon is '$(cat "/proc/$(cat "$T/fr.pid")/comm")' to ps, not papo"
+[ "$(jq .pid "$T/fr/serve.json")" = "$(cat "$T/fr.pid")" ] && ok ||
+    fail "serve.json's pid is not the started process's"
+stop fr
+expect 1 "history of a stopped daemon from a papo with no papo-full" -- env PAPO_HOME="$T/fr" "$T/alone/papo" history
+has "$T/err" "^papo: cannot run papo-full " "history with the daemon stopped is papo-full's"
+expect 0 "history of a stopped daemon through papo-full" -- env PAPO_HOME="$T/fr" "$PAPO" history
+has "$T/out" 'fr: from the front' "papo-full reads the front's say from the disk"
+
 finish

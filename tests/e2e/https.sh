@@ -77,6 +77,11 @@ has "$T/out" "^me: ana" "papo status prints the member"
 expect 0 "papo say over https" -- papo ana say "said by the cli"
 expect 0 "papo history over https" -- papo ana history
 has "$T/out" "said by the cli" "papo history shows what papo say sent"
+# The front hands what asks an https daemon to papo-full; papo setup
+# asks it nothing, and names the papo that ran it, not papo-full.
+expect 0 "papo setup --print beside an https daemon" -- env HOME="$T/ana" \
+	PAPO_HOME="$T/ana" "$PAPO" setup claude-code --print
+has "$T/out" "\"command\": \"$(realpath "$PAPO")\"" "papo setup names papo, not papo-full"
 cp "$T/ana/serve.json" "$T/serve.json.good"
 jq '.tls_pin = "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA="' "$T/serve.json.good" >"$T/ana/serve.json"
 expect 1 "papo status refuses another key" -- papo ana status

@@ -61,10 +61,12 @@ for field in "Package: papo" "Version: $version" "Architecture: $arch" \
 	    fail "the control file has no '$field': $(cat "$T/control")"
 done
 
-# Its Depends come from dpkg-shlibdeps: each library the binary needs
-# (ELF NEEDED, port mapping's too) is named by the package holding it.
+# Its Depends come from dpkg-shlibdeps: each library the programs need
+# (ELF NEEDED of papo and papo-full, port mapping's too) is named by the
+# package holding it.
 depends=$(dpkg-deb -f "$deb" Depends)
-for so in $(readelf -d "$BUILD/papo" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
+for so in $(readelf -d "$BUILD/papo" "$BUILD/papo-full" |
+    sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | sort -u); do
 	path=$(ldconfig -p | awk -v so="$so" '$1 == so { print $NF; exit }')
 	pkg=$(pkg_of "$path")
 	[ -n "$pkg" ] || { fail "no package holds $so ($path)"; continue; }
@@ -72,14 +74,15 @@ for so in $(readelf -d "$BUILD/papo" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); 
 	    fail "Depends lacks $pkg (for $so): $depends"
 done
 for lib in libminiupnpc libnatpmp; do
-	if readelf -d "$BUILD/papo" | grep -q "$lib"; then
+	if readelf -d "$BUILD/papo-full" | grep -q "$lib"; then
 		echo "$depends" | grep -q "$lib" && ok ||
 		    fail "the binary links $lib, Depends does not name it"
 	fi
 done
 
 dpkg-deb -c "$deb" | awk '{ print $NF }' >"$T/contents"
-for f in ./usr/bin/papo ./usr/share/man/man1/papo.1.gz \
+for f in ./usr/bin/papo ./usr/libexec/papo/papo-full \
+    ./usr/share/man/man1/papo.1.gz \
     ./usr/share/bash-completion/completions/papo \
     ./usr/share/zsh/vendor-completions/_papo \
     ./usr/share/fish/vendor_completions.d/papo.fish \

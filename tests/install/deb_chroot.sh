@@ -66,7 +66,7 @@ echo "time: apt-get update $(secs "$t0" "$t1") s, apt-get install papo" \
     "$n0 there before)"
 dpkg-query -W -f '${Status}\n' papo | grep -q 'install ok installed' && ok ||
     fail "dpkg does not say papo is installed"
-missing=$(ldd /usr/bin/papo | grep 'not found')
+missing=$(ldd /usr/bin/papo /usr/libexec/papo/papo-full | grep 'not found')
 [ -z "$missing" ] && ok || fail "libraries not installed: $missing"
 
 useradd -m -s /bin/bash ana && useradd -m -s /bin/bash bo && ok ||

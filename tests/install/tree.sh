@@ -20,7 +20,8 @@ if ! DESTDIR=$R cmake --install "$BUILD" --prefix /usr >"$T/install" 2>&1; then
 	exit 1
 fi
 PAPO=$R/usr/bin/papo
-for f in bin/papo share/man/man1/papo.1.gz \
+FULL=$R/usr/libexec/papo/papo-full
+for f in bin/papo libexec/papo/papo-full share/man/man1/papo.1.gz \
     share/bash-completion/completions/papo share/zsh/vendor-completions/_papo \
     share/fish/vendor_completions.d/papo.fish lib/systemd/user/papo.service \
     share/doc/papo/README.md share/doc/papo/LICENSE share/doc/papo/copyright; do
@@ -31,6 +32,12 @@ for f in "$SRC"/docs/*.md; do
 	    fail "docs/$(basename "$f") is not in /usr/share/doc/papo/docs"
 done
 [ -x "$PAPO" ] && ok || fail "/usr/bin/papo is not executable"
+[ -x "$FULL" ] && ok || fail "/usr/libexec/papo/papo-full is not executable"
+# The front links no library but libc, libcJSON and libsodium (the
+# commands it runs itself start in a millisecond); papo-full the rest.
+extra=$(ldd "$PAPO" | awk '{ print $1 }' | grep -vE \
+    '^(linux-vdso|/lib64/ld-linux|libc\.so|libcjson\.so|libsodium\.so)')
+[ -z "$extra" ] && ok || fail "/usr/bin/papo links more: $extra"
 
 # papo --version: the project's version, then the protocols, then each
 # library at the version Debian's package of it has (read at run time).
@@ -48,7 +55,7 @@ grep -qx 'invites: papo1..., versions 1 to 2' "$T/version" && ok ||
 # NAME in papo --version, and the shared object whose package says it.
 while read -r name so; do
 	got=$(awk -v n="$name" '$1 == n { print $2; exit }' "$T/version")
-	path=$(ldd "$PAPO" | awk -v so="$so" 'index($1, so) == 1 { print $3 }')
+	path=$(ldd "$FULL" | awk -v so="$so" 'index($1, so) == 1 { print $3 }')
 	pkg=$(pkg_of "$path")
 	# Debian's version, without epoch or revision: 1:3.7.9-2+deb12u4
 	# is 3.7.9.
@@ -66,7 +73,7 @@ libcurl libcurl-gnutls.so
 cJSON libcjson.so
 cmark-gfm libcmark-gfm.so
 EOF
-if ldd "$PAPO" | grep -q libminiupnpc; then
+if ldd "$FULL" | grep -q libminiupnpc; then
 	grep -qE '^  miniupnpc +[0-9]' "$T/version" && ok ||
 	    fail "linked with libminiupnpc, papo --version gives no version"
 fi

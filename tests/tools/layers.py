@@ -34,7 +34,7 @@ import subprocess
 import sys
 
 DIRS = ("lib", "node", "server")        # the project's sources
-TARGETS = ("papo_node", "papo")         # whose objects make the call graph
+TARGETS = ("papo_node", "papo-full", "papo")       # whose objects make the call graph
 INCLUDE = re.compile(r'\s*#\s*include\s+"([^"]+)"')
 # Files under the first folder may include of the second only these.
 # node/'s folders are layers too, each above the ones before it: wire
