@@ -343,10 +343,13 @@ store_compact(char err[PAPO_ERR_LEN], struct store *s,
 	c.pause_ms = pause_ms();
 	c.pause_at = (s->nent - drop) / 2 + 1;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", s->log_path);
+	/* The log is read again read-write: a torn last line (a write cut
+	 * short since it was read) is cut off by the replay, as at start,
+	 * which a read-only descriptor cannot do (EINVAL). */
 	if ((c.b = malloc(COMPACT_BUF)) == NULL ||
 	    (c.fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC,
 	    0600)) == -1 ||
-	    (rfd = open(s->log_path, O_RDONLY | O_CLOEXEC)) == -1) {
+	    (rfd = open(s->log_path, O_RDWR | O_CLOEXEC)) == -1) {
 		err_set(err, "cannot compact %s: %s", s->log_path,
 		    strerror(errno));
 		goto out;

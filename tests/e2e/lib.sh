@@ -93,8 +93,13 @@ start() {
 	PAPO_LAN=off PAPO_PORTMAP=off PAPO_HOME=$T/$n "$PAPO" serve --http 127.0.0.1:0 --listen "$listen" \
 		--name "$n" "$@" >>"$T/$n.out" 2>>"$T/$n.err" </dev/null &
 	echo $! >"$T/$n.pid"
-	if ! until_true 20 test -s "$T/$n/serve.json"; then
-		fail "$n did not start: $(tail -3 "$T/$n.err")"
+	# START_WAIT: the seconds a start may take (20; more where a start
+	# has much to do, a large log to read or cut).  A daemon that did
+	# not start in time is killed, so that it cannot start later beside
+	# what the test does next.
+	if ! until_true "${START_WAIT:-20}" test -s "$T/$n/serve.json"; then
+		fail "$n did not start in ${START_WAIT:-20} s: $(tail -3 "$T/$n.err")"
+		crash "$n"
 		return 1
 	fi
 	URL[$n]=$(jq -r .http "$T/$n/serve.json")
