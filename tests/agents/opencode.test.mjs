@@ -209,7 +209,7 @@ describe('opencode 1.18.33 as ana\'s agent', { concurrency: 6 }, () => {
       }, async (ctx) => {
         R = ctx.R;
         const { model, env, cwd, agent } = ctx;
-        const res = await opencodeRun(env, cwd, 'You are ana in a chat room: call wait, then stop.', [], { timeout: 90_000 });
+        const res = await opencodeRun(env, cwd, 'You are ana in a chat room: call wait, then stop.', [], { timeout: 120_000 });
         ctx.extra.push(() => `--- opencode run exited ${res.code} after ${res.ms} ms; stdout: ${res.stdout.slice(-800)}\nstderr: ${res.stderr.slice(-1500)}`);
         say(`run ${transport} with a message unread at its end: ${res.ms} ms`);
         assert.equal(res.code, 0, `opencode run exits 0 on its own (${res.signal ?? res.code})`);
@@ -224,7 +224,7 @@ describe('opencode 1.18.33 as ana\'s agent', { concurrency: 6 }, () => {
   it('opencode run with nothing unread ends on its own', async () => {
     await withCase('quiet', { agent: { waits: 1, waitArgs: { timeout_s: 1 } } }, async (ctx) => {
       const { model, env, cwd, agent, R } = ctx;
-      const res = await opencodeRun(env, cwd, 'You are ana in a chat room: call wait, then stop.', [], { timeout: 60_000 });
+      const res = await opencodeRun(env, cwd, 'You are ana in a chat room: call wait, then stop.', [], { timeout: 120_000 });
       ctx.extra.push(() => `--- opencode run exited ${res.code} after ${res.ms} ms; stderr: ${res.stderr.slice(-1500)}`);
       say(`run with nothing unread: ${res.ms} ms`);
       assert.equal(res.code, 0, `opencode run exits 0 on its own (${res.signal ?? res.code})`);
