@@ -67,7 +67,7 @@ struct cli_opts {
 	int nfiles;
 	const char *output;   /* papo get -o */
 	int wait;             /* papo get --wait */
-	/* papo history's search (issue 25): -q, --from, --since, --before,
+	/* papo history's search: -q, --from, --since, --before,
 	 * --after, --thread, --files */
 	const char *query, *from, *since, *before, *after, *thread;
 	int files_only;

@@ -8,7 +8,7 @@
  * once whole.  An existing PATH is never replaced without --force.  The
  * part is created exclusively and never through a symbolic link; one
  * that exists is taken only when it is a regular file of this user's
- * with no other link (issue 37: a link planted in a shared folder must
+ * with no other link (a link planted in a shared folder must
  * not make papo get write through it).  A name that starts with '.' or
  * '-', or holds format characters, is saved only by -o PATH.  Main
  * thread of a short-lived command.

@@ -88,7 +88,7 @@ cli_encode(const char *s, char *out, size_t len)
 
 /*
  * Opens path to share it: a regular file (or a directory, refused by
- * the caller), never waiting on a FIFO or a device (issue 37: a FIFO
+ * the caller), never waiting on a FIFO or a device (a FIFO once
  * held papo say for good).  NULL after saying why.
  */
 static FILE *

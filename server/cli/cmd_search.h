@@ -1,5 +1,5 @@
 /*
- * cmd_search.h: papo history's search and threads (issue 25; README,
+ * cmd_search.h: papo history's search and threads (README,
  * "Search"): -q WORDS, --from, --since, --before, --after, --thread,
  * --files, through GET /api/search and GET /api/history?thread=.
  */
