@@ -23,7 +23,7 @@
 #include "node/blobs.h"
 #include "node/room/files.h"
 #include "node/store/blob.h"
-#include "node/store/room.h"
+#include "node/store/home.h"
 #include "node/wire/attach.h"
 
 #define HEAD_LEN 512           /* bytes looked at to guess a type */
@@ -270,7 +270,7 @@ blobs_open(char err[PAPO_ERR_LEN], int *code, const char *home,
 		return NULL;
 	}
 	if (ref == NULL ||
-	    room_dir_find(err, home, room, rdir, sizeof(rdir)) == -1)
+	    home_dir_find(err, home, room, rdir, sizeof(rdir)) == -1)
 		return NULL;
 	*code = 500;
 	if (fs_path(dir, sizeof(dir), rdir, FILES_DIR) == -1) {

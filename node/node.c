@@ -30,7 +30,7 @@
 #include "node/roomset.h"
 #include "node/room/files.h"
 #include "node/room/room.h"
-#include "node/store/room.h"
+#include "node/store/home.h"
 #include "node/store/store.h"
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"

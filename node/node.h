@@ -19,7 +19,7 @@
 #include "node/offline.h"
 #include "node/papo.h"
 #include "node/room/limit.h"
-#include "node/store/room.h"
+#include "node/store/home.h"
 #include "node/version.h"
 
 /*
@@ -87,7 +87,7 @@ int node_keep_check(char err[PAPO_ERR_LEN], const char *text);
 void node_random(void *p, size_t n);
 
 /* Starts the node thread: loads the identity and every room home holds
- * (room_dirs: none is fine, one may be joined later), binds the UDP
+ * (home_dirs: none is fine, one may be joined later), binds the UDP
  * socket.  NULL with err set when any of that fails. */
 struct node *node_start(char err[PAPO_ERR_LEN], const struct node_config *c);
 /* Says bye to the other members and stops the thread: what it answered

@@ -16,7 +16,7 @@
 #include "lib/fs.h"
 #include "node/offline.h"
 #include "node/store/index.h"
-#include "node/store/room.h"
+#include "node/store/home.h"
 #include "node/store/store.h"
 #include "node/wire/attach.h"
 #include "node/wire/crypto.h"
@@ -60,7 +60,7 @@ offline_only(char err[PAPO_ERR_LEN], const char *home, char *dir,
 	size_t n;
 	int rc = -1;
 
-	if (room_dirs(err, home, &dirs, &n) == -1)
+	if (home_dirs(err, home, &dirs, &n) == -1)
 		return -1;
 	if (n == 1) {
 		snprintf(dir, len, "%s", dirs[0]);
@@ -69,7 +69,7 @@ offline_only(char err[PAPO_ERR_LEN], const char *home, char *dir,
 		snprintf(err, PAPO_ERR_LEN, "%s %s: give --room ROOM", home,
 		    n == 0 ? "holds no room yet" : "is in several rooms and "
 		    "none is the default");
-	room_dirs_free(dirs, n);
+	home_dirs_free(dirs, n);
 	return rc;
 }
 
@@ -90,14 +90,14 @@ offline_open(char err[PAPO_ERR_LEN], const char *home, const char *sel,
 			sel = dflt;
 	}
 	if (sel != NULL) {
-		if (room_dir_find(err, home, sel, f->dir, sizeof(f->dir)) == -1)
+		if (home_dir_find(err, home, sel, f->dir, sizeof(f->dir)) == -1)
 			return -1;
 	} else if (offline_only(err, home, f->dir, sizeof(f->dir)) == -1)
 		return -1;
-	if (room_load(err, f->dir, &r) == -1)
+	if (roomfile_load(err, f->dir, &r) == -1)
 		return -1;
 	sec_room_keys(r.secret, &keys);
-	room_wipe(&r);
+	roomfile_wipe(&r);
 	f->s = store_open(err, f->dir, &keys);
 	sodium_memzero(&keys, sizeof(keys));
 	return f->s != NULL ? 0 : -1;

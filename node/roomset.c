@@ -19,7 +19,7 @@
 #include "node/net/net.h"
 #include "node/room/room.h"
 #include "node/roomset.h"
-#include "node/store/room.h"
+#include "node/store/home.h"
 #include "node/store/store.h"
 #include "node/wire/crypto.h"
 #include "node/wire/invite.h"
@@ -42,7 +42,7 @@ roomset_emit(void *arg, struct node_msg *m)
 		roomset_changed(r->set);
 }
 
-/* The rooms as room_pick sees them, into refs (PAPO_ROOMS_MAX). */
+/* The rooms as home_pick sees them, into refs (PAPO_ROOMS_MAX). */
 static void
 roomset_refs(const struct roomset *rs, struct room_ref *refs)
 {
@@ -90,13 +90,13 @@ roomset_find(struct roomset *rs, struct node_msg *m)
 	if (sel == NULL || sel[0] == '\0') {
 		if ((found = roomset_default(rs)) != NULL)
 			return found;
-		room_refs_format(refs, rs->nrooms, err, sizeof(err) - 96);
+		home_refs_format(refs, rs->nrooms, err, sizeof(err) - 96);
 		node_msg_fail(m, rs->out, 409, "this daemon is in %zu rooms and none is "
 		    "the default: name one (--room, or room) of %s", rs->nrooms,
 		    err);
 		return NULL;
 	}
-	if ((at = room_pick(sel, refs, rs->nrooms, err, &status)) == -1) {
+	if ((at = home_pick(sel, refs, rs->nrooms, err, &status)) == -1) {
 		node_msg_fail(m, rs->out, status, "%s", err);
 		return NULL;
 	}
@@ -239,7 +239,7 @@ roomset_close_one(struct node_room *r)
 		return;
 	room_free(r->room);
 	store_close(r->store);
-	room_wipe(&r->file);
+	roomfile_wipe(&r->file);
 	sodium_memzero(&r->keys, sizeof(r->keys));
 	free(r->dir);
 	free(r);
@@ -257,7 +257,7 @@ roomset_load_one(char err[PAPO_ERR_LEN], struct roomset *rs, const char *dir)
 		goto fail;
 	}
 	r->set = rs;
-	if (room_load(err, dir, &r->file) == -1)
+	if (roomfile_load(err, dir, &r->file) == -1)
 		goto fail;
 	sec_room_keys(r->file.secret, &r->keys);
 	sec_room_id_format(&r->keys, r->id);
@@ -316,7 +316,7 @@ roomset_load(char err[PAPO_ERR_LEN], struct roomset *rs,
 	int rc = 0;
 
 	*added = NULL;
-	if (room_dirs(err, rs->home, &dirs, &nd) == -1)
+	if (home_dirs(err, rs->home, &dirs, &nd) == -1)
 		return -1;
 	for (size_t i = 0; i < nd && rc == 0 && rs->nrooms < PAPO_ROOMS_MAX;
 	    i++) {
@@ -331,7 +331,7 @@ roomset_load(char err[PAPO_ERR_LEN], struct roomset *rs,
 		else
 			rs->rooms[rs->nrooms++] = *added;
 	}
-	room_dirs_free(dirs, nd);
+	home_dirs_free(dirs, nd);
 	return rc;
 }
 
@@ -352,10 +352,10 @@ roomset_add(struct roomset *rs, struct node_msg *m)
 		return;
 	}
 	if (m->kind == NODE_JOIN)
-		rc = room_join_in(err, rs->home, m->text != NULL ? m->text : "",
+		rc = home_join_in(err, rs->home, m->text != NULL ? m->text : "",
 		    m->name, m->about, NULL, dir);
 	else
-		rc = room_create(err, rs->home, m->name, m->about, m->text, NULL,
+		rc = home_create(err, rs->home, m->name, m->about, m->text, NULL,
 		    rs->quic, &invite);
 	if (rc == -1) {
 		node_msg_fail(m, rs->out, errno == EEXIST ? 409 : 400, "%s", err);
@@ -365,7 +365,7 @@ roomset_add(struct roomset *rs, struct node_msg *m)
 	 * the node is reached. */
 	free(invite);
 	err[0] = '\0';
-	/* A room held, given the newer key it missed (room_join): opened
+	/* A room held, given the newer key it missed (home_join): opened
 	 * again, with it. */
 	for (size_t i = 0; rc == 1 && i < rs->nrooms; i++)
 		if (strcmp(rs->rooms[i]->dir, dir) == 0) {
@@ -380,7 +380,7 @@ roomset_add(struct roomset *rs, struct node_msg *m)
 			roomset_drop(rs, r);
 		/* No folder of a room that did not open is left behind. */
 		if (rc == 0 && m->kind == NODE_JOIN && dir[0] != '\0' &&
-		    room_leave(why, rs->home, dir, 1, aside) == -1)
+		    home_leave(why, rs->home, dir, 1, aside) == -1)
 			log_msg(LOG_WARN, "rooms: %s", why);
 		node_msg_fail(m, rs->out, 500, "%s", err[0] == '\0' ?
 		    "the room was stored but did not open" : err);
@@ -426,7 +426,7 @@ roomset_leave(struct roomset *rs, struct node_msg *m)
 	strcpy(id, r->id);
 	snprintf(dir, sizeof(dir), "%s", r->dir);
 	roomset_drop(rs, r);
-	rc = room_leave(err, rs->home, dir, m->limit == 1, aside);
+	rc = home_leave(err, rs->home, dir, m->limit == 1, aside);
 	if (strcmp(rs->dflt, id) == 0 || (rs->nrooms <= 1 && rs->dflt[0] != '\0')) {
 		rs->dflt[0] = '\0';
 		if (roomset_default_save(err, rs) == -1)
@@ -486,7 +486,7 @@ roomset_rename(struct roomset *rs, struct node_msg *m)
 	struct node_room *one = NULL;
 	cJSON *o, *arr;
 
-	if (room_check_name(err, name) == -1) {
+	if (roomfile_check_name(err, name) == -1) {
 		node_msg_fail(m, rs->out, 400, "%s", err);
 		return;
 	}
@@ -508,7 +508,7 @@ roomset_rename(struct roomset *rs, struct node_msg *m)
 			continue;
 		strcpy(was, r->file.me);
 		strcpy(r->file.me, name);
-		if (room_save(err, r->dir, &r->file) == -1) {
+		if (roomfile_save(err, r->dir, &r->file) == -1) {
 			strcpy(r->file.me, was);
 			cJSON_Delete(o);
 			node_msg_fail(m, rs->out, 500, "%s", err);
@@ -651,7 +651,7 @@ roomset_invite(struct node_room *r)
 	memcpy(inv.secret, r->file.secret, PAPO_KEY_LEN);
 	memcpy(inv.inviter, rs->env->me->pk, PAPO_KEY_LEN);
 	inv.naddr = net_addrs(rs->env->net, inv.addr, PAPO_ADDR_MAX);
-	if ((room = room_given_name(&r->file)) != NULL)
+	if ((room = roomfile_given_name(&r->file)) != NULL)
 		snprintf(inv.room, sizeof(inv.room), "%s", room);
 	/* A joiner must hold the room's newest key to be let in. */
 	inv.epoch = room_epoch(r->room, inv.epoch_secret);

@@ -11,7 +11,7 @@
 #include "lib/chan.h"
 #include "node/msg.h"
 #include "node/room/room.h"
-#include "node/store/room.h"
+#include "node/store/home.h"
 #include "node/wire/crypto.h"
 #include "node/wire/invite.h"
 

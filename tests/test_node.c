@@ -30,11 +30,11 @@ main(void)
 	snprintf(ha, sizeof(ha), "%s/a", root);
 	snprintf(hb, sizeof(hb), "%s/b", root);
 	snprintf(hc, sizeof(hc), "%s/c", root);
-	CHECK(room_create(err, ha, "ana", "", NULL, 0, "127.0.0.1:7778", &inv) == 0);
+	CHECK(home_create(err, ha, "ana", "", NULL, 0, "127.0.0.1:7778", &inv) == 0);
 	free(inv);
 	CHECK((a = nodes_start(ha)) != NULL);
 	inv = node_invite(a);
-	CHECK(room_join(err, hb, inv, "bo", "", 0) == 0);
+	CHECK(home_join(err, hb, inv, "bo", "", 0) == 0);
 	CHECK((b = nodes_start(hb)) != NULL);
 	CHECK(nodes_shown_as(a, "bo", 1, 10000));
 	CHECK(nodes_shown_as(b, "ana", 1, 10000));
@@ -52,7 +52,7 @@ main(void)
 
 	/* cy joins through bo's invite only, and still hears ana. */
 	inv_b = node_invite(b);
-	CHECK(room_join(err, hc, inv_b, "cy", "", 0) == 0);
+	CHECK(home_join(err, hc, inv_b, "cy", "", 0) == 0);
 	CHECK((c = nodes_start(hc)) != NULL);
 	CHECK(nodes_shown_as(c, "bo", 1, 10000));
 	CHECK(nodes_shown_as(c, "ana", 1, 15000));

@@ -22,7 +22,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/net/quic.h"
-#include "node/store/room.h"
+#include "node/store/home.h"
 #include "node/wire/frame.h"
 #include "tests/check.h"
 #include "tests/nodes.h"
@@ -275,7 +275,7 @@ forger_new(const char *root, const char *name, const char *invite,
 	snprintf(home, sizeof(home), "%s/%s", root, name);
 	f->name = name;
 	addr_parse("127.0.0.1:0", &any);
-	if (room_join(err, home, invite, name, "", 0) == -1 ||
+	if (home_join(err, home, invite, name, "", 0) == -1 ||
 	    (f->id = sec_identity_load(err, home)) == NULL ||
 	    (f->q = quic_new(err, l, &any, f->id, version, &cbs, f)) == NULL) {
 		fprintf(stderr, "%s: %s\n", name, err);
@@ -305,16 +305,16 @@ main(void)
 	check_tmpdir(root, sizeof(root), "presence");
 	snprintf(ha, sizeof(ha), "%s/ana", root);
 	snprintf(hb, sizeof(hb), "%s/bo", root);
-	CHECK(room_create(err, ha, "ana", "", NULL, 0, "127.0.0.1:7778", &inv) == 0);
+	CHECK(home_create(err, ha, "ana", "", NULL, 0, "127.0.0.1:7778", &inv) == 0);
 	free(inv);
 	CHECK((ana = nodes_start(ha)) != NULL);
 	inv = node_invite(ana);
-	CHECK(room_join(err, hb, inv, "bo", "", 0) == 0);
+	CHECK(home_join(err, hb, inv, "bo", "", 0) == 0);
 	CHECK((bo = nodes_start(hb)) != NULL);
 	CHECK(nodes_shown_as(ana, "bo", 1, 10000));
-	CHECK(room_load(err, ha, &r) == 0);
+	CHECK(roomfile_load(err, ha, &r) == 0);
 	sec_room_keys(r.secret, &keys);
-	room_wipe(&r);
+	roomfile_wipe(&r);
 	s = nodes_request(ana, node_msg_new(NODE_STATUS), 5000);
 	CHECK(sec_id_parse(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "me"),
 	    "id")->valuestring, ana_pk) == 0);

@@ -22,7 +22,7 @@
 #include <sodium.h>
 
 #include "lib/buf.h"
-#include "node/store/room.h"
+#include "node/store/home.h"
 #include "node/store/store.h"
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"
@@ -1030,7 +1030,7 @@ test_errors(const struct ctx *c)
 
 /* Retention: PAPO_KEEP's syntax, refused with a reason. */
 /*
- * How a ROOM names a room, everywhere (room_pick): its id; its name or
+ * How a ROOM names a room, everywhere (home_pick): its id; its name or
  * the start of its id (4 characters at least) when that is one room;
  * otherwise an error naming the rooms, 404 for none and 409 for several.
  */
@@ -1068,20 +1068,20 @@ test_room_pick(void)
 		long got;
 
 		err[0] = '\0';
-		got = room_pick(cases[i].sel, rooms, n, err, &status);
+		got = home_pick(cases[i].sel, rooms, n, err, &status);
 		CHECK_EQ_INT(got, cases[i].want);
 		if (cases[i].want != -1)
 			continue;
 		CHECK_EQ_INT(status, cases[i].status);
 		if (strstr(err, cases[i].says) == NULL)
-			fprintf(stderr, "room_pick('%s'): '%s', not '%s'\n",
+			fprintf(stderr, "home_pick('%s'): '%s', not '%s'\n",
 			    cases[i].sel, err, cases[i].says);
 		CHECK(strstr(err, cases[i].says) != NULL);
 	}
-	CHECK_EQ_INT(room_pick("alpha", rooms, 0, err, NULL), -1);
+	CHECK_EQ_INT(home_pick("alpha", rooms, 0, err, NULL), -1);
 	CHECK(strcmp(err, "this daemon is in no room yet") == 0);
 	/* The list is cut to its buffer, never past it. */
-	room_refs_format(rooms, n, small, sizeof(small));
+	home_refs_format(rooms, n, small, sizeof(small));
 	CHECK(strcmp(small, "alpha (AAAABBBB) [defau") == 0);
 }
 

@@ -11,7 +11,7 @@
 #include "lib/loop.h"
 #include "node/msg.h"
 #include "node/room/limit.h"
-#include "node/store/room.h"
+#include "node/store/home.h"
 #include "node/store/store.h"
 #include "node/wire/crypto.h"
 

@@ -18,7 +18,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/room/role.h"
-#include "node/store/room.h"
+#include "node/store/home.h"
 
 #define ADMINS_FILE "admins.json"
 #define ADMINS_FILE_MAX (1024 * 1024)
@@ -265,12 +265,12 @@ role_on_hello(struct room *room, const struct hello_in *in)
 		memcpy(room->roles->owner, h->owner, PAPO_KEY_LEN);
 		room_log(room, LOG_INFO, "the room's owner is %s, as our inviter says",
 		    role_name(room, h->owner, nb));
-		if (room_load(err, room->env.home, &r) == 0) {
+		if (roomfile_load(err, room->env.home, &r) == 0) {
 			r.has_owner = 1;
 			memcpy(r.owner, h->owner, PAPO_KEY_LEN);
-			if (room_save(err, room->env.home, &r) == -1)
+			if (roomfile_save(err, room->env.home, &r) == -1)
 				room_log(room, LOG_WARN, "%s", err);
-			room_wipe(&r);
+			roomfile_wipe(&r);
 		} else
 			room_log(room, LOG_WARN, "%s", err);
 	}

@@ -546,7 +546,7 @@ api_rooms_add(struct http_req *r, void *node)
 		    "its maker gave it: drop room");
 		goto out;
 	}
-	/* No name: the one this member has in its rooms (room_join). */
+	/* No name: the one this member has in its rooms (home_join). */
 	if (join && api_str(f[0], &m->text) == -1) {
 		http_reply_error(r, 500, "out of memory");
 		goto out;

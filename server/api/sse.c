@@ -134,7 +134,7 @@ sse_follows(const struct sse *s, const struct sse_sub *sub, const char *id)
 		return strcmp(id, s->dflt) == 0;
 	for (size_t i = 0; i < s->nrooms; i++)
 		if (strcmp(s->rooms[i].id, id) == 0)
-			return room_matches(sub->room, id, s->rooms[i].name) != 0;
+			return home_matches(sub->room, id, s->rooms[i].name) != 0;
 	return strcmp(id, sub->room) == 0;
 }
 

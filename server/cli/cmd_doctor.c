@@ -826,7 +826,7 @@ doctor_room_disk(const char *dir, const char *where)
 {
 	char err[PAPO_ERR_LEN], name[PAPO_NAME_MAX + 1], fpr[PAPO_FPR_LEN + 1];
 
-	if (room_describe(err, dir, name, fpr) == -1)
+	if (home_describe(err, dir, name, fpr) == -1)
 		return 0;
 	printf("  ");
 	cli_put(name);

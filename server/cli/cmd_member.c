@@ -195,8 +195,8 @@ cli_fingerprint(const char *home, const char *id)
 	char err[PAPO_ERR_LEN], name[PAPO_NAME_MAX + 1], fpr[PAPO_FPR_LEN + 1];
 	char dir[4096];
 
-	if (id != NULL && room_dir_find(err, home, id, dir, sizeof(dir)) == 0 &&
-	    room_describe(err, dir, name, fpr) == 0)
+	if (id != NULL && home_dir_find(err, home, id, dir, sizeof(dir)) == 0 &&
+	    home_describe(err, dir, name, fpr) == 0)
 		printf(", fingerprint %s", fpr);
 }
 

@@ -98,7 +98,7 @@ cli_new(const struct cli_cmd *c, int argc, char **argv)
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
 	/* Without --name, the name this member has in its rooms. */
-	if (o.name == NULL && room_member_name(err, o.home, name) == -1)
+	if (o.name == NULL && home_member_name(err, o.home, name) == -1)
 		return cli_usage(c, "%s", "--name NAME is required (this home "
 		    "holds no room whose name to take)");
 	if (!o.force && cli_running(o.home))
@@ -106,7 +106,7 @@ cli_new(const struct cli_cmd *c, int argc, char **argv)
 	/* Held until the new room is written: no daemon starts meanwhile. */
 	if (serve_hold(err, o.home, &lockfd) == -1)
 		return cli_fail(err);
-	rc = room_create(err, o.home, o.name, o.about, o.room,
+	rc = home_create(err, o.home, o.name, o.about, o.room,
 	    o.force ? aside : NULL, o.listen, &invite);
 	if (lockfd != -1)
 		close(lockfd);
@@ -132,20 +132,20 @@ cli_join(const struct cli_cmd *c, int argc, char **argv)
 		return rc;
 	if (optind == argc)
 		return cli_usage(c, "%s", "the INVITE is missing");
-	/* Without --name, the name this member has in its rooms (room_join
+	/* Without --name, the name this member has in its rooms (home_join
 	 * refuses when it has none). */
 	if (!o.force && cli_running(o.home))
 		return cli_add_room(&o, argv[optind]);
 	if (serve_hold(err, o.home, &lockfd) == -1)
 		return cli_fail(err);
-	rc = room_join_in(err, o.home, argv[optind], o.name, o.about,
+	rc = home_join_in(err, o.home, argv[optind], o.name, o.about,
 	    o.force ? aside : NULL, dir);
 	if (lockfd != -1)
 		close(lockfd);
 	cli_said_aside(o.home, aside);
 	if (rc == -1)
 		return cli_fail(err);
-	if (room_load(err, dir, &r) == -1)
+	if (roomfile_load(err, dir, &r) == -1)
 		return cli_fail(err);
 	if (rc == 1)
 		printf("this member was in room %s already, as %s: it takes "
@@ -154,7 +154,7 @@ cli_join(const struct cli_cmd *c, int argc, char **argv)
 	else
 		printf("joined the room as %s; it starts with 'papo serve'.\n",
 		    r.me);
-	room_wipe(&r);
+	roomfile_wipe(&r);
 	return CLI_OK;
 }
 
@@ -180,11 +180,11 @@ cli_invite(const struct cli_cmd *c, int argc, char **argv)
 		return rc;
 	}
 	if (o.room != NULL && o.room[0] != '\0') {
-		if (room_dir_find(err, o.home, o.room, dir, sizeof(dir)) == -1)
+		if (home_dir_find(err, o.home, o.room, dir, sizeof(dir)) == -1)
 			return cli_fail(err);
 	} else if (snprintf(dir, sizeof(dir), "%s", o.home) >= (int)sizeof(dir))
 		return cli_fail("PAPO_HOME is too long");
-	if (room_invite(err, dir, o.listen, &invite) == -1)
+	if (home_invite(err, dir, o.listen, &invite) == -1)
 		return cli_fail(err);
 	printf("%s\n", invite);
 	free(invite);
@@ -307,7 +307,7 @@ cli_rename_files(const struct cli_opts *o, const char *name)
 	if (serve_hold(err, o->home, &lockfd) == -1)
 		return cli_fail(err);
 	if (o->room != NULL && o->room[0] != '\0') {
-		if (room_dir_find(err, o->home, o->room, one, sizeof(one)) == -1 ||
+		if (home_dir_find(err, o->home, o->room, one, sizeof(one)) == -1 ||
 		    (dirs = calloc(1, sizeof(*dirs))) == NULL ||
 		    (dirs[0] = strdup(one)) == NULL) {
 			if (dirs != NULL)
@@ -315,7 +315,7 @@ cli_rename_files(const struct cli_opts *o, const char *name)
 			goto out;
 		}
 		n = 1;
-	} else if (room_dirs(err, o->home, &dirs, &n) == -1)
+	} else if (home_dirs(err, o->home, &dirs, &n) == -1)
 		goto out;
 	if (n == 0) {
 		snprintf(err, PAPO_ERR_LEN, "%s holds no room yet", o->home);
@@ -324,18 +324,18 @@ cli_rename_files(const struct cli_opts *o, const char *name)
 	for (size_t i = 0; i < n; i++) {
 		struct room_file r;
 
-		if (room_load(err, dirs[i], &r) == -1)
+		if (roomfile_load(err, dirs[i], &r) == -1)
 			goto out;
 		if (strcmp(r.me, name) != 0) {
 			printf("room %s: %s is now %s\n", r.name, r.me, name);
 			snprintf(r.me, sizeof(r.me), "%s", name);
-			if (room_save(err, dirs[i], &r) == -1) {
-				room_wipe(&r);
+			if (roomfile_save(err, dirs[i], &r) == -1) {
+				roomfile_wipe(&r);
 				goto out;
 			}
 			done++;
 		}
-		room_wipe(&r);
+		roomfile_wipe(&r);
 	}
 	if (done == 0)
 		printf("this member is %s already\n", name);
@@ -346,7 +346,7 @@ cli_rename_files(const struct cli_opts *o, const char *name)
 out:
 	if (lockfd != -1)
 		close(lockfd);
-	room_dirs_free(dirs, n);
+	home_dirs_free(dirs, n);
 	return rc == CLI_OK ? CLI_OK : cli_fail(err);
 }
 
@@ -365,7 +365,7 @@ cli_rename(const struct cli_cmd *c, int argc, char **argv)
 		return rc;
 	if (optind == argc)
 		return cli_usage(c, "%s", "the NAME is missing");
-	if (room_check_name(err, argv[optind]) == -1)
+	if (roomfile_check_name(err, argv[optind]) == -1)
 		return cli_fail(err);
 	if (!cli_running(o.home))
 		return cli_rename_files(&o, argv[optind]);

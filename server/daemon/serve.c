@@ -64,7 +64,7 @@ struct papo {
 	int banner_shown;
 	int first;               /* this start made or joined the room */
 	char room[PAPO_NAME_MAX + 1];
-	char fpr[PAPO_FPR_LEN + 1]; /* room_describe's, for the logs */
+	char fpr[PAPO_FPR_LEN + 1]; /* home_describe's, for the logs */
 	char *rooms;             /* the banner's lines of the rooms held,
 	                          * malloc'd (serve_room_lines), or NULL */
 	char quic[128];
@@ -176,7 +176,7 @@ serve_hold(char err[PAPO_ERR_LEN], const char *home, int *fd)
 }
 
 /*
- * The QUIC address for the invite room_create prints, which needs a real
+ * The QUIC address for the invite home_create prints, which needs a real
  * port: with port 0 the default port stands in, as that invite is
  * dropped and the node's (with the bound port) is printed instead.
  */
@@ -297,7 +297,7 @@ serve_ports(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	return 0;
 }
 
-/* How many rooms home holds (room_dirs), the folder of the first into
+/* How many rooms home holds (home_dirs), the folder of the first into
  * first (len bytes) when any; -1 with err. */
 static int
 serve_rooms_held(char err[PAPO_ERR_LEN], const char *home, char *first,
@@ -306,11 +306,11 @@ serve_rooms_held(char err[PAPO_ERR_LEN], const char *home, char *first,
 	char **dirs = NULL;
 	size_t n = 0;
 
-	if (room_dirs(err, home, &dirs, &n) == -1)
+	if (home_dirs(err, home, &dirs, &n) == -1)
 		return -1;
 	if (n > 0)
 		snprintf(first, len, "%s", dirs[0]);
-	room_dirs_free(dirs, n);
+	home_dirs_free(dirs, n);
 	return (int)n;
 }
 
@@ -337,7 +337,7 @@ serve_room_make(char err[PAPO_ERR_LEN], const struct serve_config *c,
 		return -1;
 	}
 	if (c->invite != NULL && c->invite[0] != '\0') {
-		if (room_join(why, c->node.home, c->invite, name, c->about,
+		if (home_join(why, c->node.home, c->invite, name, c->about,
 		    NULL) == -1) {
 			snprintf(err, PAPO_ERR_LEN, "PAPO_INVITE: %s", why);
 			return -1;
@@ -347,7 +347,7 @@ serve_room_make(char err[PAPO_ERR_LEN], const struct serve_config *c,
 		return 0;
 	}
 	serve_invite_listen(c->node.listen, listen, sizeof(listen));
-	if (room_create(err, c->node.home, name, c->about, c->room, NULL,
+	if (home_create(err, c->node.home, name, c->about, c->room, NULL,
 	    listen, &invite) == -1)
 		return -1;
 	free(invite);
@@ -370,13 +370,13 @@ serve_note_name(const struct serve_config *c, const char *first)
 	struct room_file r;
 
 	if (c->name == NULL || c->name[0] == '\0' ||
-	    room_load(why, first, &r) == -1)
+	    roomfile_load(why, first, &r) == -1)
 		return;
 	if (strcmp(r.me, c->name) != 0)
 		log_msg(LOG_WARN, "--name %s is not used: this member is %s in "
 		    "room %s, and keeps its name; 'papo rename %s' renames it "
 		    "(the room learns it)", c->name, r.me, r.name, c->name);
-	room_wipe(&r);
+	roomfile_wipe(&r);
 }
 
 /*
@@ -392,7 +392,7 @@ serve_room_lines(const char *home)
 	char err[PAPO_ERR_LEN], **dirs = NULL, *out = NULL;
 	size_t n = 0, len = 0, used = 0;
 
-	if (room_dirs(err, home, &dirs, &n) == -1 || n < 2)
+	if (home_dirs(err, home, &dirs, &n) == -1 || n < 2)
 		goto done;
 	len = n * (2 * PAPO_NAME_MAX + ROOM_NAME_MAX * 2 + 96) + 1;
 	if ((out = malloc(len)) == NULL)
@@ -402,16 +402,16 @@ serve_room_lines(const char *home)
 		char name[PAPO_NAME_MAX + 1], fpr[PAPO_FPR_LEN + 1];
 		struct room_file r;
 
-		if (room_describe(err, dirs[i], name, fpr) == -1 ||
-		    room_load(err, dirs[i], &r) == -1)
+		if (home_describe(err, dirs[i], name, fpr) == -1 ||
+		    roomfile_load(err, dirs[i], &r) == -1)
 			continue;
 		used += (size_t)snprintf(out + used, len - used, "room: %s, "
 		    "fingerprint %s, as %s; 'papo invite --room %s' prints its "
 		    "invite\n", name, fpr, r.me, name);
-		room_wipe(&r);
+		roomfile_wipe(&r);
 	}
 done:
-	room_dirs_free(dirs, n);
+	home_dirs_free(dirs, n);
 	return out;
 }
 
@@ -481,7 +481,7 @@ serve_room(char err[PAPO_ERR_LEN], struct papo *p)
 		serve_note_name(c, first);
 	/* The banner names the home's first room (the default's name
 	 * comes with the node's list of rooms), or each room held. */
-	if (room_describe(err, first, p->room, p->fpr) == -1)
+	if (home_describe(err, first, p->room, p->fpr) == -1)
 		return -1;
 	p->rooms = serve_room_lines(c->node.home);
 	return 0;
@@ -502,7 +502,7 @@ serve_note_invite(const struct serve_config *c)
 	snprintf(path, sizeof(path), "%s/room.json", c->node.home);
 	if (c->invite == NULL || c->invite[0] == '\0' || access(path, F_OK) != 0)
 		return;
-	if ((r = room_is(why, c->node.home, c->invite, room)) == 1)
+	if ((r = home_is(why, c->node.home, c->invite, room)) == 1)
 		return;
 	log_msg(LOG_WARN, "PAPO_INVITE is ignored: %s, and %s already holds "
 	    "room %s, which is kept (start with an empty %s to join another "

@@ -39,7 +39,7 @@ mcp_room_seen(const struct mcp *m, size_t i, const char *bound)
 	return bound[0] == '\0' || strcmp(m->rooms[i].id, bound) == 0;
 }
 
-/* The rooms seen as room_pick sees them, into refs (PAPO_ROOMS_MAX), and
+/* The rooms seen as home_pick sees them, into refs (PAPO_ROOMS_MAX), and
  * each one's index in m->rooms into at: their count. */
 static size_t
 mcp_room_refs(const struct mcp *m, const char *bound, struct room_ref *refs,
@@ -65,11 +65,11 @@ mcp_room_names(const struct mcp *m, const char *bound, char *out, size_t len)
 	struct room_ref refs[PAPO_ROOMS_MAX];
 	size_t at[PAPO_ROOMS_MAX];
 
-	room_refs_format(refs, mcp_room_refs(m, bound, refs, at), out, len);
+	home_refs_format(refs, mcp_room_refs(m, bound, refs, at), out, len);
 }
 
 /*
- * The room sel names among those seen (room_pick, as node.c finds a
+ * The room sel names among those seen (home_pick, as node.c finds a
  * room).  NULL with err saying why, naming the rooms seen.
  */
 struct mcp_room *
@@ -80,7 +80,7 @@ mcp_room_find(struct mcp *m, const char *bound, const char *sel,
 	size_t at[PAPO_ROOMS_MAX], n = mcp_room_refs(m, bound, refs, at);
 	long i;
 
-	if ((i = room_pick(sel, refs, n, err, NULL)) == -1)
+	if ((i = home_pick(sel, refs, n, err, NULL)) == -1)
 		return NULL;
 	return &m->rooms[at[i]];
 }

@@ -22,7 +22,7 @@
 
 #include <sodium.h>
 
-#include "node/store/room.h"
+#include "node/store/home.h"
 #include "node/store/store.h"
 #include "node/wire/crypto.h"
 
@@ -92,7 +92,7 @@ main(int argc, char **argv)
 		die("libsodium", "cannot initialise");
 	if (store_keep_parse(err, argv[2], &keep) == -1 || keep.count == 0)
 		die("COUNT", "a count of messages, such as 1000");
-	if (room_load(err, argv[1], &room) == -1)
+	if (roomfile_load(err, argv[1], &room) == -1)
 		die(argv[1], err);
 	sec_room_keys(room.secret, &k);
 	size0 = log_mb(argv[1]);

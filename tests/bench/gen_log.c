@@ -34,7 +34,7 @@
 #include <sodium.h>
 
 #include "lib/buf.h"
-#include "node/store/room.h"
+#include "node/store/home.h"
 #include "node/store/store.h"
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"
@@ -131,13 +131,13 @@ main(int argc, char **argv)
 	if (sec_init() == -1)
 		die("libsodium", "cannot initialise");
 	for (int i = 0; i < 2; i++) {
-		if (room_load(err, argv[1 + i], &room) == -1)
+		if (roomfile_load(err, argv[1 + i], &room) == -1)
 			die(argv[1 + i], err);
 		snprintf(names[i], sizeof(names[i]), "%s", room.me);
 		if ((who[i] = sec_identity_load(err, argv[1 + i])) == NULL)
 			die(argv[1 + i], err);
 		sec_room_keys(room.secret, i == 0 ? &k : &k2);
-		room_wipe(&room);
+		roomfile_wipe(&room);
 	}
 	if (memcmp(k.id, k2.id, sizeof(k.id)) != 0)
 		die(argv[2], "is not in the same room as HOME");

@@ -1,8 +1,10 @@
 /*
- * room.c: $PAPO_HOME/room.json and the three things a person does with a
- * room before any daemon runs: create one, join one from an invite, and
- * print the invite for others (docs/PROTOCOL.md, "Files" and "Invite").
- * Runs on the caller's thread; the secret is wiped before returning.
+ * home.c: $PAPO_HOME's rooms (home.h) and the three things a person does
+ * with a room before any daemon runs: create one, join one from an
+ * invite, and print the invite for others (docs/PROTOCOL.md, "Files" and
+ * "Invite"); the folders of the rooms added since (home/rooms/ID), a room
+ * left, and which room a name or id picks.  Runs on the caller's thread;
+ * the secret is wiped before returning.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -21,298 +23,13 @@
 #include "lib/log.h"
 #include "lib/utf8.h"
 #include "node/store/blob.h"
-#include "node/store/room.h"
+#include "node/store/home.h"
+#include "node/store/roomfile.h"
 #include "node/wire/crypto.h"
 #include "node/wire/frame.h"
 #include "node/wire/invite.h"
 
-#define ROOM_FILE "room.json"
-#define ROOM_FILE_MAX (64 * 1024)
 #define ROOMS_DIR "rooms"             /* home/rooms/ID: the rooms added */
-
-int
-room_check_name(char err[PAPO_ERR_LEN], const char *name)
-{
-	size_t n = name != NULL ? strlen(name) : 0;
-
-	if (n == 0) {
-		snprintf(err, PAPO_ERR_LEN, "the member name is empty");
-		return -1;
-	}
-	if (n > PAPO_NAME_MAX) {
-		snprintf(err, PAPO_ERR_LEN, "the member name has %zu bytes; "
-		    "at most %d are allowed", n, PAPO_NAME_MAX);
-		return -1;
-	}
-	if (!utf8_printable(name, n)) {
-		snprintf(err, PAPO_ERR_LEN, "the member name must be UTF-8 "
-		    "text without control characters");
-		return -1;
-	}
-	return 0;
-}
-
-int
-room_check_about(char err[PAPO_ERR_LEN], const char *about)
-{
-	size_t n = about != NULL ? strlen(about) : 0;
-
-	if (n > PAPO_ABOUT_MAX) {
-		snprintf(err, PAPO_ERR_LEN, "the about text has %zu bytes; "
-		    "at most %d are allowed", n, PAPO_ABOUT_MAX);
-		return -1;
-	}
-	if (!utf8_printable(about != NULL ? about : "", n)) {
-		snprintf(err, PAPO_ERR_LEN, "the about text must be UTF-8 "
-		    "text without control characters");
-		return -1;
-	}
-	return 0;
-}
-
-void
-room_wipe(struct room_file *r)
-{
-	sodium_memzero(r, sizeof(*r));
-}
-
-/* The name every member derives from the room's secret: "papo-" and the
- * first 8 characters of the public room id. */
-static void
-room_derived_name(const uint8_t secret[PAPO_KEY_LEN], char out[ROOM_NAME_MAX + 1])
-{
-	struct room_keys keys;
-	char rid[PAPO_ROOMID_LEN + 1];
-
-	sec_room_keys(secret, &keys);
-	sec_room_id_format(&keys, rid);
-	snprintf(out, ROOM_NAME_MAX + 1, "papo-%.8s", rid);
-	sodium_memzero(&keys, sizeof(keys));
-}
-
-const char *
-room_given_name(const struct room_file *r)
-{
-	char derived[ROOM_NAME_MAX + 1];
-
-	room_derived_name(r->secret, derived);
-	return strcmp(r->name, derived) != 0 ? r->name : NULL;
-}
-
-/* Checks a room's name; -1 with err saying what is wrong. */
-static int
-room_check_room(char err[PAPO_ERR_LEN], const char *room)
-{
-	size_t n = strlen(room);
-
-	if (n == 0 || n > ROOM_NAME_MAX || !utf8_printable(room, n)) {
-		snprintf(err, PAPO_ERR_LEN, "the room name must be 1 to %d "
-		    "bytes of UTF-8 text without control characters",
-		    ROOM_NAME_MAX);
-		return -1;
-	}
-	return 0;
-}
-
-static const char *
-room_json_str(const cJSON *o, const char *name)
-{
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, name);
-
-	return cJSON_IsString(c) ? c->valuestring : NULL;
-}
-
-/* Copies o's string field name (absent: "") into out of size n; -1 when
- * it is not a string or is too long. */
-static int
-room_json_copy(const cJSON *o, const char *name, char *out, size_t n)
-{
-	const cJSON *c = cJSON_GetObjectItemCaseSensitive(o, name);
-
-	if (c == NULL) {
-		out[0] = '\0';
-		return 0;
-	}
-	if (!cJSON_IsString(c) || strlen(c->valuestring) >= n)
-		return -1;
-	strcpy(out, c->valuestring);
-	return 0;
-}
-
-/* The relay the invite carried ("relay" in room.json), if any. */
-static int
-room_load_relay(const cJSON *o, struct invite_relay *r)
-{
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "relay");
-
-	if (v == NULL)
-		return 0;
-	if (!cJSON_IsObject(v) ||
-	    room_json_copy(v, "url", r->url, sizeof(r->url)) == -1 ||
-	    room_json_copy(v, "user", r->user, sizeof(r->user)) == -1 ||
-	    room_json_copy(v, "pass", r->pass, sizeof(r->pass)) == -1 ||
-	    room_json_copy(v, "secret", r->secret, sizeof(r->secret)) == -1 ||
-	    r->url[0] == '\0')
-		return -1;
-	return 0;
-}
-
-int
-room_load(char err[PAPO_ERR_LEN], const char *home, struct room_file *out)
-{
-	char path[4096];
-	char *data = NULL;
-	const char *s, *what = NULL;
-	const cJSON *boot, *c;
-	cJSON *o = NULL;
-	size_t len;
-	int exists, rc = -1;
-
-	memset(out, 0, sizeof(*out));
-	if (fs_path(path, sizeof(path), home, ROOM_FILE) == -1) {
-		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
-		return -1;
-	}
-	if (fs_read(err, path, ROOM_FILE_MAX, &data, &len, &exists) == -1) {
-		if (!exists)
-			snprintf(err, PAPO_ERR_LEN, "%s has no room yet: run "
-			    "'papo new --name NAME' or 'papo join INVITE --name "
-			    "NAME' first", home);
-		goto out;
-	}
-	if ((o = cJSON_ParseWithLength(data, len)) == NULL) {
-		what = "it is not valid JSON";
-		goto bad;
-	}
-	if ((s = room_json_str(o, "room")) == NULL ||
-	    room_check_room(err, s) == -1) {
-		what = "\"room\" is missing or invalid";
-		goto bad;
-	}
-	strcpy(out->name, s);
-	if ((s = room_json_str(o, "secret")) == NULL ||
-	    sec_id_parse(s, out->secret) == -1) {
-		what = "\"secret\" is missing or malformed";
-		goto bad;
-	}
-	if ((s = room_json_str(o, "name")) == NULL ||
-	    room_check_name(err, s) == -1) {
-		what = "\"name\" is missing or invalid";
-		goto bad;
-	}
-	strcpy(out->me, s);
-	if ((s = room_json_str(o, "about")) == NULL)
-		s = "";
-	if (room_check_about(err, s) == -1) {
-		what = "\"about\" is invalid";
-		goto bad;
-	}
-	strcpy(out->about, s);
-	if ((s = room_json_str(o, "inviter")) != NULL) {
-		if (sec_id_parse(s, out->inviter) == -1) {
-			what = "\"inviter\" is malformed";
-			goto bad;
-		}
-		out->has_inviter = 1;
-	}
-	if ((s = room_json_str(o, "owner")) != NULL) {
-		if (sec_id_parse(s, out->owner) == -1) {
-			what = "\"owner\" is malformed";
-			goto bad;
-		}
-		out->has_owner = 1;
-	}
-	boot = cJSON_GetObjectItemCaseSensitive(o, "bootstrap");
-	cJSON_ArrayForEach(c, boot) {
-		if (out->nboot == PAPO_ADDR_MAX || !cJSON_IsString(c) ||
-		    addr_parse(c->valuestring, &out->boot[out->nboot]) == -1) {
-			what = "\"bootstrap\" holds a malformed address";
-			goto bad;
-		}
-		out->nboot++;
-	}
-	if (room_load_relay(o, &out->relay) == -1) {
-		what = "\"relay\" is malformed";
-		goto bad;
-	}
-	rc = 0;
-	goto out;
-bad:
-	snprintf(err, PAPO_ERR_LEN, "%s is damaged: %s", path, what);
-out:
-	if (rc == -1)
-		room_wipe(out);
-	if (data != NULL) {
-		sodium_memzero(data, len);
-		free(data);
-	}
-	cJSON_Delete(o);
-	return rc;
-}
-
-int
-room_save(char err[PAPO_ERR_LEN], const char *home, const struct room_file *r)
-{
-	char path[4096], text[PAPO_ID_LEN + 1];
-	cJSON *o = NULL, *boot, *relay;
-	char *json = NULL;
-	int rc = -1;
-
-	if (fs_path(path, sizeof(path), home, ROOM_FILE) == -1) {
-		snprintf(err, PAPO_ERR_LEN, "path too long: %s", home);
-		return -1;
-	}
-	if (fs_home(err, home) == -1)
-		return -1;
-	if ((o = cJSON_CreateObject()) == NULL)
-		goto nomem;
-	b32_encode(r->secret, sizeof(r->secret), text);
-	if (cJSON_AddStringToObject(o, "room", r->name) == NULL ||
-	    cJSON_AddStringToObject(o, "secret", text) == NULL ||
-	    cJSON_AddStringToObject(o, "name", r->me) == NULL ||
-	    cJSON_AddStringToObject(o, "about", r->about) == NULL)
-		goto nomem;
-	if (r->has_inviter) {
-		sec_id_format(r->inviter, text);
-		if (cJSON_AddStringToObject(o, "inviter", text) == NULL)
-			goto nomem;
-	}
-	if (r->has_owner) {
-		sec_id_format(r->owner, text);
-		if (cJSON_AddStringToObject(o, "owner", text) == NULL)
-			goto nomem;
-	}
-	if ((boot = cJSON_AddArrayToObject(o, "bootstrap")) == NULL)
-		goto nomem;
-	for (size_t i = 0; i < r->nboot; i++) {
-		char a[ADDR_STRLEN];
-
-		addr_format(&r->boot[i], a);
-		cJSON_AddItemToArray(boot, cJSON_CreateString(a));
-	}
-	if (r->relay.url[0] != '\0' &&
-	    ((relay = cJSON_AddObjectToObject(o, "relay")) == NULL ||
-	    cJSON_AddStringToObject(relay, "url", r->relay.url) == NULL ||
-	    cJSON_AddStringToObject(relay, "user", r->relay.user) == NULL ||
-	    cJSON_AddStringToObject(relay, "pass", r->relay.pass) == NULL ||
-	    cJSON_AddStringToObject(relay, "secret", r->relay.secret) == NULL))
-		goto nomem;
-	if ((json = cJSON_Print(o)) == NULL)
-		goto nomem;
-	rc = fs_write(err, path, json, strlen(json));
-	goto out;
-nomem:
-	snprintf(err, PAPO_ERR_LEN, "out of memory writing %s", path);
-out:
-	sodium_memzero(text, sizeof(text));
-	if (json != NULL) {
-		sodium_memzero(json, strlen(json));
-		cJSON_free(json);
-	}
-	cJSON_Delete(o);
-	return rc;
-}
-
 /*
  * The files of a room, which another room must not inherit: its log and
  * outbox, its search index, the members met, its admins and key epochs,
@@ -320,7 +37,7 @@ out:
  * room whole enough to be named.  The identity, the TLS certificate and
  * OAuth's grants belong to the member, and stay.
  */
-static const char *const room_files[] = {
+static const char *const home_room_files[] = {
 	"log.jsonl", "log.jsonl.tmp", "outbox.jsonl", "peers.json",
 	"admins.json", "epochs.json", "agents.json", "agents.json.bad",
 	/* the search index (node/store/store_search.c), a cache of the log */
@@ -330,7 +47,7 @@ static const char *const room_files[] = {
 
 /* Deletes path, a file, or the blob store's folder (flat: files only). */
 static int
-room_file_delete(const char *path)
+home_file_delete(const char *path)
 {
 	char one[4096];
 	struct dirent *de;
@@ -357,7 +74,7 @@ room_file_delete(const char *path)
  * in aside; from_dir, then empty, goes.  Nothing is deleted.
  */
 static int
-room_set_aside(char err[PAPO_ERR_LEN], const char *home,
+home_set_aside(char err[PAPO_ERR_LEN], const char *home,
     const char *from_dir, char aside[PAPO_ASIDE_LEN])
 {
 	const char *src = from_dir != NULL ? from_dir : home;
@@ -369,12 +86,12 @@ room_set_aside(char err[PAPO_ERR_LEN], const char *home,
 	time_t now = time(NULL);
 
 	snprintf(rid, sizeof(rid), "damaged");
-	if (room_load(why, src, &old) == 0) {
+	if (roomfile_load(why, src, &old) == 0) {
 		sec_room_keys(old.secret, &keys);
 		sec_room_id_format(&keys, rid);
 		rid[8] = '\0';
 		sodium_memzero(&keys, sizeof(keys));
-		room_wipe(&old);
+		roomfile_wipe(&old);
 	}
 	if (localtime_r(&now, &tm) == NULL ||
 	    strftime(stamp, sizeof(stamp), "%Y%m%d-%H%M%S", &tm) == 0)
@@ -398,10 +115,10 @@ room_set_aside(char err[PAPO_ERR_LEN], const char *home,
 			return -1;
 		}
 	}
-	for (size_t i = 0; i < sizeof(room_files) / sizeof(room_files[0]);
+	for (size_t i = 0; i < sizeof(home_room_files) / sizeof(home_room_files[0]);
 	    i++) {
-		if (fs_path(from, sizeof(from), src, room_files[i]) == -1 ||
-		    fs_path(to, sizeof(to), dir, room_files[i]) == -1) {
+		if (fs_path(from, sizeof(from), src, home_room_files[i]) == -1 ||
+		    fs_path(to, sizeof(to), dir, home_room_files[i]) == -1) {
 			snprintf(err, PAPO_ERR_LEN, "path too long: %s", dir);
 			return -1;
 		}
@@ -420,19 +137,19 @@ room_set_aside(char err[PAPO_ERR_LEN], const char *home,
 }
 
 int
-room_leave(char err[PAPO_ERR_LEN], const char *home, const char *dir,
+home_leave(char err[PAPO_ERR_LEN], const char *home, const char *dir,
     int forget, char aside[PAPO_ASIDE_LEN])
 {
 	char path[4096];
 
 	aside[0] = '\0';
 	if (!forget)
-		return room_set_aside(err, home, strcmp(dir, home) == 0 ?
+		return home_set_aside(err, home, strcmp(dir, home) == 0 ?
 		    NULL : dir, aside);
-	for (size_t i = 0; i < sizeof(room_files) / sizeof(room_files[0]);
+	for (size_t i = 0; i < sizeof(home_room_files) / sizeof(home_room_files[0]);
 	    i++)
-		if (fs_path(path, sizeof(path), dir, room_files[i]) == 0 &&
-		    room_file_delete(path) == -1) {
+		if (fs_path(path, sizeof(path), dir, home_room_files[i]) == 0 &&
+		    home_file_delete(path) == -1) {
 			snprintf(err, PAPO_ERR_LEN, "cannot delete %s: %s",
 			    path, strerror(errno));
 			return -1;
@@ -448,7 +165,7 @@ room_leave(char err[PAPO_ERR_LEN], const char *home, const char *dir,
 
 /*
  * Refuses to replace an existing room without aside (--force), saying
- * which; with it, moves the old room's files aside (room_set_aside), or
+ * which; with it, moves the old room's files aside (home_set_aside), or
  * sets aside to "" when there was none.  invite_secret, when not NULL,
  * is the secret of the room being joined: joining the room already held
  * is refused, --force or not, since it would only lose the log.
@@ -456,7 +173,7 @@ room_leave(char err[PAPO_ERR_LEN], const char *home, const char *dir,
 /* The newest key epoch home's epochs.json holds: 0 when none (or none
  * that reads). */
 static uint32_t
-room_epoch_held(const char *home)
+home_epoch_held(const char *home)
 {
 	char path[4096], err[PAPO_ERR_LEN], *text = NULL;
 	const cJSON *e;
@@ -484,7 +201,7 @@ room_epoch_held(const char *home)
 
 /* Whether dir holds a room.json. */
 static int
-room_in(const char *dir)
+home_has_room(const char *dir)
 {
 	char path[4096];
 
@@ -493,13 +210,13 @@ room_in(const char *dir)
 }
 
 static int
-room_dir_cmp(const void *a, const void *b)
+home_dir_cmp(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
 int
-room_dirs(char err[PAPO_ERR_LEN], const char *home, char ***out, size_t *n)
+home_dirs(char err[PAPO_ERR_LEN], const char *home, char ***out, size_t *n)
 {
 	char path[4096], **v;
 	struct dirent *e;
@@ -509,7 +226,7 @@ room_dirs(char err[PAPO_ERR_LEN], const char *home, char ***out, size_t *n)
 	*n = 0;
 	if ((v = *out = calloc(PAPO_ROOMS_MAX + 1, sizeof(*v))) == NULL)
 		goto oom;
-	if (room_in(home) && (v[(*n)++] = strdup(home)) == NULL)
+	if (home_has_room(home) && (v[(*n)++] = strdup(home)) == NULL)
 		goto oom;
 	first = *n;
 	if (fs_path(path, sizeof(path), home, ROOMS_DIR) == -1 ||
@@ -520,7 +237,7 @@ room_dirs(char err[PAPO_ERR_LEN], const char *home, char ***out, size_t *n)
 
 		if (e->d_name[0] == '.' || strlen(e->d_name) != PAPO_ROOMID_LEN ||
 		    fs_path(dir, sizeof(dir), path, e->d_name) == -1 ||
-		    !room_in(dir))
+		    !home_has_room(dir))
 			continue;
 		if (*n == PAPO_ROOMS_MAX) {
 			log_msg(LOG_WARN, "%s holds more than %d rooms: %s is "
@@ -533,18 +250,18 @@ room_dirs(char err[PAPO_ERR_LEN], const char *home, char ***out, size_t *n)
 		}
 	}
 	closedir(d);
-	qsort(v + first, *n - first, sizeof(*v), room_dir_cmp);
+	qsort(v + first, *n - first, sizeof(*v), home_dir_cmp);
 	return 0;
 oom:
 	snprintf(err, PAPO_ERR_LEN, "out of memory");
-	room_dirs_free(*out, *n);
+	home_dirs_free(*out, *n);
 	*out = NULL;
 	*n = 0;
 	return -1;
 }
 
 void
-room_dirs_free(char **dirs, size_t n)
+home_dirs_free(char **dirs, size_t n)
 {
 	if (dirs == NULL)
 		return;
@@ -561,24 +278,24 @@ room_dirs_free(char **dirs, size_t n)
  * with that key or a newer one (there is nothing to join).
  */
 static int
-room_find_held(char err[PAPO_ERR_LEN], const char *home,
+home_find_held(char err[PAPO_ERR_LEN], const char *home,
     const uint8_t *secret, uint32_t epoch, char dir[4096])
 {
 	char **dirs;
 	size_t n;
 	int rc = 0;
 
-	if (room_dirs(err, home, &dirs, &n) == -1)
+	if (home_dirs(err, home, &dirs, &n) == -1)
 		return -1;
 	for (size_t i = 0; i < n && rc == 0; i++) {
 		struct room_file old;
 		char why[PAPO_ERR_LEN];
 
-		if (room_load(why, dirs[i], &old) == -1)
+		if (roomfile_load(why, dirs[i], &old) == -1)
 			continue;
 		if (sodium_memcmp(secret, old.secret, sizeof(old.secret)) != 0)
 			;
-		else if (epoch <= room_epoch_held(dirs[i])) {
+		else if (epoch <= home_epoch_held(dirs[i])) {
 			snprintf(err, PAPO_ERR_LEN, "%s is already in room %s, "
 			    "as %s: there is nothing to join (start it with "
 			    "'papo serve')", home, old.name, old.me);
@@ -587,9 +304,9 @@ room_find_held(char err[PAPO_ERR_LEN], const char *home,
 			snprintf(dir, 4096, "%s", dirs[i]);
 			rc = 1;
 		}
-		room_wipe(&old);
+		roomfile_wipe(&old);
 	}
-	room_dirs_free(dirs, n);
+	home_dirs_free(dirs, n);
 	if (rc == -1)
 		errno = EEXIST;
 	return rc;
@@ -599,11 +316,11 @@ room_find_held(char err[PAPO_ERR_LEN], const char *home,
  * Where a room joined or made next goes: home itself when it holds none
  * (a home of one room reads as every release wrote it), else the new
  * folder home/rooms/ID, made here.  Refuses the room held already
- * (secret; room_find_held, which a join asks first), with errno EEXIST,
+ * (secret; home_find_held, which a join asks first), with errno EEXIST,
  * and a 65th.
  */
 static int
-room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
+home_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
     uint32_t epoch, char dir[4096])
 {
 	struct room_keys keys;
@@ -611,7 +328,7 @@ room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
 	size_t n;
 	int rc = -1;
 
-	if ((rc = room_find_held(err, home, secret, epoch, dir)) != 0) {
+	if ((rc = home_find_held(err, home, secret, epoch, dir)) != 0) {
 		if (rc == 1) {
 			snprintf(err, PAPO_ERR_LEN, "%s holds that room "
 			    "already", home);
@@ -620,7 +337,7 @@ room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
 		return -1;
 	}
 	rc = -1;
-	if (room_dirs(err, home, &dirs, &n) == -1)
+	if (home_dirs(err, home, &dirs, &n) == -1)
 		return -1;
 	if (n == PAPO_ROOMS_MAX) {
 		snprintf(err, PAPO_ERR_LEN, "%s holds %d rooms, the most a "
@@ -628,7 +345,7 @@ room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
 		    PAPO_ROOMS_MAX);
 		goto out;
 	}
-	if (!room_in(home)) {
+	if (!home_has_room(home)) {
 		snprintf(dir, 4096, "%s", home);
 		rc = 0;
 		goto out;
@@ -647,45 +364,45 @@ room_place(char err[PAPO_ERR_LEN], const char *home, const uint8_t *secret,
 	fs_sync_dir(dir);
 	rc = 0;
 out:
-	room_dirs_free(dirs, n);
+	home_dirs_free(dirs, n);
 	return rc;
 }
 
 /*
- * Undoes room_place after what followed failed: the files written in dir
+ * Undoes home_place after what followed failed: the files written in dir
  * deleted, and dir itself when it is not home, so that no folder of a
  * join or a room that failed is left for papo serve to trip on.
  */
 static void
-room_unplace(const char *home, const char *dir)
+home_unplace(const char *home, const char *dir)
 {
 	char why[PAPO_ERR_LEN], aside[PAPO_ASIDE_LEN];
 
-	if (room_leave(why, home, dir, 1, aside) == -1)
+	if (home_leave(why, home, dir, 1, aside) == -1)
 		log_msg(LOG_WARN, "%s", why);
 }
 
 int
-room_member_name(char err[PAPO_ERR_LEN], const char *home,
+home_member_name(char err[PAPO_ERR_LEN], const char *home,
     char name[PAPO_NAME_MAX + 1])
 {
 	char **dirs;
 	size_t n;
 	int rc = -1;
 
-	if (room_dirs(err, home, &dirs, &n) == -1)
+	if (home_dirs(err, home, &dirs, &n) == -1)
 		return -1;
 	for (size_t i = 0; i < n && rc == -1; i++) {
 		struct room_file r;
 		char why[PAPO_ERR_LEN];
 
-		if (room_load(why, dirs[i], &r) == -1)
+		if (roomfile_load(why, dirs[i], &r) == -1)
 			continue;
 		snprintf(name, PAPO_NAME_MAX + 1, "%s", r.me);
-		room_wipe(&r);
+		roomfile_wipe(&r);
 		rc = 0;
 	}
-	room_dirs_free(dirs, n);
+	home_dirs_free(dirs, n);
 	if (rc == -1)
 		snprintf(err, PAPO_ERR_LEN, "%s holds no room to take this "
 		    "member's name from", home);
@@ -695,12 +412,12 @@ room_member_name(char err[PAPO_ERR_LEN], const char *home,
 /* name, or when it is NULL the one this member has in home's rooms
  * (into held); NULL with err when it has none there. */
 static const char *
-room_name_given(char err[PAPO_ERR_LEN], const char *home, const char *name,
+home_name_given(char err[PAPO_ERR_LEN], const char *home, const char *name,
     char held[PAPO_NAME_MAX + 1])
 {
 	if (name != NULL)
 		return name;
-	if (room_member_name(err, home, held) == -1) {
+	if (home_member_name(err, home, held) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "--name NAME is required: %s holds "
 		    "no room whose name this member could take", home);
 		return NULL;
@@ -709,7 +426,7 @@ room_name_given(char err[PAPO_ERR_LEN], const char *home, const char *name,
 }
 
 static int
-room_check_free(char err[PAPO_ERR_LEN], const char *home, char *aside,
+home_check_free(char err[PAPO_ERR_LEN], const char *home, char *aside,
     const uint8_t *invite_secret, uint32_t invite_epoch)
 {
 	struct room_file old;
@@ -720,17 +437,17 @@ room_check_free(char err[PAPO_ERR_LEN], const char *home, char *aside,
 	if (fs_path(path, sizeof(path), home, ROOM_FILE) == -1 ||
 	    access(path, F_OK) == -1)
 		return 0;
-	if (room_load(err, home, &old) == 0) {
+	if (roomfile_load(err, home, &old) == 0) {
 		/* The same room: nothing to join, unless the invite holds a
 		 * newer key than this home (one printed after a change this
 		 * member was not given: --force takes it). */
 		if (invite_secret != NULL && sodium_memcmp(invite_secret,
 		    old.secret, sizeof(old.secret)) == 0 &&
-		    invite_epoch <= room_epoch_held(home)) {
+		    invite_epoch <= home_epoch_held(home)) {
 			snprintf(err, PAPO_ERR_LEN, "%s is already in room %s, "
 			    "as %s: there is nothing to join (start it with "
 			    "'papo serve')", home, old.name, old.me);
-			room_wipe(&old);
+			roomfile_wipe(&old);
 			return -1;
 		}
 		if (aside == NULL)
@@ -738,7 +455,7 @@ room_check_free(char err[PAPO_ERR_LEN], const char *home, char *aside,
 			    "where you are %s; pass --force to leave that room "
 			    "(its files are moved aside, not deleted)", home,
 			    old.name, old.me);
-		room_wipe(&old);
+		roomfile_wipe(&old);
 	} else if (aside == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "%s already holds a room file; "
 		    "pass --force to replace it (the old files are moved "
@@ -746,11 +463,11 @@ room_check_free(char err[PAPO_ERR_LEN], const char *home, char *aside,
 	}
 	if (aside == NULL)
 		return -1;
-	return room_set_aside(err, home, NULL, aside);
+	return home_set_aside(err, home, NULL, aside);
 }
 
 static int
-room_listen(char err[PAPO_ERR_LEN], const char *listen, struct addr *a)
+home_listen(char err[PAPO_ERR_LEN], const char *listen, struct addr *a)
 {
 	if (addr_parse(listen, a) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "the QUIC listen address '%s' is not "
@@ -764,7 +481,7 @@ room_listen(char err[PAPO_ERR_LEN], const char *listen, struct addr *a)
  * relay r's own invite carried (a daemon's invite says which relay it
  * uses: node.c). */
 static int
-room_make_invite(char err[PAPO_ERR_LEN], const struct room_file *r,
+home_make_invite(char err[PAPO_ERR_LEN], const struct room_file *r,
     const struct identity *id, const struct addr *listen, char **invite)
 {
 	struct invite inv;
@@ -781,7 +498,7 @@ room_make_invite(char err[PAPO_ERR_LEN], const struct room_file *r,
 	}
 	inv.naddr = (size_t)n;
 	inv.relay = r->relay;
-	if (room_given_name(r) != NULL)
+	if (roomfile_given_name(r) != NULL)
 		snprintf(inv.room, sizeof(inv.room), "%s", r->name);
 	*invite = invite_encode(&inv);
 	sodium_memzero(&inv, sizeof(inv));
@@ -793,7 +510,7 @@ room_make_invite(char err[PAPO_ERR_LEN], const struct room_file *r,
 }
 
 int
-room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
+home_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
     const char *about, const char *room, char *aside, const char *listen,
     char **invite)
 {
@@ -805,20 +522,20 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
 
 	memset(&r, 0, sizeof(r));
 	/* No name given: the one this member has in the home's rooms. */
-	if ((name = room_name_given(err, home, name, held)) == NULL)
+	if ((name = home_name_given(err, home, name, held)) == NULL)
 		goto out;
-	if (room_check_name(err, name) == -1 ||
-	    room_check_about(err, about) == -1 ||
-	    (room != NULL && room_check_room(err, room) == -1) ||
-	    room_listen(err, listen, &la) == -1)
+	if (roomfile_check_name(err, name) == -1 ||
+	    roomfile_check_about(err, about) == -1 ||
+	    (room != NULL && roomfile_check_room(err, room) == -1) ||
+	    home_listen(err, listen, &la) == -1)
 		goto out;
 	randombytes_buf(r.secret, sizeof(r.secret));
 	/* --force (aside) replaces the home's first room; else the room
 	 * is added beside those held. */
 	if ((id = sec_identity_load(err, home)) == NULL)
 		goto out;
-	if (aside != NULL ? room_check_free(err, home, aside, NULL, 0) :
-	    room_place(err, home, r.secret, 0, dir))
+	if (aside != NULL ? home_check_free(err, home, aside, NULL, 0) :
+	    home_place(err, home, r.secret, 0, dir))
 		goto out;
 	if (aside != NULL)
 		snprintf(dir, sizeof(dir), "%s", home);
@@ -828,19 +545,19 @@ room_create(char err[PAPO_ERR_LEN], const char *home, const char *name,
 	if (room != NULL)
 		snprintf(r.name, sizeof(r.name), "%s", room);
 	else
-		room_derived_name(r.secret, r.name);
+		roomfile_derived_name(r.secret, r.name);
 	snprintf(r.me, sizeof(r.me), "%s", name);
 	snprintf(r.about, sizeof(r.about), "%s", about != NULL ? about : "");
 	/* Who makes the room owns it. */
 	r.has_owner = 1;
 	memcpy(r.owner, id->pk, sizeof(r.owner));
-	if (room_save(err, dir, &r) == -1)
+	if (roomfile_save(err, dir, &r) == -1)
 		goto out;
-	rc = room_make_invite(err, &r, id, &la, invite);
+	rc = home_make_invite(err, &r, id, &la, invite);
 out:
 	if (rc == -1 && placed)
-		room_unplace(home, dir);
-	room_wipe(&r);
+		home_unplace(home, dir);
+	roomfile_wipe(&r);
 	sec_identity_free(id);
 	return rc;
 }
@@ -848,7 +565,7 @@ out:
 /* Decodes an invite; -1 with err giving the reason (and the place of a
  * bad character) otherwise. */
 static int
-room_decode_invite(char err[PAPO_ERR_LEN], const char *invite,
+home_decode_invite(char err[PAPO_ERR_LEN], const char *invite,
     struct invite *inv)
 {
 	enum invite_err ie;
@@ -865,27 +582,27 @@ room_decode_invite(char err[PAPO_ERR_LEN], const char *invite,
 }
 
 int
-room_is(char err[PAPO_ERR_LEN], const char *home, const char *invite,
+home_is(char err[PAPO_ERR_LEN], const char *home, const char *invite,
     char name[PAPO_NAME_MAX + 1])
 {
 	struct invite inv;
 	struct room_file r;
 	int rc = -1;
 
-	if (room_load(err, home, &r) == -1)
+	if (roomfile_load(err, home, &r) == -1)
 		return -1;
 	snprintf(name, PAPO_NAME_MAX + 1, "%s", r.name);
-	if (room_decode_invite(err, invite, &inv) == 0)
+	if (home_decode_invite(err, invite, &inv) == 0)
 		rc = sodium_memcmp(inv.secret, r.secret, sizeof(r.secret)) == 0;
 	sodium_memzero(&inv, sizeof(inv));
-	room_wipe(&r);
+	roomfile_wipe(&r);
 	return rc;
 }
 
 /* The key epoch an invite carried, as epochs.json (node/room/epoch.c) keeps
  * it: the joiner's first hello says it holds it, and it is let in. */
 static int
-room_save_epoch(char err[PAPO_ERR_LEN], const char *home,
+home_save_epoch(char err[PAPO_ERR_LEN], const char *home,
     const struct invite *inv)
 {
 	char path[4096], text[PAPO_ID_LEN + 1], by[PAPO_ID_LEN + 1];
@@ -910,7 +627,7 @@ room_save_epoch(char err[PAPO_ERR_LEN], const char *home,
 /* Whether an epoch frame kept in epochs.json (text, its JSON; checked
  * when it came) removed member me: 1 if it did, else 0. */
 static int
-room_frame_removes(const struct room_keys *keys, const char *text,
+home_frame_removes(const struct room_keys *keys, const char *text,
     const uint8_t me[PAPO_KEY_LEN])
 {
 	struct frame f;
@@ -933,7 +650,7 @@ room_frame_removes(const struct room_keys *keys, const char *text,
  * its key for good, whatever invite it holds.
  */
 static int
-room_epoch_merge(char err[PAPO_ERR_LEN], const char *dir,
+home_epoch_merge(char err[PAPO_ERR_LEN], const char *dir,
     const struct room_file *r, const struct invite *inv,
     const uint8_t me[PAPO_KEY_LEN])
 {
@@ -960,7 +677,7 @@ room_epoch_merge(char err[PAPO_ERR_LEN], const char *dir,
 	if (o == NULL && (o = cJSON_CreateObject()) == NULL)
 		goto nomem;
 	cJSON_ArrayForEach(c, cJSON_GetObjectItemCaseSensitive(o, "others"))
-		removed |= room_frame_removes(&keys, cJSON_GetStringValue(c), me);
+		removed |= home_frame_removes(&keys, cJSON_GetStringValue(c), me);
 	if ((arr = cJSON_GetObjectItemCaseSensitive(o, "epochs")) == NULL &&
 	    (arr = cJSON_AddArrayToObject(o, "epochs")) == NULL)
 		goto nomem;
@@ -970,7 +687,7 @@ room_epoch_merge(char err[PAPO_ERR_LEN], const char *dir,
 		goto out;
 	}
 	cJSON_ArrayForEach(c, arr)
-		removed |= room_frame_removes(&keys, cJSON_GetStringValue(
+		removed |= home_frame_removes(&keys, cJSON_GetStringValue(
 		    cJSON_GetObjectItemCaseSensitive(c, "frame")), me);
 	if (removed) {
 		snprintf(err, PAPO_ERR_LEN, "this member (%s) was removed from "
@@ -1017,13 +734,13 @@ out:
  * not NULL, replace this member's.
  */
 static int
-room_rekey(char err[PAPO_ERR_LEN], const char *dir, const struct invite *inv,
+home_rekey(char err[PAPO_ERR_LEN], const char *dir, const struct invite *inv,
     const struct identity *id, const char *name, const char *about)
 {
 	struct room_file r;
 	int rc = -1;
 
-	if (room_load(err, dir, &r) == -1)
+	if (roomfile_load(err, dir, &r) == -1)
 		return -1;
 	if (name != NULL)
 		snprintf(r.me, sizeof(r.me), "%s", name);
@@ -1035,21 +752,21 @@ room_rekey(char err[PAPO_ERR_LEN], const char *dir, const struct invite *inv,
 	memcpy(r.boot, inv->addr, inv->naddr * sizeof(inv->addr[0]));
 	if (inv->relay.url[0] != '\0')
 		r.relay = inv->relay;
-	if (room_epoch_merge(err, dir, &r, inv, id->pk) == 0)
-		rc = room_save(err, dir, &r);
-	room_wipe(&r);
+	if (home_epoch_merge(err, dir, &r, inv, id->pk) == 0)
+		rc = roomfile_save(err, dir, &r);
+	roomfile_wipe(&r);
 	return rc;
 }
 
 int
-room_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
+home_join(char err[PAPO_ERR_LEN], const char *home, const char *invite,
     const char *name, const char *about, char *aside)
 {
-	return room_join_in(err, home, invite, name, about, aside, NULL);
+	return home_join_in(err, home, invite, name, about, aside, NULL);
 }
 
 int
-room_join_in(char err[PAPO_ERR_LEN], const char *home, const char *invite,
+home_join_in(char err[PAPO_ERR_LEN], const char *home, const char *invite,
     const char *name, const char *about, char *aside, char *where)
 {
 	struct identity *id = NULL;
@@ -1061,10 +778,10 @@ room_join_in(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	memset(&r, 0, sizeof(r));
 	if (aside != NULL)
 		aside[0] = '\0';
-	if (room_decode_invite(err, invite, &inv) == -1)
+	if (home_decode_invite(err, invite, &inv) == -1)
 		goto out;
-	if ((name != NULL && room_check_name(err, name) == -1) ||
-	    room_check_about(err, about) == -1)
+	if ((name != NULL && roomfile_check_name(err, name) == -1) ||
+	    roomfile_check_about(err, about) == -1)
 		goto out;
 	if ((id = sec_identity_load(err, home)) == NULL)
 		goto out;
@@ -1075,10 +792,10 @@ room_join_in(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	}
 	/* The room held already, the invite with a newer key: taken into
 	 * that room, --force or not (moving it aside would lose its log). */
-	if ((had = room_find_held(err, home, inv.secret, inv.epoch, dir)) == -1)
+	if ((had = home_find_held(err, home, inv.secret, inv.epoch, dir)) == -1)
 		goto out;
 	if (had == 1) {
-		if ((rc = room_rekey(err, dir, &inv, id, name, about)) == 0) {
+		if ((rc = home_rekey(err, dir, &inv, id, name, about)) == 0) {
 			rc = 1;
 			if (where != NULL)
 				snprintf(where, 4096, "%s", dir);
@@ -1086,10 +803,10 @@ room_join_in(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 		goto out;
 	}
 	/* No name given: the one this member has in the home's rooms. */
-	if ((name = room_name_given(err, home, name, held)) == NULL)
+	if ((name = home_name_given(err, home, name, held)) == NULL)
 		goto out;
-	if (aside != NULL ? room_check_free(err, home, aside, inv.secret,
-	    inv.epoch) : room_place(err, home, inv.secret, inv.epoch, dir))
+	if (aside != NULL ? home_check_free(err, home, aside, inv.secret,
+	    inv.epoch) : home_place(err, home, inv.secret, inv.epoch, dir))
 		goto out;
 	if (aside != NULL)
 		snprintf(dir, sizeof(dir), "%s", home);
@@ -1099,7 +816,7 @@ room_join_in(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	if (inv.room[0] != '\0')
 		snprintf(r.name, sizeof(r.name), "%s", inv.room);
 	else
-		room_derived_name(r.secret, r.name);
+		roomfile_derived_name(r.secret, r.name);
 	snprintf(r.me, sizeof(r.me), "%s", name);
 	snprintf(r.about, sizeof(r.about), "%s", about != NULL ? about : "");
 	r.has_inviter = 1;
@@ -1107,13 +824,13 @@ room_join_in(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 	r.nboot = inv.naddr;
 	memcpy(r.boot, inv.addr, inv.naddr * sizeof(inv.addr[0]));
 	r.relay = inv.relay;
-	if ((rc = room_save(err, dir, &r)) == 0) {
+	if ((rc = roomfile_save(err, dir, &r)) == 0) {
 		char path[4096];
 
 		/* No other room's epochs in a home joined again (--force
 		 * moved them aside; a stray file is not trusted either). */
 		if (inv.epoch > 0)
-			rc = room_save_epoch(err, dir, &inv);
+			rc = home_save_epoch(err, dir, &inv);
 		else if (fs_path(path, sizeof(path), dir, "epochs.json") == 0)
 			(void)unlink(path);
 	}
@@ -1121,15 +838,15 @@ room_join_in(char err[PAPO_ERR_LEN], const char *home, const char *invite,
 		snprintf(where, 4096, "%s", dir);
 out:
 	if (rc == -1 && placed)
-		room_unplace(home, dir);
+		home_unplace(home, dir);
 	sodium_memzero(&inv, sizeof(inv));
-	room_wipe(&r);
+	roomfile_wipe(&r);
 	sec_identity_free(id);
 	return rc;
 }
 
 int
-room_describe(char err[PAPO_ERR_LEN], const char *home,
+home_describe(char err[PAPO_ERR_LEN], const char *home,
     char name[PAPO_NAME_MAX + 1], char fpr[PAPO_FPR_LEN + 1])
 {
 	struct room_keys keys;
@@ -1137,7 +854,7 @@ room_describe(char err[PAPO_ERR_LEN], const char *home,
 	uint8_t h[PAPO_KEY_LEN];
 	char text[(sizeof(h) * 8 + 4) / 5 + 1];
 
-	if (room_load(err, home, &r) == -1)
+	if (roomfile_load(err, home, &r) == -1)
 		return -1;
 	snprintf(name, PAPO_NAME_MAX + 1, "%s", r.name);
 	sec_room_keys(r.secret, &keys);
@@ -1145,12 +862,12 @@ room_describe(char err[PAPO_ERR_LEN], const char *home,
 	b32_encode(h, sizeof(h), text);
 	snprintf(fpr, PAPO_FPR_LEN + 1, "%s", text);
 	sodium_memzero(&keys, sizeof(keys));
-	room_wipe(&r);
+	roomfile_wipe(&r);
 	return 0;
 }
 
 int
-room_invite(char err[PAPO_ERR_LEN], const char *home, const char *listen,
+home_invite(char err[PAPO_ERR_LEN], const char *home, const char *listen,
     char **invite)
 {
 	struct identity *id = NULL;
@@ -1158,19 +875,19 @@ room_invite(char err[PAPO_ERR_LEN], const char *home, const char *listen,
 	struct addr la;
 	int rc = -1;
 
-	if (room_listen(err, listen, &la) == -1)
+	if (home_listen(err, listen, &la) == -1)
 		return -1;
-	if (room_load(err, home, &r) == -1)
+	if (roomfile_load(err, home, &r) == -1)
 		return -1;
 	if ((id = sec_identity_load(err, home)) != NULL)
-		rc = room_make_invite(err, &r, id, &la, invite);
-	room_wipe(&r);
+		rc = home_make_invite(err, &r, id, &la, invite);
+	roomfile_wipe(&r);
 	sec_identity_free(id);
 	return rc;
 }
 
 int
-room_matches(const char *sel, const char *id, const char *name)
+home_matches(const char *sel, const char *id, const char *name)
 {
 	size_t len = strlen(sel);
 
@@ -1183,7 +900,7 @@ room_matches(const char *sel, const char *id, const char *name)
 }
 
 void
-room_refs_format(const struct room_ref *rooms, size_t n, char *out,
+home_refs_format(const struct room_ref *rooms, size_t n, char *out,
     size_t len)
 {
 	size_t used = 0;
@@ -1203,7 +920,7 @@ room_refs_format(const struct room_ref *rooms, size_t n, char *out,
 }
 
 long
-room_pick(const char *sel, const struct room_ref *rooms, size_t n,
+home_pick(const char *sel, const struct room_ref *rooms, size_t n,
     char err[PAPO_ERR_LEN], int *status)
 {
 	char names[PAPO_ERR_LEN - 80];
@@ -1211,7 +928,7 @@ room_pick(const char *sel, const struct room_ref *rooms, size_t n,
 	long found = -1;
 
 	for (size_t i = 0; i < n; i++) {
-		int how = room_matches(sel, rooms[i].id, rooms[i].name);
+		int how = home_matches(sel, rooms[i].id, rooms[i].name);
 
 		if (how == ROOM_BY_ID)
 			return (long)i;
@@ -1222,7 +939,7 @@ room_pick(const char *sel, const struct room_ref *rooms, size_t n,
 	}
 	if (hits == 1)
 		return found;
-	room_refs_format(rooms, n, names, sizeof(names));
+	home_refs_format(rooms, n, names, sizeof(names));
 	if (status != NULL)
 		*status = hits > 1 ? 409 : 404;
 	if (n == 0)
@@ -1237,10 +954,10 @@ room_pick(const char *sel, const struct room_ref *rooms, size_t n,
 }
 
 int
-room_dir_find(char err[PAPO_ERR_LEN], const char *home, const char *sel,
+home_dir_find(char err[PAPO_ERR_LEN], const char *home, const char *sel,
     char *dir, size_t len)
 {
-	/* Each room's id and name as its room.json says, for room_pick. */
+	/* Each room's id and name as its room.json says, for home_pick. */
 	struct found {
 		char id[PAPO_ROOMID_LEN + 1];
 		char name[ROOM_NAME_MAX + 1];
@@ -1252,7 +969,7 @@ room_dir_find(char err[PAPO_ERR_LEN], const char *home, const char *sel,
 	long at;
 	int rc = -1;
 
-	if (room_dirs(err, home, &dirs, &n) == -1)
+	if (home_dirs(err, home, &dirs, &n) == -1)
 		return -1;
 	if (n == 0) {
 		snprintf(err, PAPO_ERR_LEN, "%s holds no room yet", home);
@@ -1268,19 +985,19 @@ room_dir_find(char err[PAPO_ERR_LEN], const char *home, const char *sel,
 		struct room_keys keys;
 		char why[PAPO_ERR_LEN];
 
-		if (room_load(why, dirs[i], &r) == -1)
+		if (roomfile_load(why, dirs[i], &r) == -1)
 			continue;
 		sec_room_keys(r.secret, &keys);
 		sec_room_id_format(&keys, f[nrefs].id);
 		sodium_memzero(&keys, sizeof(keys));
 		snprintf(f[nrefs].name, sizeof(f[nrefs].name), "%s", r.name);
-		room_wipe(&r);
+		roomfile_wipe(&r);
 		f[nrefs].dir = i;
 		refs[nrefs].id = f[nrefs].id;
 		refs[nrefs].name = f[nrefs].name;
 		nrefs++;
 	}
-	if ((at = room_pick(sel, refs, nrefs, err, NULL)) == -1)
+	if ((at = home_pick(sel, refs, nrefs, err, NULL)) == -1)
 		goto done;
 	if ((size_t)snprintf(dir, len, "%s", dirs[f[at].dir]) >= len)
 		snprintf(err, PAPO_ERR_LEN, "path too long: %s", dirs[f[at].dir]);
@@ -1289,6 +1006,6 @@ room_dir_find(char err[PAPO_ERR_LEN], const char *home, const char *sel,
 done:
 	free(refs);
 	free(f);
-	room_dirs_free(dirs, n);
+	home_dirs_free(dirs, n);
 	return rc;
 }
