@@ -117,35 +117,20 @@ void net_local(const struct net *t, struct addr *bound);
  * (reach.h); their count. */
 size_t net_addrs(const struct net *t, struct addr *out, size_t max);
 
-/*
- * What the rooms of one daemon share (net.c): the one QUIC socket
- * and everything about how others reach this member there: the addresses
- * it advertises, its NAT, the router's port mapping and the TURN relay.
- * Connections are a room's each (struct link's room); an accepted one
- * belongs to the room whose key opens its first frame, a hello.
- */
-struct net {
-	struct net_env env;
-	struct quic *quic;
-	struct addr bound;
-	struct reach reach;         /* how others reach us: what we advertise */
-	struct portmap *portmap;    /* our port on the router, or NULL */
-	struct turn *turn;          /* our TURN relay, or NULL (none set) */
-	struct addr turn_server;    /* its server, when turn is set */
-	const char *turn_from;      /* where it was set: net_env */
-	int turn_told;              /* its first outcome was emitted */
-	struct addr relay_ip;       /* the relay's IP as far as we know: our
-	                             * relayed address (the last one, when
-	                             * none now), else the server's */
-	uint64_t turn_checked;      /* ns of the last turn_refresh asked */
-	int stopping;               /* in net_free: nothing new starts */
-	struct room *rooms[PAPO_ROOMS_MAX];  /* in the order added */
-	size_t nrooms;
-	uint64_t bad_frames;        /* first frames no room's key opened */
-	uint64_t round_at;          /* ns of the last net_round's work */
-	struct frame_peer sealing[FRAME_PEERS_MAX];  /* room_seal's, for
-	                             * whichever room seals (one thread) */
-};
+/* The node's network (net.c): the QUIC endpoint, how others reach us,
+ * port mapping, the relay, the rooms it carries.  Opaque; the room
+ * reaches what it needs of it by these. */
+struct net;
+struct reach *net_reach(struct net *t);
+struct frame_peer *net_sealing(struct net *t);
+const struct addr *net_bound(const struct net *t);
+struct turn *net_turn(const struct net *t);
+struct quic *net_quic(const struct net *t);
+/* The rooms the net carries (at most PAPO_ROOMS_MAX), in the order
+ * added: whether one more fits, a room added (it fits), one removed. */
+int net_rooms_full(const struct net *t);
+void net_room_add(struct net *t, struct room *room);
+void net_room_remove(struct net *t, struct room *room);
 
 /* What we advertise changed: logged; every room's program gets its new
  * invite, and its members our next announcement at once. */

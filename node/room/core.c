@@ -50,7 +50,7 @@ room_seal(struct room *room, const struct frame *f, unsigned version,
 
 	uint32_t n;
 
-	if (frame_for_version(f, version, &out, room->net->sealing) == -1)
+	if (frame_for_version(f, version, &out, net_sealing(room->net)) == -1)
 		return -1;
 	if (version < 3)
 		return frame_seal(room->env.keys, &out, b);
@@ -81,7 +81,7 @@ void
 room_invite_changed(struct room *room)
 {
 	struct addr v[PAPO_ADDR_MAX];
-	size_t n = reach_addrs(&room->net->reach, v, PAPO_ADDR_MAX);
+	size_t n = reach_addrs(net_reach(room->net), v, PAPO_ADDR_MAX);
 	cJSON *o = cJSON_CreateObject(), *arr;
 	char a[ADDR_STRLEN];
 

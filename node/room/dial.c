@@ -144,7 +144,7 @@ member_dial_on(struct room *room, struct member *m, const struct addr *a,
     size_t n, struct quic_sock *sock)
 {
 	struct addr relayed;
-	int has = room->net->turn != NULL && turn_relayed(room->net->turn, &relayed) == 0;
+	int has = net_turn(room->net) != NULL && turn_relayed(net_turn(room->net), &relayed) == 0;
 
 	for (size_t j = 0; j < n; j++) {
 		int via = relay_on_server(room->net, &a[j]);
@@ -157,7 +157,7 @@ member_dial_on(struct room *room, struct member *m, const struct addr *a,
 			continue;
 		if ((l = calloc(1, sizeof(*l))) == NULL)
 			break;
-		if ((l->qc = quic_dial_on(room->net->quic, via ? NULL : sock, &a[j],
+		if ((l->qc = quic_dial_on(net_quic(room->net), via ? NULL : sock, &a[j],
 		    m->id, via)) == NULL) {
 			free(l);
 			continue;

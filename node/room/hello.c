@@ -24,7 +24,7 @@ hello_send(struct room *room, struct link *l)
 	memcpy(h->id, room->env.me->pk, PAPO_KEY_LEN);
 	strcpy(h->name, room->env.room->me);
 	strcpy(h->about, room->env.room->about);
-	h->naddr = reach_addrs(&room->net->reach, h->addr, PAPO_ADDR_MAX);
+	h->naddr = reach_addrs(net_reach(room->net), h->addr, PAPO_ADDR_MAX);
 	/* Version 2: where we see the peer, so that it learns how it is
 	 * reached from outside. */
 	if (l->version >= 2)

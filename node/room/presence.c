@@ -120,7 +120,7 @@ members_announce(void *arg)
 	strcpy(me.name, room->env.room->me);
 	strcpy(me.about, room->env.room->about);
 	me.seen = members_next_seq(room);
-	me.naddr = reach_addrs(&room->net->reach, me.addr, PAPO_ADDR_MAX);
+	me.naddr = reach_addrs(net_reach(room->net), me.addr, PAPO_ADDR_MAX);
 	/* Signed for connections of version 3; the others get it as
 	 * before (members_flood). */
 	if (frame_peer_sign(&me, room->env.keys, room->env.me) == -1)

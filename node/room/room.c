@@ -74,18 +74,18 @@ room_status_me(const struct room *room, cJSON *o)
 	cJSON_AddStringToObject(me, "about", room->env.room->about);
 	cJSON_AddStringToObject(me, "role", role_of(room, room->env.me->pk));
 	addrs = cJSON_AddArrayToObject(me, "addrs");
-	n = reach_addrs(&room->net->reach, adv, PAPO_ADDR_MAX);
+	n = reach_addrs(net_reach(room->net), adv, PAPO_ADDR_MAX);
 	for (size_t i = 0; i < n; i++) {
 		addr_format(&adv[i], a);
 		cJSON_AddItemToArray(addrs, cJSON_CreateString(a));
 	}
-	if (reach_public(&room->net->reach, &pub) == 0) {
+	if (reach_public(net_reach(room->net), &pub) == 0) {
 		addr_format(&pub, a);
 		cJSON_AddStringToObject(me, "observed", a);
 	} else
 		cJSON_AddNullToObject(me, "observed");
 	cJSON_AddStringToObject(me, "nat",
-	    reach_nat_name(reach_nat(&room->net->reach)));
+	    reach_nat_name(reach_nat(net_reach(room->net))));
 	relay_json(room->net, me);
 }
 
@@ -153,7 +153,7 @@ room_status_quic(const struct room *room, cJSON *o)
 {
 	char a[ADDR_STRLEN];
 
-	addr_format(&room->net->bound, a);
+	addr_format(net_bound(room->net), a);
 	cJSON_AddStringToObject(o, "quic", a);
 }
 
@@ -380,7 +380,7 @@ room_on_hello(struct room *room, struct link *l, struct frame *f)
 	/* Where a peer sees us through the relay is our relayed address,
 	 * nothing our NAT did. */
 	if (h->version >= 2 && !relayed &&
-	    reach_observe(&room->net->reach, peer, &h->obs))
+	    reach_observe(net_reach(room->net), peer, &h->obs))
 		net_addrs_changed(room->net);
 	in.m = m;
 	in.h = h;
@@ -438,10 +438,10 @@ static size_t
 room_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
 {
 	struct room *room = arg;
-	size_t n = reach_punch_addrs(&room->net->reach, out, max), k = 0;
+	size_t n = reach_punch_addrs(net_reach(room->net), out, max), k = 0;
 	struct addr a, relayed;
 
-	if (room->net->turn != NULL && turn_mapped(room->net->turn, &a) == 0 && n < max &&
+	if (net_turn(room->net) != NULL && turn_mapped(net_turn(room->net), &a) == 0 && n < max &&
 	    !addr_in(&a, out, n))
 		out[n++] = a;
 	if (port == 0)
@@ -450,7 +450,7 @@ room_punch_addrs(void *arg, struct addr *out, size_t max, uint16_t port)
 	 * NAT keeps a port where it can); not the relayed address, whose
 	 * port is the TURN server's. */
 	for (size_t i = 0; i < n; i++) {
-		if (room->net->turn != NULL && turn_relayed(room->net->turn, &relayed) == 0 &&
+		if (net_turn(room->net) != NULL && turn_relayed(net_turn(room->net), &relayed) == 0 &&
 		    addr_equal(&out[i], &relayed))
 			continue;
 		out[k] = out[i];
@@ -626,7 +626,7 @@ room_link_closed(struct room *room, struct link *l)
 	if ((m = l->m) != NULL && m->conn == qc) {
 		m->conn = NULL;
 		m->punched = 0;
-		if (reach_forget(&room->net->reach, m->id))
+		if (reach_forget(net_reach(room->net), m->id))
 			net_addrs_changed(room->net);
 		/* In a small room every member is a neighbour: a connection
 		 * lost without a new one means the member is gone, until
@@ -674,7 +674,7 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 	struct room *room;
 	const struct room_file *r = env->room;
 
-	if (t->nrooms == PAPO_ROOMS_MAX) {
+	if (net_rooms_full(t)) {
 		snprintf(err, PAPO_ERR_LEN, "this daemon holds %d rooms, the "
 		    "most it can", PAPO_ROOMS_MAX);
 		return NULL;
@@ -689,7 +689,7 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 	sec_room_id_format(env->keys, room->rid);
 	memset(&pe, 0, sizeof(pe));
 	pe.loop = env->loop;
-	pe.quic = t->quic;
+	pe.quic = net_quic(t);
 	pe.keys = env->keys;
 	pe.me = env->me;
 	pe.arg = room;
@@ -702,7 +702,7 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 	}
 	/* No beacons from a daemon bound to loopback: nobody on the LAN
 	 * could reach the port they would announce. */
-	if (env->set->lan && !addr_is_loopback(&t->bound)) {
+	if (env->set->lan && !addr_is_loopback(net_bound(t))) {
 		struct beacon_env be;
 		char why[PAPO_ERR_LEN];
 
@@ -710,7 +710,7 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 		be.loop = env->loop;
 		be.keys = env->keys;
 		be.me = env->me;
-		be.port = t->bound.port;
+		be.port = net_bound(t)->port;
 		be.arg = room;
 		be.wanted = room_beacon_wanted;
 		be.heard = room_beacon_heard;
@@ -746,7 +746,7 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 	for (size_t i = 0; i < members_n(room); i++)
 		member_at(room, i)->next_dial = loop_now_ns();
 	deliver_load_outbox(room);
-	t->rooms[t->nrooms++] = room;
+	net_room_add(t, room);
 	dial_start(room);
 	presence_start(room);
 	deliver_start(room);
@@ -793,14 +793,8 @@ room_free(struct room *room)
 		members_save(room);
 	/* The byes queued above go out and the room's connections close,
 	 * the relayed ones through the relay. */
-	quic_close_some(t->quic, room_owns, room);
-	for (size_t i = 0; i < t->nrooms; i++)
-		if (t->rooms[i] == room) {
-			memmove(t->rooms + i, t->rooms + i + 1,
-			    (t->nrooms - i - 1) * sizeof(t->rooms[0]));
-			t->nrooms--;
-			break;
-		}
+	quic_close_some(net_quic(t), room_owns, room);
+	net_room_remove(t, room);
 	search_free(room);
 	files_free(room);
 	deliver_free(room);
