@@ -749,6 +749,9 @@ oauth_api_revoke(struct http_req *r, void *arg)
 	cJSON_Delete(j);
 }
 
+/* The first three are served with OAuth off too: papo tokens says it is
+ * off, and the dashboard learns from /api/oauth/pending ("oauth": false)
+ * that there is nothing to approve, rather than from a 404. */
 static const struct http_route oauth_table[] = {
 	{ "GET", "/api/tokens", oauth_api_list, 0 },
 	{ "POST", "/api/tokens/revoke", oauth_api_revoke, 0 },
@@ -772,7 +775,7 @@ static const struct http_route oauth_form_table[] = {
 const struct http_route *
 oauth_routes(const struct oauth *o, size_t *n)
 {
-	*n = o->on ? sizeof(oauth_table) / sizeof(oauth_table[0]) : 2;
+	*n = o->on ? sizeof(oauth_table) / sizeof(oauth_table[0]) : 3;
 	return oauth_table;
 }
 

@@ -535,9 +535,16 @@ oauth_api_pending(struct http_req *r, void *arg)
 	int64_t now = oauth_now();
 	cJSON *j, *a, *e;
 
+	/* OAuth off: nothing to approve, said to whoever passed the
+	 * daemon's own check (no grant token exists to tell apart). */
+	if (!o->on) {
+		http_reply(r, 200, "{\"oauth\":false,\"pending\":[]}");
+		return;
+	}
 	if (!oauth_owner(r, o))
 		return;
 	if ((j = cJSON_CreateObject()) == NULL ||
+	    cJSON_AddBoolToObject(j, "oauth", o->on) == NULL ||
 	    cJSON_AddBoolToObject(j, "local", oauth_local(r)) == NULL ||
 	    (a = cJSON_AddArrayToObject(j, "pending")) == NULL)
 		goto nomem;

@@ -8,7 +8,7 @@
 import { api } from './api.js';
 import { ui, el } from './dom.js';
 
-let oauth = true;                  // false once /api/oauth/pending is 404
+let oauth = true;                  // false once the daemon says it is off
 
 function approvalItem(p, local) {
   const li = el('li', 'approval');
@@ -50,9 +50,9 @@ export async function loadApprovals() {
   try {
     ans = await api('/api/oauth/pending');
   } catch (e) {
-    if (e.status === 404) oauth = false;
     return;
   }
+  if (ans.oauth === false) oauth = false;
   ui.approvals.hidden = ans.pending.length === 0;
   const items = ans.pending.map((p) => approvalItem(p, ans.local));
   const h = el('h2', 'approvals-title', 'Approve access?');
