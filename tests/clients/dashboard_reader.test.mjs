@@ -404,6 +404,9 @@ describe('the dashboard as a reader', { timeout: 240_000 }, () => {
     assert.deepEqual(dialogs, []);
     assert.deepEqual(problems, []);
     assert.deepEqual(elsewhere, []);
+    // Nothing the pages asked for failed (a route the dashboard asks
+    // of every daemon, answered 404 where OAuth is off, did).
+    assert.deepEqual(consoleLog.filter((l) => / error: /.test(l)), [], 'no error on any page\'s console');
   });
 
   step('both daemons stop cleanly (no sanitizer report)', async () => {
