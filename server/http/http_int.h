@@ -1,7 +1,7 @@
 /*
  * http_int.h: the HTTP module's internal header, included only by its
  * files (http.c, http_route.c, http_auth.c, http_grant.c, http_stream.c,
- * http_reply.c, http_conn.c, http_req.c, http_body.c, http_guard.c,
+ * http_reply.c, http_conn.c, http_req.c, http_guard.c,
  * which call one way, in that order): its limits, the request, stream,
  * connection and daemon structs, and the functions that cross between
  * the files.

@@ -29,6 +29,7 @@
 #include <sodium.h>
 
 #include "lib/addr.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/node.h"
@@ -548,7 +549,7 @@ oauth_register(struct http_req *r, void *arg)
 	const char *body = http_req_body(r, &len);
 	int64_t now = oauth_now();
 
-	if ((j = http_json_parse(body, len, err)) == NULL ||
+	if (json_read(err, body, len, &j) != JSON_OK ||
 	    !cJSON_IsObject(j)) {
 		oauth_error(r, 400, "invalid_client_metadata", "%s",
 		    j == NULL ? err : "the body must be a JSON object");
@@ -724,7 +725,7 @@ oauth_api_revoke(struct http_req *r, void *arg)
 	}
 	if (!oauth_owner(r, o))
 		return;
-	if ((j = http_json_parse(body, len, err)) == NULL) {
+	if (json_read(err, body, len, &j) != JSON_OK) {
 		http_reply_error(r, 400, "%s", err);
 		return;
 	}

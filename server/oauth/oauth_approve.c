@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "node/node.h"
 #include "server/http/http.h"
@@ -587,7 +588,7 @@ oauth_api_decide(struct http_req *r, void *arg)
 		    "the token");
 		return;
 	}
-	if ((j = http_json_parse(body, len, err)) == NULL) {
+	if (json_read(err, body, len, &j) != JSON_OK) {
 		http_reply_error(r, 400, "%s", err);
 		return;
 	}
