@@ -159,6 +159,8 @@ test_texts(void)
 	    "\"notifications/message\",\"params\":{}}");
 	cJSON_free(t);
 	cJSON_Delete(id);
+	/* What a client gets when no text could be made is JSON too. */
+	CHECK_EQ_INT(answer_code(MCP_NOMEM_TEXT), JSONRPC_INTERNAL_ERROR);
 }
 
 int

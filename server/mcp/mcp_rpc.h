@@ -82,7 +82,7 @@ char *mcp_error(const cJSON *id, int code, const char *msg, cJSON *data);
 char *mcp_notification(const char *method, cJSON *params);
 /* The error answered when a text could not be made: out of memory. */
 #define MCP_NOMEM_TEXT "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":" \
-	"{\"code\":JSONRPC_INTERNAL_ERROR,\"message\":\"out of memory\"}}"
+	"{\"code\":-32603,\"message\":\"out of memory\"}}"
 /* A tool's result: structured (taken), or an error for the model. */
 cJSON *mcp_tool_result(cJSON *structured, const char *error);
 /* Adds to res what 2026-07-28 asks of a result clients may keep (rev
