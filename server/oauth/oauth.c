@@ -103,17 +103,6 @@ oauth_param(struct http_req *r, const char *body, const char *name,
 	return 0;
 }
 
-/* Constant-time equality of two strings through their hashes. */
-static int
-oauth_same(const char *a, const char *b)
-{
-	unsigned char ha[GRANTS_HASH_LEN], hb[GRANTS_HASH_LEN];
-
-	grants_hash(a, ha);
-	grants_hash(b, hb);
-	return sodium_memcmp(ha, hb, sizeof(ha)) == 0;
-}
-
 /* Metadata. */
 
 static void
@@ -303,23 +292,6 @@ oauth_issue(struct http_req *r, struct oauth *o, struct grant *gr)
 out:
 	sodium_memzero(access, sizeof(access));
 	sodium_memzero(refresh, sizeof(refresh));
-}
-
-/* Is v a PKCE code_verifier (RFC 7636 4.1) whose S256 is challenge? */
-static int
-oauth_pkce_ok(const char *v, const char *challenge)
-{
-	unsigned char h[crypto_hash_sha256_BYTES];
-	char b64[64];
-	size_t n = strlen(v);
-
-	if (n < 43 || n > 128 || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789-._~") != n)
-		return 0;
-	crypto_hash_sha256(h, (const unsigned char *)v, n);
-	sodium_bin2base64(b64, sizeof(b64), h, sizeof(h),
-	    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-	return oauth_same(b64, challenge);
 }
 
 static void

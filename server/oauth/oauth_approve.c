@@ -359,7 +359,7 @@ oauth_authorize_get(struct http_req *r, void *arg)
 		    "(response_type=code)");
 		return;
 	}
-	if (strcmp(method, "S256") != 0 || strlen(challenge) != 43) {
+	if (!oauth_pkce_challenge_ok(method, challenge)) {
 		oauth_authorize_error(r, o, approved, redirect, state,
 		    "invalid_request", "PKCE is required: code_challenge (43 "
 		    "characters) with code_challenge_method=S256");
