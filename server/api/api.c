@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/json.h"
 #include "node/node.h"
 #include "server/api/api.h"
 #include "server/api/blobs.h"
@@ -207,7 +208,7 @@ api_object(const char *body, size_t len, const char *const *fields,
 	const cJSON *it;
 	cJSON *o;
 
-	if ((o = http_json_parse(body, len, err)) == NULL)
+	if (json_read(err, body, len, &o) != JSON_OK)
 		return NULL;
 	if (!cJSON_IsObject(o)) {
 		snprintf(err, PAPO_ERR_LEN, "the body must be a JSON object");
@@ -225,7 +226,7 @@ api_object(const char *body, size_t len, const char *const *fields,
 			    it->string, takes);
 			goto fail;
 		}
-		f[i] = it;       /* once: http_json_parse refuses a key twice */
+		f[i] = it;       /* once: json_read refuses a key twice */
 	}
 	return o;
 fail:
@@ -463,7 +464,7 @@ api_rotate(struct http_req *r, void *node)
 	cJSON *o = NULL;
 
 	body = http_req_body(r, &len);
-	if (len > 0 && (o = http_json_parse(body, len, err)) == NULL) {
+	if (len > 0 && json_read(err, body, len, &o) != JSON_OK) {
 		http_reply_error(r, 400, "%s", err);
 		return;
 	}

@@ -412,21 +412,11 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 	TAILQ_INIT(&h->due);
 	memcpy(h->mounts, c->mounts, c->nmounts * sizeof(*h->mounts));
 	h->nmounts = c->nmounts;
-	h->tls = c->tls;
-	if (c->public_url != NULL) {
-		http_parse_origin(c->public_url, &h->pub);
-		snprintf(h->pub_url, sizeof(h->pub_url), "%s", c->public_url);
-		if (h->pub_url[0] != '\0' &&
-		    h->pub_url[strlen(h->pub_url) - 1] == '/')
-			h->pub_url[strlen(h->pub_url) - 1] = '\0';
-	}
-	http_parse_cors(err, c->cors, h->cors, &h->ncors);
+	http_guard_set(h, c, &b);
 	if (c->token != NULL) {
 		snprintf(h->token, sizeof(h->token), "%s", c->token);
 		h->token_len = strlen(h->token);
 	}
-	snprintf(h->host, sizeof(h->host), "%s", b.host);
-	h->wildcard = b.wildcard;
 	if ((fd = http_listen(err, &b, c->bind)) == -1)
 		goto fail;
 	h->port = http_bound_port(fd);

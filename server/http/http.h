@@ -225,17 +225,6 @@ typedef void http_sink_end(struct http_req *r, void *arg);
 void http_req_sink(struct http_req *r, http_sink_data *data,
     http_sink_end *end, void *arg);
 
-/*
- * Parses a request body (len bytes, NUL-terminated) as one JSON value:
- * NULL with err when it is not JSON, when anything but white space
- * follows the value, when a string holds a NUL character (\u0000),
- * which C strings would silently cut short, or when an object, at any
- * depth, has a key twice (err names it).  The caller deletes it.  Every
- * JSON body goes through here: the API's, OAuth's and MCP's JSON-RPC.
- */
-struct cJSON *http_json_parse(const char *body, size_t len,
-    char err[PAPO_ERR_LEN]);
-
 /* The path of the route r matched. */
 const char *http_req_path(const struct http_req *r);
 

@@ -4,8 +4,9 @@
  * daemon may start with (http_check), origins and PAPO_CORS_ORIGINS,
  * the Host and Origin of a request against the daemon's names (DNS
  * rebinding and CORS in one check), the token compared in constant
- * time, a client address's key.
- * No I/O, no clock: strings and addresses in, answers out.
+ * time, a client address's key; and the names a daemon answers to, set
+ * from its settings (http_guard_set).  No I/O, no clock: strings and
+ * addresses in, answers out (tests/test_http_guard.c links it alone).
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -161,6 +162,25 @@ http_check(char err[PAPO_ERR_LEN], const struct http_config *c)
 		return -1;
 	}
 	return http_parse_cors(err, c->cors, o, &n);
+}
+
+void
+http_guard_set(struct http *h, const struct http_config *c,
+    const struct addr_bind *b)
+{
+	char err[PAPO_ERR_LEN];
+
+	h->tls = c->tls;
+	if (c->public_url != NULL) {
+		http_parse_origin(c->public_url, &h->pub);
+		snprintf(h->pub_url, sizeof(h->pub_url), "%s", c->public_url);
+		if (h->pub_url[0] != '\0' &&
+		    h->pub_url[strlen(h->pub_url) - 1] == '/')
+			h->pub_url[strlen(h->pub_url) - 1] = '\0';
+	}
+	http_parse_cors(err, c->cors, h->cors, &h->ncors);
+	snprintf(h->host, sizeof(h->host), "%s", b->host);
+	h->wildcard = b->wildcard;
 }
 
 /*

@@ -1,7 +1,7 @@
 /*
  * http_int.h: the HTTP module's internal header, included only by its
  * files (http.c, http_route.c, http_auth.c, http_grant.c, http_stream.c,
- * http_reply.c, http_conn.c, http_req.c, http_body.c, http_guard.c,
+ * http_reply.c, http_conn.c, http_req.c, http_guard.c,
  * which call one way, in that order): its limits, the request, stream,
  * connection and daemon structs, and the functions that cross between
  * the files.
@@ -206,6 +206,11 @@ int http_parse_origin(const char *s, struct http_origin *o);
 int http_parse_cors(char err[PAPO_ERR_LEN], const char *list,
     struct http_origin *out, size_t *n);
 int http_split_host(const char *s, char name[HTTP_NAME_MAX], unsigned *port);
+/* Sets what http_origin_check reads of h (TLS or not, the public URL,
+ * the CORS origins, the bound host, wildcard or not) from c, which
+ * http_check passed, and b, c's address; h->port is the caller's. */
+void http_guard_set(struct http *h, const struct http_config *c,
+    const struct addr_bind *b);
 enum http_origin_kind http_origin_check(const struct http *h,
     const char *host, const char *origin);
 int http_token_equal(const char *given, const char *token, size_t n);

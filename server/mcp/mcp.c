@@ -612,6 +612,7 @@ mcp_post(struct http_req *r, void *arg)
 	const char *body = http_req_body(r, &len);
 	char err[PAPO_ERR_LEN];
 	struct mcp_rpc rpc;
+	enum mcp_rpc_err e;
 
 	if (http_req_header(r, "Accept") == NULL ||
 	    !mcp_accepts(r, "application/json") ||
@@ -620,8 +621,8 @@ mcp_post(struct http_req *r, void *arg)
 		    "application/json and text/event-stream");
 		return;
 	}
-	if (mcp_rpc_parse(body, len, &rpc) == -1) {
-		mcp_reply_error(r, 400, rpc.id, rpc.code, rpc.err);
+	if ((e = mcp_rpc_parse(body, len, &rpc)) != MCP_RPC_OK) {
+		mcp_reply_error(r, 400, rpc.id, mcp_rpc_code(e), rpc.err);
 		goto out;
 	}
 	id = rpc.id;

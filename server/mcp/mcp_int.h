@@ -11,11 +11,12 @@
  * in flight), mcp_store.c (agents.json), mcp_agent.c (agents, their
  * queues and positions, read receipts), mcp_room.c (the rooms served, a
  * room argument resolved), mcp_session.c (sessions, their streams,
- * events kept for replay), mcp_rpc.c (JSON-RPC text and answers,
- * declared in mcp_rpc.h) and mcp_schema.c (the tools declared, their
- * schemas made and arguments read, declared in mcp_schema.h); those two
- * headers include nothing of MCP's.  A lower file
- * reaches a higher one only through a pointer mcp_new sets in struct mcp
+ * events kept for replay), mcp_reply.c (JSON-RPC texts answered on a
+ * request, declared in mcp_reply.h), mcp_rpc.c (JSON-RPC parsed, and
+ * its texts: pure, declared in mcp_rpc.h) and mcp_schema.c (the tools
+ * declared, their schemas made and arguments read, declared in
+ * mcp_schema.h); those three headers include nothing of MCP's.  A lower
+ * file * reaches a higher one only through a pointer mcp_new sets in struct mcp
  * (wait_end, wake_check).  The rest of server/ sees only mcp.h.  All of
  * it belongs to the main thread, and none of it may block.
  */
@@ -31,6 +32,7 @@
 #include "lib/loop.h"
 #include "node/node.h"
 #include "server/http/http.h"
+#include "server/mcp/mcp_reply.h"
 #include "server/mcp/mcp_rpc.h"
 #include "server/mcp/mcp_schema.h"
 

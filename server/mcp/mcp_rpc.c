@@ -1,10 +1,10 @@
 /*
- * mcp_rpc.c: MCP's JSON-RPC messages (mcp_rpc.h, mcp_int.h): a POST's
- * message parsed and checked for shape (pure: the fuzz target calls it
- * on its own), and the text of results, errors, notifications and tool
- * results, with the answers that carry them.  The lowest of MCP's
- * files: it calls none of the others.  Main thread only, but for the
- * parser and the texts, which hold no state.
+ * mcp_rpc.c: MCP's JSON-RPC messages (mcp_rpc.h): a POST's message
+ * parsed and checked for shape, with a typed error, and the text of
+ * results, errors, notifications and tool results.  Pure: bytes in,
+ * structs or text out; no I/O, no clock, no state, nothing of HTTP
+ * (mcp_reply.c answers with these texts).  The lowest of MCP's files:
+ * it calls only lib/json.  Any thread.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,11 +12,12 @@
 
 #include <cjson/cJSON.h>
 
-#include "node/node.h"
-#include "server/http/http.h"
+#include "lib/json.h"
 #include "server/mcp/mcp_rpc.h"
 
 #define MCP_META_SERVER "io.modelcontextprotocol/serverInfo"  /* _meta */
+/* What a message of the wrong shape is told. */
+#define MCP_RPC_NOT_2_0 "not a JSON-RPC 2.0 message"
 
 char *
 mcp_print(cJSON *o)
@@ -88,30 +89,6 @@ mcp_notification(const char *method, cJSON *params)
 	return mcp_print(o);
 }
 
-void
-mcp_reply_text(struct http_req *r, int status, char *text)
-{
-	http_reply(r, status, text != NULL ? text :
-	    "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":JSONRPC_INTERNAL_ERROR,"
-	    "\"message\":\"out of memory\"}}");
-	cJSON_free(text);
-}
-
-void
-mcp_reply_error(struct http_req *r, int status, const cJSON *id, int code,
-    const char *msg)
-{
-	mcp_reply_text(r, status, mcp_error(id, code, msg, NULL));
-}
-
-int
-mcp_accepts(struct http_req *r, const char *type)
-{
-	const char *a = http_req_header(r, "Accept");
-
-	return a == NULL || strstr(a, type) != NULL || strstr(a, "*/*") != NULL;
-}
-
 /* A tool's answer: the JSON as text for the model, and as structure. */
 cJSON *
 mcp_tool_result(cJSON *structured, const char *error)
@@ -137,38 +114,60 @@ mcp_tool_result(cJSON *structured, const char *error)
 	return res;
 }
 
-int
+/* e, with its message in err; the id stays only when it can be echoed. */
+static enum mcp_rpc_err
+mcp_rpc_fail(struct mcp_rpc *rpc, enum mcp_rpc_err e, const char *msg)
+{
+	snprintf(rpc->err, sizeof(rpc->err), "%s", msg);
+	return e;
+}
+
+enum mcp_rpc_err
 mcp_rpc_parse(const char *body, size_t len, struct mcp_rpc *rpc)
 {
 	const cJSON *v;
 
 	memset(rpc, 0, sizeof(*rpc));
-	rpc->code = JSONRPC_INVALID_REQUEST;
-	if ((rpc->msg = http_json_parse(body, len, rpc->err)) == NULL) {
-		rpc->code = JSONRPC_PARSE_ERROR;
-		return -1;
-	}
-	if (!cJSON_IsObject(rpc->msg)) {
-		snprintf(rpc->err, sizeof(rpc->err), "%s",
-		    cJSON_IsArray(rpc->msg) ? "one JSON-RPC message per "
-		    "request: batches are not supported" :
-		    "a JSON-RPC message is a JSON object");
-		return -1;
-	}
+	if (json_read(rpc->err, body, len, &rpc->msg) != JSON_OK)
+		return MCP_RPC_PARSE;
+	if (cJSON_IsArray(rpc->msg))
+		return mcp_rpc_fail(rpc, MCP_RPC_BATCH, "one JSON-RPC message "
+		    "per request: batches are not supported");
+	if (!cJSON_IsObject(rpc->msg))
+		return mcp_rpc_fail(rpc, MCP_RPC_NOT_OBJECT, "a JSON-RPC "
+		    "message is a JSON object");
 	rpc->id = cJSON_GetObjectItemCaseSensitive(rpc->msg, "id");
 	rpc->method = cJSON_GetObjectItemCaseSensitive(rpc->msg, "method");
 	rpc->params = cJSON_GetObjectItemCaseSensitive(rpc->msg, "params");
 	v = cJSON_GetObjectItemCaseSensitive(rpc->msg, "jsonrpc");
 	if (rpc->id != NULL && !cJSON_IsString(rpc->id) &&
-	    !cJSON_IsNumber(rpc->id))
+	    !cJSON_IsNumber(rpc->id)) {
 		rpc->id = NULL;    /* answered as null: it cannot be echoed */
-	else if (cJSON_IsString(v) && strcmp(v->valuestring, "2.0") == 0 &&
-	    (rpc->method == NULL || cJSON_IsString(rpc->method))) {
-		rpc->code = 0;
-		return 0;
+		return mcp_rpc_fail(rpc, MCP_RPC_BAD_ID, MCP_RPC_NOT_2_0);
 	}
-	snprintf(rpc->err, sizeof(rpc->err), "not a JSON-RPC 2.0 message");
-	return -1;
+	if (!cJSON_IsString(v) || strcmp(v->valuestring, "2.0") != 0)
+		return mcp_rpc_fail(rpc, MCP_RPC_BAD_VERSION, MCP_RPC_NOT_2_0);
+	if (rpc->method != NULL && !cJSON_IsString(rpc->method))
+		return mcp_rpc_fail(rpc, MCP_RPC_BAD_METHOD, MCP_RPC_NOT_2_0);
+	return MCP_RPC_OK;
+}
+
+int
+mcp_rpc_code(enum mcp_rpc_err e)
+{
+	switch (e) {
+	case MCP_RPC_OK:
+		return 0;
+	case MCP_RPC_PARSE:
+		return JSONRPC_PARSE_ERROR;
+	case MCP_RPC_BATCH:
+	case MCP_RPC_NOT_OBJECT:
+	case MCP_RPC_BAD_ID:
+	case MCP_RPC_BAD_VERSION:
+	case MCP_RPC_BAD_METHOD:
+		break;
+	}
+	return JSONRPC_INVALID_REQUEST;
 }
 
 void

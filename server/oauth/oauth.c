@@ -29,6 +29,7 @@
 #include <sodium.h>
 
 #include "lib/addr.h"
+#include "lib/json.h"
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/node.h"
@@ -100,17 +101,6 @@ oauth_param(struct http_req *r, const char *body, const char *name,
 	if (rc == 0)
 		out[0] = '\0';
 	return 0;
-}
-
-/* Constant-time equality of two strings through their hashes. */
-static int
-oauth_same(const char *a, const char *b)
-{
-	unsigned char ha[GRANTS_HASH_LEN], hb[GRANTS_HASH_LEN];
-
-	grants_hash(a, ha);
-	grants_hash(b, hb);
-	return sodium_memcmp(ha, hb, sizeof(ha)) == 0;
 }
 
 /* Metadata. */
@@ -302,23 +292,6 @@ oauth_issue(struct http_req *r, struct oauth *o, struct grant *gr)
 out:
 	sodium_memzero(access, sizeof(access));
 	sodium_memzero(refresh, sizeof(refresh));
-}
-
-/* Is v a PKCE code_verifier (RFC 7636 4.1) whose S256 is challenge? */
-static int
-oauth_pkce_ok(const char *v, const char *challenge)
-{
-	unsigned char h[crypto_hash_sha256_BYTES];
-	char b64[64];
-	size_t n = strlen(v);
-
-	if (n < 43 || n > 128 || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789-._~") != n)
-		return 0;
-	crypto_hash_sha256(h, (const unsigned char *)v, n);
-	sodium_bin2base64(b64, sizeof(b64), h, sizeof(h),
-	    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-	return oauth_same(b64, challenge);
 }
 
 static void
@@ -548,7 +521,7 @@ oauth_register(struct http_req *r, void *arg)
 	const char *body = http_req_body(r, &len);
 	int64_t now = oauth_now();
 
-	if ((j = http_json_parse(body, len, err)) == NULL ||
+	if (json_read(err, body, len, &j) != JSON_OK ||
 	    !cJSON_IsObject(j)) {
 		oauth_error(r, 400, "invalid_client_metadata", "%s",
 		    j == NULL ? err : "the body must be a JSON object");
@@ -724,7 +697,7 @@ oauth_api_revoke(struct http_req *r, void *arg)
 	}
 	if (!oauth_owner(r, o))
 		return;
-	if ((j = http_json_parse(body, len, err)) == NULL) {
+	if (json_read(err, body, len, &j) != JSON_OK) {
 		http_reply_error(r, 400, "%s", err);
 		return;
 	}

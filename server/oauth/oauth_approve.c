@@ -21,6 +21,7 @@
 #include <cjson/cJSON.h>
 #include <sodium.h>
 
+#include "lib/json.h"
 #include "lib/log.h"
 #include "node/node.h"
 #include "server/http/http.h"
@@ -358,7 +359,7 @@ oauth_authorize_get(struct http_req *r, void *arg)
 		    "(response_type=code)");
 		return;
 	}
-	if (strcmp(method, "S256") != 0 || strlen(challenge) != 43) {
+	if (!oauth_pkce_challenge_ok(method, challenge)) {
 		oauth_authorize_error(r, o, approved, redirect, state,
 		    "invalid_request", "PKCE is required: code_challenge (43 "
 		    "characters) with code_challenge_method=S256");
@@ -594,7 +595,7 @@ oauth_api_decide(struct http_req *r, void *arg)
 		    "the token");
 		return;
 	}
-	if ((j = http_json_parse(body, len, err)) == NULL) {
+	if (json_read(err, body, len, &j) != JSON_OK) {
 		http_reply_error(r, 400, "%s", err);
 		return;
 	}

@@ -1,66 +1,21 @@
 /*
- * oauth_check.c: what oauth.c, oauth_approve.c and oauth_cimd.c share,
- * below all three (oauth_int.h): the clock every expiry is counted in,
- * checks of what a client sends (form values, scopes, redirect URIs,
- * resources, hosts: pure), the person's token, and the answers OAuth's
- * routes write (JSON, RFC 6749 errors, 403 for all but the daemon's
- * token).  It calls nothing of the other three.  Main thread only.
+ * oauth_check.c: the checks of what an OAuth client sends (oauth_int.h),
+ * below every other OAuth file: form values, scopes, redirect URIs,
+ * resources, PKCE (the challenge /authorize takes, the verifier /token
+ * takes), a URI's host, the person's token.  Pure: strings in, answers
+ * out; no I/O, no clock, nothing of HTTP (tests/test_oauth_check.c and
+ * tests/fuzz/fuzz_oauth.c link it with grants.c and lib/ alone).  Any
+ * thread.
  */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <strings.h>
-#include <time.h>
 
-#include <cjson/cJSON.h>
 #include <sodium.h>
 
 #include "lib/addr.h"
 #include "node/node.h"
-#include "server/http/http.h"
 #include "server/oauth/grants.h"
 #include "server/oauth/oauth_int.h"
-
-int64_t
-oauth_now(void)
-{
-	return (int64_t)time(NULL);
-}
-
-/* Helpers for answers. */
-
-void
-oauth_json(struct http_req *r, int status, cJSON *o)
-{
-	char *text = o != NULL ? cJSON_PrintUnformatted(o) : NULL;
-
-	if (text == NULL)
-		http_reply_error(r, 500, "out of memory");
-	else
-		http_reply(r, status, text);
-	cJSON_free(text);
-	cJSON_Delete(o);
-}
-
-/* An OAuth error (RFC 6749 5.2): {"error", "error_description"}. */
-void
-oauth_error(struct http_req *r, int status, const char *code,
-    const char *fmt, ...)
-{
-	char msg[PAPO_ERR_LEN];
-	cJSON *o = cJSON_CreateObject();
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (o != NULL && (cJSON_AddStringToObject(o, "error", code) == NULL ||
-	    cJSON_AddStringToObject(o, "error_description", msg) == NULL)) {
-		cJSON_Delete(o);
-		o = NULL;
-	}
-	oauth_json(r, status, o);
-}
 
 static int
 oauth_unhex(char c)
@@ -234,18 +189,38 @@ oauth_uri_host(const char *uri, char *out, size_t n)
 	snprintf(out, n, "%.*s", (int)len, p);
 }
 
-/* Whether r carries the daemon's own token (PAPO_TOKEN): what lists
- * and revokes grants; else 0 and r answered 403. */
-int
-oauth_owner(struct http_req *r, struct oauth *o)
+/* Constant-time equality of two strings through their hashes. */
+static int
+oauth_same(const char *a, const char *b)
 {
-	const char *a = http_req_header(r, "Authorization");
+	unsigned char ha[GRANTS_HASH_LEN], hb[GRANTS_HASH_LEN];
 
-	if (a == NULL || strncasecmp(a, "Bearer ", 7) != 0 ||
-	    !oauth_token_ok(o, a + 7 + strspn(a + 7, " "))) {
-		http_reply_error(r, 403, "only the daemon's own token "
-		    "(PAPO_TOKEN) lists and revokes grants");
+	grants_hash(a, ha);
+	grants_hash(b, hb);
+	return sodium_memcmp(ha, hb, sizeof(ha)) == 0;
+}
+
+/* Is this the PKCE /authorize takes: S256, and a challenge of 43
+ * characters (RFC 7636 4.2: a SHA-256 in base64url)? */
+int
+oauth_pkce_challenge_ok(const char *method, const char *challenge)
+{
+	return strcmp(method, "S256") == 0 && strlen(challenge) == 43;
+}
+
+/* Is v a PKCE code_verifier (RFC 7636 4.1) whose S256 is challenge? */
+int
+oauth_pkce_ok(const char *v, const char *challenge)
+{
+	unsigned char h[crypto_hash_sha256_BYTES];
+	char b64[64];
+	size_t n = strlen(v);
+
+	if (n < 43 || n > 128 || strspn(v, "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789-._~") != n)
 		return 0;
-	}
-	return 1;
+	crypto_hash_sha256(h, (const unsigned char *)v, n);
+	sodium_bin2base64(b64, sizeof(b64), h, sizeof(h),
+	    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
+	return oauth_same(b64, challenge);
 }

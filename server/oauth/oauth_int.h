@@ -1,11 +1,12 @@
 /*
  * oauth_int.h: what the OAuth authorization server's own files share,
  * and nothing else includes.  They call one way, each only the ones
- * before it: oauth_check.c (the clock, pure checks of what clients
- * send, the answers every route writes), oauth_cimd.c (Client ID
- * Metadata Documents), oauth_approve.c (/authorize, its approval page,
- * the dashboard's approval) and oauth.c (metadata, /token, /register,
- * access tokens, /api/tokens, start and stop).  It holds struct oauth
+ * before it: oauth_check.c (pure checks of what clients send),
+ * oauth_reply.c (the clock, the answers every route writes),
+ * oauth_cimd.c (Client ID Metadata Documents), oauth_approve.c
+ * (/authorize, its approval page, the dashboard's approval) and oauth.c
+ * (metadata, /token, /register, access tokens, /api/tokens, start and
+ * stop).  It holds struct oauth
  * and what it is made of, the limits more than one file sizes by, and
  * the functions that cross between them.  The rest of the daemon sees
  * only oauth.h.  Main thread only.
@@ -66,6 +67,8 @@ struct oauth_cimd {
 	int64_t until;
 };
 
+struct cJSON;
+
 /* One fetch of a document: oauth_cimd.c's own. */
 struct oauth_fetch;
 
@@ -92,15 +95,8 @@ struct oauth {
 	LIST_HEAD(, oauth_fetch) fetches;
 };
 
-/* oauth_check.c: below the other three. */
+/* oauth_check.c: the checks, pure, below all the others. */
 
-/* The time now, in seconds: what every expiry is counted in. */
-int64_t oauth_now(void);
-/* Answers r with o as JSON (500 when o is NULL) and deletes o. */
-void oauth_json(struct http_req *r, int status, struct cJSON *o);
-/* Answers r with an OAuth error (RFC 6749 5.2) of code and fmt. */
-void oauth_error(struct http_req *r, int status, const char *code,
-    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Finds name in a form body and decodes its value into out (size cap):
  * 1 found, 0 absent, -1 malformed, too long or given twice. */
 int oauth_form(const char *body, const char *name, char *out, size_t cap);
@@ -114,6 +110,20 @@ int oauth_scope_ok(const char *scope);
 int oauth_redirect_ok(const char *uri);
 /* The host of uri (up to its path), or its scheme for a private one. */
 void oauth_uri_host(const char *uri, char *out, size_t n);
+/* Whether /authorize's PKCE is S256 with a challenge of 43 characters. */
+int oauth_pkce_challenge_ok(const char *method, const char *challenge);
+/* Whether v is a code_verifier (RFC 7636 4.1) whose S256 is challenge. */
+int oauth_pkce_ok(const char *v, const char *challenge);
+
+/* oauth_reply.c: the clock and the answers, above oauth_check.c. */
+
+/* The time now, in seconds: what every expiry is counted in. */
+int64_t oauth_now(void);
+/* Answers r with o as JSON (500 when o is NULL) and deletes o. */
+void oauth_json(struct http_req *r, int status, struct cJSON *o);
+/* Answers r with an OAuth error (RFC 6749 5.2) of code and fmt. */
+void oauth_error(struct http_req *r, int status, const char *code,
+    const char *fmt, ...) __attribute__((format(printf, 4, 5)));
 /* Whether r carries the daemon's own token; else 0 and r answered 403. */
 int oauth_owner(struct http_req *r, struct oauth *o);
 
