@@ -41,34 +41,27 @@ def strip(text):
     return re.sub(r'^\s*#[^\n]*(\\\n[^\n]*)*', ' ', text, flags=re.M)
 
 
-def fields(body):
-    """How many fields a struct's body declares at its own depth."""
-    n, depth, decl = 0, 0, ''
-    for ch in body:
+def top_level(text, sep):
+    """text's parts between the seps that are outside (), [] and {}."""
+    parts, depth, cur = [], 0, ''
+    for ch in text:
         if ch in '{([':
             depth += 1
         elif ch in '})]':
             depth -= 1
-        if ch == ';' and depth == 0:
-            if decl.strip():
-                n += 1 + count_commas(decl)
-            decl = ''
+        if ch == sep and depth == 0:
+            parts.append(cur)
+            cur = ''
         else:
-            decl += ch
-    return n
+            cur += ch
+    return parts + [cur]
 
 
-def count_commas(decl):
-    """Commas between declarators: outside (), [] and {}."""
-    depth, n = 0, 0
-    for ch in decl:
-        if ch in '{([':
-            depth += 1
-        elif ch in '})]':
-            depth -= 1
-        elif ch == ',' and depth == 0:
-            n += 1
-    return n
+def fields(body):
+    """How many fields a struct's body declares at its own depth: the
+    declarators of each declaration (`int a, b;` is two)."""
+    decls = [d for d in top_level(body, ';')[:-1] if d.strip()]
+    return sum(len(top_level(d, ',')) for d in decls)
 
 
 def structs_of(path, text):
