@@ -338,6 +338,16 @@ describe('the dashboard\'s search and threads', { timeout: 120_000 }, () => {
     await pp.screenshot({ path: path.join(HERE, 'dashboard-search-phone.png'), animations: 'disabled' });
     await pp.press('#search-q', 'Escape');
     await settled(pp);
+    // A tap focuses the button first: nothing of the message may change
+    // size then (its id shown in the line did: the message grew, the
+    // view at the newest message scrolled, the tap landed beside it).
+    const tall = await pp.evaluate((i) => {
+      const li = document.getElementById('m-' + i);
+      const before = li.getBoundingClientRect().height;
+      li.querySelector('button.thread-button').focus();
+      return [before, li.getBoundingClientRect().height];
+    }, ids.r2);
+    assert.equal(tall[1], tall[0], `the message keeps its height when its button has focus: ${tall}`);
     await pp.locator(`#m-${ids.r2} button.thread-button`).click();
     await until('the thread', async () => (await pp.locator('#thread-list li.msg').count()) >= 3, 10_000, 100);
     const box = await pp.locator('#thread-panel').boundingBox();
