@@ -787,9 +787,12 @@ mcp_fetch_state(struct http_req *r, struct node_msg *msg, void *arg)
 		const cJSON *have = cJSON_GetObjectItemCaseSensitive(o, "have");
 		const cJSON *size = cJSON_GetObjectItemCaseSensitive(o, "size");
 
+		/* The wait asked for, not the time it took: the answer may
+		 * come a little after the deadline (a loaded machine). */
 		snprintf(text, sizeof(text), "%s is not here yet after %.0f s: "
 		    "it is %s%s (%.0f of %.0f bytes here); call fetch again to "
-		    "wait on", f->ref, (double)(now - f->start) / NS_PER_S,
+		    "wait on", f->ref, (double)(f->deadline - f->start) /
+		    NS_PER_S,
 		    state, strcmp(state, "waiting") == 0 ? ", no member online "
 		    "holds it" : "", cJSON_IsNumber(have) ? have->valuedouble : 0,
 		    cJSON_IsNumber(size) ? size->valuedouble : 0);
