@@ -116,8 +116,17 @@ test_redirect(void)
 		{ "https://app.example/<cb>", 0 },
 		{ "https://app.example/c\\b", 0 },
 		{ "https://app.example/\x7f", 0 },
-		{ "cursor://anysphere.cursor-retrieval/oauth/callback", 0 },
+		{ "cursor://anysphere.cursor-retrieval/oauth/callback", 1 },
+		{ "vscode://publisher.ext/cb", 1 },
+		{ "cursor:", 0 },                      /* no host, no dot */
+		{ "cursor:///cb", 0 },
+		{ "cursor:cb", 0 },
+		{ "1app://cb", 0 },                    /* a scheme starts a-z */
 		{ "javascript:alert(1)", 0 },          /* no dot in the scheme */
+		{ "javascript://%0aalert(1)", 0 },     /* a browser's own */
+		{ "data://text/html,x", 0 },
+		{ "file://etc/passwd", 0 },
+		{ "wss://app.example/cb", 0 },
 		{ "data:text/html,x", 0 },
 		{ "Com.Example.App:/cb", 0 },          /* schemes in lower case */
 		{ ":/cb", 0 },

@@ -138,17 +138,45 @@ oauth_scope_ok(const char *scope)
 	return 1;
 }
 
+/* Schemes a browser runs or reads itself rather than hand to an app:
+ * never a redirect, whatever form they take ("javascript://%0a..." runs). */
+static const char *const browser_schemes[] = {
+	"javascript", "data", "vbscript", "file", "blob", "about",
+	"filesystem", "view-source", "ftp", "ws", "wss",
+};
+
+/* Is the scheme uri[0..len) one an app registers (RFC 3986 characters,
+ * lower case, not a browser's own)? */
+static int
+oauth_app_scheme(const char *uri, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (!((uri[i] >= 'a' && uri[i] <= 'z') ||
+		    (i > 0 && ((uri[i] >= '0' && uri[i] <= '9') ||
+		    uri[i] == '.' || uri[i] == '-' || uri[i] == '+'))))
+			return 0;
+	for (size_t i = 0; i < sizeof(browser_schemes) /
+	    sizeof(browser_schemes[0]); i++)
+		if (strlen(browser_schemes[i]) == len &&
+		    memcmp(browser_schemes[i], uri, len) == 0)
+			return 0;
+	return len > 0;
+}
+
 /*
  * Is uri a redirect URI papo sends codes to: https, http to a loopback
  * host with an optional port (a native app's: localhost, 127.0.0.0/8,
- * [::1]), or a private-use scheme with a dot (RFC 8252 7.1, as
- * cursor://); no fragment, nothing unprintable.
+ * [::1]), or an app's private-use scheme: one with a dot (RFC 8252 7.1,
+ * com.example.app:/cb) or one followed by "://" and a host, as the
+ * agents' editors register them (cursor://anysphere.cursor-retrieval/...);
+ * no fragment, nothing unprintable.
  */
 int
 oauth_redirect_ok(const char *uri)
 {
 	struct addr_hostport hp;
 	const char *p, *colon;
+	size_t len;
 
 	if (strlen(uri) > GRANTS_URI_MAX || strchr(uri, '#') != NULL)
 		return 0;
@@ -163,13 +191,15 @@ oauth_redirect_ok(const char *uri)
 		return addr_hostport(p, strcspn(p, "/?"), &hp) == ADDR_OK &&
 		    addr_host_is_loopback(hp.host);
 	}
-	if ((colon = strchr(uri, ':')) == NULL || colon == uri)
+	if ((colon = strchr(uri, ':')) == NULL)
 		return 0;
-	for (p = uri; p < colon; p++)
-		if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') ||
-		    *p == '.' || *p == '-' || *p == '+'))
-			return 0;
-	return memchr(uri, '.', (size_t)(colon - uri)) != NULL;
+	len = (size_t)(colon - uri);
+	if (!oauth_app_scheme(uri, len))
+		return 0;
+	if (memchr(uri, '.', len) != NULL)
+		return 1;
+	return strncmp(colon, "://", 3) == 0 && colon[3] != '\0' &&
+	    colon[3] != '/';
 }
 
 /* The host of uri (up to its path), or its scheme for a private one. */
