@@ -138,6 +138,9 @@ struct node_msg {
 	                          * "earlier" to page back as history does */
 	int person;              /* send: from the API (a person, the
 	                          * dashboard), not an agent's MCP tool */
+	int private;             /* send: sealed to `to`, read by it and
+	                          * this member only (docs/PROTOCOL.md,
+	                          * "Private messages") */
 	/* Result: code 0, or an HTTP-like status (400 bad input, 404 no
 	 * such member or message, 413 too long, 429 limited, 500) with err
 	 * saying why. */

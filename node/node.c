@@ -345,6 +345,7 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	}
 	if ((n->me = sec_identity_load(err, c->home)) == NULL)
 		goto fail;
+	env->me = n->me;      /* the stores open private messages with it */
 	if (store_keep_parse(err, c->keep, &set->keep) == -1)
 		goto fail;
 	set->keep_text = c->keep != NULL && c->keep[0] != '\0' ? c->keep : NULL;
@@ -381,7 +382,7 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	}
 	n->rs.out = n->out;
 	ne.loop = env->loop = n->loop;
-	ne.me = env->me = n->me;
+	ne.me = n->me;
 	ne.version = set->version = c->version != 0 ? c->version :
 	    FRAME_VERSION;
 	if (node_parse_advertise(err, n, c->advertise) == -1)

@@ -20,11 +20,15 @@
 #include "node/store/store.h"
 #include "node/wire/attach.h"
 #include "node/wire/crypto.h"
+#include "node/wire/private.h"
 
-/* An offline read: the room's folder and its open log. */
+/* An offline read: the room's folder and its open log; the member whose
+ * private messages it opens (NULL: a home with no identity yet). */
 struct offline {
 	char dir[4096];
 	struct store *s;
+	struct identity *me;
+	uint8_t room_id[16];
 };
 
 /* The default room's id as rooms.json keeps it, into id (empty when
@@ -75,6 +79,18 @@ offline_only(char err[PAPO_ERR_LEN], const char *home, char *dir,
 
 /* Opens the log of the room sel names (else the default room, else
  * the home's only room): 0, or -1 with err. */
+/* home's identity, when it has one: a read never makes one. */
+static struct identity *
+offline_me(const char *home)
+{
+	char path[4096], err[PAPO_ERR_LEN];
+
+	if (fs_path(path, sizeof(path), home, "identity") == -1 ||
+	    access(path, F_OK) == -1)
+		return NULL;
+	return sec_identity_load(err, home);
+}
+
 static int
 offline_open(char err[PAPO_ERR_LEN], const char *home, const char *sel,
     struct offline *f)
@@ -84,6 +100,7 @@ offline_open(char err[PAPO_ERR_LEN], const char *home, const char *sel,
 	struct room_keys keys;
 
 	f->s = NULL;
+	f->me = NULL;
 	if (sel == NULL) {
 		offline_default(home, dflt);
 		if (dflt[0] != '\0')
@@ -98,9 +115,22 @@ offline_open(char err[PAPO_ERR_LEN], const char *home, const char *sel,
 		return -1;
 	sec_room_keys(r.secret, &keys);
 	roomfile_wipe(&r);
-	f->s = store_open(err, f->dir, &keys);
+	memcpy(f->room_id, keys.id, sizeof(f->room_id));
+	f->me = offline_me(home);
+	f->s = store_open(err, f->dir, &keys, f->me);
 	sodium_memzero(&keys, sizeof(keys));
-	return f->s != NULL ? 0 : -1;
+	if (f->s != NULL)
+		return 0;
+	sec_identity_free(f->me);
+	f->me = NULL;
+	return -1;
+}
+
+static void
+offline_close(struct offline *f)
+{
+	store_close(f->s);
+	sec_identity_free(f->me);
 }
 
 /* ans as JSON text (malloc'd), freed; NULL with err when out of
@@ -119,7 +149,8 @@ offline_text(char err[PAPO_ERR_LEN], cJSON *ans)
 /* Message m as the daemon's history gives it, as far as the disk says:
  * the names are those the messages bear. */
 static cJSON *
-offline_msg_json(const struct offline *f, const struct frame_msg *m)
+offline_seen_json(const struct offline *f, const struct frame_msg *m,
+    int private)
 {
 	struct attach a[ATTACH_MAX];
 	char id[PAPO_ID_LEN + 1], path[4096];
@@ -138,6 +169,7 @@ offline_msg_json(const struct offline *f, const struct frame_msg *m)
 	if (m->has_reply_to)
 		cJSON_AddStringToObject(o, "reply_to", m->reply_to);
 	cJSON_AddNumberToObject(o, "ts", (double)m->ts);
+	cJSON_AddBoolToObject(o, "private", private);
 	n = attach_parse(m->body, m->body_len, a, ATTACH_MAX, &tl);
 	{
 		char *text = strndup(m->body, tl);
@@ -164,6 +196,29 @@ offline_msg_json(const struct offline *f, const struct frame_msg *m)
 	return o;
 }
 
+/* What this member sees of m (private.h, priv_view), as JSON; NULL: a
+ * private message of two others, shown to nobody here. */
+static cJSON *
+offline_msg_json(const struct offline *f, const struct frame_msg *m)
+{
+	struct frame_msg view;
+	struct buf inner;
+	cJSON *o = NULL;
+
+	switch (priv_view(f->me, f->room_id, m, &view, &inner)) {
+	case PRIV_NOT_PRIVATE:
+		o = offline_seen_json(f, m, 0);
+		break;
+	case PRIV_OK:
+		o = offline_seen_json(f, &view, 1);
+		break;
+	default:
+		break;
+	}
+	buf_free(&inner);
+	return o;
+}
+
 char *
 node_history_offline(char err[PAPO_ERR_LEN], const char *home,
     const char *room, size_t n)
@@ -185,6 +240,7 @@ node_history_offline(char err[PAPO_ERR_LEN], const char *home,
 	ans = cJSON_CreateObject();
 	arr = cJSON_AddArrayToObject(ans, "messages");
 	for (long i = 0; i < got; i++) {
+		/* NULL (not ours to see) adds nothing. */
 		cJSON_AddItemToArray(arr, offline_msg_json(&f, &v[i]));
 		frame_msg_clear(&v[i]);
 	}
@@ -196,7 +252,7 @@ node_history_offline(char err[PAPO_ERR_LEN], const char *home,
 	}
 out:
 	free(v);
-	store_close(f.s);
+	offline_close(&f);
 	return ans != NULL ? offline_text(err, ans) : NULL;
 }
 
@@ -263,6 +319,8 @@ node_search_offline(char err[PAPO_ERR_LEN], const char *home,
 			continue;
 		j = offline_msg_json(&f, &m);
 		frame_msg_clear(&m);
+		if (j == NULL)
+			continue;
 		if (h[i].excerpt != NULL)
 			cJSON_AddStringToObject(j, "excerpt", h[i].excerpt);
 		else
@@ -286,6 +344,6 @@ out:
 	if (h != NULL && got > 0)
 		ix_hits_free(h, (size_t)got);
 	free(h);
-	store_close(f.s);
+	offline_close(&f);
 	return ans != NULL ? offline_text(err, ans) : NULL;
 }

@@ -267,7 +267,7 @@ roomset_load_one(char err[PAPO_ERR_LEN], struct roomset *rs, const char *dir)
 			    "room", rs->rooms[i]->dir, dir);
 			goto fail;
 		}
-	if ((r->store = store_open(err, dir, &r->keys)) == NULL ||
+	if ((r->store = store_open(err, dir, &r->keys, rs->env->me)) == NULL ||
 	    roomset_retain(err, r->store, rs->settings) == -1)
 		goto fail;
 	return r;

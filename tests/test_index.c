@@ -43,7 +43,7 @@ open_or_die(const char *home, const struct ctx *c)
 	char err[PAPO_ERR_LEN];
 	struct store *s;
 
-	if ((s = store_open(err, home, &c->k)) == NULL) {
+	if ((s = store_open(err, home, &c->k, NULL)) == NULL) {
 		fprintf(stderr, "store_open %s: %s\n", home, err);
 		exit(1);
 	}

@@ -13,7 +13,10 @@
 
 #include <cjson/cJSON.h>
 
+#include <sodium.h>
+
 #include "check.h"
+#include "node/wire/private.h"
 #include "server/api/markdown.h"
 
 #define SAFE_A "<a rel=\"noopener noreferrer\" target=\"_blank\" href=\""
@@ -325,9 +328,39 @@ test_excerpt(void)
 	cJSON_free(h);
 }
 
+/* A private message's body (node/wire/private.h), as a daemon that
+ * cannot open it renders it: the head line alone, the sealed line being
+ * a link reference definition; at its longest too. */
+static void
+test_private_body(void)
+{
+	static char text[PRIV_TEXT_MAX];
+	struct identity ana, bo;
+	struct buf b;
+	size_t sizes[] = { 5, PRIV_TEXT_MAX };
+	char *h;
+
+	CHECK(sodium_init() >= 0);
+	crypto_sign_keypair(ana.pk, ana.sk);
+	crypto_sign_keypair(bo.pk, bo.sk);
+	memset(text, 'x', sizeof(text));
+	for (size_t i = 0; i < 2; i++) {
+		buf_init(&b, PAPO_BODY_MAX + 1);
+		CHECK_EQ_INT(priv_seal(&b, &ana, bo.pk,
+		    (const uint8_t *)"0123456789abcdef", "abcdefghij", text,
+		    sizes[i]), PRIV_OK);
+		buf_add(&b, "", 1);
+		h = md((const char *)b.p);
+		CHECK_EQ_STR(h, "<p>" PRIV_HEAD "</p>\n");
+		free(h);
+		buf_free(&b);
+	}
+}
+
 int
 main(void)
 {
+	test_private_body();
 	test_gfm();
 	test_excerpt();
 	test_blocks();

@@ -53,7 +53,9 @@ ends_open(void)
 	CHECK(memmem(b.p, b.len, "vault", 5) == NULL);
 	/* What an older daemon shows first: the head line. */
 	CHECK(b.len > sizeof(PRIV_HEAD) &&
-	    memcmp(b.p, PRIV_HEAD "\n", sizeof(PRIV_HEAD)) == 0);
+	    memcmp(b.p, PRIV_HEAD "\n\n[", sizeof(PRIV_HEAD) + 2) == 0);
+	CHECK(b.p[b.len - 1] == '>' && memchr(b.p + sizeof(PRIV_HEAD) + 1,
+	    '\n', b.len - sizeof(PRIV_HEAD) - 1) == NULL);
 
 	CHECK_EQ_INT(open_as(&bo, &b, &out, room, ID, ana.pk, bo.pk), PRIV_OK);
 	CHECK(out.len == strlen(text) && memcmp(out.p, text, out.len) == 0);
@@ -103,10 +105,10 @@ static void
 altered(void)
 {
 	struct buf b, out;
-	size_t start = sizeof(PRIV_HEAD "\n" PRIV_PREFIX) - 1, opened = 0;
+	size_t start = sizeof(PRIV_HEAD "\n\n" PRIV_PREFIX) - 1, opened = 0;
 
 	seal(&b, "pay 10 to bo", 12);
-	for (size_t i = start; i < b.len; i++) {
+	for (size_t i = start; i < b.len - 1; i++) {
 		uint8_t was = b.p[i];
 
 		b.p[i] = b.p[i] == 'A' ? 'B' : 'A';
@@ -116,13 +118,17 @@ altered(void)
 		b.p[i] = was;
 	}
 	CHECK_EQ_INT(opened, 0);
-	/* Cut short, or with a byte after it. */
+	/* A character of the sealed line cut out, or one more in it: every
+	 * byte after it shifts. */
+	memmove(b.p + start + 8, b.p + start + 9, b.len - start - 9);
 	b.len--;
 	CHECK_EQ_INT(open_as(&bo, &b, &out, room, ID, ana.pk, bo.pk),
 	    PRIV_DAMAGED);
 	buf_free(&out);
-	b.len++;
-	buf_add(&b, "=", 1);
+	buf_free(&b);
+	seal(&b, "pay 10 to bo", 12);
+	buf_add(&b, ">", 1);
+	memmove(b.p + start + 9, b.p + start + 8, b.len - start - 9);
 	CHECK_EQ_INT(open_as(&bo, &b, &out, room, ID, ana.pk, bo.pk),
 	    PRIV_DAMAGED);
 	buf_free(&out);
@@ -171,8 +177,12 @@ static void
 not_private(void)
 {
 	static const char *const bodies[] = {
-		"", "hello", PRIV_HEAD, PRIV_HEAD "\n", PRIV_HEAD "\n" PRIV_PREFIX,
-		PRIV_PREFIX "AAAA", "x" PRIV_HEAD "\n" PRIV_PREFIX "AAAA",
+		"", "hello", PRIV_HEAD, PRIV_HEAD "\n\n",
+		PRIV_HEAD "\n\n" PRIV_PREFIX PRIV_SUFFIX,
+		PRIV_HEAD "\n\n" PRIV_PREFIX "AAAA",
+		PRIV_PREFIX "AAAA" PRIV_SUFFIX,
+		"x" PRIV_HEAD "\n\n" PRIV_PREFIX "AAAA" PRIV_SUFFIX,
+		PRIV_HEAD "\n" PRIV_PREFIX "AAAA" PRIV_SUFFIX,
 	};
 	uint8_t zero[PAPO_KEY_LEN] = { 0 };
 	struct buf b, out;
@@ -192,6 +202,52 @@ not_private(void)
 	CHECK_EQ_STR(priv_strerror((enum priv_err)99), "unknown error");
 }
 
+/* What each member may see of a message (priv_view). */
+static void
+views(void)
+{
+	struct frame_msg m, v;
+	struct buf b, inner;
+
+	seal(&b, "for bo", 6);
+	memset(&m, 0, sizeof(m));
+	memcpy(m.id, ID, sizeof(ID));
+	memcpy(m.from, ana.pk, PAPO_KEY_LEN);
+	memcpy(m.to, bo.pk, PAPO_KEY_LEN);
+	m.has_to = 1;
+	m.body = (char *)b.p;
+	m.body_len = b.len;
+	CHECK_EQ_INT(priv_view(&bo, room, &m, &v, &inner), PRIV_OK);
+	CHECK_EQ_STR(v.body, "for bo");
+	CHECK_EQ_INT(v.body_len, 6);
+	CHECK(memcmp(v.from, ana.pk, PAPO_KEY_LEN) == 0 && v.has_to);
+	buf_free(&inner);
+	CHECK_EQ_INT(priv_view(&ana, room, &m, &v, &inner), PRIV_OK);
+	buf_free(&inner);
+	CHECK_EQ_INT(priv_view(&carol, room, &m, &v, &inner), PRIV_NOT_OURS);
+	/* Without an addressee, it is what it says: text. */
+	m.has_to = 0;
+	CHECK_EQ_INT(priv_view(&carol, room, &m, &v, &inner),
+	    PRIV_NOT_PRIVATE);
+	m.has_to = 1;
+	m.body = "hello bo";
+	m.body_len = 8;
+	CHECK_EQ_INT(priv_view(&carol, room, &m, &v, &inner),
+	    PRIV_NOT_PRIVATE);
+	buf_free(&b);
+	/* An author sealing what no body may hold: not shown. */
+	seal(&b, "bad \xff", 5);
+	m.body = (char *)b.p;
+	m.body_len = b.len;
+	CHECK_EQ_INT(priv_view(&bo, room, &m, &v, &inner), PRIV_DAMAGED);
+	buf_free(&b);
+	seal(&b, "nul\0x", 5);
+	m.body = (char *)b.p;
+	m.body_len = b.len;
+	CHECK_EQ_INT(priv_view(&bo, room, &m, &v, &inner), PRIV_DAMAGED);
+	buf_free(&b);
+}
+
 int
 main(void)
 {
@@ -205,5 +261,6 @@ main(void)
 	altered();
 	sizes();
 	not_private();
+	views();
 	return check_exit();
 }

@@ -109,7 +109,7 @@ open_or_die(const char *home, const struct ctx *c)
 	char err[PAPO_ERR_LEN];
 	struct store *s;
 
-	if ((s = store_open(err, home, &c->k)) == NULL) {
+	if ((s = store_open(err, home, &c->k, NULL)) == NULL) {
 		fprintf(stderr, "store_open %s: %s\n", home, err);
 		exit(1);
 	}
@@ -849,7 +849,7 @@ child_append(const struct ctx *c, const char *home, int wfd)
 	char line[PAPO_MSGID_LEN + 1];
 	char body[64];
 
-	if ((s = store_open(err, home, &c->k)) == NULL) {
+	if ((s = store_open(err, home, &c->k, NULL)) == NULL) {
 		fprintf(stderr, "child: %s\n", err);
 		_exit(1);
 	}
@@ -992,20 +992,20 @@ test_errors(const struct ctx *c)
 	append_raw(home, "plain", "x", 1);
 
 	/* A home that is a regular file. */
-	s = store_open(err, file, &c->k);
+	s = store_open(err, file, &c->k, NULL);
 	CHECK(s == NULL);
 	CHECK(strstr(err, file) != NULL);
 	CHECK(strstr(err, "Not a directory") != NULL);
 
 	/* A home below a regular file. */
 	snprintf(under, sizeof(under), "%s/sub", file);
-	s = store_open(err, under, &c->k);
+	s = store_open(err, under, &c->k, NULL);
 	CHECK(s == NULL);
 	CHECK(strstr(err, under) != NULL);
 
 	/* A home that does not exist. */
 	snprintf(under, sizeof(under), "%s/missing", home);
-	s = store_open(err, under, &c->k);
+	s = store_open(err, under, &c->k, NULL);
 	CHECK(s == NULL);
 	CHECK(strstr(err, under) != NULL);
 	CHECK_EQ_INT(check_rmtree(home), 0);

@@ -16,8 +16,11 @@
 void
 room_emit_json(struct room *room, enum node_kind kind, cJSON *o)
 {
-	struct node_msg *ev = node_msg_new(kind);
+	struct node_msg *ev;
 
+	if (o == NULL)
+		return;   /* nothing this member may see, or out of memory */
+	ev = node_msg_new(kind);
 	/* Which room it is of, for whoever follows several. */
 	cJSON_AddStringToObject(o, "room_id", room->rid);
 	if (ev != NULL && (ev->json = cJSON_PrintUnformatted(o)) != NULL)

@@ -107,7 +107,8 @@ typedef void member_status_part(const struct room *room,
  * several rooms would otherwise say "ana is online" once for each. */
 #define room_log(room, l, ...) log_room((l), (room)->env.room->name, __VA_ARGS__)
 
-/* Hands o to the program as an event of kind, and frees o. */
+/* Hands o to the program as an event of kind, and frees o; o NULL (a
+ * message this member may not see): nothing. */
 void room_emit_json(struct room *room, enum node_kind kind, cJSON *o);
 /* Answers req with an error: code, and err as printf formats fmt. */
 void room_fail(struct room *room, struct node_msg *req, int code,

@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "lib/utf8.h"
@@ -18,6 +20,7 @@
 #include "node/room/files.h"
 #include "node/room/presence.h"
 #include "node/room/search.h"
+#include "node/wire/private.h"
 
 #define ACK_TIMEOUT_NS (8ull * NS_PER_S)
 
@@ -196,11 +199,55 @@ deliver_store_failed(struct room *room, struct node_msg *req, int err)
 static void
 deliver_stored(struct room *room, const struct frame_msg *m)
 {
+	struct frame_msg view;
+	struct buf inner;
+
 	if (deliver_retain(room) > 0) {
 		files_retain(room);
 		search_watch(room);
 	}
-	files_on_msg(room, m);
+	/* The files of a private message are known to its two ends only. */
+	if (deliver_view(room, m, &view, &inner) != SEEN_NOT)
+		files_on_msg(room, &view);
+	buf_free(&inner);
+}
+
+/*
+ * A private message's body (node/wire/private.h): the inner body (the
+ * text and its files' lines, in req->text) sealed to to, which takes
+ * req->text's place.  0, or -1 with req answered.
+ */
+static int
+deliver_seal(struct room *room, struct node_msg *req, struct frame_msg *m,
+    const struct member *to, size_t *len)
+{
+	struct buf b;
+	enum priv_err e;
+
+	if (keyring_removed(room->keyring, to->id) != NULL) {
+		room_fail(room, req, 403, "%s was removed from the room: a "
+		    "private message to it is refused", to->name);
+		return -1;
+	}
+	if (*len > PRIV_TEXT_MAX) {
+		room_fail(room, req, 413, "a private message holds at most %d "
+		    "bytes (%d KiB) of text and file lines; this one has %zu",
+		    PRIV_TEXT_MAX, PRIV_TEXT_MAX / 1024, *len);
+		return -1;
+	}
+	buf_init(&b, PAPO_BODY_MAX + 1);
+	if ((e = priv_seal(&b, room->env.me, to->id, room->env.keys->id, m->id,
+	    req->text, *len)) != PRIV_OK || buf_add(&b, "", 1) == -1) {
+		buf_free(&b);
+		room_fail(room, req, 500, "cannot seal the message: %s",
+		    priv_strerror(e));
+		return -1;
+	}
+	sodium_memzero(req->text, *len);
+	free(req->text);
+	req->text = (char *)b.p;
+	*len = b.len - 1;
+	return 0;
 }
 
 void
@@ -268,9 +315,18 @@ deliver_send(struct room *room, struct node_msg *req)
 	m->body = req->text;
 	m->body_len = len;
 	m->person = req->person;
+	if (to == NULL && req->private) {
+		room_fail(room, req, 400, "a private message needs an addressee "
+		    "(to)");
+		return;
+	}
 	if (to != NULL) {
 		m->has_to = 1;
 		memcpy(m->to, to->id, PAPO_KEY_LEN);
+		if (req->private && deliver_seal(room, req, m, to, &len) == -1)
+			return;
+		m->body = req->text;
+		m->body_len = len;
 	}
 	if (req->reply_to[0] != '\0') {
 		if (!sec_msgid_valid(req->reply_to, NULL)) {
@@ -321,12 +377,16 @@ deliver_send(struct room *room, struct node_msg *req)
 	if (req->files != NULL) {
 		/* The answer names the files as the message does. */
 		cJSON *tmp = cJSON_CreateObject();
+		struct frame_msg view;
+		struct buf inner;
 
-		if (tmp != NULL) {
-			files_msg_json(room, m, tmp);
+		if (tmp != NULL &&
+		    deliver_view(room, m, &view, &inner) != SEEN_NOT) {
+			files_msg_json(room, &view, tmp);
 			o->files = cJSON_DetachItemFromObject(tmp, "files");
-			cJSON_Delete(tmp);
 		}
+		buf_free(&inner);
+		cJSON_Delete(tmp);
 	}
 	if (to != NULL)
 		o->wait[o->nwait++] = to;

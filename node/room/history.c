@@ -18,6 +18,7 @@
 #include "lib/loop.h"
 #include "node/room/files.h"
 #include "node/room/history.h"
+#include "node/wire/private.h"
 
 #define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */
 #define HISTORY_MAX 500
@@ -47,11 +48,28 @@ deliver_name_shared(const struct room *room, const uint8_t id[PAPO_KEY_LEN],
 	return 0;
 }
 
-/* The message JSON the API and events share.  from_label is what shows
- * its author: the name, or "name (id 1a2b3c4d…)" while another member
- * has that name too; from_role the author's role now. */
-cJSON *
-deliver_msg_json(const struct room *room, const struct frame_msg *m)
+enum deliver_seen
+deliver_view(const struct room *room, const struct frame_msg *m,
+    struct frame_msg *view, struct buf *inner)
+{
+	switch (priv_view(room->env.me, room->env.keys->id, m, view, inner)) {
+	case PRIV_NOT_PRIVATE:
+		*view = *m;
+		return SEEN_PLAIN;
+	case PRIV_OK:
+		return SEEN_PRIVATE;
+	default:
+		return SEEN_NOT;
+	}
+}
+
+/* The message JSON of what we see of m; "private": true when only its
+ * author and its addressee read it.  from_label is what shows its
+ * author: the name, or "name (id 1a2b3c4d…)" while another member has
+ * that name too; from_role the author's role now. */
+static cJSON *
+history_msg_json(const struct room *room, const struct frame_msg *m,
+    int private)
 {
 	cJSON *o = cJSON_CreateObject();
 	char id[PAPO_ID_LEN + 1], nb[16], label[PAPO_NAME_MAX + 32];
@@ -83,8 +101,23 @@ deliver_msg_json(const struct room *room, const struct frame_msg *m)
 	else
 		cJSON_AddNullToObject(o, "reply_to");
 	cJSON_AddNumberToObject(o, "ts", (double)m->ts);
+	cJSON_AddBoolToObject(o, "private", private);
 	/* "text", and "files" when it names some. */
 	files_msg_json((struct room *)room, m, o);
+	return o;
+}
+
+cJSON *
+deliver_msg_json(const struct room *room, const struct frame_msg *m)
+{
+	struct frame_msg view;
+	struct buf inner;
+	enum deliver_seen seen = deliver_view(room, m, &view, &inner);
+	cJSON *o = NULL;
+
+	if (seen != SEEN_NOT)
+		o = history_msg_json(room, &view, seen == SEEN_PRIVATE);
+	buf_free(&inner);
 	return o;
 }
 
@@ -195,6 +228,7 @@ deliver_after(struct room *room, struct node_msg *req)
 		struct frame_msg one;
 
 		if (store_get(room->env.store, id, &one) == 0) {
+			/* NULL (not ours to see) adds nothing. */
 			cJSON_AddItemToArray(arr, deliver_msg_json(room, &one));
 			frame_msg_clear(&one);
 		}
@@ -269,8 +303,10 @@ deliver_history(struct room *room, struct node_msg *req)
 	for (long i = 0; i < n; i++) {
 		cJSON *mj = deliver_msg_json(room, &v[i]);
 
-		history_receipts(room, &v[i], mj);
-		cJSON_AddItemToArray(arr, mj);
+		if (mj != NULL) {
+			history_receipts(room, &v[i], mj);
+			cJSON_AddItemToArray(arr, mj);
+		}
 		frame_msg_clear(&v[i]);
 	}
 	free(v);

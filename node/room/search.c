@@ -208,7 +208,8 @@ search_part_clear(struct search_part *p)
 
 /* A hit as the answer shows it: the message as history shows it, its
  * excerpt and marks, and, across rooms, its room.  NULL when the log no
- * longer reads it (a damaged line): the log is the truth. */
+ * longer reads it (a damaged line): the log is the truth; or when it is
+ * not this member's to see. */
 static cJSON *
 search_hit_json(struct room *room, const struct ix_hit *h, int with_room)
 {
@@ -219,6 +220,8 @@ search_hit_json(struct room *room, const struct ix_hit *h, int with_room)
 		return NULL;
 	j = deliver_msg_json(room, &m);
 	frame_msg_clear(&m);
+	if (j == NULL)
+		return NULL;   /* not ours to see: the index holds no such row */
 	if (with_room) {
 		cJSON_AddStringToObject(j, "room", room->env.room->name);
 		cJSON_AddStringToObject(j, "room_id", room->rid);

@@ -41,7 +41,7 @@ store_path(const char *home, const char *name)
 
 struct store *
 store_open(char err[PAPO_ERR_LEN], const char *home,
-    const struct room_keys *k)
+    const struct room_keys *k, const struct identity *me)
 {
 	struct store *s = NULL;
 	uint64_t end;
@@ -57,6 +57,7 @@ store_open(char err[PAPO_ERR_LEN], const char *home,
 	}
 	s->log_fd = s->ob_fd = -1;
 	s->k = *k;
+	s->me = me;
 	if ((s->log_path = store_path(home, STORE_LOG)) == NULL ||
 	    (s->ob_path = store_path(home, STORE_OUTBOX)) == NULL) {
 		err_set(err, "path too long, or out of memory: %s", home);

@@ -39,9 +39,10 @@ struct store_stats {
 
 /* Opens home's log and outbox, creating the files (mode 0600) when
  * missing; home itself must exist.  stats.dropped counts the lines dropped
- * from both files. */
+ * from both files.  me is the member whose private messages the search
+ * index opens (NULL: none; it must outlive the store). */
 struct store *store_open(char err[PAPO_ERR_LEN], const char *home,
-    const struct room_keys *k);
+    const struct room_keys *k, const struct identity *me);
 void store_close(struct store *s);
 
 /* Appends m (a decoded or signed message) and fsyncs.  Returns 1 when it

@@ -62,6 +62,7 @@ struct pos {
 
 struct store {
 	struct room_keys k;
+	const struct identity *me;  /* whose private messages index opens */
 	char *log_path;             /* home/log.jsonl, malloc'd */
 	char *ob_path;              /* home/outbox.jsonl */
 	int log_fd;

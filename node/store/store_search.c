@@ -40,6 +40,7 @@
 #include "lib/log.h"
 #include "lib/loop.h"
 #include "node/store/store_int.h"
+#include "node/wire/private.h"
 
 #define IX_BATCH 5000          /* messages one rebuild transaction adds */
 #define IX_INLINE_MAX 10000    /* a log rebuilt at once (about 0.3 s);
@@ -52,6 +53,7 @@ struct ix_src {
 	int fd;
 	const char *log_path;
 	const struct room_keys *k;
+	const struct identity *me;   /* who reads private messages */
 	const struct ent *ent;
 	size_t nent;
 	atomic_size_t *done;     /* progress, or NULL */
@@ -187,6 +189,31 @@ out:
 	return rc;
 }
 
+/*
+ * Adds m as member me sees it (private.h, priv_view): a private message
+ * of ours by its text, one between two others by no row at all, only
+ * its place in the mark, so that nobody here finds it nor counts it.
+ */
+static int
+ix_add_seen(char err[PAPO_ERR_LEN], struct ix *x, const struct identity *me,
+    const struct room_keys *k, const struct frame_msg *m, uint64_t v)
+{
+	struct frame_msg view;
+	struct buf inner;
+	int r;
+
+	switch (priv_view(me, k->id, m, &view, &inner)) {
+	case PRIV_NOT_PRIVATE:
+		return ix_add(err, x, m, v);
+	case PRIV_OK:
+		r = ix_add(err, x, &view, v);
+		buf_free(&inner);
+		return r;
+	default:
+		return ix_skip(err, x, v);
+	}
+}
+
 /* Adds the log's messages from ent[from] on, in batches.  0 or -1. */
 static int
 ix_fill(char err[PAPO_ERR_LEN], const struct ix_src *src, struct ix *x,
@@ -212,7 +239,7 @@ ix_fill(char err[PAPO_ERR_LEN], const struct ix_src *src, struct ix *x,
 		if (r == 1) {
 			r = ix_skip(err, x, v);
 		} else {
-			r = ix_add(err, x, &m, v);
+			r = ix_add_seen(err, x, src->me, src->k, &m, v);
 			frame_msg_clear(&m);
 		}
 		if (r == -1)
@@ -332,6 +359,7 @@ ix_src_of(struct store *s, struct ix_src *src)
 	src->fd = s->log_fd;
 	src->log_path = s->log_path;
 	src->k = &s->k;
+	src->me = s->me;
 	src->ent = s->ent;
 	src->nent = s->nent;
 }
@@ -458,6 +486,7 @@ build_start(char err[PAPO_ERR_LEN], struct store *s, const char *path)
 	b->k = s->k;
 	b->src.log_path = b->log_path;
 	b->src.k = &b->k;
+	b->src.me = s->me;
 	b->src.ent = b->ent;
 	b->src.nent = s->nent;
 	b->src.done = &b->done;
@@ -675,7 +704,7 @@ store_ix_add(struct store *s, const struct frame_msg *m, uint64_t v)
 
 	if (s->ix == NULL)
 		return;
-	if (ix_add(err, s->ix, m, v) == -1) {
+	if (ix_add_seen(err, s->ix, s->me, &s->k, m, v) == -1) {
 		log_msg(LOG_WARN, "%s; search is unavailable until the next "
 		    "start", err);
 		store_ix_close(s);

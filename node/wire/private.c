@@ -9,6 +9,7 @@
 
 #include <sodium.h>
 
+#include "lib/utf8.h"
 #include "node/wire/private.h"
 
 #define PRIV_LABEL "papo private v1"
@@ -19,7 +20,9 @@
 /* The longest sealed line: nonce, the padded text at its longest, tag. */
 #define PRIV_SEALED_MAX (PRIV_NONCE + PRIV_TEXT_MAX + PRIV_PAD + PRIV_TAG)
 
-_Static_assert(sizeof(PRIV_HEAD) + sizeof(PRIV_PREFIX) +
+#define PRIV_START PRIV_HEAD "\n\n" PRIV_PREFIX
+
+_Static_assert(sizeof(PRIV_START) + sizeof(PRIV_SUFFIX) +
     (PRIV_SEALED_MAX + 2) / 3 * 4 <= PAPO_BODY_MAX,
     "a private body at its longest fits a message body");
 
@@ -109,9 +112,9 @@ priv_seal(struct buf *out, const struct identity *me,
 	    plain, padded, ad, sizeof(ad), NULL, sealed, key);
 	sodium_bin2base64(line, line_len, sealed, PRIV_NONCE + clen,
 	    sodium_base64_VARIANT_URLSAFE_NO_PADDING);
-	if (buf_add(out, PRIV_HEAD "\n" PRIV_PREFIX,
-	    sizeof(PRIV_HEAD "\n" PRIV_PREFIX) - 1) == -1 ||
-	    buf_add(out, line, strlen(line)) == -1)
+	if (buf_add(out, PRIV_START, sizeof(PRIV_START) - 1) == -1 ||
+	    buf_add(out, line, strlen(line)) == -1 ||
+	    buf_add(out, PRIV_SUFFIX, sizeof(PRIV_SUFFIX) - 1) == -1)
 		rc = PRIV_TOO_LONG;
 	sodium_memzero(key, sizeof(key));
 	sodium_memzero(plain, padded);
@@ -119,16 +122,19 @@ priv_seal(struct buf *out, const struct identity *me,
 	return rc;
 }
 
-/* Where the sealed line's base64 starts in body, or NULL. */
+/* Where the sealed line's base64 starts in body, and its length, or
+ * NULL. */
 static const char *
 priv_line(const char *body, size_t n, size_t *len)
 {
-	static const char head[] = PRIV_HEAD "\n" PRIV_PREFIX;
+	static const char start[] = PRIV_START;
+	const size_t a = sizeof(start) - 1, z = sizeof(PRIV_SUFFIX) - 1;
 
-	if (n <= sizeof(head) - 1 || memcmp(body, head, sizeof(head) - 1) != 0)
+	if (n <= a + z || memcmp(body, start, a) != 0 ||
+	    memcmp(body + n - z, PRIV_SUFFIX, z) != 0)
 		return NULL;
-	*len = n - (sizeof(head) - 1);
-	return body + sizeof(head) - 1;
+	*len = n - a - z;
+	return body + a;
 }
 
 int
@@ -186,4 +192,35 @@ done:
 	sodium_memzero(plain, PRIV_SEALED_MAX);
 	free(sealed);
 	return rc;
+}
+
+enum priv_err
+priv_view(const struct identity *me, const uint8_t room_id[16],
+    const struct frame_msg *m, struct frame_msg *view, struct buf *inner)
+{
+	enum priv_err rc;
+
+	buf_init(inner, PRIV_TEXT_MAX + 1);
+	if (!m->has_to || m->body == NULL || !priv_is(m->body, m->body_len))
+		return PRIV_NOT_PRIVATE;
+	if (me == NULL)
+		return PRIV_NOT_OURS;
+	rc = priv_open(inner, me, m->from, m->to, room_id, m->id, m->body,
+	    m->body_len);
+	/* What the author sealed is checked as a body is when it arrives
+	 * in the clear: UTF-8 without a NUL. */
+	if (rc == PRIV_OK && inner->len > 0 &&
+	    (!utf8_valid((const char *)inner->p, inner->len) ||
+	    memchr(inner->p, '\0', inner->len) != NULL))
+		rc = PRIV_DAMAGED;
+	if (rc == PRIV_OK && buf_add(inner, "", 1) == -1)
+		rc = PRIV_TOO_LONG;
+	if (rc != PRIV_OK) {
+		buf_free(inner);
+		return rc;
+	}
+	*view = *m;
+	view->body = (char *)inner->p;
+	view->body_len = inner->len - 1;
+	return PRIV_OK;
 }

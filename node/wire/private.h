@@ -5,12 +5,17 @@
  * frame's body.  Every member stores, signs and forwards that body as
  * it does any other, since the frame is unchanged; only the two ends
  * read it.  A daemon of an older release shows the first line, which
- * says what the message is, and the sealed line under it.
+ * says what the message is; as text (not in its dashboard) the sealed
+ * line under it too.
  *
- * The body, two lines, the second without a newline:
+ * The body, a line, an empty line, and a Markdown link reference
+ * definition without a newline, which a dashboard's Markdown renderer
+ * (CommonMark) shows as nothing:
  *
  *   PRIV_HEAD
- *   papo-private:1:BASE64URL(nonce (24) || XChaCha20-Poly1305(padded))
+ *
+ *   [papo-private]: <papo-private:1:BASE64URL(nonce (24) ||
+ *       XChaCha20-Poly1305(padded))>
  *
  * padded is the inner body (text, then attach.h's file lines) padded to
  * a multiple of PRIV_PAD bytes (ISO/IEC 7816-4, as sodium_pad), so the
@@ -35,11 +40,13 @@
 #include "lib/buf.h"
 #include "node/papo.h"
 #include "node/wire/crypto.h"
+#include "node/wire/frame.h"
 
 /* The first line, shown as it is by a daemon that cannot open it. */
 #define PRIV_HEAD "\xF0\x9F\x94\x92 A private message, sealed to its " \
 	"addressee (a papo that knows private messages opens yours)"
-#define PRIV_PREFIX "papo-private:1:"
+#define PRIV_PREFIX "[papo-private]: <papo-private:1:"
+#define PRIV_SUFFIX ">"
 #define PRIV_PAD 256
 /* The most an inner body holds: sealed, padded and in base64, it still
  * fits PAPO_BODY_MAX with room to spare. */
@@ -78,5 +85,17 @@ enum priv_err priv_open(struct buf *out, const struct identity *me,
     const uint8_t from[PAPO_KEY_LEN], const uint8_t to[PAPO_KEY_LEN],
     const uint8_t room_id[16], const char id[PAPO_MSGID_LEN + 1],
     const char *body, size_t n);
+
+/*
+ * What member me may see of message m of room room_id: PRIV_NOT_PRIVATE,
+ * m as it is (no addressee, or a body not of the private form);
+ * PRIV_OK, a private message of ours, opened: *view is m with its body
+ * the inner body, which inner holds (NUL-terminated; buf_free it); any
+ * other, a private message nobody here may read (PRIV_NOT_OURS, or one
+ * that does not open): shown to no one.  me NULL: no member; every
+ * private message is PRIV_NOT_OURS.
+ */
+enum priv_err priv_view(const struct identity *me, const uint8_t room_id[16],
+    const struct frame_msg *m, struct frame_msg *view, struct buf *inner);
 
 #endif

@@ -295,7 +295,7 @@ api_files(const cJSON *v, char **out, char err[PAPO_ERR_LEN])
 
 /* The fields of a send, in the order of api_send's slots. */
 static const char *const api_send_fields[] = { "text", "to", "reply_to",
-    "files" };
+    "files", "public" };
 #define API_NFIELDS (sizeof(api_send_fields) / sizeof(api_send_fields[0]))
 
 int
@@ -317,7 +317,7 @@ api_send_parse(const char *body, size_t len, struct node_msg **out,
 } while (0)
 	*out = NULL;
 	if ((o = api_object(body, len, api_send_fields, API_NFIELDS, f,
-	    "send takes text, to, reply_to and files", err)) == NULL)
+	    "send takes text, to, reply_to, files and public", err)) == NULL)
 		return 400;
 	/* Files: the text may be empty, or absent. */
 	if (f[3] != NULL && !cJSON_IsNull(f[3]) &&
@@ -344,6 +344,8 @@ api_send_parse(const char *body, size_t len, struct node_msg **out,
 		if (!api_member_ok(to))
 			API_FAIL(400, "to must be a member's name or id");
 	}
+	if (f[4] != NULL && !cJSON_IsBool(f[4]) && !cJSON_IsNull(f[4]))
+		API_FAIL(400, "public must be true or false");
 	if (cJSON_IsString(f[2]) && api_msgid(f[2]->valuestring,
 	    reply_to) == -1)
 		API_FAIL(400, "reply_to must be a message id: %d characters "
@@ -353,6 +355,8 @@ api_send_parse(const char *body, size_t len, struct node_msg **out,
 	    (to != NULL && (m->to = strdup(to)) == NULL))
 		API_FAIL(500, "out of memory");
 #undef API_FAIL
+	/* to alone is private; "public": true makes it the room's. */
+	m->private = to != NULL && to[0] != '\0' && !cJSON_IsTrue(f[4]);
 	memcpy(m->reply_to, reply_to, sizeof(reply_to));
 	if (files != NULL && (m->files = strdup(files)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");

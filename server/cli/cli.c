@@ -157,11 +157,14 @@ static const struct cli_cmd cli_cmds[] = {
 	  "ends after its turn (claude -p, codex exec, gemini -p, ...) it\n"
 	  "looks once.  Messages are given by wait, never here.",
 	  cli_hook, 0, CLI_ASKS },
-	{ "say", "papo say [TEXT|-] [--file PATH]... [--name NAME] [--to NAME] "
-	  "[--reply-to ID] [--room ROOM] [--json]", "TrjRFm",
-	  "Send TEXT to the room through the running daemon (addressed to one\n"
-	  "member with --to, which every member of the room still reads: it\n"
-	  "is not private; as an answer to message ID with --reply-to).  Prints the\n"
+	{ "say", "papo say [TEXT|-] [--file PATH]... [--name NAME] [--to NAME "
+	  "[--public]] [--reply-to ID] [--room ROOM] [--json]", "TBrjRFm",
+	  "Send TEXT to the room through the running daemon; with --to NAME, a\n"
+	  "private message that only NAME and you can read (the other members\n"
+	  "store and pass it on sealed, so NAME gets it even if away now;\n"
+	  "text and file lines then hold at most 32 KiB), or, with --public\n"
+	  "too, one addressed to NAME that the whole room reads; as an answer\n"
+	  "to message ID with --reply-to.  Prints the\n"
 	  "message id and who has it, or who it waits for (also when the\n"
 	  "daemon stops meanwhile: the message is kept, and goes out when it\n"
 	  "runs again); --json prints the daemon's answer as is.  TEXT - reads\n"

@@ -98,6 +98,7 @@ static const struct option cli_longopts[] = {
 	{ "thread", required_argument, NULL, 'P' },
 	{ "files", no_argument, NULL, 'I' },
 	{ "all-rooms", no_argument, NULL, 'Y' },
+	{ "public", no_argument, NULL, 'B' },
 	{ "help", no_argument, NULL, 'h' },
 };
 
@@ -367,6 +368,7 @@ cli_parse(const struct cli_cmd *c, int argc, char **argv, struct cli_opts *o,
 		case 'P': o->thread = optarg; break;
 		case 'I': o->files_only = 1; break;
 		case 'Y': o->all_rooms = 1; break;
+		case 'B': o->public = 1; break;
 		case 'F':
 			if (o->nfiles == CLI_FILES_MAX) {
 				cli_usage(c, "a message names at most 16 files, "

@@ -49,6 +49,7 @@ struct cli_opts {
 	const char *http;
 	const char *token;
 	const char *to;
+	int public;           /* papo say --to NAME --public */
 	const char *reply_to;
 	int json;
 	const char *count;

@@ -338,6 +338,9 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 	if (optind == argc && o.nfiles == 0)
 		return cli_usage(c, "%s", "the TEXT is missing (or - to read "
 		    "it from stdin, or --file PATH)");
+	if (o.public && o.to == NULL)
+		return cli_usage(c, "%s", "--public goes with --to NAME: a "
+		    "message without --to is the whole room's already");
 	msg = optind < argc ? argv[optind] : "";
 	if (o.nfiles > 0 && (rc = cli_say_check(c, &o, msg)) != CLI_OK)
 		return rc;
@@ -390,6 +393,7 @@ cli_say(const struct cli_cmd *c, int argc, char **argv)
 	    (o.nfiles > 0 && !cJSON_AddItemToObject(req, "files", refs)) ||
 	    (o.to != NULL &&
 	    cJSON_AddStringToObject(req, "to", o.to) == NULL) ||
+	    (o.public && cJSON_AddTrueToObject(req, "public") == NULL) ||
 	    (o.reply_to != NULL &&
 	    cJSON_AddStringToObject(req, "reply_to", o.reply_to) == NULL) ||
 	    (body = cJSON_PrintUnformatted(req)) == NULL) {

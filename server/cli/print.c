@@ -132,6 +132,8 @@ cli_message_head(const cJSON *m)
 	if ((s = cli_str(m, "to")) != NULL) {
 		printf(" \xe2\x86\x92 ");          /* → */
 		cli_put(s);
+		if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(m, "private")))
+			printf(" (private)");
 	}
 	if ((s = cli_str(m, "reply_to")) != NULL) {
 		printf(" \xe2\x86\xb3 ");          /* ↳ */

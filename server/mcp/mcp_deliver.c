@@ -109,6 +109,9 @@ mcp_note_new(struct mcp_note *nt, const struct mcp_msg *g)
 		if (cJSON_IsString(v))
 			cJSON_AddStringToObject(meta, keys[i], v->valuestring);
 	}
+	/* Only its author and its addressee read it. */
+	if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(msg, "private")))
+		cJSON_AddStringToObject(meta, "private", "true");
 	snprintf(num, sizeof(num), "%.0f", cJSON_IsNumber(ts) ?
 	    ts->valuedouble : 0);
 	cJSON_AddStringToObject(meta, "ts", num);

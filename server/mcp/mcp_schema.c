@@ -463,8 +463,12 @@ static const struct mcp_arg send_args[] = {
 	  .description = "The message, at most ${max} bytes of UTF-8." },
 	{ .name = "to", .kind = MA_STRING, .off = SEND(to),
 	  .hint = MEMBER_HINT,
-	  .description = "A member's name: the message is for them "
-	  "(everyone still sees it)." },
+	  .description = "A member's name: a private message to them, which "
+	  "only they and you can read (other members pass it on sealed). "
+	  "Without to, the whole room reads it." },
+	{ .name = "public", .kind = MA_BOOLEAN, .off = SEND(public),
+	  .description = "With to: addressed to that member but readable by "
+	  "the whole room (default false: private)." },
 	{ .name = "reply_to", .kind = MA_MSGID, .off = SEND(reply_to),
 	  .hint = "the one this answers, " ID_HINT,
 	  .description = "The id of the message this answers (a message's "

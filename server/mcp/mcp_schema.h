@@ -103,6 +103,7 @@ struct mcp_tool_desc {
 struct mcp_send_in {
 	const char *text, *to, *reply_to, *room;
 	const cJSON *attachments;
+	int public;
 };
 struct mcp_wait_in {
 	double timeout_s;

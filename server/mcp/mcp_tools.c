@@ -47,6 +47,7 @@ tool_send(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	}
 	req->text = strdup(text);
 	req->to = a->to != NULL ? strdup(a->to) : NULL;
+	req->private = a->to != NULL && a->to[0] != '\0' && !a->public;
 	if (a->reply_to != NULL)
 		snprintf(req->reply_to, sizeof(req->reply_to), "%s",
 		    a->reply_to);

@@ -97,7 +97,7 @@ main(int argc, char **argv)
 	sec_room_keys(room.secret, &k);
 	size0 = log_mb(argv[1]);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if ((s = store_open(err, argv[1], &k)) == NULL)
+	if ((s = store_open(err, argv[1], &k, NULL)) == NULL)
 		die("store_open", err);
 	open_s = seconds_since(&t0);
 	store_stats(s, &st);

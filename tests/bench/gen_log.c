@@ -203,7 +203,7 @@ main(int argc, char **argv)
 
 	/* Read it back as the daemon will. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	if ((s = store_open(err, argv[1], &k)) == NULL)
+	if ((s = store_open(err, argv[1], &k, NULL)) == NULL)
 		die("store_open", err);
 	printf("store_open of the log, in this process\t%.3f\ts\n",
 	    seconds_since(&t0));

@@ -36,6 +36,10 @@ protocol_of() { api "$1" /api/status | jq -r --arg b "$2" '.members[] | select(.
 # fields NAME ID: [from, to, reply_to] of message ID at NAME.
 fields() { api "$1" '/api/history?limit=500' | jq -c --arg id "$2" \
 	'.messages[] | select(.id == $id) | [.from, .to, .reply_to]'; }
+# reads NAME ID "PRIVATE TEXT": how NAME's history shows message ID.
+reads() { [ "$(api "$1" '/api/history?limit=500' | jq -r --arg i "$2" \
+	'.messages[] | select(.id == $i) | "\(.private) \(.text)"')" = "$3" ]; }
+starts() { [[ $1 == "$2"* ]]; }   # starts TEXT PREFIX
 
 # Room X, made by the previous release.
 as_old o1 o2 v1 v2
@@ -111,15 +115,45 @@ for m in "${X[@]}"; do
 done
 receipts read
 
-# Directed messages and replies, old to new and new to old.
+# Addressed messages and replies, old to new and new to old (--public:
+# the new one's is the room's, as the old one's is).
 says o2 "o2 to n2" --to n2 --reply-to "${ID[n1]}"; d1=$id
-says n2 "n2 to o1" --to o1 --reply-to "$d1"; d2=$id
+says n2 "n2 to o1" --to o1 --public --reply-to "$d1"; d2=$id
 for m in "${X[@]}"; do
 	check "$m gets both directed messages" until_true 15 has_all "$m" "o2 to n2" "n2 to o1"
 	got=$(fields "$m" "$d1")
 	check "$m: from, to and reply_to of o2's intact: $got" test "$got" = "[\"o2\",\"n2\",\"${ID[n1]}\"]"
 	got=$(fields "$m" "$d2")
 	check "$m: from, to and reply_to of n2's intact: $got" test "$got" = "[\"n2\",\"o1\",\"$d1\"]"
+done
+
+# A private message from n1 to n2 while n2 is away: the old members
+# store it and pass it on without reading it, and show it as what it
+# is; n2 gets it from their copies.
+stop n2
+says n1 "cobalt secret for n2" --to n2; p1=$id
+for m in "${X[@]}"; do
+	[ "${BIN[$m]}" = "$PAPO_OLD" ] || continue
+	check "old $m stores n1's private message" \
+		until_true 15 grep -q "\"id\":\"$p1\"" "$T/$m/log.jsonl"
+	check "old $m's log holds no word of it" test "$(grep -c cobalt "$T/$m/log.jsonl")" = 0
+done
+# The previous release shows text as it is: the head line, then the
+# sealed line (a release with the dashboard's Markdown shows the head
+# alone: test_markdown).
+api o1 '/api/history?limit=500' >"$T/body"
+got=$(jq -r --arg i "$p1" '.messages[] | select(.id == $i) | .text' "$T/body" | head -1)
+check "old o1 shows the head line: $got" \
+	starts "$got" '🔒 A private message, sealed to its addressee'
+check "old o1 shows no word of it" test "$(grep -c cobalt "$T/body")" = 0
+stop n1
+up n2
+check "n2 sees o1 online" until_true 20 online n2 o1
+check "n2 gets the private message from the old members' copies" \
+	until_true 20 reads n2 "$p1" "true cobalt secret for n2"
+up n1
+for m in "${X[@]}"; do
+	[ "$m" = n1 ] || check "n1 sees $m online again" until_true 20 online n1 "$m"
 done
 
 # The owner (old) makes n1 (new) an admin; n1 removes o2.

@@ -33,8 +33,9 @@ check "delivered to bo and cy: $out" test "$(jq '.delivered_to | length' <<<"$ou
 check "cy has ana's message" until_true 5 has_text cy "to everyone"
 check "cy got what was said before it came (sync)" until_true 5 has_text cy "hello bo"
 
-# Directed and reply: to and reply_to arrive intact on every member.
-out=$(papo bo say "just for cy" --to cy --reply-to "$id1" --json)
+# Addressed (--public: the room reads it) and reply: to and reply_to
+# arrive intact on every member.  Private messages: private.sh.
+out=$(papo bo say "just for cy" --to cy --public --reply-to "$id1" --json)
 check "directed send delivered to cy: $out" test "$(jq -r .state <<<"$out")" = delivered
 id2=$(jq -r .id <<<"$out")
 for m in ana bo cy; do

@@ -249,7 +249,7 @@ expect 0 "status --json" -- "$PAPO" status --json
 is bo "$(jq -r '.members[0].name' "$T/out")" "status --json is the API's"
 expect 0 "history" -- "$PAPO" history
 has "$T/out" '^[0-9-]{10} [0-9:]{8} [a-z2-7]{10} ana: first$' "history shows time, id, author, text"
-has "$T/out" "^[0-9-]{10} [0-9:]{8} $id2 ana → bo: hi bo\$" "history shows the addressee"
+has "$T/out" "^[0-9-]{10} [0-9:]{8} $id2 ana → bo \(private\): hi bo\$" "history shows the addressee, and that it is private"
 has "$T/out" "^[0-9-]{10} [0-9:]{8} [a-z2-7]{10} ana ↳ $id2: as json\$" "history shows the reply"
 lines "$T/out" 6 "one line a message"
 expect 0 "history -n 2" -- "$PAPO" history -n 2

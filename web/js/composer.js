@@ -36,8 +36,10 @@ export function setReply(id) {
       el('span', 'parent-text', ' ' + snippet(m.text, 60)));
     ui.replying.hidden = false;
     // A reply to a message addressed to me goes back to its author.
-    if (m.to && !isMine(m) && m.from_id && members.has(m.from_id))
+    if (m.to && !isMine(m) && m.from_id && members.has(m.from_id)) {
       ui.to.value = m.from_id;
+      sayWho();
+    }
     ui.text.focus();
   } else {
     ui.replying.hidden = true;
@@ -105,7 +107,8 @@ async function send() {
   const room = shown;
   const asked = gen;
   const pending = { key, local: true, sending: true, from: myName(),
-    from_id: myId(), to: toName, to_id: to, reply_to: reply, text, ts: Date.now() };
+    from_id: myId(), to: toName, to_id: to, private: !!to, reply_to: reply, text,
+    ts: Date.now() };
   addLocal(pending);
   place.answered();                // answering: what came is read
   ui.text.value = '';
@@ -126,7 +129,7 @@ async function send() {
     if (asked !== gen) return;     // sent to the room shown before
     receipts.sent(r);
     threadMessage(settle(key, r.id, { id: r.id, from: myName(), from_id: myId(), to: toName,
-      to_id: to, reply_to: reply, text, ts: pending.ts }));   // the stream has only others'
+      to_id: to, private: !!to, reply_to: reply, text, ts: pending.ts }));   // the stream has only others'
     render({ stick: true });
     // The daemon's own record has the exact time; a person's message
     // may have ended damping.
@@ -151,10 +154,21 @@ async function send() {
       attached = files;
       renderAttached();
     }
-    if (to && [...ui.to.options].some((o) => o.value === to)) ui.to.value = to;
+    if (to && [...ui.to.options].some((o) => o.value === to)) {
+      ui.to.value = to;
+      sayWho();
+    }
     if (reply && !replyTo) setReply(reply);
     render();
   }
+}
+
+// The box says who will read what is written in it: the room, or one
+// member privately.
+export function sayWho() {
+  const m = ui.to.value && members.get(ui.to.value);
+  ui.text.placeholder = m ? 'Private message to ' + m.name + ' (only they read it)'
+    : 'Message the room';
 }
 
 export function wire() {
@@ -171,6 +185,7 @@ export function wire() {
     }
   });
   ui.text.addEventListener('input', autosize);
+  ui.to.addEventListener('change', sayWho);
   ui.replyCancel.addEventListener('click', () => setReply(null));
   ui.attach.addEventListener('click', () => ui.attachInput.click());
   ui.attachInput.addEventListener('change', () => {

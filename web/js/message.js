@@ -84,10 +84,13 @@ export function buildMessage(m, lay) {
   // author's short id says which of them wrote (the node's from_label).
   if (m.from_id && m.from_label && m.from_label !== m.from)
     meta.append(el('span', 'from-id', m.from_id.slice(0, 8) + '…'));
+  li.classList.toggle('private', !!m.private);
   if (m.to) {
     const to = el('span', 'to');
     to.append(el('span', 'arrow', '→ '), el('span', 'to-name', m.to));
-    to.title = 'only for ' + m.to;
+    if (m.private) to.append(el('span', 'private-mark', ' \u{1F512} private'));
+    to.title = m.private ? 'private: only ' + m.to + ' and its author read it'
+      : 'addressed to ' + m.to + '; the whole room reads it';
     meta.append(to);
   }
   meta.append(timeEl(m.ts, clock(m.ts)));

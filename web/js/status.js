@@ -160,12 +160,13 @@ export function renderMembers() {
   ui.membersCount.textContent = on + ' of ' + list.length + ' online';
   if (st && st.me) renderNet(st.me, [...members.values()]);
 
-  // The "to" choices: everyone, or one member.  Rebuilt only when they
-  // change, so an open list is not closed under the user; the choice
-  // survives.
+  // The "to" choices: everyone, or one member privately (only they and
+  // we read it).  Rebuilt only when they change, so an open list is not
+  // closed under the user; the choice survives.
   const choices = [...members.values()].sort((a, b) =>
     String(a.name).localeCompare(String(b.name)))
-    .map((m) => [m.id, m.name + (m.online ? '' : ' (offline)')]);
+    .map((m) => [m.id, '\u{1F512} ' + m.name + ' (private' +
+      (m.online ? '' : ', offline') + ')']);
   const sig = JSON.stringify(choices);
   if (ui.to.dataset.sig === sig) return;
   ui.to.dataset.sig = sig;
@@ -179,6 +180,8 @@ export function renderMembers() {
   }
   ui.to.replaceChildren(...opts);
   ui.to.value = choices.some((c) => c[0] === keep) ? keep : '';
+  // The composer says who reads what is written (composer.js).
+  ui.to.dispatchEvent(new Event('change'));
 }
 
 // Answers may come back out of order (a poll and a presence event):
