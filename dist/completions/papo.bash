@@ -21,7 +21,7 @@ _papo_options() {
 	             --tls --name --about --room ;;
 	mcp)     printf '%s ' --channels --agent --room --new-room ;;
 	hook)    printf '%s ' --agent ;;
-	say)     printf '%s ' --file --name --to --reply-to --room --json ;;
+	say)     printf '%s ' --file --name --to --public --reply-to --room --json ;;
 	get)     printf '%s ' -o --output --force --wait --room ;;
 	status)  printf '%s ' --room --json ;;
 	history) printf '%s ' -n -q --query --from --since --before --after \

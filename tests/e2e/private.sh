@@ -21,6 +21,10 @@ priv_of() { # priv_of NAME ID: "private text" of ID in NAME's history
 sees() { [ "$(priv_of "$1" "$2")" = "$3" ]; }   # sees NAME ID "PRIVATE TEXT"
 hidden() { ! ids "$1" | grep -qx "$2"; }        # hidden NAME ID
 lacks() { ! grep -q "$@"; }                     # lacks GREP-ARGS... FILE
+file_is() { # file_is NAME ID FILENAME: ID's first file at NAME
+	[ "$(api "$1" '/api/history?limit=500' | jq -r --arg i "$2" \
+		'.messages[] | select(.id == $i) | .files[0].name // empty')" = "$3" ]
+}
 
 papo ana new --name ana >/dev/null
 start ana
@@ -61,6 +65,21 @@ expect 0 "papo history on bo" -- papo bo history
 has "$T/out" "ana → bo \(private\): zebra crossing at noon" "bo's papo history marks it private"
 expect 0 "papo history on carol" -- papo carol history
 check "carol's papo history has no line of it" lacks -e zebra -e '→ bo' "$T/out"
+
+note "a file with a private message is private too"
+printf 'the vault code is 4411\n' >"$T/secret-plan.txt"
+expect 0 "papo say --to bo --file" -- papo ana say --to bo --file "$T/secret-plan.txt" "the plan" --json
+fid=$(jq -r .id "$T/out")
+ref=$(jq -r '.files[0].ref' "$T/out")
+check "the send names the file ($ref)" test "${#ref}" = 52
+check "bo's history has the file" until_true 15 file_is bo "$fid" secret-plan.txt
+check "carol stores the message" until_true 15 in_log carol "$fid"
+check "carol's log names no file" lacks -e secret-plan -e "$ref" "$T/carol/log.jsonl"
+expect 0 "bo gets the file" -- papo bo get "$ref" -o "$T/bo-plan.txt" --wait
+check "bo's copy is the file" cmp -s "$T/secret-plan.txt" "$T/bo-plan.txt"
+code=$(curl -s -o "$T/body" -w '%{http_code}' "${URL[carol]}/api/blobs/$ref/state")
+is 404 "$code" "carol's daemon knows no such file"
+check "carol holds no copy" test -z "$(ls "$T/carol/blobs" 2>/dev/null | grep -v '^\.' | grep "$ref")"
 
 note "--public: addressed to bo, read by the room"
 expect 0 "papo say --to bo --public" -- papo ana say --to bo --public "open note for bo" --json
