@@ -3,7 +3,8 @@
 // headless Chromium (Debian's, driven by playwright-core) opens ana's
 // dashboard and checks what is on the screen: the room, the members and
 // their online state, messages arriving live from bo, messages sent from
-// the page reaching bo (to everyone, to one member, as a reply), hostile
+// the page reaching bo (to everyone, privately to one member, shown as
+// such and in a view of the two's private messages, as a reply), hostile
 // text shown as text, how each member is reached (the member list, the
 // header's NAT line and the network view, live and from a status answer
 // with every kind of path), the event stream coming back after ana's
@@ -325,13 +326,45 @@ describe('papo dashboard in a browser', { timeout: 280_000 }, () => {
     assert.equal((await shown(page, 'hello ana, this is bo')).delivery, '');
   });
 
-  step('a message to one member carries to, and shows it', async () => {
+  step('a message to one member is private, and the page says so', async () => {
+    await page.selectOption('#to', boId);
+    assert.match(await page.getAttribute('#text', 'placeholder'), /^Private message to bo/,
+      'the box says who reads what is written in it');
+    assert.match(await page.textContent('#to option:checked'), /bo \(private/);
     await sendFromPage(page, 'just for you, bo', { to: boId });
     const got = await until('the message in bo\'s history', () =>
       historyHas(B, (m) => m.text === 'just for you, bo'));
     assert.equal(got.to, 'bo');
-    const m = await until('the message on the page', () => shown(page, 'just for you, bo'));
+    assert.equal(got.private, true, 'bo reads it as private');
+    const m = await until('the message on the page, private', async () => {
+      const s = await shown(page, 'just for you, bo');
+      return s && s.id && /private/.test(s.meta) ? s : null;
+    });
     assert.equal(m.to, 'bo', `the page shows it is for bo: ${m.meta}`);
+    await page.selectOption('#to', '');
+    assert.equal(await page.getAttribute('#text', 'placeholder'), 'Message the room');
+  });
+
+  step('bo\'s row opens our private messages with bo alone, and closes again', async () => {
+    assert.ok(await shown(page, 'hello bo, from the page'), 'a room message is shown before');
+    await page.click('#members li.member button.private-open');
+    await until('the private view', async () => await page.isVisible('#private-view') &&
+      /Private messages with bo/.test(await page.textContent('#private-view')));
+    const p = await shown(page, 'just for you, bo');
+    assert.ok(p && p.visible, 'the private message is shown');
+    assert.equal(await shown(page, 'hello bo, from the page'), null, 'the room\'s are not');
+    assert.equal(await page.inputValue('#to'), boId, 'the composer writes to bo');
+    await page.click('#private-all');
+    await until('the whole room again', async () => !(await page.isVisible('#private-view')) &&
+      await shown(page, 'hello bo, from the page'));
+    // The mark on the message opens the same view (on a phone too).
+    await page.click(`#m-${(await shown(page, 'just for you, bo')).id} button.private-open`);
+    await until('the private view from the mark', async () => await page.isVisible('#private-view') &&
+      !(await shown(page, 'hello bo, from the page')));
+    assert.equal(await page.isVisible('#replying'), false, 'the mark does not start a reply');
+    await page.click('#private-all');
+    await until('the whole room again', async () => !(await page.isVisible('#private-view')));
+    await page.selectOption('#to', '');
   });
 
   step('clicking a message answers it: the reply carries reply_to and comes in time order, quoting it', async () => {

@@ -30,6 +30,7 @@ export const ui = {
   results: $('results'), resultsStatus: $('results-status'), resultsList: $('results-list'),
   resultsMore: $('results-more'), threadPanel: $('thread-panel'), threadList: $('thread-list'),
   threadClose: $('thread-close'), threadCount: $('thread-count'), threadStatus: $('thread-status'),
+  privateView: $('private-view'), privateName: $('private-name'), privateAll: $('private-all'),
 };
 
 export function el(tag, cls, text) {

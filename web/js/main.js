@@ -12,6 +12,7 @@ import * as approvals from './approvals.js';
 import * as composer from './composer.js';
 import { ui, setConn, sleep } from './dom.js';
 import * as invite from './invite.js';
+import * as privateView from './private.js';
 import * as marks from './marks.js';
 import * as rooms from './rooms.js';
 import * as search from './search.js';
@@ -36,6 +37,7 @@ function wire() {
   thread.wire(composer.setReplyInThread);
   search.wire();
   invite.wire();
+  privateView.wire();
   rooms.wire();
   document.addEventListener('keydown', (ev) => {
     if (ev.key !== 'Escape' || ev.defaultPrevented) return;

@@ -88,7 +88,16 @@ export function buildMessage(m, lay) {
   if (m.to) {
     const to = el('span', 'to');
     to.append(el('span', 'arrow', '→ '), el('span', 'to-name', m.to));
-    if (m.private) to.append(el('span', 'private-mark', ' \u{1F512} private'));
+    if (m.private) {
+      // Opens the private view with the other of the two (private.js).
+      const b = el('button', 'private-mark private-open link-button', '\u{1F512} private');
+      const theirs = m.from_id !== myId();
+      b.type = 'button';
+      b.dataset.id = theirs ? m.from_id : m.to_id;
+      b.dataset.name = theirs ? m.from : m.to;
+      b.title = 'Show only your private messages with ' + b.dataset.name;
+      to.append(' ', b);
+    }
     to.title = m.private ? 'private: only ' + m.to + ' and its author read it'
       : 'addressed to ' + m.to + '; the whole room reads it';
     meta.append(to);

@@ -123,6 +123,16 @@ function memberRow(m, me) {
     r.title = 'removed from the room; the room key changed without it';
     line.append(r);
   }
+  // Our private messages with this member, in the timeline alone
+  // (private.js).
+  if (!me && !gone) {
+    const b = el('button', 'private-open link-button', 'private');
+    b.type = 'button';
+    b.dataset.id = m.id;
+    b.dataset.name = m.name;
+    b.title = 'Show only your private messages with ' + m.name + ', and write to them';
+    line.append(b);
+  }
   li.dataset.role = m.role || '';
   li.dataset.removed = gone ? 'yes' : '';
   li.dataset.path = me ? 'self' : pathOf(m) || '';

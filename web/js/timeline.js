@@ -20,6 +20,7 @@ import * as marks from './marks.js';
 import { buildMessage, foldTall } from './message.js';
 import { layout, messageKey, replyCounts } from './order.js';
 import * as place from './place.js';
+import * as privateView from './private.js';
 import * as receipts from './receipts.js';
 import { countUnseen, isMine } from './status.js';
 
@@ -118,7 +119,7 @@ export function render(opts) {
   renderTimer = null;
   const stick = (opts && opts.stick) || renderStick || nearBottom();
   renderStick = false;
-  const all = [...msgs.values()];
+  const all = [...msgs.values()].filter(privateView.shows);
   replies = replyCounts(all);
   const wanted = new Set(all.map(messageKey));
   for (const [k, li] of elems) {
@@ -281,6 +282,7 @@ onRedraw((ref) => {
 // reply; act: { reply(id), thread(id) }.
 function onClick(ev, act) {
   if (fileClick(ev) || ev.target.closest('ul.files')) return;
+  if (ev.target.closest('button.private-open')) return;   // private.js
   const copy = ev.target.closest('button.code-copy');
   if (copy) {
     copyCode(copy);
@@ -318,6 +320,7 @@ function onClick(ev, act) {
 }
 
 export function wire(act) {
+  privateView.onChange(() => render({ stick: true }));
   ui.messages.addEventListener('click', (ev) => onClick(ev, act));
   ui.older.addEventListener('click', loadOlder);
   ui.newBelow.addEventListener('click', scrollToNew);
