@@ -294,7 +294,7 @@ static const struct {
 	  "each {\"path\": \"/abs/path\"} or {\"name\", \"data\" (base64)}" },
 	{ &mcp_send_desc, "{\"text\":\"x\",\"sender\":\"bo\"}",
 	  "unknown argument 'sender': send takes text, to, reply_to, "
-	  "attachments, room" },
+	  "attachments, public, room" },
 	{ &mcp_wait_desc, "{\"timeout_s\":56}",
 	  "wait: timeout_s must be a number of seconds from 0 to 55: call "
 	  "wait again to wait longer" },
@@ -367,7 +367,8 @@ test_errors(void)
 	/* The handlers' own, made from the tables. */
 	mcp_schema_missing(err, &mcp_send_desc, "text");
 	CHECK_EQ_STR(err, "send: text is missing: send takes text (the "
-	    "message), and optionally to, reply_to, attachments and room");
+	    "message), and optionally to, reply_to, attachments, public and "
+	    "room");
 	mcp_schema_bad(err, &mcp_fetch_desc, "path");
 	CHECK_EQ_STR(err, "fetch: path must be a string: an absolute path to "
 	    "save the file to");

@@ -466,9 +466,6 @@ static const struct mcp_arg send_args[] = {
 	  .description = "A member's name: a private message to them, which "
 	  "only they and you can read (other members pass it on sealed). "
 	  "Without to, the whole room reads it." },
-	{ .name = "public", .kind = MA_BOOLEAN, .off = SEND(public),
-	  .description = "With to: addressed to that member but readable by "
-	  "the whole room (default false: private)." },
 	{ .name = "reply_to", .kind = MA_MSGID, .off = SEND(reply_to),
 	  .hint = "the one this answers, " ID_HINT,
 	  .description = "The id of the message this answers (a message's "
@@ -484,6 +481,9 @@ static const struct mcp_arg send_args[] = {
 	  "shared, nothing is sent. The members read them with fetch.",
 	  .items = attach_fields,
 	  .nitems = sizeof(attach_fields) / sizeof(attach_fields[0]) },
+	{ .name = "public", .kind = MA_BOOLEAN, .off = SEND(public),
+	  .description = "With to: addressed to that member but readable by "
+	  "the whole room (default false: private)." },
 	ROOM_ARG(struct mcp_send_in, ROOM_DESC),
 };
 
