@@ -388,9 +388,9 @@ bench_tls(CURL *h)
 
 CURL *
 bench_send_new(const char *base, const char *room, const char *text,
-    struct bench_body *out, struct curl_slist **hdr)
+    const char *to, struct bench_body *out, struct curl_slist **hdr)
 {
-	char url[256], body[256];
+	char url[256], body[320];
 	CURL *h;
 
 	if ((h = curl_easy_init()) == NULL)
@@ -400,7 +400,11 @@ bench_send_new(const char *base, const char *room, const char *text,
 		snprintf(url, sizeof(url), "%s/api/rooms/%s/send", base, room);
 	else
 		snprintf(url, sizeof(url), "%s/api/send", base);
-	snprintf(body, sizeof(body), "{\"text\":\"%s\"}", text);
+	if (to != NULL)
+		snprintf(body, sizeof(body), "{\"text\":\"%s\",\"to\":\"%s\"}",
+		    text, to);
+	else
+		snprintf(body, sizeof(body), "{\"text\":\"%s\"}", text);
 	*hdr = bench_append(NULL, "Content-Type: application/json");
 	*hdr = bench_append(*hdr, "Expect:");
 	curl_easy_setopt(h, CURLOPT_URL, url);

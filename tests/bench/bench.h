@@ -91,11 +91,12 @@ void bench_mcp_open(CURL *h, const char *url, char session[64]);
 void bench_mcp_close(CURL *h, const char *url, const char *session);
 
 /* An easy handle that POSTs {"text": text} to base's /api/send, or to
- * /api/rooms/ROOM/send when room is not NULL (text and room: plain ASCII
- * without quotes or backslashes), its answer into out.  Free *hdr with
+ * /api/rooms/ROOM/send when room is not NULL (text, room and to: plain
+ * ASCII without quotes or backslashes), with "to" when to is not NULL (a
+ * private message), its answer into out.  Free *hdr with
  * curl_slist_free_all after the handle. */
 CURL *bench_send_new(const char *base, const char *room, const char *text,
-    struct bench_body *out, struct curl_slist **hdr);
+    const char *to, struct bench_body *out, struct curl_slist **hdr);
 
 /* A CURLOPT_HEADERFUNCTION that copies MCP-Session-Id into the 64-byte
  * buffer given as CURLOPT_HEADERDATA. */

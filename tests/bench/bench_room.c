@@ -15,6 +15,12 @@
  *	message is timed until every member but its sender has it, then
  *	GAP_MS pass before the next.  rooms_mesh.sh runs it.
  *
+ *   bench_room pair MESSAGES NAME URL1 URL2 [URL...]
+ *	as fanout, but every other message is private to NAME, the member
+ *	at URL2, and only URL2's stream is followed: the time from the send
+ *	on URL1 to NAME's stream having it, room messages and private ones
+ *	side by side in one run (private.sh runs it).
+ *
  *   bench_room watch URL TEXT TIMEOUT_S
  *	opens URL's /api/events, prints "ready" once it is open, then, when
  *	a message event with exactly TEXT arrives, prints the wall-clock
@@ -131,6 +137,8 @@ struct run {
 	size_t nrooms;
 	int turns;                /* the members take turns sending */
 	long gap_ms;              /* quiet time after each message */
+	const char *to;           /* pair: odd messages private to it, and
+	                           * only the second member followed */
 };
 
 /* The member that sends message k (k from 0, warm-ups included). */
@@ -164,6 +172,7 @@ static int
 run_messages(const struct run *rn, const char *events)
 {
 	struct bench_samples last = { 0 }, each = { 0 }, answered = { 0 };
+	struct bench_samples priv = { 0 }, privans = { 0 };
 	struct member *mb;
 	const char *want = "";
 	char text[96], tag[32];
@@ -182,7 +191,7 @@ run_messages(const struct run *rn, const char *events)
 		bench_die("out of memory");
 	/* fanout's sender has no stream: its figures stay those of the
 	 * runs recorded before spread came. */
-	for (size_t i = rn->turns ? 0 : 1; i < rn->n; i++)
+	for (size_t i = rn->turns ? 0 : 1; i < (rn->to ? 2 : rn->n); i++)
 		member_open(m, &mb[i], rn->urls[i], events, &want);
 	t0 = bench_now_ns();
 	for (;;) {
@@ -208,26 +217,28 @@ run_messages(const struct run *rn, const char *events)
 		uint64_t done = 0;
 		long code = 0;
 		CURL *post;
-		int sent = 0;
+		int sent = 0, private = rn->to != NULL && k % 2 == 1;
+		/* Who must have it: pair follows the addressee alone. */
+		size_t need = rn->to != NULL ? 1 : rn->n - 1;
 
 		snprintf(text, sizeof(text), "bench room %s %ld", tag, k);
 		want = text;
 		for (size_t i = 0; i < rn->n; i++)
 			mb[i].got = 0;
-		post = bench_send_new(rn->urls[from], room, text, &answer,
-		    &hdr);
+		post = bench_send_new(rn->urls[from], room, text,
+		    private ? rn->to : NULL, &answer, &hdr);
 		t0 = bench_now_ns();
 		curl_multi_add_handle(m, post);
 		for (;;) {
 			got = 0;
 			for (size_t i = 0; i < rn->n; i++)
 				got += i != from && mb[i].got != 0;
-			if (got == rn->n - 1 && sent)
+			if (got == need && sent)
 				break;
 			if (bench_now_ns() - t0 > 60000000000ull)
 				bench_die("after 60 s %zu of %zu members had "
 				    "message %ld (from %s in %s)", got,
-				    rn->n - 1, k, rn->urls[from],
+				    need, k, rn->urls[from],
 				    room != NULL ? room : "the default room");
 			pump(m, post, &sent);
 			if (sent && done == 0)
@@ -250,11 +261,14 @@ run_messages(const struct run *rn, const char *events)
 		curl_easy_cleanup(post);
 		curl_slist_free_all(hdr);
 		free(answer.p);
-		if (k >= warm) {
+		if (k >= warm && private) {
+			bench_add(&priv, (double)(mb[1].got - t0) / 1e6);
+			bench_add(&privans, (double)(done - t0) / 1e6);
+		} else if (k >= warm) {
 			for (size_t i = 0; i < rn->n; i++) {
 				double ms = (double)(mb[i].got - t0) / 1e6;
 
-				if (i == from)
+				if (i == from || (rn->to != NULL && i != 1))
 					continue;
 				bench_add(&each, ms);
 				if (ms > worst)
@@ -266,9 +280,18 @@ run_messages(const struct run *rn, const char *events)
 		if (rn->gap_ms > 0)
 			run_quiet(m, rn->gap_ms);
 	}
-	bench_print("to every member", &last, NULL);
-	bench_print("to each member", &each, NULL);
-	bench_print("send answered", &answered, NULL);
+	if (rn->to != NULL) {
+		bench_print("room message, to the addressee's stream", &last,
+		    NULL);
+		bench_print("private message, to the addressee's stream", &priv,
+		    NULL);
+		bench_print("room message, send answered", &answered, NULL);
+		bench_print("private message, send answered", &privans, NULL);
+	} else {
+		bench_print("to every member", &last, NULL);
+		bench_print("to each member", &each, NULL);
+		bench_print("send answered", &answered, NULL);
+	}
 	if (rn->turns)
 		bench_value("answers queued, not delivered", (double)queued,
 		    "messages");
@@ -280,6 +303,8 @@ run_messages(const struct run *rn, const char *events)
 	bench_samples_free(&last);
 	bench_samples_free(&each);
 	bench_samples_free(&answered);
+	bench_samples_free(&priv);
+	bench_samples_free(&privans);
 	return 0;
 }
 
@@ -293,6 +318,21 @@ cmd_fanout(int argc, char **argv)
 		bench_die("usage: bench_room fanout MESSAGES URL1 URL2 [URL...]");
 	rn.n = (size_t)argc - 1;
 	rn.urls = argv + 1;
+	return run_messages(&rn, "/api/events");
+}
+
+static int
+cmd_pair(int argc, char **argv)
+{
+	struct run rn = { 0 };
+
+	rn.msgs = argc > 0 ? atol(argv[0]) * 2 : 0;
+	if (rn.msgs < 2 || argc < 4)
+		bench_die("usage: bench_room pair MESSAGES NAME URL1 URL2 "
+		    "[URL...]");
+	rn.to = argv[1];
+	rn.n = (size_t)argc - 2;
+	rn.urls = argv + 2;
 	return run_messages(&rn, "/api/events");
 }
 
@@ -370,12 +410,14 @@ main(int argc, char **argv)
 	int rc;
 
 	if (argc < 2)
-		bench_die("usage: bench_room fanout|spread|watch ...");
+		bench_die("usage: bench_room fanout|pair|spread|watch ...");
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (strcmp(argv[1], "fanout") == 0)
 		rc = cmd_fanout(argc - 2, argv + 2);
 	else if (strcmp(argv[1], "spread") == 0)
 		rc = cmd_spread(argc - 2, argv + 2);
+	else if (strcmp(argv[1], "pair") == 0)
+		rc = cmd_pair(argc - 2, argv + 2);
 	else if (strcmp(argv[1], "watch") == 0)
 		rc = cmd_watch(argc - 2, argv + 2);
 	else

@@ -236,7 +236,7 @@ main(int argc, char **argv)
 		run.ngot = 0;
 		for (long i = 0; i < n; i++)
 			st[i].got = 0;
-		post = bench_send_new(other, NULL, run.want, &answer, &hdr);
+		post = bench_send_new(other, NULL, run.want, NULL, &answer, &hdr);
 		t0 = bench_now_ns();
 		curl_multi_add_handle(m->m, post);
 		while (run.ngot < (size_t)n || !done) {
