@@ -172,15 +172,17 @@ httpc_out(struct httpc *h, const char *p, size_t n)
 			cap = cap < 1024 ? 1024 : cap * 2;
 		if ((o = malloc(cap)) == NULL)
 			return -1;
-		memcpy(o, h->out, h->out_len);
 		/* What went before may hold a token. */
-		if (h->out != NULL)
+		if (h->out != NULL) {
+			memcpy(o, h->out, h->out_len);
 			explicit_bzero(h->out, h->out_cap);
-		free(h->out);
+			free(h->out);
+		}
 		h->out = o;
 		h->out_cap = cap;
 	}
-	memcpy(h->out + h->out_len, p, n);
+	if (n > 0)
+		memcpy(h->out + h->out_len, p, n);
 	h->out_len += n;
 	return 0;
 }
