@@ -4,17 +4,23 @@
  * wrote): bodies sized, chunked and up to the close, 1xx answers
  * skipped, error statuses, the request as sent (headers, a sized and a
  * chunked upload), and every way a request ends (refused, a deadline,
- * cut, not HTTP, stopped by the caller, a body that cannot be read).
+ * cut, not HTTP, stopped by the caller, a body that cannot be read);
+ * and requests made step by step, side by side in one poll loop, each
+ * ending when its answer is whole rather than at the close, with its
+ * headers handed over.
  */
 #include <arpa/inet.h>
 #include <errno.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -365,6 +371,96 @@ test_early(void)
 	srv_stop(&s);
 }
 
+struct heads {
+	char type[64];
+	int n;
+};
+
+static void
+head(void *arg, long status, const char *name, const char *value)
+{
+	struct got *g = arg;
+	struct heads *hd = (struct heads *)(g + 1);
+
+	(void)status;
+	hd->n++;
+	if (strcasecmp(name, "Content-Type") == 0)
+		snprintf(hd->type, sizeof(hd->type), "%s", value);
+}
+
+/* A slow stream and a quick answer at once: the quick one is not held
+ * up, and neither waits for its server's close (both linger 2 s). */
+static void
+test_steps(void)
+{
+	struct {
+		struct got g;
+		struct heads hd;
+	} got[2];
+	struct srv s[2];
+	struct httpc_req r;
+	struct httpc *h[2];
+	enum httpc_end e[2] = { HTTPC_RUNNING, HTTPC_RUNNING };
+	struct timespec t0, t1;
+	long st[2];
+
+	srv_start(&s[0], "\r\n\r\n", "HTTP/1.1 200 OK\r\n"
+	    "Content-Type:  text/event-stream \r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n"
+	    "7\r\ndata: 1\r\n3\r\n\n\n\n\r\n0\r\n\r\n", 2);
+	srv_start(&s[1], "\r\n\r\n", "HTTP/1.1 202 Accepted\r\n"
+	    "Content-Length: 2\r\n\r\nok", 2);
+	memset(got, 0, sizeof(got));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 2; i++) {
+		memset(&r, 0, sizeof(r));
+		r.url = s[i].url;
+		r.method = i == 0 ? "GET" : "POST";
+		r.path = "/mcp";
+		r.body = i == 0 ? NULL : "{}";
+		r.body_len = 2;
+		r.on_head = head;
+		r.on_body = take;
+		r.body_arg = &got[i].g;
+		r.total_ms = 5000;
+		CHECK((h[i] = httpc_start(&r)) != NULL);
+	}
+	while (e[0] == HTTPC_RUNNING || e[1] == HTTPC_RUNNING) {
+		struct pollfd p[2];
+		int n = 0, ms = -1;
+
+		for (int i = 0; i < 2; i++)
+			if (e[i] == HTTPC_RUNNING) {
+				p[n].fd = httpc_fd(h[i]);
+				p[n].events = httpc_events(h[i]);
+				if (ms == -1 || httpc_timeout(h[i]) < ms)
+					ms = httpc_timeout(h[i]);
+				n++;
+			}
+		poll(p, (nfds_t)n, ms);
+		for (int i = 0; i < 2; i++)
+			e[i] = httpc_step(h[i], &st[i]);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	CHECK_EQ_INT(e[0], HTTPC_OK);
+	CHECK_EQ_INT(st[0], 200);
+	CHECK_EQ_STR(got[0].g.p, "data: 1\n\n\n");
+	CHECK_EQ_STR(got[0].hd.type, "text/event-stream");
+	CHECK_EQ_INT(got[0].hd.n, 2);
+	CHECK_EQ_INT(e[1], HTTPC_OK);
+	CHECK_EQ_INT(st[1], 202);
+	CHECK_EQ_STR(got[1].g.p, "ok");
+	CHECK_EQ_INT(got[1].hd.n, 1);
+	CHECK(t1.tv_sec - t0.tv_sec < 2);
+	/* An end stays the end. */
+	CHECK_EQ_INT(httpc_step(h[1], &st[1]), HTTPC_OK);
+	for (int i = 0; i < 2; i++) {
+		httpc_free(h[i]);
+		srv_stop(&s[i]);
+	}
+	httpc_free(NULL);
+}
+
 int
 main(void)
 {
@@ -373,5 +469,6 @@ main(void)
 	test_ends();
 	test_requests();
 	test_early();
+	test_steps();
 	return check_exit();
 }

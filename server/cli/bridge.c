@@ -7,9 +7,12 @@
  * stream goes to stdout, one a line.  It finds the daemon through
  * serve.json (client.c) and starts one when none runs.
  *
- * Everything runs on the main thread: one curl_multi loop drives every
+ * Everything runs on the main thread: one poll loop drives every
  * transfer at once, so that a wait of 55 s holds up nothing else, and
- * watches stdin.  No object is shared between threads, and stdout needs
+ * watches stdin.  A daemon at an http:// URL (loopback, most often) is
+ * reached with lib/httpc, which keeps this program light (the front
+ * runs it); one at an https:// URL with libcurl (bridge_tls.c, in
+ * papo-full only).  No object is shared between threads, and stdout needs
  * no lock.  Order is kept where it matters: a message is not sent while
  * an initialize, a notification or a response sent before it is still
  * on its way (they answer at once), so the session exists before
@@ -36,8 +39,8 @@
 #include <unistd.h>
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 
+#include "lib/httpc.h"
 #include "lib/log.h"
 #include "node/node.h"
 #include "server/cli/bridge.h"
@@ -51,6 +54,8 @@
 #define BRIDGE_DRAIN_MS 2000        /* for answers once stdin closed */
 #define BRIDGE_DELETE_MS 1000       /* for the session's DELETE */
 #define BRIDGE_POLL_MS 1000         /* the longest sleep of the loop */
+#define BRIDGE_FDS 64               /* stdin and the requests over http://
+                                     * polled at once */
 
 /* Starts what is due in b->active; *timeout becomes the wait until the
  * next one. */
@@ -62,7 +67,7 @@ bridge_start_due(struct bridge *b, int *timeout)
 
 	for (x = TAILQ_FIRST(&b->active); x != NULL; x = next) {
 		next = TAILQ_NEXT(x, entry);
-		if (x->curl != NULL)
+		if (x->hc != NULL || x->tls != NULL)
 			continue;
 		if (x->start_at > now) {
 			if (x->start_at - now < (uint64_t)*timeout)
@@ -81,7 +86,8 @@ bridge_start_due(struct bridge *b, int *timeout)
 			continue;
 		}
 		if (xfer_start(x) == -1) {
-			bridge_fail(b, x, "cannot start a transfer with libcurl");
+			bridge_fail(b, x, "cannot start a request to papo serve "
+			    "at %s", b->cl.url);
 			xfer_free(x, 1);
 		}
 	}
@@ -235,14 +241,78 @@ bridge_busy(const struct bridge *b)
 	return 0;
 }
 
+/* Moves every request over http:// as far as it goes without waiting
+ * (one that has nothing to do costs a recv that says EAGAIN: they are
+ * few), and hands over each that ended.  An end may free other
+ * transfers (a new session stops the GET stream), so the walk starts
+ * again after each. */
+static void
+bridge_step(struct bridge *b)
+{
+	enum httpc_end e;
+	struct xfer *x;
+	long status;
+
+again:
+	TAILQ_FOREACH(x, &b->active, entry) {
+		if (x->hc == NULL ||
+		    (e = httpc_step(x->hc, &status)) == HTTPC_RUNNING)
+			continue;
+		httpc_free(x->hc);
+		x->hc = NULL;
+		bridge_done(b, x, e == HTTPC_OK ? XFER_OK : e == HTTPC_CONNECT ?
+		    XFER_CONNECT : XFER_FAILED, httpc_why(e), status);
+		goto again;
+	}
+}
+
+/* Waits for stdin, the requests and the next timer; reads and moves
+ * what is ready. */
+static int
+bridge_wait_io(struct bridge *b, int timeout)
+{
+	struct pollfd fds[BRIDGE_FDS], pfd;
+	enum xfer_end end;
+	const char *why;
+	struct xfer *x;
+	nfds_t n = 0;
+	long status;
+	int ms;
+
+	if (!b->eof) {
+		fds[n].fd = STDIN_FILENO;
+		fds[n++].events = POLLIN;
+	}
+	TAILQ_FOREACH(x, &b->active, entry) {
+		if (x->hc == NULL)
+			continue;
+		if ((ms = httpc_timeout(x->hc)) != -1 && ms < timeout)
+			timeout = ms;
+		if (n < BRIDGE_FDS) {
+			fds[n].fd = httpc_fd(x->hc);
+			fds[n++].events = httpc_events(x->hc);
+		} else
+			timeout = 0;      /* the rest are looked at anyway */
+	}
+	if (bridge_tls_poll(b, fds, n, timeout) == -1)
+		return -1;
+	/* libcurl does not pass POLLHUP on (a closed pipe): ask poll
+	 * itself. */
+	pfd.fd = STDIN_FILENO;
+	pfd.events = POLLIN;
+	if (!b->eof && poll(&pfd, 1, 0) > 0)
+		bridge_read(b);
+	bridge_step(b);
+	while (bridge_tls_done(b, &x, &end, &why, &status))
+		bridge_done(b, x, end, why, status);
+	return 0;
+}
+
 static void
 bridge_loop(struct bridge *b)
 {
-	struct curl_waitfd wfd;
-	struct pollfd pfd;
-	struct CURLMsg *m;
 	uint64_t now, drain_until = 0;
-	int timeout, nfd, numfds, running, left;
+	int timeout;
 
 	for (;;) {
 		if (b->get_wanted) {
@@ -266,28 +336,10 @@ bridge_loop(struct bridge *b)
 			if (drain_until - now < (uint64_t)timeout)
 				timeout = (int)(drain_until - now);
 		}
-		nfd = 0;
-		if (!b->eof) {
-			wfd.fd = STDIN_FILENO;
-			wfd.events = CURL_WAIT_POLLIN;
-			wfd.revents = 0;
-			nfd = 1;
-		}
-		if (curl_multi_poll(b->multi, nfd ? &wfd : NULL, (unsigned)nfd,
-		    timeout, &numfds) != CURLM_OK) {
-			log_msg(LOG_ERROR, "mcp: libcurl cannot wait: stopping");
+		if (bridge_wait_io(b, timeout) == -1) {
+			log_msg(LOG_ERROR, "mcp: cannot wait: stopping");
 			break;
 		}
-		/* libcurl does not pass POLLHUP on (a closed pipe): ask
-		 * poll itself. */
-		pfd.fd = STDIN_FILENO;
-		pfd.events = POLLIN;
-		if (nfd && poll(&pfd, 1, 0) > 0)
-			bridge_read(b);
-		curl_multi_perform(b->multi, &running);
-		while ((m = curl_multi_info_read(b->multi, &left)) != NULL)
-			if (m->msg == CURLMSG_DONE)
-				bridge_done(b, m->easy_handle, m->data.result);
 	}
 }
 
@@ -295,37 +347,40 @@ bridge_loop(struct bridge *b)
 static void
 bridge_delete(struct bridge *b)
 {
-	char url[1024], h[BRIDGE_SESSION_MAX + 300];
-	struct curl_slist *headers = NULL, *l;
-	CURL *curl;
+	char url[1024], h[3][BRIDGE_SESSION_MAX + 300];
+	const char *hs[4] = { h[0], NULL, NULL, NULL };
+	struct httpc_req r;
+	size_t n = 1;
+	long status;
 
-	if (b->session[0] == '\0' || (curl = curl_easy_init()) == NULL)
+	if (b->session[0] == '\0')
 		return;
 	snprintf(url, sizeof(url), "%s/mcp%s", b->cl.url, b->channels ?
 	    "?channels=on" : "");
-	snprintf(h, sizeof(h), "MCP-Session-Id: %s", b->session);
-	headers = curl_slist_append(headers, h);
-	if (headers != NULL && b->version[0] != '\0') {
-		snprintf(h, sizeof(h), "MCP-Protocol-Version: %s", b->version);
-		if ((l = curl_slist_append(headers, h)) != NULL)
-			headers = l;
+	snprintf(h[0], sizeof(h[0]), "MCP-Session-Id: %s", b->session);
+	if (b->version[0] != '\0') {
+		snprintf(h[n], sizeof(h[n]), "MCP-Protocol-Version: %s",
+		    b->version);
+		hs[n] = h[n];
+		n++;
 	}
-	if (headers != NULL && b->cl.token != NULL) {
-		snprintf(h, sizeof(h), "Authorization: Bearer %s", b->cl.token);
-		if ((l = curl_slist_append(headers, h)) != NULL)
-			headers = l;
-		explicit_bzero(h, sizeof(h));
+	if (b->cl.token != NULL) {
+		snprintf(h[n], sizeof(h[n]), "Authorization: Bearer %s",
+		    b->cl.token);
+		hs[n] = h[n];
 	}
-	curl_easy_setopt(curl, CURLOPT_URL, url);
-	curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, "DELETE");
-	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-	client_setup(&b->cl, curl);
-	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)BRIDGE_DELETE_MS);
-	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, xfer_discard);
-	curl_easy_perform(curl);
-	curl_easy_cleanup(curl);
-	curl_slist_free_all(headers);
+	if (strncmp(url, "http://", 7) != 0)
+		bridge_tls_delete(b, url, hs, BRIDGE_DELETE_MS);
+	else {
+		memset(&r, 0, sizeof(r));
+		r.url = b->cl.url;
+		r.method = "DELETE";
+		r.path = url + strlen(b->cl.url);
+		memcpy(r.headers, hs, sizeof(hs));
+		r.total_ms = BRIDGE_DELETE_MS;
+		httpc_do(&r, &status);
+	}
+	explicit_bzero(h, sizeof(h));
 }
 
 /*
@@ -422,10 +477,6 @@ bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels,
 	TAILQ_INIT(&b.active);
 	/* A client that goes away shows as a failed write, not a signal. */
 	signal(SIGPIPE, SIG_IGN);
-	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
-		snprintf(err, PAPO_ERR_LEN, "cannot start libcurl");
-		return -1;
-	}
 	if (client_open(e, home, &b.cl) == -1) {
 		if (bridge_room_ok(err, home, new_room) == -1 ||
 		    bridge_spawn(err, home, &pid, &off) == -1 ||
@@ -434,10 +485,9 @@ bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels,
 		log_msg(LOG_INFO, "mcp: started papo serve (pid %ld) at %s; its "
 		    "output goes to %s/serve.log", b.cl.pid, b.cl.url, home);
 	}
-	if ((b.multi = curl_multi_init()) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "cannot start libcurl");
+	if ((rc = bridge_tls_open(err, &b)) != 0)
 		goto out;
-	}
+	rc = -1;
 	if (b.inbox != NULL) {
 		if ((b.wake = xfer_new(&b, XFER_WAKE)) != NULL)
 			xfer_schedule(b.wake, 0);
@@ -455,11 +505,9 @@ bridge_run(char err[PAPO_ERR_LEN], const char *home, int channels,
 	bridge_delete(&b);
 	rc = 0;
 out:
-	if (b.multi != NULL)
-		curl_multi_cleanup(b.multi);
+	bridge_tls_close(&b);
 	client_close(&b.cl);
 	free(b.init_body);
 	bbuf_free(&b.in);
-	curl_global_cleanup();
 	return rc;
 }

@@ -15,7 +15,9 @@
  * and the daemon's messages to stdout until stdin closes; then it ends
  * the MCP session.  Diagnostics go to stderr.  Returns 0 after stdin
  * closed (or stdout did), -1 with err when no daemon could be found or
- * started.  A daemon is started only for a home that holds a room, or
+ * started, 1 before reading anything when this program cannot reach the
+ * daemon (the front, which speaks no TLS, and a daemon at an https://
+ * URL: papo-full must run).  A daemon is started only for a home that holds a room, or
  * PAPO_INVITE to join, or with new_room set (papo mcp --new-room): a
  * client started with no room would otherwise make one, alone, named
  * after the login; -1 then, with err saying what to run instead.

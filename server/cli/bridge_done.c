@@ -10,7 +10,6 @@
 #include <sys/queue.h>
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 
 #include "lib/log.h"
 #include "node/node.h"
@@ -34,7 +33,8 @@ bridge_reason(const cJSON *o)
 
 /* A POST (or its resumed stream) is over: its answer, or why none. */
 static void
-bridge_post_done(struct bridge *b, struct xfer *x, CURLcode cc, long status)
+bridge_post_done(struct bridge *b, struct xfer *x, enum xfer_end end,
+    const char *why_not, long status)
 {
 	const char *why;
 	cJSON *o = NULL;
@@ -59,15 +59,14 @@ bridge_post_done(struct bridge *b, struct xfer *x, CURLcode cc, long status)
 		    "the answer");
 		goto done;
 	}
-	if (cc != CURLE_OK && !x->over) {
+	if (end != XFER_OK && !x->over) {
 		/* A key that does not match: the daemon has another
 		 * certificate, which serve.json names.  The notification
 		 * stream may have read it already (then nothing changes
 		 * here), so the retry does not wait for a change. */
-		if (!x->moved && ((cc == CURLE_COULDNT_CONNECT &&
+		if (!x->moved && ((end == XFER_CONNECT &&
 		    bridge_refresh(b) == 1) ||
-		    (cc == CURLE_SSL_PINNEDPUBKEYNOTMATCH &&
-		    bridge_refresh(b) != -1))) {
+		    (end == XFER_PINNED && bridge_refresh(b) != -1))) {
 			log_msg(LOG_INFO, "mcp: papo serve is now at %s",
 			    b->cl.url);
 			x->moved = 1;
@@ -77,7 +76,7 @@ bridge_post_done(struct bridge *b, struct xfer *x, CURLcode cc, long status)
 			return;
 		}
 		bridge_fail(b, x, "cannot reach papo serve at %s: %s", b->cl.url,
-		    curl_easy_strerror(cc));
+		    why_not);
 		goto done;
 	}
 	if (x->over) {
@@ -132,7 +131,8 @@ done:
 /* The session's stream is over: come back after the retry delay, unless
  * the session or the stream is gone for good. */
 static void
-bridge_get_done(struct bridge *b, struct xfer *x, CURLcode cc, long status)
+bridge_get_done(struct bridge *b, struct xfer *x, const char *why_not,
+    long status)
 {
 	uint64_t delay = (uint64_t)(x->sse.retry >= 0 ? x->sse.retry :
 	    BRIDGE_RETRY_MS);
@@ -177,7 +177,7 @@ bridge_get_done(struct bridge *b, struct xfer *x, CURLcode cc, long status)
 		b->get_logged = 0;
 	else if (!b->get_logged) {
 		log_msg(LOG_WARN, "mcp: the notification stream from papo serve "
-		    "failed (%s): trying again", curl_easy_strerror(cc));
+		    "failed (%s): trying again", why_not);
 		b->get_logged = 1;
 	}
 again:
@@ -194,7 +194,8 @@ again:
  * one without /api/wake (older) never again.
  */
 static void
-bridge_wake_done(struct bridge *b, struct xfer *x, CURLcode cc, long status)
+bridge_wake_done(struct bridge *b, struct xfer *x, enum xfer_end end,
+    const char *why_not, long status)
 {
 	cJSON *o = status == 200 && x->answer.p != NULL ?
 	    cJSON_Parse(x->answer.p) : NULL;
@@ -219,9 +220,9 @@ bridge_wake_done(struct bridge *b, struct xfer *x, CURLcode cc, long status)
 			log_msg(LOG_DEBUG, "mcp: woke the session: %s",
 			    text->valuestring);
 	} else if (status != 200) {
-		if (cc != CURLE_OK || status >= 500)
+		if (end != XFER_OK || status >= 500)
 			log_msg(LOG_DEBUG, "mcp: wake poll failed (%s, HTTP %ld)",
-			    curl_easy_strerror(cc), status);
+			    why_not, status);
 		delay = BRIDGE_RETRY_MS;
 	}
 	cJSON_Delete(o);
@@ -231,20 +232,13 @@ bridge_wake_done(struct bridge *b, struct xfer *x, CURLcode cc, long status)
 }
 
 void
-bridge_done(struct bridge *b, CURL *curl, CURLcode cc)
+bridge_done(struct bridge *b, struct xfer *x, enum xfer_end end,
+    const char *why, long status)
 {
-	struct xfer *x;
-	void *priv = NULL;
-	long status = 0;
-
-	curl_easy_getinfo(curl, CURLINFO_PRIVATE, &priv);
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &status);
-	if ((x = priv) == NULL)
-		return;
 	if (x->kind == XFER_GET)
-		bridge_get_done(b, x, cc, status);
+		bridge_get_done(b, x, why, status);
 	else if (x->kind == XFER_WAKE)
-		bridge_wake_done(b, x, cc, status);
+		bridge_wake_done(b, x, end, why, status);
 	else
-		bridge_post_done(b, x, cc, status);
+		bridge_post_done(b, x, end, why, status);
 }

@@ -1,20 +1,21 @@
 /*
  * bridge_int.h: the bridge's internal header (papo mcp), included only
- * by its files (bridge.c, bridge_done.c, bridge_xfer.c, bridge_sse.c,
- * bridge_spawn.c, which call one way, in that order): its limits, the
- * buffer, event-stream, transfer and bridge structs, and the functions
- * that cross between the files.
+ * by its files (bridge.c, bridge_done.c, bridge_xfer.c, bridge_tls.c or
+ * bridge_notls.c, bridge_sse.c, bridge_spawn.c, which call one way, in
+ * that order): its limits, the buffer, event-stream, transfer and bridge
+ * structs, and the functions that cross between the files.
  */
 #ifndef PAPO_BRIDGE_INT_H
 #define PAPO_BRIDGE_INT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <poll.h>
 #include <sys/queue.h>
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 
+#include "lib/httpc.h"
 #include "node/node.h"
 #include "server/cli/client.h"
 
@@ -65,13 +66,22 @@ enum xfer_mode {
 	MODE_BODY,            /* anything else, kept whole */
 };
 
+/* How a transfer ended, over either client. */
+enum xfer_end {
+	XFER_OK,              /* the whole answer came */
+	XFER_CONNECT,         /* no connection to the daemon */
+	XFER_PINNED,          /* its key is not the one serve.json pins */
+	XFER_FAILED,          /* anything else: the words say what */
+};
+
 /* One message or stream, and its HTTP transfer while one runs. */
 struct xfer {
 	TAILQ_ENTRY(xfer) entry;
 	struct bridge *b;
 	enum xfer_kind kind;
-	CURL *curl;           /* NULL while held or pending */
-	struct curl_slist *headers;
+	struct httpc *hc;     /* its request over http://, while it runs */
+	void *tls;            /* over https:// (bridge_tls.c's), while it
+	                       * runs */
 	uint64_t start_at;    /* pending until then (monotonic ms) */
 	char *body;           /* POST: the message as the client wrote it */
 	cJSON *rid;           /* the id of a request, or NULL */
@@ -85,6 +95,7 @@ struct xfer {
 	int resumes;
 	char sent_session[BRIDGE_SESSION_MAX];
 	char session[BRIDGE_SESSION_MAX];   /* MCP-Session-Id of the answer */
+	int sse_type;         /* the answer is text/event-stream */
 	enum xfer_mode mode;
 	struct sse sse;
 	struct bbuf answer;
@@ -102,7 +113,7 @@ struct bridge {
 	const char *inbox;            /* Claude Code's inbox socket, or NULL */
 	const char *inbox_token;
 	struct xfer *wake;            /* the wake poll, or NULL */
-	CURLM *multi;
+	void *tls;                    /* bridge_tls.c's, or NULL */
 	struct client cl;             /* the daemon, from serve.json */
 	struct xfer_list held;        /* messages waiting for a barrier */
 	struct xfer_list active;      /* transfers pending or running */
@@ -147,7 +158,6 @@ void bridge_print(struct bridge *b, const char *text, const cJSON *o);
 void bridge_error(struct bridge *b, const cJSON *id, int code, const char *msg);
 void bridge_fail(struct bridge *b, struct xfer *x, const char *fmt, ...);
 void bridge_message(struct bridge *b, struct xfer *x, const char *text);
-size_t xfer_discard(char *data, size_t size, size_t n, void *arg);
 struct xfer *xfer_new(struct bridge *b, enum xfer_kind kind);
 void xfer_stop(struct xfer *x);
 void xfer_free(struct xfer *x, int listed);
@@ -160,7 +170,36 @@ void bridge_open_get(struct bridge *b);
 int bridge_renew(struct bridge *b);
 int bridge_resend(struct bridge *b, struct xfer *x);
 
+/*
+ * bridge_tls.c (libcurl, papo-full) or bridge_notls.c (the front, which
+ * hands a daemon at an https:// URL to papo-full): what the bridge asks
+ * of a daemon over HTTPS, with the key serve.json pins.
+ * bridge_tls_open: after the daemon is found; 0, or -1 with err, or 1
+ * when this program cannot reach it (the front: papo-full must).
+ * bridge_tls_start: x's request to url with headers (NULL-terminated)
+ * and x->body for a POST, its answer's headers and body handed to head
+ * and body with x as they come (body returns -1 to stop); -1 when it
+ * cannot start.  bridge_tls_poll: waits as poll(2) on fds and on every
+ * running request, and moves them; bridge_tls_done then gives each that
+ * ended, one a call (0 when none is left).  bridge_tls_delete: a DELETE
+ * of at most ms, its answer dropped.
+ */
+int bridge_tls_open(char err[PAPO_ERR_LEN], struct bridge *b);
+void bridge_tls_close(struct bridge *b);
+int bridge_tls_start(struct xfer *x, const char *url,
+    const char *const *headers, httpc_head_cb *head, httpc_body_cb *body);
+void bridge_tls_stop(struct xfer *x);
+int bridge_tls_poll(struct bridge *b, struct pollfd *fds, nfds_t n,
+    int timeout);
+int bridge_tls_done(struct bridge *b, struct xfer **x, enum xfer_end *end,
+    const char **why, long *status);
+void bridge_tls_delete(struct bridge *b, const char *url,
+    const char *const *headers, int ms);
+
 /* bridge_done.c */
-void bridge_done(struct bridge *b, CURL *curl, CURLcode cc);
+/* x's transfer ended: end, in words why (for the log), and the
+ * answer's status (0 when none came). */
+void bridge_done(struct bridge *b, struct xfer *x, enum xfer_end end,
+    const char *why, long status);
 
 #endif

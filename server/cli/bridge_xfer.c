@@ -1,10 +1,11 @@
 /*
  * bridge_xfer.c: the bridge's transfers to the daemon's /mcp and the
- * session they run in: each message's curl handle, its headers and its
- * answer (a body, or an event stream), the order kept by barriers, the
+ * session they run in: each message's request (lib/httpc over http://,
+ * bridge_tls.c over https://), its headers and its answer (a body, or an
+ * event stream), the order kept by barriers, the
  * session's GET stream, a new session when the daemon forgot the old
  * one; and what comes back, written to stdout as whole JSON-RPC
- * messages, one a line.  Main thread, inside the curl_multi loop.
+ * messages, one a line.  Main thread, inside the bridge's loop.
  */
 #include <stdarg.h>
 #include <stdint.h>
@@ -15,8 +16,8 @@
 #include <sys/queue.h>
 
 #include <cjson/cJSON.h>
-#include <curl/curl.h>
 
+#include "lib/httpc.h"
 #include "lib/log.h"
 #include "node/node.h"
 #include "server/cli/bridge_int.h"
@@ -25,6 +26,8 @@
 
 #define BRIDGE_REINIT_MS 1000       /* at most one new session this often */
 #define BRIDGE_WAKE_S 55            /* a wake poll's length */
+#define BRIDGE_CONNECT_MS 5000      /* to connect to the daemon */
+#define BRIDGE_HEADER_MAX (BRIDGE_SESSION_MAX + 300)  /* a request's */
 
 static void xfer_settle(struct xfer *);
 
@@ -134,7 +137,7 @@ bridge_initialized(struct bridge *b, struct xfer *x, const cJSON *resp)
 		b->init_body = strdup(x->body);
 	} else
 		log_msg(LOG_INFO, "mcp: a new session started on papo serve");
-	/* Not from here: this runs inside a libcurl callback, where no
+	/* Not from here: this runs inside a transfer's callback, where no
 	 * other transfer may be stopped or started. */
 	b->get_wanted = 1;
 }
@@ -184,41 +187,23 @@ bridge_message(struct bridge *b, struct xfer *x, const char *text)
 	cJSON_Delete(o);
 }
 
-size_t
-xfer_discard(char *data, size_t size, size_t n, void *arg)
+/* A header of x's answer: its session, and whether it is a stream. */
+static void
+xfer_on_head(void *arg, long status, const char *name, const char *value)
 {
-	(void)data;
-	(void)arg;
-	return size * n;
-}
-
-static size_t
-xfer_header(char *data, size_t size, size_t n, void *arg)
-{
-	static const char name[] = "mcp-session-id:";
 	struct xfer *x = arg;
-	size_t len = size * n;
-	const char *v, *end;
+	size_t n = strlen(value);
 
-	if (len >= 5 && memcmp(data, "HTTP/", 5) == 0)
-		x->session[0] = '\0';
-	if (len > sizeof(name) - 1 &&
-	    strncasecmp(data, name, sizeof(name) - 1) == 0) {
-		v = data + sizeof(name) - 1;
-		end = data + len;
-		while (v < end && (*v == ' ' || *v == '\t'))
-			v++;
-		while (end > v && (end[-1] == '\r' || end[-1] == '\n' ||
-		    end[-1] == ' ' || end[-1] == '\t'))
-			end--;
-		if (bridge_token_ok(v, (size_t)(end - v), sizeof(x->session))) {
-			memcpy(x->session, v, (size_t)(end - v));
-			x->session[end - v] = '\0';
-		} else
-			log_msg(LOG_WARN, "mcp: papo serve sent an invalid "
-			    "MCP-Session-Id: ignored");
-	}
-	return len;
+	(void)status;
+	if (strcasecmp(name, "Content-Type") == 0)
+		x->sse_type = strncasecmp(value, "text/event-stream", 17) == 0;
+	if (strcasecmp(name, "MCP-Session-Id") != 0)
+		return;
+	if (bridge_token_ok(value, n, sizeof(x->session)))
+		memcpy(x->session, value, n + 1);
+	else
+		log_msg(LOG_WARN, "mcp: papo serve sent an invalid "
+		    "MCP-Session-Id: ignored");
 }
 
 /* An event of x's answer stream: one message from the daemon. */
@@ -230,30 +215,23 @@ xfer_on_event(void *arg, const char *data)
 	bridge_message(x->b, x, data);
 }
 
-static size_t
-xfer_write(char *data, size_t size, size_t n, void *arg)
+/* Bytes of x's answer: -1 to stop it. */
+static int
+xfer_on_body(void *arg, long status, const char *data, size_t n)
 {
 	struct xfer *x = arg;
-	size_t len = size * n;
-	const char *ct = NULL;
-	long status = 0;
 
-	if (x->mode == MODE_UNKNOWN) {
-		curl_easy_getinfo(x->curl, CURLINFO_RESPONSE_CODE, &status);
-		curl_easy_getinfo(x->curl, CURLINFO_CONTENT_TYPE, &ct);
-		x->mode = status == 200 && ct != NULL &&
-		    strncasecmp(ct, "text/event-stream", 17) == 0 ?
-		    MODE_SSE : MODE_BODY;
-	}
+	if (x->mode == MODE_UNKNOWN)
+		x->mode = status == 200 && x->sse_type ? MODE_SSE : MODE_BODY;
 	if (x->mode == MODE_SSE) {
-		sse_feed(&x->sse, data, len, xfer_on_event, x);
-		return x->b->outbroken ? 0 : len;
+		sse_feed(&x->sse, data, n, xfer_on_event, x);
+		return x->b->outbroken ? -1 : 0;
 	}
-	if (bbuf_add(&x->answer, data, len, BRIDGE_ANSWER_MAX) == -1) {
+	if (bbuf_add(&x->answer, data, n, BRIDGE_ANSWER_MAX) == -1) {
 		x->over = 1;
-		return 0;
+		return -1;
 	}
-	return len;
+	return 0;
 }
 
 struct xfer *
@@ -273,13 +251,11 @@ xfer_new(struct bridge *b, enum xfer_kind kind)
 void
 xfer_stop(struct xfer *x)
 {
-	if (x->curl != NULL) {
-		curl_multi_remove_handle(x->b->multi, x->curl);
-		curl_easy_cleanup(x->curl);
-		x->curl = NULL;
-	}
-	curl_slist_free_all(x->headers);
-	x->headers = NULL;
+	httpc_free(x->hc);
+	x->hc = NULL;
+	if (x->tls != NULL)
+		bridge_tls_stop(x);
+	x->sse_type = 0;
 	x->mode = MODE_UNKNOWN;
 	x->over = 0;
 	x->session[0] = '\0';
@@ -328,39 +304,58 @@ xfer_schedule(struct xfer *x, uint64_t at)
 	TAILQ_INSERT_TAIL(&x->b->active, x, entry);
 }
 
-/* Adds a request header to x's list.  The formatted copy is wiped: it
- * may hold the token. */
-static int
-xfer_add(struct xfer *x, const char *fmt, ...)
+/* Adds a request header to h's n, formatted into its line of buf. */
+static void
+xfer_add(char buf[][BRIDGE_HEADER_MAX], const char **h, size_t *n,
+    const char *fmt, ...)
 {
-	char h[BRIDGE_SESSION_MAX + 300];
-	struct curl_slist *l;
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(h, sizeof(h), fmt, ap);
+	vsnprintf(buf[*n], BRIDGE_HEADER_MAX, fmt, ap);
 	va_end(ap);
-	l = curl_slist_append(x->headers, h);
-	explicit_bzero(h, sizeof(h));
-	if (l == NULL)
-		return -1;
-	x->headers = l;
-	return 0;
+	h[*n] = buf[*n];
+	h[++*n] = NULL;
+}
+
+/* Its request over http://. */
+static int
+xfer_start_http(struct xfer *x, const char *url, const char *const *h)
+{
+	struct httpc_req r;
+	size_t at = strcspn(url + 7, "/") + 7;
+	char base[512];
+
+	memset(&r, 0, sizeof(r));
+	snprintf(base, sizeof(base), "%.*s", (int)at, url);
+	r.url = base;
+	r.method = x->kind == XFER_POST ? "POST" : "GET";
+	r.path = url + at;
+	for (size_t i = 0; h[i] != NULL && i < HTTPC_HEADERS_MAX; i++)
+		r.headers[i] = h[i];
+	if (x->kind == XFER_POST) {
+		r.body = x->body;
+		r.body_len = strlen(x->body);
+	}
+	r.on_head = xfer_on_head;
+	r.on_body = xfer_on_body;
+	r.body_arg = x;
+	r.connect_ms = BRIDGE_CONNECT_MS;
+	return (x->hc = httpc_start(&r)) != NULL ? 0 : -1;
 }
 
 /* Starts x's transfer with what is known of the daemon and the session
- * now.  -1 when libcurl could not. */
+ * now.  -1 when it could not start. */
 int
 xfer_start(struct xfer *x)
 {
 	struct bridge *b = x->b;
-	char url[1024];
-	const char *last = NULL;
-	int rc = 0;
+	char url[1024], buf[HTTPC_HEADERS_MAX][BRIDGE_HEADER_MAX];
+	const char *h[HTTPC_HEADERS_MAX + 1] = { NULL };
+	size_t n = 0;
+	int rc;
 
 	xfer_stop(x);
-	if ((x->curl = curl_easy_init()) == NULL)
-		return -1;
 	if (x->kind == XFER_WAKE)
 		snprintf(url, sizeof(url), "%s/api/wake?by=inbox&timeout_s=%d%s%s",
 		    b->cl.url, BRIDGE_WAKE_S, b->agent != NULL ? "&agent=" : "",
@@ -370,48 +365,32 @@ xfer_start(struct xfer *x)
 	if (x->kind == XFER_WAKE) {
 		/* Nothing of the session's: the wake is the agent's. */
 	} else if (x->kind == XFER_POST) {
-		rc |= xfer_add(x, "Content-Type: application/json");
-		rc |= xfer_add(x, "Accept: application/json, text/event-stream");
-		/* A large body must not wait for "100 Continue". */
-		rc |= xfer_add(x, "Expect:");
+		xfer_add(buf, h, &n, "Content-Type: application/json");
+		xfer_add(buf, h, &n, "Accept: application/json, "
+		    "text/event-stream");
 	} else {
-		rc |= xfer_add(x, "Accept: text/event-stream");
-		last = x->sse.id[0] != '\0' ? x->sse.id : NULL;
+		xfer_add(buf, h, &n, "Accept: text/event-stream");
+		if (x->sse.id[0] != '\0')
+			xfer_add(buf, h, &n, "Last-Event-ID: %s", x->sse.id);
 	}
-	if (last != NULL)
-		rc |= xfer_add(x, "Last-Event-ID: %s", last);
 	if (b->cl.token != NULL)
-		rc |= xfer_add(x, "Authorization: Bearer %s", b->cl.token);
+		xfer_add(buf, h, &n, "Authorization: Bearer %s", b->cl.token);
 	/* An initialize starts a session: it names none. */
 	x->sent_session[0] = '\0';
 	if (!x->initialize && x->kind != XFER_WAKE && b->session[0] != '\0') {
 		snprintf(x->sent_session, sizeof(x->sent_session), "%s",
 		    b->session);
-		rc |= xfer_add(x, "MCP-Session-Id: %s", b->session);
+		xfer_add(buf, h, &n, "MCP-Session-Id: %s", b->session);
 	}
 	if (!x->initialize && x->kind != XFER_WAKE && b->version[0] != '\0')
-		rc |= xfer_add(x, "MCP-Protocol-Version: %s", b->version);
-	if (rc != 0)
-		return -1;
-	curl_easy_setopt(x->curl, CURLOPT_URL, url);
-	curl_easy_setopt(x->curl, CURLOPT_HTTPHEADER, x->headers);
-	client_setup(&b->cl, x->curl);
-	curl_easy_setopt(x->curl, CURLOPT_NOSIGNAL, 1L);
-	curl_easy_setopt(x->curl, CURLOPT_CONNECTTIMEOUT, 5L);
-	curl_easy_setopt(x->curl, CURLOPT_TCP_KEEPALIVE, 1L);
-	curl_easy_setopt(x->curl, CURLOPT_HEADERFUNCTION, xfer_header);
-	curl_easy_setopt(x->curl, CURLOPT_HEADERDATA, x);
-	curl_easy_setopt(x->curl, CURLOPT_WRITEFUNCTION, xfer_write);
-	curl_easy_setopt(x->curl, CURLOPT_WRITEDATA, x);
-	curl_easy_setopt(x->curl, CURLOPT_PRIVATE, x);
-	if (x->kind == XFER_POST) {
-		curl_easy_setopt(x->curl, CURLOPT_POSTFIELDS, x->body);
-		curl_easy_setopt(x->curl, CURLOPT_POSTFIELDSIZE,
-		    (long)strlen(x->body));
-	}
-	if (curl_multi_add_handle(b->multi, x->curl) != CURLM_OK)
-		return -1;
-	return 0;
+		xfer_add(buf, h, &n, "MCP-Protocol-Version: %s", b->version);
+	if (strncmp(url, "http://", 7) == 0)
+		rc = xfer_start_http(x, url, h);
+	else
+		rc = bridge_tls_start(x, url, h, xfer_on_head, xfer_on_body);
+	/* The copies are the clients' now; these may hold the token. */
+	explicit_bzero(buf, sizeof(buf));
+	return rc;
 }
 
 /* Reads serve.json again (the daemon may have restarted, on another

@@ -144,7 +144,7 @@ static const struct cli_cmd cli_cmds[] = {
 	  "asks it to make a room of its own, as papo serve would.  Ends\n"
 	  "the MCP session and exits when stdin closes.  Diagnostics go to\n"
 	  "stderr.",
-	  FULL(cli_mcp), 0, CLI_ASKS },
+	  cli_mcp, 0, CLI_ASKS },
 	{ "hook", "papo hook [HARNESS] [--agent NAME]", "g",
 	  "For the hooks papo setup gives an agent harness (HARNESS:\n"
 	  "claude-code, the default, codex, gemini, qwen, copilot, opencode):\n"

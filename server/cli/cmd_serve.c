@@ -12,6 +12,7 @@
 #include "server/cli/bridge.h"
 #include "server/cli/cmd.h"
 #include "server/cli/cmd_serve.h"
+#include "server/cli/full.h"
 #include "server/cli/hook.h"
 #include "server/cli/settings.h"
 #include "server/cli/setup.h"
@@ -72,9 +73,14 @@ cli_mcp(const struct cli_cmd *c, int argc, char **argv)
 
 	if (cli_start(c, argc, argv, &o, 0, &rc) == -1)
 		return rc;
-	if (bridge_run(err, o.home, o.channels, o.agent, o.room_flag ? o.room :
-	    NULL, o.new_room) == -1)
+	rc = bridge_run(err, o.home, o.channels, o.agent, o.room_flag ? o.room :
+	    NULL, o.new_room);
+	if (rc == -1)
 		return cli_fail(err);
+	/* The daemon it started serves HTTPS: the front's bridge cannot
+	 * reach it, papo-full's can (nothing was read of stdin yet). */
+	if (rc == 1)
+		return cli_full(c, argc, argv);
 	return CLI_OK;
 }
 

@@ -63,14 +63,14 @@ http_req_free(struct http_req *r)
 	if (r->live != NULL)
 		r->live->req = NULL;
 	/* An answer read as it goes that never went out. */
-	if (r->release != NULL)
-		r->release(r->reader_arg);
-	for (size_t i = 0; i < r->nhdr; i++)
-		free(r->hdr[i].value);
-	free(r->page_csp);
-	free(r->body);
-	free(r->room);
-	free(r->json);
+	if (r->answer.release != NULL)
+		r->answer.release(r->answer.reader_arg);
+	for (size_t i = 0; i < r->answer.nhdr; i++)
+		free(r->answer.hdr[i].value);
+	free(r->answer.page_csp);
+	free(r->body.buf);
+	free(r->ask.room);
+	free(r->answer.json);
 	free(r);
 }
 
@@ -86,8 +86,8 @@ http_upload_begin(struct http_req *r)
 		http_reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE,
 		    "papo serve is stopping");
 	else
-		r->route->handler(r, r->arg);
-	if (r->state == HTTP_RUNNING && r->sink != NULL) {
+		r->ask.route->handler(r, r->ask.arg);
+	if (r->state == HTTP_RUNNING && r->body.sink != NULL) {
 		r->state = HTTP_READING;
 		http_watch_upload(r);
 	} else if (r->state == HTTP_RUNNING || r->state == HTTP_WAITING) {
@@ -96,7 +96,7 @@ http_upload_begin(struct http_req *r)
 			http_unwait(r);
 		r->state = HTTP_RUNNING;
 		http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-		    "the handler of %s took no body", r->path);
+		    "the handler of %s took no body", r->ask.path);
 	}
 }
 
@@ -104,9 +104,9 @@ void
 http_req_sink(struct http_req *r, http_sink_data *data, http_sink_end *end,
     void *arg)
 {
-	r->sink = data;
-	r->sink_end = end;
-	r->sink_arg = arg;
+	r->body.sink = data;
+	r->body.sink_end = end;
+	r->body.sink_arg = arg;
 }
 
 static enum MHD_Result
@@ -119,15 +119,15 @@ http_begin(struct http *h, struct MHD_Connection *conn, const char *url,
 		return MHD_NO;
 	r->h = h;
 	r->conn = conn;
-	r->watch_fd = -1;
+	r->wait.watch_fd = -1;
 	r->state = HTTP_READING;
 	if ((r->c = http_conn_of(conn)) != NULL)
 		http_due_del(h, r->c);
-	snprintf(r->method, sizeof(r->method), "%s", method);
-	snprintf(r->path, sizeof(r->path), "%s", url);
+	snprintf(r->ask.method, sizeof(r->ask.method), "%s", method);
+	snprintf(r->ask.path, sizeof(r->ask.path), "%s", url);
 	*con_cls = r;
 	http_screen(r, url, method);
-	if (r->state == HTTP_READING && (r->route->open & HTTP_UPLOAD))
+	if (r->state == HTTP_READING && (r->ask.route->open & HTTP_UPLOAD))
 		http_upload_begin(r);
 	if (r->state == HTTP_ANSWERED && http_answer_early(r))
 		return http_queue(r);
@@ -138,19 +138,19 @@ static enum MHD_Result
 http_body(struct http_req *r, const char *data, size_t n)
 {
 	if (r->state != HTTP_READING) {
-		r->dropped += n;
-		return r->dropped > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
+		r->body.dropped += n;
+		return r->body.dropped > HTTP_DISCARD_MAX ? MHD_NO : MHD_YES;
 	}
-	if (r->sink != NULL) {
+	if (r->body.sink != NULL) {
 		r->state = HTTP_RUNNING;
-		if (r->sink(r, data, n, r->sink_arg) == -1) {
+		if (r->body.sink(r, data, n, r->body.sink_arg) == -1) {
 			if (r->state == HTTP_RUNNING)
 				http_reply_error(r,
 				    MHD_HTTP_INTERNAL_SERVER_ERROR,
-				    "the upload of %s stopped", r->path);
+				    "the upload of %s stopped", r->ask.path);
 			http_unwatch(r);
-			r->sink = NULL;
-			r->dropped = n;
+			r->body.sink = NULL;
+			r->body.dropped = n;
 			return MHD_YES;
 		}
 		r->state = HTTP_READING;
@@ -161,27 +161,27 @@ http_body(struct http_req *r, const char *data, size_t n)
 		http_kick(r->h);
 		return MHD_YES;
 	}
-	if (n > http_body_max(r) - r->len) {
+	if (n > http_body_max(r) - r->body.len) {
 		http_reply_error(r, MHD_HTTP_CONTENT_TOO_LARGE, "the body has "
 		    "more than %zu bytes (a message's text, at most %d)",
 		    http_body_max(r), PAPO_BODY_MAX);
-		r->dropped = r->len + n;
+		r->body.dropped = r->body.len + n;
 		return MHD_YES;
 	}
-	if (r->len + n + 1 > r->cap) {
-		size_t cap = r->cap != 0 ? r->cap : 1024;
+	if (r->body.len + n + 1 > r->body.cap) {
+		size_t cap = r->body.cap != 0 ? r->body.cap : 1024;
 		char *p;
 
-		while (cap < r->len + n + 1)
+		while (cap < r->body.len + n + 1)
 			cap *= 2;
-		if ((p = realloc(r->body, cap)) == NULL)
+		if ((p = realloc(r->body.buf, cap)) == NULL)
 			return MHD_NO;
-		r->body = p;
-		r->cap = cap;
+		r->body.buf = p;
+		r->body.cap = cap;
 	}
-	memcpy(r->body + r->len, data, n);
-	r->len += n;
-	r->body[r->len] = '\0';
+	memcpy(r->body.buf + r->body.len, data, n);
+	r->body.len += n;
+	r->body.buf[r->body.len] = '\0';
 	return MHD_YES;
 }
 
@@ -198,17 +198,17 @@ http_end(struct http_req *r)
 		if (r->h->stopping)
 			http_reply_error(r, MHD_HTTP_SERVICE_UNAVAILABLE,
 			    "papo serve is stopping");
-		else if (r->sink != NULL) {
+		else if (r->body.sink != NULL) {
 			/* Whole: a hang-up from here is a waiting
 			 * request's, which the node's answer finds. */
 			http_unwatch(r);
-			r->sink_end(r, r->sink_arg);
+			r->body.sink_end(r, r->body.sink_arg);
 		}
 		else
-			r->route->handler(r, r->arg);
+			r->ask.route->handler(r, r->ask.arg);
 		if (r->state == HTTP_RUNNING)
 			http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
-			    "the handler of %s gave no answer", r->path);
+			    "the handler of %s gave no answer", r->ask.path);
 		if (r->state == HTTP_WAITING) {
 			MHD_suspend_connection(r->conn);
 			r->suspended = 1;
@@ -261,17 +261,18 @@ http_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
 	if (r == NULL)
 		return;
 	if (why != MHD_REQUEST_TERMINATED_COMPLETED_OK)
-		log_msg(LOG_DEBUG, "http: %s %s ended early (%d)", r->method,
-		    r->path, (int)why);
+		log_msg(LOG_DEBUG, "http: %s %s ended early (%d)",
+		    r->ask.method, r->ask.path, (int)why);
 	*con_cls = NULL;
 	/* A connection kept alive waits for its next request as a new one
 	 * does, and counts again unless this request showed credentials. */
 	if (r->c != NULL) {
-		http_conn_count(r->c, !r->authed);
+		http_conn_count(r->c, !r->ask.authed);
 		http_due_add(r->h, r->c);
 	}
-	if (r->done != NULL)
-		r->done(r->done_arg, why == MHD_REQUEST_TERMINATED_COMPLETED_OK &&
+	if (r->answer.done != NULL)
+		r->answer.done(r->answer.done_arg,
+		    why == MHD_REQUEST_TERMINATED_COMPLETED_OK &&
 		    r->state == HTTP_DONE && !r->drop);
 	http_req_free(r);
 }

@@ -59,16 +59,16 @@ http_authorized(struct http_req *r)
 	if (http_token_equal(value, h->token, h->token_len))
 		return 1;
 	if (h->auth.accept == NULL || !h->auth.accept(h->auth.arg, value,
-	    &r->grant)) {
-		r->grant.id[0] = '\0';
+	    &r->ask.grant)) {
+		r->ask.grant.id[0] = '\0';
 		return 0;
 	}
 	/* The expiry on the loop's clock, which the timer that ends streams
 	 * keeps; a token a moment from its end ends at once. */
-	r->grant.id[sizeof(r->grant.id) - 1] = '\0';
+	r->ask.grant.id[sizeof(r->ask.grant.id) - 1] = '\0';
 	now = (int64_t)loop_wall_ms();
-	r->grant_end = loop_now_ns() + (r->grant.expires_ms > now ?
-	    (uint64_t)(r->grant.expires_ms - now) * NS_PER_MS : 0);
+	r->ask.grant_end = loop_now_ns() + (r->ask.grant.expires_ms > now ?
+	    (uint64_t)(r->ask.grant.expires_ms - now) * NS_PER_MS : 0);
 	return 1;
 }
 
@@ -113,7 +113,7 @@ http_auth_failed(struct http_req *r)
 	slow = throttle_failed(r->h->fails, key, loop_now_ns() / NS_PER_MS);
 	if (slow)
 		log_msg(LOG_DEBUG, "http: too many wrong credentials from one "
-		    "client (the last for %s): slowed", r->path);
+		    "client (the last for %s): slowed", r->ask.path);
 	return slow;
 }
 

@@ -56,16 +56,16 @@ http_conn_hungup(struct MHD_Connection *conn)
 void
 http_unwatch(struct http_req *r)
 {
-	if (r->watch_fd != -1) {
-		loop_del_fd(r->h->loop, r->watch_fd);
-		r->watch_fd = -1;
+	if (r->wait.watch_fd != -1) {
+		loop_del_fd(r->h->loop, r->wait.watch_fd);
+		r->wait.watch_fd = -1;
 	}
 }
 
 void
 http_unwait(struct http_req *r)
 {
-	LIST_REMOVE(r, wait);
+	LIST_REMOVE(r, wait.entry);
 	if (r->live == NULL)
 		http_unwatch(r);
 }

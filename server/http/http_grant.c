@@ -44,14 +44,14 @@ http_grant_sweep(struct http *h, const char *id, uint64_t now)
 	int len;
 
 again:
-	LIST_FOREACH(r, &h->waiting, wait) {
-		http_req_gone *gone = r->gone;
+	LIST_FOREACH(r, &h->waiting, wait.entry) {
+		http_req_gone *gone = r->wait.gone;
 
-		if (gone == NULL || !http_grant_over(r->grant.id, r->grant_end,
-		    id, now))
+		if (gone == NULL || !http_grant_over(r->ask.grant.id,
+		    r->ask.grant_end, id, now))
 			continue;
 		http_req_watch(r, NULL, NULL);
-		gone(r, r->gone_arg);
+		gone(r, r->wait.gone_arg);
 		if (r->state == HTTP_WAITING) {
 			http_reply_header(r, MHD_HTTP_HEADER_WWW_AUTHENTICATE,
 			    h->auth.challenge != NULL ?
@@ -88,9 +88,9 @@ http_on_grant_timer(void *arg)
 	if ((n = http_grant_sweep(h, NULL, loop_now_ns())) > 0)
 		log_msg(LOG_INFO, "http: %zu streams and waits ended with their "
 		    "token's life", n);
-	LIST_FOREACH(r, &h->waiting, wait)
-		if (r->gone != NULL && r->grant.id[0] != '\0')
-			http_grant_arm(h, r->grant_end);
+	LIST_FOREACH(r, &h->waiting, wait.entry)
+		if (r->wait.gone != NULL && r->ask.grant.id[0] != '\0')
+			http_grant_arm(h, r->ask.grant_end);
 	LIST_FOREACH(st, &h->streams, entry)
 		if (!st->closing && st->grant[0] != '\0')
 			http_grant_arm(h, st->grant_end);

@@ -49,21 +49,46 @@ enum http_state {
 	HTTP_DONE,          /* the answer is queued with MHD */
 };
 
-struct http_req {
-	struct http *h;
-	struct MHD_Connection *conn;
+/* What the request asked and who asked it: set by http_begin and
+ * http_screen (http_route.c), its credentials by http_auth.c; what a
+ * handler reads through http_req.c. */
+struct http_ask {
 	const struct http_route *route;
 	void *arg;
 	int form;                       /* its mount takes forms */
-	enum http_state state;
-	int suspended;
 	char method[8];
 	char path[128];         /* for the debug log only; may be cut */
-	char *body;
+	char seg[HTTP_SEGMENT_MAX];     /* what the route's "*" matched */
+	char *room;                     /* the room it names, or NULL
+	                                 * (http_req_room) */
+	char cors[HTTP_URL_MAX + 16];   /* a listed Origin, answered with
+	                                 * CORS headers; or "" */
+	int preflight;                  /* an OPTIONS preflight of cors */
+	int authed;                     /* passed the credentials check of
+	                                 * a route that needs them */
+	struct http_grant grant;        /* the grant its token is of; id ""
+	                                 * for PAPO_TOKEN or none */
+	uint64_t grant_end;             /* loop_now_ns() when that token
+	                                 * expires (grant.id set) */
+};
+
+/* Its body as it comes in (http.c): kept whole in buf up to
+ * http_body_max, or handed to an upload's sink piece by piece. */
+struct http_incoming {
+	char *buf;
 	size_t len, cap;
-	size_t dropped;
+	size_t dropped;                 /* read and dropped after an error */
+	http_sink_data *sink;           /* an upload's body goes here */
+	http_sink_end *sink_end;
+	void *sink_arg;
+};
+
+/* The answer being built (http_reply.c), which http_queue
+ * (http_stream.c) hands to MHD. */
+struct http_answer {
 	int status;
 	char *json;
+	char *page_csp;                 /* json holds an HTML page */
 	const void *file;               /* a static answer (http_reply_file) */
 	size_t file_len;
 	const char *file_type;
@@ -72,41 +97,44 @@ struct http_req {
 		                     * Location */
 		char *value;        /* malloc'd: a redirect can be long */
 	} hdr[HTTP_HEADERS_MAX];  /* extra answer headers */
-	char *page_csp;                 /* json holds an HTML page */
 	size_t nhdr;
-	http_node_cb *node_cb;
-	void *node_arg;
-	struct http_stream *stream;     /* the answer is a stream */
-	LIST_ENTRY(http_req) wait;      /* in h->waiting while WAITING */
-	int watch_fd;                   /* in the loop for hang-ups, or -1 */
-	int drop;                       /* close without an answer */
-	struct http_stream *live;       /* the stream it answers with */
-	http_req_gone *gone;            /* the client left while WAITING */
-	void *gone_arg;
-	http_req_done *done;            /* the answer was sent, or not */
-	void *done_arg;
-	char cors[HTTP_URL_MAX + 16];   /* a listed Origin, answered with
-	                                 * CORS headers; or "" */
-	int preflight;                  /* an OPTIONS preflight of cors */
-	int authed;                     /* passed the credentials check of
-	                                 * a route that needs them */
-	char *room;                     /* the room it names, or NULL
-	                                 * (http_req_room) */
-	struct http_conn *c;            /* its connection's */
-	struct http_grant grant;        /* the grant its token is of; id ""
-	                                 * for PAPO_TOKEN or none */
-	uint64_t grant_end;             /* loop_now_ns() when that token
-	                                 * expires (grant.id set) */
-	char seg[HTTP_SEGMENT_MAX];     /* what the route's "*" matched */
-	http_sink_data *sink;           /* an upload's body goes here */
-	http_sink_end *sink_end;
-	void *sink_arg;
 	http_body_read *reader;         /* the answer's body, read as it
 	                                 * goes (http_reply_reader) */
 	http_body_release *release;     /* ... and its owner's end */
 	void *reader_arg;
 	uint64_t reader_size;
 	char reader_type[128];
+	struct http_stream *stream;     /* the answer is a stream */
+	http_req_done *done;            /* the answer was sent, or not */
+	void *done_arg;
+};
+
+/* A request answered later (http_stream.c): what it waits for, and the
+ * watch on its connection for a client that leaves meanwhile
+ * (http_conn.c). */
+struct http_wait {
+	http_node_cb *node_cb;
+	void *node_arg;
+	http_req_gone *gone;            /* the client left while WAITING */
+	void *gone_arg;
+	int watch_fd;                   /* in the loop for hang-ups, or -1 */
+	LIST_ENTRY(http_req) entry;     /* in h->waiting while WAITING */
+};
+
+/* One request, from its headers to MHD's completion call: a part per
+ * stage, each filled by the file named above it. */
+struct http_req {
+	struct http *h;
+	struct MHD_Connection *conn;
+	struct http_conn *c;            /* its connection's */
+	enum http_state state;
+	int suspended;
+	int drop;                       /* close without an answer */
+	struct http_stream *live;       /* the stream it answers with */
+	struct http_ask ask;
+	struct http_incoming body;
+	struct http_answer answer;
+	struct http_wait wait;
 };
 
 /* An answer that stays open (server-sent events): bytes written to it

@@ -22,27 +22,29 @@
 void
 http_reply_header(struct http_req *r, const char *name, const char *value)
 {
-	if (r->nhdr == HTTP_HEADERS_MAX ||
+	if (r->answer.nhdr == HTTP_HEADERS_MAX ||
 	    strnlen(value, HTTP_HEADER_VALUE_MAX + 1) > HTTP_HEADER_VALUE_MAX ||
-	    (r->hdr[r->nhdr].value = strdup(value)) == NULL)
+	    (r->answer.hdr[r->answer.nhdr].value = strdup(value)) == NULL)
 		return;
-	r->hdr[r->nhdr].name = name;
-	r->nhdr++;
+	r->answer.hdr[r->answer.nhdr].name = name;
+	r->answer.nhdr++;
 }
 
 void
 http_add_headers(struct http_req *r, struct MHD_Response *resp)
 {
-	for (size_t i = 0; i < r->nhdr; i++)
-		MHD_add_response_header(resp, r->hdr[i].name, r->hdr[i].value);
-	if (r->cors[0] == '\0')
+	for (size_t i = 0; i < r->answer.nhdr; i++)
+		MHD_add_response_header(resp, r->answer.hdr[i].name,
+		    r->answer.hdr[i].value);
+	if (r->ask.cors[0] == '\0')
 		return;
 	/* A page of a listed origin may read the answer, and the headers
 	 * an MCP client needs (the session, the version, and where to
 	 * authenticate). */
-	MHD_add_response_header(resp, "Access-Control-Allow-Origin", r->cors);
+	MHD_add_response_header(resp, "Access-Control-Allow-Origin",
+	    r->ask.cors);
 	MHD_add_response_header(resp, "Vary", "Origin");
-	if (r->preflight) {
+	if (r->ask.preflight) {
 		MHD_add_response_header(resp, "Access-Control-Allow-Methods",
 		    "GET, POST, DELETE, OPTIONS");
 		MHD_add_response_header(resp, "Access-Control-Allow-Headers",
@@ -63,19 +65,19 @@ http_reply(struct http_req *r, int status, const char *json)
 	enum http_state was = r->state;
 
 	if (was == HTTP_ANSWERED || was == HTTP_DONE) {
-		log_msg(LOG_WARN, "http: %s %s answered twice", r->method,
-		    r->path);
+		log_msg(LOG_WARN, "http: %s %s answered twice", r->ask.method,
+		    r->ask.path);
 		return;
 	}
 	/* A newline ends the body, as curl users expect of a terminal; an
 	 * empty answer (202) stays empty. */
-	if ((r->json = malloc(n + 2)) != NULL) {
-		memcpy(r->json, json, n);
+	if ((r->answer.json = malloc(n + 2)) != NULL) {
+		memcpy(r->answer.json, json, n);
 		if (n > 0)
-			r->json[n++] = '\n';
-		r->json[n] = '\0';
+			r->answer.json[n++] = '\n';
+		r->answer.json[n] = '\0';
 	}
-	r->status = status;
+	r->answer.status = status;
 	r->state = HTTP_ANSWERED;
 	if (was == HTTP_WAITING) {
 		http_unwait(r);
@@ -93,10 +95,10 @@ http_reply_file(struct http_req *r, const char *type, const void *data,
 {
 	if (r->state == HTTP_ANSWERED || r->state == HTTP_DONE)
 		return;
-	r->file = data;
-	r->file_len = len;
-	r->file_type = type;
-	r->status = MHD_HTTP_OK;
+	r->answer.file = data;
+	r->answer.file_len = len;
+	r->answer.file_type = type;
+	r->answer.status = MHD_HTTP_OK;
 	r->state = HTTP_ANSWERED;
 }
 
@@ -111,12 +113,13 @@ http_reply_reader(struct http_req *r, int status, const char *type,
 		release(arg);
 		return;
 	}
-	r->reader = read;
-	r->release = release;
-	r->reader_arg = arg;
-	r->reader_size = size;
-	snprintf(r->reader_type, sizeof(r->reader_type), "%s", type);
-	r->status = status;
+	r->answer.reader = read;
+	r->answer.release = release;
+	r->answer.reader_arg = arg;
+	r->answer.reader_size = size;
+	snprintf(r->answer.reader_type, sizeof(r->answer.reader_type), "%s",
+	    type);
+	r->answer.status = status;
 	r->state = HTTP_ANSWERED;
 	if (was == HTTP_WAITING) {
 		http_unwait(r);
@@ -134,7 +137,7 @@ http_reply_page(struct http_req *r, int status, const char *html,
 {
 	if (r->state == HTTP_ANSWERED || r->state == HTTP_DONE)
 		return;
-	if ((r->page_csp = strdup(csp)) == NULL) {
+	if ((r->answer.page_csp = strdup(csp)) == NULL) {
 		http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "out of memory");
 		return;

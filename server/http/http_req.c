@@ -41,7 +41,7 @@ http_room_path(struct http_req *r, const char *url, char *out, size_t len)
 	size_t n;
 
 	if ((q = http_req_query(r, "room")) != NULL && q[0] != '\0')
-		r->room = strdup(q);
+		r->ask.room = strdup(q);
 	if (strncmp(url, prefix, sizeof(prefix) - 1) != 0)
 		return url;
 	sel = url + sizeof(prefix) - 1;
@@ -52,8 +52,8 @@ http_room_path(struct http_req *r, const char *url, char *out, size_t len)
 	memcpy(room, sel, n);
 	room[n] = '\0';
 	MHD_http_unescape(room);
-	free(r->room);
-	r->room = strdup(room);
+	free(r->ask.room);
+	r->ask.room = strdup(room);
 	if (rest == NULL || rest[1] == '\0')
 		snprintf(out, len, "/api/room");
 	else if ((size_t)snprintf(out, len, "/api/%s", rest + 1) >= len)
@@ -64,7 +64,7 @@ http_room_path(struct http_req *r, const char *url, char *out, size_t len)
 const char *
 http_req_room(const struct http_req *r)
 {
-	return r->room;
+	return r->ask.room;
 }
 
 const char *
@@ -109,18 +109,18 @@ http_req_query_unknown(struct http_req *r, const char *const *known)
 const char *
 http_req_body(const struct http_req *r, size_t *len)
 {
-	*len = r->len;
-	return r->body != NULL ? r->body : "";
+	*len = r->body.len;
+	return r->body.buf != NULL ? r->body.buf : "";
 }
 
 const char *
 http_req_segment(const struct http_req *r)
 {
-	return r->seg[0] != '\0' ? r->seg : NULL;
+	return r->ask.seg[0] != '\0' ? r->ask.seg : NULL;
 }
 
 const char *
 http_req_path(const struct http_req *r)
 {
-	return r->route->path;
+	return r->ask.route->path;
 }

@@ -95,7 +95,7 @@ http_route_find(const struct http *h, const char *method, const char *path,
 size_t
 http_body_max(const struct http_req *r)
 {
-	return r->route != NULL && (r->route->open & HTTP_LARGE) ?
+	return r->ask.route != NULL && (r->ask.route->open & HTTP_LARGE) ?
 	    HTTP_LARGE_MAX : HTTP_BODY_MAX;
 }
 
@@ -140,8 +140,8 @@ http_screen(struct http_req *r, const char *url, const char *method)
 	enum http_origin_kind kind;
 
 	url = http_room_path(r, url, route_path, sizeof(route_path));
-	r->route = http_route_find(h, method, url, &r->arg, &r->form, &known,
-	    &open, allow, r->seg);
+	r->ask.route = http_route_find(h, method, url, &r->ask.arg,
+	    &r->ask.form, &known, &open, allow, r->ask.seg);
 	kind = http_origin_check(h, http_header(r, MHD_HTTP_HEADER_HOST),
 	    origin);
 	if (kind == HTTP_ORIGIN_BAD) {
@@ -151,13 +151,13 @@ http_screen(struct http_req *r, const char *url, const char *method)
 		return;
 	}
 	if (kind == HTTP_ORIGIN_CORS)
-		snprintf(r->cors, sizeof(r->cors), "%s", origin);
+		snprintf(r->ask.cors, sizeof(r->ask.cors), "%s", origin);
 	/* A preflight carries no credentials: it is answered for a listed
 	 * origin on any path that exists, and the request it announces
 	 * passes every check after. */
 	if (kind == HTTP_ORIGIN_CORS && strcmp(method, "OPTIONS") == 0 &&
 	    known && http_header(r, "Access-Control-Request-Method") != NULL) {
-		r->preflight = 1;
+		r->ask.preflight = 1;
 		http_reply(r, MHD_HTTP_NO_CONTENT, "");
 		return;
 	}
@@ -168,23 +168,23 @@ http_screen(struct http_req *r, const char *url, const char *method)
 		 * against its address, streaming, waiting or kept alive,
 		 * so that agents and dashboards on one machine (loopback
 		 * is one address) may hold as many as they like. */
-		r->authed = 1;
+		r->ask.authed = 1;
 		http_conn_count(r->c, 0);
 	}
-	if (r->route == NULL && !known) {
+	if (r->ask.route == NULL && !known) {
 		http_reply_error(r, MHD_HTTP_NOT_FOUND, "no such path: %s", url);
 		return;
 	}
-	if (r->route == NULL) {
+	if (r->ask.route == NULL) {
 		http_reply_header(r, MHD_HTTP_HEADER_ALLOW, allow);
 		http_reply_error(r, MHD_HTTP_METHOD_NOT_ALLOWED, "%s takes %s, "
 		    "not %s", url, allow, method);
 		return;
 	}
 	/* An upload's body is a file: its handler checks its size. */
-	if (r->route->open & HTTP_UPLOAD)
+	if (r->ask.route->open & HTTP_UPLOAD)
 		return;
-	if (strcmp(method, "POST") == 0 && r->form) {
+	if (strcmp(method, "POST") == 0 && r->ask.form) {
 		if (!http_is_type(http_header(r, MHD_HTTP_HEADER_CONTENT_TYPE),
 		    "application/x-www-form-urlencoded")) {
 			http_reply_error(r, MHD_HTTP_UNSUPPORTED_MEDIA_TYPE,

@@ -40,10 +40,10 @@ http_watch(struct http_req *r)
 {
 	int fd;
 
-	if (r->watch_fd != -1 || (fd = http_conn_fd(r->conn)) == -1)
+	if (r->wait.watch_fd != -1 || (fd = http_conn_fd(r->conn)) == -1)
 		return;
 	if (loop_add_fd(r->h->loop, fd, EPOLLRDHUP, http_on_hangup, r) == 0)
-		r->watch_fd = fd;
+		r->wait.watch_fd = fd;
 }
 
 /*
@@ -122,11 +122,11 @@ http_stream_wake(struct http_stream *st)
 static enum MHD_Result
 http_queue_stream(struct http_req *r)
 {
-	struct http_stream *st = r->stream;
+	struct http_stream *st = r->answer.stream;
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	r->stream = NULL;
+	r->answer.stream = NULL;
 	resp = MHD_create_response_from_callback(MHD_SIZE_UNKNOWN,
 	    HTTP_STREAM_BLOCK,
 	    http_stream_read, st, http_stream_free);
@@ -142,7 +142,7 @@ http_queue_stream(struct http_req *r)
 	ret = MHD_queue_response(r->conn, MHD_HTTP_OK, resp);
 	MHD_destroy_response(resp);
 	r->state = HTTP_DONE;
-	log_msg(LOG_DEBUG, "http: %s %s: stream", r->method, r->path);
+	log_msg(LOG_DEBUG, "http: %s %s: stream", r->ask.method, r->ask.path);
 	return ret;
 }
 
@@ -159,18 +159,19 @@ http_stream_open(struct http_req *r, http_stream_gone *gone, void *arg)
 	st->gone = gone;
 	st->arg = arg;
 	st->req = r;
-	snprintf(st->what, sizeof(st->what), "%s %s", r->method, r->path);
-	memcpy(st->grant, r->grant.id, sizeof(st->grant));
-	st->grant_end = r->grant_end;
+	snprintf(st->what, sizeof(st->what), "%s %s", r->ask.method,
+	    r->ask.path);
+	memcpy(st->grant, r->ask.grant.id, sizeof(st->grant));
+	st->grant_end = r->ask.grant_end;
 	if (st->grant[0] != '\0')
 		http_grant_arm(r->h, st->grant_end);
 	LIST_INSERT_HEAD(&r->h->streams, st, entry);
-	r->stream = st;
+	r->answer.stream = st;
 	r->live = st;
 	if ((fd = http_conn_fd(r->conn)) != -1)
 		setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	http_watch(r);
-	r->status = MHD_HTTP_OK;
+	r->answer.status = MHD_HTTP_OK;
 	r->state = HTTP_ANSWERED;
 	return st;
 }
@@ -311,7 +312,7 @@ http_reader_read(void *cls, uint64_t pos, char *out, size_t max)
 	struct http_req *r = cls;
 	long long n;
 
-	n = r->reader(r->reader_arg, pos, out, max);
+	n = r->answer.reader(r->answer.reader_arg, pos, out, max);
 	if (n <= 0 || (size_t)n > max)
 		return MHD_CONTENT_READER_END_WITH_ERROR;
 	/* MHD is asked for more only once it sent the last block: it runs
@@ -326,23 +327,24 @@ http_queue_reader(struct http_req *r)
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
 
-	resp = MHD_create_response_from_callback(r->reader_size,
+	resp = MHD_create_response_from_callback(r->answer.reader_size,
 	    HTTP_READ_BLOCK, http_reader_read, r, NULL);
 	if (resp == NULL)
 		return MHD_NO;
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-	    r->reader_type);
+	    r->answer.reader_type);
 	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
 	    "no-store");
 	MHD_add_response_header(resp, "Content-Security-Policy",
 	    HTTP_CSP_DATA "; sandbox");
 	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
 	http_add_headers(r, resp);
-	ret = MHD_queue_response(r->conn, (unsigned)r->status, resp);
+	ret = MHD_queue_response(r->conn, (unsigned)r->answer.status, resp);
 	MHD_destroy_response(resp);
 	r->state = HTTP_DONE;
-	log_msg(LOG_DEBUG, "http: %s %s: %d, %llu bytes", r->method, r->path,
-	    r->status, (unsigned long long)r->reader_size);
+	log_msg(LOG_DEBUG, "http: %s %s: %d, %llu bytes", r->ask.method,
+	    r->ask.path, r->answer.status,
+	    (unsigned long long)r->answer.reader_size);
 	return ret;
 }
 
@@ -352,29 +354,29 @@ http_queue(struct http_req *r)
 	static const char nomem[] = "{\"error\":\"out of memory\"}\n";
 	struct MHD_Response *resp;
 	enum MHD_Result ret;
-	int status = r->status;
+	int status = r->answer.status;
 
-	if (r->stream != NULL)
+	if (r->answer.stream != NULL)
 		return http_queue_stream(r);
-	if (r->reader != NULL)
+	if (r->answer.reader != NULL)
 		return http_queue_reader(r);
-	if (r->file != NULL) {
-		resp = MHD_create_response_from_buffer(r->file_len,
-		    (void *)r->file, MHD_RESPMEM_PERSISTENT);
+	if (r->answer.file != NULL) {
+		resp = MHD_create_response_from_buffer(r->answer.file_len,
+		    (void *)r->answer.file, MHD_RESPMEM_PERSISTENT);
 		if (resp == NULL)
 			return MHD_NO;
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
-		    r->file_type);
+		    r->answer.file_type);
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
 		    "no-cache");
 		MHD_add_response_header(resp, "Content-Security-Policy",
 		    HTTP_CSP_PAGE);
 		MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-	} else if (r->json != NULL) {
-		resp = MHD_create_response_from_buffer(strlen(r->json),
-		    r->json, MHD_RESPMEM_MUST_FREE);
+	} else if (r->answer.json != NULL) {
+		resp = MHD_create_response_from_buffer(strlen(r->answer.json),
+		    r->answer.json, MHD_RESPMEM_MUST_FREE);
 		if (resp != NULL)
-			r->json = NULL;
+			r->answer.json = NULL;
 	} else {
 		status = MHD_HTTP_INTERNAL_SERVER_ERROR;
 		resp = MHD_create_response_from_buffer(strlen(nomem),
@@ -382,16 +384,16 @@ http_queue(struct http_req *r)
 	}
 	if (resp == NULL)
 		return MHD_NO;
-	if (r->page_csp != NULL) {
+	if (r->answer.page_csp != NULL) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 		    "text/html; charset=utf-8");
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
 		    "no-store");
 		MHD_add_response_header(resp, "Content-Security-Policy",
-		    r->page_csp);
+		    r->answer.page_csp);
 		MHD_add_response_header(resp, "X-Frame-Options", "DENY");
 		MHD_add_response_header(resp, "Referrer-Policy", "no-referrer");
-	} else if (r->file == NULL) {
+	} else if (r->answer.file == NULL) {
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE,
 		    "application/json");
 		MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL,
@@ -404,7 +406,8 @@ http_queue(struct http_req *r)
 	ret = MHD_queue_response(r->conn, (unsigned)status, resp);
 	MHD_destroy_response(resp);
 	r->state = HTTP_DONE;
-	log_msg(LOG_DEBUG, "http: %s %s: %d", r->method, r->path, status);
+	log_msg(LOG_DEBUG, "http: %s %s: %d", r->ask.method, r->ask.path,
+	    status);
 	return ret;
 }
 
@@ -416,16 +419,16 @@ http_defer(struct http_req *r)
 	if (r->state != HTTP_RUNNING)
 		return;
 	r->state = HTTP_WAITING;
-	LIST_INSERT_HEAD(&h->waiting, r, wait);
-	if (r->grant.id[0] != '\0')
-		http_grant_arm(h, r->grant_end);
+	LIST_INSERT_HEAD(&h->waiting, r, wait.entry);
+	if (r->ask.grant.id[0] != '\0')
+		http_grant_arm(h, r->ask.grant_end);
 }
 
 void
 http_req_watch(struct http_req *r, http_req_gone *gone, void *arg)
 {
-	r->gone = gone;
-	r->gone_arg = arg;
+	r->wait.gone = gone;
+	r->wait.gone_arg = arg;
 	if (gone != NULL)
 		http_watch(r);
 	else if (r->live == NULL)
@@ -441,8 +444,8 @@ http_req_hungup(struct http_req *r)
 void
 http_req_on_done(struct http_req *r, http_req_done *done, void *arg)
 {
-	r->done = done;
-	r->done_arg = arg;
+	r->answer.done = done;
+	r->answer.done_arg = arg;
 }
 
 /*
@@ -454,16 +457,16 @@ static void
 http_on_hangup(void *arg, uint32_t events)
 {
 	struct http_req *r = arg;
-	http_req_gone *gone = r->gone;
+	http_req_gone *gone = r->wait.gone;
 
 	(void)events;
 	http_unwatch(r);
 	/* A resumed connection is marked ready to read, so MHD reads what
 	 * is left and then the end: the request ends, and with it the
 	 * upload (its on_done). */
-	if (r->state == HTTP_READING && r->sink != NULL) {
+	if (r->state == HTTP_READING && r->body.sink != NULL) {
 		log_msg(LOG_DEBUG, "http: %s %s: the client left mid-body",
-		    r->method, r->path);
+		    r->ask.method, r->ask.path);
 		MHD_suspend_connection(r->conn);
 		MHD_resume_connection(r->conn);
 		http_kick(r->h);
@@ -476,10 +479,11 @@ http_on_hangup(void *arg, uint32_t events)
 	}
 	if (r->state != HTTP_WAITING)
 		return;
-	log_msg(LOG_DEBUG, "http: %s %s: the client left", r->method, r->path);
-	r->gone = NULL;
+	log_msg(LOG_DEBUG, "http: %s %s: the client left", r->ask.method,
+	    r->ask.path);
+	r->wait.gone = NULL;
 	if (gone != NULL)
-		gone(r, r->gone_arg);
+		gone(r, r->wait.gone_arg);
 	if (r->state == HTTP_WAITING) {
 		r->drop = 1;
 		http_reply(r, MHD_HTTP_BAD_REQUEST, "");
@@ -504,10 +508,10 @@ http_submit(struct http_req *r, struct node *n, struct node_msg *m,
     http_node_cb *cb, void *arg)
 {
 	m->ctx = r;
-	if (m->room == NULL && r->room != NULL)
-		m->room = strdup(r->room);
-	r->node_cb = cb;
-	r->node_arg = arg;
+	if (m->room == NULL && r->ask.room != NULL)
+		m->room = strdup(r->ask.room);
+	r->wait.node_cb = cb;
+	r->wait.node_arg = arg;
 	http_defer(r);
 	node_submit(n, m);
 }
@@ -518,17 +522,18 @@ http_node_done(struct node_msg *m)
 	struct http_req *r = m->ctx;
 	http_node_cb *cb;
 
-	if (r == NULL || r->node_cb == NULL) {
+	if (r == NULL || r->wait.node_cb == NULL) {
 		node_msg_free(m);
 		return;
 	}
-	cb = r->node_cb;
-	r->node_cb = NULL;
-	cb(r, m, r->node_arg);
+	cb = r->wait.node_cb;
+	r->wait.node_cb = NULL;
+	cb(r, m, r->wait.node_arg);
 	/* A callback may ask the node again for the same request (MCP's
 	 * send adds its files first), or keep it waiting, watching its
 	 * client (http_req_watch), to answer it later. */
-	if (r->state == HTTP_WAITING && r->node_cb == NULL && r->gone == NULL)
+	if (r->state == HTTP_WAITING && r->wait.node_cb == NULL &&
+	    r->wait.gone == NULL)
 		http_reply_error(r, MHD_HTTP_INTERNAL_SERVER_ERROR,
 		    "the node's answer was not used");
 }

@@ -6,7 +6,7 @@
  * subscriptions/listen streams.  Built of mcp.c, mcp_resources.c,
  * mcp_tools.c, mcp_ask.c, mcp_wake.c, mcp_deliver.c (which defines
  * mcp_message, mcp_rooms, mcp_owns and mcp_node_answer), mcp_wait.c,
- * mcp_store.c, mcp_agent.c (mcp_agent_name_ok), mcp_room.c,
+ * mcp_store.c, mcp_agent.c, mcp_room.c,
  * mcp_session.c and mcp_rpc.c, which share mcp_int.h.  One endpoint
  * serves every room the daemon is in (docs/MCP.md, "Rooms").  Main
  * thread only.
@@ -16,12 +16,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "lib/loop.h"
 #include "node/node.h"
 #include "server/http/http.h"
 
 #define MCP_IDLE_DEFAULT_NS (30ull * 60 * NS_PER_S) /* then one ends */
+
+#define MCP_AGENT_MAX 64             /* bytes of an agent's name */
 
 struct mcp;
 
@@ -46,8 +49,17 @@ void mcp_rooms(struct mcp *m, const char *json);
 int mcp_owns(const struct mcp *m, const struct node_msg *msg);
 void mcp_node_answer(struct mcp *m, struct node_msg *msg);
 /* Whether name may name an agent (?agent=, papo mcp --agent): 1 to 64
- * letters, digits, '.', '_' or '-'. */
-int mcp_agent_name_ok(const char *name);
+ * letters, digits, '.', '_' or '-'.  Inline, so that papo mcp's bridge
+ * checks it in the front program, which links nothing else of MCP. */
+static inline int
+mcp_agent_name_ok(const char *name)
+{
+	size_t n = strlen(name);
+
+	return n > 0 && n <= MCP_AGENT_MAX && strspn(name,
+	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+	    == n;
+}
 /* The routes, for an http_mount whose arg is the struct mcp. */
 const struct http_route *mcp_routes(size_t *n);
 

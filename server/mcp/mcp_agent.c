@@ -285,16 +285,6 @@ mcp_msg_new(struct mcp *m, cJSON *json, const char *room, uint64_t order)
 
 /* Agents, and what they were not given, kept in agents.json. */
 
-int
-mcp_agent_name_ok(const char *name)
-{
-	size_t n = strlen(name);
-
-	return n > 0 && n <= MCP_AGENT_MAX && strspn(name,
-	    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
-	    == n;
-}
-
 struct mcp_agent *
 mcp_agent(struct mcp *m, const char *name)
 {

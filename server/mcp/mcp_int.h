@@ -32,6 +32,7 @@
 #include "lib/loop.h"
 #include "node/node.h"
 #include "server/http/http.h"
+#include "server/mcp/mcp.h"
 #include "server/mcp/mcp_reply.h"
 #include "server/mcp/mcp_rpc.h"
 #include "server/mcp/mcp_schema.h"
@@ -151,7 +152,6 @@ struct mcp_msg {
 #define MCP_PUSH_GIVES 2             /* given: the client declared it
                                       * takes claude/channel */
 
-#define MCP_AGENT_MAX 64             /* bytes of an agent's name */
 #define MCP_AGENTS_MAX 64            /* agents a daemon keeps */
 
 /*

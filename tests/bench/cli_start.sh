@@ -6,9 +6,12 @@
 # `papo say`, `papo hook` (a UserPromptSubmit event with nothing
 # waiting) and `papo --version`, against one daemon on 127.0.0.1, the
 # runs interleaved (one of each in turn, N times: 20 by default), and
-# their medians; then where `papo status`'s CPU goes in each (perf: the
-# dynamic loader's share, the kernel's, the rest) and the number of
-# shared objects each maps.
+# their medians; then `papo mcp` answering initialize and tools/list and
+# ending at EOF, as an agent's session starts it: OLD's papo mcp, NEW's
+# papo-full mcp and NEW's papo mcp (the front), the whole process's CPU
+# and wall time, interleaved, medians; then where `papo status`'s CPU
+# goes in each (perf: the dynamic loader's share, the kernel's, the
+# rest) and the number of shared objects each maps.
 # Usage: bash tests/bench/cli_start.sh OLD_PAPO NEW_PAPO [N]
 OLD=$(realpath "${1:?usage: cli_start.sh OLD_PAPO NEW_PAPO [N]}")
 NEW=$(realpath "${2:?usage: cli_start.sh OLD_PAPO NEW_PAPO [N]}")
@@ -56,6 +59,61 @@ for label, _, _ in runs:
     v = cpu[label]
     print("| %s | %.2f | %.2f / %.2f | %.1f |" % (label, statistics.median(v),
           min(v), max(v), statistics.median(v) / base))
+EOF
+
+# papo mcp as a stdio client starts it: initialize, its answer, then
+# notifications/initialized and tools/list, its answer, then EOF (the
+# bridge ends the session and exits).  CPU from wait4, wall from the
+# spawn to the exit.
+echo
+python3 - "$N" "$OLD" "$NEW" <<'EOF'
+import json, os, statistics, subprocess, sys, time
+n, old, new = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+full = os.path.join(os.path.dirname(new), "papo-full")
+runs = [("OLD papo mcp", [old, "mcp"]),
+        ("NEW papo-full mcp", [full, "mcp"]),
+        ("NEW papo mcp (front)", [new, "mcp"])]
+init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "cli_start", "version": "1"}}}
+rest = [{"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}]
+
+def line(o):
+    return (json.dumps(o) + "\n").encode()
+
+def one(argv):
+    t0 = time.monotonic()
+    p = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.DEVNULL)
+    p.stdin.write(line(init))
+    p.stdin.flush()
+    a = json.loads(p.stdout.readline())
+    p.stdin.write(b"".join(line(o) for o in rest))
+    p.stdin.flush()
+    b = json.loads(p.stdout.readline())
+    p.stdin.close()
+    _, status, ru = os.wait4(p.pid, 0)
+    wall = (time.monotonic() - t0) * 1000
+    p.stdout.close()
+    if status != 0 or "result" not in a or not b["result"]["tools"]:
+        sys.exit("cli_start.sh: %s did not answer as it should" % argv)
+    return (ru.ru_utime + ru.ru_stime) * 1000, wall
+
+cpu = {r[0]: [] for r in runs}
+wall = {r[0]: [] for r in runs}
+for i in range(n):
+    for label, argv in runs:
+        c, w = one(argv)
+        cpu[label].append(c)
+        wall[label].append(w)
+print("| papo mcp: initialize, tools/list, EOF | CPU median (ms) | min / max (ms) | wall median (ms) | min / max (ms) |")
+print("|---|---:|---|---:|---|")
+for label, _ in runs:
+    c, w = cpu[label], wall[label]
+    print("| %s | %.2f | %.2f / %.2f | %.2f | %.2f / %.2f |" % (label,
+          statistics.median(c), min(c), max(c), statistics.median(w),
+          min(w), max(w)))
 EOF
 
 # Where papo status's CPU goes (perf, when there is one: samples of the

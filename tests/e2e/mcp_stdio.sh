@@ -6,7 +6,8 @@
 # blocking wait does not hold up others); a message written before the
 # answer to initialize still goes out, after it; a daemon restart behind
 # its back; closing stdin ends the process (exit 0) and the session; with
-# no daemon running it starts one; the token; --help and usage errors.
+# no daemon running it starts one; the token; --help and usage errors;
+# the front program runs it for a daemon at http://.
 # Usage: mcp_stdio.sh PATH_TO_PAPO.
 PAPO=${1:?usage: mcp_stdio.sh PATH_TO_PAPO}
 . "$(dirname "$0")/lib.sh"
@@ -100,6 +101,9 @@ fi
 ok
 check "with the protocol version asked for" jqt '.jsonrpc == "2.0" and .result.protocolVersion == "2025-11-25"' <<<"${line:-null}"
 check "with the channel capability" jqt '.result.capabilities.experimental["claude/channel"]' <<<"${line:-null}"
+# The front answers for a daemon at http:// itself: no hand-over to
+# papo-full and its libraries, for every agent session's start.
+check "papo mcp runs in the front, not papo-full" test "$(readlink "/proc/$BR_PID/exe")" = "$(realpath "$PAPO")"
 sid=$(sed -n 's/.*session \([!-~]*\), protocol.*/\1/p' "$T/bridge.err" | tail -1)
 check "the bridge logged its session id: '$sid'" test -n "$sid"
 send "$initialized"
