@@ -37,6 +37,7 @@
 #define QUIC_ALPN2 "papo/2"
 #define QUIC_ALPN3 "papo/3"
 #define QUIC_ALPN4 "papo/4"
+#define QUIC_ALPN5 "papo/5"
 #define QUIC_CIDLEN 16
 #define QUIC_MAXCID 8
 #define QUIC_PKT_MAX 1452

@@ -124,6 +124,7 @@ int
 quic_tls_init(struct quic_conn *c)
 {
 	static const gnutls_datum_t alpn[] = {
+		{ (unsigned char *)QUIC_ALPN5, sizeof(QUIC_ALPN5) - 1 },
 		{ (unsigned char *)QUIC_ALPN4, sizeof(QUIC_ALPN4) - 1 },
 		{ (unsigned char *)QUIC_ALPN3, sizeof(QUIC_ALPN3) - 1 },
 		{ (unsigned char *)QUIC_ALPN2, sizeof(QUIC_ALPN2) - 1 },
@@ -171,5 +172,5 @@ quic_alpn_version(const struct quic_conn *c)
 	    memcmp(p.data, QUIC_ALPN_PREFIX, sizeof(QUIC_ALPN_PREFIX) - 1) != 0)
 		return 1;
 	v = (unsigned)(p.data[p.size - 1] - '0');
-	return v >= 1 && v <= 4 ? v : 1;
+	return v >= 1 && v <= 5 ? v : 1;
 }

@@ -229,6 +229,16 @@ deliver_seal(struct room *room, struct node_msg *req, struct frame_msg *m,
 		    "private message to it is refused", to->name);
 		return -1;
 	}
+	/* Connected to us, an addressee of protocol 4 or older shows
+	 * us it cannot open one (one away is sent it: when it runs a papo
+	 * that can, it reads it). */
+	if (member_version(to) != 0 && member_version(to) < PRIV_VERSION) {
+		room_fail(room, req, 409, "%s runs a papo too old to read "
+		    "private messages (protocol %u): it must upgrade papo, or "
+		    "send it to the room with public", to->name,
+		    member_version(to));
+		return -1;
+	}
 	if (*len > PRIV_TEXT_MAX) {
 		room_fail(room, req, 413, "a private message holds at most %d "
 		    "bytes (%d KiB) of text and file lines; this one has %zu",

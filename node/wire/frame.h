@@ -21,7 +21,7 @@
 #include "node/papo.h"
 #include "node/wire/crypto.h"
 
-#define FRAME_VERSION 4         /* the newest protocol version spoken */
+#define FRAME_VERSION 5         /* the newest protocol version spoken */
 #define FRAME_NONCE_LEN 24
 #define FRAME_TAG_LEN 16
 #define FRAME_SEAL_OVERHEAD (FRAME_NONCE_LEN + FRAME_TAG_LEN)

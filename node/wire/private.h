@@ -48,6 +48,8 @@
 #define PRIV_PREFIX "[papo-private]: <papo-private:1:"
 #define PRIV_SUFFIX ">"
 #define PRIV_PAD 256
+/* The protocol version from which a daemon opens private messages. */
+#define PRIV_VERSION 5
 /* The most an inner body holds: sealed, padded and in base64, it still
  * fits PAPO_BODY_MAX with room to spare. */
 #define PRIV_TEXT_MAX (32 * 1024)

@@ -69,9 +69,9 @@ for m in $(others n1); do has "$T/out" "^  $m  online" "new n1's papo status lis
 for m in o1 o2; do
 	check "new n1 speaks protocol 3 with old $m" test "$(protocol_of n1 $m)" = 3
 done
-# Two new ones agree on the newest (4: ALPN papo/4, the bulk stream).
-check "new n1 speaks protocol 4 with new n2" test "$(protocol_of n1 n2)" = 4
-check "new n2 speaks protocol 4 with new n1" test "$(protocol_of n2 n1)" = 4
+# Two new ones agree on the newest (5: ALPN papo/5; private messages).
+check "new n1 speaks protocol 5 with new n2" test "$(protocol_of n1 n2)" = 5
+check "new n2 speaks protocol 5 with new n1" test "$(protocol_of n2 n1)" = 5
 check "old o1 speaks protocol 3 with new n1" test "$(protocol_of o1 n1)" = 3
 check "new n2 speaks protocol 3 with old o2" test "$(protocol_of n2 o2)" = 3
 if [ "${#X[@]}" = 6 ]; then
@@ -126,6 +126,11 @@ for m in "${X[@]}"; do
 	got=$(fields "$m" "$d2")
 	check "$m: from, to and reply_to of n2's intact: $got" test "$got" = "[\"n2\",\"o1\",\"$d1\"]"
 done
+
+# A private message to an old member, connected: refused, with why.
+check "n1 sees o1 online" until_true 15 online n1 o1
+expect 1 "a private message from new n1 to old o1 is refused" -- papo n1 say --to o1 "x"
+has "$T/err" "o1 runs a papo too old to read private messages \(protocol 3\)" "the refusal says why"
 
 # A private message from n1 to n2 while n2 is away: the old members
 # store it and pass it on without reading it, and show it as what it

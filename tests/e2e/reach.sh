@@ -12,7 +12,7 @@
 #  1. Observed address, cone NAT: once a is connected to r1 and r2, its
 #     status says nat "cone" and observed 203.0.113.21:PORT, that address
 #     comes first in me.addrs and in the invite a prints; r1 and r2 show a
-#     with path "direct", protocol 4 (the newest) and a numeric rtt_ms.
+#     with path "direct", protocol 5 (the newest) and a numeric rtt_ms.
 #  2. Symmetric NAT: b says nat "symmetric", observed null, and advertises
 #     no address of its router; a and b (two NATs, no way through) see
 #     each other online with path "via r1" or "via r2", in the JSON and in
@@ -24,7 +24,7 @@
 #  5. Old daemons in a new room (loopback, lib.sh's start): daemons with
 #     PAPO_PROTOCOL=1 and PAPO_PROTOCOL=2 and two new ones exchange
 #     messages; a new one shows them with protocol 1 and 2 and the other
-#     new one with protocol 4; the old ones see each other and the new
+#     new one with protocol 5; the old ones see each other and the new
 #     ones online (presence reaches them unsigned, as they know it).
 #  6. Invites without loopback: a daemon on 0.0.0.0 prints an invite
 #     without 127.0.0.1 or [::1]; one listening only on loopback keeps
@@ -82,9 +82,9 @@ nat_room() {
 	check "a's invite has no loopback address: $(oneline "$addrs")" \
 		no_loopback "$addrs"
 	for n in r1 r2; do
-		eventually 10 "$n" "$(m a) | .path == \"direct\" and .protocol == 4 and
+		eventually 10 "$n" "$(m a) | .path == \"direct\" and .protocol == 5 and
 			(.rtt_ms | type) == \"number\"" \
-			"$n shows a with path direct, protocol 4 and a numeric rtt_ms"
+			"$n shows a with path direct, protocol 5 and a numeric rtt_ms"
 	done
 
 	# 2. b, behind a symmetric NAT, is seen on another port by each
@@ -99,8 +99,8 @@ nat_room() {
 	note "b: nat $(jq -r .me.nat "$T/status-b"), observed $(jq -r .me.observed "$T/status-b"), addrs $(jq -c .me.addrs "$T/status-b")"
 	eventually 5 b '.me.addrs | length > 0 and all(startswith("203.0.113.22:") | not)' \
 		"b's me.addrs has no address of its NAT (203.0.113.22)"
-	eventually 10 r1 "$(m b) | .path == \"direct\" and .protocol == 4" \
-		"r1 shows b with path direct and protocol 4"
+	eventually 10 r1 "$(m b) | .path == \"direct\" and .protocol == 5" \
+		"r1 shows b with path direct and protocol 5"
 	# Between a's NAT and b's there is no way through: each sees the
 	# other online through r1 or r2.
 	via='.online and (.path | test("^via r[12]$")) and .rtt_ms == null and .protocol == null'
@@ -190,8 +190,8 @@ old_daemon() {
 		until_true 20 history_has old2 "from a new daemon"
 	eventually 10 new2a "$(m old2) | .path == \"direct\" and .protocol == 2" \
 		"new2a shows old2 with path direct and protocol 2"
-	eventually 10 new2a "$(m new2b) | .path == \"direct\" and .protocol == 4" \
-		"new2a shows new2b with path direct and protocol 4"
+	eventually 10 new2a "$(m new2b) | .path == \"direct\" and .protocol == 5" \
+		"new2a shows new2b with path direct and protocol 5"
 }
 
 # 6. PAPO_ADVERTISE: comma-separated, first in the invite, in order.

@@ -18,7 +18,7 @@
 #  1. Punching through cone NATs that drop unsolicited inbound: a1 and b1
 #     join r1's room and exchange messages; within 40 s of seeing each
 #     other online, each shows the other with path "punched" (rtt_ms a
-#     number, protocol 4), and its punch counters say so.  Once r1 stops
+#     number, protocol 5), and its punch counters say so.  Once r1 stops
 #     (SIGTERM), a1 and b1 still exchange messages both ways within 10 s,
 #     `papo say` answering delivered, and still show path "punched"; so
 #     they do 35 s after the punch (members greet each other again on
@@ -134,8 +134,8 @@ punching() {
 	for x in "$a $b" "$b $a"; do
 		set -- $x
 		now_is "$1" "$(m "$2") | .online and .path == \"punched\" and
-			(.rtt_ms | type) == \"number\" and .protocol == 4" \
-			"$1 shows $2 online, path punched, a numeric rtt_ms, protocol 4"
+			(.rtt_ms | type) == \"number\" and .protocol == 5" \
+			"$1 shows $2 online, path punched, a numeric rtt_ms, protocol 5"
 		now_is "$1" '.punch.punched >= 1' "$1's punch.punched counts the connection"
 	done
 	x=$(jq -n --slurpfile a "$T/status-$a" --slurpfile b "$T/status-$b" \

@@ -110,8 +110,8 @@ cone_symmetric() {
 	for x in "a1 b1" "b1 a1"; do
 		set -- $x
 		now_is "$1" "$(m "$2") | .online and .path == \"relay\" and
-			(.rtt_ms | type) == \"number\" and .protocol == 4" \
-			"with r1 stopped, $1 shows $2 online, path relay, a numeric rtt_ms, protocol 4"
+			(.rtt_ms | type) == \"number\" and .protocol == 5" \
+			"with r1 stopped, $1 shows $2 online, path relay, a numeric rtt_ms, protocol 5"
 	done
 	# A message of 40,000 bytes: full-size packets through the relay.
 	x="a1's long one $(head -c 40000 /dev/zero | tr '\0' x)"

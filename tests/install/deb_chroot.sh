@@ -78,7 +78,7 @@ cp /tmp/out /tmp/version
 want=$(dpkg-query -W -f '${Version}' papo)
 [ "$(head -n 1 /tmp/version)" = "papo $want" ] && ok ||
     fail "papo --version's first line is '$(head -n 1 /tmp/version)', wanted 'papo $want'"
-for w in 'papo/4' 'papo/1' 'libsodium ' 'GnuTLS ' 'ngtcp2 ' 'SQLite ' \
+for w in 'papo/5' 'papo/1' 'libsodium ' 'GnuTLS ' 'ngtcp2 ' 'SQLite ' \
     'libmicrohttpd ' 'libcurl ' 'cJSON ' 'cmark-gfm '; do
 	grep -qF "$w" /tmp/version && ok || fail "papo --version lacks '$w'"
 done

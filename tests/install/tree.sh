@@ -55,7 +55,7 @@ version=$(sed -n 's/^CMAKE_PROJECT_VERSION:STATIC=//p' "$BUILD/CMakeCache.txt")
     fail "papo --version begins '$(head -n 1 "$T/version")', not 'papo $version'"
 "$PAPO" version >"$T/version2" && cmp -s "$T/version" "$T/version2" && ok ||
     fail "papo version differs from papo --version"
-grep -qx 'protocols: papo/4 papo/3 papo/2 papo/1 (QUIC ALPN, newest first)' \
+grep -qx 'protocols: papo/5 papo/4 papo/3 papo/2 papo/1 (QUIC ALPN, newest first)' \
     "$T/version" && ok || fail "protocols: $(cat "$T/version")"
 grep -qx 'invites: papo1..., versions 1 to 2' "$T/version" && ok ||
     fail "invites: $(cat "$T/version")"
