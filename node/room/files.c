@@ -2,8 +2,8 @@
  * files.c: a room's shared files, its face (files.h; docs/FILES.md): the
  * store in the room's folder, the body of a message naming files, what
  * the messages stored name (REF.meta), the files fetched at once, the
- * state JSON, the requests, retention.  fetch.c moves the chunks.  Node
- * thread.
+ * state JSON, the requests, retention.  files_bulk.c and its siblings
+ * move the chunks.  Node thread.
  */
 #include <stdio.h>
 #include <stdlib.h>
