@@ -83,6 +83,7 @@ static void
 work_add(struct blobwork *w, struct job *j)
 {
 	struct node_msg *m = j->m;
+	struct node_blob_add_args *args = node_args_blob_add(m);
 	struct blob_store *bs = NULL;
 	char err[PAPO_ERR_LEN];
 	uint8_t head[HEAD_LEN];
@@ -94,30 +95,31 @@ work_add(struct blobwork *w, struct job *j)
 	memset(&a, 0, sizeof(a));
 	/* O_NONBLOCK: a FIFO put where a file was must not hold the
 	 * worker (it is refused below as not a regular file). */
-	if (m->text == NULL || (fd = open(m->text, O_RDONLY | O_CLOEXEC |
+	if (args->path == NULL || (fd = open(args->path, O_RDONLY | O_CLOEXEC |
 	    O_NONBLOCK)) == -1) {
-		err_set(err, "cannot open %s: %s", m->text ? m->text : "(none)",
-		    m->text ? strerror(errno) : "no path given");
+		err_set(err, "cannot open %s: %s", args->path != NULL ?
+		    args->path : "(none)", args->path != NULL ?
+		    strerror(errno) : "no path given");
 		code = 400;
 		goto out;
 	}
 	if (fstat(fd, &st) == -1 || !S_ISREG(st.st_mode)) {
-		err_set(err, "%s is not a regular file", m->text);
+		err_set(err, "%s is not a regular file", args->path);
 		code = 400;
 		goto out;
 	}
 	if ((uint64_t)st.st_size > BLOB_SIZE_MAX) {
 		err_set(err, "%s is %llu bytes; a shared file may have at most "
-		    "%llu (4 GiB)", m->text, (unsigned long long)st.st_size,
+		    "%llu (4 GiB)", args->path, (unsigned long long)st.st_size,
 		    (unsigned long long)BLOB_SIZE_MAX);
 		code = 413;
 		goto out;
 	}
-	attach_name(a.name, m->name != NULL && m->name[0] != '\0' ? m->name :
-	    m->text);
+	attach_name(a.name, args->name != NULL && args->name[0] != '\0' ?
+	    args->name : args->path);
 	hlen = fs_pread(fd, head, sizeof(head), 0);
-	if (m->about != NULL && m->about[0] != '\0')
-		snprintf(a.type, sizeof(a.type), "%s", m->about);
+	if (args->type != NULL && args->type[0] != '\0')
+		snprintf(a.type, sizeof(a.type), "%s", args->type);
 	else
 		attach_type(a.type, a.name, head, hlen > 0 ? (size_t)hlen : 0);
 	if ((bs = blob_attach(err, j->dir, j->quota)) == NULL) {
@@ -151,8 +153,8 @@ work_add(struct blobwork *w, struct job *j)
 out:
 	if (fd != -1)
 		close(fd);
-	if (m->limit == 1 && m->text != NULL)
-		unlink(m->text);        /* a spool: ours once handed over */
+	if (args->spool && args->path != NULL)
+		unlink(args->path);        /* a spool: ours once handed over */
 	blob_close(bs);
 	sodium_memzero(&a, sizeof(a));
 	if (code != 0)

@@ -201,20 +201,10 @@ node_on_request(void *arg, uint32_t events)
 {
 	struct node *n = arg;
 	struct node_msg *m;
-	struct node_room *r;
 
 	(void)events;
-	while ((m = node_msg_pop(n->in)) != NULL) {
-		if (roomset_request(&n->rs, m) || (r = roomset_find(&n->rs, m)) == NULL)
-			continue;
-		snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
-		if (m->kind != NODE_BLOB_ADD)
-			room_request(r->room, m);
-		else if (blobwork_add(n->work, m, r->dir,
-		    n->settings.files_quota) == -1)
-			node_msg_fail(m, n->out, 500, "cannot start sharing the "
-			    "file: %s", strerror(errno));
-	}
+	while ((m = node_msg_pop(n->in)) != NULL)
+		roomset_request(&n->rs, m);
 }
 
 static void
@@ -381,6 +371,7 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 		goto fail;
 	}
 	n->rs.out = n->out;
+	n->rs.work = n->work;
 	ne.loop = env->loop = n->loop;
 	ne.me = n->me;
 	ne.version = set->version = c->version != 0 ? c->version :

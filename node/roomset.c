@@ -1,8 +1,9 @@
 /*
  * roomset.c: the rooms a node holds (roomset.h): loading them from the
  * home and starting them, the default one, finding the one a request
- * names, and the requests about the set itself: join, make, leave, set
- * the default, rename this member, give an invite, search them all.
+ * names, the table that hands every request to who takes it, and the
+ * requests about the set itself: join, make, leave, set the default,
+ * rename this member, give an invite, search them all, add a file.
  * Node thread, except what node_start calls before the thread runs.
  */
 #include <errno.h>
@@ -16,13 +17,37 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "node/blobs.h"
 #include "node/net/net.h"
+#include "node/room/deliver.h"
+#include "node/room/epoch.h"
+#include "node/room/files.h"
+#include "node/room/role.h"
 #include "node/room/room.h"
+#include "node/room/search.h"
 #include "node/roomset.h"
 #include "node/store/home.h"
 #include "node/store/store.h"
 #include "node/wire/crypto.h"
 #include "node/wire/invite.h"
+
+/* NODE_EV_ADDRS's json given "invite": the room's, with the addresses
+ * the node is reached at now (a new one, then, to print from now on). */
+static void
+roomset_addrs_invite(struct node_room *r, struct node_msg *m)
+{
+	cJSON *o = m->json != NULL ? cJSON_Parse(m->json) : NULL;
+	char *invite = roomset_invite(r), *s;
+
+	if (o != NULL && invite != NULL &&
+	    cJSON_AddStringToObject(o, "invite", invite) != NULL &&
+	    (s = cJSON_PrintUnformatted(o)) != NULL) {
+		free(m->json);
+		m->json = s;
+	}
+	cJSON_Delete(o);
+	free(invite);
+}
 
 /* Every event of a room goes out with its id; its addresses changed, a
  * new invite with them. */
@@ -35,7 +60,7 @@ roomset_emit(void *arg, struct node_msg *m)
 
 	snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
 	if (m->kind == NODE_EV_ADDRS)
-		m->text = roomset_invite(r);
+		roomset_addrs_invite(r, m);
 	chan_push(r->set->out, &m->link);
 	/* A room that shut us out says so in the list of rooms. */
 	if (refused)
@@ -342,6 +367,7 @@ roomset_add(struct roomset *rs, struct node_msg *m)
 {
 	char err[PAPO_ERR_LEN];
 	struct node_room *r;
+	struct node_enter_args *args = node_args_enter(m);
 	char *invite = NULL, dir[4096] = "";
 	cJSON *o;
 	int rc;
@@ -352,11 +378,11 @@ roomset_add(struct roomset *rs, struct node_msg *m)
 		return;
 	}
 	if (m->kind == NODE_JOIN)
-		rc = home_join_in(err, rs->home, m->text != NULL ? m->text : "",
-		    m->name, m->about, NULL, dir);
+		rc = home_join_in(err, rs->home, args->text != NULL ?
+		    args->text : "", args->name, args->about, NULL, dir);
 	else
-		rc = home_create(err, rs->home, m->name, m->about, m->text, NULL,
-		    rs->quic, &invite);
+		rc = home_create(err, rs->home, args->name, args->about,
+		    args->text, NULL, rs->quic, &invite);
 	if (rc == -1) {
 		node_msg_fail(m, rs->out, errno == EEXIST ? 409 : 400, "%s", err);
 		return;
@@ -426,7 +452,7 @@ roomset_leave(struct roomset *rs, struct node_msg *m)
 	strcpy(id, r->id);
 	snprintf(dir, sizeof(dir), "%s", r->dir);
 	roomset_drop(rs, r);
-	rc = home_leave(err, rs->home, dir, m->limit == 1, aside);
+	rc = home_leave(err, rs->home, dir, node_args_leave(m)->delete, aside);
 	if (strcmp(rs->dflt, id) == 0 || (rs->nrooms <= 1 && rs->dflt[0] != '\0')) {
 		rs->dflt[0] = '\0';
 		if (roomset_default_save(err, rs) == -1)
@@ -482,7 +508,8 @@ static void
 roomset_rename(struct roomset *rs, struct node_msg *m)
 {
 	char err[PAPO_ERR_LEN], was[PAPO_NAME_MAX + 1];
-	const char *name = m->to != NULL ? m->to : "";
+	const char *name = node_args_member(m)->name != NULL ?
+	    node_args_member(m)->name : "";
 	struct node_room *one = NULL;
 	cJSON *o, *arr;
 
@@ -559,67 +586,106 @@ roomset_give_invite(struct roomset *rs, struct node_msg *m)
 }
 
 /*
- * A search of every room: room "*", or no room named where several are
- * and none is the default (what else could it mean).  Answers m and
- * returns 1; 0 for a search of one room.
+ * NODE_SEARCH: of every room when room is "*", or when none is named
+ * where several are and none is the default (what else could it mean);
+ * else of the one named.
  */
-static int
-roomset_search_every(struct roomset *rs, struct node_msg *m)
+static void
+roomset_search(struct roomset *rs, struct node_msg *m)
 {
 	struct room *rooms[PAPO_ROOMS_MAX];
+	struct node_room *r;
 	int every = m->room != NULL && strcmp(m->room, "*") == 0;
 
 	if (!every && (m->room == NULL || m->room[0] == '\0') &&
 	    rs->nrooms > 1 && roomset_default(rs) == NULL)
 		every = 1;
-	if (!every)
-		return 0;
+	if (!every) {
+		if ((r = roomset_find(rs, m)) != NULL) {
+			snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
+			room_search(r->room, m);
+		}
+		return;
+	}
 	if (rs->nrooms == 0) {
 		node_msg_fail(m, rs->out, 404, "this daemon is in no room yet: join one "
 		    "with 'papo join INVITE' or make one with 'papo new'");
-		return 1;
+		return;
 	}
 	for (size_t i = 0; i < rs->nrooms; i++)
 		rooms[i] = rs->rooms[i]->room;
-	rooms_search(rooms, rs->nrooms, m);
-	return 1;
+	room_search_all(rooms, rs->nrooms, m);
+}
+
+/* NODE_ROOMS: the list of rooms. */
+static void
+roomset_list(struct roomset *rs, struct node_msg *m)
+{
+	if ((m->json = roomset_json(rs)) == NULL)
+		node_msg_fail(m, rs->out, 500, "out of memory");
+	else
+		chan_push(rs->out, &m->link);
+}
+
+/* NODE_BLOB_ADD: the file is read by the worker thread (blobs.h), never
+ * the loop: a file of gigabytes is hashed and sealed whole. */
+static void
+roomset_blob_add(struct roomset *rs, struct node_msg *m)
+{
+	struct node_room *r = roomset_find(rs, m);
+
+	if (r == NULL)
+		return;
+	snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
+	if (blobwork_add(rs->work, m, r->dir, rs->settings->files_quota) == -1)
+		node_msg_fail(m, rs->out, 500, "cannot start sharing the "
+		    "file: %s", strerror(errno));
 }
 
 /*
- * A request about the set of rooms (NODE_ROOMS, NODE_JOIN, NODE_CREATE,
- * NODE_LEAVE, NODE_DEFAULT, NODE_INVITE, NODE_RENAME, a search of every
- * room): answered, and 1; 0 for a request to one room.
+ * Who takes each request, by its kind: the set of rooms (set), or the
+ * one room it names (room: found first, its id set on the answer; a
+ * part of the room, node/room/).  A kind with neither is not a request.
+ * What each kind's arguments are and own is msg.h's and msg.c's.
  */
-int
+static const struct request_desc {
+	void (*set)(struct roomset *rs, struct node_msg *m);
+	void (*room)(struct room *room, struct node_msg *m);
+} requests[NODE_KIND_END] = {
+	[NODE_SEND] = { .room = deliver_send },
+	[NODE_STATUS] = { .room = room_status },
+	[NODE_HISTORY] = { .room = deliver_history },
+	[NODE_READ] = { .room = deliver_read },
+	[NODE_ADMIN] = { .room = role_request_admin },
+	[NODE_ROTATE] = { .room = epoch_request_rotate },
+	[NODE_REMOVE] = { .room = epoch_request_rotate },
+	[NODE_BLOB] = { .room = files_request },
+	[NODE_FETCH] = { .room = files_request },
+	[NODE_SEARCH] = { .set = roomset_search },
+	[NODE_ROOMS] = { .set = roomset_list },
+	[NODE_JOIN] = { .set = roomset_add },
+	[NODE_CREATE] = { .set = roomset_add },
+	[NODE_LEAVE] = { .set = roomset_leave },
+	[NODE_DEFAULT] = { .set = roomset_set_default },
+	[NODE_INVITE] = { .set = roomset_give_invite },
+	[NODE_RENAME] = { .set = roomset_rename },
+	[NODE_BLOB_ADD] = { .set = roomset_blob_add },
+};
+
+void
 roomset_request(struct roomset *rs, struct node_msg *m)
 {
-	switch (m->kind) {
-	case NODE_ROOMS:
-		if ((m->json = roomset_json(rs)) == NULL)
-			node_msg_fail(m, rs->out, 500, "out of memory");
-		else
-			chan_push(rs->out, &m->link);
-		return 1;
-	case NODE_JOIN:
-	case NODE_CREATE:
-		roomset_add(rs, m);
-		return 1;
-	case NODE_LEAVE:
-		roomset_leave(rs, m);
-		return 1;
-	case NODE_DEFAULT:
-		roomset_set_default(rs, m);
-		return 1;
-	case NODE_INVITE:
-		roomset_give_invite(rs, m);
-		return 1;
-	case NODE_RENAME:
-		roomset_rename(rs, m);
-		return 1;
-	case NODE_SEARCH:
-		return roomset_search_every(rs, m);
-	default:
-		return 0;
+	const struct request_desc *d = m->kind > 0 && m->kind < NODE_KIND_END ?
+	    &requests[m->kind] : NULL;
+	struct node_room *r;
+
+	if (d != NULL && d->set != NULL)
+		d->set(rs, m);
+	else if (d == NULL || d->room == NULL)
+		node_msg_fail(m, rs->out, 400, "not a request");
+	else if ((r = roomset_find(rs, m)) != NULL) {
+		snprintf(m->room_id, sizeof(m->room_id), "%s", r->id);
+		d->room(r->room, m);
 	}
 }
 

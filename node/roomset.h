@@ -16,6 +16,7 @@
 #include "node/wire/invite.h"
 
 struct roomset;
+struct blobwork;
 
 /* One room the node holds: its folder and files, its keys, and the room
  * itself (node/room/room.h) once started. */
@@ -47,6 +48,7 @@ struct roomset {
 	struct invite_relay relay;
 	const char *relay_from;
 	int relay_share;                  /* invites carry the relay */
+	struct blobwork *work;            /* adds shared files (blobs.h) */
 };
 
 /* Loads the rooms of home not held yet (all of them at start; later the
@@ -64,10 +66,11 @@ struct node_room *roomset_default(const struct roomset *rs);
 /* The room m names (m->room: an id, a name, the start of an id; NULL or
  * "": the default); NULL with m answered otherwise. */
 struct node_room *roomset_find(struct roomset *rs, struct node_msg *m);
-/* A request about the set (list, join, make, leave, default, invite,
- * rename, a search of every room): answered, and 1; 0 when it is one
- * room's. */
-int roomset_request(struct roomset *rs, struct node_msg *m);
+/* Takes any request, by its kind (roomset.c's table of requests): the
+ * set's own (list, join, make, leave, default, invite, rename, search,
+ * add a file) or one room's, handed to its part; m is answered on out,
+ * now or later. */
+void roomset_request(struct roomset *rs, struct node_msg *m);
 /* Tells the program the rooms changed (NODE_EV_ROOMS). */
 void roomset_changed(struct roomset *rs);
 /* The room's events, on their way out (room_env's emit). */

@@ -90,7 +90,7 @@ nodes_history_has(struct node *n, const char *text, int ms)
 		cJSON *h, *m;
 		int found = 0;
 
-		q->limit = 100;
+		node_args_history(q)->limit = 100;
 		h = nodes_request(n, q, 5000);
 		cJSON_ArrayForEach(m, cJSON_GetObjectItem(h, "messages"))
 			if (strcmp(cJSON_GetObjectItem(m, "text")->valuestring,

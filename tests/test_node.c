@@ -41,7 +41,7 @@ main(void)
 
 	/* A message from ana is delivered to bo. */
 	req = node_msg_new(NODE_SEND);
-	req->text = strdup("hello bo");
+	node_args_send(req)->text = strdup("hello bo");
 	r = nodes_request(a, req, 12000);
 	CHECK(r != NULL);
 	CHECK_EQ_STR(cJSON_GetObjectItem(r, "state")->valuestring, "delivered");
@@ -58,7 +58,7 @@ main(void)
 	CHECK(nodes_shown_as(c, "ana", 1, 15000));
 	CHECK(nodes_shown_as(a, "cy", 1, 15000));
 	req = node_msg_new(NODE_SEND);
-	req->text = strdup("hello everyone");
+	node_args_send(req)->text = strdup("hello everyone");
 	r = nodes_request(a, req, 12000);
 	CHECK(r != NULL && strcmp(cJSON_GetObjectItem(r, "state")->valuestring,
 	    "delivered") == 0);
@@ -70,8 +70,8 @@ main(void)
 
 	/* Directed to a name nobody has: the error lists the members. */
 	req = node_msg_new(NODE_SEND);
-	req->text = strdup("x");
-	req->to = strdup("zed");
+	node_args_send(req)->text = strdup("x");
+	node_args_send(req)->to = strdup("zed");
 	node_submit(a, req);
 	req = nodes_wait(a, NODE_SEND, 5000);
 	CHECK(req != NULL && req->code == 404 && strstr(req->err, "bo") != NULL);

@@ -416,7 +416,7 @@ main(void)
 	{
 		struct node_msg *q = node_msg_new(NODE_ADMIN), *a;
 
-		q->to = strdup("mal");
+		node_args_member(q)->name = strdup("mal");
 		node_submit(ana, q);
 		a = nodes_wait(ana, NODE_ADMIN, 5000);
 		CHECK(a != NULL && a->code == 0);

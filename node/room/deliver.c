@@ -67,9 +67,9 @@ deliver_damped(struct room *room, struct node_msg *req, const uint8_t *other)
 	char why[PAPO_ERR_LEN], conf[32], nb[16];
 	unsigned retry;
 
-	if (req->person || other == NULL || memcmp(other, room->env.me->pk,
-	    PAPO_KEY_LEN) == 0 || (retry = limit_damp_check(room->limit,
-	    room->env.me->pk, other,
+	if (node_args_send(req)->person || other == NULL ||
+	    memcmp(other, room->env.me->pk, PAPO_KEY_LEN) == 0 ||
+	    (retry = limit_damp_check(room->limit, room->env.me->pk, other,
 	    loop_wall_ms())) == 0)
 		return 0;
 	limit_damp_conf(room->limit, &d);
@@ -168,7 +168,7 @@ deliver_fits(struct room *room, struct node_msg *req, const struct frame *f,
 	if (ok)
 		return 1;
 	for (size_t i = 0; i < len; i++)
-		ctl += (unsigned char)req->text[i] < 0x20;
+		ctl += (unsigned char)node_args_send(req)->text[i] < 0x20;
 	req->code = 413;
 	snprintf(req->err, sizeof(req->err), "text is %zu bytes, but written "
 	    "out (%zu control characters as 6-byte \\u escapes, quotes and "
@@ -214,13 +214,14 @@ deliver_stored(struct room *room, const struct frame_msg *m)
 
 /*
  * A private message's body (node/wire/private.h): the inner body (the
- * text and its files' lines, in req->text) sealed to to, which takes
- * req->text's place.  0, or -1 with req answered.
+ * text and its files' lines, in the send's text) sealed to to, which
+ * takes the text's place.  0, or -1 with req answered.
  */
 static int
 deliver_seal(struct room *room, struct node_msg *req, struct frame_msg *m,
     const struct member *to, size_t *len)
 {
+	struct node_send_args *args = node_args_send(req);
 	struct buf b;
 	enum priv_err e;
 
@@ -247,15 +248,15 @@ deliver_seal(struct room *room, struct node_msg *req, struct frame_msg *m,
 	}
 	buf_init(&b, PAPO_BODY_MAX + 1);
 	if ((e = priv_seal(&b, room->env.me, to->id, room->env.keys->id, m->id,
-	    req->text, *len)) != PRIV_OK || buf_add(&b, "", 1) == -1) {
+	    args->text, *len)) != PRIV_OK || buf_add(&b, "", 1) == -1) {
 		buf_free(&b);
 		room_fail(room, req, 500, "cannot seal the message: %s",
 		    priv_strerror(e));
 		return -1;
 	}
-	sodium_memzero(req->text, *len);
-	free(req->text);
-	req->text = (char *)b.p;
+	sodium_memzero(args->text, *len);
+	free(args->text);
+	args->text = (char *)b.p;
 	*len = b.len - 1;
 	return 0;
 }
@@ -263,11 +264,12 @@ deliver_seal(struct room *room, struct node_msg *req, struct frame_msg *m,
 void
 deliver_send(struct room *room, struct node_msg *req)
 {
+	struct node_send_args *args = node_args_send(req);
 	struct frame f;
 	struct frame_msg *m = &f.u.msg;
 	struct member *to = NULL;
 	struct outmsg *o;
-	size_t len = req->text != NULL ? strlen(req->text) : 0;
+	size_t len = args->text != NULL ? strlen(args->text) : 0;
 	char list[PAPO_ERR_LEN / 2], nb[16];
 	uint8_t answered[PAPO_KEY_LEN];
 	int amb, has_answered = 0;
@@ -277,7 +279,7 @@ deliver_send(struct room *room, struct node_msg *req)
 		    "the room: nothing it writes reaches anyone");
 		return;
 	}
-	if ((req->text == NULL || len == 0) && req->files == NULL) {
+	if ((args->text == NULL || len == 0) && args->files == NULL) {
 		room_fail(room, req, 400, "text is empty");
 		return;
 	}
@@ -286,24 +288,24 @@ deliver_send(struct room *room, struct node_msg *req)
 		    "are allowed", len, PAPO_BODY_MAX, PAPO_BODY_MAX / 1024);
 		return;
 	}
-	if (len > 0 && !utf8_valid(req->text, len)) {
+	if (len > 0 && !utf8_valid(args->text, len)) {
 		room_fail(room, req, 400, "text is not valid UTF-8");
 		return;
 	}
 	if (files_text_check(room, req) == -1)
 		return;     /* text forging a file's line */
 	/* Files: the body is the text and the lines naming them
-	 * (attach.h), which takes req->text's place. */
-	if (req->files != NULL) {
+	 * (attach.h), which takes the text's place. */
+	if (args->files != NULL) {
 		char *body;
 
 		if (files_body(room, req, &body, &len) == -1)
 			return;
-		free(req->text);
-		req->text = body;
+		free(args->text);
+		args->text = body;
 	}
-	if (req->to != NULL && req->to[0] != '\0' &&
-	    (to = member_lookup(room, req->to, &amb)) == NULL) {
+	if (args->to != NULL && args->to[0] != '\0' &&
+	    (to = member_lookup(room, args->to, &amb)) == NULL) {
 		size_t off = 0;
 
 		list[0] = '\0';
@@ -313,7 +315,7 @@ deliver_send(struct room *room, struct node_msg *req)
 		req->code = 404;
 		snprintf(req->err, sizeof(req->err), "%s '%s'; the members are: "
 		    "%s", amb ? "more than one member is named" :
-		    "no member is named", req->to, off ? list : "(none yet)");
+		    "no member is named", args->to, off ? list : "(none yet)");
 		room->env.emit(room->env.arg, req);
 		return;
 	}
@@ -322,10 +324,10 @@ deliver_send(struct room *room, struct node_msg *req)
 	sec_msgid_new(m->id);
 	strcpy(m->name, room->env.room->me);
 	m->ts = loop_wall_ms();
-	m->body = req->text;
+	m->body = args->text;
 	m->body_len = len;
-	m->person = req->person;
-	if (to == NULL && req->private) {
+	m->person = args->person;
+	if (to == NULL && args->private) {
 		room_fail(room, req, 400, "a private message needs an addressee "
 		    "(to)");
 		return;
@@ -333,19 +335,19 @@ deliver_send(struct room *room, struct node_msg *req)
 	if (to != NULL) {
 		m->has_to = 1;
 		memcpy(m->to, to->id, PAPO_KEY_LEN);
-		if (req->private && deliver_seal(room, req, m, to, &len) == -1)
+		if (args->private && deliver_seal(room, req, m, to, &len) == -1)
 			return;
-		m->body = req->text;
+		m->body = args->text;
 		m->body_len = len;
 	}
-	if (req->reply_to[0] != '\0') {
-		if (!sec_msgid_valid(req->reply_to, NULL)) {
+	if (args->reply_to[0] != '\0') {
+		if (!sec_msgid_valid(args->reply_to, NULL)) {
 			room_fail(room, req, 400, "reply_to '%s' is not a message id",
-			    req->reply_to);
+			    args->reply_to);
 			return;
 		}
 		m->has_reply_to = 1;
-		strcpy(m->reply_to, req->reply_to);
+		strcpy(m->reply_to, args->reply_to);
 		has_answered = deliver_author_of(room, m->reply_to, answered) == 0;
 	}
 	if (frame_msg_sign(m, room->env.keys, room->env.me) == -1) {
@@ -384,7 +386,7 @@ deliver_send(struct room *room, struct node_msg *req)
 		room_fail(room, req, 500, "out of memory");
 		return;
 	}
-	if (req->files != NULL) {
+	if (args->files != NULL) {
 		/* The answer names the files as the message does. */
 		cJSON *tmp = cJSON_CreateObject();
 		struct frame_msg view;
@@ -408,10 +410,10 @@ deliver_send(struct room *room, struct node_msg *req)
 	o->req = req;
 	/* A person's message (the dashboard, the API) ends our exchanges; an
 	 * agent's answer counts toward one. */
-	if (req->person)
+	if (args->person)
 		limit_damp_person(room->limit, room->env.me->pk, UINT64_MAX);
-	limit_damp_note(room->limit, room->env.me->pk, has_answered && !req->person ?
-	    answered : NULL, m->ts);
+	limit_damp_note(room->limit, room->env.me->pk,
+	    has_answered && !args->person ? answered : NULL, m->ts);
 	members_flood(room, &f, NULL);
 	room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, m));
 	/* Nobody to hear it now: say queued at once rather than in 8 s. */
@@ -419,7 +421,7 @@ deliver_send(struct room *room, struct node_msg *req)
 		outmsg_answer(room, o);
 	else
 		loop_timer_set(o->timer, loop_now_ns() + ACK_TIMEOUT_NS);
-	m->body = NULL;   /* req->text, freed with req */
+	m->body = NULL;   /* args->text, freed with req */
 }
 
 /* Frames received. */

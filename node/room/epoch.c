@@ -614,12 +614,18 @@ static void
 epoch_shut_out(struct room *room, const char *why)
 {
 	struct node_msg *ev;
+	cJSON *o;
 
 	if (room->epochs->shut_out != NULL)
 		return;
 	room->epochs->shut_out = strdup(why);
-	if ((ev = node_msg_new(NODE_EV_REFUSED)) != NULL &&
-	    (ev->text = strdup(why)) != NULL)
+	if ((ev = node_msg_new(NODE_EV_REFUSED)) == NULL)
+		return;
+	o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "error", why);
+	ev->json = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	if (ev->json != NULL)
 		room->env.emit(room->env.arg, ev);
 	else
 		node_msg_free(ev);
@@ -852,11 +858,13 @@ epoch_request_rotate(struct room *room, struct node_msg *req)
 		return;
 	}
 	if (remove) {
-		if (req->to == NULL || (gone = member_lookup(room, req->to,
+		const char *name = node_args_member(req)->name;
+
+		if (name == NULL || (gone = member_lookup(room, name,
 		    &ambiguous)) == NULL) {
 			room_fail(room, req, 404, ambiguous ? "more than one "
 			    "member is called %s: give its id" : "no member "
-			    "called %s", req->to != NULL ? req->to : "");
+			    "called %s", name != NULL ? name : "");
 			return;
 		}
 		if (role_owner(room) != NULL &&

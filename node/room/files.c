@@ -2,8 +2,8 @@
  * files.c: a room's shared files, its face (files.h; docs/FILES.md): the
  * store in the room's folder, the body of a message naming files, what
  * the messages stored name (REF.meta), the files fetched at once, the
- * state JSON, the requests, retention.  fetch.c moves the chunks.  Node
- * thread.
+ * state JSON, the requests, retention.  files_bulk.c and its siblings
+ * move the chunks.  Node thread.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,15 +101,16 @@ files_entry(struct room *room, struct node_msg *req, const cJSON *e,
 int
 files_body(struct room *room, struct node_msg *req, char **body, size_t *len)
 {
+	struct node_send_args *args = node_args_send(req);
 	struct attach *v = NULL;
 	cJSON *list = NULL;
 	const cJSON *e;
-	size_t n = 0, tlen = req->text != NULL ? strlen(req->text) : 0;
+	size_t n = 0, tlen = args->text != NULL ? strlen(args->text) : 0;
 	struct buf b;
 	int rc = -1;
 
 	buf_init(&b, PAPO_BODY_MAX + 1);
-	if ((list = cJSON_Parse(req->files)) == NULL || !cJSON_IsArray(list)) {
+	if ((list = cJSON_Parse(args->files)) == NULL || !cJSON_IsArray(list)) {
 		room_fail(room, req, 400, "files is not a JSON array");
 		goto out;
 	}
@@ -125,7 +126,7 @@ files_body(struct room *room, struct node_msg *req, char **body, size_t *len)
 	cJSON_ArrayForEach(e, list)
 		if (files_entry(room, req, e, &v[n++]) == -1)
 			goto out;
-	if (attach_format(&b, req->text != NULL ? req->text : "", tlen, v,
+	if (attach_format(&b, args->text != NULL ? args->text : "", tlen, v,
 	    n) == -1 || b.len > PAPO_BODY_MAX) {
 		room_fail(room, req, 413, "the text and the files' names "
 		    "pass the %d KiB a message may hold", PAPO_BODY_MAX / 1024);
@@ -203,16 +204,17 @@ files_on_msg(struct room *room, const struct frame_msg *m)
 int
 files_text_check(struct room *room, struct node_msg *req)
 {
+	struct node_send_args *args = node_args_send(req);
 	struct attach *v;
 	size_t tlen, n;
 
-	if (req->files != NULL || req->text == NULL)
+	if (args->files != NULL || args->text == NULL)
 		return 0;
 	if ((v = malloc(sizeof(*v))) == NULL) {
 		room_fail(room, req, 500, "out of memory");
 		return -1;
 	}
-	n = attach_parse(req->text, strlen(req->text), v, 1, &tlen);
+	n = attach_parse(args->text, strlen(args->text), v, 1, &tlen);
 	sodium_memzero(v, sizeof(*v));
 	free(v);
 	if (n == 0)
@@ -256,14 +258,15 @@ files_msg_json(struct room *room, const struct frame_msg *m, cJSON *o)
 void
 files_request(struct room *room, struct node_msg *req)
 {
+	struct node_blob_args *args = node_args_blob(req);
 	char err[PAPO_ERR_LEN];
 	struct attach a;
 	cJSON *o;
 
-	if (req->text == NULL || blob_meta_load(err, room->files->bs, req->text,
+	if (args->ref == NULL || blob_meta_load(err, room->files->bs, args->ref,
 	    &a) == -1) {
 		room_fail(room, req, 404, "no message in this room names file %s",
-		    req->text != NULL ? req->text : "(none)");
+		    args->ref != NULL ? args->ref : "(none)");
 		return;
 	}
 	if (req->kind == NODE_FETCH && fetch_start(room, &a, NULL, 0, err) ==

@@ -3,7 +3,8 @@
  * store (node/store/blob.h) in the room's folder, the files its messages
  * name (node/wire/attach.h), the requests about them (NODE_BLOB,
  * NODE_FETCH), their state as JSON, the files fetched at once, and
- * retention.  files.c is its face; fetch.c moves the chunks between
+ * retention.  files.c is its face; files_bulk.c and its siblings
+ * (files_fetch.c, files_sched.c, files_serve.c) move the chunks between
  * members (node/wire/xfer.h) on the connections' bulk streams.  Node
  * thread.  In the room's order, below history and above receipt.
  */

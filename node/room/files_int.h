@@ -1,10 +1,14 @@
 /*
- * files_int.h: what files.c and fetch.c share (files.h): the part's
+ * files_int.h: what files.c and the fetch's files (files_fetch.c,
+ * files_sched.c, files_serve.c, files_bulk.c) share (files.h): the part's
  * state, the fetches under way, what is queued to serve.  Node thread.
  */
 #ifndef PAPO_FILES_INT_H
 #define PAPO_FILES_INT_H
 
+#include <string.h>
+
+#include "lib/b32.h"
 #include "node/room/files.h"
 #include "node/store/blob.h"
 #include "node/wire/xfer.h"
@@ -124,7 +128,9 @@ struct files {
 	uint64_t skip_logged;    /* monotonic ns */
 };
 
-/* fetch.c */
+/* The fetch: files_bulk.c (start, the tick, a hello, bulk frames, a
+ * closed link), files_fetch.c (find, forget, state), files_serve.c
+ * (pump). */
 /* Starts fetching a (its REF.meta saved), shared by author (NULL:
  * unknown), because a message named it (by_msg) or someone asked, or
  * asks again (a failed fetch tried anew); 0, or -1 with err. */
@@ -146,5 +152,95 @@ void fetch_hello(struct room *room, struct member *m);
 void fetch_bulk(struct room *room, struct link *l, const uint8_t *p, size_t n);
 void fetch_pump_serve(struct room *room);
 void fetch_link_closed(struct room *room, struct link *l);
+
+/* The fetch's parts share these (files_fetch.c unless said). */
+struct member;
+struct quic_conn;
+
+static inline int
+fetch_bit(const uint8_t *b, uint32_t i)
+{
+	return b[i / 8] >> (i % 8) & 1;
+}
+
+static inline void
+fetch_bit_set(uint8_t *b, uint32_t i, int v)
+{
+	if (v)
+		b[i / 8] |= (uint8_t)(1u << (i % 8));
+	else
+		b[i / 8] &= (uint8_t)~(1u << (i % 8));
+}
+
+static inline void
+fetch_root_ref(const uint8_t root[PAPO_KEY_LEN], char ref[BLOB_REF_LEN + 1])
+{
+	b32_encode(root, PAPO_KEY_LEN, ref);
+}
+
+static inline int
+fetch_ref_root(const char *ref, uint8_t root[PAPO_KEY_LEN])
+{
+	size_t bad;
+
+	return strlen(ref) == BLOB_REF_LEN && b32_decode(ref, BLOB_REF_LEN,
+	    root, PAPO_KEY_LEN, &bad) == (long)PAPO_KEY_LEN ? 0 : -1;
+}
+
+static inline size_t
+fetch_bits_len(uint32_t n)
+{
+	return n / 8 + 1;
+}
+
+/* m's connection when it speaks version 4 (has a bulk stream), else
+ * NULL. */
+struct quic_conn *fetch_bulk_conn(const struct member *m);
+/* Sends x on the bulk stream of member id: 0, or -1. */
+int fetch_send(struct room *room, const uint8_t id[PAPO_KEY_LEN],
+    const struct xfer *x);
+struct fetch *fetch_by_root(const struct room *room,
+    const uint8_t root[PAPO_KEY_LEN]);
+struct holder *fetch_holder_find(struct fetch *f,
+    const uint8_t id[PAPO_KEY_LEN]);
+/* The holder id, added if new: NULL when out of memory. */
+struct holder *fetch_holder_get(struct fetch *f,
+    const uint8_t id[PAPO_KEY_LEN]);
+/* Tells the program f's state (NODE_EV_BLOB), now. */
+void fetch_event(struct room *room, struct fetch *f);
+/* Gives back the chunk asked at slot k; every chunk asked of h, or only
+ * chunk i of it (all 0). */
+void fetch_asked_release(struct fetch *f, size_t k);
+void fetch_asked_release_holder(struct fetch *f, struct holder *h, int all,
+    uint32_t i);
+void fetch_unlink(struct room *room, struct fetch *f);
+/* f failed for why; e the errno of our disk's refusal (0: another
+ * reason). */
+void fetch_fail(struct room *room, struct fetch *f, const char *why, int e);
+/* HAVE of chunk i (or of everything we hold, i = UINT32_MAX) to id. */
+void fetch_have_send(struct room *room, struct fetch *f,
+    const uint8_t id[PAPO_KEY_LEN], uint32_t i);
+int fetch_commit(struct room *room, struct fetch *f);
+uint64_t fetch_unoffered_ns(void);
+void fetch_drop(struct room *room, struct fetch *f);
+void fetch_done(struct room *room, struct fetch *f);
+/* Asks id about the file (the leaves too while we lack them); asks
+ * every member online, the author first. */
+void fetch_ask(struct room *room, struct fetch *f,
+    const uint8_t id[PAPO_KEY_LEN]);
+void fetch_ask_all(struct room *room, struct fetch *f, const uint8_t *author);
+int fetch_resume(struct room *room, struct fetch *f);
+void fetch_reload(struct room *room, struct fetch *f);
+/* files_sched.c: asks the chunks f lacks of its holders, as their
+ * windows allow; waits when nobody online holds them. */
+void fetch_schedule(struct room *room, struct fetch *f);
+/* files_serve.c: whether chunk i of ref is stored here; queued to send
+ * to a member; what is queued for to dropped (of root, or of every
+ * file: root NULL). */
+int fetch_serve_has(struct room *room, const char *ref, uint32_t i);
+void fetch_serve_queue(struct room *room, const uint8_t to[PAPO_KEY_LEN],
+    const uint8_t root[PAPO_KEY_LEN], uint32_t i);
+void fetch_serve_drop(struct room *room, const uint8_t to[PAPO_KEY_LEN],
+    const uint8_t *root);
 
 #endif

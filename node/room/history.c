@@ -192,7 +192,7 @@ history_failed(struct room *room, struct node_msg *req, struct frame_msg *v)
 }
 
 /*
- * History after a message (req->after_set), and the messages req->text
+ * History after a message (after_set), and the messages ids
  * names: what an agent was not given before its daemon stopped, to give
  * it now (server/mcp/mcp_deliver.c).
  * Own messages are left out; "last" is the log's newest message of any
@@ -201,8 +201,9 @@ history_failed(struct room *room, struct node_msg *req, struct frame_msg *v)
 static void
 deliver_after(struct room *room, struct node_msg *req)
 {
-	size_t limit = req->limit == 0 || req->limit > HISTORY_MAX ?
-	    HISTORY_MAX : req->limit, more;
+	struct node_history_args *args = node_args_history(req);
+	size_t limit = args->limit == 0 || args->limit > HISTORY_MAX ?
+	    HISTORY_MAX : args->limit, more;
 	struct frame_msg *v = calloc(limit, sizeof(*v));
 	char last[PAPO_MSGID_LEN + 1];
 	cJSON *o, *arr;
@@ -212,7 +213,7 @@ deliver_after(struct room *room, struct node_msg *req)
 		room_fail(room, req, 500, "out of memory");
 		return;
 	}
-	n = store_after(room->env.store, req->after[0] != '\0' ? req->after :
+	n = store_after(room->env.store, args->after[0] != '\0' ? args->after :
 	    NULL, limit, v, &more, last);
 	if (n < 0) {
 		history_failed(room, req, v);
@@ -220,10 +221,10 @@ deliver_after(struct room *room, struct node_msg *req)
 	}
 	o = cJSON_CreateObject();
 	arr = cJSON_AddArrayToObject(o, "messages");
-	/* First the ids asked for by name (req->text: "ID ID ..."), older
+	/* First the ids asked for by name (args->ids: "ID ID ..."), older
 	 * than after: what an agent had not been given. */
-	for (char *save = NULL, *id = req->text != NULL ?
-	    strtok_r(req->text, " ", &save) : NULL; id != NULL;
+	for (char *save = NULL, *id = args->ids != NULL ?
+	    strtok_r(args->ids, " ", &save) : NULL; id != NULL;
 	    id = strtok_r(NULL, " ", &save)) {
 		struct frame_msg one;
 
@@ -250,7 +251,8 @@ deliver_after(struct room *room, struct node_msg *req)
 void
 deliver_history(struct room *room, struct node_msg *req)
 {
-	size_t limit = req->limit == 0 ? 20 : req->limit;
+	struct node_history_args *args = node_args_history(req);
+	size_t limit = args->limit == 0 ? 20 : args->limit;
 	struct store_query q;
 	struct store_cursor next;
 	struct frame_msg *v = NULL;
@@ -259,18 +261,20 @@ deliver_history(struct room *room, struct node_msg *req)
 	cJSON *o, *arr, *ret;
 	long n;
 
-	if (req->after_set) {
+	if (args->after_set) {
 		deliver_after(room, req);
 		return;
 	}
 	if (limit > HISTORY_MAX)
 		limit = HISTORY_MAX;
 	memset(&q, 0, sizeof(q));
-	if (req->from != NULL && req->from[0] != '\0') {
-		if (strcmp(req->from, room->env.room->me) == 0)
+	if (args->from != NULL && args->from[0] != '\0') {
+		if (strcmp(args->from, room->env.room->me) == 0)
 			q.from = room->env.me->pk;
-		else if ((from = member_lookup(room, req->from, &amb)) == NULL) {
-			room_fail(room, req, 404, "no member is named '%s'", req->from);
+		else if ((from = member_lookup(room, args->from, &amb)) ==
+		    NULL) {
+			room_fail(room, req, 404, "no member is named '%s'",
+			    args->from);
 			return;
 		} else
 			q.from = from->id;
@@ -281,14 +285,14 @@ deliver_history(struct room *room, struct node_msg *req)
 	}
 	q.n = limit;
 	q.bytes = HISTORY_BYTES;
-	q.before = req->before;
-	q.before_id = req->before_id;
-	q.since = req->since;
+	q.before = args->before;
+	q.before_id = args->before_id;
+	q.since = args->since;
 	n = store_history(room->env.store, &q, v, &next);
 	if (n < 0 && errno == EINVAL) {
 		free(v);
 		room_fail(room, req, 400, "before_id '%s' is not a message id",
-		    req->before_id);
+		    args->before_id);
 		return;
 	}
 	if (n < 0) {

@@ -114,10 +114,11 @@ deliver_ack(struct room *room, const struct frame_msg *m, enum ack_state state)
 void
 deliver_read(struct room *room, struct node_msg *req)
 {
+	struct node_read_args *args = node_args_read(req);
 	struct recent *r = recent(room);
 	char *save = NULL, *id;
 
-	for (id = req->text != NULL ? strtok_r(req->text, " ", &save) : NULL;
+	for (id = args->ids != NULL ? strtok_r(args->ids, " ", &save) : NULL;
 	    id != NULL; id = strtok_r(NULL, " ", &save)) {
 		struct frame_msg m;
 		uint64_t v;

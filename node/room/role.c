@@ -291,6 +291,7 @@ role_hello(const struct room *room, struct frame_hello *h)
 void
 role_request_admin(struct room *room, struct node_msg *req)
 {
+	struct node_member_args *args = node_args_member(req);
 	struct frame f;
 	struct member *m;
 	char nb[16];
@@ -304,11 +305,11 @@ role_request_admin(struct room *room, struct node_msg *req)
 		    "not known yet");
 		return;
 	}
-	if (req->to == NULL || (m = member_lookup(room, req->to,
+	if (args->name == NULL || (m = member_lookup(room, args->name,
 	    &ambiguous)) == NULL) {
 		room_fail(room, req, 404, ambiguous ? "more than one member is "
 		    "called %s: give its id" : "no member called %s",
-		    req->to != NULL ? req->to : "");
+		    args->name != NULL ? args->name : "");
 		return;
 	}
 	o = cJSON_CreateObject();

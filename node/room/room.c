@@ -5,9 +5,10 @@
  * hello and peers, keeps one connection per member, hands each frame
  * received to its part (member.c, dial.c and presence.c keep the
  * members, deliver.c and its parts the messages, role.c and epoch.c the
- * room's governance), answers status and passes the other requests
- * on, and is the glue to punch.c, beacon.c and reach.c.  It never
- * blocks: the only waits are loop timers.
+ * room's governance), answers status (the other requests go to their
+ * parts by node/roomset.c's table), and is the glue to punch.c,
+ * beacon.c and reach.c.  It never blocks: the only waits are loop
+ * timers.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -170,8 +171,8 @@ static status_part *const status_parts[] = {
 	files_status,               /* files */
 };
 
-static void
-room_do_status(struct room *room, struct node_msg *req)
+void
+room_status(struct room *room, struct node_msg *req)
 {
 	cJSON *o = cJSON_CreateObject();
 
@@ -207,48 +208,6 @@ room_summary(const struct room *room, cJSON *o)
 	for (size_t i = 0; i < sizeof(summary_parts) / sizeof(summary_parts[0]);
 	    i++)
 		summary_parts[i](room, o);
-}
-
-void
-rooms_search(struct room **rooms, size_t n, struct node_msg *m)
-{
-	room_search_all(rooms, n, m);
-}
-
-void
-room_request(struct room *room, struct node_msg *m)
-{
-	switch (m->kind) {
-	case NODE_SEND:
-		deliver_send(room, m);
-		break;
-	case NODE_STATUS:
-		room_do_status(room, m);
-		break;
-	case NODE_HISTORY:
-		deliver_history(room, m);
-		break;
-	case NODE_SEARCH:
-		room_search(room, m);
-		break;
-	case NODE_READ:
-		deliver_read(room, m);
-		break;
-	case NODE_ADMIN:
-		role_request_admin(room, m);
-		break;
-	case NODE_ROTATE:
-	case NODE_REMOVE:
-		epoch_request_rotate(room, m);
-		break;
-	case NODE_BLOB:
-	case NODE_FETCH:
-		files_request(room, m);
-		break;
-	default:
-		room_fail(room, m, 400, "not a request");
-		break;
-	}
 }
 
 /* Frames received. */

@@ -27,11 +27,10 @@ struct room *room_new(char err[PAPO_ERR_LEN], const struct room_env *env);
 /* Says bye to every member, closes the room's connections and leaves
  * its net; NULL is a no-op. */
 void room_free(struct room *room);
-/* Takes a request (send, status, history) and emits it back when done. */
-void room_request(struct room *room, struct node_msg *m);
-/* Takes m, a NODE_SEARCH of every room of rooms (n >= 1), and answers
- * it with their hits merged (search.c). */
-void rooms_search(struct room **rooms, size_t n, struct node_msg *m);
+/* Answers NODE_STATUS: the room, its members, this member as the net
+ * sees it.  The room's other requests go straight to their parts
+ * (node/roomset.c's table). */
+void room_status(struct room *room, struct node_msg *m);
 /* A room's line in the list of rooms: "members" (others, not removed),
  * "online", "messages" added to o. */
 struct cJSON;

@@ -104,6 +104,7 @@ struct search_part {
  * room goes first). */
 struct search_ask {
 	struct node_msg *req;
+	struct node_search_args *args;   /* req's */
 	void (*emit)(void *arg, struct node_msg *m);
 	void *arg;
 	int all;                 /* of several rooms: merged */
@@ -114,11 +115,11 @@ struct search_ask {
 };
 
 /*
- * The query req asks of p->room: 0; 1 when the room can have no hit (to
+ * The query args asks of p->room: 0; 1 when the room can have no hit (to
  * names nobody there); -1 with err and *code.
  */
 static int
-search_prepare(struct search_part *p, const struct node_msg *req,
+search_prepare(struct search_part *p, const struct node_search_args *args,
     char err[PAPO_ERR_LEN], int *code)
 {
 	struct ix_query *q = &p->q;
@@ -126,39 +127,39 @@ search_prepare(struct search_part *p, const struct node_msg *req,
 
 	*code = 400;
 	memset(q, 0, sizeof(*q));
-	q->text = req->text;
-	q->limit = req->limit == 0 ? SEARCH_DEFAULT : req->limit;
+	q->text = args->text;
+	q->limit = args->limit == 0 ? SEARCH_DEFAULT : args->limit;
 	if (q->limit > IX_LIMIT_MAX)
 		q->limit = IX_LIMIT_MAX;
-	q->before = req->before;
-	if (req->before != 0 && req->before_id[0] != '\0')
-		q->before_id = req->before_id;
-	q->newest = req->in_time;
-	q->after = req->after_ts;
-	q->files = req->files_only;
-	if (req->thread[0] != '\0')
-		q->thread = req->thread;
-	if (cursor_parse(req->cursor, &q->offset) == -1) {
+	q->before = args->before;
+	if (args->before != 0 && args->before_id[0] != '\0')
+		q->before_id = args->before_id;
+	q->newest = args->in_time;
+	q->after = args->after_ts;
+	q->files = args->files_only;
+	if (args->thread[0] != '\0')
+		q->thread = args->thread;
+	if (cursor_parse(args->cursor, &q->offset) == -1) {
 		err_set(err, "%s", "cursor must be the \"next\" of the page "
 		    "before, as it was given");
 		return -1;
 	}
 	/* An author no longer met (a member who left, or one of a log
 	 * this member was given) is found by the name its messages bear. */
-	if (req->from != NULL && req->from[0] != '\0') {
-		if ((r = search_member(p->room, err, req->from, p->from)) == -1)
+	if (args->from != NULL && args->from[0] != '\0') {
+		if ((r = search_member(p->room, err, args->from, p->from)) == -1)
 			return -1;
 		if (r == 0)
 			q->from_id = p->from;
 		else
-			q->from_name = req->from;
+			q->from_name = args->from;
 	}
-	if (req->to != NULL && req->to[0] != '\0') {
-		if ((r = search_member(p->room, err, req->to, p->to)) == -1)
+	if (args->to != NULL && args->to[0] != '\0') {
+		if ((r = search_member(p->room, err, args->to, p->to)) == -1)
 			return -1;
 		if (r == 1) {
 			*code = 404;
-			err_set(err, "no member is named '%s'", req->to);
+			err_set(err, "no member is named '%s'", args->to);
 			return 1;
 		}
 		q->to_id = p->to;
@@ -260,22 +261,22 @@ search_earlier(cJSON *o, const struct ix_hit *oldest)
  * rooms holds it.  0, or -1 with err and *code 404.
  */
 static int
-search_before(struct room **rooms, size_t n, struct node_msg *req,
+search_before(struct room **rooms, size_t n, struct node_search_args *args,
     char err[PAPO_ERR_LEN], int *code)
 {
 	struct frame_msg m;
 
-	if (req->before_id[0] == '\0' || req->before != 0)
+	if (args->before_id[0] == '\0' || args->before != 0)
 		return 0;
 	for (size_t i = 0; i < n; i++)
-		if (store_get(rooms[i]->env.store, req->before_id, &m) == 0) {
-			req->before = m.ts;
+		if (store_get(rooms[i]->env.store, args->before_id, &m) == 0) {
+			args->before = m.ts;
 			frame_msg_clear(&m);
 			return 0;
 		}
 	*code = 404;
 	err_set(err, "no message %s here to page back from",
-	    req->before_id);
+	    args->before_id);
 	return -1;
 }
 
@@ -331,14 +332,14 @@ search_one(struct search_ask *a)
 	arr = cJSON_AddArrayToObject(o, "messages");
 	for (long i = 0; i < p->n; i++) {
 		/* In time, the newest found are given oldest first. */
-		long k = a->req->in_time ? p->n - 1 - i : i;
+		long k = a->args->in_time ? p->n - 1 - i : i;
 		cJSON *j = search_hit_json(p->room, &p->h[k], 0);
 
 		if (j != NULL)
 			cJSON_AddItemToArray(arr, j);
 	}
 	search_next(o, p->more, p->q.offset + (uint64_t)p->n);
-	if (a->req->in_time && p->more && p->n > 0)
+	if (a->args->in_time && p->more && p->n > 0)
 		search_earlier(o, &p->h[p->n - 1]);
 	search_end(a, o, 0, NULL);
 }
@@ -381,8 +382,9 @@ by_oldest(const void *a, const void *b)
  * are in all (of what the rooms gave).
  */
 static size_t
-search_merge(struct search_part *parts, size_t np, const struct node_msg *req,
-    uint64_t offset, size_t limit, cJSON *arr, struct ix_hit *oldest)
+search_merge(struct search_part *parts, size_t np,
+    const struct node_search_args *args, uint64_t offset, size_t limit,
+    cJSON *arr, struct ix_hit *oldest)
 {
 	struct search_ref *v;
 	size_t n = 0;
@@ -402,8 +404,8 @@ search_merge(struct search_part *parts, size_t np, const struct node_msg *req,
 			v[n].p = &parts[i];
 			v[n++].h = &parts[i].h[k];
 		}
-	order = req->in_time ? by_newest : req->text != NULL &&
-	    req->text[0] != '\0' && all ? by_rank : req->thread[0] != '\0' ?
+	order = args->in_time ? by_newest : args->text != NULL &&
+	    args->text[0] != '\0' && all ? by_rank : args->thread[0] != '\0' ?
 	    by_oldest : by_newest;
 	qsort(v, n, sizeof(*v), order);
 	for (size_t i = (size_t)offset; i < n && i < offset + limit; i++) {
@@ -412,7 +414,7 @@ search_merge(struct search_part *parts, size_t np, const struct node_msg *req,
 		if (j == NULL)
 			continue;
 		/* In time, the newest found are given oldest first. */
-		if (req->in_time)
+		if (args->in_time)
 			cJSON_InsertItemInArray(arr, 0, j);
 		else
 			cJSON_AddItemToArray(arr, j);
@@ -463,11 +465,11 @@ search_every(struct search_ask *a)
 		cJSON_AddItemToArray(off, u);
 	}
 	memset(&last, 0, sizeof(last));
-	n = search_merge(a->parts, a->np, a->req, a->offset, a->limit, arr,
+	n = search_merge(a->parts, a->np, a->args, a->offset, a->limit, arr,
 	    &last);
 	more = more || n > a->offset + a->limit;
 	search_next(o, more, a->offset + a->limit);
-	if (a->req->in_time && more && last.id[0] != '\0')
+	if (a->args->in_time && more && last.id[0] != '\0')
 		search_earlier(o, &last);
 	search_end(a, o, 0, NULL);
 }
@@ -500,6 +502,7 @@ search_ask_new(struct room *room, struct node_msg *req, size_t np)
 		return NULL;
 	}
 	a->req = req;
+	a->args = node_args_search(req);
 	a->emit = room->env.emit;
 	a->arg = room->env.arg;
 	a->np = np;
@@ -533,8 +536,8 @@ room_search(struct room *room, struct node_msg *req)
 	if ((a = search_ask_new(room, req, 1)) == NULL)
 		return;
 	a->parts[0].room = room;
-	if (search_before(&room, 1, req, err, &code) == -1 ||
-	    search_prepare(&a->parts[0], req, err, &code) != 0) {
+	if (search_before(&room, 1, a->args, err, &code) == -1 ||
+	    search_prepare(&a->parts[0], a->args, err, &code) != 0) {
 		free(a->parts);
 		free(a);
 		room_fail(room, req, code, "%s", err);
@@ -554,13 +557,13 @@ room_search_all(struct room **rooms, size_t nrooms, struct node_msg *req)
 	if ((a = search_ask_new(rooms[0], req, nrooms)) == NULL)
 		return;
 	a->all = 1;
-	if (search_before(rooms, nrooms, req, err, &code) == -1)
+	if (search_before(rooms, nrooms, a->args, err, &code) == -1)
 		goto fail;
 	for (size_t i = 0; i < nrooms; i++) {
 		struct search_part *p = &a->parts[np];
 
 		p->room = rooms[i];
-		if ((rc = search_prepare(p, req, err, &code)) == -1)
+		if ((rc = search_prepare(p, a->args, err, &code)) == -1)
 			goto fail;
 		if (rc == 1)
 			continue;
@@ -580,7 +583,8 @@ room_search_all(struct room **rooms, size_t nrooms, struct node_msg *req)
 	}
 	if (np == 0) {
 		code = 404;
-		err_set(err, "no member is named '%s' in any room", req->to);
+		err_set(err, "no member is named '%s' in any room",
+		    a->args->to);
 		goto fail;
 	}
 	a->np = np;

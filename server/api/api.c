@@ -135,6 +135,7 @@ api_history(struct http_req *r, void *node)
 	const char *bad, *limit, *before, *before_id, *since, *from, *html;
 	uint64_t n = API_HISTORY_DEFAULT, b = 0, s = 0;
 	char bid[PAPO_MSGID_LEN + 1] = "";
+	struct node_history_args *a;
 	struct node_msg *m;
 
 	/* A thread is a search (server/api/search.c). */
@@ -182,16 +183,17 @@ api_history(struct http_req *r, void *node)
 		return;
 	}
 	if ((m = node_msg_new(NODE_HISTORY)) == NULL ||
-	    (from != NULL && (m->from = strdup(from)) == NULL)) {
-		if (m != NULL)
-			node_msg_free(m);
+	    (from != NULL &&
+	    (node_args_history(m)->from = strdup(from)) == NULL)) {
+		node_msg_free(m);
 		http_reply_error(r, 500, "out of memory");
 		return;
 	}
-	m->limit = (size_t)n;
-	m->before = b;
-	memcpy(m->before_id, bid, sizeof(bid));
-	m->since = s;
+	a = node_args_history(m);
+	a->limit = (size_t)n;
+	a->before = b;
+	memcpy(a->before_id, bid, sizeof(bid));
+	a->since = s;
 	http_submit(r, node, m, html != NULL && strcmp(html, "1") == 0 ?
 	    api_done_html : api_done, NULL);
 }
@@ -351,14 +353,16 @@ api_send_parse(const char *body, size_t len, struct node_msg **out,
 		API_FAIL(400, "reply_to must be a message id: %d characters "
 		    "of a-z and 2-7", PAPO_MSGID_LEN);
 	if ((m = node_msg_new(NODE_SEND)) == NULL ||
-	    (m->text = strdup(text)) == NULL ||
-	    (to != NULL && (m->to = strdup(to)) == NULL))
+	    (node_args_send(m)->text = strdup(text)) == NULL ||
+	    (to != NULL && (node_args_send(m)->to = strdup(to)) == NULL))
 		API_FAIL(500, "out of memory");
 #undef API_FAIL
 	/* to alone is private; "public": true makes it the room's. */
-	m->private = to != NULL && to[0] != '\0' && !cJSON_IsTrue(f[4]);
-	memcpy(m->reply_to, reply_to, sizeof(reply_to));
-	if (files != NULL && (m->files = strdup(files)) == NULL) {
+	node_args_send(m)->private = to != NULL && to[0] != '\0' &&
+	    !cJSON_IsTrue(f[4]);
+	memcpy(node_args_send(m)->reply_to, reply_to, sizeof(reply_to));
+	if (files != NULL &&
+	    (node_args_send(m)->files = strdup(files)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		status = 500;
 		goto out;
@@ -391,7 +395,7 @@ api_send(struct http_req *r, void *node)
 	/* The API cannot tell a person from a script: whatever comes this
 	 * way (the dashboard, papo say, curl) counts as a person's word for
 	 * damping (docs/SECURITY.md). */
-	m->person = 1;
+	node_args_send(m)->person = 1;
 	http_submit(r, node, m, api_done, NULL);
 }
 
@@ -421,7 +425,7 @@ api_member_request(struct http_req *r, void *node, enum node_kind kind,
 		return;
 	}
 	if ((m = node_msg_new(kind)) == NULL ||
-	    (m->to = strdup(name->valuestring)) == NULL) {
+	    (node_args_member(m)->name = strdup(name->valuestring)) == NULL) {
 		node_msg_free(m);
 		cJSON_Delete(o);
 		http_reply_error(r, 500, "out of memory");
@@ -518,6 +522,7 @@ api_rooms_add(struct http_req *r, void *node)
 	    "about" };
 	const cJSON *f[4];
 	char err[PAPO_ERR_LEN];
+	struct node_enter_args *a;
 	struct node_msg *m = NULL;
 	const char *body;
 	size_t len;
@@ -541,8 +546,9 @@ api_rooms_add(struct http_req *r, void *node)
 		goto out;
 	}
 	/* Joined: text is the invite; made: the room's name. */
-	if (api_str(f[2], &m->name) == -1 || api_str(f[3], &m->about) == -1 ||
-	    (!join && api_str(f[1], &m->text) == -1)) {
+	a = node_args_enter(m);
+	if (api_str(f[2], &a->name) == -1 || api_str(f[3], &a->about) == -1 ||
+	    (!join && api_str(f[1], &a->text) == -1)) {
 		http_reply_error(r, 400, "name, about and room must be strings");
 		goto out;
 	}
@@ -552,7 +558,7 @@ api_rooms_add(struct http_req *r, void *node)
 		goto out;
 	}
 	/* No name: the one this member has in its rooms (home_join). */
-	if (join && api_str(f[0], &m->text) == -1) {
+	if (join && api_str(f[0], &a->text) == -1) {
 		http_reply_error(r, 500, "out of memory");
 		goto out;
 	}
@@ -591,7 +597,7 @@ api_room_leave(struct http_req *r, void *node)
 		http_reply_error(r, 500, "out of memory");
 		return;
 	}
-	m->limit = del != NULL && strcmp(del, "1") == 0;
+	node_args_leave(m)->delete = del != NULL && strcmp(del, "1") == 0;
 	http_submit(r, node, m, api_done, NULL);
 }
 

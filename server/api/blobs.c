@@ -241,7 +241,7 @@ blobs_ask(struct http_req *r, void *node, enum node_kind kind,
 		return;
 	}
 	if ((m = node_msg_new(kind)) == NULL ||
-	    (m->text = strdup(ref)) == NULL) {
+	    (node_args_blob(m)->ref = strdup(ref)) == NULL) {
 		node_msg_free(m);
 		http_reply_error(r, 500, "out of memory");
 		return;
@@ -474,6 +474,7 @@ static void
 blobs_up_end(struct http_req *r, void *arg)
 {
 	struct blobs_up *u = arg;
+	struct node_blob_add_args *a;
 	struct node_msg *m;
 	int fd = u->fd;
 
@@ -482,16 +483,21 @@ blobs_up_end(struct http_req *r, void *arg)
 		blobs_up_fail(r, u, errno);
 		return;
 	}
-	if ((m = node_msg_new(NODE_BLOB_ADD)) == NULL ||
-	    (m->text = strdup(u->path)) == NULL ||
-	    (m->name = strdup(u->name)) == NULL ||
-	    (u->type[0] != '\0' && (m->about = strdup(u->type)) == NULL)) {
+	if ((m = node_msg_new(NODE_BLOB_ADD)) != NULL) {
+		a = node_args_blob_add(m);
+		a->path = strdup(u->path);
+		a->name = strdup(u->name);
+		if (u->type[0] != '\0')
+			a->type = strdup(u->type);
+	}
+	if (m == NULL || a->path == NULL || a->name == NULL ||
+	    (u->type[0] != '\0' && a->type == NULL)) {
 		node_msg_free(m);
 		blobs_up_drop(u);
 		http_reply_error(r, 500, "out of memory");
 		return;
 	}
-	m->limit = 1;               /* the node removes the spool */
+	a->spool = 1;               /* the node removes the spool */
 	u->handed = 1;
 	http_submit(r, u->node, m, blobs_added, u);
 }

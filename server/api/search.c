@@ -57,9 +57,9 @@ search_html(struct http_req *r, int *on)
 	return 0;
 }
 
-/* limit, cursor and thread into m: 0, or -1 answered 400. */
+/* limit, cursor and thread into a: 0, or -1 answered 400. */
 static int
-search_paging(struct http_req *r, struct node_msg *m)
+search_paging(struct http_req *r, struct node_search_args *a)
 {
 	const char *limit = http_req_query(r, "limit");
 	const char *cursor = http_req_query(r, "cursor");
@@ -72,16 +72,16 @@ search_paging(struct http_req *r, struct node_msg *m)
 		    "to %d", SEARCH_LIMIT_MAX);
 		return -1;
 	}
-	m->limit = (size_t)n;
+	a->limit = (size_t)n;
 	if (cursor != NULL && cursor[0] != '\0') {
 		if (strlen(cursor) > SEARCH_CURSOR_MAX ||
-		    (m->cursor = strdup(cursor)) == NULL) {
+		    (a->cursor = strdup(cursor)) == NULL) {
 			http_reply_error(r, 400, "cursor must be the \"next\" "
 			    "of the page before, as it was given");
 			return -1;
 		}
 	}
-	if (thread != NULL && api_msgid(thread, m->thread) == -1) {
+	if (thread != NULL && api_msgid(thread, a->thread) == -1) {
 		http_reply_error(r, 400, "thread must be a message id (10 "
 		    "characters)");
 		return -1;
@@ -112,10 +112,10 @@ search_who(struct http_req *r, const char *name, char **out)
 	return 0;
 }
 
-/* before, before_id, after, files and order into m: 0, or -1 answered
+/* before, before_id, after, files and order into a: 0, or -1 answered
  * 400. */
 static int
-search_filters(struct http_req *r, struct node_msg *m)
+search_filters(struct http_req *r, struct node_search_args *a)
 {
 	const char *before = http_req_query(r, "before");
 	const char *before_id = http_req_query(r, "before_id");
@@ -124,9 +124,9 @@ search_filters(struct http_req *r, struct node_msg *m)
 	const char *order = http_req_query(r, "order");
 
 	if ((before != NULL && (api_number(before, API_TIME_MAX,
-	    &m->before) == -1 || m->before == 0)) ||
+	    &a->before) == -1 || a->before == 0)) ||
 	    (after != NULL && api_number(after, API_TIME_MAX,
-	    &m->after_ts) == -1)) {
+	    &a->after_ts) == -1)) {
 		http_reply_error(r, 400, "before and after must be times in "
 		    "milliseconds since 1970");
 		return -1;
@@ -137,8 +137,8 @@ search_filters(struct http_req *r, struct node_msg *m)
 		    "name files) or 0");
 		return -1;
 	}
-	m->files_only = files != NULL && strcmp(files, "1") == 0;
-	if (before_id != NULL && api_msgid(before_id, m->before_id) == -1) {
+	a->files_only = files != NULL && strcmp(files, "1") == 0;
+	if (before_id != NULL && api_msgid(before_id, a->before_id) == -1) {
 		http_reply_error(r, 400, "before_id must be a message id (10 "
 		    "characters)");
 		return -1;
@@ -149,7 +149,7 @@ search_filters(struct http_req *r, struct node_msg *m)
 		    "default) or time (the newest that match, oldest first)");
 		return -1;
 	}
-	m->in_time = order != NULL && strcmp(order, "time") == 0;
+	a->in_time = order != NULL && strcmp(order, "time") == 0;
 	return 0;
 }
 
@@ -160,6 +160,7 @@ api_search(struct http_req *r, void *node)
 	    "before", "before_id", "after", "files", "order", "limit",
 	    "cursor", "room", "html", NULL };
 	const char *bad, *q;
+	struct node_search_args *a;
 	struct node_msg *m;
 	int html;
 
@@ -181,14 +182,15 @@ api_search(struct http_req *r, void *node)
 		http_reply_error(r, 500, "out of memory");
 		return;
 	}
-	if (q != NULL && q[0] != '\0' && (m->text = strdup(q)) == NULL) {
+	a = node_args_search(m);
+	if (q != NULL && q[0] != '\0' && (a->text = strdup(q)) == NULL) {
 		node_msg_free(m);
 		http_reply_error(r, 500, "out of memory");
 		return;
 	}
-	if (search_paging(r, m) == -1 || search_filters(r, m) == -1 ||
-	    search_who(r, "from", &m->from) == -1 ||
-	    search_who(r, "to", &m->to) == -1) {
+	if (search_paging(r, a) == -1 || search_filters(r, a) == -1 ||
+	    search_who(r, "from", &a->from) == -1 ||
+	    search_who(r, "to", &a->to) == -1) {
 		node_msg_free(m);
 		return;
 	}
@@ -215,7 +217,7 @@ api_thread(struct http_req *r, void *node)
 		http_reply_error(r, 500, "out of memory");
 		return;
 	}
-	if (search_paging(r, m) == -1) {
+	if (search_paging(r, node_args_search(m)) == -1) {
 		node_msg_free(m);
 		return;
 	}

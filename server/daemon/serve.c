@@ -642,17 +642,42 @@ serve_on_banner(void *arg)
 	serve_banner(arg);
 }
 
-/* 1 when an NODE_EV_ADDRS event says the relay is still allocating. */
-static int
-serve_relay_pending(const char *json)
+/* The string member key of the JSON object text into out ("" when
+ * there is none). */
+static void
+serve_json_str(const char *text, const char *key, char *out, size_t len)
 {
-	cJSON *o = cJSON_Parse(json);
-	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "relay");
-	int pending = cJSON_IsString(v) &&
-	    strcmp(v->valuestring, "allocating") == 0;
+	cJSON *o = text != NULL ? cJSON_Parse(text) : NULL;
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
 
+	snprintf(out, len, "%s", cJSON_IsString(v) ? v->valuestring : "");
 	cJSON_Delete(o);
-	return pending;
+}
+
+/* NODE_EV_ADDRS of the default room (json: "invite", "relay"): papo
+ * invite prints its new invite from now on; the banner waits for the
+ * relay's first answer. */
+static void
+serve_addrs(struct papo *p, const char *json)
+{
+	cJSON *o = json != NULL ? cJSON_Parse(json) : NULL;
+	const cJSON *inv = cJSON_GetObjectItemCaseSensitive(o, "invite");
+	const cJSON *relay = cJSON_GetObjectItemCaseSensitive(o, "relay");
+	char err[PAPO_ERR_LEN], *invite;
+
+	if (!cJSON_IsString(inv) ||
+	    (invite = strdup(inv->valuestring)) == NULL) {
+		cJSON_Delete(o);
+		return;
+	}
+	free(p->invite);
+	p->invite = invite;
+	if (serve_write_json(err, p, p->quic, p->invite) == -1)
+		log_msg(LOG_WARN, "%s", err);
+	if (!p->banner_shown && !(cJSON_IsString(relay) &&
+	    strcmp(relay->valuestring, "allocating") == 0))
+		serve_banner(p);
+	cJSON_Delete(o);
 }
 
 /* The node's list of rooms changed (or came first, at start): which is
@@ -680,6 +705,7 @@ serve_on_node(void *arg, uint32_t events)
 {
 	struct papo *p = arg;
 	struct node_msg *m;
+	char why[PAPO_ERR_LEN];
 
 	(void)events;
 	while ((m = node_take(p->node)) != NULL) {
@@ -713,34 +739,24 @@ serve_on_node(void *arg, uint32_t events)
 		case NODE_EV_ADDRS:
 			/* What the node advertises changed: papo invite
 			 * prints the default room's new invite from now on. */
-			if (m->text != NULL && strcmp(m->room_id, p->dflt) == 0) {
-				char err[PAPO_ERR_LEN];
-
-				free(p->invite);
-				p->invite = m->text;
-				m->text = NULL;
-				if (serve_write_json(err, p, p->quic,
-				    p->invite) == -1)
-					log_msg(LOG_WARN, "%s", err);
-				if (!p->banner_shown && m->json != NULL &&
-				    !serve_relay_pending(m->json))
-					serve_banner(p);
-			}
+			if (strcmp(m->room_id, p->dflt) == 0)
+				serve_addrs(p, m->json);
 			node_msg_free(m);
 			break;
 		case NODE_EV_REFUSED:
 			/* Out of its only room for good: the daemon stops
 			 * with the reason (serve_run).  Beside other rooms,
 			 * that one only is out: said in the log. */
+			serve_json_str(m->json, "error", why, sizeof(why));
 			if (p->nrooms > 1) {
 				log_msg(LOG_ERROR, "room %.8s: %s", m->room_id,
-				    m->text != NULL ? m->text :
+				    why[0] != '\0' ? why :
 				    "refused by the room");
 				node_msg_free(m);
 				break;
 			}
 			snprintf(p->refused, sizeof(p->refused), "%s",
-			    m->text != NULL ? m->text : "refused by the room");
+			    why[0] != '\0' ? why : "refused by the room");
 			loop_stop(p->loop);
 			node_msg_free(m);
 			break;

@@ -51,7 +51,7 @@ mcp_mark_read(struct mcp *m, const char *ids)
 	if (ids == NULL || ids[0] == '\0' ||
 	    (req = node_msg_new(NODE_READ)) == NULL)
 		return;
-	if ((req->text = strdup(ids)) == NULL) {
+	if ((node_args_read(req)->ids = strdup(ids)) == NULL) {
 		node_msg_free(req);
 		return;
 	}

@@ -394,7 +394,7 @@ mcp_node_answer(struct mcp *m, struct node_msg *msg)
 	const cJSON *v, *last, *more;
 
 	LIST_FOREACH(it, &m->agents, entry)
-		if (msg->to != NULL && strcmp(it->name, msg->to) == 0)
+		if (msg->tag != NULL && strcmp(it->name, msg->tag) == 0)
 			a = it;
 	if (a != NULL && msg->room != NULL)
 		p = mcp_pos(a, msg->room);

@@ -316,13 +316,15 @@ mcp_attach_added(struct http_req *r, struct node_msg *msg, void *arg)
 static void
 mcp_attach_next(struct mcp_attach *a, struct http_req *r)
 {
+	struct node_blob_add_args *b;
 	struct node_msg *req;
 	size_t i = a->next;
 
 	if (i == a->n) {
 		req = a->send;
 		a->send = NULL;
-		if ((req->files = cJSON_PrintUnformatted(a->files)) == NULL) {
+		if ((node_args_send(req)->files =
+		    cJSON_PrintUnformatted(a->files)) == NULL) {
 			node_msg_free(req);
 			mcp_attach_fail(a, r, "out of memory");
 			return;
@@ -331,18 +333,22 @@ mcp_attach_next(struct mcp_attach *a, struct http_req *r)
 		mcp_attach_free(a);
 		return;
 	}
-	if ((req = node_msg_new(NODE_BLOB_ADD)) == NULL ||
-	    (req->text = strdup(a->item[i].path)) == NULL ||
+	if ((req = node_msg_new(NODE_BLOB_ADD)) == NULL) {
+		mcp_attach_fail(a, r, "out of memory");
+		return;
+	}
+	b = node_args_blob_add(req);
+	if ((b->path = strdup(a->item[i].path)) == NULL ||
 	    (a->item[i].name != NULL &&
-	    (req->name = strdup(a->item[i].name)) == NULL) ||
+	    (b->name = strdup(a->item[i].name)) == NULL) ||
 	    (a->item[i].type != NULL &&
-	    (req->about = strdup(a->item[i].type)) == NULL) ||
+	    (b->type = strdup(a->item[i].type)) == NULL) ||
 	    (a->room[0] != '\0' && (req->room = strdup(a->room)) == NULL)) {
 		node_msg_free(req);
 		mcp_attach_fail(a, r, "out of memory");
 		return;
 	}
-	req->limit = a->item[i].spool;
+	b->spool = a->item[i].spool;
 	a->next++;
 	http_submit(r, a->m->node, req, mcp_attach_added, a);
 }
@@ -818,7 +824,7 @@ mcp_fetch_ask(void *arg)
 		return;
 	}
 	req = node_msg_new(f->asked ? NODE_BLOB : NODE_FETCH);
-	if (req == NULL || (req->text = strdup(f->ref)) == NULL ||
+	if (req == NULL || (node_args_blob(req)->ref = strdup(f->ref)) == NULL ||
 	    (f->room[0] != '\0' && (req->room = strdup(f->room)) == NULL)) {
 		node_msg_free(req);
 		mcp_fetch_fail(f, "out of memory", NULL);
@@ -1137,7 +1143,7 @@ mcp_listing_next(struct mcp_listing *l, struct http_req *r)
 		mcp_listing_end(l, r);
 		return;
 	}
-	req->limit = MCP_LIST_MESSAGES;
+	node_args_history(req)->limit = MCP_LIST_MESSAGES;
 	l->next++;
 	http_submit(r, l->m->node, req, mcp_listing_history, l);
 }

@@ -219,7 +219,7 @@ m_resources_read(struct mcp_session *s, struct http_req *r, const cJSON *id,
 	if ((uri = mcp_resource_uri(s, r, id, params, room)) == NULL)
 		return;
 	if ((req = node_msg_new(NODE_HISTORY)) != NULL)
-		req->limit = 50;
+		node_args_history(req)->limit = 50;
 	mcp_ask(s, r, id, req, room, 1, uri, NULL);
 }
 

@@ -136,12 +136,16 @@ mcp_agent_restore(struct mcp *m, struct mcp_agent *a, struct mcp_pos *p,
     const char *seen, const cJSON *unread, int restoring)
 {
 	struct node_msg *req = node_msg_new(NODE_HISTORY);
+	struct node_history_args *h;
 	const cJSON *id;
 	size_t len = 0;
 
-	if (req == NULL || (req->to = strdup(a->name)) == NULL ||
+	if (req == NULL)
+		return;
+	h = node_args_history(req);
+	if ((req->tag = strdup(a->name)) == NULL ||
 	    (req->room = strdup(p->room)) == NULL ||
-	    (req->text = malloc((size_t)cJSON_GetArraySize(unread) *
+	    (h->ids = malloc((size_t)cJSON_GetArraySize(unread) *
 	    (PAPO_MSGID_LEN + 1) + 1)) == NULL) {
 		node_msg_free(req);
 		return;
@@ -149,16 +153,16 @@ mcp_agent_restore(struct mcp *m, struct mcp_agent *a, struct mcp_pos *p,
 	cJSON_ArrayForEach(id, unread)
 		if (cJSON_IsString(id) && strlen(id->valuestring) ==
 		    PAPO_MSGID_LEN) {
-			memcpy(req->text + len, id->valuestring, PAPO_MSGID_LEN);
+			memcpy(h->ids + len, id->valuestring, PAPO_MSGID_LEN);
 			len += PAPO_MSGID_LEN;
-			req->text[len++] = ' ';
+			h->ids[len++] = ' ';
 		}
-	req->text[len] = '\0';
+	h->ids[len] = '\0';
 	req->ctx = m;
-	req->after_set = 1;
-	snprintf(req->after, sizeof(req->after), "%s", seen);
+	h->after_set = 1;
+	snprintf(h->after, sizeof(h->after), "%s", seen);
 	snprintf(p->seen, sizeof(p->seen), "%s", seen);
-	req->limit = MCP_UNSEEN_MAX;
+	h->limit = MCP_UNSEEN_MAX;
 	p->restoring = restoring;
 	node_submit(m->node, req);
 }

@@ -25,6 +25,7 @@ tool_send(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const void *in, const cJSON *meta, const char *room)
 {
 	const struct mcp_send_in *a = in;
+	struct node_send_args *sa;
 	struct node_msg *req;
 	const char *text = a->text;
 	const cJSON *files = a->attachments;
@@ -45,12 +46,12 @@ tool_send(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		mcp_reply_error(r, 200, id, JSONRPC_INTERNAL_ERROR, "out of memory");
 		return;
 	}
-	req->text = strdup(text);
-	req->to = a->to != NULL ? strdup(a->to) : NULL;
-	req->private = a->to != NULL && a->to[0] != '\0' && !a->public;
+	sa = node_args_send(req);
+	sa->text = strdup(text);
+	sa->to = a->to != NULL ? strdup(a->to) : NULL;
+	sa->private = a->to != NULL && a->to[0] != '\0' && !a->public;
 	if (a->reply_to != NULL)
-		snprintf(req->reply_to, sizeof(req->reply_to), "%s",
-		    a->reply_to);
+		snprintf(sa->reply_to, sizeof(sa->reply_to), "%s", a->reply_to);
 	if (files != NULL)
 		mcp_attach(s, r, id, files, req, room);
 	else
@@ -72,6 +73,7 @@ static void
 history_search(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const struct mcp_history_in *a, const char *room)
 {
+	struct node_search_args *q;
 	struct node_msg *req;
 	char err[PAPO_ERR_LEN];
 
@@ -87,18 +89,19 @@ history_search(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		    "out of memory");
 		return;
 	}
-	req->limit = (size_t)a->limit;
-	req->before = a->before;
+	q = node_args_search(req);
+	q->limit = (size_t)a->limit;
+	q->before = a->before;
 	/* since: from that time on; after: after it. */
-	req->after_ts = a->since > 0 ? a->since - 1 : a->after;
-	req->files_only = a->files;
+	q->after_ts = a->since > 0 ? a->since - 1 : a->after;
+	q->files_only = a->files;
 	if (a->thread != NULL)
-		memcpy(req->thread, a->thread, PAPO_MSGID_LEN + 1);
-	req->text = a->query != NULL && a->query[0] != '\0' ?
+		memcpy(q->thread, a->thread, PAPO_MSGID_LEN + 1);
+	q->text = a->query != NULL && a->query[0] != '\0' ?
 	    strdup(a->query) : NULL;
-	req->from = a->from != NULL ? strdup(a->from) : NULL;
-	req->to = a->to != NULL ? strdup(a->to) : NULL;
-	req->cursor = a->cursor != NULL ? strdup(a->cursor) : NULL;
+	q->from = a->from != NULL ? strdup(a->from) : NULL;
+	q->to = a->to != NULL ? strdup(a->to) : NULL;
+	q->cursor = a->cursor != NULL ? strdup(a->cursor) : NULL;
 	mcp_ask(s, r, id, req, room, 1, NULL, NULL);
 }
 
@@ -107,6 +110,7 @@ tool_history(struct mcp_session *s, struct http_req *r, const cJSON *id,
     const void *in, const cJSON *meta, const char *room)
 {
 	const struct mcp_history_in *a = in;
+	struct node_history_args *h;
 	struct node_msg *req;
 	char err[PAPO_ERR_LEN];
 
@@ -130,12 +134,13 @@ tool_history(struct mcp_session *s, struct http_req *r, const cJSON *id,
 		mcp_reply_error(r, 200, id, JSONRPC_INTERNAL_ERROR, "out of memory");
 		return;
 	}
+	h = node_args_history(req);
 	if (a->before_id != NULL)
-		memcpy(req->before_id, a->before_id, PAPO_MSGID_LEN + 1);
-	req->limit = (size_t)a->limit;
-	req->before = a->before;
-	req->since = a->since;
-	req->from = a->from != NULL ? strdup(a->from) : NULL;
+		memcpy(h->before_id, a->before_id, PAPO_MSGID_LEN + 1);
+	h->limit = (size_t)a->limit;
+	h->before = a->before;
+	h->since = a->since;
+	h->from = a->from != NULL ? strdup(a->from) : NULL;
 	mcp_ask(s, r, id, req, room, 1, NULL, NULL);
 }
 

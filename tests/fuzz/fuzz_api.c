@@ -18,6 +18,7 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	char err[PAPO_ERR_LEN] = "";
+	const struct node_send_args *a;
 	struct node_msg *m;
 	char *body;
 	size_t n;
@@ -30,14 +31,16 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	body[size] = '\0';
 	status = api_send_parse(body, size, &m, err);
 	if (status == 0) {
-		if (m == NULL || m->kind != NODE_SEND ||
-		    (m->text == NULL && m->files == NULL))
+		if (m == NULL || m->kind != NODE_SEND)
 			abort();
-		n = m->text != NULL ? strlen(m->text) : 0;
-		if ((n == 0 && m->files == NULL) || n > PAPO_BODY_MAX)
+		a = node_args_send(m);
+		if (a->text == NULL && a->files == NULL)
 			abort();
-		if (m->reply_to[0] != '\0' &&
-		    strlen(m->reply_to) != PAPO_MSGID_LEN)
+		n = a->text != NULL ? strlen(a->text) : 0;
+		if ((n == 0 && a->files == NULL) || n > PAPO_BODY_MAX)
+			abort();
+		if (a->reply_to[0] != '\0' &&
+		    strlen(a->reply_to) != PAPO_MSGID_LEN)
 			abort();
 		node_msg_free(m);
 	} else if ((status != 400 && status != 413 && status != 500) ||
