@@ -177,8 +177,9 @@ kill "$other" 2>/dev/null; wait "$other" 2>/dev/null
 check "Stop: the wake line on stderr" grep -q "hello hooks" "$T/hook.err"
 mwait ana 2
 check "the message is still wait's to give" got_is "hello hooks|"
-# bo speaks once the hook's wake is pending.
-( until_true 20 mstatus ana '.wake.waiting == true'
+# bo speaks to an idle agent (time tested: 1.5 s without a wait), once
+# the hook's wake is pending.
+( sleep 2; until_true 20 mstatus ana '.wake.waiting == true'
   date +%s%N >"$T/said"; say "wakes the stopped agent" ) &
 hook Stop
 rc=$?
