@@ -96,7 +96,7 @@ scenario() {
 	papo "$c" say "$c let back in?" >/dev/null 2>&1
 	says "$a" "$a after $c came back"
 	check "$b has $a's last message" until_true 20 has_text "$b" "$a after $c came back"
-	sleep 1
+	sleep 1   # time tested: nothing more comes within 1 s
 	check "$a never stored $c's words" bash -c "! grep -q 'let back in' '$T/$a/log.jsonl'"
 	check "$b never stored $c's words" bash -c "! grep -q 'let back in' '$T/$b/log.jsonl'"
 	check "$c never got $a's message" bash -c "! grep -q '$a after $c came back' '$T/$c/log.jsonl'"

@@ -89,7 +89,7 @@ check "new ana sees old bo online" until_true 20 online ana bo
 check "old bo sees new ana online" until_true 20 online bo ana
 follow ana
 follow bo
-sleep 0.5
+sleep 0.5   # nothing shows a tail's stream open (bo's is the old release's)
 says ana "after the upgrade" --reply-to "$id6"; id7=$id
 check "old bo gets new ana's message" until_true 15 has_text bo "after the upgrade"
 check "with its reply_to" test "$(api bo /api/history | jq -r --arg id "$id7" \

@@ -83,7 +83,7 @@ fi
 # delivered to all.
 follow o1
 follow n1
-sleep 0.5
+sleep 0.5   # nothing shows a tail's stream open (o1's is the old release's)
 declare -A ID
 for m in "${X[@]}"; do
 	out=$(papo "$m" say "from $m" --json 2>&1)

@@ -66,7 +66,7 @@ sender() {
 	while [ ! -e "$T/stop" ]; do
 		pid=$(jq -r .pid "$T/$n/serve.json" 2>/dev/null)
 		if [ -z "$pid" ] || ! kill -0 "$pid" 2>/dev/null; then
-			sleep 0.1
+			sleep 0.1   # its daemon looked for every 0.1 s while it is down
 			continue
 		fi
 		url=$(jq -r .http "$T/$n/serve.json" 2>/dev/null) || continue
@@ -83,7 +83,7 @@ sender() {
 		else
 			echo "$n.$j $k: $code $(tr '\n' ' ' <<<"$body")" >>"$T/$n.$j.lost"
 		fi
-		sleep 0.05
+		sleep 0.05   # time tested: a send every 0.05 s or so, kills among them
 	done
 }
 # Sends wait up to 8 s for a killed member's ack, so each member gets
@@ -97,7 +97,8 @@ for n in a b; do
 	done
 done
 
-# rsleep MIN_MS MAX_MS: a random sleep between the two.
+# rsleep MIN_MS MAX_MS: a random sleep between the two: time tested, the
+# kills land at random moments.
 rsleep() {
 	local ms=$(( $1 + (RANDOM * 32768 + RANDOM) % ($2 - $1 + 1) ))
 	sleep "$((ms / 1000)).$(printf %03d $((ms % 1000)))"
@@ -179,7 +180,9 @@ bad=$(cat "$T"/*.lost | grep -v ': 000 ' | head -3)
 check "every send answered 200 or not at all: $bad" test -z "$bad"
 
 # converged: the same counts everywhere, empty outboxes, the same ids in
-# every log (log_ids, in lib.sh) and every answered one among them.
+# every log (log_ids, in lib.sh) and every answered one among them.  A
+# miss sleeps 1 s: reading three logs every 0.1 s would cost the daemons
+# the CPU they converge with.
 converged() {
 	local m n0 n
 	n0=$(api a /api/status | jq -r '"\(.messages) \(.outbox)"')

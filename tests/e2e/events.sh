@@ -19,6 +19,8 @@ PAPO_HOME=$T/ana "$PAPO" tail >"$T/tail" 2>"$T/tail.err" &
 echo $! >"$T/tail.pid"
 PAPO_HOME=$T/ana "$PAPO" tail --json >"$T/tailj" 2>&1 &
 echo $! >"$T/tailj.pid"
+# Nothing shows that papo tail's stream is open while the room is empty:
+# the two are given 0.5 s before bo comes.
 sleep 0.5
 start bo
 check "bo online" until_true 15 online ana bo

@@ -134,7 +134,7 @@ check "the daemon says why in its log" grep -q "its download is cut" "$T/ana.err
 
 # A client killed mid-upload leaves no spool behind.
 mkfifo "$T/fifo"
-(head -c $((2 * 1024 * 1024)) /dev/urandom; sleep 60) >"$T/fifo" &
+(head -c $((2 * 1024 * 1024)) /dev/urandom; sleep 60) >"$T/fifo" &   # not a wait: holds the upload open
 writer=$!
 curl -sS -T - -X POST "${URL[ana]}/api/blobs?name=cut.bin" <"$T/fifo" >/dev/null 2>&1 &
 client=$!

@@ -145,7 +145,7 @@ printf 'tiny\n' >"$T/tiny.txt"
 expect 0 "ana shares a tiny file" -- papo ana say --file "$T/tiny.txt" "tiny"
 TINY=$(ref_of "$T/out" tiny.txt)
 check "bo has its message" until_true 20 has_text bo "tiny"
-sleep 2
+sleep 2   # time tested: bo fetches nothing within 2 s
 check "with PAPO_FILES_AUTO=0 the tiny file is only named at bo ($(state bo "$TINY"))" \
 	test "$(state bo "$TINY")" = named
 expect 0 "... and papo get fetches it" -- papo bo get "$TINY" -o "$T/dl/tiny.txt"

@@ -405,7 +405,7 @@ case_resume() {
 			break
 		fi
 		[ "$(jq -r .state <<<"$s")" = here ] && break
-		sleep 0.1
+		sleep 0.1   # b9's progress looked at every 0.1 s
 	done
 	check "b9 was killed midway (at $have of $n chunks; make RESUME_MIB bigger if not)" test "$caught" = 1
 	[ "$caught" = 1 ] || return

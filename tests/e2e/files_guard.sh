@@ -136,7 +136,7 @@ check "ana holds none of them now" test -z "$(for r in "${phantoms[@]}"; do ls "
 start ana
 start bo
 check "bo gets the three messages" until_true 30 has_text bo "phantoms 3"
-sleep 2
+sleep 2   # time tested: what bo fetches 2 s later
 n=$(fetching bo)
 check "bo fetches at most 32 of one member's files nobody offers ($n)" test "$n" -le 32 -a "$n" -ge 16
 check "... the rest only named, counted in status" \

@@ -42,7 +42,7 @@ start bo
 check "bo is connected to ana before the flood" until_true 20 online ana bo
 check "ana is connected to bo before the flood" until_true 20 online bo ana
 pid=$(cat "$T/ana.pid")
-sleep 1
+sleep 1   # time tested: RSS once connected a second
 rss0=$(rss_kb "$pid")
 for i in 1 2 3 4 5 6 7 8 9; do send_ms ana "quiet $i"; done | median >"$T/quiet_ms"
 
@@ -52,7 +52,7 @@ cpu0=$(cpu_ticks "$pid") t0=$(date +%s%N)
 flood=$!
 (while kill -0 "$flood" 2>/dev/null; do rss_kb "$pid"; sleep 0.2; done) >"$T/rss" &
 sampler=$!
-sleep 2
+sleep 2   # time tested: sends 2 s into the flood
 for i in 1 2 3 4 5 6 7 8 9; do send_ms ana "flood $i"; done | median >"$T/flood_ms"
 
 # During it: cy joins through ana's invite (ana is the only member it
@@ -88,7 +88,7 @@ check "cy has ana's message" until_true 20 has_text cy "from ana during the floo
 flood=$!
 (while kill -0 "$flood" 2>/dev/null; do rss_kb "$pid"; sleep 0.2; done) >"$T/rss2" &
 sampler=$!
-sleep 2
+sleep 2   # time tested: a send 2 s into the flood
 out=$(papo bo say "from bo during the second flood" --json)
 check "bo's send during the second flood is delivered: $out" test "$(jq -r .state <<<"$out")" = delivered
 wait "$flood"

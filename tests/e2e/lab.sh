@@ -690,7 +690,7 @@ lab_impair() {
 		-j "$jitter" -r "$reorder" -o "$o" ia ib \
 		>>"$T/impair-$n.log" 2>&1 </dev/null &
 	echo $! >"$T/impair-$n.pid")
-	sleep 0.2
+	sleep 0.2   # time tested: it did not end at once (bad arguments, no device)
 	pid=$(cat "$T/impair-$n.pid")
 	kill -0 "$pid" 2>/dev/null ||
 		{ fail "lab: impair on $n did not start: $(tail -3 "$T/impair-$n.log")"; finish; exit 1; }

@@ -63,6 +63,15 @@ until_true() {
 		sleep 0.1
 	done
 }
+# until_ok SECONDS WHAT COMMAND...: a check that WHAT comes true (the
+# command succeeds) within SECONDS.  This, not a fixed sleep, is how a
+# script waits for something: a sleep long enough for a loaded machine
+# is wasted time on an idle one, and a short one is a flake.  A sleep is
+# left only where time itself is tested, with a comment saying so.
+until_ok() {
+	local s=$1 what=$2; shift 2
+	if until_true "$s" "$@"; then ok; else fail "$what: not within $s s"; fi
+}
 
 # expect STATUS DESCRIPTION -- COMMAND...: runs it, keeps its stdout in
 # $T/out and stderr in $T/err, and checks its exit status.

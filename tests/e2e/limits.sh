@@ -59,7 +59,7 @@ flood() {
 	done
 }
 check "f sends 100 past its limit" flood 1 100
-sleep $((61 - $(date +%-S)))
+sleep $((61 - $(date +%-S)))   # time tested: the next minute's limit
 check "f sends 100 more in the next minute" flood 101 200
 api f '/api/history?limit=500&from=f' >"$T/f.hist"
 check "f holds its 200" test "$(jq '.messages | length' "$T/f.hist")" -eq 200
@@ -108,7 +108,7 @@ check "the error says why" jq -e '.error | test("too fast.*PAPO_RATE=5/min,2")' 
 check "and which limit" jq -e '.limit == "rate"' "$T/body"
 expect 1 "papo say fails when over the limit" -- env PAPO_HOME="$T/r" "$PAPO" say "too soon"
 has "$T/err" "too fast" "papo say prints the reason"
-sleep "$retry"
+sleep "$retry"   # time tested: retry_after_s is enough
 check "after retry_after_s a send passes" test "$(send r 'r after waiting')" = 200
 check "r holds its own 3" test "$(api r '/api/history?limit=500&from=r' |
 	jq '.messages | length')" -eq 3

@@ -89,7 +89,7 @@ eventually 10 a '.me.portmap | .state == "off" and (.reason | test("PAPO_PORTMAP
 addrs=$(invite_addrs "$(lab_papo a invite)")
 check "a's invite has no address of nata: $(tr '\n' ' ' <<<"$addrs")" \
 	bash -c "! grep -q '^203\.0\.113\.21:' <<<'$addrs'"
-sleep 2
+sleep 2   # time tested: nothing mapped within 2 s
 check "nothing was mapped with PAPO_PORTMAP=off: $(lease)" test -z "$(lease)"
 
 for n in a b; do

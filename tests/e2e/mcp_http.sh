@@ -72,10 +72,9 @@ check "GET without text/event-stream: 406" test "$code" = 406
 # session that did not opt in, a courtesy: see below).
 curl -sN --max-time 6 -H 'Accept: text/event-stream' -H "MCP-Session-Id: $SID" "$M" >"$T/get1" &
 get1=$!
-sleep 0.5
+check "priming event: an id and empty data" until_true 3 grep -qE '^data: ?$' "$T/get1"
 papo bo say "one for the agent" >/dev/null
 papo bo say "two for the agent" >/dev/null
-check "priming event: an id and empty data" until_true 3 grep -qE '^data: ?$' "$T/get1"
 check "pushed as notifications/claude/channel" until_true 3 grep -q 'notifications/claude/channel.*"content":"two for the agent"' "$T/get1"
 check "meta carries from, from_id, from_role, from_label and id" grep -q '"meta":{"from":"bo","from_id":"[a-z2-7]\{52\}","from_role":"member","from_label":"bo","id":"[a-z2-7]\{10\}"' "$T/get1"
 wait "$get1"
@@ -91,7 +90,7 @@ check "once" test "$(grep -c 'two for the agent' "$T/get2")" = 1
 ids_bo=$(api bo '/api/history?limit=10' | jq -r '.messages[] | select(.text | endswith("for the agent")) | .id')
 read_ok() { for i in $ids_bo; do grep "\"id\":\"$i\"" "$T/bo/log.jsonl" | grep -q '"state":"read"' || return 1; done; }
 read_none() { for i in $ids_bo; do grep "\"id\":\"$i\"" "$T/bo/log.jsonl" | grep -q '"state":"read"' && return 1; done; return 0; }
-sleep 1
+sleep 1   # time tested: no read receipt comes within 1 s
 check "a courtesy push sends no read receipt" read_none
 rpc "$SID" '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"status","arguments":{}}}'
 check "status: two unread for this session, no channels" jqt '.result.structuredContent.unread == 2 and .result.structuredContent.channels == false' "$T/body"
@@ -101,6 +100,7 @@ check "bo got read receipts once wait returned them" until_true 5 read_ok
 
 # wait: returns as soon as a message comes; with a progress token, as a
 # stream whose progress notifications come every 10 s.
+# Nothing shows a pending wait, so its request is given 1 s to arrive.
 (sleep 1; papo bo say "while waiting" >/dev/null) &
 sayer=$!
 rpc "$SID" '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"wait","arguments":{"timeout_s":20}}}'
@@ -135,7 +135,7 @@ done
 curl -sS --max-time 30 -o "$T/w1" -H "$ACC" -H "$CT" -H "MCP-Session-Id: ${S[1]}" \
 	-d '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"wait","arguments":{"timeout_s":25}}}' "$M" &
 w1=$!
-sleep 1
+sleep 1   # as above: for session 1's wait to be pending
 rpc "${S[2]}" '{"jsonrpc":"2.0","id":5,"method":"ping"}'   # 1 is no longer the newest
 rpc "${S[3]}" '{"jsonrpc":"2.0","id":5,"method":"ping"}'
 papo bo say "once per stream" >/dev/null
@@ -144,7 +144,7 @@ check "the pending wait of the oldest session took it" jqt '[.result.structuredC
 for k in 1 2 3; do
 	check "session $k's stream got the log of it" until_true 10 grep -q '"method":"notifications/message".*once per stream' "$T/s$k"
 done
-sleep 0.5
+sleep 0.5   # time tested: nothing comes twice within 0.5 s
 for k in 1 2 3; do
 	n_log=$(grep -c '"method":"notifications/message".*once per stream' "$T/s$k")
 	n_upd=$(grep -c '"method":"notifications/resources/updated"' "$T/s$k")
@@ -289,7 +289,7 @@ rpc "" "$init"
 SID=$(grep -i '^mcp-session-id:' "$T/hdr" | cut -d' ' -f2 | tr -d '\r')
 curl -sN --max-time 10 -H 'Accept: text/event-stream' -H "MCP-Session-Id: $SID" "$M" >"$T/get3" &
 get3=$!
-sleep 0.5
+until_ok 5 "the stream to ana is open" grep -qE '^data: ?$' "$T/get3"
 stop ana
 wait "$get3"
 check "retry: before the stream closes on shutdown" grep -q '^retry: [0-9]' "$T/get3"

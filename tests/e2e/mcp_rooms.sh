@@ -121,7 +121,7 @@ call "$S" wait '{"timeout_s":1,"room":"nosuch"}'
 check "wait on no such room: a tool error" tool_error "no room named 'nosuch'"
 call "$S" send '{"text":"x","room":7}'
 check "a room that is not a string: a tool error" tool_error "send: room must be a string"
-sleep 1
+sleep 1   # time tested: nothing reaches bo within 1 s
 check "nothing was sent to bo's alpha" bash -c "! curl -sS '${URL[bo]}/api/rooms/alpha/history?limit=500' | jq -r '.messages[].text' | grep -qxF lost"
 check "nor beta" bash -c "! curl -sS '${URL[bo]}/api/rooms/beta/history?limit=500' | jq -r '.messages[].text' | grep -qxF lost"
 rpc_to "$M?room=nosuch" "" "$init"
@@ -196,7 +196,8 @@ curl -sN --max-time 8 -H "$ACC" -H "$CT" -H "$V26" -H 'Mcp-Method: subscriptions
 	--data-binary '{"jsonrpc":"2.0","id":"LB","method":"subscriptions/listen","params":{'"$meta"',"notifications":{"resourceSubscriptions":["papo://rooms/'"$BETA_ID"'/history","papo://room/history"]}}}' \
 	"$M" >"$T/listen" 2>/dev/null &
 LPID=$!
-sleep 1
+streams_open() { grep -qE '^data: ?$' "$T/stream" && grep -q 'subscriptions/acknowledged' "$T/listen"; }
+until_ok 5 "the stream and the listen are open" streams_open
 expect 0 "bo says in beta" -- papo bo say "b4" --room beta
 expect 0 "bo says in alpha" -- papo bo say "a4" --room alpha
 wait $SPID
@@ -218,7 +219,7 @@ check "both wait for the agent" gets "$S" '{"timeout_s":5}' "alpha a4" "beta b4"
 # papo mcp --room binds its session too.
 printf '%s\n' "$init" '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
 	'{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"status","arguments":{}}}' |
-	(cat; sleep 3) | PAPO_HOME=$T/ana timeout 20 "$PAPO" mcp --room beta >"$T/stdio" 2>"$T/stdio.err"
+	(cat; until_true 15 grep -q '"id":2' "$T/stdio") | PAPO_HOME=$T/ana timeout 20 "$PAPO" mcp --room beta >"$T/stdio" 2>"$T/stdio.err"
 check "papo mcp --room beta: its status is beta's, bound" bash -c "jq -e 'select(.id == 2) | .result.structuredContent | .room == \"beta\" and .bound == \"$BETA_ID\"' '$T/stdio' >/dev/null"
 
 # What the agent was given, per room, across a restart: alpha's read is
@@ -229,7 +230,8 @@ expect 0 "bo says in alpha" -- papo bo say "alpha read" --room alpha
 check "ana's agent reads it" gets "$S" '{"timeout_s":10,"room":"alpha"}' "alpha alpha read"
 expect 0 "bo says in beta" -- papo bo say "beta unread" --room beta
 check "ana has it" until_true 15 has_in ana beta "beta unread"
-sleep 1
+beta_unread() { call "$S" status '{"room":"beta"}'; jqt '.result.structuredContent.unread == 1' "$T/body"; }
+until_ok 10 "ana's agent has it unread" beta_unread
 stop ana
 check "agents.json keeps a position per room" jqt --arg a "$ALPHA_ID" --arg b "$BETA_ID" \
 	'.agents[] | select(.name == "") | .rooms[$a].seen != null and (.rooms[$b].unread | length) == 1' "$T/ana/agents.json"
@@ -269,7 +271,7 @@ answer() {
 bgwait "$SG" '{"timeout_s":30}' "$T/wbound"; WB=$!
 bgwait "$S3" '{"timeout_s":30,"room":"gamma"}' "$T/wroom" '{"progressToken":"p1"}'; WR=$!
 bgwait "$S2" '{"timeout_s":30}' "$T/wall"; WA=$!
-sleep 1
+sleep 1   # nothing shows a pending wait: 1 s for the three requests to arrive
 check "the three waits are pending" kill -0 $WB $WR $WA
 t0=$SECONDS
 expect 0 "ana leaves gamma" -- papo ana leave gamma

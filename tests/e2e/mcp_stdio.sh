@@ -113,7 +113,8 @@ send "$(call 3 send '{"text":"from stdio"}')"
 check "send is delivered to ana" recv 15 '.id == 3 and .result.structuredContent.state == "delivered"'
 check "ana has it" until_true 10 has_text ana "from stdio"
 
-# A room message reaches the agent as a notification line.
+# A room message reaches the agent as a notification line.  Nothing
+# shows that the bridge's stream from bo is open: it is given 0.5 s.
 sleep 0.5
 papo ana say "to the agent" >/dev/null
 check "a notifications/claude/channel line with ana's text within 5 s" \
@@ -128,7 +129,7 @@ check "a client that takes pushes is not given it again by wait" \
 # Requests run side by side: a status asked while a wait blocks is
 # answered first.
 send "$(call 4 wait '{"timeout_s":4}')"
-sleep 0.3
+sleep 0.3   # nothing shows a pending wait: 0.3 s for it to reach bo
 send "$(call 5 status '{}')"
 check "status answered while wait blocks" recv 3 '.id == 5 or .id == 4'
 check "and it is status's answer" jqt '.id == 5 and (.result.structuredContent.members | length) == 1' <<<"${line:-null}"
@@ -148,7 +149,7 @@ start bo
 check "bo online again" until_true 15 online ana bo
 send "$(call 6 status '{}')"
 check "status after a restart of the daemon" recv 15 '.id == 6 and (.result.structuredContent.me.name == "bo")'
-sleep 1
+sleep 1   # as above: for the bridge's new stream to open
 papo ana say "after the restart" >/dev/null
 check "notifications come again after the restart" \
 	recv 10 '.method == "notifications/claude/channel" and .params.content == "after the restart"'
@@ -173,7 +174,7 @@ send "$initialized"
 send "$(call 2 status '{}')"
 check "--channels: status says no proven channels, nothing unread" \
 	recv 5 '.id == 2 and .result.structuredContent.channels == false and .result.structuredContent.unread == 0'
-sleep 0.5
+sleep 0.5   # as above: for the bridge's stream to open
 papo ana say "pushed to a channel client" >/dev/null
 check "--channels: the push comes" \
 	recv 5 '.method == "notifications/claude/channel" and .params.content == "pushed to a channel client"'

@@ -69,7 +69,7 @@ note "r's members after $(($(date +%s) - began)) s: $(paths r)"
 # row (10 s), and the last look shows all nine.
 drops=0 run=0 longest=0
 for k in $(seq 1 15); do
-	sleep 2
+	sleep 2   # time tested: a look every 2 s for 30 s
 	if status_is r "$direct_all"; then
 		run=0
 	else

@@ -72,7 +72,9 @@ papo ana tail -n 2 >"$T/tail1" 2>&1 &
 tp=$!
 papo ana tail -n 2 --all-rooms >"$T/tail2" 2>&1 &
 tp2=$!
-sleep 1
+# Each prints its last 2 once its event stream is open.
+tails_open() { [ "$(grep -c . "$T/tail1")" -ge 2 ] && [ "$(grep -c . "$T/tail2")" -ge 2 ]; }
+until_ok 10 "both tails print their last 2" tails_open
 papo ana say "live" >/dev/null
 papo ana say "live there" --room Second-Review >/dev/null
 check "tail -n 2 prints the last 2, then the new one" until_true 10 bash -c \

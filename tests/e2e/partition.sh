@@ -160,7 +160,7 @@ sender() {
 		else
 			echo "$n $k: $code $(tr '\n' ' ' <<<"$body") $(tail -1 "$T/send-$n.err" 2>/dev/null)" >>"$T/$n.lost"
 		fi
-		sleep 0.3
+		sleep 0.3   # time tested: a send every 0.3 s or so, through the cut
 	done
 }
 touch "$T/one.lost" "$T/two.lost"
@@ -169,7 +169,7 @@ for n in one two; do
 	# lib.sh's cleanup kills every $T/*.pid: a failed run ends them.
 	echo $! >"$T/send-$n.pid"
 done
-sleep 2
+sleep 2   # time tested: 2 s of sends before the cut
 
 # The cut.  While it lasts, see when each finds the other offline.
 net ip -n "$NS1" link set "$V1" down
@@ -180,7 +180,7 @@ declare -A gone=()
 while [ $(( $(date +%s) - cut_at )) -lt "$PART_S" ]; do
 	[ -n "${gone[one]:-}" ] || ! sees_offline one two || gone[one]=$(( $(date +%s) - cut_at ))
 	[ -n "${gone[two]:-}" ] || ! sees_offline two one || gone[two]=$(( $(date +%s) - cut_at ))
-	sleep 1
+	sleep 1   # time tested: a look every second of the cut
 done
 echo "partition.sh: offline after: one sees two ${gone[one]:-never} s, two sees one ${gone[two]:-never} s"
 if [ "$PART_S" -ge 50 ]; then
@@ -210,6 +210,8 @@ for n in one two; do
 done
 check "the answered ids are unique" test "$(uniq -d "$T/promised" | wc -l)" -eq 0
 
+# A miss sleeps 1 s: reading two logs every 0.1 s would cost the daemons
+# the CPU they converge with.
 converged() {
 	local s1 s2
 	s1=$(api one /api/status | jq -r '"\(.messages) \(.outbox)"')

@@ -144,7 +144,7 @@ check "nata's lease file holds a's mapping, 'papo': $(cat "$T/upnpd-nata.leases"
 check "a datagram from p to 203.0.113.21:$PORT reaches a's socket" \
 	reaches p 203.0.113.21 a one
 first=$(expiry nata)
-sleep 12
+sleep 12   # time tested: three 4 s leases
 check "a's lease (4 s) was renewed: expiry $first, now $(expiry nata)" \
 	test "$(expiry nata)" -gt "$((first + 4))"
 check "after three leases a datagram from p still reaches a" \
@@ -174,6 +174,7 @@ until_true 5 settled a-off || until_true 5 grep -q '^state off' "$T/a-off.out"
 has "$T/a-off.out" '^state off reason turned off \(PAPO_PORTMAP=off\)$' \
 	"PAPO_PORTMAP=off: state off with the reason"
 check "the listener hears its own LAN" reaches nata 192.168.1.10 a-off lan
+# Time tested: nothing reaches a within 2 s.
 send p 203.0.113.21 three; sleep 0.5; send p 203.0.113.21 three; sleep 2
 check "after the removal p's datagram no longer reaches a" \
 	bash -c "! grep -q ': three\$' '$T/a-off.out'"
@@ -181,9 +182,9 @@ stop_probe a-off
 # Stopped while still discovering (UPnP's search lasts 2 s): it ends
 # within PORTMAP_STOP_MS, cleanly, and leaves no mapping behind.
 probe a a3
-sleep 0.5
+sleep 0.5   # time tested: inside the 2 s search
 stop_probe a3
-sleep 1
+sleep 1   # time tested: no mapping made later either
 check "a stop during discovery leaves no mapping: $(lease nata)" \
 	test -z "$(lease nata)"
 note "1 done"
@@ -210,13 +211,13 @@ took=$(( $(date +%s) - began ))
 check "c's verdict came within 10 s (took $took s)" test "$took" -le 10
 has "$T/c.err" 'port mapping failed: no UPnP or NAT-PMP router answered' \
 	"c logs the failure"
-sleep 2
+sleep 2   # time tested: still running 2 s later
 check "c's probe keeps running after the failure" kill -0 "$(cat "$T/c.pid")"
 stop_probe c
 # Stopped while searching a LAN without a router (which takes 4 s): it
 # waits 2 s, says so, and exits cleanly all the same.
 probe c c2
-sleep 0.5
+sleep 0.5   # time tested: inside the 4 s search
 stop_probe c2
 has "$T/c2.err" 'stopped without waiting more than 2000 ms for the router' \
 	"c2 says it did not wait for the search"

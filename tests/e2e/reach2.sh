@@ -104,7 +104,7 @@ junk() {
 		if (( i % 10 == 9 || i == count - 1 )); then
 			lab_in "$host" socat -u -b "$len" "OPEN:$f" "UDP-SENDTO:$ip:$port" ||
 				fail "socat from $host to $ip:$port failed"
-			sleep 0.05
+			sleep 0.05   # time tested: a burst of 10 every 0.05 s
 		fi
 	done
 }
@@ -158,6 +158,7 @@ punching() {
 	note "$b punch: $(jq -c .punch "$T/status-$b")"
 	# Every 30 s members greet each other again on the connections they
 	# have (anti-entropy): the path stays what it is.
+	# Time tested: 35 s, a greeting round and more.
 	dt=$(( 35000 - $(ms_since "$tp") ))
 	[ "$dt" -le 0 ] || sleep "$(( dt / 1000 + 1 ))"
 	for x in "$a $b" "$b $a"; do
@@ -219,7 +220,7 @@ beacons() {
 	inv=$(invite_only "$(lab_papo l3 invite)" 203.0.113.250 7700)
 	lab_papo l4 join "$inv" --name l4 >/dev/null
 	PAPO_LAN=off lab_start l4 || return
-	sleep 20
+	sleep 20   # time tested: nothing finds the way within 20 s
 	now_is l4 "$(mid "$id") | .online == false" \
 		"with PAPO_LAN=off, after 20 s l4 still shows its inviter l3 offline"
 	now_is l3 '[.members[] | select(.online)] | length == 0' \
@@ -257,7 +258,7 @@ presence() {
 		fail "within 60 s of r5 starting again, b5's history lacks '$text';" \
 			"a5: $(status_is a5 true; shown a5) b5: $(status_is b5 true; shown b5)"
 	fi
-	sleep 2
+	sleep 2   # time tested: no second copy within 2 s
 	n=$(history_count b5 "$text")
 	check "b5's history has the queued message once (has it $n times)" test "$n" = 1
 	n=$(history_count a5 "$text")
@@ -283,7 +284,7 @@ bad_input() {
 	eventually 10 m6 '.punch.datagrams_bad >= 100' \
 		"m6's punch.datagrams_bad counts the 100 bad punch datagrams"
 	note "m6 punch after the junk: $(jq -c .punch "$T/status-m6")"
-	sleep 1
+	sleep 1   # time tested: nothing changed 1 s after the junk
 	status_is m6 true
 	after=$(jq -c '{punch: (.punch | del(.datagrams_bad)),
 		members: [.members[] | {name, id, online, path}]}' "$T/status-m6")

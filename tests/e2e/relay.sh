@@ -164,7 +164,7 @@ cone_symmetric() {
 	fi
 	stop r1
 	talk a1 b1 "relayed again, r1 stopped again"
-	sleep 2
+	sleep 2   # time tested: no second copy within 2 s
 	for x in a1 b1; do
 		once "$x" "$q1"
 		once "$x" "$q2"
@@ -238,7 +238,7 @@ wrong_password() {
 	eventually 20 r3 "$(m c3) | .online and .path == \"direct\"" \
 		"r3 reaches c3 directly"
 	talk c3 r3 "with c3's relay refused"
-	sleep 6
+	sleep 6   # time tested: retries within 6 s log nothing more
 	n=$(grep -c 'relay:.*failed' "$T/c3.err")
 	check "c3's log has the failure in one line, not once per retry ($n): $(grep 'relay:' "$T/c3.err" | head -3)" \
 		test "$n" = 1
@@ -271,13 +271,13 @@ relay_then_punch() {
 			lab_papo d6 say "d6 chatter $k" >/dev/null 2>&1
 			lab_papo e6 say "e6 chatter $k" >/dev/null 2>&1
 			echo "$k" >"$T/chatter.n"
-			sleep 2
+			sleep 2   # time tested: a line each every 2 s
 		done
 	}
 	rm -f "$T/chatter.stop"
 	chatter &
 	pid=$!
-	sleep 4
+	sleep 4   # time tested: chatter on the relay before the way opens
 	# The way opens; nobody is connected to both: the punch is arranged
 	# over the relayed connection, with the addresses the TURN server
 	# sees them at.
@@ -297,7 +297,7 @@ relay_then_punch() {
 			"d6: $(shown d6) $(grep -h 'punch:' "$T/d6.err" | tail -3 | tr '\n' '|');" \
 			"e6: $(shown e6) $(grep -h 'punch:' "$T/e6.err" | tail -3 | tr '\n' '|')"
 	fi
-	sleep 6
+	sleep 6   # time tested: chatter on the punched path
 	touch "$T/chatter.stop"
 	wait "$pid"
 	lab_start r6 || return
@@ -317,7 +317,7 @@ relay_then_punch() {
 	done
 	n=$(cat "$T/chatter.n")
 	note "each said $n lines while the path changed"
-	sleep 2
+	sleep 2   # time tested: the last lines arrive, no copy comes, within 2 s
 	for x in d6 e6; do
 		lab_papo "$x" history --json -n 500 >"$T/hist-$x.json"
 		bad=$(jq -r '[.messages[].text | select(test("^(d6|e6) chatter "))] |

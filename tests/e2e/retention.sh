@@ -116,7 +116,7 @@ for i in $(seq 1 "$TRIALS"); do
 	rm -f "$T/a/log.jsonl.tmp"
 	delay=$(( RANDOM % (t_start_ms + 600) ))
 	launch a PAPO_KEEP=$KEEP PAPO_TEST_COMPACT_PAUSE_MS=300
-	sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"
+	sleep "$(printf '%d.%03d' $((delay / 1000)) $((delay % 1000)))"   # time tested: a random moment
 	crash a
 	o=$(outcome)
 	# A new log left beside it: the kill came before its rename.
@@ -169,12 +169,12 @@ check "a did not store it" test "$(grep -c "\"id\":\"$OLD\"" "$T/a/log.jsonl")" 
 papo b say "after the compaction" >/dev/null
 check "a new message still reaches a" until_true 30 has_text a "after the compaction"
 # A greeting round (30 s) for the syncs the new message starts; then two
-# more, in which neither side may ask again.
+# more, in which neither side may ask again.  Time tested: the rounds.
 sleep 32
 s1a=$(api a /api/status | jq .syncs_asked); s1b=$(api b /api/status | jq .syncs_asked)
 l1a=$(wc -l <"$T/a/log.jsonl"); l1b=$(wc -l <"$T/b/log.jsonl")
 check "a asked b for a sync at least once ($s1a)" test "$s1a" -ge 1
-sleep 62
+sleep 62   # time tested: two more rounds
 s2a=$(api a /api/status | jq .syncs_asked); s2b=$(api b /api/status | jq .syncs_asked)
 echo "retention.sh: syncs asked: a $s1a then $s2a, b $s1b then $s2b"
 check "a does not ask again over two rounds ($s1a, $s2a)" test "$s1a" -eq "$s2a"

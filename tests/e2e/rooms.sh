@@ -54,7 +54,7 @@ expect 0 "ana says in alpha (the default)" -- papo ana say "hello alpha"
 check "cy has the beta message" until_true 20 has_text cy "hello beta"
 check "dan has it in beta" until_true 20 has_in dan beta "hello beta"
 check "bo has the alpha message" until_true 20 has_text bo "hello alpha"
-sleep 1
+sleep 1   # time tested: nothing more comes within 1 s
 check "bo never got the beta message" bash -c "! curl -s '${URL[bo]}/api/history' | grep -q 'hello beta'"
 check "cy never got the alpha message" bash -c "! curl -s '${URL[cy]}/api/history' | grep -q 'hello alpha'"
 check "ana's alpha history lacks beta's message" bash -c "! curl -s '${URL[ana]}/api/history' | grep -q 'hello beta'"
@@ -93,7 +93,8 @@ curl -sN --max-time 8 "${URL[ana]}/api/rooms/beta/events" >"$T/ev_beta" 2>/dev/n
 p2=$!
 curl -sN --max-time 8 "${URL[ana]}/api/events?room=*" >"$T/ev_all" 2>/dev/null &
 p3=$!
-sleep 1
+streams_open() { grep -q '^retry:' "$T/ev_default" && grep -q '^retry:' "$T/ev_beta" && grep -q '^retry:' "$T/ev_all"; }
+until_ok 5 "the three event streams are open" streams_open
 papo bo say "bo in alpha" >/dev/null
 papo cy say "cy in beta" >/dev/null
 wait $p1 $p2 $p3

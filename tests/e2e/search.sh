@@ -228,7 +228,8 @@ base=$(api ana /api/status | jq .messages)
 		-d "{\"text\":\"burst b$i\"}" "${URL[ana]}/api/send" || break
 done ) &
 burst=$!
-sleep 1.5
+burst_going() { [ "$(count ana)" -gt $((base + 50)) ]; }
+until_ok 30 "ana stores the burst" burst_going
 crash ana
 wait "$burst" 2>/dev/null
 start ana

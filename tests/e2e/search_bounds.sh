@@ -82,11 +82,11 @@ for w in 1 2 3 4; do
 	  done ) &
 	loops+=($!)
 done
-sleep 0.3
+sleep 0.3   # nothing shows a search running: 0.3 s for the four to start
 : >"$T/status"
 for i in $(seq 1 20); do
 	curl -sS --max-time 30 -o /dev/null -w '%{time_total}\n' "${URL[a]}/api/status" >>"$T/status"
-	sleep 0.1
+	sleep 0.1   # time tested: status asked over the searches' 4 s
 done
 wait "${loops[@]}"     # not the daemon, also a child of this shell
 echo "search_bounds: status during heavy searches (s): $(sort -n "$T/status" | tr '\n' ' ')"

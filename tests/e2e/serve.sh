@@ -50,20 +50,19 @@ is 600 "$(stat -c %a "$T/ana/serve.json")" "serve.json is private"
 has "$T/ana/serve.json" '"invite":[[:space:]]*"papo1[a-z2-7]+"' "serve.json has the invite"
 # At a terminal, the start that makes the room prints its invite too; a
 # later start at a terminal does not.  (script gives papo a pty.)
-tty_serve() { # tty_serve HOME OUT: papo serve at a terminal until serve.json
+tty_serve() { # tty_serve HOME OUT LAST: papo serve at a terminal until its banner's LAST line
 	rm -f "$1/serve.json"
 	PAPO_HOME=$1 PAPO_NAME=tty script -qefc "'$PAPO' serve --http 127.0.0.1:0 --listen 127.0.0.1:0" \
 		/dev/null >"$2" 2>&1 </dev/null &
 	local pid=$!
 	until_true 20 test -s "$1/serve.json" &&
-		until_true 20 grep -q '^room: ' "$2"
-	sleep 0.3
+		until_true 20 grep -q "$3" "$2"
 	kill -TERM "$(jq -r .pid "$1/serve.json")"
 	wait "$pid"
 }
-tty_serve "$T/tty" "$T/tty1.out"
+tty_serve "$T/tty" "$T/tty1.out" '^invite: '
 has "$T/tty1.out" $'^invite: papo1[a-z2-7]+\r?$' "the first start at a terminal prints the invite"
-tty_serve "$T/tty" "$T/tty2.out"
+tty_serve "$T/tty" "$T/tty2.out" '^network: '
 has "$T/tty2.out" "^room: papo-[a-z2-7]{8}, fingerprint [a-z2-7]{8}" "a later start at a terminal names the room"
 check "a later start at a terminal prints no invite" test -z "$(grep -a papo1 "$T/tty2.out")"
 TTYFPR=$(sed -n 's/^room: .*, fingerprint \([a-z2-7]*\);.*/\1/p' "$T/tty2.out" | tr -d '\r')
@@ -84,7 +83,7 @@ is queued "$(jq -r .state "$T/body")" "with no other member a send is queued"
 has "$T/body" '"id":"[a-z2-7]{10}"' "send gives the message id"
 id1=$(jq -r .id "$T/body")
 for t in second third; do
-	sleep 0.02
+	sleep 0.02   # not a wait: history orders by time, then id; a later ms each
 	is 200 "$(post ana /api/send "{\"text\":\"$t\",\"to\":null}")" "send $t"
 done
 is 200 "$(req "$U/api/history")" "history"
@@ -275,7 +274,7 @@ expect 0 "invite --listen" -- "$PAPO" invite --listen 127.0.0.1:9999
 kill -STOP "$(cat "$T/bo.pid")"
 "$PAPO" say "while bo sleeps" >"$T/slow.out" 2>"$T/slow.err" &
 slow=$!
-sleep 0.5
+until_ok 10 "ana keeps the say to bo" has_text ana "while bo sleeps"
 is 200 "$(req --max-time 2 "$U/healthz")" "healthz answers while a send waits"
 is 200 "$(req --max-time 2 "$U/api/status")" "status answers while a send waits"
 kill -0 "$slow" 2>/dev/null && ok || fail "the send did not wait for bo's ack"
@@ -297,7 +296,8 @@ curl -sS --max-time 30 -o "$T/stopbody" -w '%{http_code}' -H 'Content-Type: appl
 pending=$!
 "$PAPO" say "said at the stop" >"$T/saystop.out" 2>"$T/saystop.err" &
 saying=$!
-sleep 0.5
+both_kept() { has_text ana "at the stop" && has_text ana "said at the stop"; }
+until_ok 10 "ana keeps the send and the say at the stop" both_kept
 pid=$(cat "$T/ana.pid")
 kill -TERM "$pid"
 wait "$pid"
@@ -329,7 +329,7 @@ check "bo online again for the kill" until_true 15 online ana bo
 kill -STOP "$(cat "$T/bo.pid")"
 "$PAPO" say "said at the kill" >"$T/saykill.out" 2>"$T/saykill.err" &
 saying=$!
-sleep 0.5
+until_ok 10 "ana keeps the say at the kill" has_text ana "said at the kill"
 crash ana
 wait "$saying"
 is 1 $? "papo say cut short by a killed daemon exits 1"

@@ -66,7 +66,7 @@ bo_before=$(rss bo)
 check "300 more messages of 16 KB sent" send 101 400
 bo_has_all() { api bo '/api/history?limit=1' | jq -e '.messages[0].text | startswith("m400 ")' >/dev/null; }
 check "bo has them all" until_true 60 bo_has_all
-sleep 2
+sleep 2   # time tested: RSS after 2 s more of the slow streams
 after=$(rss ana)
 bo_after=$(rss bo)
 echo "slow.sh: RSS of ana ${before} MB before the slow streams, ${after} MB after; of bo ${bo_before} MB, ${bo_after} MB" >&2

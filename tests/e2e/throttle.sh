@@ -60,7 +60,7 @@ check "a wrong one from 127.0.0.2: 401 (its own count)" \
 	test "$(code --interface 127.0.0.2 -H 'Authorization: Bearer nope' "$u/api/status")" = 401
 # The guessing address itself: its right token passes at its turn, once
 # a second (waiting longer is fine).
-sleep 1.2
+sleep 1.2   # time tested: the address's next turn
 check "the right token from the slowed address, after Retry-After: 200" \
 	test "$(code "${right[@]}" "$u/api/status")" = 200
 
@@ -111,7 +111,7 @@ has "$T/body" "Too many wrong tokens came from your address" "the page says why"
 has "$T/head" "^Retry-After: 1$" "and when to come back"
 req=$(page)
 check "a new page does not buy new tries: 429" test "$(answer "$req" wrong-6-1)" = 429
-sleep 1.2
+sleep 1.2   # time tested: the address's next turn
 check "the right token at the address's turn: approved (302)" \
 	test "$(answer "$req" "$tok")" = 302
 stop ana

@@ -53,11 +53,12 @@ say "before the first wait"
 mwait ana 5
 check "the first wait returns what came before it" got_is "before the first wait|"
 say "between two waits"
-sleep 0.5
+until_ok 5 "ana has bo's message before the next wait" mstatus ana '.unread == 1'
 mwait ana 5
 check "the next wait returns what came between: $(cat "$T/got")" got_is "between two waits|"
 mwait ana 1
 check "and nothing twice" got_is ""
+# Nothing shows a pending wait, so its request is given 0.5 s to arrive.
 (sleep 0.5; say "during a wait") &
 mwait ana 10
 wait $!
@@ -81,7 +82,7 @@ check "nothing again" got_is ""
 # 3. /api/wake: once per burst, not while a wait is pending.
 curl -s --max-time 30 "${URL[ana]}/api/wake?timeout_s=20&by=test" >"$T/wake1" &
 w1=$!
-sleep 2       # ana's agent has been idle since its last wait
+sleep 2       # time tested: idle is 1.5 s without a wait (mcp_wake.c)
 t0=$(date +%s%N)
 say "wake me"
 wait $w1
@@ -98,6 +99,7 @@ check "status says the wake was taken" mstatus ana '.wake.taken == true and .unr
 # A pending wait: the message is its, no wake.
 curl -s --max-time 30 "${URL[ana]}/api/wake?timeout_s=6&by=test" >"$T/wake3" &
 w3=$!
+# As above: 0.5 s for the wait's request to arrive first.
 (sleep 0.5; say "for the pending wait") &
 mwait ana 10
 wait $w3
@@ -113,10 +115,10 @@ coproc BR { PAPO_HOME=$T/ana CLAUDE_CODE_MESSAGING_SOCKET=$SOCK CLAUDE_CODE_MESS
 echo "$BR_PID" >"$T/bridge.pid"
 echo '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"wake-test","version":"1"}}}' >&"${BR[1]}"
 IFS= read -r -t 10 -u "${BR[0]}" line || fail "papo mcp did not answer initialize"
-sleep 2
+sleep 2   # time tested: the agent idle (1.5 s without a wait) before the burst
 for i in $(seq 1 20); do say "burst $i"; done
 check "the inbox got a wake" until_true 10 grep -q '"type":"user"' "$T/inbox"
-sleep 2
+sleep 2   # time tested: no second wake comes for the same burst
 check "one burst, one wake: $(grep -c '"type":"user"' "$T/inbox") posts" test "$(grep -c '"type":"user"' "$T/inbox")" -eq 1
 check "the auth line first, with the token" jqt -s '.[0] == {"type":"auth","token":"tok123"}' "$T/inbox"
 check "the wake names bo, the first words, and says to call wait" \
@@ -136,7 +138,7 @@ check "papo mcp passed no channel push to a client that declared none" \
 : >"$T/inbox"
 # A wait pending through papo mcp: no wake.
 echo '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"wait","arguments":{"timeout_s":10}}}' >&"${BR[1]}"
-sleep 2.5
+sleep 2.5   # time tested: a wait pending longer than the idle 1.5 s
 say "while papo mcp waits"
 got3=
 while IFS= read -r -t 12 -u "${BR[0]}" line; do
@@ -145,7 +147,7 @@ while IFS= read -r -t 12 -u "${BR[0]}" line; do
 	fi
 done
 check "the pending wait got it" test "$got3" = "while papo mcp waits"
-sleep 2
+sleep 2   # time tested: no wake comes for what the pending wait took
 check "no wake while a wait was pending" test ! -s "$T/inbox"
 exec {BR[1]}>&-
 until_true 10 bash -c "! kill -0 $(cat "$T/bridge.pid") 2>/dev/null" || fail "papo mcp did not end"
@@ -164,7 +166,7 @@ hook UserPromptSubmit
 check "UserPromptSubmit adds what waits as context" \
 	jq -e '.hookSpecificOutput.hookEventName == "UserPromptSubmit" and (.hookSpecificOutput.additionalContext | test("hello hooks") and test("wait"))' "$T/hook.out"
 # A pid file left by a hook long gone, naming another program now.
-sleep 60 &
+sleep 60 &   # not a wait: a process that is not a papo hook
 other=$!
 mkdir -p "$T/ana/hooks" && echo "$other" >"$T/ana/hooks/s-1.pid"
 hook Stop
@@ -175,14 +177,17 @@ kill "$other" 2>/dev/null; wait "$other" 2>/dev/null
 check "Stop: the wake line on stderr" grep -q "hello hooks" "$T/hook.err"
 mwait ana 2
 check "the message is still wait's to give" got_is "hello hooks|"
-( sleep 3; say "wakes the stopped agent" ) &
-t0=$(date +%s%N)
+# bo speaks to an idle agent (time tested: 1.5 s without a wait), once
+# the hook's wake is pending.
+( sleep 2; until_true 20 mstatus ana '.wake.waiting == true'
+  date +%s%N >"$T/said"; say "wakes the stopped agent" ) &
 hook Stop
 rc=$?
 t1=$(date +%s%N)
+t0=$(cat "$T/said" 2>/dev/null || echo "$t1")
 check "a Stop hook waiting in the background exits 2 when bo speaks" test "$rc" -eq 2
 check "with bo's words" grep -q "wakes the stopped agent" "$T/hook.err"
-echo "wake: a Stop hook ended $(( (t1 - t0) / 1000000 - 3000 )) ms after bo's say was started"
+echo "wake: a Stop hook ended $(( (t1 - t0) / 1000000 )) ms after bo's say was started"
 mwait ana 2
 
 # 6. Another agent (?agent=) is given messages apart; a damaged
