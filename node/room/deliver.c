@@ -460,6 +460,21 @@ deliver_own_back(struct room *room, const struct frame_msg *m)
 	room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, m));
 }
 
+/*
+ * Acks m as stored here: not a private message between two others,
+ * which its author waits for its addressee's ack of alone, and whose
+ * author would otherwise read "delivered to carol" of what carol
+ * cannot open.
+ */
+static void
+deliver_ack_stored(struct room *room, const struct frame_msg *m)
+{
+	if (m->has_to && memcmp(m->to, room->env.me->pk, PAPO_KEY_LEN) != 0 &&
+	    m->body != NULL && priv_is(m->body, m->body_len))
+		return;
+	deliver_ack(room, m, ACK_DELIVERED);
+}
+
 void
 deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 {
@@ -486,7 +501,7 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 	if (store_has(room->env.store, m->id)) {
 		/* The author sending again means our ack was lost. */
 		if (memcmp(l->m->id, m->from, PAPO_KEY_LEN) == 0)
-			deliver_ack(room, m, ACK_DELIVERED);
+			deliver_ack_stored(room, m);
 		return;
 	}
 	if (store_below_floor(room->env.store, m->ts)) {
@@ -496,7 +511,7 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 		room->delivery->below_floor++;
 		room_log(room, LOG_DEBUG, "message %s is older than what this member "
 		    "keeps: not stored", m->id);
-		deliver_ack(room, m, ACK_DELIVERED);
+		deliver_ack_stored(room, m);
 		return;
 	}
 	/* Over the cap of its author's minute: neither stored nor acked nor
@@ -537,7 +552,7 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 	f.type = FRAME_MSG;
 	f.u.msg = *m;
 	members_flood(room, &f, l->m);
-	deliver_ack(room, m, ACK_DELIVERED);
+	deliver_ack_stored(room, m);
 	room_emit_json(room, NODE_EV_MESSAGE, deliver_msg_json(room, m));
 }
 

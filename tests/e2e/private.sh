@@ -58,6 +58,11 @@ check "bo's history has it, private, readable" \
 is "true zebra crossing at noon" "$(priv_of ana "$id")" "ana reads her own"
 check "carol stores it (in her log)" until_true 15 in_log carol "$id"
 check "carol's log holds no word of it" lacks zebra "$T/carol/log.jsonl"
+acked_by() { api ana '/api/history?limit=500' | jq -r --arg i "$1" \
+	'[.messages[] | select(.id == $i) | .receipts[]? | select(.state == "delivered") | .by] | unique | join(",")'; }
+acked_is() { [ "$(acked_by "$1")" = "$2" ]; }
+until_true 10 acked_is "$id" bo
+is bo "$(acked_by "$id")" "ana's receipts say delivered to bo, not to carol who cannot open it"
 check "carol's history does not show it" hidden carol "$id"
 check "carol's search finds nothing" test -z "$(search carol zebra)"
 api bo "/api/search?q=zebra" >"$T/body"
