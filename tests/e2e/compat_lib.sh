@@ -47,16 +47,6 @@ shown() {
 	papo "$1" history -n 500 --json |
 		jq -c '[.messages[] | {id, from, to, reply_to, text}]'
 }
-# agent_wait NAME: what NAME's agent is given by MCP's wait (revision
-# 2026-07-28, no session; the daemon's default agent), the texts one a
-# line: what it had not been given yet.
-agent_wait() {
-	local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
-	curl -sS --max-time 20 -H "$ACC" -H "$CT" -H 'MCP-Protocol-Version: 2026-07-28' \
-		-H 'Mcp-Method: tools/call' -H 'Mcp-Name: wait' \
-		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{$meta,\"name\":\"wait\",\"arguments\":{\"timeout_s\":1}}}" \
-		"${URL[$1]}/mcp" | jq -r '.result.structuredContent.messages[].text'
-}
 # follow NAME: `papo tail --json` of NAME in the background, into
 # $T/NAME.tail (messages, receipts, presence, room events, one a line);
 # unfollow ends them all.

@@ -151,6 +151,16 @@ rpc() {
 		-H "$ACC" -H "$CT" ${sid:+-H "MCP-Session-Id: $sid"} --data-binary "$body" "$@" "$M")
 }
 jqt() { jq -e "$@" >/dev/null; }   # jqt FILTER [FILE]: jq as a test
+# agent_wait NAME [JQ]: what NAME's agent is given by MCP's wait (revision
+# 2026-07-28, no session; the daemon's default agent), one a line as JQ
+# shows a message (.text): what it had not been given yet.
+agent_wait() {
+	local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
+	curl -sS --max-time 20 -H "$ACC" -H "$CT" -H 'MCP-Protocol-Version: 2026-07-28' \
+		-H 'Mcp-Method: tools/call' -H 'Mcp-Name: wait' \
+		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{$meta,\"name\":\"wait\",\"arguments\":{\"timeout_s\":1}}}" \
+		"${URL[$1]}/mcp" | jq -r ".result.structuredContent.messages[] | ${2:-.text}"
+}
 # post NAME ROUTE JSON: POSTs JSON to NAME's ROUTE; prints the HTTP
 # status, keeps the body in $T/body.
 post() {

@@ -21,15 +21,6 @@ priv_of() { # priv_of NAME ID: "private text" of ID in NAME's history
 sees() { [ "$(priv_of "$1" "$2")" = "$3" ]; }   # sees NAME ID "PRIVATE TEXT"
 hidden() { ! ids "$1" | grep -qx "$2"; }        # hidden NAME ID
 lacks() { ! grep -q "$@"; }                     # lacks GREP-ARGS... FILE
-# agent_wait NAME: what NAME's agent is given by MCP's wait (revision
-# 2026-07-28, no session), one "PRIVATE TEXT" a line.
-agent_wait() {
-	local meta='"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}'
-	curl -sS --max-time 20 -H "$ACC" -H "$CT" -H 'MCP-Protocol-Version: 2026-07-28' \
-		-H 'Mcp-Method: tools/call' -H 'Mcp-Name: wait' \
-		--data-binary "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\",\"params\":{$meta,\"name\":\"wait\",\"arguments\":{\"timeout_s\":1}}}" \
-		"${URL[$1]}/mcp" | jq -r '.result.structuredContent.messages[] | "\(.private) \(.text)"'
-}
 file_is() { # file_is NAME ID FILENAME: ID's first file at NAME
 	[ "$(api "$1" '/api/history?limit=500' | jq -r --arg i "$2" \
 		'.messages[] | select(.id == $i) | .files[0].name // empty')" = "$3" ]
@@ -69,7 +60,7 @@ api bo "/api/search?q=zebra" >"$T/body"
 is "$id" "$(search bo zebra)" "bo's search finds it"
 is "$id" "$(search ana zebra)" "ana's search finds it"
 check "bo's event stream had it" until_true 10 grep -q "zebra crossing" "$T/bo.events"
-agent_wait bo >"$T/bo.agent"
+agent_wait bo '"\(.private) \(.text)"' >"$T/bo.agent"
 has "$T/bo.agent" "^true zebra crossing at noon$" "bo's agent is given it by MCP wait, private"
 # A public message after it: once carol's stream shows that, it would
 # have shown the private one before it.
@@ -77,7 +68,7 @@ expect 0 "a room message" -- papo ana say "lunch is ready"
 check "carol's stream has the room message" until_true 10 grep -q "lunch is ready" "$T/carol.events"
 check "carol's stream has nothing of the private one" \
 	lacks -e zebra -e "$id" "$T/carol.events"
-agent_wait carol >"$T/carol.agent"
+agent_wait carol '"\(.private) \(.text)"' >"$T/carol.agent"
 has "$T/carol.agent" "^false lunch is ready$" "carol's agent is given the room message"
 check "carol's agent is given nothing of the private one" lacks -e zebra "$T/carol.agent"
 expect 0 "papo history on bo" -- papo bo history
