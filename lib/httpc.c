@@ -20,6 +20,7 @@
 
 #include "lib/addr.h"
 #include "lib/httpc.h"
+#include "lib/os.h"
 
 #define HTTPC_IO 16384             /* bytes read or sent at once */
 #define HTTPC_LINE_MAX 4096        /* bytes of a chunk's size line */
@@ -98,8 +99,8 @@ httpc_connect(struct httpc *h, const char *authority, size_t n)
 	for (a = ai; a != NULL; a = a->ai_next) {
 		socklen_t len = sizeof(e);
 
-		h->fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, a->ai_protocol);
+		h->fd = os_socket(a->ai_family, a->ai_socktype, a->ai_protocol,
+		    OS_NONBLOCK);
 		if (h->fd == -1)
 			continue;
 		if (connect(h->fd, a->ai_addr, a->ai_addrlen) == 0 ||

@@ -7,7 +7,6 @@
  */
 #include <signal.h>
 #include <stdint.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
 
@@ -64,7 +63,7 @@ test_no_starvation(void)
 	s.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	CHECK(s.l != NULL && s.fd >= 0);
 	s.t = loop_timer_new(s.l, spin_timer, &s);
-	CHECK(loop_add_fd(s.l, s.fd, EPOLLIN, spin_fd, &s) == 0);
+	CHECK(loop_add_fd(s.l, s.fd, LOOP_IN, spin_fd, &s) == 0);
 	loop_timer_set(s.t, 1);
 	loop_run(s.l);
 	CHECK(s.fd_seen);
@@ -135,7 +134,7 @@ test_order(void)
 	o.a = loop_timer_new(o.l, order_a, &o);
 	o.b = loop_timer_new(o.l, order_b, &o);
 	o.now = loop_timer_new(o.l, order_now, &o);
-	CHECK(loop_add_fd(o.l, o.fd, EPOLLIN, order_fd, &o) == 0);
+	CHECK(loop_add_fd(o.l, o.fd, LOOP_IN, order_fd, &o) == 0);
 	CHECK(write(o.fd, &one, sizeof(one)) == sizeof(one));
 	o.b_at = loop_now_ns() + 40000000u;
 	loop_timer_set(o.b, o.b_at);

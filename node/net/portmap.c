@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <time.h>
 
 #ifdef PAPO_HAVE_MINIUPNPC
@@ -748,7 +747,7 @@ portmap_new(char err[PAPO_ERR_LEN], const struct portmap_env *env)
 	sh->refs = 1;
 	pm->sh = sh;
 	pm->state = PORTMAP_ASKING;
-	if (loop_add_fd(env->loop, chan_fd(sh->results), EPOLLIN, portmap_readable, pm) ==
+	if (loop_add_fd(env->loop, chan_fd(sh->results), LOOP_IN, portmap_readable, pm) ==
 	    -1) {
 		snprintf(err, PAPO_ERR_LEN, "port mapping: epoll: %s",
 		    strerror(errno));

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/os.h"
 #include "node/net/quic_int.h"
 
 uint64_t
@@ -92,29 +93,24 @@ static void
 quic_df(int fd, int *df, const struct sockaddr *to, size_t n, size_t frag_max)
 {
 	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)to;
-	int want = n > frag_max, v = want ? IP_PMTUDISC_PROBE : IP_PMTUDISC_OMIT;
+	int want = n > frag_max;
 
 	if (*df == want || (to->sa_family == AF_INET6 &&
 	    !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)))
 		return;
-	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v)) == 0)
+	if (os_udp_df(fd, AF_INET, want) == 0)
 		*df = want;
 }
 
 void
 quic_df_init(const struct quic *q, int fd, int *df)
 {
-	int v4 = IP_PMTUDISC_PROBE, v6 = IPV6_PMTUDISC_PROBE;
-
 	*df = 1;
 	/* A dual-stack socket's IPv4 peers follow the IPv4 option. */
-	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v4, sizeof(v4)) == -1 &&
-	    q->family == AF_INET)
+	if (os_udp_df(fd, AF_INET, 1) == -1 && q->family == AF_INET)
 		log_msg(LOG_WARN, "cannot set DF on the UDP socket: %s",
 		    strerror(errno));
-	if (q->family == AF_INET6 &&
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &v6,
-	    sizeof(v6)) == -1)
+	if (q->family == AF_INET6 && os_udp_df(fd, AF_INET6, 1) == -1)
 		log_msg(LOG_WARN, "cannot keep IPv6 datagrams whole: %s",
 		    strerror(errno));
 }
@@ -186,10 +182,10 @@ quic_bind(char err[PAPO_ERR_LEN], struct quic *q, const struct addr *listen)
 	q->family = AF_INET6;
 	if (listen->family == 4 && !addr_is_unspecified(listen))
 		q->family = AF_INET;
-	q->fd = socket(q->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	q->fd = os_socket(q->family, SOCK_DGRAM, 0, OS_NONBLOCK);
 	if (q->fd == -1 && q->family == AF_INET6 && listen->family == 4) {
 		q->family = AF_INET;
-		q->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		q->fd = os_socket(AF_INET, SOCK_DGRAM, 0, OS_NONBLOCK);
 	}
 	if (q->fd == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot open a UDP socket: %s",

@@ -19,7 +19,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -28,6 +27,7 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "lib/os.h"
 #include "node/node.h"
 #include "server/http/http.h"
 #include "server/http/http_int.h"
@@ -355,8 +355,7 @@ http_listen(char err[PAPO_ERR_LEN], const struct addr_bind *b,
 {
 	int fd, one = 1;
 
-	fd = socket(b->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0);
+	fd = os_socket(b->ss.ss_family, SOCK_STREAM, 0, OS_NONBLOCK);
 	if (fd == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot open the HTTP socket: %s",
 		    strerror(errno));
@@ -456,7 +455,7 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 		goto fail;
 	}
 	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-	if (info == NULL || loop_add_fd(l, info->epoll_fd, EPOLLIN,
+	if (info == NULL || loop_add_fd(l, info->epoll_fd, LOOP_IN,
 	    http_on_epoll, h) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot watch the HTTP server's "
 		    "events");
