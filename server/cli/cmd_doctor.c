@@ -35,6 +35,7 @@
 #include "server/cli/print.h"
 #include "server/cli/settings.h"
 #include "server/http/http.h"
+#include "server/http/http_poll.h"
 
 #define DOCTOR_PROBLEMS_MAX 32
 #define DOCTOR_LINE 768
@@ -104,7 +105,8 @@ doctor_os(char *out, size_t n)
 }
 
 /* The version, the protocols and the libraries as papo version prints
- * them, and the system. */
+ * them, the system, and the platform layer this build took (the
+ * portable one holds fewer HTTP connections). */
 static void
 doctor_version(void)
 {
@@ -121,6 +123,8 @@ doctor_version(void)
 		cli_put(os);
 	}
 	printf("\n");
+	printf("platform      %s loop; HTTP in %s mode, at most %u connections\n",
+	    os_backend, http_poll_mode, http_poll_conn_max);
 }
 
 /* The settings whose values are no secret; any other PAPO_ variable
