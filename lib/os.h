@@ -81,6 +81,12 @@ int os_cloexec(int fd);
  * itself); 0 on success, -1 where the system has no such option. */
 int os_udp_df(int fd, int family, int df);
 
+/* Files. */
+/* Starts writing fd's bytes [off, off + len) to disk, without waiting, so
+ * that a later fdatasync finds little left to do; a hint, nothing where
+ * the system has no such call. */
+void os_write_start(int fd, off_t off, off_t len);
+
 /* The process. */
 /* Names the calling process for ps and top; nothing where it cannot. */
 void os_set_name(const char *name);

@@ -1,11 +1,12 @@
 /*
  * os_linux.c: the platform layer on Linux (os.h): epoll for the loop,
  * an eventfd for wakeups, a signalfd for signals, SOCK_CLOEXEC and
- * SOCK_NONBLOCK at socket(2), IP_MTU_DISCOVER for DF, /proc/self/fd to
- * close what a child inherits, prctl for the process's name.  The
- * portable build takes os_posix.c instead; both give the same answers.
- * Any thread; a poller is its loop's.
+ * SOCK_NONBLOCK at socket(2), IP_MTU_DISCOVER for DF, sync_file_range,
+ * /proc/self/fd to close what a child inherits.  The portable build
+ * takes os_posix.c instead; both give the same answers.  Any thread; a
+ * poller is its loop's.
  */
+#define _GNU_SOURCE             /* sync_file_range */
 #include <errno.h>
 #include <dirent.h>
 #include <netinet/in.h>
@@ -250,6 +251,14 @@ os_udp_df(int fd, int family, int df)
 	}
 	v = df ? IP_PMTUDISC_PROBE : IP_PMTUDISC_OMIT;
 	return setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
+}
+
+/* Files. */
+
+void
+os_write_start(int fd, off_t off, off_t len)
+{
+	sync_file_range(fd, off, len, SYNC_FILE_RANGE_WRITE);
 }
 
 /* The process. */

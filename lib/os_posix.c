@@ -1,8 +1,8 @@
 /*
  * os_posix.c: the platform layer's portable fallbacks (os.h), built with
  * PAPO_PORTABLE: poll(2) for the loop, a pipe for wakeups, a self-pipe
- * for signals, fcntl after socket(2), and no DF option (POSIX has
- * none).  The suite runs on them under Linux too, so they are kept
+ * for signals, fcntl after socket(2), and no DF option nor early
+ * write-back (POSIX has neither).  The suite runs on them under Linux too, so they are kept
  * honest where a port would start from them.  Any thread; a poller is
  * its loop's.
  */
@@ -386,6 +386,16 @@ os_udp_df(int fd, int family, int df)
 	(void)df;
 	errno = ENOPROTOOPT;
 	return -1;
+}
+
+/* Files: the commit's fdatasync does it all. */
+
+void
+os_write_start(int fd, off_t off, off_t len)
+{
+	(void)fd;
+	(void)off;
+	(void)len;
 }
 
 /* Every number up to the limit, capped: without a list of the open
