@@ -102,16 +102,24 @@ quic_df(int fd, int *df, const struct sockaddr *to, size_t n, size_t frag_max)
 		*df = want;
 }
 
+/* A build with no DF option at all (the portable one: ENOPROTOOPT) is
+ * no news at each start; a refused option is. */
+static enum log_level
+quic_df_level(void)
+{
+	return errno == ENOPROTOOPT ? LOG_DEBUG : LOG_WARN;
+}
+
 void
 quic_df_init(const struct quic *q, int fd, int *df)
 {
 	*df = 1;
 	/* A dual-stack socket's IPv4 peers follow the IPv4 option. */
 	if (os_udp_df(fd, AF_INET, 1) == -1 && q->family == AF_INET)
-		log_msg(LOG_WARN, "cannot set DF on the UDP socket: %s",
+		log_msg(quic_df_level(), "cannot set DF on the UDP socket: %s",
 		    strerror(errno));
 	if (q->family == AF_INET6 && os_udp_df(fd, AF_INET6, 1) == -1)
-		log_msg(LOG_WARN, "cannot keep IPv6 datagrams whole: %s",
+		log_msg(quic_df_level(), "cannot keep IPv6 datagrams whole: %s",
 		    strerror(errno));
 }
 

@@ -37,6 +37,7 @@
 #include "server/http/tls.h"
 
 #define HTTP_SPIN_MAX_MS 50
+#define HTTP_LAST_RUNS 4           /* MHD runs at the stop, before waiting */
 
 #define HTTP_IDLE_S 60             /* an idle connection is closed after */
 
@@ -492,8 +493,12 @@ http_free(struct http *h)
 	if (h->mhd != NULL) {
 		/* A few last runs send what is queued and end each stream
 		 * with its last chunk, so that clients see an end rather than
-		 * a cut; one that does not read is cut after 250 ms. */
-		MHD_run(h->mhd);
+		 * a cut; one that does not read is cut after 250 ms.  The
+		 * first runs do not wait: in select mode a connection resumed
+		 * with its answer takes one to be resumed and asked for the
+		 * answer, the next to write it (epoll's does both at once). */
+		for (int i = 0; i < HTTP_LAST_RUNS; i++)
+			MHD_run(h->mhd);
 		for (int i = 0; i < 25 && !LIST_EMPTY(&h->streams); i++)
 			MHD_run_wait(h->mhd, 10);
 		MHD_stop_daemon(h->mhd);
