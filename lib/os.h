@@ -87,6 +87,10 @@ int os_udp_df(int fd, int family, int df);
  * the system has no such call. */
 void os_write_start(int fd, off_t off, off_t len);
 
+/* A socket's receive buffer set to bytes: past the system's cap where the
+ * process may (root, on Linux), else as much as the cap allows. */
+void os_rcvbuf(int fd, int bytes);
+
 /* The process. */
 /* Names the calling process for ps and top; nothing where it cannot. */
 void os_set_name(const char *name);

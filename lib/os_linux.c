@@ -253,6 +253,14 @@ os_udp_df(int fd, int family, int df)
 	return setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v));
 }
 
+void
+os_rcvbuf(int fd, int bytes)
+{
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &bytes,
+	    sizeof(bytes)) == -1)
+		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+}
+
 /* Files. */
 
 void

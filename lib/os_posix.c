@@ -388,6 +388,12 @@ os_udp_df(int fd, int family, int df)
 	return -1;
 }
 
+void
+os_rcvbuf(int fd, int bytes)
+{
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+}
+
 /* Files: the commit's fdatasync does it all. */
 
 void

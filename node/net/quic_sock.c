@@ -164,17 +164,14 @@ quic_kick(struct quic *q)
  * shared file written and synced, a few milliseconds): with the
  * kernel's default of 208 KiB, a file coming at full speed overflowed
  * it about once in a thousand datagrams, and each loss cut the sender's
- * congestion window (docs/PERFORMANCE.md, "Files").  SO_RCVBUFFORCE
- * where the daemon may (root), else as much as the system allows
- * (net.core.rmem_max).
+ * congestion window (docs/PERFORMANCE.md, "Files").  Past the
+ * system's cap where the daemon may (root, on Linux), else as much as
+ * the system allows (net.core.rmem_max).
  */
 void
 quic_rcvbuf(int fd)
 {
-	int n = QUIC_RCVBUF;
-
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &n, sizeof(n)) == -1)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &n, sizeof(n));
+	os_rcvbuf(fd, QUIC_RCVBUF);
 }
 
 /* The socket: one for both families where the system has IPv6. */

@@ -55,7 +55,7 @@ TOKENS = [
                 r"IN_(CLOEXEC|NONBLOCK)|SOCK_(CLOEXEC|NONBLOCK)|"
                 r"IPV?6?_MTU_DISCOVER|IPV?6?_PMTUDISC_[A-Z]+|IPV?6?_RECVERR|"
                 r"MSG_ERRQUEUE|UDP_SEGMENT|UDP_GRO|SO_BINDTODEVICE|"
-                r"SO_BUSY_POLL|TCP_USER_TIMEOUT|PR_SET_[A-Z_]+|O_TMPFILE|"
+                r"SO_BUSY_POLL|SO_RCVBUFFORCE|SO_SNDBUFFORCE|TCP_USER_TIMEOUT|PR_SET_[A-Z_]+|O_TMPFILE|"
                 r"O_PATH|SYNC_FILE_RANGE_[A-Z_]+|MHD_USE_EPOLL[A-Z_]*|"
                 r"MHD_DAEMON_INFO_EPOLL_FD)\b"),
      "a Linux-only constant"),
