@@ -295,7 +295,7 @@ loop_run(struct loop *l)
 					l->ready(l->source_arg, evs[i].events);
 				continue;
 			}
-			/* NULL: removed by an earlier callback of this round. */
+			/* cb NULL: removed by an earlier callback. */
 			if (f->cb != NULL)
 				f->cb(f->arg, evs[i].events);
 		}

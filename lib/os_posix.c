@@ -2,9 +2,9 @@
  * os_posix.c: the platform layer's portable fallbacks (os.h), built with
  * PAPO_PORTABLE: poll(2) for the loop, a pipe for wakeups, a self-pipe
  * for signals, fcntl after socket(2), and no DF option nor early
- * write-back (POSIX has neither).  The suite runs on them under Linux too, so they are kept
- * honest where a port would start from them.  Any thread; a poller is
- * its loop's.
+ * write-back (POSIX has neither).  The suite runs on them under Linux
+ * too, so they are kept honest where a port would start from them.  Any
+ * thread; a poller is its loop's.
  */
 #include <errno.h>
 #include <fcntl.h>

@@ -372,8 +372,10 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	    (n->out = chan_new()) == NULL ||
 	    (n->work = blobwork_new(n->out)) == NULL ||
 	    os_wake_new(n->stop_fd) == -1 ||
-	    loop_add_fd(n->loop, chan_fd(n->in), LOOP_IN, node_on_request, n) == -1 ||
-	    loop_add_fd(n->loop, n->stop_fd[0], LOOP_IN, node_on_stop, n) == -1) {
+	    loop_add_fd(n->loop, chan_fd(n->in), LOOP_IN, node_on_request,
+	    n) == -1 ||
+	    loop_add_fd(n->loop, n->stop_fd[0], LOOP_IN, node_on_stop,
+	    n) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot set up the node: %s",
 		    strerror(errno));
 		goto fail;

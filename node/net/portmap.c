@@ -731,7 +731,7 @@ portmap_new(char err[PAPO_ERR_LEN], const struct portmap_env *env)
 	if ((sh = calloc(1, sizeof(*sh))) == NULL)
 		goto nomem;
 	if ((sh->results = chan_new()) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "port mapping: eventfd: %s",
+		snprintf(err, PAPO_ERR_LEN, "port mapping: channel: %s",
 		    strerror(errno));
 		free(sh);
 		free(pm);
@@ -747,9 +747,9 @@ portmap_new(char err[PAPO_ERR_LEN], const struct portmap_env *env)
 	sh->refs = 1;
 	pm->sh = sh;
 	pm->state = PORTMAP_ASKING;
-	if (loop_add_fd(env->loop, chan_fd(sh->results), LOOP_IN, portmap_readable, pm) ==
-	    -1) {
-		snprintf(err, PAPO_ERR_LEN, "port mapping: epoll: %s",
+	if (loop_add_fd(env->loop, chan_fd(sh->results), LOOP_IN,
+	    portmap_readable, pm) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "port mapping: loop: %s",
 		    strerror(errno));
 		goto fail;
 	}

@@ -123,8 +123,8 @@ doctor_version(void)
 		cli_put(os);
 	}
 	printf("\n");
-	printf("platform      %s loop; HTTP in %s mode, at most %u connections\n",
-	    os_backend, http_poll_mode, http_poll_conn_max);
+	printf("platform      %s loop; HTTP in %s mode, at most %u "
+	    "connections\n", os_backend, http_poll_mode, http_poll_conn_max);
 }
 
 /* The settings whose values are no secret; any other PAPO_ variable

@@ -3,15 +3,15 @@
  * descriptors reach the daemon's loop through http_poll.h (its epoll
  * descriptor, or its fd_sets in the portable build), and MHD_run is
  * called when one is ready or when MHD's own timeout (one loop timer)
- * expires, so there is no HTTP thread and an idle daemon sleeps.  This file owns the
- * daemon and its listening socket, MHD's callbacks (a request begun,
- * its body, its end, its completion) and the requests' lives; every
- * request passes http_route.c's screen before a handler sees it.  Over
- * HTTPS, MHD's GnuTLS does the TLS and tls.c hands it the certificate at
- * each handshake.  A request that waits (for the node, or anything else)
- * is a suspended connection, resumed when its answer is ready
- * (http_stream.c).  Nothing here may block: a callback that waited would
- * stop every other client and the node's answers with it.
+ * expires, so there is no HTTP thread and an idle daemon sleeps.  This
+ * file owns the daemon and its listening socket, MHD's callbacks (a
+ * request begun, its body, its end, its completion) and the requests'
+ * lives; every request passes http_route.c's screen before a handler
+ * sees it.  Over HTTPS, MHD's GnuTLS does the TLS and tls.c hands it the
+ * certificate at each handshake.  A request that waits (for the node, or
+ * anything else) is a suspended connection, resumed when its answer is
+ * ready (http_stream.c).  Nothing here may block: a callback that waited
+ * would stop every other client and the node's answers with it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -433,8 +433,9 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 	 * since). */
 	if (h->tls != NULL)
 		tls_use(h->tls);
-	h->mhd = MHD_start_daemon(http_poll_mhd_flags | MHD_ALLOW_SUSPEND_RESUME |
-	    MHD_USE_ERROR_LOG | (h->tls != NULL ? MHD_USE_TLS : 0), 0,
+	h->mhd = MHD_start_daemon(http_poll_mhd_flags |
+	    MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+	    (h->tls != NULL ? MHD_USE_TLS : 0), 0,
 	    http_accept_policy, h, http_access, h,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,

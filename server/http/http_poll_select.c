@@ -97,7 +97,7 @@ http_poll_ran(struct http_poll *p)
 	/* A descriptor past FD_SETSIZE: MHD refuses such connections, so
 	 * this is the listening socket's or its own; said once. */
 	if (!p->told)
-		log_msg(LOG_WARN, "http: libmicrohttpd's descriptors do not fit "
-		    "an fd_set (FD_SETSIZE %d)", FD_SETSIZE);
+		log_msg(LOG_WARN, "http: libmicrohttpd's descriptors do not "
+		    "fit an fd_set (FD_SETSIZE %d)", FD_SETSIZE);
 	p->told = 1;
 }
