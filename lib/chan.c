@@ -1,28 +1,26 @@
 /*
  * chan.c: the channel between threads (chan.h).  A singly linked FIFO
- * under a mutex, an eventfd, and a pending flag that says a wakeup was
+ * under a mutex, a wakeup descriptor (lib/os.h: an eventfd, or a pipe in
+ * the portable build), and a pending flag that says a wakeup was
  * written and the receiver has not yet found the channel empty since:
- * a push writes the eventfd only when it sets the flag, and the receiver
- * clears the flag and drains the eventfd, under the same lock, only when
+ * a push posts a wakeup only when it sets the flag, and the receiver
+ * clears the flag and drains the wakeups, under the same lock, only when
  * it finds nothing to pop.  So every item is pushed either before the
  * receiver's next "empty" (and is popped in the same run) or after it
  * (and its push writes a new wakeup).  Runs on any thread; allocates
  * only in chan_new.
  */
-#include <errno.h>
 #include <pthread.h>
-#include <stdint.h>
 #include <stdlib.h>
-#include <sys/eventfd.h>
-#include <unistd.h>
 
 #include "lib/chan.h"
+#include "lib/os.h"
 
 struct chan {
 	pthread_mutex_t mu;
 	struct chan_link *head, *tail;
 	int pending;                 /* a wakeup is written or on its way */
-	int fd;
+	int fd[2];                   /* os_wake_new's */
 };
 
 struct chan *
@@ -32,7 +30,7 @@ chan_new(void)
 
 	if (c == NULL)
 		return NULL;
-	if ((c->fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1) {
+	if (os_wake_new(c->fd) == -1) {
 		free(c);
 		return NULL;
 	}
@@ -53,20 +51,19 @@ chan_free(struct chan *c, void (*drop)(struct chan_link *))
 		drop(l);
 	}
 	pthread_mutex_destroy(&c->mu);
-	close(c->fd);
+	os_wake_free(c->fd);
 	free(c);
 }
 
 int
 chan_fd(const struct chan *c)
 {
-	return c->fd;
+	return c->fd[0];
 }
 
 void
 chan_push(struct chan *c, struct chan_link *l)
 {
-	uint64_t one = 1;
 	int wake;
 
 	l->next = NULL;
@@ -81,18 +78,15 @@ chan_push(struct chan *c, struct chan_link *l)
 	pthread_mutex_unlock(&c->mu);
 	/* Outside the lock: the receiver may run meanwhile, pop l and find
 	 * the channel empty; this write then only makes one spurious
-	 * wakeup.  An eventfd's counter cannot overflow here (one write
-	 * per wakeup), so the write fails only on a bad fd. */
+	 * wakeup. */
 	if (wake)
-		while (write(c->fd, &one, sizeof(one)) == -1 && errno == EINTR)
-			;
+		os_wake_post(c->fd);
 }
 
 struct chan_link *
 chan_pop(struct chan *c)
 {
 	struct chan_link *l;
-	uint64_t n;
 
 	pthread_mutex_lock(&c->mu);
 	if ((l = c->head) != NULL) {
@@ -102,8 +96,7 @@ chan_pop(struct chan *c)
 	} else {
 		/* Empty: the next push must write a wakeup again. */
 		c->pending = 0;
-		while (read(c->fd, &n, sizeof(n)) == -1 && errno == EINTR)
-			;
+		os_wake_drain(c->fd);
 	}
 	pthread_mutex_unlock(&c->mu);
 	return l;

@@ -23,6 +23,7 @@
 
 #include "lib/addr.h"
 #include "lib/httpc.h"
+#include "lib/os.h"
 
 #define HTTPC_IO 16384             /* bytes read from a body's reader */
 #define HTTPC_LINE_MAX 4096        /* bytes of a chunk's size line */
@@ -93,8 +94,8 @@ httpc_connect_next(struct httpc *h)
 {
 	for (struct addrinfo *a = h->next; a != NULL; a = a->ai_next) {
 		h->next = a->ai_next;
-		h->fd = socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK |
-		    SOCK_CLOEXEC, a->ai_protocol);
+		h->fd = os_socket(a->ai_family, a->ai_socktype, a->ai_protocol,
+		    OS_NONBLOCK);
 		if (h->fd == -1)
 			continue;
 		if (connect(h->fd, a->ai_addr, a->ai_addrlen) == 0 ||

@@ -1,19 +1,20 @@
 /*
- * loop.c: an epoll loop with one-shot timers, run by one thread (the node
+ * loop.c: an event loop with one-shot timers, run by one thread (the node
  * thread, and the daemon's HTTP thread).  It holds no business logic:
  * callbacks do the work.  Timers are few (one per connection and a handful
  * more), so they live in a list scanned for the earliest deadline; the
- * loop sleeps in epoll_wait until that deadline or a ready descriptor, so
- * an idle loop wakes for nothing.
+ * loop sleeps in the platform's poller (lib/os.h: epoll, or poll in the
+ * portable build) until that deadline or a ready descriptor, so an idle
+ * loop wakes for nothing.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "lib/loop.h"
+#include "lib/os.h"
 
 struct loop_fd {
 	int fd;
@@ -32,9 +33,12 @@ struct loop_timer {
 };
 
 struct loop {
-	int ep;
+	struct os_poller *poller;
+	loop_fill_cb *fill;       /* the source of one wait's descriptors */
+	loop_fd_cb *ready;
+	void *source_arg;
 	int stop;
-	int dispatching;          /* inside a round of epoll events */
+	int dispatching;          /* inside a round of ready descriptors */
 	int firing;               /* inside a round of timers */
 	uint64_t round;           /* rounds of timers so far */
 	struct loop_fd *fds;
@@ -67,7 +71,7 @@ loop_new(void)
 
 	if (l == NULL)
 		return NULL;
-	if ((l->ep = epoll_create1(EPOLL_CLOEXEC)) == -1) {
+	if ((l->poller = os_poller_new()) == NULL) {
 		free(l);
 		return NULL;
 	}
@@ -91,14 +95,13 @@ loop_free(struct loop *l)
 		l->timers = t->next;
 		free(t);
 	}
-	close(l->ep);
+	os_poller_free(l->poller);
 	free(l);
 }
 
 int
 loop_add_fd(struct loop *l, int fd, uint32_t events, loop_fd_cb *cb, void *arg)
 {
-	struct epoll_event ev;
 	struct loop_fd *f = calloc(1, sizeof(*f));
 
 	if (f == NULL)
@@ -106,10 +109,7 @@ loop_add_fd(struct loop *l, int fd, uint32_t events, loop_fd_cb *cb, void *arg)
 	f->fd = fd;
 	f->cb = cb;
 	f->arg = arg;
-	memset(&ev, 0, sizeof(ev));
-	ev.events = events;
-	ev.data.ptr = f;
-	if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev) == -1) {
+	if (os_poller_add(l->poller, fd, events, f) == -1) {
 		free(f);
 		return -1;
 	}
@@ -136,14 +136,10 @@ int
 loop_mod_fd(struct loop *l, int fd, uint32_t events)
 {
 	struct loop_fd *f = loop_find(l, fd, NULL);
-	struct epoll_event ev;
 
 	if (f == NULL)
 		return -1;
-	memset(&ev, 0, sizeof(ev));
-	ev.events = events;
-	ev.data.ptr = f;
-	return epoll_ctl(l->ep, EPOLL_CTL_MOD, fd, &ev);
+	return os_poller_mod(l->poller, fd, events, f);
 }
 
 void
@@ -153,7 +149,7 @@ loop_del_fd(struct loop *l, int fd)
 
 	if (f == NULL)
 		return;
-	epoll_ctl(l->ep, EPOLL_CTL_DEL, fd, NULL);
+	os_poller_del(l->poller, fd);
 	*prev = f->next;
 	/* An event of this round may still be pending for f: keep it, dead,
 	 * until the round is over, so that its pointer in the event neither
@@ -164,6 +160,26 @@ loop_del_fd(struct loop *l, int fd)
 		l->dead = f;
 	} else
 		free(f);
+}
+
+int
+loop_set_source(struct loop *l, loop_fill_cb *fill, loop_fd_cb *ready,
+    void *arg)
+{
+	/* Asked once, so that a build whose poller has none says so at
+	 * start rather than at the first wait. */
+	if (fill != NULL && os_poller_once(l->poller, -1, 0) == -1)
+		return -1;
+	l->fill = fill;
+	l->ready = ready;
+	l->source_arg = arg;
+	return 0;
+}
+
+int
+loop_source_add(struct loop *l, int fd, uint32_t events)
+{
+	return os_poller_once(l->poller, fd, events);
 }
 
 struct loop_timer *
@@ -213,7 +229,7 @@ loop_stop(struct loop *l)
  * callback may free or re-arm any timer). */
 /*
  * Fires one timer due at now, unless a callback of this round armed it:
- * such a one waits for the next round, after epoll has been asked what
+ * such a one waits for the next round, after the poller has been asked what
  * is ready, so that a timer armed again and again in the past slows the
  * loop but never starves its descriptors.
  */
@@ -250,7 +266,7 @@ loop_timeout_ms(struct loop *l, uint64_t now)
 int
 loop_run(struct loop *l)
 {
-	struct epoll_event evs[64];
+	struct os_event evs[64];
 
 	l->stop = 0;
 	while (!l->stop) {
@@ -260,7 +276,10 @@ loop_run(struct loop *l)
 		 * stall (a loaded machine, a laptop waking) the packets that
 		 * came meanwhile are taken before a connection's idle timer
 		 * judges it silent. */
-		n = epoll_wait(l->ep, evs, 64, loop_timeout_ms(l, loop_now_ns()));
+		if (l->fill != NULL)
+			l->fill(l->source_arg, l);
+		n = os_poller_wait(l->poller, evs, 64,
+		    loop_timeout_ms(l, loop_now_ns()));
 		if (n == -1) {
 			if (errno == EINTR)
 				continue;
@@ -268,9 +287,15 @@ loop_run(struct loop *l)
 		}
 		l->dispatching = 1;
 		for (i = 0; i < n && !l->stop; i++) {
-			struct loop_fd *f = evs[i].data.ptr;
+			struct loop_fd *f = evs[i].ptr;
 
-			/* NULL: removed by an earlier callback of this round. */
+			/* The source's: one event for all its descriptors. */
+			if (f == NULL) {
+				if (l->ready != NULL)
+					l->ready(l->source_arg, evs[i].events);
+				continue;
+			}
+			/* cb NULL: removed by an earlier callback. */
 			if (f->cb != NULL)
 				f->cb(f->arg, evs[i].events);
 		}

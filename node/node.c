@@ -14,8 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
-#include <sys/eventfd.h>
 #include <unistd.h>
 
 #include <sodium.h>
@@ -23,6 +21,7 @@
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "lib/os.h"
 #include "node/net/net.h"
 #include "node/net/turn.h"
 #include "node/blobs.h"
@@ -41,7 +40,7 @@ struct node {
 	int started;
 	struct loop *loop;
 	struct chan *in, *out;
-	int stop_fd;
+	int stop_fd[2];          /* os_wake_new's: node_halt's wakeup */
 	char *home;
 	struct identity *me;
 	struct net *net;
@@ -325,7 +324,7 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 		snprintf(err, PAPO_ERR_LEN, "out of memory");
 		return NULL;
 	}
-	n->stop_fd = -1;
+	n->stop_fd[0] = n->stop_fd[1] = -1;
 	env = &n->env;
 	set = &n->settings;
 	env->set = set;
@@ -363,9 +362,11 @@ node_start(char err[PAPO_ERR_LEN], const struct node_config *c)
 	if ((n->loop = loop_new()) == NULL || (n->in = chan_new()) == NULL ||
 	    (n->out = chan_new()) == NULL ||
 	    (n->work = blobwork_new(n->out)) == NULL ||
-	    (n->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) == -1 ||
-	    loop_add_fd(n->loop, chan_fd(n->in), EPOLLIN, node_on_request, n) == -1 ||
-	    loop_add_fd(n->loop, n->stop_fd, EPOLLIN, node_on_stop, n) == -1) {
+	    os_wake_new(n->stop_fd) == -1 ||
+	    loop_add_fd(n->loop, chan_fd(n->in), LOOP_IN, node_on_request,
+	    n) == -1 ||
+	    loop_add_fd(n->loop, n->stop_fd[0], LOOP_IN, node_on_stop,
+	    n) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot set up the node: %s",
 		    strerror(errno));
 		goto fail;
@@ -423,12 +424,9 @@ fail:
 void
 node_halt(struct node *n)
 {
-	uint64_t one = 1;
-
 	if (n == NULL || !n->started)
 		return;
-	while (write(n->stop_fd, &one, sizeof(one)) == -1 && errno == EINTR)
-		;
+	os_wake_post(n->stop_fd);
 	pthread_join(n->thread, NULL);
 	n->started = 0;
 }
@@ -445,8 +443,7 @@ node_stop(struct node *n)
 	chan_free(n->in, node_msg_drop);
 	chan_free(n->out, node_msg_drop);
 	loop_free(n->loop);
-	if (n->stop_fd != -1)
-		close(n->stop_fd);
+	os_wake_free(n->stop_fd);
 	sec_identity_free(n->me);
 	sodium_memzero(&n->turn, sizeof(n->turn));
 	sodium_memzero(&n->rs.relay, sizeof(n->rs.relay));

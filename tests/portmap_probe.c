@@ -25,7 +25,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -124,8 +123,8 @@ main(int argc, char **argv)
 	    (p.sig = signalfd(-1, &mask, SFD_CLOEXEC)) == -1 ||
 	    (p.udp = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0)) == -1 ||
 	    bind(p.udp, (struct sockaddr *)&sin, sizeof(sin)) == -1 ||
-	    loop_add_fd(p.loop, p.udp, EPOLLIN, probe_datagram, &p) == -1 ||
-	    loop_add_fd(p.loop, p.sig, EPOLLIN, probe_signal, &p) == -1) {
+	    loop_add_fd(p.loop, p.udp, LOOP_IN, probe_datagram, &p) == -1 ||
+	    loop_add_fd(p.loop, p.sig, LOOP_IN, probe_signal, &p) == -1) {
 		fprintf(stderr, "portmap_probe: %s\n", strerror(errno));
 		goto out;
 	}

@@ -1,10 +1,11 @@
 /*
  * test_chan.c: lib/chan.c.  Many pushes from several threads while the
- * receiver sleeps in poll on the eventfd: every item taken exactly once,
+ * receiver sleeps in poll on its wakeup descriptor (lib/os.h: an
+ * eventfd, or a pipe in the portable build): every item taken exactly once,
  * each producer's in the order it pushed them, and the receiver never
  * left asleep with an item in the channel (a lost wakeup shows as a poll
  * that times out).  Wakeups are coalesced: any number of pushes before
- * the receiver looks make one eventfd write (checked on one thread, where
+ * the receiver looks make one wakeup write (checked on one thread, where
  * it does not depend on the scheduler), and an emptied channel's fd is
  * not readable.
  */
@@ -12,10 +13,12 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "check.h"
 #include "lib/chan.h"
+#include "lib/os.h"
 
 #define PRODUCERS 4
 #define PER_PRODUCER 50000
@@ -125,7 +128,9 @@ test_one_thread(void)
 	struct chan *c = chan_new();
 	struct item it[3] = { { .seq = 1 }, { .seq = 2 }, { .seq = 4 } };
 	struct pollfd pfd;
+	unsigned char buf[64];
 	uint64_t n = 0;
+	ssize_t k;
 
 	CHECK(c != NULL);
 	if (c == NULL)
@@ -133,12 +138,18 @@ test_one_thread(void)
 	pfd = (struct pollfd){ .fd = chan_fd(c), .events = POLLIN };
 	CHECK(chan_pop(c) == NULL);
 	CHECK_EQ_INT(poll(&pfd, 1, 0), 0);
-	/* Three pushes, one write: the counter reads 1. */
+	/* Three pushes, one write: an eventfd's counter reads 1, a pipe
+	 * holds one byte. */
 	for (int i = 0; i < 3; i++)
 		chan_push(c, &it[i].link);
 	CHECK_EQ_INT(poll(&pfd, 1, 0), 1);
-	CHECK(read(chan_fd(c), &n, sizeof(n)) == sizeof(n));
-	CHECK_EQ_INT(n, 1);
+	k = read(chan_fd(c), buf, sizeof(buf));
+	if (strcmp(os_backend, "epoll") == 0) {
+		CHECK(k == (ssize_t)sizeof(n));
+		memcpy(&n, buf, sizeof(n));
+		CHECK_EQ_INT(n, 1);
+	} else
+		CHECK_EQ_INT(k, 1);
 	/* The wakeup read away by hand (not by chan_pop): pending still
 	 * holds, so no new write; the items are all there. */
 	CHECK(chan_pop(c) == &it[0].link);

@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -568,7 +567,7 @@ sock_open(struct sock *s, const char *ip)
 	s->local.family = 4;
 	memcpy(s->local.ip, &sa.sin_addr, 4);
 	s->local.port = ntohs(sa.sin_port);
-	return loop_add_fd(lp, s->fd, EPOLLIN, sock_read, s);
+	return loop_add_fd(lp, s->fd, LOOP_IN, sock_read, s);
 }
 
 static void

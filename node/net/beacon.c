@@ -9,13 +9,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <sodium.h>
 
 #include "lib/loop.h"
+#include "lib/os.h"
 #include "node/net/beacon.h"
 
 #define BEACON_KIND 0x22
@@ -174,8 +174,7 @@ beacon_new(char err[PAPO_ERR_LEN], const struct beacon_env *env)
 		return NULL;
 	}
 	b->env = *env;
-	if ((b->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) == -1) {
+	if ((b->fd = os_socket(AF_INET, SOCK_DGRAM, 0, OS_NONBLOCK)) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "no socket: %s", strerror(errno));
 		goto fail;
 	}
@@ -198,7 +197,7 @@ beacon_new(char err[PAPO_ERR_LEN], const struct beacon_env *env)
 		goto fail;
 	}
 	if ((b->timer = loop_timer_new(env->loop, beacon_tick, b)) == NULL ||
-	    loop_add_fd(env->loop, b->fd, EPOLLIN, beacon_read, b) == -1) {
+	    loop_add_fd(env->loop, b->fd, LOOP_IN, beacon_read, b) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot watch the beacon socket");
 		goto fail;
 	}

@@ -24,7 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <time.h>
 
 #ifdef PAPO_HAVE_MINIUPNPC
@@ -732,7 +731,7 @@ portmap_new(char err[PAPO_ERR_LEN], const struct portmap_env *env)
 	if ((sh = calloc(1, sizeof(*sh))) == NULL)
 		goto nomem;
 	if ((sh->results = chan_new()) == NULL) {
-		snprintf(err, PAPO_ERR_LEN, "port mapping: eventfd: %s",
+		snprintf(err, PAPO_ERR_LEN, "port mapping: channel: %s",
 		    strerror(errno));
 		free(sh);
 		free(pm);
@@ -748,9 +747,9 @@ portmap_new(char err[PAPO_ERR_LEN], const struct portmap_env *env)
 	sh->refs = 1;
 	pm->sh = sh;
 	pm->state = PORTMAP_ASKING;
-	if (loop_add_fd(env->loop, chan_fd(sh->results), EPOLLIN, portmap_readable, pm) ==
-	    -1) {
-		snprintf(err, PAPO_ERR_LEN, "port mapping: epoll: %s",
+	if (loop_add_fd(env->loop, chan_fd(sh->results), LOOP_IN,
+	    portmap_readable, pm) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "port mapping: loop: %s",
 		    strerror(errno));
 		goto fail;
 	}

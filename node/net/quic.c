@@ -18,10 +18,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "lib/os.h"
 #include "node/net/quic_int.h"
 
 /* One datagram from `from` (through the relay when relayed): to the
@@ -169,7 +169,7 @@ quic_new(char err[PAPO_ERR_LEN], struct loop *l, const struct addr *listen,
 		goto fail;
 	if ((q->flush = loop_timer_new(l, quic_flush, q)) == NULL ||
 	    (q->flood_timer = loop_timer_new(l, quic_flood_timer, q)) == NULL ||
-	    loop_add_fd(l, q->fd, EPOLLIN, quic_read, q) == -1) {
+	    loop_add_fd(l, q->fd, LOOP_IN, quic_read, q) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot watch the UDP socket");
 		goto fail;
 	}
@@ -240,7 +240,7 @@ quic_sock_new(struct quic *q)
 	s->q = q;
 	s->loop = q->loop;
 	s->refs = 1;
-	s->fd = socket(q->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	s->fd = os_socket(q->family, SOCK_DGRAM, 0, OS_NONBLOCK);
 	if (s->fd == -1) {
 		free(s);
 		return NULL;
@@ -257,7 +257,7 @@ quic_sock_new(struct quic *q)
 	s->locallen = sizeof(s->local);
 	if (bind(s->fd, (struct sockaddr *)&ss, len) == -1 ||
 	    getsockname(s->fd, (struct sockaddr *)&s->local, &s->locallen) == -1 ||
-	    loop_add_fd(s->loop, s->fd, EPOLLIN, quic_sock_read, s) == -1) {
+	    loop_add_fd(s->loop, s->fd, LOOP_IN, quic_sock_read, s) == -1) {
 		close(s->fd);
 		free(s);
 		return NULL;

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "lib/log.h"
+#include "lib/os.h"
 #include "node/net/quic_int.h"
 
 uint64_t
@@ -92,30 +93,33 @@ static void
 quic_df(int fd, int *df, const struct sockaddr *to, size_t n, size_t frag_max)
 {
 	const struct sockaddr_in6 *s6 = (const struct sockaddr_in6 *)to;
-	int want = n > frag_max, v = want ? IP_PMTUDISC_PROBE : IP_PMTUDISC_OMIT;
+	int want = n > frag_max;
 
 	if (*df == want || (to->sa_family == AF_INET6 &&
 	    !IN6_IS_ADDR_V4MAPPED(&s6->sin6_addr)))
 		return;
-	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v, sizeof(v)) == 0)
+	if (os_udp_df(fd, AF_INET, want) == 0)
 		*df = want;
+}
+
+/* A build with no DF option at all (the portable one: ENOPROTOOPT) is
+ * no news at each start; a refused option is. */
+static enum log_level
+quic_df_level(void)
+{
+	return errno == ENOPROTOOPT ? LOG_DEBUG : LOG_WARN;
 }
 
 void
 quic_df_init(const struct quic *q, int fd, int *df)
 {
-	int v4 = IP_PMTUDISC_PROBE, v6 = IPV6_PMTUDISC_PROBE;
-
 	*df = 1;
 	/* A dual-stack socket's IPv4 peers follow the IPv4 option. */
-	if (setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &v4, sizeof(v4)) == -1 &&
-	    q->family == AF_INET)
-		log_msg(LOG_WARN, "cannot set DF on the UDP socket: %s",
+	if (os_udp_df(fd, AF_INET, 1) == -1 && q->family == AF_INET)
+		log_msg(quic_df_level(), "cannot set DF on the UDP socket: %s",
 		    strerror(errno));
-	if (q->family == AF_INET6 &&
-	    setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &v6,
-	    sizeof(v6)) == -1)
-		log_msg(LOG_WARN, "cannot keep IPv6 datagrams whole: %s",
+	if (q->family == AF_INET6 && os_udp_df(fd, AF_INET6, 1) == -1)
+		log_msg(quic_df_level(), "cannot keep IPv6 datagrams whole: %s",
 		    strerror(errno));
 }
 
@@ -160,17 +164,14 @@ quic_kick(struct quic *q)
  * shared file written and synced, a few milliseconds): with the
  * kernel's default of 208 KiB, a file coming at full speed overflowed
  * it about once in a thousand datagrams, and each loss cut the sender's
- * congestion window (docs/PERFORMANCE.md, "Files").  SO_RCVBUFFORCE
- * where the daemon may (root), else as much as the system allows
- * (net.core.rmem_max).
+ * congestion window (docs/PERFORMANCE.md, "Files").  Past the
+ * system's cap where the daemon may (root, on Linux), else as much as
+ * the system allows (net.core.rmem_max).
  */
 void
 quic_rcvbuf(int fd)
 {
-	int n = QUIC_RCVBUF;
-
-	if (setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &n, sizeof(n)) == -1)
-		setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &n, sizeof(n));
+	os_rcvbuf(fd, QUIC_RCVBUF);
 }
 
 /* The socket: one for both families where the system has IPv6. */
@@ -186,10 +187,10 @@ quic_bind(char err[PAPO_ERR_LEN], struct quic *q, const struct addr *listen)
 	q->family = AF_INET6;
 	if (listen->family == 4 && !addr_is_unspecified(listen))
 		q->family = AF_INET;
-	q->fd = socket(q->family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	q->fd = os_socket(q->family, SOCK_DGRAM, 0, OS_NONBLOCK);
 	if (q->fd == -1 && q->family == AF_INET6 && listen->family == 4) {
 		q->family = AF_INET;
-		q->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+		q->fd = os_socket(AF_INET, SOCK_DGRAM, 0, OS_NONBLOCK);
 	}
 	if (q->fd == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot open a UDP socket: %s",

@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 
 #include "node/room/search.h"
 
@@ -640,7 +639,7 @@ search_watch(struct room *room)
 	if (room->searching == NULL || room->searching->fd != -1 ||
 	    (fd = store_ix_fd(room->env.store)) == -1)
 		return;
-	if (loop_add_fd(room->env.loop, fd, EPOLLIN, search_rebuilt, room) == 0)
+	if (loop_add_fd(room->env.loop, fd, LOOP_IN, search_rebuilt, room) == 0)
 		room->searching->fd = fd;
 }
 

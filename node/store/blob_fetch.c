@@ -7,7 +7,6 @@
  * fdatasync'd), and REF renamed into place once all are there (blob.h).
  * The thread that owns the store.
  */
-#define _GNU_SOURCE             /* sync_file_range */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -19,6 +18,7 @@
 #include <sodium.h>
 
 #include "lib/fs.h"
+#include "lib/os.h"
 #include "node/store/blob_int.h"
 
 int
@@ -224,7 +224,7 @@ blob_fetch_chunk(char err[PAPO_ERR_LEN], struct blob_store *bs,
 	}
 	/* Its writing to disk starts now, so the commit's fdatasync finds
 	 * little left to do. */
-	sync_file_range(fd, (off_t)off, (off_t)len, SYNC_FILE_RANGE_WRITE);
+	os_write_start(fd, (off_t)off, (off_t)len);
 	rc = 0;
 out:
 	if (fd != -1)

@@ -221,7 +221,7 @@ void store_find_free(struct store *s, struct store_find *f);
 /*
  * A long log's index is checked, or rebuilt, on a thread of its own
  * (store_search.c): while a job runs, store_ix_fd is a descriptor that
- * becomes readable when one is done (watch it for EPOLLIN), then
+ * becomes readable when one is done (watch it for LOOP_IN), then
  * store_ix_ready acts on what it found: the new index taken (and what
  * was appended meanwhile added), or a damaged one rebuilt.  -1 when no
  * job is under way; call store_ix_fd again after store_ix_ready, which

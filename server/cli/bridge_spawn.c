@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lib/os.h"
 #include "lib/units.h"
 #include "node/node.h"
 #include "server/cli/bridge_int.h"
@@ -34,27 +35,6 @@ bridge_now(void)
 	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / NS_PER_MS;
 }
 
-/* In the daemon-to-be: closes every descriptor but stdin, stdout and
- * stderr, so that it holds nothing of the process that started it (a
- * client's pipe kept open would never close). */
-static void
-bridge_close_from3(void)
-{
-	struct dirent *d;
-	DIR *dir;
-	int fd, self;
-
-	if ((dir = opendir("/proc/self/fd")) == NULL)
-		return;
-	self = dirfd(dir);
-	while ((d = readdir(dir)) != NULL) {
-		fd = atoi(d->d_name);
-		if (fd > STDERR_FILENO && fd != self)
-			close(fd);
-	}
-	closedir(dir);
-}
-
 /*
  * Starts "papo serve" for home, detached: in a session of its own, stdin
  * /dev/null, stdout and stderr appended to home/serve.log, through a
@@ -68,7 +48,7 @@ bridge_spawn(char err[PAPO_ERR_LEN], const char *home, pid_t *pid,
 {
 	static const char failed[] = "papo: cannot run papo serve\n";
 	char *argv[] = { "papo", "serve", NULL };
-	char log[4096];
+	char log[4096], exe[4096];
 	int fds[2] = { -1, -1 }, logfd = -1, nullfd = -1, rc = -1, status;
 	pid_t mid, child = -1;
 	struct stat st;
@@ -88,6 +68,11 @@ bridge_spawn(char err[PAPO_ERR_LEN], const char *home, pid_t *pid,
 		goto out;
 	}
 	*logoff = st.st_size;
+	if (os_self_exe(exe, sizeof(exe)) == -1) {
+		snprintf(err, PAPO_ERR_LEN, "cannot tell where this papo binary "
+		    "is: %s", strerror(errno));
+		goto out;
+	}
 	if ((nullfd = open("/dev/null", O_RDONLY | O_CLOEXEC)) == -1 ||
 	    pipe(fds) == -1 || fcntl(fds[0], F_SETFD, FD_CLOEXEC) == -1 ||
 	    fcntl(fds[1], F_SETFD, FD_CLOEXEC) == -1) {
@@ -114,9 +99,11 @@ bridge_spawn(char err[PAPO_ERR_LEN], const char *home, pid_t *pid,
 			    dup2(logfd, STDOUT_FILENO) == -1 ||
 			    dup2(logfd, STDERR_FILENO) == -1)
 				_exit(127);
-			bridge_close_from3();
+			/* Nothing of the process that started it: a client's
+			 * pipe kept open would never close. */
+			os_close_from(STDERR_FILENO + 1);
 			/* The very binary running now, wherever it lies. */
-			execv("/proc/self/exe", argv);
+			execv(exe, argv);
 			(void)!write(STDERR_FILENO, failed, sizeof(failed) - 1);
 			_exit(127);
 		}

@@ -25,6 +25,7 @@
 
 #include "lib/addr.h"
 #include "lib/fs.h"
+#include "lib/os.h"
 #include "node/node.h"
 #include "server/cli/ask.h"
 #include "server/cli/client.h"
@@ -34,6 +35,7 @@
 #include "server/cli/print.h"
 #include "server/cli/settings.h"
 #include "server/http/http.h"
+#include "server/http/http_poll.h"
 
 #define DOCTOR_PROBLEMS_MAX 32
 #define DOCTOR_LINE 768
@@ -103,7 +105,8 @@ doctor_os(char *out, size_t n)
 }
 
 /* The version, the protocols and the libraries as papo version prints
- * them, and the system. */
+ * them, the system, and the platform layer this build took (the
+ * portable one holds fewer HTTP connections). */
 static void
 doctor_version(void)
 {
@@ -120,6 +123,8 @@ doctor_version(void)
 		cli_put(os);
 	}
 	printf("\n");
+	printf("platform      %s loop; HTTP in %s mode, at most %u "
+	    "connections\n", os_backend, http_poll_mode, http_poll_conn_max);
 }
 
 /* The settings whose values are no secret; any other PAPO_ variable
@@ -414,7 +419,7 @@ doctor_bind(const struct addr *a, int type)
 	struct sockaddr_storage ss;
 	unsigned len = addr_to_sockaddr(a, a->family == 6 ? AF_INET6 : AF_INET,
 	    &ss);
-	int fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0), e = 0, one = 1;
+	int fd = os_socket(ss.ss_family, type, 0, 0), e = 0, one = 1;
 
 	if (fd == -1)
 		return errno;
@@ -424,91 +429,6 @@ doctor_bind(const struct addr *a, int type)
 		e = errno;
 	close(fd);
 	return e;
-}
-
-/* The inode of a socket on port in a /proc/net table: listening for
- * TCP, bound for UDP.  0 when none. */
-static unsigned long
-doctor_inode(const char *table, unsigned port, int tcp)
-{
-	char line[512];
-	unsigned long ino = 0;
-	FILE *f = fopen(table, "r");
-
-	if (f == NULL)
-		return 0;
-	while (ino == 0 && fgets(line, sizeof(line), f) != NULL) {
-		unsigned lport, state;
-		unsigned long inode;
-
-		if (sscanf(line, " %*u: %*[0-9A-Fa-f]:%x %*s %x %*s %*s %*s "
-		    "%*u %*u %lu", &lport, &state, &inode) != 3)
-			continue;
-		if (lport == port && (!tcp || state == 0x0a))
-			ino = inode;
-	}
-	fclose(f);
-	return ino;
-}
-
-/* Whether process pid (a name in /proc) has the socket want open. */
-static int
-doctor_has_socket(const char *pid, const char *want)
-{
-	char dir[64], path[320], link[64];
-	struct dirent *de;
-	DIR *fds;
-	int found = 0;
-
-	snprintf(dir, sizeof(dir), "/proc/%s/fd", pid);
-	if ((fds = opendir(dir)) == NULL)
-		return 0;
-	while (!found && (de = readdir(fds)) != NULL) {
-		ssize_t k;
-
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if ((k = readlink(path, link, sizeof(link) - 1)) <= 0)
-			continue;
-		link[k] = '\0';
-		found = strcmp(link, want) == 0;
-	}
-	closedir(fds);
-	return found;
-}
-
-/* Who holds port (TCP listening, or UDP): its pid and name in comm, or
- * 0 when no process of ours is seen holding it (another user's, which
- * only root sees). */
-static long
-doctor_holder(unsigned port, int tcp, char *comm, size_t n)
-{
-	char want[48], path[64];
-	struct dirent *de;
-	unsigned long ino;
-	long pid = 0;
-	DIR *proc;
-	FILE *f;
-
-	comm[0] = '\0';
-	if ((ino = doctor_inode(tcp ? "/proc/net/tcp" : "/proc/net/udp", port,
-	    tcp)) == 0 && (ino = doctor_inode(tcp ? "/proc/net/tcp6" :
-	    "/proc/net/udp6", port, tcp)) == 0)
-		return 0;
-	snprintf(want, sizeof(want), "socket:[%lu]", ino);
-	if ((proc = opendir("/proc")) == NULL)
-		return 0;
-	while (pid == 0 && (de = readdir(proc)) != NULL)
-		if (isdigit((unsigned char)de->d_name[0]) &&
-		    doctor_has_socket(de->d_name, want))
-			pid = strtol(de->d_name, NULL, 10);
-	closedir(proc);
-	snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-	if (pid != 0 && (f = fopen(path, "r")) != NULL) {
-		if (fgets(comm, (int)n, f) != NULL)
-			comm[strcspn(comm, "\n")] = '\0';
-		fclose(f);
-	}
-	return pid;
 }
 
 /* One port papo serve binds: what (HTTP or QUIC), its address text, the
@@ -541,7 +461,7 @@ doctor_port(struct doctor *d, const char *what, const char *text,
 		    "it?)" : "");
 		return;
 	}
-	pid = doctor_holder(a.port, tcp, comm, sizeof(comm));
+	pid = os_port_holder(tcp, a.port, comm, sizeof(comm));
 	if (e == EADDRINUSE && d->running && (pid == d->cl.pid || pid == 0)) {
 		printf("held by this daemon (pid %ld)\n", d->cl.pid);
 		return;

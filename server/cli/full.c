@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "lib/os.h"
 #include "node/node.h"
 #include "server/cli/client.h"
 #include "server/cli/full.h"
@@ -27,16 +28,14 @@ cli_full(const struct cli_cmd *c, int argc, char **argv)
 {
 	char self[PATH_MAX], path[2][PATH_MAX + 64];
 	char **v = NULL;
-	ssize_t n;
 	char *slash;
 
 	(void)c;
-	if ((n = readlink("/proc/self/exe", self, sizeof(self) - 1)) <= 0) {
-		fprintf(stderr, "papo: cannot tell where this program is "
-		    "(/proc/self/exe): %s\n", strerror(errno));
+	if (os_self_exe(self, sizeof(self)) == -1) {
+		fprintf(stderr, "papo: cannot tell where this program is: %s\n",
+		    strerror(errno));
 		return CLI_ERROR;
 	}
-	self[n] = '\0';
 	if ((slash = strrchr(self, '/')) != NULL)
 		*slash = '\0';
 	/* The build tree's, beside the front; else the installed one. */

@@ -15,6 +15,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/os.h"
 #include "server/cli/client.h"
 #include "server/cli/hook.h"
 
@@ -174,33 +175,13 @@ hook_ask(char err[PAPO_ERR_LEN], const char *home, const char *agent,
 	return o;
 }
 
-/* /proc/PID/cmdline into buf (its arguments NUL-separated, then a NUL
- * of ours): its length, or 0. */
-static size_t
-hook_cmdline(long pid, char *buf, size_t size)
-{
-	char path[64];
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%ld/cmdline", pid);
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) == -1)
-		return 0;
-	n = read(fd, buf, size - 1);
-	close(fd);
-	if (n <= 0)
-		return 0;
-	buf[n] = '\0';
-	return (size_t)n;
-}
-
 /* Whether pid is a papo hook still (a pid file outlives its process,
  * and the pid may now be another program's). */
 static int
 hook_is_ours(long pid)
 {
 	char cmd[4096];
-	size_t n = hook_cmdline(pid, cmd, sizeof(cmd));
+	size_t n = os_proc_cmdline(pid, cmd, sizeof(cmd));
 
 	/* argv[0] then argv[1], NUL-separated: ".../papo" "hook". */
 	return n > 0 && strstr(cmd, "papo") != NULL && strlen(cmd) + 1 < n &&
@@ -297,7 +278,7 @@ hook_parent_has(const char *const args[4])
 	char cmd[65536];
 	size_t n;
 
-	if (args[0] == NULL || (n = hook_cmdline((long)getppid(), cmd,
+	if (args[0] == NULL || (n = os_proc_cmdline((long)getppid(), cmd,
 	    sizeof(cmd))) == 0)
 		return 0;
 	for (const char *a = cmd + strlen(cmd) + 1; a < cmd + n;
@@ -317,15 +298,11 @@ hook_parent_has(const char *const args[4])
 static int
 hook_parent_notty(void)
 {
-	char path[64], to[256];
-	ssize_t n;
+	char to[256];
 
 	for (int fd = 0; fd <= 1; fd++) {
-		snprintf(path, sizeof(path), "/proc/%ld/fd/%d", (long)getppid(),
-		    fd);
-		if ((n = readlink(path, to, sizeof(to) - 1)) <= 0)
+		if (os_proc_fd_path((long)getppid(), fd, to, sizeof(to)) == -1)
 			return 0;       /* not ours to read: tell nothing */
-		to[n] = '\0';
 		if (strncmp(to, "/dev/pts/", 9) != 0 &&
 		    strncmp(to, "/dev/tty", 8) != 0)
 			return 1;

@@ -13,6 +13,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/os.h"
 #include "lib/units.h"
 #include "server/cli/inbox.h"
 
@@ -88,8 +89,8 @@ inbox_post(char err[PAPO_ERR_LEN], const char *path, const char *token,
 	deadline = (int64_t)ts.tv_sec * 1000 +
 	    (int64_t)((uint64_t)ts.tv_nsec / NS_PER_MS) +
 	    INBOX_WAIT_MS;
-	if ((fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0)) == -1 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
+	if ((fd = os_socket(AF_UNIX, SOCK_STREAM, 0, OS_NONBLOCK)) == -1 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == -1 ||
 	    write_all(fd, lines, strlen(lines), deadline) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot post into the inbox %s: %s",
 		    path, strerror(errno));

@@ -4,9 +4,9 @@
  * command (cli.c).  The daemon's start and stop order is serve.c's.
  */
 #include <stdio.h>
-#include <sys/prctl.h>
 
 #include "lib/log.h"
+#include "lib/os.h"
 #include "node/node.h"
 #include "server/cli/cli.h"
 #include "server/cli/settings.h"
@@ -19,7 +19,7 @@ main(int argc, char **argv)
 
 	/* papo-full is papo to ps, top and papo doctor's "taken by pid N
 	 * (papo)", as the one program was. */
-	prctl(PR_SET_NAME, "papo", 0, 0, 0);
+	os_set_name("papo");
 	switch (settings_get(err, "PAPO_LOG", &level)) {
 	case -1:
 		fprintf(stderr, "papo: %s\n", err);

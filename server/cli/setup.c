@@ -21,6 +21,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "lib/os.h"
 #include "node/node.h"
 #include "server/cli/client.h"
 #include "server/cli/setup.h"
@@ -252,14 +253,12 @@ setup_learn(char err[PAPO_ERR_LEN], struct setup *s)
 	const char *home = getenv("PAPO_HOME"), *user = getenv("HOME");
 	char cwd[SETUP_PATH_MAX], papo[SETUP_PATH_MAX], why[PAPO_ERR_LEN];
 	struct client cl;
-	ssize_t n;
 
-	if ((n = readlink("/proc/self/exe", s->exe, sizeof(s->exe) - 1)) <= 0) {
+	if (os_self_exe(s->exe, sizeof(s->exe)) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot tell where this papo binary "
-		    "is (/proc/self/exe): %s", strerror(errno));
+		    "is: %s", strerror(errno));
 		return -1;
 	}
-	s->exe[n] = '\0';
 	if (home != NULL && home[0] != '\0') {
 		if (home[0] != '/' && getcwd(cwd, sizeof(cwd)) == NULL) {
 			snprintf(err, PAPO_ERR_LEN, "cannot tell the current "

@@ -18,9 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/file.h>
-#include <sys/signalfd.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -57,7 +55,7 @@ struct papo {
 	struct oauth *oauth;
 	struct tls *tls;         /* NULL: plain HTTP */
 	int lockfd;
-	int sigfd;
+	struct os_signals *sigs;
 	int json_written;
 	char *invite;            /* the newest, as serve.json has it */
 	struct loop_timer *banner; /* the wait for the relay (serve_banner) */
@@ -245,11 +243,11 @@ serve_try_bind(const char *text, int type, unsigned flags)
 		a.family = 6;
 	len = (socklen_t)addr_to_sockaddr(&a, a.family == 4 ? AF_INET :
 	    AF_INET6, &ss);
-	fd = socket(ss.ss_family, type | SOCK_CLOEXEC, 0);
+	fd = os_socket(ss.ss_family, type, 0, 0);
 	if (fd == -1 && dual) {
 		/* No IPv6 here: the wildcard is IPv4's. */
 		len = (socklen_t)addr_to_sockaddr(&b.a, AF_INET, &ss);
-		fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+		fd = os_socket(AF_INET, type, 0, 0);
 	}
 	if (fd == -1)
 		return 0;
@@ -510,12 +508,6 @@ serve_note_invite(const struct serve_config *c)
 	    room[0] != '\0' ? room : "?", c->node.home);
 }
 
-/*
- * Blocks SIGINT, SIGTERM and SIGHUP before the node thread starts (threads
- * inherit the mask, so no thread is interrupted by them) and reads them
- * from a signalfd in the loop instead.  The mask is never restored: a
- * second signal during the stop must not kill the process halfway.
- */
 /* Every event stream and MCP session is a descriptor: take as many as
  * the system allows this user, not the soft default of 1,024. */
 static void
@@ -529,17 +521,19 @@ serve_files(void)
 	}
 }
 
+/*
+ * Takes SIGINT, SIGTERM and SIGHUP before the node thread starts (on
+ * Linux they are blocked in every thread, which inherit the mask) and
+ * reads them from a descriptor in the loop instead (lib/os.h).  They are
+ * never given back: a second signal during the stop must not kill the
+ * process halfway.
+ */
 static int
 serve_signals(char err[PAPO_ERR_LEN], struct papo *p)
 {
-	sigset_t set;
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
 
-	sigemptyset(&set);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGHUP);
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0 ||
-	    (p->sigfd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) == -1) {
+	if ((p->sigs = os_signals_new(sigs, 3)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "cannot take signals: %s",
 		    strerror(errno));
 		return -1;
@@ -583,16 +577,16 @@ static void
 serve_on_signal(void *arg, uint32_t events)
 {
 	struct papo *p = arg;
-	struct signalfd_siginfo si;
+	int sig;
 
 	(void)events;
-	while (read(p->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-		if (si.ssi_signo == SIGHUP) {
+	while ((sig = os_signals_next(p->sigs)) != 0) {
+		if (sig == SIGHUP) {
 			serve_reload(p);
 			continue;
 		}
 		log_msg(LOG_INFO, "stopping on %s",
-		    si.ssi_signo == SIGINT ? "SIGINT" : "SIGTERM");
+		    sig == SIGINT ? "SIGINT" : "SIGTERM");
 		loop_stop(p->loop);
 	}
 }
@@ -835,7 +829,7 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	memset(mounts, 0, sizeof(mounts));
 	memset(&hc, 0, sizeof(hc));
 	p.cfg = c;
-	p.lockfd = p.sigfd = -1;
+	p.lockfd = -1;
 	serve_note_invite(c);
 	hc.bind = c->http;
 	hc.token = c->token;
@@ -894,9 +888,10 @@ serve_run(char err[PAPO_ERR_LEN], const struct serve_config *c)
 	if ((p.http = http_new(err, p.loop, &hc)) == NULL)
 		goto out;
 	oauth_start(p.oauth, p.http);
-	if (loop_add_fd(p.loop, node_fd(p.node), EPOLLIN, serve_on_node,
+	if (loop_add_fd(p.loop, node_fd(p.node), LOOP_IN, serve_on_node,
 	    &p) == -1 ||
-	    loop_add_fd(p.loop, p.sigfd, EPOLLIN, serve_on_signal, &p) == -1) {
+	    loop_add_fd(p.loop, os_signals_fd(p.sigs), LOOP_IN,
+	    serve_on_signal, &p) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot watch the node and signals: "
 		    "%s", strerror(errno));
 		goto out;
@@ -947,15 +942,14 @@ out:
 	oauth_free(p.oauth);
 	http_free(p.http);
 	tls_free(p.tls);
-	if (p.loop != NULL && p.sigfd != -1)
-		loop_del_fd(p.loop, p.sigfd);
+	if (p.loop != NULL && p.sigs != NULL)
+		loop_del_fd(p.loop, os_signals_fd(p.sigs));
 	loop_free(p.loop);
 	if (p.json_written)
 		unlink(p.jsonpath);
 	free(p.invite);
 	free(p.rooms);
-	if (p.sigfd != -1)
-		close(p.sigfd);
+	os_signals_free(p.sigs);
 	if (p.lockfd != -1)
 		close(p.lockfd);
 	if (rc == 0)

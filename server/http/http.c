@@ -1,16 +1,17 @@
 /*
- * http.c: libmicrohttpd in external-epoll mode, on the main thread.  MHD's
- * epoll descriptor sits in the daemon's loop, and MHD_run is called when
- * it is readable or when MHD's own timeout (one loop timer) expires, so
- * there is no HTTP thread and an idle daemon sleeps.  This file owns the
- * daemon and its listening socket, MHD's callbacks (a request begun,
- * its body, its end, its completion) and the requests' lives; every
- * request passes http_route.c's screen before a handler sees it.  Over
- * HTTPS, MHD's GnuTLS does the TLS and tls.c hands it the certificate at
- * each handshake.  A request that waits (for the node, or anything else)
- * is a suspended connection, resumed when its answer is ready
- * (http_stream.c).  Nothing here may block: a callback that waited would
- * stop every other client and the node's answers with it.
+ * http.c: libmicrohttpd in an external mode, on the main thread.  MHD's
+ * descriptors reach the daemon's loop through http_poll.h (its epoll
+ * descriptor, or its fd_sets in the portable build), and MHD_run is
+ * called when one is ready or when MHD's own timeout (one loop timer)
+ * expires, so there is no HTTP thread and an idle daemon sleeps.  This
+ * file owns the daemon and its listening socket, MHD's callbacks (a
+ * request begun, its body, its end, its completion) and the requests'
+ * lives; every request passes http_route.c's screen before a handler
+ * sees it.  Over HTTPS, MHD's GnuTLS does the TLS and tls.c hands it the
+ * certificate at each handshake.  A request that waits (for the node, or
+ * anything else) is a suspended connection, resumed when its answer is
+ * ready (http_stream.c).  Nothing here may block: a callback that waited
+ * would stop every other client and the node's answers with it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -19,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -28,15 +28,17 @@
 
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "lib/os.h"
 #include "node/node.h"
 #include "server/http/http.h"
 #include "server/http/http_int.h"
+#include "server/http/http_poll.h"
 #include "server/http/throttle.h"
 #include "server/http/tls.h"
 
 #define HTTP_SPIN_MAX_MS 50
+#define HTTP_LAST_RUNS 4           /* MHD runs at the stop, before waiting */
 
-#define HTTP_CONN_MAX 4096         /* connections at once (streams too) */
 #define HTTP_IDLE_S 60             /* an idle connection is closed after */
 
 /* Memory per connection: MHD's pool (request line and headers, the read
@@ -300,6 +302,7 @@ http_run(struct http *h)
 
 	h->kicked = 0;
 	MHD_run(h->mhd);
+	http_poll_ran(h->poll);
 	if (h->kicked) {
 		h->spins = 0;
 		loop_timer_set(h->timer, loop_now_ns());
@@ -323,7 +326,7 @@ http_run(struct http *h)
 	 * handshake that waits for the client, this MHD (0.9.75, external
 	 * epoll) says so after every run until the client answers: a busy
 	 * loop for a round trip, or for as long as a client stalls.  The
-	 * client's bytes wake the loop through MHD's epoll descriptor
+	 * client's bytes wake the loop through MHD's descriptors
 	 * anyway, so after a few runs at once the next ones back off.
 	 */
 	wait = 0;
@@ -338,7 +341,7 @@ http_run(struct http *h)
 }
 
 static void
-http_on_epoll(void *arg, uint32_t events)
+http_on_ready(void *arg, uint32_t events)
 {
 	(void)events;
 	http_run(arg);
@@ -356,8 +359,7 @@ http_listen(char err[PAPO_ERR_LEN], const struct addr_bind *b,
 {
 	int fd, one = 1;
 
-	fd = socket(b->ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC,
-	    0);
+	fd = os_socket(b->ss.ss_family, SOCK_STREAM, 0, OS_NONBLOCK);
 	if (fd == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot open the HTTP socket: %s",
 		    strerror(errno));
@@ -392,7 +394,6 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 {
 	struct http *h = NULL;
 	struct addr_bind b;
-	const union MHD_DaemonInfo *info;
 	int fd = -1;
 
 	if (http_check(err, c) == -1)
@@ -409,7 +410,6 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 	    (h->fails = throttle_new()) == NULL)
 		goto nomem;
 	h->loop = l;
-	h->epfd = -1;
 	TAILQ_INIT(&h->due);
 	memcpy(h->mounts, c->mounts, c->nmounts * sizeof(*h->mounts));
 	h->nmounts = c->nmounts;
@@ -434,13 +434,14 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 	 * since). */
 	if (h->tls != NULL)
 		tls_use(h->tls);
-	h->mhd = MHD_start_daemon(MHD_USE_EPOLL | MHD_ALLOW_SUSPEND_RESUME |
-	    MHD_USE_ERROR_LOG | (h->tls != NULL ? MHD_USE_TLS : 0), 0,
+	h->mhd = MHD_start_daemon(http_poll_mhd_flags |
+	    MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ERROR_LOG |
+	    (h->tls != NULL ? MHD_USE_TLS : 0), 0,
 	    http_accept_policy, h, http_access, h,
 	    MHD_OPTION_LISTEN_SOCKET, fd,
 	    MHD_OPTION_NOTIFY_COMPLETED, http_completed, h,
 	    MHD_OPTION_NOTIFY_CONNECTION, http_notify_conn, h,
-	    MHD_OPTION_CONNECTION_LIMIT, (unsigned)HTTP_CONN_MAX,
+	    MHD_OPTION_CONNECTION_LIMIT, http_poll_conn_max,
 	    MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t)HTTP_CONN_MEMORY,
 	    MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)HTTP_IDLE_S,
 	    MHD_OPTION_EXTERNAL_LOGGER, http_mhd_log, h,
@@ -456,15 +457,12 @@ http_new(char err[PAPO_ERR_LEN], struct loop *l, const struct http_config *c)
 		    c->bind);
 		goto fail;
 	}
-	info = MHD_get_daemon_info(h->mhd, MHD_DAEMON_INFO_EPOLL_FD);
-	if (info == NULL || loop_add_fd(l, info->epoll_fd, EPOLLIN,
-	    http_on_epoll, h) == -1) {
+	if ((h->poll = http_poll_new(l, h->mhd, http_on_ready, h)) == NULL) {
 		snprintf(err, PAPO_ERR_LEN, "cannot watch the HTTP server's "
 		    "events");
 		goto fail;
 	}
-	h->epfd = info->epoll_fd;
-	/* MHD puts the listening socket in its epoll set on its first run. */
+	/* MHD takes the listening socket into its sets on its first run. */
 	http_run(h);
 	log_msg(LOG_INFO, "http: serving on %s (%s)%s%s", h->url,
 	    h->token_len != 0 ? "token required" : "no token",
@@ -493,13 +491,16 @@ http_free(struct http *h)
 		    MHD_HTTP_SERVICE_UNAVAILABLE, "papo serve is stopping");
 	LIST_FOREACH(st, &h->streams, entry)
 		http_stream_close(st);
-	if (h->epfd != -1)
-		loop_del_fd(h->loop, h->epfd);
+	http_poll_free(h->poll);
 	if (h->mhd != NULL) {
 		/* A few last runs send what is queued and end each stream
 		 * with its last chunk, so that clients see an end rather than
-		 * a cut; one that does not read is cut after 250 ms. */
-		MHD_run(h->mhd);
+		 * a cut; one that does not read is cut after 250 ms.  The
+		 * first runs do not wait: in select mode a connection resumed
+		 * with its answer takes one to be resumed and asked for the
+		 * answer, the next to write it (epoll's does both at once). */
+		for (int i = 0; i < HTTP_LAST_RUNS; i++)
+			MHD_run(h->mhd);
 		for (int i = 0; i < 25 && !LIST_EMPTY(&h->streams); i++)
 			MHD_run_wait(h->mhd, 10);
 		MHD_stop_daemon(h->mhd);

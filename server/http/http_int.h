@@ -189,7 +189,7 @@ struct http {
 	struct loop *loop;
 	struct MHD_Daemon *mhd;
 	struct loop_timer *timer;
-	int epfd;
+	struct http_poll *poll;     /* MHD's descriptors in the loop */
 	int kicked;
 	unsigned spins;             /* MHD_run calls in a row that MHD asked
 	                             * to repeat at once */

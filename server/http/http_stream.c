@@ -9,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 
@@ -42,7 +41,7 @@ http_watch(struct http_req *r)
 
 	if (r->wait.watch_fd != -1 || (fd = http_conn_fd(r->conn)) == -1)
 		return;
-	if (loop_add_fd(r->h->loop, fd, EPOLLRDHUP, http_on_hangup, r) == 0)
+	if (loop_add_fd(r->h->loop, fd, LOOP_HUP, http_on_hangup, r) == 0)
 		r->wait.watch_fd = fd;
 }
 

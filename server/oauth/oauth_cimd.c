@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/queue.h>
 #include <sys/socket.h>
 
@@ -29,6 +28,7 @@
 #include "lib/chan.h"
 #include "lib/log.h"
 #include "lib/loop.h"
+#include "lib/os.h"
 #include "node/node.h"
 #include "server/http/http.h"
 #include "server/oauth/grants.h"
@@ -100,7 +100,7 @@ oauth_opensocket(void *arg, curlsocktype purpose, struct curl_sockaddr *a)
 		f->refused = 1;
 		return CURL_SOCKET_BAD;
 	}
-	return socket(a->family, a->socktype | SOCK_CLOEXEC, a->protocol);
+	return os_socket(a->family, a->socktype, a->protocol, 0);
 }
 
 static size_t
@@ -352,7 +352,7 @@ int
 oauth_cimd_open(char err[PAPO_ERR_LEN], struct oauth *o)
 {
 	if ((o->fetched = chan_new()) == NULL ||
-	    loop_add_fd(o->loop, chan_fd(o->fetched), EPOLLIN,
+	    loop_add_fd(o->loop, chan_fd(o->fetched), LOOP_IN,
 	    oauth_on_fetched, o) == -1) {
 		snprintf(err, PAPO_ERR_LEN, "cannot make OAuth's channel: %s",
 		    strerror(errno));

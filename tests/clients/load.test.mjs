@@ -36,7 +36,7 @@
 // log lines are printed to stderr.
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -71,6 +71,23 @@ function sizes() {
   s.na = Math.max(1, Math.round(s.messages * 0.02));
   s.nb = s.messages - s.na;
   return s;
+}
+
+// The build's platform layer as papo doctor names it for home: its loop
+// and libmicrohttpd's mode, and the HTTP connections the daemon holds at
+// most (docs/ARCHITECTURE.md, "The platform layer": 4,096 in epoll mode,
+// 768 in the portable build's select mode).  doctor's exit status says
+// whether it found something wrong, which is no matter here.
+function platform(bin, home) {
+  let out;
+  try {
+    out = execFileSync(bin, ['doctor'], { env: { ...cleanEnv, PAPO_HOME: home }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+  } catch (e) {
+    out = e.stdout || '';
+  }
+  const m = /^platform +(\S+) loop; HTTP in (\S+) mode, at most (\d+) connections$/m.exec(out);
+  assert.ok(m, `papo doctor names the platform layer:\n${out}`);
+  return { loop: m[1], mode: m[2], max: Number(m[3]) };
 }
 
 // The soft and hard limits on open files of this process.
@@ -730,11 +747,22 @@ function suite() {
       const mine = S.sessions * 4 + BO_INFLIGHT + 64;
       assert.ok(own.soft >= mine, `this process may open ${own.soft} files; ${S.sessions} sessions need about ${mine}`);
       const daemonLimit = procFileLimit(A.proc.pid);
+      // The build's bound on connections, as documented: the streams fit
+      // under it beside the sessions' connections, and it is said.
+      const plat = platform(PAPO, path.join(root, 'ana'));
+      assert.equal(plat.max, plat.mode === 'epoll' ? 4096 : 768,
+        `the HTTP connection limit of ${plat.mode} mode is the documented one`);
       const roomForStreams = Math.min(own.hard - 64, daemonLimit - S.sessions * 3 - 128);
+      const roomInBuild = plat.max - S.sessions * 3 - 64;
       if (roomForStreams < nstreams) {
         say(`ONLY ${roomForStreams} event streams instead of ${nstreams}: the hard file limit is ${own.hard} here ` +
           `and ${daemonLimit} in the daemon; raise it (ulimit -Hn) to run the full load`);
         nstreams = roomForStreams;
+      }
+      if (roomInBuild < nstreams) {
+        say(`${roomInBuild} event streams instead of ${nstreams}: this build (${plat.loop} loop, libmicrohttpd in ` +
+          `${plat.mode} mode) holds at most ${plat.max} HTTP connections, ${S.sessions * 3 + 64} of them kept for the sessions`);
+        nstreams = roomInBuild;
       }
       figures.baseSockets = sockets(A.proc.pid);
       const t0 = Date.now();
