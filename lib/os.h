@@ -27,6 +27,9 @@
 
 /* The build's backend, as `papo doctor` and the tests name it. */
 extern const char os_backend[];
+/* Whether os_udp_df can forbid fragments (1), or datagrams leave as the
+ * system sends them (0: POSIX names no such option). */
+extern const int os_has_df;
 
 /* The poller: a loop's wait for ready descriptors. */
 struct os_poller;

@@ -24,6 +24,7 @@
 #include "lib/os.h"
 
 const char os_backend[] = "epoll";
+const int os_has_df = 1;
 
 /* The poller. */
 

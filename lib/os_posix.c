@@ -18,6 +18,7 @@
 #include "lib/os.h"
 
 const char os_backend[] = "poll";
+const int os_has_df = 0;
 
 /* The poller: one pollfd per watched descriptor, those of a single wait
  * (os_poller_once) after them. */

@@ -124,7 +124,9 @@ doctor_version(void)
 	}
 	printf("\n");
 	printf("platform      %s loop; HTTP in %s mode, at most %u "
-	    "connections\n", os_backend, http_poll_mode, http_poll_conn_max);
+	    "connections; UDP %s\n", os_backend, http_poll_mode,
+	    http_poll_conn_max, os_has_df ? "with DF (path MTU probed)" :
+	    "with no DF (a router that fragments hides a path's MTU)");
 }
 
 /* The settings whose values are no secret; any other PAPO_ variable

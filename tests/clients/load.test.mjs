@@ -85,7 +85,7 @@ function platform(bin, home) {
   } catch (e) {
     out = e.stdout || '';
   }
-  const m = /^platform +(\S+) loop; HTTP in (\S+) mode, at most (\d+) connections$/m.exec(out);
+  const m = /^platform +(\S+) loop; HTTP in (\S+) mode, at most (\d+) connections;/m.exec(out);
   assert.ok(m, `papo doctor names the platform layer:\n${out}`);
   return { loop: m[1], mode: m[2], max: Number(m[3]) };
 }

@@ -52,7 +52,7 @@ doctor ana PAPO_TOKEN="$TOKEN" PAPO_TURN_SECRET="$TURNSECRET" PAPO_LOG=info \
 check "doctor exits 0 with nothing wrong (exit $rc: $(cat "$T/err"))" test "$rc" -eq 0
 has "$T/out" '^version +papo [0-9]+\.[0-9]+\.[0-9]+' "the version"
 has "$T/out" '^system +Linux ' "the system"
-has "$T/out" '^platform +(epoll loop; HTTP in epoll mode, at most 4096|poll loop; HTTP in select mode, at most 768) connections$' "the platform layer and its HTTP connection limit (docs/ARCHITECTURE.md)"
+has "$T/out" '^platform +(epoll loop; HTTP in epoll mode, at most 4096 connections; UDP with DF \(path MTU probed\)|poll loop; HTTP in select mode, at most 768 connections; UDP with no DF \(a router that fragments hides a path.s MTU\))$' "the platform layer, its HTTP connection limit and whether it sends with DF (docs/ARCHITECTURE.md)"
 has "$T/out" '^protocols: papo/[0-9]' "the protocols (papo version's lines)"
 has "$T/out" '^  libsodium +[0-9]' "the libraries (papo version's lines)"
 has "$T/out" "^home +$T/ana \\(PAPO_HOME\\), mode 0700" "the home and its mode"
