@@ -2,7 +2,8 @@
  * msg.c: making and freeing struct node_msg (msg.h), for the node thread
  * and its callers alike.  What each kind's arguments own is said once,
  * in descs[] below; which part of the node takes each request is said
- * in node/request.c's table, which only the node thread reads.
+ * in node/roomset.c's requests[] table, which only the node thread
+ * reads.
  */
 #include <stdarg.h>
 #include <stdio.h>
