@@ -30,6 +30,7 @@ export PAPO_RATE=${PAPO_RATE:-1000000/s}
 bench_args rooms_mesh.sh "$@"
 bench_need bench_room
 . "$ROOT/tests/e2e/lib.sh"       # T, start, stop, post, api, until_true
+. "$ROOT/tests/bench/mesh.sh"   # cpu_ns, switches, rss_kb, fig, settled, behind
 ulimit -n "$(ulimit -Hn)" 2>/dev/null
 
 N=16 GAP_MS=100
@@ -41,45 +42,6 @@ say() { echo "rooms_mesh.sh: $*" >&2; }
 die() { echo "rooms_mesh.sh: $*" >&2; exit 1; }
 load() { awk '{ printf "%s / %s / %s", $1, $2, $3 }' /proc/loadavg; }
 now() { date +%s%N; }
-# CPU time (ns, every thread, schedstat), context switches and RSS (KB),
-# each summed over the running daemons.
-cpu_ns() {
-	local p; for p in "${PIDS[@]}"; do cat /proc/"$p"/task/*/schedstat 2>/dev/null; done |
-		awk '{ s += $1 } END { printf "%.0f\n", s }'
-}
-switches() {
-	local p; for p in "${PIDS[@]}"; do cat /proc/"$p"/task/*/status 2>/dev/null; done |
-		awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 } END { print s + 0 }'
-}
-rss_kb() {
-	local p; for p in "${PIDS[@]}"; do cat /proc/"$p"/status; done |
-		awk '/^VmRSS:/ { s += $2 } END { print s + 0 }'
-}
-# fig FILE LABEL: bench_print's line as "p50 / p99 / max" in ms.
-fig() {
-	grep -F -- "$2	" "$1" | head -1 |
-		awk -F'\t' '{ printf "%.1f / %.1f / %.1f", $2, $3, $5 }'
-}
-
-# settled ROOMS: every daemon is in ROOMS rooms and sees the N - 1 others
-# online in each.  A member is online with a connection of its own or
-# through another's (a room above 8 members keeps 4 to 8 neighbours,
-# node/room/member.c), so this is the room's view, not a full mesh.
-settled() {
-	local i want=$(( $1 * (N - 1) ))
-	for i in $(seq 1 "$N"); do
-		api "d$i" /api/rooms | jq -e --argjson r "$1" --argjson w "$want" \
-			'(.rooms | length) == $r and ([.rooms[].online] | add) == $w' >/dev/null || return 1
-	done
-}
-# behind ROOMS: what the daemons that have not settled see, for the error.
-behind() {
-	local i
-	for i in $(seq 1 "$N"); do
-		api "d$i" /api/rooms | jq -r --arg d "d$i" \
-			'"\($d): online " + ([.rooms[] | "\(.name)=\(.online)/\(.members)"] | join(" "))'
-	done
-}
 # direct: each daemon's own connections (members with "direct": true),
 # summed over its rooms, as "min / median / max" over the daemons.
 direct() {
