@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -17,13 +19,34 @@
 
 #define FULL_MESH_MAX 8                   /* members (with us) all connected */
 #define PEERS_SAVE_DELAY_NS (2ull * NS_PER_S)
+/* Above this many members a rewrite of peers.json (every member's
+ * entry) waits at least PEERS_SAVE_FLOOR_NS after the last: news of
+ * some member comes every moment in a large room. */
+#define PEERS_SAVE_FLOOR_N 256
+#define PEERS_SAVE_FLOOR_NS (60ull * NS_PER_S)
+/* peers.json's largest: a member's entry is well under 2 KiB even with
+ * every field at its longest and escaped. */
+#define PEERS_FILE_MAX ((size_t)ROOM_MEMBERS_MAX * 2048)
 
-/* The table and its save timer. */
+/* The table, its index by id, the members connected, and the save
+ * timer. */
 struct members {
 	struct member **v;
 	size_t n;
+	/* Open addressing on a keyed hash of the id (random key: ids are
+	 * chosen by whoever makes a key pair, and must not be able to
+	 * crowd one slot): each slot holds a member's index plus 1, 0
+	 * empty; at most half full. */
+	uint32_t *slot;
+	size_t nslot;               /* a power of 2 */
+	uint8_t hkey[crypto_shorthash_KEYBYTES];
+	/* The members with a connection (member_set_conn): flooding and
+	 * counting neighbours walk these, not the whole table. */
+	struct member **conn;
+	size_t nconn;
 	struct loop_timer *save_timer;
 	int save_pending;           /* save_timer armed (members_save_later) */
+	uint64_t saved_at;          /* monotonic ns of the last write */
 };
 
 size_t
@@ -40,13 +63,57 @@ member_at(const struct room *room, size_t i)
 
 /* The member table. */
 
+/* The first slot to look at for id. */
+static size_t
+members_slot0(const struct members *s, const uint8_t id[PAPO_KEY_LEN])
+{
+	uint8_t h[crypto_shorthash_BYTES];
+	uint64_t x;
+
+	crypto_shorthash(h, id, PAPO_KEY_LEN, s->hkey);
+	memcpy(&x, h, sizeof(x));
+	return (size_t)x & (s->nslot - 1);
+}
+
+/* The slot holding id, or the empty one where it would go. */
+static size_t
+members_probe(const struct members *s, const uint8_t id[PAPO_KEY_LEN])
+{
+	size_t i = members_slot0(s, id);
+
+	while (s->slot[i] != 0 &&
+	    memcmp(s->v[s->slot[i] - 1]->id, id, PAPO_KEY_LEN) != 0)
+		i = (i + 1) & (s->nslot - 1);
+	return i;
+}
+
+/* Makes the index again for nslot slots (growing, or after members
+ * left the table): -1 out of memory, the old one kept. */
+static int
+members_reindex(struct members *s, size_t nslot)
+{
+	uint32_t *slot = calloc(nslot, sizeof(*slot));
+
+	if (slot == NULL)
+		return -1;
+	free(s->slot);
+	s->slot = slot;
+	s->nslot = nslot;
+	for (size_t i = 0; i < s->n; i++)
+		s->slot[members_probe(s, s->v[i]->id)] = (uint32_t)i + 1;
+	return 0;
+}
+
 struct member *
 member_find(const struct room *room, const uint8_t id[PAPO_KEY_LEN])
 {
-	for (size_t i = 0; i < room->members->n; i++)
-		if (memcmp(room->members->v[i]->id, id, PAPO_KEY_LEN) == 0)
-			return room->members->v[i];
-	return NULL;
+	const struct members *s = room->members;
+	size_t i;
+
+	if (s->nslot == 0)
+		return NULL;
+	i = members_probe(s, id);
+	return s->slot[i] != 0 ? s->v[s->slot[i] - 1] : NULL;
 }
 
 struct member *
@@ -60,9 +127,18 @@ member_add(struct room *room, const uint8_t id[PAPO_KEY_LEN])
 		return m;
 	if (room->members->n == ROOM_MEMBERS_MAX)
 		return NULL;
+	/* Room for one more, at most half the slots taken. */
+	if ((room->members->n + 1) * 2 > room->members->nslot &&
+	    members_reindex(room->members, room->members->nslot == 0 ? 64 :
+	    room->members->nslot * 2) == -1)
+		return NULL;
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return NULL;
-	if ((v = realloc(room->members->v, (room->members->n + 1) * sizeof(*v))) == NULL) {
+	/* Grown by doubling: adding n members copies O(n) pointers. */
+	v = room->members->v;
+	if ((room->members->n & (room->members->n - 1)) == 0 &&
+	    (v = realloc(v, (room->members->n == 0 ? 1 : room->members->n * 2) *
+	    sizeof(*v))) == NULL) {
 		free(m);
 		return NULL;
 	}
@@ -71,8 +147,43 @@ member_add(struct room *room, const uint8_t id[PAPO_KEY_LEN])
 	m->removed = keyring_gone(room->keyring) ||
 	    keyring_removed(room->keyring, id) != NULL;
 	room->members->v = v;
+	room->members->slot[members_probe(room->members, id)] =
+	    (uint32_t)room->members->n + 1;
 	room->members->v[room->members->n++] = m;
 	return m;
+}
+
+void
+member_set_conn(struct room *room, struct member *m, struct quic_conn *qc)
+{
+	struct members *s = room->members;
+	struct member **v;
+
+	if ((m->conn == NULL) == (qc == NULL)) {
+		m->conn = qc;
+		return;
+	}
+	if (qc == NULL) {
+		for (size_t i = 0; i < s->nconn; i++)
+			if (s->conn[i] == m) {
+				s->conn[i] = s->conn[--s->nconn];
+				break;
+			}
+		m->conn = NULL;
+		return;
+	}
+	/* Grown by doubling; on failure m keeps no connection, as a dial
+	 * that failed would leave it. */
+	if ((s->nconn & (s->nconn - 1)) == 0) {
+		if ((v = realloc(s->conn, (s->nconn == 0 ? 1 : s->nconn * 2) *
+		    sizeof(*v))) == NULL) {
+			quic_close(qc);
+			return;
+		}
+		s->conn = v;
+	}
+	s->conn[s->nconn++] = m;
+	m->conn = qc;
 }
 
 /* A member's name for people: its name, or the start of its id while we
@@ -148,11 +259,13 @@ members_small(const struct room *room)
 size_t
 members_active(const struct room *room)
 {
-	size_t n = 0;
+	return room->members->nconn;
+}
 
-	for (size_t i = 0; i < room->members->n; i++)
-		n += room->members->v[i]->conn != NULL;
-	return n;
+struct member *
+member_connected(const struct room *room, size_t i)
+{
+	return room->members->conn[i];
 }
 
 /*
@@ -258,6 +371,7 @@ members_save(struct room *room)
 			cJSON_AddItemToArray(addrs, cJSON_CreateString(a));
 		}
 	}
+	room->members->saved_at = loop_now_ns();
 	if ((text = cJSON_Print(o)) != NULL &&
 	    fs_path(path, sizeof(path), room->env.home, "peers.json") == 0 &&
 	    fs_write(err, path, text, strlen(text)) == -1)
@@ -269,13 +383,19 @@ members_save(struct room *room)
 void
 members_save_later(struct room *room)
 {
+	struct members *s = room->members;
+	uint64_t at = loop_now_ns() + PEERS_SAVE_DELAY_NS;
+
 	/* Armed once, not pushed back: signed announcements arriving more
 	 * often than the delay would otherwise keep peers.json from ever
 	 * being written before a crash. */
-	if (room->members->save_pending)
+	if (s->save_pending)
 		return;
-	room->members->save_pending = 1;
-	loop_timer_set(room->members->save_timer, loop_now_ns() + PEERS_SAVE_DELAY_NS);
+	if (s->n > PEERS_SAVE_FLOOR_N && s->saved_at != 0 &&
+	    s->saved_at + PEERS_SAVE_FLOOR_NS > at)
+		at = s->saved_at + PEERS_SAVE_FLOOR_NS;
+	s->save_pending = 1;
+	loop_timer_set(s->save_timer, at);
 }
 
 static void
@@ -299,7 +419,7 @@ members_load(struct room *room)
 	cJSON *o;
 
 	if (fs_path(path, sizeof(path), room->env.home, "peers.json") == -1 ||
-	    fs_read(err, path, 4 * 1024 * 1024, &text, &len, &exists) == -1) {
+	    fs_read(err, path, PEERS_FILE_MAX, &text, &len, &exists) == -1) {
 		if (exists)
 			room_log(room, LOG_WARN, "%s", err);
 		return;
@@ -400,8 +520,8 @@ members_flood(struct room *room, const struct frame *f,
 	for (unsigned v = 1; v <= FRAME_VERSION; v++) {
 		int sealed = 0, ok = 0;
 
-		for (size_t i = 0; i < members_n(room); i++) {
-			struct member *m = room->members->v[i];
+		for (size_t i = 0; i < members_active(room); i++) {
+			struct member *m = room->members->conn[i];
 
 			if (m->conn == NULL || m == except ||
 			    quic_version(m->conn) != v)
@@ -428,6 +548,7 @@ members_new(struct room *room)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -1;
 	room->members = s;
+	randombytes_buf(s->hkey, sizeof(s->hkey));
 	if ((s->save_timer = loop_timer_new(room->env.loop, members_save_timer,
 	    room)) == NULL)
 		return -1;
@@ -444,6 +565,8 @@ members_free(struct room *room)
 	for (size_t i = 0; i < s->n; i++)
 		free(s->v[i]);
 	free(s->v);
+	free(s->slot);
+	free(s->conn);
 	loop_timer_free(s->save_timer);
 	free(s);
 	room->members = NULL;

@@ -63,7 +63,8 @@ struct member {
 	uint64_t alive_ns;          /* life shown lasts this long; 0 ALIVE_NS */
 	int left;                   /* said bye since its last announce */
 	int shown_online;           /* the state last told to the program */
-	struct quic_conn *conn;     /* the connection in use, once greeted */
+	struct quic_conn *conn;     /* the connection in use, once greeted
+	                             * (written by member_set_conn only) */
 	struct member *via;         /* who last brought news of its life */
 	int punched;                /* its connection came of a punch */
 	int lan;                    /* its connection is on our link */
@@ -120,8 +121,16 @@ int member_relayed(const struct room *room, const struct member *m);
 size_t member_dials(const struct member *m);
 /* Whether the room is small enough for a full mesh. */
 int members_small(const struct room *room);
-/* How many members we have a connection with. */
+/* m's connection is qc now (NULL: none): the only way m->conn is
+ * written, as the table keeps the members connected in a list of its
+ * own.  Out of memory, qc is closed and m keeps none. */
+void member_set_conn(struct room *room, struct member *m,
+    struct quic_conn *qc);
+/* How many members we have a connection with, and each of them: i
+ * below members_active, in no order, the list valid until the next
+ * member_set_conn. */
 size_t members_active(const struct room *room);
+struct member *member_connected(const struct room *room, size_t i);
 /* Whether m is reachable now (presence). */
 int member_online(const struct room *room, const struct member *m);
 /* m showed life: online from now for as long as its announcements

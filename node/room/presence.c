@@ -277,9 +277,9 @@ members_hello_peers(struct room *room, const struct hello_in *in)
 
 	members_send_peers(room, m, NULL);
 	if (fresh)
-		for (size_t i = 0; i < members_n(room); i++)
-			if (member_at(room, i) != m && member_at(room, i)->conn != NULL)
-				members_send_peers(room, member_at(room, i), m);
+		for (size_t i = 0; i < members_active(room); i++)
+			if (member_connected(room, i) != m)
+				members_send_peers(room, member_connected(room, i), m);
 }
 
 /*
@@ -396,7 +396,7 @@ members_on_bye(struct room *room, struct link *l, struct frame *in)
 		members_presence_check(room);
 	}
 	if (m == l->m && m->conn == l->qc) {
-		m->conn = NULL;
+		member_set_conn(room, m, NULL);
 		/* It left on purpose: try again later, not at once. */
 		m->backoff_ms = DIAL_BACKOFF_MAX_MS / 4;
 		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * NS_PER_MS;

@@ -284,14 +284,14 @@ room_on_hello(struct room *room, struct link *l, struct frame *f)
 
 			room_log(room, LOG_INFO, "%s: a new connection replaces a "
 			    "silent one", h->name);
-			m->conn = l->qc;
+			member_set_conn(room, m, l->qc);
 			quic_close(old);
 		} else if (both_old && !both) {
 			struct quic_conn *old = m->conn;
 
 			room_log(room, LOG_INFO, "%s: a direct path replaces the relay",
 			    h->name);
-			m->conn = l->qc;
+			member_set_conn(room, m, l->qc);
 			quic_close(old);
 		} else if (both && !both_old) {
 			quic_close(l->qc);
@@ -299,7 +299,7 @@ room_on_hello(struct room *room, struct link *l, struct frame *f)
 		} else if (mine_new != mine_old && mine_new == me_smaller) {
 			struct quic_conn *old = m->conn;
 
-			m->conn = l->qc;
+			member_set_conn(room, m, l->qc);
 			quic_close(old);
 		} else {
 			quic_close(l->qc);
@@ -332,7 +332,7 @@ room_on_hello(struct room *room, struct link *l, struct frame *f)
 		 * one, they cannot count us as alive, nor punch to us. */
 		members_announce_soon(room);
 	}
-	m->conn = l->qc;
+	member_set_conn(room, m, l->qc);
 	quic_greeted(l->qc);
 	if (!relayed)
 		room_seen_at(room, m, l->qc);
@@ -583,7 +583,7 @@ room_link_closed(struct room *room, struct link *l)
 	if (quic_is_relayed(qc))
 		relay_check(room->net);
 	if ((m = l->m) != NULL && m->conn == qc) {
-		m->conn = NULL;
+		member_set_conn(room, m, NULL);
 		m->punched = 0;
 		if (reach_forget(net_reach(room->net), m->id))
 			net_addrs_changed(room->net);
