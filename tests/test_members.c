@@ -4,13 +4,18 @@
  * loop that is never run, members added as an entry of theirs would
  * add them.  Finding, adding, peers.json written and read again, and a
  * table full at ROOM_MEMBERS_MAX, each within a CPU budget that a table
- * scanned from end to end on every lookup cannot meet.
+ * scanned from end to end on every lookup cannot meet.  Then presence
+ * at that size: every member's signed announcement coming through one
+ * neighbour, each news and each bye telling the program of that member
+ * alone, and the life of a few running out while the loop runs.
  */
 #include <time.h>
 
 #include <sodium.h>
 
+#include "lib/log.h"
 #include "lib/loop.h"
+#include "node/net/net.h"
 #include "node/room/presence.h"
 #include "node/store/roomfile.h"
 #include "tests/check.h"
@@ -26,8 +31,16 @@
  */
 #define BUDGET_S 2.0
 
+/*
+ * The budget for N signed announcements and N byes taken (their
+ * signatures made outside it).  Per member news, about 10 us here.  A
+ * check of every member on each (N² = 1e8 looks at a member, each
+ * reading the clock) takes seconds.
+ */
+#define PRESENCE_BUDGET_S 2.0
+
 static struct identity ids[N];
-static size_t presence_events;
+static size_t presence_events, presence_online, backs;
 
 static double
 cpu_s(void)
@@ -43,8 +56,19 @@ static void
 emit(void *arg, struct node_msg *m)
 {
 	(void)arg;
-	presence_events += m->kind == NODE_EV_PRESENCE;
+	if (m->kind == NODE_EV_PRESENCE) {
+		presence_events++;
+		presence_online += strstr(m->json, "\"online\":true") != NULL;
+	}
 	node_msg_free(m);
+}
+
+static void
+member_back(struct room *room, const struct member *m)
+{
+	(void)room;
+	(void)m;
+	backs++;
 }
 
 struct fixture {
@@ -71,9 +95,11 @@ fixture_init(struct fixture *x, struct loop *loop, const char *home)
 	x->room.env.home = home;
 	x->room.env.set = &x->set;
 	x->room.env.emit = emit;
+	x->room.member_back = member_back;
 	x->room.keyring = keyring_new();
 	CHECK(x->room.keyring != NULL);
 	CHECK_EQ_INT(members_new(&x->room), 0);
+	CHECK_EQ_INT(dial_new(&x->room), 0);
 	CHECK_EQ_INT(presence_new(&x->room), 0);
 }
 
@@ -81,6 +107,7 @@ static void
 fixture_free(struct fixture *x)
 {
 	presence_free(&x->room);
+	dial_free(&x->room);
 	members_free(&x->room);
 	keyring_free(x->room.keyring);
 }
@@ -176,6 +203,116 @@ test_full(struct room *room)
 	CHECK_EQ_INT(lost, 0);
 }
 
+/* Never read: the neighbour's connection, which nothing here sends
+ * on (news is passed on to every neighbour but the one it came from). */
+static char fake_conn;
+
+/* Every member but the neighbour announces itself, signed, in frames of
+ * FRAME_PEERS_MAX as the neighbour passes them on. */
+static void
+announce_all(struct room *room, struct link *l, uint64_t seen)
+{
+	static struct frame_peer v[FRAME_PEERS_MAX];
+	struct frame f;
+
+	memset(&f, 0, sizeof(f));
+	f.type = FRAME_PEERS;
+	f.u.peers.v = v;
+	for (size_t i = 1; i < N; i++) {
+		struct frame_peer *p = &v[f.u.peers.n++];
+
+		memset(p, 0, sizeof(*p));
+		snprintf(p->name, sizeof(p->name), "agent-%zu", i);
+		p->seen = seen;
+		frame_peer_sign(p, room->env.keys, &ids[i]);
+		if (f.u.peers.n == FRAME_PEERS_MAX || i == N - 1) {
+			members_on_peers(room, l, &f);
+			f.u.peers.n = 0;
+		}
+	}
+}
+
+static void
+stop_loop(void *arg)
+{
+	loop_stop(arg);
+}
+
+static void
+test_presence(struct loop *loop, const char *home)
+{
+	struct fixture x;
+	struct link l;
+	struct member *nb;
+	struct loop_timer *t;
+	uint64_t seen = loop_wall_ms();
+	double cpu = 0, t0;
+	size_t events;
+
+	fixture_init(&x, loop, home);
+	for (size_t i = 0; i < N; i++)
+		member_add(&x.room, ids[i].pk);
+	nb = member_find(&x.room, ids[0].pk);
+	member_set_conn(&x.room, nb, (struct quic_conn *)&fake_conn);
+	memset(&l, 0, sizeof(l));
+	l.qc = nb->conn;
+	l.m = nb;
+	l.version = FRAME_VERSION;
+	members_presence_check(&x.room);
+	CHECK_EQ_INT(presence_events, 1);      /* the neighbour */
+
+	/* Every member online, each told once; again, newer: no news
+	 * for the program. */
+	presence_events = presence_online = 0;
+	t0 = cpu_s();
+	announce_all(&x.room, &l, seen);
+	cpu += cpu_s() - t0;
+	CHECK_EQ_INT(presence_events, N - 1);
+	CHECK_EQ_INT(presence_online, N - 1);
+	CHECK_EQ_INT(backs, N - 1);
+	announce_all(&x.room, &l, seen + 1);
+	CHECK_EQ_INT(presence_events, N - 1);
+	CHECK(member_find(&x.room, ids[N - 1].pk)->announced == seen + 1);
+
+	/* A bye: that member offline, no other. */
+	events = presence_events;
+	for (size_t i = 1; i < N / 2; i++) {
+		struct frame f;
+
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_BYE;
+		f.u.bye.ts = seen + 2;
+		frame_bye_sign(&f.u.bye, x.room.env.keys, &ids[i]);
+		t0 = cpu_s();
+		members_on_bye(&x.room, &l, &f);
+		cpu += cpu_s() - t0;
+	}
+	CHECK_EQ_INT(presence_events - events, N / 2 - 1);
+	CHECK_EQ_INT(presence_online, N - 1);
+	printf("members: %d announcements and %d byes taken, %.1f us each\n",
+	    N - 1, N / 2 - 1, cpu * 1e6 / (N - 1 + N / 2 - 1));
+	CHECK(cpu < PRESENCE_BUDGET_S);
+
+	/* Ten members' life runs out within 50 ms: those ten go offline
+	 * when the loop runs, the others stay. */
+	events = presence_events;
+	for (size_t i = N - 10; i < N; i++) {
+		struct member *m = member_find(&x.room, ids[i].pk);
+
+		m->alive_until = loop_now_ns() + 50 * NS_PER_MS;
+		member_presence_touch(&x.room, m);
+	}
+	t = loop_timer_new(loop, stop_loop, loop);
+	loop_timer_set(t, loop_now_ns() + 300 * NS_PER_MS);
+	loop_run(loop);
+	loop_timer_free(t);
+	CHECK_EQ_INT(presence_events - events, 10);
+	CHECK(!member_online(&x.room, member_find(&x.room, ids[N - 1].pk)));
+	CHECK(member_online(&x.room, member_find(&x.room, ids[N - 11].pk)));
+	member_set_conn(&x.room, nb, NULL);
+	fixture_free(&x);
+}
+
 int
 main(void)
 {
@@ -185,6 +322,8 @@ main(void)
 
 	if (sec_init() == -1)
 		return 1;
+	/* Thirty thousand "is online" lines say nothing here. */
+	log_set_level(LOG_WARN);
 	check_tmpdir(home, sizeof(home), "members");
 	loop = loop_new();
 	CHECK(loop != NULL);
@@ -195,6 +334,7 @@ main(void)
 	test_save_load(&x.room, loop, home);
 	test_full(&x.room);
 	fixture_free(&x);
+	test_presence(loop, home);
 	loop_free(loop);
 	check_rmtree(home);
 	return check_exit();

@@ -63,6 +63,8 @@ struct member {
 	uint64_t alive_ns;          /* life shown lasts this long; 0 ALIVE_NS */
 	int left;                   /* said bye since its last announce */
 	int shown_online;           /* the state last told to the program */
+	uint32_t heap_at;           /* presence.c's: its place in the heap of
+	                             * deadlines plus 1, 0 none */
 	struct quic_conn *conn;     /* the connection in use, once greeted
 	                             * (written by member_set_conn only) */
 	struct member *via;         /* who last brought news of its life */
