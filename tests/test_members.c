@@ -160,6 +160,15 @@ test_save_load(struct room *room, struct loop *loop, const char *home)
 
 		snprintf(m->name, PAPO_NAME_MAX + 1, "agent-%zu", i);
 		m->seen = m->announced = 1796000000000ull + i;
+		if (i % 2 == 0) {
+			struct addr a[2];
+
+			addr_parse("192.0.2.1:4000", &a[0]);
+			addr_parse("[2001:db8::1]:4001", &a[1]);
+			a[0].port = (uint16_t)(1000 + i % 50000);
+			member_set_addrs(m, a, 2);
+			member_set_about(m, "a worker");
+		}
 	}
 	t0 = cpu_s();
 	members_save(room);
@@ -174,7 +183,10 @@ test_save_load(struct room *room, struct loop *loop, const char *home)
 
 		snprintf(want, sizeof(want), "agent-%zu", i);
 		wrong += m == NULL || strcmp(m->name, want) != 0 ||
-		    m->announced != 1796000000000ull + i;
+		    m->announced != 1796000000000ull + i ||
+		    m->naddr != (i % 2 == 0 ? 2u : 0u) ||
+		    strcmp(m->about, i % 2 == 0 ? "a worker" : "") != 0 ||
+		    (i % 2 == 0 && m->addr[0].port != 1000 + i % 50000);
 	}
 	CHECK_EQ_INT(wrong, 0);
 	fixture_free(&y);
@@ -273,6 +285,20 @@ test_presence(struct loop *loop, const char *home)
 	announce_all(&x.room, &l, seen + 1);
 	CHECK_EQ_INT(presence_events, N - 1);
 	CHECK(member_find(&x.room, ids[N - 1].pk)->announced == seen + 1);
+	/* The entry kept is the one that came, signature and all: what is
+	 * passed on to a new neighbour. */
+	{
+		struct frame_peer got, want;
+
+		memset(&want, 0, sizeof(want));
+		snprintf(want.name, sizeof(want.name), "agent-%d", N - 1);
+		want.seen = seen + 1;
+		frame_peer_sign(&want, x.room.env.keys, &ids[N - 1]);
+		CHECK_EQ_INT(member_ann_get(member_find(&x.room, ids[N - 1].pk),
+		    &got), 0);
+		CHECK(memcmp(&got, &want, sizeof(got)) == 0);
+		CHECK_EQ_INT(member_ann_get(nb, &got), -1);
+	}
 
 	/* A bye: that member offline, no other. */
 	events = presence_events;

@@ -184,7 +184,8 @@ member_dial_addrs(const struct member *m, struct addr out[PAPO_ADDR_MAX + 1])
 {
 	size_t n = m->naddr;
 
-	memcpy(out, m->addr, n * sizeof(*out));
+	if (n > 0)
+		memcpy(out, m->addr, n * sizeof(*out));
 	if (m->has_seen_at && !addr_in(&m->seen_at, out, n))
 		out[n++] = m->seen_at;
 	return n;

@@ -143,6 +143,7 @@ member_add(struct room *room, const uint8_t id[PAPO_KEY_LEN])
 		return NULL;
 	}
 	memcpy(m->id, id, PAPO_KEY_LEN);
+	m->about = "";
 	sec_id_format(id, m->idtext);
 	m->removed = keyring_gone(room->keyring) ||
 	    keyring_removed(room->keyring, id) != NULL;
@@ -184,6 +185,108 @@ member_set_conn(struct room *room, struct member *m, struct quic_conn *qc)
 	}
 	s->conn[s->nconn++] = m;
 	m->conn = qc;
+}
+
+/* What is kept by its length. */
+
+/* A signed entry as it came: its fields, the addresses, then the name
+ * and the about text, each ending in NUL. */
+struct member_ann {
+	uint64_t seen;
+	uint8_t sig[PAPO_SIG_LEN];
+	uint8_t naddr;
+	struct addr addr[];
+};
+
+static void
+member_free(struct member *m)
+{
+	if (m == NULL)
+		return;
+	if (m->about[0] != '\0')
+		free((char *)m->about);
+	free(m->addr);
+	free(m->ann);
+	free(m);
+}
+
+int
+member_set_addrs(struct member *m, const struct addr *a, size_t n)
+{
+	struct addr *v = NULL;
+
+	if (n > PAPO_ADDR_MAX)
+		n = PAPO_ADDR_MAX;
+	if (n > 0 && (v = malloc(n * sizeof(*v))) == NULL)
+		return -1;
+	/* a may be m's own (a part of it moved): copied before freed. */
+	if (n > 0)
+		memcpy(v, a, n * sizeof(*v));
+	free(m->addr);
+	m->addr = v;
+	m->naddr = n;
+	return 0;
+}
+
+int
+member_set_about(struct member *m, const char *about)
+{
+	char *s = NULL;
+
+	if (strcmp(m->about, about) == 0)
+		return 0;
+	if (about[0] != '\0' && (s = strdup(about)) == NULL)
+		return -1;
+	if (m->about[0] != '\0')
+		free((char *)m->about);
+	/* The empty text is the one static "": a member with none costs
+	 * nothing. */
+	m->about = s != NULL ? s : "";
+	return 0;
+}
+
+int
+member_ann_set(struct member *m, const struct frame_peer *p)
+{
+	size_t naddr = p->naddr < PAPO_ADDR_MAX ? p->naddr : PAPO_ADDR_MAX;
+	size_t nl = strlen(p->name) + 1, al = strlen(p->about) + 1;
+	struct member_ann *a = malloc(sizeof(*a) + naddr * sizeof(a->addr[0]) +
+	    nl + al);
+	char *text;
+
+	if (a == NULL)
+		return -1;
+	a->seen = p->seen;
+	memcpy(a->sig, p->sig, PAPO_SIG_LEN);
+	a->naddr = (uint8_t)naddr;
+	memcpy(a->addr, p->addr, naddr * sizeof(a->addr[0]));
+	text = (char *)&a->addr[naddr];
+	memcpy(text, p->name, nl);
+	memcpy(text + nl, p->about, al);
+	free(m->ann);
+	m->ann = a;
+	return 0;
+}
+
+int
+member_ann_get(const struct member *m, struct frame_peer *p)
+{
+	const struct member_ann *a = m->ann;
+	const char *text;
+
+	if (a == NULL)
+		return -1;
+	memset(p, 0, sizeof(*p));
+	memcpy(p->id, m->id, PAPO_KEY_LEN);
+	p->seen = a->seen;
+	p->has_sig = 1;
+	memcpy(p->sig, a->sig, PAPO_SIG_LEN);
+	p->naddr = a->naddr;
+	memcpy(p->addr, a->addr, a->naddr * sizeof(a->addr[0]));
+	text = (const char *)&a->addr[a->naddr];
+	strcpy(p->name, text);
+	strcpy(p->about, text + strlen(text) + 1);
+	return 0;
 }
 
 /* A member's name for people: its name, or the start of its id while we
@@ -441,6 +544,8 @@ members_load(struct room *room)
 		    "announced");
 		const cJSON *at = cJSON_GetObjectItemCaseSensitive(e, "seen_at");
 		const cJSON *a;
+		struct addr addr[PAPO_ADDR_MAX];
+		size_t naddr;
 		uint8_t pk[PAPO_KEY_LEN];
 		struct member *m;
 
@@ -451,7 +556,7 @@ members_load(struct room *room)
 			strcpy(m->name, name->valuestring);
 		if (cJSON_IsString(about) &&
 		    strlen(about->valuestring) <= PAPO_ABOUT_MAX)
-			strcpy(m->about, about->valuestring);
+			member_set_about(m, about->valuestring);
 		/* Times in ms, read as strictly as the wire: a value that
 		 * is not one (1e999, -1, 1.5) is left out, and said. */
 		if (seen != NULL && fs_json_int(seen, 1, FS_JSON_INT_MAX,
@@ -469,10 +574,12 @@ members_load(struct room *room)
 		/* Absent from the files of older releases. */
 		m->has_seen_at = cJSON_IsString(at) &&
 		    addr_parse(at->valuestring, &m->seen_at) == 0;
+		naddr = 0;
 		cJSON_ArrayForEach(a, addrs)
-			if (m->naddr < PAPO_ADDR_MAX && cJSON_IsString(a) &&
-			    addr_parse(a->valuestring, &m->addr[m->naddr]) == 0)
-				m->naddr++;
+			if (naddr < PAPO_ADDR_MAX && cJSON_IsString(a) &&
+			    addr_parse(a->valuestring, &addr[naddr]) == 0)
+				naddr++;
+		member_set_addrs(m, addr, naddr);
 	}
 	if (bad > 0)
 		room_log(room, LOG_WARN, "%s: %zu times that are not whole ms since "
@@ -563,7 +670,7 @@ members_free(struct room *room)
 	if (s == NULL)
 		return;
 	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
+		member_free(s->v[i]);
 	free(s->v);
 	free(s->slot);
 	free(s->conn);

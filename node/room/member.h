@@ -31,12 +31,21 @@
 #define DIAL_BACKOFF_MAX_MS 30000u
 #define RELAY_REDIAL_NS (30ull * NS_PER_S)   /* direct tries, relayed */
 
+struct member_ann;          /* member.c's: a signed entry, by length */
+
+/*
+ * What every member costs, for every other, is this record: kept small
+ * (a room may hold ROOM_MEMBERS_MAX, and a simulation n rooms of n), so
+ * what is long and often empty is allocated by its length: the about
+ * text, the addresses and the latest signed announcement.
+ */
 struct member {
 	uint8_t id[PAPO_KEY_LEN];
 	char idtext[PAPO_ID_LEN + 1];
 	char name[PAPO_NAME_MAX + 1];
-	char about[PAPO_ABOUT_MAX + 1];
-	struct addr addr[PAPO_ADDR_MAX];
+	const char *about;          /* never NULL (member_set_about) */
+	struct addr *addr;          /* naddr of them, at most PAPO_ADDR_MAX
+	                             * (member_set_addrs) */
 	size_t naddr;
 	struct addr seen_at;        /* where our last direct connection saw
 	                             * it (its NAT's mapping): dialled too,
@@ -50,8 +59,9 @@ struct member {
 	                             * announcements and bye alike) */
 	int signs;                  /* its presence came signed (version 3):
 	                             * unsigned claims about it are ignored */
-	struct frame_peer ann;      /* its latest signed announcement, passed
-	                             * on as it came (ann.has_sig 0: none) */
+	struct member_ann *ann;     /* its latest signed announcement, passed
+	                             * on as it came (member_ann_get); NULL
+	                             * none */
 	uint64_t left_at;           /* announced when it said bye */
 	int64_t clock_ms;           /* its wall clock less ours (ms), as its
 	                             * last announcement on its own
@@ -108,6 +118,17 @@ struct member *member_find(const struct room *room,
 /* The member of that id, added when new; NULL for ourselves, when the
  * table is full, or out of memory. */
 struct member *member_add(struct room *room, const uint8_t id[PAPO_KEY_LEN]);
+/* m's about text is a copy of about (at most PAPO_ABOUT_MAX bytes):
+ * -1 out of memory, the old one kept. */
+int member_set_about(struct member *m, const char *about);
+/* m's addresses are n of a (at most PAPO_ADDR_MAX, more left out): -1
+ * out of memory, the old ones kept. */
+int member_set_addrs(struct member *m, const struct addr *a, size_t n);
+/* m's latest signed announcement is p (p->has_sig), kept by its length:
+ * -1 out of memory, the one before kept. */
+int member_ann_set(struct member *m, const struct frame_peer *p);
+/* That announcement into p as it came: 0, or -1 when none is kept. */
+int member_ann_get(const struct member *m, struct frame_peer *p);
 /* Its name for people, in buf when it has none yet. */
 const char *member_name(const struct member *m, char buf[16]);
 /* By name or id; NULL when none or ambiguous (*ambiguous set). */

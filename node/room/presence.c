@@ -324,10 +324,10 @@ members_send_peers(struct room *room, struct member *to, struct member *only)
 		if (m != NULL && (m->removed || m->refused))
 			continue;
 		if (m != NULL && m != to && (only == NULL || m == only) &&
-		    m->name[0] != '\0' && !m->left && m->ann.has_sig) {
+		    m->name[0] != '\0' && !m->left && m->ann != NULL) {
 			/* Its own words, as it signed them: the only entry
 			 * a connection of version 3 takes. */
-			v[f.u.peers.n++] = m->ann;
+			member_ann_get(m, &v[f.u.peers.n++]);
 		} else if (m != NULL && m != to && (only == NULL || m == only) &&
 		    m->name[0] != '\0' && !m->left) {
 			struct frame_peer *p = &v[f.u.peers.n++];
@@ -340,7 +340,8 @@ members_send_peers(struct room *room, struct member *to, struct member *only)
 			 * never newer than what it said itself. */
 			p->seen = m->announced;
 			p->naddr = m->naddr;
-			memcpy(p->addr, m->addr, m->naddr * sizeof(m->addr[0]));
+			if (m->naddr > 0)
+				memcpy(p->addr, m->addr, m->naddr * sizeof(m->addr[0]));
 		}
 		if (f.u.peers.n > 0 && (f.u.peers.n == FRAME_PEERS_MAX || m == NULL)) {
 			member_send(room, to, &f);
@@ -360,11 +361,9 @@ members_on_hello(struct room *room, const struct hello_in *in)
 	int both = in->both, is_new = in->is_new;
 
 	strcpy(m->name, h->name);
-	strcpy(m->about, h->about);
-	if (h->naddr > 0) {
-		m->naddr = h->naddr;
-		memcpy(m->addr, h->addr, h->naddr * sizeof(h->addr[0]));
-	}
+	member_set_about(m, h->about);
+	if (h->naddr > 0)
+		member_set_addrs(m, h->addr, h->naddr);
 	m->left = 0;
 	member_alive(m);
 	m->backoff_ms = 0;
@@ -455,16 +454,14 @@ members_on_peers(struct room *room, struct link *l, struct frame *f)
 		if (m == l->m && m->conn == l->qc)
 			member_clock(m, p->seen);
 		if (p->has_sig) {
-			m->ann = *p;
+			member_ann_set(m, p);
 			m->signs = 1;
 		}
 		if (m->conn == NULL || fresh) {
 			strcpy(m->name, p->name);
-			strcpy(m->about, p->about);
-			if (p->naddr > 0) {
-				m->naddr = p->naddr;
-				memcpy(m->addr, p->addr, p->naddr * sizeof(p->addr[0]));
-			}
+			member_set_about(m, p->about);
+			if (p->naddr > 0)
+				member_set_addrs(m, p->addr, p->naddr);
 			if (m->conn == NULL && m->next_dial == 0)
 				m->next_dial = loop_now_ns();
 		}

@@ -473,11 +473,14 @@ room_beacon_heard(void *arg, const uint8_t id[PAPO_KEY_LEN],
 	m->beacon_dial = now;
 	/* Its LAN address first among those we try. */
 	if (!addr_in(at, m->addr, m->naddr)) {
-		if (m->naddr == PAPO_ADDR_MAX)
-			m->naddr--;
-		memmove(m->addr + 1, m->addr, m->naddr * sizeof(m->addr[0]));
-		m->addr[0] = *at;
-		m->naddr++;
+		struct addr v[PAPO_ADDR_MAX];
+		size_t n = m->naddr < PAPO_ADDR_MAX ? m->naddr :
+		    PAPO_ADDR_MAX - 1;
+
+		v[0] = *at;
+		if (n > 0)
+			memcpy(v + 1, m->addr, n * sizeof(v[0]));
+		member_set_addrs(m, v, n + 1);
 	}
 	room_log(room, LOG_DEBUG, "a beacon of %s: dialling it on the LAN", m->idtext);
 	member_dial_at(room, m, at, 1);
@@ -697,10 +700,8 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 
 		/* The invite's addresses are a last resort next to what the
 		 * members told us since. */
-		if (m != NULL && m->naddr == 0) {
-			m->naddr = r->nboot;
-			memcpy(m->addr, r->boot, r->nboot * sizeof(r->boot[0]));
-		}
+		if (m != NULL && m->naddr == 0)
+			member_set_addrs(m, r->boot, r->nboot);
 	}
 	for (size_t i = 0; i < members_n(room); i++)
 		member_at(room, i)->next_dial = loop_now_ns();
