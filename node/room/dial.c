@@ -270,11 +270,9 @@ members_dial(void *arg)
  * so a room with a single reachable member holds together however large.
  */
 static int
-member_evictable(const struct room *room, const struct member *m,
-    const struct member *keep)
+member_evictable(const struct member *m, const struct member *keep)
 {
-	return m->conn != NULL && m != keep && m->open &&
-	    members_open_held(room) > 1;
+	return m->conn != NULL && m != keep && m->open;
 }
 
 void
@@ -282,17 +280,20 @@ members_evict(struct room *room, const struct member *keep)
 {
 	size_t n = 0, k;
 
-	if (members_small(room) || members_active(room) <= ACTIVE_MAX)
+	/* Only neighbours can go, and one open neighbour must stay: the
+	 * table is walked once, the neighbours (a few) twice. */
+	if (members_small(room) || members_active(room) <= ACTIVE_MAX ||
+	    members_open_held(room) <= 1)
 		return;
-	for (size_t i = 0; i < members_n(room); i++)
-		n += member_evictable(room, member_at(room, i), keep);
+	for (size_t i = 0; i < members_active(room); i++)
+		n += member_evictable(member_connected(room, i), keep);
 	if (n == 0)
 		return;
 	k = randombytes_uniform((uint32_t)n);
-	for (size_t i = 0; i < members_n(room); i++) {
-		struct member *m = member_at(room, i);
+	for (size_t i = 0; i < members_active(room); i++) {
+		struct member *m = member_connected(room, i);
 
-		if (!member_evictable(room, m, keep) || k-- > 0)
+		if (!member_evictable(m, keep) || k-- > 0)
 			continue;
 		room_log(room, LOG_DEBUG, "letting neighbour %s go", m->name);
 		quic_close(m->conn);
