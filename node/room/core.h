@@ -30,7 +30,7 @@
 #include "node/room/limit.h"
 #include "node/wire/frame.h"
 
-#define ROOM_MEMBERS_MAX 256
+#define ROOM_MEMBERS_MAX 16384  /* members in one table (member.c) */
 
 struct member;
 struct members;     /* member.c's: the table, peers.json */

@@ -546,7 +546,7 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 		member_alive(author);
 		if (l->m != NULL && l->m != author)
 			author->via = l->m;
-		members_presence_check(room);
+		member_presence_touch(room, author);
 	}
 	memset(&f, 0, sizeof(f));
 	f.type = FRAME_MSG;

@@ -19,11 +19,17 @@
 #define ACTIVE_DIAL 4                     /* neighbours we dial, above that */
 #define ACTIVE_MAX 8                      /* neighbours we keep, above that */
 #define EVICTED_REDIAL_NS (20ull * NS_PER_S)
+/* News of members reaches dialling at most this often in a room above
+ * a full mesh, where some comes every moment and each look is at every
+ * member. */
+#define NEWS_DELAY_NS (1ull * NS_PER_S)
 
 /* Its timers. */
 struct dialling {
 	struct loop_timer *dial_timer;
 	struct loop_timer *punch_timer;   /* dials unanswered long enough */
+	struct loop_timer *news_timer;    /* members_news, in a large room */
+	int news_pending;                 /* news_timer armed */
 };
 
 /* Dialling: every member not connected, on all its addresses at once;
@@ -178,7 +184,8 @@ member_dial_addrs(const struct member *m, struct addr out[PAPO_ADDR_MAX + 1])
 {
 	size_t n = m->naddr;
 
-	memcpy(out, m->addr, n * sizeof(*out));
+	if (n > 0)
+		memcpy(out, m->addr, n * sizeof(*out));
 	if (m->has_seen_at && !addr_in(&m->seen_at, out, n))
 		out[n++] = m->seen_at;
 	return n;
@@ -263,11 +270,9 @@ members_dial(void *arg)
  * so a room with a single reachable member holds together however large.
  */
 static int
-member_evictable(const struct room *room, const struct member *m,
-    const struct member *keep)
+member_evictable(const struct member *m, const struct member *keep)
 {
-	return m->conn != NULL && m != keep && m->open &&
-	    members_open_held(room) > 1;
+	return m->conn != NULL && m != keep && m->open;
 }
 
 void
@@ -275,17 +280,20 @@ members_evict(struct room *room, const struct member *keep)
 {
 	size_t n = 0, k;
 
-	if (members_small(room) || members_active(room) <= ACTIVE_MAX)
+	/* Only neighbours can go, and one open neighbour must stay: the
+	 * table is walked once, the neighbours (a few) twice. */
+	if (members_small(room) || members_active(room) <= ACTIVE_MAX ||
+	    members_open_held(room) <= 1)
 		return;
-	for (size_t i = 0; i < members_n(room); i++)
-		n += member_evictable(room, member_at(room, i), keep);
+	for (size_t i = 0; i < members_active(room); i++)
+		n += member_evictable(member_connected(room, i), keep);
 	if (n == 0)
 		return;
 	k = randombytes_uniform((uint32_t)n);
-	for (size_t i = 0; i < members_n(room); i++) {
-		struct member *m = member_at(room, i);
+	for (size_t i = 0; i < members_active(room); i++) {
+		struct member *m = member_connected(room, i);
 
-		if (!member_evictable(room, m, keep) || k-- > 0)
+		if (!member_evictable(m, keep) || k-- > 0)
 			continue;
 		room_log(room, LOG_DEBUG, "letting neighbour %s go", m->name);
 		quic_close(m->conn);
@@ -386,6 +394,41 @@ members_punch_timer(void *arg)
 	members_punch_check(arg);
 }
 
+/* What news changes: our relay's permissions (members' addresses), the
+ * dials planned, the punches wanted. */
+static void
+members_news_now(struct room *room)
+{
+	relay_permits(room->net);
+	members_plan_dials(room);
+	members_punch_check(room);
+}
+
+static void
+members_news_timer(void *arg)
+{
+	struct room *room = arg;
+
+	room->dialling->news_pending = 0;
+	members_news_now(room);
+}
+
+void
+members_news(struct room *room)
+{
+	/* A small room at once: a new member's addresses are dialled and
+	 * punched to as soon as they are heard.  A large one within
+	 * NEWS_DELAY_NS, armed once and not pushed back. */
+	if (members_small(room)) {
+		members_news_now(room);
+		return;
+	}
+	if (room->dialling->news_pending)
+		return;
+	room->dialling->news_pending = 1;
+	loop_timer_set(room->dialling->news_timer, loop_now_ns() + NEWS_DELAY_NS);
+}
+
 /* Start and stop. */
 
 int
@@ -399,6 +442,8 @@ dial_new(struct room *room)
 	room->dialling = s;
 	if ((s->dial_timer = loop_timer_new(loop, members_dial, room)) == NULL ||
 	    (s->punch_timer = loop_timer_new(loop, members_punch_timer,
+	    room)) == NULL ||
+	    (s->news_timer = loop_timer_new(loop, members_news_timer,
 	    room)) == NULL)
 		return -1;
 	return 0;
@@ -419,6 +464,7 @@ dial_free(struct room *room)
 		return;
 	loop_timer_free(s->dial_timer);
 	loop_timer_free(s->punch_timer);
+	loop_timer_free(s->news_timer);
 	free(s);
 	room->dialling = NULL;
 }

@@ -21,6 +21,10 @@ void dial_free(struct room *room);
 /* Starts punching to the members that need it (room.c, "Punching"),
  * and arms the timer for the next that will. */
 void members_punch_check(struct room *room);
+/* News of members came (addresses, life): the relay's permissions,
+ * dials and punches follow, at once in a small room, within a second
+ * in a large one. */
+void members_news(struct room *room);
 /* Sets the dial timer for the next member due, if there is room. */
 void members_plan_dials(struct room *room);
 /* Our TURN relay has an address now: dials what it lets us reach. */

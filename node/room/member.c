@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sodium.h>
+
 #include "lib/fs.h"
 #include "lib/log.h"
 #include "lib/loop.h"
@@ -17,13 +19,34 @@
 
 #define FULL_MESH_MAX 8                   /* members (with us) all connected */
 #define PEERS_SAVE_DELAY_NS (2ull * NS_PER_S)
+/* Above this many members a rewrite of peers.json (every member's
+ * entry) waits at least PEERS_SAVE_FLOOR_NS after the last: news of
+ * some member comes every moment in a large room. */
+#define PEERS_SAVE_FLOOR_N 256
+#define PEERS_SAVE_FLOOR_NS (60ull * NS_PER_S)
+/* peers.json's largest: a member's entry is well under 2 KiB even with
+ * every field at its longest and escaped. */
+#define PEERS_FILE_MAX ((size_t)ROOM_MEMBERS_MAX * 2048)
 
-/* The table and its save timer. */
+/* The table, its index by id, the members connected, and the save
+ * timer. */
 struct members {
 	struct member **v;
 	size_t n;
+	/* Open addressing on a keyed hash of the id (random key: ids are
+	 * chosen by whoever makes a key pair, and must not be able to
+	 * crowd one slot): each slot holds a member's index plus 1, 0
+	 * empty; at most half full. */
+	uint32_t *slot;
+	size_t nslot;               /* a power of 2 */
+	uint8_t hkey[crypto_shorthash_KEYBYTES];
+	/* The members with a connection (member_set_conn): flooding and
+	 * counting neighbours walk these, not the whole table. */
+	struct member **conn;
+	size_t nconn;
 	struct loop_timer *save_timer;
 	int save_pending;           /* save_timer armed (members_save_later) */
+	uint64_t saved_at;          /* monotonic ns of the last write */
 };
 
 size_t
@@ -40,13 +63,57 @@ member_at(const struct room *room, size_t i)
 
 /* The member table. */
 
+/* The first slot to look at for id. */
+static size_t
+members_slot0(const struct members *s, const uint8_t id[PAPO_KEY_LEN])
+{
+	uint8_t h[crypto_shorthash_BYTES];
+	uint64_t x;
+
+	crypto_shorthash(h, id, PAPO_KEY_LEN, s->hkey);
+	memcpy(&x, h, sizeof(x));
+	return (size_t)x & (s->nslot - 1);
+}
+
+/* The slot holding id, or the empty one where it would go. */
+static size_t
+members_probe(const struct members *s, const uint8_t id[PAPO_KEY_LEN])
+{
+	size_t i = members_slot0(s, id);
+
+	while (s->slot[i] != 0 &&
+	    memcmp(s->v[s->slot[i] - 1]->id, id, PAPO_KEY_LEN) != 0)
+		i = (i + 1) & (s->nslot - 1);
+	return i;
+}
+
+/* Makes the index again for nslot slots (growing, or after members
+ * left the table): -1 out of memory, the old one kept. */
+static int
+members_reindex(struct members *s, size_t nslot)
+{
+	uint32_t *slot = calloc(nslot, sizeof(*slot));
+
+	if (slot == NULL)
+		return -1;
+	free(s->slot);
+	s->slot = slot;
+	s->nslot = nslot;
+	for (size_t i = 0; i < s->n; i++)
+		s->slot[members_probe(s, s->v[i]->id)] = (uint32_t)i + 1;
+	return 0;
+}
+
 struct member *
 member_find(const struct room *room, const uint8_t id[PAPO_KEY_LEN])
 {
-	for (size_t i = 0; i < room->members->n; i++)
-		if (memcmp(room->members->v[i]->id, id, PAPO_KEY_LEN) == 0)
-			return room->members->v[i];
-	return NULL;
+	const struct members *s = room->members;
+	size_t i;
+
+	if (s->nslot == 0)
+		return NULL;
+	i = members_probe(s, id);
+	return s->slot[i] != 0 ? s->v[s->slot[i] - 1] : NULL;
 }
 
 struct member *
@@ -60,19 +127,166 @@ member_add(struct room *room, const uint8_t id[PAPO_KEY_LEN])
 		return m;
 	if (room->members->n == ROOM_MEMBERS_MAX)
 		return NULL;
+	/* Room for one more, at most half the slots taken. */
+	if ((room->members->n + 1) * 2 > room->members->nslot &&
+	    members_reindex(room->members, room->members->nslot == 0 ? 64 :
+	    room->members->nslot * 2) == -1)
+		return NULL;
 	if ((m = calloc(1, sizeof(*m))) == NULL)
 		return NULL;
-	if ((v = realloc(room->members->v, (room->members->n + 1) * sizeof(*v))) == NULL) {
+	/* Grown by doubling: adding n members copies O(n) pointers. */
+	v = room->members->v;
+	if ((room->members->n & (room->members->n - 1)) == 0 &&
+	    (v = realloc(v, (room->members->n == 0 ? 1 : room->members->n * 2) *
+	    sizeof(*v))) == NULL) {
 		free(m);
 		return NULL;
 	}
 	memcpy(m->id, id, PAPO_KEY_LEN);
+	m->about = "";
 	sec_id_format(id, m->idtext);
 	m->removed = keyring_gone(room->keyring) ||
 	    keyring_removed(room->keyring, id) != NULL;
 	room->members->v = v;
+	room->members->slot[members_probe(room->members, id)] =
+	    (uint32_t)room->members->n + 1;
 	room->members->v[room->members->n++] = m;
 	return m;
+}
+
+void
+member_set_conn(struct room *room, struct member *m, struct quic_conn *qc)
+{
+	struct members *s = room->members;
+	struct member **v;
+
+	if ((m->conn == NULL) == (qc == NULL)) {
+		m->conn = qc;
+		return;
+	}
+	if (qc == NULL) {
+		for (size_t i = 0; i < s->nconn; i++)
+			if (s->conn[i] == m) {
+				s->conn[i] = s->conn[--s->nconn];
+				break;
+			}
+		m->conn = NULL;
+		return;
+	}
+	/* Grown by doubling; on failure m keeps no connection, as a dial
+	 * that failed would leave it. */
+	if ((s->nconn & (s->nconn - 1)) == 0) {
+		if ((v = realloc(s->conn, (s->nconn == 0 ? 1 : s->nconn * 2) *
+		    sizeof(*v))) == NULL) {
+			quic_close(qc);
+			return;
+		}
+		s->conn = v;
+	}
+	s->conn[s->nconn++] = m;
+	m->conn = qc;
+}
+
+/* What is kept by its length. */
+
+/* A signed entry as it came: its fields, the addresses, then the name
+ * and the about text, each ending in NUL. */
+struct member_ann {
+	uint64_t seen;
+	uint8_t sig[PAPO_SIG_LEN];
+	uint8_t naddr;
+	struct addr addr[];
+};
+
+static void
+member_free(struct member *m)
+{
+	if (m == NULL)
+		return;
+	if (m->about[0] != '\0')
+		free((char *)m->about);
+	free(m->addr);
+	free(m->ann);
+	free(m);
+}
+
+int
+member_set_addrs(struct member *m, const struct addr *a, size_t n)
+{
+	struct addr *v = NULL;
+
+	if (n > PAPO_ADDR_MAX)
+		n = PAPO_ADDR_MAX;
+	if (n > 0 && (v = malloc(n * sizeof(*v))) == NULL)
+		return -1;
+	/* a may be m's own (a part of it moved): copied before freed. */
+	if (n > 0)
+		memcpy(v, a, n * sizeof(*v));
+	free(m->addr);
+	m->addr = v;
+	m->naddr = n;
+	return 0;
+}
+
+int
+member_set_about(struct member *m, const char *about)
+{
+	char *s = NULL;
+
+	if (strcmp(m->about, about) == 0)
+		return 0;
+	if (about[0] != '\0' && (s = strdup(about)) == NULL)
+		return -1;
+	if (m->about[0] != '\0')
+		free((char *)m->about);
+	/* The empty text is the one static "": a member with none costs
+	 * nothing. */
+	m->about = s != NULL ? s : "";
+	return 0;
+}
+
+int
+member_ann_set(struct member *m, const struct frame_peer *p)
+{
+	size_t naddr = p->naddr < PAPO_ADDR_MAX ? p->naddr : PAPO_ADDR_MAX;
+	size_t nl = strlen(p->name) + 1, al = strlen(p->about) + 1;
+	struct member_ann *a = malloc(sizeof(*a) + naddr * sizeof(a->addr[0]) +
+	    nl + al);
+	char *text;
+
+	if (a == NULL)
+		return -1;
+	a->seen = p->seen;
+	memcpy(a->sig, p->sig, PAPO_SIG_LEN);
+	a->naddr = (uint8_t)naddr;
+	memcpy(a->addr, p->addr, naddr * sizeof(a->addr[0]));
+	text = (char *)&a->addr[naddr];
+	memcpy(text, p->name, nl);
+	memcpy(text + nl, p->about, al);
+	free(m->ann);
+	m->ann = a;
+	return 0;
+}
+
+int
+member_ann_get(const struct member *m, struct frame_peer *p)
+{
+	const struct member_ann *a = m->ann;
+	const char *text;
+
+	if (a == NULL)
+		return -1;
+	memset(p, 0, sizeof(*p));
+	memcpy(p->id, m->id, PAPO_KEY_LEN);
+	p->seen = a->seen;
+	p->has_sig = 1;
+	memcpy(p->sig, a->sig, PAPO_SIG_LEN);
+	p->naddr = a->naddr;
+	memcpy(p->addr, a->addr, a->naddr * sizeof(a->addr[0]));
+	text = (const char *)&a->addr[a->naddr];
+	strcpy(p->name, text);
+	strcpy(p->about, text + strlen(text) + 1);
+	return 0;
 }
 
 /* A member's name for people: its name, or the start of its id while we
@@ -148,11 +362,13 @@ members_small(const struct room *room)
 size_t
 members_active(const struct room *room)
 {
-	size_t n = 0;
+	return room->members->nconn;
+}
 
-	for (size_t i = 0; i < room->members->n; i++)
-		n += room->members->v[i]->conn != NULL;
-	return n;
+struct member *
+member_connected(const struct room *room, size_t i)
+{
+	return room->members->conn[i];
 }
 
 /*
@@ -258,6 +474,7 @@ members_save(struct room *room)
 			cJSON_AddItemToArray(addrs, cJSON_CreateString(a));
 		}
 	}
+	room->members->saved_at = loop_now_ns();
 	if ((text = cJSON_Print(o)) != NULL &&
 	    fs_path(path, sizeof(path), room->env.home, "peers.json") == 0 &&
 	    fs_write(err, path, text, strlen(text)) == -1)
@@ -269,13 +486,19 @@ members_save(struct room *room)
 void
 members_save_later(struct room *room)
 {
+	struct members *s = room->members;
+	uint64_t at = loop_now_ns() + PEERS_SAVE_DELAY_NS;
+
 	/* Armed once, not pushed back: signed announcements arriving more
 	 * often than the delay would otherwise keep peers.json from ever
 	 * being written before a crash. */
-	if (room->members->save_pending)
+	if (s->save_pending)
 		return;
-	room->members->save_pending = 1;
-	loop_timer_set(room->members->save_timer, loop_now_ns() + PEERS_SAVE_DELAY_NS);
+	if (s->n > PEERS_SAVE_FLOOR_N && s->saved_at != 0 &&
+	    s->saved_at + PEERS_SAVE_FLOOR_NS > at)
+		at = s->saved_at + PEERS_SAVE_FLOOR_NS;
+	s->save_pending = 1;
+	loop_timer_set(s->save_timer, at);
 }
 
 static void
@@ -299,7 +522,7 @@ members_load(struct room *room)
 	cJSON *o;
 
 	if (fs_path(path, sizeof(path), room->env.home, "peers.json") == -1 ||
-	    fs_read(err, path, 4 * 1024 * 1024, &text, &len, &exists) == -1) {
+	    fs_read(err, path, PEERS_FILE_MAX, &text, &len, &exists) == -1) {
 		if (exists)
 			room_log(room, LOG_WARN, "%s", err);
 		return;
@@ -321,6 +544,8 @@ members_load(struct room *room)
 		    "announced");
 		const cJSON *at = cJSON_GetObjectItemCaseSensitive(e, "seen_at");
 		const cJSON *a;
+		struct addr addr[PAPO_ADDR_MAX];
+		size_t naddr;
 		uint8_t pk[PAPO_KEY_LEN];
 		struct member *m;
 
@@ -331,7 +556,7 @@ members_load(struct room *room)
 			strcpy(m->name, name->valuestring);
 		if (cJSON_IsString(about) &&
 		    strlen(about->valuestring) <= PAPO_ABOUT_MAX)
-			strcpy(m->about, about->valuestring);
+			member_set_about(m, about->valuestring);
 		/* Times in ms, read as strictly as the wire: a value that
 		 * is not one (1e999, -1, 1.5) is left out, and said. */
 		if (seen != NULL && fs_json_int(seen, 1, FS_JSON_INT_MAX,
@@ -349,10 +574,12 @@ members_load(struct room *room)
 		/* Absent from the files of older releases. */
 		m->has_seen_at = cJSON_IsString(at) &&
 		    addr_parse(at->valuestring, &m->seen_at) == 0;
+		naddr = 0;
 		cJSON_ArrayForEach(a, addrs)
-			if (m->naddr < PAPO_ADDR_MAX && cJSON_IsString(a) &&
-			    addr_parse(a->valuestring, &m->addr[m->naddr]) == 0)
-				m->naddr++;
+			if (naddr < PAPO_ADDR_MAX && cJSON_IsString(a) &&
+			    addr_parse(a->valuestring, &addr[naddr]) == 0)
+				naddr++;
+		member_set_addrs(m, addr, naddr);
 	}
 	if (bad > 0)
 		room_log(room, LOG_WARN, "%s: %zu times that are not whole ms since "
@@ -400,8 +627,8 @@ members_flood(struct room *room, const struct frame *f,
 	for (unsigned v = 1; v <= FRAME_VERSION; v++) {
 		int sealed = 0, ok = 0;
 
-		for (size_t i = 0; i < members_n(room); i++) {
-			struct member *m = room->members->v[i];
+		for (size_t i = 0; i < members_active(room); i++) {
+			struct member *m = room->members->conn[i];
 
 			if (m->conn == NULL || m == except ||
 			    quic_version(m->conn) != v)
@@ -428,6 +655,7 @@ members_new(struct room *room)
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -1;
 	room->members = s;
+	randombytes_buf(s->hkey, sizeof(s->hkey));
 	if ((s->save_timer = loop_timer_new(room->env.loop, members_save_timer,
 	    room)) == NULL)
 		return -1;
@@ -442,8 +670,10 @@ members_free(struct room *room)
 	if (s == NULL)
 		return;
 	for (size_t i = 0; i < s->n; i++)
-		free(s->v[i]);
+		member_free(s->v[i]);
 	free(s->v);
+	free(s->slot);
+	free(s->conn);
 	loop_timer_free(s->save_timer);
 	free(s);
 	room->members = NULL;

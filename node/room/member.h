@@ -31,58 +31,76 @@
 #define DIAL_BACKOFF_MAX_MS 30000u
 #define RELAY_REDIAL_NS (30ull * NS_PER_S)   /* direct tries, relayed */
 
+struct member_ann;          /* member.c's: a signed entry, by length */
+
+/*
+ * What every member costs, for every other, is this record: kept small
+ * (a room may hold ROOM_MEMBERS_MAX, and a simulation n rooms of n), so
+ * what is long and often empty is allocated by its length: the about
+ * text, the addresses and the latest signed announcement.
+ */
 struct member {
+	/* Who it is, and what it says of itself. */
 	uint8_t id[PAPO_KEY_LEN];
 	char idtext[PAPO_ID_LEN + 1];
 	char name[PAPO_NAME_MAX + 1];
-	char about[PAPO_ABOUT_MAX + 1];
-	struct addr addr[PAPO_ADDR_MAX];
+	const char *about;          /* never NULL (member_set_about) */
+	struct addr *addr;          /* naddr of them, at most PAPO_ADDR_MAX
+	                             * (member_set_addrs) */
 	size_t naddr;
+	struct member_ann *ann;     /* its latest signed announcement, passed
+	                             * on as it came (member_ann_get); NULL
+	                             * none */
+	/* Its life. */
+	uint64_t seen;              /* wall ms of the last sign of life */
+	uint64_t announced;         /* its clock's time of its latest announce
+	                             * (version 3: its signed counter, of
+	                             * announcements and bye alike) */
+	uint64_t left_at;           /* announced when it said bye */
+	int64_t clock_ms;           /* its wall clock less ours (ms), as its
+	                             * last announcement on its own
+	                             * connection showed: papo doctor's */
+	uint64_t alive_until;       /* monotonic ns: online until then */
+	uint64_t ann_at;            /* monotonic ns its last announcement came */
+	uint64_t ann_gap;           /* ns between the two before */
+	uint64_t alive_ns;          /* life shown lasts this long; 0 ALIVE_NS */
+	uint32_t heap_at;           /* presence.c's: its place in the heap of
+	                             * deadlines plus 1, 0 none */
+	/* How it is reached. */
+	struct quic_conn *conn;     /* the connection in use, once greeted
+	                             * (written by member_set_conn only) */
+	struct member *via;         /* who last brought news of its life */
 	struct addr seen_at;        /* where our last direct connection saw
 	                             * it (its NAT's mapping): dialled too,
 	                             * as that NAT lets in who it last sent
 	                             * to (a restarted member finds those
 	                             * that cannot be dialled otherwise) */
-	int has_seen_at;
-	uint64_t seen;              /* wall ms of the last sign of life */
-	uint64_t announced;         /* its clock's time of its latest announce
-	                             * (version 3: its signed counter, of
-	                             * announcements and bye alike) */
-	int signs;                  /* its presence came signed (version 3):
+	uint64_t beacon_dial;       /* ns of the last dial a beacon made */
+	uint64_t dial_since;        /* monotonic ns the dials in flight began */
+	uint64_t next_dial;         /* monotonic ns; 0 none planned */
+	uint32_t backoff_ms;
+	int ndial;                  /* dials in flight */
+	uint64_t sync_key;          /* both histories as its last sync
+	                             * request found them; 0 none yet */
+	/* Flags, 0 or 1, a byte each: together, as each would otherwise
+	 * take 8 bytes between wider fields. */
+	uint8_t has_seen_at;
+	uint8_t signs;              /* its presence came signed (version 3):
 	                             * unsigned claims about it are ignored */
-	struct frame_peer ann;      /* its latest signed announcement, passed
-	                             * on as it came (ann.has_sig 0: none) */
-	uint64_t left_at;           /* announced when it said bye */
-	int64_t clock_ms;           /* its wall clock less ours (ms), as its
-	                             * last announcement on its own
-	                             * connection showed: papo doctor's */
-	int has_clock;              /* clock_ms was measured */
-	uint64_t alive_until;       /* monotonic ns: online until then */
-	uint64_t ann_at;            /* monotonic ns its last announcement came */
-	uint64_t ann_gap;           /* ns between the two before */
-	uint64_t alive_ns;          /* life shown lasts this long; 0 ALIVE_NS */
-	int left;                   /* said bye since its last announce */
-	int shown_online;           /* the state last told to the program */
-	struct quic_conn *conn;     /* the connection in use, once greeted */
-	struct member *via;         /* who last brought news of its life */
-	int punched;                /* its connection came of a punch */
-	int lan;                    /* its connection is on our link */
-	int open;                   /* takes connections we start: it
+	uint8_t has_clock;          /* clock_ms was measured */
+	uint8_t left;               /* said bye since its last announce */
+	uint8_t shown_online;       /* the state last told to the program */
+	uint8_t punched;            /* its connection came of a punch */
+	uint8_t lan;                /* its connection is on our link */
+	uint8_t open;               /* takes connections we start: it
 	                             * answered our dial (not a punch), or
 	                             * greeted us from an address it
 	                             * advertises, with no private one */
-	uint64_t beacon_dial;       /* ns of the last dial a beacon made */
-	int ndial;                  /* dials in flight */
-	uint64_t dial_since;        /* monotonic ns the dials in flight began */
-	uint32_t backoff_ms;
-	uint64_t next_dial;         /* monotonic ns; 0 none planned */
-	int removed;                /* removed from the room: never dialled */
-	int refused;                /* its hello was refused: it holds no key
+	uint8_t removed;            /* removed from the room: never dialled */
+	uint8_t refused;            /* its hello was refused: it holds no key
 	                             * of ours (an old invite); not listed,
 	                             * dialled nor waited for until it greets
 	                             * under our newest epoch */
-	uint64_t sync_key;          /* both histories as its last sync
-	                             * request found them; 0 none yet */
 };
 
 /* The table and its save timer: 0, or -1 out of memory. */
@@ -105,6 +123,17 @@ struct member *member_find(const struct room *room,
 /* The member of that id, added when new; NULL for ourselves, when the
  * table is full, or out of memory. */
 struct member *member_add(struct room *room, const uint8_t id[PAPO_KEY_LEN]);
+/* m's about text is a copy of about (at most PAPO_ABOUT_MAX bytes):
+ * -1 out of memory, the old one kept. */
+int member_set_about(struct member *m, const char *about);
+/* m's addresses are n of a (at most PAPO_ADDR_MAX, more left out): -1
+ * out of memory, the old ones kept. */
+int member_set_addrs(struct member *m, const struct addr *a, size_t n);
+/* m's latest signed announcement is p (p->has_sig), kept by its length:
+ * -1 out of memory, the one before kept. */
+int member_ann_set(struct member *m, const struct frame_peer *p);
+/* That announcement into p as it came: 0, or -1 when none is kept. */
+int member_ann_get(const struct member *m, struct frame_peer *p);
 /* Its name for people, in buf when it has none yet. */
 const char *member_name(const struct member *m, char buf[16]);
 /* By name or id; NULL when none or ambiguous (*ambiguous set). */
@@ -120,8 +149,16 @@ int member_relayed(const struct room *room, const struct member *m);
 size_t member_dials(const struct member *m);
 /* Whether the room is small enough for a full mesh. */
 int members_small(const struct room *room);
-/* How many members we have a connection with. */
+/* m's connection is qc now (NULL: none): the only way m->conn is
+ * written, as the table keeps the members connected in a list of its
+ * own.  Out of memory, qc is closed and m keeps none. */
+void member_set_conn(struct room *room, struct member *m,
+    struct quic_conn *qc);
+/* How many members we have a connection with, and each of them: i
+ * below members_active, in no order, the list valid until the next
+ * member_set_conn. */
 size_t members_active(const struct room *room);
+struct member *member_connected(const struct room *room, size_t i);
 /* Whether m is reachable now (presence). */
 int member_online(const struct room *room, const struct member *m);
 /* m showed life: online from now for as long as its announcements

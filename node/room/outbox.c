@@ -115,8 +115,9 @@ outmsg_new(struct room *room, const char *id)
 	strcpy(o->id, id);
 	o->room = room;
 	if ((o->timer = loop_timer_new(room->env.loop, outmsg_timeout, o)) == NULL ||
-	    (o->wait = calloc(ROOM_MEMBERS_MAX, sizeof(*o->wait))) == NULL ||
-	    (o->done = calloc(ROOM_MEMBERS_MAX, sizeof(*o->done))) == NULL) {
+	    (o->wait = calloc(members_n(room) + 1, sizeof(*o->wait))) == NULL ||
+	    (o->done = calloc(o->done_cap = members_n(room) + 1,
+	    sizeof(*o->done))) == NULL) {
 		loop_timer_free(o->timer);
 		free(o->wait);
 		free(o);
@@ -224,7 +225,16 @@ outmsg_acked(struct room *room, struct outmsg *o, struct member *by)
 			o->wait[i] = o->wait[--o->nwait];
 			break;
 		}
-	if (!outmsg_has(o->done, o->ndone, by))
+	/* A member added since the message was made may ack it too. */
+	if (!outmsg_has(o->done, o->ndone, by) && o->ndone == o->done_cap) {
+		struct member **v = realloc(o->done, 2 * o->done_cap * sizeof(*v));
+
+		if (v != NULL) {
+			o->done = v;
+			o->done_cap *= 2;
+		}
+	}
+	if (!outmsg_has(o->done, o->ndone, by) && o->ndone < o->done_cap)
 		o->done[o->ndone++] = by;
 	if (o->nwait > 0)
 		return;

@@ -19,6 +19,8 @@ struct outmsg {
 	char id[PAPO_MSGID_LEN + 1];
 	struct member **wait, **done;
 	size_t nwait, ndone;
+	size_t done_cap;            /* done's room; wait's is the members
+	                             * there were at outmsg_new, plus 1 */
 	int any;                    /* nobody to wait for: any ack will do */
 	struct node_msg *req;
 	struct loop_timer *timer;

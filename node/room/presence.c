@@ -14,10 +14,17 @@
 #include "lib/loop.h"
 #include "node/room/presence.h"
 
-/* Its timers and our announcements' counter. */
+/* Its timers, the members whose life runs out, and our announcements'
+ * counter. */
 struct presence {
 	struct loop_timer *presence_timer;
 	struct loop_timer *announce_timer;
+	/* The members online through others only, a binary heap on
+	 * alive_until (m->heap_at: its place plus 1, 0 none): the presence
+	 * timer wakes for the first, and news of one member moves that one
+	 * alone. */
+	struct member **heap;
+	size_t nheap, cap;
 	uint64_t own_seq;           /* our last announcement's or bye's
 	                             * counter: wall ms, never going back */
 };
@@ -37,43 +44,157 @@ member_presence(struct room *room, struct member *m)
 	    m->shown_online ? "online" : "offline");
 }
 
-/* Tells the program of every change of presence, and wakes again when
- * the next member would fall silent. */
-void
-members_presence_check(struct room *room)
+/* The heap of deadlines. */
+
+static void
+heap_put(struct presence *s, size_t i, struct member *m)
 {
-	uint64_t next = 0;
-
-	for (size_t i = 0; i < members_n(room); i++) {
-		struct member *m = member_at(room, i);
-		int on = member_online(room, m);
-
-		if (on != m->shown_online) {
-			m->shown_online = on;
-			member_presence(room, m);
-			/* Back through others: what waits for it goes now,
-			 * and our announcements go every 3 s from now
-			 * (member.h, ANNOUNCE_FAST_NS), the first at once. */
-			if (on && m->conn == NULL) {
-				room->member_back(room, m);
-				if (members_small(room))
-					loop_timer_set(room->presence->announce_timer, 1);
-			}
-		}
-		/* Only life shown through others runs out: a member with a
-		 * connection of ours stays online until it closes, whatever
-		 * its alive_until (then long past, a timer that would fire
-		 * at once, again and again). */
-		if (on && m->conn == NULL && (next == 0 || m->alive_until < next))
-			next = m->alive_until;
-	}
-	loop_timer_set(room->presence->presence_timer, next);
+	s->heap[i] = m;
+	m->heap_at = (uint32_t)i + 1;
 }
 
 static void
+heap_up(struct presence *s, size_t i)
+{
+	struct member *m = s->heap[i];
+
+	while (i > 0 && s->heap[(i - 1) / 2]->alive_until > m->alive_until) {
+		heap_put(s, i, s->heap[(i - 1) / 2]);
+		i = (i - 1) / 2;
+	}
+	heap_put(s, i, m);
+}
+
+static void
+heap_down(struct presence *s, size_t i)
+{
+	struct member *m = s->heap[i];
+
+	for (;;) {
+		size_t c = 2 * i + 1;
+
+		if (c >= s->nheap)
+			break;
+		if (c + 1 < s->nheap &&
+		    s->heap[c + 1]->alive_until < s->heap[c]->alive_until)
+			c++;
+		if (s->heap[c]->alive_until >= m->alive_until)
+			break;
+		heap_put(s, i, s->heap[c]);
+		i = c;
+	}
+	heap_put(s, i, m);
+}
+
+/* m in the heap at its alive_until now: -1 out of memory (it is then
+ * looked at again only by the next check of every member). */
+static int
+heap_set(struct presence *s, struct member *m)
+{
+	struct member **v;
+
+	if (m->heap_at == 0) {
+		if (s->nheap == s->cap) {
+			size_t cap = s->cap == 0 ? 16 : s->cap * 2;
+
+			if ((v = realloc(s->heap, cap * sizeof(*v))) == NULL)
+				return -1;
+			s->heap = v;
+			s->cap = cap;
+		}
+		heap_put(s, s->nheap++, m);
+	}
+	heap_up(s, m->heap_at - 1);
+	heap_down(s, m->heap_at - 1);
+	return 0;
+}
+
+static void
+heap_drop(struct presence *s, struct member *m)
+{
+	size_t i = m->heap_at - 1;
+
+	if (m->heap_at == 0)
+		return;
+	m->heap_at = 0;
+	if (i == --s->nheap)
+		return;
+	heap_put(s, i, s->heap[s->nheap]);
+	heap_up(s, i);
+	heap_down(s, s->heap[i]->heap_at - 1);
+}
+
+/* The presence timer: when the first member online through others
+ * would fall silent. */
+static void
+presence_arm(struct room *room)
+{
+	struct presence *s = room->presence;
+
+	loop_timer_set(s->presence_timer, s->nheap > 0 ?
+	    s->heap[0]->alive_until : 0);
+}
+
+/* Tells the program if m's presence changed, and keeps its place in
+ * the heap. */
+static void
+member_presence_update(struct room *room, struct member *m)
+{
+	int on = member_online(room, m);
+
+	if (on != m->shown_online) {
+		m->shown_online = on;
+		member_presence(room, m);
+		/* Back through others: what waits for it goes now, and our
+		 * announcements go every 3 s from now (member.h,
+		 * ANNOUNCE_FAST_NS), the first at once. */
+		if (on && m->conn == NULL) {
+			room->member_back(room, m);
+			if (members_small(room))
+				loop_timer_set(room->presence->announce_timer, 1);
+		}
+	}
+	/* Only life shown through others runs out: a member with a
+	 * connection of ours stays online until it closes, whatever its
+	 * alive_until (then long past, a timer that would fire at once,
+	 * again and again). */
+	if (on && m->conn == NULL)
+		heap_set(room->presence, m);
+	else
+		heap_drop(room->presence, m);
+}
+
+void
+members_presence_check(struct room *room)
+{
+	for (size_t i = 0; i < members_n(room); i++)
+		member_presence_update(room, member_at(room, i));
+	presence_arm(room);
+}
+
+void
+member_presence_touch(struct room *room, struct member *m)
+{
+	member_presence_update(room, m);
+	presence_arm(room);
+}
+
+/* Those whose life ran out, each once: an update leaves a member
+ * offline out of the heap, or one still online further down. */
+static void
 members_presence_timer(void *arg)
 {
-	members_presence_check(arg);
+	struct room *room = arg;
+	struct presence *s = room->presence;
+	uint64_t now = loop_now_ns();
+
+	while (s->nheap > 0 && s->heap[0]->alive_until <= now) {
+		struct member *m = s->heap[0];
+
+		heap_drop(s, m);
+		member_presence_update(room, m);
+	}
+	presence_arm(room);
 }
 
 /* Announcing this member. */
@@ -175,6 +296,7 @@ presence_free(struct room *room)
 		return;
 	loop_timer_free(s->presence_timer);
 	loop_timer_free(s->announce_timer);
+	free(s->heap);
 	free(s);
 	room->presence = NULL;
 }
@@ -202,10 +324,10 @@ members_send_peers(struct room *room, struct member *to, struct member *only)
 		if (m != NULL && (m->removed || m->refused))
 			continue;
 		if (m != NULL && m != to && (only == NULL || m == only) &&
-		    m->name[0] != '\0' && !m->left && m->ann.has_sig) {
+		    m->name[0] != '\0' && !m->left && m->ann != NULL) {
 			/* Its own words, as it signed them: the only entry
 			 * a connection of version 3 takes. */
-			v[f.u.peers.n++] = m->ann;
+			member_ann_get(m, &v[f.u.peers.n++]);
 		} else if (m != NULL && m != to && (only == NULL || m == only) &&
 		    m->name[0] != '\0' && !m->left) {
 			struct frame_peer *p = &v[f.u.peers.n++];
@@ -218,7 +340,8 @@ members_send_peers(struct room *room, struct member *to, struct member *only)
 			 * never newer than what it said itself. */
 			p->seen = m->announced;
 			p->naddr = m->naddr;
-			memcpy(p->addr, m->addr, m->naddr * sizeof(m->addr[0]));
+			if (m->naddr > 0)
+				memcpy(p->addr, m->addr, m->naddr * sizeof(m->addr[0]));
 		}
 		if (f.u.peers.n > 0 && (f.u.peers.n == FRAME_PEERS_MAX || m == NULL)) {
 			member_send(room, to, &f);
@@ -238,11 +361,9 @@ members_on_hello(struct room *room, const struct hello_in *in)
 	int both = in->both, is_new = in->is_new;
 
 	strcpy(m->name, h->name);
-	strcpy(m->about, h->about);
-	if (h->naddr > 0) {
-		m->naddr = h->naddr;
-		memcpy(m->addr, h->addr, h->naddr * sizeof(h->addr[0]));
-	}
+	member_set_about(m, h->about);
+	if (h->naddr > 0)
+		member_set_addrs(m, h->addr, h->naddr);
 	m->left = 0;
 	member_alive(m);
 	m->backoff_ms = 0;
@@ -263,7 +384,12 @@ members_on_hello(struct room *room, const struct hello_in *in)
 	if (both)
 		members_plan_dials(room);
 	members_evict(room, m);
-	members_presence_check(room);
+	/* A new connection changes whom others are reached through: every
+	 * member is looked at again. */
+	if (is_new)
+		members_presence_check(room);
+	else
+		member_presence_touch(room, m);
 }
 
 /* A hello taken: tell its member whom we know, and tell the others about
@@ -277,9 +403,9 @@ members_hello_peers(struct room *room, const struct hello_in *in)
 
 	members_send_peers(room, m, NULL);
 	if (fresh)
-		for (size_t i = 0; i < members_n(room); i++)
-			if (member_at(room, i) != m && member_at(room, i)->conn != NULL)
-				members_send_peers(room, member_at(room, i), m);
+		for (size_t i = 0; i < members_active(room); i++)
+			if (member_connected(room, i) != m)
+				members_send_peers(room, member_connected(room, i), m);
 }
 
 /*
@@ -294,7 +420,7 @@ members_on_peers(struct room *room, struct link *l, struct frame *f)
 	const struct frame_peers *ps = &f->u.peers;
 	struct frame fwd;
 	struct frame_peer v[FRAME_PEERS_MAX];
-	int changed = 0;
+	int changed = 0, small = members_small(room);
 
 	memset(&fwd, 0, sizeof(fwd));
 	fwd.type = FRAME_PEERS;
@@ -328,16 +454,14 @@ members_on_peers(struct room *room, struct link *l, struct frame *f)
 		if (m == l->m && m->conn == l->qc)
 			member_clock(m, p->seen);
 		if (p->has_sig) {
-			m->ann = *p;
+			member_ann_set(m, p);
 			m->signs = 1;
 		}
 		if (m->conn == NULL || fresh) {
 			strcpy(m->name, p->name);
-			strcpy(m->about, p->about);
-			if (p->naddr > 0) {
-				m->naddr = p->naddr;
-				memcpy(m->addr, p->addr, p->naddr * sizeof(p->addr[0]));
-			}
+			member_set_about(m, p->about);
+			if (p->naddr > 0)
+				member_set_addrs(m, p->addr, p->naddr);
 			if (m->conn == NULL && m->next_dial == 0)
 				m->next_dial = loop_now_ns();
 		}
@@ -351,17 +475,19 @@ members_on_peers(struct room *room, struct link *l, struct frame *f)
 				m->via = l->m;
 		}
 		v[fwd.u.peers.n++] = *p;
+		member_presence_touch(room, m);
 		changed = 1;
 	}
 	if (fwd.u.peers.n > 0)
 		members_flood(room, &fwd, l->m);
 	if (changed) {
 		members_save_later(room);
-		relay_permits(room->net);
-		members_plan_dials(room);
-		members_presence_check(room);
-		members_punch_check(room);
+		members_news(room);
 	}
+	/* The room grew past a full mesh: life shown through others now
+	 * counts for every member (member_online). */
+	if (members_small(room) != small)
+		members_presence_check(room);
 }
 
 /* A member leaving: offline at once, and the news passed on once. */
@@ -393,10 +519,10 @@ members_on_bye(struct room *room, struct link *l, struct frame *in)
 		f.type = FRAME_BYE;
 		f.u.bye = *b;
 		members_flood(room, &f, l->m);
-		members_presence_check(room);
+		member_presence_touch(room, m);
 	}
 	if (m == l->m && m->conn == l->qc) {
-		m->conn = NULL;
+		member_set_conn(room, m, NULL);
 		/* It left on purpose: try again later, not at once. */
 		m->backoff_ms = DIAL_BACKOFF_MAX_MS / 4;
 		m->next_dial = loop_now_ns() + (uint64_t)m->backoff_ms * NS_PER_MS;

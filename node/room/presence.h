@@ -19,9 +19,12 @@ int presence_new(struct room *room);
 void presence_start(struct room *room);
 /* Frees the timers; none made: a no-op. */
 void presence_free(struct room *room);
-/* Tells the program of every change of presence; sets the presence
- * timer. */
+/* Tells the program of every change of presence, looking at every
+ * member (after what may change many: a connection opened or closed,
+ * members removed); sets the presence timer. */
 void members_presence_check(struct room *room);
+/* The same for m alone, after news of m only (its life, its bye). */
+void member_presence_touch(struct room *room, struct member *m);
 /* Our next announcement's (or bye's) counter: the wall clock's ms, and
  * always more than the last. */
 uint64_t members_next_seq(struct room *room);

@@ -284,14 +284,14 @@ room_on_hello(struct room *room, struct link *l, struct frame *f)
 
 			room_log(room, LOG_INFO, "%s: a new connection replaces a "
 			    "silent one", h->name);
-			m->conn = l->qc;
+			member_set_conn(room, m, l->qc);
 			quic_close(old);
 		} else if (both_old && !both) {
 			struct quic_conn *old = m->conn;
 
 			room_log(room, LOG_INFO, "%s: a direct path replaces the relay",
 			    h->name);
-			m->conn = l->qc;
+			member_set_conn(room, m, l->qc);
 			quic_close(old);
 		} else if (both && !both_old) {
 			quic_close(l->qc);
@@ -299,7 +299,7 @@ room_on_hello(struct room *room, struct link *l, struct frame *f)
 		} else if (mine_new != mine_old && mine_new == me_smaller) {
 			struct quic_conn *old = m->conn;
 
-			m->conn = l->qc;
+			member_set_conn(room, m, l->qc);
 			quic_close(old);
 		} else {
 			quic_close(l->qc);
@@ -332,7 +332,7 @@ room_on_hello(struct room *room, struct link *l, struct frame *f)
 		 * one, they cannot count us as alive, nor punch to us. */
 		members_announce_soon(room);
 	}
-	m->conn = l->qc;
+	member_set_conn(room, m, l->qc);
 	quic_greeted(l->qc);
 	if (!relayed)
 		room_seen_at(room, m, l->qc);
@@ -473,11 +473,14 @@ room_beacon_heard(void *arg, const uint8_t id[PAPO_KEY_LEN],
 	m->beacon_dial = now;
 	/* Its LAN address first among those we try. */
 	if (!addr_in(at, m->addr, m->naddr)) {
-		if (m->naddr == PAPO_ADDR_MAX)
-			m->naddr--;
-		memmove(m->addr + 1, m->addr, m->naddr * sizeof(m->addr[0]));
-		m->addr[0] = *at;
-		m->naddr++;
+		struct addr v[PAPO_ADDR_MAX];
+		size_t n = m->naddr < PAPO_ADDR_MAX ? m->naddr :
+		    PAPO_ADDR_MAX - 1;
+
+		v[0] = *at;
+		if (n > 0)
+			memcpy(v + 1, m->addr, n * sizeof(v[0]));
+		member_set_addrs(m, v, n + 1);
 	}
 	room_log(room, LOG_DEBUG, "a beacon of %s: dialling it on the LAN", m->idtext);
 	member_dial_at(room, m, at, 1);
@@ -583,7 +586,7 @@ room_link_closed(struct room *room, struct link *l)
 	if (quic_is_relayed(qc))
 		relay_check(room->net);
 	if ((m = l->m) != NULL && m->conn == qc) {
-		m->conn = NULL;
+		member_set_conn(room, m, NULL);
 		m->punched = 0;
 		if (reach_forget(net_reach(room->net), m->id))
 			net_addrs_changed(room->net);
@@ -697,10 +700,8 @@ room_new(char err[PAPO_ERR_LEN], const struct room_env *env)
 
 		/* The invite's addresses are a last resort next to what the
 		 * members told us since. */
-		if (m != NULL && m->naddr == 0) {
-			m->naddr = r->nboot;
-			memcpy(m->addr, r->boot, r->nboot * sizeof(r->boot[0]));
-		}
+		if (m != NULL && m->naddr == 0)
+			member_set_addrs(m, r->boot, r->nboot);
 	}
 	for (size_t i = 0; i < members_n(room); i++)
 		member_at(room, i)->next_dial = loop_now_ns();
