@@ -92,6 +92,7 @@ struct sim {
 	uint8_t secret[PAPO_KEY_LEN];
 	/* What the run counts. */
 	uint64_t presence_changes, offline, false_offline;
+	uint64_t bystander_offline;  /* flaps of members never stalled */
 	uint64_t settled_at;     /* every running member sees every other */
 	int stopped_idx;
 	uint64_t stopped_at, stop_seen_at;
@@ -379,8 +380,10 @@ sim_presence(struct sim *s, struct sim_member *m, cJSON *o)
 		 * trip (one link's close overtakes the other's hello). */
 		if (s->settled_at != 0 && !subj->stopped &&
 		    subj->stall_until == 0 &&
-		    !(s->net.partitioned && subj->group != m->group))
+		    !(s->net.partitioned && subj->group != m->group)) {
 			s->false_offline++;
+			s->bystander_offline += subj->stalls == 0;
+		}
 	}
 	if (on && s->settled_at == 0 && sim_all_online(s))
 		s->settled_at = s->now;
@@ -571,6 +574,7 @@ sim_stall_ev(struct sim_member *none, void *arg)
 		return;
 	m->stall_until = s->now + d;
 	m->down_since = s->now;
+	m->stalls++;
 	sim_push(s, e);
 }
 
@@ -703,10 +707,11 @@ sim_report(struct sim *s, double cpu)
 	    (double)(frames - s->frames0) / sim_sec(span) / live,
 	    (double)(bytes - s->bytes0) / sim_sec(span) / live);
 	printf("presence changes %llu, offline %llu, offline while running "
-	    "and reachable (flaps) %llu\n",
+	    "and reachable (flaps) %llu, of members never stalled %llu\n",
 	    (unsigned long long)s->presence_changes,
 	    (unsigned long long)s->offline,
-	    (unsigned long long)s->false_offline);
+	    (unsigned long long)s->false_offline,
+	    (unsigned long long)s->bystander_offline);
 	if (s->stopped_idx >= 0)
 		printf("stopped member offline everywhere after: %s%.1f s\n",
 		    s->stop_seen_at ? "" : "never, ", s->stop_seen_at ?

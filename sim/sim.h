@@ -57,6 +57,7 @@ struct sim_member {
 	uint64_t stall_until;            /* deferred until then; 0: runs */
 	uint64_t down_since;             /* stalled or stopped since */
 	int stopped;                     /* killed: never runs again */
+	unsigned stalls;                 /* stalls begun */
 	int group;                       /* its side of a partition */
 	int64_t skew_ns;                 /* its clock's offset */
 };
