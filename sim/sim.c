@@ -93,6 +93,9 @@ struct sim {
 	/* What the run counts. */
 	uint64_t presence_changes, offline, false_offline;
 	uint64_t bystander_offline;  /* flaps of members never stalled */
+	uint64_t bystander_seen;     /* flaps said by members never stalled */
+	uint64_t stalled_offline;    /* offline said of a member stalled */
+	unsigned stalls, stalls_long;  /* begun; longer than the idle timeout */
 	uint64_t settled_at;     /* every running member sees every other */
 	int stopped_idx;
 	uint64_t stopped_at, stop_seen_at;
@@ -374,6 +377,7 @@ sim_presence(struct sim *s, struct sim_member *m, cJSON *o)
 	s->presence_changes++;
 	if (!on) {
 		s->offline++;
+		s->stalled_offline += subj->stall_until != 0;
 		/* Offline while it runs and m can reach it, once the room
 		 * had settled: a flap.  Before, two members dialling each
 		 * other at once can show each other offline for a round
@@ -383,6 +387,7 @@ sim_presence(struct sim *s, struct sim_member *m, cJSON *o)
 		    !(s->net.partitioned && subj->group != m->group)) {
 			s->false_offline++;
 			s->bystander_offline += subj->stalls == 0;
+			s->bystander_seen += m->stalls == 0;
 		}
 	}
 	if (on && s->settled_at == 0 && sim_all_online(s))
@@ -575,6 +580,8 @@ sim_stall_ev(struct sim_member *none, void *arg)
 	m->stall_until = s->now + d;
 	m->down_since = s->now;
 	m->stalls++;
+	s->stalls++;
+	s->stalls_long += d > SIM_IDLE_NS;
 	sim_push(s, e);
 }
 
@@ -620,12 +627,13 @@ sim_plan(struct sim *s)
 		sim_global(s, t0 + T / 2, sim_kill_ev, s);
 	} else if (strcmp(sc, "stall") == 0) {
 		unsigned k = (s->o.n * s->o.stall_pct + 99) / 100;
+		uint64_t first = sim_net_rand(s, s->o.n - 1);
 
-		/* k members each stall once, at random, in the second
-		 * half. */
-		for (unsigned i = 0; i < k; i++) {
+		/* k members (not the inviter) each stall once, at a random
+		 * time of the third quarter. */
+		for (unsigned i = 0; i < k && i < s->o.n - 1; i++) {
 			struct sim_member *m =
-			    &s->members[1 + sim_net_rand(s, s->o.n - 1)];
+			    &s->members[1 + (first + i) % (s->o.n - 1)];
 
 			sim_global(s, t0 + T / 2 + sim_net_rand(s, T / 4),
 			    sim_stall_ev, m);
@@ -707,11 +715,18 @@ sim_report(struct sim *s, double cpu)
 	    (double)(frames - s->frames0) / sim_sec(span) / live,
 	    (double)(bytes - s->bytes0) / sim_sec(span) / live);
 	printf("presence changes %llu, offline %llu, offline while running "
-	    "and reachable (flaps) %llu, of members never stalled %llu\n",
+	    "and reachable (flaps) %llu: about members never stalled %llu, "
+	    "by members never stalled %llu\n",
 	    (unsigned long long)s->presence_changes,
 	    (unsigned long long)s->offline,
 	    (unsigned long long)s->false_offline,
-	    (unsigned long long)s->bystander_offline);
+	    (unsigned long long)s->bystander_offline,
+	    (unsigned long long)s->bystander_seen);
+	if (s->stalls > 0)
+		printf("stalls %u, %u of them longer than the idle timeout "
+		    "(7 s); offline said of a member while it stalled %llu\n",
+		    s->stalls, s->stalls_long,
+		    (unsigned long long)s->stalled_offline);
 	if (s->stopped_idx >= 0)
 		printf("stopped member offline everywhere after: %s%.1f s\n",
 		    s->stop_seen_at ? "" : "never, ", s->stop_seen_at ?

@@ -263,7 +263,9 @@ quic_send(struct quic_conn *c, const uint8_t *p, size_t n)
 	struct sim_frame *f;
 	uint64_t at;
 
-	if (c->closing || c->gone || !c->opened || n > PAPO_FRAME_MAX)
+	/* Before the handshake is done, as QUIC does: queued, to go after
+	 * it (tail starts at the other end's open). */
+	if (c->closing || c->gone || n > PAPO_FRAME_MAX)
 		return -1;
 	sim_frames++;
 	sim_bytes += n;
