@@ -5,7 +5,9 @@
  * more), so they live in a list scanned for the earliest deadline; the
  * loop sleeps in the platform's poller (lib/os.h: epoll, or poll in the
  * portable build) until that deadline or a ready descriptor, so an idle
- * loop wakes for nothing.
+ * loop wakes for nothing.  A virtual loop (no poller) is the same timers
+ * stepped from outside (loop_fire_due), and the clocks can be a
+ * simulator's (loop_clock_set).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -46,11 +48,22 @@ struct loop {
 	struct loop_timer *timers;
 };
 
+/* NULL: the system's.  Set before threads start, read by all: no lock. */
+static const struct loop_clock *loop_clock;
+
+void
+loop_clock_set(const struct loop_clock *c)
+{
+	loop_clock = c;
+}
+
 uint64_t
 loop_now_ns(void)
 {
 	struct timespec ts;
 
+	if (loop_clock != NULL)
+		return loop_clock->now_ns(loop_clock->arg);
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * NS_PER_S + (uint64_t)ts.tv_nsec;
 }
@@ -60,6 +73,8 @@ loop_wall_ms(void)
 {
 	struct timespec ts;
 
+	if (loop_clock != NULL)
+		return loop_clock->wall_ms(loop_clock->arg);
 	clock_gettime(CLOCK_REALTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / NS_PER_MS;
 }
@@ -76,6 +91,12 @@ loop_new(void)
 		return NULL;
 	}
 	return l;
+}
+
+struct loop *
+loop_new_virtual(void)
+{
+	return calloc(1, sizeof(struct loop));
 }
 
 void
@@ -102,9 +123,9 @@ loop_free(struct loop *l)
 int
 loop_add_fd(struct loop *l, int fd, uint32_t events, loop_fd_cb *cb, void *arg)
 {
-	struct loop_fd *f = calloc(1, sizeof(*f));
+	struct loop_fd *f;
 
-	if (f == NULL)
+	if (l->poller == NULL || (f = calloc(1, sizeof(*f))) == NULL)
 		return -1;
 	f->fd = fd;
 	f->cb = cb;
@@ -168,6 +189,8 @@ loop_set_source(struct loop *l, loop_fill_cb *fill, loop_fd_cb *ready,
 {
 	/* Asked once, so that a build whose poller has none says so at
 	 * start rather than at the first wait. */
+	if (l->poller == NULL)
+		return -1;
 	if (fill != NULL && os_poller_once(l->poller, -1, 0) == -1)
 		return -1;
 	l->fill = fill;
@@ -179,7 +202,7 @@ loop_set_source(struct loop *l, loop_fill_cb *fill, loop_fd_cb *ready,
 int
 loop_source_add(struct loop *l, int fd, uint32_t events)
 {
-	return os_poller_once(l->poller, fd, events);
+	return l->poller != NULL ? os_poller_once(l->poller, fd, events) : -1;
 }
 
 struct loop_timer *
@@ -245,14 +268,43 @@ loop_fire(struct loop *l, uint64_t now)
 	return 0;
 }
 
-static int
-loop_timeout_ms(struct loop *l, uint64_t now)
+uint64_t
+loop_next_at(const struct loop *l)
 {
 	uint64_t next = 0;
 
-	for (struct loop_timer *t = l->timers; t != NULL; t = t->next)
+	for (const struct loop_timer *t = l->timers; t != NULL; t = t->next)
 		if (t->at != 0 && (next == 0 || t->at < next))
 			next = t->at;
+	return next;
+}
+
+/* One round of the timers due at now: loop_run's after each wait. */
+static int
+loop_round(struct loop *l, uint64_t now)
+{
+	int n = 0;
+
+	l->round++;
+	l->firing = 1;
+	while (!l->stop && loop_fire(l, now != 0 ? now : loop_now_ns()))
+		n++;
+	l->firing = 0;
+	return n;
+}
+
+int
+loop_fire_due(struct loop *l, uint64_t now)
+{
+	l->stop = 0;
+	return loop_round(l, now);
+}
+
+static int
+loop_timeout_ms(struct loop *l, uint64_t now)
+{
+	uint64_t next = loop_next_at(l);
+
 	if (next == 0)
 		return -1;
 	if (next <= now)
@@ -268,6 +320,8 @@ loop_run(struct loop *l)
 {
 	struct os_event evs[64];
 
+	if (l->poller == NULL)
+		return -1;
 	l->stop = 0;
 	while (!l->stop) {
 		int n, i;
@@ -306,11 +360,7 @@ loop_run(struct loop *l)
 			l->dead = f->next;
 			free(f);
 		}
-		l->round++;
-		l->firing = 1;
-		while (!l->stop && loop_fire(l, loop_now_ns()))
-			;
-		l->firing = 0;
+		loop_round(l, 0);
 	}
 	return 0;
 }

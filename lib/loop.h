@@ -55,6 +55,33 @@ void loop_timer_free(struct loop_timer *t);
 uint64_t loop_now_ns(void);
 /* The wall clock in milliseconds since 1970 (message times). */
 uint64_t loop_wall_ms(void);
+
+/*
+ * The clocks loop_now_ns and loop_wall_ms read, for the whole process:
+ * the system's unless a simulator (sim/) sets its own, once, before any
+ * other thread starts.  They are the only clocks node/room, node/wire
+ * and node/store read, so one hook moves all their time.  NULL: the
+ * system's again.
+ */
+struct loop_clock {
+	uint64_t (*now_ns)(void *arg);
+	uint64_t (*wall_ms)(void *arg);
+	void *arg;
+};
+void loop_clock_set(const struct loop_clock *c);
+
+/*
+ * A loop without a poller, stepped by its owner instead of loop_run: a
+ * simulator runs thousands in one thread, where thousands of epoll
+ * descriptors would not fit.  It takes timers only (loop_add_fd and
+ * loop_set_source fail on it).  loop_next_at is the earliest deadline
+ * armed (0: none); loop_fire_due runs one round of the timers due at now,
+ * as loop_run does after a wait, and returns how many fired.  A timer
+ * armed during the round for now or earlier waits for the next round.
+ */
+struct loop *loop_new_virtual(void);
+uint64_t loop_next_at(const struct loop *l);
+int loop_fire_due(struct loop *l, uint64_t now);
 /* Runs until loop_stop is called from one of its callbacks; -1 on an
  * error of the poller. */
 int loop_run(struct loop *l);

@@ -6,7 +6,10 @@
  * descriptors: the poller is asked between rounds.  And the platform
  * layer's backend (lib/os.h), whichever the build took: a wakeup posted
  * from another thread, a peer's half-close told apart from its data, the
- * source of one wait's descriptors (the portable poller's alone).
+ * source of one wait's descriptors (the portable poller's alone).  And
+ * the simulator's seams: a clock set for the process moves loop_now_ns
+ * and loop_wall_ms, and a virtual loop's timers fire in rounds stepped
+ * from outside, in time order, one re-armed for now waiting a round.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -317,6 +320,89 @@ out:
 	loop_free(s.l);
 }
 
+static uint64_t virt_ns = 5000;
+
+static uint64_t
+virt_now(void *arg)
+{
+	(void)arg;
+	return virt_ns;
+}
+
+static uint64_t
+virt_wall(void *arg)
+{
+	(void)arg;
+	return 1700000000000ull + virt_ns / NS_PER_MS;
+}
+
+struct virt {
+	struct loop_timer *a, *b;
+	int a_fired, b_fired;
+	uint64_t b_seen;         /* loop_now_ns when b fired */
+};
+
+static void
+virt_a(void *arg)
+{
+	struct virt *v = arg;
+
+	v->a_fired++;
+	/* Due at once: the next round's, not this one's. */
+	if (v->a_fired == 1)
+		loop_timer_set(v->a, virt_ns);
+}
+
+static void
+virt_b(void *arg)
+{
+	struct virt *v = arg;
+
+	v->b_fired++;
+	v->b_seen = loop_now_ns();
+}
+
+static void
+test_virtual(void)
+{
+	static const struct loop_clock clk = { virt_now, virt_wall, NULL };
+	struct loop *l = loop_new_virtual();
+	struct virt v = { 0 };
+	int fd[2];
+
+	CHECK(l != NULL);
+	loop_clock_set(&clk);
+	CHECK_EQ_INT(loop_now_ns(), 5000);
+	CHECK_EQ_INT(loop_wall_ms(), 1700000000000ull);
+	CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, fd) == 0);
+	CHECK(loop_add_fd(l, fd[0], LOOP_IN, hup_fd, NULL) == -1);
+	CHECK(loop_run(l) == -1);
+	v.a = loop_timer_new(l, virt_a, &v);
+	v.b = loop_timer_new(l, virt_b, &v);
+	CHECK_EQ_INT(loop_next_at(l), 0);
+	loop_timer_set(v.b, 3 * NS_PER_S);
+	loop_timer_set(v.a, 2 * NS_PER_S);
+	CHECK_EQ_INT(loop_next_at(l), 2 * NS_PER_S);
+	CHECK_EQ_INT(loop_fire_due(l, NS_PER_S), 0);     /* none due yet */
+	virt_ns = 2 * NS_PER_S;
+	CHECK_EQ_INT(loop_fire_due(l, virt_ns), 1);      /* a, not again */
+	CHECK_EQ_INT(v.a_fired, 1);
+	CHECK_EQ_INT(loop_next_at(l), 2 * NS_PER_S);     /* a re-armed */
+	CHECK_EQ_INT(loop_fire_due(l, virt_ns), 1);
+	CHECK_EQ_INT(v.a_fired, 2);
+	CHECK_EQ_INT(loop_next_at(l), 3 * NS_PER_S);
+	virt_ns = 4 * NS_PER_S;
+	CHECK_EQ_INT(loop_fire_due(l, virt_ns), 1);
+	CHECK_EQ_INT(v.b_fired, 1);
+	CHECK_EQ_INT(v.b_seen, 4 * NS_PER_S);
+	CHECK_EQ_INT(loop_next_at(l), 0);
+	loop_clock_set(NULL);
+	CHECK(loop_now_ns() != 4 * NS_PER_S && loop_wall_ms() > 1700000000000ull);
+	close(fd[0]);
+	close(fd[1]);
+	loop_free(l);
+}
+
 int
 main(void)
 {
@@ -326,5 +412,6 @@ main(void)
 	test_hup();
 	test_wake();
 	test_source();
+	test_virtual();
 	return check_exit();
 }

@@ -21,6 +21,7 @@
 #include "lib/b32.h"
 #include "lib/fs.h"
 #include "lib/log.h"
+#include "lib/loop.h"
 #include "lib/utf8.h"
 #include "node/store/blob.h"
 #include "node/store/home.h"
@@ -83,7 +84,7 @@ home_set_aside(char err[PAPO_ERR_LEN], const char *home,
 	struct room_keys keys;
 	struct room_file old;
 	struct tm tm;
-	time_t now = time(NULL);
+	time_t now = (time_t)(loop_wall_ms() / 1000);
 
 	snprintf(rid, sizeof(rid), "damaged");
 	if (roomfile_load(why, src, &old) == 0) {

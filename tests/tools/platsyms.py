@@ -6,7 +6,7 @@ platsyms.py: every Linux-only call is made behind the platform layer
 Two looks, over the project's sources (lib/, node/, server/) but the
 layer's own files (PLATFORM):
 
-  calls      nm of the objects CMake built for papo_node, papo-full and
+  calls      nm of the objects CMake built for papo_room, papo_node, papo-full and
              papo: an object that uses a symbol of SYMBOLS (or of a
              prefix in PREFIXES) fails, naming the object and symbol;
   sources    the text of each .c and .h, comments removed: a Linux-only
@@ -28,7 +28,7 @@ import subprocess
 import sys
 
 DIRS = ("lib", "node", "server")
-TARGETS = ("papo_node", "papo-full", "papo")
+TARGETS = ("papo_room", "papo_node", "papo-full", "papo")
 # The platform layer: the only files that may call Linux (libmicrohttpd's
 # epoll mode is Linux's too).
 PLATFORM = {"lib/os_linux.c", "lib/os_proc_linux.c",
