@@ -49,6 +49,8 @@ deliver_author_of(struct room *room, const char *id, uint8_t out[PAPO_KEY_LEN])
 {
 	struct frame_msg m;
 
+	if (upstream_author(room, id, out) == 0)
+		return 0;
 	memset(&m, 0, sizeof(m));
 	if (store_get(room->env.store, id, &m) == -1)
 		return -1;
@@ -382,6 +384,8 @@ deliver_send(struct room *room, struct node_msg *req)
 		return;
 	}
 	deliver_stored(room, m);
+	/* Its acks end here: the ring says so without reading the log. */
+	upstream_put(room, m->id, NULL, m->from);
 	if ((o = outmsg_new(room, m->id)) == NULL) {
 		room_fail(room, req, 500, "out of memory");
 		return;
@@ -531,7 +535,7 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 	}
 	if (!deliver_store(room, m))
 		return;
-	upstream_put(room, m->id, l->m);
+	upstream_put(room, m->id, l->m, m->from);
 	/* A person's message, written at its author's daemon, ends that
 	 * member's exchanges here too; an agent's answer counts. */
 	if (m->person)

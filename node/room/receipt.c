@@ -31,6 +31,8 @@ struct recent {
 	struct {
 		uint64_t id;
 		struct member *m;
+		uint8_t from[PAPO_KEY_LEN];   /* its author: routing an ack
+		                               * needs no read of the log */
 	} upstream[UPSTREAM_SLOTS];
 	uint64_t ack_seen[ACK_SEEN_SLOTS];
 	size_t ack_seen_next;
@@ -53,7 +55,8 @@ recent(struct room *room)
 }
 
 void
-upstream_put(struct room *room, const char *id, struct member *m)
+upstream_put(struct room *room, const char *id, struct member *m,
+    const uint8_t from[PAPO_KEY_LEN])
 {
 	struct recent *r = recent(room);
 	uint64_t v;
@@ -62,6 +65,7 @@ upstream_put(struct room *room, const char *id, struct member *m)
 		return;
 	r->upstream[v % UPSTREAM_SLOTS].id = v;
 	r->upstream[v % UPSTREAM_SLOTS].m = m;
+	memcpy(r->upstream[v % UPSTREAM_SLOTS].from, from, PAPO_KEY_LEN);
 }
 
 static struct member *
@@ -74,6 +78,36 @@ upstream_get(struct room *room, const char *id)
 	    r->upstream[v % UPSTREAM_SLOTS].id != v)
 		return NULL;
 	return r->upstream[v % UPSTREAM_SLOTS].m;
+}
+
+int
+upstream_author(struct room *room, const char *id, uint8_t from[PAPO_KEY_LEN])
+{
+	struct recent *r = room->recent;
+	uint64_t v;
+
+	if (r == NULL || !sec_msgid_valid(id, &v) ||
+	    r->upstream[v % UPSTREAM_SLOTS].id != v)
+		return -1;
+	memcpy(from, r->upstream[v % UPSTREAM_SLOTS].from, PAPO_KEY_LEN);
+	return 0;
+}
+
+/* The author of message id: from the ring, else from the log (a pread
+ * and a parse).  -1 for a message we never saw. */
+static int
+deliver_author(struct room *room, const char *id, uint8_t from[PAPO_KEY_LEN])
+{
+	struct frame_msg m;
+
+	if (upstream_author(room, id, from) == 0)
+		return 0;
+	memset(&m, 0, sizeof(m));
+	if (store_get(room->env.store, id, &m) == -1)
+		return -1;
+	memcpy(from, m.from, PAPO_KEY_LEN);
+	frame_msg_clear(&m);
+	return 0;
 }
 
 static void
@@ -168,23 +202,20 @@ void
 deliver_on_ack(struct room *room, struct link *l, struct frame *f)
 {
 	struct frame_ack *a = &f->u.ack;
-	struct frame_msg m;
 	struct outmsg *o;
 	struct member *by;
 	cJSON *j;
+	uint8_t from[PAPO_KEY_LEN];
 	char nb[16], id[PAPO_ID_LEN + 1];
 
 	if (ack_seen(room, a))
 		return;
-	memset(&m, 0, sizeof(m));
-	if (store_get(room->env.store, a->id, &m) == -1)
+	if (deliver_author(room, a->id, from) == -1)
 		return;       /* a message we never saw: nowhere to route it */
-	if (memcmp(m.from, room->env.me->pk, PAPO_KEY_LEN) != 0) {
-		deliver_route_ack(room, f, m.from, l->m);
-		frame_msg_clear(&m);
+	if (memcmp(from, room->env.me->pk, PAPO_KEY_LEN) != 0) {
+		deliver_route_ack(room, f, from, l->m);
 		return;
 	}
-	frame_msg_clear(&m);
 	if ((by = member_find(room, a->by)) == NULL)
 		return;
 	if (store_add_ack(room->env.store, a) == -1)

@@ -11,8 +11,13 @@
 
 /* Frees the memory of recent traffic; none made: a no-op. */
 void receipts_free(struct room *room);
-/* Remembers that message id came from m: its acks go back that way. */
-void upstream_put(struct room *room, const char *id, struct member *m);
+/* Remembers that message id, by from, came from m (NULL: written
+ * here): its acks go back that way. */
+void upstream_put(struct room *room, const char *id, struct member *m,
+    const uint8_t from[PAPO_KEY_LEN]);
+/* The author of message id while the ring remembers it: 0, or -1. */
+int upstream_author(struct room *room, const char *id,
+    uint8_t from[PAPO_KEY_LEN]);
 /* Sends our ack of m (delivered or read) toward its author. */
 void deliver_ack(struct room *room, const struct frame_msg *m,
     enum ack_state state);
