@@ -383,6 +383,18 @@ deliver_send(struct room *room, struct node_msg *req)
 		deliver_store_failed(room, req, saved);
 		return;
 	}
+	/* Our own message is made durable now, with whatever the round
+	 * wrote before it: it is flooded and answered below. */
+	if (commit_now(room) == -1) {
+		int saved = errno;
+
+		if (store_outbox_del(room->env.store, m->id) == -1)
+			room_log(room, LOG_WARN, "cannot take message %s back out of "
+			    "the outbox: %s; it is dropped at the next start",
+			    m->id, strerror(errno));
+		deliver_store_failed(room, req, saved);
+		return;
+	}
 	deliver_stored(room, m);
 	/* Its acks end here: the ring says so without reading the log. */
 	upstream_put(room, m->id, NULL, m->from);
@@ -430,6 +442,78 @@ deliver_send(struct room *room, struct node_msg *req)
 
 /* Frames received. */
 
+/* What a message received leads to once its line is durable (held
+ * until then: commit_hold). */
+enum held_kind {
+	HELD_NEW,        /* passed on, acked, shown */
+	HELD_OWN,        /* our own, come back: shown as sent */
+	HELD_REACK,      /* its author sent it again: acked again */
+};
+
+struct held_msg {
+	enum held_kind kind;
+	struct frame_msg m;          /* its own copy of the body */
+	uint8_t via[PAPO_KEY_LEN];   /* the member it came from */
+	int has_via;
+};
+
+static void deliver_ack_stored(struct room *room, const struct frame_msg *m);
+
+static void
+held_msg_durable(struct room *room, void *arg, int durable)
+{
+	struct held_msg *h = arg;
+	struct frame f;
+
+	if (durable && h->kind == HELD_NEW) {
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_MSG;
+		f.u.msg = h->m;
+		members_flood(room, &f, h->has_via ? member_find(room, h->via) :
+		    NULL);
+		deliver_ack_stored(room, &h->m);
+		room_emit_json(room, NODE_EV_MESSAGE, deliver_msg_json(room,
+		    &h->m));
+	} else if (durable && h->kind == HELD_OWN)
+		room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, &h->m));
+	else if (durable)
+		deliver_ack_stored(room, &h->m);
+	frame_msg_clear(&h->m);
+	free(h);
+}
+
+/* Holds what m leads to until its line (or the round's lines before a
+ * retry) is durable; out of memory, the round is made durable now. */
+static void
+deliver_hold(struct room *room, enum held_kind kind,
+    const struct frame_msg *m, const struct member *via)
+{
+	struct held_msg *h = calloc(1, sizeof(*h));
+
+	if (h != NULL) {
+		h->kind = kind;
+		h->m = *m;
+		h->m.body = NULL;
+		if (m->body != NULL && (h->m.body = malloc(m->body_len + 1)) != NULL)
+			memcpy(h->m.body, m->body, m->body_len + 1);
+	}
+	if (h == NULL || (m->body != NULL && h->m.body == NULL)) {
+		free(h);
+		if (commit_now(room) == 0) {
+			struct held_msg now = { .kind = kind, .m = *m };
+
+			now.m.body = NULL;
+			held_msg_durable(room, &now, 1);
+		}
+		return;
+	}
+	if (via != NULL) {
+		memcpy(h->via, via->id, PAPO_KEY_LEN);
+		h->has_via = 1;
+	}
+	commit_hold(room, held_msg_durable, h);
+}
+
 /* A message come from another member stored and taken in
  * (deliver_stored): 1, or 0 when it was there already or the disk
  * refused it (said in the log). */
@@ -461,7 +545,7 @@ deliver_own_back(struct room *room, const struct frame_msg *m)
 	if (store_has(room->env.store, m->id) ||
 	    store_below_floor(room->env.store, m->ts) || !deliver_store(room, m))
 		return;
-	room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, m));
+	deliver_hold(room, HELD_OWN, m, NULL);
 }
 
 /*
@@ -485,7 +569,6 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 	struct frame_msg *m = &in->u.msg;
 	const struct removal *gone;
 	struct member *author;
-	struct frame f;
 	uint8_t answered[PAPO_KEY_LEN];
 	uint64_t nlog = 0;
 	char id[PAPO_ID_LEN + 1];
@@ -505,7 +588,7 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 	if (store_has(room->env.store, m->id)) {
 		/* The author sending again means our ack was lost. */
 		if (memcmp(l->m->id, m->from, PAPO_KEY_LEN) == 0)
-			deliver_ack_stored(room, m);
+			deliver_hold(room, HELD_REACK, m, NULL);
 		return;
 	}
 	if (store_below_floor(room->env.store, m->ts)) {
@@ -552,12 +635,7 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 			author->via = l->m;
 		members_presence_check(room);
 	}
-	memset(&f, 0, sizeof(f));
-	f.type = FRAME_MSG;
-	f.u.msg = *m;
-	members_flood(room, &f, l->m);
-	deliver_ack_stored(room, m);
-	room_emit_json(room, NODE_EV_MESSAGE, deliver_msg_json(room, m));
+	deliver_hold(room, HELD_NEW, m, l->m);
 }
 
 /* Start and stop. */
@@ -580,6 +658,9 @@ deliver_start(struct room *room)
 void
 deliver_stop(struct room *room)
 {
+	/* What the last round wrote is made durable and said, before the
+	 * connections close. */
+	(void)commit_now(room);
 	outbox_stop(room);
 }
 

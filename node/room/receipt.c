@@ -20,7 +20,23 @@
 #define UPSTREAM_SLOTS 4096       /* remembered msg id -> who sent it */
 #define ACK_SEEN_SLOTS 4096       /* acks forwarded lately */
 #define READ_SLOTS 4096           /* read receipts remembered as sent */
+/* A batch is made durable at the latest at this many lines (or at the
+ * end of the loop round that wrote them). */
+#define COMMIT_LINES_MAX 256
 
+/* What was held until the lines it tells of are durable (commit_hold). */
+struct held {
+	held_fn *fn;
+	void *arg;
+};
+
+/* The room's held outputs, in the order they were held, and the timer
+ * that commits them once the loop round's reads are done. */
+struct commits {
+	struct held *v;
+	size_t n, cap;
+	struct loop_timer *timer;
+};
 /*
  * What a room remembers of its recent traffic: who passed each message
  * on (its acks go back that way), the acks forwarded lately, the read
@@ -38,7 +54,98 @@ struct recent {
 	size_t ack_seen_next;
 	uint64_t read_sent[READ_SLOTS];   /* ids whose read receipt went out */
 	size_t read_next;
+	struct commits commits;           /* outputs held for a sync */
 };
+
+
+/* Group commit (docs/RELIABILITY.md, "Stored before acknowledged"). */
+
+static struct recent *recent(struct room *room);
+
+/* Runs the held outputs in order, durable or not; those a release holds
+ * anew wait for the next commit. */
+static void
+commit_release(struct room *room, int durable)
+{
+	struct commits *c = &room->recent->commits;
+	struct held *v = c->v;
+	size_t n = c->n;
+
+	c->v = NULL;
+	c->n = c->cap = 0;
+	for (size_t i = 0; i < n; i++)
+		v[i].fn(room, v[i].arg, durable);
+	free(v);
+}
+
+int
+commit_now(struct room *room)
+{
+	int rc = store_commit(room->env.store), saved = errno;
+
+	if (room->recent != NULL && room->recent->commits.timer != NULL) {
+		loop_timer_set(room->recent->commits.timer, 0);
+		commit_release(room, rc == 0);
+	}
+	errno = saved;
+	return rc;
+}
+
+static void
+commit_fire(void *arg)
+{
+	(void)commit_now(arg);
+}
+
+/* The room's held outputs, their timer made at the first; NULL out of
+ * memory. */
+static struct commits *
+commits(struct room *room)
+{
+	struct recent *r = recent(room);
+
+	if (r == NULL)
+		return NULL;
+	if (r->commits.timer == NULL &&
+	    (r->commits.timer = loop_timer_new(room->env.loop, commit_fire,
+	    room)) == NULL)
+		return NULL;
+	return &r->commits;
+}
+
+void
+commit_hold(struct room *room, held_fn *fn, void *arg)
+{
+	struct commits *c;
+
+	if (store_uncommitted(room->env.store) == 0) {
+		fn(room, arg, 1);
+		return;
+	}
+	/* Out of memory: made durable now, and said at once. */
+	if ((c = commits(room)) == NULL) {
+		fn(room, arg, store_commit(room->env.store) == 0);
+		return;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct held *v = realloc(c->v, cap * sizeof(*v));
+
+		if (v == NULL) {
+			fn(room, arg, commit_now(room) == 0);
+			return;
+		}
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n++] = (struct held){ fn, arg };
+	/* At the end of this round: the loop fires timers after it has
+	 * read what came, so one sync covers the round. */
+	if (store_uncommitted(room->env.store) >= COMMIT_LINES_MAX)
+		(void)commit_now(room);
+	else if (c->n == 1)
+		loop_timer_set(c->timer, loop_now_ns());
+}
 
 /* Acks: sent straight to the author when connected, else back the way
  * the message came, else to everyone. */
@@ -198,28 +305,22 @@ ack_seen(struct room *room, const struct frame_ack *a)
 	return 0;
 }
 
-void
-deliver_on_ack(struct room *room, struct link *l, struct frame *f)
+/* A receipt of our own message, its line durable: to the outbox and to
+ * the program.  Its line lost, nothing: the member acks again when the
+ * outbox sends the message again. */
+static void
+ack_durable(struct room *room, void *arg, int durable)
 {
-	struct frame_ack *a = &f->u.ack;
+	struct frame_ack *a = arg;
 	struct outmsg *o;
 	struct member *by;
 	cJSON *j;
-	uint8_t from[PAPO_KEY_LEN];
 	char nb[16], id[PAPO_ID_LEN + 1];
 
-	if (ack_seen(room, a))
-		return;
-	if (deliver_author(room, a->id, from) == -1)
-		return;       /* a message we never saw: nowhere to route it */
-	if (memcmp(from, room->env.me->pk, PAPO_KEY_LEN) != 0) {
-		deliver_route_ack(room, f, from, l->m);
+	if (!durable || (by = member_find(room, a->by)) == NULL) {
+		free(a);
 		return;
 	}
-	if ((by = member_find(room, a->by)) == NULL)
-		return;
-	if (store_add_ack(room->env.store, a) == -1)
-		room_log(room, LOG_WARN, "cannot store a receipt: %s", strerror(errno));
 	if (a->state == ACK_DELIVERED && (o = outmsg_find(room, a->id)) != NULL)
 		outmsg_acked(room, o, by);
 	j = cJSON_CreateObject();
@@ -231,12 +332,48 @@ deliver_on_ack(struct room *room, struct link *l, struct frame *f)
 	    a->state == ACK_READ ? "read" : "delivered");
 	cJSON_AddNumberToObject(j, "ts", (double)a->ts);
 	room_emit_json(room, NODE_EV_RECEIPT, j);
+	free(a);
+}
+
+void
+deliver_on_ack(struct room *room, struct link *l, struct frame *f)
+{
+	struct frame_ack *a = &f->u.ack, *h;
+	uint8_t from[PAPO_KEY_LEN];
+
+	if (ack_seen(room, a))
+		return;
+	if (deliver_author(room, a->id, from) == -1)
+		return;       /* a message we never saw: nowhere to route it */
+	if (memcmp(from, room->env.me->pk, PAPO_KEY_LEN) != 0) {
+		deliver_route_ack(room, f, from, l->m);
+		return;
+	}
+	if (member_find(room, a->by) == NULL)
+		return;
+	if (store_add_ack(room->env.store, a) == -1) {
+		room_log(room, LOG_WARN, "cannot store a receipt: %s", strerror(errno));
+		return;
+	}
+	if ((h = malloc(sizeof(*h))) == NULL) {
+		(void)commit_now(room);
+		return;
+	}
+	*h = *a;
+	commit_hold(room, ack_durable, h);
 }
 
 /* Frees what the room remembered; none made: a no-op. */
 void
 receipts_free(struct room *room)
 {
+	/* deliver_stop made the round durable and released it; what is
+	 * left (nothing, but for a room that never started) is dropped:
+	 * store_close syncs, and the outbox and the senders send again. */
+	if (room->recent != NULL && room->recent->commits.timer != NULL) {
+		commit_release(room, 0);
+		loop_timer_free(room->recent->commits.timer);
+	}
 	free(room->recent);
 	room->recent = NULL;
 }

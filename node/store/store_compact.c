@@ -314,7 +314,8 @@ store_compact(char err[PAPO_ERR_LEN], struct store *s,
 	memset(&c, 0, sizeof(c));
 	c.fd = -1;
 	err[0] = '\0';
-	if (new_floor(s, k, now_ms, &floor) == -1 ||
+	/* The rewrite copies durable lines only. */
+	if (store_commit(s) == -1 || new_floor(s, k, now_ms, &floor) == -1 ||
 	    (c.keep_ob = ob_values(s)) == NULL) {
 		err_set(err, "cannot compact %s: %s", s->log_path,
 		    strerror(errno));
