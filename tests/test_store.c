@@ -830,7 +830,25 @@ test_outbox(const struct ctx *c)
 	CHECK_EQ_STR(store_outbox_at(s, 0), id[2]);
 	CHECK_EQ_STR(store_outbox_at(s, 1), id[1]);
 	CHECK_EQ_STR(store_outbox_at(s, 2), id4);
+
+	/* An add waits for the commit; a message delivered leaves the
+	 * outbox at once, and its file at the next rewrite (tidy, or the
+	 * close). */
+	CHECK_EQ_INT(store_uncommitted(s), 0);
+	sec_msgid_new(id[0]);
+	CHECK_EQ_INT(store_outbox_add(s, id[0]), 0);
+	CHECK_EQ_INT(store_uncommitted(s), 1);
+	CHECK_EQ_INT(store_commit(s), 0);
+	CHECK_EQ_INT(store_uncommitted(s), 0);
+	CHECK_EQ_INT(store_outbox_done(s, id[2]), 0);
+	CHECK(!store_outbox_has(s, id[2]));
+	CHECK_EQ_STR(store_outbox_at(s, 0), id[1]);
+	CHECK_EQ_INT(file_size(home, "outbox.jsonl"), 4 * 20);
+	CHECK_EQ_INT(store_outbox_tidy(s), 0);
+	CHECK_EQ_INT(file_size(home, "outbox.jsonl"), 3 * 20);
+	CHECK_EQ_INT(store_outbox_done(s, id[1]), 0);
 	store_close(s);
+	CHECK_EQ_INT(file_size(home, "outbox.jsonl"), 2 * 20);
 
 	CHECK_EQ_INT(check_rmtree(home), 0);
 }

@@ -263,6 +263,126 @@ deliver_seal(struct room *room, struct node_msg *req, struct frame_msg *m,
 	return 0;
 }
 
+/*
+ * A send whose message and outbox entry are written, held until the
+ * round's commit (commit_hold) has made them durable: then it is
+ * flooded, shown as sent and waits for its acks; when the commit failed,
+ * nothing was stored (the log cut back), the outbox entry is taken back
+ * out and the send answered 500, as a failed write is.
+ */
+struct held_send {
+	struct node_msg *req;
+	struct frame f;              /* its body is req's text */
+	uint8_t to[PAPO_KEY_LEN];
+	int has_to;
+	uint8_t answered[PAPO_KEY_LEN];
+	int has_answered;
+};
+
+static void
+held_send_failed(struct room *room, struct held_send *h)
+{
+	const char *id = h->f.u.msg.id;
+
+	if (store_outbox_del(room->env.store, id) == -1)
+		room_log(room, LOG_WARN, "cannot take message %s back out of "
+		    "the outbox: %s; it is dropped at the next start", id,
+		    strerror(errno));
+	deliver_store_failed(room, h->req, EIO);
+}
+
+static void
+held_send_run(struct room *room, struct held_send *h, int durable)
+{
+	struct node_msg *req = h->req;
+	struct node_send_args *args = node_args_send(req);
+	struct frame_msg *m = &h->f.u.msg;
+	struct member *to = h->has_to ? member_find(room, h->to) : NULL;
+	struct outmsg *o;
+
+	if (!durable) {
+		held_send_failed(room, h);
+		return;
+	}
+	deliver_stored(room, m);
+	/* Its acks end here: the ring says so without reading the log. */
+	upstream_put(room, m->id, NULL, m->from);
+	if ((o = outmsg_new(room, m->id)) == NULL) {
+		room_fail(room, req, 500, "out of memory");
+		return;
+	}
+	if (args->files != NULL) {
+		/* The answer names the files as the message does. */
+		cJSON *tmp = cJSON_CreateObject();
+		struct frame_msg view;
+		struct buf inner;
+
+		if (tmp != NULL &&
+		    deliver_view(room, m, &view, &inner) != SEEN_NOT) {
+			files_msg_json(room, &view, tmp);
+			o->files = cJSON_DetachItemFromObject(tmp, "files");
+		}
+		buf_free(&inner);
+		cJSON_Delete(tmp);
+	}
+	if (to != NULL)
+		o->wait[o->nwait++] = to;
+	else if (!h->has_to)
+		for (size_t i = 0; i < members_n(room); i++)
+			if (member_online(room, member_at(room, i)))
+				o->wait[o->nwait++] = member_at(room, i);
+	o->any = o->nwait == 0;
+	o->req = req;
+	/* A person's message (the dashboard, the API) ends our exchanges; an
+	 * agent's answer counts toward one. */
+	if (args->person)
+		limit_damp_person(room->limit, room->env.me->pk, UINT64_MAX);
+	limit_damp_note(room->limit, room->env.me->pk,
+	    h->has_answered && !args->person ? h->answered : NULL, m->ts);
+	members_flood(room, &h->f, NULL);
+	room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, m));
+	/* Nobody to hear it now: say queued at once rather than in 8 s. */
+	if (o->any || (to != NULL && !member_online(room, to)))
+		outmsg_answer(room, o);
+	else
+		loop_timer_set(o->timer, loop_now_ns() + ACK_TIMEOUT_NS);
+}
+
+static void
+held_send_durable(struct room *room, void *arg, int durable)
+{
+	held_send_run(room, arg, durable);
+	free(arg);      /* the body is args->text, freed with req */
+}
+
+/* Holds the send of f (stored, its outbox entry written) for the commit;
+ * out of memory, the round is made durable now. */
+static void
+deliver_hold_send(struct room *room, struct node_msg *req,
+    const struct frame *f, const struct member *to, const uint8_t *answered)
+{
+	struct held_send *h = calloc(1, sizeof(*h)), now;
+
+	if (h == NULL) {
+		memset(&now, 0, sizeof(now));
+		h = &now;
+	}
+	h->req = req;
+	h->f = *f;
+	if (to != NULL) {
+		memcpy(h->to, to->id, PAPO_KEY_LEN);
+		h->has_to = 1;
+	}
+	if (answered != NULL) {
+		memcpy(h->answered, answered, PAPO_KEY_LEN);
+		h->has_answered = 1;
+	}
+	if (h == &now)
+		held_send_run(room, &now, commit_now(room) == 0);
+	else
+		commit_hold(room, held_send_durable, h);
+}
+
 void
 deliver_send(struct room *room, struct node_msg *req)
 {
@@ -270,7 +390,6 @@ deliver_send(struct room *room, struct node_msg *req)
 	struct frame f;
 	struct frame_msg *m = &f.u.msg;
 	struct member *to = NULL;
-	struct outmsg *o;
 	size_t len = args->text != NULL ? strlen(args->text) : 0;
 	char list[PAPO_ERR_LEN / 2], nb[16];
 	uint8_t answered[PAPO_KEY_LEN];
@@ -365,8 +484,9 @@ deliver_send(struct room *room, struct node_msg *req)
 	/*
 	 * A send answered 500 stored nothing (docs/RELIABILITY.md, "What a
 	 * send's answer means"): the outbox entry is written first, and
-	 * taken back when the log's write fails; the log's append undoes
-	 * itself.  A stray entry (one the take-back could not remove) names
+	 * taken back when the log's write, or the commit that makes both
+	 * durable (the outbox's first), fails; the log's append undoes
+	 * itself, and a failed commit cuts the round off.  A stray entry (one the take-back could not remove) names
 	 * no message in the log and is dropped at the next start.
 	 */
 	if (store_outbox_add(room->env.store, m->id) == -1) {
@@ -383,61 +503,7 @@ deliver_send(struct room *room, struct node_msg *req)
 		deliver_store_failed(room, req, saved);
 		return;
 	}
-	/* Our own message is made durable now, with whatever the round
-	 * wrote before it: it is flooded and answered below. */
-	if (commit_now(room) == -1) {
-		int saved = errno;
-
-		if (store_outbox_del(room->env.store, m->id) == -1)
-			room_log(room, LOG_WARN, "cannot take message %s back out of "
-			    "the outbox: %s; it is dropped at the next start",
-			    m->id, strerror(errno));
-		deliver_store_failed(room, req, saved);
-		return;
-	}
-	deliver_stored(room, m);
-	/* Its acks end here: the ring says so without reading the log. */
-	upstream_put(room, m->id, NULL, m->from);
-	if ((o = outmsg_new(room, m->id)) == NULL) {
-		room_fail(room, req, 500, "out of memory");
-		return;
-	}
-	if (args->files != NULL) {
-		/* The answer names the files as the message does. */
-		cJSON *tmp = cJSON_CreateObject();
-		struct frame_msg view;
-		struct buf inner;
-
-		if (tmp != NULL &&
-		    deliver_view(room, m, &view, &inner) != SEEN_NOT) {
-			files_msg_json(room, &view, tmp);
-			o->files = cJSON_DetachItemFromObject(tmp, "files");
-		}
-		buf_free(&inner);
-		cJSON_Delete(tmp);
-	}
-	if (to != NULL)
-		o->wait[o->nwait++] = to;
-	else
-		for (size_t i = 0; i < members_n(room); i++)
-			if (member_online(room, member_at(room, i)))
-				o->wait[o->nwait++] = member_at(room, i);
-	o->any = o->nwait == 0;
-	o->req = req;
-	/* A person's message (the dashboard, the API) ends our exchanges; an
-	 * agent's answer counts toward one. */
-	if (args->person)
-		limit_damp_person(room->limit, room->env.me->pk, UINT64_MAX);
-	limit_damp_note(room->limit, room->env.me->pk,
-	    has_answered && !args->person ? answered : NULL, m->ts);
-	members_flood(room, &f, NULL);
-	room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, m));
-	/* Nobody to hear it now: say queued at once rather than in 8 s. */
-	if (o->any || (to != NULL && !member_online(room, to)))
-		outmsg_answer(room, o);
-	else
-		loop_timer_set(o->timer, loop_now_ns() + ACK_TIMEOUT_NS);
-	m->body = NULL;   /* args->text, freed with req */
+	deliver_hold_send(room, req, &f, to, has_answered ? answered : NULL);
 }
 
 /* Frames received. */

@@ -367,11 +367,10 @@ deliver_on_ack(struct room *room, struct link *l, struct frame *f)
 void
 receipts_free(struct room *room)
 {
-	/* deliver_stop made the round durable and released it; what is
-	 * left (nothing, but for a room that never started) is dropped:
-	 * store_close syncs, and the outbox and the senders send again. */
+	/* deliver_stop made the round durable and released it already;
+	 * the members are still there for anything left. */
 	if (room->recent != NULL && room->recent->commits.timer != NULL) {
-		commit_release(room, 0);
+		(void)commit_now(room);
 		loop_timer_free(room->recent->commits.timer);
 	}
 	free(room->recent);

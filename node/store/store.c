@@ -97,6 +97,9 @@ store_close(struct store *s)
 	if (store_commit(s) == -1)
 		log_msg(LOG_ERROR, "%s: the last lines were lost at close",
 		    s->log_path);
+	if (store_outbox_tidy(s) == -1)
+		log_msg(LOG_WARN, "%s: delivered ids stay in the outbox, sent "
+		    "once more at the next start", s->ob_path);
 	store_ix_stop(s);
 	if (s->log_fd != -1)
 		close(s->log_fd);

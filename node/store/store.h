@@ -151,10 +151,16 @@ void store_digest(const struct store *s, uint8_t out[PAPO_KEY_LEN]);
 
 void store_stats(const struct store *s, struct store_stats *out);
 
-/* The outbox: ids of own messages still waiting for acks.  add and del
- * are durable when they return 0. */
+/* The outbox: ids of own messages still waiting for acks.  add writes
+ * the id at once, made durable by the next store_commit (before the
+ * log's lines); del is durable when it returns 0; done (a message
+ * delivered) takes the id out at once but out of the file only with
+ * others later (tidy: now), so that after a crash it may be back, and
+ * be sent once more.  0 or -1 (errno set). */
 int store_outbox_add(struct store *s, const char *id);
 int store_outbox_del(struct store *s, const char *id);
+int store_outbox_done(struct store *s, const char *id);
+int store_outbox_tidy(struct store *s);
 int store_outbox_has(const struct store *s, const char *id);
 /* The i-th id in the outbox (oldest first), or NULL past the end. */
 const char *store_outbox_at(const struct store *s, size_t i);

@@ -108,6 +108,8 @@ struct store {
 	size_t batch_nackv;
 	size_t batch_acks;
 	int sync_fail;       /* store_test_sync_fail: syncs left to fail */
+	int ob_unsynced;     /* outbox lines written since the last commit */
+	size_t ob_stale;     /* ids taken out in memory, still in the file */
 };
 
 /*

@@ -427,22 +427,42 @@ store_stage(struct store *s, const void *p, size_t n)
 	return -1;
 }
 
+/* The syncs of a commit: the outbox's new ids first, so that a crash
+ * between the two leaves an id whose message is not in the log (dropped
+ * at the next start), never a message sent here that no outbox sends
+ * again.  0, or -1 with errno. */
+static int
+commit_sync(struct store *s)
+{
+	if (s->sync_fail > 0 || store_test_fail("sync")) {
+		s->sync_fail -= s->sync_fail > 0;
+		errno = EIO;
+		return -1;
+	}
+	if (s->ob_unsynced && fdatasync(s->ob_fd) == -1)
+		return -1;
+	s->ob_unsynced = 0;
+	return s->batch_lines == 0 ? 0 : fdatasync(s->log_fd);
+}
+
 int
 store_commit(struct store *s)
 {
 	int saved;
 
-	if (s->batch_lines == 0)
+	if (s->batch_lines == 0 && !s->ob_unsynced)
 		return 0;
-	if (s->sync_fail > 0 || store_test_fail("sync")) {
-		s->sync_fail -= s->sync_fail > 0;
-		errno = EIO;
-	} else if (fdatasync(s->log_fd) == 0) {
+	if (commit_sync(s) == 0) {
+		if (s->batch_lines > 0)
+			store_ix_end(s, 1);
 		s->batch_lines = 0;
-		store_ix_end(s, 1);
 		return 0;
 	}
 	saved = errno;
+	if (s->batch_lines == 0) {
+		errno = saved;
+		return -1;
+	}
 	log_msg(LOG_ERROR, "%s: cannot sync %zu new line%s (%s): they are cut "
 	    "off again and nothing was said of them", s->log_path,
 	    s->batch_lines, s->batch_lines == 1 ? "" : "s", strerror(saved));
@@ -463,7 +483,7 @@ store_commit(struct store *s)
 size_t
 store_uncommitted(const struct store *s)
 {
-	return s->batch_lines;
+	return s->batch_lines + (size_t)s->ob_unsynced;
 }
 
 void
