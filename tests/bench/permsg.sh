@@ -29,7 +29,7 @@ ulimit -n "$(ulimit -Hn)" 2>/dev/null
 
 N=8
 RATES=${PERMSG_RATES:-"100 300 1000 0"}
-WINDOW=${PERMSG_WINDOW:-64}
+WINDOW=${PERMSG_WINDOW:-512}
 if [ "$QUICK" = 1 ]; then SECS=2; else SECS=${PERMSG_SECS:-5}; fi
 # At rate 0 the count is that of 1,000 a second.
 msgs_for() { local r=$1; [ "$r" = 0 ] && r=1000; echo $(( r * SECS )); }
