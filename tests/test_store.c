@@ -1124,6 +1124,22 @@ test_sync_fail(const struct ctx *c)
 	CHECK_EQ_INT(st.dropped, 0);
 	CHECK(store_has(s, late[0]) && store_has(s, late[1]));
 	CHECK_EQ_INT(store_acks(s, ids[0], acks, 4), 1);
+
+	/* A compaction commits what waits first; when that sync fails, the
+	 * next commit says so, so that nothing held for those lines is
+	 * said. */
+	{
+		struct store_keep keep = { .count = 2 };
+		char err[PAPO_ERR_LEN];
+
+		add_n(c, s, 1, 300, NULL);
+		store_test_sync_fail(s, 1);
+		CHECK_EQ_INT(store_compact(err, s, &keep, 0), -1);
+		store_stats(s, &st);
+		CHECK_EQ_INT(st.msgs, 6);
+		CHECK_EQ_INT(store_commit(s), -1);
+		CHECK_EQ_INT(store_commit(s), 0);
+	}
 	store_close(s);
 	frame_msg_clear(&m[0]);
 	frame_msg_clear(&m[1]);

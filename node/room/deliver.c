@@ -526,12 +526,17 @@ struct held_msg {
 static void deliver_ack_stored(struct room *room, const struct frame_msg *m);
 
 static void
-held_msg_durable(struct room *room, void *arg, int durable)
+held_msg_run(struct room *room, const struct held_msg *h, int durable)
 {
-	struct held_msg *h = arg;
 	struct frame f;
 
-	if (durable && h->kind == HELD_NEW) {
+	if (!durable)
+		return;
+	/* Retention and the files it names, for a durable message only
+	 * (a compaction copies durable lines). */
+	if (h->kind != HELD_REACK)
+		deliver_stored(room, &h->m);
+	if (h->kind == HELD_NEW) {
 		memset(&f, 0, sizeof(f));
 		f.type = FRAME_MSG;
 		f.u.msg = h->m;
@@ -540,16 +545,25 @@ held_msg_durable(struct room *room, void *arg, int durable)
 		deliver_ack_stored(room, &h->m);
 		room_emit_json(room, NODE_EV_MESSAGE, deliver_msg_json(room,
 		    &h->m));
-	} else if (durable && h->kind == HELD_OWN)
+	} else if (h->kind == HELD_OWN)
 		room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, &h->m));
-	else if (durable)
+	else
 		deliver_ack_stored(room, &h->m);
+}
+
+static void
+held_msg_durable(struct room *room, void *arg, int durable)
+{
+	struct held_msg *h = arg;
+
+	held_msg_run(room, h, durable);
 	frame_msg_clear(&h->m);
 	free(h);
 }
 
 /* Holds what m leads to until its line (or the round's lines before a
- * retry) is durable; out of memory, the round is made durable now. */
+ * retry) is durable; out of memory, the round is made durable now and m
+ * taken on as it is. */
 static void
 deliver_hold(struct room *room, enum held_kind kind,
     const struct frame_msg *m, const struct member *via)
@@ -560,29 +574,33 @@ deliver_hold(struct room *room, enum held_kind kind,
 		h->kind = kind;
 		h->m = *m;
 		h->m.body = NULL;
-		if (m->body != NULL && (h->m.body = malloc(m->body_len + 1)) != NULL)
-			memcpy(h->m.body, m->body, m->body_len + 1);
-	}
-	if (h == NULL || (m->body != NULL && h->m.body == NULL)) {
-		free(h);
-		if (commit_now(room) == 0) {
-			struct held_msg now = { .kind = kind, .m = *m };
-
-			now.m.body = NULL;
-			held_msg_durable(room, &now, 1);
+		if (via != NULL) {
+			memcpy(h->via, via->id, PAPO_KEY_LEN);
+			h->has_via = 1;
 		}
+		if (m->body == NULL ||
+		    (h->m.body = malloc(m->body_len + 1)) != NULL) {
+			if (m->body != NULL)
+				memcpy(h->m.body, m->body, m->body_len + 1);
+			commit_hold(room, held_msg_durable, h);
+			return;
+		}
+		/* The body borrowed from m: nothing of it freed here. */
+		h->m.body = m->body;
+		held_msg_run(room, h, commit_now(room) == 0);
+		free(h);
 		return;
 	}
-	if (via != NULL) {
-		memcpy(h->via, via->id, PAPO_KEY_LEN);
-		h->has_via = 1;
+	if (commit_now(room) == 0) {
+		struct held_msg now = { .kind = kind, .m = *m };
+
+		held_msg_run(room, &now, 1);
 	}
-	commit_hold(room, held_msg_durable, h);
 }
 
-/* A message come from another member stored and taken in
- * (deliver_stored): 1, or 0 when it was there already or the disk
- * refused it (said in the log). */
+/* A message come from another member written to the log (taken in
+ * by deliver_stored once durable): 1, or 0 when it was there already or
+ * the disk refused it (said in the log). */
 static int
 deliver_store(struct room *room, const struct frame_msg *m)
 {
@@ -594,7 +612,6 @@ deliver_store(struct room *room, const struct frame_msg *m)
 			    strerror(errno));
 		return 0;
 	}
-	deliver_stored(room, m);
 	return 1;
 }
 

@@ -109,6 +109,8 @@ struct store {
 	size_t batch_acks;
 	int sync_fail;       /* store_test_sync_fail: syncs left to fail */
 	int ob_unsynced;     /* outbox lines written since the last commit */
+	int commit_lost;     /* a store_commit_now failed since the last
+	                      * store_commit, which says so */
 	size_t ob_stale;     /* ids taken out in memory, still in the file */
 };
 
@@ -122,6 +124,9 @@ typedef int store_line_fn(struct store *s, const char *line, size_t len,
     uint64_t off, int last, const char **why);
 
 /* node/store/store_log.c */
+/* store_commit for the store's own use (a compaction): a failure is
+ * also kept for the next store_commit to return. */
+int store_commit_now(struct store *s);
 int store_replay(char err[PAPO_ERR_LEN], struct store *s, int fd, const char *path,
     store_line_fn *fn, uint64_t *end);
 int store_fast_msg(const char *line, size_t len, char id[PAPO_MSGID_LEN + 1],

@@ -448,6 +448,20 @@ commit_sync(struct store *s)
 int
 store_commit(struct store *s)
 {
+	int rc = store_commit_now(s);
+
+	if (s->commit_lost) {
+		s->commit_lost = 0;
+		if (rc == 0)
+			errno = EIO;
+		rc = -1;
+	}
+	return rc;
+}
+
+int
+store_commit_now(struct store *s)
+{
 	int saved;
 
 	if (s->batch_lines == 0 && !s->ob_unsynced)
@@ -476,6 +490,7 @@ store_commit(struct store *s)
 	s->acks = s->batch_acks;
 	s->log_size = s->batch_off;
 	s->batch_lines = 0;
+	s->commit_lost = 1;
 	errno = saved;
 	return -1;
 }
