@@ -830,15 +830,35 @@ test_outbox(const struct ctx *c)
 	CHECK_EQ_STR(store_outbox_at(s, 0), id[2]);
 	CHECK_EQ_STR(store_outbox_at(s, 1), id[1]);
 	CHECK_EQ_STR(store_outbox_at(s, 2), id4);
+
+	/* An add waits for the commit; a message delivered leaves the
+	 * outbox at once, and its file at the next rewrite (tidy, or the
+	 * close). */
+	CHECK_EQ_INT(store_uncommitted(s), 0);
+	sec_msgid_new(id[0]);
+	CHECK_EQ_INT(store_outbox_add(s, id[0]), 0);
+	CHECK_EQ_INT(store_uncommitted(s), 1);
+	CHECK_EQ_INT(store_commit(s), 0);
+	CHECK_EQ_INT(store_uncommitted(s), 0);
+	CHECK_EQ_INT(store_outbox_done(s, id[2]), 0);
+	CHECK(!store_outbox_has(s, id[2]));
+	CHECK_EQ_STR(store_outbox_at(s, 0), id[1]);
+	CHECK_EQ_INT(file_size(home, "outbox.jsonl"), 4 * 20);
+	CHECK_EQ_INT(store_outbox_tidy(s), 0);
+	CHECK_EQ_INT(file_size(home, "outbox.jsonl"), 3 * 20);
+	CHECK_EQ_INT(store_outbox_done(s, id[1]), 0);
 	store_close(s);
+	CHECK_EQ_INT(file_size(home, "outbox.jsonl"), 2 * 20);
 
 	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
 /*
- * The child appends until it is killed, and reports an id on the pipe
- * only once store_add_msg has returned 1: each reported id is a promise
- * the reopened store must keep.
+ * The child appends in batches of 1 to 20 messages, each made durable by
+ * one store_commit (group commit), until it is killed, and reports a
+ * batch's ids on the pipe only once its commit has returned 0, as the
+ * daemon acks and answers only then: each reported id is a promise the
+ * reopened store must keep.
  */
 static void
 child_append(const struct ctx *c, const char *home, int wfd)
@@ -846,22 +866,29 @@ child_append(const struct ctx *c, const char *home, int wfd)
 	char err[PAPO_ERR_LEN];
 	struct frame_msg m;
 	struct store *s;
-	char line[PAPO_MSGID_LEN + 1];
+	char (*line)[PAPO_MSGID_LEN + 1];
 	char body[64];
+	unsigned i = 0;
 
-	if ((s = store_open(err, home, &c->k, NULL)) == NULL) {
+	if ((s = store_open(err, home, &c->k, NULL)) == NULL ||
+	    (line = calloc(20, sizeof(*line))) == NULL) {
 		fprintf(stderr, "child: %s\n", err);
 		_exit(1);
 	}
-	for (unsigned i = 0;; i++) {
-		snprintf(body, sizeof(body), "message %u, padded out a bit", i);
-		make_msg(c, &m, body, 1000 + i);
-		if (store_add_msg(s, &m) != 1)
-			_exit(1);
-		free(m.body);
-		memcpy(line, m.id, PAPO_MSGID_LEN);
-		line[PAPO_MSGID_LEN] = '\n';
-		if (write(wfd, line, sizeof(line)) != (ssize_t)sizeof(line))
+	for (;;) {
+		uint32_t n = 1 + randombytes_uniform(20);
+
+		for (uint32_t j = 0; j < n; j++, i++) {
+			snprintf(body, sizeof(body), "message %u, padded out a bit", i);
+			make_msg(c, &m, body, 1000 + i);
+			if (store_add_msg(s, &m) != 1)
+				_exit(1);
+			free(m.body);
+			memcpy(line[j], m.id, PAPO_MSGID_LEN);
+			line[j][PAPO_MSGID_LEN] = '\n';
+		}
+		if (store_commit(s) != 0 ||
+		    write(wfd, line, n * sizeof(*line)) != (ssize_t)(n * sizeof(*line)))
 			_exit(1);
 	}
 }
@@ -1025,6 +1052,97 @@ test_errors(const struct ctx *c)
 	}
 	CHECK_EQ_INT(file_size(home, "log.jsonl"), 0);
 	store_close(s);
+	CHECK_EQ_INT(check_rmtree(home), 0);
+}
+
+/*
+ * A failing disk under group commit: a batch whose sync fails is cut off
+ * the log and forgotten, as if never written (its messages are not held,
+ * its receipts not counted, the log's size and digest as before it), so
+ * whoever had been told nothing of it takes it again when it comes again;
+ * the batches before and after it are kept, across a reopen.
+ */
+static void add_n(const struct ctx *c, struct store *s, size_t n,
+    uint64_t base, char (*ids)[PAPO_MSGID_LEN + 1]);
+static void add_ack(const struct ctx *c, struct store *s, const char *id);
+
+static void
+test_sync_fail(const struct ctx *c)
+{
+	char ids[4][PAPO_MSGID_LEN + 1], late[2][PAPO_MSGID_LEN + 1];
+	uint8_t d0[PAPO_KEY_LEN], d1[PAPO_KEY_LEN];
+	struct frame_ack acks[4];
+	struct store_stats st;
+	struct frame_msg m[2];
+	char home[64];
+	struct store *s;
+	long size;
+
+	check_tmpdir(home, sizeof(home), "store");
+	s = open_or_die(home, c);
+	add_n(c, s, 4, 100, ids);
+	add_ack(c, s, ids[0]);
+	CHECK_EQ_INT(store_uncommitted(s), 5);
+	CHECK_EQ_INT(store_commit(s), 0);
+	CHECK_EQ_INT(store_uncommitted(s), 0);
+	CHECK_EQ_INT(store_commit(s), 0);       /* nothing waits: no-op */
+	size = file_size(home, "log.jsonl");
+	store_digest(s, d0);
+
+	/* The next batch: two messages and a receipt, then a failed sync. */
+	for (int i = 0; i < 2; i++) {
+		make_msg(c, &m[i], i ? "late two" : "late one", 200 + (uint64_t)i);
+		CHECK_EQ_INT(store_add_msg(s, &m[i]), 1);
+		strcpy(late[i], m[i].id);
+	}
+	add_ack(c, s, ids[1]);
+	CHECK(store_has(s, late[0]));
+	store_test_sync_fail(s, 1);
+	errno = 0;
+	CHECK_EQ_INT(store_commit(s), -1);
+	CHECK_EQ_INT(errno, EIO);
+	CHECK_EQ_INT(store_uncommitted(s), 0);
+	CHECK(!store_has(s, late[0]) && !store_has(s, late[1]));
+	CHECK_EQ_INT(file_size(home, "log.jsonl"), size);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 4);
+	CHECK_EQ_INT(st.acks, 1);
+	CHECK_EQ_INT(store_acks(s, ids[1], acks, 4), 0);
+	store_digest(s, d1);
+	CHECK(memcmp(d0, d1, sizeof(d0)) == 0);
+
+	/* They come again (the senders were told nothing): taken anew. */
+	CHECK_EQ_INT(store_add_msg(s, &m[0]), 1);
+	CHECK_EQ_INT(store_add_msg(s, &m[1]), 1);
+	CHECK_EQ_INT(store_commit(s), 0);
+	store_close(s);
+
+	s = open_or_die(home, c);
+	store_stats(s, &st);
+	CHECK_EQ_INT(st.msgs, 6);
+	CHECK_EQ_INT(st.acks, 1);
+	CHECK_EQ_INT(st.dropped, 0);
+	CHECK(store_has(s, late[0]) && store_has(s, late[1]));
+	CHECK_EQ_INT(store_acks(s, ids[0], acks, 4), 1);
+
+	/* A compaction commits what waits first; when that sync fails, the
+	 * next commit says so, so that nothing held for those lines is
+	 * said. */
+	{
+		struct store_keep keep = { .count = 2 };
+		char err[PAPO_ERR_LEN];
+
+		add_n(c, s, 1, 300, NULL);
+		store_test_sync_fail(s, 1);
+		CHECK_EQ_INT(store_compact(err, s, &keep, 0), -1);
+		store_stats(s, &st);
+		CHECK_EQ_INT(st.msgs, 6);
+		CHECK_EQ_INT(store_commit(s), -1);
+		CHECK_EQ_INT(store_commit(s), 0);
+	}
+	store_close(s);
+	frame_msg_clear(&m[0]);
+	frame_msg_clear(&m[1]);
 	CHECK_EQ_INT(check_rmtree(home), 0);
 }
 
@@ -1436,6 +1554,7 @@ main(void)
 	test_damaged_read(&c);
 	test_outbox(&c);
 	test_kill(&c);
+	test_sync_fail(&c);
 	test_errors(&c);
 	test_keep_parse();
 	test_compact_count(&c);

@@ -49,6 +49,8 @@ deliver_author_of(struct room *room, const char *id, uint8_t out[PAPO_KEY_LEN])
 {
 	struct frame_msg m;
 
+	if (upstream_author(room, id, out) == 0)
+		return 0;
 	memset(&m, 0, sizeof(m));
 	if (store_get(room->env.store, id, &m) == -1)
 		return -1;
@@ -261,6 +263,126 @@ deliver_seal(struct room *room, struct node_msg *req, struct frame_msg *m,
 	return 0;
 }
 
+/*
+ * A send whose message and outbox entry are written, held until the
+ * round's commit (commit_hold) has made them durable: then it is
+ * flooded, shown as sent and waits for its acks; when the commit failed,
+ * nothing was stored (the log cut back), the outbox entry is taken back
+ * out and the send answered 500, as a failed write is.
+ */
+struct held_send {
+	struct node_msg *req;
+	struct frame f;              /* its body is req's text */
+	uint8_t to[PAPO_KEY_LEN];
+	int has_to;
+	uint8_t answered[PAPO_KEY_LEN];
+	int has_answered;
+};
+
+static void
+held_send_failed(struct room *room, struct held_send *h)
+{
+	const char *id = h->f.u.msg.id;
+
+	if (store_outbox_del(room->env.store, id) == -1)
+		room_log(room, LOG_WARN, "cannot take message %s back out of "
+		    "the outbox: %s; it is dropped at the next start", id,
+		    strerror(errno));
+	deliver_store_failed(room, h->req, EIO);
+}
+
+static void
+held_send_run(struct room *room, struct held_send *h, int durable)
+{
+	struct node_msg *req = h->req;
+	struct node_send_args *args = node_args_send(req);
+	struct frame_msg *m = &h->f.u.msg;
+	struct member *to = h->has_to ? member_find(room, h->to) : NULL;
+	struct outmsg *o;
+
+	if (!durable) {
+		held_send_failed(room, h);
+		return;
+	}
+	deliver_stored(room, m);
+	/* Its acks end here: the ring says so without reading the log. */
+	upstream_put(room, m->id, NULL, m->from);
+	if ((o = outmsg_new(room, m->id)) == NULL) {
+		room_fail(room, req, 500, "out of memory");
+		return;
+	}
+	if (args->files != NULL) {
+		/* The answer names the files as the message does. */
+		cJSON *tmp = cJSON_CreateObject();
+		struct frame_msg view;
+		struct buf inner;
+
+		if (tmp != NULL &&
+		    deliver_view(room, m, &view, &inner) != SEEN_NOT) {
+			files_msg_json(room, &view, tmp);
+			o->files = cJSON_DetachItemFromObject(tmp, "files");
+		}
+		buf_free(&inner);
+		cJSON_Delete(tmp);
+	}
+	if (to != NULL)
+		o->wait[o->nwait++] = to;
+	else if (!h->has_to)
+		for (size_t i = 0; i < members_n(room); i++)
+			if (member_online(room, member_at(room, i)))
+				o->wait[o->nwait++] = member_at(room, i);
+	o->any = o->nwait == 0;
+	o->req = req;
+	/* A person's message (the dashboard, the API) ends our exchanges; an
+	 * agent's answer counts toward one. */
+	if (args->person)
+		limit_damp_person(room->limit, room->env.me->pk, UINT64_MAX);
+	limit_damp_note(room->limit, room->env.me->pk,
+	    h->has_answered && !args->person ? h->answered : NULL, m->ts);
+	members_flood(room, &h->f, NULL);
+	room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, m));
+	/* Nobody to hear it now: say queued at once rather than in 8 s. */
+	if (o->any || (to != NULL && !member_online(room, to)))
+		outmsg_answer(room, o);
+	else
+		loop_timer_set(o->timer, loop_now_ns() + ACK_TIMEOUT_NS);
+}
+
+static void
+held_send_durable(struct room *room, void *arg, int durable)
+{
+	held_send_run(room, arg, durable);
+	free(arg);      /* the body is args->text, freed with req */
+}
+
+/* Holds the send of f (stored, its outbox entry written) for the commit;
+ * out of memory, the round is made durable now. */
+static void
+deliver_hold_send(struct room *room, struct node_msg *req,
+    const struct frame *f, const struct member *to, const uint8_t *answered)
+{
+	struct held_send *h = calloc(1, sizeof(*h)), now;
+
+	if (h == NULL) {
+		memset(&now, 0, sizeof(now));
+		h = &now;
+	}
+	h->req = req;
+	h->f = *f;
+	if (to != NULL) {
+		memcpy(h->to, to->id, PAPO_KEY_LEN);
+		h->has_to = 1;
+	}
+	if (answered != NULL) {
+		memcpy(h->answered, answered, PAPO_KEY_LEN);
+		h->has_answered = 1;
+	}
+	if (h == &now)
+		held_send_run(room, &now, commit_now(room) == 0);
+	else
+		commit_hold(room, held_send_durable, h);
+}
+
 void
 deliver_send(struct room *room, struct node_msg *req)
 {
@@ -268,7 +390,6 @@ deliver_send(struct room *room, struct node_msg *req)
 	struct frame f;
 	struct frame_msg *m = &f.u.msg;
 	struct member *to = NULL;
-	struct outmsg *o;
 	size_t len = args->text != NULL ? strlen(args->text) : 0;
 	char list[PAPO_ERR_LEN / 2], nb[16];
 	uint8_t answered[PAPO_KEY_LEN];
@@ -363,8 +484,9 @@ deliver_send(struct room *room, struct node_msg *req)
 	/*
 	 * A send answered 500 stored nothing (docs/RELIABILITY.md, "What a
 	 * send's answer means"): the outbox entry is written first, and
-	 * taken back when the log's write fails; the log's append undoes
-	 * itself.  A stray entry (one the take-back could not remove) names
+	 * taken back when the log's write, or the commit that makes both
+	 * durable (the outbox's first), fails; the log's append undoes
+	 * itself, and a failed commit cuts the round off.  A stray entry (one the take-back could not remove) names
 	 * no message in the log and is dropped at the next start.
 	 */
 	if (store_outbox_add(room->env.store, m->id) == -1) {
@@ -381,54 +503,104 @@ deliver_send(struct room *room, struct node_msg *req)
 		deliver_store_failed(room, req, saved);
 		return;
 	}
-	deliver_stored(room, m);
-	if ((o = outmsg_new(room, m->id)) == NULL) {
-		room_fail(room, req, 500, "out of memory");
-		return;
-	}
-	if (args->files != NULL) {
-		/* The answer names the files as the message does. */
-		cJSON *tmp = cJSON_CreateObject();
-		struct frame_msg view;
-		struct buf inner;
-
-		if (tmp != NULL &&
-		    deliver_view(room, m, &view, &inner) != SEEN_NOT) {
-			files_msg_json(room, &view, tmp);
-			o->files = cJSON_DetachItemFromObject(tmp, "files");
-		}
-		buf_free(&inner);
-		cJSON_Delete(tmp);
-	}
-	if (to != NULL)
-		o->wait[o->nwait++] = to;
-	else
-		for (size_t i = 0; i < members_n(room); i++)
-			if (member_online(room, member_at(room, i)))
-				o->wait[o->nwait++] = member_at(room, i);
-	o->any = o->nwait == 0;
-	o->req = req;
-	/* A person's message (the dashboard, the API) ends our exchanges; an
-	 * agent's answer counts toward one. */
-	if (args->person)
-		limit_damp_person(room->limit, room->env.me->pk, UINT64_MAX);
-	limit_damp_note(room->limit, room->env.me->pk,
-	    has_answered && !args->person ? answered : NULL, m->ts);
-	members_flood(room, &f, NULL);
-	room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, m));
-	/* Nobody to hear it now: say queued at once rather than in 8 s. */
-	if (o->any || (to != NULL && !member_online(room, to)))
-		outmsg_answer(room, o);
-	else
-		loop_timer_set(o->timer, loop_now_ns() + ACK_TIMEOUT_NS);
-	m->body = NULL;   /* args->text, freed with req */
+	deliver_hold_send(room, req, &f, to, has_answered ? answered : NULL);
 }
 
 /* Frames received. */
 
-/* A message come from another member stored and taken in
- * (deliver_stored): 1, or 0 when it was there already or the disk
- * refused it (said in the log). */
+/* What a message received leads to once its line is durable (held
+ * until then: commit_hold). */
+enum held_kind {
+	HELD_NEW,        /* passed on, acked, shown */
+	HELD_OWN,        /* our own, come back: shown as sent */
+	HELD_REACK,      /* its author sent it again: acked again */
+};
+
+struct held_msg {
+	enum held_kind kind;
+	struct frame_msg m;          /* its own copy of the body */
+	uint8_t via[PAPO_KEY_LEN];   /* the member it came from */
+	int has_via;
+};
+
+static void deliver_ack_stored(struct room *room, const struct frame_msg *m);
+
+static void
+held_msg_run(struct room *room, const struct held_msg *h, int durable)
+{
+	struct frame f;
+
+	if (!durable)
+		return;
+	/* Retention and the files it names, for a durable message only
+	 * (a compaction copies durable lines). */
+	if (h->kind != HELD_REACK)
+		deliver_stored(room, &h->m);
+	if (h->kind == HELD_NEW) {
+		memset(&f, 0, sizeof(f));
+		f.type = FRAME_MSG;
+		f.u.msg = h->m;
+		members_flood(room, &f, h->has_via ? member_find(room, h->via) :
+		    NULL);
+		deliver_ack_stored(room, &h->m);
+		room_emit_json(room, NODE_EV_MESSAGE, deliver_msg_json(room,
+		    &h->m));
+	} else if (h->kind == HELD_OWN)
+		room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, &h->m));
+	else
+		deliver_ack_stored(room, &h->m);
+}
+
+static void
+held_msg_durable(struct room *room, void *arg, int durable)
+{
+	struct held_msg *h = arg;
+
+	held_msg_run(room, h, durable);
+	frame_msg_clear(&h->m);
+	free(h);
+}
+
+/* Holds what m leads to until its line (or the round's lines before a
+ * retry) is durable; out of memory, the round is made durable now and m
+ * taken on as it is. */
+static void
+deliver_hold(struct room *room, enum held_kind kind,
+    const struct frame_msg *m, const struct member *via)
+{
+	struct held_msg *h = calloc(1, sizeof(*h));
+
+	if (h != NULL) {
+		h->kind = kind;
+		h->m = *m;
+		h->m.body = NULL;
+		if (via != NULL) {
+			memcpy(h->via, via->id, PAPO_KEY_LEN);
+			h->has_via = 1;
+		}
+		if (m->body == NULL ||
+		    (h->m.body = malloc(m->body_len + 1)) != NULL) {
+			if (m->body != NULL)
+				memcpy(h->m.body, m->body, m->body_len + 1);
+			commit_hold(room, held_msg_durable, h);
+			return;
+		}
+		/* The body borrowed from m: nothing of it freed here. */
+		h->m.body = m->body;
+		held_msg_run(room, h, commit_now(room) == 0);
+		free(h);
+		return;
+	}
+	if (commit_now(room) == 0) {
+		struct held_msg now = { .kind = kind, .m = *m };
+
+		held_msg_run(room, &now, 1);
+	}
+}
+
+/* A message come from another member written to the log (taken in
+ * by deliver_stored once durable): 1, or 0 when it was there already or
+ * the disk refused it (said in the log). */
 static int
 deliver_store(struct room *room, const struct frame_msg *m)
 {
@@ -440,7 +612,6 @@ deliver_store(struct room *room, const struct frame_msg *m)
 			    strerror(errno));
 		return 0;
 	}
-	deliver_stored(room, m);
 	return 1;
 }
 
@@ -457,7 +628,7 @@ deliver_own_back(struct room *room, const struct frame_msg *m)
 	if (store_has(room->env.store, m->id) ||
 	    store_below_floor(room->env.store, m->ts) || !deliver_store(room, m))
 		return;
-	room_emit_json(room, NODE_EV_SENT, deliver_msg_json(room, m));
+	deliver_hold(room, HELD_OWN, m, NULL);
 }
 
 /*
@@ -481,7 +652,6 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 	struct frame_msg *m = &in->u.msg;
 	const struct removal *gone;
 	struct member *author;
-	struct frame f;
 	uint8_t answered[PAPO_KEY_LEN];
 	uint64_t nlog = 0;
 	char id[PAPO_ID_LEN + 1];
@@ -501,7 +671,7 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 	if (store_has(room->env.store, m->id)) {
 		/* The author sending again means our ack was lost. */
 		if (memcmp(l->m->id, m->from, PAPO_KEY_LEN) == 0)
-			deliver_ack_stored(room, m);
+			deliver_hold(room, HELD_REACK, m, NULL);
 		return;
 	}
 	if (store_below_floor(room->env.store, m->ts)) {
@@ -531,7 +701,7 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 	}
 	if (!deliver_store(room, m))
 		return;
-	upstream_put(room, m->id, l->m);
+	upstream_put(room, m->id, l->m, m->from);
 	/* A person's message, written at its author's daemon, ends that
 	 * member's exchanges here too; an agent's answer counts. */
 	if (m->person)
@@ -548,12 +718,7 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 			author->via = l->m;
 		member_presence_touch(room, author);
 	}
-	memset(&f, 0, sizeof(f));
-	f.type = FRAME_MSG;
-	f.u.msg = *m;
-	members_flood(room, &f, l->m);
-	deliver_ack_stored(room, m);
-	room_emit_json(room, NODE_EV_MESSAGE, deliver_msg_json(room, m));
+	deliver_hold(room, HELD_NEW, m, l->m);
 }
 
 /* Start and stop. */
@@ -576,6 +741,9 @@ deliver_start(struct room *room)
 void
 deliver_stop(struct room *room)
 {
+	/* What the last round wrote is made durable and said, before the
+	 * connections close. */
+	(void)commit_now(room);
 	outbox_stop(room);
 }
 

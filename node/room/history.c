@@ -18,6 +18,7 @@
 #include "lib/loop.h"
 #include "node/room/files.h"
 #include "node/room/history.h"
+#include "node/room/receipt.h"
 #include "node/wire/private.h"
 
 #define SYNC_SEND_MAX 20000       /* messages one sync answer may carry */
@@ -378,7 +379,10 @@ deliver_on_sync(struct room *room, struct link *l, struct frame *in)
 	long n;
 	size_t sent = 0;
 
-	if ((ids = calloc(SYNC_SEND_MAX, sizeof(*ids))) == NULL)
+	/* Only durable lines are given: what this round wrote is synced
+	 * first (and released). */
+	if (commit_now(room) == -1 ||
+	    (ids = calloc(SYNC_SEND_MAX, sizeof(*ids))) == NULL)
 		return;
 	if (s->n > 0)
 		qsort(s->have, s->n, sizeof(*s->have), id_cmp);

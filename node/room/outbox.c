@@ -238,7 +238,7 @@ outmsg_acked(struct room *room, struct outmsg *o, struct member *by)
 		o->done[o->ndone++] = by;
 	if (o->nwait > 0)
 		return;
-	if (store_outbox_del(room->env.store, o->id) == -1)
+	if (store_outbox_done(room->env.store, o->id) == -1)
 		room_log(room, LOG_WARN, "cannot update the outbox: %s", strerror(errno));
 	outmsg_free(room, o);
 }

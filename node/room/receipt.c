@@ -20,7 +20,23 @@
 #define UPSTREAM_SLOTS 4096       /* remembered msg id -> who sent it */
 #define ACK_SEEN_SLOTS 4096       /* acks forwarded lately */
 #define READ_SLOTS 4096           /* read receipts remembered as sent */
+/* A batch is made durable at the latest at this many lines (or at the
+ * end of the loop round that wrote them). */
+#define COMMIT_LINES_MAX 256
 
+/* What was held until the lines it tells of are durable (commit_hold). */
+struct held {
+	held_fn *fn;
+	void *arg;
+};
+
+/* The room's held outputs, in the order they were held, and the timer
+ * that commits them once the loop round's reads are done. */
+struct commits {
+	struct held *v;
+	size_t n, cap;
+	struct loop_timer *timer;
+};
 /*
  * What a room remembers of its recent traffic: who passed each message
  * on (its acks go back that way), the acks forwarded lately, the read
@@ -31,12 +47,105 @@ struct recent {
 	struct {
 		uint64_t id;
 		struct member *m;
+		uint8_t from[PAPO_KEY_LEN];   /* its author: routing an ack
+		                               * needs no read of the log */
 	} upstream[UPSTREAM_SLOTS];
 	uint64_t ack_seen[ACK_SEEN_SLOTS];
 	size_t ack_seen_next;
 	uint64_t read_sent[READ_SLOTS];   /* ids whose read receipt went out */
 	size_t read_next;
+	struct commits commits;           /* outputs held for a sync */
 };
+
+
+/* Group commit (docs/RELIABILITY.md, "Stored before acknowledged"). */
+
+static struct recent *recent(struct room *room);
+
+/* Runs the held outputs in order, durable or not; those a release holds
+ * anew wait for the next commit. */
+static void
+commit_release(struct room *room, int durable)
+{
+	struct commits *c = &room->recent->commits;
+	struct held *v = c->v;
+	size_t n = c->n;
+
+	c->v = NULL;
+	c->n = c->cap = 0;
+	for (size_t i = 0; i < n; i++)
+		v[i].fn(room, v[i].arg, durable);
+	free(v);
+}
+
+int
+commit_now(struct room *room)
+{
+	int rc = store_commit(room->env.store), saved = errno;
+
+	if (room->recent != NULL && room->recent->commits.timer != NULL) {
+		loop_timer_set(room->recent->commits.timer, 0);
+		commit_release(room, rc == 0);
+	}
+	errno = saved;
+	return rc;
+}
+
+static void
+commit_fire(void *arg)
+{
+	(void)commit_now(arg);
+}
+
+/* The room's held outputs, their timer made at the first; NULL out of
+ * memory. */
+static struct commits *
+commits(struct room *room)
+{
+	struct recent *r = recent(room);
+
+	if (r == NULL)
+		return NULL;
+	if (r->commits.timer == NULL &&
+	    (r->commits.timer = loop_timer_new(room->env.loop, commit_fire,
+	    room)) == NULL)
+		return NULL;
+	return &r->commits;
+}
+
+void
+commit_hold(struct room *room, held_fn *fn, void *arg)
+{
+	struct commits *c;
+
+	if (store_uncommitted(room->env.store) == 0) {
+		fn(room, arg, 1);
+		return;
+	}
+	/* Out of memory: made durable now, and said at once. */
+	if ((c = commits(room)) == NULL) {
+		fn(room, arg, store_commit(room->env.store) == 0);
+		return;
+	}
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? c->cap * 2 : 64;
+		struct held *v = realloc(c->v, cap * sizeof(*v));
+
+		if (v == NULL) {
+			fn(room, arg, commit_now(room) == 0);
+			return;
+		}
+		c->v = v;
+		c->cap = cap;
+	}
+	c->v[c->n++] = (struct held){ fn, arg };
+	/* At the end of this round: the loop fires timers after it has
+	 * read what came, so one sync covers the round. */
+	if (store_uncommitted(room->env.store) >= COMMIT_LINES_MAX)
+		(void)commit_now(room);
+	else if (c->n == 1)
+		loop_timer_set(c->timer, loop_now_ns());
+}
 
 /* Acks: sent straight to the author when connected, else back the way
  * the message came, else to everyone. */
@@ -53,7 +162,8 @@ recent(struct room *room)
 }
 
 void
-upstream_put(struct room *room, const char *id, struct member *m)
+upstream_put(struct room *room, const char *id, struct member *m,
+    const uint8_t from[PAPO_KEY_LEN])
 {
 	struct recent *r = recent(room);
 	uint64_t v;
@@ -62,6 +172,7 @@ upstream_put(struct room *room, const char *id, struct member *m)
 		return;
 	r->upstream[v % UPSTREAM_SLOTS].id = v;
 	r->upstream[v % UPSTREAM_SLOTS].m = m;
+	memcpy(r->upstream[v % UPSTREAM_SLOTS].from, from, PAPO_KEY_LEN);
 }
 
 static struct member *
@@ -74,6 +185,36 @@ upstream_get(struct room *room, const char *id)
 	    r->upstream[v % UPSTREAM_SLOTS].id != v)
 		return NULL;
 	return r->upstream[v % UPSTREAM_SLOTS].m;
+}
+
+int
+upstream_author(struct room *room, const char *id, uint8_t from[PAPO_KEY_LEN])
+{
+	struct recent *r = room->recent;
+	uint64_t v;
+
+	if (r == NULL || !sec_msgid_valid(id, &v) ||
+	    r->upstream[v % UPSTREAM_SLOTS].id != v)
+		return -1;
+	memcpy(from, r->upstream[v % UPSTREAM_SLOTS].from, PAPO_KEY_LEN);
+	return 0;
+}
+
+/* The author of message id: from the ring, else from the log (a pread
+ * and a parse).  -1 for a message we never saw. */
+static int
+deliver_author(struct room *room, const char *id, uint8_t from[PAPO_KEY_LEN])
+{
+	struct frame_msg m;
+
+	if (upstream_author(room, id, from) == 0)
+		return 0;
+	memset(&m, 0, sizeof(m));
+	if (store_get(room->env.store, id, &m) == -1)
+		return -1;
+	memcpy(from, m.from, PAPO_KEY_LEN);
+	frame_msg_clear(&m);
+	return 0;
 }
 
 static void
@@ -164,31 +305,22 @@ ack_seen(struct room *room, const struct frame_ack *a)
 	return 0;
 }
 
-void
-deliver_on_ack(struct room *room, struct link *l, struct frame *f)
+/* A receipt of our own message, its line durable: to the outbox and to
+ * the program.  Its line lost, nothing: the member acks again when the
+ * outbox sends the message again. */
+static void
+ack_durable(struct room *room, void *arg, int durable)
 {
-	struct frame_ack *a = &f->u.ack;
-	struct frame_msg m;
+	struct frame_ack *a = arg;
 	struct outmsg *o;
 	struct member *by;
 	cJSON *j;
 	char nb[16], id[PAPO_ID_LEN + 1];
 
-	if (ack_seen(room, a))
-		return;
-	memset(&m, 0, sizeof(m));
-	if (store_get(room->env.store, a->id, &m) == -1)
-		return;       /* a message we never saw: nowhere to route it */
-	if (memcmp(m.from, room->env.me->pk, PAPO_KEY_LEN) != 0) {
-		deliver_route_ack(room, f, m.from, l->m);
-		frame_msg_clear(&m);
+	if (!durable || (by = member_find(room, a->by)) == NULL) {
+		free(a);
 		return;
 	}
-	frame_msg_clear(&m);
-	if ((by = member_find(room, a->by)) == NULL)
-		return;
-	if (store_add_ack(room->env.store, a) == -1)
-		room_log(room, LOG_WARN, "cannot store a receipt: %s", strerror(errno));
 	if (a->state == ACK_DELIVERED && (o = outmsg_find(room, a->id)) != NULL)
 		outmsg_acked(room, o, by);
 	j = cJSON_CreateObject();
@@ -200,12 +332,47 @@ deliver_on_ack(struct room *room, struct link *l, struct frame *f)
 	    a->state == ACK_READ ? "read" : "delivered");
 	cJSON_AddNumberToObject(j, "ts", (double)a->ts);
 	room_emit_json(room, NODE_EV_RECEIPT, j);
+	free(a);
+}
+
+void
+deliver_on_ack(struct room *room, struct link *l, struct frame *f)
+{
+	struct frame_ack *a = &f->u.ack, *h;
+	uint8_t from[PAPO_KEY_LEN];
+
+	if (ack_seen(room, a))
+		return;
+	if (deliver_author(room, a->id, from) == -1)
+		return;       /* a message we never saw: nowhere to route it */
+	if (memcmp(from, room->env.me->pk, PAPO_KEY_LEN) != 0) {
+		deliver_route_ack(room, f, from, l->m);
+		return;
+	}
+	if (member_find(room, a->by) == NULL)
+		return;
+	if (store_add_ack(room->env.store, a) == -1) {
+		room_log(room, LOG_WARN, "cannot store a receipt: %s", strerror(errno));
+		return;
+	}
+	if ((h = malloc(sizeof(*h))) == NULL) {
+		(void)commit_now(room);
+		return;
+	}
+	*h = *a;
+	commit_hold(room, ack_durable, h);
 }
 
 /* Frees what the room remembered; none made: a no-op. */
 void
 receipts_free(struct room *room)
 {
+	/* deliver_stop made the round durable and released it already;
+	 * the members are still there for anything left. */
+	if (room->recent != NULL && room->recent->commits.timer != NULL) {
+		(void)commit_now(room);
+		loop_timer_free(room->recent->commits.timer);
+	}
 	free(room->recent);
 	room->recent = NULL;
 }

@@ -9,10 +9,28 @@
 
 #include "node/room/outbox.h"
 
-/* Frees the memory of recent traffic; none made: a no-op. */
+/*
+ * Group commit (docs/RELIABILITY.md, "Stored before acknowledged"):
+ * what tells of a line just written to the log (an ack, a message passed
+ * on, an event, a send's answer) is held by commit_hold until one sync
+ * has made the round's lines durable, then fn runs with durable 1; when
+ * the sync failed, the lines are gone and fn runs with durable 0, to say
+ * nothing and free arg.  With nothing waiting for a sync, fn runs at
+ * once.  commit_now syncs and releases now: 0, or -1 (errno set).
+ */
+typedef void held_fn(struct room *room, void *arg, int durable);
+void commit_hold(struct room *room, held_fn *fn, void *arg);
+int commit_now(struct room *room);
+/* Frees the memory of recent traffic, after a last commit; none made:
+ * a no-op. */
 void receipts_free(struct room *room);
-/* Remembers that message id came from m: its acks go back that way. */
-void upstream_put(struct room *room, const char *id, struct member *m);
+/* Remembers that message id, by from, came from m (NULL: written
+ * here): its acks go back that way. */
+void upstream_put(struct room *room, const char *id, struct member *m,
+    const uint8_t from[PAPO_KEY_LEN]);
+/* The author of message id while the ring remembers it: 0, or -1. */
+int upstream_author(struct room *room, const char *id,
+    uint8_t from[PAPO_KEY_LEN]);
 /* Sends our ack of m (delivered or read) toward its author. */
 void deliver_ack(struct room *room, const struct frame_msg *m,
     enum ack_state state);

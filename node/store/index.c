@@ -345,6 +345,18 @@ ix_commit(struct ix *x)
 	return ix_exec(err, x, "COMMIT");
 }
 
+int
+ix_rollback(struct ix *x)
+{
+	char err[PAPO_ERR_LEN];
+
+	x->batch = 0;
+	if (sqlite3_exec(x->db, "ROLLBACK", NULL, NULL, NULL) != SQLITE_OK)
+		return -1;
+	/* The mark as it was: the one the transaction left unwritten. */
+	return ix_read_mark(err, x);
+}
+
 /* Binds text, or NULL when it is NULL. */
 static int
 bind_text(sqlite3_stmt *st, int i, const char *text)

@@ -79,6 +79,8 @@ int ix_bulk(struct ix *x);
  * rebuild); an add outside one is a transaction of its own. */
 int ix_begin(struct ix *x);
 int ix_commit(struct ix *x);
+/* Undoes a batch's adds (the log lines they were of were cut off). */
+int ix_rollback(struct ix *x);
 
 /* Adds m (its id's value v).  A message already there is left as it
  * is.  0, or -1 with err. */

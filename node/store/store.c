@@ -26,6 +26,7 @@
 #include <sodium.h>
 
 #include "lib/fs.h"
+#include "lib/log.h"
 #include "node/store/store_int.h"
 
 /* home/name, malloc'd; NULL when it does not fit a path or without
@@ -93,6 +94,12 @@ store_close(struct store *s)
 {
 	if (s == NULL)
 		return;
+	if (store_commit(s) == -1)
+		log_msg(LOG_ERROR, "%s: the last lines were lost at close",
+		    s->log_path);
+	if (store_outbox_tidy(s) == -1)
+		log_msg(LOG_WARN, "%s: delivered ids stay in the outbox, sent "
+		    "once more at the next start", s->ob_path);
 	store_ix_stop(s);
 	if (s->log_fd != -1)
 		close(s->log_fd);

@@ -45,14 +45,30 @@ struct store *store_open(char err[PAPO_ERR_LEN], const char *home,
     const struct room_keys *k, const struct identity *me);
 void store_close(struct store *s);
 
-/* Appends m (a decoded or signed message) and fsyncs.  Returns 1 when it
- * was stored, 0 when its id was already there (nothing written), -1 with
- * errno set (EINVAL: m breaks a frame limit; E2BIG, ENOMEM; or the I/O
- * error) and the log as before. */
+/* Appends m (a decoded or signed message), not yet durable: see
+ * store_commit.  Returns 1 when it was written, 0 when its id was already
+ * there (nothing written), -1 with errno set (EINVAL: m breaks a frame
+ * limit; E2BIG, ENOMEM; or the I/O error) and the log as before. */
 int store_add_msg(struct store *s, const struct frame_msg *m);
 
-/* Appends a receipt and fsyncs.  0 or -1. */
+/* Appends a receipt, not yet durable: see store_commit.  0 or -1. */
 int store_add_ack(struct store *s, const struct frame_ack *a);
+
+/*
+ * Group commit (docs/RELIABILITY.md, "Stored before acknowledged"): the
+ * lines store_add_msg and store_add_ack wrote since the last commit are
+ * made durable by one fdatasync, and their messages enter the search
+ * index in one transaction.  0 when they are (or there were none).  -1
+ * (errno set) when the sync failed: the log is cut back to where they
+ * started and the store forgets them, as if never written, so nothing
+ * may have been said of them.  Nobody may hear of a line before its
+ * commit.  store_uncommitted: how many lines wait for one.
+ */
+int store_commit(struct store *s);
+size_t store_uncommitted(const struct store *s);
+/* For tests: the next n syncs of store_commit fail with EIO, as a
+ * failing disk's would. */
+void store_test_sync_fail(struct store *s, int n);
 
 /* The receipts of message id kept in the log (acks of an own message,
  * docs/PROTOCOL.md "Files"), in log order: up to max into out.  Returns
@@ -135,10 +151,16 @@ void store_digest(const struct store *s, uint8_t out[PAPO_KEY_LEN]);
 
 void store_stats(const struct store *s, struct store_stats *out);
 
-/* The outbox: ids of own messages still waiting for acks.  add and del
- * are durable when they return 0. */
+/* The outbox: ids of own messages still waiting for acks.  add writes
+ * the id at once, made durable by the next store_commit (before the
+ * log's lines); del is durable when it returns 0; done (a message
+ * delivered) takes the id out at once but out of the file only with
+ * others later (tidy: now), so that after a crash it may be back, and
+ * be sent once more.  0 or -1 (errno set). */
 int store_outbox_add(struct store *s, const char *id);
 int store_outbox_del(struct store *s, const char *id);
+int store_outbox_done(struct store *s, const char *id);
+int store_outbox_tidy(struct store *s);
 int store_outbox_has(const struct store *s, const char *id);
 /* The i-th id in the outbox (oldest first), or NULL past the end. */
 const char *store_outbox_at(const struct store *s, size_t i);

@@ -314,6 +314,14 @@ store_compact(char err[PAPO_ERR_LEN], struct store *s,
 	memset(&c, 0, sizeof(c));
 	c.fd = -1;
 	err[0] = '\0';
+	/* The rewrite copies durable lines only: those waiting for their
+	 * commit are committed first (a failure is kept for store_commit to
+	 * tell, so that nothing held for them is said). */
+	if (store_commit_now(s) == -1) {
+		err_set(err, "cannot compact %s: %s", s->log_path,
+		    strerror(errno));
+		goto out;
+	}
 	if (new_floor(s, k, now_ms, &floor) == -1 ||
 	    (c.keep_ob = ob_values(s)) == NULL) {
 		err_set(err, "cannot compact %s: %s", s->log_path,

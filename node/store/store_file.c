@@ -49,7 +49,8 @@ store_read_all(int fd, void *p, size_t n, uint64_t off)
 /*
  * papo-testing only (tests/CMakeLists.txt compiles the store into it):
  * PAPO_TEST_STORE_FAIL=log or =outbox makes every append to that file
- * fail with EIO, as a failing disk would.  The papo binary has no such
+ * fail with EIO, as a failing disk would; =sync, every sync of the log's
+ * new lines (store_commit).  The papo binary has no such
  * setting.
  */
 int

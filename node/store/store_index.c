@@ -223,6 +223,27 @@ store_idx_drop(struct store *s, size_t k, const char *why)
 	s->damaged++;
 }
 
+void
+store_idx_cut(struct store *s, size_t n)
+{
+	char id[PAPO_MSGID_LEN + 1];
+	size_t j = 0;
+
+	if (n >= s->nent)
+		return;
+	for (size_t k = n; k < s->nent; k++) {
+		sec_msgid_format(s->ent[k].id, id);
+		digest_add(s, id);     /* XOR: out again */
+	}
+	for (size_t i = 0; i < s->nent; i++)
+		if (s->ord[i].e < n)
+			s->ord[j++] = s->ord[i];
+	s->nent = n;
+	memset(s->tab, 0xff, ((size_t)1 << s->tabbits) * sizeof(*s->tab));
+	for (size_t e = 0; e < s->nent; e++)
+		idx_place(s->tab, s->tabbits, s->ent[e].id, (uint32_t)e);
+}
+
 /* The first place in ord at or after (ts, id). */
 size_t
 store_ord_lower(const struct store *s, uint64_t ts, uint64_t id)

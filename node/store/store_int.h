@@ -99,6 +99,19 @@ struct store {
 	char (*ob)[PAPO_MSGID_LEN + 1];   /* outbox ids, oldest first */
 	size_t nob;
 	size_t capob;
+
+	/* Group commit: the lines written since the last store_commit, and
+	 * what they changed, to cut them off again when the sync fails. */
+	size_t batch_lines;  /* 0: everything written is durable */
+	uint64_t batch_off;  /* where they start in the log */
+	size_t batch_nent;   /* nent, nackv and acks before them */
+	size_t batch_nackv;
+	size_t batch_acks;
+	int sync_fail;       /* store_test_sync_fail: syncs left to fail */
+	int ob_unsynced;     /* outbox lines written since the last commit */
+	int commit_lost;     /* a store_commit_now failed since the last
+	                      * store_commit, which says so */
+	size_t ob_stale;     /* ids taken out in memory, still in the file */
 };
 
 /*
@@ -111,6 +124,9 @@ typedef int store_line_fn(struct store *s, const char *line, size_t len,
     uint64_t off, int last, const char **why);
 
 /* node/store/store_log.c */
+/* store_commit for the store's own use (a compaction): a failure is
+ * also kept for the next store_commit to return. */
+int store_commit_now(struct store *s);
 int store_replay(char err[PAPO_ERR_LEN], struct store *s, int fd, const char *path,
     store_line_fn *fn, uint64_t *end);
 int store_fast_msg(const char *line, size_t len, char id[PAPO_MSGID_LEN + 1],
@@ -120,6 +136,11 @@ int store_log_line(struct store *s, const char *line, size_t len, uint64_t off,
 
 /* node/store/store_search.c */
 void store_ix_open(struct store *s);
+/* The index's transaction of a batch (store_commit): begun with its
+ * first line, committed after the log's sync, rolled back when the sync
+ * fails. */
+void store_ix_begin(struct store *s);
+void store_ix_end(struct store *s, int durable);
 void store_ix_close(struct store *s);
 void store_ix_stop(struct store *s);
 void store_ix_add(struct store *s, const struct frame_msg *m, uint64_t v);
@@ -142,6 +163,9 @@ void store_ord_sort(struct store *s);
 int store_idx_add(struct store *s, const char *id, uint64_t v, uint64_t off,
     size_t len, uint64_t ts);
 void store_idx_drop(struct store *s, size_t k, const char *why);
+/* Forgets the messages from ent[n] on, the last written (a batch whose
+ * sync failed): the log no longer holds them. */
+void store_idx_cut(struct store *s, size_t n);
 size_t store_ord_lower(const struct store *s, uint64_t ts, uint64_t id);
 
 /* node/store/store_file.c */

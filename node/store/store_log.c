@@ -396,6 +396,117 @@ encode_line(const struct frame *f, struct buf *b)
 	return 0;
 }
 
+/*
+ * Writes one line of a batch, at once but not durable (store_commit).
+ * The batch's first line notes what the store was before it.  A failed
+ * write is cut back off, leaving the batch's earlier lines as they were.
+ */
+static int
+store_stage(struct store *s, const void *p, size_t n)
+{
+	int saved;
+
+	if (s->batch_lines == 0) {
+		s->batch_off = s->log_size;
+		s->batch_nent = s->nent;
+		s->batch_nackv = s->nackv;
+		s->batch_acks = s->acks;
+		store_ix_begin(s);
+	}
+	if (store_write_all(s->log_fd, p, n) == 0) {
+		s->batch_lines++;
+		return 0;
+	}
+	saved = errno;
+	if (ftruncate(s->log_fd, (off_t)s->log_size) == -1)
+		log_msg(LOG_ERROR, "cannot undo a failed append: %s",
+		    strerror(errno));
+	if (s->batch_lines == 0)
+		store_ix_end(s, 1);
+	errno = saved;
+	return -1;
+}
+
+/* The syncs of a commit: the outbox's new ids first, so that a crash
+ * between the two leaves an id whose message is not in the log (dropped
+ * at the next start), never a message sent here that no outbox sends
+ * again.  0, or -1 with errno. */
+static int
+commit_sync(struct store *s)
+{
+	if (s->sync_fail > 0 || store_test_fail("sync")) {
+		s->sync_fail -= s->sync_fail > 0;
+		errno = EIO;
+		return -1;
+	}
+	if (s->ob_unsynced && fdatasync(s->ob_fd) == -1)
+		return -1;
+	s->ob_unsynced = 0;
+	return s->batch_lines == 0 ? 0 : fdatasync(s->log_fd);
+}
+
+int
+store_commit(struct store *s)
+{
+	int rc = store_commit_now(s);
+
+	if (s->commit_lost) {
+		s->commit_lost = 0;
+		if (rc == 0)
+			errno = EIO;
+		rc = -1;
+	}
+	return rc;
+}
+
+int
+store_commit_now(struct store *s)
+{
+	int saved;
+
+	if (s->batch_lines == 0 && !s->ob_unsynced)
+		return 0;
+	if (commit_sync(s) == 0) {
+		if (s->batch_lines > 0)
+			store_ix_end(s, 1);
+		s->batch_lines = 0;
+		return 0;
+	}
+	saved = errno;
+	if (s->batch_lines == 0) {
+		errno = saved;
+		return -1;
+	}
+	log_msg(LOG_ERROR, "%s: cannot sync %zu new line%s (%s): they are cut "
+	    "off again and nothing was said of them", s->log_path,
+	    s->batch_lines, s->batch_lines == 1 ? "" : "s", strerror(saved));
+	if (ftruncate(s->log_fd, (off_t)s->batch_off) == -1 ||
+	    fdatasync(s->log_fd) == -1)
+		log_msg(LOG_ERROR, "cannot undo a failed append: %s",
+		    strerror(errno));
+	store_ix_end(s, 0);
+	store_idx_cut(s, s->batch_nent);
+	s->nackv = s->batch_nackv;
+	s->acks = s->batch_acks;
+	s->log_size = s->batch_off;
+	s->batch_lines = 0;
+	s->commit_lost = 1;
+	errno = saved;
+	return -1;
+}
+
+size_t
+store_uncommitted(const struct store *s)
+{
+	return s->batch_lines + (size_t)s->ob_unsynced;
+}
+
+void
+store_test_sync_fail(struct store *s, int n)
+{
+	s->sync_fail = n;
+}
+
 int
 store_add_msg(struct store *s, const struct frame_msg *m)
 {
@@ -421,8 +532,7 @@ store_add_msg(struct store *s, const struct frame_msg *m)
 	f.u.msg = *m;
 	if (encode_line(&f, &b) == -1)
 		goto out;
-	if (store_test_fail("log") ||
-	    store_append(s->log_fd, b.p, b.len, s->log_size) == -1)
+	if (store_test_fail("log") || store_stage(s, b.p, b.len) == -1)
 		goto out;
 	store_idx_add(s, m->id, v, s->log_size, b.len - 1, m->ts);
 	s->log_size += b.len;
@@ -447,7 +557,7 @@ store_add_ack(struct store *s, const struct frame_ack *a)
 	f.u.ack = *a;
 	if (encode_line(&f, &b) == -1)
 		goto out;
-	if (store_append(s->log_fd, b.p, b.len, s->log_size) == -1)
+	if (store_stage(s, b.p, b.len) == -1)
 		goto out;
 	/* Out of memory, the receipt is on disk but not shown until the
 	 * next start; the append itself succeeded. */

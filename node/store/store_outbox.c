@@ -1,8 +1,9 @@
 /*
  * store_outbox.c: outbox.jsonl (store.h), the ids of this member's
  * messages not yet acknowledged by everyone: one line per id, appended
- * durably, replayed at open, rewritten whole (atomically) when one is
- * taken out.  Node thread.
+ * (made durable by the store's group commit), replayed at open,
+ * rewritten whole (atomically) when one is taken out, or, for ids
+ * delivered, once enough of them are out.  Node thread.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -107,26 +108,32 @@ store_outbox_add(struct store *s, const char *id)
 	if (ob_reserve(s) == -1)
 		goto out;
 	if (store_test_fail("outbox") ||
-	    store_append(s->ob_fd, line, OB_LINE_LEN + 1, (uint64_t)st.st_size) == -1)
+	    store_write_all(s->ob_fd, line, OB_LINE_LEN + 1) == -1) {
+		int saved = errno;
+
+		if (ftruncate(s->ob_fd, st.st_size) == -1)
+			log_msg(LOG_ERROR, "cannot undo a failed append: %s",
+			    strerror(errno));
+		errno = saved;
 		goto out;
+	}
+	s->ob_unsynced = 1;
 	ob_push(s, id);
 	rc = 0;
 out:
 	return rc;
 }
 
-int
-store_outbox_del(struct store *s, const char *id)
+/* Rewrites the file with the ids in memory but the i-th (-1: all of
+ * them), durably; then takes the i-th out of memory.  0 or -1. */
+static int
+ob_rewrite(struct store *s, int i)
 {
 	char err[PAPO_ERR_LEN];
 	char *text = NULL;
 	size_t len = 0;
-	int i, rc = -1;
+	int rc = -1;
 
-	if ((i = ob_find(s, id)) == -1) {
-		rc = 0;
-		goto out;
-	}
 	if ((text = malloc(s->nob * (OB_LINE_LEN + 1) + 1)) == NULL)
 		goto out;
 	for (size_t j = 0; j < s->nob; j++) {
@@ -139,9 +146,13 @@ store_outbox_del(struct store *s, const char *id)
 		log_msg(LOG_ERROR, "%s", err);
 		goto out;
 	}
-	memmove(s->ob[i], s->ob[i + 1],
-	    (s->nob - (size_t)i - 1) * sizeof(s->ob[0]));
-	s->nob--;
+	if (i >= 0) {
+		memmove(s->ob[i], s->ob[i + 1],
+		    (s->nob - (size_t)i - 1) * sizeof(s->ob[0]));
+		s->nob--;
+	}
+	s->ob_stale = 0;
+	s->ob_unsynced = 0;
 	rc = 0;
 	/* The old descriptor points at the replaced file.  The removal is
 	 * durable already, so a failed reopen is only logged; the next add
@@ -153,6 +164,42 @@ store_outbox_del(struct store *s, const char *id)
 out:
 	free(text);
 	return rc;
+}
+
+int
+store_outbox_del(struct store *s, const char *id)
+{
+	int i = ob_find(s, id);
+
+	return i == -1 ? 0 : ob_rewrite(s, i);
+}
+
+/*
+ * A delivered message leaves the outbox in memory at once, and the file
+ * is rewritten without it (and the others delivered since) once as many
+ * are out as are left, 16 at least: a rewrite costs a file's creation
+ * and two syncs, and one left in the file only means it is sent once
+ * more after a crash (the others drop it as a copy and ack it).
+ */
+int
+store_outbox_done(struct store *s, const char *id)
+{
+	int i = ob_find(s, id);
+
+	if (i == -1)
+		return 0;
+	memmove(s->ob[i], s->ob[i + 1],
+	    (s->nob - (size_t)i - 1) * sizeof(s->ob[0]));
+	s->nob--;
+	if (++s->ob_stale < 16 || s->ob_stale < s->nob)
+		return 0;
+	return ob_rewrite(s, -1);
+}
+
+int
+store_outbox_tidy(struct store *s)
+{
+	return s->ob_stale > 0 ? ob_rewrite(s, -1) : 0;
 }
 
 int

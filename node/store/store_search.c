@@ -712,6 +712,28 @@ store_ix_add(struct store *s, const struct frame_msg *m, uint64_t v)
 }
 
 void
+store_ix_begin(struct store *s)
+{
+	if (s->ix != NULL && ix_begin(s->ix) == -1) {
+		log_msg(LOG_WARN, "search index: cannot begin a transaction; "
+		    "search is unavailable until the next start");
+		store_ix_close(s);
+	}
+}
+
+void
+store_ix_end(struct store *s, int durable)
+{
+	if (s->ix == NULL)
+		return;
+	if (durable ? ix_commit(s->ix) == 0 : ix_rollback(s->ix) == 0)
+		return;
+	log_msg(LOG_WARN, "search index: cannot %s a transaction; search is "
+	    "unavailable until the next start", durable ? "commit" : "roll back");
+	store_ix_close(s);
+}
+
+void
 store_ix_compacted(struct store *s, char (*ids)[PAPO_MSGID_LEN + 1],
     size_t n)
 {

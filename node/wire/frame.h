@@ -204,6 +204,7 @@ enum frame_err {
 	FRAME_ERR_TOO_MANY,       /* a list over its limit */
 	FRAME_ERR_SIGNATURE,      /* signature does not verify */
 	FRAME_ERR_NOMEM,
+	FRAME_ERR_SKIPPED,        /* left undecoded: its peek said so */
 };
 
 /* Decoding flags: skip signature checks, for the member's own log only;
@@ -214,6 +215,9 @@ enum frame_err {
 #define FRAME_TRUSTED 1u
 #define FRAME_V2 2u
 #define FRAME_V3 4u
+/* Opening only: decode without checking signatures, which the caller
+ * then does with frame_verify, or vouches for itself. */
+#define FRAME_VERIFY_LATER 8u
 
 unsigned frame_flags(unsigned version);
 
@@ -246,6 +250,34 @@ int frame_seal_epoch(const struct room_keys *k, uint32_t epoch,
 int frame_envelope_epoch(const uint8_t *in, size_t len, uint32_t *epoch);
 enum frame_err frame_open_epoch(const struct room_keys *k, const uint8_t *in,
     size_t len, unsigned flags, struct frame *out);
+
+/*
+ * A look at an opened frame's JSON text before it is decoded: 1 leaves
+ * it undecoded (FRAME_ERR_SKIPPED), 0 decodes it.  A receiver drops a
+ * copy it already holds this way, without paying for the parse and the
+ * signature check.
+ */
+typedef int frame_peek_fn(const char *json, size_t len, void *arg);
+enum frame_err frame_open_epoch_peek(const struct room_keys *k,
+    const uint8_t *in, size_t len, unsigned flags, frame_peek_fn *peek,
+    void *arg, struct frame *out);
+
+/*
+ * The id and author of a msg frame's JSON text, read from the fixed
+ * order frame_encode writes ({"t":"msg","id":"…","from":"…"), without
+ * decoding it: 1 when the text starts so, else 0 (a text written in
+ * another order peeks as nothing, and is decoded in full).  What it
+ * reads is not checked: a caller may only use it to skip what it would
+ * drop anyway.
+ */
+int frame_peek_msg(const char *json, size_t len,
+    char id[PAPO_MSGID_LEN + 1], char from[PAPO_ID_LEN + 1]);
+
+/* Checks f's signatures (all of them: a peers frame's entries too), as
+ * decoding does without FRAME_TRUSTED. */
+enum frame_err frame_verify(const struct room_keys *k, const struct frame *f);
+/* Signature checks done by this process so far: for tests. */
+unsigned long frame_verifies(void);
 
 /* Releases what a frame owns and zeroes it; safe on a zeroed frame. */
 void frame_clear(struct frame *f);

@@ -709,6 +709,16 @@ frame_desc_sign(const struct frame_desc *d, void *obj,
 	return rc;
 }
 
+/* Counted for tests (frame_verifies): that a copy already held costs
+ * no check is something a test can see. */
+static _Atomic unsigned long verifies;
+
+unsigned long
+frame_verifies(void)
+{
+	return verifies;
+}
+
 enum frame_err
 frame_desc_verify(const struct frame_desc *d, const void *obj,
     const struct room_keys *k)
@@ -718,7 +728,7 @@ frame_desc_verify(const struct frame_desc *d, const void *obj,
 
 	buf_init(&b, FRAME_SIG_INPUT_MAX);
 	if (d->label != NULL && present(&d->fields[d->sig], obj) &&
-	    (frame_desc_signed(d, obj, k, &b) == -1 ||
+	    ++verifies > 0 && (frame_desc_signed(d, obj, k, &b) == -1 ||
 	    crypto_sign_verify_detached(CAT(obj, d->fields[d->sig].off,
 	    uint8_t), b.p, b.len, CAT(obj, d->fields[d->signer].off,
 	    uint8_t)) != 0))

@@ -21,6 +21,14 @@
  *	on URL1 to NAME's stream having it, room messages and private ones
  *	side by side in one run (private.sh runs it).
  *
+ *   bench_room blast MESSAGES RATE WINDOW TAG URL1 [URL...]
+ *	sends MESSAGES messages "TAG-K" (K from 0), the members taking turns
+ *	(POST /api/send), RATE a second (0: as fast as the daemons take
+ *	them), never more than WINDOW unanswered at once; follows no
+ *	stream.  Prints how many were sent, answered queued or refused, the
+ *	rate reached and the time to each answer.  permsg.sh runs it and
+ *	checks the members' logs itself.
+ *
  *   bench_room watch URL TEXT TIMEOUT_S
  *	opens URL's /api/events, prints "ready" once it is open, then, when
  *	a message event with exactly TEXT arrives, prints the wall-clock
@@ -364,6 +372,113 @@ cmd_spread(int argc, char **argv)
 	return 0;
 }
 
+/* One send of blast in flight. */
+struct blast_send {
+	CURL *h;
+	struct curl_slist *hdr;
+	struct bench_body body;
+	uint64_t t;
+};
+
+static void
+blast_start(CURLM *m, struct blast_send *b, const char *url, const char *text)
+{
+	memset(b, 0, sizeof(*b));
+	b->h = bench_send_new(url, NULL, text, NULL, &b->body, &b->hdr);
+	curl_easy_setopt(b->h, CURLOPT_PRIVATE, b);
+	b->t = bench_now_ns();
+	curl_multi_add_handle(m, b->h);
+}
+
+/* Ends a finished send: 1 when it was refused, and *queued counts those
+ * answered queued rather than delivered. */
+static int
+blast_end(CURLM *m, struct blast_send *b, CURLcode rc, long *queued,
+    struct bench_samples *answered)
+{
+	long code = 0;
+	int bad;
+
+	curl_easy_getinfo(b->h, CURLINFO_RESPONSE_CODE, &code);
+	bad = rc != CURLE_OK || code != 200;
+	if (!bad && b->body.p != NULL && strstr(b->body.p, "\"queued\"") != NULL)
+		(*queued)++;
+	if (bad)
+		fprintf(stderr, "bench_room: send refused: %s %ld %.200s\n",
+		    curl_easy_strerror(rc), code, b->body.p ? b->body.p : "");
+	bench_add(answered, (double)(bench_now_ns() - b->t) / 1e6);
+	curl_multi_remove_handle(m, b->h);
+	curl_easy_cleanup(b->h);
+	curl_slist_free_all(b->hdr);
+	free(b->body.p);
+	free(b);
+	return bad;
+}
+
+static int
+cmd_blast(int argc, char **argv)
+{
+	struct bench_samples answered = { 0 };
+	long msgs = argc > 0 ? atol(argv[0]) : 0, rate, window, k = 0, done = 0;
+	long inflight = 0, queued = 0, refused = 0, left;
+	size_t n;
+	char text[96];
+	uint64_t t0, el;
+	CURLMsg *msg;
+	CURLM *m;
+	int running;
+
+	rate = argc > 1 ? atol(argv[1]) : -1;
+	window = argc > 2 ? atol(argv[2]) : 0;
+	if (msgs < 1 || rate < 0 || window < 1 || argc < 5)
+		bench_die("usage: bench_room blast MESSAGES RATE WINDOW TAG URL1 "
+		    "[URL...]");
+	n = (size_t)argc - 4;
+	bench_raise_nofile();
+	if ((m = curl_multi_init()) == NULL)
+		bench_die("out of memory");
+	curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, window);
+	t0 = bench_now_ns();
+	while (done < msgs) {
+		/* Message k is due at t0 + k / rate. */
+		while (k < msgs && inflight < window && (rate == 0 ||
+		    bench_now_ns() - t0 >= (uint64_t)k * 1000000000u /
+		    (uint64_t)rate)) {
+			struct blast_send *b = malloc(sizeof(*b));
+
+			if (b == NULL)
+				bench_die("out of memory");
+			snprintf(text, sizeof(text), "%s-%ld", argv[3], k);
+			blast_start(m, b, argv[4 + (size_t)k % n], text);
+			k++, inflight++;
+		}
+		curl_multi_poll(m, NULL, 0, 1, NULL);
+		curl_multi_perform(m, &running);
+		while ((msg = curl_multi_info_read(m, &running)) != NULL) {
+			struct blast_send *b;
+
+			if (msg->msg != CURLMSG_DONE)
+				continue;
+			curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE,
+			    (char **)&b);
+			refused += blast_end(m, b, msg->data.result, &queued,
+			    &answered);
+			done++, inflight--;
+		}
+	}
+	el = bench_now_ns() - t0;
+	left = msgs - refused;
+	bench_value("sent", (double)msgs, "messages");
+	bench_value("answered queued", (double)queued, "messages");
+	bench_value("refused", (double)refused, "messages");
+	bench_value("elapsed", (double)el / 1e9, "s");
+	bench_value("rate", (double)left / ((double)el / 1e9), "messages/s");
+	bench_print("send answered", &answered, NULL);
+	bench_samples_free(&answered);
+	curl_multi_cleanup(m);
+	return refused > 0;
+}
+
 static int
 cmd_watch(int argc, char **argv)
 {
@@ -410,7 +525,7 @@ main(int argc, char **argv)
 	int rc;
 
 	if (argc < 2)
-		bench_die("usage: bench_room fanout|pair|spread|watch ...");
+		bench_die("usage: bench_room fanout|pair|spread|blast|watch ...");
 	curl_global_init(CURL_GLOBAL_DEFAULT);
 	if (strcmp(argv[1], "fanout") == 0)
 		rc = cmd_fanout(argc - 2, argv + 2);
@@ -418,10 +533,12 @@ main(int argc, char **argv)
 		rc = cmd_spread(argc - 2, argv + 2);
 	else if (strcmp(argv[1], "pair") == 0)
 		rc = cmd_pair(argc - 2, argv + 2);
+	else if (strcmp(argv[1], "blast") == 0)
+		rc = cmd_blast(argc - 2, argv + 2);
 	else if (strcmp(argv[1], "watch") == 0)
 		rc = cmd_watch(argc - 2, argv + 2);
 	else
-		bench_die("unknown mode %s: fanout, spread or watch", argv[1]);
+		bench_die("unknown mode %s: fanout, pair, spread, blast or watch", argv[1]);
 	curl_global_cleanup();
 	return rc;
 }

@@ -3,7 +3,8 @@
 # log (docs/RELIABILITY.md, "History order" and "A damaged line"): paging
 # /api/history back with the cursor each page gives reaches every message
 # once though sync brought old times late; a damaged line in the middle of
-# a log; a send that cannot be stored stores nothing.
+# a log; a send that cannot be stored stores nothing; a member whose log
+# cannot be synced acks and shows nothing until it can.
 # Usage: history.sh PATH_TO_PAPO PATH_TO_PAPO_TESTING.
 PAPO=${1:?usage: history.sh PATH_TO_PAPO PATH_TO_PAPO_TESTING}
 PT=${2:?usage: history.sh PATH_TO_PAPO PATH_TO_PAPO_TESTING}
@@ -112,7 +113,7 @@ check "bo after a restart: 75, and $DID reads" test "$(count bo)" = 75 -a \
 # append, then the log's) answers 500 and stores nothing: not in history,
 # not in the outbox, never delivered later by sync; a client may send
 # it again.
-for f in outbox log; do
+for f in outbox log sync; do
 	stop ana
 	PAPO=$PT PAPO_TEST_STORE_FAIL=$f start ana
 	code=$(post ana /api/send "{\"text\":\"never stored ($f)\"}")
@@ -151,6 +152,23 @@ check "paging by 500 reaches all 136 once ($(wc -l <"$T/paged-ana") in $(cat "$T
 	test "$(sort -u "$T/paged-ana" | wc -l)" -eq 136 -a "$(wc -l <"$T/paged-ana")" -eq 136 \
 	-a -z "$(comm -23 "$T/log-ana" <(sort -u "$T/paged-ana"))"
 check "in 3 pages or more" test "$(cat "$T/pages")" -ge 3
+
+# A member whose log cannot be synced (group commit,
+# docs/RELIABILITY.md) acks nothing and shows nothing of what it could
+# not make durable: the send answers queued, bo's history lacks it, and
+# it reaches bo through the outbox once bo's disk works again.
+held=$(count bo)
+stop bo
+PAPO=$PT PAPO_TEST_STORE_FAIL=sync start bo
+check "ana and bo meet (bo's syncs failing)" until_true 30 online ana bo
+code=$(post ana /api/send '{"text":"held for bo"}')
+check "the send is answered ($code)" test "$code" = 200
+check "queued: bo never acked it" jq -e '.state == "queued"' "$T/body"
+check "bo does not show it" bash -c "! curl -s '${URL[bo]}/api/history?limit=500' | grep -q 'held for bo'"
+check "bo holds $held still" test "$(count bo)" = "$held"
+stop bo
+start bo
+check "bo gets it once its disk works" until_true 60 has_text bo "held for bo"
 
 stop_all
 finish
