@@ -1,8 +1,8 @@
 /*
  * nodes.h: real nodes in one process, for the unit tests that run them
- * (test_node, test_presence): started on 127.0.0.1 with a free port and
- * no LAN beacons, asked through their request queue, polled for what
- * they show.
+ * (test_node, test_presence, test_deliver): started on 127.0.0.1 with a
+ * free port and no LAN beacons, asked through their request queue,
+ * polled for what they show.
  */
 #ifndef PAPO_TESTS_NODES_H
 #define PAPO_TESTS_NODES_H

@@ -25,13 +25,10 @@
 #include "node/store/home.h"
 #include "node/wire/frame.h"
 #include "tests/check.h"
-#include "tests/nodes.h"
+#include "tests/hand.h"
 
 struct peer {
-	struct identity *id;
-	struct quic *q;
-	struct quic_conn *c;
-	int greeted;
+	struct hand h;
 	char watch[PAPO_MSGID_LEN + 1];   /* acks of this id are counted */
 	int acks;
 	int ack_bad;                      /* our acks go out forged */
@@ -41,33 +38,9 @@ struct peer {
 static struct room_keys keys;
 
 static void
-peer_send(struct peer *p, const struct frame *fr)
-{
-	struct buf b;
-
-	buf_init(&b, PAPO_FRAME_MAX);
-	if (p->c == NULL || frame_seal_epoch(&keys, 0, fr, &b) == -1 ||
-	    quic_send(p->c, b.p, b.len) == -1)
-		fprintf(stderr, "mal: could not send a %s\n",
-		    frame_type_name(fr->type));
-	buf_free(&b);
-}
-
-static void
 peer_open(void *arg, struct quic_conn *c)
 {
-	struct peer *p = arg;
-	struct frame h;
-
-	p->c = c;
-	memset(&h, 0, sizeof(h));
-	h.type = FRAME_HELLO;
-	h.u.hello.version = quic_version(c);
-	memcpy(h.u.hello.id, p->id->pk, PAPO_KEY_LEN);
-	strcpy(h.u.hello.name, "mal");
-	h.u.hello.obs = *quic_remote(c);
-	peer_send(p, &h);
-	p->greeted = 1;
+	hand_greet(&((struct peer *)arg)->h, c);
 }
 
 /* mal's ack of m, signed by mal; a forged one has a flipped byte. */
@@ -81,9 +54,9 @@ peer_ack(struct peer *p, const struct frame_msg *m, int forged)
 	strcpy(a.u.ack.id, m->id);
 	a.u.ack.state = ACK_DELIVERED;
 	a.u.ack.ts = loop_wall_ms();
-	if (frame_ack_sign(&a.u.ack, &keys, p->id) == 0) {
+	if (frame_ack_sign(&a.u.ack, &keys, p->h.id) == 0) {
 		a.u.ack.sig[7] ^= forged ? 1 : 0;
-		peer_send(p, &a);
+		hand_send(&p->h, &a);
 	}
 }
 
@@ -111,69 +84,7 @@ peer_frame(void *arg, struct quic_conn *c, const uint8_t *b, size_t n)
 static void
 peer_closed(void *arg, struct quic_conn *c)
 {
-	struct peer *p = arg;
-
-	if (p->c == c)
-		p->c = NULL;
-}
-
-static void
-stop_loop(void *arg)
-{
-	loop_stop(arg);
-}
-
-static void
-pump(struct loop *l, struct loop_timer *t, int ms)
-{
-	loop_timer_set(t, loop_now_ns() + (uint64_t)ms * 1000000u);
-	loop_run(l);
-}
-
-/* A message by who with text; its signature flipped when forged. */
-static void
-make_msg(struct frame *m, const struct identity *who, const char *name,
-    const char *text, int forged)
-{
-	memset(m, 0, sizeof(*m));
-	m->type = FRAME_MSG;
-	sec_msgid_new(m->u.msg.id);
-	strcpy(m->u.msg.name, name);
-	m->u.msg.ts = loop_wall_ms();
-	m->u.msg.body = strdup(text);
-	m->u.msg.body_len = strlen(text);
-	if (frame_msg_sign(&m->u.msg, &keys, who) == -1)
-		abort();
-	m->u.msg.sig[5] ^= forged ? 1 : 0;
-}
-
-/* Runs mal's loop until ana's history has text: 1, or 0 after 5 s. */
-static int
-until_has(struct loop *l, struct loop_timer *t, struct node *ana,
-    const char *text)
-{
-	for (int i = 0; i < 50; i++) {
-		pump(l, t, 100);
-		if (nodes_history_has(ana, text, 0))
-			return 1;
-	}
-	return 0;
-}
-
-/* mal's own message with text, sent and taken by ana: every frame mal
- * sent before is taken by then (one stream, in order). */
-static int
-sync_own(struct peer *p, struct loop *l, struct loop_timer *t,
-    struct node *ana, const char *text)
-{
-	struct frame m;
-	int ok;
-
-	make_msg(&m, p->id, "mal", text, 0);
-	peer_send(p, &m);
-	ok = until_has(l, t, ana, text);
-	frame_clear(&m);
-	return ok;
+	hand_lost(&((struct peer *)arg)->h, c);
 }
 
 static struct identity *
@@ -202,9 +113,8 @@ main(void)
 	struct identity *eve;
 	struct node *ana;
 	struct loop *l;
-	struct loop_timer *t;
 	struct room_file r;
-	struct addr at, any;
+	struct addr at;
 	struct frame m, own;
 	struct node_msg *q, *a;
 	uint8_t ana_pk[PAPO_KEY_LEN];
@@ -230,34 +140,27 @@ main(void)
 	cJSON_Delete(s);
 
 	memset(&mal, 0, sizeof(mal));
-	mal.id = member_new(root, "mal", inv);
-	eve = member_new(root, "eve", inv);
 	l = loop_new();
-	t = loop_timer_new(l, stop_loop, l);
-	addr_parse("127.0.0.1:0", &any);
-	CHECK((mal.q = quic_new(err, l, &any, mal.id, FRAME_VERSION, &cbs,
-	    &mal)) != NULL);
-	CHECK(quic_dial(mal.q, &at, ana_pk, 0) != NULL);
-	for (int i = 0; i < 50 && !(mal.greeted && mal.c != NULL); i++)
-		pump(l, t, 100);
-	CHECK(mal.c != NULL);
-	CHECK(sync_own(&mal, l, t, ana, "mal is here"));
+	hand_init(&mal.h, root, "mal", inv, FRAME_VERSION, &keys, l, &cbs, &mal);
+	eve = member_new(root, "eve", inv);
+	CHECK(hand_dial(&mal.h, &at, ana_pk));
+	CHECK(hand_sync(&mal.h, ana, "mal is here"));
 
 	/* 1. eve's message, its signature forged, as a first copy: refused,
 	 * after a check. */
-	make_msg(&m, eve, "eve", "from eve", 1);
+	hand_msg(&m, &keys, eve, "eve", "from eve", 1);
 	v0 = frame_verifies();
-	peer_send(&mal, &m);
-	CHECK(sync_own(&mal, l, t, ana, "after the forged first copy"));
+	hand_send(&mal.h, &m);
+	CHECK(hand_sync(&mal.h, ana, "after the forged first copy"));
 	CHECK(!nodes_history_has(ana, "from eve", 0));
 	CHECK(frame_verifies() - v0 >= 2);
 
 	/* 2. The real one: taken. */
 	frame_clear(&m);
 	m.type = FRAME_MSG;
-	make_msg(&m, eve, "eve", "from eve", 0);
-	peer_send(&mal, &m);
-	CHECK(until_has(l, t, ana, "from eve"));
+	hand_msg(&m, &keys, eve, "eve", "from eve", 0);
+	hand_send(&mal.h, &m);
+	CHECK(hand_until_has(&mal.h, ana, "from eve"));
 
 	/* 3. Five more copies, their signatures broken: dropped unread.
 	 * Only mal's own message after them is checked, and mal is not cut
@@ -265,23 +168,23 @@ main(void)
 	m.u.msg.sig[5] ^= 1;
 	v0 = frame_verifies();
 	for (int i = 0; i < 5; i++)
-		peer_send(&mal, &m);
-	CHECK(sync_own(&mal, l, t, ana, "after the copies"));
+		hand_send(&mal.h, &m);
+	CHECK(hand_sync(&mal.h, ana, "after the copies"));
 	CHECK_EQ_INT((int)(frame_verifies() - v0), 1);
-	CHECK(mal.c != NULL);
+	CHECK(mal.h.c != NULL);
 
 	/* 4. mal, author of a message ana holds, sends it again (its ack
 	 * was lost): ana acks it again. */
-	make_msg(&own, mal.id, "mal", "mal twice", 0);
+	hand_msg(&own, &keys, mal.h.id, "mal", "mal twice", 0);
 	strcpy(mal.watch, own.u.msg.id);
-	peer_send(&mal, &own);
-	CHECK(until_has(l, t, ana, "mal twice"));
+	hand_send(&mal.h, &own);
+	CHECK(hand_until_has(&mal.h, ana, "mal twice"));
 	for (int i = 0; i < 30 && mal.acks < 1; i++)
-		pump(l, t, 100);
+		hand_run(&mal.h, 100);
 	CHECK_EQ_INT(mal.acks, 1);
-	peer_send(&mal, &own);
+	hand_send(&mal.h, &own);
 	for (int i = 0; i < 30 && mal.acks < 2; i++)
-		pump(l, t, 100);
+		hand_run(&mal.h, 100);
 	CHECK_EQ_INT(mal.acks, 2);
 	frame_clear(&own);
 
@@ -295,7 +198,7 @@ main(void)
 	node_submit(ana, q);
 	a = NULL;
 	for (int i = 0; i < 100 && a == NULL; i++) {
-		pump(l, t, 50);
+		hand_run(&mal.h, 50);
 		a = nodes_wait(ana, NODE_SEND, 10);
 	}
 	CHECK(a != NULL && a->code == 0);
@@ -316,16 +219,14 @@ main(void)
 		CHECK(frame_ack_sign(&fa.u.ack, &keys, eve) == 0);
 		fa.u.ack.sig[3] ^= 1;
 		v0 = frame_verifies();
-		peer_send(&mal, &fa);
-		CHECK(sync_own(&mal, l, t, ana, "after eve's ack"));
+		hand_send(&mal.h, &fa);
+		CHECK(hand_sync(&mal.h, ana, "after eve's ack"));
 		CHECK_EQ_INT((int)(frame_verifies() - v0), 2);
 	}
 
 	frame_clear(&m);
-	quic_free(mal.q);
-	sec_identity_free(mal.id);
+	hand_free(&mal.h);
 	sec_identity_free(eve);
-	loop_timer_free(t);
 	loop_free(l);
 	node_stop(ana);
 	free(inv);

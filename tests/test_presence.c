@@ -25,15 +25,10 @@
 #include "node/store/home.h"
 #include "node/wire/frame.h"
 #include "tests/check.h"
-#include "tests/nodes.h"
+#include "tests/hand.h"
 
 struct forger {
-	const char *name;
-	struct identity *id;
-	struct quic *q;
-	struct quic_conn *c;
-	unsigned version;
-	int greeted;
+	struct hand h;
 	struct frame_peer bo_entry;    /* bo's signed entry, as relayed */
 	struct frame_bye bo_bye;       /* bo's signed bye, as relayed */
 };
@@ -45,36 +40,9 @@ static int msgno;
 /* The forgers' side: their own loop, run in slices. */
 
 static void
-forger_send(struct forger *f, const struct frame *fr)
-{
-	struct buf b;
-
-	buf_init(&b, PAPO_FRAME_MAX);
-	/* Version 3 names the epoch: 0, the room secret's key. */
-	if (f->c == NULL || (f->version >= 3 ?
-	    frame_seal_epoch(&keys, 0, fr, &b) : frame_seal(&keys, fr, &b)) == -1 ||
-	    quic_send(f->c, b.p, b.len) == -1)
-		fprintf(stderr, "%s: could not send a %s\n", f->name,
-		    frame_type_name(fr->type));
-	buf_free(&b);
-}
-
-static void
 forger_open(void *arg, struct quic_conn *c)
 {
-	struct forger *f = arg;
-	struct frame h;
-
-	f->c = c;
-	f->version = quic_version(c);
-	memset(&h, 0, sizeof(h));
-	h.type = FRAME_HELLO;
-	h.u.hello.version = f->version;
-	memcpy(h.u.hello.id, f->id->pk, PAPO_KEY_LEN);
-	strcpy(h.u.hello.name, f->name);
-	h.u.hello.obs = *quic_remote(c);
-	forger_send(f, &h);
-	f->greeted = 1;
+	hand_greet(&((struct forger *)arg)->h, c);
 }
 
 /* Keeps the newest signed entry and bye of bo that ana passes on. */
@@ -85,9 +53,7 @@ forger_frame(void *arg, struct quic_conn *c, const uint8_t *p, size_t n)
 	struct frame fr;
 
 	(void)c;
-	if ((f->version >= 3 ?
-	    frame_open_epoch(&keys, p, n, frame_flags(f->version), &fr) :
-	    frame_open(&keys, p, n, frame_flags(f->version), &fr)) != FRAME_OK)
+	if (hand_open(&f->h, p, n, &fr) != FRAME_OK)
 		return;
 	if (fr.type == FRAME_PEERS)
 		for (size_t i = 0; i < fr.u.peers.n; i++) {
@@ -106,77 +72,18 @@ forger_frame(void *arg, struct quic_conn *c, const uint8_t *p, size_t n)
 static void
 forger_closed(void *arg, struct quic_conn *c)
 {
-	struct forger *f = arg;
-
-	if (f->c == c)
-		f->c = NULL;
+	hand_lost(&((struct forger *)arg)->h, c);
 }
 
-static void
-stop_loop(void *arg)
-{
-	loop_stop(arg);
-}
-
-/* Runs the forgers' loop for ms. */
-static void
-pump(struct loop *l, struct loop_timer *t, int ms)
-{
-	loop_timer_set(t, loop_now_ns() + (uint64_t)ms * 1000000u);
-	loop_run(l);
-}
-
-/* A message of f's own, signed by it, with a fresh text in out. */
-static void
-forger_msg(struct forger *f, char out[64])
-{
-	struct frame m;
-
-	snprintf(out, 64, "%s control %d", f->name, ++msgno);
-	memset(&m, 0, sizeof(m));
-	m.type = FRAME_MSG;
-	sec_msgid_new(m.u.msg.id);
-	strcpy(m.u.msg.name, f->name);
-	m.u.msg.ts = loop_wall_ms();
-	m.u.msg.body = strdup(out);
-	m.u.msg.body_len = strlen(out);
-	if (frame_msg_sign(&m.u.msg, &keys, f->id) == 0)
-		forger_send(f, &m);
-	frame_clear(&m);
-}
-
-/* Sends f's message and runs the loop until ana has it: every frame f
- * sent before is taken by then. */
+/* Sends a message of f's own with a fresh text and runs the loop until
+ * ana has it: every frame f sent before is taken by then. */
 static int
-forger_sync(struct forger *f, struct loop *l, struct loop_timer *t,
-    struct node *ana)
+forger_sync(struct forger *f, struct node *ana)
 {
 	char text[64];
 
-	forger_msg(f, text);
-	for (int i = 0; i < 100; i++) {
-		pump(l, t, 100);
-		if (nodes_history_has(ana, text, 0))
-			return 1;
-	}
-	return 0;
-}
-
-/* f on a new connection to ana, greeted: ana closes one after a few
- * frames that do not open or verify, and counts them per connection. */
-static void
-forger_redial(struct forger *f, struct loop *l, struct loop_timer *t,
-    const struct addr *at, const uint8_t ana[PAPO_KEY_LEN])
-{
-	if (f->c != NULL)
-		quic_close(f->c);
-	for (int i = 0; i < 50 && f->c != NULL; i++)
-		pump(l, t, 100);
-	f->greeted = 0;
-	if (quic_dial(f->q, at, ana, 0) == NULL)
-		return;
-	for (int i = 0; i < 50 && !(f->greeted && f->c != NULL); i++)
-		pump(l, t, 100);
+	snprintf(text, sizeof(text), "%s control %d", f->h.name, ++msgno);
+	return hand_sync(&f->h, ana, text);
 }
 
 /* bo's bye, as f can make it: signed by f itself (v3) or unsigned. */
@@ -187,12 +94,12 @@ forge_bye(struct forger *f)
 
 	memset(&b, 0, sizeof(b));
 	b.type = FRAME_BYE;
-	if (f->version >= 3) {
+	if (f->h.version >= 3) {
 		b.u.bye.ts = loop_wall_ms() + 3600000u;
-		frame_bye_sign(&b.u.bye, &keys, f->id);
+		frame_bye_sign(&b.u.bye, &keys, f->h.id);
 	}
 	memcpy(b.u.bye.id, bo_pk, PAPO_KEY_LEN);
-	forger_send(f, &b);
+	hand_send(&f->h, &b);
 }
 
 /* bo's entry saying it is here now, renamed: signed by f (v3) or not. */
@@ -211,10 +118,10 @@ forge_entry(struct forger *f, const char *name)
 	e.seen = loop_wall_ms() + 1000;
 	e.naddr = 1;
 	addr_parse("192.0.2.66:6666", &e.addr[0]);
-	if (f->version >= 3)
-		frame_peer_sign(&e, &keys, f->id);
+	if (f->h.version >= 3)
+		frame_peer_sign(&e, &keys, f->h.id);
 	memcpy(e.id, bo_pk, PAPO_KEY_LEN);
-	forger_send(f, &fr);
+	hand_send(&f->h, &fr);
 }
 
 /* An admin grant for who, signed by f; by then set to claim, so a claim
@@ -228,9 +135,9 @@ forge_admin(struct forger *f, const uint8_t who[PAPO_KEY_LEN], const uint8_t cla
 	fr.type = FRAME_ADMIN;
 	memcpy(fr.u.admin.id, who, PAPO_KEY_LEN);
 	fr.u.admin.ts = loop_wall_ms();
-	frame_admin_sign(&fr.u.admin, &keys, f->id);
+	frame_admin_sign(&fr.u.admin, &keys, f->h.id);
 	memcpy(fr.u.admin.by, claim, PAPO_KEY_LEN);
-	forger_send(f, &fr);
+	hand_send(&f->h, &fr);
 }
 
 /* Epoch 1 removing bo, its secret sealed to ana and to f, signed by f;
@@ -245,10 +152,10 @@ forge_epoch(struct forger *f, const uint8_t ana[PAPO_KEY_LEN], const uint8_t cla
 	memset(&fr, 0, sizeof(fr));
 	randombytes_buf(secret, sizeof(secret));
 	memcpy(k[0].id, ana, PAPO_KEY_LEN);
-	memcpy(k[1].id, f->id->pk, PAPO_KEY_LEN);
+	memcpy(k[1].id, f->h.id->pk, PAPO_KEY_LEN);
 	memcpy(removed[0], bo_pk, PAPO_KEY_LEN);
 	if (sec_box_seal(k[0].box, secret, ana) == -1 ||
-	    sec_box_seal(k[1].box, secret, f->id->pk) == -1)
+	    sec_box_seal(k[1].box, secret, f->h.id->pk) == -1)
 		abort();
 	fr.type = FRAME_EPOCH;
 	fr.u.epoch.n = 1;
@@ -257,30 +164,22 @@ forge_epoch(struct forger *f, const uint8_t ana[PAPO_KEY_LEN], const uint8_t cla
 	fr.u.epoch.removed = removed;
 	fr.u.epoch.nkeys = 2;
 	fr.u.epoch.keys = k;
-	frame_epoch_sign(&fr.u.epoch, &keys, f->id);
+	frame_epoch_sign(&fr.u.epoch, &keys, f->h.id);
 	memcpy(fr.u.epoch.by, claim, PAPO_KEY_LEN);
-	forger_send(f, &fr);
+	hand_send(&f->h, &fr);
 }
 
 static struct forger *
 forger_new(const char *root, const char *name, const char *invite,
     unsigned version, struct loop *l)
 {
-	char err[PAPO_ERR_LEN], home[300];
 	struct quic_cbs cbs = { .open = forger_open, .frame = forger_frame,
 	    .closed = forger_closed };
 	struct forger *f = calloc(1, sizeof(*f));
-	struct addr any;
 
-	snprintf(home, sizeof(home), "%s/%s", root, name);
-	f->name = name;
-	addr_parse("127.0.0.1:0", &any);
-	if (home_join(err, home, invite, name, "", 0) == -1 ||
-	    (f->id = sec_identity_load(err, home)) == NULL ||
-	    (f->q = quic_new(err, l, &any, f->id, version, &cbs, f)) == NULL) {
-		fprintf(stderr, "%s: %s\n", name, err);
+	if (f == NULL)
 		abort();
-	}
+	hand_init(&f->h, root, name, invite, version, &keys, l, &cbs, f);
 	return f;
 }
 
@@ -293,7 +192,6 @@ main(void)
 	struct node *ana, *bo;
 	struct forger *mal, *mole;
 	struct loop *l;
-	struct loop_timer *t;
 	struct room_file r;
 	struct addr at;
 	uint8_t ana_pk[PAPO_KEY_LEN];
@@ -326,40 +224,39 @@ main(void)
 	cJSON_Delete(s);
 
 	l = loop_new();
-	t = loop_timer_new(l, stop_loop, l);
 	mal = forger_new(root, "mal", inv, 3, l);
 	mole = forger_new(root, "mole", inv, 2, l);
-	CHECK(quic_dial(mal->q, &at, ana_pk, 0) != NULL);
-	CHECK(quic_dial(mole->q, &at, ana_pk, 0) != NULL);
-	for (int i = 0; i < 50 && !(mal->greeted && mole->greeted &&
+	CHECK(quic_dial(mal->h.q, &at, ana_pk, 0) != NULL);
+	CHECK(quic_dial(mole->h.q, &at, ana_pk, 0) != NULL);
+	for (int i = 0; i < 50 && !(mal->h.greeted && mole->h.greeted &&
 	    mal->bo_entry.has_sig); i++)
-		pump(l, t, 100);
-	CHECK_EQ_INT(mal->version, 3);
-	CHECK_EQ_INT(mole->version, 2);
+		hand_run(&mal->h, 100);
+	CHECK_EQ_INT(mal->h.version, 3);
+	CHECK_EQ_INT(mole->h.version, 2);
 	/* Ana passes bo's entry on as bo signed it, over version 3. */
 	CHECK(mal->bo_entry.has_sig);
 
 	/* 1. bo online: a bye for it signed by mal, and an unsigned one
 	 * over version 2.  bo stays online. */
 	forge_bye(mal);
-	CHECK(forger_sync(mal, l, t, ana));
+	CHECK(forger_sync(mal, ana));
 	forge_bye(mole);
-	CHECK(forger_sync(mole, l, t, ana));
+	CHECK(forger_sync(mole, ana));
 	CHECK_EQ_INT(nodes_shown(ana, "bo"), 1);
 
 	/* 2. bo leaves: its signed bye reaches mal through ana. */
 	node_stop(bo);
 	CHECK(nodes_shown_as(ana, "bo", 0, 5000));
 	for (int i = 0; i < 50 && !mal->bo_bye.has_sig; i++)
-		pump(l, t, 100);
+		hand_run(&mal->h, 100);
 	CHECK(mal->bo_bye.has_sig);
 	/* Entries saying bo is here again, renamed: signed by mal, or
 	 * unsigned over version 2; and bo's own last entry, replayed.
 	 * bo stays offline, and keeps its name. */
 	forge_entry(mal, "evil");
-	CHECK(forger_sync(mal, l, t, ana));
+	CHECK(forger_sync(mal, ana));
 	forge_entry(mole, "evil2");
-	CHECK(forger_sync(mole, l, t, ana));
+	CHECK(forger_sync(mole, ana));
 	{
 		struct frame fr;
 
@@ -367,9 +264,9 @@ main(void)
 		fr.type = FRAME_PEERS;
 		fr.u.peers.n = 1;
 		fr.u.peers.v = &mal->bo_entry;
-		forger_send(mal, &fr);
+		hand_send(&mal->h, &fr);
 	}
-	CHECK(forger_sync(mal, l, t, ana));
+	CHECK(forger_sync(mal, ana));
 	CHECK_EQ_INT(nodes_shown(ana, "bo"), 0);
 	CHECK_EQ_INT(nodes_shown(ana, "evil"), -1);
 	CHECK_EQ_INT(nodes_shown(ana, "evil2"), -1);
@@ -378,32 +275,32 @@ main(void)
 	 * online. */
 	CHECK((bo = nodes_start(hb)) != NULL);
 	CHECK(nodes_shown_as(ana, "bo", 1, 10000));
-	pump(l, t, 500);
+	hand_run(&mal->h, 500);
 	{
 		struct frame fr;
 
 		memset(&fr, 0, sizeof(fr));
 		fr.type = FRAME_BYE;
 		fr.u.bye = mal->bo_bye;
-		forger_send(mal, &fr);
+		hand_send(&mal->h, &fr);
 	}
-	CHECK(forger_sync(mal, l, t, ana));
+	CHECK(forger_sync(mal, ana));
 	CHECK_EQ_INT(nodes_shown(ana, "bo"), 1);
 
 	/* 4. mal governs: makes itself admin, and makes epoch 1 removing bo,
 	 * each signed by itself, then claiming ana (the owner) made them.
 	 * ana takes none: no admin, epoch 0, nobody removed, bo online. */
-	forger_redial(mal, l, t, &at, ana_pk);
-	forge_admin(mal, mal->id->pk, mal->id->pk);
-	CHECK(forger_sync(mal, l, t, ana));
-	forge_admin(mal, mal->id->pk, ana_pk);
-	CHECK(forger_sync(mal, l, t, ana));
-	forger_redial(mal, l, t, &at, ana_pk);
-	forge_epoch(mal, ana_pk, mal->id->pk);
-	CHECK(forger_sync(mal, l, t, ana));
-	forger_redial(mal, l, t, &at, ana_pk);
+	CHECK(hand_dial(&mal->h, &at, ana_pk));
+	forge_admin(mal, mal->h.id->pk, mal->h.id->pk);
+	CHECK(forger_sync(mal, ana));
+	forge_admin(mal, mal->h.id->pk, ana_pk);
+	CHECK(forger_sync(mal, ana));
+	CHECK(hand_dial(&mal->h, &at, ana_pk));
+	forge_epoch(mal, ana_pk, mal->h.id->pk);
+	CHECK(forger_sync(mal, ana));
+	CHECK(hand_dial(&mal->h, &at, ana_pk));
 	forge_epoch(mal, ana_pk, ana_pk);
-	CHECK(forger_sync(mal, l, t, ana));
+	CHECK(forger_sync(mal, ana));
 	s = nodes_request(ana, node_msg_new(NODE_STATUS), 5000);
 	CHECK(s != NULL);
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(s, "admins")), 0);
@@ -422,11 +319,11 @@ main(void)
 		CHECK(a != NULL && a->code == 0);
 		node_msg_free(a);
 	}
-	pump(l, t, 300);
-	forger_redial(mal, l, t, &at, ana_pk);
-	forge_epoch(mal, ana_pk, mal->id->pk);
+	hand_run(&mal->h, 300);
+	CHECK(hand_dial(&mal->h, &at, ana_pk));
+	forge_epoch(mal, ana_pk, mal->h.id->pk);
 	for (int i = 0; i < 50; i++) {
-		pump(l, t, 100);
+		hand_run(&mal->h, 100);
 		s = nodes_request(ana, node_msg_new(NODE_STATUS), 5000);
 		if (s != NULL && cJSON_GetObjectItem(s, "epoch")->valuedouble == 1)
 			break;
@@ -437,13 +334,10 @@ main(void)
 	CHECK_EQ_INT(cJSON_GetArraySize(cJSON_GetObjectItem(s, "removed")), 1);
 	cJSON_Delete(s);
 
-	quic_free(mal->q);
-	quic_free(mole->q);
-	sec_identity_free(mal->id);
-	sec_identity_free(mole->id);
+	hand_free(&mal->h);
+	hand_free(&mole->h);
 	free(mal);
 	free(mole);
-	loop_timer_free(t);
 	loop_free(l);
 	node_stop(bo);
 	node_stop(ana);
