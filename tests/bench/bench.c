@@ -231,6 +231,32 @@ bench_sse_free(struct bench_sse *r)
 	r->len = r->cap = 0;
 }
 
+void
+bench_stream_open(CURLM *m, struct bench_stream *s, const char *url,
+    bench_sse_fn *fn, void *arg)
+{
+	if ((s->h = curl_easy_init()) == NULL)
+		bench_die("curl_easy_init failed");
+	s->sse.fn = fn;
+	s->sse.arg = arg;
+	s->hdr = curl_slist_append(NULL, "Accept: text/event-stream");
+	curl_easy_setopt(s->h, CURLOPT_URL, url);
+	curl_easy_setopt(s->h, CURLOPT_HTTPHEADER, s->hdr);
+	curl_easy_setopt(s->h, CURLOPT_WRITEFUNCTION, bench_sse_write);
+	curl_easy_setopt(s->h, CURLOPT_WRITEDATA, &s->sse);
+	curl_multi_add_handle(m, s->h);
+}
+
+void
+bench_stream_close(CURLM *m, struct bench_stream *s)
+{
+	curl_multi_remove_handle(m, s->h);
+	curl_easy_cleanup(s->h);
+	s->h = NULL;
+	curl_slist_free_all(s->hdr);
+	bench_sse_free(&s->sse);
+}
+
 size_t
 bench_body_write(char *p, size_t size, size_t n, void *arg)
 {

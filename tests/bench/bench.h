@@ -68,6 +68,17 @@ struct bench_sse {
 size_t bench_sse_write(char *p, size_t size, size_t n, void *arg);
 void bench_sse_free(struct bench_sse *r);
 
+/* An event stream (GET url with Accept: text/event-stream) read into
+ * sse, which calls fn with arg for each event, on multi m. */
+struct bench_stream {
+	CURL *h;
+	struct curl_slist *hdr;
+	struct bench_sse sse;
+};
+void bench_stream_open(CURLM *m, struct bench_stream *s, const char *url,
+    bench_sse_fn *fn, void *arg);
+void bench_stream_close(CURLM *m, struct bench_stream *s);
+
 /* A response body, from bench_body_write (CURLOPT_WRITEDATA: this). */
 struct bench_body {
 	char *p;

@@ -26,9 +26,7 @@
 #include "tests/bench/bench.h"
 
 struct stream {
-	CURL *h;
-	struct curl_slist *hdr;
-	struct bench_sse sse;
+	struct bench_stream st;
 	size_t index;              /* from 1, as the URL's place */
 	int answered;              /* its headers came */
 };
@@ -69,19 +67,10 @@ stream_open(CURLM *m, struct stream *s, const char *base, size_t index)
 
 	/* Only what comes from now on: no replay of the ring. */
 	snprintf(url, sizeof(url), "%s/api/events?since=now", base);
-	if ((s->h = curl_easy_init()) == NULL)
-		bench_die("curl_easy_init failed");
 	s->index = index;
-	s->sse.fn = on_event;
-	s->sse.arg = s;
-	s->hdr = curl_slist_append(NULL, "Accept: text/event-stream");
-	curl_easy_setopt(s->h, CURLOPT_URL, url);
-	curl_easy_setopt(s->h, CURLOPT_HTTPHEADER, s->hdr);
-	curl_easy_setopt(s->h, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(s->h, CURLOPT_HEADERDATA, s);
-	curl_easy_setopt(s->h, CURLOPT_WRITEFUNCTION, bench_sse_write);
-	curl_easy_setopt(s->h, CURLOPT_WRITEDATA, &s->sse);
-	curl_multi_add_handle(m, s->h);
+	bench_stream_open(m, &s->st, url, on_event, s);
+	curl_easy_setopt(s->st.h, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(s->st.h, CURLOPT_HEADERDATA, s);
 }
 
 /* A line "stop" on standard input ends the watch; its end does not (a
@@ -143,12 +132,8 @@ cmd_watch(int argc, char **argv)
 		    told_to_stop())
 			break;
 	}
-	for (size_t i = 0; i < n; i++) {
-		curl_multi_remove_handle(m, ss[i].h);
-		curl_easy_cleanup(ss[i].h);
-		curl_slist_free_all(ss[i].hdr);
-		bench_sse_free(&ss[i].sse);
-	}
+	for (size_t i = 0; i < n; i++)
+		bench_stream_close(m, &ss[i].st);
 	free(ss);
 	curl_multi_cleanup(m);
 	return 0;

@@ -46,9 +46,7 @@
 #include "tests/bench/bench.h"
 
 struct member {
-	CURL *h;
-	struct curl_slist *hdr;
-	struct bench_sse sse;
+	struct bench_stream st;
 	const char **want;        /* the text awaited, "" for none */
 	uint64_t got;
 };
@@ -85,26 +83,8 @@ member_open(CURLM *m, struct member *mb, const char *base, const char *events,
 	char url[256];
 
 	snprintf(url, sizeof(url), "%s%s", base, events);
-	if ((mb->h = curl_easy_init()) == NULL)
-		bench_die("curl_easy_init failed");
 	mb->want = want;
-	mb->sse.fn = member_event;
-	mb->sse.arg = mb;
-	mb->hdr = curl_slist_append(NULL, "Accept: text/event-stream");
-	curl_easy_setopt(mb->h, CURLOPT_URL, url);
-	curl_easy_setopt(mb->h, CURLOPT_HTTPHEADER, mb->hdr);
-	curl_easy_setopt(mb->h, CURLOPT_WRITEFUNCTION, bench_sse_write);
-	curl_easy_setopt(mb->h, CURLOPT_WRITEDATA, &mb->sse);
-	curl_multi_add_handle(m, mb->h);
-}
-
-static void
-member_close(CURLM *m, struct member *mb)
-{
-	curl_multi_remove_handle(m, mb->h);
-	curl_easy_cleanup(mb->h);
-	curl_slist_free_all(mb->hdr);
-	bench_sse_free(&mb->sse);
+	bench_stream_open(m, &mb->st, url, member_event, mb);
 }
 
 static void
@@ -206,8 +186,8 @@ run_messages(const struct run *rn, const char *events)
 		size_t open = 0, streams = 0;
 
 		for (size_t i = 0; i < rn->n; i++) {
-			streams += mb[i].h != NULL;
-			open += mb[i].h != NULL && mb[i].sse.events > 0;
+			streams += mb[i].st.h != NULL;
+			open += mb[i].st.h != NULL && mb[i].st.sse.events > 0;
 		}
 		if (open == streams)
 			break;
@@ -304,8 +284,8 @@ run_messages(const struct run *rn, const char *events)
 		bench_value("answers queued, not delivered", (double)queued,
 		    "messages");
 	for (size_t i = 0; i < rn->n; i++)
-		if (mb[i].h != NULL)
-			member_close(m, &mb[i]);
+		if (mb[i].st.h != NULL)
+			bench_stream_close(m, &mb[i].st);
 	curl_multi_cleanup(m);
 	free(mb);
 	bench_samples_free(&last);
@@ -497,7 +477,7 @@ cmd_watch(int argc, char **argv)
 	member_open(m, &mb, argv[0], "/api/events", &want);
 	t0 = bench_now_ns();
 	while (mb.got == 0) {
-		if (!ready && mb.sse.events > 0) {
+		if (!ready && mb.st.sse.events > 0) {
 			/* Replayed events came before now: only newer count. */
 			want = argv[1];
 			ready = 1;
@@ -505,7 +485,7 @@ cmd_watch(int argc, char **argv)
 			fflush(stdout);
 		}
 		if (bench_now_ns() - t0 > (uint64_t)timeout * 1000000000u) {
-			member_close(m, &mb);
+			bench_stream_close(m, &mb.st);
 			curl_multi_cleanup(m);
 			return 1;
 		}
@@ -514,7 +494,7 @@ cmd_watch(int argc, char **argv)
 	/* The wall clock now, less the time since the bytes came. */
 	printf("%llu\n", (unsigned long long)(bench_wall_ns() -
 	    (bench_now_ns() - mb.got)));
-	member_close(m, &mb);
+	bench_stream_close(m, &mb.st);
 	curl_multi_cleanup(m);
 	return 0;
 }

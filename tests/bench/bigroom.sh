@@ -138,7 +138,8 @@ for N in $SIZES; do
 			die "bench_room spread failed with $N members"
 		spread=$(fig "$T/spread$N" "to every member")
 		say "to every member: $spread"
-
+	fi
+	if [ "$ok_settled" = 1 ] && [ "$N" -gt $((STOPPED + 1)) ]; then
 		# 10 stop: the first 5 of the last 10 cleanly, the rest killed.
 		bye=() killed=() survivors=()
 		for i in $(seq 1 "$N"); do
