@@ -2,10 +2,11 @@
  * dial.c: reaching the members of the room, on the node thread (dial.h;
  * docs/PROTOCOL.md, "Gossip"; docs/REACHABILITY.md).  It dials and
  * redials members on all their addresses, through our TURN relay where
- * theirs is on it, and, in a room above 8, picks the neighbours and lets
- * one go to make room; it asks punch.c for a punch when dials are not
- * answered.  It reads the member table (member.h) and never tells the
- * program anything.  It never blocks: the only waits are loop timers.
+ * theirs is on it, and, in a room above 8, picks the neighbours, lets
+ * one go to make room and now and then probes a member shown offline;
+ * it asks punch.c for a punch when dials are not answered.  It reads
+ * the member table (member.h) and never tells the program anything.  It
+ * never blocks: the only waits are loop timers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -303,10 +304,11 @@ members_probe(void *arg)
 	start = randombytes_uniform((uint32_t)n);
 	for (size_t k = 0; k < n; k++) {
 		struct member *m = member_at(room, (start + k) % n);
+		char nb[16];
 
 		if (member_probeable(room, m, now)) {
 			room_log(room, LOG_DEBUG, "probing %s, shown offline",
-			    m->name);
+			    member_name(m, nb));
 			member_dial(room, m);
 			return;
 		}
