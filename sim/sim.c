@@ -99,7 +99,10 @@ struct sim {
 	uint64_t settled_at;     /* every running member sees every other */
 	int stopped_idx;
 	uint64_t stopped_at, stop_seen_at;
-	uint64_t frames0, bytes0, half_at;
+	uint64_t frames0, bytes0, dials0, half_at;
+	uint64_t healed_at;      /* the partition's end; 0 none yet */
+	uint64_t rejoined_at;    /* after it, every running member sees
+	                          * every other again */
 	struct sim_msg msgs[SIM_MSGS_MAX];
 	unsigned nmsgs;
 	unsigned failed;
@@ -392,6 +395,9 @@ sim_presence(struct sim *s, struct sim_member *m, cJSON *o)
 	}
 	if (on && s->settled_at == 0 && sim_all_online(s))
 		s->settled_at = s->now;
+	if (on && s->healed_at != 0 && s->rejoined_at == 0 &&
+	    sim_all_online(s))
+		s->rejoined_at = s->now;
 	if (!on && j == s->stopped_idx && s->stop_seen_at == 0 &&
 	    sim_stop_seen(s))
 		s->stop_seen_at = s->now;
@@ -593,6 +599,8 @@ sim_part_ev(struct sim_member *none, void *arg)
 	(void)none;
 	s->net.partitioned = !s->net.partitioned;
 	s->net.part_since = s->now;
+	if (!s->net.partitioned)
+		s->healed_at = s->now;
 }
 
 static void
@@ -659,6 +667,7 @@ sim_half_ev(struct sim_member *none, void *arg)
 
 	(void)none;
 	sim_net_counts(&s->frames0, &s->bytes0);
+	s->dials0 = sim_net_dials();
 }
 
 static void
@@ -696,6 +705,44 @@ sim_sec(uint64_t ns)
 	return (double)ns / 1e9;
 }
 
+/* When every message sent before the heal had reached every running
+ * member, after the heal (0 when it was before); UINT64_MAX: one never
+ * did. */
+static uint64_t
+sim_cut_msgs_in(const struct sim *s)
+{
+	uint64_t last = 0;
+
+	for (unsigned k = 0; k < s->nmsgs; k++) {
+		const struct sim_msg *g = &s->msgs[k];
+
+		if (g->sent >= s->healed_at)
+			continue;
+		if (g->at100 == 0)
+			return UINT64_MAX;
+		if (g->at100 > s->healed_at && g->at100 - s->healed_at > last)
+			last = g->at100 - s->healed_at;
+	}
+	return last;
+}
+
+/* The partition's figures: how soon after the heal the room was one
+ * again. */
+static void
+sim_report_heal(const struct sim *s)
+{
+	uint64_t msgs = sim_cut_msgs_in(s);
+
+	if (s->healed_at == 0)
+		return;
+	printf("after the heal: all see all online %s%.1f s, messages sent "
+	    "in the cut at every member %s%.1f s\n",
+	    s->rejoined_at ? "" : "never, ", s->rejoined_at ?
+	    sim_sec(s->rejoined_at - s->healed_at) : 0.0,
+	    msgs == UINT64_MAX ? "never, " : "", msgs == UINT64_MAX ? 0.0 :
+	    sim_sec(msgs));
+}
+
 static void
 sim_report(struct sim *s, double cpu)
 {
@@ -714,6 +761,8 @@ sim_report(struct sim *s, double cpu)
 	printf("second half, per member per second: %.2f frames, %.0f bytes\n",
 	    (double)(frames - s->frames0) / sim_sec(span) / live,
 	    (double)(bytes - s->bytes0) / sim_sec(span) / live);
+	printf("second half, dials per member per minute: %.2f\n",
+	    (double)(sim_net_dials() - s->dials0) * 60 / sim_sec(span) / live);
 	printf("presence changes %llu, offline %llu, offline while running "
 	    "and reachable (flaps) %llu: about members never stalled %llu, "
 	    "by members never stalled %llu\n",
@@ -731,6 +780,7 @@ sim_report(struct sim *s, double cpu)
 		printf("stopped member offline everywhere after: %s%.1f s\n",
 		    s->stop_seen_at ? "" : "never, ", s->stop_seen_at ?
 		    sim_sec(s->stop_seen_at - s->stopped_at) : 0.0);
+	sim_report_heal(s);
 	for (unsigned k = 0; k < s->nmsgs; k++)
 		printf("message %u: 99 %% after %.0f ms, 100 %% after %.0f ms "
 		    "(%u of %u)\n", k, s->msgs[k].at99 ? sim_sec(s->msgs[k].at99 -
@@ -759,6 +809,13 @@ sim_check(struct sim *s)
 	    s->stop_seen_at - s->stopped_at > s->o.bound_s * NS_PER_S)) {
 		snprintf(why, sizeof(why), "the stopped member was not offline "
 		    "everywhere within %u s", s->o.bound_s);
+		sim_fail(s, why);
+	}
+	if (s->healed_at != 0 && (s->rejoined_at == 0 ||
+	    s->rejoined_at - s->healed_at > s->o.bound_s * NS_PER_S ||
+	    sim_cut_msgs_in(s) > s->o.bound_s * NS_PER_S)) {
+		snprintf(why, sizeof(why), "the room was not one again within "
+		    "%u s of the heal", s->o.bound_s);
 		sim_fail(s, why);
 	}
 	if (strcmp(s->o.scenario, "idle") == 0 && s->false_offline > 0)
@@ -921,7 +978,9 @@ sim_args(int argc, char **argv, struct sim_opts *o)
 	/* Today's bound (docs/PROTOCOL.md, "Presence"): life shown lasts
 	 * 2.5 announcement periods and 0.5 s, 3 s periods up to 8 members
 	 * and 10 s above; a killed neighbour's link ends after 7 s. */
-	if (o->bound_s == 0)
+	if (o->bound_s == 0 && strcmp(o->scenario, "partition") == 0)
+		o->bound_s = 60;
+	else if (o->bound_s == 0)
 		o->bound_s = o->n <= 8 ? 8 : 26;
 	if (o->n < 2 || o->n > 65000 || o->time_s < 10 ||
 	    strstr("idle stop stall loss partition", o->scenario) == NULL)

@@ -99,6 +99,8 @@ void sim_net_kill(struct sim_member *m);
 void sim_net_free(void);
 /* Frames and bytes sent so far, all members. */
 void sim_net_counts(uint64_t *frames, uint64_t *bytes);
+/* Dials made so far (one per address dialled), all members. */
+uint64_t sim_net_dials(void);
 
 /* Signature checks run, and answered from the memo (sim_memo.c). */
 void sim_memo_counts(uint64_t *checks, uint64_t *hits);

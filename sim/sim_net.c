@@ -52,13 +52,19 @@ struct punch {
 
 /* One thread; every end made, for the idle tick and the end of a run. */
 static struct quic_conn *sim_conns;
-static uint64_t sim_frames, sim_bytes;
+static uint64_t sim_frames, sim_bytes, sim_dials;
 
 void
 sim_net_counts(uint64_t *frames, uint64_t *bytes)
 {
 	*frames = sim_frames;
 	*bytes = sim_bytes;
+}
+
+uint64_t
+sim_net_dials(void)
+{
+	return sim_dials;
 }
 
 void
@@ -220,6 +226,7 @@ quic_dial_on(struct quic *q, struct quic_sock *sock, const struct addr *to,
 
 	(void)sock;
 	(void)relayed;
+	sim_dials++;
 	b = sim_member_at(s, to);
 	if (b == NULL || (c = sim_conn_new(a, b, 1)) == NULL)
 		return NULL;

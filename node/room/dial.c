@@ -2,10 +2,11 @@
  * dial.c: reaching the members of the room, on the node thread (dial.h;
  * docs/PROTOCOL.md, "Gossip"; docs/REACHABILITY.md).  It dials and
  * redials members on all their addresses, through our TURN relay where
- * theirs is on it, and, in a room above 8, picks the neighbours and lets
- * one go to make room; it asks punch.c for a punch when dials are not
- * answered.  It reads the member table (member.h) and never tells the
- * program anything.  It never blocks: the only waits are loop timers.
+ * theirs is on it, and, in a room above 8, picks the neighbours, lets
+ * one go to make room and now and then probes a member shown offline;
+ * it asks punch.c for a punch when dials are not answered.  It reads
+ * the member table (member.h) and never tells the program anything.  It
+ * never blocks: the only waits are loop timers.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -23,12 +24,18 @@
  * a full mesh, where some comes every moment and each look is at every
  * member. */
 #define NEWS_DELAY_NS (1ull * NS_PER_S)
+/* A member not shown online is dialled about this often (from half to
+ * one and a half times it, at random) in a room above 8, whatever the
+ * room for neighbours: longer than a dial nobody answers takes to fail
+ * (5 s), so one is under way at a time. */
+#define PROBE_NS (20ull * NS_PER_S)
 
 /* Its timers. */
 struct dialling {
 	struct loop_timer *dial_timer;
 	struct loop_timer *punch_timer;   /* dials unanswered long enough */
 	struct loop_timer *news_timer;    /* members_news, in a large room */
+	struct loop_timer *probe_timer;   /* members_probe */
 	int news_pending;                 /* news_timer armed */
 };
 
@@ -263,6 +270,52 @@ members_dial(void *arg)
 }
 
 /*
+ * Probing, in a room above 8.  The member table is the whole room, and
+ * in an overlay in one piece every running member's announcements reach
+ * every other within a period: a member shown offline is gone, or on the
+ * other side of a split.  Halves cut apart fill their neighbours within
+ * their own half, and members_dial dials only into a free slot, so once
+ * the path heals nothing would dial across.  So now and then one member
+ * not shown online, at random, is dialled whatever the room for
+ * neighbours: a dial that answers joins the pieces (the hello's peers
+ * bring presence across, its digest the messages), and members_evict
+ * lets a neighbour go if that makes too many.  One dial a period
+ * whatever the room's size; none while every member shows online.
+ */
+static int
+member_probeable(const struct room *room, const struct member *m,
+    uint64_t now)
+{
+	return member_dialable(m) && m->next_dial <= now && !m->left &&
+	    !member_online(room, m);
+}
+
+static void
+members_probe(void *arg)
+{
+	struct room *room = arg;
+	uint64_t now = loop_now_ns();
+	size_t n = members_n(room), start;
+
+	loop_timer_set(room->dialling->probe_timer, now + PROBE_NS / 2 +
+	    randombytes_uniform((uint32_t)(PROBE_NS / NS_PER_MS)) * NS_PER_MS);
+	if (members_small(room) || n == 0)
+		return;
+	start = randombytes_uniform((uint32_t)n);
+	for (size_t k = 0; k < n; k++) {
+		struct member *m = member_at(room, (start + k) % n);
+		char nb[16];
+
+		if (member_probeable(room, m, now)) {
+			room_log(room, LOG_DEBUG, "probing %s, shown offline",
+			    member_name(m, nb));
+			member_dial(room, m);
+			return;
+		}
+	}
+}
+
+/*
  * Makes room for a new neighbour in a large room: one other neighbour,
  * picked at random among those we could dial again, is let go and not
  * dialled again for a while.  A member we cannot dial (behind a NAT) is
@@ -444,6 +497,8 @@ dial_new(struct room *room)
 	    (s->punch_timer = loop_timer_new(loop, members_punch_timer,
 	    room)) == NULL ||
 	    (s->news_timer = loop_timer_new(loop, members_news_timer,
+	    room)) == NULL ||
+	    (s->probe_timer = loop_timer_new(loop, members_probe,
 	    room)) == NULL)
 		return -1;
 	return 0;
@@ -453,6 +508,7 @@ void
 dial_start(struct room *room)
 {
 	members_plan_dials(room);
+	loop_timer_set(room->dialling->probe_timer, loop_now_ns() + PROBE_NS);
 }
 
 void
@@ -465,6 +521,7 @@ dial_free(struct room *room)
 	loop_timer_free(s->dial_timer);
 	loop_timer_free(s->punch_timer);
 	loop_timer_free(s->news_timer);
+	loop_timer_free(s->probe_timer);
 	free(s);
 	room->dialling = NULL;
 }

@@ -1,9 +1,9 @@
 /*
  * dial.h: reaching the members of a room (dial.c): dialling and
- * redialling them, neighbours in a large room, punching when dials go
- * unanswered, and the TURN relay's coming and going.  Its timers are
- * its own (struct dialling, opaque).  Above member.h; on the node
- * thread.
+ * redialling them, neighbours in a large room and probing members shown
+ * offline there, punching when dials go unanswered, and the TURN relay's
+ * coming and going.  Its timers are its own (struct dialling, opaque).
+ * Above member.h; on the node thread.
  */
 #ifndef PAPO_DIAL_H
 #define PAPO_DIAL_H
