@@ -20,9 +20,10 @@
 #include "tests/check.h"
 
 /* At most this much CPU per message put in a full queue.  Measured:
- * ~0.2 µs (RelWithDebInfo), where a scan of the 4,000 queued per
- * message took ~190 µs. */
-#define BUDGET_S 20e-6
+ * 1.2-1.4 µs (RelWithDebInfo), 11 µs (ASan+UBSan, Debug), where a scan
+ * of the 4,000 queued per message took 132 µs (RelWithDebInfo).  What
+ * is left is moving the queue's pointers past the one the cap lets go. */
+#define BUDGET_S 50e-6
 
 static const char *const ROOM1 = "aaaaaaaaaaaaaaaaaaaaaaaaaa";
 static const char *const ROOM2 = "bbbbbbbbbbbbbbbbbbbbbbbbbb";
@@ -196,6 +197,8 @@ cpu_s(void)
 static void
 test_budget(struct mcp *m, struct mcp_agent *a)
 {
+	enum { MORE = 4000 };
+	static struct mcp_msg *more[MORE];
 	char rooms[8][PAPO_ROOMID_LEN + 1];
 	unsigned n = 0;
 	uint64_t order = 0;
@@ -210,10 +213,15 @@ test_budget(struct mcp *m, struct mcp_agent *a)
 		for (int r = 0; r < 8; r++)
 			put(a, msg(m, rooms[r], ++n, ++order));
 	CHECK_EQ_INT(a->nqueue, 8 * MCP_UNSEEN_MAX);
+	/* Made before: the clock runs on the puts alone. */
+	for (int i = 0; i < MORE; i++)
+		more[i] = msg(m, rooms[i % 8], ++n, ++order);
 	t0 = cpu_s();
-	for (int i = 0; i < 4000; i++)
-		put(a, msg(m, rooms[i % 8], ++n, ++order));
-	per = (cpu_s() - t0) / 4000;
+	for (int i = 0; i < MORE; i++)
+		mcp_queue_put(a, more[i]);
+	per = (cpu_s() - t0) / MORE;
+	for (int i = 0; i < MORE; i++)
+		mcp_msg_unref(more[i]);
 	printf("test_mcp_agent: %.2f µs of CPU per message put in a queue of "
 	    "%zu (budget %.0f µs)\n", per * 1e6, a->nqueue, BUDGET_S * 1e6);
 	CHECK(per < BUDGET_S);
