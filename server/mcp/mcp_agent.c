@@ -106,16 +106,6 @@ mcp_matches(const char *from, const char *room, const struct mcp_msg *g)
 	    strcmp(i->valuestring, from) == 0);
 }
 
-size_t
-mcp_unread(const struct mcp_agent *a, const char *room)
-{
-	size_t n = 0;
-
-	for (size_t i = 0; i < a->nqueue; i++)
-		n += mcp_matches(NULL, room, a->queue[i]);
-	return n;
-}
-
 /* a's position in room; NULL when it has none there. */
 struct mcp_pos *
 mcp_pos(struct mcp_agent *a, const char *room)
@@ -124,6 +114,19 @@ mcp_pos(struct mcp_agent *a, const char *room)
 		if (strcmp(a->pos[i].room, room) == 0)
 			return &a->pos[i];
 	return NULL;
+}
+
+/* Each queued message is of a room a has a position in (mcp_queue_put),
+ * and that position counts it. */
+size_t
+mcp_unread(const struct mcp_agent *a, const char *room)
+{
+	if (room == NULL || room[0] == '\0')
+		return a->nqueue;
+	for (size_t i = 0; i < a->npos; i++)
+		if (strcmp(a->pos[i].room, room) == 0)
+			return a->pos[i].queued;
+	return 0;
 }
 
 /* a's position in room, made (nothing seen yet) when new; NULL when the
@@ -150,12 +153,110 @@ mcp_restoring(const struct mcp_agent *a)
 	return 0;
 }
 
-static int
-mcp_queue_has(const struct mcp_agent *a, const char *id)
+/*
+ * The queue's ids: a set by open addressing with linear probing, kept
+ * at most half full, so that a message is queued once (a message given
+ * back, or read back from the log, may be queued already) without
+ * comparing its id with every queued one's.
+ */
+static size_t
+mcp_ids_home(const struct mcp_agent *a, const char *id)
 {
+	uint64_t h = 14695981039346656037ull;   /* FNV-1a */
+
+	for (size_t i = 0; i < PAPO_MSGID_LEN; i++)
+		h = (h ^ (unsigned char)id[i]) * 1099511628211ull;
+	return (size_t)h & (a->capbyid - 1);
+}
+
+/* Where id is in the set, or the free slot where it would go. */
+static size_t
+mcp_ids_slot(const struct mcp_agent *a, const char *id)
+{
+	size_t i = mcp_ids_home(a, id);
+
+	while (a->byid[i] != NULL &&
+	    memcmp(a->byid[i]->id, id, PAPO_MSGID_LEN) != 0)
+		i = (i + 1) & (a->capbyid - 1);
+	return i;
+}
+
+static int
+mcp_ids_has(const struct mcp_agent *a, const char *id)
+{
+	return a->capbyid != 0 && a->byid[mcp_ids_slot(a, id)] != NULL;
+}
+
+/* Takes g's id out, moving back the ids after it that a probe would no
+ * longer reach across the hole (no tombstones to pile up). */
+static void
+mcp_ids_del(struct mcp_agent *a, const struct mcp_msg *g)
+{
+	size_t mask = a->capbyid - 1, hole, j, k;
+
+	if (a->capbyid == 0 || a->byid[hole = mcp_ids_slot(a, g->id)] == NULL)
+		return;
+	a->byid[hole] = NULL;
+	for (j = (hole + 1) & mask; a->byid[j] != NULL; j = (j + 1) & mask) {
+		k = mcp_ids_home(a, a->byid[j]->id);
+		/* It stays when its home lies after the hole, up to j. */
+		if (hole <= j ? (hole < k && k <= j) : (hole < k || k <= j))
+			continue;
+		a->byid[hole] = a->byid[j];
+		a->byid[j] = NULL;
+		hole = j;
+	}
+}
+
+/* The set sized for a queue of cap: rebuilt from the queue. */
+static int
+mcp_ids_grow(struct mcp_agent *a, size_t cap)
+{
+	size_t n = 8;
+	struct mcp_msg **t;
+
+	while (n < cap * 2)
+		n *= 2;
+	if (n <= a->capbyid)
+		return 0;
+	if ((t = calloc(n, sizeof(*t))) == NULL)
+		return -1;
+	free(a->byid);
+	a->byid = t;
+	a->capbyid = n;
 	for (size_t i = 0; i < a->nqueue; i++)
-		if (strcmp(a->queue[i]->id, id) == 0)
-			return 1;
+		a->byid[mcp_ids_slot(a, a->queue[i]->id)] = a->queue[i];
+	return 0;
+}
+
+/* g leaves a's queue (the caller takes it out of the array): out of the
+ * id set and of its room's count. */
+static void
+mcp_queue_out(struct mcp_agent *a, const struct mcp_msg *g)
+{
+	struct mcp_pos *p = mcp_pos(a, g->room);
+
+	mcp_ids_del(a, g);
+	if (p != NULL && p->queued > 0)
+		p->queued--;
+}
+
+/* Room for one more in a's queue and its id set. */
+static int
+mcp_queue_room(struct mcp_agent *a)
+{
+	size_t cap = a->capqueue != 0 ? a->capqueue * 2 : 8;
+	struct mcp_msg **q;
+
+	if (a->nqueue < a->capqueue)
+		return 0;
+	if (cap > MCP_UNSEEN_MAX * PAPO_ROOMS_MAX)
+		cap = MCP_UNSEEN_MAX * PAPO_ROOMS_MAX;
+	if (cap <= a->nqueue || mcp_ids_grow(a, cap) == -1 ||
+	    (q = realloc(a->queue, cap * sizeof(*q))) == NULL)
+		return -1;
+	a->queue = q;
+	a->capqueue = cap;
 	return 0;
 }
 
@@ -168,35 +269,29 @@ mcp_queue_has(const struct mcp_agent *a, const char *id)
 void
 mcp_queue_put(struct mcp_agent *a, struct mcp_msg *g)
 {
+	struct mcp_pos *p = mcp_pos(a, g->room);
 	size_t i;
 
-	if (mcp_queue_has(a, g->id))
+	if (p == NULL || mcp_ids_has(a, g->id))
 		return;
-	/* The cap is per room: a busy room does not push out another's. */
-	if (mcp_unread(a, g->room) == MCP_UNSEEN_MAX) {
+	/* The cap is per room: a busy room does not push out another's.
+	 * Its oldest is near the head when it is the busy one. */
+	if (p->queued == MCP_UNSEEN_MAX) {
 		for (i = 0; strcmp(a->queue[i]->room, g->room) != 0; i++)
 			;
 		if (g->order < a->queue[i]->order) {
 			a->dropped++;
 			return;
 		}
+		mcp_queue_out(a, a->queue[i]);
 		mcp_msg_unref(a->queue[i]);
 		memmove(a->queue + i, a->queue + i + 1, (--a->nqueue - i) *
 		    sizeof(*a->queue));
 		a->dropped++;
 	}
-	if (a->nqueue == a->capqueue) {
-		size_t cap = a->capqueue != 0 ? a->capqueue * 2 : 8;
-		struct mcp_msg **q;
-
-		if (cap > MCP_UNSEEN_MAX * PAPO_ROOMS_MAX)
-			cap = MCP_UNSEEN_MAX * PAPO_ROOMS_MAX;
-		if ((q = realloc(a->queue, cap * sizeof(*q))) == NULL) {
-			a->dropped++;
-			return;
-		}
-		a->queue = q;
-		a->capqueue = cap;
+	if (mcp_queue_room(a) == -1) {
+		a->dropped++;
+		return;
 	}
 	if (a->nqueue == 0)
 		a->burst++;
@@ -206,6 +301,8 @@ mcp_queue_put(struct mcp_agent *a, struct mcp_msg *g)
 	    sizeof(*a->queue));
 	a->queue[i] = mcp_msg_ref(g);
 	a->nqueue++;
+	a->byid[mcp_ids_slot(a, g->id)] = g;
+	p->queued++;
 	mcp_agents_dirty(a->m);
 }
 
@@ -223,9 +320,10 @@ mcp_queue_take(struct mcp_agent *a, const char *from, const char *room,
 	    NULL)
 		return 0;
 	for (size_t i = 0; i < a->nqueue; i++) {
-		if (mcp_matches(from, room, a->queue[i]))
+		if (mcp_matches(from, room, a->queue[i])) {
+			mcp_queue_out(a, a->queue[i]);
 			(*out)[n++] = a->queue[i];
-		else
+		} else
 			a->queue[keep++] = a->queue[i];
 	}
 	a->nqueue = keep;
@@ -247,9 +345,10 @@ mcp_queue_forget(struct mcp_agent *a, const char *ids)
 	for (size_t i = 0; i < a->nqueue; i++) {
 		const char *p = strstr(ids, a->queue[i]->id);
 
-		if (p != NULL && (p - ids) % (PAPO_MSGID_LEN + 1) == 0)
+		if (p != NULL && (p - ids) % (PAPO_MSGID_LEN + 1) == 0) {
+			mcp_queue_out(a, a->queue[i]);
 			mcp_msg_unref(a->queue[i]);
-		else
+		} else
 			a->queue[keep++] = a->queue[i];
 	}
 	if (keep != a->nqueue)
@@ -343,9 +442,10 @@ mcp_agent_leave(struct mcp_agent *a, const char *room)
 	size_t keep = 0;
 
 	for (size_t i = 0; i < a->nqueue; i++)
-		if (strcmp(a->queue[i]->room, room) == 0)
+		if (strcmp(a->queue[i]->room, room) == 0) {
+			mcp_queue_out(a, a->queue[i]);
 			mcp_msg_unref(a->queue[i]);
-		else
+		} else
 			a->queue[keep++] = a->queue[i];
 	a->nqueue = keep;
 	keep = 0;
@@ -353,4 +453,16 @@ mcp_agent_leave(struct mcp_agent *a, const char *room)
 		if (strcmp(a->pos[i].room, room) != 0)
 			a->pos[keep++] = a->pos[i];
 	a->npos = keep;
+}
+
+void
+mcp_agent_free(struct mcp_agent *a)
+{
+	if (a == NULL)
+		return;
+	for (size_t i = 0; i < a->nqueue; i++)
+		mcp_msg_unref(a->queue[i]);
+	free(a->queue);
+	free(a->byid);
+	free(a);
 }

@@ -287,13 +287,16 @@ mcp_flush(struct mcp_session *s, struct mcp_stream *ms)
  * Each agent gets the message once: a pending wait of one of its
  * sessions takes it (and nothing is pushed), else a push that counts
  * gives it, else it waits in the agent's queue, which may wake it.
+ * The sessions are walked twice per message, whatever the number of
+ * agents: once for the waits, once for the pushes.
  */
 void
 mcp_message(struct mcp *m, const char *json)
 {
+	struct mcp_session *s, *next, *last;
 	struct mcp_agent *a;
 	struct mcp_room *room;
-	struct mcp_note nt;
+	struct mcp_note nt = { 0 };
 	struct mcp_msg *g;
 	int read = 0;
 
@@ -301,34 +304,39 @@ mcp_message(struct mcp *m, const char *json)
 		return;
 	if ((room = mcp_room_get(m, g->room)) != NULL)
 		snprintf(room->last, sizeof(room->last), "%s", g->id);
-	mcp_note_new(&nt, g);
+	/* The pushes' texts are for sessions: a daemon no client talks to
+	 * only queues. */
+	if (!TAILQ_EMPTY(&m->sessions))
+		mcp_note_new(&nt, g);
 	LIST_FOREACH(a, &m->agents, entry) {
-		struct mcp_session *s, *next, *last;
 		struct mcp_pos *p = mcp_pos_add(a, g->room);
-		int waiting = mcp_waiting(a, g), given = 0;
 
 		if (p != NULL)
 			snprintf(p->seen, sizeof(p->seen), "%s", g->id);
-		/* Each session once, as in mcp_offer: the waits are answered
-		 * after this walk, and were a session moved to the end of the
-		 * line (or ended) meanwhile, the walk would not meet it again. */
-		last = TAILQ_LAST(&m->sessions, mcp_sessions);
-		for (s = TAILQ_FIRST(&m->sessions); s != NULL; s = next) {
-			next = s != last ? TAILQ_NEXT(s, entry) : NULL;
-			/* A session bound to another room hears nothing of
-			 * this one. */
-			if (s->a == a && (s->room[0] == '\0' ||
-			    strcmp(s->room, g->room) == 0))
-				given |= mcp_push(s, &nt, !waiting);
-		}
-		if (given) {
+		a->waiting = a->given = 0;
+	}
+	mcp_waits_mark(m, g);
+	/* Each session once, as in mcp_offer: the waits are answered
+	 * after this walk, and were a session moved to the end of the line
+	 * (or ended) meanwhile, the walk would not meet it again. */
+	last = TAILQ_LAST(&m->sessions, mcp_sessions);
+	for (s = TAILQ_FIRST(&m->sessions); s != NULL; s = next) {
+		next = s != last ? TAILQ_NEXT(s, entry) : NULL;
+		/* A session bound to another room hears nothing of this
+		 * one. */
+		if (s->a != NULL && (s->room[0] == '\0' ||
+		    strcmp(s->room, g->room) == 0))
+			s->a->given |= mcp_push(s, &nt, !s->a->waiting);
+	}
+	LIST_FOREACH(a, &m->agents, entry) {
+		if (a->given) {
 			read = 1;
 			mcp_agent_active(a);
 			mcp_agents_dirty(m);
 			continue;
 		}
 		mcp_queue_put(a, g);
-		if (waiting)
+		if (a->waiting)
 			mcp_offer(a);
 		else
 			m->wake_check(a);

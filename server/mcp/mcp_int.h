@@ -168,12 +168,18 @@ struct mcp_agent {
 	char name[MCP_AGENT_MAX + 1];
 	struct mcp_msg **queue;      /* not given yet, oldest first */
 	size_t nqueue, capqueue;
+	/* The queue's messages by id, so that one is queued once without a
+	 * scan: open addressing, a power of two at least twice capqueue. */
+	struct mcp_msg **byid;
+	size_t capbyid;
 	uint64_t dropped;            /* let go from a full queue */
 	/* Where it is in each room: the newest message queued or given to
 	 * it, per room id (a message of one room never moves another's). */
 	struct mcp_pos {
 		char room[PAPO_ROOMID_LEN + 1];
 		char seen[PAPO_MSGID_LEN + 1];   /* "": none yet */
+		size_t queued;       /* its messages in the queue: the
+		                      * cap's count, without a scan */
 		int restoring;       /* 1: read back from the log; 2: where
 		                      * the log ends is being learnt */
 	} pos[PAPO_ROOMS_MAX];
@@ -186,6 +192,9 @@ struct mcp_agent {
 	uint64_t wake_ms;            /* when it was last woken (wall ms) */
 	char wake_by[16];            /* by what: "inbox", "hook" */
 	int wake_taken;              /* a wait or history followed */
+	/* mcp_message's, for the message at hand: a pending wait of one
+	 * of its sessions takes it; a push gave it. */
+	int waiting, given;
 	LIST_HEAD(, mcp_waker) wakers;
 };
 
@@ -343,7 +352,8 @@ struct mcp_pos *mcp_pos_add(struct mcp_agent *a, const char *room);
 /* Whether a's positions are still being read back from the log. */
 int mcp_restoring(const struct mcp_agent *a);
 /* Puts g in a's queue in room order, once (a ref of its own); a room's
- * full queue lets its oldest go (a->dropped). */
+ * full queue lets its oldest go (a->dropped).  A message of a room a has
+ * no position in (left meanwhile) is not queued. */
 void mcp_queue_put(struct mcp_agent *a, struct mcp_msg *g);
 /* Takes from a's queue the messages of from (NULL: all) in room (NULL
  * or "": every room), oldest first: their number, and them (their refs
@@ -362,6 +372,8 @@ void mcp_agent_active(struct mcp_agent *a);
 void mcp_agents_dirty(struct mcp *m);
 /* a is out of room: its position there and its queue of it go. */
 void mcp_agent_leave(struct mcp_agent *a, const char *room);
+/* Frees a (out of m->agents already) and what it holds; NULL: nothing. */
+void mcp_agent_free(struct mcp_agent *a);
 
 /* mcp_store.c: agents.json. */
 
@@ -394,6 +406,10 @@ void mcp_offer(struct mcp_agent *a);
 /* Whether a session of a has a wait pending that msg (NULL: any) would
  * answer. */
 int mcp_waiting(const struct mcp_agent *a, const struct mcp_msg *msg);
+/* Sets a->waiting of each agent a pending wait of one of its sessions
+ * would answer with msg (the others' are left as they are): one walk of
+ * the sessions for every agent. */
+void mcp_waits_mark(struct mcp *m, const struct mcp_msg *msg);
 /* The rooms changed: each pending wait on a room no more held ends,
  * saying so. */
 void mcp_waits_left(struct mcp *m);

@@ -282,10 +282,7 @@ mcp_agents_free(struct mcp *m)
 		mcp_agents_save(m);
 	while ((a = LIST_FIRST(&m->agents)) != NULL) {
 		LIST_REMOVE(a, entry);
-		for (size_t i = 0; i < a->nqueue; i++)
-			mcp_msg_unref(a->queue[i]);
-		free(a->queue);
-		free(a);
+		mcp_agent_free(a);
 	}
 	loop_timer_free(m->save);
 	m->save = NULL;

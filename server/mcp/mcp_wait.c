@@ -214,6 +214,17 @@ mcp_waiting(const struct mcp_agent *a, const struct mcp_msg *msg)
 	return 0;
 }
 
+void
+mcp_waits_mark(struct mcp *m, const struct mcp_msg *msg)
+{
+	const struct mcp_session *s;
+
+	TAILQ_FOREACH(s, &m->sessions, entry)
+		if (s->a != NULL && s->wait != NULL &&
+		    mcp_matches(s->wait->from, s->wait->room, msg))
+			s->a->waiting = 1;
+}
+
 /*
  * The room w waits on was left (papo leave, DELETE of the room): no
  * message can come from it, so w ends now, as a tool error that says so
