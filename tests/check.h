@@ -3,7 +3,8 @@
  * its place and goes on; a test program's main returns check_exit(),
  * which prints "N passed, N failed" and fails when anything failed.
  * check_tmpdir and check_rmtree give a test its own folder and take it
- * away.
+ * away; check_cpu_s reads the process's CPU time, for the tests that hold
+ * code to a budget.
  */
 #ifndef PAPO_CHECK_H
 #define PAPO_CHECK_H
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 static int check_passed, check_failed;
@@ -90,6 +92,16 @@ check_rmtree(const char *path)
 	}
 	closedir(dir);
 	return rmdir(path) == -1 ? -1 : rc;
+}
+
+/* The CPU time this process has used, in seconds. */
+static inline double
+check_cpu_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 static inline int

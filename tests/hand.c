@@ -6,12 +6,42 @@
 #include <string.h>
 
 #include "node/store/home.h"
+#include "node/store/roomfile.h"
 #include "tests/hand.h"
 
 static void
 slice_end(void *arg)
 {
 	loop_stop(arg);
+}
+
+int
+hand_room_of(struct node *n, const char *home, struct room_keys *keys,
+    uint8_t pk[PAPO_KEY_LEN], struct addr *at)
+{
+	char err[PAPO_ERR_LEN];
+	struct room_file r;
+	cJSON *s, *me, *id, *quic;
+	int rc = -1;
+
+	if (roomfile_load(err, home, &r) == -1) {
+		fprintf(stderr, "%s: %s\n", home, err);
+		return -1;
+	}
+	sec_room_keys(r.secret, keys);
+	roomfile_wipe(&r);
+	s = nodes_request(n, node_msg_new(NODE_STATUS), 5000);
+	me = cJSON_GetObjectItem(s, "me");
+	id = cJSON_GetObjectItem(me, "id");
+	quic = cJSON_GetObjectItem(s, "quic");
+	if (cJSON_IsString(id) && cJSON_IsString(quic) &&
+	    sec_id_parse(id->valuestring, pk) == 0 &&
+	    addr_parse(quic->valuestring, at) == 0)
+		rc = 0;
+	else
+		fprintf(stderr, "%s: no id or QUIC address in its status\n", home);
+	cJSON_Delete(s);
+	return rc;
 }
 
 void

@@ -27,6 +27,11 @@ struct hand {
 	struct loop_timer *slice;   /* ends a slice of the loop */
 };
 
+/* What a member speaking by hand needs of the node n, whose home is
+ * home: its room's keys, its id and its QUIC address.  -1 (the reason
+ * printed) when one cannot be read. */
+int hand_room_of(struct node *n, const char *home, struct room_keys *keys,
+    uint8_t pk[PAPO_KEY_LEN], struct addr *at);
 /* A member joined in root/name with invite, its QUIC of version on l
  * (bound to 127.0.0.1) calling cbs with arg.  Aborts when it cannot. */
 void hand_init(struct hand *h, const char *root, const char *name,

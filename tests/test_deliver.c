@@ -113,13 +113,11 @@ main(void)
 	struct identity *eve;
 	struct node *ana;
 	struct loop *l;
-	struct room_file r;
 	struct addr at;
 	struct frame m, own;
 	struct node_msg *q, *a;
 	uint8_t ana_pk[PAPO_KEY_LEN];
 	unsigned long v0;
-	cJSON *s;
 
 	if (getenv("PAPO_LOG") != NULL && log_parse_level(getenv("PAPO_LOG")) >= 0)
 		log_set_level((enum log_level)log_parse_level(getenv("PAPO_LOG")));
@@ -130,14 +128,7 @@ main(void)
 	free(inv);
 	CHECK((ana = nodes_start(ha)) != NULL);
 	inv = node_invite(ana);
-	CHECK(roomfile_load(err, ha, &r) == 0);
-	sec_room_keys(r.secret, &keys);
-	roomfile_wipe(&r);
-	s = nodes_request(ana, node_msg_new(NODE_STATUS), 5000);
-	CHECK(sec_id_parse(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "me"),
-	    "id")->valuestring, ana_pk) == 0);
-	CHECK(addr_parse(cJSON_GetObjectItem(s, "quic")->valuestring, &at) == 0);
-	cJSON_Delete(s);
+	CHECK(hand_room_of(ana, ha, &keys, ana_pk, &at) == 0);
 
 	memset(&mal, 0, sizeof(mal));
 	l = loop_new();

@@ -183,15 +183,6 @@ test_cap(struct mcp *m, struct mcp_agent *a)
 	CHECK_EQ_INT(n, 0);
 }
 
-static double
-cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A daemon left running in eight busy rooms: its queue full in each,
  * then 4,000 more messages. */
 static void
@@ -216,10 +207,10 @@ test_budget(struct mcp *m, struct mcp_agent *a)
 	/* Made before: the clock runs on the puts alone. */
 	for (int i = 0; i < MORE; i++)
 		more[i] = msg(m, rooms[i % 8], ++n, ++order);
-	t0 = cpu_s();
+	t0 = check_cpu_s();
 	for (int i = 0; i < MORE; i++)
 		mcp_queue_put(a, more[i]);
-	per = (cpu_s() - t0) / MORE;
+	per = (check_cpu_s() - t0) / MORE;
 	for (int i = 0; i < MORE; i++)
 		mcp_msg_unref(more[i]);
 	printf("test_mcp_agent: %.2f µs of CPU per message put in a queue of "

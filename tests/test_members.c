@@ -44,15 +44,6 @@
 static struct identity ids[N];
 static size_t presence_events, presence_online, backs;
 
-static double
-cpu_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* The program's side: presence events counted, the rest dropped. */
 static void
 emit(void *arg, struct node_msg *m)
@@ -119,21 +110,21 @@ fixture_free(struct fixture *x)
 static void
 test_add_find(struct room *room)
 {
-	double t0 = cpu_s(), t1, t2;
+	double t0 = check_cpu_s(), t1, t2;
 	uint8_t other[PAPO_KEY_LEN];
 	size_t wrong = 0;
 
 	for (size_t i = 0; i < N; i++)
 		if (member_add(room, ids[i].pk) == NULL)
 			wrong++;
-	t1 = cpu_s();
+	t1 = check_cpu_s();
 	for (size_t k = 0; k < FINDS; k++) {
 		const struct member *m = member_find(room, ids[k % N].pk);
 
 		wrong += m == NULL || memcmp(m->id, ids[k % N].pk,
 		    PAPO_KEY_LEN) != 0;
 	}
-	t2 = cpu_s();
+	t2 = check_cpu_s();
 	CHECK_EQ_INT(wrong, 0);
 	CHECK_EQ_INT(members_n(room), N);
 	/* Added again: the one already there; ourselves: never. */
@@ -172,12 +163,12 @@ test_save_load(struct room *room, struct loop *loop, const char *home)
 			member_set_about(m, "a worker");
 		}
 	}
-	t0 = cpu_s();
+	t0 = check_cpu_s();
 	members_save(room);
 	fixture_init(&y, loop, home);
 	members_load(&y.room);
 	printf("members: peers.json of %d written and read in %.2f s\n", N,
-	    cpu_s() - t0);
+	    check_cpu_s() - t0);
 	CHECK_EQ_INT(members_n(&y.room), N);
 	for (size_t i = 0; i < N; i++) {
 		const struct member *m = member_find(&y.room, ids[i].pk);
@@ -281,9 +272,9 @@ test_presence(struct loop *loop, const char *home)
 	/* Every member online, each told once; again, newer: no news
 	 * for the program. */
 	presence_events = presence_online = 0;
-	t0 = cpu_s();
+	t0 = check_cpu_s();
 	announce_all(&x.room, &l, seen);
-	cpu += cpu_s() - t0;
+	cpu += check_cpu_s() - t0;
 	CHECK_EQ_INT(presence_events, N - 1);
 	CHECK_EQ_INT(presence_online, N - 1);
 	CHECK_EQ_INT(backs, N - 1);
@@ -319,9 +310,9 @@ test_presence(struct loop *loop, const char *home)
 		f.type = FRAME_BYE;
 		f.u.bye.ts = seen + 2;
 		frame_bye_sign(&f.u.bye, x.room.env.keys, &ids[i]);
-		t0 = cpu_s();
+		t0 = check_cpu_s();
 		members_on_bye(&x.room, &l, &f);
-		cpu += cpu_s() - t0;
+		cpu += check_cpu_s() - t0;
 	}
 	CHECK_EQ_INT(presence_events - events, N / 2 - 1);
 	CHECK_EQ_INT(presence_online, N - 1);

@@ -192,7 +192,6 @@ main(void)
 	struct node *ana, *bo;
 	struct forger *mal, *mole;
 	struct loop *l;
-	struct room_file r;
 	struct addr at;
 	uint8_t ana_pk[PAPO_KEY_LEN];
 	cJSON *s;
@@ -210,14 +209,7 @@ main(void)
 	CHECK(home_join(err, hb, inv, "bo", "", 0) == 0);
 	CHECK((bo = nodes_start(hb)) != NULL);
 	CHECK(nodes_shown_as(ana, "bo", 1, 10000));
-	CHECK(roomfile_load(err, ha, &r) == 0);
-	sec_room_keys(r.secret, &keys);
-	roomfile_wipe(&r);
-	s = nodes_request(ana, node_msg_new(NODE_STATUS), 5000);
-	CHECK(sec_id_parse(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "me"),
-	    "id")->valuestring, ana_pk) == 0);
-	CHECK(addr_parse(cJSON_GetObjectItem(s, "quic")->valuestring, &at) == 0);
-	cJSON_Delete(s);
+	CHECK(hand_room_of(ana, ha, &keys, ana_pk, &at) == 0);
 	s = nodes_request(bo, node_msg_new(NODE_STATUS), 5000);
 	CHECK(sec_id_parse(cJSON_GetObjectItem(cJSON_GetObjectItem(s, "me"),
 	    "id")->valuestring, bo_pk) == 0);
