@@ -43,22 +43,6 @@ deliver_limited(struct room *room, struct node_msg *req, const char *which,
 	room->env.emit(room->env.arg, req);
 }
 
-/* The author of the message id answers, when we have it. */
-static int
-deliver_author_of(struct room *room, const char *id, uint8_t out[PAPO_KEY_LEN])
-{
-	struct frame_msg m;
-
-	if (upstream_author(room, id, out) == 0)
-		return 0;
-	memset(&m, 0, sizeof(m));
-	if (store_get(room->env.store, id, &m) == -1)
-		return -1;
-	memcpy(out, m.from, PAPO_KEY_LEN);
-	frame_msg_clear(&m);
-	return 0;
-}
-
 /* Whether our agent may answer the author of reply_to: not when the two
  * have answered each other too often lately (damping). */
 static int
@@ -469,7 +453,7 @@ deliver_send(struct room *room, struct node_msg *req)
 		}
 		m->has_reply_to = 1;
 		strcpy(m->reply_to, args->reply_to);
-		has_answered = deliver_author_of(room, m->reply_to, answered) == 0;
+		has_answered = deliver_author(room, m->reply_to, answered) == 0;
 	}
 	if (frame_msg_sign(m, room->env.keys, room->env.me) == -1) {
 		room_fail(room, req, 500, "cannot sign the message");
@@ -707,7 +691,7 @@ deliver_on_msg(struct room *room, struct link *l, struct frame *in)
 	if (m->person)
 		limit_damp_person(room->limit, m->from, m->ts);
 	limit_damp_note(room->limit, m->from, m->has_reply_to && !m->person &&
-	    deliver_author_of(room, m->reply_to, answered) == 0 ? answered : NULL,
+	    deliver_author(room, m->reply_to, answered) == 0 ? answered : NULL,
 	    m->ts);
 	/* A message just written is a sign of its author's life, and of a
 	 * path to it through the member it came from. */

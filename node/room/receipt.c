@@ -200,9 +200,7 @@ upstream_author(struct room *room, const char *id, uint8_t from[PAPO_KEY_LEN])
 	return 0;
 }
 
-/* The author of message id: from the ring, else from the log (a pread
- * and a parse).  -1 for a message we never saw. */
-static int
+int
 deliver_author(struct room *room, const char *id, uint8_t from[PAPO_KEY_LEN])
 {
 	struct frame_msg m;

@@ -31,6 +31,10 @@ void upstream_put(struct room *room, const char *id, struct member *m,
 /* The author of message id while the ring remembers it: 0, or -1. */
 int upstream_author(struct room *room, const char *id,
     uint8_t from[PAPO_KEY_LEN]);
+/* The author of message id: from the ring, else from the log (a pread
+ * and a parse).  -1 for a message we do not hold. */
+int deliver_author(struct room *room, const char *id,
+    uint8_t from[PAPO_KEY_LEN]);
 /* Sends our ack of m (delivered or read) toward its author. */
 void deliver_ack(struct room *room, const struct frame_msg *m,
     enum ack_state state);
